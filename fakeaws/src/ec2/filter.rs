@@ -1,0 +1,144 @@
+//! EC2 `Filter.N.Name` / `Filter.N.Value.M` semantics: values of one filter are ORed, filters
+//! are ANDed, values may use `*` and `?` wildcards, `tag:KEY`, `tag-key` and `tag-value` work
+//! on every taggable resource, and an unknown filter name is an error naming it.
+
+use std::collections::BTreeMap;
+
+use crate::generated::ec2::Filter;
+use crate::protocol::error::ApiError;
+
+/// Validated filters of one Describe call.
+#[derive(Debug, Default)]
+pub struct Filters {
+    list: Vec<(String, Vec<String>)>,
+}
+
+/// What a resource exposes to filtering.
+pub trait Filterable {
+    /// The filter names the resource's Describe call documents (besides the tag filters).
+    const NAMES: &'static [&'static str];
+    /// Whether `tag:KEY`, `tag-key` and `tag-value` apply.
+    const TAGGABLE: bool = true;
+    /// The values of the filter `name` for this record (empty when it has none).
+    fn values(&self, name: &str) -> Vec<String>;
+}
+
+impl Filters {
+    /// Validates the filters of a request against the names `R` documents.
+    pub fn parse<R: Filterable>(input: Option<Vec<Filter>>) -> Result<Self, ApiError> {
+        let mut list = Vec::new();
+        for f in input.unwrap_or_default() {
+            let Some(name) = f.name else {
+                return Err(ApiError::invalid_value("The filter 'null' is invalid"));
+            };
+            let tag_filter = name.starts_with("tag:") || name == "tag-key" || name == "tag-value";
+            let known = if tag_filter {
+                R::TAGGABLE && name != "tag:"
+            } else {
+                R::NAMES.contains(&name.as_str())
+            };
+            if !known {
+                return Err(ApiError::invalid_value(format!(
+                    "The filter '{name}' is invalid"
+                )));
+            }
+            list.push((name, f.values.unwrap_or_default()));
+        }
+        Ok(Filters { list })
+    }
+
+    /// Whether `record` (with `tags`) passes every filter.
+    pub fn matches<R: Filterable>(
+        &self,
+        record: &R,
+        tags: Option<&BTreeMap<String, String>>,
+    ) -> bool {
+        self.list.iter().all(|(name, wanted)| {
+            let have: Vec<String> = if let Some(key) = name.strip_prefix("tag:") {
+                tags.and_then(|t| t.get(key)).cloned().into_iter().collect()
+            } else if name == "tag-key" {
+                tags.map(|t| t.keys().cloned().collect())
+                    .unwrap_or_default()
+            } else if name == "tag-value" {
+                tags.map(|t| t.values().cloned().collect())
+                    .unwrap_or_default()
+            } else {
+                record.values(name)
+            };
+            wanted
+                .iter()
+                .any(|pattern| have.iter().any(|v| glob(pattern, v)))
+        })
+    }
+}
+
+/// Matches `text` against an EC2 filter value: `*` any run, `?` one character, `\` escapes.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+                continue;
+            }
+            Some('?') => {
+                pi += 1;
+                ti += 1;
+                continue;
+            }
+            Some('\\') if pi + 1 < p.len() && p[pi + 1] == t[ti] => {
+                pi += 2;
+                ti += 1;
+                continue;
+            }
+            Some(&c) if c != '\\' && c == t[ti] => {
+                pi += 1;
+                ti += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some((sp, st)) => {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// `true`/`false` as filter values.
+pub fn flag(b: bool) -> Vec<String> {
+    vec![b.to_string()]
+}
+
+/// One optional value.
+pub fn one(v: impl Into<String>) -> Vec<String> {
+    vec![v.into()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards() {
+        assert!(glob(
+            "capa-ami-ubuntu-24.04-?1.31.0-*",
+            "capa-ami-ubuntu-24.04-v1.31.0-1700000000"
+        ));
+        assert!(glob("*", ""));
+        assert!(glob("a*c", "abbbc"));
+        assert!(!glob("a*c", "abbbd"));
+        assert!(glob("a\\*", "a*"));
+        assert!(!glob("a\\*", "ab"));
+        assert!(!glob("a?", "a"));
+    }
+}

@@ -1,0 +1,370 @@
+//! Subnets: CreateSubnet, DescribeSubnets, DeleteSubnet, ModifySubnetAttribute, and the
+//! default subnets of the default VPC.
+
+use ipnet::Ipv4Net;
+
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::vpc::{self, parse_cidr};
+use crate::ec2::{Kind, page, tags};
+use crate::generated::ec2::{
+    BlockPublicAccessMode, BlockPublicAccessStates, CreateSubnetRequest, CreateSubnetResult,
+    DeleteSubnetRequest, DescribeSubnetsRequest, DescribeSubnetsResult, HostnameType,
+    ModifySubnetAttributeRequest, PrivateDnsNameOptionsOnLaunch, ResourceType, Subnet as SubnetOut,
+    SubnetState,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// How subnet ids and errors are named.
+pub const KIND: Kind = Kind {
+    prefix: "subnet",
+    code: "InvalidSubnetID",
+    noun: "subnet",
+};
+
+/// One subnet.
+#[derive(Debug, Clone)]
+pub struct Subnet {
+    /// `subnet-...`.
+    pub id: String,
+    /// The VPC it belongs to.
+    pub vpc_id: String,
+    /// Its IPv4 range.
+    pub cidr: Ipv4Net,
+    /// Its zone's name.
+    pub zone: String,
+    /// Its zone's id.
+    pub zone_id: String,
+    /// `pending` or `available`.
+    pub state: SubnetState,
+    /// Whether it is a default subnet of the default VPC.
+    pub default_for_az: bool,
+    /// Whether instances launched in it get a public IPv4 address.
+    pub map_public_ip_on_launch: bool,
+    /// The hostname type of instances launched in it.
+    pub hostname_type: HostnameType,
+    /// Whether DNS A records of instance hostnames are answered.
+    pub dns_a_record: bool,
+    /// Addresses in use (instances, interfaces, load balancer nodes).
+    pub used_addresses: u32,
+}
+
+impl Subnet {
+    /// The number of free addresses: the range less AWS's five reserved and those in use.
+    pub fn available_addresses(&self) -> u32 {
+        let size = 1u64 << (32 - u32::from(self.cidr.prefix_len()));
+        u32::try_from(size.saturating_sub(5))
+            .unwrap_or(u32::MAX)
+            .saturating_sub(self.used_addresses)
+    }
+}
+
+impl Filterable for (&Subnet, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "availability-zone",
+        "availability-zone-id",
+        "availabilityZone",
+        "available-ip-address-count",
+        "cidr",
+        "cidr-block",
+        "cidrBlock",
+        "customer-owned-ipv4-pool",
+        "default-for-az",
+        "defaultForAz",
+        "enable-dns64",
+        "enable-lni-at-device-index",
+        "ipv6-cidr-block-association.ipv6-cidr-block",
+        "ipv6-cidr-block-association.association-id",
+        "ipv6-cidr-block-association.state",
+        "ipv6-native",
+        "map-customer-owned-ip-on-launch",
+        "map-public-ip-on-launch",
+        "outpost-arn",
+        "owner-id",
+        "private-dns-name-options-on-launch.hostname-type",
+        "private-dns-name-options-on-launch.enable-resource-name-dns-a-record",
+        "private-dns-name-options-on-launch.enable-resource-name-dns-aaaa-record",
+        "state",
+        "subnet-arn",
+        "subnet-id",
+        "vpc-id",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (s, region) = *self;
+        match name {
+            "availability-zone" | "availabilityZone" => one(s.zone.clone()),
+            "availability-zone-id" => one(s.zone_id.clone()),
+            "available-ip-address-count" => one(s.available_addresses().to_string()),
+            "cidr" | "cidr-block" | "cidrBlock" => one(s.cidr.to_string()),
+            "default-for-az" | "defaultForAz" => flag(s.default_for_az),
+            "enable-dns64" | "ipv6-native" | "map-customer-owned-ip-on-launch" => flag(false),
+            "map-public-ip-on-launch" => flag(s.map_public_ip_on_launch),
+            "owner-id" => one(region.account_id.clone()),
+            "private-dns-name-options-on-launch.hostname-type" => one(s.hostname_type.as_str()),
+            "private-dns-name-options-on-launch.enable-resource-name-dns-a-record" => {
+                flag(s.dns_a_record)
+            }
+            "private-dns-name-options-on-launch.enable-resource-name-dns-aaaa-record" => {
+                flag(false)
+            }
+            "state" => one(s.state.as_str()),
+            "subnet-arn" => one(arn(region, &s.id)),
+            "subnet-id" => one(s.id.clone()),
+            "vpc-id" => one(s.vpc_id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn arn(region: &Region, id: &str) -> String {
+    format!(
+        "arn:aws:ec2:{}:{}:subnet/{id}",
+        region.name, region.account_id
+    )
+}
+
+fn render(region: &Region, s: &Subnet) -> SubnetOut {
+    SubnetOut {
+        availability_zone_id: Some(s.zone_id.clone()),
+        map_customer_owned_ip_on_launch: Some(false),
+        owner_id: Some(region.account_id.clone()),
+        assign_ipv6_address_on_creation: Some(false),
+        ipv6_cidr_block_association_set: Some(Vec::new()),
+        tags: region.tags.tag_set(&s.id),
+        subnet_arn: Some(arn(region, &s.id)),
+        enable_dns64: Some(false),
+        ipv6_native: Some(false),
+        private_dns_name_options_on_launch: Some(PrivateDnsNameOptionsOnLaunch {
+            hostname_type: Some(s.hostname_type),
+            enable_resource_name_dns_a_record: Some(s.dns_a_record),
+            enable_resource_name_dns_aaaa_record: Some(false),
+        }),
+        block_public_access_states: Some(BlockPublicAccessStates {
+            internet_gateway_block_mode: Some(BlockPublicAccessMode::Off),
+        }),
+        subnet_id: Some(s.id.clone()),
+        state: Some(s.state),
+        vpc_id: Some(s.vpc_id.clone()),
+        cidr_block: Some(s.cidr.to_string()),
+        available_ip_address_count: Some(
+            i32::try_from(s.available_addresses()).unwrap_or(i32::MAX),
+        ),
+        availability_zone: Some(s.zone.clone()),
+        default_for_az: Some(s.default_for_az),
+        map_public_ip_on_launch: Some(s.map_public_ip_on_launch),
+        ..Default::default()
+    }
+}
+
+/// Creates the default VPC's subnets: one /20 per zone, mapping public IPs.
+pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
+    let Ok(mut ranges) = vpc_cidr.subnets(20) else {
+        return;
+    };
+    let zones = region.zones.clone();
+    for zone in zones {
+        let Some(cidr) = ranges.next() else { return };
+        let id = region.ids.resource("subnet");
+        region.subnets.insert(
+            id.clone(),
+            Subnet {
+                id,
+                vpc_id: vpc_id.to_string(),
+                cidr,
+                zone: zone.name.clone(),
+                zone_id: zone.id.clone(),
+                state: SubnetState::Available,
+                default_for_az: true,
+                map_public_ip_on_launch: true,
+                hostname_type: HostnameType::IpName,
+                dns_a_record: false,
+                used_addresses: 0,
+            },
+        );
+    }
+}
+
+/// `CreateSubnet`.
+pub fn create_subnet(
+    region: &mut Region,
+    input: CreateSubnetRequest,
+) -> Result<CreateSubnetResult, ApiError> {
+    let vpc = vpc::KIND.get(&region.vpcs, &input.vpc_id)?;
+    let vpc_cidr = vpc.cidr;
+    let raw = input
+        .cidr_block
+        .ok_or_else(|| ApiError::missing_parameter("CidrBlock"))?;
+    let cidr = parse_cidr(&raw, "cidrBlock")?;
+    if !(16..=28).contains(&cidr.prefix_len()) || !vpc_cidr.contains(&cidr) {
+        return Err(ApiError::new(
+            "InvalidSubnet.Range",
+            format!("The CIDR '{raw}' is invalid."),
+        ));
+    }
+    if region
+        .subnets
+        .values()
+        .any(|s| s.vpc_id == input.vpc_id && (s.cidr.contains(&cidr) || cidr.contains(&s.cidr)))
+    {
+        return Err(ApiError::new(
+            "InvalidSubnet.Conflict",
+            format!("The CIDR '{raw}' conflicts with another subnet"),
+        ));
+    }
+    let zone = match (&input.availability_zone, &input.availability_zone_id) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_combination(
+                "Only one of AvailabilityZone or AvailabilityZoneId may be specified.",
+            ));
+        }
+        (Some(name), None) => region.zone(name).cloned().ok_or_else(|| {
+            ApiError::invalid_parameter(
+                "availabilityZone",
+                name,
+                &format!(
+                    "Subnets can currently only be created in the following availability zones: {}.",
+                    zone_list(region)
+                ),
+            )
+        })?,
+        (None, Some(id)) => region.zone_by_id(id).cloned().ok_or_else(|| {
+            ApiError::invalid_parameter("availabilityZoneId", id, "No such availability zone.")
+        })?,
+        (None, None) => {
+            // AWS picks a zone; spread subnets over the zones in turn.
+            let n = region.subnets.values().filter(|s| s.vpc_id == input.vpc_id).count();
+            let index = n % region.zones.len().max(1);
+            region.zones.get(index).cloned().ok_or_else(|| {
+                ApiError::new("InternalError", "The region has no availability zones.")
+            })?
+        }
+    };
+    let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Subnet)?;
+    let in_vpc = region
+        .subnets
+        .values()
+        .filter(|s| s.vpc_id == input.vpc_id)
+        .count();
+    if in_vpc >= region.limits.subnets_per_vpc {
+        return Err(ApiError::new(
+            "SubnetLimitExceeded",
+            "The maximum number of subnets for this VPC has been reached.",
+        ));
+    }
+    let subnet = Subnet {
+        id: region.ids.resource("subnet"),
+        vpc_id: input.vpc_id,
+        cidr,
+        zone: zone.name,
+        zone_id: zone.id,
+        state: SubnetState::Available,
+        default_for_az: false,
+        map_public_ip_on_launch: false,
+        hostname_type: HostnameType::IpName,
+        dns_a_record: false,
+        used_addresses: 0,
+    };
+    region.tags.insert(&subnet.id, tags);
+    let mut out = render(region, &subnet);
+    // AWS answers CreateSubnet while the subnet is pending; it is available right after.
+    out.state = Some(SubnetState::Pending);
+    region.subnets.insert(subnet.id.clone(), subnet);
+    Ok(CreateSubnetResult { subnet: Some(out) })
+}
+
+fn zone_list(region: &Region) -> String {
+    region
+        .zones
+        .iter()
+        .map(|z| z.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `DescribeSubnets`.
+pub fn describe_subnets(
+    region: &Region,
+    input: DescribeSubnetsRequest,
+) -> Result<DescribeSubnetsResult, ApiError> {
+    let filters = Filters::parse::<(&Subnet, &Region)>(input.filters)?;
+    let selected = KIND.select(&region.subnets, input.subnet_ids.as_deref())?;
+    let matching: Vec<&Subnet> = selected
+        .into_iter()
+        .filter(|s| filters.matches(&(*s, region), region.tags.get(&s.id)))
+        .collect();
+    let (items, next) = page::page(
+        matching,
+        |s| s.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeSubnetsResult {
+        next_token: next,
+        subnets: Some(items.into_iter().map(|s| render(region, s)).collect()),
+    })
+}
+
+/// `DeleteSubnet`: refused while anything uses an address in it.
+pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<(), ApiError> {
+    let id = input.subnet_id;
+    let subnet = KIND.get(&region.subnets, &id)?;
+    let used_by_lb = region
+        .load_balancers
+        .values()
+        .any(|lb| lb.subnets.contains(&id));
+    if subnet.used_addresses > 0 || used_by_lb {
+        return Err(ApiError::dependency_violation(format!(
+            "The subnet '{id}' has dependencies and cannot be deleted."
+        )));
+    }
+    region.subnets.remove(&id);
+    region.tags.remove_resource(&id);
+    Ok(())
+}
+
+/// `ModifySubnetAttribute`: one attribute per call, as AWS requires.
+pub fn modify_subnet_attribute(
+    region: &mut Region,
+    input: ModifySubnetAttributeRequest,
+) -> Result<(), ApiError> {
+    KIND.get(&region.subnets, &input.subnet_id)?;
+    let given = usize::from(input.map_public_ip_on_launch.is_some())
+        + usize::from(input.private_dns_hostname_type_on_launch.is_some())
+        + usize::from(input.enable_resource_name_dns_a_record_on_launch.is_some());
+    if given == 0 {
+        return Err(ApiError::missing_parameter("MapPublicIpOnLaunch"));
+    }
+    if given > 1 {
+        return Err(ApiError::invalid_combination(
+            "Specify only one attribute to modify at a time.",
+        ));
+    }
+    let flag_value = |v: &crate::generated::ec2::AttributeBooleanValue, name: &str| {
+        v.value
+            .ok_or_else(|| ApiError::missing_parameter(&format!("{name}.Value")))
+    };
+    let map_public = input
+        .map_public_ip_on_launch
+        .as_ref()
+        .map(|v| flag_value(v, "MapPublicIpOnLaunch"))
+        .transpose()?;
+    let a_record = input
+        .enable_resource_name_dns_a_record_on_launch
+        .as_ref()
+        .map(|v| flag_value(v, "EnableResourceNameDnsARecordOnLaunch"))
+        .transpose()?;
+    let Some(subnet) = region.subnets.get_mut(&input.subnet_id) else {
+        return Err(KIND.not_found(&[&input.subnet_id]));
+    };
+    if let Some(v) = map_public {
+        subnet.map_public_ip_on_launch = v;
+    }
+    if let Some(v) = a_record {
+        subnet.dns_a_record = v;
+    }
+    if let Some(t) = input.private_dns_hostname_type_on_launch {
+        subnet.hostname_type = t;
+    }
+    Ok(())
+}

@@ -1,0 +1,274 @@
+//! EC2 tags: the one store of every resource's tags, `TagSpecifications` on creates, and
+//! CreateTags / DeleteTags / DescribeTags.
+
+use std::collections::BTreeMap;
+
+use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::page;
+use crate::generated::ec2::{
+    CreateTagsRequest, DeleteTagsRequest, DescribeTagsRequest, DescribeTagsResult, ResourceType,
+    Tag, TagDescription, TagSpecification,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// AWS's limit of user tags on one resource.
+pub const MAX_TAGS: usize = 50;
+
+/// Tags by resource id.
+#[derive(Debug, Default)]
+pub struct TagStore {
+    by_resource: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl TagStore {
+    /// The tags of `id`, if it has any.
+    pub fn get(&self, id: &str) -> Option<&BTreeMap<String, String>> {
+        self.by_resource.get(id).filter(|t| !t.is_empty())
+    }
+
+    /// The `tagSet` of `id` for a response (absent when it has no tags, as AWS does).
+    pub fn tag_set(&self, id: &str) -> Option<Vec<Tag>> {
+        self.get(id).map(|t| {
+            t.iter()
+                .map(|(k, v)| Tag {
+                    key: Some(k.clone()),
+                    value: Some(v.clone()),
+                })
+                .collect()
+        })
+    }
+
+    /// Gives a newly created resource its tags.
+    pub fn insert(&mut self, id: &str, tags: BTreeMap<String, String>) {
+        if !tags.is_empty() {
+            self.by_resource.insert(id.to_string(), tags);
+        }
+    }
+
+    /// Forgets a deleted resource's tags.
+    pub fn remove_resource(&mut self, id: &str) {
+        self.by_resource.remove(id);
+    }
+}
+
+/// The tags a create call's `TagSpecification`s give a resource of type `resource_type`,
+/// validated before anything is created.
+pub fn from_specs(
+    specs: Option<&[TagSpecification]>,
+    resource_type: ResourceType,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut out = BTreeMap::new();
+    let mut seen_type = false;
+    for spec in specs.unwrap_or_default() {
+        let Some(rt) = spec.resource_type else {
+            return Err(ApiError::invalid_value(
+                "Tag specification resource type must have a value",
+            ));
+        };
+        if rt != resource_type {
+            return Err(ApiError::invalid_value(format!(
+                "'{}' is not a valid taggable resource type for this operation.",
+                rt.as_str()
+            )));
+        }
+        if seen_type {
+            return Err(ApiError::invalid_value(format!(
+                "The tag specification for resource type '{}' is specified more than once",
+                rt.as_str()
+            )));
+        }
+        seen_type = true;
+        for tag in spec.tags.as_deref().unwrap_or_default() {
+            let (k, v) = validate_tag(tag)?;
+            out.insert(k, v);
+        }
+    }
+    if out.len() > MAX_TAGS {
+        return Err(tag_limit());
+    }
+    Ok(out)
+}
+
+fn tag_limit() -> ApiError {
+    ApiError::new(
+        "TagLimitExceeded",
+        format!("The maximum number of tags per resource ({MAX_TAGS}) has been reached."),
+    )
+}
+
+fn validate_tag(tag: &Tag) -> Result<(String, String), ApiError> {
+    let key = tag.key.clone().unwrap_or_default();
+    let value = tag.value.clone().unwrap_or_default();
+    if key.is_empty() {
+        return Err(ApiError::invalid_value("Tag key must have a value"));
+    }
+    if key.chars().count() > 128 {
+        return Err(ApiError::invalid_parameter(
+            "Tag.Key",
+            &key,
+            "Tag keys can be at most 128 characters long.",
+        ));
+    }
+    if value.chars().count() > 256 {
+        return Err(ApiError::invalid_parameter(
+            "Tag.Value",
+            &value,
+            "Tag values can be at most 256 characters long.",
+        ));
+    }
+    if key.to_ascii_lowercase().starts_with("aws:") {
+        return Err(ApiError::invalid_value(format!(
+            "Tag key '{key}' is invalid: tag keys starting with 'aws:' are reserved for internal use"
+        )));
+    }
+    Ok((key, value))
+}
+
+/// `CreateTags`: adds or overwrites tags on every listed resource, all or nothing.
+pub fn create_tags(region: &mut Region, input: CreateTagsRequest) -> Result<(), ApiError> {
+    let tags: Vec<(String, String)> = input
+        .tags
+        .iter()
+        .map(validate_tag)
+        .collect::<Result<_, _>>()?;
+    for id in &input.resources {
+        region.check_taggable(id)?;
+        let current = region.tags.by_resource.get(id);
+        let mut keys: std::collections::BTreeSet<&str> = current
+            .map(|c| c.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        keys.extend(tags.iter().map(|(k, _)| k.as_str()));
+        if keys.len() > MAX_TAGS {
+            return Err(tag_limit());
+        }
+    }
+    for id in &input.resources {
+        let entry = region.tags.by_resource.entry(id.clone()).or_default();
+        for (k, v) in &tags {
+            entry.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(())
+}
+
+/// `DeleteTags`: removes tags by key, or by key and value when a value is given; no tags
+/// means every user tag.
+pub fn delete_tags(region: &mut Region, input: DeleteTagsRequest) -> Result<(), ApiError> {
+    for id in &input.resources {
+        region.check_taggable(id)?;
+    }
+    for id in &input.resources {
+        let Some(entry) = region.tags.by_resource.get_mut(id) else {
+            continue;
+        };
+        match &input.tags {
+            None => entry.clear(),
+            Some(tags) => {
+                for t in tags {
+                    let Some(key) = &t.key else { continue };
+                    let matches = match &t.value {
+                        None => true,
+                        Some(v) => entry.get(key) == Some(v),
+                    };
+                    if matches {
+                        entry.remove(key);
+                    }
+                }
+            }
+        }
+        if entry.is_empty() {
+            region.tags.by_resource.remove(id);
+        }
+    }
+    Ok(())
+}
+
+struct TagRow<'a> {
+    resource_id: &'a str,
+    resource_type: &'static str,
+    key: &'a str,
+    value: &'a str,
+    sort_key: String,
+}
+
+impl Filterable for TagRow<'_> {
+    const NAMES: &'static [&'static str] = &["key", "resource-id", "resource-type", "value"];
+    fn values(&self, name: &str) -> Vec<String> {
+        match name {
+            "key" => one(self.key),
+            "resource-id" => one(self.resource_id),
+            "resource-type" => one(self.resource_type),
+            "value" => one(self.value),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `DescribeTags`: every tag of every resource, filtered and paginated.
+pub fn describe_tags(
+    region: &Region,
+    input: DescribeTagsRequest,
+) -> Result<DescribeTagsResult, ApiError> {
+    page::check_max_results(input.max_results, 5, 1000)?;
+    let filters = Filters::parse::<TagRow>(input.filters)?;
+    let mut rows = Vec::new();
+    for (id, tags) in &region.tags.by_resource {
+        let Some(rt) = resource_type_of(id) else {
+            continue;
+        };
+        for (k, v) in tags {
+            let row = TagRow {
+                resource_id: id,
+                resource_type: rt.as_str(),
+                key: k,
+                value: v,
+                sort_key: format!("{id}\u{0}{k}"),
+            };
+            if filters.matches(&row, Some(tags)) {
+                rows.push(row);
+            }
+        }
+    }
+    let (rows, next) = page::page(
+        rows,
+        |r| r.sort_key.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeTagsResult {
+        next_token: next,
+        tags: Some(
+            rows.into_iter()
+                .map(|r| TagDescription {
+                    key: Some(r.key.to_string()),
+                    resource_id: Some(r.resource_id.to_string()),
+                    resource_type: resource_type_of(r.resource_id),
+                    value: Some(r.value.to_string()),
+                })
+                .collect(),
+        ),
+    })
+}
+
+/// The resource type of an id, from its prefix.
+pub fn resource_type_of(id: &str) -> Option<ResourceType> {
+    let prefix = id.split('-').next()?;
+    Some(match prefix {
+        "vpc" => ResourceType::Vpc,
+        "subnet" => ResourceType::Subnet,
+        "igw" => ResourceType::InternetGateway,
+        "dopt" => ResourceType::DhcpOptions,
+        "rtb" => ResourceType::RouteTable,
+        "sg" => ResourceType::SecurityGroup,
+        "acl" => ResourceType::NetworkAcl,
+        "eipalloc" => ResourceType::ElasticIp,
+        "nat" => ResourceType::Natgateway,
+        "i" => ResourceType::Instance,
+        "vol" => ResourceType::Volume,
+        "eni" => ResourceType::NetworkInterface,
+        "ami" => ResourceType::Image,
+        "key" => ResourceType::KeyPair,
+        _ => return None,
+    })
+}

@@ -1,0 +1,321 @@
+//! VPCs: CreateVpc, DescribeVpcs, DeleteVpc, ModifyVpcAttribute, DescribeVpcAttribute, and
+//! the default VPC every region starts with.
+
+use ipnet::Ipv4Net;
+
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::{Kind, page, subnet, tags};
+use crate::generated::ec2::{
+    AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateVpcRequest,
+    CreateVpcResult, DeleteVpcRequest, DescribeVpcAttributeRequest, DescribeVpcAttributeResult,
+    DescribeVpcsRequest, DescribeVpcsResult, ModifyVpcAttributeRequest, ResourceType, Tenancy,
+    Vpc as VpcOut, VpcAttributeName, VpcCidrBlockAssociation, VpcCidrBlockState,
+    VpcCidrBlockStateCode, VpcState,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// How VPC ids and errors are named.
+pub const KIND: Kind = Kind {
+    prefix: "vpc",
+    code: "InvalidVpcID",
+    noun: "vpc",
+};
+
+/// The CIDR of every default VPC.
+pub const DEFAULT_VPC_CIDR: &str = "172.31.0.0/16";
+
+/// One VPC.
+#[derive(Debug, Clone)]
+pub struct Vpc {
+    /// `vpc-...`.
+    pub id: String,
+    /// The primary IPv4 range.
+    pub cidr: Ipv4Net,
+    /// The association id of the primary range.
+    pub cidr_association_id: String,
+    /// `pending` or `available`.
+    pub state: VpcState,
+    /// Whether this is the region's default VPC.
+    pub is_default: bool,
+    /// `default` or `dedicated`.
+    pub tenancy: Tenancy,
+    /// The associated DHCP options.
+    pub dhcp_options_id: String,
+    /// The `enableDnsSupport` attribute.
+    pub dns_support: bool,
+    /// The `enableDnsHostnames` attribute.
+    pub dns_hostnames: bool,
+    /// The `enableNetworkAddressUsageMetrics` attribute.
+    pub address_usage_metrics: bool,
+}
+
+/// Parses an IPv4 CIDR as AWS takes it, in canonical form (`10.0.0.5/16` -> `10.0.0.0/16`).
+pub fn parse_cidr(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
+    raw.trim()
+        .parse::<Ipv4Net>()
+        .map(|n| n.trunc())
+        .map_err(|_| ApiError::invalid_parameter(param, raw, "This is not a valid CIDR block."))
+}
+
+impl Filterable for (&Vpc, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "cidr",
+        "cidr-block-association.cidr-block",
+        "cidr-block-association.association-id",
+        "cidr-block-association.state",
+        "dhcp-options-id",
+        "ipv6-cidr-block-association.ipv6-cidr-block",
+        "ipv6-cidr-block-association.ipv6-pool",
+        "ipv6-cidr-block-association.association-id",
+        "ipv6-cidr-block-association.state",
+        "is-default",
+        "owner-id",
+        "state",
+        "vpc-id",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (v, region) = *self;
+        match name {
+            "cidr" | "cidr-block-association.cidr-block" => one(v.cidr.to_string()),
+            "cidr-block-association.association-id" => one(v.cidr_association_id.clone()),
+            "cidr-block-association.state" => one("associated"),
+            "dhcp-options-id" => one(v.dhcp_options_id.clone()),
+            "is-default" => flag(v.is_default),
+            "owner-id" => one(region.account_id.clone()),
+            "state" => one(v.state.as_str()),
+            "vpc-id" => one(v.id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn render(region: &Region, v: &Vpc) -> VpcOut {
+    VpcOut {
+        owner_id: Some(region.account_id.clone()),
+        instance_tenancy: Some(v.tenancy),
+        cidr_block_association_set: Some(vec![VpcCidrBlockAssociation {
+            association_id: Some(v.cidr_association_id.clone()),
+            cidr_block: Some(v.cidr.to_string()),
+            cidr_block_state: Some(VpcCidrBlockState {
+                state: Some(VpcCidrBlockStateCode::Associated),
+                status_message: None,
+            }),
+        }]),
+        is_default: Some(v.is_default),
+        tags: region.tags.tag_set(&v.id),
+        block_public_access_states: Some(BlockPublicAccessStates {
+            internet_gateway_block_mode: Some(BlockPublicAccessMode::Off),
+        }),
+        vpc_id: Some(v.id.clone()),
+        state: Some(v.state),
+        cidr_block: Some(v.cidr.to_string()),
+        dhcp_options_id: Some(v.dhcp_options_id.clone()),
+        ..Default::default()
+    }
+}
+
+fn new_vpc(region: &mut Region, cidr: Ipv4Net, tenancy: Tenancy, is_default: bool) -> Vpc {
+    Vpc {
+        id: region.ids.resource("vpc"),
+        cidr,
+        cidr_association_id: region.ids.resource("vpc-cidr-assoc"),
+        state: VpcState::Available,
+        is_default,
+        tenancy,
+        dhcp_options_id: region.default_dhcp_options_id.clone(),
+        dns_support: true,
+        dns_hostnames: is_default,
+        address_usage_metrics: false,
+    }
+}
+
+/// Creates the region's default VPC: 172.31.0.0/16, a default /20 subnet per zone that maps
+/// public IPs, and an attached internet gateway.
+pub fn create_default(region: &mut Region) {
+    let Ok(cidr) = DEFAULT_VPC_CIDR.parse::<Ipv4Net>() else {
+        return;
+    };
+    let vpc = new_vpc(region, cidr, Tenancy::Default, true);
+    let vpc_id = vpc.id.clone();
+    region.vpcs.insert(vpc_id.clone(), vpc);
+    subnet::create_defaults(region, &vpc_id, cidr);
+    crate::ec2::internet_gateway::create_attached(region, &vpc_id);
+}
+
+/// `CreateVpc`.
+pub fn create_vpc(
+    region: &mut Region,
+    input: CreateVpcRequest,
+) -> Result<CreateVpcResult, ApiError> {
+    let raw = input
+        .cidr_block
+        .ok_or_else(|| ApiError::missing_parameter("CidrBlock"))?;
+    let cidr = parse_cidr(&raw, "cidrBlock")?;
+    if !(16..=28).contains(&cidr.prefix_len()) {
+        return Err(ApiError::new(
+            "InvalidVpc.Range",
+            format!("The CIDR '{raw}' is invalid."),
+        ));
+    }
+    let tenancy = input.instance_tenancy.unwrap_or(Tenancy::Default);
+    if tenancy == Tenancy::Host {
+        return Err(ApiError::invalid_parameter(
+            "instanceTenancy",
+            "host",
+            "A VPC's tenancy must be default or dedicated.",
+        ));
+    }
+    let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Vpc)?;
+    if region.vpcs.len() >= region.limits.vpcs {
+        return Err(ApiError::new(
+            "VpcLimitExceeded",
+            "The maximum number of VPCs has been reached.",
+        ));
+    }
+    let vpc = new_vpc(region, cidr, tenancy, false);
+    region.tags.insert(&vpc.id, tags);
+    let mut out = render(region, &vpc);
+    // AWS answers CreateVpc while the VPC is still pending; it is available right after.
+    out.state = Some(VpcState::Pending);
+    region.vpcs.insert(vpc.id.clone(), vpc);
+    Ok(CreateVpcResult { vpc: Some(out) })
+}
+
+/// `DescribeVpcs`.
+pub fn describe_vpcs(
+    region: &Region,
+    input: DescribeVpcsRequest,
+) -> Result<DescribeVpcsResult, ApiError> {
+    let filters = Filters::parse::<(&Vpc, &Region)>(input.filters)?;
+    let selected = KIND.select(&region.vpcs, input.vpc_ids.as_deref())?;
+    let matching: Vec<&Vpc> = selected
+        .into_iter()
+        .filter(|v| filters.matches(&(*v, region), region.tags.get(&v.id)))
+        .collect();
+    let (items, next) = page::page(
+        matching,
+        |v| v.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeVpcsResult {
+        next_token: next,
+        vpcs: Some(items.into_iter().map(|v| render(region, v)).collect()),
+    })
+}
+
+/// `DeleteVpc`: refused while anything still lives in the VPC.
+pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), ApiError> {
+    let id = input.vpc_id;
+    KIND.get(&region.vpcs, &id)?;
+    let has_subnets = region.subnets.values().any(|s| s.vpc_id == id);
+    let has_gateway = region.internet_gateway_of(&id).is_some();
+    let has_lb = region
+        .load_balancers
+        .values()
+        .any(|lb| lb.vpc_id.as_deref() == Some(id.as_str()));
+    if has_subnets || has_gateway || has_lb {
+        return Err(ApiError::dependency_violation(format!(
+            "The vpc '{id}' has dependencies and cannot be deleted."
+        )));
+    }
+    region.vpcs.remove(&id);
+    region.tags.remove_resource(&id);
+    Ok(())
+}
+
+fn set_flag(slot: &mut bool, value: &AttributeBooleanValue, name: &str) -> Result<(), ApiError> {
+    match value.value {
+        Some(v) => {
+            *slot = v;
+            Ok(())
+        }
+        None => Err(ApiError::missing_parameter(&format!("{name}.Value"))),
+    }
+}
+
+/// `ModifyVpcAttribute`: one attribute per call, as AWS requires.
+pub fn modify_vpc_attribute(
+    region: &mut Region,
+    input: ModifyVpcAttributeRequest,
+) -> Result<(), ApiError> {
+    KIND.get(&region.vpcs, &input.vpc_id)?;
+    let given: Vec<&str> = [
+        input
+            .enable_dns_hostnames
+            .as_ref()
+            .map(|_| "enableDnsHostnames"),
+        input
+            .enable_dns_support
+            .as_ref()
+            .map(|_| "enableDnsSupport"),
+        input
+            .enable_network_address_usage_metrics
+            .as_ref()
+            .map(|_| "enableNetworkAddressUsageMetrics"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match given.len() {
+        0 => {
+            return Err(ApiError::missing_parameter(
+                "EnableDnsHostnames, EnableDnsSupport or EnableNetworkAddressUsageMetrics",
+            ));
+        }
+        1 => {}
+        _ => {
+            return Err(ApiError::invalid_combination(format!(
+                "Fields for multiple attribute types specified: {}",
+                given.join(", ")
+            )));
+        }
+    }
+    let Some(vpc) = region.vpcs.get_mut(&input.vpc_id) else {
+        return Err(KIND.not_found(&[&input.vpc_id]));
+    };
+    if let Some(v) = &input.enable_dns_hostnames {
+        set_flag(&mut vpc.dns_hostnames, v, "EnableDnsHostnames")?;
+    }
+    if let Some(v) = &input.enable_dns_support {
+        set_flag(&mut vpc.dns_support, v, "EnableDnsSupport")?;
+    }
+    if let Some(v) = &input.enable_network_address_usage_metrics {
+        set_flag(
+            &mut vpc.address_usage_metrics,
+            v,
+            "EnableNetworkAddressUsageMetrics",
+        )?;
+    }
+    Ok(())
+}
+
+/// `DescribeVpcAttribute`.
+pub fn describe_vpc_attribute(
+    region: &Region,
+    input: DescribeVpcAttributeRequest,
+) -> Result<DescribeVpcAttributeResult, ApiError> {
+    let vpc = KIND.get(&region.vpcs, &input.vpc_id)?;
+    let value = |b: bool| Some(AttributeBooleanValue { value: Some(b) });
+    let mut out = DescribeVpcAttributeResult {
+        vpc_id: Some(vpc.id.clone()),
+        ..Default::default()
+    };
+    match input.attribute {
+        VpcAttributeName::EnableDnsSupport => out.enable_dns_support = value(vpc.dns_support),
+        VpcAttributeName::EnableDnsHostnames => out.enable_dns_hostnames = value(vpc.dns_hostnames),
+        VpcAttributeName::EnableNetworkAddressUsageMetrics => {
+            out.enable_network_address_usage_metrics = value(vpc.address_usage_metrics);
+        }
+    }
+    Ok(out)
+}
+
+impl Region {
+    /// The region's default VPC, if it has one.
+    pub fn default_vpc(&self) -> Option<&Vpc> {
+        self.vpcs.values().find(|v| v.is_default)
+    }
+}

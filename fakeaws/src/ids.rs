@@ -1,0 +1,86 @@
+//! AWS-style resource ids (`vpc-` + 17 hex digits) and request ids from a seeded generator,
+//! so a run with the same seed and the same requests gives the same ids.
+
+/// A deterministic generator of ids (splitmix64).
+#[derive(Debug, Clone)]
+pub struct IdGen {
+    state: u64,
+}
+
+impl IdGen {
+    /// A generator for `seed`, mixed with `salt` (such as the region's name).
+    pub fn new(seed: u64, salt: &str) -> Self {
+        let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
+        for b in salt.bytes() {
+            state = state.rotate_left(5) ^ u64::from(b);
+            state = state.wrapping_mul(0x100_0000_01B3);
+        }
+        IdGen { state }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A new id such as `vpc-0a1b2c3d4e5f60718`: `prefix-` and 17 hex digits.
+    pub fn resource(&mut self, prefix: &str) -> String {
+        let hi = self.next_u64() & 0xF;
+        let lo = self.next_u64();
+        format!("{prefix}-{hi:x}{lo:016x}")
+    }
+
+    /// A number of `digits` decimal digits (for ELB DNS names).
+    pub fn digits(&mut self, digits: u32) -> String {
+        let modulus = 10u64.pow(digits.min(18));
+        format!(
+            "{:0width$}",
+            self.next_u64() % modulus,
+            width = digits as usize
+        )
+    }
+
+    /// A UUID-shaped request id.
+    pub fn request_id(&mut self) -> String {
+        let a = self.next_u64();
+        let b = self.next_u64();
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xFFFF,
+            a & 0xFFF,
+            0x8000 | ((b >> 48) & 0x3FFF),
+            b & 0xFFFF_FFFF_FFFF
+        )
+    }
+}
+
+/// Whether `id` is shaped like an id with `prefix`: `prefix-` and 8 or 17 hex digits.
+pub fn is_well_formed(id: &str, prefix: &str) -> bool {
+    id.strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('-'))
+        .is_some_and(|hex| {
+            (hex.len() == 8 || hex.len() == 17) && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_reproducible_and_well_formed() {
+        let mut a = IdGen::new(7, "us-east-1");
+        let mut b = IdGen::new(7, "us-east-1");
+        let id = a.resource("vpc");
+        assert_eq!(id, b.resource("vpc"));
+        assert!(is_well_formed(&id, "vpc"), "{id}");
+        assert_ne!(id, a.resource("vpc"));
+        assert!(!is_well_formed("vpc-xyz", "vpc"));
+        assert_eq!(a.request_id().len(), 36);
+    }
+}

@@ -1,0 +1,177 @@
+//! fakeaws: a fake AWS EC2 + classic Elastic Load Balancing endpoint that speaks the real
+//! wire protocols (ec2Query and awsQuery), so the official SDKs, the aws CLI and anything
+//! else that honours an endpoint URL talk to it unchanged.
+//!
+//! In a test:
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! let fake = fakeaws::spawn().await?;
+//! # #[cfg(feature = "sdk")]
+//! let ec2 = fake.ec2_client();
+//! # Ok(()) }
+//! ```
+//!
+//! Standalone: `cargo run --release -p fakeaws -- --port 4566`.
+
+pub mod ec2;
+pub mod elb;
+pub mod generated;
+pub mod ids;
+pub mod protocol;
+pub mod region;
+pub mod server;
+pub mod sim;
+
+use std::net::SocketAddr;
+
+use tokio::sync::oneshot;
+
+pub use region::{Limits, Region};
+pub use server::Fake;
+pub use sim::clock::Clock;
+
+/// How a fake account starts.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Whether each region starts with a default VPC, as AWS accounts do (default: true).
+    pub default_vpc: bool,
+    /// The account id owning every resource.
+    pub account_id: String,
+    /// The seed of resource and request ids.
+    pub seed: u64,
+    /// The clock: real by default.
+    pub clock: Clock,
+    /// Per-region quotas.
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            default_vpc: true,
+            account_id: "123456789012".to_string(),
+            seed: 1,
+            clock: Clock::Real,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A running fake on 127.0.0.1, stopped when dropped.
+#[derive(Debug)]
+pub struct FakeAws {
+    endpoint: String,
+    addr: SocketAddr,
+    fake: Fake,
+    shutdown: Option<oneshot::Sender<()>>,
+}
+
+/// Starts a fresh, isolated fake with the default configuration on `127.0.0.1:0`.
+pub async fn spawn() -> std::io::Result<FakeAws> {
+    spawn_with(Config::default()).await
+}
+
+/// Starts a fresh, isolated fake with `config` on `127.0.0.1:0`.
+pub async fn spawn_with(config: Config) -> std::io::Result<FakeAws> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let addr = listener.local_addr()?;
+    let fake = Fake::new(config);
+    let (tx, rx) = oneshot::channel::<()>();
+    let app = server::router(fake.clone());
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .await;
+        if let Err(e) = served {
+            tracing::error!(error = %e, "fakeaws server stopped");
+        }
+    });
+    Ok(FakeAws {
+        endpoint: format!("http://{addr}"),
+        addr,
+        fake,
+        shutdown: Some(tx),
+    })
+}
+
+impl FakeAws {
+    /// The endpoint URL, such as `http://127.0.0.1:41234`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The fake's state, to read or steer it directly.
+    pub fn fake(&self) -> &Fake {
+        &self.fake
+    }
+}
+
+impl Drop for FakeAws {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[cfg(feature = "sdk")]
+mod sdk {
+    //! Ready SDK clients pointed at a running fake.
+
+    use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+
+    /// The region clients use unless told otherwise.
+    pub const DEFAULT_REGION: &str = "us-east-1";
+
+    fn credentials() -> Credentials {
+        Credentials::new(
+            "AKIDFAKEAWS0000000",
+            "fakeaws-secret",
+            None,
+            None,
+            "fakeaws",
+        )
+    }
+
+    impl super::FakeAws {
+        /// An EC2 client for `us-east-1`.
+        pub fn ec2_client(&self) -> aws_sdk_ec2::Client {
+            self.ec2_client_in(DEFAULT_REGION)
+        }
+
+        /// An EC2 client for `region`.
+        pub fn ec2_client_in(&self, region: &str) -> aws_sdk_ec2::Client {
+            let conf = aws_sdk_ec2::Config::builder()
+                .behavior_version(BehaviorVersion::latest())
+                .region(Region::new(region.to_string()))
+                .credentials_provider(credentials())
+                .endpoint_url(self.endpoint())
+                .build();
+            aws_sdk_ec2::Client::from_conf(conf)
+        }
+
+        /// A classic ELB client for `us-east-1`.
+        pub fn elb_client(&self) -> aws_sdk_elasticloadbalancing::Client {
+            self.elb_client_in(DEFAULT_REGION)
+        }
+
+        /// A classic ELB client for `region`.
+        pub fn elb_client_in(&self, region: &str) -> aws_sdk_elasticloadbalancing::Client {
+            let conf = aws_sdk_elasticloadbalancing::Config::builder()
+                .behavior_version(BehaviorVersion::latest())
+                .region(Region::new(region.to_string()))
+                .credentials_provider(credentials())
+                .endpoint_url(self.endpoint())
+                .build();
+            aws_sdk_elasticloadbalancing::Client::from_conf(conf)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The standalone fakeaws server: `fakeaws --port 4566`.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+
+/// A fake AWS EC2 + classic ELB endpoint for tests and local development.
+#[derive(Parser)]
+#[command(name = "fakeaws", version)]
+struct Args {
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 4566)]
+    port: u16,
+    /// Start regions without a default VPC.
+    #[arg(long)]
+    no_default_vpc: bool,
+    /// The account id owning every resource.
+    #[arg(long, default_value = "123456789012")]
+    account_id: String,
+    /// The seed of generated ids.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let config = fakeaws::Config {
+        default_vpc: !args.no_default_vpc,
+        account_id: args.account_id,
+        seed: args.seed,
+        ..fakeaws::Config::default()
+    };
+    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
+    let addr: SocketAddr = listener.local_addr()?;
+    println!("fakeaws listening on http://{addr}");
+    let app = fakeaws::server::router(fakeaws::Fake::new(config));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    eprintln!("fakeaws stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,125 @@
+//! `ApiError`: an AWS error (code, message, HTTP status) and its two wire envelopes.
+
+use std::borrow::Cow;
+
+use crate::protocol::xml::escape;
+
+/// An error answered to the client: the exact AWS code, a message, and the HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ApiError {
+    /// The AWS error code, such as `InvalidVpcID.NotFound`.
+    pub code: Cow<'static, str>,
+    /// The human-readable message.
+    pub message: String,
+    /// The HTTP status code of the response.
+    pub status: u16,
+}
+
+impl ApiError {
+    /// An error with AWS's usual status for `code` (400 for client errors).
+    pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        let code = code.into();
+        let status = default_status(&code);
+        ApiError {
+            code,
+            message: message.into(),
+            status,
+        }
+    }
+
+    /// The same error answered with another HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// `MissingParameter` for the form key `name`.
+    pub fn missing_parameter(name: &str) -> Self {
+        Self::new(
+            "MissingParameter",
+            format!("The request must contain the parameter {name}"),
+        )
+    }
+
+    /// `InvalidParameterValue` with `message`.
+    pub fn invalid_value(message: impl Into<String>) -> Self {
+        Self::new("InvalidParameterValue", message)
+    }
+
+    /// `InvalidParameterValue` for a value of the form key `name`.
+    pub fn invalid_parameter(name: &str, value: &str, why: &str) -> Self {
+        Self::invalid_value(format!(
+            "Value ({value}) for parameter {name} is invalid. {why}"
+        ))
+    }
+
+    /// `InvalidParameterCombination` with `message`.
+    pub fn invalid_combination(message: impl Into<String>) -> Self {
+        Self::new("InvalidParameterCombination", message)
+    }
+
+    /// `UnknownParameter` for the form key `name`.
+    pub fn unknown_parameter(name: &str) -> Self {
+        Self::new(
+            "UnknownParameter",
+            format!("The parameter {name} is not recognized"),
+        )
+    }
+
+    /// `NotImplemented` (HTTP 501): what the model defines but fakeaws does not serve yet.
+    pub fn not_implemented(what: impl Into<String>) -> Self {
+        Self::new("NotImplemented", what)
+    }
+
+    /// `DryRunOperation` (HTTP 412): the request would have succeeded.
+    pub fn dry_run() -> Self {
+        Self::new(
+            "DryRunOperation",
+            "Request would have succeeded, but DryRun flag is set.",
+        )
+    }
+
+    /// `DependencyViolation` with `message`.
+    pub fn dependency_violation(message: impl Into<String>) -> Self {
+        Self::new("DependencyViolation", message)
+    }
+
+    /// Writes the EC2 (ec2Query) error envelope.
+    pub fn to_ec2_xml(&self, request_id: &str) -> String {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{}</Code>\
+             <Message>{}</Message></Error></Errors><RequestID>{}</RequestID></Response>",
+            escape(&self.code),
+            escape(&self.message),
+            escape(request_id)
+        )
+    }
+
+    /// Writes the awsQuery error envelope (classic ELB); `sender` picks the `<Type>`.
+    pub fn to_query_xml(&self, namespace: &str, request_id: &str, sender: bool) -> String {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ErrorResponse xmlns=\"{}\"><Error><Type>{}</Type>\
+             <Code>{}</Code><Message>{}</Message></Error><RequestId>{}</RequestId></ErrorResponse>",
+            escape(namespace),
+            if sender { "Sender" } else { "Receiver" },
+            escape(&self.code),
+            escape(&self.message),
+            escape(request_id)
+        )
+    }
+}
+
+/// AWS's HTTP status for an error code of the EC2/query common errors.
+fn default_status(code: &str) -> u16 {
+    match code {
+        "RequestLimitExceeded" | "Unavailable" | "ServiceUnavailable" => 503,
+        "InternalError" | "InternalFailure" => 500,
+        "NotImplemented" => 501,
+        "DryRunOperation" => 412,
+        "AuthFailure" => 401,
+        "UnauthorizedOperation" | "InvalidClientTokenId" => 403,
+        "InvalidConfigurationRequest" => 409,
+        _ => 400,
+    }
+}

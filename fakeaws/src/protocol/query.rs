@@ -1,0 +1,402 @@
+//! Decoding of the form body shared by ec2Query and awsQuery into typed inputs.
+//!
+//! A `FormReader` holds the request's parameters and hands them out as the generated
+//! decoders ask for them; whatever is left at the end was not in the model
+//! (`UnknownParameter`). Lists are `Key.N` (ec2Query, always flattened) or
+//! `Key.member.N` (awsQuery); structures are `Key.Member`.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use aws_smithy_types::date_time::Format;
+use aws_smithy_types::{Blob, DateTime};
+
+use crate::protocol::error::ApiError;
+
+/// Parameters that belong to the request envelope rather than to an operation's input.
+const ENVELOPE_KEYS: &[&str] = &[
+    "Action",
+    "Version",
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "X-Amz-Expires",
+    "X-Amz-SignedHeaders",
+    "X-Amz-Signature",
+    "X-Amz-Security-Token",
+    "AWSAccessKeyId",
+    "SignatureVersion",
+    "SignatureMethod",
+    "Signature",
+    "Timestamp",
+    "Expires",
+];
+
+/// The parameters of one request, consumed as they are decoded.
+#[derive(Debug, Default)]
+pub struct FormReader {
+    params: BTreeMap<String, String>,
+}
+
+/// A value that can be read from the form at a key.
+pub trait Decode: Sized {
+    /// Reads the value at `key` (a structure: every key under `key.`); `None` when absent.
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError>;
+}
+
+fn join(at: &str, name: &str) -> String {
+    if at.is_empty() {
+        name.to_string()
+    } else {
+        format!("{at}.{name}")
+    }
+}
+
+impl FormReader {
+    /// A reader over `x-www-form-urlencoded` bytes (the body, or the query string).
+    pub fn from_urlencoded(parts: &[&[u8]]) -> Self {
+        let mut params = BTreeMap::new();
+        for part in parts {
+            for (k, v) in form_urlencoded::parse(part) {
+                params.insert(k.into_owned(), v.into_owned());
+            }
+        }
+        FormReader { params }
+    }
+
+    /// A reader over already decoded pairs.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        FormReader {
+            params: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// The value of an envelope parameter such as `Action` or `Version`, without consuming it.
+    pub fn peek(&self, key: &str) -> Option<&str> {
+        self.params.get(key).map(String::as_str)
+    }
+
+    /// Removes the envelope parameters, leaving only the operation's input.
+    pub fn strip_envelope(&mut self) {
+        for k in ENVELOPE_KEYS {
+            self.params.remove(*k);
+        }
+    }
+
+    /// Takes the raw value at exactly `key`.
+    pub fn take(&mut self, key: &str) -> Option<String> {
+        self.params.remove(key)
+    }
+
+    /// Whether any parameter is `at` itself or lies under `at.` (always true for the root).
+    pub fn has_prefix(&self, at: &str) -> bool {
+        if at.is_empty() {
+            return true;
+        }
+        self.params
+            .range::<str, _>((Bound::Included(at), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(at))
+            .any(|(k, _)| k.len() == at.len() || k.as_bytes()[at.len()] == b'.')
+    }
+
+    /// Reads member `name` of the structure at `at`.
+    pub fn field<T: Decode>(&mut self, at: &str, name: &str) -> Result<Option<T>, ApiError> {
+        T::decode(self, &join(at, name))
+    }
+
+    /// Reads the list member `name` of the structure at `at`: `name.N` when `item` is `None`
+    /// (ec2Query), `name.item.N` otherwise (awsQuery). A bare `name=` is an empty list.
+    pub fn list_field<T: Decode>(
+        &mut self,
+        at: &str,
+        name: &str,
+        item: Option<&str>,
+    ) -> Result<Option<Vec<T>>, ApiError> {
+        let base = join(at, name);
+        let prefix = match item {
+            Some(item) => format!("{base}.{item}"),
+            None => base.clone(),
+        };
+        let mut present = false;
+        if self.params.get(&base).is_some_and(String::is_empty) {
+            self.params.remove(&base);
+            present = true;
+        }
+        if item.is_some() && self.params.get(&prefix).is_some_and(String::is_empty) {
+            self.params.remove(&prefix);
+            present = true;
+        }
+        let dotted = format!("{prefix}.");
+        let mut indices: Vec<u32> = self
+            .params
+            .range::<str, _>((Bound::Included(dotted.as_str()), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(&dotted))
+            .filter_map(|(k, _)| {
+                let rest = &k[dotted.len()..];
+                let seg = rest.split('.').next().unwrap_or(rest);
+                if seg.starts_with('0') {
+                    return None;
+                }
+                seg.parse::<u32>().ok()
+            })
+            .collect();
+        indices.sort_unstable();
+        indices.dedup();
+        if indices.is_empty() && !present {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(indices.len());
+        for i in indices {
+            if let Some(v) = T::decode(self, &format!("{prefix}.{i}"))? {
+                out.push(v);
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Turns an absent required member into `MissingParameter`.
+    pub fn required<T>(value: Option<T>, at: &str, name: &str) -> Result<T, ApiError> {
+        value.ok_or_else(|| ApiError::missing_parameter(&join(at, name)))
+    }
+
+    /// Checks an integer member against the model's `min`/`max`.
+    pub fn check_range(
+        &self,
+        value: Option<i64>,
+        at: &str,
+        name: &str,
+        min: Option<i64>,
+        max: Option<i64>,
+    ) -> Result<(), ApiError> {
+        let Some(v) = value else { return Ok(()) };
+        let key = join(at, name);
+        if let Some(min) = min.filter(|m| v < *m) {
+            return Err(ApiError::invalid_parameter(
+                &key,
+                &v.to_string(),
+                &format!("Expecting a value greater than or equal to {min}."),
+            ));
+        }
+        if let Some(max) = max.filter(|m| v > *m) {
+            return Err(ApiError::invalid_parameter(
+                &key,
+                &v.to_string(),
+                &format!("Expecting a value less than or equal to {max}."),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks a string member's length against the model's `min`/`max`.
+    pub fn check_length(
+        &self,
+        value: Option<&str>,
+        at: &str,
+        name: &str,
+        min: Option<i64>,
+        max: Option<i64>,
+    ) -> Result<(), ApiError> {
+        let Some(v) = value else { return Ok(()) };
+        let len = i64::try_from(v.chars().count()).unwrap_or(i64::MAX);
+        if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
+            return Err(ApiError::new(
+                "ValidationError",
+                format!(
+                    "1 validation error detected: Value '{v}' at '{}' failed to satisfy constraint: \
+                     Member must have length between {} and {}",
+                    join(at, name),
+                    min.unwrap_or(0),
+                    max.map_or_else(|| "unbounded".to_string(), |m| m.to_string())
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks a list member's length against the model's `min`/`max`.
+    pub fn check_count(
+        &self,
+        value: Option<usize>,
+        at: &str,
+        name: &str,
+        min: Option<i64>,
+        max: Option<i64>,
+    ) -> Result<(), ApiError> {
+        let Some(n) = value else { return Ok(()) };
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
+            return Err(ApiError::invalid_value(format!(
+                "The parameter {} must have between {} and {} members; {n} given.",
+                join(at, name),
+                min.unwrap_or(0),
+                max.map_or_else(|| "unbounded".to_string(), |m| m.to_string())
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads an enum value, rejecting anything outside the model's values.
+    pub fn enum_value<T>(
+        &mut self,
+        key: &str,
+        parse: fn(&str) -> Option<T>,
+        values: &[&str],
+    ) -> Result<Option<T>, ApiError> {
+        let Some(raw) = self.take(key) else {
+            return Ok(None);
+        };
+        match parse(&raw) {
+            Some(v) => Ok(Some(v)),
+            None => {
+                let shown: Vec<&str> = values.iter().take(20).copied().collect();
+                let more = if values.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                };
+                Err(ApiError::invalid_parameter(
+                    key,
+                    &raw,
+                    &format!("Valid values: {}{more}", shown.join(", ")),
+                ))
+            }
+        }
+    }
+
+    /// Fails with `NotImplemented` when the request sets a member fakeaws does not serve.
+    pub fn reject_unsupported(&self, op: &str, keys: &[&str]) -> Result<(), ApiError> {
+        match keys.iter().find(|k| self.has_prefix(k)) {
+            Some(k) => Err(ApiError::not_implemented(format!(
+                "fakeaws does not implement the parameter {k} of {op}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Fails with `UnknownParameter` when a parameter was not part of the operation's input.
+    pub fn finish(&mut self) -> Result<(), ApiError> {
+        match self.params.keys().next() {
+            Some(k) => Err(ApiError::unknown_parameter(k)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn parsed<T: std::str::FromStr>(
+    r: &mut FormReader,
+    key: &str,
+    what: &str,
+) -> Result<Option<T>, ApiError> {
+    match r.take(key) {
+        None => Ok(None),
+        Some(raw) => raw
+            .trim()
+            .parse::<T>()
+            .map(Some)
+            .map_err(|_| ApiError::invalid_parameter(key, &raw, &format!("Expected {what}."))),
+    }
+}
+
+impl Decode for String {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        Ok(r.take(key))
+    }
+}
+
+impl Decode for i32 {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        parsed(r, key, "an integer")
+    }
+}
+
+impl Decode for i64 {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        parsed(r, key, "an integer")
+    }
+}
+
+impl Decode for f64 {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        parsed(r, key, "a number")
+    }
+}
+
+impl Decode for f32 {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        parsed(r, key, "a number")
+    }
+}
+
+impl Decode for bool {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        match r.take(key) {
+            None => Ok(None),
+            Some(raw) if raw.eq_ignore_ascii_case("true") => Ok(Some(true)),
+            Some(raw) if raw.eq_ignore_ascii_case("false") => Ok(Some(false)),
+            Some(raw) => Err(ApiError::invalid_parameter(
+                key,
+                &raw,
+                "Expected true or false.",
+            )),
+        }
+    }
+}
+
+impl Decode for DateTime {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        match r.take(key) {
+            None => Ok(None),
+            Some(raw) => DateTime::from_str(&raw, Format::DateTimeWithOffset)
+                .or_else(|_| DateTime::from_str(&raw, Format::EpochSeconds))
+                .map(Some)
+                .map_err(|_| {
+                    ApiError::invalid_parameter(key, &raw, "Expected an ISO 8601 timestamp.")
+                }),
+        }
+    }
+}
+
+impl Decode for Blob {
+    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
+        match r.take(key) {
+            None => Ok(None),
+            Some(raw) => aws_smithy_types::base64::decode(raw.trim())
+                .map(|b| Some(Blob::new(b)))
+                .map_err(|_| ApiError::invalid_parameter(key, "(blob)", "Expected base64.")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_ordered_by_index_and_bare_key_is_empty() {
+        let mut r = FormReader::from_pairs([("Id.10", "c"), ("Id.2", "b"), ("Id.1", "a")]);
+        let v: Vec<String> = r.list_field("", "Id", None).unwrap().unwrap();
+        assert_eq!(v, ["a", "b", "c"]);
+        let mut r = FormReader::from_pairs([("Id", "")]);
+        let v: Option<Vec<String>> = r.list_field("", "Id", None).unwrap();
+        assert_eq!(v, Some(vec![]));
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn prefix_matching_respects_segment_boundaries() {
+        let r = FormReader::from_pairs([("Filter.1-x", "a"), ("Filter.10.Name", "b")]);
+        assert!(!r.has_prefix("Filter.1"));
+        assert!(r.has_prefix("Filter.10"));
+    }
+
+    #[test]
+    fn leftovers_are_unknown_parameters() {
+        let mut r = FormReader::from_pairs([("Bogus", "1")]);
+        assert_eq!(r.finish().unwrap_err().code, "UnknownParameter");
+    }
+}

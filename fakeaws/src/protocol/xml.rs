@@ -1,0 +1,209 @@
+//! XML encoding of typed outputs: the ec2Query response (root `<OpResponse>`, members
+//! directly under it, `<requestId>`) and the awsQuery response (`<OpResult>` first, then
+//! `<ResponseMetadata>`).
+
+use std::borrow::Cow;
+
+use aws_smithy_types::date_time::Format;
+use aws_smithy_types::{Blob, DateTime};
+
+/// Escapes text for an XML element or attribute.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    quick_xml::escape::escape(s)
+}
+
+/// A growing XML document.
+#[derive(Debug, Default)]
+pub struct XmlWriter {
+    buf: String,
+}
+
+/// A value that writes itself as the element `name`.
+pub trait Encode {
+    /// Appends `<name>...</name>` to `w`.
+    fn encode(&self, w: &mut XmlWriter, name: &str);
+}
+
+/// A structure that writes its members as a sequence of elements.
+pub trait EncodeMembers {
+    /// Appends one element per set member.
+    fn encode_members(&self, w: &mut XmlWriter);
+}
+
+impl<T: EncodeMembers> Encode for T {
+    fn encode(&self, w: &mut XmlWriter, name: &str) {
+        w.open(name);
+        self.encode_members(w);
+        w.close(name);
+    }
+}
+
+impl XmlWriter {
+    /// Opens the element `name`.
+    pub fn open(&mut self, name: &str) {
+        self.buf.push('<');
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+
+    /// Closes the element `name`.
+    pub fn close(&mut self, name: &str) {
+        self.buf.push_str("</");
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+
+    /// Writes `<name>text</name>`, escaped.
+    pub fn text(&mut self, name: &str, text: &str) {
+        self.open(name);
+        self.buf.push_str(&escape(text));
+        self.close(name);
+    }
+
+    /// Writes an optional member.
+    pub fn field<T: Encode>(&mut self, name: &str, value: &Option<T>) {
+        if let Some(v) = value {
+            v.encode(self, name);
+        }
+    }
+
+    /// Writes a required member.
+    pub fn value<T: Encode>(&mut self, name: &str, value: &T) {
+        value.encode(self, name);
+    }
+
+    /// Writes an optional list member: `<name><item>..</item>..</name>`.
+    pub fn list_field<T: Encode>(&mut self, name: &str, item: &str, value: &Option<Vec<T>>) {
+        if let Some(items) = value {
+            self.list_value(name, item, items);
+        }
+    }
+
+    /// Writes a required list member.
+    pub fn list_value<T: Encode>(&mut self, name: &str, item: &str, items: &[T]) {
+        if items.is_empty() {
+            self.buf.push('<');
+            self.buf.push_str(name);
+            self.buf.push_str("/>");
+            return;
+        }
+        self.open(name);
+        for v in items {
+            v.encode(self, item);
+        }
+        self.close(name);
+    }
+
+    /// The document so far.
+    pub fn into_string(self) -> String {
+        self.buf
+    }
+}
+
+impl Encode for String {
+    fn encode(&self, w: &mut XmlWriter, name: &str) {
+        w.text(name, self);
+    }
+}
+
+impl Encode for bool {
+    fn encode(&self, w: &mut XmlWriter, name: &str) {
+        w.text(name, if *self { "true" } else { "false" });
+    }
+}
+
+macro_rules! encode_display {
+    ($($t:ty),*) => {$(
+        impl Encode for $t {
+            fn encode(&self, w: &mut XmlWriter, name: &str) {
+                w.text(name, &self.to_string());
+            }
+        }
+    )*};
+}
+encode_display!(i32, i64, f32, f64);
+
+impl Encode for DateTime {
+    fn encode(&self, w: &mut XmlWriter, name: &str) {
+        w.text(name, &format_timestamp(*self));
+    }
+}
+
+impl Encode for Blob {
+    fn encode(&self, w: &mut XmlWriter, name: &str) {
+        w.text(name, &aws_smithy_types::base64::encode(self.as_ref()));
+    }
+}
+
+/// Formats a timestamp as AWS does: `2026-11-29T14:18:20.000Z`.
+pub fn format_timestamp(t: DateTime) -> String {
+    let millis = t.subsec_nanos() / 1_000_000;
+    let whole = DateTime::from_secs(t.secs());
+    match whole.fmt(Format::DateTime) {
+        Ok(s) => format!("{}.{millis:03}Z", s.trim_end_matches('Z')),
+        Err(_) => "1970-01-01T00:00:00.000Z".to_string(),
+    }
+}
+
+const XML_DECL: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+
+/// The ec2Query success body of `op`.
+pub fn ec2_response<T: EncodeMembers>(op: &str, ns: &str, request_id: &str, out: &T) -> String {
+    let mut w = XmlWriter::default();
+    w.buf.push_str(XML_DECL);
+    w.buf.push_str(&format!("<{op}Response xmlns=\"{ns}\">"));
+    w.text("requestId", request_id);
+    out.encode_members(&mut w);
+    w.close(&format!("{op}Response"));
+    w.into_string()
+}
+
+/// The ec2Query success body of an operation without output: `<return>true</return>`.
+pub fn ec2_return_true(op: &str, ns: &str, request_id: &str) -> String {
+    let mut w = XmlWriter::default();
+    w.buf.push_str(XML_DECL);
+    w.buf.push_str(&format!("<{op}Response xmlns=\"{ns}\">"));
+    w.text("requestId", request_id);
+    w.text("return", "true");
+    w.close(&format!("{op}Response"));
+    w.into_string()
+}
+
+/// The awsQuery success body of `op`: `<OpResult>` first, then `<ResponseMetadata>`.
+pub fn query_response<T: EncodeMembers>(
+    op: &str,
+    ns: &str,
+    request_id: &str,
+    out: Option<&T>,
+) -> String {
+    let mut w = XmlWriter::default();
+    w.buf.push_str(XML_DECL);
+    w.buf.push_str(&format!("<{op}Response xmlns=\"{ns}\">"));
+    let result = format!("{op}Result");
+    match out {
+        Some(o) => o.encode(&mut w, &result),
+        None => {
+            w.buf.push_str(&format!("<{result}/>"));
+        }
+    }
+    w.open("ResponseMetadata");
+    w.text("RequestId", request_id);
+    w.close("ResponseMetadata");
+    w.close(&format!("{op}Response"));
+    w.into_string()
+}
+
+impl EncodeMembers for () {
+    fn encode_members(&self, _w: &mut XmlWriter) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_have_milliseconds() {
+        let t = DateTime::from_millis(1_795_961_900_123);
+        assert_eq!(format_timestamp(t), "2026-11-29T14:18:20.123Z");
+    }
+}

@@ -1,0 +1,293 @@
+//! The endpoint: routes a request to its service and region by the SigV4 credential scope,
+//! checks the envelope (`Action`, `Version`), runs the generated dispatch under the region's
+//! lock, and answers with the service's XML or error envelope and `x-amzn-RequestId`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::Config;
+use crate::generated::{ec2, elb};
+use crate::ids::IdGen;
+use crate::protocol::error::ApiError;
+use crate::protocol::query::FormReader;
+use crate::protocol::sigv4;
+use crate::region::Region;
+
+/// The shared state of one fake account: its regions, each behind its own lock.
+#[derive(Clone, Debug)]
+pub struct Fake {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Config,
+    regions: Mutex<HashMap<String, Arc<Mutex<Region>>>>,
+    request_ids: Mutex<IdGen>,
+}
+
+/// A response before it becomes HTTP: status, XML body, request id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The XML body.
+    pub body: String,
+    /// The request id, also sent as `x-amzn-RequestId`.
+    pub request_id: String,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave a region half-written in a way that matters
+    // more than refusing every later request, so a poisoned lock is taken over.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[derive(Clone, Copy)]
+enum Service {
+    Ec2,
+    Elb,
+}
+
+impl Fake {
+    /// A fresh fake account.
+    pub fn new(config: Config) -> Self {
+        let request_ids = IdGen::new(config.seed, "request-ids");
+        Fake {
+            inner: Arc::new(Inner {
+                config,
+                regions: Mutex::new(HashMap::new()),
+                request_ids: Mutex::new(request_ids),
+            }),
+        }
+    }
+
+    /// The fake's configuration.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The region `name`, created as AWS hands it out on first use.
+    pub fn region(&self, name: &str) -> Arc<Mutex<Region>> {
+        let mut regions = lock(&self.inner.regions);
+        regions
+            .entry(name.to_string())
+            .or_insert_with(|| Arc::new(Mutex::new(Region::new(name, &self.inner.config))))
+            .clone()
+    }
+
+    /// Runs `f` on the region `name` under its lock (tests and admin tools use this to read
+    /// or steer the state, e.g. to advance the clock).
+    pub fn with_region<R>(&self, name: &str, f: impl FnOnce(&mut Region) -> R) -> R {
+        let region = self.region(name);
+        let mut guard = lock(&region);
+        f(&mut guard)
+    }
+
+    /// Serves one request: the `Authorization` header, the query string and the form body.
+    pub fn handle(&self, authorization: Option<&str>, query: &[u8], body: &[u8]) -> Answer {
+        let request_id = lock(&self.inner.request_ids).request_id();
+        let mut form = FormReader::from_urlencoded(&[query, body]);
+        let scope = authorization
+            .and_then(sigv4::from_authorization)
+            .or_else(|| {
+                form.peek("X-Amz-Credential")
+                    .and_then(sigv4::from_credential)
+            });
+        let Some(scope) = scope else {
+            let err = ApiError::new(
+                "MissingAuthenticationToken",
+                "The request is not signed: fakeaws routes each request by the region and \
+                 service of its SigV4 credential scope (Authorization: AWS4-HMAC-SHA256 \
+                 Credential=KEY/DATE/REGION/ec2/aws4_request). Any credentials are accepted.",
+            )
+            .with_status(400);
+            return answer_error(&err, None, request_id);
+        };
+        let service = match scope.service.as_str() {
+            "ec2" => Service::Ec2,
+            "elasticloadbalancing" => Service::Elb,
+            other => {
+                let err = ApiError::new(
+                    "UnknownService",
+                    format!(
+                        "fakeaws serves the services ec2 and elasticloadbalancing; the request \
+                         is signed for '{other}'"
+                    ),
+                );
+                return answer_error(&err, None, request_id);
+            }
+        };
+        let result = self.dispatch(service, &scope.region, &mut form, &request_id);
+        tracing::debug!(
+            region = %scope.region,
+            action = form.peek("Action").unwrap_or_default(),
+            status = result.as_ref().map_or_else(|e| e.status, |_| 200),
+            "request"
+        );
+        match result {
+            Ok(body) => Answer {
+                status: 200,
+                body,
+                request_id,
+            },
+            Err(err) => answer_error(&err, Some(service), request_id),
+        }
+    }
+
+    fn dispatch(
+        &self,
+        service: Service,
+        region: &str,
+        form: &mut FormReader,
+        request_id: &str,
+    ) -> Result<String, ApiError> {
+        let (api_version, operations, label) = match service {
+            Service::Ec2 => (ec2::API_VERSION, ec2::ALL_OPERATIONS, "EC2"),
+            Service::Elb => (
+                elb::API_VERSION,
+                elb::ALL_OPERATIONS,
+                "Elastic Load Balancing",
+            ),
+        };
+        let action = form
+            .peek("Action")
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| {
+                ApiError::new(
+                    "MissingAction",
+                    "The request must contain the parameter Action",
+                )
+            })?
+            .to_string();
+        match form.peek("Version") {
+            None | Some("") => return Err(ApiError::missing_parameter("Version")),
+            Some(v) if v == api_version => {}
+            Some("2015-12-01") if matches!(service, Service::Elb) => {
+                return Err(ApiError::not_implemented(
+                    "fakeaws serves classic Elastic Load Balancing (Version 2012-06-01); \
+                     ELBv2 (Version 2015-12-01) is not implemented",
+                ));
+            }
+            Some(v) => {
+                return Err(ApiError::new(
+                    "NoSuchVersion",
+                    format!(
+                        "The requested version ({v}) of service {label} is not served: fakeaws \
+                         speaks {api_version}"
+                    ),
+                ));
+            }
+        }
+        form.strip_envelope();
+        if !is_region_name(region) {
+            return Err(ApiError::new(
+                "InvalidRegion",
+                format!("'{region}' is not a region name"),
+            ));
+        }
+        let state = self.region(region);
+        match service {
+            Service::Ec2 => {
+                let Some(op) = ec2::Action::from_name(&action) else {
+                    return Err(unserved(&action, operations, label));
+                };
+                let mut guard = lock(&state);
+                ec2::call(&mut *guard, op, form, request_id)
+            }
+            Service::Elb => {
+                let Some(op) = elb::Action::from_name(&action) else {
+                    return Err(unserved(&action, operations, label));
+                };
+                let mut guard = lock(&state);
+                elb::call(&mut *guard, op, form, request_id)
+            }
+        }
+    }
+}
+
+/// Region names as AWS spells them: lower-case words and a number, joined by hyphens.
+fn is_region_name(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() >= 3
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+        && parts
+            .last()
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn unserved(action: &str, operations: &[&str], label: &str) -> ApiError {
+    if operations.binary_search(&action).is_ok() {
+        ApiError::not_implemented(format!(
+            "fakeaws does not implement the {label} operation {action} yet"
+        ))
+    } else {
+        ApiError::new(
+            "InvalidAction",
+            format!("The action {action} is not valid for this web service."),
+        )
+    }
+}
+
+fn answer_error(err: &ApiError, service: Option<Service>, request_id: String) -> Answer {
+    let body = match service {
+        Some(Service::Elb) => {
+            let sender = elb::MODELED_ERRORS
+                .iter()
+                .find(|(code, _, _)| *code == err.code)
+                .map_or(err.status < 500, |(_, _, sender)| *sender);
+            err.to_query_xml(elb::XML_NAMESPACE, &request_id, sender)
+        }
+        _ => err.to_ec2_xml(&request_id),
+    };
+    let status = match service {
+        Some(Service::Elb) => elb::MODELED_ERRORS
+            .iter()
+            .find(|(code, _, _)| *code == err.code)
+            .map_or(err.status, |(_, status, _)| *status),
+        _ => err.status,
+    };
+    Answer {
+        status,
+        body,
+        request_id,
+    }
+}
+
+/// The axum router serving the fake on every path.
+pub fn router(fake: Fake) -> axum::Router {
+    axum::Router::new().fallback(handle_http).with_state(fake)
+}
+
+async fn handle_http(
+    State(fake): State<Fake>,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let query = uri.query().unwrap_or_default().as_bytes();
+    let answer = fake.handle(authorization, query, &body);
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut response = (status, answer.body).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/xml;charset=UTF-8"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&answer.request_id) {
+        h.insert("x-amzn-RequestId", v);
+    }
+    response
+}

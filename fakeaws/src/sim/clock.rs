@@ -1,0 +1,49 @@
+//! The fake's clock: real time in the server, virtual time in tests (moved only by
+//! `advance`), so that time-dependent behaviour is tested without sleeping.
+
+use std::time::{Duration, SystemTime};
+
+use aws_smithy_types::DateTime;
+
+/// A clock: real, or virtual starting at a fixed instant.
+#[derive(Debug, Clone)]
+pub enum Clock {
+    /// The system's time.
+    Real,
+    /// A virtual instant that only `advance` moves.
+    Virtual(SystemTime),
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::Real
+    }
+}
+
+impl Clock {
+    /// A virtual clock at `start`.
+    pub fn virtual_at(start: SystemTime) -> Self {
+        Clock::Virtual(start)
+    }
+
+    /// The current instant.
+    pub fn now(&self) -> SystemTime {
+        match self {
+            Clock::Real => SystemTime::now(),
+            Clock::Virtual(t) => *t,
+        }
+    }
+
+    /// The current instant as a smithy timestamp, truncated to milliseconds.
+    pub fn now_datetime(&self) -> DateTime {
+        let t = DateTime::from(self.now());
+        DateTime::from_millis(t.to_millis().unwrap_or(0))
+    }
+
+    /// Moves a virtual clock forward (a real clock ignores it).
+    pub fn advance(&mut self, by: Duration) {
+        if let Clock::Virtual(t) = self {
+            *t += by;
+        }
+    }
+}

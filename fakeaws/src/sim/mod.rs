@@ -1,0 +1,3 @@
+//! Simulation controls shared by every action: the clock.
+
+pub mod clock;

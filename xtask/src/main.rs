@@ -1,0 +1,71 @@
+//! `cargo xtask`: the project's automation, one subcommand per task.
+//!
+//! - `codegen [--check]`: trims the AWS API models to the operations fakeaws serves and
+//!   generates its wire layer (`fakeaws/src/generated/`).
+//! - `bench`: runs the benchmarks and prints their medians.
+
+mod codegen;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "Project automation for the capa workspace")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Trim the AWS models to the allowlist and generate fakeaws's wire layer.
+    Codegen(codegen::Args),
+    /// Run the benchmarks (criterion) and print where their reports are.
+    Bench {
+        /// Extra arguments passed to `cargo bench` after `--` (e.g. a filter).
+        #[arg(trailing_var_arg = true)]
+        rest: Vec<String>,
+    },
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.task {
+        Task::Codegen(args) => codegen::run(&workspace_root()?, &args),
+        Task::Bench { rest } => bench(&rest),
+    }
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn workspace_root() -> Result<PathBuf> {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(PathBuf::from)
+        .context("xtask has no parent directory")
+}
+
+fn bench(rest: &[String]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(cargo)
+        .current_dir(workspace_root()?)
+        .args([
+            "bench",
+            "--locked",
+            "-p",
+            "fakeaws",
+            "--bench",
+            "roundtrip",
+            "--",
+        ])
+        .args(rest)
+        .status()
+        .context("running cargo bench")?;
+    if !status.success() {
+        bail!("cargo bench failed: {status}");
+    }
+    Ok(())
+}
