@@ -1,1 +1,183 @@
-//! tags
+//! CreateTags, DeleteTags and DescribeTags through the SDK.
+
+use aws_sdk_ec2::types::{ResourceType, Tag};
+
+use crate::{code, empty_fake, filter, vpc};
+
+fn tag(k: &str, v: &str) -> Tag {
+    Tag::builder().key(k).value(v).build()
+}
+
+#[tokio::test]
+async fn create_describe_delete_tags() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    let b = vpc(&ec2, "10.1.0.0/16").await;
+    ec2.create_tags()
+        .resources(&a)
+        .resources(&b)
+        .tags(tag("env", "dev"))
+        .tags(tag("team", "blue"))
+        .send()
+        .await
+        .unwrap();
+    let all = ec2.describe_tags().send().await.unwrap();
+    assert_eq!(all.tags().len(), 4);
+    let only = ec2
+        .describe_tags()
+        .filters(filter("resource-id", &[&a]))
+        .filters(filter("key", &["env"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(only.tags().len(), 1);
+    assert_eq!(only.tags()[0].resource_type(), Some(&ResourceType::Vpc));
+    assert_eq!(only.tags()[0].value(), Some("dev"));
+
+    // Overwrite, then delete by key and by (key, value).
+    ec2.create_tags()
+        .resources(&a)
+        .tags(tag("env", "prod"))
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_tags()
+        .resources(&a)
+        .tags(Tag::builder().key("team").value("not-blue").build())
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_tags()
+        .resources(&b)
+        .tags(Tag::builder().key("env").build())
+        .send()
+        .await
+        .unwrap();
+    let vpcs = ec2
+        .describe_vpcs()
+        .vpc_ids(&a)
+        .vpc_ids(&b)
+        .send()
+        .await
+        .unwrap();
+    for v in vpcs.vpcs() {
+        let mut tags: Vec<(String, String)> = v
+            .tags()
+            .iter()
+            .map(|t| (t.key().unwrap().to_string(), t.value().unwrap().to_string()))
+            .collect();
+        tags.sort();
+        if v.vpc_id() == Some(a.as_str()) {
+            assert_eq!(
+                tags,
+                [
+                    ("env".into(), "prod".into()),
+                    ("team".into(), "blue".into())
+                ]
+            );
+        } else {
+            assert_eq!(tags, [("team".into(), "blue".into())]);
+        }
+    }
+    // Deleting with no tags removes them all.
+    ec2.delete_tags().resources(&a).send().await.unwrap();
+    let left = ec2
+        .describe_tags()
+        .filters(filter("resource-id", &[&a]))
+        .send()
+        .await
+        .unwrap();
+    assert!(left.tags().is_empty());
+}
+
+#[tokio::test]
+async fn errors_change_nothing() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    // One missing resource fails the whole call.
+    let r = ec2
+        .create_tags()
+        .resources(&a)
+        .resources("vpc-0123456789abcdef0")
+        .tags(tag("k", "v"))
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidVpcID.NotFound");
+    assert_eq!(
+        code(
+            ec2.create_tags()
+                .resources("nonsense")
+                .tags(tag("k", "v"))
+                .send()
+                .await
+        ),
+        "InvalidID"
+    );
+    assert_eq!(
+        code(
+            ec2.create_tags()
+                .resources(&a)
+                .tags(tag("aws:x", "v"))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(
+            ec2.create_tags()
+                .resources(&a)
+                .tags(tag(&"k".repeat(129), "v"))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(ec2.create_tags().tags(tag("k", "v")).send().await),
+        "MissingParameter"
+    );
+    let mut too_many = ec2.create_tags().resources(&a);
+    for i in 0..51 {
+        too_many = too_many.tags(tag(&format!("k{i}"), "v"));
+    }
+    assert_eq!(code(too_many.send().await), "TagLimitExceeded");
+    assert!(ec2.describe_tags().send().await.unwrap().tags().is_empty());
+    assert_eq!(
+        code(
+            ec2.describe_tags()
+                .filters(filter("owner", &["x"]))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+}
+
+#[tokio::test]
+async fn paginates() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    let mut req = ec2.create_tags().resources(&a);
+    for i in 0..12 {
+        req = req.tags(tag(&format!("k{i:02}"), "v"));
+    }
+    req.send().await.unwrap();
+    let items: Vec<_> = ec2
+        .describe_tags()
+        .max_results(5)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .unwrap();
+    assert_eq!(items.len(), 12);
+    assert_eq!(
+        code(ec2.describe_tags().max_results(2).send().await),
+        "InvalidParameterValue"
+    );
+}
