@@ -699,14 +699,19 @@ impl<'a> Generator<'a> {
                     "Ok(crate::protocol::xml::ec2_response({op:?}, XML_NAMESPACE, request_id, &output))"
                 ),
                 (Protocol::Ec2, None) => format!(
-                    "let () = output; Ok(crate::protocol::xml::ec2_return_true({op:?}, XML_NAMESPACE, request_id))"
+                    "Ok(crate::protocol::xml::ec2_return_true({op:?}, XML_NAMESPACE, request_id))"
                 ),
                 (Protocol::Query, Some(_)) => format!(
                     "Ok(crate::protocol::xml::query_response({op:?}, XML_NAMESPACE, request_id, Some(&output)))"
                 ),
                 (Protocol::Query, None) => format!(
-                    "let () = output; Ok(crate::protocol::xml::query_response::<()>({op:?}, XML_NAMESPACE, request_id, None))"
+                    "Ok(crate::protocol::xml::query_response::<()>({op:?}, XML_NAMESPACE, request_id, None))"
                 ),
+            };
+            let call = if def["output"]["shape"].is_string() {
+                format!("let output = api.{method}(input)?;")
+            } else {
+                format!("api.{method}(input)?;")
             };
             let _ = writeln!(
                 arms,
@@ -714,7 +719,7 @@ impl<'a> Generator<'a> {
                  r.reject_unsupported({op:?}, &[{}])?;\n            \
                  let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
                  r.finish()?;\n            {dry_run}\n            \
-                 let output = api.{method}(input)?;\n            {encode}\n        }}",
+                 {call}\n            {encode}\n        }}",
                 unsupported.join(", ")
             );
         }

@@ -3537,8 +3537,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_vpc(input)?;
-            let () = output;
+            api.delete_vpc(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "DeleteVpc",
                 XML_NAMESPACE,
@@ -3550,8 +3549,7 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(ModifyVpcAttributeRequest::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.modify_vpc_attribute(input)?;
-            let () = output;
+            api.modify_vpc_attribute(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "ModifyVpcAttribute",
                 XML_NAMESPACE,
@@ -3621,8 +3619,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_subnet(input)?;
-            let () = output;
+            api.delete_subnet(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "DeleteSubnet",
                 XML_NAMESPACE,
@@ -3645,8 +3642,7 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(ModifySubnetAttributeRequest::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.modify_subnet_attribute(input)?;
-            let () = output;
+            api.modify_subnet_attribute(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "ModifySubnetAttribute",
                 XML_NAMESPACE,
@@ -3675,8 +3671,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.attach_internet_gateway(input)?;
-            let () = output;
+            api.attach_internet_gateway(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "AttachInternetGateway",
                 XML_NAMESPACE,
@@ -3690,8 +3685,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.detach_internet_gateway(input)?;
-            let () = output;
+            api.detach_internet_gateway(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "DetachInternetGateway",
                 XML_NAMESPACE,
@@ -3705,8 +3699,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_internet_gateway(input)?;
-            let () = output;
+            api.delete_internet_gateway(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "DeleteInternetGateway",
                 XML_NAMESPACE,
@@ -3736,8 +3729,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_tags(input)?;
-            let () = output;
+            api.create_tags(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "CreateTags",
                 XML_NAMESPACE,
@@ -3751,8 +3743,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_tags(input)?;
-            let () = output;
+            api.delete_tags(input)?;
             Ok(crate::protocol::xml::ec2_return_true(
                 "DeleteTags",
                 XML_NAMESPACE,

@@ -6,18 +6,13 @@ use std::time::{Duration, SystemTime};
 use aws_smithy_types::DateTime;
 
 /// A clock: real, or virtual starting at a fixed instant.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub enum Clock {
     /// The system's time.
+    #[default]
     Real,
     /// A virtual instant that only `advance` moves.
     Virtual(SystemTime),
-}
-
-impl Default for Clock {
-    fn default() -> Self {
-        Clock::Real
-    }
 }
 
 impl Clock {
