@@ -28,7 +28,12 @@ fn sdk_round_trip(c: &mut Criterion) {
                 .unwrap();
             ec2.create_tags()
                 .resources(id)
-                .tags(aws_sdk_ec2::types::Tag::builder().key("Name").value("bench").build())
+                .tags(
+                    aws_sdk_ec2::types::Tag::builder()
+                        .key("Name")
+                        .value("bench")
+                        .build(),
+                )
                 .send()
                 .await
                 .unwrap();
