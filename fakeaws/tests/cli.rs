@@ -28,7 +28,12 @@ fn aws_cli() -> PathBuf {
         .expect("python3 is needed to install the aws CLI for this test");
     assert!(status.success(), "python3 -m venv failed");
     let status = Command::new(venv.join("bin").join("pip"))
-        .args(["install", "--quiet", "--disable-pip-version-check", "awscli"])
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "awscli",
+        ])
         .status()
         .expect("pip runs");
     assert!(status.success(), "pip install awscli failed");
@@ -75,7 +80,11 @@ async fn aws_cli_builds_and_reads_a_network() {
     tokio::task::spawn_blocking(move || {
         let vpc = cli
             .run(&[
-                "ec2", "create-vpc", "--cidr-block", "10.20.0.0/16", "--tag-specifications",
+                "ec2",
+                "create-vpc",
+                "--cidr-block",
+                "10.20.0.0/16",
+                "--tag-specifications",
                 "ResourceType=vpc,Tags=[{Key=Name,Value=from-cli}]",
             ])
             .unwrap();
@@ -84,25 +93,46 @@ async fn aws_cli_builds_and_reads_a_network() {
 
         let subnet = cli
             .run(&[
-                "ec2", "create-subnet", "--vpc-id", &vpc_id, "--cidr-block", "10.20.1.0/24",
-                "--availability-zone", "us-east-1b",
+                "ec2",
+                "create-subnet",
+                "--vpc-id",
+                &vpc_id,
+                "--cidr-block",
+                "10.20.1.0/24",
+                "--availability-zone",
+                "us-east-1b",
             ])
             .unwrap();
         let subnet_id = subnet["Subnet"]["SubnetId"].as_str().unwrap().to_string();
 
         let igw = cli.run(&["ec2", "create-internet-gateway"]).unwrap();
-        let igw_id = igw["InternetGateway"]["InternetGatewayId"].as_str().unwrap().to_string();
+        let igw_id = igw["InternetGateway"]["InternetGatewayId"]
+            .as_str()
+            .unwrap()
+            .to_string();
         cli.run(&[
-            "ec2", "attach-internet-gateway", "--internet-gateway-id", &igw_id, "--vpc-id", &vpc_id,
+            "ec2",
+            "attach-internet-gateway",
+            "--internet-gateway-id",
+            &igw_id,
+            "--vpc-id",
+            &vpc_id,
         ])
         .unwrap();
 
-        let vpcs = cli.run(&["ec2", "describe-vpcs", "--vpc-ids", &vpc_id]).unwrap();
+        let vpcs = cli
+            .run(&["ec2", "describe-vpcs", "--vpc-ids", &vpc_id])
+            .unwrap();
         assert_eq!(vpcs["Vpcs"][0]["State"], "available");
         assert_eq!(vpcs["Vpcs"][0]["Tags"][0]["Value"], "from-cli");
 
         let subnets = cli
-            .run(&["ec2", "describe-subnets", "--filters", &format!("Name=vpc-id,Values={vpc_id}")])
+            .run(&[
+                "ec2",
+                "describe-subnets",
+                "--filters",
+                &format!("Name=vpc-id,Values={vpc_id}"),
+            ])
             .unwrap();
         assert_eq!(subnets["Subnets"].as_array().unwrap().len(), 1);
         assert_eq!(subnets["Subnets"][0]["SubnetId"], subnet_id.as_str());
@@ -111,14 +141,21 @@ async fn aws_cli_builds_and_reads_a_network() {
 
         let gws = cli
             .run(&[
-                "ec2", "describe-internet-gateways", "--filters",
+                "ec2",
+                "describe-internet-gateways",
+                "--filters",
                 &format!("Name=attachment.vpc-id,Values={vpc_id}"),
             ])
             .unwrap();
-        assert_eq!(gws["InternetGateways"][0]["InternetGatewayId"], igw_id.as_str());
+        assert_eq!(
+            gws["InternetGateways"][0]["InternetGatewayId"],
+            igw_id.as_str()
+        );
 
         // An AWS error reaches the CLI as AWS's code.
-        let err = cli.run(&["ec2", "delete-vpc", "--vpc-id", &vpc_id]).unwrap_err();
+        let err = cli
+            .run(&["ec2", "delete-vpc", "--vpc-id", &vpc_id])
+            .unwrap_err();
         assert!(err.contains("DependencyViolation"), "{err}");
 
         // The CLI's own paginator walks every page.

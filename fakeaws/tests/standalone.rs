@@ -17,8 +17,14 @@ async fn binary_serves_and_stops_on_ctrl_c() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let endpoint = line.trim().strip_prefix("fakeaws listening on ").expect(&line).to_string();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let endpoint = line
+        .trim()
+        .strip_prefix("fakeaws listening on ")
+        .expect(&line)
+        .to_string();
     assert!(endpoint.starts_with("http://127.0.0.1:"), "{endpoint}");
 
     let conf = aws_sdk_ec2::Config::builder()
@@ -28,13 +34,21 @@ async fn binary_serves_and_stops_on_ctrl_c() {
         .endpoint_url(&endpoint)
         .build();
     let ec2 = aws_sdk_ec2::Client::from_conf(conf);
-    let vpc = ec2.create_vpc().cidr_block("10.0.0.0/16").send().await.unwrap();
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap();
     let id = vpc.vpc().unwrap().vpc_id().unwrap();
     let got = ec2.describe_vpcs().send().await.unwrap();
     assert_eq!(got.vpcs().len(), 1);
     assert_eq!(got.vpcs()[0].vpc_id(), Some(id));
 
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let exit = child.wait().unwrap();
     assert!(exit.success(), "fakeaws exits cleanly on SIGINT: {exit:?}");

@@ -23,7 +23,7 @@ struct Cli {
 enum Task {
     /// Trim the AWS models to the allowlist and generate fakeaws's wire layer.
     Codegen(codegen::Args),
-    /// Run the benchmarks (criterion) and print where their reports are.
+    /// Run the benchmarks (criterion) and print their medians.
     Bench {
         /// Extra arguments passed to `cargo bench` after `--` (e.g. a filter).
         #[arg(trailing_var_arg = true)]
@@ -66,6 +66,38 @@ fn bench(rest: &[String]) -> Result<()> {
         .context("running cargo bench")?;
     if !status.success() {
         bail!("cargo bench failed: {status}");
+    }
+    print_medians()
+}
+
+/// Prints the median of every criterion benchmark of the last run.
+fn print_medians() -> Result<()> {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => workspace_root()?.join("target"),
+    };
+    let dir = target.join("criterion");
+    let mut rows = Vec::new();
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path().join("new").join("estimates.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        if let Some(ns) = v["median"]["point_estimate"].as_f64() {
+            let name = path
+                .parent()
+                .and_then(|p| p.parent())
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            rows.push((name, ns));
+        }
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    println!("\n{:<40} {:>14}", "benchmark", "median");
+    for (name, ns) in rows {
+        println!("{name:<40} {:>11.1} µs", ns / 1000.0);
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::region::Region;
 const MAX_TAGS: usize = 50;
 
 /// One classic load balancer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct LoadBalancer {
     /// Its name, unique in the region.
     pub name: String,
@@ -111,9 +111,7 @@ fn not_found(name: &str) -> ApiError {
     )
 }
 
-/// `CreateLoadBalancer`. Creating again with the same name and the same configuration
-/// answers the existing load balancer, as AWS does; with another configuration it is
-/// `DuplicateLoadBalancerName`.
+/// `CreateLoadBalancer`: a name already in use in the region is `DuplicateLoadBalancerName`.
 pub fn create_load_balancer(
     region: &mut Region,
     input: CreateAccessPointInput,
@@ -225,21 +223,10 @@ pub fn create_load_balancer(
         healthy_threshold: Some(10),
     };
 
-    if let Some(existing) = region.load_balancers.get(&name) {
-        let same = existing.listeners == listeners
-            && existing.subnets == subnet_ids
-            && existing.internal == internal
-            && (input.security_groups.is_none() || existing.security_groups == security_groups);
-        if same {
-            return Ok(CreateAccessPointOutput {
-                dns_name: Some(existing.dns_name.clone()),
-            });
-        }
+    if region.load_balancers.contains_key(&name) {
         return Err(ApiError::new(
             "DuplicateLoadBalancerName",
-            format!(
-                "Load Balancer named '{name}' already exists and it is configured with different parameters."
-            ),
+            format!("Load balancer name '{name}' already exists for this account."),
         ));
     }
     if region.load_balancers.len() >= region.limits.load_balancers {
