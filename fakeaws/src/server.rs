@@ -198,6 +198,7 @@ impl Fake {
                     return Err(unserved(&action, operations, label));
                 };
                 let mut guard = lock(&state);
+                guard.tick();
                 ec2::call(&mut *guard, op, form, request_id)
             }
             Service::Elb => {
@@ -205,6 +206,7 @@ impl Fake {
                     return Err(unserved(&action, operations, label));
                 };
                 let mut guard = lock(&state);
+                guard.tick();
                 elb::call(&mut *guard, op, form, request_id)
             }
         }

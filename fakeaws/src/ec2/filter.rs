@@ -2,8 +2,9 @@
 //! are ANDed, values may use `*` and `?` wildcards, `tag:KEY`, `tag-key` and `tag-value` work
 //! on every taggable resource, and an unknown filter name is an error naming it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use crate::ec2::tags::TagStore;
 use crate::generated::ec2::Filter;
 use crate::protocol::error::ApiError;
 
@@ -45,6 +46,48 @@ impl Filters {
             list.push((name, f.values.unwrap_or_default()));
         }
         Ok(Filters { list })
+    }
+
+    /// The ids that can possibly match, from the tag index and the resource's own `index`
+    /// (name, exact value -> ids); `None` when no filter is served by an index.
+    pub fn candidates(
+        &self,
+        tags: &TagStore,
+        index: impl Fn(&str, &str) -> Option<BTreeSet<String>>,
+    ) -> Option<BTreeSet<String>> {
+        let mut result: Option<BTreeSet<String>> = None;
+        for (name, values) in &self.list {
+            if values.is_empty() || values.iter().any(|v| v.contains(['*', '?', '\\'])) {
+                continue;
+            }
+            let lookup = |v: &str| -> Option<BTreeSet<String>> {
+                if let Some(key) = name.strip_prefix("tag:") {
+                    Some(tags.ids_with(key, Some(v)))
+                } else if name == "tag-key" {
+                    Some(tags.ids_with(v, None))
+                } else {
+                    index(name, v)
+                }
+            };
+            let mut set = BTreeSet::new();
+            let mut served = true;
+            for v in values {
+                match lookup(v) {
+                    Some(ids) => set.extend(ids),
+                    None => {
+                        served = false;
+                        break;
+                    }
+                }
+            }
+            if served {
+                result = Some(match result {
+                    None => set,
+                    Some(r) => r.intersection(&set).cloned().collect(),
+                });
+            }
+        }
+        result
     }
 
     /// Whether `record` (with `tags`) passes every filter.

@@ -79,16 +79,17 @@ impl Region {
     }
 }
 
-/// Creates a gateway attached to `vpc_id` (for the default VPC).
-pub fn create_attached(region: &mut Region, vpc_id: &str) {
+/// Creates a gateway attached to `vpc_id` (for the default VPC); returns its id.
+pub fn create_attached(region: &mut Region, vpc_id: &str) -> String {
     let id = region.ids.resource("igw");
     region.internet_gateways.insert(
         id.clone(),
         InternetGateway {
-            id,
+            id: id.clone(),
             vpc_id: Some(vpc_id.to_string()),
         },
     );
+    id
 }
 
 /// `CreateInternetGateway`.
@@ -204,14 +205,12 @@ pub fn describe_internet_gateways(
     input: DescribeInternetGatewaysRequest,
 ) -> Result<DescribeInternetGatewaysResult, ApiError> {
     let filters = Filters::parse::<(&InternetGateway, &Region)>(input.filters)?;
-    let selected = KIND.select(
+    let matching = KIND.describe(
         &region.internet_gateways,
         input.internet_gateway_ids.as_deref(),
+        region.candidates(&filters),
+        |g| filters.matches(&(g, region), region.tags.get(&g.id)),
     )?;
-    let matching: Vec<&InternetGateway> = selected
-        .into_iter()
-        .filter(|g| filters.matches(&(*g, region), region.tags.get(&g.id)))
-        .collect();
     let (items, next) = page::page(
         matching,
         |g| g.id.as_str(),

@@ -2,14 +2,23 @@
 //! dependency rules; `impl Api for Region` routes each generated operation to its module.
 
 pub mod availability_zone;
+pub mod elastic_ip;
 pub mod filter;
+pub mod image;
+pub mod instance;
 pub mod internet_gateway;
+pub mod key_pair;
+pub mod nat_gateway;
+pub mod network_interface;
 pub mod page;
+pub mod route_table;
+pub mod security_group;
 pub mod subnet;
 pub mod tags;
+pub mod volume;
 pub mod vpc;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::generated::ec2::*;
 use crate::ids;
@@ -46,16 +55,33 @@ impl Kind {
         )
     }
 
+    /// Fails with `<code>.Malformed` unless `id` is shaped like this kind's ids.
+    pub fn check_shape(&self, id: &str) -> Result<(), ApiError> {
+        if ids::is_well_formed(id, self.prefix) {
+            Ok(())
+        } else {
+            Err(self.malformed(id))
+        }
+    }
+
     /// The record `id` of `map`, or the right Malformed / NotFound error.
     pub fn get<'a, T>(&self, map: &'a BTreeMap<String, T>, id: &str) -> Result<&'a T, ApiError> {
-        if !ids::is_well_formed(id, self.prefix) {
-            return Err(self.malformed(id));
-        }
+        self.check_shape(id)?;
         map.get(id).ok_or_else(|| self.not_found(&[id]))
     }
 
+    /// The record `id` of `map` for writing, or the right Malformed / NotFound error.
+    pub fn get_mut<'a, T>(
+        &self,
+        map: &'a mut BTreeMap<String, T>,
+        id: &str,
+    ) -> Result<&'a mut T, ApiError> {
+        self.check_shape(id)?;
+        map.get_mut(id).ok_or_else(|| self.not_found(&[id]))
+    }
+
     /// The records named by `ids`, in id order, failing on any malformed or missing id;
-    /// `None` selects every record.
+    /// `None` or an empty list selects every record.
     pub fn select<'a, T>(
         &self,
         map: &'a BTreeMap<String, T>,
@@ -75,13 +101,40 @@ impl Kind {
         if !missing.is_empty() {
             return Err(self.not_found(&missing));
         }
-        let wanted: std::collections::BTreeSet<&str> = ids.iter().map(String::as_str).collect();
-        Ok(map
-            .iter()
-            .filter(|(k, _)| wanted.contains(k.as_str()))
-            .map(|(_, v)| v)
-            .collect())
+        let wanted: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+        Ok(wanted.into_iter().filter_map(|id| map.get(id)).collect())
     }
+
+    /// The records a Describe call answers: those named by `ids` (each must exist), else the
+    /// `candidates` an index gave, else all; then those `keep` accepts, in id order.
+    pub fn describe<'a, T>(
+        &self,
+        map: &'a BTreeMap<String, T>,
+        ids: Option<&[String]>,
+        candidates: Option<BTreeSet<String>>,
+        keep: impl Fn(&T) -> bool,
+    ) -> Result<Vec<&'a T>, ApiError> {
+        if ids.is_some_and(|i| !i.is_empty()) {
+            return Ok(self
+                .select(map, ids)?
+                .into_iter()
+                .filter(|t| keep(t))
+                .collect());
+        }
+        Ok(match candidates {
+            Some(c) => c
+                .iter()
+                .filter_map(|id| map.get(id))
+                .filter(|t| keep(t))
+                .collect(),
+            None => map.values().filter(|t| keep(t)).collect(),
+        })
+    }
+}
+
+/// The request without its ClientToken, to compare retries with the same token.
+pub fn fingerprint<T: std::fmt::Debug>(input: &T) -> String {
+    format!("{input:?}")
 }
 
 impl Api for Region {
@@ -191,5 +244,261 @@ impl Api for Region {
         input: DescribeTagsRequest,
     ) -> Result<DescribeTagsResult, ApiError> {
         tags::describe_tags(self, input)
+    }
+
+    fn allocate_address(
+        &mut self,
+        input: AllocateAddressRequest,
+    ) -> Result<AllocateAddressResult, ApiError> {
+        elastic_ip::allocate_address(self, input)
+    }
+
+    fn describe_addresses(
+        &mut self,
+        input: DescribeAddressesRequest,
+    ) -> Result<DescribeAddressesResult, ApiError> {
+        elastic_ip::describe_addresses(self, input)
+    }
+
+    fn associate_address(
+        &mut self,
+        input: AssociateAddressRequest,
+    ) -> Result<AssociateAddressResult, ApiError> {
+        elastic_ip::associate_address(self, input)
+    }
+
+    fn disassociate_address(&mut self, input: DisassociateAddressRequest) -> Result<(), ApiError> {
+        elastic_ip::disassociate_address(self, input)
+    }
+
+    fn release_address(&mut self, input: ReleaseAddressRequest) -> Result<(), ApiError> {
+        elastic_ip::release_address(self, input)
+    }
+
+    fn create_nat_gateway(
+        &mut self,
+        input: CreateNatGatewayRequest,
+    ) -> Result<CreateNatGatewayResult, ApiError> {
+        nat_gateway::create_nat_gateway(self, input)
+    }
+
+    fn describe_nat_gateways(
+        &mut self,
+        input: DescribeNatGatewaysRequest,
+    ) -> Result<DescribeNatGatewaysResult, ApiError> {
+        nat_gateway::describe_nat_gateways(self, input)
+    }
+
+    fn delete_nat_gateway(
+        &mut self,
+        input: DeleteNatGatewayRequest,
+    ) -> Result<DeleteNatGatewayResult, ApiError> {
+        nat_gateway::delete_nat_gateway(self, input)
+    }
+
+    fn create_route_table(
+        &mut self,
+        input: CreateRouteTableRequest,
+    ) -> Result<CreateRouteTableResult, ApiError> {
+        route_table::create_route_table(self, input)
+    }
+
+    fn describe_route_tables(
+        &mut self,
+        input: DescribeRouteTablesRequest,
+    ) -> Result<DescribeRouteTablesResult, ApiError> {
+        route_table::describe_route_tables(self, input)
+    }
+
+    fn delete_route_table(&mut self, input: DeleteRouteTableRequest) -> Result<(), ApiError> {
+        route_table::delete_route_table(self, input)
+    }
+
+    fn create_route(&mut self, input: CreateRouteRequest) -> Result<CreateRouteResult, ApiError> {
+        route_table::create_route(self, input)
+    }
+
+    fn replace_route(&mut self, input: ReplaceRouteRequest) -> Result<(), ApiError> {
+        route_table::replace_route(self, input)
+    }
+
+    fn delete_route(&mut self, input: DeleteRouteRequest) -> Result<(), ApiError> {
+        route_table::delete_route(self, input)
+    }
+
+    fn associate_route_table(
+        &mut self,
+        input: AssociateRouteTableRequest,
+    ) -> Result<AssociateRouteTableResult, ApiError> {
+        route_table::associate_route_table(self, input)
+    }
+
+    fn disassociate_route_table(
+        &mut self,
+        input: DisassociateRouteTableRequest,
+    ) -> Result<(), ApiError> {
+        route_table::disassociate_route_table(self, input)
+    }
+
+    fn create_security_group(
+        &mut self,
+        input: CreateSecurityGroupRequest,
+    ) -> Result<CreateSecurityGroupResult, ApiError> {
+        security_group::create_security_group(self, input)
+    }
+
+    fn describe_security_groups(
+        &mut self,
+        input: DescribeSecurityGroupsRequest,
+    ) -> Result<DescribeSecurityGroupsResult, ApiError> {
+        security_group::describe_security_groups(self, input)
+    }
+
+    fn delete_security_group(
+        &mut self,
+        input: DeleteSecurityGroupRequest,
+    ) -> Result<DeleteSecurityGroupResult, ApiError> {
+        security_group::delete_security_group(self, input)
+    }
+
+    fn authorize_security_group_ingress(
+        &mut self,
+        input: AuthorizeSecurityGroupIngressRequest,
+    ) -> Result<AuthorizeSecurityGroupIngressResult, ApiError> {
+        security_group::authorize_security_group_ingress(self, input)
+    }
+
+    fn authorize_security_group_egress(
+        &mut self,
+        input: AuthorizeSecurityGroupEgressRequest,
+    ) -> Result<AuthorizeSecurityGroupEgressResult, ApiError> {
+        security_group::authorize_security_group_egress(self, input)
+    }
+
+    fn revoke_security_group_ingress(
+        &mut self,
+        input: RevokeSecurityGroupIngressRequest,
+    ) -> Result<RevokeSecurityGroupIngressResult, ApiError> {
+        security_group::revoke_security_group_ingress(self, input)
+    }
+
+    fn revoke_security_group_egress(
+        &mut self,
+        input: RevokeSecurityGroupEgressRequest,
+    ) -> Result<RevokeSecurityGroupEgressResult, ApiError> {
+        security_group::revoke_security_group_egress(self, input)
+    }
+
+    fn describe_security_group_rules(
+        &mut self,
+        input: DescribeSecurityGroupRulesRequest,
+    ) -> Result<DescribeSecurityGroupRulesResult, ApiError> {
+        security_group::describe_security_group_rules(self, input)
+    }
+
+    fn run_instances(&mut self, input: RunInstancesRequest) -> Result<Reservation, ApiError> {
+        instance::run_instances(self, input)
+    }
+
+    fn describe_instances(
+        &mut self,
+        input: DescribeInstancesRequest,
+    ) -> Result<DescribeInstancesResult, ApiError> {
+        instance::describe_instances(self, input)
+    }
+
+    fn terminate_instances(
+        &mut self,
+        input: TerminateInstancesRequest,
+    ) -> Result<TerminateInstancesResult, ApiError> {
+        instance::terminate_instances(self, input)
+    }
+
+    fn stop_instances(
+        &mut self,
+        input: StopInstancesRequest,
+    ) -> Result<StopInstancesResult, ApiError> {
+        instance::stop_instances(self, input)
+    }
+
+    fn start_instances(
+        &mut self,
+        input: StartInstancesRequest,
+    ) -> Result<StartInstancesResult, ApiError> {
+        instance::start_instances(self, input)
+    }
+
+    fn describe_instance_status(
+        &mut self,
+        input: DescribeInstanceStatusRequest,
+    ) -> Result<DescribeInstanceStatusResult, ApiError> {
+        instance::describe_instance_status(self, input)
+    }
+
+    fn describe_volumes(
+        &mut self,
+        input: DescribeVolumesRequest,
+    ) -> Result<DescribeVolumesResult, ApiError> {
+        volume::describe_volumes(self, input)
+    }
+
+    fn describe_network_interfaces(
+        &mut self,
+        input: DescribeNetworkInterfacesRequest,
+    ) -> Result<DescribeNetworkInterfacesResult, ApiError> {
+        network_interface::describe_network_interfaces(self, input)
+    }
+
+    fn modify_network_interface_attribute(
+        &mut self,
+        input: ModifyNetworkInterfaceAttributeRequest,
+    ) -> Result<(), ApiError> {
+        network_interface::modify_network_interface_attribute(self, input)
+    }
+
+    fn describe_images(
+        &mut self,
+        input: DescribeImagesRequest,
+    ) -> Result<DescribeImagesResult, ApiError> {
+        image::describe_images(self, input)
+    }
+
+    fn register_image(
+        &mut self,
+        input: RegisterImageRequest,
+    ) -> Result<RegisterImageResult, ApiError> {
+        image::register_image(self, input)
+    }
+
+    fn deregister_image(
+        &mut self,
+        input: DeregisterImageRequest,
+    ) -> Result<DeregisterImageResult, ApiError> {
+        image::deregister_image(self, input)
+    }
+
+    fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
+        key_pair::create_key_pair(self, input)
+    }
+
+    fn import_key_pair(
+        &mut self,
+        input: ImportKeyPairRequest,
+    ) -> Result<ImportKeyPairResult, ApiError> {
+        key_pair::import_key_pair(self, input)
+    }
+
+    fn describe_key_pairs(
+        &mut self,
+        input: DescribeKeyPairsRequest,
+    ) -> Result<DescribeKeyPairsResult, ApiError> {
+        key_pair::describe_key_pairs(self, input)
+    }
+
+    fn delete_key_pair(
+        &mut self,
+        input: DeleteKeyPairRequest,
+    ) -> Result<DeleteKeyPairResult, ApiError> {
+        key_pair::delete_key_pair(self, input)
     }
 }

@@ -1,6 +1,9 @@
 //! Subnets: CreateSubnet, DescribeSubnets, DeleteSubnet, ModifySubnetAttribute, and the
 //! default subnets of the default VPC.
 
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
 use ipnet::Ipv4Net;
 
 use crate::ec2::filter::{Filterable, Filters, flag, one};
@@ -45,8 +48,8 @@ pub struct Subnet {
     pub hostname_type: HostnameType,
     /// Whether DNS A records of instance hostnames are answered.
     pub dns_a_record: bool,
-    /// Addresses in use (instances, interfaces, load balancer nodes).
-    pub used_addresses: u32,
+    /// Addresses in use by network interfaces.
+    pub allocated: BTreeSet<Ipv4Addr>,
 }
 
 impl Subnet {
@@ -55,7 +58,64 @@ impl Subnet {
         let size = 1u64 << (32 - u32::from(self.cidr.prefix_len()));
         u32::try_from(size.saturating_sub(5))
             .unwrap_or(u32::MAX)
-            .saturating_sub(self.used_addresses)
+            .saturating_sub(u32::try_from(self.allocated.len()).unwrap_or(u32::MAX))
+    }
+
+    /// The addresses interfaces may use: all but the first four and the last.
+    fn usable(&self) -> impl Iterator<Item = Ipv4Addr> {
+        let first = u32::from(self.cidr.network()) + 4;
+        let last = u32::from(self.cidr.broadcast()).saturating_sub(1);
+        (first..=last).map(Ipv4Addr::from)
+    }
+
+    /// Fails unless `ip` is a usable, free address of this subnet.
+    pub fn check_free(&self, ip: Ipv4Addr) -> Result<(), ApiError> {
+        if !self.usable().any(|u| u == ip) {
+            return Err(ApiError::invalid_parameter(
+                "privateIpAddress",
+                &ip.to_string(),
+                &format!(
+                    "Address does not fall within the subnet's address range {}, or is reserved.",
+                    self.cidr
+                ),
+            ));
+        }
+        if self.allocated.contains(&ip) {
+            return Err(ApiError::new(
+                "InvalidIPAddress.InUse",
+                format!("Address {ip} is in use."),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Takes `wanted`, or the lowest free address.
+    pub fn allocate(&mut self, wanted: Option<Ipv4Addr>) -> Result<Ipv4Addr, ApiError> {
+        let ip = match wanted {
+            Some(ip) => {
+                self.check_free(ip)?;
+                ip
+            }
+            None => self
+                .usable()
+                .find(|ip| !self.allocated.contains(ip))
+                .ok_or_else(|| {
+                    ApiError::new(
+                        "InsufficientFreeAddressesInSubnet",
+                        format!(
+                            "There are not enough free addresses in subnet '{}'.",
+                            self.id
+                        ),
+                    )
+                })?,
+        };
+        self.allocated.insert(ip);
+        Ok(ip)
+    }
+
+    /// Frees an address.
+    pub fn release(&mut self, ip: Ipv4Addr) {
+        self.allocated.remove(&ip);
     }
 }
 
@@ -166,6 +226,7 @@ pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
     for zone in zones {
         let Some(cidr) = ranges.next() else { return };
         let id = region.ids.resource("subnet");
+        region.by_vpc.insert(vpc_id, &id);
         region.subnets.insert(
             id.clone(),
             Subnet {
@@ -179,7 +240,7 @@ pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
                 map_public_ip_on_launch: true,
                 hostname_type: HostnameType::IpName,
                 dns_a_record: false,
-                used_addresses: 0,
+                allocated: BTreeSet::new(),
             },
         );
     }
@@ -263,12 +324,13 @@ pub fn create_subnet(
         map_public_ip_on_launch: false,
         hostname_type: HostnameType::IpName,
         dns_a_record: false,
-        used_addresses: 0,
+        allocated: BTreeSet::new(),
     };
     region.tags.insert(&subnet.id, tags);
     let mut out = render(region, &subnet);
     // AWS answers CreateSubnet while the subnet is pending; it is available right after.
     out.state = Some(SubnetState::Pending);
+    region.by_vpc.insert(&subnet.vpc_id, &subnet.id);
     region.subnets.insert(subnet.id.clone(), subnet);
     Ok(CreateSubnetResult { subnet: Some(out) })
 }
@@ -288,11 +350,12 @@ pub fn describe_subnets(
     input: DescribeSubnetsRequest,
 ) -> Result<DescribeSubnetsResult, ApiError> {
     let filters = Filters::parse::<(&Subnet, &Region)>(input.filters)?;
-    let selected = KIND.select(&region.subnets, input.subnet_ids.as_deref())?;
-    let matching: Vec<&Subnet> = selected
-        .into_iter()
-        .filter(|s| filters.matches(&(*s, region), region.tags.get(&s.id)))
-        .collect();
+    let matching = KIND.describe(
+        &region.subnets,
+        input.subnet_ids.as_deref(),
+        region.candidates(&filters),
+        |s| filters.matches(&(s, region), region.tags.get(&s.id)),
+    )?;
     let (items, next) = page::page(
         matching,
         |s| s.id.as_str(),
@@ -305,7 +368,8 @@ pub fn describe_subnets(
     })
 }
 
-/// `DeleteSubnet`: refused while anything uses an address in it.
+/// `DeleteSubnet`: refused while anything uses an address in it (interfaces of instances
+/// and NAT gateways, load balancer nodes); its route table association goes with it.
 pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<(), ApiError> {
     let id = input.subnet_id;
     let subnet = KIND.get(&region.subnets, &id)?;
@@ -313,13 +377,21 @@ pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<
         .load_balancers
         .values()
         .any(|lb| lb.subnets.contains(&id));
-    if subnet.used_addresses > 0 || used_by_lb {
+    let live_instance = region
+        .by_subnet
+        .of_kind(&id, "i")
+        .filter_map(|i| region.instances.get(i))
+        .any(|i| i.state != crate::generated::ec2::InstanceStateName::Terminated);
+    if !subnet.allocated.is_empty() || used_by_lb || live_instance {
         return Err(ApiError::dependency_violation(format!(
             "The subnet '{id}' has dependencies and cannot be deleted."
         )));
     }
+    let vpc_id = subnet.vpc_id.clone();
     region.subnets.remove(&id);
+    region.by_vpc.remove(&vpc_id, &id);
     region.tags.remove_resource(&id);
+    crate::ec2::route_table::forget_subnet(region, &id);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! EC2 tags: the one store of every resource's tags, `TagSpecifications` on creates, and
 //! CreateTags / DeleteTags / DescribeTags.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::page;
@@ -15,10 +15,12 @@ use crate::region::Region;
 /// AWS's limit of user tags on one resource.
 pub const MAX_TAGS: usize = 50;
 
-/// Tags by resource id.
+/// Tags by resource id, indexed by key and value so that tag filters never scan.
 #[derive(Debug, Default)]
 pub struct TagStore {
     by_resource: BTreeMap<String, BTreeMap<String, String>>,
+    /// key -> value -> resource ids.
+    index: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
 }
 
 impl TagStore {
@@ -41,14 +43,70 @@ impl TagStore {
 
     /// Gives a newly created resource its tags.
     pub fn insert(&mut self, id: &str, tags: BTreeMap<String, String>) {
-        if !tags.is_empty() {
-            self.by_resource.insert(id.to_string(), tags);
+        for (k, v) in tags {
+            self.set(id, k, v);
+        }
+    }
+
+    /// Sets one tag.
+    pub fn set(&mut self, id: &str, key: String, value: String) {
+        let entry = self.by_resource.entry(id.to_string()).or_default();
+        if let Some(old) = entry.insert(key.clone(), value.clone()) {
+            self.unindex(id, &key, &old);
+        }
+        self.index
+            .entry(key)
+            .or_default()
+            .entry(value)
+            .or_default()
+            .insert(id.to_string());
+    }
+
+    /// Removes one tag.
+    pub fn remove(&mut self, id: &str, key: &str) {
+        let Some(entry) = self.by_resource.get_mut(id) else {
+            return;
+        };
+        if let Some(old) = entry.remove(key) {
+            if entry.is_empty() {
+                self.by_resource.remove(id);
+            }
+            self.unindex(id, key, &old);
+        }
+    }
+
+    fn unindex(&mut self, id: &str, key: &str, value: &str) {
+        if let Some(values) = self.index.get_mut(key) {
+            if let Some(ids) = values.get_mut(value) {
+                ids.remove(id);
+                if ids.is_empty() {
+                    values.remove(value);
+                }
+            }
+            if values.is_empty() {
+                self.index.remove(key);
+            }
         }
     }
 
     /// Forgets a deleted resource's tags.
     pub fn remove_resource(&mut self, id: &str) {
-        self.by_resource.remove(id);
+        if let Some(tags) = self.by_resource.remove(id) {
+            for (k, v) in tags {
+                self.unindex(id, &k, &v);
+            }
+        }
+    }
+
+    /// The ids carrying tag `key` (with `value`, when given), from the index.
+    pub fn ids_with(&self, key: &str, value: Option<&str>) -> BTreeSet<String> {
+        let Some(values) = self.index.get(key) else {
+            return BTreeSet::new();
+        };
+        match value {
+            Some(v) => values.get(v).cloned().unwrap_or_default(),
+            None => values.values().flatten().cloned().collect(),
+        }
     }
 }
 
@@ -58,34 +116,43 @@ pub fn from_specs(
     specs: Option<&[TagSpecification]>,
     resource_type: ResourceType,
 ) -> Result<BTreeMap<String, String>, ApiError> {
-    let mut out = BTreeMap::new();
-    let mut seen_type = false;
+    let mut by_type = from_specs_for(specs, &[resource_type])?;
+    Ok(by_type.remove(&resource_type).unwrap_or_default())
+}
+
+/// The tags per resource type of a create call that makes resources of several `types`.
+pub fn from_specs_for(
+    specs: Option<&[TagSpecification]>,
+    types: &[ResourceType],
+) -> Result<BTreeMap<ResourceType, BTreeMap<String, String>>, ApiError> {
+    let mut out: BTreeMap<ResourceType, BTreeMap<String, String>> = BTreeMap::new();
     for spec in specs.unwrap_or_default() {
         let Some(rt) = spec.resource_type else {
             return Err(ApiError::invalid_value(
                 "Tag specification resource type must have a value",
             ));
         };
-        if rt != resource_type {
+        if !types.contains(&rt) {
             return Err(ApiError::invalid_value(format!(
                 "'{}' is not a valid taggable resource type for this operation.",
                 rt.as_str()
             )));
         }
-        if seen_type {
+        if out.contains_key(&rt) {
             return Err(ApiError::invalid_value(format!(
                 "The tag specification for resource type '{}' is specified more than once",
                 rt.as_str()
             )));
         }
-        seen_type = true;
+        let mut tags = BTreeMap::new();
         for tag in spec.tags.as_deref().unwrap_or_default() {
             let (k, v) = validate_tag(tag)?;
-            out.insert(k, v);
+            tags.insert(k, v);
         }
-    }
-    if out.len() > MAX_TAGS {
-        return Err(tag_limit());
+        if tags.len() > MAX_TAGS {
+            return Err(tag_limit());
+        }
+        out.insert(rt, tags);
     }
     Ok(out)
 }
@@ -144,9 +211,8 @@ pub fn create_tags(region: &mut Region, input: CreateTagsRequest) -> Result<(), 
         }
     }
     for id in &input.resources {
-        let entry = region.tags.by_resource.entry(id.clone()).or_default();
         for (k, v) in &tags {
-            entry.insert(k.clone(), v.clone());
+            region.tags.set(id, k.clone(), v.clone());
         }
     }
     Ok(())
@@ -159,26 +225,25 @@ pub fn delete_tags(region: &mut Region, input: DeleteTagsRequest) -> Result<(), 
         region.check_taggable(id)?;
     }
     for id in &input.resources {
-        let Some(entry) = region.tags.by_resource.get_mut(id) else {
+        let Some(current) = region.tags.by_resource.get(id) else {
             continue;
         };
-        match &input.tags {
-            None => entry.clear(),
-            Some(tags) => {
-                for t in tags {
-                    let Some(key) = &t.key else { continue };
+        let doomed: Vec<String> = match &input.tags {
+            None => current.keys().cloned().collect(),
+            Some(tags) => tags
+                .iter()
+                .filter_map(|t| {
+                    let key = t.key.as_ref()?;
                     let matches = match &t.value {
-                        None => true,
-                        Some(v) => entry.get(key) == Some(v),
+                        None => current.contains_key(key),
+                        Some(v) => current.get(key) == Some(v),
                     };
-                    if matches {
-                        entry.remove(key);
-                    }
-                }
-            }
-        }
-        if entry.is_empty() {
-            region.tags.by_resource.remove(id);
+                    matches.then(|| key.clone())
+                })
+                .collect(),
+        };
+        for key in doomed {
+            region.tags.remove(id, &key);
         }
     }
     Ok(())

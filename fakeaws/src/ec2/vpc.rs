@@ -4,7 +4,7 @@
 use ipnet::Ipv4Net;
 
 use crate::ec2::filter::{Filterable, Filters, flag, one};
-use crate::ec2::{Kind, page, subnet, tags};
+use crate::ec2::{Kind, page, route_table, security_group, subnet, tags};
 use crate::generated::ec2::{
     AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateVpcRequest,
     CreateVpcResult, DeleteVpcRequest, DescribeVpcAttributeRequest, DescribeVpcAttributeResult,
@@ -132,7 +132,8 @@ fn new_vpc(region: &mut Region, cidr: Ipv4Net, tenancy: Tenancy, is_default: boo
 }
 
 /// Creates the region's default VPC: 172.31.0.0/16, a default /20 subnet per zone that maps
-/// public IPs, and an attached internet gateway.
+/// public IPs, an attached internet gateway with a default route to it in the main table,
+/// and the default security group.
 pub fn create_default(region: &mut Region) {
     let Ok(cidr) = DEFAULT_VPC_CIDR.parse::<Ipv4Net>() else {
         return;
@@ -140,8 +141,18 @@ pub fn create_default(region: &mut Region) {
     let vpc = new_vpc(region, cidr, Tenancy::Default, true);
     let vpc_id = vpc.id.clone();
     region.vpcs.insert(vpc_id.clone(), vpc);
+    let main = route_table::create_main(region, &vpc_id, cidr);
+    security_group::create_default(region, &vpc_id);
     subnet::create_defaults(region, &vpc_id, cidr);
-    crate::ec2::internet_gateway::create_attached(region, &vpc_id);
+    let igw = crate::ec2::internet_gateway::create_attached(region, &vpc_id);
+    if let Ok(everywhere) = "0.0.0.0/0".parse::<Ipv4Net>() {
+        route_table::add_route_unchecked(
+            region,
+            &main,
+            everywhere,
+            route_table::Target::Gateway(igw),
+        );
+    }
 }
 
 /// `CreateVpc`.
@@ -176,6 +187,8 @@ pub fn create_vpc(
     }
     let vpc = new_vpc(region, cidr, tenancy, false);
     region.tags.insert(&vpc.id, tags);
+    route_table::create_main(region, &vpc.id, cidr);
+    security_group::create_default(region, &vpc.id);
     let mut out = render(region, &vpc);
     // AWS answers CreateVpc while the VPC is still pending; it is available right after.
     out.state = Some(VpcState::Pending);
@@ -189,11 +202,12 @@ pub fn describe_vpcs(
     input: DescribeVpcsRequest,
 ) -> Result<DescribeVpcsResult, ApiError> {
     let filters = Filters::parse::<(&Vpc, &Region)>(input.filters)?;
-    let selected = KIND.select(&region.vpcs, input.vpc_ids.as_deref())?;
-    let matching: Vec<&Vpc> = selected
-        .into_iter()
-        .filter(|v| filters.matches(&(*v, region), region.tags.get(&v.id)))
-        .collect();
+    let matching = KIND.describe(
+        &region.vpcs,
+        input.vpc_ids.as_deref(),
+        region.candidates(&filters),
+        |v| filters.matches(&(v, region), region.tags.get(&v.id)),
+    )?;
     let (items, next) = page::page(
         matching,
         |v| v.id.as_str(),
@@ -206,21 +220,43 @@ pub fn describe_vpcs(
     })
 }
 
-/// `DeleteVpc`: refused while anything still lives in the VPC.
+/// `DeleteVpc`: refused while anything but its main route table and default security
+/// group still lives in it; those two go with it.
 pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), ApiError> {
     let id = input.vpc_id;
     KIND.get(&region.vpcs, &id)?;
-    let has_subnets = region.subnets.values().any(|s| s.vpc_id == id);
+    let blocking = region
+        .by_vpc
+        .get(&id)
+        .into_iter()
+        .find(|r| match r.split('-').next() {
+            Some("rtb") => !region.route_tables.get(r).is_some_and(|t| t.main),
+            Some("sg") => security_group::default_of(region, &id).as_deref() != Some(r.as_str()),
+            Some("i") => region
+                .instances
+                .get(r)
+                .is_some_and(|i| i.state != crate::generated::ec2::InstanceStateName::Terminated),
+            Some("nat") => region.nat_gateways.get(r).is_some_and(|n| {
+                !matches!(
+                    n.state,
+                    crate::generated::ec2::NatGatewayState::Deleted
+                        | crate::generated::ec2::NatGatewayState::Failed
+                )
+            }),
+            _ => true,
+        });
     let has_gateway = region.internet_gateway_of(&id).is_some();
     let has_lb = region
         .load_balancers
         .values()
         .any(|lb| lb.vpc_id.as_deref() == Some(id.as_str()));
-    if has_subnets || has_gateway || has_lb {
+    if blocking.is_some() || has_gateway || has_lb {
         return Err(ApiError::dependency_violation(format!(
             "The vpc '{id}' has dependencies and cannot be deleted."
         )));
     }
+    route_table::delete_main(region, &id);
+    security_group::delete_default(region, &id);
     region.vpcs.remove(&id);
     region.tags.remove_resource(&id);
     Ok(())

@@ -28,4 +28,93 @@ impl Api for Region {
     ) -> Result<DeleteAccessPointOutput, ApiError> {
         load_balancer::delete_load_balancer(self, input)
     }
+
+    fn configure_health_check(
+        &mut self,
+        input: ConfigureHealthCheckInput,
+    ) -> Result<ConfigureHealthCheckOutput, ApiError> {
+        load_balancer::configure_health_check(self, input)
+    }
+
+    fn describe_load_balancer_attributes(
+        &mut self,
+        input: DescribeLoadBalancerAttributesInput,
+    ) -> Result<DescribeLoadBalancerAttributesOutput, ApiError> {
+        load_balancer::describe_load_balancer_attributes(self, input)
+    }
+
+    fn modify_load_balancer_attributes(
+        &mut self,
+        input: ModifyLoadBalancerAttributesInput,
+    ) -> Result<ModifyLoadBalancerAttributesOutput, ApiError> {
+        load_balancer::modify_load_balancer_attributes(self, input)
+    }
+
+    fn register_instances_with_load_balancer(
+        &mut self,
+        input: RegisterEndPointsInput,
+    ) -> Result<RegisterEndPointsOutput, ApiError> {
+        load_balancer::register_instances_with_load_balancer(self, input)
+    }
+
+    fn deregister_instances_from_load_balancer(
+        &mut self,
+        input: DeregisterEndPointsInput,
+    ) -> Result<DeregisterEndPointsOutput, ApiError> {
+        load_balancer::deregister_instances_from_load_balancer(self, input)
+    }
+
+    fn describe_instance_health(
+        &mut self,
+        input: DescribeEndPointStateInput,
+    ) -> Result<DescribeEndPointStateOutput, ApiError> {
+        load_balancer::describe_instance_health(self, input)
+    }
+
+    fn add_tags(&mut self, input: AddTagsInput) -> Result<AddTagsOutput, ApiError> {
+        load_balancer::add_tags(self, input)
+    }
+
+    fn remove_tags(&mut self, input: RemoveTagsInput) -> Result<RemoveTagsOutput, ApiError> {
+        load_balancer::remove_tags(self, input)
+    }
+
+    fn describe_tags(&mut self, input: DescribeTagsInput) -> Result<DescribeTagsOutput, ApiError> {
+        load_balancer::describe_tags(self, input)
+    }
+
+    fn attach_load_balancer_to_subnets(
+        &mut self,
+        input: AttachLoadBalancerToSubnetsInput,
+    ) -> Result<AttachLoadBalancerToSubnetsOutput, ApiError> {
+        load_balancer::attach_load_balancer_to_subnets(self, input)
+    }
+
+    fn detach_load_balancer_from_subnets(
+        &mut self,
+        input: DetachLoadBalancerFromSubnetsInput,
+    ) -> Result<DetachLoadBalancerFromSubnetsOutput, ApiError> {
+        load_balancer::detach_load_balancer_from_subnets(self, input)
+    }
+
+    fn apply_security_groups_to_load_balancer(
+        &mut self,
+        input: ApplySecurityGroupsToLoadBalancerInput,
+    ) -> Result<ApplySecurityGroupsToLoadBalancerOutput, ApiError> {
+        load_balancer::apply_security_groups_to_load_balancer(self, input)
+    }
+
+    fn create_load_balancer_listeners(
+        &mut self,
+        input: CreateLoadBalancerListenerInput,
+    ) -> Result<CreateLoadBalancerListenerOutput, ApiError> {
+        load_balancer::create_load_balancer_listeners(self, input)
+    }
+
+    fn delete_load_balancer_listeners(
+        &mut self,
+        input: DeleteLoadBalancerListenerInput,
+    ) -> Result<DeleteLoadBalancerListenerOutput, ApiError> {
+        load_balancer::delete_load_balancer_listeners(self, input)
+    }
 }

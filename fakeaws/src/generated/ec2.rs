@@ -855,6 +855,276 @@ pub const ALL_OPERATIONS: &[&str] = &[
     "WithdrawByoipCidr",
 ];
 
+/// The `Address` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Address {
+    pub allocation_id: Option<String>,
+    pub association_id: Option<String>,
+    pub domain: Option<DomainType>,
+    pub network_interface_id: Option<String>,
+    pub network_interface_owner_id: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+    pub public_ipv4_pool: Option<String>,
+    pub network_border_group: Option<String>,
+    pub customer_owned_ip: Option<String>,
+    pub customer_owned_ipv4_pool: Option<String>,
+    pub carrier_ip: Option<String>,
+    pub subnet_id: Option<String>,
+    pub service_managed: Option<ServiceManaged>,
+    pub instance_id: Option<String>,
+    pub public_ip: Option<String>,
+}
+
+impl EncodeMembers for Address {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationId", &self.allocation_id);
+        w.field("associationId", &self.association_id);
+        w.field("domain", &self.domain);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("networkInterfaceOwnerId", &self.network_interface_owner_id);
+        w.field("privateIpAddress", &self.private_ip_address);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("publicIpv4Pool", &self.public_ipv4_pool);
+        w.field("networkBorderGroup", &self.network_border_group);
+        w.field("customerOwnedIp", &self.customer_owned_ip);
+        w.field("customerOwnedIpv4Pool", &self.customer_owned_ipv4_pool);
+        w.field("carrierIp", &self.carrier_ip);
+        w.field("subnetId", &self.subnet_id);
+        w.field("serviceManaged", &self.service_managed);
+        w.field("instanceId", &self.instance_id);
+        w.field("publicIp", &self.public_ip);
+    }
+}
+
+/// The `AllocateAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllocateAddressRequest {
+    pub domain: Option<DomainType>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AllocateAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let domain = r.field(at_, "Domain")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            domain,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `AllocateAddressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AllocateAddressResult {
+    pub allocation_id: Option<String>,
+    pub public_ipv4_pool: Option<String>,
+    pub network_border_group: Option<String>,
+    pub domain: Option<DomainType>,
+    pub customer_owned_ip: Option<String>,
+    pub customer_owned_ipv4_pool: Option<String>,
+    pub carrier_ip: Option<String>,
+    pub public_ip: Option<String>,
+}
+
+impl EncodeMembers for AllocateAddressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationId", &self.allocation_id);
+        w.field("publicIpv4Pool", &self.public_ipv4_pool);
+        w.field("networkBorderGroup", &self.network_border_group);
+        w.field("domain", &self.domain);
+        w.field("customerOwnedIp", &self.customer_owned_ip);
+        w.field("customerOwnedIpv4Pool", &self.customer_owned_ipv4_pool);
+        w.field("carrierIp", &self.carrier_ip);
+        w.field("publicIp", &self.public_ip);
+    }
+}
+
+/// The `AmdSevSnpSpecification` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AmdSevSnpSpecification {
+    /// `enabled`
+    Enabled,
+    /// `disabled`
+    Disabled,
+}
+
+impl AmdSevSnpSpecification {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["enabled", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "enabled" => Self::Enabled,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AmdSevSnpSpecification);
+
+/// The `ApplicationStatusSummary` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApplicationStatusSummary {
+    pub status: Option<SummaryStatus>,
+    pub impaired_since: Option<DateTime>,
+}
+
+impl EncodeMembers for ApplicationStatusSummary {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("status", &self.status);
+        w.field("impairedSince", &self.impaired_since);
+    }
+}
+
+/// The `ArchitectureValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ArchitectureValues {
+    /// `i386`
+    I386,
+    /// `x86_64`
+    X8664,
+    /// `arm64`
+    Arm64,
+    /// `x86_64_mac`
+    X8664Mac,
+    /// `arm64_mac`
+    Arm64Mac,
+}
+
+impl ArchitectureValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["i386", "x86_64", "arm64", "x86_64_mac", "arm64_mac"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::I386 => "i386",
+            Self::X8664 => "x86_64",
+            Self::Arm64 => "arm64",
+            Self::X8664Mac => "x86_64_mac",
+            Self::Arm64Mac => "arm64_mac",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "i386" => Self::I386,
+            "x86_64" => Self::X8664,
+            "arm64" => Self::Arm64,
+            "x86_64_mac" => Self::X8664Mac,
+            "arm64_mac" => Self::Arm64Mac,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ArchitectureValues);
+
+/// The `AssociateAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssociateAddressRequest {
+    pub allocation_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub dry_run: Option<bool>,
+    pub network_interface_id: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub allow_reassociation: Option<bool>,
+}
+
+impl Decode for AssociateAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let allocation_id = r.field(at_, "AllocationId")?;
+        let instance_id = r.field(at_, "InstanceId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
+        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
+        let allow_reassociation = r.field(at_, "AllowReassociation")?;
+        Ok(Some(Self {
+            allocation_id,
+            instance_id,
+            dry_run,
+            network_interface_id,
+            private_ip_address,
+            allow_reassociation,
+        }))
+    }
+}
+
+/// The `AssociateAddressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssociateAddressResult {
+    pub association_id: Option<String>,
+}
+
+impl EncodeMembers for AssociateAddressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("associationId", &self.association_id);
+    }
+}
+
+/// The `AssociateRouteTableRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssociateRouteTableRequest {
+    pub dry_run: Option<bool>,
+    pub subnet_id: Option<String>,
+    pub route_table_id: String,
+}
+
+impl Decode for AssociateRouteTableRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let subnet_id = r.field(at_, "SubnetId")?;
+        let route_table_id = r.field(at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        Ok(Some(Self {
+            dry_run,
+            subnet_id,
+            route_table_id,
+        }))
+    }
+}
+
+/// The `AssociateRouteTableResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssociateRouteTableResult {
+    pub association_id: Option<String>,
+    pub association_state: Option<RouteTableAssociationState>,
+}
+
+impl EncodeMembers for AssociateRouteTableResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("associationId", &self.association_id);
+        w.field("associationState", &self.association_state);
+    }
+}
+
 /// The `AttachInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttachInternetGatewayRequest {
@@ -879,6 +1149,34 @@ impl Decode for AttachInternetGatewayRequest {
             internet_gateway_id,
             vpc_id,
         }))
+    }
+}
+
+/// The `AttachmentEnaSrdSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttachmentEnaSrdSpecification {
+    pub ena_srd_enabled: Option<bool>,
+    pub ena_srd_udp_specification: Option<AttachmentEnaSrdUdpSpecification>,
+}
+
+impl EncodeMembers for AttachmentEnaSrdSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enaSrdEnabled", &self.ena_srd_enabled);
+        w.field("enaSrdUdpSpecification", &self.ena_srd_udp_specification);
+    }
+}
+
+/// The `AttachmentEnaSrdUdpSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttachmentEnaSrdUdpSpecification {
+    pub ena_srd_udp_enabled: Option<bool>,
+}
+
+impl EncodeMembers for AttachmentEnaSrdUdpSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enaSrdUdpEnabled", &self.ena_srd_udp_enabled);
     }
 }
 
@@ -943,6 +1241,227 @@ impl EncodeMembers for AttributeBooleanValue {
         w.field("value", &self.value);
     }
 }
+
+/// The `AttributeValue` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttributeValue {
+    pub value: Option<String>,
+}
+
+impl Decode for AttributeValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let value = r.field(at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `AuthorizeSecurityGroupEgressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorizeSecurityGroupEgressRequest {
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+    pub group_id: String,
+    pub ip_protocol: Option<String>,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub cidr_ip: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+}
+
+impl Decode for AuthorizeSecurityGroupEgressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let group_id = r.field(at_, "GroupId")?;
+        let group_id = FormReader::required(group_id, at_, "GroupId")?;
+        let ip_protocol = r.field(at_, "IpProtocol")?;
+        let from_port = r.field(at_, "FromPort")?;
+        let to_port = r.field(at_, "ToPort")?;
+        let cidr_ip = r.field(at_, "CidrIp")?;
+        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
+        Ok(Some(Self {
+            tag_specifications,
+            dry_run,
+            group_id,
+            ip_protocol,
+            from_port,
+            to_port,
+            cidr_ip,
+            ip_permissions,
+        }))
+    }
+}
+
+/// The `AuthorizeSecurityGroupEgressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AuthorizeSecurityGroupEgressResult {
+    pub r#return: Option<bool>,
+    pub security_group_rules: Option<Vec<SecurityGroupRule>>,
+}
+
+impl EncodeMembers for AuthorizeSecurityGroupEgressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.list_field("securityGroupRuleSet", "item", &self.security_group_rules);
+    }
+}
+
+/// The `AuthorizeSecurityGroupIngressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorizeSecurityGroupIngressRequest {
+    pub cidr_ip: Option<String>,
+    pub from_port: Option<i32>,
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+    pub ip_protocol: Option<String>,
+    pub to_port: Option<i32>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AuthorizeSecurityGroupIngressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let cidr_ip = r.field(at_, "CidrIp")?;
+        let from_port = r.field(at_, "FromPort")?;
+        let group_id = r.field(at_, "GroupId")?;
+        let group_name = r.field(at_, "GroupName")?;
+        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
+        let ip_protocol = r.field(at_, "IpProtocol")?;
+        let to_port = r.field(at_, "ToPort")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            cidr_ip,
+            from_port,
+            group_id,
+            group_name,
+            ip_permissions,
+            ip_protocol,
+            to_port,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `AuthorizeSecurityGroupIngressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AuthorizeSecurityGroupIngressResult {
+    pub r#return: Option<bool>,
+    pub security_group_rules: Option<Vec<SecurityGroupRule>>,
+}
+
+impl EncodeMembers for AuthorizeSecurityGroupIngressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.list_field("securityGroupRuleSet", "item", &self.security_group_rules);
+    }
+}
+
+/// The `AutoProvisionZonesState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AutoProvisionZonesState {
+    /// `enabled`
+    Enabled,
+    /// `disabled`
+    Disabled,
+}
+
+impl AutoProvisionZonesState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["enabled", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "enabled" => Self::Enabled,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AutoProvisionZonesState);
+
+/// The `AutoScalingIpsState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AutoScalingIpsState {
+    /// `enabled`
+    Enabled,
+    /// `disabled`
+    Disabled,
+}
+
+impl AutoScalingIpsState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["enabled", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "enabled" => Self::Enabled,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AutoScalingIpsState);
+
+/// The `AvailabilityMode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AvailabilityMode {
+    /// `zonal`
+    Zonal,
+    /// `regional`
+    Regional,
+}
+
+impl AvailabilityMode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["zonal", "regional"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Zonal => "zonal",
+            Self::Regional => "regional",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "zonal" => Self::Zonal,
+            "regional" => Self::Regional,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AvailabilityMode);
 
 /// The `AvailabilityZone` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1107,6 +1626,43 @@ impl EncodeMembers for AvailabilityZoneSubGeography {
     }
 }
 
+/// The `BlockDeviceMapping` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BlockDeviceMapping {
+    pub ebs: Option<EbsBlockDevice>,
+    pub no_device: Option<String>,
+    pub device_name: Option<String>,
+    pub virtual_name: Option<String>,
+}
+
+impl Decode for BlockDeviceMapping {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ebs = r.field(at_, "Ebs")?;
+        let no_device = r.field(at_, "NoDevice")?;
+        let device_name = r.field(at_, "DeviceName")?;
+        let virtual_name = r.field(at_, "VirtualName")?;
+        Ok(Some(Self {
+            ebs,
+            no_device,
+            device_name,
+            virtual_name,
+        }))
+    }
+}
+
+impl EncodeMembers for BlockDeviceMapping {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ebs", &self.ebs);
+        w.field("noDevice", &self.no_device);
+        w.field("deviceName", &self.device_name);
+        w.field("virtualName", &self.virtual_name);
+    }
+}
+
 /// The `BlockPublicAccessMode` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BlockPublicAccessMode {
@@ -1158,6 +1714,199 @@ impl EncodeMembers for BlockPublicAccessStates {
     }
 }
 
+/// The `BootModeValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BootModeValues {
+    /// `legacy-bios`
+    LegacyBios,
+    /// `uefi`
+    Uefi,
+    /// `uefi-preferred`
+    UefiPreferred,
+}
+
+impl BootModeValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["legacy-bios", "uefi", "uefi-preferred"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LegacyBios => "legacy-bios",
+            Self::Uefi => "uefi",
+            Self::UefiPreferred => "uefi-preferred",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "legacy-bios" => Self::LegacyBios,
+            "uefi" => Self::Uefi,
+            "uefi-preferred" => Self::UefiPreferred,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(BootModeValues);
+
+/// The `CapacityReservationPreference` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationPreference {
+    /// `capacity-reservations-only`
+    CapacityReservationsOnly,
+    /// `open`
+    Open,
+    /// `none`
+    None,
+}
+
+impl CapacityReservationPreference {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["capacity-reservations-only", "open", "none"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CapacityReservationsOnly => "capacity-reservations-only",
+            Self::Open => "open",
+            Self::None => "none",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "capacity-reservations-only" => Self::CapacityReservationsOnly,
+            "open" => Self::Open,
+            "none" => Self::None,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationPreference);
+
+/// The `CapacityReservationSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CapacityReservationSpecificationResponse {
+    pub capacity_reservation_preference: Option<CapacityReservationPreference>,
+    pub capacity_reservation_target: Option<CapacityReservationTargetResponse>,
+}
+
+impl EncodeMembers for CapacityReservationSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "capacityReservationPreference",
+            &self.capacity_reservation_preference,
+        );
+        w.field(
+            "capacityReservationTarget",
+            &self.capacity_reservation_target,
+        );
+    }
+}
+
+/// The `CapacityReservationTargetResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CapacityReservationTargetResponse {
+    pub capacity_reservation_id: Option<String>,
+    pub capacity_reservation_resource_group_arn: Option<String>,
+}
+
+impl EncodeMembers for CapacityReservationTargetResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("capacityReservationId", &self.capacity_reservation_id);
+        w.field(
+            "capacityReservationResourceGroupArn",
+            &self.capacity_reservation_resource_group_arn,
+        );
+    }
+}
+
+/// The `ConnectionTrackingConfiguration` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionTrackingConfiguration {
+    pub tcp_established_timeout: Option<i32>,
+    pub udp_stream_timeout: Option<i32>,
+    pub udp_timeout: Option<i32>,
+}
+
+impl EncodeMembers for ConnectionTrackingConfiguration {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("tcpEstablishedTimeout", &self.tcp_established_timeout);
+        w.field("udpStreamTimeout", &self.udp_stream_timeout);
+        w.field("udpTimeout", &self.udp_timeout);
+    }
+}
+
+/// The `ConnectionTrackingSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionTrackingSpecificationResponse {
+    pub tcp_established_timeout: Option<i32>,
+    pub udp_stream_timeout: Option<i32>,
+    pub udp_timeout: Option<i32>,
+}
+
+impl EncodeMembers for ConnectionTrackingSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("tcpEstablishedTimeout", &self.tcp_established_timeout);
+        w.field("udpStreamTimeout", &self.udp_stream_timeout);
+        w.field("udpTimeout", &self.udp_timeout);
+    }
+}
+
+/// The `ConnectivityType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConnectivityType {
+    /// `private`
+    Private,
+    /// `public`
+    Public,
+}
+
+impl ConnectivityType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["private", "public"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Private => "private",
+            Self::Public => "public",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "private" => Self::Private,
+            "public" => Self::Public,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ConnectivityType);
+
+/// The `CpuOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuOptions {
+    pub core_count: Option<i32>,
+    pub threads_per_core: Option<i32>,
+    pub amd_sev_snp: Option<AmdSevSnpSpecification>,
+    pub nested_virtualization: Option<NestedVirtualizationSpecification>,
+}
+
+impl EncodeMembers for CpuOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("coreCount", &self.core_count);
+        w.field("threadsPerCore", &self.threads_per_core);
+        w.field("amdSevSnp", &self.amd_sev_snp);
+        w.field("nestedVirtualization", &self.nested_virtualization);
+    }
+}
+
 /// The `CreateInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateInternetGatewayRequest {
@@ -1189,6 +1938,227 @@ impl EncodeMembers for CreateInternetGatewayResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("internetGateway", &self.internet_gateway);
+    }
+}
+
+/// The `CreateKeyPairRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateKeyPairRequest {
+    pub key_name: String,
+    pub key_type: Option<KeyType>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub key_format: Option<KeyFormat>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateKeyPairRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let key_name = r.field(at_, "KeyName")?;
+        let key_name = FormReader::required(key_name, at_, "KeyName")?;
+        let key_type = r.field(at_, "KeyType")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let key_format = r.field(at_, "KeyFormat")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            key_name,
+            key_type,
+            tag_specifications,
+            key_format,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateNatGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateNatGatewayRequest {
+    pub allocation_id: Option<String>,
+    pub client_token: Option<String>,
+    pub dry_run: Option<bool>,
+    pub subnet_id: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub connectivity_type: Option<ConnectivityType>,
+}
+
+impl Decode for CreateNatGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let allocation_id = r.field(at_, "AllocationId")?;
+        let client_token = r.field(at_, "ClientToken")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let subnet_id = r.field(at_, "SubnetId")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let connectivity_type = r.field(at_, "ConnectivityType")?;
+        Ok(Some(Self {
+            allocation_id,
+            client_token,
+            dry_run,
+            subnet_id,
+            tag_specifications,
+            connectivity_type,
+        }))
+    }
+}
+
+/// The `CreateNatGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateNatGatewayResult {
+    pub client_token: Option<String>,
+    pub nat_gateway: Option<NatGateway>,
+}
+
+impl EncodeMembers for CreateNatGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("clientToken", &self.client_token);
+        w.field("natGateway", &self.nat_gateway);
+    }
+}
+
+/// The `CreateRouteRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateRouteRequest {
+    pub dry_run: Option<bool>,
+    pub route_table_id: String,
+    pub destination_cidr_block: Option<String>,
+    pub gateway_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub nat_gateway_id: Option<String>,
+}
+
+impl Decode for CreateRouteRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let route_table_id = r.field(at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        let destination_cidr_block = r.field(at_, "DestinationCidrBlock")?;
+        let gateway_id = r.field(at_, "GatewayId")?;
+        let instance_id = r.field(at_, "InstanceId")?;
+        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
+        let nat_gateway_id = r.field(at_, "NatGatewayId")?;
+        Ok(Some(Self {
+            dry_run,
+            route_table_id,
+            destination_cidr_block,
+            gateway_id,
+            instance_id,
+            network_interface_id,
+            nat_gateway_id,
+        }))
+    }
+}
+
+/// The `CreateRouteResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateRouteResult {
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for CreateRouteResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `CreateRouteTableRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateRouteTableRequest {
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub client_token: Option<String>,
+    pub dry_run: Option<bool>,
+    pub vpc_id: String,
+}
+
+impl Decode for CreateRouteTableRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let client_token = r.field(at_, "ClientToken")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let vpc_id = r.field(at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        Ok(Some(Self {
+            tag_specifications,
+            client_token,
+            dry_run,
+            vpc_id,
+        }))
+    }
+}
+
+/// The `CreateRouteTableResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateRouteTableResult {
+    pub route_table: Option<RouteTable>,
+    pub client_token: Option<String>,
+}
+
+impl EncodeMembers for CreateRouteTableResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("routeTable", &self.route_table);
+        w.field("clientToken", &self.client_token);
+    }
+}
+
+/// The `CreateSecurityGroupRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateSecurityGroupRequest {
+    pub description: String,
+    pub group_name: String,
+    pub vpc_id: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateSecurityGroupRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let description = r.field(at_, "GroupDescription")?;
+        let description = FormReader::required(description, at_, "GroupDescription")?;
+        let group_name = r.field(at_, "GroupName")?;
+        let group_name = FormReader::required(group_name, at_, "GroupName")?;
+        let vpc_id = r.field(at_, "VpcId")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            description,
+            group_name,
+            vpc_id,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateSecurityGroupResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateSecurityGroupResult {
+    pub group_id: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+    pub security_group_arn: Option<String>,
+}
+
+impl EncodeMembers for CreateSecurityGroupResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupId", &self.group_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("securityGroupArn", &self.security_group_arn);
     }
 }
 
@@ -1328,6 +2298,181 @@ impl Decode for DeleteInternetGatewayRequest {
     }
 }
 
+/// The `DeleteKeyPairRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteKeyPairRequest {
+    pub key_name: Option<String>,
+    pub key_pair_id: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteKeyPairRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let key_name = r.field(at_, "KeyName")?;
+        let key_pair_id = r.field(at_, "KeyPairId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            key_name,
+            key_pair_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DeleteKeyPairResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeleteKeyPairResult {
+    pub r#return: Option<bool>,
+    pub key_pair_id: Option<String>,
+}
+
+impl EncodeMembers for DeleteKeyPairResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.field("keyPairId", &self.key_pair_id);
+    }
+}
+
+/// The `DeleteNatGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteNatGatewayRequest {
+    pub dry_run: Option<bool>,
+    pub nat_gateway_id: String,
+}
+
+impl Decode for DeleteNatGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let nat_gateway_id = r.field(at_, "NatGatewayId")?;
+        let nat_gateway_id = FormReader::required(nat_gateway_id, at_, "NatGatewayId")?;
+        Ok(Some(Self {
+            dry_run,
+            nat_gateway_id,
+        }))
+    }
+}
+
+/// The `DeleteNatGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeleteNatGatewayResult {
+    pub nat_gateway_id: Option<String>,
+}
+
+impl EncodeMembers for DeleteNatGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("natGatewayId", &self.nat_gateway_id);
+    }
+}
+
+/// The `DeleteRouteRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteRouteRequest {
+    pub dry_run: Option<bool>,
+    pub route_table_id: String,
+    pub destination_cidr_block: Option<String>,
+}
+
+impl Decode for DeleteRouteRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let route_table_id = r.field(at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        let destination_cidr_block = r.field(at_, "DestinationCidrBlock")?;
+        Ok(Some(Self {
+            dry_run,
+            route_table_id,
+            destination_cidr_block,
+        }))
+    }
+}
+
+/// The `DeleteRouteTableRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteRouteTableRequest {
+    pub dry_run: Option<bool>,
+    pub route_table_id: String,
+}
+
+impl Decode for DeleteRouteTableRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let route_table_id = r.field(at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        Ok(Some(Self {
+            dry_run,
+            route_table_id,
+        }))
+    }
+}
+
+/// The `DeleteSecurityGroupRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteSecurityGroupRequest {
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteSecurityGroupRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let group_id = r.field(at_, "GroupId")?;
+        let group_name = r.field(at_, "GroupName")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            group_id,
+            group_name,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DeleteSecurityGroupResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeleteSecurityGroupResult {
+    pub r#return: Option<bool>,
+    pub group_id: Option<String>,
+}
+
+impl EncodeMembers for DeleteSecurityGroupResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.field("groupId", &self.group_id);
+    }
+}
+
+/// The `DeleteSnapshotReturnCode` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeleteSnapshotReturnCode {
+    pub snapshot_id: Option<String>,
+    pub return_code: Option<SnapshotReturnCodes>,
+}
+
+impl EncodeMembers for DeleteSnapshotReturnCode {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("snapshotId", &self.snapshot_id);
+        w.field("returnCode", &self.return_code);
+    }
+}
+
 /// The `DeleteSubnetRequest` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteSubnetRequest {
@@ -1391,6 +2536,84 @@ impl Decode for DeleteVpcRequest {
     }
 }
 
+/// The `DeregisterImageRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeregisterImageRequest {
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeregisterImageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let image_id = r.field(at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self { image_id, dry_run }))
+    }
+}
+
+/// The `DeregisterImageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeregisterImageResult {
+    pub r#return: Option<bool>,
+    pub delete_snapshot_results: Option<Vec<DeleteSnapshotReturnCode>>,
+}
+
+impl EncodeMembers for DeregisterImageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.list_field(
+            "deleteSnapshotResultSet",
+            "item",
+            &self.delete_snapshot_results,
+        );
+    }
+}
+
+/// The `DescribeAddressesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeAddressesRequest {
+    pub public_ips: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub allocation_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribeAddressesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let public_ips = r.list_field(at_, "PublicIp", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        let allocation_ids = r.list_field(at_, "AllocationId", None)?;
+        Ok(Some(Self {
+            public_ips,
+            dry_run,
+            filters,
+            allocation_ids,
+        }))
+    }
+}
+
+/// The `DescribeAddressesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeAddressesResult {
+    pub addresses: Option<Vec<Address>>,
+}
+
+impl EncodeMembers for DescribeAddressesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("addressesSet", "item", &self.addresses);
+    }
+}
+
 /// The `DescribeAvailabilityZonesRequest` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeAvailabilityZonesRequest {
@@ -1431,6 +2654,153 @@ impl EncodeMembers for DescribeAvailabilityZonesResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("availabilityZoneInfo", "item", &self.availability_zones);
+    }
+}
+
+/// The `DescribeImagesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeImagesRequest {
+    pub executable_users: Option<Vec<String>>,
+    pub image_ids: Option<Vec<String>>,
+    pub owners: Option<Vec<String>>,
+    pub include_deprecated: Option<bool>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeImagesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let executable_users = r.list_field(at_, "ExecutableBy", None)?;
+        let image_ids = r.list_field(at_, "ImageId", None)?;
+        let owners = r.list_field(at_, "Owner", None)?;
+        let include_deprecated = r.field(at_, "IncludeDeprecated")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        let next_token = r.field(at_, "NextToken")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            executable_users,
+            image_ids,
+            owners,
+            include_deprecated,
+            max_results,
+            next_token,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeImagesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeImagesResult {
+    pub next_token: Option<String>,
+    pub images: Option<Vec<Image>>,
+}
+
+impl EncodeMembers for DescribeImagesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("imagesSet", "item", &self.images);
+    }
+}
+
+/// The `DescribeInstanceStatusRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeInstanceStatusRequest {
+    pub instance_ids: Option<Vec<String>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub include_all_instances: Option<bool>,
+}
+
+impl Decode for DescribeInstanceStatusRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        let max_results = r.field(at_, "MaxResults")?;
+        let next_token = r.field(at_, "NextToken")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        let include_all_instances = r.field(at_, "IncludeAllInstances")?;
+        Ok(Some(Self {
+            instance_ids,
+            max_results,
+            next_token,
+            dry_run,
+            filters,
+            include_all_instances,
+        }))
+    }
+}
+
+/// The `DescribeInstanceStatusResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeInstanceStatusResult {
+    pub instance_statuses: Option<Vec<InstanceStatus>>,
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeInstanceStatusResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instanceStatusSet", "item", &self.instance_statuses);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeInstancesRequest {
+    pub instance_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+}
+
+impl Decode for DescribeInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        Ok(Some(Self {
+            instance_ids,
+            dry_run,
+            filters,
+            next_token,
+            max_results,
+        }))
+    }
+}
+
+/// The `DescribeInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeInstancesResult {
+    pub next_token: Option<String>,
+    pub reservations: Option<Vec<Reservation>>,
+}
+
+impl EncodeMembers for DescribeInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("reservationSet", "item", &self.reservations);
     }
 }
 
@@ -1483,6 +2853,312 @@ impl EncodeMembers for DescribeInternetGatewaysResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("internetGatewaySet", "item", &self.internet_gateways);
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeKeyPairsRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeKeyPairsRequest {
+    pub key_names: Option<Vec<String>>,
+    pub key_pair_ids: Option<Vec<String>>,
+    pub include_public_key: Option<bool>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeKeyPairsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let key_names = r.list_field(at_, "KeyName", None)?;
+        let key_pair_ids = r.list_field(at_, "KeyPairId", None)?;
+        let include_public_key = r.field(at_, "IncludePublicKey")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            key_names,
+            key_pair_ids,
+            include_public_key,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeKeyPairsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeKeyPairsResult {
+    pub key_pairs: Option<Vec<KeyPairInfo>>,
+}
+
+impl EncodeMembers for DescribeKeyPairsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("keySet", "item", &self.key_pairs);
+    }
+}
+
+/// The `DescribeNatGatewaysRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeNatGatewaysRequest {
+    pub dry_run: Option<bool>,
+    pub filter: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub nat_gateway_ids: Option<Vec<String>>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeNatGatewaysRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let filter = r.list_field(at_, "Filter", None)?;
+        let max_results = r.field(at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let nat_gateway_ids = r.list_field(at_, "NatGatewayId", None)?;
+        let next_token = r.field(at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            filter,
+            max_results,
+            nat_gateway_ids,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeNatGatewaysResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeNatGatewaysResult {
+    pub nat_gateways: Option<Vec<NatGateway>>,
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeNatGatewaysResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("natGatewaySet", "item", &self.nat_gateways);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeNetworkInterfacesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeNetworkInterfacesRequest {
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub network_interface_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeNetworkInterfacesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let network_interface_ids = r.list_field(at_, "NetworkInterfaceId", None)?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            next_token,
+            max_results,
+            dry_run,
+            network_interface_ids,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeNetworkInterfacesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeNetworkInterfacesResult {
+    pub network_interfaces: Option<Vec<NetworkInterface>>,
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeNetworkInterfacesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("networkInterfaceSet", "item", &self.network_interfaces);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeRouteTablesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeRouteTablesRequest {
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub route_table_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeRouteTablesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(100),
+        )?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let route_table_ids = r.list_field(at_, "RouteTableId", None)?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            next_token,
+            max_results,
+            dry_run,
+            route_table_ids,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeRouteTablesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeRouteTablesResult {
+    pub route_tables: Option<Vec<RouteTable>>,
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeRouteTablesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("routeTableSet", "item", &self.route_tables);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeSecurityGroupRulesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeSecurityGroupRulesRequest {
+    pub filters: Option<Vec<Filter>>,
+    pub security_group_rule_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+}
+
+impl Decode for DescribeSecurityGroupRulesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let filters = r.list_field(at_, "Filter", None)?;
+        let security_group_rule_ids = r.list_field(at_, "SecurityGroupRuleId", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        Ok(Some(Self {
+            filters,
+            security_group_rule_ids,
+            dry_run,
+            next_token,
+            max_results,
+        }))
+    }
+}
+
+/// The `DescribeSecurityGroupRulesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeSecurityGroupRulesResult {
+    pub security_group_rules: Option<Vec<SecurityGroupRule>>,
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeSecurityGroupRulesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("securityGroupRuleSet", "item", &self.security_group_rules);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeSecurityGroupsRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeSecurityGroupsRequest {
+    pub group_ids: Option<Vec<String>>,
+    pub group_names: Option<Vec<String>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeSecurityGroupsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let group_ids = r.list_field(at_, "GroupId", None)?;
+        let group_names = r.list_field(at_, "GroupName", None)?;
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            group_ids,
+            group_names,
+            next_token,
+            max_results,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeSecurityGroupsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeSecurityGroupsResult {
+    pub next_token: Option<String>,
+    pub security_groups: Option<Vec<SecurityGroup>>,
+}
+
+impl EncodeMembers for DescribeSecurityGroupsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("securityGroupInfo", "item", &self.security_groups);
     }
 }
 
@@ -1577,6 +3253,51 @@ impl EncodeMembers for DescribeTagsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `DescribeVolumesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeVolumesRequest {
+    pub volume_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+}
+
+impl Decode for DescribeVolumesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let volume_ids = r.list_field(at_, "VolumeId", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        Ok(Some(Self {
+            volume_ids,
+            dry_run,
+            filters,
+            next_token,
+            max_results,
+        }))
+    }
+}
+
+/// The `DescribeVolumesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeVolumesResult {
+    pub next_token: Option<String>,
+    pub volumes: Option<Vec<Volume>>,
+}
+
+impl EncodeMembers for DescribeVolumesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("volumeSet", "item", &self.volumes);
     }
 }
 
@@ -1707,6 +3428,361 @@ impl Decode for DetachInternetGatewayRequest {
     }
 }
 
+/// The `DeviceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeviceType {
+    /// `ebs`
+    Ebs,
+    /// `instance-store`
+    InstanceStore,
+}
+
+impl DeviceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ebs", "instance-store"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ebs => "ebs",
+            Self::InstanceStore => "instance-store",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ebs" => Self::Ebs,
+            "instance-store" => Self::InstanceStore,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DeviceType);
+
+/// The `DisassociateAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisassociateAddressRequest {
+    pub association_id: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisassociateAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let association_id = r.field(at_, "AssociationId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            association_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DisassociateRouteTableRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisassociateRouteTableRequest {
+    pub dry_run: Option<bool>,
+    pub association_id: String,
+}
+
+impl Decode for DisassociateRouteTableRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let association_id = r.field(at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        Ok(Some(Self {
+            dry_run,
+            association_id,
+        }))
+    }
+}
+
+/// The `DomainType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DomainType {
+    /// `vpc`
+    Vpc,
+    /// `standard`
+    Standard,
+}
+
+impl DomainType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["vpc", "standard"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Vpc => "vpc",
+            Self::Standard => "standard",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "vpc" => Self::Vpc,
+            "standard" => Self::Standard,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DomainType);
+
+/// The `EbsBlockDevice` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EbsBlockDevice {
+    pub delete_on_termination: Option<bool>,
+    pub iops: Option<i32>,
+    pub snapshot_id: Option<String>,
+    pub volume_size: Option<i32>,
+    pub volume_type: Option<VolumeType>,
+    pub kms_key_id: Option<String>,
+    pub throughput: Option<i32>,
+    pub outpost_arn: Option<String>,
+    pub availability_zone: Option<String>,
+    pub encrypted: Option<bool>,
+    pub volume_initialization_rate: Option<i32>,
+    pub availability_zone_id: Option<String>,
+    pub ebs_card_index: Option<i32>,
+}
+
+impl Decode for EbsBlockDevice {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let delete_on_termination = r.field(at_, "DeleteOnTermination")?;
+        let iops = r.field(at_, "Iops")?;
+        let snapshot_id = r.field(at_, "SnapshotId")?;
+        let volume_size = r.field(at_, "VolumeSize")?;
+        let volume_type = r.field(at_, "VolumeType")?;
+        let kms_key_id = r.field(at_, "KmsKeyId")?;
+        let throughput = r.field(at_, "Throughput")?;
+        let outpost_arn = r.field(at_, "OutpostArn")?;
+        let availability_zone = r.field(at_, "AvailabilityZone")?;
+        let encrypted = r.field(at_, "Encrypted")?;
+        let volume_initialization_rate = r.field(at_, "VolumeInitializationRate")?;
+        let availability_zone_id = r.field(at_, "AvailabilityZoneId")?;
+        let ebs_card_index = r.field(at_, "EbsCardIndex")?;
+        Ok(Some(Self {
+            delete_on_termination,
+            iops,
+            snapshot_id,
+            volume_size,
+            volume_type,
+            kms_key_id,
+            throughput,
+            outpost_arn,
+            availability_zone,
+            encrypted,
+            volume_initialization_rate,
+            availability_zone_id,
+            ebs_card_index,
+        }))
+    }
+}
+
+impl EncodeMembers for EbsBlockDevice {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("iops", &self.iops);
+        w.field("snapshotId", &self.snapshot_id);
+        w.field("volumeSize", &self.volume_size);
+        w.field("volumeType", &self.volume_type);
+        w.field("kmsKeyId", &self.kms_key_id);
+        w.field("throughput", &self.throughput);
+        w.field("outpostArn", &self.outpost_arn);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("encrypted", &self.encrypted);
+        w.field("VolumeInitializationRate", &self.volume_initialization_rate);
+        w.field("AvailabilityZoneId", &self.availability_zone_id);
+        w.field("EbsCardIndex", &self.ebs_card_index);
+    }
+}
+
+/// The `EbsInstanceBlockDevice` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EbsInstanceBlockDevice {
+    pub attach_time: Option<DateTime>,
+    pub delete_on_termination: Option<bool>,
+    pub status: Option<AttachmentStatus>,
+    pub volume_id: Option<String>,
+    pub associated_resource: Option<String>,
+    pub volume_owner_id: Option<String>,
+    pub operator: Option<OperatorResponse>,
+    pub ebs_card_index: Option<i32>,
+}
+
+impl EncodeMembers for EbsInstanceBlockDevice {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachTime", &self.attach_time);
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("status", &self.status);
+        w.field("volumeId", &self.volume_id);
+        w.field("associatedResource", &self.associated_resource);
+        w.field("volumeOwnerId", &self.volume_owner_id);
+        w.field("operator", &self.operator);
+        w.field("ebsCardIndex", &self.ebs_card_index);
+    }
+}
+
+/// The `EbsStatusDetails` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EbsStatusDetails {
+    pub impaired_since: Option<DateTime>,
+    pub name: Option<StatusName>,
+    pub status: Option<StatusType>,
+}
+
+impl EncodeMembers for EbsStatusDetails {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("impairedSince", &self.impaired_since);
+        w.field("name", &self.name);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `EbsStatusSummary` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EbsStatusSummary {
+    pub details: Option<Vec<EbsStatusDetails>>,
+    pub status: Option<SummaryStatus>,
+}
+
+impl EncodeMembers for EbsStatusSummary {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("details", "item", &self.details);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `ElasticGpuAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElasticGpuAssociation {
+    pub elastic_gpu_id: Option<String>,
+    pub elastic_gpu_association_id: Option<String>,
+    pub elastic_gpu_association_state: Option<String>,
+    pub elastic_gpu_association_time: Option<String>,
+}
+
+impl EncodeMembers for ElasticGpuAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("elasticGpuId", &self.elastic_gpu_id);
+        w.field("elasticGpuAssociationId", &self.elastic_gpu_association_id);
+        w.field(
+            "elasticGpuAssociationState",
+            &self.elastic_gpu_association_state,
+        );
+        w.field(
+            "elasticGpuAssociationTime",
+            &self.elastic_gpu_association_time,
+        );
+    }
+}
+
+/// The `ElasticInferenceAcceleratorAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElasticInferenceAcceleratorAssociation {
+    pub elastic_inference_accelerator_arn: Option<String>,
+    pub elastic_inference_accelerator_association_id: Option<String>,
+    pub elastic_inference_accelerator_association_state: Option<String>,
+    pub elastic_inference_accelerator_association_time: Option<DateTime>,
+}
+
+impl EncodeMembers for ElasticInferenceAcceleratorAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "elasticInferenceAcceleratorArn",
+            &self.elastic_inference_accelerator_arn,
+        );
+        w.field(
+            "elasticInferenceAcceleratorAssociationId",
+            &self.elastic_inference_accelerator_association_id,
+        );
+        w.field(
+            "elasticInferenceAcceleratorAssociationState",
+            &self.elastic_inference_accelerator_association_state,
+        );
+        w.field(
+            "elasticInferenceAcceleratorAssociationTime",
+            &self.elastic_inference_accelerator_association_time,
+        );
+    }
+}
+
+/// The `EnclaveOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EnclaveOptions {
+    pub enabled: Option<bool>,
+}
+
+impl EncodeMembers for EnclaveOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enabled", &self.enabled);
+    }
+}
+
+/// The `EventCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventCode {
+    /// `instance-reboot`
+    InstanceReboot,
+    /// `system-reboot`
+    SystemReboot,
+    /// `system-maintenance`
+    SystemMaintenance,
+    /// `instance-retirement`
+    InstanceRetirement,
+    /// `instance-stop`
+    InstanceStop,
+}
+
+impl EventCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "instance-reboot",
+        "system-reboot",
+        "system-maintenance",
+        "instance-retirement",
+        "instance-stop",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::InstanceReboot => "instance-reboot",
+            Self::SystemReboot => "system-reboot",
+            Self::SystemMaintenance => "system-maintenance",
+            Self::InstanceRetirement => "instance-retirement",
+            Self::InstanceStop => "instance-stop",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "instance-reboot" => Self::InstanceReboot,
+            "system-reboot" => Self::SystemReboot,
+            "system-maintenance" => Self::SystemMaintenance,
+            "instance-retirement" => Self::InstanceRetirement,
+            "instance-stop" => Self::InstanceStop,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EventCode);
+
 /// The `Filter` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filter {
@@ -1722,6 +3798,34 @@ impl Decode for Filter {
         let name = r.field(at_, "Name")?;
         let values = r.list_field(at_, "Value", None)?;
         Ok(Some(Self { name, values }))
+    }
+}
+
+/// The `GroupIdentifier` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupIdentifier {
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+}
+
+impl EncodeMembers for GroupIdentifier {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupId", &self.group_id);
+        w.field("groupName", &self.group_name);
+    }
+}
+
+/// The `HibernationOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HibernationOptions {
+    pub configured: Option<bool>,
+}
+
+impl EncodeMembers for HibernationOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("configured", &self.configured);
     }
 }
 
@@ -1756,6 +3860,8614 @@ impl HostnameType {
 
 crate::protocol::wire_enum!(HostnameType);
 
+/// The `HttpTokensState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HttpTokensState {
+    /// `optional`
+    Optional,
+    /// `required`
+    Required,
+}
+
+impl HttpTokensState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["optional", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(HttpTokensState);
+
+/// The `HypervisorType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HypervisorType {
+    /// `ovm`
+    Ovm,
+    /// `xen`
+    Xen,
+}
+
+impl HypervisorType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ovm", "xen"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ovm => "ovm",
+            Self::Xen => "xen",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ovm" => Self::Ovm,
+            "xen" => Self::Xen,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(HypervisorType);
+
+/// The `IamInstanceProfile` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IamInstanceProfile {
+    pub arn: Option<String>,
+    pub id: Option<String>,
+}
+
+impl EncodeMembers for IamInstanceProfile {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("arn", &self.arn);
+        w.field("id", &self.id);
+    }
+}
+
+/// The `IamInstanceProfileSpecification` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IamInstanceProfileSpecification {
+    pub arn: Option<String>,
+    pub name: Option<String>,
+}
+
+impl Decode for IamInstanceProfileSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let arn = r.field(at_, "Arn")?;
+        let name = r.field(at_, "Name")?;
+        Ok(Some(Self { arn, name }))
+    }
+}
+
+/// The `Image` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Image {
+    pub platform_details: Option<String>,
+    pub usage_operation: Option<String>,
+    pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+    pub description: Option<String>,
+    pub ena_support: Option<bool>,
+    pub hypervisor: Option<HypervisorType>,
+    pub image_owner_alias: Option<String>,
+    pub name: Option<String>,
+    pub root_device_name: Option<String>,
+    pub root_device_type: Option<DeviceType>,
+    pub sriov_net_support: Option<String>,
+    pub state_reason: Option<StateReason>,
+    pub tags: Option<Vec<Tag>>,
+    pub virtualization_type: Option<VirtualizationType>,
+    pub boot_mode: Option<BootModeValues>,
+    pub tpm_support: Option<TpmSupportValues>,
+    pub deprecation_time: Option<String>,
+    pub imds_support: Option<ImdsSupportValues>,
+    pub source_instance_id: Option<String>,
+    pub deregistration_protection: Option<String>,
+    pub last_launched_time: Option<String>,
+    pub image_allowed: Option<bool>,
+    pub source_image_id: Option<String>,
+    pub source_image_region: Option<String>,
+    pub free_tier_eligible: Option<bool>,
+    pub public_ssm_parameter_name: Option<String>,
+    pub image_watermarks: Option<Vec<ImageWatermark>>,
+    pub scan_results: Option<ScanResults>,
+    pub instance_type_specification: Option<InstanceTypeSpecification>,
+    pub image_id: Option<String>,
+    pub image_location: Option<String>,
+    pub state: Option<ImageState>,
+    pub owner_id: Option<String>,
+    pub creation_date: Option<String>,
+    pub public: Option<bool>,
+    pub product_codes: Option<Vec<ProductCode>>,
+    pub architecture: Option<ArchitectureValues>,
+    pub image_type: Option<ImageTypeValues>,
+    pub kernel_id: Option<String>,
+    pub ramdisk_id: Option<String>,
+    pub platform: Option<PlatformValues>,
+}
+
+impl EncodeMembers for Image {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("platformDetails", &self.platform_details);
+        w.field("usageOperation", &self.usage_operation);
+        w.list_field("blockDeviceMapping", "item", &self.block_device_mappings);
+        w.field("description", &self.description);
+        w.field("enaSupport", &self.ena_support);
+        w.field("hypervisor", &self.hypervisor);
+        w.field("imageOwnerAlias", &self.image_owner_alias);
+        w.field("name", &self.name);
+        w.field("rootDeviceName", &self.root_device_name);
+        w.field("rootDeviceType", &self.root_device_type);
+        w.field("sriovNetSupport", &self.sriov_net_support);
+        w.field("stateReason", &self.state_reason);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("virtualizationType", &self.virtualization_type);
+        w.field("bootMode", &self.boot_mode);
+        w.field("tpmSupport", &self.tpm_support);
+        w.field("deprecationTime", &self.deprecation_time);
+        w.field("imdsSupport", &self.imds_support);
+        w.field("sourceInstanceId", &self.source_instance_id);
+        w.field("deregistrationProtection", &self.deregistration_protection);
+        w.field("lastLaunchedTime", &self.last_launched_time);
+        w.field("imageAllowed", &self.image_allowed);
+        w.field("sourceImageId", &self.source_image_id);
+        w.field("sourceImageRegion", &self.source_image_region);
+        w.field("freeTierEligible", &self.free_tier_eligible);
+        w.field("publicSsmParameterName", &self.public_ssm_parameter_name);
+        w.list_field("imageWatermarkSet", "item", &self.image_watermarks);
+        w.field("scanResults", &self.scan_results);
+        w.field(
+            "instanceTypeSpecification",
+            &self.instance_type_specification,
+        );
+        w.field("imageId", &self.image_id);
+        w.field("imageLocation", &self.image_location);
+        w.field("imageState", &self.state);
+        w.field("imageOwnerId", &self.owner_id);
+        w.field("creationDate", &self.creation_date);
+        w.field("isPublic", &self.public);
+        w.list_field("productCodes", "item", &self.product_codes);
+        w.field("architecture", &self.architecture);
+        w.field("imageType", &self.image_type);
+        w.field("kernelId", &self.kernel_id);
+        w.field("ramdiskId", &self.ramdisk_id);
+        w.field("platform", &self.platform);
+    }
+}
+
+/// The `ImageState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImageState {
+    /// `pending`
+    Pending,
+    /// `available`
+    Available,
+    /// `invalid`
+    Invalid,
+    /// `deregistered`
+    Deregistered,
+    /// `transient`
+    Transient,
+    /// `failed`
+    Failed,
+    /// `error`
+    Error,
+    /// `disabled`
+    Disabled,
+}
+
+impl ImageState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "pending",
+        "available",
+        "invalid",
+        "deregistered",
+        "transient",
+        "failed",
+        "error",
+        "disabled",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Available => "available",
+            Self::Invalid => "invalid",
+            Self::Deregistered => "deregistered",
+            Self::Transient => "transient",
+            Self::Failed => "failed",
+            Self::Error => "error",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "available" => Self::Available,
+            "invalid" => Self::Invalid,
+            "deregistered" => Self::Deregistered,
+            "transient" => Self::Transient,
+            "failed" => Self::Failed,
+            "error" => Self::Error,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ImageState);
+
+/// The `ImageTypeValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImageTypeValues {
+    /// `machine`
+    Machine,
+    /// `kernel`
+    Kernel,
+    /// `ramdisk`
+    Ramdisk,
+}
+
+impl ImageTypeValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["machine", "kernel", "ramdisk"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Machine => "machine",
+            Self::Kernel => "kernel",
+            Self::Ramdisk => "ramdisk",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "machine" => Self::Machine,
+            "kernel" => Self::Kernel,
+            "ramdisk" => Self::Ramdisk,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ImageTypeValues);
+
+/// The `ImageWatermark` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImageWatermark {
+    pub watermark_key: Option<String>,
+    pub source_image_region: Option<String>,
+    pub source_image_id: Option<String>,
+    pub source_image_creation_time: Option<DateTime>,
+    pub watermark_creation_time: Option<DateTime>,
+}
+
+impl EncodeMembers for ImageWatermark {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("watermarkKey", &self.watermark_key);
+        w.field("sourceImageRegion", &self.source_image_region);
+        w.field("sourceImageId", &self.source_image_id);
+        w.field("sourceImageCreationTime", &self.source_image_creation_time);
+        w.field("watermarkCreationTime", &self.watermark_creation_time);
+    }
+}
+
+/// The `ImdsSupportValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImdsSupportValues {
+    /// `v2.0`
+    V20,
+}
+
+impl ImdsSupportValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["v2.0"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::V20 => "v2.0",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "v2.0" => Self::V20,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ImdsSupportValues);
+
+/// The `ImportKeyPairRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportKeyPairRequest {
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+    pub key_name: String,
+    pub public_key_material: Blob,
+}
+
+impl Decode for ImportKeyPairRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let key_name = r.field(at_, "KeyName")?;
+        let key_name = FormReader::required(key_name, at_, "KeyName")?;
+        let public_key_material = r.field(at_, "PublicKeyMaterial")?;
+        let public_key_material =
+            FormReader::required(public_key_material, at_, "PublicKeyMaterial")?;
+        Ok(Some(Self {
+            tag_specifications,
+            dry_run,
+            key_name,
+            public_key_material,
+        }))
+    }
+}
+
+/// The `ImportKeyPairResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportKeyPairResult {
+    pub key_fingerprint: Option<String>,
+    pub key_name: Option<String>,
+    pub key_pair_id: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for ImportKeyPairResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("keyFingerprint", &self.key_fingerprint);
+        w.field("keyName", &self.key_name);
+        w.field("keyPairId", &self.key_pair_id);
+        w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `Instance` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Instance {
+    pub architecture: Option<ArchitectureValues>,
+    pub block_device_mappings: Option<Vec<InstanceBlockDeviceMapping>>,
+    pub client_token: Option<String>,
+    pub ebs_optimized: Option<bool>,
+    pub ena_support: Option<bool>,
+    pub hypervisor: Option<HypervisorType>,
+    pub iam_instance_profile: Option<IamInstanceProfile>,
+    pub instance_lifecycle: Option<InstanceLifecycleType>,
+    pub elastic_gpu_associations: Option<Vec<ElasticGpuAssociation>>,
+    pub elastic_inference_accelerator_associations:
+        Option<Vec<ElasticInferenceAcceleratorAssociation>>,
+    pub network_interfaces: Option<Vec<InstanceNetworkInterface>>,
+    pub outpost_arn: Option<String>,
+    pub root_device_name: Option<String>,
+    pub root_device_type: Option<DeviceType>,
+    pub security_groups: Option<Vec<GroupIdentifier>>,
+    pub source_dest_check: Option<bool>,
+    pub spot_instance_request_id: Option<String>,
+    pub sriov_net_support: Option<String>,
+    pub state_reason: Option<StateReason>,
+    pub tags: Option<Vec<Tag>>,
+    pub virtualization_type: Option<VirtualizationType>,
+    pub cpu_options: Option<CpuOptions>,
+    pub capacity_block_id: Option<String>,
+    pub capacity_reservation_id: Option<String>,
+    pub capacity_reservation_specification: Option<CapacityReservationSpecificationResponse>,
+    pub hibernation_options: Option<HibernationOptions>,
+    pub licenses: Option<Vec<LicenseConfiguration>>,
+    pub metadata_options: Option<InstanceMetadataOptionsResponse>,
+    pub enclave_options: Option<EnclaveOptions>,
+    pub boot_mode: Option<BootModeValues>,
+    pub platform_details: Option<String>,
+    pub usage_operation: Option<String>,
+    pub usage_operation_update_time: Option<DateTime>,
+    pub private_dns_name_options: Option<PrivateDnsNameOptionsResponse>,
+    pub ipv6_address: Option<String>,
+    pub tpm_support: Option<String>,
+    pub maintenance_options: Option<InstanceMaintenanceOptions>,
+    pub current_instance_boot_mode: Option<InstanceBootModeValues>,
+    pub network_performance_options: Option<InstanceNetworkPerformanceOptions>,
+    pub operator: Option<OperatorResponse>,
+    pub secondary_interfaces: Option<Vec<InstanceSecondaryInterface>>,
+    pub instance_id: Option<String>,
+    pub image_id: Option<String>,
+    pub state: Option<InstanceState>,
+    pub private_dns_name: Option<String>,
+    pub public_dns_name: Option<String>,
+    pub state_transition_reason: Option<String>,
+    pub key_name: Option<String>,
+    pub ami_launch_index: Option<i32>,
+    pub product_codes: Option<Vec<ProductCode>>,
+    pub instance_type: Option<InstanceType>,
+    pub launch_time: Option<DateTime>,
+    pub placement: Option<Placement>,
+    pub kernel_id: Option<String>,
+    pub ramdisk_id: Option<String>,
+    pub platform: Option<PlatformValues>,
+    pub monitoring: Option<Monitoring>,
+    pub subnet_id: Option<String>,
+    pub vpc_id: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub public_ip_address: Option<String>,
+}
+
+impl EncodeMembers for Instance {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("architecture", &self.architecture);
+        w.list_field("blockDeviceMapping", "item", &self.block_device_mappings);
+        w.field("clientToken", &self.client_token);
+        w.field("ebsOptimized", &self.ebs_optimized);
+        w.field("enaSupport", &self.ena_support);
+        w.field("hypervisor", &self.hypervisor);
+        w.field("iamInstanceProfile", &self.iam_instance_profile);
+        w.field("instanceLifecycle", &self.instance_lifecycle);
+        w.list_field(
+            "elasticGpuAssociationSet",
+            "item",
+            &self.elastic_gpu_associations,
+        );
+        w.list_field(
+            "elasticInferenceAcceleratorAssociationSet",
+            "item",
+            &self.elastic_inference_accelerator_associations,
+        );
+        w.list_field("networkInterfaceSet", "item", &self.network_interfaces);
+        w.field("outpostArn", &self.outpost_arn);
+        w.field("rootDeviceName", &self.root_device_name);
+        w.field("rootDeviceType", &self.root_device_type);
+        w.list_field("groupSet", "item", &self.security_groups);
+        w.field("sourceDestCheck", &self.source_dest_check);
+        w.field("spotInstanceRequestId", &self.spot_instance_request_id);
+        w.field("sriovNetSupport", &self.sriov_net_support);
+        w.field("stateReason", &self.state_reason);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("virtualizationType", &self.virtualization_type);
+        w.field("cpuOptions", &self.cpu_options);
+        w.field("capacityBlockId", &self.capacity_block_id);
+        w.field("capacityReservationId", &self.capacity_reservation_id);
+        w.field(
+            "capacityReservationSpecification",
+            &self.capacity_reservation_specification,
+        );
+        w.field("hibernationOptions", &self.hibernation_options);
+        w.list_field("licenseSet", "item", &self.licenses);
+        w.field("metadataOptions", &self.metadata_options);
+        w.field("enclaveOptions", &self.enclave_options);
+        w.field("bootMode", &self.boot_mode);
+        w.field("platformDetails", &self.platform_details);
+        w.field("usageOperation", &self.usage_operation);
+        w.field(
+            "usageOperationUpdateTime",
+            &self.usage_operation_update_time,
+        );
+        w.field("privateDnsNameOptions", &self.private_dns_name_options);
+        w.field("ipv6Address", &self.ipv6_address);
+        w.field("tpmSupport", &self.tpm_support);
+        w.field("maintenanceOptions", &self.maintenance_options);
+        w.field("currentInstanceBootMode", &self.current_instance_boot_mode);
+        w.field(
+            "networkPerformanceOptions",
+            &self.network_performance_options,
+        );
+        w.field("operator", &self.operator);
+        w.list_field("secondaryInterfaceSet", "item", &self.secondary_interfaces);
+        w.field("instanceId", &self.instance_id);
+        w.field("imageId", &self.image_id);
+        w.field("instanceState", &self.state);
+        w.field("privateDnsName", &self.private_dns_name);
+        w.field("dnsName", &self.public_dns_name);
+        w.field("reason", &self.state_transition_reason);
+        w.field("keyName", &self.key_name);
+        w.field("amiLaunchIndex", &self.ami_launch_index);
+        w.list_field("productCodes", "item", &self.product_codes);
+        w.field("instanceType", &self.instance_type);
+        w.field("launchTime", &self.launch_time);
+        w.field("placement", &self.placement);
+        w.field("kernelId", &self.kernel_id);
+        w.field("ramdiskId", &self.ramdisk_id);
+        w.field("platform", &self.platform);
+        w.field("monitoring", &self.monitoring);
+        w.field("subnetId", &self.subnet_id);
+        w.field("vpcId", &self.vpc_id);
+        w.field("privateIpAddress", &self.private_ip_address);
+        w.field("ipAddress", &self.public_ip_address);
+    }
+}
+
+/// The `InstanceAttachmentEnaSrdSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceAttachmentEnaSrdSpecification {
+    pub ena_srd_enabled: Option<bool>,
+    pub ena_srd_udp_specification: Option<InstanceAttachmentEnaSrdUdpSpecification>,
+}
+
+impl EncodeMembers for InstanceAttachmentEnaSrdSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enaSrdEnabled", &self.ena_srd_enabled);
+        w.field("enaSrdUdpSpecification", &self.ena_srd_udp_specification);
+    }
+}
+
+/// The `InstanceAttachmentEnaSrdUdpSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceAttachmentEnaSrdUdpSpecification {
+    pub ena_srd_udp_enabled: Option<bool>,
+}
+
+impl EncodeMembers for InstanceAttachmentEnaSrdUdpSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enaSrdUdpEnabled", &self.ena_srd_udp_enabled);
+    }
+}
+
+/// The `InstanceAutoRecoveryState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceAutoRecoveryState {
+    /// `disabled`
+    Disabled,
+    /// `default`
+    Default,
+}
+
+impl InstanceAutoRecoveryState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "default"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Default => "default",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "default" => Self::Default,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceAutoRecoveryState);
+
+/// The `InstanceBandwidthWeighting` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceBandwidthWeighting {
+    /// `default`
+    Default,
+    /// `vpc-1`
+    Vpc1,
+    /// `ebs-1`
+    Ebs1,
+}
+
+impl InstanceBandwidthWeighting {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "vpc-1", "ebs-1"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Vpc1 => "vpc-1",
+            Self::Ebs1 => "ebs-1",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "vpc-1" => Self::Vpc1,
+            "ebs-1" => Self::Ebs1,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceBandwidthWeighting);
+
+/// The `InstanceBlockDeviceMapping` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceBlockDeviceMapping {
+    pub device_name: Option<String>,
+    pub ebs: Option<EbsInstanceBlockDevice>,
+}
+
+impl EncodeMembers for InstanceBlockDeviceMapping {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("deviceName", &self.device_name);
+        w.field("ebs", &self.ebs);
+    }
+}
+
+/// The `InstanceBootModeValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceBootModeValues {
+    /// `legacy-bios`
+    LegacyBios,
+    /// `uefi`
+    Uefi,
+}
+
+impl InstanceBootModeValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["legacy-bios", "uefi"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LegacyBios => "legacy-bios",
+            Self::Uefi => "uefi",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "legacy-bios" => Self::LegacyBios,
+            "uefi" => Self::Uefi,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceBootModeValues);
+
+/// The `InstanceIpv4Prefix` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceIpv4Prefix {
+    pub ipv4_prefix: Option<String>,
+}
+
+impl EncodeMembers for InstanceIpv4Prefix {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv4Prefix", &self.ipv4_prefix);
+    }
+}
+
+/// The `InstanceIpv6Address` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceIpv6Address {
+    pub ipv6_address: Option<String>,
+    pub is_primary_ipv6: Option<bool>,
+}
+
+impl EncodeMembers for InstanceIpv6Address {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6Address", &self.ipv6_address);
+        w.field("isPrimaryIpv6", &self.is_primary_ipv6);
+    }
+}
+
+/// The `InstanceIpv6Prefix` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceIpv6Prefix {
+    pub ipv6_prefix: Option<String>,
+}
+
+impl EncodeMembers for InstanceIpv6Prefix {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6Prefix", &self.ipv6_prefix);
+    }
+}
+
+/// The `InstanceLifecycleType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceLifecycleType {
+    /// `spot`
+    Spot,
+    /// `scheduled`
+    Scheduled,
+    /// `capacity-block`
+    CapacityBlock,
+    /// `interruptible-capacity-reservation`
+    InterruptibleCapacityReservation,
+}
+
+impl InstanceLifecycleType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "spot",
+        "scheduled",
+        "capacity-block",
+        "interruptible-capacity-reservation",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Spot => "spot",
+            Self::Scheduled => "scheduled",
+            Self::CapacityBlock => "capacity-block",
+            Self::InterruptibleCapacityReservation => "interruptible-capacity-reservation",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "spot" => Self::Spot,
+            "scheduled" => Self::Scheduled,
+            "capacity-block" => Self::CapacityBlock,
+            "interruptible-capacity-reservation" => Self::InterruptibleCapacityReservation,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceLifecycleType);
+
+/// The `InstanceMaintenanceOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceMaintenanceOptions {
+    pub auto_recovery: Option<InstanceAutoRecoveryState>,
+    pub reboot_migration: Option<InstanceRebootMigrationState>,
+}
+
+impl EncodeMembers for InstanceMaintenanceOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("autoRecovery", &self.auto_recovery);
+        w.field("rebootMigration", &self.reboot_migration);
+    }
+}
+
+/// The `InstanceMetadataEndpointState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceMetadataEndpointState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl InstanceMetadataEndpointState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceMetadataEndpointState);
+
+/// The `InstanceMetadataOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceMetadataOptionsRequest {
+    pub http_tokens: Option<HttpTokensState>,
+    pub http_put_response_hop_limit: Option<i32>,
+    pub http_endpoint: Option<InstanceMetadataEndpointState>,
+    pub http_protocol_ipv6: Option<InstanceMetadataProtocolState>,
+    pub instance_metadata_tags: Option<InstanceMetadataTagsState>,
+}
+
+impl Decode for InstanceMetadataOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let http_tokens = r.field(at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field(at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field(at_, "HttpEndpoint")?;
+        let http_protocol_ipv6 = r.field(at_, "HttpProtocolIpv6")?;
+        let instance_metadata_tags = r.field(at_, "InstanceMetadataTags")?;
+        Ok(Some(Self {
+            http_tokens,
+            http_put_response_hop_limit,
+            http_endpoint,
+            http_protocol_ipv6,
+            instance_metadata_tags,
+        }))
+    }
+}
+
+/// The `InstanceMetadataOptionsResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceMetadataOptionsResponse {
+    pub state: Option<InstanceMetadataOptionsState>,
+    pub http_tokens: Option<HttpTokensState>,
+    pub http_put_response_hop_limit: Option<i32>,
+    pub http_endpoint: Option<InstanceMetadataEndpointState>,
+    pub http_protocol_ipv6: Option<InstanceMetadataProtocolState>,
+    pub instance_metadata_tags: Option<InstanceMetadataTagsState>,
+}
+
+impl EncodeMembers for InstanceMetadataOptionsResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("state", &self.state);
+        w.field("httpTokens", &self.http_tokens);
+        w.field("httpPutResponseHopLimit", &self.http_put_response_hop_limit);
+        w.field("httpEndpoint", &self.http_endpoint);
+        w.field("httpProtocolIpv6", &self.http_protocol_ipv6);
+        w.field("instanceMetadataTags", &self.instance_metadata_tags);
+    }
+}
+
+/// The `InstanceMetadataOptionsState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceMetadataOptionsState {
+    /// `pending`
+    Pending,
+    /// `applied`
+    Applied,
+}
+
+impl InstanceMetadataOptionsState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pending", "applied"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Applied => "applied",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "applied" => Self::Applied,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceMetadataOptionsState);
+
+/// The `InstanceMetadataProtocolState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceMetadataProtocolState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl InstanceMetadataProtocolState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceMetadataProtocolState);
+
+/// The `InstanceMetadataTagsState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceMetadataTagsState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl InstanceMetadataTagsState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceMetadataTagsState);
+
+/// The `InstanceNetworkInterface` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceNetworkInterface {
+    pub association: Option<InstanceNetworkInterfaceAssociation>,
+    pub attachment: Option<InstanceNetworkInterfaceAttachment>,
+    pub description: Option<String>,
+    pub groups: Option<Vec<GroupIdentifier>>,
+    pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
+    pub mac_address: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub owner_id: Option<String>,
+    pub private_dns_name: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub private_ip_addresses: Option<Vec<InstancePrivateIpAddress>>,
+    pub source_dest_check: Option<bool>,
+    pub status: Option<NetworkInterfaceStatus>,
+    pub subnet_id: Option<String>,
+    pub vpc_id: Option<String>,
+    pub interface_type: Option<String>,
+    pub ipv4_prefixes: Option<Vec<InstanceIpv4Prefix>>,
+    pub ipv6_prefixes: Option<Vec<InstanceIpv6Prefix>>,
+    pub connection_tracking_configuration: Option<ConnectionTrackingSpecificationResponse>,
+    pub operator: Option<OperatorResponse>,
+}
+
+impl EncodeMembers for InstanceNetworkInterface {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("association", &self.association);
+        w.field("attachment", &self.attachment);
+        w.field("description", &self.description);
+        w.list_field("groupSet", "item", &self.groups);
+        w.list_field("ipv6AddressesSet", "item", &self.ipv6_addresses);
+        w.field("macAddress", &self.mac_address);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("ownerId", &self.owner_id);
+        w.field("privateDnsName", &self.private_dns_name);
+        w.field("privateIpAddress", &self.private_ip_address);
+        w.list_field("privateIpAddressesSet", "item", &self.private_ip_addresses);
+        w.field("sourceDestCheck", &self.source_dest_check);
+        w.field("status", &self.status);
+        w.field("subnetId", &self.subnet_id);
+        w.field("vpcId", &self.vpc_id);
+        w.field("interfaceType", &self.interface_type);
+        w.list_field("ipv4PrefixSet", "item", &self.ipv4_prefixes);
+        w.list_field("ipv6PrefixSet", "item", &self.ipv6_prefixes);
+        w.field(
+            "connectionTrackingConfiguration",
+            &self.connection_tracking_configuration,
+        );
+        w.field("operator", &self.operator);
+    }
+}
+
+/// The `InstanceNetworkInterfaceAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceNetworkInterfaceAssociation {
+    pub carrier_ip: Option<String>,
+    pub customer_owned_ip: Option<String>,
+    pub ip_owner_id: Option<String>,
+    pub public_dns_name: Option<String>,
+    pub public_ip: Option<String>,
+}
+
+impl EncodeMembers for InstanceNetworkInterfaceAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("carrierIp", &self.carrier_ip);
+        w.field("customerOwnedIp", &self.customer_owned_ip);
+        w.field("ipOwnerId", &self.ip_owner_id);
+        w.field("publicDnsName", &self.public_dns_name);
+        w.field("publicIp", &self.public_ip);
+    }
+}
+
+/// The `InstanceNetworkInterfaceAttachment` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceNetworkInterfaceAttachment {
+    pub attach_time: Option<DateTime>,
+    pub attachment_id: Option<String>,
+    pub delete_on_termination: Option<bool>,
+    pub device_index: Option<i32>,
+    pub status: Option<AttachmentStatus>,
+    pub network_card_index: Option<i32>,
+    pub ena_srd_specification: Option<InstanceAttachmentEnaSrdSpecification>,
+    pub ena_queue_count: Option<i32>,
+}
+
+impl EncodeMembers for InstanceNetworkInterfaceAttachment {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachTime", &self.attach_time);
+        w.field("attachmentId", &self.attachment_id);
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("deviceIndex", &self.device_index);
+        w.field("status", &self.status);
+        w.field("networkCardIndex", &self.network_card_index);
+        w.field("enaSrdSpecification", &self.ena_srd_specification);
+        w.field("enaQueueCount", &self.ena_queue_count);
+    }
+}
+
+/// The `InstanceNetworkPerformanceOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceNetworkPerformanceOptions {
+    pub bandwidth_weighting: Option<InstanceBandwidthWeighting>,
+}
+
+impl EncodeMembers for InstanceNetworkPerformanceOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("bandwidthWeighting", &self.bandwidth_weighting);
+    }
+}
+
+/// The `InstancePrivateIpAddress` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstancePrivateIpAddress {
+    pub association: Option<InstanceNetworkInterfaceAssociation>,
+    pub primary: Option<bool>,
+    pub private_dns_name: Option<String>,
+    pub private_ip_address: Option<String>,
+}
+
+impl EncodeMembers for InstancePrivateIpAddress {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("association", &self.association);
+        w.field("primary", &self.primary);
+        w.field("privateDnsName", &self.private_dns_name);
+        w.field("privateIpAddress", &self.private_ip_address);
+    }
+}
+
+/// The `InstanceRebootMigrationState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceRebootMigrationState {
+    /// `disabled`
+    Disabled,
+    /// `default`
+    Default,
+}
+
+impl InstanceRebootMigrationState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "default"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Default => "default",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "default" => Self::Default,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceRebootMigrationState);
+
+/// The `InstanceSecondaryInterface` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceSecondaryInterface {
+    pub attachment: Option<InstanceSecondaryInterfaceAttachment>,
+    pub mac_address: Option<String>,
+    pub secondary_interface_id: Option<String>,
+    pub owner_id: Option<String>,
+    pub private_ip_addresses: Option<Vec<InstanceSecondaryInterfacePrivateIpAddress>>,
+    pub source_dest_check: Option<bool>,
+    pub status: Option<SecondaryInterfaceStatus>,
+    pub secondary_subnet_id: Option<String>,
+    pub secondary_network_id: Option<String>,
+    pub interface_type: Option<SecondaryInterfaceType>,
+}
+
+impl EncodeMembers for InstanceSecondaryInterface {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachment", &self.attachment);
+        w.field("macAddress", &self.mac_address);
+        w.field("secondaryInterfaceId", &self.secondary_interface_id);
+        w.field("ownerId", &self.owner_id);
+        w.list_field("privateIpAddressSet", "item", &self.private_ip_addresses);
+        w.field("sourceDestCheck", &self.source_dest_check);
+        w.field("status", &self.status);
+        w.field("secondarySubnetId", &self.secondary_subnet_id);
+        w.field("secondaryNetworkId", &self.secondary_network_id);
+        w.field("interfaceType", &self.interface_type);
+    }
+}
+
+/// The `InstanceSecondaryInterfaceAttachment` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceSecondaryInterfaceAttachment {
+    pub attach_time: Option<DateTime>,
+    pub attachment_id: Option<String>,
+    pub delete_on_termination: Option<bool>,
+    pub device_index: Option<i32>,
+    pub status: Option<AttachmentStatus>,
+    pub network_card_index: Option<i32>,
+}
+
+impl EncodeMembers for InstanceSecondaryInterfaceAttachment {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachTime", &self.attach_time);
+        w.field("attachmentId", &self.attachment_id);
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("deviceIndex", &self.device_index);
+        w.field("status", &self.status);
+        w.field("networkCardIndex", &self.network_card_index);
+    }
+}
+
+/// The `InstanceSecondaryInterfacePrivateIpAddress` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceSecondaryInterfacePrivateIpAddress {
+    pub private_ip_address: Option<String>,
+}
+
+impl EncodeMembers for InstanceSecondaryInterfacePrivateIpAddress {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("privateIpAddress", &self.private_ip_address);
+    }
+}
+
+/// The `InstanceState` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceState {
+    pub code: Option<i32>,
+    pub name: Option<InstanceStateName>,
+}
+
+impl EncodeMembers for InstanceState {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("name", &self.name);
+    }
+}
+
+/// The `InstanceStateChange` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceStateChange {
+    pub instance_id: Option<String>,
+    pub current_state: Option<InstanceState>,
+    pub previous_state: Option<InstanceState>,
+}
+
+impl EncodeMembers for InstanceStateChange {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("currentState", &self.current_state);
+        w.field("previousState", &self.previous_state);
+    }
+}
+
+/// The `InstanceStateName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceStateName {
+    /// `pending`
+    Pending,
+    /// `running`
+    Running,
+    /// `shutting-down`
+    ShuttingDown,
+    /// `terminated`
+    Terminated,
+    /// `stopping`
+    Stopping,
+    /// `stopped`
+    Stopped,
+}
+
+impl InstanceStateName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "pending",
+        "running",
+        "shutting-down",
+        "terminated",
+        "stopping",
+        "stopped",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::ShuttingDown => "shutting-down",
+            Self::Terminated => "terminated",
+            Self::Stopping => "stopping",
+            Self::Stopped => "stopped",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "running" => Self::Running,
+            "shutting-down" => Self::ShuttingDown,
+            "terminated" => Self::Terminated,
+            "stopping" => Self::Stopping,
+            "stopped" => Self::Stopped,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceStateName);
+
+/// The `InstanceStatus` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceStatus {
+    pub availability_zone: Option<String>,
+    pub availability_zone_id: Option<String>,
+    pub outpost_arn: Option<String>,
+    pub operator: Option<OperatorResponse>,
+    pub events: Option<Vec<InstanceStatusEvent>>,
+    pub instance_id: Option<String>,
+    pub instance_state: Option<InstanceState>,
+    pub instance_status: Option<InstanceStatusSummary>,
+    pub system_status: Option<InstanceStatusSummary>,
+    pub attached_ebs_status: Option<EbsStatusSummary>,
+    pub application_status: Option<ApplicationStatusSummary>,
+    pub performance_status: Option<PerformanceStatusSummary>,
+}
+
+impl EncodeMembers for InstanceStatus {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("outpostArn", &self.outpost_arn);
+        w.field("operator", &self.operator);
+        w.list_field("eventsSet", "item", &self.events);
+        w.field("instanceId", &self.instance_id);
+        w.field("instanceState", &self.instance_state);
+        w.field("instanceStatus", &self.instance_status);
+        w.field("systemStatus", &self.system_status);
+        w.field("attachedEbsStatus", &self.attached_ebs_status);
+        w.field("applicationStatus", &self.application_status);
+        w.field("performanceStatus", &self.performance_status);
+    }
+}
+
+/// The `InstanceStatusDetails` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceStatusDetails {
+    pub impaired_since: Option<DateTime>,
+    pub name: Option<StatusName>,
+    pub status: Option<StatusType>,
+}
+
+impl EncodeMembers for InstanceStatusDetails {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("impairedSince", &self.impaired_since);
+        w.field("name", &self.name);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `InstanceStatusEvent` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceStatusEvent {
+    pub instance_event_id: Option<String>,
+    pub code: Option<EventCode>,
+    pub description: Option<String>,
+    pub not_after: Option<DateTime>,
+    pub not_before: Option<DateTime>,
+    pub not_before_deadline: Option<DateTime>,
+}
+
+impl EncodeMembers for InstanceStatusEvent {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceEventId", &self.instance_event_id);
+        w.field("code", &self.code);
+        w.field("description", &self.description);
+        w.field("notAfter", &self.not_after);
+        w.field("notBefore", &self.not_before);
+        w.field("notBeforeDeadline", &self.not_before_deadline);
+    }
+}
+
+/// The `InstanceStatusSummary` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceStatusSummary {
+    pub details: Option<Vec<InstanceStatusDetails>>,
+    pub status: Option<SummaryStatus>,
+}
+
+impl EncodeMembers for InstanceStatusSummary {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("details", "item", &self.details);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `InstanceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceType {
+    /// `a1.medium`
+    A1Medium,
+    /// `a1.large`
+    A1Large,
+    /// `a1.xlarge`
+    A1Xlarge,
+    /// `a1.2xlarge`
+    A12xlarge,
+    /// `a1.4xlarge`
+    A14xlarge,
+    /// `a1.metal`
+    A1Metal,
+    /// `c1.medium`
+    C1Medium,
+    /// `c1.xlarge`
+    C1Xlarge,
+    /// `c3.large`
+    C3Large,
+    /// `c3.xlarge`
+    C3Xlarge,
+    /// `c3.2xlarge`
+    C32xlarge,
+    /// `c3.4xlarge`
+    C34xlarge,
+    /// `c3.8xlarge`
+    C38xlarge,
+    /// `c4.large`
+    C4Large,
+    /// `c4.xlarge`
+    C4Xlarge,
+    /// `c4.2xlarge`
+    C42xlarge,
+    /// `c4.4xlarge`
+    C44xlarge,
+    /// `c4.8xlarge`
+    C48xlarge,
+    /// `c5.large`
+    C5Large,
+    /// `c5.xlarge`
+    C5Xlarge,
+    /// `c5.2xlarge`
+    C52xlarge,
+    /// `c5.4xlarge`
+    C54xlarge,
+    /// `c5.9xlarge`
+    C59xlarge,
+    /// `c5.12xlarge`
+    C512xlarge,
+    /// `c5.18xlarge`
+    C518xlarge,
+    /// `c5.24xlarge`
+    C524xlarge,
+    /// `c5.metal`
+    C5Metal,
+    /// `c5a.large`
+    C5aLarge,
+    /// `c5a.xlarge`
+    C5aXlarge,
+    /// `c5a.2xlarge`
+    C5a2xlarge,
+    /// `c5a.4xlarge`
+    C5a4xlarge,
+    /// `c5a.8xlarge`
+    C5a8xlarge,
+    /// `c5a.12xlarge`
+    C5a12xlarge,
+    /// `c5a.16xlarge`
+    C5a16xlarge,
+    /// `c5a.24xlarge`
+    C5a24xlarge,
+    /// `c5ad.large`
+    C5adLarge,
+    /// `c5ad.xlarge`
+    C5adXlarge,
+    /// `c5ad.2xlarge`
+    C5ad2xlarge,
+    /// `c5ad.4xlarge`
+    C5ad4xlarge,
+    /// `c5ad.8xlarge`
+    C5ad8xlarge,
+    /// `c5ad.12xlarge`
+    C5ad12xlarge,
+    /// `c5ad.16xlarge`
+    C5ad16xlarge,
+    /// `c5ad.24xlarge`
+    C5ad24xlarge,
+    /// `c5d.large`
+    C5dLarge,
+    /// `c5d.xlarge`
+    C5dXlarge,
+    /// `c5d.2xlarge`
+    C5d2xlarge,
+    /// `c5d.4xlarge`
+    C5d4xlarge,
+    /// `c5d.9xlarge`
+    C5d9xlarge,
+    /// `c5d.12xlarge`
+    C5d12xlarge,
+    /// `c5d.18xlarge`
+    C5d18xlarge,
+    /// `c5d.24xlarge`
+    C5d24xlarge,
+    /// `c5d.metal`
+    C5dMetal,
+    /// `c5n.large`
+    C5nLarge,
+    /// `c5n.xlarge`
+    C5nXlarge,
+    /// `c5n.2xlarge`
+    C5n2xlarge,
+    /// `c5n.4xlarge`
+    C5n4xlarge,
+    /// `c5n.9xlarge`
+    C5n9xlarge,
+    /// `c5n.18xlarge`
+    C5n18xlarge,
+    /// `c5n.metal`
+    C5nMetal,
+    /// `c6g.medium`
+    C6gMedium,
+    /// `c6g.large`
+    C6gLarge,
+    /// `c6g.xlarge`
+    C6gXlarge,
+    /// `c6g.2xlarge`
+    C6g2xlarge,
+    /// `c6g.4xlarge`
+    C6g4xlarge,
+    /// `c6g.8xlarge`
+    C6g8xlarge,
+    /// `c6g.12xlarge`
+    C6g12xlarge,
+    /// `c6g.16xlarge`
+    C6g16xlarge,
+    /// `c6g.metal`
+    C6gMetal,
+    /// `c6gd.medium`
+    C6gdMedium,
+    /// `c6gd.large`
+    C6gdLarge,
+    /// `c6gd.xlarge`
+    C6gdXlarge,
+    /// `c6gd.2xlarge`
+    C6gd2xlarge,
+    /// `c6gd.4xlarge`
+    C6gd4xlarge,
+    /// `c6gd.8xlarge`
+    C6gd8xlarge,
+    /// `c6gd.12xlarge`
+    C6gd12xlarge,
+    /// `c6gd.16xlarge`
+    C6gd16xlarge,
+    /// `c6gd.metal`
+    C6gdMetal,
+    /// `c6gn.medium`
+    C6gnMedium,
+    /// `c6gn.large`
+    C6gnLarge,
+    /// `c6gn.xlarge`
+    C6gnXlarge,
+    /// `c6gn.2xlarge`
+    C6gn2xlarge,
+    /// `c6gn.4xlarge`
+    C6gn4xlarge,
+    /// `c6gn.8xlarge`
+    C6gn8xlarge,
+    /// `c6gn.12xlarge`
+    C6gn12xlarge,
+    /// `c6gn.16xlarge`
+    C6gn16xlarge,
+    /// `c6i.large`
+    C6iLarge,
+    /// `c6i.xlarge`
+    C6iXlarge,
+    /// `c6i.2xlarge`
+    C6i2xlarge,
+    /// `c6i.4xlarge`
+    C6i4xlarge,
+    /// `c6i.8xlarge`
+    C6i8xlarge,
+    /// `c6i.12xlarge`
+    C6i12xlarge,
+    /// `c6i.16xlarge`
+    C6i16xlarge,
+    /// `c6i.24xlarge`
+    C6i24xlarge,
+    /// `c6i.32xlarge`
+    C6i32xlarge,
+    /// `c6i.metal`
+    C6iMetal,
+    /// `cc1.4xlarge`
+    Cc14xlarge,
+    /// `cc2.8xlarge`
+    Cc28xlarge,
+    /// `cg1.4xlarge`
+    Cg14xlarge,
+    /// `cr1.8xlarge`
+    Cr18xlarge,
+    /// `d2.xlarge`
+    D2Xlarge,
+    /// `d2.2xlarge`
+    D22xlarge,
+    /// `d2.4xlarge`
+    D24xlarge,
+    /// `d2.8xlarge`
+    D28xlarge,
+    /// `d3.xlarge`
+    D3Xlarge,
+    /// `d3.2xlarge`
+    D32xlarge,
+    /// `d3.4xlarge`
+    D34xlarge,
+    /// `d3.8xlarge`
+    D38xlarge,
+    /// `d3en.xlarge`
+    D3enXlarge,
+    /// `d3en.2xlarge`
+    D3en2xlarge,
+    /// `d3en.4xlarge`
+    D3en4xlarge,
+    /// `d3en.6xlarge`
+    D3en6xlarge,
+    /// `d3en.8xlarge`
+    D3en8xlarge,
+    /// `d3en.12xlarge`
+    D3en12xlarge,
+    /// `dl1.24xlarge`
+    Dl124xlarge,
+    /// `f1.2xlarge`
+    F12xlarge,
+    /// `f1.4xlarge`
+    F14xlarge,
+    /// `f1.16xlarge`
+    F116xlarge,
+    /// `g2.2xlarge`
+    G22xlarge,
+    /// `g2.8xlarge`
+    G28xlarge,
+    /// `g3.4xlarge`
+    G34xlarge,
+    /// `g3.8xlarge`
+    G38xlarge,
+    /// `g3.16xlarge`
+    G316xlarge,
+    /// `g3s.xlarge`
+    G3sXlarge,
+    /// `g4ad.xlarge`
+    G4adXlarge,
+    /// `g4ad.2xlarge`
+    G4ad2xlarge,
+    /// `g4ad.4xlarge`
+    G4ad4xlarge,
+    /// `g4ad.8xlarge`
+    G4ad8xlarge,
+    /// `g4ad.16xlarge`
+    G4ad16xlarge,
+    /// `g4dn.xlarge`
+    G4dnXlarge,
+    /// `g4dn.2xlarge`
+    G4dn2xlarge,
+    /// `g4dn.4xlarge`
+    G4dn4xlarge,
+    /// `g4dn.8xlarge`
+    G4dn8xlarge,
+    /// `g4dn.12xlarge`
+    G4dn12xlarge,
+    /// `g4dn.16xlarge`
+    G4dn16xlarge,
+    /// `g4dn.metal`
+    G4dnMetal,
+    /// `g5.xlarge`
+    G5Xlarge,
+    /// `g5.2xlarge`
+    G52xlarge,
+    /// `g5.4xlarge`
+    G54xlarge,
+    /// `g5.8xlarge`
+    G58xlarge,
+    /// `g5.12xlarge`
+    G512xlarge,
+    /// `g5.16xlarge`
+    G516xlarge,
+    /// `g5.24xlarge`
+    G524xlarge,
+    /// `g5.48xlarge`
+    G548xlarge,
+    /// `g5g.xlarge`
+    G5gXlarge,
+    /// `g5g.2xlarge`
+    G5g2xlarge,
+    /// `g5g.4xlarge`
+    G5g4xlarge,
+    /// `g5g.8xlarge`
+    G5g8xlarge,
+    /// `g5g.16xlarge`
+    G5g16xlarge,
+    /// `g5g.metal`
+    G5gMetal,
+    /// `hi1.4xlarge`
+    Hi14xlarge,
+    /// `hpc6a.48xlarge`
+    Hpc6a48xlarge,
+    /// `hs1.8xlarge`
+    Hs18xlarge,
+    /// `h1.2xlarge`
+    H12xlarge,
+    /// `h1.4xlarge`
+    H14xlarge,
+    /// `h1.8xlarge`
+    H18xlarge,
+    /// `h1.16xlarge`
+    H116xlarge,
+    /// `i2.xlarge`
+    I2Xlarge,
+    /// `i2.2xlarge`
+    I22xlarge,
+    /// `i2.4xlarge`
+    I24xlarge,
+    /// `i2.8xlarge`
+    I28xlarge,
+    /// `i3.large`
+    I3Large,
+    /// `i3.xlarge`
+    I3Xlarge,
+    /// `i3.2xlarge`
+    I32xlarge,
+    /// `i3.4xlarge`
+    I34xlarge,
+    /// `i3.8xlarge`
+    I38xlarge,
+    /// `i3.16xlarge`
+    I316xlarge,
+    /// `i3.metal`
+    I3Metal,
+    /// `i3en.large`
+    I3enLarge,
+    /// `i3en.xlarge`
+    I3enXlarge,
+    /// `i3en.2xlarge`
+    I3en2xlarge,
+    /// `i3en.3xlarge`
+    I3en3xlarge,
+    /// `i3en.6xlarge`
+    I3en6xlarge,
+    /// `i3en.12xlarge`
+    I3en12xlarge,
+    /// `i3en.24xlarge`
+    I3en24xlarge,
+    /// `i3en.metal`
+    I3enMetal,
+    /// `im4gn.large`
+    Im4gnLarge,
+    /// `im4gn.xlarge`
+    Im4gnXlarge,
+    /// `im4gn.2xlarge`
+    Im4gn2xlarge,
+    /// `im4gn.4xlarge`
+    Im4gn4xlarge,
+    /// `im4gn.8xlarge`
+    Im4gn8xlarge,
+    /// `im4gn.16xlarge`
+    Im4gn16xlarge,
+    /// `inf1.xlarge`
+    Inf1Xlarge,
+    /// `inf1.2xlarge`
+    Inf12xlarge,
+    /// `inf1.6xlarge`
+    Inf16xlarge,
+    /// `inf1.24xlarge`
+    Inf124xlarge,
+    /// `is4gen.medium`
+    Is4genMedium,
+    /// `is4gen.large`
+    Is4genLarge,
+    /// `is4gen.xlarge`
+    Is4genXlarge,
+    /// `is4gen.2xlarge`
+    Is4gen2xlarge,
+    /// `is4gen.4xlarge`
+    Is4gen4xlarge,
+    /// `is4gen.8xlarge`
+    Is4gen8xlarge,
+    /// `m1.small`
+    M1Small,
+    /// `m1.medium`
+    M1Medium,
+    /// `m1.large`
+    M1Large,
+    /// `m1.xlarge`
+    M1Xlarge,
+    /// `m2.xlarge`
+    M2Xlarge,
+    /// `m2.2xlarge`
+    M22xlarge,
+    /// `m2.4xlarge`
+    M24xlarge,
+    /// `m3.medium`
+    M3Medium,
+    /// `m3.large`
+    M3Large,
+    /// `m3.xlarge`
+    M3Xlarge,
+    /// `m3.2xlarge`
+    M32xlarge,
+    /// `m4.large`
+    M4Large,
+    /// `m4.xlarge`
+    M4Xlarge,
+    /// `m4.2xlarge`
+    M42xlarge,
+    /// `m4.4xlarge`
+    M44xlarge,
+    /// `m4.10xlarge`
+    M410xlarge,
+    /// `m4.16xlarge`
+    M416xlarge,
+    /// `m5.large`
+    M5Large,
+    /// `m5.xlarge`
+    M5Xlarge,
+    /// `m5.2xlarge`
+    M52xlarge,
+    /// `m5.4xlarge`
+    M54xlarge,
+    /// `m5.8xlarge`
+    M58xlarge,
+    /// `m5.12xlarge`
+    M512xlarge,
+    /// `m5.16xlarge`
+    M516xlarge,
+    /// `m5.24xlarge`
+    M524xlarge,
+    /// `m5.metal`
+    M5Metal,
+    /// `m5a.large`
+    M5aLarge,
+    /// `m5a.xlarge`
+    M5aXlarge,
+    /// `m5a.2xlarge`
+    M5a2xlarge,
+    /// `m5a.4xlarge`
+    M5a4xlarge,
+    /// `m5a.8xlarge`
+    M5a8xlarge,
+    /// `m5a.12xlarge`
+    M5a12xlarge,
+    /// `m5a.16xlarge`
+    M5a16xlarge,
+    /// `m5a.24xlarge`
+    M5a24xlarge,
+    /// `m5ad.large`
+    M5adLarge,
+    /// `m5ad.xlarge`
+    M5adXlarge,
+    /// `m5ad.2xlarge`
+    M5ad2xlarge,
+    /// `m5ad.4xlarge`
+    M5ad4xlarge,
+    /// `m5ad.8xlarge`
+    M5ad8xlarge,
+    /// `m5ad.12xlarge`
+    M5ad12xlarge,
+    /// `m5ad.16xlarge`
+    M5ad16xlarge,
+    /// `m5ad.24xlarge`
+    M5ad24xlarge,
+    /// `m5d.large`
+    M5dLarge,
+    /// `m5d.xlarge`
+    M5dXlarge,
+    /// `m5d.2xlarge`
+    M5d2xlarge,
+    /// `m5d.4xlarge`
+    M5d4xlarge,
+    /// `m5d.8xlarge`
+    M5d8xlarge,
+    /// `m5d.12xlarge`
+    M5d12xlarge,
+    /// `m5d.16xlarge`
+    M5d16xlarge,
+    /// `m5d.24xlarge`
+    M5d24xlarge,
+    /// `m5d.metal`
+    M5dMetal,
+    /// `m5dn.large`
+    M5dnLarge,
+    /// `m5dn.xlarge`
+    M5dnXlarge,
+    /// `m5dn.2xlarge`
+    M5dn2xlarge,
+    /// `m5dn.4xlarge`
+    M5dn4xlarge,
+    /// `m5dn.8xlarge`
+    M5dn8xlarge,
+    /// `m5dn.12xlarge`
+    M5dn12xlarge,
+    /// `m5dn.16xlarge`
+    M5dn16xlarge,
+    /// `m5dn.24xlarge`
+    M5dn24xlarge,
+    /// `m5dn.metal`
+    M5dnMetal,
+    /// `m5n.large`
+    M5nLarge,
+    /// `m5n.xlarge`
+    M5nXlarge,
+    /// `m5n.2xlarge`
+    M5n2xlarge,
+    /// `m5n.4xlarge`
+    M5n4xlarge,
+    /// `m5n.8xlarge`
+    M5n8xlarge,
+    /// `m5n.12xlarge`
+    M5n12xlarge,
+    /// `m5n.16xlarge`
+    M5n16xlarge,
+    /// `m5n.24xlarge`
+    M5n24xlarge,
+    /// `m5n.metal`
+    M5nMetal,
+    /// `m5zn.large`
+    M5znLarge,
+    /// `m5zn.xlarge`
+    M5znXlarge,
+    /// `m5zn.2xlarge`
+    M5zn2xlarge,
+    /// `m5zn.3xlarge`
+    M5zn3xlarge,
+    /// `m5zn.6xlarge`
+    M5zn6xlarge,
+    /// `m5zn.12xlarge`
+    M5zn12xlarge,
+    /// `m5zn.metal`
+    M5znMetal,
+    /// `m6a.large`
+    M6aLarge,
+    /// `m6a.xlarge`
+    M6aXlarge,
+    /// `m6a.2xlarge`
+    M6a2xlarge,
+    /// `m6a.4xlarge`
+    M6a4xlarge,
+    /// `m6a.8xlarge`
+    M6a8xlarge,
+    /// `m6a.12xlarge`
+    M6a12xlarge,
+    /// `m6a.16xlarge`
+    M6a16xlarge,
+    /// `m6a.24xlarge`
+    M6a24xlarge,
+    /// `m6a.32xlarge`
+    M6a32xlarge,
+    /// `m6a.48xlarge`
+    M6a48xlarge,
+    /// `m6g.metal`
+    M6gMetal,
+    /// `m6g.medium`
+    M6gMedium,
+    /// `m6g.large`
+    M6gLarge,
+    /// `m6g.xlarge`
+    M6gXlarge,
+    /// `m6g.2xlarge`
+    M6g2xlarge,
+    /// `m6g.4xlarge`
+    M6g4xlarge,
+    /// `m6g.8xlarge`
+    M6g8xlarge,
+    /// `m6g.12xlarge`
+    M6g12xlarge,
+    /// `m6g.16xlarge`
+    M6g16xlarge,
+    /// `m6gd.metal`
+    M6gdMetal,
+    /// `m6gd.medium`
+    M6gdMedium,
+    /// `m6gd.large`
+    M6gdLarge,
+    /// `m6gd.xlarge`
+    M6gdXlarge,
+    /// `m6gd.2xlarge`
+    M6gd2xlarge,
+    /// `m6gd.4xlarge`
+    M6gd4xlarge,
+    /// `m6gd.8xlarge`
+    M6gd8xlarge,
+    /// `m6gd.12xlarge`
+    M6gd12xlarge,
+    /// `m6gd.16xlarge`
+    M6gd16xlarge,
+    /// `m6i.large`
+    M6iLarge,
+    /// `m6i.xlarge`
+    M6iXlarge,
+    /// `m6i.2xlarge`
+    M6i2xlarge,
+    /// `m6i.4xlarge`
+    M6i4xlarge,
+    /// `m6i.8xlarge`
+    M6i8xlarge,
+    /// `m6i.12xlarge`
+    M6i12xlarge,
+    /// `m6i.16xlarge`
+    M6i16xlarge,
+    /// `m6i.24xlarge`
+    M6i24xlarge,
+    /// `m6i.32xlarge`
+    M6i32xlarge,
+    /// `m6i.metal`
+    M6iMetal,
+    /// `mac1.metal`
+    Mac1Metal,
+    /// `p2.xlarge`
+    P2Xlarge,
+    /// `p2.8xlarge`
+    P28xlarge,
+    /// `p2.16xlarge`
+    P216xlarge,
+    /// `p3.2xlarge`
+    P32xlarge,
+    /// `p3.8xlarge`
+    P38xlarge,
+    /// `p3.16xlarge`
+    P316xlarge,
+    /// `p3dn.24xlarge`
+    P3dn24xlarge,
+    /// `p4d.24xlarge`
+    P4d24xlarge,
+    /// `r3.large`
+    R3Large,
+    /// `r3.xlarge`
+    R3Xlarge,
+    /// `r3.2xlarge`
+    R32xlarge,
+    /// `r3.4xlarge`
+    R34xlarge,
+    /// `r3.8xlarge`
+    R38xlarge,
+    /// `r4.large`
+    R4Large,
+    /// `r4.xlarge`
+    R4Xlarge,
+    /// `r4.2xlarge`
+    R42xlarge,
+    /// `r4.4xlarge`
+    R44xlarge,
+    /// `r4.8xlarge`
+    R48xlarge,
+    /// `r4.16xlarge`
+    R416xlarge,
+    /// `r5.large`
+    R5Large,
+    /// `r5.xlarge`
+    R5Xlarge,
+    /// `r5.2xlarge`
+    R52xlarge,
+    /// `r5.4xlarge`
+    R54xlarge,
+    /// `r5.8xlarge`
+    R58xlarge,
+    /// `r5.12xlarge`
+    R512xlarge,
+    /// `r5.16xlarge`
+    R516xlarge,
+    /// `r5.24xlarge`
+    R524xlarge,
+    /// `r5.metal`
+    R5Metal,
+    /// `r5a.large`
+    R5aLarge,
+    /// `r5a.xlarge`
+    R5aXlarge,
+    /// `r5a.2xlarge`
+    R5a2xlarge,
+    /// `r5a.4xlarge`
+    R5a4xlarge,
+    /// `r5a.8xlarge`
+    R5a8xlarge,
+    /// `r5a.12xlarge`
+    R5a12xlarge,
+    /// `r5a.16xlarge`
+    R5a16xlarge,
+    /// `r5a.24xlarge`
+    R5a24xlarge,
+    /// `r5ad.large`
+    R5adLarge,
+    /// `r5ad.xlarge`
+    R5adXlarge,
+    /// `r5ad.2xlarge`
+    R5ad2xlarge,
+    /// `r5ad.4xlarge`
+    R5ad4xlarge,
+    /// `r5ad.8xlarge`
+    R5ad8xlarge,
+    /// `r5ad.12xlarge`
+    R5ad12xlarge,
+    /// `r5ad.16xlarge`
+    R5ad16xlarge,
+    /// `r5ad.24xlarge`
+    R5ad24xlarge,
+    /// `r5b.large`
+    R5bLarge,
+    /// `r5b.xlarge`
+    R5bXlarge,
+    /// `r5b.2xlarge`
+    R5b2xlarge,
+    /// `r5b.4xlarge`
+    R5b4xlarge,
+    /// `r5b.8xlarge`
+    R5b8xlarge,
+    /// `r5b.12xlarge`
+    R5b12xlarge,
+    /// `r5b.16xlarge`
+    R5b16xlarge,
+    /// `r5b.24xlarge`
+    R5b24xlarge,
+    /// `r5b.metal`
+    R5bMetal,
+    /// `r5d.large`
+    R5dLarge,
+    /// `r5d.xlarge`
+    R5dXlarge,
+    /// `r5d.2xlarge`
+    R5d2xlarge,
+    /// `r5d.4xlarge`
+    R5d4xlarge,
+    /// `r5d.8xlarge`
+    R5d8xlarge,
+    /// `r5d.12xlarge`
+    R5d12xlarge,
+    /// `r5d.16xlarge`
+    R5d16xlarge,
+    /// `r5d.24xlarge`
+    R5d24xlarge,
+    /// `r5d.metal`
+    R5dMetal,
+    /// `r5dn.large`
+    R5dnLarge,
+    /// `r5dn.xlarge`
+    R5dnXlarge,
+    /// `r5dn.2xlarge`
+    R5dn2xlarge,
+    /// `r5dn.4xlarge`
+    R5dn4xlarge,
+    /// `r5dn.8xlarge`
+    R5dn8xlarge,
+    /// `r5dn.12xlarge`
+    R5dn12xlarge,
+    /// `r5dn.16xlarge`
+    R5dn16xlarge,
+    /// `r5dn.24xlarge`
+    R5dn24xlarge,
+    /// `r5dn.metal`
+    R5dnMetal,
+    /// `r5n.large`
+    R5nLarge,
+    /// `r5n.xlarge`
+    R5nXlarge,
+    /// `r5n.2xlarge`
+    R5n2xlarge,
+    /// `r5n.4xlarge`
+    R5n4xlarge,
+    /// `r5n.8xlarge`
+    R5n8xlarge,
+    /// `r5n.12xlarge`
+    R5n12xlarge,
+    /// `r5n.16xlarge`
+    R5n16xlarge,
+    /// `r5n.24xlarge`
+    R5n24xlarge,
+    /// `r5n.metal`
+    R5nMetal,
+    /// `r6g.medium`
+    R6gMedium,
+    /// `r6g.large`
+    R6gLarge,
+    /// `r6g.xlarge`
+    R6gXlarge,
+    /// `r6g.2xlarge`
+    R6g2xlarge,
+    /// `r6g.4xlarge`
+    R6g4xlarge,
+    /// `r6g.8xlarge`
+    R6g8xlarge,
+    /// `r6g.12xlarge`
+    R6g12xlarge,
+    /// `r6g.16xlarge`
+    R6g16xlarge,
+    /// `r6g.metal`
+    R6gMetal,
+    /// `r6gd.medium`
+    R6gdMedium,
+    /// `r6gd.large`
+    R6gdLarge,
+    /// `r6gd.xlarge`
+    R6gdXlarge,
+    /// `r6gd.2xlarge`
+    R6gd2xlarge,
+    /// `r6gd.4xlarge`
+    R6gd4xlarge,
+    /// `r6gd.8xlarge`
+    R6gd8xlarge,
+    /// `r6gd.12xlarge`
+    R6gd12xlarge,
+    /// `r6gd.16xlarge`
+    R6gd16xlarge,
+    /// `r6gd.metal`
+    R6gdMetal,
+    /// `r6i.large`
+    R6iLarge,
+    /// `r6i.xlarge`
+    R6iXlarge,
+    /// `r6i.2xlarge`
+    R6i2xlarge,
+    /// `r6i.4xlarge`
+    R6i4xlarge,
+    /// `r6i.8xlarge`
+    R6i8xlarge,
+    /// `r6i.12xlarge`
+    R6i12xlarge,
+    /// `r6i.16xlarge`
+    R6i16xlarge,
+    /// `r6i.24xlarge`
+    R6i24xlarge,
+    /// `r6i.32xlarge`
+    R6i32xlarge,
+    /// `r6i.metal`
+    R6iMetal,
+    /// `t1.micro`
+    T1Micro,
+    /// `t2.nano`
+    T2Nano,
+    /// `t2.micro`
+    T2Micro,
+    /// `t2.small`
+    T2Small,
+    /// `t2.medium`
+    T2Medium,
+    /// `t2.large`
+    T2Large,
+    /// `t2.xlarge`
+    T2Xlarge,
+    /// `t2.2xlarge`
+    T22xlarge,
+    /// `t3.nano`
+    T3Nano,
+    /// `t3.micro`
+    T3Micro,
+    /// `t3.small`
+    T3Small,
+    /// `t3.medium`
+    T3Medium,
+    /// `t3.large`
+    T3Large,
+    /// `t3.xlarge`
+    T3Xlarge,
+    /// `t3.2xlarge`
+    T32xlarge,
+    /// `t3a.nano`
+    T3aNano,
+    /// `t3a.micro`
+    T3aMicro,
+    /// `t3a.small`
+    T3aSmall,
+    /// `t3a.medium`
+    T3aMedium,
+    /// `t3a.large`
+    T3aLarge,
+    /// `t3a.xlarge`
+    T3aXlarge,
+    /// `t3a.2xlarge`
+    T3a2xlarge,
+    /// `t4g.nano`
+    T4gNano,
+    /// `t4g.micro`
+    T4gMicro,
+    /// `t4g.small`
+    T4gSmall,
+    /// `t4g.medium`
+    T4gMedium,
+    /// `t4g.large`
+    T4gLarge,
+    /// `t4g.xlarge`
+    T4gXlarge,
+    /// `t4g.2xlarge`
+    T4g2xlarge,
+    /// `u-6tb1.56xlarge`
+    U6tb156xlarge,
+    /// `u-6tb1.112xlarge`
+    U6tb1112xlarge,
+    /// `u-9tb1.112xlarge`
+    U9tb1112xlarge,
+    /// `u-12tb1.112xlarge`
+    U12tb1112xlarge,
+    /// `u-6tb1.metal`
+    U6tb1Metal,
+    /// `u-9tb1.metal`
+    U9tb1Metal,
+    /// `u-12tb1.metal`
+    U12tb1Metal,
+    /// `u-18tb1.metal`
+    U18tb1Metal,
+    /// `u-24tb1.metal`
+    U24tb1Metal,
+    /// `vt1.3xlarge`
+    Vt13xlarge,
+    /// `vt1.6xlarge`
+    Vt16xlarge,
+    /// `vt1.24xlarge`
+    Vt124xlarge,
+    /// `x1.16xlarge`
+    X116xlarge,
+    /// `x1.32xlarge`
+    X132xlarge,
+    /// `x1e.xlarge`
+    X1eXlarge,
+    /// `x1e.2xlarge`
+    X1e2xlarge,
+    /// `x1e.4xlarge`
+    X1e4xlarge,
+    /// `x1e.8xlarge`
+    X1e8xlarge,
+    /// `x1e.16xlarge`
+    X1e16xlarge,
+    /// `x1e.32xlarge`
+    X1e32xlarge,
+    /// `x2iezn.2xlarge`
+    X2iezn2xlarge,
+    /// `x2iezn.4xlarge`
+    X2iezn4xlarge,
+    /// `x2iezn.6xlarge`
+    X2iezn6xlarge,
+    /// `x2iezn.8xlarge`
+    X2iezn8xlarge,
+    /// `x2iezn.12xlarge`
+    X2iezn12xlarge,
+    /// `x2iezn.metal`
+    X2ieznMetal,
+    /// `x2gd.medium`
+    X2gdMedium,
+    /// `x2gd.large`
+    X2gdLarge,
+    /// `x2gd.xlarge`
+    X2gdXlarge,
+    /// `x2gd.2xlarge`
+    X2gd2xlarge,
+    /// `x2gd.4xlarge`
+    X2gd4xlarge,
+    /// `x2gd.8xlarge`
+    X2gd8xlarge,
+    /// `x2gd.12xlarge`
+    X2gd12xlarge,
+    /// `x2gd.16xlarge`
+    X2gd16xlarge,
+    /// `x2gd.metal`
+    X2gdMetal,
+    /// `z1d.large`
+    Z1dLarge,
+    /// `z1d.xlarge`
+    Z1dXlarge,
+    /// `z1d.2xlarge`
+    Z1d2xlarge,
+    /// `z1d.3xlarge`
+    Z1d3xlarge,
+    /// `z1d.6xlarge`
+    Z1d6xlarge,
+    /// `z1d.12xlarge`
+    Z1d12xlarge,
+    /// `z1d.metal`
+    Z1dMetal,
+    /// `x2idn.16xlarge`
+    X2idn16xlarge,
+    /// `x2idn.24xlarge`
+    X2idn24xlarge,
+    /// `x2idn.32xlarge`
+    X2idn32xlarge,
+    /// `x2iedn.xlarge`
+    X2iednXlarge,
+    /// `x2iedn.2xlarge`
+    X2iedn2xlarge,
+    /// `x2iedn.4xlarge`
+    X2iedn4xlarge,
+    /// `x2iedn.8xlarge`
+    X2iedn8xlarge,
+    /// `x2iedn.16xlarge`
+    X2iedn16xlarge,
+    /// `x2iedn.24xlarge`
+    X2iedn24xlarge,
+    /// `x2iedn.32xlarge`
+    X2iedn32xlarge,
+    /// `c6a.large`
+    C6aLarge,
+    /// `c6a.xlarge`
+    C6aXlarge,
+    /// `c6a.2xlarge`
+    C6a2xlarge,
+    /// `c6a.4xlarge`
+    C6a4xlarge,
+    /// `c6a.8xlarge`
+    C6a8xlarge,
+    /// `c6a.12xlarge`
+    C6a12xlarge,
+    /// `c6a.16xlarge`
+    C6a16xlarge,
+    /// `c6a.24xlarge`
+    C6a24xlarge,
+    /// `c6a.32xlarge`
+    C6a32xlarge,
+    /// `c6a.48xlarge`
+    C6a48xlarge,
+    /// `c6a.metal`
+    C6aMetal,
+    /// `m6a.metal`
+    M6aMetal,
+    /// `i4i.large`
+    I4iLarge,
+    /// `i4i.xlarge`
+    I4iXlarge,
+    /// `i4i.2xlarge`
+    I4i2xlarge,
+    /// `i4i.4xlarge`
+    I4i4xlarge,
+    /// `i4i.8xlarge`
+    I4i8xlarge,
+    /// `i4i.16xlarge`
+    I4i16xlarge,
+    /// `i4i.32xlarge`
+    I4i32xlarge,
+    /// `i4i.metal`
+    I4iMetal,
+    /// `x2idn.metal`
+    X2idnMetal,
+    /// `x2iedn.metal`
+    X2iednMetal,
+    /// `c7g.medium`
+    C7gMedium,
+    /// `c7g.large`
+    C7gLarge,
+    /// `c7g.xlarge`
+    C7gXlarge,
+    /// `c7g.2xlarge`
+    C7g2xlarge,
+    /// `c7g.4xlarge`
+    C7g4xlarge,
+    /// `c7g.8xlarge`
+    C7g8xlarge,
+    /// `c7g.12xlarge`
+    C7g12xlarge,
+    /// `c7g.16xlarge`
+    C7g16xlarge,
+    /// `mac2.metal`
+    Mac2Metal,
+    /// `c6id.large`
+    C6idLarge,
+    /// `c6id.xlarge`
+    C6idXlarge,
+    /// `c6id.2xlarge`
+    C6id2xlarge,
+    /// `c6id.4xlarge`
+    C6id4xlarge,
+    /// `c6id.8xlarge`
+    C6id8xlarge,
+    /// `c6id.12xlarge`
+    C6id12xlarge,
+    /// `c6id.16xlarge`
+    C6id16xlarge,
+    /// `c6id.24xlarge`
+    C6id24xlarge,
+    /// `c6id.32xlarge`
+    C6id32xlarge,
+    /// `c6id.metal`
+    C6idMetal,
+    /// `m6id.large`
+    M6idLarge,
+    /// `m6id.xlarge`
+    M6idXlarge,
+    /// `m6id.2xlarge`
+    M6id2xlarge,
+    /// `m6id.4xlarge`
+    M6id4xlarge,
+    /// `m6id.8xlarge`
+    M6id8xlarge,
+    /// `m6id.12xlarge`
+    M6id12xlarge,
+    /// `m6id.16xlarge`
+    M6id16xlarge,
+    /// `m6id.24xlarge`
+    M6id24xlarge,
+    /// `m6id.32xlarge`
+    M6id32xlarge,
+    /// `m6id.metal`
+    M6idMetal,
+    /// `r6id.large`
+    R6idLarge,
+    /// `r6id.xlarge`
+    R6idXlarge,
+    /// `r6id.2xlarge`
+    R6id2xlarge,
+    /// `r6id.4xlarge`
+    R6id4xlarge,
+    /// `r6id.8xlarge`
+    R6id8xlarge,
+    /// `r6id.12xlarge`
+    R6id12xlarge,
+    /// `r6id.16xlarge`
+    R6id16xlarge,
+    /// `r6id.24xlarge`
+    R6id24xlarge,
+    /// `r6id.32xlarge`
+    R6id32xlarge,
+    /// `r6id.metal`
+    R6idMetal,
+    /// `r6a.large`
+    R6aLarge,
+    /// `r6a.xlarge`
+    R6aXlarge,
+    /// `r6a.2xlarge`
+    R6a2xlarge,
+    /// `r6a.4xlarge`
+    R6a4xlarge,
+    /// `r6a.8xlarge`
+    R6a8xlarge,
+    /// `r6a.12xlarge`
+    R6a12xlarge,
+    /// `r6a.16xlarge`
+    R6a16xlarge,
+    /// `r6a.24xlarge`
+    R6a24xlarge,
+    /// `r6a.32xlarge`
+    R6a32xlarge,
+    /// `r6a.48xlarge`
+    R6a48xlarge,
+    /// `r6a.metal`
+    R6aMetal,
+    /// `p4de.24xlarge`
+    P4de24xlarge,
+    /// `u-3tb1.56xlarge`
+    U3tb156xlarge,
+    /// `u-18tb1.112xlarge`
+    U18tb1112xlarge,
+    /// `u-24tb1.112xlarge`
+    U24tb1112xlarge,
+    /// `trn1.2xlarge`
+    Trn12xlarge,
+    /// `trn1.32xlarge`
+    Trn132xlarge,
+    /// `hpc6id.32xlarge`
+    Hpc6id32xlarge,
+    /// `c6in.large`
+    C6inLarge,
+    /// `c6in.xlarge`
+    C6inXlarge,
+    /// `c6in.2xlarge`
+    C6in2xlarge,
+    /// `c6in.4xlarge`
+    C6in4xlarge,
+    /// `c6in.8xlarge`
+    C6in8xlarge,
+    /// `c6in.12xlarge`
+    C6in12xlarge,
+    /// `c6in.16xlarge`
+    C6in16xlarge,
+    /// `c6in.24xlarge`
+    C6in24xlarge,
+    /// `c6in.32xlarge`
+    C6in32xlarge,
+    /// `m6in.large`
+    M6inLarge,
+    /// `m6in.xlarge`
+    M6inXlarge,
+    /// `m6in.2xlarge`
+    M6in2xlarge,
+    /// `m6in.4xlarge`
+    M6in4xlarge,
+    /// `m6in.8xlarge`
+    M6in8xlarge,
+    /// `m6in.12xlarge`
+    M6in12xlarge,
+    /// `m6in.16xlarge`
+    M6in16xlarge,
+    /// `m6in.24xlarge`
+    M6in24xlarge,
+    /// `m6in.32xlarge`
+    M6in32xlarge,
+    /// `m6idn.large`
+    M6idnLarge,
+    /// `m6idn.xlarge`
+    M6idnXlarge,
+    /// `m6idn.2xlarge`
+    M6idn2xlarge,
+    /// `m6idn.4xlarge`
+    M6idn4xlarge,
+    /// `m6idn.8xlarge`
+    M6idn8xlarge,
+    /// `m6idn.12xlarge`
+    M6idn12xlarge,
+    /// `m6idn.16xlarge`
+    M6idn16xlarge,
+    /// `m6idn.24xlarge`
+    M6idn24xlarge,
+    /// `m6idn.32xlarge`
+    M6idn32xlarge,
+    /// `r6in.large`
+    R6inLarge,
+    /// `r6in.xlarge`
+    R6inXlarge,
+    /// `r6in.2xlarge`
+    R6in2xlarge,
+    /// `r6in.4xlarge`
+    R6in4xlarge,
+    /// `r6in.8xlarge`
+    R6in8xlarge,
+    /// `r6in.12xlarge`
+    R6in12xlarge,
+    /// `r6in.16xlarge`
+    R6in16xlarge,
+    /// `r6in.24xlarge`
+    R6in24xlarge,
+    /// `r6in.32xlarge`
+    R6in32xlarge,
+    /// `r6idn.large`
+    R6idnLarge,
+    /// `r6idn.xlarge`
+    R6idnXlarge,
+    /// `r6idn.2xlarge`
+    R6idn2xlarge,
+    /// `r6idn.4xlarge`
+    R6idn4xlarge,
+    /// `r6idn.8xlarge`
+    R6idn8xlarge,
+    /// `r6idn.12xlarge`
+    R6idn12xlarge,
+    /// `r6idn.16xlarge`
+    R6idn16xlarge,
+    /// `r6idn.24xlarge`
+    R6idn24xlarge,
+    /// `r6idn.32xlarge`
+    R6idn32xlarge,
+    /// `c7g.metal`
+    C7gMetal,
+    /// `m7g.medium`
+    M7gMedium,
+    /// `m7g.large`
+    M7gLarge,
+    /// `m7g.xlarge`
+    M7gXlarge,
+    /// `m7g.2xlarge`
+    M7g2xlarge,
+    /// `m7g.4xlarge`
+    M7g4xlarge,
+    /// `m7g.8xlarge`
+    M7g8xlarge,
+    /// `m7g.12xlarge`
+    M7g12xlarge,
+    /// `m7g.16xlarge`
+    M7g16xlarge,
+    /// `m7g.metal`
+    M7gMetal,
+    /// `r7g.medium`
+    R7gMedium,
+    /// `r7g.large`
+    R7gLarge,
+    /// `r7g.xlarge`
+    R7gXlarge,
+    /// `r7g.2xlarge`
+    R7g2xlarge,
+    /// `r7g.4xlarge`
+    R7g4xlarge,
+    /// `r7g.8xlarge`
+    R7g8xlarge,
+    /// `r7g.12xlarge`
+    R7g12xlarge,
+    /// `r7g.16xlarge`
+    R7g16xlarge,
+    /// `r7g.metal`
+    R7gMetal,
+    /// `c6in.metal`
+    C6inMetal,
+    /// `m6in.metal`
+    M6inMetal,
+    /// `m6idn.metal`
+    M6idnMetal,
+    /// `r6in.metal`
+    R6inMetal,
+    /// `r6idn.metal`
+    R6idnMetal,
+    /// `inf2.xlarge`
+    Inf2Xlarge,
+    /// `inf2.8xlarge`
+    Inf28xlarge,
+    /// `inf2.24xlarge`
+    Inf224xlarge,
+    /// `inf2.48xlarge`
+    Inf248xlarge,
+    /// `trn1n.32xlarge`
+    Trn1n32xlarge,
+    /// `i4g.large`
+    I4gLarge,
+    /// `i4g.xlarge`
+    I4gXlarge,
+    /// `i4g.2xlarge`
+    I4g2xlarge,
+    /// `i4g.4xlarge`
+    I4g4xlarge,
+    /// `i4g.8xlarge`
+    I4g8xlarge,
+    /// `i4g.16xlarge`
+    I4g16xlarge,
+    /// `hpc7g.4xlarge`
+    Hpc7g4xlarge,
+    /// `hpc7g.8xlarge`
+    Hpc7g8xlarge,
+    /// `hpc7g.16xlarge`
+    Hpc7g16xlarge,
+    /// `c7gn.medium`
+    C7gnMedium,
+    /// `c7gn.large`
+    C7gnLarge,
+    /// `c7gn.xlarge`
+    C7gnXlarge,
+    /// `c7gn.2xlarge`
+    C7gn2xlarge,
+    /// `c7gn.4xlarge`
+    C7gn4xlarge,
+    /// `c7gn.8xlarge`
+    C7gn8xlarge,
+    /// `c7gn.12xlarge`
+    C7gn12xlarge,
+    /// `c7gn.16xlarge`
+    C7gn16xlarge,
+    /// `p5.48xlarge`
+    P548xlarge,
+    /// `m7i.large`
+    M7iLarge,
+    /// `m7i.xlarge`
+    M7iXlarge,
+    /// `m7i.2xlarge`
+    M7i2xlarge,
+    /// `m7i.4xlarge`
+    M7i4xlarge,
+    /// `m7i.8xlarge`
+    M7i8xlarge,
+    /// `m7i.12xlarge`
+    M7i12xlarge,
+    /// `m7i.16xlarge`
+    M7i16xlarge,
+    /// `m7i.24xlarge`
+    M7i24xlarge,
+    /// `m7i.48xlarge`
+    M7i48xlarge,
+    /// `m7i-flex.large`
+    M7iFlexLarge,
+    /// `m7i-flex.xlarge`
+    M7iFlexXlarge,
+    /// `m7i-flex.2xlarge`
+    M7iFlex2xlarge,
+    /// `m7i-flex.4xlarge`
+    M7iFlex4xlarge,
+    /// `m7i-flex.8xlarge`
+    M7iFlex8xlarge,
+    /// `m7a.medium`
+    M7aMedium,
+    /// `m7a.large`
+    M7aLarge,
+    /// `m7a.xlarge`
+    M7aXlarge,
+    /// `m7a.2xlarge`
+    M7a2xlarge,
+    /// `m7a.4xlarge`
+    M7a4xlarge,
+    /// `m7a.8xlarge`
+    M7a8xlarge,
+    /// `m7a.12xlarge`
+    M7a12xlarge,
+    /// `m7a.16xlarge`
+    M7a16xlarge,
+    /// `m7a.24xlarge`
+    M7a24xlarge,
+    /// `m7a.32xlarge`
+    M7a32xlarge,
+    /// `m7a.48xlarge`
+    M7a48xlarge,
+    /// `m7a.metal-48xl`
+    M7aMetal48xl,
+    /// `hpc7a.12xlarge`
+    Hpc7a12xlarge,
+    /// `hpc7a.24xlarge`
+    Hpc7a24xlarge,
+    /// `hpc7a.48xlarge`
+    Hpc7a48xlarge,
+    /// `hpc7a.96xlarge`
+    Hpc7a96xlarge,
+    /// `c7gd.medium`
+    C7gdMedium,
+    /// `c7gd.large`
+    C7gdLarge,
+    /// `c7gd.xlarge`
+    C7gdXlarge,
+    /// `c7gd.2xlarge`
+    C7gd2xlarge,
+    /// `c7gd.4xlarge`
+    C7gd4xlarge,
+    /// `c7gd.8xlarge`
+    C7gd8xlarge,
+    /// `c7gd.12xlarge`
+    C7gd12xlarge,
+    /// `c7gd.16xlarge`
+    C7gd16xlarge,
+    /// `m7gd.medium`
+    M7gdMedium,
+    /// `m7gd.large`
+    M7gdLarge,
+    /// `m7gd.xlarge`
+    M7gdXlarge,
+    /// `m7gd.2xlarge`
+    M7gd2xlarge,
+    /// `m7gd.4xlarge`
+    M7gd4xlarge,
+    /// `m7gd.8xlarge`
+    M7gd8xlarge,
+    /// `m7gd.12xlarge`
+    M7gd12xlarge,
+    /// `m7gd.16xlarge`
+    M7gd16xlarge,
+    /// `r7gd.medium`
+    R7gdMedium,
+    /// `r7gd.large`
+    R7gdLarge,
+    /// `r7gd.xlarge`
+    R7gdXlarge,
+    /// `r7gd.2xlarge`
+    R7gd2xlarge,
+    /// `r7gd.4xlarge`
+    R7gd4xlarge,
+    /// `r7gd.8xlarge`
+    R7gd8xlarge,
+    /// `r7gd.12xlarge`
+    R7gd12xlarge,
+    /// `r7gd.16xlarge`
+    R7gd16xlarge,
+    /// `r7a.medium`
+    R7aMedium,
+    /// `r7a.large`
+    R7aLarge,
+    /// `r7a.xlarge`
+    R7aXlarge,
+    /// `r7a.2xlarge`
+    R7a2xlarge,
+    /// `r7a.4xlarge`
+    R7a4xlarge,
+    /// `r7a.8xlarge`
+    R7a8xlarge,
+    /// `r7a.12xlarge`
+    R7a12xlarge,
+    /// `r7a.16xlarge`
+    R7a16xlarge,
+    /// `r7a.24xlarge`
+    R7a24xlarge,
+    /// `r7a.32xlarge`
+    R7a32xlarge,
+    /// `r7a.48xlarge`
+    R7a48xlarge,
+    /// `c7i.large`
+    C7iLarge,
+    /// `c7i.xlarge`
+    C7iXlarge,
+    /// `c7i.2xlarge`
+    C7i2xlarge,
+    /// `c7i.4xlarge`
+    C7i4xlarge,
+    /// `c7i.8xlarge`
+    C7i8xlarge,
+    /// `c7i.12xlarge`
+    C7i12xlarge,
+    /// `c7i.16xlarge`
+    C7i16xlarge,
+    /// `c7i.24xlarge`
+    C7i24xlarge,
+    /// `c7i.48xlarge`
+    C7i48xlarge,
+    /// `mac2-m2pro.metal`
+    Mac2M2proMetal,
+    /// `r7iz.large`
+    R7izLarge,
+    /// `r7iz.xlarge`
+    R7izXlarge,
+    /// `r7iz.2xlarge`
+    R7iz2xlarge,
+    /// `r7iz.4xlarge`
+    R7iz4xlarge,
+    /// `r7iz.8xlarge`
+    R7iz8xlarge,
+    /// `r7iz.12xlarge`
+    R7iz12xlarge,
+    /// `r7iz.16xlarge`
+    R7iz16xlarge,
+    /// `r7iz.32xlarge`
+    R7iz32xlarge,
+    /// `c7a.medium`
+    C7aMedium,
+    /// `c7a.large`
+    C7aLarge,
+    /// `c7a.xlarge`
+    C7aXlarge,
+    /// `c7a.2xlarge`
+    C7a2xlarge,
+    /// `c7a.4xlarge`
+    C7a4xlarge,
+    /// `c7a.8xlarge`
+    C7a8xlarge,
+    /// `c7a.12xlarge`
+    C7a12xlarge,
+    /// `c7a.16xlarge`
+    C7a16xlarge,
+    /// `c7a.24xlarge`
+    C7a24xlarge,
+    /// `c7a.32xlarge`
+    C7a32xlarge,
+    /// `c7a.48xlarge`
+    C7a48xlarge,
+    /// `c7a.metal-48xl`
+    C7aMetal48xl,
+    /// `r7a.metal-48xl`
+    R7aMetal48xl,
+    /// `r7i.large`
+    R7iLarge,
+    /// `r7i.xlarge`
+    R7iXlarge,
+    /// `r7i.2xlarge`
+    R7i2xlarge,
+    /// `r7i.4xlarge`
+    R7i4xlarge,
+    /// `r7i.8xlarge`
+    R7i8xlarge,
+    /// `r7i.12xlarge`
+    R7i12xlarge,
+    /// `r7i.16xlarge`
+    R7i16xlarge,
+    /// `r7i.24xlarge`
+    R7i24xlarge,
+    /// `r7i.48xlarge`
+    R7i48xlarge,
+    /// `dl2q.24xlarge`
+    Dl2q24xlarge,
+    /// `mac2-m2.metal`
+    Mac2M2Metal,
+    /// `i4i.12xlarge`
+    I4i12xlarge,
+    /// `i4i.24xlarge`
+    I4i24xlarge,
+    /// `c7i.metal-24xl`
+    C7iMetal24xl,
+    /// `c7i.metal-48xl`
+    C7iMetal48xl,
+    /// `m7i.metal-24xl`
+    M7iMetal24xl,
+    /// `m7i.metal-48xl`
+    M7iMetal48xl,
+    /// `r7i.metal-24xl`
+    R7iMetal24xl,
+    /// `r7i.metal-48xl`
+    R7iMetal48xl,
+    /// `r7iz.metal-16xl`
+    R7izMetal16xl,
+    /// `r7iz.metal-32xl`
+    R7izMetal32xl,
+    /// `c7gd.metal`
+    C7gdMetal,
+    /// `m7gd.metal`
+    M7gdMetal,
+    /// `r7gd.metal`
+    R7gdMetal,
+    /// `g6.xlarge`
+    G6Xlarge,
+    /// `g6.2xlarge`
+    G62xlarge,
+    /// `g6.4xlarge`
+    G64xlarge,
+    /// `g6.8xlarge`
+    G68xlarge,
+    /// `g6.12xlarge`
+    G612xlarge,
+    /// `g6.16xlarge`
+    G616xlarge,
+    /// `g6.24xlarge`
+    G624xlarge,
+    /// `g6.48xlarge`
+    G648xlarge,
+    /// `gr6.4xlarge`
+    Gr64xlarge,
+    /// `gr6.8xlarge`
+    Gr68xlarge,
+    /// `c7i-flex.large`
+    C7iFlexLarge,
+    /// `c7i-flex.xlarge`
+    C7iFlexXlarge,
+    /// `c7i-flex.2xlarge`
+    C7iFlex2xlarge,
+    /// `c7i-flex.4xlarge`
+    C7iFlex4xlarge,
+    /// `c7i-flex.8xlarge`
+    C7iFlex8xlarge,
+    /// `u7i-12tb.224xlarge`
+    U7i12tb224xlarge,
+    /// `u7in-16tb.224xlarge`
+    U7in16tb224xlarge,
+    /// `u7in-24tb.224xlarge`
+    U7in24tb224xlarge,
+    /// `u7in-32tb.224xlarge`
+    U7in32tb224xlarge,
+    /// `u7ib-12tb.224xlarge`
+    U7ib12tb224xlarge,
+    /// `c7gn.metal`
+    C7gnMetal,
+    /// `r8g.medium`
+    R8gMedium,
+    /// `r8g.large`
+    R8gLarge,
+    /// `r8g.xlarge`
+    R8gXlarge,
+    /// `r8g.2xlarge`
+    R8g2xlarge,
+    /// `r8g.4xlarge`
+    R8g4xlarge,
+    /// `r8g.8xlarge`
+    R8g8xlarge,
+    /// `r8g.12xlarge`
+    R8g12xlarge,
+    /// `r8g.16xlarge`
+    R8g16xlarge,
+    /// `r8g.24xlarge`
+    R8g24xlarge,
+    /// `r8g.48xlarge`
+    R8g48xlarge,
+    /// `r8g.metal-24xl`
+    R8gMetal24xl,
+    /// `r8g.metal-48xl`
+    R8gMetal48xl,
+    /// `mac2-m1ultra.metal`
+    Mac2M1ultraMetal,
+    /// `g6e.xlarge`
+    G6eXlarge,
+    /// `g6e.2xlarge`
+    G6e2xlarge,
+    /// `g6e.4xlarge`
+    G6e4xlarge,
+    /// `g6e.8xlarge`
+    G6e8xlarge,
+    /// `g6e.12xlarge`
+    G6e12xlarge,
+    /// `g6e.16xlarge`
+    G6e16xlarge,
+    /// `g6e.24xlarge`
+    G6e24xlarge,
+    /// `g6e.48xlarge`
+    G6e48xlarge,
+    /// `c8g.medium`
+    C8gMedium,
+    /// `c8g.large`
+    C8gLarge,
+    /// `c8g.xlarge`
+    C8gXlarge,
+    /// `c8g.2xlarge`
+    C8g2xlarge,
+    /// `c8g.4xlarge`
+    C8g4xlarge,
+    /// `c8g.8xlarge`
+    C8g8xlarge,
+    /// `c8g.12xlarge`
+    C8g12xlarge,
+    /// `c8g.16xlarge`
+    C8g16xlarge,
+    /// `c8g.24xlarge`
+    C8g24xlarge,
+    /// `c8g.48xlarge`
+    C8g48xlarge,
+    /// `c8g.metal-24xl`
+    C8gMetal24xl,
+    /// `c8g.metal-48xl`
+    C8gMetal48xl,
+    /// `m8g.medium`
+    M8gMedium,
+    /// `m8g.large`
+    M8gLarge,
+    /// `m8g.xlarge`
+    M8gXlarge,
+    /// `m8g.2xlarge`
+    M8g2xlarge,
+    /// `m8g.4xlarge`
+    M8g4xlarge,
+    /// `m8g.8xlarge`
+    M8g8xlarge,
+    /// `m8g.12xlarge`
+    M8g12xlarge,
+    /// `m8g.16xlarge`
+    M8g16xlarge,
+    /// `m8g.24xlarge`
+    M8g24xlarge,
+    /// `m8g.48xlarge`
+    M8g48xlarge,
+    /// `m8g.metal-24xl`
+    M8gMetal24xl,
+    /// `m8g.metal-48xl`
+    M8gMetal48xl,
+    /// `x8g.medium`
+    X8gMedium,
+    /// `x8g.large`
+    X8gLarge,
+    /// `x8g.xlarge`
+    X8gXlarge,
+    /// `x8g.2xlarge`
+    X8g2xlarge,
+    /// `x8g.4xlarge`
+    X8g4xlarge,
+    /// `x8g.8xlarge`
+    X8g8xlarge,
+    /// `x8g.12xlarge`
+    X8g12xlarge,
+    /// `x8g.16xlarge`
+    X8g16xlarge,
+    /// `x8g.24xlarge`
+    X8g24xlarge,
+    /// `x8g.48xlarge`
+    X8g48xlarge,
+    /// `x8g.metal-24xl`
+    X8gMetal24xl,
+    /// `x8g.metal-48xl`
+    X8gMetal48xl,
+    /// `i7ie.large`
+    I7ieLarge,
+    /// `i7ie.xlarge`
+    I7ieXlarge,
+    /// `i7ie.2xlarge`
+    I7ie2xlarge,
+    /// `i7ie.3xlarge`
+    I7ie3xlarge,
+    /// `i7ie.6xlarge`
+    I7ie6xlarge,
+    /// `i7ie.12xlarge`
+    I7ie12xlarge,
+    /// `i7ie.18xlarge`
+    I7ie18xlarge,
+    /// `i7ie.24xlarge`
+    I7ie24xlarge,
+    /// `i7ie.48xlarge`
+    I7ie48xlarge,
+    /// `i8g.large`
+    I8gLarge,
+    /// `i8g.xlarge`
+    I8gXlarge,
+    /// `i8g.2xlarge`
+    I8g2xlarge,
+    /// `i8g.4xlarge`
+    I8g4xlarge,
+    /// `i8g.8xlarge`
+    I8g8xlarge,
+    /// `i8g.12xlarge`
+    I8g12xlarge,
+    /// `i8g.16xlarge`
+    I8g16xlarge,
+    /// `i8g.24xlarge`
+    I8g24xlarge,
+    /// `i8g.metal-24xl`
+    I8gMetal24xl,
+    /// `u7i-6tb.112xlarge`
+    U7i6tb112xlarge,
+    /// `u7i-8tb.112xlarge`
+    U7i8tb112xlarge,
+    /// `u7inh-32tb.480xlarge`
+    U7inh32tb480xlarge,
+    /// `p5e.48xlarge`
+    P5e48xlarge,
+    /// `p5en.48xlarge`
+    P5en48xlarge,
+    /// `f2.12xlarge`
+    F212xlarge,
+    /// `f2.48xlarge`
+    F248xlarge,
+    /// `trn2.48xlarge`
+    Trn248xlarge,
+    /// `c7i-flex.12xlarge`
+    C7iFlex12xlarge,
+    /// `c7i-flex.16xlarge`
+    C7iFlex16xlarge,
+    /// `m7i-flex.12xlarge`
+    M7iFlex12xlarge,
+    /// `m7i-flex.16xlarge`
+    M7iFlex16xlarge,
+    /// `i7ie.metal-24xl`
+    I7ieMetal24xl,
+    /// `i7ie.metal-48xl`
+    I7ieMetal48xl,
+    /// `i8g.48xlarge`
+    I8g48xlarge,
+    /// `c8gd.medium`
+    C8gdMedium,
+    /// `c8gd.large`
+    C8gdLarge,
+    /// `c8gd.xlarge`
+    C8gdXlarge,
+    /// `c8gd.2xlarge`
+    C8gd2xlarge,
+    /// `c8gd.4xlarge`
+    C8gd4xlarge,
+    /// `c8gd.8xlarge`
+    C8gd8xlarge,
+    /// `c8gd.12xlarge`
+    C8gd12xlarge,
+    /// `c8gd.16xlarge`
+    C8gd16xlarge,
+    /// `c8gd.24xlarge`
+    C8gd24xlarge,
+    /// `c8gd.48xlarge`
+    C8gd48xlarge,
+    /// `c8gd.metal-24xl`
+    C8gdMetal24xl,
+    /// `c8gd.metal-48xl`
+    C8gdMetal48xl,
+    /// `i7i.large`
+    I7iLarge,
+    /// `i7i.xlarge`
+    I7iXlarge,
+    /// `i7i.2xlarge`
+    I7i2xlarge,
+    /// `i7i.4xlarge`
+    I7i4xlarge,
+    /// `i7i.8xlarge`
+    I7i8xlarge,
+    /// `i7i.12xlarge`
+    I7i12xlarge,
+    /// `i7i.16xlarge`
+    I7i16xlarge,
+    /// `i7i.24xlarge`
+    I7i24xlarge,
+    /// `i7i.48xlarge`
+    I7i48xlarge,
+    /// `i7i.metal-24xl`
+    I7iMetal24xl,
+    /// `i7i.metal-48xl`
+    I7iMetal48xl,
+    /// `p6-b200.48xlarge`
+    P6B20048xlarge,
+    /// `m8gd.medium`
+    M8gdMedium,
+    /// `m8gd.large`
+    M8gdLarge,
+    /// `m8gd.xlarge`
+    M8gdXlarge,
+    /// `m8gd.2xlarge`
+    M8gd2xlarge,
+    /// `m8gd.4xlarge`
+    M8gd4xlarge,
+    /// `m8gd.8xlarge`
+    M8gd8xlarge,
+    /// `m8gd.12xlarge`
+    M8gd12xlarge,
+    /// `m8gd.16xlarge`
+    M8gd16xlarge,
+    /// `m8gd.24xlarge`
+    M8gd24xlarge,
+    /// `m8gd.48xlarge`
+    M8gd48xlarge,
+    /// `m8gd.metal-24xl`
+    M8gdMetal24xl,
+    /// `m8gd.metal-48xl`
+    M8gdMetal48xl,
+    /// `r8gd.medium`
+    R8gdMedium,
+    /// `r8gd.large`
+    R8gdLarge,
+    /// `r8gd.xlarge`
+    R8gdXlarge,
+    /// `r8gd.2xlarge`
+    R8gd2xlarge,
+    /// `r8gd.4xlarge`
+    R8gd4xlarge,
+    /// `r8gd.8xlarge`
+    R8gd8xlarge,
+    /// `r8gd.12xlarge`
+    R8gd12xlarge,
+    /// `r8gd.16xlarge`
+    R8gd16xlarge,
+    /// `r8gd.24xlarge`
+    R8gd24xlarge,
+    /// `r8gd.48xlarge`
+    R8gd48xlarge,
+    /// `r8gd.metal-24xl`
+    R8gdMetal24xl,
+    /// `r8gd.metal-48xl`
+    R8gdMetal48xl,
+    /// `c8gn.medium`
+    C8gnMedium,
+    /// `c8gn.large`
+    C8gnLarge,
+    /// `c8gn.xlarge`
+    C8gnXlarge,
+    /// `c8gn.2xlarge`
+    C8gn2xlarge,
+    /// `c8gn.4xlarge`
+    C8gn4xlarge,
+    /// `c8gn.8xlarge`
+    C8gn8xlarge,
+    /// `c8gn.12xlarge`
+    C8gn12xlarge,
+    /// `c8gn.16xlarge`
+    C8gn16xlarge,
+    /// `c8gn.24xlarge`
+    C8gn24xlarge,
+    /// `c8gn.48xlarge`
+    C8gn48xlarge,
+    /// `c8gn.metal-24xl`
+    C8gnMetal24xl,
+    /// `c8gn.metal-48xl`
+    C8gnMetal48xl,
+    /// `f2.6xlarge`
+    F26xlarge,
+    /// `p6e-gb200.36xlarge`
+    P6eGb20036xlarge,
+    /// `g6f.large`
+    G6fLarge,
+    /// `g6f.xlarge`
+    G6fXlarge,
+    /// `g6f.2xlarge`
+    G6f2xlarge,
+    /// `g6f.4xlarge`
+    G6f4xlarge,
+    /// `gr6f.4xlarge`
+    Gr6f4xlarge,
+    /// `p5.4xlarge`
+    P54xlarge,
+    /// `r8i.large`
+    R8iLarge,
+    /// `r8i.xlarge`
+    R8iXlarge,
+    /// `r8i.2xlarge`
+    R8i2xlarge,
+    /// `r8i.4xlarge`
+    R8i4xlarge,
+    /// `r8i.8xlarge`
+    R8i8xlarge,
+    /// `r8i.12xlarge`
+    R8i12xlarge,
+    /// `r8i.16xlarge`
+    R8i16xlarge,
+    /// `r8i.24xlarge`
+    R8i24xlarge,
+    /// `r8i.32xlarge`
+    R8i32xlarge,
+    /// `r8i.48xlarge`
+    R8i48xlarge,
+    /// `r8i.96xlarge`
+    R8i96xlarge,
+    /// `r8i.metal-48xl`
+    R8iMetal48xl,
+    /// `r8i.metal-96xl`
+    R8iMetal96xl,
+    /// `r8i-flex.large`
+    R8iFlexLarge,
+    /// `r8i-flex.xlarge`
+    R8iFlexXlarge,
+    /// `r8i-flex.2xlarge`
+    R8iFlex2xlarge,
+    /// `r8i-flex.4xlarge`
+    R8iFlex4xlarge,
+    /// `r8i-flex.8xlarge`
+    R8iFlex8xlarge,
+    /// `r8i-flex.12xlarge`
+    R8iFlex12xlarge,
+    /// `r8i-flex.16xlarge`
+    R8iFlex16xlarge,
+    /// `m8i.large`
+    M8iLarge,
+    /// `m8i.xlarge`
+    M8iXlarge,
+    /// `m8i.2xlarge`
+    M8i2xlarge,
+    /// `m8i.4xlarge`
+    M8i4xlarge,
+    /// `m8i.8xlarge`
+    M8i8xlarge,
+    /// `m8i.12xlarge`
+    M8i12xlarge,
+    /// `m8i.16xlarge`
+    M8i16xlarge,
+    /// `m8i.24xlarge`
+    M8i24xlarge,
+    /// `m8i.32xlarge`
+    M8i32xlarge,
+    /// `m8i.48xlarge`
+    M8i48xlarge,
+    /// `m8i.96xlarge`
+    M8i96xlarge,
+    /// `m8i.metal-48xl`
+    M8iMetal48xl,
+    /// `m8i.metal-96xl`
+    M8iMetal96xl,
+    /// `m8i-flex.large`
+    M8iFlexLarge,
+    /// `m8i-flex.xlarge`
+    M8iFlexXlarge,
+    /// `m8i-flex.2xlarge`
+    M8iFlex2xlarge,
+    /// `m8i-flex.4xlarge`
+    M8iFlex4xlarge,
+    /// `m8i-flex.8xlarge`
+    M8iFlex8xlarge,
+    /// `m8i-flex.12xlarge`
+    M8iFlex12xlarge,
+    /// `m8i-flex.16xlarge`
+    M8iFlex16xlarge,
+    /// `i8ge.large`
+    I8geLarge,
+    /// `i8ge.xlarge`
+    I8geXlarge,
+    /// `i8ge.2xlarge`
+    I8ge2xlarge,
+    /// `i8ge.3xlarge`
+    I8ge3xlarge,
+    /// `i8ge.6xlarge`
+    I8ge6xlarge,
+    /// `i8ge.12xlarge`
+    I8ge12xlarge,
+    /// `i8ge.18xlarge`
+    I8ge18xlarge,
+    /// `i8ge.24xlarge`
+    I8ge24xlarge,
+    /// `i8ge.48xlarge`
+    I8ge48xlarge,
+    /// `i8ge.metal-24xl`
+    I8geMetal24xl,
+    /// `i8ge.metal-48xl`
+    I8geMetal48xl,
+    /// `mac-m4.metal`
+    MacM4Metal,
+    /// `mac-m4pro.metal`
+    MacM4proMetal,
+    /// `r8gn.medium`
+    R8gnMedium,
+    /// `r8gn.large`
+    R8gnLarge,
+    /// `r8gn.xlarge`
+    R8gnXlarge,
+    /// `r8gn.2xlarge`
+    R8gn2xlarge,
+    /// `r8gn.4xlarge`
+    R8gn4xlarge,
+    /// `r8gn.8xlarge`
+    R8gn8xlarge,
+    /// `r8gn.12xlarge`
+    R8gn12xlarge,
+    /// `r8gn.16xlarge`
+    R8gn16xlarge,
+    /// `r8gn.24xlarge`
+    R8gn24xlarge,
+    /// `r8gn.48xlarge`
+    R8gn48xlarge,
+    /// `r8gn.metal-24xl`
+    R8gnMetal24xl,
+    /// `r8gn.metal-48xl`
+    R8gnMetal48xl,
+    /// `c8i.large`
+    C8iLarge,
+    /// `c8i.xlarge`
+    C8iXlarge,
+    /// `c8i.2xlarge`
+    C8i2xlarge,
+    /// `c8i.4xlarge`
+    C8i4xlarge,
+    /// `c8i.8xlarge`
+    C8i8xlarge,
+    /// `c8i.12xlarge`
+    C8i12xlarge,
+    /// `c8i.16xlarge`
+    C8i16xlarge,
+    /// `c8i.24xlarge`
+    C8i24xlarge,
+    /// `c8i.32xlarge`
+    C8i32xlarge,
+    /// `c8i.48xlarge`
+    C8i48xlarge,
+    /// `c8i.96xlarge`
+    C8i96xlarge,
+    /// `c8i.metal-48xl`
+    C8iMetal48xl,
+    /// `c8i.metal-96xl`
+    C8iMetal96xl,
+    /// `c8i-flex.large`
+    C8iFlexLarge,
+    /// `c8i-flex.xlarge`
+    C8iFlexXlarge,
+    /// `c8i-flex.2xlarge`
+    C8iFlex2xlarge,
+    /// `c8i-flex.4xlarge`
+    C8iFlex4xlarge,
+    /// `c8i-flex.8xlarge`
+    C8iFlex8xlarge,
+    /// `c8i-flex.12xlarge`
+    C8iFlex12xlarge,
+    /// `c8i-flex.16xlarge`
+    C8iFlex16xlarge,
+    /// `r8gb.medium`
+    R8gbMedium,
+    /// `r8gb.large`
+    R8gbLarge,
+    /// `r8gb.xlarge`
+    R8gbXlarge,
+    /// `r8gb.2xlarge`
+    R8gb2xlarge,
+    /// `r8gb.4xlarge`
+    R8gb4xlarge,
+    /// `r8gb.8xlarge`
+    R8gb8xlarge,
+    /// `r8gb.12xlarge`
+    R8gb12xlarge,
+    /// `r8gb.16xlarge`
+    R8gb16xlarge,
+    /// `r8gb.24xlarge`
+    R8gb24xlarge,
+    /// `r8gb.metal-24xl`
+    R8gbMetal24xl,
+    /// `m8a.medium`
+    M8aMedium,
+    /// `m8a.large`
+    M8aLarge,
+    /// `m8a.xlarge`
+    M8aXlarge,
+    /// `m8a.2xlarge`
+    M8a2xlarge,
+    /// `m8a.4xlarge`
+    M8a4xlarge,
+    /// `m8a.8xlarge`
+    M8a8xlarge,
+    /// `m8a.12xlarge`
+    M8a12xlarge,
+    /// `m8a.16xlarge`
+    M8a16xlarge,
+    /// `m8a.24xlarge`
+    M8a24xlarge,
+    /// `m8a.48xlarge`
+    M8a48xlarge,
+    /// `m8a.metal-24xl`
+    M8aMetal24xl,
+    /// `m8a.metal-48xl`
+    M8aMetal48xl,
+    /// `trn2.3xlarge`
+    Trn23xlarge,
+    /// `r8a.medium`
+    R8aMedium,
+    /// `r8a.large`
+    R8aLarge,
+    /// `r8a.xlarge`
+    R8aXlarge,
+    /// `r8a.2xlarge`
+    R8a2xlarge,
+    /// `r8a.4xlarge`
+    R8a4xlarge,
+    /// `r8a.8xlarge`
+    R8a8xlarge,
+    /// `r8a.12xlarge`
+    R8a12xlarge,
+    /// `r8a.16xlarge`
+    R8a16xlarge,
+    /// `r8a.24xlarge`
+    R8a24xlarge,
+    /// `r8a.48xlarge`
+    R8a48xlarge,
+    /// `r8a.metal-24xl`
+    R8aMetal24xl,
+    /// `r8a.metal-48xl`
+    R8aMetal48xl,
+    /// `p6-b300.48xlarge`
+    P6B30048xlarge,
+    /// `c8a.medium`
+    C8aMedium,
+    /// `c8a.large`
+    C8aLarge,
+    /// `c8a.xlarge`
+    C8aXlarge,
+    /// `c8a.2xlarge`
+    C8a2xlarge,
+    /// `c8a.4xlarge`
+    C8a4xlarge,
+    /// `c8a.8xlarge`
+    C8a8xlarge,
+    /// `c8a.12xlarge`
+    C8a12xlarge,
+    /// `c8a.16xlarge`
+    C8a16xlarge,
+    /// `c8a.24xlarge`
+    C8a24xlarge,
+    /// `c8a.48xlarge`
+    C8a48xlarge,
+    /// `c8a.metal-24xl`
+    C8aMetal24xl,
+    /// `c8a.metal-48xl`
+    C8aMetal48xl,
+    /// `c8gb.12xlarge`
+    C8gb12xlarge,
+    /// `c8gb.16xlarge`
+    C8gb16xlarge,
+    /// `c8gb.24xlarge`
+    C8gb24xlarge,
+    /// `c8gb.2xlarge`
+    C8gb2xlarge,
+    /// `c8gb.4xlarge`
+    C8gb4xlarge,
+    /// `c8gb.8xlarge`
+    C8gb8xlarge,
+    /// `c8gb.large`
+    C8gbLarge,
+    /// `c8gb.medium`
+    C8gbMedium,
+    /// `c8gb.metal-24xl`
+    C8gbMetal24xl,
+    /// `c8gb.xlarge`
+    C8gbXlarge,
+    /// `c8gb.48xlarge`
+    C8gb48xlarge,
+    /// `c8gb.metal-48xl`
+    C8gbMetal48xl,
+    /// `m8gb.12xlarge`
+    M8gb12xlarge,
+    /// `m8gb.16xlarge`
+    M8gb16xlarge,
+    /// `m8gb.24xlarge`
+    M8gb24xlarge,
+    /// `m8gb.2xlarge`
+    M8gb2xlarge,
+    /// `m8gb.4xlarge`
+    M8gb4xlarge,
+    /// `m8gb.8xlarge`
+    M8gb8xlarge,
+    /// `m8gb.large`
+    M8gbLarge,
+    /// `m8gb.medium`
+    M8gbMedium,
+    /// `m8gb.xlarge`
+    M8gbXlarge,
+    /// `m8gb.48xlarge`
+    M8gb48xlarge,
+    /// `m8gb.metal-24xl`
+    M8gbMetal24xl,
+    /// `m8gb.metal-48xl`
+    M8gbMetal48xl,
+    /// `m8gn.12xlarge`
+    M8gn12xlarge,
+    /// `m8gn.16xlarge`
+    M8gn16xlarge,
+    /// `m8gn.24xlarge`
+    M8gn24xlarge,
+    /// `m8gn.2xlarge`
+    M8gn2xlarge,
+    /// `m8gn.48xlarge`
+    M8gn48xlarge,
+    /// `m8gn.4xlarge`
+    M8gn4xlarge,
+    /// `m8gn.8xlarge`
+    M8gn8xlarge,
+    /// `m8gn.large`
+    M8gnLarge,
+    /// `m8gn.medium`
+    M8gnMedium,
+    /// `m8gn.xlarge`
+    M8gnXlarge,
+    /// `m8gn.metal-24xl`
+    M8gnMetal24xl,
+    /// `m8gn.metal-48xl`
+    M8gnMetal48xl,
+    /// `x8aedz.12xlarge`
+    X8aedz12xlarge,
+    /// `x8aedz.24xlarge`
+    X8aedz24xlarge,
+    /// `x8aedz.3xlarge`
+    X8aedz3xlarge,
+    /// `x8aedz.6xlarge`
+    X8aedz6xlarge,
+    /// `x8aedz.large`
+    X8aedzLarge,
+    /// `x8aedz.metal-12xl`
+    X8aedzMetal12xl,
+    /// `x8aedz.metal-24xl`
+    X8aedzMetal24xl,
+    /// `x8aedz.xlarge`
+    X8aedzXlarge,
+    /// `m8azn.medium`
+    M8aznMedium,
+    /// `m8azn.large`
+    M8aznLarge,
+    /// `m8azn.xlarge`
+    M8aznXlarge,
+    /// `m8azn.3xlarge`
+    M8azn3xlarge,
+    /// `m8azn.6xlarge`
+    M8azn6xlarge,
+    /// `m8azn.12xlarge`
+    M8azn12xlarge,
+    /// `m8azn.24xlarge`
+    M8azn24xlarge,
+    /// `m8azn.metal-12xl`
+    M8aznMetal12xl,
+    /// `m8azn.metal-24xl`
+    M8aznMetal24xl,
+    /// `x8i.large`
+    X8iLarge,
+    /// `x8i.xlarge`
+    X8iXlarge,
+    /// `x8i.2xlarge`
+    X8i2xlarge,
+    /// `x8i.4xlarge`
+    X8i4xlarge,
+    /// `x8i.8xlarge`
+    X8i8xlarge,
+    /// `x8i.12xlarge`
+    X8i12xlarge,
+    /// `x8i.16xlarge`
+    X8i16xlarge,
+    /// `x8i.24xlarge`
+    X8i24xlarge,
+    /// `x8i.32xlarge`
+    X8i32xlarge,
+    /// `x8i.48xlarge`
+    X8i48xlarge,
+    /// `x8i.64xlarge`
+    X8i64xlarge,
+    /// `x8i.96xlarge`
+    X8i96xlarge,
+    /// `x8i.metal-48xl`
+    X8iMetal48xl,
+    /// `x8i.metal-96xl`
+    X8iMetal96xl,
+    /// `mac-m4max.metal`
+    MacM4maxMetal,
+    /// `g7e.2xlarge`
+    G7e2xlarge,
+    /// `g7e.4xlarge`
+    G7e4xlarge,
+    /// `g7e.8xlarge`
+    G7e8xlarge,
+    /// `g7e.12xlarge`
+    G7e12xlarge,
+    /// `g7e.24xlarge`
+    G7e24xlarge,
+    /// `g7e.48xlarge`
+    G7e48xlarge,
+    /// `r8id.large`
+    R8idLarge,
+    /// `r8id.xlarge`
+    R8idXlarge,
+    /// `r8id.2xlarge`
+    R8id2xlarge,
+    /// `r8id.4xlarge`
+    R8id4xlarge,
+    /// `r8id.8xlarge`
+    R8id8xlarge,
+    /// `r8id.12xlarge`
+    R8id12xlarge,
+    /// `r8id.16xlarge`
+    R8id16xlarge,
+    /// `r8id.24xlarge`
+    R8id24xlarge,
+    /// `r8id.32xlarge`
+    R8id32xlarge,
+    /// `r8id.48xlarge`
+    R8id48xlarge,
+    /// `r8id.96xlarge`
+    R8id96xlarge,
+    /// `r8id.metal-48xl`
+    R8idMetal48xl,
+    /// `r8id.metal-96xl`
+    R8idMetal96xl,
+    /// `c8id.large`
+    C8idLarge,
+    /// `c8id.xlarge`
+    C8idXlarge,
+    /// `c8id.2xlarge`
+    C8id2xlarge,
+    /// `c8id.4xlarge`
+    C8id4xlarge,
+    /// `c8id.8xlarge`
+    C8id8xlarge,
+    /// `c8id.12xlarge`
+    C8id12xlarge,
+    /// `c8id.16xlarge`
+    C8id16xlarge,
+    /// `c8id.24xlarge`
+    C8id24xlarge,
+    /// `c8id.32xlarge`
+    C8id32xlarge,
+    /// `c8id.48xlarge`
+    C8id48xlarge,
+    /// `c8id.96xlarge`
+    C8id96xlarge,
+    /// `c8id.metal-48xl`
+    C8idMetal48xl,
+    /// `c8id.metal-96xl`
+    C8idMetal96xl,
+    /// `m8id.large`
+    M8idLarge,
+    /// `m8id.xlarge`
+    M8idXlarge,
+    /// `m8id.2xlarge`
+    M8id2xlarge,
+    /// `m8id.4xlarge`
+    M8id4xlarge,
+    /// `m8id.8xlarge`
+    M8id8xlarge,
+    /// `m8id.12xlarge`
+    M8id12xlarge,
+    /// `m8id.16xlarge`
+    M8id16xlarge,
+    /// `m8id.24xlarge`
+    M8id24xlarge,
+    /// `m8id.32xlarge`
+    M8id32xlarge,
+    /// `m8id.48xlarge`
+    M8id48xlarge,
+    /// `m8id.96xlarge`
+    M8id96xlarge,
+    /// `m8id.metal-48xl`
+    M8idMetal48xl,
+    /// `m8id.metal-96xl`
+    M8idMetal96xl,
+    /// `hpc8a.96xlarge`
+    Hpc8a96xlarge,
+    /// `c8in.large`
+    C8inLarge,
+    /// `c8in.xlarge`
+    C8inXlarge,
+    /// `c8in.2xlarge`
+    C8in2xlarge,
+    /// `c8in.4xlarge`
+    C8in4xlarge,
+    /// `c8in.8xlarge`
+    C8in8xlarge,
+    /// `c8in.12xlarge`
+    C8in12xlarge,
+    /// `c8in.16xlarge`
+    C8in16xlarge,
+    /// `c8in.24xlarge`
+    C8in24xlarge,
+    /// `c8in.32xlarge`
+    C8in32xlarge,
+    /// `c8in.48xlarge`
+    C8in48xlarge,
+    /// `c8in.96xlarge`
+    C8in96xlarge,
+    /// `c8in.metal-48xl`
+    C8inMetal48xl,
+    /// `c8in.metal-96xl`
+    C8inMetal96xl,
+    /// `c8ib.large`
+    C8ibLarge,
+    /// `c8ib.xlarge`
+    C8ibXlarge,
+    /// `c8ib.2xlarge`
+    C8ib2xlarge,
+    /// `c8ib.4xlarge`
+    C8ib4xlarge,
+    /// `c8ib.8xlarge`
+    C8ib8xlarge,
+    /// `c8ib.12xlarge`
+    C8ib12xlarge,
+    /// `c8ib.16xlarge`
+    C8ib16xlarge,
+    /// `c8ib.24xlarge`
+    C8ib24xlarge,
+    /// `c8ib.32xlarge`
+    C8ib32xlarge,
+    /// `c8ib.48xlarge`
+    C8ib48xlarge,
+    /// `c8ib.96xlarge`
+    C8ib96xlarge,
+    /// `c8ib.metal-48xl`
+    C8ibMetal48xl,
+    /// `c8ib.metal-96xl`
+    C8ibMetal96xl,
+    /// `r8in.large`
+    R8inLarge,
+    /// `r8in.xlarge`
+    R8inXlarge,
+    /// `r8in.2xlarge`
+    R8in2xlarge,
+    /// `r8in.4xlarge`
+    R8in4xlarge,
+    /// `r8in.8xlarge`
+    R8in8xlarge,
+    /// `r8in.12xlarge`
+    R8in12xlarge,
+    /// `r8in.16xlarge`
+    R8in16xlarge,
+    /// `r8in.24xlarge`
+    R8in24xlarge,
+    /// `r8in.32xlarge`
+    R8in32xlarge,
+    /// `r8in.48xlarge`
+    R8in48xlarge,
+    /// `r8in.96xlarge`
+    R8in96xlarge,
+    /// `r8ib.large`
+    R8ibLarge,
+    /// `r8ib.xlarge`
+    R8ibXlarge,
+    /// `r8ib.2xlarge`
+    R8ib2xlarge,
+    /// `r8ib.4xlarge`
+    R8ib4xlarge,
+    /// `r8ib.8xlarge`
+    R8ib8xlarge,
+    /// `r8ib.12xlarge`
+    R8ib12xlarge,
+    /// `r8ib.16xlarge`
+    R8ib16xlarge,
+    /// `r8ib.24xlarge`
+    R8ib24xlarge,
+    /// `r8ib.32xlarge`
+    R8ib32xlarge,
+    /// `r8ib.48xlarge`
+    R8ib48xlarge,
+    /// `r8ib.96xlarge`
+    R8ib96xlarge,
+    /// `m8in.large`
+    M8inLarge,
+    /// `m8in.xlarge`
+    M8inXlarge,
+    /// `m8in.2xlarge`
+    M8in2xlarge,
+    /// `m8in.4xlarge`
+    M8in4xlarge,
+    /// `m8in.8xlarge`
+    M8in8xlarge,
+    /// `m8in.12xlarge`
+    M8in12xlarge,
+    /// `m8in.16xlarge`
+    M8in16xlarge,
+    /// `m8in.24xlarge`
+    M8in24xlarge,
+    /// `m8in.32xlarge`
+    M8in32xlarge,
+    /// `m8in.48xlarge`
+    M8in48xlarge,
+    /// `m8in.96xlarge`
+    M8in96xlarge,
+    /// `m8ib.large`
+    M8ibLarge,
+    /// `m8ib.xlarge`
+    M8ibXlarge,
+    /// `m8ib.2xlarge`
+    M8ib2xlarge,
+    /// `m8ib.4xlarge`
+    M8ib4xlarge,
+    /// `m8ib.8xlarge`
+    M8ib8xlarge,
+    /// `m8ib.12xlarge`
+    M8ib12xlarge,
+    /// `m8ib.16xlarge`
+    M8ib16xlarge,
+    /// `m8ib.24xlarge`
+    M8ib24xlarge,
+    /// `m8ib.32xlarge`
+    M8ib32xlarge,
+    /// `m8ib.48xlarge`
+    M8ib48xlarge,
+    /// `m8ib.96xlarge`
+    M8ib96xlarge,
+    /// `m8ine.large`
+    M8ineLarge,
+    /// `m8ine.xlarge`
+    M8ineXlarge,
+    /// `m8ine.2xlarge`
+    M8ine2xlarge,
+    /// `m8ine.4xlarge`
+    M8ine4xlarge,
+    /// `m8ine.8xlarge`
+    M8ine8xlarge,
+    /// `m8ine.12xlarge`
+    M8ine12xlarge,
+    /// `c8ine.large`
+    C8ineLarge,
+    /// `c8ine.xlarge`
+    C8ineXlarge,
+    /// `c8ine.2xlarge`
+    C8ine2xlarge,
+    /// `c8ine.4xlarge`
+    C8ine4xlarge,
+    /// `c8ine.8xlarge`
+    C8ine8xlarge,
+    /// `c8ine.12xlarge`
+    C8ine12xlarge,
+    /// `m8idn.large`
+    M8idnLarge,
+    /// `m8idn.xlarge`
+    M8idnXlarge,
+    /// `m8idn.2xlarge`
+    M8idn2xlarge,
+    /// `m8idn.4xlarge`
+    M8idn4xlarge,
+    /// `m8idn.8xlarge`
+    M8idn8xlarge,
+    /// `m8idn.12xlarge`
+    M8idn12xlarge,
+    /// `m8idn.16xlarge`
+    M8idn16xlarge,
+    /// `m8idn.24xlarge`
+    M8idn24xlarge,
+    /// `m8idn.32xlarge`
+    M8idn32xlarge,
+    /// `m8idn.48xlarge`
+    M8idn48xlarge,
+    /// `m8idn.96xlarge`
+    M8idn96xlarge,
+    /// `r8idn.large`
+    R8idnLarge,
+    /// `r8idn.xlarge`
+    R8idnXlarge,
+    /// `r8idn.2xlarge`
+    R8idn2xlarge,
+    /// `r8idn.4xlarge`
+    R8idn4xlarge,
+    /// `r8idn.8xlarge`
+    R8idn8xlarge,
+    /// `r8idn.12xlarge`
+    R8idn12xlarge,
+    /// `r8idn.16xlarge`
+    R8idn16xlarge,
+    /// `r8idn.24xlarge`
+    R8idn24xlarge,
+    /// `r8idn.32xlarge`
+    R8idn32xlarge,
+    /// `r8idn.48xlarge`
+    R8idn48xlarge,
+    /// `r8idn.96xlarge`
+    R8idn96xlarge,
+    /// `m8idb.large`
+    M8idbLarge,
+    /// `m8idb.xlarge`
+    M8idbXlarge,
+    /// `m8idb.2xlarge`
+    M8idb2xlarge,
+    /// `m8idb.4xlarge`
+    M8idb4xlarge,
+    /// `m8idb.8xlarge`
+    M8idb8xlarge,
+    /// `m8idb.12xlarge`
+    M8idb12xlarge,
+    /// `m8idb.16xlarge`
+    M8idb16xlarge,
+    /// `m8idb.24xlarge`
+    M8idb24xlarge,
+    /// `m8idb.32xlarge`
+    M8idb32xlarge,
+    /// `m8idb.48xlarge`
+    M8idb48xlarge,
+    /// `m8idb.96xlarge`
+    M8idb96xlarge,
+    /// `r8idb.large`
+    R8idbLarge,
+    /// `r8idb.xlarge`
+    R8idbXlarge,
+    /// `r8idb.2xlarge`
+    R8idb2xlarge,
+    /// `r8idb.4xlarge`
+    R8idb4xlarge,
+    /// `r8idb.8xlarge`
+    R8idb8xlarge,
+    /// `r8idb.12xlarge`
+    R8idb12xlarge,
+    /// `r8idb.16xlarge`
+    R8idb16xlarge,
+    /// `r8idb.24xlarge`
+    R8idb24xlarge,
+    /// `r8idb.32xlarge`
+    R8idb32xlarge,
+    /// `r8idb.48xlarge`
+    R8idb48xlarge,
+    /// `r8idb.96xlarge`
+    R8idb96xlarge,
+    /// `mac-m3ultra.metal`
+    MacM3ultraMetal,
+    /// `m9g.large`
+    M9gLarge,
+    /// `m9g.xlarge`
+    M9gXlarge,
+    /// `m9g.2xlarge`
+    M9g2xlarge,
+    /// `m9g.4xlarge`
+    M9g4xlarge,
+    /// `m9g.8xlarge`
+    M9g8xlarge,
+    /// `m9g.12xlarge`
+    M9g12xlarge,
+    /// `m9g.16xlarge`
+    M9g16xlarge,
+    /// `m9g.24xlarge`
+    M9g24xlarge,
+    /// `m9g.48xlarge`
+    M9g48xlarge,
+    /// `m9g.metal-24xl`
+    M9gMetal24xl,
+    /// `m9g.metal-48xl`
+    M9gMetal48xl,
+    /// `m9gd.large`
+    M9gdLarge,
+    /// `m9gd.xlarge`
+    M9gdXlarge,
+    /// `m9gd.2xlarge`
+    M9gd2xlarge,
+    /// `m9gd.4xlarge`
+    M9gd4xlarge,
+    /// `m9gd.8xlarge`
+    M9gd8xlarge,
+    /// `m9gd.12xlarge`
+    M9gd12xlarge,
+    /// `m9gd.16xlarge`
+    M9gd16xlarge,
+    /// `m9gd.24xlarge`
+    M9gd24xlarge,
+    /// `m9gd.48xlarge`
+    M9gd48xlarge,
+    /// `m9gd.metal-24xl`
+    M9gdMetal24xl,
+    /// `m9gd.metal-48xl`
+    M9gdMetal48xl,
+    /// `r8in.metal-48xl`
+    R8inMetal48xl,
+    /// `r8in.metal-96xl`
+    R8inMetal96xl,
+    /// `r8ib.metal-48xl`
+    R8ibMetal48xl,
+    /// `r8ib.metal-96xl`
+    R8ibMetal96xl,
+    /// `r8idn.metal-48xl`
+    R8idnMetal48xl,
+    /// `r8idn.metal-96xl`
+    R8idnMetal96xl,
+    /// `r8idb.metal-48xl`
+    R8idbMetal48xl,
+    /// `r8idb.metal-96xl`
+    R8idbMetal96xl,
+    /// `m8in.metal-48xl`
+    M8inMetal48xl,
+    /// `m8in.metal-96xl`
+    M8inMetal96xl,
+    /// `m8ib.metal-48xl`
+    M8ibMetal48xl,
+    /// `m8ib.metal-96xl`
+    M8ibMetal96xl,
+    /// `m8idn.metal-48xl`
+    M8idnMetal48xl,
+    /// `m8idn.metal-96xl`
+    M8idnMetal96xl,
+    /// `m8idb.metal-48xl`
+    M8idbMetal48xl,
+    /// `m8idb.metal-96xl`
+    M8idbMetal96xl,
+    /// `g7.2xlarge`
+    G72xlarge,
+    /// `g7.4xlarge`
+    G74xlarge,
+    /// `g7.8xlarge`
+    G78xlarge,
+    /// `g7.12xlarge`
+    G712xlarge,
+    /// `g7.24xlarge`
+    G724xlarge,
+    /// `g7.48xlarge`
+    G748xlarge,
+    /// `c9g.medium`
+    C9gMedium,
+    /// `c9g.large`
+    C9gLarge,
+    /// `c9g.xlarge`
+    C9gXlarge,
+    /// `c9g.2xlarge`
+    C9g2xlarge,
+    /// `c9g.4xlarge`
+    C9g4xlarge,
+    /// `c9g.8xlarge`
+    C9g8xlarge,
+    /// `c9g.12xlarge`
+    C9g12xlarge,
+    /// `c9g.16xlarge`
+    C9g16xlarge,
+    /// `c9g.24xlarge`
+    C9g24xlarge,
+    /// `c9g.48xlarge`
+    C9g48xlarge,
+    /// `c9g.metal-48xl`
+    C9gMetal48xl,
+    /// `c9gd.medium`
+    C9gdMedium,
+    /// `c9gd.large`
+    C9gdLarge,
+    /// `c9gd.xlarge`
+    C9gdXlarge,
+    /// `c9gd.2xlarge`
+    C9gd2xlarge,
+    /// `c9gd.4xlarge`
+    C9gd4xlarge,
+    /// `c9gd.8xlarge`
+    C9gd8xlarge,
+    /// `c9gd.12xlarge`
+    C9gd12xlarge,
+    /// `c9gd.16xlarge`
+    C9gd16xlarge,
+    /// `c9gd.24xlarge`
+    C9gd24xlarge,
+    /// `c9gd.48xlarge`
+    C9gd48xlarge,
+    /// `c9gd.metal-48xl`
+    C9gdMetal48xl,
+    /// `r9g.medium`
+    R9gMedium,
+    /// `r9g.large`
+    R9gLarge,
+    /// `r9g.xlarge`
+    R9gXlarge,
+    /// `r9g.2xlarge`
+    R9g2xlarge,
+    /// `r9g.4xlarge`
+    R9g4xlarge,
+    /// `r9g.8xlarge`
+    R9g8xlarge,
+    /// `r9g.12xlarge`
+    R9g12xlarge,
+    /// `r9g.16xlarge`
+    R9g16xlarge,
+    /// `r9g.24xlarge`
+    R9g24xlarge,
+    /// `r9g.48xlarge`
+    R9g48xlarge,
+    /// `r9g.metal-48xl`
+    R9gMetal48xl,
+    /// `r9gd.medium`
+    R9gdMedium,
+    /// `r9gd.large`
+    R9gdLarge,
+    /// `r9gd.xlarge`
+    R9gdXlarge,
+    /// `r9gd.2xlarge`
+    R9gd2xlarge,
+    /// `r9gd.4xlarge`
+    R9gd4xlarge,
+    /// `r9gd.8xlarge`
+    R9gd8xlarge,
+    /// `r9gd.12xlarge`
+    R9gd12xlarge,
+    /// `r9gd.16xlarge`
+    R9gd16xlarge,
+    /// `r9gd.24xlarge`
+    R9gd24xlarge,
+    /// `r9gd.48xlarge`
+    R9gd48xlarge,
+    /// `r9gd.metal-48xl`
+    R9gdMetal48xl,
+    /// `m9g.medium`
+    M9gMedium,
+    /// `t8i.nano`
+    T8iNano,
+    /// `t8i.micro`
+    T8iMicro,
+    /// `t8i.small`
+    T8iSmall,
+    /// `t8i.medium`
+    T8iMedium,
+    /// `i8g.metal-48xl`
+    I8gMetal48xl,
+    /// `r8gb.48xlarge`
+    R8gb48xlarge,
+    /// `r8gb.metal-48xl`
+    R8gbMetal48xl,
+    /// `m9gd.medium`
+    M9gdMedium,
+    /// `trn2u.48xlarge`
+    Trn2u48xlarge,
+}
+
+impl InstanceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "a1.medium",
+        "a1.large",
+        "a1.xlarge",
+        "a1.2xlarge",
+        "a1.4xlarge",
+        "a1.metal",
+        "c1.medium",
+        "c1.xlarge",
+        "c3.large",
+        "c3.xlarge",
+        "c3.2xlarge",
+        "c3.4xlarge",
+        "c3.8xlarge",
+        "c4.large",
+        "c4.xlarge",
+        "c4.2xlarge",
+        "c4.4xlarge",
+        "c4.8xlarge",
+        "c5.large",
+        "c5.xlarge",
+        "c5.2xlarge",
+        "c5.4xlarge",
+        "c5.9xlarge",
+        "c5.12xlarge",
+        "c5.18xlarge",
+        "c5.24xlarge",
+        "c5.metal",
+        "c5a.large",
+        "c5a.xlarge",
+        "c5a.2xlarge",
+        "c5a.4xlarge",
+        "c5a.8xlarge",
+        "c5a.12xlarge",
+        "c5a.16xlarge",
+        "c5a.24xlarge",
+        "c5ad.large",
+        "c5ad.xlarge",
+        "c5ad.2xlarge",
+        "c5ad.4xlarge",
+        "c5ad.8xlarge",
+        "c5ad.12xlarge",
+        "c5ad.16xlarge",
+        "c5ad.24xlarge",
+        "c5d.large",
+        "c5d.xlarge",
+        "c5d.2xlarge",
+        "c5d.4xlarge",
+        "c5d.9xlarge",
+        "c5d.12xlarge",
+        "c5d.18xlarge",
+        "c5d.24xlarge",
+        "c5d.metal",
+        "c5n.large",
+        "c5n.xlarge",
+        "c5n.2xlarge",
+        "c5n.4xlarge",
+        "c5n.9xlarge",
+        "c5n.18xlarge",
+        "c5n.metal",
+        "c6g.medium",
+        "c6g.large",
+        "c6g.xlarge",
+        "c6g.2xlarge",
+        "c6g.4xlarge",
+        "c6g.8xlarge",
+        "c6g.12xlarge",
+        "c6g.16xlarge",
+        "c6g.metal",
+        "c6gd.medium",
+        "c6gd.large",
+        "c6gd.xlarge",
+        "c6gd.2xlarge",
+        "c6gd.4xlarge",
+        "c6gd.8xlarge",
+        "c6gd.12xlarge",
+        "c6gd.16xlarge",
+        "c6gd.metal",
+        "c6gn.medium",
+        "c6gn.large",
+        "c6gn.xlarge",
+        "c6gn.2xlarge",
+        "c6gn.4xlarge",
+        "c6gn.8xlarge",
+        "c6gn.12xlarge",
+        "c6gn.16xlarge",
+        "c6i.large",
+        "c6i.xlarge",
+        "c6i.2xlarge",
+        "c6i.4xlarge",
+        "c6i.8xlarge",
+        "c6i.12xlarge",
+        "c6i.16xlarge",
+        "c6i.24xlarge",
+        "c6i.32xlarge",
+        "c6i.metal",
+        "cc1.4xlarge",
+        "cc2.8xlarge",
+        "cg1.4xlarge",
+        "cr1.8xlarge",
+        "d2.xlarge",
+        "d2.2xlarge",
+        "d2.4xlarge",
+        "d2.8xlarge",
+        "d3.xlarge",
+        "d3.2xlarge",
+        "d3.4xlarge",
+        "d3.8xlarge",
+        "d3en.xlarge",
+        "d3en.2xlarge",
+        "d3en.4xlarge",
+        "d3en.6xlarge",
+        "d3en.8xlarge",
+        "d3en.12xlarge",
+        "dl1.24xlarge",
+        "f1.2xlarge",
+        "f1.4xlarge",
+        "f1.16xlarge",
+        "g2.2xlarge",
+        "g2.8xlarge",
+        "g3.4xlarge",
+        "g3.8xlarge",
+        "g3.16xlarge",
+        "g3s.xlarge",
+        "g4ad.xlarge",
+        "g4ad.2xlarge",
+        "g4ad.4xlarge",
+        "g4ad.8xlarge",
+        "g4ad.16xlarge",
+        "g4dn.xlarge",
+        "g4dn.2xlarge",
+        "g4dn.4xlarge",
+        "g4dn.8xlarge",
+        "g4dn.12xlarge",
+        "g4dn.16xlarge",
+        "g4dn.metal",
+        "g5.xlarge",
+        "g5.2xlarge",
+        "g5.4xlarge",
+        "g5.8xlarge",
+        "g5.12xlarge",
+        "g5.16xlarge",
+        "g5.24xlarge",
+        "g5.48xlarge",
+        "g5g.xlarge",
+        "g5g.2xlarge",
+        "g5g.4xlarge",
+        "g5g.8xlarge",
+        "g5g.16xlarge",
+        "g5g.metal",
+        "hi1.4xlarge",
+        "hpc6a.48xlarge",
+        "hs1.8xlarge",
+        "h1.2xlarge",
+        "h1.4xlarge",
+        "h1.8xlarge",
+        "h1.16xlarge",
+        "i2.xlarge",
+        "i2.2xlarge",
+        "i2.4xlarge",
+        "i2.8xlarge",
+        "i3.large",
+        "i3.xlarge",
+        "i3.2xlarge",
+        "i3.4xlarge",
+        "i3.8xlarge",
+        "i3.16xlarge",
+        "i3.metal",
+        "i3en.large",
+        "i3en.xlarge",
+        "i3en.2xlarge",
+        "i3en.3xlarge",
+        "i3en.6xlarge",
+        "i3en.12xlarge",
+        "i3en.24xlarge",
+        "i3en.metal",
+        "im4gn.large",
+        "im4gn.xlarge",
+        "im4gn.2xlarge",
+        "im4gn.4xlarge",
+        "im4gn.8xlarge",
+        "im4gn.16xlarge",
+        "inf1.xlarge",
+        "inf1.2xlarge",
+        "inf1.6xlarge",
+        "inf1.24xlarge",
+        "is4gen.medium",
+        "is4gen.large",
+        "is4gen.xlarge",
+        "is4gen.2xlarge",
+        "is4gen.4xlarge",
+        "is4gen.8xlarge",
+        "m1.small",
+        "m1.medium",
+        "m1.large",
+        "m1.xlarge",
+        "m2.xlarge",
+        "m2.2xlarge",
+        "m2.4xlarge",
+        "m3.medium",
+        "m3.large",
+        "m3.xlarge",
+        "m3.2xlarge",
+        "m4.large",
+        "m4.xlarge",
+        "m4.2xlarge",
+        "m4.4xlarge",
+        "m4.10xlarge",
+        "m4.16xlarge",
+        "m5.large",
+        "m5.xlarge",
+        "m5.2xlarge",
+        "m5.4xlarge",
+        "m5.8xlarge",
+        "m5.12xlarge",
+        "m5.16xlarge",
+        "m5.24xlarge",
+        "m5.metal",
+        "m5a.large",
+        "m5a.xlarge",
+        "m5a.2xlarge",
+        "m5a.4xlarge",
+        "m5a.8xlarge",
+        "m5a.12xlarge",
+        "m5a.16xlarge",
+        "m5a.24xlarge",
+        "m5ad.large",
+        "m5ad.xlarge",
+        "m5ad.2xlarge",
+        "m5ad.4xlarge",
+        "m5ad.8xlarge",
+        "m5ad.12xlarge",
+        "m5ad.16xlarge",
+        "m5ad.24xlarge",
+        "m5d.large",
+        "m5d.xlarge",
+        "m5d.2xlarge",
+        "m5d.4xlarge",
+        "m5d.8xlarge",
+        "m5d.12xlarge",
+        "m5d.16xlarge",
+        "m5d.24xlarge",
+        "m5d.metal",
+        "m5dn.large",
+        "m5dn.xlarge",
+        "m5dn.2xlarge",
+        "m5dn.4xlarge",
+        "m5dn.8xlarge",
+        "m5dn.12xlarge",
+        "m5dn.16xlarge",
+        "m5dn.24xlarge",
+        "m5dn.metal",
+        "m5n.large",
+        "m5n.xlarge",
+        "m5n.2xlarge",
+        "m5n.4xlarge",
+        "m5n.8xlarge",
+        "m5n.12xlarge",
+        "m5n.16xlarge",
+        "m5n.24xlarge",
+        "m5n.metal",
+        "m5zn.large",
+        "m5zn.xlarge",
+        "m5zn.2xlarge",
+        "m5zn.3xlarge",
+        "m5zn.6xlarge",
+        "m5zn.12xlarge",
+        "m5zn.metal",
+        "m6a.large",
+        "m6a.xlarge",
+        "m6a.2xlarge",
+        "m6a.4xlarge",
+        "m6a.8xlarge",
+        "m6a.12xlarge",
+        "m6a.16xlarge",
+        "m6a.24xlarge",
+        "m6a.32xlarge",
+        "m6a.48xlarge",
+        "m6g.metal",
+        "m6g.medium",
+        "m6g.large",
+        "m6g.xlarge",
+        "m6g.2xlarge",
+        "m6g.4xlarge",
+        "m6g.8xlarge",
+        "m6g.12xlarge",
+        "m6g.16xlarge",
+        "m6gd.metal",
+        "m6gd.medium",
+        "m6gd.large",
+        "m6gd.xlarge",
+        "m6gd.2xlarge",
+        "m6gd.4xlarge",
+        "m6gd.8xlarge",
+        "m6gd.12xlarge",
+        "m6gd.16xlarge",
+        "m6i.large",
+        "m6i.xlarge",
+        "m6i.2xlarge",
+        "m6i.4xlarge",
+        "m6i.8xlarge",
+        "m6i.12xlarge",
+        "m6i.16xlarge",
+        "m6i.24xlarge",
+        "m6i.32xlarge",
+        "m6i.metal",
+        "mac1.metal",
+        "p2.xlarge",
+        "p2.8xlarge",
+        "p2.16xlarge",
+        "p3.2xlarge",
+        "p3.8xlarge",
+        "p3.16xlarge",
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "r3.large",
+        "r3.xlarge",
+        "r3.2xlarge",
+        "r3.4xlarge",
+        "r3.8xlarge",
+        "r4.large",
+        "r4.xlarge",
+        "r4.2xlarge",
+        "r4.4xlarge",
+        "r4.8xlarge",
+        "r4.16xlarge",
+        "r5.large",
+        "r5.xlarge",
+        "r5.2xlarge",
+        "r5.4xlarge",
+        "r5.8xlarge",
+        "r5.12xlarge",
+        "r5.16xlarge",
+        "r5.24xlarge",
+        "r5.metal",
+        "r5a.large",
+        "r5a.xlarge",
+        "r5a.2xlarge",
+        "r5a.4xlarge",
+        "r5a.8xlarge",
+        "r5a.12xlarge",
+        "r5a.16xlarge",
+        "r5a.24xlarge",
+        "r5ad.large",
+        "r5ad.xlarge",
+        "r5ad.2xlarge",
+        "r5ad.4xlarge",
+        "r5ad.8xlarge",
+        "r5ad.12xlarge",
+        "r5ad.16xlarge",
+        "r5ad.24xlarge",
+        "r5b.large",
+        "r5b.xlarge",
+        "r5b.2xlarge",
+        "r5b.4xlarge",
+        "r5b.8xlarge",
+        "r5b.12xlarge",
+        "r5b.16xlarge",
+        "r5b.24xlarge",
+        "r5b.metal",
+        "r5d.large",
+        "r5d.xlarge",
+        "r5d.2xlarge",
+        "r5d.4xlarge",
+        "r5d.8xlarge",
+        "r5d.12xlarge",
+        "r5d.16xlarge",
+        "r5d.24xlarge",
+        "r5d.metal",
+        "r5dn.large",
+        "r5dn.xlarge",
+        "r5dn.2xlarge",
+        "r5dn.4xlarge",
+        "r5dn.8xlarge",
+        "r5dn.12xlarge",
+        "r5dn.16xlarge",
+        "r5dn.24xlarge",
+        "r5dn.metal",
+        "r5n.large",
+        "r5n.xlarge",
+        "r5n.2xlarge",
+        "r5n.4xlarge",
+        "r5n.8xlarge",
+        "r5n.12xlarge",
+        "r5n.16xlarge",
+        "r5n.24xlarge",
+        "r5n.metal",
+        "r6g.medium",
+        "r6g.large",
+        "r6g.xlarge",
+        "r6g.2xlarge",
+        "r6g.4xlarge",
+        "r6g.8xlarge",
+        "r6g.12xlarge",
+        "r6g.16xlarge",
+        "r6g.metal",
+        "r6gd.medium",
+        "r6gd.large",
+        "r6gd.xlarge",
+        "r6gd.2xlarge",
+        "r6gd.4xlarge",
+        "r6gd.8xlarge",
+        "r6gd.12xlarge",
+        "r6gd.16xlarge",
+        "r6gd.metal",
+        "r6i.large",
+        "r6i.xlarge",
+        "r6i.2xlarge",
+        "r6i.4xlarge",
+        "r6i.8xlarge",
+        "r6i.12xlarge",
+        "r6i.16xlarge",
+        "r6i.24xlarge",
+        "r6i.32xlarge",
+        "r6i.metal",
+        "t1.micro",
+        "t2.nano",
+        "t2.micro",
+        "t2.small",
+        "t2.medium",
+        "t2.large",
+        "t2.xlarge",
+        "t2.2xlarge",
+        "t3.nano",
+        "t3.micro",
+        "t3.small",
+        "t3.medium",
+        "t3.large",
+        "t3.xlarge",
+        "t3.2xlarge",
+        "t3a.nano",
+        "t3a.micro",
+        "t3a.small",
+        "t3a.medium",
+        "t3a.large",
+        "t3a.xlarge",
+        "t3a.2xlarge",
+        "t4g.nano",
+        "t4g.micro",
+        "t4g.small",
+        "t4g.medium",
+        "t4g.large",
+        "t4g.xlarge",
+        "t4g.2xlarge",
+        "u-6tb1.56xlarge",
+        "u-6tb1.112xlarge",
+        "u-9tb1.112xlarge",
+        "u-12tb1.112xlarge",
+        "u-6tb1.metal",
+        "u-9tb1.metal",
+        "u-12tb1.metal",
+        "u-18tb1.metal",
+        "u-24tb1.metal",
+        "vt1.3xlarge",
+        "vt1.6xlarge",
+        "vt1.24xlarge",
+        "x1.16xlarge",
+        "x1.32xlarge",
+        "x1e.xlarge",
+        "x1e.2xlarge",
+        "x1e.4xlarge",
+        "x1e.8xlarge",
+        "x1e.16xlarge",
+        "x1e.32xlarge",
+        "x2iezn.2xlarge",
+        "x2iezn.4xlarge",
+        "x2iezn.6xlarge",
+        "x2iezn.8xlarge",
+        "x2iezn.12xlarge",
+        "x2iezn.metal",
+        "x2gd.medium",
+        "x2gd.large",
+        "x2gd.xlarge",
+        "x2gd.2xlarge",
+        "x2gd.4xlarge",
+        "x2gd.8xlarge",
+        "x2gd.12xlarge",
+        "x2gd.16xlarge",
+        "x2gd.metal",
+        "z1d.large",
+        "z1d.xlarge",
+        "z1d.2xlarge",
+        "z1d.3xlarge",
+        "z1d.6xlarge",
+        "z1d.12xlarge",
+        "z1d.metal",
+        "x2idn.16xlarge",
+        "x2idn.24xlarge",
+        "x2idn.32xlarge",
+        "x2iedn.xlarge",
+        "x2iedn.2xlarge",
+        "x2iedn.4xlarge",
+        "x2iedn.8xlarge",
+        "x2iedn.16xlarge",
+        "x2iedn.24xlarge",
+        "x2iedn.32xlarge",
+        "c6a.large",
+        "c6a.xlarge",
+        "c6a.2xlarge",
+        "c6a.4xlarge",
+        "c6a.8xlarge",
+        "c6a.12xlarge",
+        "c6a.16xlarge",
+        "c6a.24xlarge",
+        "c6a.32xlarge",
+        "c6a.48xlarge",
+        "c6a.metal",
+        "m6a.metal",
+        "i4i.large",
+        "i4i.xlarge",
+        "i4i.2xlarge",
+        "i4i.4xlarge",
+        "i4i.8xlarge",
+        "i4i.16xlarge",
+        "i4i.32xlarge",
+        "i4i.metal",
+        "x2idn.metal",
+        "x2iedn.metal",
+        "c7g.medium",
+        "c7g.large",
+        "c7g.xlarge",
+        "c7g.2xlarge",
+        "c7g.4xlarge",
+        "c7g.8xlarge",
+        "c7g.12xlarge",
+        "c7g.16xlarge",
+        "mac2.metal",
+        "c6id.large",
+        "c6id.xlarge",
+        "c6id.2xlarge",
+        "c6id.4xlarge",
+        "c6id.8xlarge",
+        "c6id.12xlarge",
+        "c6id.16xlarge",
+        "c6id.24xlarge",
+        "c6id.32xlarge",
+        "c6id.metal",
+        "m6id.large",
+        "m6id.xlarge",
+        "m6id.2xlarge",
+        "m6id.4xlarge",
+        "m6id.8xlarge",
+        "m6id.12xlarge",
+        "m6id.16xlarge",
+        "m6id.24xlarge",
+        "m6id.32xlarge",
+        "m6id.metal",
+        "r6id.large",
+        "r6id.xlarge",
+        "r6id.2xlarge",
+        "r6id.4xlarge",
+        "r6id.8xlarge",
+        "r6id.12xlarge",
+        "r6id.16xlarge",
+        "r6id.24xlarge",
+        "r6id.32xlarge",
+        "r6id.metal",
+        "r6a.large",
+        "r6a.xlarge",
+        "r6a.2xlarge",
+        "r6a.4xlarge",
+        "r6a.8xlarge",
+        "r6a.12xlarge",
+        "r6a.16xlarge",
+        "r6a.24xlarge",
+        "r6a.32xlarge",
+        "r6a.48xlarge",
+        "r6a.metal",
+        "p4de.24xlarge",
+        "u-3tb1.56xlarge",
+        "u-18tb1.112xlarge",
+        "u-24tb1.112xlarge",
+        "trn1.2xlarge",
+        "trn1.32xlarge",
+        "hpc6id.32xlarge",
+        "c6in.large",
+        "c6in.xlarge",
+        "c6in.2xlarge",
+        "c6in.4xlarge",
+        "c6in.8xlarge",
+        "c6in.12xlarge",
+        "c6in.16xlarge",
+        "c6in.24xlarge",
+        "c6in.32xlarge",
+        "m6in.large",
+        "m6in.xlarge",
+        "m6in.2xlarge",
+        "m6in.4xlarge",
+        "m6in.8xlarge",
+        "m6in.12xlarge",
+        "m6in.16xlarge",
+        "m6in.24xlarge",
+        "m6in.32xlarge",
+        "m6idn.large",
+        "m6idn.xlarge",
+        "m6idn.2xlarge",
+        "m6idn.4xlarge",
+        "m6idn.8xlarge",
+        "m6idn.12xlarge",
+        "m6idn.16xlarge",
+        "m6idn.24xlarge",
+        "m6idn.32xlarge",
+        "r6in.large",
+        "r6in.xlarge",
+        "r6in.2xlarge",
+        "r6in.4xlarge",
+        "r6in.8xlarge",
+        "r6in.12xlarge",
+        "r6in.16xlarge",
+        "r6in.24xlarge",
+        "r6in.32xlarge",
+        "r6idn.large",
+        "r6idn.xlarge",
+        "r6idn.2xlarge",
+        "r6idn.4xlarge",
+        "r6idn.8xlarge",
+        "r6idn.12xlarge",
+        "r6idn.16xlarge",
+        "r6idn.24xlarge",
+        "r6idn.32xlarge",
+        "c7g.metal",
+        "m7g.medium",
+        "m7g.large",
+        "m7g.xlarge",
+        "m7g.2xlarge",
+        "m7g.4xlarge",
+        "m7g.8xlarge",
+        "m7g.12xlarge",
+        "m7g.16xlarge",
+        "m7g.metal",
+        "r7g.medium",
+        "r7g.large",
+        "r7g.xlarge",
+        "r7g.2xlarge",
+        "r7g.4xlarge",
+        "r7g.8xlarge",
+        "r7g.12xlarge",
+        "r7g.16xlarge",
+        "r7g.metal",
+        "c6in.metal",
+        "m6in.metal",
+        "m6idn.metal",
+        "r6in.metal",
+        "r6idn.metal",
+        "inf2.xlarge",
+        "inf2.8xlarge",
+        "inf2.24xlarge",
+        "inf2.48xlarge",
+        "trn1n.32xlarge",
+        "i4g.large",
+        "i4g.xlarge",
+        "i4g.2xlarge",
+        "i4g.4xlarge",
+        "i4g.8xlarge",
+        "i4g.16xlarge",
+        "hpc7g.4xlarge",
+        "hpc7g.8xlarge",
+        "hpc7g.16xlarge",
+        "c7gn.medium",
+        "c7gn.large",
+        "c7gn.xlarge",
+        "c7gn.2xlarge",
+        "c7gn.4xlarge",
+        "c7gn.8xlarge",
+        "c7gn.12xlarge",
+        "c7gn.16xlarge",
+        "p5.48xlarge",
+        "m7i.large",
+        "m7i.xlarge",
+        "m7i.2xlarge",
+        "m7i.4xlarge",
+        "m7i.8xlarge",
+        "m7i.12xlarge",
+        "m7i.16xlarge",
+        "m7i.24xlarge",
+        "m7i.48xlarge",
+        "m7i-flex.large",
+        "m7i-flex.xlarge",
+        "m7i-flex.2xlarge",
+        "m7i-flex.4xlarge",
+        "m7i-flex.8xlarge",
+        "m7a.medium",
+        "m7a.large",
+        "m7a.xlarge",
+        "m7a.2xlarge",
+        "m7a.4xlarge",
+        "m7a.8xlarge",
+        "m7a.12xlarge",
+        "m7a.16xlarge",
+        "m7a.24xlarge",
+        "m7a.32xlarge",
+        "m7a.48xlarge",
+        "m7a.metal-48xl",
+        "hpc7a.12xlarge",
+        "hpc7a.24xlarge",
+        "hpc7a.48xlarge",
+        "hpc7a.96xlarge",
+        "c7gd.medium",
+        "c7gd.large",
+        "c7gd.xlarge",
+        "c7gd.2xlarge",
+        "c7gd.4xlarge",
+        "c7gd.8xlarge",
+        "c7gd.12xlarge",
+        "c7gd.16xlarge",
+        "m7gd.medium",
+        "m7gd.large",
+        "m7gd.xlarge",
+        "m7gd.2xlarge",
+        "m7gd.4xlarge",
+        "m7gd.8xlarge",
+        "m7gd.12xlarge",
+        "m7gd.16xlarge",
+        "r7gd.medium",
+        "r7gd.large",
+        "r7gd.xlarge",
+        "r7gd.2xlarge",
+        "r7gd.4xlarge",
+        "r7gd.8xlarge",
+        "r7gd.12xlarge",
+        "r7gd.16xlarge",
+        "r7a.medium",
+        "r7a.large",
+        "r7a.xlarge",
+        "r7a.2xlarge",
+        "r7a.4xlarge",
+        "r7a.8xlarge",
+        "r7a.12xlarge",
+        "r7a.16xlarge",
+        "r7a.24xlarge",
+        "r7a.32xlarge",
+        "r7a.48xlarge",
+        "c7i.large",
+        "c7i.xlarge",
+        "c7i.2xlarge",
+        "c7i.4xlarge",
+        "c7i.8xlarge",
+        "c7i.12xlarge",
+        "c7i.16xlarge",
+        "c7i.24xlarge",
+        "c7i.48xlarge",
+        "mac2-m2pro.metal",
+        "r7iz.large",
+        "r7iz.xlarge",
+        "r7iz.2xlarge",
+        "r7iz.4xlarge",
+        "r7iz.8xlarge",
+        "r7iz.12xlarge",
+        "r7iz.16xlarge",
+        "r7iz.32xlarge",
+        "c7a.medium",
+        "c7a.large",
+        "c7a.xlarge",
+        "c7a.2xlarge",
+        "c7a.4xlarge",
+        "c7a.8xlarge",
+        "c7a.12xlarge",
+        "c7a.16xlarge",
+        "c7a.24xlarge",
+        "c7a.32xlarge",
+        "c7a.48xlarge",
+        "c7a.metal-48xl",
+        "r7a.metal-48xl",
+        "r7i.large",
+        "r7i.xlarge",
+        "r7i.2xlarge",
+        "r7i.4xlarge",
+        "r7i.8xlarge",
+        "r7i.12xlarge",
+        "r7i.16xlarge",
+        "r7i.24xlarge",
+        "r7i.48xlarge",
+        "dl2q.24xlarge",
+        "mac2-m2.metal",
+        "i4i.12xlarge",
+        "i4i.24xlarge",
+        "c7i.metal-24xl",
+        "c7i.metal-48xl",
+        "m7i.metal-24xl",
+        "m7i.metal-48xl",
+        "r7i.metal-24xl",
+        "r7i.metal-48xl",
+        "r7iz.metal-16xl",
+        "r7iz.metal-32xl",
+        "c7gd.metal",
+        "m7gd.metal",
+        "r7gd.metal",
+        "g6.xlarge",
+        "g6.2xlarge",
+        "g6.4xlarge",
+        "g6.8xlarge",
+        "g6.12xlarge",
+        "g6.16xlarge",
+        "g6.24xlarge",
+        "g6.48xlarge",
+        "gr6.4xlarge",
+        "gr6.8xlarge",
+        "c7i-flex.large",
+        "c7i-flex.xlarge",
+        "c7i-flex.2xlarge",
+        "c7i-flex.4xlarge",
+        "c7i-flex.8xlarge",
+        "u7i-12tb.224xlarge",
+        "u7in-16tb.224xlarge",
+        "u7in-24tb.224xlarge",
+        "u7in-32tb.224xlarge",
+        "u7ib-12tb.224xlarge",
+        "c7gn.metal",
+        "r8g.medium",
+        "r8g.large",
+        "r8g.xlarge",
+        "r8g.2xlarge",
+        "r8g.4xlarge",
+        "r8g.8xlarge",
+        "r8g.12xlarge",
+        "r8g.16xlarge",
+        "r8g.24xlarge",
+        "r8g.48xlarge",
+        "r8g.metal-24xl",
+        "r8g.metal-48xl",
+        "mac2-m1ultra.metal",
+        "g6e.xlarge",
+        "g6e.2xlarge",
+        "g6e.4xlarge",
+        "g6e.8xlarge",
+        "g6e.12xlarge",
+        "g6e.16xlarge",
+        "g6e.24xlarge",
+        "g6e.48xlarge",
+        "c8g.medium",
+        "c8g.large",
+        "c8g.xlarge",
+        "c8g.2xlarge",
+        "c8g.4xlarge",
+        "c8g.8xlarge",
+        "c8g.12xlarge",
+        "c8g.16xlarge",
+        "c8g.24xlarge",
+        "c8g.48xlarge",
+        "c8g.metal-24xl",
+        "c8g.metal-48xl",
+        "m8g.medium",
+        "m8g.large",
+        "m8g.xlarge",
+        "m8g.2xlarge",
+        "m8g.4xlarge",
+        "m8g.8xlarge",
+        "m8g.12xlarge",
+        "m8g.16xlarge",
+        "m8g.24xlarge",
+        "m8g.48xlarge",
+        "m8g.metal-24xl",
+        "m8g.metal-48xl",
+        "x8g.medium",
+        "x8g.large",
+        "x8g.xlarge",
+        "x8g.2xlarge",
+        "x8g.4xlarge",
+        "x8g.8xlarge",
+        "x8g.12xlarge",
+        "x8g.16xlarge",
+        "x8g.24xlarge",
+        "x8g.48xlarge",
+        "x8g.metal-24xl",
+        "x8g.metal-48xl",
+        "i7ie.large",
+        "i7ie.xlarge",
+        "i7ie.2xlarge",
+        "i7ie.3xlarge",
+        "i7ie.6xlarge",
+        "i7ie.12xlarge",
+        "i7ie.18xlarge",
+        "i7ie.24xlarge",
+        "i7ie.48xlarge",
+        "i8g.large",
+        "i8g.xlarge",
+        "i8g.2xlarge",
+        "i8g.4xlarge",
+        "i8g.8xlarge",
+        "i8g.12xlarge",
+        "i8g.16xlarge",
+        "i8g.24xlarge",
+        "i8g.metal-24xl",
+        "u7i-6tb.112xlarge",
+        "u7i-8tb.112xlarge",
+        "u7inh-32tb.480xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "f2.12xlarge",
+        "f2.48xlarge",
+        "trn2.48xlarge",
+        "c7i-flex.12xlarge",
+        "c7i-flex.16xlarge",
+        "m7i-flex.12xlarge",
+        "m7i-flex.16xlarge",
+        "i7ie.metal-24xl",
+        "i7ie.metal-48xl",
+        "i8g.48xlarge",
+        "c8gd.medium",
+        "c8gd.large",
+        "c8gd.xlarge",
+        "c8gd.2xlarge",
+        "c8gd.4xlarge",
+        "c8gd.8xlarge",
+        "c8gd.12xlarge",
+        "c8gd.16xlarge",
+        "c8gd.24xlarge",
+        "c8gd.48xlarge",
+        "c8gd.metal-24xl",
+        "c8gd.metal-48xl",
+        "i7i.large",
+        "i7i.xlarge",
+        "i7i.2xlarge",
+        "i7i.4xlarge",
+        "i7i.8xlarge",
+        "i7i.12xlarge",
+        "i7i.16xlarge",
+        "i7i.24xlarge",
+        "i7i.48xlarge",
+        "i7i.metal-24xl",
+        "i7i.metal-48xl",
+        "p6-b200.48xlarge",
+        "m8gd.medium",
+        "m8gd.large",
+        "m8gd.xlarge",
+        "m8gd.2xlarge",
+        "m8gd.4xlarge",
+        "m8gd.8xlarge",
+        "m8gd.12xlarge",
+        "m8gd.16xlarge",
+        "m8gd.24xlarge",
+        "m8gd.48xlarge",
+        "m8gd.metal-24xl",
+        "m8gd.metal-48xl",
+        "r8gd.medium",
+        "r8gd.large",
+        "r8gd.xlarge",
+        "r8gd.2xlarge",
+        "r8gd.4xlarge",
+        "r8gd.8xlarge",
+        "r8gd.12xlarge",
+        "r8gd.16xlarge",
+        "r8gd.24xlarge",
+        "r8gd.48xlarge",
+        "r8gd.metal-24xl",
+        "r8gd.metal-48xl",
+        "c8gn.medium",
+        "c8gn.large",
+        "c8gn.xlarge",
+        "c8gn.2xlarge",
+        "c8gn.4xlarge",
+        "c8gn.8xlarge",
+        "c8gn.12xlarge",
+        "c8gn.16xlarge",
+        "c8gn.24xlarge",
+        "c8gn.48xlarge",
+        "c8gn.metal-24xl",
+        "c8gn.metal-48xl",
+        "f2.6xlarge",
+        "p6e-gb200.36xlarge",
+        "g6f.large",
+        "g6f.xlarge",
+        "g6f.2xlarge",
+        "g6f.4xlarge",
+        "gr6f.4xlarge",
+        "p5.4xlarge",
+        "r8i.large",
+        "r8i.xlarge",
+        "r8i.2xlarge",
+        "r8i.4xlarge",
+        "r8i.8xlarge",
+        "r8i.12xlarge",
+        "r8i.16xlarge",
+        "r8i.24xlarge",
+        "r8i.32xlarge",
+        "r8i.48xlarge",
+        "r8i.96xlarge",
+        "r8i.metal-48xl",
+        "r8i.metal-96xl",
+        "r8i-flex.large",
+        "r8i-flex.xlarge",
+        "r8i-flex.2xlarge",
+        "r8i-flex.4xlarge",
+        "r8i-flex.8xlarge",
+        "r8i-flex.12xlarge",
+        "r8i-flex.16xlarge",
+        "m8i.large",
+        "m8i.xlarge",
+        "m8i.2xlarge",
+        "m8i.4xlarge",
+        "m8i.8xlarge",
+        "m8i.12xlarge",
+        "m8i.16xlarge",
+        "m8i.24xlarge",
+        "m8i.32xlarge",
+        "m8i.48xlarge",
+        "m8i.96xlarge",
+        "m8i.metal-48xl",
+        "m8i.metal-96xl",
+        "m8i-flex.large",
+        "m8i-flex.xlarge",
+        "m8i-flex.2xlarge",
+        "m8i-flex.4xlarge",
+        "m8i-flex.8xlarge",
+        "m8i-flex.12xlarge",
+        "m8i-flex.16xlarge",
+        "i8ge.large",
+        "i8ge.xlarge",
+        "i8ge.2xlarge",
+        "i8ge.3xlarge",
+        "i8ge.6xlarge",
+        "i8ge.12xlarge",
+        "i8ge.18xlarge",
+        "i8ge.24xlarge",
+        "i8ge.48xlarge",
+        "i8ge.metal-24xl",
+        "i8ge.metal-48xl",
+        "mac-m4.metal",
+        "mac-m4pro.metal",
+        "r8gn.medium",
+        "r8gn.large",
+        "r8gn.xlarge",
+        "r8gn.2xlarge",
+        "r8gn.4xlarge",
+        "r8gn.8xlarge",
+        "r8gn.12xlarge",
+        "r8gn.16xlarge",
+        "r8gn.24xlarge",
+        "r8gn.48xlarge",
+        "r8gn.metal-24xl",
+        "r8gn.metal-48xl",
+        "c8i.large",
+        "c8i.xlarge",
+        "c8i.2xlarge",
+        "c8i.4xlarge",
+        "c8i.8xlarge",
+        "c8i.12xlarge",
+        "c8i.16xlarge",
+        "c8i.24xlarge",
+        "c8i.32xlarge",
+        "c8i.48xlarge",
+        "c8i.96xlarge",
+        "c8i.metal-48xl",
+        "c8i.metal-96xl",
+        "c8i-flex.large",
+        "c8i-flex.xlarge",
+        "c8i-flex.2xlarge",
+        "c8i-flex.4xlarge",
+        "c8i-flex.8xlarge",
+        "c8i-flex.12xlarge",
+        "c8i-flex.16xlarge",
+        "r8gb.medium",
+        "r8gb.large",
+        "r8gb.xlarge",
+        "r8gb.2xlarge",
+        "r8gb.4xlarge",
+        "r8gb.8xlarge",
+        "r8gb.12xlarge",
+        "r8gb.16xlarge",
+        "r8gb.24xlarge",
+        "r8gb.metal-24xl",
+        "m8a.medium",
+        "m8a.large",
+        "m8a.xlarge",
+        "m8a.2xlarge",
+        "m8a.4xlarge",
+        "m8a.8xlarge",
+        "m8a.12xlarge",
+        "m8a.16xlarge",
+        "m8a.24xlarge",
+        "m8a.48xlarge",
+        "m8a.metal-24xl",
+        "m8a.metal-48xl",
+        "trn2.3xlarge",
+        "r8a.medium",
+        "r8a.large",
+        "r8a.xlarge",
+        "r8a.2xlarge",
+        "r8a.4xlarge",
+        "r8a.8xlarge",
+        "r8a.12xlarge",
+        "r8a.16xlarge",
+        "r8a.24xlarge",
+        "r8a.48xlarge",
+        "r8a.metal-24xl",
+        "r8a.metal-48xl",
+        "p6-b300.48xlarge",
+        "c8a.medium",
+        "c8a.large",
+        "c8a.xlarge",
+        "c8a.2xlarge",
+        "c8a.4xlarge",
+        "c8a.8xlarge",
+        "c8a.12xlarge",
+        "c8a.16xlarge",
+        "c8a.24xlarge",
+        "c8a.48xlarge",
+        "c8a.metal-24xl",
+        "c8a.metal-48xl",
+        "c8gb.12xlarge",
+        "c8gb.16xlarge",
+        "c8gb.24xlarge",
+        "c8gb.2xlarge",
+        "c8gb.4xlarge",
+        "c8gb.8xlarge",
+        "c8gb.large",
+        "c8gb.medium",
+        "c8gb.metal-24xl",
+        "c8gb.xlarge",
+        "c8gb.48xlarge",
+        "c8gb.metal-48xl",
+        "m8gb.12xlarge",
+        "m8gb.16xlarge",
+        "m8gb.24xlarge",
+        "m8gb.2xlarge",
+        "m8gb.4xlarge",
+        "m8gb.8xlarge",
+        "m8gb.large",
+        "m8gb.medium",
+        "m8gb.xlarge",
+        "m8gb.48xlarge",
+        "m8gb.metal-24xl",
+        "m8gb.metal-48xl",
+        "m8gn.12xlarge",
+        "m8gn.16xlarge",
+        "m8gn.24xlarge",
+        "m8gn.2xlarge",
+        "m8gn.48xlarge",
+        "m8gn.4xlarge",
+        "m8gn.8xlarge",
+        "m8gn.large",
+        "m8gn.medium",
+        "m8gn.xlarge",
+        "m8gn.metal-24xl",
+        "m8gn.metal-48xl",
+        "x8aedz.12xlarge",
+        "x8aedz.24xlarge",
+        "x8aedz.3xlarge",
+        "x8aedz.6xlarge",
+        "x8aedz.large",
+        "x8aedz.metal-12xl",
+        "x8aedz.metal-24xl",
+        "x8aedz.xlarge",
+        "m8azn.medium",
+        "m8azn.large",
+        "m8azn.xlarge",
+        "m8azn.3xlarge",
+        "m8azn.6xlarge",
+        "m8azn.12xlarge",
+        "m8azn.24xlarge",
+        "m8azn.metal-12xl",
+        "m8azn.metal-24xl",
+        "x8i.large",
+        "x8i.xlarge",
+        "x8i.2xlarge",
+        "x8i.4xlarge",
+        "x8i.8xlarge",
+        "x8i.12xlarge",
+        "x8i.16xlarge",
+        "x8i.24xlarge",
+        "x8i.32xlarge",
+        "x8i.48xlarge",
+        "x8i.64xlarge",
+        "x8i.96xlarge",
+        "x8i.metal-48xl",
+        "x8i.metal-96xl",
+        "mac-m4max.metal",
+        "g7e.2xlarge",
+        "g7e.4xlarge",
+        "g7e.8xlarge",
+        "g7e.12xlarge",
+        "g7e.24xlarge",
+        "g7e.48xlarge",
+        "r8id.large",
+        "r8id.xlarge",
+        "r8id.2xlarge",
+        "r8id.4xlarge",
+        "r8id.8xlarge",
+        "r8id.12xlarge",
+        "r8id.16xlarge",
+        "r8id.24xlarge",
+        "r8id.32xlarge",
+        "r8id.48xlarge",
+        "r8id.96xlarge",
+        "r8id.metal-48xl",
+        "r8id.metal-96xl",
+        "c8id.large",
+        "c8id.xlarge",
+        "c8id.2xlarge",
+        "c8id.4xlarge",
+        "c8id.8xlarge",
+        "c8id.12xlarge",
+        "c8id.16xlarge",
+        "c8id.24xlarge",
+        "c8id.32xlarge",
+        "c8id.48xlarge",
+        "c8id.96xlarge",
+        "c8id.metal-48xl",
+        "c8id.metal-96xl",
+        "m8id.large",
+        "m8id.xlarge",
+        "m8id.2xlarge",
+        "m8id.4xlarge",
+        "m8id.8xlarge",
+        "m8id.12xlarge",
+        "m8id.16xlarge",
+        "m8id.24xlarge",
+        "m8id.32xlarge",
+        "m8id.48xlarge",
+        "m8id.96xlarge",
+        "m8id.metal-48xl",
+        "m8id.metal-96xl",
+        "hpc8a.96xlarge",
+        "c8in.large",
+        "c8in.xlarge",
+        "c8in.2xlarge",
+        "c8in.4xlarge",
+        "c8in.8xlarge",
+        "c8in.12xlarge",
+        "c8in.16xlarge",
+        "c8in.24xlarge",
+        "c8in.32xlarge",
+        "c8in.48xlarge",
+        "c8in.96xlarge",
+        "c8in.metal-48xl",
+        "c8in.metal-96xl",
+        "c8ib.large",
+        "c8ib.xlarge",
+        "c8ib.2xlarge",
+        "c8ib.4xlarge",
+        "c8ib.8xlarge",
+        "c8ib.12xlarge",
+        "c8ib.16xlarge",
+        "c8ib.24xlarge",
+        "c8ib.32xlarge",
+        "c8ib.48xlarge",
+        "c8ib.96xlarge",
+        "c8ib.metal-48xl",
+        "c8ib.metal-96xl",
+        "r8in.large",
+        "r8in.xlarge",
+        "r8in.2xlarge",
+        "r8in.4xlarge",
+        "r8in.8xlarge",
+        "r8in.12xlarge",
+        "r8in.16xlarge",
+        "r8in.24xlarge",
+        "r8in.32xlarge",
+        "r8in.48xlarge",
+        "r8in.96xlarge",
+        "r8ib.large",
+        "r8ib.xlarge",
+        "r8ib.2xlarge",
+        "r8ib.4xlarge",
+        "r8ib.8xlarge",
+        "r8ib.12xlarge",
+        "r8ib.16xlarge",
+        "r8ib.24xlarge",
+        "r8ib.32xlarge",
+        "r8ib.48xlarge",
+        "r8ib.96xlarge",
+        "m8in.large",
+        "m8in.xlarge",
+        "m8in.2xlarge",
+        "m8in.4xlarge",
+        "m8in.8xlarge",
+        "m8in.12xlarge",
+        "m8in.16xlarge",
+        "m8in.24xlarge",
+        "m8in.32xlarge",
+        "m8in.48xlarge",
+        "m8in.96xlarge",
+        "m8ib.large",
+        "m8ib.xlarge",
+        "m8ib.2xlarge",
+        "m8ib.4xlarge",
+        "m8ib.8xlarge",
+        "m8ib.12xlarge",
+        "m8ib.16xlarge",
+        "m8ib.24xlarge",
+        "m8ib.32xlarge",
+        "m8ib.48xlarge",
+        "m8ib.96xlarge",
+        "m8ine.large",
+        "m8ine.xlarge",
+        "m8ine.2xlarge",
+        "m8ine.4xlarge",
+        "m8ine.8xlarge",
+        "m8ine.12xlarge",
+        "c8ine.large",
+        "c8ine.xlarge",
+        "c8ine.2xlarge",
+        "c8ine.4xlarge",
+        "c8ine.8xlarge",
+        "c8ine.12xlarge",
+        "m8idn.large",
+        "m8idn.xlarge",
+        "m8idn.2xlarge",
+        "m8idn.4xlarge",
+        "m8idn.8xlarge",
+        "m8idn.12xlarge",
+        "m8idn.16xlarge",
+        "m8idn.24xlarge",
+        "m8idn.32xlarge",
+        "m8idn.48xlarge",
+        "m8idn.96xlarge",
+        "r8idn.large",
+        "r8idn.xlarge",
+        "r8idn.2xlarge",
+        "r8idn.4xlarge",
+        "r8idn.8xlarge",
+        "r8idn.12xlarge",
+        "r8idn.16xlarge",
+        "r8idn.24xlarge",
+        "r8idn.32xlarge",
+        "r8idn.48xlarge",
+        "r8idn.96xlarge",
+        "m8idb.large",
+        "m8idb.xlarge",
+        "m8idb.2xlarge",
+        "m8idb.4xlarge",
+        "m8idb.8xlarge",
+        "m8idb.12xlarge",
+        "m8idb.16xlarge",
+        "m8idb.24xlarge",
+        "m8idb.32xlarge",
+        "m8idb.48xlarge",
+        "m8idb.96xlarge",
+        "r8idb.large",
+        "r8idb.xlarge",
+        "r8idb.2xlarge",
+        "r8idb.4xlarge",
+        "r8idb.8xlarge",
+        "r8idb.12xlarge",
+        "r8idb.16xlarge",
+        "r8idb.24xlarge",
+        "r8idb.32xlarge",
+        "r8idb.48xlarge",
+        "r8idb.96xlarge",
+        "mac-m3ultra.metal",
+        "m9g.large",
+        "m9g.xlarge",
+        "m9g.2xlarge",
+        "m9g.4xlarge",
+        "m9g.8xlarge",
+        "m9g.12xlarge",
+        "m9g.16xlarge",
+        "m9g.24xlarge",
+        "m9g.48xlarge",
+        "m9g.metal-24xl",
+        "m9g.metal-48xl",
+        "m9gd.large",
+        "m9gd.xlarge",
+        "m9gd.2xlarge",
+        "m9gd.4xlarge",
+        "m9gd.8xlarge",
+        "m9gd.12xlarge",
+        "m9gd.16xlarge",
+        "m9gd.24xlarge",
+        "m9gd.48xlarge",
+        "m9gd.metal-24xl",
+        "m9gd.metal-48xl",
+        "r8in.metal-48xl",
+        "r8in.metal-96xl",
+        "r8ib.metal-48xl",
+        "r8ib.metal-96xl",
+        "r8idn.metal-48xl",
+        "r8idn.metal-96xl",
+        "r8idb.metal-48xl",
+        "r8idb.metal-96xl",
+        "m8in.metal-48xl",
+        "m8in.metal-96xl",
+        "m8ib.metal-48xl",
+        "m8ib.metal-96xl",
+        "m8idn.metal-48xl",
+        "m8idn.metal-96xl",
+        "m8idb.metal-48xl",
+        "m8idb.metal-96xl",
+        "g7.2xlarge",
+        "g7.4xlarge",
+        "g7.8xlarge",
+        "g7.12xlarge",
+        "g7.24xlarge",
+        "g7.48xlarge",
+        "c9g.medium",
+        "c9g.large",
+        "c9g.xlarge",
+        "c9g.2xlarge",
+        "c9g.4xlarge",
+        "c9g.8xlarge",
+        "c9g.12xlarge",
+        "c9g.16xlarge",
+        "c9g.24xlarge",
+        "c9g.48xlarge",
+        "c9g.metal-48xl",
+        "c9gd.medium",
+        "c9gd.large",
+        "c9gd.xlarge",
+        "c9gd.2xlarge",
+        "c9gd.4xlarge",
+        "c9gd.8xlarge",
+        "c9gd.12xlarge",
+        "c9gd.16xlarge",
+        "c9gd.24xlarge",
+        "c9gd.48xlarge",
+        "c9gd.metal-48xl",
+        "r9g.medium",
+        "r9g.large",
+        "r9g.xlarge",
+        "r9g.2xlarge",
+        "r9g.4xlarge",
+        "r9g.8xlarge",
+        "r9g.12xlarge",
+        "r9g.16xlarge",
+        "r9g.24xlarge",
+        "r9g.48xlarge",
+        "r9g.metal-48xl",
+        "r9gd.medium",
+        "r9gd.large",
+        "r9gd.xlarge",
+        "r9gd.2xlarge",
+        "r9gd.4xlarge",
+        "r9gd.8xlarge",
+        "r9gd.12xlarge",
+        "r9gd.16xlarge",
+        "r9gd.24xlarge",
+        "r9gd.48xlarge",
+        "r9gd.metal-48xl",
+        "m9g.medium",
+        "t8i.nano",
+        "t8i.micro",
+        "t8i.small",
+        "t8i.medium",
+        "i8g.metal-48xl",
+        "r8gb.48xlarge",
+        "r8gb.metal-48xl",
+        "m9gd.medium",
+        "trn2u.48xlarge",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::A1Medium => "a1.medium",
+            Self::A1Large => "a1.large",
+            Self::A1Xlarge => "a1.xlarge",
+            Self::A12xlarge => "a1.2xlarge",
+            Self::A14xlarge => "a1.4xlarge",
+            Self::A1Metal => "a1.metal",
+            Self::C1Medium => "c1.medium",
+            Self::C1Xlarge => "c1.xlarge",
+            Self::C3Large => "c3.large",
+            Self::C3Xlarge => "c3.xlarge",
+            Self::C32xlarge => "c3.2xlarge",
+            Self::C34xlarge => "c3.4xlarge",
+            Self::C38xlarge => "c3.8xlarge",
+            Self::C4Large => "c4.large",
+            Self::C4Xlarge => "c4.xlarge",
+            Self::C42xlarge => "c4.2xlarge",
+            Self::C44xlarge => "c4.4xlarge",
+            Self::C48xlarge => "c4.8xlarge",
+            Self::C5Large => "c5.large",
+            Self::C5Xlarge => "c5.xlarge",
+            Self::C52xlarge => "c5.2xlarge",
+            Self::C54xlarge => "c5.4xlarge",
+            Self::C59xlarge => "c5.9xlarge",
+            Self::C512xlarge => "c5.12xlarge",
+            Self::C518xlarge => "c5.18xlarge",
+            Self::C524xlarge => "c5.24xlarge",
+            Self::C5Metal => "c5.metal",
+            Self::C5aLarge => "c5a.large",
+            Self::C5aXlarge => "c5a.xlarge",
+            Self::C5a2xlarge => "c5a.2xlarge",
+            Self::C5a4xlarge => "c5a.4xlarge",
+            Self::C5a8xlarge => "c5a.8xlarge",
+            Self::C5a12xlarge => "c5a.12xlarge",
+            Self::C5a16xlarge => "c5a.16xlarge",
+            Self::C5a24xlarge => "c5a.24xlarge",
+            Self::C5adLarge => "c5ad.large",
+            Self::C5adXlarge => "c5ad.xlarge",
+            Self::C5ad2xlarge => "c5ad.2xlarge",
+            Self::C5ad4xlarge => "c5ad.4xlarge",
+            Self::C5ad8xlarge => "c5ad.8xlarge",
+            Self::C5ad12xlarge => "c5ad.12xlarge",
+            Self::C5ad16xlarge => "c5ad.16xlarge",
+            Self::C5ad24xlarge => "c5ad.24xlarge",
+            Self::C5dLarge => "c5d.large",
+            Self::C5dXlarge => "c5d.xlarge",
+            Self::C5d2xlarge => "c5d.2xlarge",
+            Self::C5d4xlarge => "c5d.4xlarge",
+            Self::C5d9xlarge => "c5d.9xlarge",
+            Self::C5d12xlarge => "c5d.12xlarge",
+            Self::C5d18xlarge => "c5d.18xlarge",
+            Self::C5d24xlarge => "c5d.24xlarge",
+            Self::C5dMetal => "c5d.metal",
+            Self::C5nLarge => "c5n.large",
+            Self::C5nXlarge => "c5n.xlarge",
+            Self::C5n2xlarge => "c5n.2xlarge",
+            Self::C5n4xlarge => "c5n.4xlarge",
+            Self::C5n9xlarge => "c5n.9xlarge",
+            Self::C5n18xlarge => "c5n.18xlarge",
+            Self::C5nMetal => "c5n.metal",
+            Self::C6gMedium => "c6g.medium",
+            Self::C6gLarge => "c6g.large",
+            Self::C6gXlarge => "c6g.xlarge",
+            Self::C6g2xlarge => "c6g.2xlarge",
+            Self::C6g4xlarge => "c6g.4xlarge",
+            Self::C6g8xlarge => "c6g.8xlarge",
+            Self::C6g12xlarge => "c6g.12xlarge",
+            Self::C6g16xlarge => "c6g.16xlarge",
+            Self::C6gMetal => "c6g.metal",
+            Self::C6gdMedium => "c6gd.medium",
+            Self::C6gdLarge => "c6gd.large",
+            Self::C6gdXlarge => "c6gd.xlarge",
+            Self::C6gd2xlarge => "c6gd.2xlarge",
+            Self::C6gd4xlarge => "c6gd.4xlarge",
+            Self::C6gd8xlarge => "c6gd.8xlarge",
+            Self::C6gd12xlarge => "c6gd.12xlarge",
+            Self::C6gd16xlarge => "c6gd.16xlarge",
+            Self::C6gdMetal => "c6gd.metal",
+            Self::C6gnMedium => "c6gn.medium",
+            Self::C6gnLarge => "c6gn.large",
+            Self::C6gnXlarge => "c6gn.xlarge",
+            Self::C6gn2xlarge => "c6gn.2xlarge",
+            Self::C6gn4xlarge => "c6gn.4xlarge",
+            Self::C6gn8xlarge => "c6gn.8xlarge",
+            Self::C6gn12xlarge => "c6gn.12xlarge",
+            Self::C6gn16xlarge => "c6gn.16xlarge",
+            Self::C6iLarge => "c6i.large",
+            Self::C6iXlarge => "c6i.xlarge",
+            Self::C6i2xlarge => "c6i.2xlarge",
+            Self::C6i4xlarge => "c6i.4xlarge",
+            Self::C6i8xlarge => "c6i.8xlarge",
+            Self::C6i12xlarge => "c6i.12xlarge",
+            Self::C6i16xlarge => "c6i.16xlarge",
+            Self::C6i24xlarge => "c6i.24xlarge",
+            Self::C6i32xlarge => "c6i.32xlarge",
+            Self::C6iMetal => "c6i.metal",
+            Self::Cc14xlarge => "cc1.4xlarge",
+            Self::Cc28xlarge => "cc2.8xlarge",
+            Self::Cg14xlarge => "cg1.4xlarge",
+            Self::Cr18xlarge => "cr1.8xlarge",
+            Self::D2Xlarge => "d2.xlarge",
+            Self::D22xlarge => "d2.2xlarge",
+            Self::D24xlarge => "d2.4xlarge",
+            Self::D28xlarge => "d2.8xlarge",
+            Self::D3Xlarge => "d3.xlarge",
+            Self::D32xlarge => "d3.2xlarge",
+            Self::D34xlarge => "d3.4xlarge",
+            Self::D38xlarge => "d3.8xlarge",
+            Self::D3enXlarge => "d3en.xlarge",
+            Self::D3en2xlarge => "d3en.2xlarge",
+            Self::D3en4xlarge => "d3en.4xlarge",
+            Self::D3en6xlarge => "d3en.6xlarge",
+            Self::D3en8xlarge => "d3en.8xlarge",
+            Self::D3en12xlarge => "d3en.12xlarge",
+            Self::Dl124xlarge => "dl1.24xlarge",
+            Self::F12xlarge => "f1.2xlarge",
+            Self::F14xlarge => "f1.4xlarge",
+            Self::F116xlarge => "f1.16xlarge",
+            Self::G22xlarge => "g2.2xlarge",
+            Self::G28xlarge => "g2.8xlarge",
+            Self::G34xlarge => "g3.4xlarge",
+            Self::G38xlarge => "g3.8xlarge",
+            Self::G316xlarge => "g3.16xlarge",
+            Self::G3sXlarge => "g3s.xlarge",
+            Self::G4adXlarge => "g4ad.xlarge",
+            Self::G4ad2xlarge => "g4ad.2xlarge",
+            Self::G4ad4xlarge => "g4ad.4xlarge",
+            Self::G4ad8xlarge => "g4ad.8xlarge",
+            Self::G4ad16xlarge => "g4ad.16xlarge",
+            Self::G4dnXlarge => "g4dn.xlarge",
+            Self::G4dn2xlarge => "g4dn.2xlarge",
+            Self::G4dn4xlarge => "g4dn.4xlarge",
+            Self::G4dn8xlarge => "g4dn.8xlarge",
+            Self::G4dn12xlarge => "g4dn.12xlarge",
+            Self::G4dn16xlarge => "g4dn.16xlarge",
+            Self::G4dnMetal => "g4dn.metal",
+            Self::G5Xlarge => "g5.xlarge",
+            Self::G52xlarge => "g5.2xlarge",
+            Self::G54xlarge => "g5.4xlarge",
+            Self::G58xlarge => "g5.8xlarge",
+            Self::G512xlarge => "g5.12xlarge",
+            Self::G516xlarge => "g5.16xlarge",
+            Self::G524xlarge => "g5.24xlarge",
+            Self::G548xlarge => "g5.48xlarge",
+            Self::G5gXlarge => "g5g.xlarge",
+            Self::G5g2xlarge => "g5g.2xlarge",
+            Self::G5g4xlarge => "g5g.4xlarge",
+            Self::G5g8xlarge => "g5g.8xlarge",
+            Self::G5g16xlarge => "g5g.16xlarge",
+            Self::G5gMetal => "g5g.metal",
+            Self::Hi14xlarge => "hi1.4xlarge",
+            Self::Hpc6a48xlarge => "hpc6a.48xlarge",
+            Self::Hs18xlarge => "hs1.8xlarge",
+            Self::H12xlarge => "h1.2xlarge",
+            Self::H14xlarge => "h1.4xlarge",
+            Self::H18xlarge => "h1.8xlarge",
+            Self::H116xlarge => "h1.16xlarge",
+            Self::I2Xlarge => "i2.xlarge",
+            Self::I22xlarge => "i2.2xlarge",
+            Self::I24xlarge => "i2.4xlarge",
+            Self::I28xlarge => "i2.8xlarge",
+            Self::I3Large => "i3.large",
+            Self::I3Xlarge => "i3.xlarge",
+            Self::I32xlarge => "i3.2xlarge",
+            Self::I34xlarge => "i3.4xlarge",
+            Self::I38xlarge => "i3.8xlarge",
+            Self::I316xlarge => "i3.16xlarge",
+            Self::I3Metal => "i3.metal",
+            Self::I3enLarge => "i3en.large",
+            Self::I3enXlarge => "i3en.xlarge",
+            Self::I3en2xlarge => "i3en.2xlarge",
+            Self::I3en3xlarge => "i3en.3xlarge",
+            Self::I3en6xlarge => "i3en.6xlarge",
+            Self::I3en12xlarge => "i3en.12xlarge",
+            Self::I3en24xlarge => "i3en.24xlarge",
+            Self::I3enMetal => "i3en.metal",
+            Self::Im4gnLarge => "im4gn.large",
+            Self::Im4gnXlarge => "im4gn.xlarge",
+            Self::Im4gn2xlarge => "im4gn.2xlarge",
+            Self::Im4gn4xlarge => "im4gn.4xlarge",
+            Self::Im4gn8xlarge => "im4gn.8xlarge",
+            Self::Im4gn16xlarge => "im4gn.16xlarge",
+            Self::Inf1Xlarge => "inf1.xlarge",
+            Self::Inf12xlarge => "inf1.2xlarge",
+            Self::Inf16xlarge => "inf1.6xlarge",
+            Self::Inf124xlarge => "inf1.24xlarge",
+            Self::Is4genMedium => "is4gen.medium",
+            Self::Is4genLarge => "is4gen.large",
+            Self::Is4genXlarge => "is4gen.xlarge",
+            Self::Is4gen2xlarge => "is4gen.2xlarge",
+            Self::Is4gen4xlarge => "is4gen.4xlarge",
+            Self::Is4gen8xlarge => "is4gen.8xlarge",
+            Self::M1Small => "m1.small",
+            Self::M1Medium => "m1.medium",
+            Self::M1Large => "m1.large",
+            Self::M1Xlarge => "m1.xlarge",
+            Self::M2Xlarge => "m2.xlarge",
+            Self::M22xlarge => "m2.2xlarge",
+            Self::M24xlarge => "m2.4xlarge",
+            Self::M3Medium => "m3.medium",
+            Self::M3Large => "m3.large",
+            Self::M3Xlarge => "m3.xlarge",
+            Self::M32xlarge => "m3.2xlarge",
+            Self::M4Large => "m4.large",
+            Self::M4Xlarge => "m4.xlarge",
+            Self::M42xlarge => "m4.2xlarge",
+            Self::M44xlarge => "m4.4xlarge",
+            Self::M410xlarge => "m4.10xlarge",
+            Self::M416xlarge => "m4.16xlarge",
+            Self::M5Large => "m5.large",
+            Self::M5Xlarge => "m5.xlarge",
+            Self::M52xlarge => "m5.2xlarge",
+            Self::M54xlarge => "m5.4xlarge",
+            Self::M58xlarge => "m5.8xlarge",
+            Self::M512xlarge => "m5.12xlarge",
+            Self::M516xlarge => "m5.16xlarge",
+            Self::M524xlarge => "m5.24xlarge",
+            Self::M5Metal => "m5.metal",
+            Self::M5aLarge => "m5a.large",
+            Self::M5aXlarge => "m5a.xlarge",
+            Self::M5a2xlarge => "m5a.2xlarge",
+            Self::M5a4xlarge => "m5a.4xlarge",
+            Self::M5a8xlarge => "m5a.8xlarge",
+            Self::M5a12xlarge => "m5a.12xlarge",
+            Self::M5a16xlarge => "m5a.16xlarge",
+            Self::M5a24xlarge => "m5a.24xlarge",
+            Self::M5adLarge => "m5ad.large",
+            Self::M5adXlarge => "m5ad.xlarge",
+            Self::M5ad2xlarge => "m5ad.2xlarge",
+            Self::M5ad4xlarge => "m5ad.4xlarge",
+            Self::M5ad8xlarge => "m5ad.8xlarge",
+            Self::M5ad12xlarge => "m5ad.12xlarge",
+            Self::M5ad16xlarge => "m5ad.16xlarge",
+            Self::M5ad24xlarge => "m5ad.24xlarge",
+            Self::M5dLarge => "m5d.large",
+            Self::M5dXlarge => "m5d.xlarge",
+            Self::M5d2xlarge => "m5d.2xlarge",
+            Self::M5d4xlarge => "m5d.4xlarge",
+            Self::M5d8xlarge => "m5d.8xlarge",
+            Self::M5d12xlarge => "m5d.12xlarge",
+            Self::M5d16xlarge => "m5d.16xlarge",
+            Self::M5d24xlarge => "m5d.24xlarge",
+            Self::M5dMetal => "m5d.metal",
+            Self::M5dnLarge => "m5dn.large",
+            Self::M5dnXlarge => "m5dn.xlarge",
+            Self::M5dn2xlarge => "m5dn.2xlarge",
+            Self::M5dn4xlarge => "m5dn.4xlarge",
+            Self::M5dn8xlarge => "m5dn.8xlarge",
+            Self::M5dn12xlarge => "m5dn.12xlarge",
+            Self::M5dn16xlarge => "m5dn.16xlarge",
+            Self::M5dn24xlarge => "m5dn.24xlarge",
+            Self::M5dnMetal => "m5dn.metal",
+            Self::M5nLarge => "m5n.large",
+            Self::M5nXlarge => "m5n.xlarge",
+            Self::M5n2xlarge => "m5n.2xlarge",
+            Self::M5n4xlarge => "m5n.4xlarge",
+            Self::M5n8xlarge => "m5n.8xlarge",
+            Self::M5n12xlarge => "m5n.12xlarge",
+            Self::M5n16xlarge => "m5n.16xlarge",
+            Self::M5n24xlarge => "m5n.24xlarge",
+            Self::M5nMetal => "m5n.metal",
+            Self::M5znLarge => "m5zn.large",
+            Self::M5znXlarge => "m5zn.xlarge",
+            Self::M5zn2xlarge => "m5zn.2xlarge",
+            Self::M5zn3xlarge => "m5zn.3xlarge",
+            Self::M5zn6xlarge => "m5zn.6xlarge",
+            Self::M5zn12xlarge => "m5zn.12xlarge",
+            Self::M5znMetal => "m5zn.metal",
+            Self::M6aLarge => "m6a.large",
+            Self::M6aXlarge => "m6a.xlarge",
+            Self::M6a2xlarge => "m6a.2xlarge",
+            Self::M6a4xlarge => "m6a.4xlarge",
+            Self::M6a8xlarge => "m6a.8xlarge",
+            Self::M6a12xlarge => "m6a.12xlarge",
+            Self::M6a16xlarge => "m6a.16xlarge",
+            Self::M6a24xlarge => "m6a.24xlarge",
+            Self::M6a32xlarge => "m6a.32xlarge",
+            Self::M6a48xlarge => "m6a.48xlarge",
+            Self::M6gMetal => "m6g.metal",
+            Self::M6gMedium => "m6g.medium",
+            Self::M6gLarge => "m6g.large",
+            Self::M6gXlarge => "m6g.xlarge",
+            Self::M6g2xlarge => "m6g.2xlarge",
+            Self::M6g4xlarge => "m6g.4xlarge",
+            Self::M6g8xlarge => "m6g.8xlarge",
+            Self::M6g12xlarge => "m6g.12xlarge",
+            Self::M6g16xlarge => "m6g.16xlarge",
+            Self::M6gdMetal => "m6gd.metal",
+            Self::M6gdMedium => "m6gd.medium",
+            Self::M6gdLarge => "m6gd.large",
+            Self::M6gdXlarge => "m6gd.xlarge",
+            Self::M6gd2xlarge => "m6gd.2xlarge",
+            Self::M6gd4xlarge => "m6gd.4xlarge",
+            Self::M6gd8xlarge => "m6gd.8xlarge",
+            Self::M6gd12xlarge => "m6gd.12xlarge",
+            Self::M6gd16xlarge => "m6gd.16xlarge",
+            Self::M6iLarge => "m6i.large",
+            Self::M6iXlarge => "m6i.xlarge",
+            Self::M6i2xlarge => "m6i.2xlarge",
+            Self::M6i4xlarge => "m6i.4xlarge",
+            Self::M6i8xlarge => "m6i.8xlarge",
+            Self::M6i12xlarge => "m6i.12xlarge",
+            Self::M6i16xlarge => "m6i.16xlarge",
+            Self::M6i24xlarge => "m6i.24xlarge",
+            Self::M6i32xlarge => "m6i.32xlarge",
+            Self::M6iMetal => "m6i.metal",
+            Self::Mac1Metal => "mac1.metal",
+            Self::P2Xlarge => "p2.xlarge",
+            Self::P28xlarge => "p2.8xlarge",
+            Self::P216xlarge => "p2.16xlarge",
+            Self::P32xlarge => "p3.2xlarge",
+            Self::P38xlarge => "p3.8xlarge",
+            Self::P316xlarge => "p3.16xlarge",
+            Self::P3dn24xlarge => "p3dn.24xlarge",
+            Self::P4d24xlarge => "p4d.24xlarge",
+            Self::R3Large => "r3.large",
+            Self::R3Xlarge => "r3.xlarge",
+            Self::R32xlarge => "r3.2xlarge",
+            Self::R34xlarge => "r3.4xlarge",
+            Self::R38xlarge => "r3.8xlarge",
+            Self::R4Large => "r4.large",
+            Self::R4Xlarge => "r4.xlarge",
+            Self::R42xlarge => "r4.2xlarge",
+            Self::R44xlarge => "r4.4xlarge",
+            Self::R48xlarge => "r4.8xlarge",
+            Self::R416xlarge => "r4.16xlarge",
+            Self::R5Large => "r5.large",
+            Self::R5Xlarge => "r5.xlarge",
+            Self::R52xlarge => "r5.2xlarge",
+            Self::R54xlarge => "r5.4xlarge",
+            Self::R58xlarge => "r5.8xlarge",
+            Self::R512xlarge => "r5.12xlarge",
+            Self::R516xlarge => "r5.16xlarge",
+            Self::R524xlarge => "r5.24xlarge",
+            Self::R5Metal => "r5.metal",
+            Self::R5aLarge => "r5a.large",
+            Self::R5aXlarge => "r5a.xlarge",
+            Self::R5a2xlarge => "r5a.2xlarge",
+            Self::R5a4xlarge => "r5a.4xlarge",
+            Self::R5a8xlarge => "r5a.8xlarge",
+            Self::R5a12xlarge => "r5a.12xlarge",
+            Self::R5a16xlarge => "r5a.16xlarge",
+            Self::R5a24xlarge => "r5a.24xlarge",
+            Self::R5adLarge => "r5ad.large",
+            Self::R5adXlarge => "r5ad.xlarge",
+            Self::R5ad2xlarge => "r5ad.2xlarge",
+            Self::R5ad4xlarge => "r5ad.4xlarge",
+            Self::R5ad8xlarge => "r5ad.8xlarge",
+            Self::R5ad12xlarge => "r5ad.12xlarge",
+            Self::R5ad16xlarge => "r5ad.16xlarge",
+            Self::R5ad24xlarge => "r5ad.24xlarge",
+            Self::R5bLarge => "r5b.large",
+            Self::R5bXlarge => "r5b.xlarge",
+            Self::R5b2xlarge => "r5b.2xlarge",
+            Self::R5b4xlarge => "r5b.4xlarge",
+            Self::R5b8xlarge => "r5b.8xlarge",
+            Self::R5b12xlarge => "r5b.12xlarge",
+            Self::R5b16xlarge => "r5b.16xlarge",
+            Self::R5b24xlarge => "r5b.24xlarge",
+            Self::R5bMetal => "r5b.metal",
+            Self::R5dLarge => "r5d.large",
+            Self::R5dXlarge => "r5d.xlarge",
+            Self::R5d2xlarge => "r5d.2xlarge",
+            Self::R5d4xlarge => "r5d.4xlarge",
+            Self::R5d8xlarge => "r5d.8xlarge",
+            Self::R5d12xlarge => "r5d.12xlarge",
+            Self::R5d16xlarge => "r5d.16xlarge",
+            Self::R5d24xlarge => "r5d.24xlarge",
+            Self::R5dMetal => "r5d.metal",
+            Self::R5dnLarge => "r5dn.large",
+            Self::R5dnXlarge => "r5dn.xlarge",
+            Self::R5dn2xlarge => "r5dn.2xlarge",
+            Self::R5dn4xlarge => "r5dn.4xlarge",
+            Self::R5dn8xlarge => "r5dn.8xlarge",
+            Self::R5dn12xlarge => "r5dn.12xlarge",
+            Self::R5dn16xlarge => "r5dn.16xlarge",
+            Self::R5dn24xlarge => "r5dn.24xlarge",
+            Self::R5dnMetal => "r5dn.metal",
+            Self::R5nLarge => "r5n.large",
+            Self::R5nXlarge => "r5n.xlarge",
+            Self::R5n2xlarge => "r5n.2xlarge",
+            Self::R5n4xlarge => "r5n.4xlarge",
+            Self::R5n8xlarge => "r5n.8xlarge",
+            Self::R5n12xlarge => "r5n.12xlarge",
+            Self::R5n16xlarge => "r5n.16xlarge",
+            Self::R5n24xlarge => "r5n.24xlarge",
+            Self::R5nMetal => "r5n.metal",
+            Self::R6gMedium => "r6g.medium",
+            Self::R6gLarge => "r6g.large",
+            Self::R6gXlarge => "r6g.xlarge",
+            Self::R6g2xlarge => "r6g.2xlarge",
+            Self::R6g4xlarge => "r6g.4xlarge",
+            Self::R6g8xlarge => "r6g.8xlarge",
+            Self::R6g12xlarge => "r6g.12xlarge",
+            Self::R6g16xlarge => "r6g.16xlarge",
+            Self::R6gMetal => "r6g.metal",
+            Self::R6gdMedium => "r6gd.medium",
+            Self::R6gdLarge => "r6gd.large",
+            Self::R6gdXlarge => "r6gd.xlarge",
+            Self::R6gd2xlarge => "r6gd.2xlarge",
+            Self::R6gd4xlarge => "r6gd.4xlarge",
+            Self::R6gd8xlarge => "r6gd.8xlarge",
+            Self::R6gd12xlarge => "r6gd.12xlarge",
+            Self::R6gd16xlarge => "r6gd.16xlarge",
+            Self::R6gdMetal => "r6gd.metal",
+            Self::R6iLarge => "r6i.large",
+            Self::R6iXlarge => "r6i.xlarge",
+            Self::R6i2xlarge => "r6i.2xlarge",
+            Self::R6i4xlarge => "r6i.4xlarge",
+            Self::R6i8xlarge => "r6i.8xlarge",
+            Self::R6i12xlarge => "r6i.12xlarge",
+            Self::R6i16xlarge => "r6i.16xlarge",
+            Self::R6i24xlarge => "r6i.24xlarge",
+            Self::R6i32xlarge => "r6i.32xlarge",
+            Self::R6iMetal => "r6i.metal",
+            Self::T1Micro => "t1.micro",
+            Self::T2Nano => "t2.nano",
+            Self::T2Micro => "t2.micro",
+            Self::T2Small => "t2.small",
+            Self::T2Medium => "t2.medium",
+            Self::T2Large => "t2.large",
+            Self::T2Xlarge => "t2.xlarge",
+            Self::T22xlarge => "t2.2xlarge",
+            Self::T3Nano => "t3.nano",
+            Self::T3Micro => "t3.micro",
+            Self::T3Small => "t3.small",
+            Self::T3Medium => "t3.medium",
+            Self::T3Large => "t3.large",
+            Self::T3Xlarge => "t3.xlarge",
+            Self::T32xlarge => "t3.2xlarge",
+            Self::T3aNano => "t3a.nano",
+            Self::T3aMicro => "t3a.micro",
+            Self::T3aSmall => "t3a.small",
+            Self::T3aMedium => "t3a.medium",
+            Self::T3aLarge => "t3a.large",
+            Self::T3aXlarge => "t3a.xlarge",
+            Self::T3a2xlarge => "t3a.2xlarge",
+            Self::T4gNano => "t4g.nano",
+            Self::T4gMicro => "t4g.micro",
+            Self::T4gSmall => "t4g.small",
+            Self::T4gMedium => "t4g.medium",
+            Self::T4gLarge => "t4g.large",
+            Self::T4gXlarge => "t4g.xlarge",
+            Self::T4g2xlarge => "t4g.2xlarge",
+            Self::U6tb156xlarge => "u-6tb1.56xlarge",
+            Self::U6tb1112xlarge => "u-6tb1.112xlarge",
+            Self::U9tb1112xlarge => "u-9tb1.112xlarge",
+            Self::U12tb1112xlarge => "u-12tb1.112xlarge",
+            Self::U6tb1Metal => "u-6tb1.metal",
+            Self::U9tb1Metal => "u-9tb1.metal",
+            Self::U12tb1Metal => "u-12tb1.metal",
+            Self::U18tb1Metal => "u-18tb1.metal",
+            Self::U24tb1Metal => "u-24tb1.metal",
+            Self::Vt13xlarge => "vt1.3xlarge",
+            Self::Vt16xlarge => "vt1.6xlarge",
+            Self::Vt124xlarge => "vt1.24xlarge",
+            Self::X116xlarge => "x1.16xlarge",
+            Self::X132xlarge => "x1.32xlarge",
+            Self::X1eXlarge => "x1e.xlarge",
+            Self::X1e2xlarge => "x1e.2xlarge",
+            Self::X1e4xlarge => "x1e.4xlarge",
+            Self::X1e8xlarge => "x1e.8xlarge",
+            Self::X1e16xlarge => "x1e.16xlarge",
+            Self::X1e32xlarge => "x1e.32xlarge",
+            Self::X2iezn2xlarge => "x2iezn.2xlarge",
+            Self::X2iezn4xlarge => "x2iezn.4xlarge",
+            Self::X2iezn6xlarge => "x2iezn.6xlarge",
+            Self::X2iezn8xlarge => "x2iezn.8xlarge",
+            Self::X2iezn12xlarge => "x2iezn.12xlarge",
+            Self::X2ieznMetal => "x2iezn.metal",
+            Self::X2gdMedium => "x2gd.medium",
+            Self::X2gdLarge => "x2gd.large",
+            Self::X2gdXlarge => "x2gd.xlarge",
+            Self::X2gd2xlarge => "x2gd.2xlarge",
+            Self::X2gd4xlarge => "x2gd.4xlarge",
+            Self::X2gd8xlarge => "x2gd.8xlarge",
+            Self::X2gd12xlarge => "x2gd.12xlarge",
+            Self::X2gd16xlarge => "x2gd.16xlarge",
+            Self::X2gdMetal => "x2gd.metal",
+            Self::Z1dLarge => "z1d.large",
+            Self::Z1dXlarge => "z1d.xlarge",
+            Self::Z1d2xlarge => "z1d.2xlarge",
+            Self::Z1d3xlarge => "z1d.3xlarge",
+            Self::Z1d6xlarge => "z1d.6xlarge",
+            Self::Z1d12xlarge => "z1d.12xlarge",
+            Self::Z1dMetal => "z1d.metal",
+            Self::X2idn16xlarge => "x2idn.16xlarge",
+            Self::X2idn24xlarge => "x2idn.24xlarge",
+            Self::X2idn32xlarge => "x2idn.32xlarge",
+            Self::X2iednXlarge => "x2iedn.xlarge",
+            Self::X2iedn2xlarge => "x2iedn.2xlarge",
+            Self::X2iedn4xlarge => "x2iedn.4xlarge",
+            Self::X2iedn8xlarge => "x2iedn.8xlarge",
+            Self::X2iedn16xlarge => "x2iedn.16xlarge",
+            Self::X2iedn24xlarge => "x2iedn.24xlarge",
+            Self::X2iedn32xlarge => "x2iedn.32xlarge",
+            Self::C6aLarge => "c6a.large",
+            Self::C6aXlarge => "c6a.xlarge",
+            Self::C6a2xlarge => "c6a.2xlarge",
+            Self::C6a4xlarge => "c6a.4xlarge",
+            Self::C6a8xlarge => "c6a.8xlarge",
+            Self::C6a12xlarge => "c6a.12xlarge",
+            Self::C6a16xlarge => "c6a.16xlarge",
+            Self::C6a24xlarge => "c6a.24xlarge",
+            Self::C6a32xlarge => "c6a.32xlarge",
+            Self::C6a48xlarge => "c6a.48xlarge",
+            Self::C6aMetal => "c6a.metal",
+            Self::M6aMetal => "m6a.metal",
+            Self::I4iLarge => "i4i.large",
+            Self::I4iXlarge => "i4i.xlarge",
+            Self::I4i2xlarge => "i4i.2xlarge",
+            Self::I4i4xlarge => "i4i.4xlarge",
+            Self::I4i8xlarge => "i4i.8xlarge",
+            Self::I4i16xlarge => "i4i.16xlarge",
+            Self::I4i32xlarge => "i4i.32xlarge",
+            Self::I4iMetal => "i4i.metal",
+            Self::X2idnMetal => "x2idn.metal",
+            Self::X2iednMetal => "x2iedn.metal",
+            Self::C7gMedium => "c7g.medium",
+            Self::C7gLarge => "c7g.large",
+            Self::C7gXlarge => "c7g.xlarge",
+            Self::C7g2xlarge => "c7g.2xlarge",
+            Self::C7g4xlarge => "c7g.4xlarge",
+            Self::C7g8xlarge => "c7g.8xlarge",
+            Self::C7g12xlarge => "c7g.12xlarge",
+            Self::C7g16xlarge => "c7g.16xlarge",
+            Self::Mac2Metal => "mac2.metal",
+            Self::C6idLarge => "c6id.large",
+            Self::C6idXlarge => "c6id.xlarge",
+            Self::C6id2xlarge => "c6id.2xlarge",
+            Self::C6id4xlarge => "c6id.4xlarge",
+            Self::C6id8xlarge => "c6id.8xlarge",
+            Self::C6id12xlarge => "c6id.12xlarge",
+            Self::C6id16xlarge => "c6id.16xlarge",
+            Self::C6id24xlarge => "c6id.24xlarge",
+            Self::C6id32xlarge => "c6id.32xlarge",
+            Self::C6idMetal => "c6id.metal",
+            Self::M6idLarge => "m6id.large",
+            Self::M6idXlarge => "m6id.xlarge",
+            Self::M6id2xlarge => "m6id.2xlarge",
+            Self::M6id4xlarge => "m6id.4xlarge",
+            Self::M6id8xlarge => "m6id.8xlarge",
+            Self::M6id12xlarge => "m6id.12xlarge",
+            Self::M6id16xlarge => "m6id.16xlarge",
+            Self::M6id24xlarge => "m6id.24xlarge",
+            Self::M6id32xlarge => "m6id.32xlarge",
+            Self::M6idMetal => "m6id.metal",
+            Self::R6idLarge => "r6id.large",
+            Self::R6idXlarge => "r6id.xlarge",
+            Self::R6id2xlarge => "r6id.2xlarge",
+            Self::R6id4xlarge => "r6id.4xlarge",
+            Self::R6id8xlarge => "r6id.8xlarge",
+            Self::R6id12xlarge => "r6id.12xlarge",
+            Self::R6id16xlarge => "r6id.16xlarge",
+            Self::R6id24xlarge => "r6id.24xlarge",
+            Self::R6id32xlarge => "r6id.32xlarge",
+            Self::R6idMetal => "r6id.metal",
+            Self::R6aLarge => "r6a.large",
+            Self::R6aXlarge => "r6a.xlarge",
+            Self::R6a2xlarge => "r6a.2xlarge",
+            Self::R6a4xlarge => "r6a.4xlarge",
+            Self::R6a8xlarge => "r6a.8xlarge",
+            Self::R6a12xlarge => "r6a.12xlarge",
+            Self::R6a16xlarge => "r6a.16xlarge",
+            Self::R6a24xlarge => "r6a.24xlarge",
+            Self::R6a32xlarge => "r6a.32xlarge",
+            Self::R6a48xlarge => "r6a.48xlarge",
+            Self::R6aMetal => "r6a.metal",
+            Self::P4de24xlarge => "p4de.24xlarge",
+            Self::U3tb156xlarge => "u-3tb1.56xlarge",
+            Self::U18tb1112xlarge => "u-18tb1.112xlarge",
+            Self::U24tb1112xlarge => "u-24tb1.112xlarge",
+            Self::Trn12xlarge => "trn1.2xlarge",
+            Self::Trn132xlarge => "trn1.32xlarge",
+            Self::Hpc6id32xlarge => "hpc6id.32xlarge",
+            Self::C6inLarge => "c6in.large",
+            Self::C6inXlarge => "c6in.xlarge",
+            Self::C6in2xlarge => "c6in.2xlarge",
+            Self::C6in4xlarge => "c6in.4xlarge",
+            Self::C6in8xlarge => "c6in.8xlarge",
+            Self::C6in12xlarge => "c6in.12xlarge",
+            Self::C6in16xlarge => "c6in.16xlarge",
+            Self::C6in24xlarge => "c6in.24xlarge",
+            Self::C6in32xlarge => "c6in.32xlarge",
+            Self::M6inLarge => "m6in.large",
+            Self::M6inXlarge => "m6in.xlarge",
+            Self::M6in2xlarge => "m6in.2xlarge",
+            Self::M6in4xlarge => "m6in.4xlarge",
+            Self::M6in8xlarge => "m6in.8xlarge",
+            Self::M6in12xlarge => "m6in.12xlarge",
+            Self::M6in16xlarge => "m6in.16xlarge",
+            Self::M6in24xlarge => "m6in.24xlarge",
+            Self::M6in32xlarge => "m6in.32xlarge",
+            Self::M6idnLarge => "m6idn.large",
+            Self::M6idnXlarge => "m6idn.xlarge",
+            Self::M6idn2xlarge => "m6idn.2xlarge",
+            Self::M6idn4xlarge => "m6idn.4xlarge",
+            Self::M6idn8xlarge => "m6idn.8xlarge",
+            Self::M6idn12xlarge => "m6idn.12xlarge",
+            Self::M6idn16xlarge => "m6idn.16xlarge",
+            Self::M6idn24xlarge => "m6idn.24xlarge",
+            Self::M6idn32xlarge => "m6idn.32xlarge",
+            Self::R6inLarge => "r6in.large",
+            Self::R6inXlarge => "r6in.xlarge",
+            Self::R6in2xlarge => "r6in.2xlarge",
+            Self::R6in4xlarge => "r6in.4xlarge",
+            Self::R6in8xlarge => "r6in.8xlarge",
+            Self::R6in12xlarge => "r6in.12xlarge",
+            Self::R6in16xlarge => "r6in.16xlarge",
+            Self::R6in24xlarge => "r6in.24xlarge",
+            Self::R6in32xlarge => "r6in.32xlarge",
+            Self::R6idnLarge => "r6idn.large",
+            Self::R6idnXlarge => "r6idn.xlarge",
+            Self::R6idn2xlarge => "r6idn.2xlarge",
+            Self::R6idn4xlarge => "r6idn.4xlarge",
+            Self::R6idn8xlarge => "r6idn.8xlarge",
+            Self::R6idn12xlarge => "r6idn.12xlarge",
+            Self::R6idn16xlarge => "r6idn.16xlarge",
+            Self::R6idn24xlarge => "r6idn.24xlarge",
+            Self::R6idn32xlarge => "r6idn.32xlarge",
+            Self::C7gMetal => "c7g.metal",
+            Self::M7gMedium => "m7g.medium",
+            Self::M7gLarge => "m7g.large",
+            Self::M7gXlarge => "m7g.xlarge",
+            Self::M7g2xlarge => "m7g.2xlarge",
+            Self::M7g4xlarge => "m7g.4xlarge",
+            Self::M7g8xlarge => "m7g.8xlarge",
+            Self::M7g12xlarge => "m7g.12xlarge",
+            Self::M7g16xlarge => "m7g.16xlarge",
+            Self::M7gMetal => "m7g.metal",
+            Self::R7gMedium => "r7g.medium",
+            Self::R7gLarge => "r7g.large",
+            Self::R7gXlarge => "r7g.xlarge",
+            Self::R7g2xlarge => "r7g.2xlarge",
+            Self::R7g4xlarge => "r7g.4xlarge",
+            Self::R7g8xlarge => "r7g.8xlarge",
+            Self::R7g12xlarge => "r7g.12xlarge",
+            Self::R7g16xlarge => "r7g.16xlarge",
+            Self::R7gMetal => "r7g.metal",
+            Self::C6inMetal => "c6in.metal",
+            Self::M6inMetal => "m6in.metal",
+            Self::M6idnMetal => "m6idn.metal",
+            Self::R6inMetal => "r6in.metal",
+            Self::R6idnMetal => "r6idn.metal",
+            Self::Inf2Xlarge => "inf2.xlarge",
+            Self::Inf28xlarge => "inf2.8xlarge",
+            Self::Inf224xlarge => "inf2.24xlarge",
+            Self::Inf248xlarge => "inf2.48xlarge",
+            Self::Trn1n32xlarge => "trn1n.32xlarge",
+            Self::I4gLarge => "i4g.large",
+            Self::I4gXlarge => "i4g.xlarge",
+            Self::I4g2xlarge => "i4g.2xlarge",
+            Self::I4g4xlarge => "i4g.4xlarge",
+            Self::I4g8xlarge => "i4g.8xlarge",
+            Self::I4g16xlarge => "i4g.16xlarge",
+            Self::Hpc7g4xlarge => "hpc7g.4xlarge",
+            Self::Hpc7g8xlarge => "hpc7g.8xlarge",
+            Self::Hpc7g16xlarge => "hpc7g.16xlarge",
+            Self::C7gnMedium => "c7gn.medium",
+            Self::C7gnLarge => "c7gn.large",
+            Self::C7gnXlarge => "c7gn.xlarge",
+            Self::C7gn2xlarge => "c7gn.2xlarge",
+            Self::C7gn4xlarge => "c7gn.4xlarge",
+            Self::C7gn8xlarge => "c7gn.8xlarge",
+            Self::C7gn12xlarge => "c7gn.12xlarge",
+            Self::C7gn16xlarge => "c7gn.16xlarge",
+            Self::P548xlarge => "p5.48xlarge",
+            Self::M7iLarge => "m7i.large",
+            Self::M7iXlarge => "m7i.xlarge",
+            Self::M7i2xlarge => "m7i.2xlarge",
+            Self::M7i4xlarge => "m7i.4xlarge",
+            Self::M7i8xlarge => "m7i.8xlarge",
+            Self::M7i12xlarge => "m7i.12xlarge",
+            Self::M7i16xlarge => "m7i.16xlarge",
+            Self::M7i24xlarge => "m7i.24xlarge",
+            Self::M7i48xlarge => "m7i.48xlarge",
+            Self::M7iFlexLarge => "m7i-flex.large",
+            Self::M7iFlexXlarge => "m7i-flex.xlarge",
+            Self::M7iFlex2xlarge => "m7i-flex.2xlarge",
+            Self::M7iFlex4xlarge => "m7i-flex.4xlarge",
+            Self::M7iFlex8xlarge => "m7i-flex.8xlarge",
+            Self::M7aMedium => "m7a.medium",
+            Self::M7aLarge => "m7a.large",
+            Self::M7aXlarge => "m7a.xlarge",
+            Self::M7a2xlarge => "m7a.2xlarge",
+            Self::M7a4xlarge => "m7a.4xlarge",
+            Self::M7a8xlarge => "m7a.8xlarge",
+            Self::M7a12xlarge => "m7a.12xlarge",
+            Self::M7a16xlarge => "m7a.16xlarge",
+            Self::M7a24xlarge => "m7a.24xlarge",
+            Self::M7a32xlarge => "m7a.32xlarge",
+            Self::M7a48xlarge => "m7a.48xlarge",
+            Self::M7aMetal48xl => "m7a.metal-48xl",
+            Self::Hpc7a12xlarge => "hpc7a.12xlarge",
+            Self::Hpc7a24xlarge => "hpc7a.24xlarge",
+            Self::Hpc7a48xlarge => "hpc7a.48xlarge",
+            Self::Hpc7a96xlarge => "hpc7a.96xlarge",
+            Self::C7gdMedium => "c7gd.medium",
+            Self::C7gdLarge => "c7gd.large",
+            Self::C7gdXlarge => "c7gd.xlarge",
+            Self::C7gd2xlarge => "c7gd.2xlarge",
+            Self::C7gd4xlarge => "c7gd.4xlarge",
+            Self::C7gd8xlarge => "c7gd.8xlarge",
+            Self::C7gd12xlarge => "c7gd.12xlarge",
+            Self::C7gd16xlarge => "c7gd.16xlarge",
+            Self::M7gdMedium => "m7gd.medium",
+            Self::M7gdLarge => "m7gd.large",
+            Self::M7gdXlarge => "m7gd.xlarge",
+            Self::M7gd2xlarge => "m7gd.2xlarge",
+            Self::M7gd4xlarge => "m7gd.4xlarge",
+            Self::M7gd8xlarge => "m7gd.8xlarge",
+            Self::M7gd12xlarge => "m7gd.12xlarge",
+            Self::M7gd16xlarge => "m7gd.16xlarge",
+            Self::R7gdMedium => "r7gd.medium",
+            Self::R7gdLarge => "r7gd.large",
+            Self::R7gdXlarge => "r7gd.xlarge",
+            Self::R7gd2xlarge => "r7gd.2xlarge",
+            Self::R7gd4xlarge => "r7gd.4xlarge",
+            Self::R7gd8xlarge => "r7gd.8xlarge",
+            Self::R7gd12xlarge => "r7gd.12xlarge",
+            Self::R7gd16xlarge => "r7gd.16xlarge",
+            Self::R7aMedium => "r7a.medium",
+            Self::R7aLarge => "r7a.large",
+            Self::R7aXlarge => "r7a.xlarge",
+            Self::R7a2xlarge => "r7a.2xlarge",
+            Self::R7a4xlarge => "r7a.4xlarge",
+            Self::R7a8xlarge => "r7a.8xlarge",
+            Self::R7a12xlarge => "r7a.12xlarge",
+            Self::R7a16xlarge => "r7a.16xlarge",
+            Self::R7a24xlarge => "r7a.24xlarge",
+            Self::R7a32xlarge => "r7a.32xlarge",
+            Self::R7a48xlarge => "r7a.48xlarge",
+            Self::C7iLarge => "c7i.large",
+            Self::C7iXlarge => "c7i.xlarge",
+            Self::C7i2xlarge => "c7i.2xlarge",
+            Self::C7i4xlarge => "c7i.4xlarge",
+            Self::C7i8xlarge => "c7i.8xlarge",
+            Self::C7i12xlarge => "c7i.12xlarge",
+            Self::C7i16xlarge => "c7i.16xlarge",
+            Self::C7i24xlarge => "c7i.24xlarge",
+            Self::C7i48xlarge => "c7i.48xlarge",
+            Self::Mac2M2proMetal => "mac2-m2pro.metal",
+            Self::R7izLarge => "r7iz.large",
+            Self::R7izXlarge => "r7iz.xlarge",
+            Self::R7iz2xlarge => "r7iz.2xlarge",
+            Self::R7iz4xlarge => "r7iz.4xlarge",
+            Self::R7iz8xlarge => "r7iz.8xlarge",
+            Self::R7iz12xlarge => "r7iz.12xlarge",
+            Self::R7iz16xlarge => "r7iz.16xlarge",
+            Self::R7iz32xlarge => "r7iz.32xlarge",
+            Self::C7aMedium => "c7a.medium",
+            Self::C7aLarge => "c7a.large",
+            Self::C7aXlarge => "c7a.xlarge",
+            Self::C7a2xlarge => "c7a.2xlarge",
+            Self::C7a4xlarge => "c7a.4xlarge",
+            Self::C7a8xlarge => "c7a.8xlarge",
+            Self::C7a12xlarge => "c7a.12xlarge",
+            Self::C7a16xlarge => "c7a.16xlarge",
+            Self::C7a24xlarge => "c7a.24xlarge",
+            Self::C7a32xlarge => "c7a.32xlarge",
+            Self::C7a48xlarge => "c7a.48xlarge",
+            Self::C7aMetal48xl => "c7a.metal-48xl",
+            Self::R7aMetal48xl => "r7a.metal-48xl",
+            Self::R7iLarge => "r7i.large",
+            Self::R7iXlarge => "r7i.xlarge",
+            Self::R7i2xlarge => "r7i.2xlarge",
+            Self::R7i4xlarge => "r7i.4xlarge",
+            Self::R7i8xlarge => "r7i.8xlarge",
+            Self::R7i12xlarge => "r7i.12xlarge",
+            Self::R7i16xlarge => "r7i.16xlarge",
+            Self::R7i24xlarge => "r7i.24xlarge",
+            Self::R7i48xlarge => "r7i.48xlarge",
+            Self::Dl2q24xlarge => "dl2q.24xlarge",
+            Self::Mac2M2Metal => "mac2-m2.metal",
+            Self::I4i12xlarge => "i4i.12xlarge",
+            Self::I4i24xlarge => "i4i.24xlarge",
+            Self::C7iMetal24xl => "c7i.metal-24xl",
+            Self::C7iMetal48xl => "c7i.metal-48xl",
+            Self::M7iMetal24xl => "m7i.metal-24xl",
+            Self::M7iMetal48xl => "m7i.metal-48xl",
+            Self::R7iMetal24xl => "r7i.metal-24xl",
+            Self::R7iMetal48xl => "r7i.metal-48xl",
+            Self::R7izMetal16xl => "r7iz.metal-16xl",
+            Self::R7izMetal32xl => "r7iz.metal-32xl",
+            Self::C7gdMetal => "c7gd.metal",
+            Self::M7gdMetal => "m7gd.metal",
+            Self::R7gdMetal => "r7gd.metal",
+            Self::G6Xlarge => "g6.xlarge",
+            Self::G62xlarge => "g6.2xlarge",
+            Self::G64xlarge => "g6.4xlarge",
+            Self::G68xlarge => "g6.8xlarge",
+            Self::G612xlarge => "g6.12xlarge",
+            Self::G616xlarge => "g6.16xlarge",
+            Self::G624xlarge => "g6.24xlarge",
+            Self::G648xlarge => "g6.48xlarge",
+            Self::Gr64xlarge => "gr6.4xlarge",
+            Self::Gr68xlarge => "gr6.8xlarge",
+            Self::C7iFlexLarge => "c7i-flex.large",
+            Self::C7iFlexXlarge => "c7i-flex.xlarge",
+            Self::C7iFlex2xlarge => "c7i-flex.2xlarge",
+            Self::C7iFlex4xlarge => "c7i-flex.4xlarge",
+            Self::C7iFlex8xlarge => "c7i-flex.8xlarge",
+            Self::U7i12tb224xlarge => "u7i-12tb.224xlarge",
+            Self::U7in16tb224xlarge => "u7in-16tb.224xlarge",
+            Self::U7in24tb224xlarge => "u7in-24tb.224xlarge",
+            Self::U7in32tb224xlarge => "u7in-32tb.224xlarge",
+            Self::U7ib12tb224xlarge => "u7ib-12tb.224xlarge",
+            Self::C7gnMetal => "c7gn.metal",
+            Self::R8gMedium => "r8g.medium",
+            Self::R8gLarge => "r8g.large",
+            Self::R8gXlarge => "r8g.xlarge",
+            Self::R8g2xlarge => "r8g.2xlarge",
+            Self::R8g4xlarge => "r8g.4xlarge",
+            Self::R8g8xlarge => "r8g.8xlarge",
+            Self::R8g12xlarge => "r8g.12xlarge",
+            Self::R8g16xlarge => "r8g.16xlarge",
+            Self::R8g24xlarge => "r8g.24xlarge",
+            Self::R8g48xlarge => "r8g.48xlarge",
+            Self::R8gMetal24xl => "r8g.metal-24xl",
+            Self::R8gMetal48xl => "r8g.metal-48xl",
+            Self::Mac2M1ultraMetal => "mac2-m1ultra.metal",
+            Self::G6eXlarge => "g6e.xlarge",
+            Self::G6e2xlarge => "g6e.2xlarge",
+            Self::G6e4xlarge => "g6e.4xlarge",
+            Self::G6e8xlarge => "g6e.8xlarge",
+            Self::G6e12xlarge => "g6e.12xlarge",
+            Self::G6e16xlarge => "g6e.16xlarge",
+            Self::G6e24xlarge => "g6e.24xlarge",
+            Self::G6e48xlarge => "g6e.48xlarge",
+            Self::C8gMedium => "c8g.medium",
+            Self::C8gLarge => "c8g.large",
+            Self::C8gXlarge => "c8g.xlarge",
+            Self::C8g2xlarge => "c8g.2xlarge",
+            Self::C8g4xlarge => "c8g.4xlarge",
+            Self::C8g8xlarge => "c8g.8xlarge",
+            Self::C8g12xlarge => "c8g.12xlarge",
+            Self::C8g16xlarge => "c8g.16xlarge",
+            Self::C8g24xlarge => "c8g.24xlarge",
+            Self::C8g48xlarge => "c8g.48xlarge",
+            Self::C8gMetal24xl => "c8g.metal-24xl",
+            Self::C8gMetal48xl => "c8g.metal-48xl",
+            Self::M8gMedium => "m8g.medium",
+            Self::M8gLarge => "m8g.large",
+            Self::M8gXlarge => "m8g.xlarge",
+            Self::M8g2xlarge => "m8g.2xlarge",
+            Self::M8g4xlarge => "m8g.4xlarge",
+            Self::M8g8xlarge => "m8g.8xlarge",
+            Self::M8g12xlarge => "m8g.12xlarge",
+            Self::M8g16xlarge => "m8g.16xlarge",
+            Self::M8g24xlarge => "m8g.24xlarge",
+            Self::M8g48xlarge => "m8g.48xlarge",
+            Self::M8gMetal24xl => "m8g.metal-24xl",
+            Self::M8gMetal48xl => "m8g.metal-48xl",
+            Self::X8gMedium => "x8g.medium",
+            Self::X8gLarge => "x8g.large",
+            Self::X8gXlarge => "x8g.xlarge",
+            Self::X8g2xlarge => "x8g.2xlarge",
+            Self::X8g4xlarge => "x8g.4xlarge",
+            Self::X8g8xlarge => "x8g.8xlarge",
+            Self::X8g12xlarge => "x8g.12xlarge",
+            Self::X8g16xlarge => "x8g.16xlarge",
+            Self::X8g24xlarge => "x8g.24xlarge",
+            Self::X8g48xlarge => "x8g.48xlarge",
+            Self::X8gMetal24xl => "x8g.metal-24xl",
+            Self::X8gMetal48xl => "x8g.metal-48xl",
+            Self::I7ieLarge => "i7ie.large",
+            Self::I7ieXlarge => "i7ie.xlarge",
+            Self::I7ie2xlarge => "i7ie.2xlarge",
+            Self::I7ie3xlarge => "i7ie.3xlarge",
+            Self::I7ie6xlarge => "i7ie.6xlarge",
+            Self::I7ie12xlarge => "i7ie.12xlarge",
+            Self::I7ie18xlarge => "i7ie.18xlarge",
+            Self::I7ie24xlarge => "i7ie.24xlarge",
+            Self::I7ie48xlarge => "i7ie.48xlarge",
+            Self::I8gLarge => "i8g.large",
+            Self::I8gXlarge => "i8g.xlarge",
+            Self::I8g2xlarge => "i8g.2xlarge",
+            Self::I8g4xlarge => "i8g.4xlarge",
+            Self::I8g8xlarge => "i8g.8xlarge",
+            Self::I8g12xlarge => "i8g.12xlarge",
+            Self::I8g16xlarge => "i8g.16xlarge",
+            Self::I8g24xlarge => "i8g.24xlarge",
+            Self::I8gMetal24xl => "i8g.metal-24xl",
+            Self::U7i6tb112xlarge => "u7i-6tb.112xlarge",
+            Self::U7i8tb112xlarge => "u7i-8tb.112xlarge",
+            Self::U7inh32tb480xlarge => "u7inh-32tb.480xlarge",
+            Self::P5e48xlarge => "p5e.48xlarge",
+            Self::P5en48xlarge => "p5en.48xlarge",
+            Self::F212xlarge => "f2.12xlarge",
+            Self::F248xlarge => "f2.48xlarge",
+            Self::Trn248xlarge => "trn2.48xlarge",
+            Self::C7iFlex12xlarge => "c7i-flex.12xlarge",
+            Self::C7iFlex16xlarge => "c7i-flex.16xlarge",
+            Self::M7iFlex12xlarge => "m7i-flex.12xlarge",
+            Self::M7iFlex16xlarge => "m7i-flex.16xlarge",
+            Self::I7ieMetal24xl => "i7ie.metal-24xl",
+            Self::I7ieMetal48xl => "i7ie.metal-48xl",
+            Self::I8g48xlarge => "i8g.48xlarge",
+            Self::C8gdMedium => "c8gd.medium",
+            Self::C8gdLarge => "c8gd.large",
+            Self::C8gdXlarge => "c8gd.xlarge",
+            Self::C8gd2xlarge => "c8gd.2xlarge",
+            Self::C8gd4xlarge => "c8gd.4xlarge",
+            Self::C8gd8xlarge => "c8gd.8xlarge",
+            Self::C8gd12xlarge => "c8gd.12xlarge",
+            Self::C8gd16xlarge => "c8gd.16xlarge",
+            Self::C8gd24xlarge => "c8gd.24xlarge",
+            Self::C8gd48xlarge => "c8gd.48xlarge",
+            Self::C8gdMetal24xl => "c8gd.metal-24xl",
+            Self::C8gdMetal48xl => "c8gd.metal-48xl",
+            Self::I7iLarge => "i7i.large",
+            Self::I7iXlarge => "i7i.xlarge",
+            Self::I7i2xlarge => "i7i.2xlarge",
+            Self::I7i4xlarge => "i7i.4xlarge",
+            Self::I7i8xlarge => "i7i.8xlarge",
+            Self::I7i12xlarge => "i7i.12xlarge",
+            Self::I7i16xlarge => "i7i.16xlarge",
+            Self::I7i24xlarge => "i7i.24xlarge",
+            Self::I7i48xlarge => "i7i.48xlarge",
+            Self::I7iMetal24xl => "i7i.metal-24xl",
+            Self::I7iMetal48xl => "i7i.metal-48xl",
+            Self::P6B20048xlarge => "p6-b200.48xlarge",
+            Self::M8gdMedium => "m8gd.medium",
+            Self::M8gdLarge => "m8gd.large",
+            Self::M8gdXlarge => "m8gd.xlarge",
+            Self::M8gd2xlarge => "m8gd.2xlarge",
+            Self::M8gd4xlarge => "m8gd.4xlarge",
+            Self::M8gd8xlarge => "m8gd.8xlarge",
+            Self::M8gd12xlarge => "m8gd.12xlarge",
+            Self::M8gd16xlarge => "m8gd.16xlarge",
+            Self::M8gd24xlarge => "m8gd.24xlarge",
+            Self::M8gd48xlarge => "m8gd.48xlarge",
+            Self::M8gdMetal24xl => "m8gd.metal-24xl",
+            Self::M8gdMetal48xl => "m8gd.metal-48xl",
+            Self::R8gdMedium => "r8gd.medium",
+            Self::R8gdLarge => "r8gd.large",
+            Self::R8gdXlarge => "r8gd.xlarge",
+            Self::R8gd2xlarge => "r8gd.2xlarge",
+            Self::R8gd4xlarge => "r8gd.4xlarge",
+            Self::R8gd8xlarge => "r8gd.8xlarge",
+            Self::R8gd12xlarge => "r8gd.12xlarge",
+            Self::R8gd16xlarge => "r8gd.16xlarge",
+            Self::R8gd24xlarge => "r8gd.24xlarge",
+            Self::R8gd48xlarge => "r8gd.48xlarge",
+            Self::R8gdMetal24xl => "r8gd.metal-24xl",
+            Self::R8gdMetal48xl => "r8gd.metal-48xl",
+            Self::C8gnMedium => "c8gn.medium",
+            Self::C8gnLarge => "c8gn.large",
+            Self::C8gnXlarge => "c8gn.xlarge",
+            Self::C8gn2xlarge => "c8gn.2xlarge",
+            Self::C8gn4xlarge => "c8gn.4xlarge",
+            Self::C8gn8xlarge => "c8gn.8xlarge",
+            Self::C8gn12xlarge => "c8gn.12xlarge",
+            Self::C8gn16xlarge => "c8gn.16xlarge",
+            Self::C8gn24xlarge => "c8gn.24xlarge",
+            Self::C8gn48xlarge => "c8gn.48xlarge",
+            Self::C8gnMetal24xl => "c8gn.metal-24xl",
+            Self::C8gnMetal48xl => "c8gn.metal-48xl",
+            Self::F26xlarge => "f2.6xlarge",
+            Self::P6eGb20036xlarge => "p6e-gb200.36xlarge",
+            Self::G6fLarge => "g6f.large",
+            Self::G6fXlarge => "g6f.xlarge",
+            Self::G6f2xlarge => "g6f.2xlarge",
+            Self::G6f4xlarge => "g6f.4xlarge",
+            Self::Gr6f4xlarge => "gr6f.4xlarge",
+            Self::P54xlarge => "p5.4xlarge",
+            Self::R8iLarge => "r8i.large",
+            Self::R8iXlarge => "r8i.xlarge",
+            Self::R8i2xlarge => "r8i.2xlarge",
+            Self::R8i4xlarge => "r8i.4xlarge",
+            Self::R8i8xlarge => "r8i.8xlarge",
+            Self::R8i12xlarge => "r8i.12xlarge",
+            Self::R8i16xlarge => "r8i.16xlarge",
+            Self::R8i24xlarge => "r8i.24xlarge",
+            Self::R8i32xlarge => "r8i.32xlarge",
+            Self::R8i48xlarge => "r8i.48xlarge",
+            Self::R8i96xlarge => "r8i.96xlarge",
+            Self::R8iMetal48xl => "r8i.metal-48xl",
+            Self::R8iMetal96xl => "r8i.metal-96xl",
+            Self::R8iFlexLarge => "r8i-flex.large",
+            Self::R8iFlexXlarge => "r8i-flex.xlarge",
+            Self::R8iFlex2xlarge => "r8i-flex.2xlarge",
+            Self::R8iFlex4xlarge => "r8i-flex.4xlarge",
+            Self::R8iFlex8xlarge => "r8i-flex.8xlarge",
+            Self::R8iFlex12xlarge => "r8i-flex.12xlarge",
+            Self::R8iFlex16xlarge => "r8i-flex.16xlarge",
+            Self::M8iLarge => "m8i.large",
+            Self::M8iXlarge => "m8i.xlarge",
+            Self::M8i2xlarge => "m8i.2xlarge",
+            Self::M8i4xlarge => "m8i.4xlarge",
+            Self::M8i8xlarge => "m8i.8xlarge",
+            Self::M8i12xlarge => "m8i.12xlarge",
+            Self::M8i16xlarge => "m8i.16xlarge",
+            Self::M8i24xlarge => "m8i.24xlarge",
+            Self::M8i32xlarge => "m8i.32xlarge",
+            Self::M8i48xlarge => "m8i.48xlarge",
+            Self::M8i96xlarge => "m8i.96xlarge",
+            Self::M8iMetal48xl => "m8i.metal-48xl",
+            Self::M8iMetal96xl => "m8i.metal-96xl",
+            Self::M8iFlexLarge => "m8i-flex.large",
+            Self::M8iFlexXlarge => "m8i-flex.xlarge",
+            Self::M8iFlex2xlarge => "m8i-flex.2xlarge",
+            Self::M8iFlex4xlarge => "m8i-flex.4xlarge",
+            Self::M8iFlex8xlarge => "m8i-flex.8xlarge",
+            Self::M8iFlex12xlarge => "m8i-flex.12xlarge",
+            Self::M8iFlex16xlarge => "m8i-flex.16xlarge",
+            Self::I8geLarge => "i8ge.large",
+            Self::I8geXlarge => "i8ge.xlarge",
+            Self::I8ge2xlarge => "i8ge.2xlarge",
+            Self::I8ge3xlarge => "i8ge.3xlarge",
+            Self::I8ge6xlarge => "i8ge.6xlarge",
+            Self::I8ge12xlarge => "i8ge.12xlarge",
+            Self::I8ge18xlarge => "i8ge.18xlarge",
+            Self::I8ge24xlarge => "i8ge.24xlarge",
+            Self::I8ge48xlarge => "i8ge.48xlarge",
+            Self::I8geMetal24xl => "i8ge.metal-24xl",
+            Self::I8geMetal48xl => "i8ge.metal-48xl",
+            Self::MacM4Metal => "mac-m4.metal",
+            Self::MacM4proMetal => "mac-m4pro.metal",
+            Self::R8gnMedium => "r8gn.medium",
+            Self::R8gnLarge => "r8gn.large",
+            Self::R8gnXlarge => "r8gn.xlarge",
+            Self::R8gn2xlarge => "r8gn.2xlarge",
+            Self::R8gn4xlarge => "r8gn.4xlarge",
+            Self::R8gn8xlarge => "r8gn.8xlarge",
+            Self::R8gn12xlarge => "r8gn.12xlarge",
+            Self::R8gn16xlarge => "r8gn.16xlarge",
+            Self::R8gn24xlarge => "r8gn.24xlarge",
+            Self::R8gn48xlarge => "r8gn.48xlarge",
+            Self::R8gnMetal24xl => "r8gn.metal-24xl",
+            Self::R8gnMetal48xl => "r8gn.metal-48xl",
+            Self::C8iLarge => "c8i.large",
+            Self::C8iXlarge => "c8i.xlarge",
+            Self::C8i2xlarge => "c8i.2xlarge",
+            Self::C8i4xlarge => "c8i.4xlarge",
+            Self::C8i8xlarge => "c8i.8xlarge",
+            Self::C8i12xlarge => "c8i.12xlarge",
+            Self::C8i16xlarge => "c8i.16xlarge",
+            Self::C8i24xlarge => "c8i.24xlarge",
+            Self::C8i32xlarge => "c8i.32xlarge",
+            Self::C8i48xlarge => "c8i.48xlarge",
+            Self::C8i96xlarge => "c8i.96xlarge",
+            Self::C8iMetal48xl => "c8i.metal-48xl",
+            Self::C8iMetal96xl => "c8i.metal-96xl",
+            Self::C8iFlexLarge => "c8i-flex.large",
+            Self::C8iFlexXlarge => "c8i-flex.xlarge",
+            Self::C8iFlex2xlarge => "c8i-flex.2xlarge",
+            Self::C8iFlex4xlarge => "c8i-flex.4xlarge",
+            Self::C8iFlex8xlarge => "c8i-flex.8xlarge",
+            Self::C8iFlex12xlarge => "c8i-flex.12xlarge",
+            Self::C8iFlex16xlarge => "c8i-flex.16xlarge",
+            Self::R8gbMedium => "r8gb.medium",
+            Self::R8gbLarge => "r8gb.large",
+            Self::R8gbXlarge => "r8gb.xlarge",
+            Self::R8gb2xlarge => "r8gb.2xlarge",
+            Self::R8gb4xlarge => "r8gb.4xlarge",
+            Self::R8gb8xlarge => "r8gb.8xlarge",
+            Self::R8gb12xlarge => "r8gb.12xlarge",
+            Self::R8gb16xlarge => "r8gb.16xlarge",
+            Self::R8gb24xlarge => "r8gb.24xlarge",
+            Self::R8gbMetal24xl => "r8gb.metal-24xl",
+            Self::M8aMedium => "m8a.medium",
+            Self::M8aLarge => "m8a.large",
+            Self::M8aXlarge => "m8a.xlarge",
+            Self::M8a2xlarge => "m8a.2xlarge",
+            Self::M8a4xlarge => "m8a.4xlarge",
+            Self::M8a8xlarge => "m8a.8xlarge",
+            Self::M8a12xlarge => "m8a.12xlarge",
+            Self::M8a16xlarge => "m8a.16xlarge",
+            Self::M8a24xlarge => "m8a.24xlarge",
+            Self::M8a48xlarge => "m8a.48xlarge",
+            Self::M8aMetal24xl => "m8a.metal-24xl",
+            Self::M8aMetal48xl => "m8a.metal-48xl",
+            Self::Trn23xlarge => "trn2.3xlarge",
+            Self::R8aMedium => "r8a.medium",
+            Self::R8aLarge => "r8a.large",
+            Self::R8aXlarge => "r8a.xlarge",
+            Self::R8a2xlarge => "r8a.2xlarge",
+            Self::R8a4xlarge => "r8a.4xlarge",
+            Self::R8a8xlarge => "r8a.8xlarge",
+            Self::R8a12xlarge => "r8a.12xlarge",
+            Self::R8a16xlarge => "r8a.16xlarge",
+            Self::R8a24xlarge => "r8a.24xlarge",
+            Self::R8a48xlarge => "r8a.48xlarge",
+            Self::R8aMetal24xl => "r8a.metal-24xl",
+            Self::R8aMetal48xl => "r8a.metal-48xl",
+            Self::P6B30048xlarge => "p6-b300.48xlarge",
+            Self::C8aMedium => "c8a.medium",
+            Self::C8aLarge => "c8a.large",
+            Self::C8aXlarge => "c8a.xlarge",
+            Self::C8a2xlarge => "c8a.2xlarge",
+            Self::C8a4xlarge => "c8a.4xlarge",
+            Self::C8a8xlarge => "c8a.8xlarge",
+            Self::C8a12xlarge => "c8a.12xlarge",
+            Self::C8a16xlarge => "c8a.16xlarge",
+            Self::C8a24xlarge => "c8a.24xlarge",
+            Self::C8a48xlarge => "c8a.48xlarge",
+            Self::C8aMetal24xl => "c8a.metal-24xl",
+            Self::C8aMetal48xl => "c8a.metal-48xl",
+            Self::C8gb12xlarge => "c8gb.12xlarge",
+            Self::C8gb16xlarge => "c8gb.16xlarge",
+            Self::C8gb24xlarge => "c8gb.24xlarge",
+            Self::C8gb2xlarge => "c8gb.2xlarge",
+            Self::C8gb4xlarge => "c8gb.4xlarge",
+            Self::C8gb8xlarge => "c8gb.8xlarge",
+            Self::C8gbLarge => "c8gb.large",
+            Self::C8gbMedium => "c8gb.medium",
+            Self::C8gbMetal24xl => "c8gb.metal-24xl",
+            Self::C8gbXlarge => "c8gb.xlarge",
+            Self::C8gb48xlarge => "c8gb.48xlarge",
+            Self::C8gbMetal48xl => "c8gb.metal-48xl",
+            Self::M8gb12xlarge => "m8gb.12xlarge",
+            Self::M8gb16xlarge => "m8gb.16xlarge",
+            Self::M8gb24xlarge => "m8gb.24xlarge",
+            Self::M8gb2xlarge => "m8gb.2xlarge",
+            Self::M8gb4xlarge => "m8gb.4xlarge",
+            Self::M8gb8xlarge => "m8gb.8xlarge",
+            Self::M8gbLarge => "m8gb.large",
+            Self::M8gbMedium => "m8gb.medium",
+            Self::M8gbXlarge => "m8gb.xlarge",
+            Self::M8gb48xlarge => "m8gb.48xlarge",
+            Self::M8gbMetal24xl => "m8gb.metal-24xl",
+            Self::M8gbMetal48xl => "m8gb.metal-48xl",
+            Self::M8gn12xlarge => "m8gn.12xlarge",
+            Self::M8gn16xlarge => "m8gn.16xlarge",
+            Self::M8gn24xlarge => "m8gn.24xlarge",
+            Self::M8gn2xlarge => "m8gn.2xlarge",
+            Self::M8gn48xlarge => "m8gn.48xlarge",
+            Self::M8gn4xlarge => "m8gn.4xlarge",
+            Self::M8gn8xlarge => "m8gn.8xlarge",
+            Self::M8gnLarge => "m8gn.large",
+            Self::M8gnMedium => "m8gn.medium",
+            Self::M8gnXlarge => "m8gn.xlarge",
+            Self::M8gnMetal24xl => "m8gn.metal-24xl",
+            Self::M8gnMetal48xl => "m8gn.metal-48xl",
+            Self::X8aedz12xlarge => "x8aedz.12xlarge",
+            Self::X8aedz24xlarge => "x8aedz.24xlarge",
+            Self::X8aedz3xlarge => "x8aedz.3xlarge",
+            Self::X8aedz6xlarge => "x8aedz.6xlarge",
+            Self::X8aedzLarge => "x8aedz.large",
+            Self::X8aedzMetal12xl => "x8aedz.metal-12xl",
+            Self::X8aedzMetal24xl => "x8aedz.metal-24xl",
+            Self::X8aedzXlarge => "x8aedz.xlarge",
+            Self::M8aznMedium => "m8azn.medium",
+            Self::M8aznLarge => "m8azn.large",
+            Self::M8aznXlarge => "m8azn.xlarge",
+            Self::M8azn3xlarge => "m8azn.3xlarge",
+            Self::M8azn6xlarge => "m8azn.6xlarge",
+            Self::M8azn12xlarge => "m8azn.12xlarge",
+            Self::M8azn24xlarge => "m8azn.24xlarge",
+            Self::M8aznMetal12xl => "m8azn.metal-12xl",
+            Self::M8aznMetal24xl => "m8azn.metal-24xl",
+            Self::X8iLarge => "x8i.large",
+            Self::X8iXlarge => "x8i.xlarge",
+            Self::X8i2xlarge => "x8i.2xlarge",
+            Self::X8i4xlarge => "x8i.4xlarge",
+            Self::X8i8xlarge => "x8i.8xlarge",
+            Self::X8i12xlarge => "x8i.12xlarge",
+            Self::X8i16xlarge => "x8i.16xlarge",
+            Self::X8i24xlarge => "x8i.24xlarge",
+            Self::X8i32xlarge => "x8i.32xlarge",
+            Self::X8i48xlarge => "x8i.48xlarge",
+            Self::X8i64xlarge => "x8i.64xlarge",
+            Self::X8i96xlarge => "x8i.96xlarge",
+            Self::X8iMetal48xl => "x8i.metal-48xl",
+            Self::X8iMetal96xl => "x8i.metal-96xl",
+            Self::MacM4maxMetal => "mac-m4max.metal",
+            Self::G7e2xlarge => "g7e.2xlarge",
+            Self::G7e4xlarge => "g7e.4xlarge",
+            Self::G7e8xlarge => "g7e.8xlarge",
+            Self::G7e12xlarge => "g7e.12xlarge",
+            Self::G7e24xlarge => "g7e.24xlarge",
+            Self::G7e48xlarge => "g7e.48xlarge",
+            Self::R8idLarge => "r8id.large",
+            Self::R8idXlarge => "r8id.xlarge",
+            Self::R8id2xlarge => "r8id.2xlarge",
+            Self::R8id4xlarge => "r8id.4xlarge",
+            Self::R8id8xlarge => "r8id.8xlarge",
+            Self::R8id12xlarge => "r8id.12xlarge",
+            Self::R8id16xlarge => "r8id.16xlarge",
+            Self::R8id24xlarge => "r8id.24xlarge",
+            Self::R8id32xlarge => "r8id.32xlarge",
+            Self::R8id48xlarge => "r8id.48xlarge",
+            Self::R8id96xlarge => "r8id.96xlarge",
+            Self::R8idMetal48xl => "r8id.metal-48xl",
+            Self::R8idMetal96xl => "r8id.metal-96xl",
+            Self::C8idLarge => "c8id.large",
+            Self::C8idXlarge => "c8id.xlarge",
+            Self::C8id2xlarge => "c8id.2xlarge",
+            Self::C8id4xlarge => "c8id.4xlarge",
+            Self::C8id8xlarge => "c8id.8xlarge",
+            Self::C8id12xlarge => "c8id.12xlarge",
+            Self::C8id16xlarge => "c8id.16xlarge",
+            Self::C8id24xlarge => "c8id.24xlarge",
+            Self::C8id32xlarge => "c8id.32xlarge",
+            Self::C8id48xlarge => "c8id.48xlarge",
+            Self::C8id96xlarge => "c8id.96xlarge",
+            Self::C8idMetal48xl => "c8id.metal-48xl",
+            Self::C8idMetal96xl => "c8id.metal-96xl",
+            Self::M8idLarge => "m8id.large",
+            Self::M8idXlarge => "m8id.xlarge",
+            Self::M8id2xlarge => "m8id.2xlarge",
+            Self::M8id4xlarge => "m8id.4xlarge",
+            Self::M8id8xlarge => "m8id.8xlarge",
+            Self::M8id12xlarge => "m8id.12xlarge",
+            Self::M8id16xlarge => "m8id.16xlarge",
+            Self::M8id24xlarge => "m8id.24xlarge",
+            Self::M8id32xlarge => "m8id.32xlarge",
+            Self::M8id48xlarge => "m8id.48xlarge",
+            Self::M8id96xlarge => "m8id.96xlarge",
+            Self::M8idMetal48xl => "m8id.metal-48xl",
+            Self::M8idMetal96xl => "m8id.metal-96xl",
+            Self::Hpc8a96xlarge => "hpc8a.96xlarge",
+            Self::C8inLarge => "c8in.large",
+            Self::C8inXlarge => "c8in.xlarge",
+            Self::C8in2xlarge => "c8in.2xlarge",
+            Self::C8in4xlarge => "c8in.4xlarge",
+            Self::C8in8xlarge => "c8in.8xlarge",
+            Self::C8in12xlarge => "c8in.12xlarge",
+            Self::C8in16xlarge => "c8in.16xlarge",
+            Self::C8in24xlarge => "c8in.24xlarge",
+            Self::C8in32xlarge => "c8in.32xlarge",
+            Self::C8in48xlarge => "c8in.48xlarge",
+            Self::C8in96xlarge => "c8in.96xlarge",
+            Self::C8inMetal48xl => "c8in.metal-48xl",
+            Self::C8inMetal96xl => "c8in.metal-96xl",
+            Self::C8ibLarge => "c8ib.large",
+            Self::C8ibXlarge => "c8ib.xlarge",
+            Self::C8ib2xlarge => "c8ib.2xlarge",
+            Self::C8ib4xlarge => "c8ib.4xlarge",
+            Self::C8ib8xlarge => "c8ib.8xlarge",
+            Self::C8ib12xlarge => "c8ib.12xlarge",
+            Self::C8ib16xlarge => "c8ib.16xlarge",
+            Self::C8ib24xlarge => "c8ib.24xlarge",
+            Self::C8ib32xlarge => "c8ib.32xlarge",
+            Self::C8ib48xlarge => "c8ib.48xlarge",
+            Self::C8ib96xlarge => "c8ib.96xlarge",
+            Self::C8ibMetal48xl => "c8ib.metal-48xl",
+            Self::C8ibMetal96xl => "c8ib.metal-96xl",
+            Self::R8inLarge => "r8in.large",
+            Self::R8inXlarge => "r8in.xlarge",
+            Self::R8in2xlarge => "r8in.2xlarge",
+            Self::R8in4xlarge => "r8in.4xlarge",
+            Self::R8in8xlarge => "r8in.8xlarge",
+            Self::R8in12xlarge => "r8in.12xlarge",
+            Self::R8in16xlarge => "r8in.16xlarge",
+            Self::R8in24xlarge => "r8in.24xlarge",
+            Self::R8in32xlarge => "r8in.32xlarge",
+            Self::R8in48xlarge => "r8in.48xlarge",
+            Self::R8in96xlarge => "r8in.96xlarge",
+            Self::R8ibLarge => "r8ib.large",
+            Self::R8ibXlarge => "r8ib.xlarge",
+            Self::R8ib2xlarge => "r8ib.2xlarge",
+            Self::R8ib4xlarge => "r8ib.4xlarge",
+            Self::R8ib8xlarge => "r8ib.8xlarge",
+            Self::R8ib12xlarge => "r8ib.12xlarge",
+            Self::R8ib16xlarge => "r8ib.16xlarge",
+            Self::R8ib24xlarge => "r8ib.24xlarge",
+            Self::R8ib32xlarge => "r8ib.32xlarge",
+            Self::R8ib48xlarge => "r8ib.48xlarge",
+            Self::R8ib96xlarge => "r8ib.96xlarge",
+            Self::M8inLarge => "m8in.large",
+            Self::M8inXlarge => "m8in.xlarge",
+            Self::M8in2xlarge => "m8in.2xlarge",
+            Self::M8in4xlarge => "m8in.4xlarge",
+            Self::M8in8xlarge => "m8in.8xlarge",
+            Self::M8in12xlarge => "m8in.12xlarge",
+            Self::M8in16xlarge => "m8in.16xlarge",
+            Self::M8in24xlarge => "m8in.24xlarge",
+            Self::M8in32xlarge => "m8in.32xlarge",
+            Self::M8in48xlarge => "m8in.48xlarge",
+            Self::M8in96xlarge => "m8in.96xlarge",
+            Self::M8ibLarge => "m8ib.large",
+            Self::M8ibXlarge => "m8ib.xlarge",
+            Self::M8ib2xlarge => "m8ib.2xlarge",
+            Self::M8ib4xlarge => "m8ib.4xlarge",
+            Self::M8ib8xlarge => "m8ib.8xlarge",
+            Self::M8ib12xlarge => "m8ib.12xlarge",
+            Self::M8ib16xlarge => "m8ib.16xlarge",
+            Self::M8ib24xlarge => "m8ib.24xlarge",
+            Self::M8ib32xlarge => "m8ib.32xlarge",
+            Self::M8ib48xlarge => "m8ib.48xlarge",
+            Self::M8ib96xlarge => "m8ib.96xlarge",
+            Self::M8ineLarge => "m8ine.large",
+            Self::M8ineXlarge => "m8ine.xlarge",
+            Self::M8ine2xlarge => "m8ine.2xlarge",
+            Self::M8ine4xlarge => "m8ine.4xlarge",
+            Self::M8ine8xlarge => "m8ine.8xlarge",
+            Self::M8ine12xlarge => "m8ine.12xlarge",
+            Self::C8ineLarge => "c8ine.large",
+            Self::C8ineXlarge => "c8ine.xlarge",
+            Self::C8ine2xlarge => "c8ine.2xlarge",
+            Self::C8ine4xlarge => "c8ine.4xlarge",
+            Self::C8ine8xlarge => "c8ine.8xlarge",
+            Self::C8ine12xlarge => "c8ine.12xlarge",
+            Self::M8idnLarge => "m8idn.large",
+            Self::M8idnXlarge => "m8idn.xlarge",
+            Self::M8idn2xlarge => "m8idn.2xlarge",
+            Self::M8idn4xlarge => "m8idn.4xlarge",
+            Self::M8idn8xlarge => "m8idn.8xlarge",
+            Self::M8idn12xlarge => "m8idn.12xlarge",
+            Self::M8idn16xlarge => "m8idn.16xlarge",
+            Self::M8idn24xlarge => "m8idn.24xlarge",
+            Self::M8idn32xlarge => "m8idn.32xlarge",
+            Self::M8idn48xlarge => "m8idn.48xlarge",
+            Self::M8idn96xlarge => "m8idn.96xlarge",
+            Self::R8idnLarge => "r8idn.large",
+            Self::R8idnXlarge => "r8idn.xlarge",
+            Self::R8idn2xlarge => "r8idn.2xlarge",
+            Self::R8idn4xlarge => "r8idn.4xlarge",
+            Self::R8idn8xlarge => "r8idn.8xlarge",
+            Self::R8idn12xlarge => "r8idn.12xlarge",
+            Self::R8idn16xlarge => "r8idn.16xlarge",
+            Self::R8idn24xlarge => "r8idn.24xlarge",
+            Self::R8idn32xlarge => "r8idn.32xlarge",
+            Self::R8idn48xlarge => "r8idn.48xlarge",
+            Self::R8idn96xlarge => "r8idn.96xlarge",
+            Self::M8idbLarge => "m8idb.large",
+            Self::M8idbXlarge => "m8idb.xlarge",
+            Self::M8idb2xlarge => "m8idb.2xlarge",
+            Self::M8idb4xlarge => "m8idb.4xlarge",
+            Self::M8idb8xlarge => "m8idb.8xlarge",
+            Self::M8idb12xlarge => "m8idb.12xlarge",
+            Self::M8idb16xlarge => "m8idb.16xlarge",
+            Self::M8idb24xlarge => "m8idb.24xlarge",
+            Self::M8idb32xlarge => "m8idb.32xlarge",
+            Self::M8idb48xlarge => "m8idb.48xlarge",
+            Self::M8idb96xlarge => "m8idb.96xlarge",
+            Self::R8idbLarge => "r8idb.large",
+            Self::R8idbXlarge => "r8idb.xlarge",
+            Self::R8idb2xlarge => "r8idb.2xlarge",
+            Self::R8idb4xlarge => "r8idb.4xlarge",
+            Self::R8idb8xlarge => "r8idb.8xlarge",
+            Self::R8idb12xlarge => "r8idb.12xlarge",
+            Self::R8idb16xlarge => "r8idb.16xlarge",
+            Self::R8idb24xlarge => "r8idb.24xlarge",
+            Self::R8idb32xlarge => "r8idb.32xlarge",
+            Self::R8idb48xlarge => "r8idb.48xlarge",
+            Self::R8idb96xlarge => "r8idb.96xlarge",
+            Self::MacM3ultraMetal => "mac-m3ultra.metal",
+            Self::M9gLarge => "m9g.large",
+            Self::M9gXlarge => "m9g.xlarge",
+            Self::M9g2xlarge => "m9g.2xlarge",
+            Self::M9g4xlarge => "m9g.4xlarge",
+            Self::M9g8xlarge => "m9g.8xlarge",
+            Self::M9g12xlarge => "m9g.12xlarge",
+            Self::M9g16xlarge => "m9g.16xlarge",
+            Self::M9g24xlarge => "m9g.24xlarge",
+            Self::M9g48xlarge => "m9g.48xlarge",
+            Self::M9gMetal24xl => "m9g.metal-24xl",
+            Self::M9gMetal48xl => "m9g.metal-48xl",
+            Self::M9gdLarge => "m9gd.large",
+            Self::M9gdXlarge => "m9gd.xlarge",
+            Self::M9gd2xlarge => "m9gd.2xlarge",
+            Self::M9gd4xlarge => "m9gd.4xlarge",
+            Self::M9gd8xlarge => "m9gd.8xlarge",
+            Self::M9gd12xlarge => "m9gd.12xlarge",
+            Self::M9gd16xlarge => "m9gd.16xlarge",
+            Self::M9gd24xlarge => "m9gd.24xlarge",
+            Self::M9gd48xlarge => "m9gd.48xlarge",
+            Self::M9gdMetal24xl => "m9gd.metal-24xl",
+            Self::M9gdMetal48xl => "m9gd.metal-48xl",
+            Self::R8inMetal48xl => "r8in.metal-48xl",
+            Self::R8inMetal96xl => "r8in.metal-96xl",
+            Self::R8ibMetal48xl => "r8ib.metal-48xl",
+            Self::R8ibMetal96xl => "r8ib.metal-96xl",
+            Self::R8idnMetal48xl => "r8idn.metal-48xl",
+            Self::R8idnMetal96xl => "r8idn.metal-96xl",
+            Self::R8idbMetal48xl => "r8idb.metal-48xl",
+            Self::R8idbMetal96xl => "r8idb.metal-96xl",
+            Self::M8inMetal48xl => "m8in.metal-48xl",
+            Self::M8inMetal96xl => "m8in.metal-96xl",
+            Self::M8ibMetal48xl => "m8ib.metal-48xl",
+            Self::M8ibMetal96xl => "m8ib.metal-96xl",
+            Self::M8idnMetal48xl => "m8idn.metal-48xl",
+            Self::M8idnMetal96xl => "m8idn.metal-96xl",
+            Self::M8idbMetal48xl => "m8idb.metal-48xl",
+            Self::M8idbMetal96xl => "m8idb.metal-96xl",
+            Self::G72xlarge => "g7.2xlarge",
+            Self::G74xlarge => "g7.4xlarge",
+            Self::G78xlarge => "g7.8xlarge",
+            Self::G712xlarge => "g7.12xlarge",
+            Self::G724xlarge => "g7.24xlarge",
+            Self::G748xlarge => "g7.48xlarge",
+            Self::C9gMedium => "c9g.medium",
+            Self::C9gLarge => "c9g.large",
+            Self::C9gXlarge => "c9g.xlarge",
+            Self::C9g2xlarge => "c9g.2xlarge",
+            Self::C9g4xlarge => "c9g.4xlarge",
+            Self::C9g8xlarge => "c9g.8xlarge",
+            Self::C9g12xlarge => "c9g.12xlarge",
+            Self::C9g16xlarge => "c9g.16xlarge",
+            Self::C9g24xlarge => "c9g.24xlarge",
+            Self::C9g48xlarge => "c9g.48xlarge",
+            Self::C9gMetal48xl => "c9g.metal-48xl",
+            Self::C9gdMedium => "c9gd.medium",
+            Self::C9gdLarge => "c9gd.large",
+            Self::C9gdXlarge => "c9gd.xlarge",
+            Self::C9gd2xlarge => "c9gd.2xlarge",
+            Self::C9gd4xlarge => "c9gd.4xlarge",
+            Self::C9gd8xlarge => "c9gd.8xlarge",
+            Self::C9gd12xlarge => "c9gd.12xlarge",
+            Self::C9gd16xlarge => "c9gd.16xlarge",
+            Self::C9gd24xlarge => "c9gd.24xlarge",
+            Self::C9gd48xlarge => "c9gd.48xlarge",
+            Self::C9gdMetal48xl => "c9gd.metal-48xl",
+            Self::R9gMedium => "r9g.medium",
+            Self::R9gLarge => "r9g.large",
+            Self::R9gXlarge => "r9g.xlarge",
+            Self::R9g2xlarge => "r9g.2xlarge",
+            Self::R9g4xlarge => "r9g.4xlarge",
+            Self::R9g8xlarge => "r9g.8xlarge",
+            Self::R9g12xlarge => "r9g.12xlarge",
+            Self::R9g16xlarge => "r9g.16xlarge",
+            Self::R9g24xlarge => "r9g.24xlarge",
+            Self::R9g48xlarge => "r9g.48xlarge",
+            Self::R9gMetal48xl => "r9g.metal-48xl",
+            Self::R9gdMedium => "r9gd.medium",
+            Self::R9gdLarge => "r9gd.large",
+            Self::R9gdXlarge => "r9gd.xlarge",
+            Self::R9gd2xlarge => "r9gd.2xlarge",
+            Self::R9gd4xlarge => "r9gd.4xlarge",
+            Self::R9gd8xlarge => "r9gd.8xlarge",
+            Self::R9gd12xlarge => "r9gd.12xlarge",
+            Self::R9gd16xlarge => "r9gd.16xlarge",
+            Self::R9gd24xlarge => "r9gd.24xlarge",
+            Self::R9gd48xlarge => "r9gd.48xlarge",
+            Self::R9gdMetal48xl => "r9gd.metal-48xl",
+            Self::M9gMedium => "m9g.medium",
+            Self::T8iNano => "t8i.nano",
+            Self::T8iMicro => "t8i.micro",
+            Self::T8iSmall => "t8i.small",
+            Self::T8iMedium => "t8i.medium",
+            Self::I8gMetal48xl => "i8g.metal-48xl",
+            Self::R8gb48xlarge => "r8gb.48xlarge",
+            Self::R8gbMetal48xl => "r8gb.metal-48xl",
+            Self::M9gdMedium => "m9gd.medium",
+            Self::Trn2u48xlarge => "trn2u.48xlarge",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "a1.medium" => Self::A1Medium,
+            "a1.large" => Self::A1Large,
+            "a1.xlarge" => Self::A1Xlarge,
+            "a1.2xlarge" => Self::A12xlarge,
+            "a1.4xlarge" => Self::A14xlarge,
+            "a1.metal" => Self::A1Metal,
+            "c1.medium" => Self::C1Medium,
+            "c1.xlarge" => Self::C1Xlarge,
+            "c3.large" => Self::C3Large,
+            "c3.xlarge" => Self::C3Xlarge,
+            "c3.2xlarge" => Self::C32xlarge,
+            "c3.4xlarge" => Self::C34xlarge,
+            "c3.8xlarge" => Self::C38xlarge,
+            "c4.large" => Self::C4Large,
+            "c4.xlarge" => Self::C4Xlarge,
+            "c4.2xlarge" => Self::C42xlarge,
+            "c4.4xlarge" => Self::C44xlarge,
+            "c4.8xlarge" => Self::C48xlarge,
+            "c5.large" => Self::C5Large,
+            "c5.xlarge" => Self::C5Xlarge,
+            "c5.2xlarge" => Self::C52xlarge,
+            "c5.4xlarge" => Self::C54xlarge,
+            "c5.9xlarge" => Self::C59xlarge,
+            "c5.12xlarge" => Self::C512xlarge,
+            "c5.18xlarge" => Self::C518xlarge,
+            "c5.24xlarge" => Self::C524xlarge,
+            "c5.metal" => Self::C5Metal,
+            "c5a.large" => Self::C5aLarge,
+            "c5a.xlarge" => Self::C5aXlarge,
+            "c5a.2xlarge" => Self::C5a2xlarge,
+            "c5a.4xlarge" => Self::C5a4xlarge,
+            "c5a.8xlarge" => Self::C5a8xlarge,
+            "c5a.12xlarge" => Self::C5a12xlarge,
+            "c5a.16xlarge" => Self::C5a16xlarge,
+            "c5a.24xlarge" => Self::C5a24xlarge,
+            "c5ad.large" => Self::C5adLarge,
+            "c5ad.xlarge" => Self::C5adXlarge,
+            "c5ad.2xlarge" => Self::C5ad2xlarge,
+            "c5ad.4xlarge" => Self::C5ad4xlarge,
+            "c5ad.8xlarge" => Self::C5ad8xlarge,
+            "c5ad.12xlarge" => Self::C5ad12xlarge,
+            "c5ad.16xlarge" => Self::C5ad16xlarge,
+            "c5ad.24xlarge" => Self::C5ad24xlarge,
+            "c5d.large" => Self::C5dLarge,
+            "c5d.xlarge" => Self::C5dXlarge,
+            "c5d.2xlarge" => Self::C5d2xlarge,
+            "c5d.4xlarge" => Self::C5d4xlarge,
+            "c5d.9xlarge" => Self::C5d9xlarge,
+            "c5d.12xlarge" => Self::C5d12xlarge,
+            "c5d.18xlarge" => Self::C5d18xlarge,
+            "c5d.24xlarge" => Self::C5d24xlarge,
+            "c5d.metal" => Self::C5dMetal,
+            "c5n.large" => Self::C5nLarge,
+            "c5n.xlarge" => Self::C5nXlarge,
+            "c5n.2xlarge" => Self::C5n2xlarge,
+            "c5n.4xlarge" => Self::C5n4xlarge,
+            "c5n.9xlarge" => Self::C5n9xlarge,
+            "c5n.18xlarge" => Self::C5n18xlarge,
+            "c5n.metal" => Self::C5nMetal,
+            "c6g.medium" => Self::C6gMedium,
+            "c6g.large" => Self::C6gLarge,
+            "c6g.xlarge" => Self::C6gXlarge,
+            "c6g.2xlarge" => Self::C6g2xlarge,
+            "c6g.4xlarge" => Self::C6g4xlarge,
+            "c6g.8xlarge" => Self::C6g8xlarge,
+            "c6g.12xlarge" => Self::C6g12xlarge,
+            "c6g.16xlarge" => Self::C6g16xlarge,
+            "c6g.metal" => Self::C6gMetal,
+            "c6gd.medium" => Self::C6gdMedium,
+            "c6gd.large" => Self::C6gdLarge,
+            "c6gd.xlarge" => Self::C6gdXlarge,
+            "c6gd.2xlarge" => Self::C6gd2xlarge,
+            "c6gd.4xlarge" => Self::C6gd4xlarge,
+            "c6gd.8xlarge" => Self::C6gd8xlarge,
+            "c6gd.12xlarge" => Self::C6gd12xlarge,
+            "c6gd.16xlarge" => Self::C6gd16xlarge,
+            "c6gd.metal" => Self::C6gdMetal,
+            "c6gn.medium" => Self::C6gnMedium,
+            "c6gn.large" => Self::C6gnLarge,
+            "c6gn.xlarge" => Self::C6gnXlarge,
+            "c6gn.2xlarge" => Self::C6gn2xlarge,
+            "c6gn.4xlarge" => Self::C6gn4xlarge,
+            "c6gn.8xlarge" => Self::C6gn8xlarge,
+            "c6gn.12xlarge" => Self::C6gn12xlarge,
+            "c6gn.16xlarge" => Self::C6gn16xlarge,
+            "c6i.large" => Self::C6iLarge,
+            "c6i.xlarge" => Self::C6iXlarge,
+            "c6i.2xlarge" => Self::C6i2xlarge,
+            "c6i.4xlarge" => Self::C6i4xlarge,
+            "c6i.8xlarge" => Self::C6i8xlarge,
+            "c6i.12xlarge" => Self::C6i12xlarge,
+            "c6i.16xlarge" => Self::C6i16xlarge,
+            "c6i.24xlarge" => Self::C6i24xlarge,
+            "c6i.32xlarge" => Self::C6i32xlarge,
+            "c6i.metal" => Self::C6iMetal,
+            "cc1.4xlarge" => Self::Cc14xlarge,
+            "cc2.8xlarge" => Self::Cc28xlarge,
+            "cg1.4xlarge" => Self::Cg14xlarge,
+            "cr1.8xlarge" => Self::Cr18xlarge,
+            "d2.xlarge" => Self::D2Xlarge,
+            "d2.2xlarge" => Self::D22xlarge,
+            "d2.4xlarge" => Self::D24xlarge,
+            "d2.8xlarge" => Self::D28xlarge,
+            "d3.xlarge" => Self::D3Xlarge,
+            "d3.2xlarge" => Self::D32xlarge,
+            "d3.4xlarge" => Self::D34xlarge,
+            "d3.8xlarge" => Self::D38xlarge,
+            "d3en.xlarge" => Self::D3enXlarge,
+            "d3en.2xlarge" => Self::D3en2xlarge,
+            "d3en.4xlarge" => Self::D3en4xlarge,
+            "d3en.6xlarge" => Self::D3en6xlarge,
+            "d3en.8xlarge" => Self::D3en8xlarge,
+            "d3en.12xlarge" => Self::D3en12xlarge,
+            "dl1.24xlarge" => Self::Dl124xlarge,
+            "f1.2xlarge" => Self::F12xlarge,
+            "f1.4xlarge" => Self::F14xlarge,
+            "f1.16xlarge" => Self::F116xlarge,
+            "g2.2xlarge" => Self::G22xlarge,
+            "g2.8xlarge" => Self::G28xlarge,
+            "g3.4xlarge" => Self::G34xlarge,
+            "g3.8xlarge" => Self::G38xlarge,
+            "g3.16xlarge" => Self::G316xlarge,
+            "g3s.xlarge" => Self::G3sXlarge,
+            "g4ad.xlarge" => Self::G4adXlarge,
+            "g4ad.2xlarge" => Self::G4ad2xlarge,
+            "g4ad.4xlarge" => Self::G4ad4xlarge,
+            "g4ad.8xlarge" => Self::G4ad8xlarge,
+            "g4ad.16xlarge" => Self::G4ad16xlarge,
+            "g4dn.xlarge" => Self::G4dnXlarge,
+            "g4dn.2xlarge" => Self::G4dn2xlarge,
+            "g4dn.4xlarge" => Self::G4dn4xlarge,
+            "g4dn.8xlarge" => Self::G4dn8xlarge,
+            "g4dn.12xlarge" => Self::G4dn12xlarge,
+            "g4dn.16xlarge" => Self::G4dn16xlarge,
+            "g4dn.metal" => Self::G4dnMetal,
+            "g5.xlarge" => Self::G5Xlarge,
+            "g5.2xlarge" => Self::G52xlarge,
+            "g5.4xlarge" => Self::G54xlarge,
+            "g5.8xlarge" => Self::G58xlarge,
+            "g5.12xlarge" => Self::G512xlarge,
+            "g5.16xlarge" => Self::G516xlarge,
+            "g5.24xlarge" => Self::G524xlarge,
+            "g5.48xlarge" => Self::G548xlarge,
+            "g5g.xlarge" => Self::G5gXlarge,
+            "g5g.2xlarge" => Self::G5g2xlarge,
+            "g5g.4xlarge" => Self::G5g4xlarge,
+            "g5g.8xlarge" => Self::G5g8xlarge,
+            "g5g.16xlarge" => Self::G5g16xlarge,
+            "g5g.metal" => Self::G5gMetal,
+            "hi1.4xlarge" => Self::Hi14xlarge,
+            "hpc6a.48xlarge" => Self::Hpc6a48xlarge,
+            "hs1.8xlarge" => Self::Hs18xlarge,
+            "h1.2xlarge" => Self::H12xlarge,
+            "h1.4xlarge" => Self::H14xlarge,
+            "h1.8xlarge" => Self::H18xlarge,
+            "h1.16xlarge" => Self::H116xlarge,
+            "i2.xlarge" => Self::I2Xlarge,
+            "i2.2xlarge" => Self::I22xlarge,
+            "i2.4xlarge" => Self::I24xlarge,
+            "i2.8xlarge" => Self::I28xlarge,
+            "i3.large" => Self::I3Large,
+            "i3.xlarge" => Self::I3Xlarge,
+            "i3.2xlarge" => Self::I32xlarge,
+            "i3.4xlarge" => Self::I34xlarge,
+            "i3.8xlarge" => Self::I38xlarge,
+            "i3.16xlarge" => Self::I316xlarge,
+            "i3.metal" => Self::I3Metal,
+            "i3en.large" => Self::I3enLarge,
+            "i3en.xlarge" => Self::I3enXlarge,
+            "i3en.2xlarge" => Self::I3en2xlarge,
+            "i3en.3xlarge" => Self::I3en3xlarge,
+            "i3en.6xlarge" => Self::I3en6xlarge,
+            "i3en.12xlarge" => Self::I3en12xlarge,
+            "i3en.24xlarge" => Self::I3en24xlarge,
+            "i3en.metal" => Self::I3enMetal,
+            "im4gn.large" => Self::Im4gnLarge,
+            "im4gn.xlarge" => Self::Im4gnXlarge,
+            "im4gn.2xlarge" => Self::Im4gn2xlarge,
+            "im4gn.4xlarge" => Self::Im4gn4xlarge,
+            "im4gn.8xlarge" => Self::Im4gn8xlarge,
+            "im4gn.16xlarge" => Self::Im4gn16xlarge,
+            "inf1.xlarge" => Self::Inf1Xlarge,
+            "inf1.2xlarge" => Self::Inf12xlarge,
+            "inf1.6xlarge" => Self::Inf16xlarge,
+            "inf1.24xlarge" => Self::Inf124xlarge,
+            "is4gen.medium" => Self::Is4genMedium,
+            "is4gen.large" => Self::Is4genLarge,
+            "is4gen.xlarge" => Self::Is4genXlarge,
+            "is4gen.2xlarge" => Self::Is4gen2xlarge,
+            "is4gen.4xlarge" => Self::Is4gen4xlarge,
+            "is4gen.8xlarge" => Self::Is4gen8xlarge,
+            "m1.small" => Self::M1Small,
+            "m1.medium" => Self::M1Medium,
+            "m1.large" => Self::M1Large,
+            "m1.xlarge" => Self::M1Xlarge,
+            "m2.xlarge" => Self::M2Xlarge,
+            "m2.2xlarge" => Self::M22xlarge,
+            "m2.4xlarge" => Self::M24xlarge,
+            "m3.medium" => Self::M3Medium,
+            "m3.large" => Self::M3Large,
+            "m3.xlarge" => Self::M3Xlarge,
+            "m3.2xlarge" => Self::M32xlarge,
+            "m4.large" => Self::M4Large,
+            "m4.xlarge" => Self::M4Xlarge,
+            "m4.2xlarge" => Self::M42xlarge,
+            "m4.4xlarge" => Self::M44xlarge,
+            "m4.10xlarge" => Self::M410xlarge,
+            "m4.16xlarge" => Self::M416xlarge,
+            "m5.large" => Self::M5Large,
+            "m5.xlarge" => Self::M5Xlarge,
+            "m5.2xlarge" => Self::M52xlarge,
+            "m5.4xlarge" => Self::M54xlarge,
+            "m5.8xlarge" => Self::M58xlarge,
+            "m5.12xlarge" => Self::M512xlarge,
+            "m5.16xlarge" => Self::M516xlarge,
+            "m5.24xlarge" => Self::M524xlarge,
+            "m5.metal" => Self::M5Metal,
+            "m5a.large" => Self::M5aLarge,
+            "m5a.xlarge" => Self::M5aXlarge,
+            "m5a.2xlarge" => Self::M5a2xlarge,
+            "m5a.4xlarge" => Self::M5a4xlarge,
+            "m5a.8xlarge" => Self::M5a8xlarge,
+            "m5a.12xlarge" => Self::M5a12xlarge,
+            "m5a.16xlarge" => Self::M5a16xlarge,
+            "m5a.24xlarge" => Self::M5a24xlarge,
+            "m5ad.large" => Self::M5adLarge,
+            "m5ad.xlarge" => Self::M5adXlarge,
+            "m5ad.2xlarge" => Self::M5ad2xlarge,
+            "m5ad.4xlarge" => Self::M5ad4xlarge,
+            "m5ad.8xlarge" => Self::M5ad8xlarge,
+            "m5ad.12xlarge" => Self::M5ad12xlarge,
+            "m5ad.16xlarge" => Self::M5ad16xlarge,
+            "m5ad.24xlarge" => Self::M5ad24xlarge,
+            "m5d.large" => Self::M5dLarge,
+            "m5d.xlarge" => Self::M5dXlarge,
+            "m5d.2xlarge" => Self::M5d2xlarge,
+            "m5d.4xlarge" => Self::M5d4xlarge,
+            "m5d.8xlarge" => Self::M5d8xlarge,
+            "m5d.12xlarge" => Self::M5d12xlarge,
+            "m5d.16xlarge" => Self::M5d16xlarge,
+            "m5d.24xlarge" => Self::M5d24xlarge,
+            "m5d.metal" => Self::M5dMetal,
+            "m5dn.large" => Self::M5dnLarge,
+            "m5dn.xlarge" => Self::M5dnXlarge,
+            "m5dn.2xlarge" => Self::M5dn2xlarge,
+            "m5dn.4xlarge" => Self::M5dn4xlarge,
+            "m5dn.8xlarge" => Self::M5dn8xlarge,
+            "m5dn.12xlarge" => Self::M5dn12xlarge,
+            "m5dn.16xlarge" => Self::M5dn16xlarge,
+            "m5dn.24xlarge" => Self::M5dn24xlarge,
+            "m5dn.metal" => Self::M5dnMetal,
+            "m5n.large" => Self::M5nLarge,
+            "m5n.xlarge" => Self::M5nXlarge,
+            "m5n.2xlarge" => Self::M5n2xlarge,
+            "m5n.4xlarge" => Self::M5n4xlarge,
+            "m5n.8xlarge" => Self::M5n8xlarge,
+            "m5n.12xlarge" => Self::M5n12xlarge,
+            "m5n.16xlarge" => Self::M5n16xlarge,
+            "m5n.24xlarge" => Self::M5n24xlarge,
+            "m5n.metal" => Self::M5nMetal,
+            "m5zn.large" => Self::M5znLarge,
+            "m5zn.xlarge" => Self::M5znXlarge,
+            "m5zn.2xlarge" => Self::M5zn2xlarge,
+            "m5zn.3xlarge" => Self::M5zn3xlarge,
+            "m5zn.6xlarge" => Self::M5zn6xlarge,
+            "m5zn.12xlarge" => Self::M5zn12xlarge,
+            "m5zn.metal" => Self::M5znMetal,
+            "m6a.large" => Self::M6aLarge,
+            "m6a.xlarge" => Self::M6aXlarge,
+            "m6a.2xlarge" => Self::M6a2xlarge,
+            "m6a.4xlarge" => Self::M6a4xlarge,
+            "m6a.8xlarge" => Self::M6a8xlarge,
+            "m6a.12xlarge" => Self::M6a12xlarge,
+            "m6a.16xlarge" => Self::M6a16xlarge,
+            "m6a.24xlarge" => Self::M6a24xlarge,
+            "m6a.32xlarge" => Self::M6a32xlarge,
+            "m6a.48xlarge" => Self::M6a48xlarge,
+            "m6g.metal" => Self::M6gMetal,
+            "m6g.medium" => Self::M6gMedium,
+            "m6g.large" => Self::M6gLarge,
+            "m6g.xlarge" => Self::M6gXlarge,
+            "m6g.2xlarge" => Self::M6g2xlarge,
+            "m6g.4xlarge" => Self::M6g4xlarge,
+            "m6g.8xlarge" => Self::M6g8xlarge,
+            "m6g.12xlarge" => Self::M6g12xlarge,
+            "m6g.16xlarge" => Self::M6g16xlarge,
+            "m6gd.metal" => Self::M6gdMetal,
+            "m6gd.medium" => Self::M6gdMedium,
+            "m6gd.large" => Self::M6gdLarge,
+            "m6gd.xlarge" => Self::M6gdXlarge,
+            "m6gd.2xlarge" => Self::M6gd2xlarge,
+            "m6gd.4xlarge" => Self::M6gd4xlarge,
+            "m6gd.8xlarge" => Self::M6gd8xlarge,
+            "m6gd.12xlarge" => Self::M6gd12xlarge,
+            "m6gd.16xlarge" => Self::M6gd16xlarge,
+            "m6i.large" => Self::M6iLarge,
+            "m6i.xlarge" => Self::M6iXlarge,
+            "m6i.2xlarge" => Self::M6i2xlarge,
+            "m6i.4xlarge" => Self::M6i4xlarge,
+            "m6i.8xlarge" => Self::M6i8xlarge,
+            "m6i.12xlarge" => Self::M6i12xlarge,
+            "m6i.16xlarge" => Self::M6i16xlarge,
+            "m6i.24xlarge" => Self::M6i24xlarge,
+            "m6i.32xlarge" => Self::M6i32xlarge,
+            "m6i.metal" => Self::M6iMetal,
+            "mac1.metal" => Self::Mac1Metal,
+            "p2.xlarge" => Self::P2Xlarge,
+            "p2.8xlarge" => Self::P28xlarge,
+            "p2.16xlarge" => Self::P216xlarge,
+            "p3.2xlarge" => Self::P32xlarge,
+            "p3.8xlarge" => Self::P38xlarge,
+            "p3.16xlarge" => Self::P316xlarge,
+            "p3dn.24xlarge" => Self::P3dn24xlarge,
+            "p4d.24xlarge" => Self::P4d24xlarge,
+            "r3.large" => Self::R3Large,
+            "r3.xlarge" => Self::R3Xlarge,
+            "r3.2xlarge" => Self::R32xlarge,
+            "r3.4xlarge" => Self::R34xlarge,
+            "r3.8xlarge" => Self::R38xlarge,
+            "r4.large" => Self::R4Large,
+            "r4.xlarge" => Self::R4Xlarge,
+            "r4.2xlarge" => Self::R42xlarge,
+            "r4.4xlarge" => Self::R44xlarge,
+            "r4.8xlarge" => Self::R48xlarge,
+            "r4.16xlarge" => Self::R416xlarge,
+            "r5.large" => Self::R5Large,
+            "r5.xlarge" => Self::R5Xlarge,
+            "r5.2xlarge" => Self::R52xlarge,
+            "r5.4xlarge" => Self::R54xlarge,
+            "r5.8xlarge" => Self::R58xlarge,
+            "r5.12xlarge" => Self::R512xlarge,
+            "r5.16xlarge" => Self::R516xlarge,
+            "r5.24xlarge" => Self::R524xlarge,
+            "r5.metal" => Self::R5Metal,
+            "r5a.large" => Self::R5aLarge,
+            "r5a.xlarge" => Self::R5aXlarge,
+            "r5a.2xlarge" => Self::R5a2xlarge,
+            "r5a.4xlarge" => Self::R5a4xlarge,
+            "r5a.8xlarge" => Self::R5a8xlarge,
+            "r5a.12xlarge" => Self::R5a12xlarge,
+            "r5a.16xlarge" => Self::R5a16xlarge,
+            "r5a.24xlarge" => Self::R5a24xlarge,
+            "r5ad.large" => Self::R5adLarge,
+            "r5ad.xlarge" => Self::R5adXlarge,
+            "r5ad.2xlarge" => Self::R5ad2xlarge,
+            "r5ad.4xlarge" => Self::R5ad4xlarge,
+            "r5ad.8xlarge" => Self::R5ad8xlarge,
+            "r5ad.12xlarge" => Self::R5ad12xlarge,
+            "r5ad.16xlarge" => Self::R5ad16xlarge,
+            "r5ad.24xlarge" => Self::R5ad24xlarge,
+            "r5b.large" => Self::R5bLarge,
+            "r5b.xlarge" => Self::R5bXlarge,
+            "r5b.2xlarge" => Self::R5b2xlarge,
+            "r5b.4xlarge" => Self::R5b4xlarge,
+            "r5b.8xlarge" => Self::R5b8xlarge,
+            "r5b.12xlarge" => Self::R5b12xlarge,
+            "r5b.16xlarge" => Self::R5b16xlarge,
+            "r5b.24xlarge" => Self::R5b24xlarge,
+            "r5b.metal" => Self::R5bMetal,
+            "r5d.large" => Self::R5dLarge,
+            "r5d.xlarge" => Self::R5dXlarge,
+            "r5d.2xlarge" => Self::R5d2xlarge,
+            "r5d.4xlarge" => Self::R5d4xlarge,
+            "r5d.8xlarge" => Self::R5d8xlarge,
+            "r5d.12xlarge" => Self::R5d12xlarge,
+            "r5d.16xlarge" => Self::R5d16xlarge,
+            "r5d.24xlarge" => Self::R5d24xlarge,
+            "r5d.metal" => Self::R5dMetal,
+            "r5dn.large" => Self::R5dnLarge,
+            "r5dn.xlarge" => Self::R5dnXlarge,
+            "r5dn.2xlarge" => Self::R5dn2xlarge,
+            "r5dn.4xlarge" => Self::R5dn4xlarge,
+            "r5dn.8xlarge" => Self::R5dn8xlarge,
+            "r5dn.12xlarge" => Self::R5dn12xlarge,
+            "r5dn.16xlarge" => Self::R5dn16xlarge,
+            "r5dn.24xlarge" => Self::R5dn24xlarge,
+            "r5dn.metal" => Self::R5dnMetal,
+            "r5n.large" => Self::R5nLarge,
+            "r5n.xlarge" => Self::R5nXlarge,
+            "r5n.2xlarge" => Self::R5n2xlarge,
+            "r5n.4xlarge" => Self::R5n4xlarge,
+            "r5n.8xlarge" => Self::R5n8xlarge,
+            "r5n.12xlarge" => Self::R5n12xlarge,
+            "r5n.16xlarge" => Self::R5n16xlarge,
+            "r5n.24xlarge" => Self::R5n24xlarge,
+            "r5n.metal" => Self::R5nMetal,
+            "r6g.medium" => Self::R6gMedium,
+            "r6g.large" => Self::R6gLarge,
+            "r6g.xlarge" => Self::R6gXlarge,
+            "r6g.2xlarge" => Self::R6g2xlarge,
+            "r6g.4xlarge" => Self::R6g4xlarge,
+            "r6g.8xlarge" => Self::R6g8xlarge,
+            "r6g.12xlarge" => Self::R6g12xlarge,
+            "r6g.16xlarge" => Self::R6g16xlarge,
+            "r6g.metal" => Self::R6gMetal,
+            "r6gd.medium" => Self::R6gdMedium,
+            "r6gd.large" => Self::R6gdLarge,
+            "r6gd.xlarge" => Self::R6gdXlarge,
+            "r6gd.2xlarge" => Self::R6gd2xlarge,
+            "r6gd.4xlarge" => Self::R6gd4xlarge,
+            "r6gd.8xlarge" => Self::R6gd8xlarge,
+            "r6gd.12xlarge" => Self::R6gd12xlarge,
+            "r6gd.16xlarge" => Self::R6gd16xlarge,
+            "r6gd.metal" => Self::R6gdMetal,
+            "r6i.large" => Self::R6iLarge,
+            "r6i.xlarge" => Self::R6iXlarge,
+            "r6i.2xlarge" => Self::R6i2xlarge,
+            "r6i.4xlarge" => Self::R6i4xlarge,
+            "r6i.8xlarge" => Self::R6i8xlarge,
+            "r6i.12xlarge" => Self::R6i12xlarge,
+            "r6i.16xlarge" => Self::R6i16xlarge,
+            "r6i.24xlarge" => Self::R6i24xlarge,
+            "r6i.32xlarge" => Self::R6i32xlarge,
+            "r6i.metal" => Self::R6iMetal,
+            "t1.micro" => Self::T1Micro,
+            "t2.nano" => Self::T2Nano,
+            "t2.micro" => Self::T2Micro,
+            "t2.small" => Self::T2Small,
+            "t2.medium" => Self::T2Medium,
+            "t2.large" => Self::T2Large,
+            "t2.xlarge" => Self::T2Xlarge,
+            "t2.2xlarge" => Self::T22xlarge,
+            "t3.nano" => Self::T3Nano,
+            "t3.micro" => Self::T3Micro,
+            "t3.small" => Self::T3Small,
+            "t3.medium" => Self::T3Medium,
+            "t3.large" => Self::T3Large,
+            "t3.xlarge" => Self::T3Xlarge,
+            "t3.2xlarge" => Self::T32xlarge,
+            "t3a.nano" => Self::T3aNano,
+            "t3a.micro" => Self::T3aMicro,
+            "t3a.small" => Self::T3aSmall,
+            "t3a.medium" => Self::T3aMedium,
+            "t3a.large" => Self::T3aLarge,
+            "t3a.xlarge" => Self::T3aXlarge,
+            "t3a.2xlarge" => Self::T3a2xlarge,
+            "t4g.nano" => Self::T4gNano,
+            "t4g.micro" => Self::T4gMicro,
+            "t4g.small" => Self::T4gSmall,
+            "t4g.medium" => Self::T4gMedium,
+            "t4g.large" => Self::T4gLarge,
+            "t4g.xlarge" => Self::T4gXlarge,
+            "t4g.2xlarge" => Self::T4g2xlarge,
+            "u-6tb1.56xlarge" => Self::U6tb156xlarge,
+            "u-6tb1.112xlarge" => Self::U6tb1112xlarge,
+            "u-9tb1.112xlarge" => Self::U9tb1112xlarge,
+            "u-12tb1.112xlarge" => Self::U12tb1112xlarge,
+            "u-6tb1.metal" => Self::U6tb1Metal,
+            "u-9tb1.metal" => Self::U9tb1Metal,
+            "u-12tb1.metal" => Self::U12tb1Metal,
+            "u-18tb1.metal" => Self::U18tb1Metal,
+            "u-24tb1.metal" => Self::U24tb1Metal,
+            "vt1.3xlarge" => Self::Vt13xlarge,
+            "vt1.6xlarge" => Self::Vt16xlarge,
+            "vt1.24xlarge" => Self::Vt124xlarge,
+            "x1.16xlarge" => Self::X116xlarge,
+            "x1.32xlarge" => Self::X132xlarge,
+            "x1e.xlarge" => Self::X1eXlarge,
+            "x1e.2xlarge" => Self::X1e2xlarge,
+            "x1e.4xlarge" => Self::X1e4xlarge,
+            "x1e.8xlarge" => Self::X1e8xlarge,
+            "x1e.16xlarge" => Self::X1e16xlarge,
+            "x1e.32xlarge" => Self::X1e32xlarge,
+            "x2iezn.2xlarge" => Self::X2iezn2xlarge,
+            "x2iezn.4xlarge" => Self::X2iezn4xlarge,
+            "x2iezn.6xlarge" => Self::X2iezn6xlarge,
+            "x2iezn.8xlarge" => Self::X2iezn8xlarge,
+            "x2iezn.12xlarge" => Self::X2iezn12xlarge,
+            "x2iezn.metal" => Self::X2ieznMetal,
+            "x2gd.medium" => Self::X2gdMedium,
+            "x2gd.large" => Self::X2gdLarge,
+            "x2gd.xlarge" => Self::X2gdXlarge,
+            "x2gd.2xlarge" => Self::X2gd2xlarge,
+            "x2gd.4xlarge" => Self::X2gd4xlarge,
+            "x2gd.8xlarge" => Self::X2gd8xlarge,
+            "x2gd.12xlarge" => Self::X2gd12xlarge,
+            "x2gd.16xlarge" => Self::X2gd16xlarge,
+            "x2gd.metal" => Self::X2gdMetal,
+            "z1d.large" => Self::Z1dLarge,
+            "z1d.xlarge" => Self::Z1dXlarge,
+            "z1d.2xlarge" => Self::Z1d2xlarge,
+            "z1d.3xlarge" => Self::Z1d3xlarge,
+            "z1d.6xlarge" => Self::Z1d6xlarge,
+            "z1d.12xlarge" => Self::Z1d12xlarge,
+            "z1d.metal" => Self::Z1dMetal,
+            "x2idn.16xlarge" => Self::X2idn16xlarge,
+            "x2idn.24xlarge" => Self::X2idn24xlarge,
+            "x2idn.32xlarge" => Self::X2idn32xlarge,
+            "x2iedn.xlarge" => Self::X2iednXlarge,
+            "x2iedn.2xlarge" => Self::X2iedn2xlarge,
+            "x2iedn.4xlarge" => Self::X2iedn4xlarge,
+            "x2iedn.8xlarge" => Self::X2iedn8xlarge,
+            "x2iedn.16xlarge" => Self::X2iedn16xlarge,
+            "x2iedn.24xlarge" => Self::X2iedn24xlarge,
+            "x2iedn.32xlarge" => Self::X2iedn32xlarge,
+            "c6a.large" => Self::C6aLarge,
+            "c6a.xlarge" => Self::C6aXlarge,
+            "c6a.2xlarge" => Self::C6a2xlarge,
+            "c6a.4xlarge" => Self::C6a4xlarge,
+            "c6a.8xlarge" => Self::C6a8xlarge,
+            "c6a.12xlarge" => Self::C6a12xlarge,
+            "c6a.16xlarge" => Self::C6a16xlarge,
+            "c6a.24xlarge" => Self::C6a24xlarge,
+            "c6a.32xlarge" => Self::C6a32xlarge,
+            "c6a.48xlarge" => Self::C6a48xlarge,
+            "c6a.metal" => Self::C6aMetal,
+            "m6a.metal" => Self::M6aMetal,
+            "i4i.large" => Self::I4iLarge,
+            "i4i.xlarge" => Self::I4iXlarge,
+            "i4i.2xlarge" => Self::I4i2xlarge,
+            "i4i.4xlarge" => Self::I4i4xlarge,
+            "i4i.8xlarge" => Self::I4i8xlarge,
+            "i4i.16xlarge" => Self::I4i16xlarge,
+            "i4i.32xlarge" => Self::I4i32xlarge,
+            "i4i.metal" => Self::I4iMetal,
+            "x2idn.metal" => Self::X2idnMetal,
+            "x2iedn.metal" => Self::X2iednMetal,
+            "c7g.medium" => Self::C7gMedium,
+            "c7g.large" => Self::C7gLarge,
+            "c7g.xlarge" => Self::C7gXlarge,
+            "c7g.2xlarge" => Self::C7g2xlarge,
+            "c7g.4xlarge" => Self::C7g4xlarge,
+            "c7g.8xlarge" => Self::C7g8xlarge,
+            "c7g.12xlarge" => Self::C7g12xlarge,
+            "c7g.16xlarge" => Self::C7g16xlarge,
+            "mac2.metal" => Self::Mac2Metal,
+            "c6id.large" => Self::C6idLarge,
+            "c6id.xlarge" => Self::C6idXlarge,
+            "c6id.2xlarge" => Self::C6id2xlarge,
+            "c6id.4xlarge" => Self::C6id4xlarge,
+            "c6id.8xlarge" => Self::C6id8xlarge,
+            "c6id.12xlarge" => Self::C6id12xlarge,
+            "c6id.16xlarge" => Self::C6id16xlarge,
+            "c6id.24xlarge" => Self::C6id24xlarge,
+            "c6id.32xlarge" => Self::C6id32xlarge,
+            "c6id.metal" => Self::C6idMetal,
+            "m6id.large" => Self::M6idLarge,
+            "m6id.xlarge" => Self::M6idXlarge,
+            "m6id.2xlarge" => Self::M6id2xlarge,
+            "m6id.4xlarge" => Self::M6id4xlarge,
+            "m6id.8xlarge" => Self::M6id8xlarge,
+            "m6id.12xlarge" => Self::M6id12xlarge,
+            "m6id.16xlarge" => Self::M6id16xlarge,
+            "m6id.24xlarge" => Self::M6id24xlarge,
+            "m6id.32xlarge" => Self::M6id32xlarge,
+            "m6id.metal" => Self::M6idMetal,
+            "r6id.large" => Self::R6idLarge,
+            "r6id.xlarge" => Self::R6idXlarge,
+            "r6id.2xlarge" => Self::R6id2xlarge,
+            "r6id.4xlarge" => Self::R6id4xlarge,
+            "r6id.8xlarge" => Self::R6id8xlarge,
+            "r6id.12xlarge" => Self::R6id12xlarge,
+            "r6id.16xlarge" => Self::R6id16xlarge,
+            "r6id.24xlarge" => Self::R6id24xlarge,
+            "r6id.32xlarge" => Self::R6id32xlarge,
+            "r6id.metal" => Self::R6idMetal,
+            "r6a.large" => Self::R6aLarge,
+            "r6a.xlarge" => Self::R6aXlarge,
+            "r6a.2xlarge" => Self::R6a2xlarge,
+            "r6a.4xlarge" => Self::R6a4xlarge,
+            "r6a.8xlarge" => Self::R6a8xlarge,
+            "r6a.12xlarge" => Self::R6a12xlarge,
+            "r6a.16xlarge" => Self::R6a16xlarge,
+            "r6a.24xlarge" => Self::R6a24xlarge,
+            "r6a.32xlarge" => Self::R6a32xlarge,
+            "r6a.48xlarge" => Self::R6a48xlarge,
+            "r6a.metal" => Self::R6aMetal,
+            "p4de.24xlarge" => Self::P4de24xlarge,
+            "u-3tb1.56xlarge" => Self::U3tb156xlarge,
+            "u-18tb1.112xlarge" => Self::U18tb1112xlarge,
+            "u-24tb1.112xlarge" => Self::U24tb1112xlarge,
+            "trn1.2xlarge" => Self::Trn12xlarge,
+            "trn1.32xlarge" => Self::Trn132xlarge,
+            "hpc6id.32xlarge" => Self::Hpc6id32xlarge,
+            "c6in.large" => Self::C6inLarge,
+            "c6in.xlarge" => Self::C6inXlarge,
+            "c6in.2xlarge" => Self::C6in2xlarge,
+            "c6in.4xlarge" => Self::C6in4xlarge,
+            "c6in.8xlarge" => Self::C6in8xlarge,
+            "c6in.12xlarge" => Self::C6in12xlarge,
+            "c6in.16xlarge" => Self::C6in16xlarge,
+            "c6in.24xlarge" => Self::C6in24xlarge,
+            "c6in.32xlarge" => Self::C6in32xlarge,
+            "m6in.large" => Self::M6inLarge,
+            "m6in.xlarge" => Self::M6inXlarge,
+            "m6in.2xlarge" => Self::M6in2xlarge,
+            "m6in.4xlarge" => Self::M6in4xlarge,
+            "m6in.8xlarge" => Self::M6in8xlarge,
+            "m6in.12xlarge" => Self::M6in12xlarge,
+            "m6in.16xlarge" => Self::M6in16xlarge,
+            "m6in.24xlarge" => Self::M6in24xlarge,
+            "m6in.32xlarge" => Self::M6in32xlarge,
+            "m6idn.large" => Self::M6idnLarge,
+            "m6idn.xlarge" => Self::M6idnXlarge,
+            "m6idn.2xlarge" => Self::M6idn2xlarge,
+            "m6idn.4xlarge" => Self::M6idn4xlarge,
+            "m6idn.8xlarge" => Self::M6idn8xlarge,
+            "m6idn.12xlarge" => Self::M6idn12xlarge,
+            "m6idn.16xlarge" => Self::M6idn16xlarge,
+            "m6idn.24xlarge" => Self::M6idn24xlarge,
+            "m6idn.32xlarge" => Self::M6idn32xlarge,
+            "r6in.large" => Self::R6inLarge,
+            "r6in.xlarge" => Self::R6inXlarge,
+            "r6in.2xlarge" => Self::R6in2xlarge,
+            "r6in.4xlarge" => Self::R6in4xlarge,
+            "r6in.8xlarge" => Self::R6in8xlarge,
+            "r6in.12xlarge" => Self::R6in12xlarge,
+            "r6in.16xlarge" => Self::R6in16xlarge,
+            "r6in.24xlarge" => Self::R6in24xlarge,
+            "r6in.32xlarge" => Self::R6in32xlarge,
+            "r6idn.large" => Self::R6idnLarge,
+            "r6idn.xlarge" => Self::R6idnXlarge,
+            "r6idn.2xlarge" => Self::R6idn2xlarge,
+            "r6idn.4xlarge" => Self::R6idn4xlarge,
+            "r6idn.8xlarge" => Self::R6idn8xlarge,
+            "r6idn.12xlarge" => Self::R6idn12xlarge,
+            "r6idn.16xlarge" => Self::R6idn16xlarge,
+            "r6idn.24xlarge" => Self::R6idn24xlarge,
+            "r6idn.32xlarge" => Self::R6idn32xlarge,
+            "c7g.metal" => Self::C7gMetal,
+            "m7g.medium" => Self::M7gMedium,
+            "m7g.large" => Self::M7gLarge,
+            "m7g.xlarge" => Self::M7gXlarge,
+            "m7g.2xlarge" => Self::M7g2xlarge,
+            "m7g.4xlarge" => Self::M7g4xlarge,
+            "m7g.8xlarge" => Self::M7g8xlarge,
+            "m7g.12xlarge" => Self::M7g12xlarge,
+            "m7g.16xlarge" => Self::M7g16xlarge,
+            "m7g.metal" => Self::M7gMetal,
+            "r7g.medium" => Self::R7gMedium,
+            "r7g.large" => Self::R7gLarge,
+            "r7g.xlarge" => Self::R7gXlarge,
+            "r7g.2xlarge" => Self::R7g2xlarge,
+            "r7g.4xlarge" => Self::R7g4xlarge,
+            "r7g.8xlarge" => Self::R7g8xlarge,
+            "r7g.12xlarge" => Self::R7g12xlarge,
+            "r7g.16xlarge" => Self::R7g16xlarge,
+            "r7g.metal" => Self::R7gMetal,
+            "c6in.metal" => Self::C6inMetal,
+            "m6in.metal" => Self::M6inMetal,
+            "m6idn.metal" => Self::M6idnMetal,
+            "r6in.metal" => Self::R6inMetal,
+            "r6idn.metal" => Self::R6idnMetal,
+            "inf2.xlarge" => Self::Inf2Xlarge,
+            "inf2.8xlarge" => Self::Inf28xlarge,
+            "inf2.24xlarge" => Self::Inf224xlarge,
+            "inf2.48xlarge" => Self::Inf248xlarge,
+            "trn1n.32xlarge" => Self::Trn1n32xlarge,
+            "i4g.large" => Self::I4gLarge,
+            "i4g.xlarge" => Self::I4gXlarge,
+            "i4g.2xlarge" => Self::I4g2xlarge,
+            "i4g.4xlarge" => Self::I4g4xlarge,
+            "i4g.8xlarge" => Self::I4g8xlarge,
+            "i4g.16xlarge" => Self::I4g16xlarge,
+            "hpc7g.4xlarge" => Self::Hpc7g4xlarge,
+            "hpc7g.8xlarge" => Self::Hpc7g8xlarge,
+            "hpc7g.16xlarge" => Self::Hpc7g16xlarge,
+            "c7gn.medium" => Self::C7gnMedium,
+            "c7gn.large" => Self::C7gnLarge,
+            "c7gn.xlarge" => Self::C7gnXlarge,
+            "c7gn.2xlarge" => Self::C7gn2xlarge,
+            "c7gn.4xlarge" => Self::C7gn4xlarge,
+            "c7gn.8xlarge" => Self::C7gn8xlarge,
+            "c7gn.12xlarge" => Self::C7gn12xlarge,
+            "c7gn.16xlarge" => Self::C7gn16xlarge,
+            "p5.48xlarge" => Self::P548xlarge,
+            "m7i.large" => Self::M7iLarge,
+            "m7i.xlarge" => Self::M7iXlarge,
+            "m7i.2xlarge" => Self::M7i2xlarge,
+            "m7i.4xlarge" => Self::M7i4xlarge,
+            "m7i.8xlarge" => Self::M7i8xlarge,
+            "m7i.12xlarge" => Self::M7i12xlarge,
+            "m7i.16xlarge" => Self::M7i16xlarge,
+            "m7i.24xlarge" => Self::M7i24xlarge,
+            "m7i.48xlarge" => Self::M7i48xlarge,
+            "m7i-flex.large" => Self::M7iFlexLarge,
+            "m7i-flex.xlarge" => Self::M7iFlexXlarge,
+            "m7i-flex.2xlarge" => Self::M7iFlex2xlarge,
+            "m7i-flex.4xlarge" => Self::M7iFlex4xlarge,
+            "m7i-flex.8xlarge" => Self::M7iFlex8xlarge,
+            "m7a.medium" => Self::M7aMedium,
+            "m7a.large" => Self::M7aLarge,
+            "m7a.xlarge" => Self::M7aXlarge,
+            "m7a.2xlarge" => Self::M7a2xlarge,
+            "m7a.4xlarge" => Self::M7a4xlarge,
+            "m7a.8xlarge" => Self::M7a8xlarge,
+            "m7a.12xlarge" => Self::M7a12xlarge,
+            "m7a.16xlarge" => Self::M7a16xlarge,
+            "m7a.24xlarge" => Self::M7a24xlarge,
+            "m7a.32xlarge" => Self::M7a32xlarge,
+            "m7a.48xlarge" => Self::M7a48xlarge,
+            "m7a.metal-48xl" => Self::M7aMetal48xl,
+            "hpc7a.12xlarge" => Self::Hpc7a12xlarge,
+            "hpc7a.24xlarge" => Self::Hpc7a24xlarge,
+            "hpc7a.48xlarge" => Self::Hpc7a48xlarge,
+            "hpc7a.96xlarge" => Self::Hpc7a96xlarge,
+            "c7gd.medium" => Self::C7gdMedium,
+            "c7gd.large" => Self::C7gdLarge,
+            "c7gd.xlarge" => Self::C7gdXlarge,
+            "c7gd.2xlarge" => Self::C7gd2xlarge,
+            "c7gd.4xlarge" => Self::C7gd4xlarge,
+            "c7gd.8xlarge" => Self::C7gd8xlarge,
+            "c7gd.12xlarge" => Self::C7gd12xlarge,
+            "c7gd.16xlarge" => Self::C7gd16xlarge,
+            "m7gd.medium" => Self::M7gdMedium,
+            "m7gd.large" => Self::M7gdLarge,
+            "m7gd.xlarge" => Self::M7gdXlarge,
+            "m7gd.2xlarge" => Self::M7gd2xlarge,
+            "m7gd.4xlarge" => Self::M7gd4xlarge,
+            "m7gd.8xlarge" => Self::M7gd8xlarge,
+            "m7gd.12xlarge" => Self::M7gd12xlarge,
+            "m7gd.16xlarge" => Self::M7gd16xlarge,
+            "r7gd.medium" => Self::R7gdMedium,
+            "r7gd.large" => Self::R7gdLarge,
+            "r7gd.xlarge" => Self::R7gdXlarge,
+            "r7gd.2xlarge" => Self::R7gd2xlarge,
+            "r7gd.4xlarge" => Self::R7gd4xlarge,
+            "r7gd.8xlarge" => Self::R7gd8xlarge,
+            "r7gd.12xlarge" => Self::R7gd12xlarge,
+            "r7gd.16xlarge" => Self::R7gd16xlarge,
+            "r7a.medium" => Self::R7aMedium,
+            "r7a.large" => Self::R7aLarge,
+            "r7a.xlarge" => Self::R7aXlarge,
+            "r7a.2xlarge" => Self::R7a2xlarge,
+            "r7a.4xlarge" => Self::R7a4xlarge,
+            "r7a.8xlarge" => Self::R7a8xlarge,
+            "r7a.12xlarge" => Self::R7a12xlarge,
+            "r7a.16xlarge" => Self::R7a16xlarge,
+            "r7a.24xlarge" => Self::R7a24xlarge,
+            "r7a.32xlarge" => Self::R7a32xlarge,
+            "r7a.48xlarge" => Self::R7a48xlarge,
+            "c7i.large" => Self::C7iLarge,
+            "c7i.xlarge" => Self::C7iXlarge,
+            "c7i.2xlarge" => Self::C7i2xlarge,
+            "c7i.4xlarge" => Self::C7i4xlarge,
+            "c7i.8xlarge" => Self::C7i8xlarge,
+            "c7i.12xlarge" => Self::C7i12xlarge,
+            "c7i.16xlarge" => Self::C7i16xlarge,
+            "c7i.24xlarge" => Self::C7i24xlarge,
+            "c7i.48xlarge" => Self::C7i48xlarge,
+            "mac2-m2pro.metal" => Self::Mac2M2proMetal,
+            "r7iz.large" => Self::R7izLarge,
+            "r7iz.xlarge" => Self::R7izXlarge,
+            "r7iz.2xlarge" => Self::R7iz2xlarge,
+            "r7iz.4xlarge" => Self::R7iz4xlarge,
+            "r7iz.8xlarge" => Self::R7iz8xlarge,
+            "r7iz.12xlarge" => Self::R7iz12xlarge,
+            "r7iz.16xlarge" => Self::R7iz16xlarge,
+            "r7iz.32xlarge" => Self::R7iz32xlarge,
+            "c7a.medium" => Self::C7aMedium,
+            "c7a.large" => Self::C7aLarge,
+            "c7a.xlarge" => Self::C7aXlarge,
+            "c7a.2xlarge" => Self::C7a2xlarge,
+            "c7a.4xlarge" => Self::C7a4xlarge,
+            "c7a.8xlarge" => Self::C7a8xlarge,
+            "c7a.12xlarge" => Self::C7a12xlarge,
+            "c7a.16xlarge" => Self::C7a16xlarge,
+            "c7a.24xlarge" => Self::C7a24xlarge,
+            "c7a.32xlarge" => Self::C7a32xlarge,
+            "c7a.48xlarge" => Self::C7a48xlarge,
+            "c7a.metal-48xl" => Self::C7aMetal48xl,
+            "r7a.metal-48xl" => Self::R7aMetal48xl,
+            "r7i.large" => Self::R7iLarge,
+            "r7i.xlarge" => Self::R7iXlarge,
+            "r7i.2xlarge" => Self::R7i2xlarge,
+            "r7i.4xlarge" => Self::R7i4xlarge,
+            "r7i.8xlarge" => Self::R7i8xlarge,
+            "r7i.12xlarge" => Self::R7i12xlarge,
+            "r7i.16xlarge" => Self::R7i16xlarge,
+            "r7i.24xlarge" => Self::R7i24xlarge,
+            "r7i.48xlarge" => Self::R7i48xlarge,
+            "dl2q.24xlarge" => Self::Dl2q24xlarge,
+            "mac2-m2.metal" => Self::Mac2M2Metal,
+            "i4i.12xlarge" => Self::I4i12xlarge,
+            "i4i.24xlarge" => Self::I4i24xlarge,
+            "c7i.metal-24xl" => Self::C7iMetal24xl,
+            "c7i.metal-48xl" => Self::C7iMetal48xl,
+            "m7i.metal-24xl" => Self::M7iMetal24xl,
+            "m7i.metal-48xl" => Self::M7iMetal48xl,
+            "r7i.metal-24xl" => Self::R7iMetal24xl,
+            "r7i.metal-48xl" => Self::R7iMetal48xl,
+            "r7iz.metal-16xl" => Self::R7izMetal16xl,
+            "r7iz.metal-32xl" => Self::R7izMetal32xl,
+            "c7gd.metal" => Self::C7gdMetal,
+            "m7gd.metal" => Self::M7gdMetal,
+            "r7gd.metal" => Self::R7gdMetal,
+            "g6.xlarge" => Self::G6Xlarge,
+            "g6.2xlarge" => Self::G62xlarge,
+            "g6.4xlarge" => Self::G64xlarge,
+            "g6.8xlarge" => Self::G68xlarge,
+            "g6.12xlarge" => Self::G612xlarge,
+            "g6.16xlarge" => Self::G616xlarge,
+            "g6.24xlarge" => Self::G624xlarge,
+            "g6.48xlarge" => Self::G648xlarge,
+            "gr6.4xlarge" => Self::Gr64xlarge,
+            "gr6.8xlarge" => Self::Gr68xlarge,
+            "c7i-flex.large" => Self::C7iFlexLarge,
+            "c7i-flex.xlarge" => Self::C7iFlexXlarge,
+            "c7i-flex.2xlarge" => Self::C7iFlex2xlarge,
+            "c7i-flex.4xlarge" => Self::C7iFlex4xlarge,
+            "c7i-flex.8xlarge" => Self::C7iFlex8xlarge,
+            "u7i-12tb.224xlarge" => Self::U7i12tb224xlarge,
+            "u7in-16tb.224xlarge" => Self::U7in16tb224xlarge,
+            "u7in-24tb.224xlarge" => Self::U7in24tb224xlarge,
+            "u7in-32tb.224xlarge" => Self::U7in32tb224xlarge,
+            "u7ib-12tb.224xlarge" => Self::U7ib12tb224xlarge,
+            "c7gn.metal" => Self::C7gnMetal,
+            "r8g.medium" => Self::R8gMedium,
+            "r8g.large" => Self::R8gLarge,
+            "r8g.xlarge" => Self::R8gXlarge,
+            "r8g.2xlarge" => Self::R8g2xlarge,
+            "r8g.4xlarge" => Self::R8g4xlarge,
+            "r8g.8xlarge" => Self::R8g8xlarge,
+            "r8g.12xlarge" => Self::R8g12xlarge,
+            "r8g.16xlarge" => Self::R8g16xlarge,
+            "r8g.24xlarge" => Self::R8g24xlarge,
+            "r8g.48xlarge" => Self::R8g48xlarge,
+            "r8g.metal-24xl" => Self::R8gMetal24xl,
+            "r8g.metal-48xl" => Self::R8gMetal48xl,
+            "mac2-m1ultra.metal" => Self::Mac2M1ultraMetal,
+            "g6e.xlarge" => Self::G6eXlarge,
+            "g6e.2xlarge" => Self::G6e2xlarge,
+            "g6e.4xlarge" => Self::G6e4xlarge,
+            "g6e.8xlarge" => Self::G6e8xlarge,
+            "g6e.12xlarge" => Self::G6e12xlarge,
+            "g6e.16xlarge" => Self::G6e16xlarge,
+            "g6e.24xlarge" => Self::G6e24xlarge,
+            "g6e.48xlarge" => Self::G6e48xlarge,
+            "c8g.medium" => Self::C8gMedium,
+            "c8g.large" => Self::C8gLarge,
+            "c8g.xlarge" => Self::C8gXlarge,
+            "c8g.2xlarge" => Self::C8g2xlarge,
+            "c8g.4xlarge" => Self::C8g4xlarge,
+            "c8g.8xlarge" => Self::C8g8xlarge,
+            "c8g.12xlarge" => Self::C8g12xlarge,
+            "c8g.16xlarge" => Self::C8g16xlarge,
+            "c8g.24xlarge" => Self::C8g24xlarge,
+            "c8g.48xlarge" => Self::C8g48xlarge,
+            "c8g.metal-24xl" => Self::C8gMetal24xl,
+            "c8g.metal-48xl" => Self::C8gMetal48xl,
+            "m8g.medium" => Self::M8gMedium,
+            "m8g.large" => Self::M8gLarge,
+            "m8g.xlarge" => Self::M8gXlarge,
+            "m8g.2xlarge" => Self::M8g2xlarge,
+            "m8g.4xlarge" => Self::M8g4xlarge,
+            "m8g.8xlarge" => Self::M8g8xlarge,
+            "m8g.12xlarge" => Self::M8g12xlarge,
+            "m8g.16xlarge" => Self::M8g16xlarge,
+            "m8g.24xlarge" => Self::M8g24xlarge,
+            "m8g.48xlarge" => Self::M8g48xlarge,
+            "m8g.metal-24xl" => Self::M8gMetal24xl,
+            "m8g.metal-48xl" => Self::M8gMetal48xl,
+            "x8g.medium" => Self::X8gMedium,
+            "x8g.large" => Self::X8gLarge,
+            "x8g.xlarge" => Self::X8gXlarge,
+            "x8g.2xlarge" => Self::X8g2xlarge,
+            "x8g.4xlarge" => Self::X8g4xlarge,
+            "x8g.8xlarge" => Self::X8g8xlarge,
+            "x8g.12xlarge" => Self::X8g12xlarge,
+            "x8g.16xlarge" => Self::X8g16xlarge,
+            "x8g.24xlarge" => Self::X8g24xlarge,
+            "x8g.48xlarge" => Self::X8g48xlarge,
+            "x8g.metal-24xl" => Self::X8gMetal24xl,
+            "x8g.metal-48xl" => Self::X8gMetal48xl,
+            "i7ie.large" => Self::I7ieLarge,
+            "i7ie.xlarge" => Self::I7ieXlarge,
+            "i7ie.2xlarge" => Self::I7ie2xlarge,
+            "i7ie.3xlarge" => Self::I7ie3xlarge,
+            "i7ie.6xlarge" => Self::I7ie6xlarge,
+            "i7ie.12xlarge" => Self::I7ie12xlarge,
+            "i7ie.18xlarge" => Self::I7ie18xlarge,
+            "i7ie.24xlarge" => Self::I7ie24xlarge,
+            "i7ie.48xlarge" => Self::I7ie48xlarge,
+            "i8g.large" => Self::I8gLarge,
+            "i8g.xlarge" => Self::I8gXlarge,
+            "i8g.2xlarge" => Self::I8g2xlarge,
+            "i8g.4xlarge" => Self::I8g4xlarge,
+            "i8g.8xlarge" => Self::I8g8xlarge,
+            "i8g.12xlarge" => Self::I8g12xlarge,
+            "i8g.16xlarge" => Self::I8g16xlarge,
+            "i8g.24xlarge" => Self::I8g24xlarge,
+            "i8g.metal-24xl" => Self::I8gMetal24xl,
+            "u7i-6tb.112xlarge" => Self::U7i6tb112xlarge,
+            "u7i-8tb.112xlarge" => Self::U7i8tb112xlarge,
+            "u7inh-32tb.480xlarge" => Self::U7inh32tb480xlarge,
+            "p5e.48xlarge" => Self::P5e48xlarge,
+            "p5en.48xlarge" => Self::P5en48xlarge,
+            "f2.12xlarge" => Self::F212xlarge,
+            "f2.48xlarge" => Self::F248xlarge,
+            "trn2.48xlarge" => Self::Trn248xlarge,
+            "c7i-flex.12xlarge" => Self::C7iFlex12xlarge,
+            "c7i-flex.16xlarge" => Self::C7iFlex16xlarge,
+            "m7i-flex.12xlarge" => Self::M7iFlex12xlarge,
+            "m7i-flex.16xlarge" => Self::M7iFlex16xlarge,
+            "i7ie.metal-24xl" => Self::I7ieMetal24xl,
+            "i7ie.metal-48xl" => Self::I7ieMetal48xl,
+            "i8g.48xlarge" => Self::I8g48xlarge,
+            "c8gd.medium" => Self::C8gdMedium,
+            "c8gd.large" => Self::C8gdLarge,
+            "c8gd.xlarge" => Self::C8gdXlarge,
+            "c8gd.2xlarge" => Self::C8gd2xlarge,
+            "c8gd.4xlarge" => Self::C8gd4xlarge,
+            "c8gd.8xlarge" => Self::C8gd8xlarge,
+            "c8gd.12xlarge" => Self::C8gd12xlarge,
+            "c8gd.16xlarge" => Self::C8gd16xlarge,
+            "c8gd.24xlarge" => Self::C8gd24xlarge,
+            "c8gd.48xlarge" => Self::C8gd48xlarge,
+            "c8gd.metal-24xl" => Self::C8gdMetal24xl,
+            "c8gd.metal-48xl" => Self::C8gdMetal48xl,
+            "i7i.large" => Self::I7iLarge,
+            "i7i.xlarge" => Self::I7iXlarge,
+            "i7i.2xlarge" => Self::I7i2xlarge,
+            "i7i.4xlarge" => Self::I7i4xlarge,
+            "i7i.8xlarge" => Self::I7i8xlarge,
+            "i7i.12xlarge" => Self::I7i12xlarge,
+            "i7i.16xlarge" => Self::I7i16xlarge,
+            "i7i.24xlarge" => Self::I7i24xlarge,
+            "i7i.48xlarge" => Self::I7i48xlarge,
+            "i7i.metal-24xl" => Self::I7iMetal24xl,
+            "i7i.metal-48xl" => Self::I7iMetal48xl,
+            "p6-b200.48xlarge" => Self::P6B20048xlarge,
+            "m8gd.medium" => Self::M8gdMedium,
+            "m8gd.large" => Self::M8gdLarge,
+            "m8gd.xlarge" => Self::M8gdXlarge,
+            "m8gd.2xlarge" => Self::M8gd2xlarge,
+            "m8gd.4xlarge" => Self::M8gd4xlarge,
+            "m8gd.8xlarge" => Self::M8gd8xlarge,
+            "m8gd.12xlarge" => Self::M8gd12xlarge,
+            "m8gd.16xlarge" => Self::M8gd16xlarge,
+            "m8gd.24xlarge" => Self::M8gd24xlarge,
+            "m8gd.48xlarge" => Self::M8gd48xlarge,
+            "m8gd.metal-24xl" => Self::M8gdMetal24xl,
+            "m8gd.metal-48xl" => Self::M8gdMetal48xl,
+            "r8gd.medium" => Self::R8gdMedium,
+            "r8gd.large" => Self::R8gdLarge,
+            "r8gd.xlarge" => Self::R8gdXlarge,
+            "r8gd.2xlarge" => Self::R8gd2xlarge,
+            "r8gd.4xlarge" => Self::R8gd4xlarge,
+            "r8gd.8xlarge" => Self::R8gd8xlarge,
+            "r8gd.12xlarge" => Self::R8gd12xlarge,
+            "r8gd.16xlarge" => Self::R8gd16xlarge,
+            "r8gd.24xlarge" => Self::R8gd24xlarge,
+            "r8gd.48xlarge" => Self::R8gd48xlarge,
+            "r8gd.metal-24xl" => Self::R8gdMetal24xl,
+            "r8gd.metal-48xl" => Self::R8gdMetal48xl,
+            "c8gn.medium" => Self::C8gnMedium,
+            "c8gn.large" => Self::C8gnLarge,
+            "c8gn.xlarge" => Self::C8gnXlarge,
+            "c8gn.2xlarge" => Self::C8gn2xlarge,
+            "c8gn.4xlarge" => Self::C8gn4xlarge,
+            "c8gn.8xlarge" => Self::C8gn8xlarge,
+            "c8gn.12xlarge" => Self::C8gn12xlarge,
+            "c8gn.16xlarge" => Self::C8gn16xlarge,
+            "c8gn.24xlarge" => Self::C8gn24xlarge,
+            "c8gn.48xlarge" => Self::C8gn48xlarge,
+            "c8gn.metal-24xl" => Self::C8gnMetal24xl,
+            "c8gn.metal-48xl" => Self::C8gnMetal48xl,
+            "f2.6xlarge" => Self::F26xlarge,
+            "p6e-gb200.36xlarge" => Self::P6eGb20036xlarge,
+            "g6f.large" => Self::G6fLarge,
+            "g6f.xlarge" => Self::G6fXlarge,
+            "g6f.2xlarge" => Self::G6f2xlarge,
+            "g6f.4xlarge" => Self::G6f4xlarge,
+            "gr6f.4xlarge" => Self::Gr6f4xlarge,
+            "p5.4xlarge" => Self::P54xlarge,
+            "r8i.large" => Self::R8iLarge,
+            "r8i.xlarge" => Self::R8iXlarge,
+            "r8i.2xlarge" => Self::R8i2xlarge,
+            "r8i.4xlarge" => Self::R8i4xlarge,
+            "r8i.8xlarge" => Self::R8i8xlarge,
+            "r8i.12xlarge" => Self::R8i12xlarge,
+            "r8i.16xlarge" => Self::R8i16xlarge,
+            "r8i.24xlarge" => Self::R8i24xlarge,
+            "r8i.32xlarge" => Self::R8i32xlarge,
+            "r8i.48xlarge" => Self::R8i48xlarge,
+            "r8i.96xlarge" => Self::R8i96xlarge,
+            "r8i.metal-48xl" => Self::R8iMetal48xl,
+            "r8i.metal-96xl" => Self::R8iMetal96xl,
+            "r8i-flex.large" => Self::R8iFlexLarge,
+            "r8i-flex.xlarge" => Self::R8iFlexXlarge,
+            "r8i-flex.2xlarge" => Self::R8iFlex2xlarge,
+            "r8i-flex.4xlarge" => Self::R8iFlex4xlarge,
+            "r8i-flex.8xlarge" => Self::R8iFlex8xlarge,
+            "r8i-flex.12xlarge" => Self::R8iFlex12xlarge,
+            "r8i-flex.16xlarge" => Self::R8iFlex16xlarge,
+            "m8i.large" => Self::M8iLarge,
+            "m8i.xlarge" => Self::M8iXlarge,
+            "m8i.2xlarge" => Self::M8i2xlarge,
+            "m8i.4xlarge" => Self::M8i4xlarge,
+            "m8i.8xlarge" => Self::M8i8xlarge,
+            "m8i.12xlarge" => Self::M8i12xlarge,
+            "m8i.16xlarge" => Self::M8i16xlarge,
+            "m8i.24xlarge" => Self::M8i24xlarge,
+            "m8i.32xlarge" => Self::M8i32xlarge,
+            "m8i.48xlarge" => Self::M8i48xlarge,
+            "m8i.96xlarge" => Self::M8i96xlarge,
+            "m8i.metal-48xl" => Self::M8iMetal48xl,
+            "m8i.metal-96xl" => Self::M8iMetal96xl,
+            "m8i-flex.large" => Self::M8iFlexLarge,
+            "m8i-flex.xlarge" => Self::M8iFlexXlarge,
+            "m8i-flex.2xlarge" => Self::M8iFlex2xlarge,
+            "m8i-flex.4xlarge" => Self::M8iFlex4xlarge,
+            "m8i-flex.8xlarge" => Self::M8iFlex8xlarge,
+            "m8i-flex.12xlarge" => Self::M8iFlex12xlarge,
+            "m8i-flex.16xlarge" => Self::M8iFlex16xlarge,
+            "i8ge.large" => Self::I8geLarge,
+            "i8ge.xlarge" => Self::I8geXlarge,
+            "i8ge.2xlarge" => Self::I8ge2xlarge,
+            "i8ge.3xlarge" => Self::I8ge3xlarge,
+            "i8ge.6xlarge" => Self::I8ge6xlarge,
+            "i8ge.12xlarge" => Self::I8ge12xlarge,
+            "i8ge.18xlarge" => Self::I8ge18xlarge,
+            "i8ge.24xlarge" => Self::I8ge24xlarge,
+            "i8ge.48xlarge" => Self::I8ge48xlarge,
+            "i8ge.metal-24xl" => Self::I8geMetal24xl,
+            "i8ge.metal-48xl" => Self::I8geMetal48xl,
+            "mac-m4.metal" => Self::MacM4Metal,
+            "mac-m4pro.metal" => Self::MacM4proMetal,
+            "r8gn.medium" => Self::R8gnMedium,
+            "r8gn.large" => Self::R8gnLarge,
+            "r8gn.xlarge" => Self::R8gnXlarge,
+            "r8gn.2xlarge" => Self::R8gn2xlarge,
+            "r8gn.4xlarge" => Self::R8gn4xlarge,
+            "r8gn.8xlarge" => Self::R8gn8xlarge,
+            "r8gn.12xlarge" => Self::R8gn12xlarge,
+            "r8gn.16xlarge" => Self::R8gn16xlarge,
+            "r8gn.24xlarge" => Self::R8gn24xlarge,
+            "r8gn.48xlarge" => Self::R8gn48xlarge,
+            "r8gn.metal-24xl" => Self::R8gnMetal24xl,
+            "r8gn.metal-48xl" => Self::R8gnMetal48xl,
+            "c8i.large" => Self::C8iLarge,
+            "c8i.xlarge" => Self::C8iXlarge,
+            "c8i.2xlarge" => Self::C8i2xlarge,
+            "c8i.4xlarge" => Self::C8i4xlarge,
+            "c8i.8xlarge" => Self::C8i8xlarge,
+            "c8i.12xlarge" => Self::C8i12xlarge,
+            "c8i.16xlarge" => Self::C8i16xlarge,
+            "c8i.24xlarge" => Self::C8i24xlarge,
+            "c8i.32xlarge" => Self::C8i32xlarge,
+            "c8i.48xlarge" => Self::C8i48xlarge,
+            "c8i.96xlarge" => Self::C8i96xlarge,
+            "c8i.metal-48xl" => Self::C8iMetal48xl,
+            "c8i.metal-96xl" => Self::C8iMetal96xl,
+            "c8i-flex.large" => Self::C8iFlexLarge,
+            "c8i-flex.xlarge" => Self::C8iFlexXlarge,
+            "c8i-flex.2xlarge" => Self::C8iFlex2xlarge,
+            "c8i-flex.4xlarge" => Self::C8iFlex4xlarge,
+            "c8i-flex.8xlarge" => Self::C8iFlex8xlarge,
+            "c8i-flex.12xlarge" => Self::C8iFlex12xlarge,
+            "c8i-flex.16xlarge" => Self::C8iFlex16xlarge,
+            "r8gb.medium" => Self::R8gbMedium,
+            "r8gb.large" => Self::R8gbLarge,
+            "r8gb.xlarge" => Self::R8gbXlarge,
+            "r8gb.2xlarge" => Self::R8gb2xlarge,
+            "r8gb.4xlarge" => Self::R8gb4xlarge,
+            "r8gb.8xlarge" => Self::R8gb8xlarge,
+            "r8gb.12xlarge" => Self::R8gb12xlarge,
+            "r8gb.16xlarge" => Self::R8gb16xlarge,
+            "r8gb.24xlarge" => Self::R8gb24xlarge,
+            "r8gb.metal-24xl" => Self::R8gbMetal24xl,
+            "m8a.medium" => Self::M8aMedium,
+            "m8a.large" => Self::M8aLarge,
+            "m8a.xlarge" => Self::M8aXlarge,
+            "m8a.2xlarge" => Self::M8a2xlarge,
+            "m8a.4xlarge" => Self::M8a4xlarge,
+            "m8a.8xlarge" => Self::M8a8xlarge,
+            "m8a.12xlarge" => Self::M8a12xlarge,
+            "m8a.16xlarge" => Self::M8a16xlarge,
+            "m8a.24xlarge" => Self::M8a24xlarge,
+            "m8a.48xlarge" => Self::M8a48xlarge,
+            "m8a.metal-24xl" => Self::M8aMetal24xl,
+            "m8a.metal-48xl" => Self::M8aMetal48xl,
+            "trn2.3xlarge" => Self::Trn23xlarge,
+            "r8a.medium" => Self::R8aMedium,
+            "r8a.large" => Self::R8aLarge,
+            "r8a.xlarge" => Self::R8aXlarge,
+            "r8a.2xlarge" => Self::R8a2xlarge,
+            "r8a.4xlarge" => Self::R8a4xlarge,
+            "r8a.8xlarge" => Self::R8a8xlarge,
+            "r8a.12xlarge" => Self::R8a12xlarge,
+            "r8a.16xlarge" => Self::R8a16xlarge,
+            "r8a.24xlarge" => Self::R8a24xlarge,
+            "r8a.48xlarge" => Self::R8a48xlarge,
+            "r8a.metal-24xl" => Self::R8aMetal24xl,
+            "r8a.metal-48xl" => Self::R8aMetal48xl,
+            "p6-b300.48xlarge" => Self::P6B30048xlarge,
+            "c8a.medium" => Self::C8aMedium,
+            "c8a.large" => Self::C8aLarge,
+            "c8a.xlarge" => Self::C8aXlarge,
+            "c8a.2xlarge" => Self::C8a2xlarge,
+            "c8a.4xlarge" => Self::C8a4xlarge,
+            "c8a.8xlarge" => Self::C8a8xlarge,
+            "c8a.12xlarge" => Self::C8a12xlarge,
+            "c8a.16xlarge" => Self::C8a16xlarge,
+            "c8a.24xlarge" => Self::C8a24xlarge,
+            "c8a.48xlarge" => Self::C8a48xlarge,
+            "c8a.metal-24xl" => Self::C8aMetal24xl,
+            "c8a.metal-48xl" => Self::C8aMetal48xl,
+            "c8gb.12xlarge" => Self::C8gb12xlarge,
+            "c8gb.16xlarge" => Self::C8gb16xlarge,
+            "c8gb.24xlarge" => Self::C8gb24xlarge,
+            "c8gb.2xlarge" => Self::C8gb2xlarge,
+            "c8gb.4xlarge" => Self::C8gb4xlarge,
+            "c8gb.8xlarge" => Self::C8gb8xlarge,
+            "c8gb.large" => Self::C8gbLarge,
+            "c8gb.medium" => Self::C8gbMedium,
+            "c8gb.metal-24xl" => Self::C8gbMetal24xl,
+            "c8gb.xlarge" => Self::C8gbXlarge,
+            "c8gb.48xlarge" => Self::C8gb48xlarge,
+            "c8gb.metal-48xl" => Self::C8gbMetal48xl,
+            "m8gb.12xlarge" => Self::M8gb12xlarge,
+            "m8gb.16xlarge" => Self::M8gb16xlarge,
+            "m8gb.24xlarge" => Self::M8gb24xlarge,
+            "m8gb.2xlarge" => Self::M8gb2xlarge,
+            "m8gb.4xlarge" => Self::M8gb4xlarge,
+            "m8gb.8xlarge" => Self::M8gb8xlarge,
+            "m8gb.large" => Self::M8gbLarge,
+            "m8gb.medium" => Self::M8gbMedium,
+            "m8gb.xlarge" => Self::M8gbXlarge,
+            "m8gb.48xlarge" => Self::M8gb48xlarge,
+            "m8gb.metal-24xl" => Self::M8gbMetal24xl,
+            "m8gb.metal-48xl" => Self::M8gbMetal48xl,
+            "m8gn.12xlarge" => Self::M8gn12xlarge,
+            "m8gn.16xlarge" => Self::M8gn16xlarge,
+            "m8gn.24xlarge" => Self::M8gn24xlarge,
+            "m8gn.2xlarge" => Self::M8gn2xlarge,
+            "m8gn.48xlarge" => Self::M8gn48xlarge,
+            "m8gn.4xlarge" => Self::M8gn4xlarge,
+            "m8gn.8xlarge" => Self::M8gn8xlarge,
+            "m8gn.large" => Self::M8gnLarge,
+            "m8gn.medium" => Self::M8gnMedium,
+            "m8gn.xlarge" => Self::M8gnXlarge,
+            "m8gn.metal-24xl" => Self::M8gnMetal24xl,
+            "m8gn.metal-48xl" => Self::M8gnMetal48xl,
+            "x8aedz.12xlarge" => Self::X8aedz12xlarge,
+            "x8aedz.24xlarge" => Self::X8aedz24xlarge,
+            "x8aedz.3xlarge" => Self::X8aedz3xlarge,
+            "x8aedz.6xlarge" => Self::X8aedz6xlarge,
+            "x8aedz.large" => Self::X8aedzLarge,
+            "x8aedz.metal-12xl" => Self::X8aedzMetal12xl,
+            "x8aedz.metal-24xl" => Self::X8aedzMetal24xl,
+            "x8aedz.xlarge" => Self::X8aedzXlarge,
+            "m8azn.medium" => Self::M8aznMedium,
+            "m8azn.large" => Self::M8aznLarge,
+            "m8azn.xlarge" => Self::M8aznXlarge,
+            "m8azn.3xlarge" => Self::M8azn3xlarge,
+            "m8azn.6xlarge" => Self::M8azn6xlarge,
+            "m8azn.12xlarge" => Self::M8azn12xlarge,
+            "m8azn.24xlarge" => Self::M8azn24xlarge,
+            "m8azn.metal-12xl" => Self::M8aznMetal12xl,
+            "m8azn.metal-24xl" => Self::M8aznMetal24xl,
+            "x8i.large" => Self::X8iLarge,
+            "x8i.xlarge" => Self::X8iXlarge,
+            "x8i.2xlarge" => Self::X8i2xlarge,
+            "x8i.4xlarge" => Self::X8i4xlarge,
+            "x8i.8xlarge" => Self::X8i8xlarge,
+            "x8i.12xlarge" => Self::X8i12xlarge,
+            "x8i.16xlarge" => Self::X8i16xlarge,
+            "x8i.24xlarge" => Self::X8i24xlarge,
+            "x8i.32xlarge" => Self::X8i32xlarge,
+            "x8i.48xlarge" => Self::X8i48xlarge,
+            "x8i.64xlarge" => Self::X8i64xlarge,
+            "x8i.96xlarge" => Self::X8i96xlarge,
+            "x8i.metal-48xl" => Self::X8iMetal48xl,
+            "x8i.metal-96xl" => Self::X8iMetal96xl,
+            "mac-m4max.metal" => Self::MacM4maxMetal,
+            "g7e.2xlarge" => Self::G7e2xlarge,
+            "g7e.4xlarge" => Self::G7e4xlarge,
+            "g7e.8xlarge" => Self::G7e8xlarge,
+            "g7e.12xlarge" => Self::G7e12xlarge,
+            "g7e.24xlarge" => Self::G7e24xlarge,
+            "g7e.48xlarge" => Self::G7e48xlarge,
+            "r8id.large" => Self::R8idLarge,
+            "r8id.xlarge" => Self::R8idXlarge,
+            "r8id.2xlarge" => Self::R8id2xlarge,
+            "r8id.4xlarge" => Self::R8id4xlarge,
+            "r8id.8xlarge" => Self::R8id8xlarge,
+            "r8id.12xlarge" => Self::R8id12xlarge,
+            "r8id.16xlarge" => Self::R8id16xlarge,
+            "r8id.24xlarge" => Self::R8id24xlarge,
+            "r8id.32xlarge" => Self::R8id32xlarge,
+            "r8id.48xlarge" => Self::R8id48xlarge,
+            "r8id.96xlarge" => Self::R8id96xlarge,
+            "r8id.metal-48xl" => Self::R8idMetal48xl,
+            "r8id.metal-96xl" => Self::R8idMetal96xl,
+            "c8id.large" => Self::C8idLarge,
+            "c8id.xlarge" => Self::C8idXlarge,
+            "c8id.2xlarge" => Self::C8id2xlarge,
+            "c8id.4xlarge" => Self::C8id4xlarge,
+            "c8id.8xlarge" => Self::C8id8xlarge,
+            "c8id.12xlarge" => Self::C8id12xlarge,
+            "c8id.16xlarge" => Self::C8id16xlarge,
+            "c8id.24xlarge" => Self::C8id24xlarge,
+            "c8id.32xlarge" => Self::C8id32xlarge,
+            "c8id.48xlarge" => Self::C8id48xlarge,
+            "c8id.96xlarge" => Self::C8id96xlarge,
+            "c8id.metal-48xl" => Self::C8idMetal48xl,
+            "c8id.metal-96xl" => Self::C8idMetal96xl,
+            "m8id.large" => Self::M8idLarge,
+            "m8id.xlarge" => Self::M8idXlarge,
+            "m8id.2xlarge" => Self::M8id2xlarge,
+            "m8id.4xlarge" => Self::M8id4xlarge,
+            "m8id.8xlarge" => Self::M8id8xlarge,
+            "m8id.12xlarge" => Self::M8id12xlarge,
+            "m8id.16xlarge" => Self::M8id16xlarge,
+            "m8id.24xlarge" => Self::M8id24xlarge,
+            "m8id.32xlarge" => Self::M8id32xlarge,
+            "m8id.48xlarge" => Self::M8id48xlarge,
+            "m8id.96xlarge" => Self::M8id96xlarge,
+            "m8id.metal-48xl" => Self::M8idMetal48xl,
+            "m8id.metal-96xl" => Self::M8idMetal96xl,
+            "hpc8a.96xlarge" => Self::Hpc8a96xlarge,
+            "c8in.large" => Self::C8inLarge,
+            "c8in.xlarge" => Self::C8inXlarge,
+            "c8in.2xlarge" => Self::C8in2xlarge,
+            "c8in.4xlarge" => Self::C8in4xlarge,
+            "c8in.8xlarge" => Self::C8in8xlarge,
+            "c8in.12xlarge" => Self::C8in12xlarge,
+            "c8in.16xlarge" => Self::C8in16xlarge,
+            "c8in.24xlarge" => Self::C8in24xlarge,
+            "c8in.32xlarge" => Self::C8in32xlarge,
+            "c8in.48xlarge" => Self::C8in48xlarge,
+            "c8in.96xlarge" => Self::C8in96xlarge,
+            "c8in.metal-48xl" => Self::C8inMetal48xl,
+            "c8in.metal-96xl" => Self::C8inMetal96xl,
+            "c8ib.large" => Self::C8ibLarge,
+            "c8ib.xlarge" => Self::C8ibXlarge,
+            "c8ib.2xlarge" => Self::C8ib2xlarge,
+            "c8ib.4xlarge" => Self::C8ib4xlarge,
+            "c8ib.8xlarge" => Self::C8ib8xlarge,
+            "c8ib.12xlarge" => Self::C8ib12xlarge,
+            "c8ib.16xlarge" => Self::C8ib16xlarge,
+            "c8ib.24xlarge" => Self::C8ib24xlarge,
+            "c8ib.32xlarge" => Self::C8ib32xlarge,
+            "c8ib.48xlarge" => Self::C8ib48xlarge,
+            "c8ib.96xlarge" => Self::C8ib96xlarge,
+            "c8ib.metal-48xl" => Self::C8ibMetal48xl,
+            "c8ib.metal-96xl" => Self::C8ibMetal96xl,
+            "r8in.large" => Self::R8inLarge,
+            "r8in.xlarge" => Self::R8inXlarge,
+            "r8in.2xlarge" => Self::R8in2xlarge,
+            "r8in.4xlarge" => Self::R8in4xlarge,
+            "r8in.8xlarge" => Self::R8in8xlarge,
+            "r8in.12xlarge" => Self::R8in12xlarge,
+            "r8in.16xlarge" => Self::R8in16xlarge,
+            "r8in.24xlarge" => Self::R8in24xlarge,
+            "r8in.32xlarge" => Self::R8in32xlarge,
+            "r8in.48xlarge" => Self::R8in48xlarge,
+            "r8in.96xlarge" => Self::R8in96xlarge,
+            "r8ib.large" => Self::R8ibLarge,
+            "r8ib.xlarge" => Self::R8ibXlarge,
+            "r8ib.2xlarge" => Self::R8ib2xlarge,
+            "r8ib.4xlarge" => Self::R8ib4xlarge,
+            "r8ib.8xlarge" => Self::R8ib8xlarge,
+            "r8ib.12xlarge" => Self::R8ib12xlarge,
+            "r8ib.16xlarge" => Self::R8ib16xlarge,
+            "r8ib.24xlarge" => Self::R8ib24xlarge,
+            "r8ib.32xlarge" => Self::R8ib32xlarge,
+            "r8ib.48xlarge" => Self::R8ib48xlarge,
+            "r8ib.96xlarge" => Self::R8ib96xlarge,
+            "m8in.large" => Self::M8inLarge,
+            "m8in.xlarge" => Self::M8inXlarge,
+            "m8in.2xlarge" => Self::M8in2xlarge,
+            "m8in.4xlarge" => Self::M8in4xlarge,
+            "m8in.8xlarge" => Self::M8in8xlarge,
+            "m8in.12xlarge" => Self::M8in12xlarge,
+            "m8in.16xlarge" => Self::M8in16xlarge,
+            "m8in.24xlarge" => Self::M8in24xlarge,
+            "m8in.32xlarge" => Self::M8in32xlarge,
+            "m8in.48xlarge" => Self::M8in48xlarge,
+            "m8in.96xlarge" => Self::M8in96xlarge,
+            "m8ib.large" => Self::M8ibLarge,
+            "m8ib.xlarge" => Self::M8ibXlarge,
+            "m8ib.2xlarge" => Self::M8ib2xlarge,
+            "m8ib.4xlarge" => Self::M8ib4xlarge,
+            "m8ib.8xlarge" => Self::M8ib8xlarge,
+            "m8ib.12xlarge" => Self::M8ib12xlarge,
+            "m8ib.16xlarge" => Self::M8ib16xlarge,
+            "m8ib.24xlarge" => Self::M8ib24xlarge,
+            "m8ib.32xlarge" => Self::M8ib32xlarge,
+            "m8ib.48xlarge" => Self::M8ib48xlarge,
+            "m8ib.96xlarge" => Self::M8ib96xlarge,
+            "m8ine.large" => Self::M8ineLarge,
+            "m8ine.xlarge" => Self::M8ineXlarge,
+            "m8ine.2xlarge" => Self::M8ine2xlarge,
+            "m8ine.4xlarge" => Self::M8ine4xlarge,
+            "m8ine.8xlarge" => Self::M8ine8xlarge,
+            "m8ine.12xlarge" => Self::M8ine12xlarge,
+            "c8ine.large" => Self::C8ineLarge,
+            "c8ine.xlarge" => Self::C8ineXlarge,
+            "c8ine.2xlarge" => Self::C8ine2xlarge,
+            "c8ine.4xlarge" => Self::C8ine4xlarge,
+            "c8ine.8xlarge" => Self::C8ine8xlarge,
+            "c8ine.12xlarge" => Self::C8ine12xlarge,
+            "m8idn.large" => Self::M8idnLarge,
+            "m8idn.xlarge" => Self::M8idnXlarge,
+            "m8idn.2xlarge" => Self::M8idn2xlarge,
+            "m8idn.4xlarge" => Self::M8idn4xlarge,
+            "m8idn.8xlarge" => Self::M8idn8xlarge,
+            "m8idn.12xlarge" => Self::M8idn12xlarge,
+            "m8idn.16xlarge" => Self::M8idn16xlarge,
+            "m8idn.24xlarge" => Self::M8idn24xlarge,
+            "m8idn.32xlarge" => Self::M8idn32xlarge,
+            "m8idn.48xlarge" => Self::M8idn48xlarge,
+            "m8idn.96xlarge" => Self::M8idn96xlarge,
+            "r8idn.large" => Self::R8idnLarge,
+            "r8idn.xlarge" => Self::R8idnXlarge,
+            "r8idn.2xlarge" => Self::R8idn2xlarge,
+            "r8idn.4xlarge" => Self::R8idn4xlarge,
+            "r8idn.8xlarge" => Self::R8idn8xlarge,
+            "r8idn.12xlarge" => Self::R8idn12xlarge,
+            "r8idn.16xlarge" => Self::R8idn16xlarge,
+            "r8idn.24xlarge" => Self::R8idn24xlarge,
+            "r8idn.32xlarge" => Self::R8idn32xlarge,
+            "r8idn.48xlarge" => Self::R8idn48xlarge,
+            "r8idn.96xlarge" => Self::R8idn96xlarge,
+            "m8idb.large" => Self::M8idbLarge,
+            "m8idb.xlarge" => Self::M8idbXlarge,
+            "m8idb.2xlarge" => Self::M8idb2xlarge,
+            "m8idb.4xlarge" => Self::M8idb4xlarge,
+            "m8idb.8xlarge" => Self::M8idb8xlarge,
+            "m8idb.12xlarge" => Self::M8idb12xlarge,
+            "m8idb.16xlarge" => Self::M8idb16xlarge,
+            "m8idb.24xlarge" => Self::M8idb24xlarge,
+            "m8idb.32xlarge" => Self::M8idb32xlarge,
+            "m8idb.48xlarge" => Self::M8idb48xlarge,
+            "m8idb.96xlarge" => Self::M8idb96xlarge,
+            "r8idb.large" => Self::R8idbLarge,
+            "r8idb.xlarge" => Self::R8idbXlarge,
+            "r8idb.2xlarge" => Self::R8idb2xlarge,
+            "r8idb.4xlarge" => Self::R8idb4xlarge,
+            "r8idb.8xlarge" => Self::R8idb8xlarge,
+            "r8idb.12xlarge" => Self::R8idb12xlarge,
+            "r8idb.16xlarge" => Self::R8idb16xlarge,
+            "r8idb.24xlarge" => Self::R8idb24xlarge,
+            "r8idb.32xlarge" => Self::R8idb32xlarge,
+            "r8idb.48xlarge" => Self::R8idb48xlarge,
+            "r8idb.96xlarge" => Self::R8idb96xlarge,
+            "mac-m3ultra.metal" => Self::MacM3ultraMetal,
+            "m9g.large" => Self::M9gLarge,
+            "m9g.xlarge" => Self::M9gXlarge,
+            "m9g.2xlarge" => Self::M9g2xlarge,
+            "m9g.4xlarge" => Self::M9g4xlarge,
+            "m9g.8xlarge" => Self::M9g8xlarge,
+            "m9g.12xlarge" => Self::M9g12xlarge,
+            "m9g.16xlarge" => Self::M9g16xlarge,
+            "m9g.24xlarge" => Self::M9g24xlarge,
+            "m9g.48xlarge" => Self::M9g48xlarge,
+            "m9g.metal-24xl" => Self::M9gMetal24xl,
+            "m9g.metal-48xl" => Self::M9gMetal48xl,
+            "m9gd.large" => Self::M9gdLarge,
+            "m9gd.xlarge" => Self::M9gdXlarge,
+            "m9gd.2xlarge" => Self::M9gd2xlarge,
+            "m9gd.4xlarge" => Self::M9gd4xlarge,
+            "m9gd.8xlarge" => Self::M9gd8xlarge,
+            "m9gd.12xlarge" => Self::M9gd12xlarge,
+            "m9gd.16xlarge" => Self::M9gd16xlarge,
+            "m9gd.24xlarge" => Self::M9gd24xlarge,
+            "m9gd.48xlarge" => Self::M9gd48xlarge,
+            "m9gd.metal-24xl" => Self::M9gdMetal24xl,
+            "m9gd.metal-48xl" => Self::M9gdMetal48xl,
+            "r8in.metal-48xl" => Self::R8inMetal48xl,
+            "r8in.metal-96xl" => Self::R8inMetal96xl,
+            "r8ib.metal-48xl" => Self::R8ibMetal48xl,
+            "r8ib.metal-96xl" => Self::R8ibMetal96xl,
+            "r8idn.metal-48xl" => Self::R8idnMetal48xl,
+            "r8idn.metal-96xl" => Self::R8idnMetal96xl,
+            "r8idb.metal-48xl" => Self::R8idbMetal48xl,
+            "r8idb.metal-96xl" => Self::R8idbMetal96xl,
+            "m8in.metal-48xl" => Self::M8inMetal48xl,
+            "m8in.metal-96xl" => Self::M8inMetal96xl,
+            "m8ib.metal-48xl" => Self::M8ibMetal48xl,
+            "m8ib.metal-96xl" => Self::M8ibMetal96xl,
+            "m8idn.metal-48xl" => Self::M8idnMetal48xl,
+            "m8idn.metal-96xl" => Self::M8idnMetal96xl,
+            "m8idb.metal-48xl" => Self::M8idbMetal48xl,
+            "m8idb.metal-96xl" => Self::M8idbMetal96xl,
+            "g7.2xlarge" => Self::G72xlarge,
+            "g7.4xlarge" => Self::G74xlarge,
+            "g7.8xlarge" => Self::G78xlarge,
+            "g7.12xlarge" => Self::G712xlarge,
+            "g7.24xlarge" => Self::G724xlarge,
+            "g7.48xlarge" => Self::G748xlarge,
+            "c9g.medium" => Self::C9gMedium,
+            "c9g.large" => Self::C9gLarge,
+            "c9g.xlarge" => Self::C9gXlarge,
+            "c9g.2xlarge" => Self::C9g2xlarge,
+            "c9g.4xlarge" => Self::C9g4xlarge,
+            "c9g.8xlarge" => Self::C9g8xlarge,
+            "c9g.12xlarge" => Self::C9g12xlarge,
+            "c9g.16xlarge" => Self::C9g16xlarge,
+            "c9g.24xlarge" => Self::C9g24xlarge,
+            "c9g.48xlarge" => Self::C9g48xlarge,
+            "c9g.metal-48xl" => Self::C9gMetal48xl,
+            "c9gd.medium" => Self::C9gdMedium,
+            "c9gd.large" => Self::C9gdLarge,
+            "c9gd.xlarge" => Self::C9gdXlarge,
+            "c9gd.2xlarge" => Self::C9gd2xlarge,
+            "c9gd.4xlarge" => Self::C9gd4xlarge,
+            "c9gd.8xlarge" => Self::C9gd8xlarge,
+            "c9gd.12xlarge" => Self::C9gd12xlarge,
+            "c9gd.16xlarge" => Self::C9gd16xlarge,
+            "c9gd.24xlarge" => Self::C9gd24xlarge,
+            "c9gd.48xlarge" => Self::C9gd48xlarge,
+            "c9gd.metal-48xl" => Self::C9gdMetal48xl,
+            "r9g.medium" => Self::R9gMedium,
+            "r9g.large" => Self::R9gLarge,
+            "r9g.xlarge" => Self::R9gXlarge,
+            "r9g.2xlarge" => Self::R9g2xlarge,
+            "r9g.4xlarge" => Self::R9g4xlarge,
+            "r9g.8xlarge" => Self::R9g8xlarge,
+            "r9g.12xlarge" => Self::R9g12xlarge,
+            "r9g.16xlarge" => Self::R9g16xlarge,
+            "r9g.24xlarge" => Self::R9g24xlarge,
+            "r9g.48xlarge" => Self::R9g48xlarge,
+            "r9g.metal-48xl" => Self::R9gMetal48xl,
+            "r9gd.medium" => Self::R9gdMedium,
+            "r9gd.large" => Self::R9gdLarge,
+            "r9gd.xlarge" => Self::R9gdXlarge,
+            "r9gd.2xlarge" => Self::R9gd2xlarge,
+            "r9gd.4xlarge" => Self::R9gd4xlarge,
+            "r9gd.8xlarge" => Self::R9gd8xlarge,
+            "r9gd.12xlarge" => Self::R9gd12xlarge,
+            "r9gd.16xlarge" => Self::R9gd16xlarge,
+            "r9gd.24xlarge" => Self::R9gd24xlarge,
+            "r9gd.48xlarge" => Self::R9gd48xlarge,
+            "r9gd.metal-48xl" => Self::R9gdMetal48xl,
+            "m9g.medium" => Self::M9gMedium,
+            "t8i.nano" => Self::T8iNano,
+            "t8i.micro" => Self::T8iMicro,
+            "t8i.small" => Self::T8iSmall,
+            "t8i.medium" => Self::T8iMedium,
+            "i8g.metal-48xl" => Self::I8gMetal48xl,
+            "r8gb.48xlarge" => Self::R8gb48xlarge,
+            "r8gb.metal-48xl" => Self::R8gbMetal48xl,
+            "m9gd.medium" => Self::M9gdMedium,
+            "trn2u.48xlarge" => Self::Trn2u48xlarge,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceType);
+
+/// The `InstanceTypeItem` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceTypeItem {
+    pub instance_type: Option<String>,
+}
+
+impl EncodeMembers for InstanceTypeItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceType", &self.instance_type);
+    }
+}
+
+/// The `InstanceTypeSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceTypeSpecification {
+    pub supported_instance_types: Option<Vec<InstanceTypeItem>>,
+    pub unsupported_instance_types: Option<Vec<InstanceTypeItem>>,
+}
+
+impl EncodeMembers for InstanceTypeSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "supportedInstanceTypeSet",
+            "item",
+            &self.supported_instance_types,
+        );
+        w.list_field(
+            "unsupportedInstanceTypeSet",
+            "item",
+            &self.unsupported_instance_types,
+        );
+    }
+}
+
 /// The `InternetGateway` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InternetGateway {
@@ -1787,6 +12499,84 @@ impl EncodeMembers for InternetGatewayAttachment {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("state", &self.state);
         w.field("vpcId", &self.vpc_id);
+    }
+}
+
+/// The `IpPermission` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IpPermission {
+    pub ip_protocol: Option<String>,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub user_id_group_pairs: Option<Vec<UserIdGroupPair>>,
+    pub ip_ranges: Option<Vec<IpRange>>,
+    pub ipv6_ranges: Option<Vec<Ipv6Range>>,
+    pub prefix_list_ids: Option<Vec<PrefixListId>>,
+}
+
+impl Decode for IpPermission {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ip_protocol = r.field(at_, "IpProtocol")?;
+        let from_port = r.field(at_, "FromPort")?;
+        let to_port = r.field(at_, "ToPort")?;
+        let user_id_group_pairs = r.list_field(at_, "Groups", None)?;
+        let ip_ranges = r.list_field(at_, "IpRanges", None)?;
+        let ipv6_ranges = r.list_field(at_, "Ipv6Ranges", None)?;
+        let prefix_list_ids = r.list_field(at_, "PrefixListIds", None)?;
+        Ok(Some(Self {
+            ip_protocol,
+            from_port,
+            to_port,
+            user_id_group_pairs,
+            ip_ranges,
+            ipv6_ranges,
+            prefix_list_ids,
+        }))
+    }
+}
+
+impl EncodeMembers for IpPermission {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipProtocol", &self.ip_protocol);
+        w.field("fromPort", &self.from_port);
+        w.field("toPort", &self.to_port);
+        w.list_field("groups", "item", &self.user_id_group_pairs);
+        w.list_field("ipRanges", "item", &self.ip_ranges);
+        w.list_field("ipv6Ranges", "item", &self.ipv6_ranges);
+        w.list_field("prefixListIds", "item", &self.prefix_list_ids);
+    }
+}
+
+/// The `IpRange` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IpRange {
+    pub description: Option<String>,
+    pub cidr_ip: Option<String>,
+}
+
+impl Decode for IpRange {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let description = r.field(at_, "Description")?;
+        let cidr_ip = r.field(at_, "CidrIp")?;
+        Ok(Some(Self {
+            description,
+            cidr_ip,
+        }))
+    }
+}
+
+impl EncodeMembers for IpRange {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("cidrIp", &self.cidr_ip);
     }
 }
 
@@ -1825,6 +12615,19 @@ impl IpSource {
 
 crate::protocol::wire_enum!(IpSource);
 
+/// The `Ipv4PrefixSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ipv4PrefixSpecification {
+    pub ipv4_prefix: Option<String>,
+}
+
+impl EncodeMembers for Ipv4PrefixSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv4Prefix", &self.ipv4_prefix);
+    }
+}
+
 /// The `Ipv6AddressAttribute` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ipv6AddressAttribute {
@@ -1855,6 +12658,201 @@ impl Ipv6AddressAttribute {
 }
 
 crate::protocol::wire_enum!(Ipv6AddressAttribute);
+
+/// The `Ipv6PrefixSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ipv6PrefixSpecification {
+    pub ipv6_prefix: Option<String>,
+}
+
+impl EncodeMembers for Ipv6PrefixSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6Prefix", &self.ipv6_prefix);
+    }
+}
+
+/// The `Ipv6Range` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ipv6Range {
+    pub description: Option<String>,
+    pub cidr_ipv6: Option<String>,
+}
+
+impl Decode for Ipv6Range {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let description = r.field(at_, "Description")?;
+        let cidr_ipv6 = r.field(at_, "CidrIpv6")?;
+        Ok(Some(Self {
+            description,
+            cidr_ipv6,
+        }))
+    }
+}
+
+impl EncodeMembers for Ipv6Range {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("cidrIpv6", &self.cidr_ipv6);
+    }
+}
+
+/// The `KeyFormat` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyFormat {
+    /// `pem`
+    Pem,
+    /// `ppk`
+    Ppk,
+}
+
+impl KeyFormat {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pem", "ppk"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pem => "pem",
+            Self::Ppk => "ppk",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pem" => Self::Pem,
+            "ppk" => Self::Ppk,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(KeyFormat);
+
+/// The `KeyPair` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyPair {
+    pub key_pair_id: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+    pub key_name: Option<String>,
+    pub key_fingerprint: Option<String>,
+    pub key_material: Option<String>,
+}
+
+impl EncodeMembers for KeyPair {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("keyPairId", &self.key_pair_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("keyName", &self.key_name);
+        w.field("keyFingerprint", &self.key_fingerprint);
+        w.field("keyMaterial", &self.key_material);
+    }
+}
+
+/// The `KeyPairInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyPairInfo {
+    pub key_pair_id: Option<String>,
+    pub key_type: Option<KeyType>,
+    pub tags: Option<Vec<Tag>>,
+    pub public_key: Option<String>,
+    pub create_time: Option<DateTime>,
+    pub key_name: Option<String>,
+    pub key_fingerprint: Option<String>,
+}
+
+impl EncodeMembers for KeyPairInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("keyPairId", &self.key_pair_id);
+        w.field("keyType", &self.key_type);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("publicKey", &self.public_key);
+        w.field("createTime", &self.create_time);
+        w.field("keyName", &self.key_name);
+        w.field("keyFingerprint", &self.key_fingerprint);
+    }
+}
+
+/// The `KeyType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyType {
+    /// `rsa`
+    Rsa,
+    /// `ed25519`
+    Ed25519,
+}
+
+impl KeyType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["rsa", "ed25519"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Rsa => "rsa",
+            Self::Ed25519 => "ed25519",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "rsa" => Self::Rsa,
+            "ed25519" => Self::Ed25519,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(KeyType);
+
+/// The `LicenseConfiguration` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LicenseConfiguration {
+    pub license_configuration_arn: Option<String>,
+}
+
+impl EncodeMembers for LicenseConfiguration {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("licenseConfigurationArn", &self.license_configuration_arn);
+    }
+}
+
+/// The `ModifyNetworkInterfaceAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModifyNetworkInterfaceAttributeRequest {
+    pub dry_run: Option<bool>,
+    pub network_interface_id: String,
+    pub description: Option<AttributeValue>,
+    pub source_dest_check: Option<AttributeBooleanValue>,
+    pub groups: Option<Vec<String>>,
+}
+
+impl Decode for ModifyNetworkInterfaceAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let description = r.field(at_, "Description")?;
+        let source_dest_check = r.field(at_, "SourceDestCheck")?;
+        let groups = r.list_field(at_, "SecurityGroupId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            network_interface_id,
+            description,
+            source_dest_check,
+            groups,
+        }))
+    }
+}
 
 /// The `ModifySubnetAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -1914,6 +12912,890 @@ impl Decode for ModifyVpcAttributeRequest {
     }
 }
 
+/// The `Monitoring` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Monitoring {
+    pub metric_category_ids: Option<Vec<String>>,
+    pub state: Option<MonitoringState>,
+}
+
+impl EncodeMembers for Monitoring {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("metricCategoryIdSet", "item", &self.metric_category_ids);
+        w.field("state", &self.state);
+    }
+}
+
+/// The `MonitoringState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MonitoringState {
+    /// `disabled`
+    Disabled,
+    /// `disabling`
+    Disabling,
+    /// `enabled`
+    Enabled,
+    /// `pending`
+    Pending,
+}
+
+impl MonitoringState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "disabling", "enabled", "pending"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Disabling => "disabling",
+            Self::Enabled => "enabled",
+            Self::Pending => "pending",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "disabling" => Self::Disabling,
+            "enabled" => Self::Enabled,
+            "pending" => Self::Pending,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(MonitoringState);
+
+/// The `NatGateway` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NatGateway {
+    pub create_time: Option<DateTime>,
+    pub delete_time: Option<DateTime>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub nat_gateway_addresses: Option<Vec<NatGatewayAddress>>,
+    pub nat_gateway_id: Option<String>,
+    pub provisioned_bandwidth: Option<ProvisionedBandwidth>,
+    pub state: Option<NatGatewayState>,
+    pub subnet_id: Option<String>,
+    pub vpc_id: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+    pub connectivity_type: Option<ConnectivityType>,
+    pub availability_mode: Option<AvailabilityMode>,
+    pub auto_scaling_ips: Option<AutoScalingIpsState>,
+    pub auto_provision_zones: Option<AutoProvisionZonesState>,
+    pub attached_appliances: Option<Vec<NatGatewayAttachedAppliance>>,
+    pub route_table_id: Option<String>,
+}
+
+impl EncodeMembers for NatGateway {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("createTime", &self.create_time);
+        w.field("deleteTime", &self.delete_time);
+        w.field("failureCode", &self.failure_code);
+        w.field("failureMessage", &self.failure_message);
+        w.list_field("natGatewayAddressSet", "item", &self.nat_gateway_addresses);
+        w.field("natGatewayId", &self.nat_gateway_id);
+        w.field("provisionedBandwidth", &self.provisioned_bandwidth);
+        w.field("state", &self.state);
+        w.field("subnetId", &self.subnet_id);
+        w.field("vpcId", &self.vpc_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("connectivityType", &self.connectivity_type);
+        w.field("availabilityMode", &self.availability_mode);
+        w.field("autoScalingIps", &self.auto_scaling_ips);
+        w.field("autoProvisionZones", &self.auto_provision_zones);
+        w.list_field("attachedApplianceSet", "item", &self.attached_appliances);
+        w.field("routeTableId", &self.route_table_id);
+    }
+}
+
+/// The `NatGatewayAddress` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NatGatewayAddress {
+    pub allocation_id: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub private_ip: Option<String>,
+    pub public_ip: Option<String>,
+    pub association_id: Option<String>,
+    pub is_primary: Option<bool>,
+    pub failure_message: Option<String>,
+    pub status: Option<NatGatewayAddressStatus>,
+    pub availability_zone: Option<String>,
+    pub availability_zone_id: Option<String>,
+}
+
+impl EncodeMembers for NatGatewayAddress {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationId", &self.allocation_id);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("privateIp", &self.private_ip);
+        w.field("publicIp", &self.public_ip);
+        w.field("associationId", &self.association_id);
+        w.field("isPrimary", &self.is_primary);
+        w.field("failureMessage", &self.failure_message);
+        w.field("status", &self.status);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+    }
+}
+
+/// The `NatGatewayAddressStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatGatewayAddressStatus {
+    /// `assigning`
+    Assigning,
+    /// `unassigning`
+    Unassigning,
+    /// `associating`
+    Associating,
+    /// `disassociating`
+    Disassociating,
+    /// `succeeded`
+    Succeeded,
+    /// `failed`
+    Failed,
+}
+
+impl NatGatewayAddressStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "assigning",
+        "unassigning",
+        "associating",
+        "disassociating",
+        "succeeded",
+        "failed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Assigning => "assigning",
+            Self::Unassigning => "unassigning",
+            Self::Associating => "associating",
+            Self::Disassociating => "disassociating",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "assigning" => Self::Assigning,
+            "unassigning" => Self::Unassigning,
+            "associating" => Self::Associating,
+            "disassociating" => Self::Disassociating,
+            "succeeded" => Self::Succeeded,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NatGatewayAddressStatus);
+
+/// The `NatGatewayApplianceModifyState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatGatewayApplianceModifyState {
+    /// `modifying`
+    Modifying,
+    /// `completed`
+    Completed,
+    /// `failed`
+    Failed,
+}
+
+impl NatGatewayApplianceModifyState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["modifying", "completed", "failed"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Modifying => "modifying",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "modifying" => Self::Modifying,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NatGatewayApplianceModifyState);
+
+/// The `NatGatewayApplianceState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatGatewayApplianceState {
+    /// `attaching`
+    Attaching,
+    /// `attached`
+    Attached,
+    /// `detaching`
+    Detaching,
+    /// `detached`
+    Detached,
+    /// `attach-failed`
+    AttachFailed,
+    /// `detach-failed`
+    DetachFailed,
+}
+
+impl NatGatewayApplianceState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "attaching",
+        "attached",
+        "detaching",
+        "detached",
+        "attach-failed",
+        "detach-failed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Attaching => "attaching",
+            Self::Attached => "attached",
+            Self::Detaching => "detaching",
+            Self::Detached => "detached",
+            Self::AttachFailed => "attach-failed",
+            Self::DetachFailed => "detach-failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "attaching" => Self::Attaching,
+            "attached" => Self::Attached,
+            "detaching" => Self::Detaching,
+            "detached" => Self::Detached,
+            "attach-failed" => Self::AttachFailed,
+            "detach-failed" => Self::DetachFailed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NatGatewayApplianceState);
+
+/// The `NatGatewayApplianceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatGatewayApplianceType {
+    /// `network-firewall-proxy`
+    NetworkFirewallProxy,
+}
+
+impl NatGatewayApplianceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["network-firewall-proxy"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::NetworkFirewallProxy => "network-firewall-proxy",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "network-firewall-proxy" => Self::NetworkFirewallProxy,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NatGatewayApplianceType);
+
+/// The `NatGatewayAttachedAppliance` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NatGatewayAttachedAppliance {
+    pub r#type: Option<NatGatewayApplianceType>,
+    pub appliance_arn: Option<String>,
+    pub vpc_endpoint_id: Option<String>,
+    pub attachment_state: Option<NatGatewayApplianceState>,
+    pub modification_state: Option<NatGatewayApplianceModifyState>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+}
+
+impl EncodeMembers for NatGatewayAttachedAppliance {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("type", &self.r#type);
+        w.field("applianceArn", &self.appliance_arn);
+        w.field("vpcEndpointId", &self.vpc_endpoint_id);
+        w.field("attachmentState", &self.attachment_state);
+        w.field("modificationState", &self.modification_state);
+        w.field("failureCode", &self.failure_code);
+        w.field("failureMessage", &self.failure_message);
+    }
+}
+
+/// The `NatGatewayState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatGatewayState {
+    /// `pending`
+    Pending,
+    /// `failed`
+    Failed,
+    /// `available`
+    Available,
+    /// `deleting`
+    Deleting,
+    /// `deleted`
+    Deleted,
+}
+
+impl NatGatewayState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["pending", "failed", "available", "deleting", "deleted"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Failed => "failed",
+            Self::Available => "available",
+            Self::Deleting => "deleting",
+            Self::Deleted => "deleted",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "failed" => Self::Failed,
+            "available" => Self::Available,
+            "deleting" => Self::Deleting,
+            "deleted" => Self::Deleted,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NatGatewayState);
+
+/// The `NestedVirtualizationSpecification` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NestedVirtualizationSpecification {
+    /// `enabled`
+    Enabled,
+    /// `disabled`
+    Disabled,
+}
+
+impl NestedVirtualizationSpecification {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["enabled", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "enabled" => Self::Enabled,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NestedVirtualizationSpecification);
+
+/// The `NetworkInterface` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetworkInterface {
+    pub association: Option<NetworkInterfaceAssociation>,
+    pub attachment: Option<NetworkInterfaceAttachment>,
+    pub availability_zone: Option<String>,
+    pub connection_tracking_configuration: Option<ConnectionTrackingConfiguration>,
+    pub description: Option<String>,
+    pub groups: Option<Vec<GroupIdentifier>>,
+    pub interface_type: Option<NetworkInterfaceType>,
+    pub ipv6_addresses: Option<Vec<NetworkInterfaceIpv6Address>>,
+    pub mac_address: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub outpost_arn: Option<String>,
+    pub owner_id: Option<String>,
+    pub private_dns_name: Option<String>,
+    pub public_dns_name: Option<String>,
+    pub public_ip_dns_name_options: Option<PublicIpDnsNameOptions>,
+    pub private_ip_address: Option<String>,
+    pub private_ip_addresses: Option<Vec<NetworkInterfacePrivateIpAddress>>,
+    pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecification>>,
+    pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecification>>,
+    pub requester_id: Option<String>,
+    pub requester_managed: Option<bool>,
+    pub source_dest_check: Option<bool>,
+    pub status: Option<NetworkInterfaceStatus>,
+    pub subnet_id: Option<String>,
+    pub tag_set: Option<Vec<Tag>>,
+    pub vpc_id: Option<String>,
+    pub deny_all_igw_traffic: Option<bool>,
+    pub ipv6_native: Option<bool>,
+    pub ipv6_address: Option<String>,
+    pub operator: Option<OperatorResponse>,
+    pub associated_subnets: Option<Vec<String>>,
+    pub availability_zone_id: Option<String>,
+}
+
+impl EncodeMembers for NetworkInterface {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("association", &self.association);
+        w.field("attachment", &self.attachment);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field(
+            "connectionTrackingConfiguration",
+            &self.connection_tracking_configuration,
+        );
+        w.field("description", &self.description);
+        w.list_field("groupSet", "item", &self.groups);
+        w.field("interfaceType", &self.interface_type);
+        w.list_field("ipv6AddressesSet", "item", &self.ipv6_addresses);
+        w.field("macAddress", &self.mac_address);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("outpostArn", &self.outpost_arn);
+        w.field("ownerId", &self.owner_id);
+        w.field("privateDnsName", &self.private_dns_name);
+        w.field("publicDnsName", &self.public_dns_name);
+        w.field("publicIpDnsNameOptions", &self.public_ip_dns_name_options);
+        w.field("privateIpAddress", &self.private_ip_address);
+        w.list_field("privateIpAddressesSet", "item", &self.private_ip_addresses);
+        w.list_field("ipv4PrefixSet", "item", &self.ipv4_prefixes);
+        w.list_field("ipv6PrefixSet", "item", &self.ipv6_prefixes);
+        w.field("requesterId", &self.requester_id);
+        w.field("requesterManaged", &self.requester_managed);
+        w.field("sourceDestCheck", &self.source_dest_check);
+        w.field("status", &self.status);
+        w.field("subnetId", &self.subnet_id);
+        w.list_field("tagSet", "item", &self.tag_set);
+        w.field("vpcId", &self.vpc_id);
+        w.field("denyAllIgwTraffic", &self.deny_all_igw_traffic);
+        w.field("ipv6Native", &self.ipv6_native);
+        w.field("ipv6Address", &self.ipv6_address);
+        w.field("operator", &self.operator);
+        w.list_field("associatedSubnetSet", "item", &self.associated_subnets);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+    }
+}
+
+/// The `NetworkInterfaceAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetworkInterfaceAssociation {
+    pub allocation_id: Option<String>,
+    pub association_id: Option<String>,
+    pub ip_owner_id: Option<String>,
+    pub public_dns_name: Option<String>,
+    pub public_ip: Option<String>,
+    pub customer_owned_ip: Option<String>,
+    pub carrier_ip: Option<String>,
+}
+
+impl EncodeMembers for NetworkInterfaceAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationId", &self.allocation_id);
+        w.field("associationId", &self.association_id);
+        w.field("ipOwnerId", &self.ip_owner_id);
+        w.field("publicDnsName", &self.public_dns_name);
+        w.field("publicIp", &self.public_ip);
+        w.field("customerOwnedIp", &self.customer_owned_ip);
+        w.field("carrierIp", &self.carrier_ip);
+    }
+}
+
+/// The `NetworkInterfaceAttachment` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetworkInterfaceAttachment {
+    pub attach_time: Option<DateTime>,
+    pub attachment_id: Option<String>,
+    pub delete_on_termination: Option<bool>,
+    pub device_index: Option<i32>,
+    pub network_card_index: Option<i32>,
+    pub instance_id: Option<String>,
+    pub instance_owner_id: Option<String>,
+    pub status: Option<AttachmentStatus>,
+    pub ena_srd_specification: Option<AttachmentEnaSrdSpecification>,
+    pub ena_queue_count: Option<i32>,
+}
+
+impl EncodeMembers for NetworkInterfaceAttachment {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachTime", &self.attach_time);
+        w.field("attachmentId", &self.attachment_id);
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("deviceIndex", &self.device_index);
+        w.field("networkCardIndex", &self.network_card_index);
+        w.field("instanceId", &self.instance_id);
+        w.field("instanceOwnerId", &self.instance_owner_id);
+        w.field("status", &self.status);
+        w.field("enaSrdSpecification", &self.ena_srd_specification);
+        w.field("enaQueueCount", &self.ena_queue_count);
+    }
+}
+
+/// The `NetworkInterfaceIpv6Address` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetworkInterfaceIpv6Address {
+    pub ipv6_address: Option<String>,
+    pub public_ipv6_dns_name: Option<String>,
+    pub is_primary_ipv6: Option<bool>,
+}
+
+impl EncodeMembers for NetworkInterfaceIpv6Address {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6Address", &self.ipv6_address);
+        w.field("publicIpv6DnsName", &self.public_ipv6_dns_name);
+        w.field("isPrimaryIpv6", &self.is_primary_ipv6);
+    }
+}
+
+/// The `NetworkInterfacePrivateIpAddress` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetworkInterfacePrivateIpAddress {
+    pub association: Option<NetworkInterfaceAssociation>,
+    pub primary: Option<bool>,
+    pub private_dns_name: Option<String>,
+    pub private_ip_address: Option<String>,
+}
+
+impl EncodeMembers for NetworkInterfacePrivateIpAddress {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("association", &self.association);
+        w.field("primary", &self.primary);
+        w.field("privateDnsName", &self.private_dns_name);
+        w.field("privateIpAddress", &self.private_ip_address);
+    }
+}
+
+/// The `NetworkInterfaceStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NetworkInterfaceStatus {
+    /// `available`
+    Available,
+    /// `associated`
+    Associated,
+    /// `attaching`
+    Attaching,
+    /// `in-use`
+    InUse,
+    /// `detaching`
+    Detaching,
+}
+
+impl NetworkInterfaceStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "available",
+        "associated",
+        "attaching",
+        "in-use",
+        "detaching",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Available => "available",
+            Self::Associated => "associated",
+            Self::Attaching => "attaching",
+            Self::InUse => "in-use",
+            Self::Detaching => "detaching",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "available" => Self::Available,
+            "associated" => Self::Associated,
+            "attaching" => Self::Attaching,
+            "in-use" => Self::InUse,
+            "detaching" => Self::Detaching,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NetworkInterfaceStatus);
+
+/// The `NetworkInterfaceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NetworkInterfaceType {
+    /// `interface`
+    Interface,
+    /// `natGateway`
+    NatGateway,
+    /// `efa`
+    Efa,
+    /// `efa-only`
+    EfaOnly,
+    /// `trunk`
+    Trunk,
+    /// `load_balancer`
+    LoadBalancer,
+    /// `network_load_balancer`
+    NetworkLoadBalancer,
+    /// `vpc_endpoint`
+    VpcEndpoint,
+    /// `branch`
+    Branch,
+    /// `transit_gateway`
+    TransitGateway,
+    /// `lambda`
+    Lambda,
+    /// `quicksight`
+    Quicksight,
+    /// `global_accelerator_managed`
+    GlobalAcceleratorManaged,
+    /// `api_gateway_managed`
+    ApiGatewayManaged,
+    /// `gateway_load_balancer`
+    GatewayLoadBalancer,
+    /// `gateway_load_balancer_endpoint`
+    GatewayLoadBalancerEndpoint,
+    /// `iot_rules_managed`
+    IotRulesManaged,
+    /// `aws_codestar_connections_managed`
+    AwsCodestarConnectionsManaged,
+}
+
+impl NetworkInterfaceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "interface",
+        "natGateway",
+        "efa",
+        "efa-only",
+        "trunk",
+        "load_balancer",
+        "network_load_balancer",
+        "vpc_endpoint",
+        "branch",
+        "transit_gateway",
+        "lambda",
+        "quicksight",
+        "global_accelerator_managed",
+        "api_gateway_managed",
+        "gateway_load_balancer",
+        "gateway_load_balancer_endpoint",
+        "iot_rules_managed",
+        "aws_codestar_connections_managed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Interface => "interface",
+            Self::NatGateway => "natGateway",
+            Self::Efa => "efa",
+            Self::EfaOnly => "efa-only",
+            Self::Trunk => "trunk",
+            Self::LoadBalancer => "load_balancer",
+            Self::NetworkLoadBalancer => "network_load_balancer",
+            Self::VpcEndpoint => "vpc_endpoint",
+            Self::Branch => "branch",
+            Self::TransitGateway => "transit_gateway",
+            Self::Lambda => "lambda",
+            Self::Quicksight => "quicksight",
+            Self::GlobalAcceleratorManaged => "global_accelerator_managed",
+            Self::ApiGatewayManaged => "api_gateway_managed",
+            Self::GatewayLoadBalancer => "gateway_load_balancer",
+            Self::GatewayLoadBalancerEndpoint => "gateway_load_balancer_endpoint",
+            Self::IotRulesManaged => "iot_rules_managed",
+            Self::AwsCodestarConnectionsManaged => "aws_codestar_connections_managed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "interface" => Self::Interface,
+            "natGateway" => Self::NatGateway,
+            "efa" => Self::Efa,
+            "efa-only" => Self::EfaOnly,
+            "trunk" => Self::Trunk,
+            "load_balancer" => Self::LoadBalancer,
+            "network_load_balancer" => Self::NetworkLoadBalancer,
+            "vpc_endpoint" => Self::VpcEndpoint,
+            "branch" => Self::Branch,
+            "transit_gateway" => Self::TransitGateway,
+            "lambda" => Self::Lambda,
+            "quicksight" => Self::Quicksight,
+            "global_accelerator_managed" => Self::GlobalAcceleratorManaged,
+            "api_gateway_managed" => Self::ApiGatewayManaged,
+            "gateway_load_balancer" => Self::GatewayLoadBalancer,
+            "gateway_load_balancer_endpoint" => Self::GatewayLoadBalancerEndpoint,
+            "iot_rules_managed" => Self::IotRulesManaged,
+            "aws_codestar_connections_managed" => Self::AwsCodestarConnectionsManaged,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NetworkInterfaceType);
+
+/// The `OperatorResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OperatorResponse {
+    pub managed: Option<bool>,
+    pub principal: Option<String>,
+    pub hidden_by_default: Option<bool>,
+}
+
+impl EncodeMembers for OperatorResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("managed", &self.managed);
+        w.field("principal", &self.principal);
+        w.field("hiddenByDefault", &self.hidden_by_default);
+    }
+}
+
+/// The `PerformanceStatusSummary` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerformanceStatusSummary {
+    pub status: Option<SummaryStatus>,
+    pub impaired_since: Option<DateTime>,
+    pub remediation: Option<String>,
+}
+
+impl EncodeMembers for PerformanceStatusSummary {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("status", &self.status);
+        w.field("impairedSince", &self.impaired_since);
+        w.field("remediation", &self.remediation);
+    }
+}
+
+/// The `Placement` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    pub availability_zone_id: Option<String>,
+    pub affinity: Option<String>,
+    pub group_name: Option<String>,
+    pub partition_number: Option<i32>,
+    pub host_id: Option<String>,
+    pub tenancy: Option<Tenancy>,
+    pub spread_domain: Option<String>,
+    pub host_resource_group_arn: Option<String>,
+    pub group_id: Option<String>,
+    pub availability_zone: Option<String>,
+}
+
+impl Decode for Placement {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let availability_zone_id = r.field(at_, "AvailabilityZoneId")?;
+        let affinity = r.field(at_, "Affinity")?;
+        let group_name = r.field(at_, "GroupName")?;
+        let partition_number = r.field(at_, "PartitionNumber")?;
+        let host_id = r.field(at_, "HostId")?;
+        let tenancy = r.field(at_, "Tenancy")?;
+        let spread_domain = r.field(at_, "SpreadDomain")?;
+        let host_resource_group_arn = r.field(at_, "HostResourceGroupArn")?;
+        let group_id = r.field(at_, "GroupId")?;
+        let availability_zone = r.field(at_, "AvailabilityZone")?;
+        Ok(Some(Self {
+            availability_zone_id,
+            affinity,
+            group_name,
+            partition_number,
+            host_id,
+            tenancy,
+            spread_domain,
+            host_resource_group_arn,
+            group_id,
+            availability_zone,
+        }))
+    }
+}
+
+impl EncodeMembers for Placement {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("affinity", &self.affinity);
+        w.field("groupName", &self.group_name);
+        w.field("partitionNumber", &self.partition_number);
+        w.field("hostId", &self.host_id);
+        w.field("tenancy", &self.tenancy);
+        w.field("spreadDomain", &self.spread_domain);
+        w.field("hostResourceGroupArn", &self.host_resource_group_arn);
+        w.field("groupId", &self.group_id);
+        w.field("availabilityZone", &self.availability_zone);
+    }
+}
+
+/// The `PlatformValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PlatformValues {
+    /// `Windows`
+    Windows,
+}
+
+impl PlatformValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["Windows"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Windows => "Windows",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "Windows" => Self::Windows,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PlatformValues);
+
+/// The `PrefixListId` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrefixListId {
+    pub description: Option<String>,
+    pub prefix_list_id: Option<String>,
+}
+
+impl Decode for PrefixListId {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let description = r.field(at_, "Description")?;
+        let prefix_list_id = r.field(at_, "PrefixListId")?;
+        Ok(Some(Self {
+            description,
+            prefix_list_id,
+        }))
+    }
+}
+
+impl EncodeMembers for PrefixListId {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("prefixListId", &self.prefix_list_id);
+    }
+}
+
 /// The `PrivateDnsNameOptionsOnLaunch` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PrivateDnsNameOptionsOnLaunch {
@@ -1934,6 +13816,298 @@ impl EncodeMembers for PrivateDnsNameOptionsOnLaunch {
             "enableResourceNameDnsAAAARecord",
             &self.enable_resource_name_dns_aaaa_record,
         );
+    }
+}
+
+/// The `PrivateDnsNameOptionsResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrivateDnsNameOptionsResponse {
+    pub hostname_type: Option<HostnameType>,
+    pub enable_resource_name_dns_a_record: Option<bool>,
+    pub enable_resource_name_dns_aaaa_record: Option<bool>,
+}
+
+impl EncodeMembers for PrivateDnsNameOptionsResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("hostnameType", &self.hostname_type);
+        w.field(
+            "enableResourceNameDnsARecord",
+            &self.enable_resource_name_dns_a_record,
+        );
+        w.field(
+            "enableResourceNameDnsAAAARecord",
+            &self.enable_resource_name_dns_aaaa_record,
+        );
+    }
+}
+
+/// The `ProductCode` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProductCode {
+    pub product_code_id: Option<String>,
+    pub product_code_type: Option<ProductCodeValues>,
+}
+
+impl EncodeMembers for ProductCode {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("productCode", &self.product_code_id);
+        w.field("type", &self.product_code_type);
+    }
+}
+
+/// The `ProductCodeValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProductCodeValues {
+    /// `devpay`
+    Devpay,
+    /// `marketplace`
+    Marketplace,
+}
+
+impl ProductCodeValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["devpay", "marketplace"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Devpay => "devpay",
+            Self::Marketplace => "marketplace",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "devpay" => Self::Devpay,
+            "marketplace" => Self::Marketplace,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ProductCodeValues);
+
+/// The `PropagatingVgw` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PropagatingVgw {
+    pub gateway_id: Option<String>,
+}
+
+impl EncodeMembers for PropagatingVgw {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("gatewayId", &self.gateway_id);
+    }
+}
+
+/// The `ProvisionedBandwidth` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProvisionedBandwidth {
+    pub provision_time: Option<DateTime>,
+    pub provisioned: Option<String>,
+    pub request_time: Option<DateTime>,
+    pub requested: Option<String>,
+    pub status: Option<String>,
+}
+
+impl EncodeMembers for ProvisionedBandwidth {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("provisionTime", &self.provision_time);
+        w.field("provisioned", &self.provisioned);
+        w.field("requestTime", &self.request_time);
+        w.field("requested", &self.requested);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `PublicIpDnsNameOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PublicIpDnsNameOptions {
+    pub dns_hostname_type: Option<String>,
+    pub public_ipv4_dns_name: Option<String>,
+    pub public_ipv6_dns_name: Option<String>,
+    pub public_dual_stack_dns_name: Option<String>,
+}
+
+impl EncodeMembers for PublicIpDnsNameOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("dnsHostnameType", &self.dns_hostname_type);
+        w.field("publicIpv4DnsName", &self.public_ipv4_dns_name);
+        w.field("publicIpv6DnsName", &self.public_ipv6_dns_name);
+        w.field("publicDualStackDnsName", &self.public_dual_stack_dns_name);
+    }
+}
+
+/// The `ReferencedSecurityGroup` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReferencedSecurityGroup {
+    pub group_id: Option<String>,
+    pub peering_status: Option<String>,
+    pub user_id: Option<String>,
+    pub vpc_id: Option<String>,
+    pub vpc_peering_connection_id: Option<String>,
+}
+
+impl EncodeMembers for ReferencedSecurityGroup {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupId", &self.group_id);
+        w.field("peeringStatus", &self.peering_status);
+        w.field("userId", &self.user_id);
+        w.field("vpcId", &self.vpc_id);
+        w.field("vpcPeeringConnectionId", &self.vpc_peering_connection_id);
+    }
+}
+
+/// The `RegisterImageRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegisterImageRequest {
+    pub boot_mode: Option<BootModeValues>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+    pub name: String,
+    pub description: Option<String>,
+    pub architecture: Option<ArchitectureValues>,
+    pub root_device_name: Option<String>,
+    pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+    pub virtualization_type: Option<String>,
+    pub ena_support: Option<bool>,
+}
+
+impl Decode for RegisterImageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let boot_mode = r.field(at_, "BootMode")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let name = r.field(at_, "Name")?;
+        r.check_length(name.as_deref(), at_, "Name", Some(3), Some(128))?;
+        let name = FormReader::required(name, at_, "Name")?;
+        let description = r.field(at_, "Description")?;
+        r.check_length(
+            description.as_deref(),
+            at_,
+            "Description",
+            Some(0),
+            Some(255),
+        )?;
+        let architecture = r.field(at_, "Architecture")?;
+        let root_device_name = r.field(at_, "RootDeviceName")?;
+        let block_device_mappings = r.list_field(at_, "BlockDeviceMapping", None)?;
+        let virtualization_type = r.field(at_, "VirtualizationType")?;
+        let ena_support = r.field(at_, "EnaSupport")?;
+        Ok(Some(Self {
+            boot_mode,
+            tag_specifications,
+            dry_run,
+            name,
+            description,
+            architecture,
+            root_device_name,
+            block_device_mappings,
+            virtualization_type,
+            ena_support,
+        }))
+    }
+}
+
+/// The `RegisterImageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RegisterImageResult {
+    pub image_id: Option<String>,
+}
+
+impl EncodeMembers for RegisterImageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("imageId", &self.image_id);
+    }
+}
+
+/// The `ReleaseAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleaseAddressRequest {
+    pub allocation_id: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ReleaseAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let allocation_id = r.field(at_, "AllocationId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            allocation_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ReplaceRouteRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaceRouteRequest {
+    pub local_target: Option<bool>,
+    pub dry_run: Option<bool>,
+    pub route_table_id: String,
+    pub destination_cidr_block: Option<String>,
+    pub gateway_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub nat_gateway_id: Option<String>,
+}
+
+impl Decode for ReplaceRouteRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let local_target = r.field(at_, "LocalTarget")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let route_table_id = r.field(at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        let destination_cidr_block = r.field(at_, "DestinationCidrBlock")?;
+        let gateway_id = r.field(at_, "GatewayId")?;
+        let instance_id = r.field(at_, "InstanceId")?;
+        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
+        let nat_gateway_id = r.field(at_, "NatGatewayId")?;
+        Ok(Some(Self {
+            local_target,
+            dry_run,
+            route_table_id,
+            destination_cidr_block,
+            gateway_id,
+            instance_id,
+            network_interface_id,
+            nat_gateway_id,
+        }))
+    }
+}
+
+/// The `Reservation` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reservation {
+    pub reservation_id: Option<String>,
+    pub owner_id: Option<String>,
+    pub requester_id: Option<String>,
+    pub groups: Option<Vec<GroupIdentifier>>,
+    pub instances: Option<Vec<Instance>>,
+}
+
+impl EncodeMembers for Reservation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("reservationId", &self.reservation_id);
+        w.field("ownerId", &self.owner_id);
+        w.field("requesterId", &self.requester_id);
+        w.list_field("groupSet", "item", &self.groups);
+        w.list_field("instancesSet", "item", &self.instances);
     }
 }
 
@@ -2547,6 +14721,1033 @@ impl ResourceType {
 
 crate::protocol::wire_enum!(ResourceType);
 
+/// The `RevokeSecurityGroupEgressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevokeSecurityGroupEgressRequest {
+    pub security_group_rule_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub group_id: String,
+    pub ip_protocol: Option<String>,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub cidr_ip: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+}
+
+impl Decode for RevokeSecurityGroupEgressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let security_group_rule_ids = r.list_field(at_, "SecurityGroupRuleId", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let group_id = r.field(at_, "GroupId")?;
+        let group_id = FormReader::required(group_id, at_, "GroupId")?;
+        let ip_protocol = r.field(at_, "IpProtocol")?;
+        let from_port = r.field(at_, "FromPort")?;
+        let to_port = r.field(at_, "ToPort")?;
+        let cidr_ip = r.field(at_, "CidrIp")?;
+        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
+        Ok(Some(Self {
+            security_group_rule_ids,
+            dry_run,
+            group_id,
+            ip_protocol,
+            from_port,
+            to_port,
+            cidr_ip,
+            ip_permissions,
+        }))
+    }
+}
+
+/// The `RevokeSecurityGroupEgressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RevokeSecurityGroupEgressResult {
+    pub r#return: Option<bool>,
+    pub unknown_ip_permissions: Option<Vec<IpPermission>>,
+    pub revoked_security_group_rules: Option<Vec<RevokedSecurityGroupRule>>,
+}
+
+impl EncodeMembers for RevokeSecurityGroupEgressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.list_field(
+            "unknownIpPermissionSet",
+            "item",
+            &self.unknown_ip_permissions,
+        );
+        w.list_field(
+            "revokedSecurityGroupRuleSet",
+            "item",
+            &self.revoked_security_group_rules,
+        );
+    }
+}
+
+/// The `RevokeSecurityGroupIngressRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevokeSecurityGroupIngressRequest {
+    pub cidr_ip: Option<String>,
+    pub from_port: Option<i32>,
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+    pub ip_protocol: Option<String>,
+    pub to_port: Option<i32>,
+    pub security_group_rule_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for RevokeSecurityGroupIngressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let cidr_ip = r.field(at_, "CidrIp")?;
+        let from_port = r.field(at_, "FromPort")?;
+        let group_id = r.field(at_, "GroupId")?;
+        let group_name = r.field(at_, "GroupName")?;
+        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
+        let ip_protocol = r.field(at_, "IpProtocol")?;
+        let to_port = r.field(at_, "ToPort")?;
+        let security_group_rule_ids = r.list_field(at_, "SecurityGroupRuleId", None)?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            cidr_ip,
+            from_port,
+            group_id,
+            group_name,
+            ip_permissions,
+            ip_protocol,
+            to_port,
+            security_group_rule_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `RevokeSecurityGroupIngressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RevokeSecurityGroupIngressResult {
+    pub r#return: Option<bool>,
+    pub unknown_ip_permissions: Option<Vec<IpPermission>>,
+    pub revoked_security_group_rules: Option<Vec<RevokedSecurityGroupRule>>,
+}
+
+impl EncodeMembers for RevokeSecurityGroupIngressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.list_field(
+            "unknownIpPermissionSet",
+            "item",
+            &self.unknown_ip_permissions,
+        );
+        w.list_field(
+            "revokedSecurityGroupRuleSet",
+            "item",
+            &self.revoked_security_group_rules,
+        );
+    }
+}
+
+/// The `RevokedSecurityGroupRule` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RevokedSecurityGroupRule {
+    pub security_group_rule_id: Option<String>,
+    pub group_id: Option<String>,
+    pub is_egress: Option<bool>,
+    pub ip_protocol: Option<String>,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub cidr_ipv4: Option<String>,
+    pub cidr_ipv6: Option<String>,
+    pub prefix_list_id: Option<String>,
+    pub referenced_group_id: Option<String>,
+    pub description: Option<String>,
+}
+
+impl EncodeMembers for RevokedSecurityGroupRule {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("securityGroupRuleId", &self.security_group_rule_id);
+        w.field("groupId", &self.group_id);
+        w.field("isEgress", &self.is_egress);
+        w.field("ipProtocol", &self.ip_protocol);
+        w.field("fromPort", &self.from_port);
+        w.field("toPort", &self.to_port);
+        w.field("cidrIpv4", &self.cidr_ipv4);
+        w.field("cidrIpv6", &self.cidr_ipv6);
+        w.field("prefixListId", &self.prefix_list_id);
+        w.field("referencedGroupId", &self.referenced_group_id);
+        w.field("description", &self.description);
+    }
+}
+
+/// The `Route` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Route {
+    pub destination_cidr_block: Option<String>,
+    pub destination_ipv6_cidr_block: Option<String>,
+    pub destination_prefix_list_id: Option<String>,
+    pub egress_only_internet_gateway_id: Option<String>,
+    pub gateway_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub instance_owner_id: Option<String>,
+    pub nat_gateway_id: Option<String>,
+    pub transit_gateway_id: Option<String>,
+    pub local_gateway_id: Option<String>,
+    pub carrier_gateway_id: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub origin: Option<RouteOrigin>,
+    pub state: Option<RouteState>,
+    pub vpc_peering_connection_id: Option<String>,
+    pub core_network_arn: Option<String>,
+    pub odb_network_arn: Option<String>,
+    pub ip_address: Option<String>,
+}
+
+impl EncodeMembers for Route {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("destinationCidrBlock", &self.destination_cidr_block);
+        w.field(
+            "destinationIpv6CidrBlock",
+            &self.destination_ipv6_cidr_block,
+        );
+        w.field("destinationPrefixListId", &self.destination_prefix_list_id);
+        w.field(
+            "egressOnlyInternetGatewayId",
+            &self.egress_only_internet_gateway_id,
+        );
+        w.field("gatewayId", &self.gateway_id);
+        w.field("instanceId", &self.instance_id);
+        w.field("instanceOwnerId", &self.instance_owner_id);
+        w.field("natGatewayId", &self.nat_gateway_id);
+        w.field("transitGatewayId", &self.transit_gateway_id);
+        w.field("localGatewayId", &self.local_gateway_id);
+        w.field("carrierGatewayId", &self.carrier_gateway_id);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("origin", &self.origin);
+        w.field("state", &self.state);
+        w.field("vpcPeeringConnectionId", &self.vpc_peering_connection_id);
+        w.field("coreNetworkArn", &self.core_network_arn);
+        w.field("odbNetworkArn", &self.odb_network_arn);
+        w.field("ipAddress", &self.ip_address);
+    }
+}
+
+/// The `RouteOrigin` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RouteOrigin {
+    /// `CreateRouteTable`
+    CreateRouteTable,
+    /// `CreateRoute`
+    CreateRoute,
+    /// `EnableVgwRoutePropagation`
+    EnableVgwRoutePropagation,
+    /// `Advertisement`
+    Advertisement,
+}
+
+impl RouteOrigin {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "CreateRouteTable",
+        "CreateRoute",
+        "EnableVgwRoutePropagation",
+        "Advertisement",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CreateRouteTable => "CreateRouteTable",
+            Self::CreateRoute => "CreateRoute",
+            Self::EnableVgwRoutePropagation => "EnableVgwRoutePropagation",
+            Self::Advertisement => "Advertisement",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "CreateRouteTable" => Self::CreateRouteTable,
+            "CreateRoute" => Self::CreateRoute,
+            "EnableVgwRoutePropagation" => Self::EnableVgwRoutePropagation,
+            "Advertisement" => Self::Advertisement,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RouteOrigin);
+
+/// The `RouteState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RouteState {
+    /// `active`
+    Active,
+    /// `blackhole`
+    Blackhole,
+    /// `filtered`
+    Filtered,
+}
+
+impl RouteState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["active", "blackhole", "filtered"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Blackhole => "blackhole",
+            Self::Filtered => "filtered",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "active" => Self::Active,
+            "blackhole" => Self::Blackhole,
+            "filtered" => Self::Filtered,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RouteState);
+
+/// The `RouteTable` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouteTable {
+    pub associations: Option<Vec<RouteTableAssociation>>,
+    pub propagating_vgws: Option<Vec<PropagatingVgw>>,
+    pub route_table_id: Option<String>,
+    pub routes: Option<Vec<Route>>,
+    pub tags: Option<Vec<Tag>>,
+    pub vpc_id: Option<String>,
+    pub owner_id: Option<String>,
+}
+
+impl EncodeMembers for RouteTable {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("associationSet", "item", &self.associations);
+        w.list_field("propagatingVgwSet", "item", &self.propagating_vgws);
+        w.field("routeTableId", &self.route_table_id);
+        w.list_field("routeSet", "item", &self.routes);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("vpcId", &self.vpc_id);
+        w.field("ownerId", &self.owner_id);
+    }
+}
+
+/// The `RouteTableAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouteTableAssociation {
+    pub main: Option<bool>,
+    pub route_table_association_id: Option<String>,
+    pub route_table_id: Option<String>,
+    pub subnet_id: Option<String>,
+    pub gateway_id: Option<String>,
+    pub public_ipv4_pool: Option<String>,
+    pub association_state: Option<RouteTableAssociationState>,
+}
+
+impl EncodeMembers for RouteTableAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("main", &self.main);
+        w.field("routeTableAssociationId", &self.route_table_association_id);
+        w.field("routeTableId", &self.route_table_id);
+        w.field("subnetId", &self.subnet_id);
+        w.field("gatewayId", &self.gateway_id);
+        w.field("publicIpv4Pool", &self.public_ipv4_pool);
+        w.field("associationState", &self.association_state);
+    }
+}
+
+/// The `RouteTableAssociationState` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouteTableAssociationState {
+    pub state: Option<RouteTableAssociationStateCode>,
+    pub status_message: Option<String>,
+}
+
+impl EncodeMembers for RouteTableAssociationState {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("state", &self.state);
+        w.field("statusMessage", &self.status_message);
+    }
+}
+
+/// The `RouteTableAssociationStateCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RouteTableAssociationStateCode {
+    /// `associating`
+    Associating,
+    /// `associated`
+    Associated,
+    /// `disassociating`
+    Disassociating,
+    /// `disassociated`
+    Disassociated,
+    /// `failed`
+    Failed,
+}
+
+impl RouteTableAssociationStateCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "associating",
+        "associated",
+        "disassociating",
+        "disassociated",
+        "failed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Associating => "associating",
+            Self::Associated => "associated",
+            Self::Disassociating => "disassociating",
+            Self::Disassociated => "disassociated",
+            Self::Failed => "failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "associating" => Self::Associating,
+            "associated" => Self::Associated,
+            "disassociating" => Self::Disassociating,
+            "disassociated" => Self::Disassociated,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RouteTableAssociationStateCode);
+
+/// The `RunInstancesMonitoringEnabled` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInstancesMonitoringEnabled {
+    pub metric_category_ids: Option<Vec<String>>,
+    pub enabled: bool,
+}
+
+impl Decode for RunInstancesMonitoringEnabled {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let metric_category_ids = r.list_field(at_, "MetricCategoryId", None)?;
+        let enabled = r.field(at_, "Enabled")?;
+        let enabled = FormReader::required(enabled, at_, "Enabled")?;
+        Ok(Some(Self {
+            metric_category_ids,
+            enabled,
+        }))
+    }
+}
+
+/// The `RunInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInstancesRequest {
+    pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+    pub image_id: Option<String>,
+    pub instance_type: Option<InstanceType>,
+    pub key_name: Option<String>,
+    pub max_count: i32,
+    pub min_count: i32,
+    pub monitoring: Option<RunInstancesMonitoringEnabled>,
+    pub placement: Option<Placement>,
+    pub security_group_ids: Option<Vec<String>>,
+    pub security_groups: Option<Vec<String>>,
+    pub subnet_id: Option<String>,
+    pub user_data: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub metadata_options: Option<InstanceMetadataOptionsRequest>,
+    pub dry_run: Option<bool>,
+    pub disable_api_termination: Option<bool>,
+    pub instance_initiated_shutdown_behavior: Option<ShutdownBehavior>,
+    pub private_ip_address: Option<String>,
+    pub client_token: Option<String>,
+    pub iam_instance_profile: Option<IamInstanceProfileSpecification>,
+    pub ebs_optimized: Option<bool>,
+}
+
+impl Decode for RunInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let block_device_mappings = r.list_field(at_, "BlockDeviceMapping", None)?;
+        let image_id = r.field(at_, "ImageId")?;
+        let instance_type = r.field(at_, "InstanceType")?;
+        let key_name = r.field(at_, "KeyName")?;
+        let max_count = r.field(at_, "MaxCount")?;
+        let max_count = FormReader::required(max_count, at_, "MaxCount")?;
+        let min_count = r.field(at_, "MinCount")?;
+        let min_count = FormReader::required(min_count, at_, "MinCount")?;
+        let monitoring = r.field(at_, "Monitoring")?;
+        let placement = r.field(at_, "Placement")?;
+        let security_group_ids = r.list_field(at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_field(at_, "SecurityGroup", None)?;
+        let subnet_id = r.field(at_, "SubnetId")?;
+        let user_data = r.field(at_, "UserData")?;
+        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
+        let metadata_options = r.field(at_, "MetadataOptions")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let disable_api_termination = r.field(at_, "DisableApiTermination")?;
+        let instance_initiated_shutdown_behavior =
+            r.field(at_, "InstanceInitiatedShutdownBehavior")?;
+        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
+        let client_token = r.field(at_, "ClientToken")?;
+        let iam_instance_profile = r.field(at_, "IamInstanceProfile")?;
+        let ebs_optimized = r.field(at_, "EbsOptimized")?;
+        Ok(Some(Self {
+            block_device_mappings,
+            image_id,
+            instance_type,
+            key_name,
+            max_count,
+            min_count,
+            monitoring,
+            placement,
+            security_group_ids,
+            security_groups,
+            subnet_id,
+            user_data,
+            tag_specifications,
+            metadata_options,
+            dry_run,
+            disable_api_termination,
+            instance_initiated_shutdown_behavior,
+            private_ip_address,
+            client_token,
+            iam_instance_profile,
+            ebs_optimized,
+        }))
+    }
+}
+
+/// The `SSEType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SSEType {
+    /// `sse-ebs`
+    SseEbs,
+    /// `sse-kms`
+    SseKms,
+    /// `none`
+    None,
+}
+
+impl SSEType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["sse-ebs", "sse-kms", "none"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::SseEbs => "sse-ebs",
+            Self::SseKms => "sse-kms",
+            Self::None => "none",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "sse-ebs" => Self::SseEbs,
+            "sse-kms" => Self::SseKms,
+            "none" => Self::None,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SSEType);
+
+/// The `ScanResults` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScanResults {
+    pub highest_finding_severity_label: Option<SeverityLabel>,
+    pub finding_scan_date: Option<DateTime>,
+    pub informational_fix_available_since: Option<DateTime>,
+    pub low_fix_available_since: Option<DateTime>,
+    pub medium_fix_available_since: Option<DateTime>,
+    pub high_fix_available_since: Option<DateTime>,
+    pub critical_fix_available_since: Option<DateTime>,
+}
+
+impl EncodeMembers for ScanResults {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "highestFindingSeverityLabel",
+            &self.highest_finding_severity_label,
+        );
+        w.field("findingScanDate", &self.finding_scan_date);
+        w.field(
+            "informationalFixAvailableSince",
+            &self.informational_fix_available_since,
+        );
+        w.field("lowFixAvailableSince", &self.low_fix_available_since);
+        w.field("mediumFixAvailableSince", &self.medium_fix_available_since);
+        w.field("highFixAvailableSince", &self.high_fix_available_since);
+        w.field(
+            "criticalFixAvailableSince",
+            &self.critical_fix_available_since,
+        );
+    }
+}
+
+/// The `SecondaryInterfaceStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SecondaryInterfaceStatus {
+    /// `available`
+    Available,
+    /// `in-use`
+    InUse,
+}
+
+impl SecondaryInterfaceStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["available", "in-use"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Available => "available",
+            Self::InUse => "in-use",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "available" => Self::Available,
+            "in-use" => Self::InUse,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SecondaryInterfaceStatus);
+
+/// The `SecondaryInterfaceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SecondaryInterfaceType {
+    /// `secondary`
+    Secondary,
+}
+
+impl SecondaryInterfaceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["secondary"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Secondary => "secondary",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "secondary" => Self::Secondary,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SecondaryInterfaceType);
+
+/// The `SecurityGroup` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SecurityGroup {
+    pub group_id: Option<String>,
+    pub ip_permissions_egress: Option<Vec<IpPermission>>,
+    pub tags: Option<Vec<Tag>>,
+    pub vpc_id: Option<String>,
+    pub security_group_arn: Option<String>,
+    pub owner_id: Option<String>,
+    pub group_name: Option<String>,
+    pub description: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+}
+
+impl EncodeMembers for SecurityGroup {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupId", &self.group_id);
+        w.list_field("ipPermissionsEgress", "item", &self.ip_permissions_egress);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("vpcId", &self.vpc_id);
+        w.field("securityGroupArn", &self.security_group_arn);
+        w.field("ownerId", &self.owner_id);
+        w.field("groupName", &self.group_name);
+        w.field("groupDescription", &self.description);
+        w.list_field("ipPermissions", "item", &self.ip_permissions);
+    }
+}
+
+/// The `SecurityGroupRule` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SecurityGroupRule {
+    pub security_group_rule_id: Option<String>,
+    pub group_id: Option<String>,
+    pub group_owner_id: Option<String>,
+    pub is_egress: Option<bool>,
+    pub ip_protocol: Option<String>,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub cidr_ipv4: Option<String>,
+    pub cidr_ipv6: Option<String>,
+    pub prefix_list_id: Option<String>,
+    pub referenced_group_info: Option<ReferencedSecurityGroup>,
+    pub description: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+    pub security_group_rule_arn: Option<String>,
+}
+
+impl EncodeMembers for SecurityGroupRule {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("securityGroupRuleId", &self.security_group_rule_id);
+        w.field("groupId", &self.group_id);
+        w.field("groupOwnerId", &self.group_owner_id);
+        w.field("isEgress", &self.is_egress);
+        w.field("ipProtocol", &self.ip_protocol);
+        w.field("fromPort", &self.from_port);
+        w.field("toPort", &self.to_port);
+        w.field("cidrIpv4", &self.cidr_ipv4);
+        w.field("cidrIpv6", &self.cidr_ipv6);
+        w.field("prefixListId", &self.prefix_list_id);
+        w.field("referencedGroupInfo", &self.referenced_group_info);
+        w.field("description", &self.description);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("securityGroupRuleArn", &self.security_group_rule_arn);
+    }
+}
+
+/// The `ServiceManaged` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ServiceManaged {
+    /// `alb`
+    Alb,
+    /// `nlb`
+    Nlb,
+    /// `rnat`
+    Rnat,
+    /// `rds`
+    Rds,
+}
+
+impl ServiceManaged {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["alb", "nlb", "rnat", "rds"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Alb => "alb",
+            Self::Nlb => "nlb",
+            Self::Rnat => "rnat",
+            Self::Rds => "rds",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "alb" => Self::Alb,
+            "nlb" => Self::Nlb,
+            "rnat" => Self::Rnat,
+            "rds" => Self::Rds,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ServiceManaged);
+
+/// The `SeverityLabel` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SeverityLabel {
+    /// `informational`
+    Informational,
+    /// `low`
+    Low,
+    /// `medium`
+    Medium,
+    /// `high`
+    High,
+    /// `critical`
+    Critical,
+}
+
+impl SeverityLabel {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["informational", "low", "medium", "high", "critical"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Informational => "informational",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Critical => "critical",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "informational" => Self::Informational,
+            "low" => Self::Low,
+            "medium" => Self::Medium,
+            "high" => Self::High,
+            "critical" => Self::Critical,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SeverityLabel);
+
+/// The `ShutdownBehavior` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ShutdownBehavior {
+    /// `stop`
+    Stop,
+    /// `terminate`
+    Terminate,
+}
+
+impl ShutdownBehavior {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["stop", "terminate"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Terminate => "terminate",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "stop" => Self::Stop,
+            "terminate" => Self::Terminate,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ShutdownBehavior);
+
+/// The `SnapshotReturnCodes` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SnapshotReturnCodes {
+    /// `success`
+    Success,
+    /// `skipped`
+    Skipped,
+    /// `missing-permissions`
+    MissingPermissions,
+    /// `internal-error`
+    InternalError,
+    /// `client-error`
+    ClientError,
+}
+
+impl SnapshotReturnCodes {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "success",
+        "skipped",
+        "missing-permissions",
+        "internal-error",
+        "client-error",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::Skipped => "skipped",
+            Self::MissingPermissions => "missing-permissions",
+            Self::InternalError => "internal-error",
+            Self::ClientError => "client-error",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "success" => Self::Success,
+            "skipped" => Self::Skipped,
+            "missing-permissions" => Self::MissingPermissions,
+            "internal-error" => Self::InternalError,
+            "client-error" => Self::ClientError,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SnapshotReturnCodes);
+
+/// The `StartInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartInstancesRequest {
+    pub instance_ids: Vec<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for StartInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `StartInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StartInstancesResult {
+    pub starting_instances: Option<Vec<InstanceStateChange>>,
+}
+
+impl EncodeMembers for StartInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instancesSet", "item", &self.starting_instances);
+    }
+}
+
+/// The `StateReason` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateReason {
+    pub code: Option<String>,
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for StateReason {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `StatusName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StatusName {
+    /// `reachability`
+    Reachability,
+}
+
+impl StatusName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["reachability"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Reachability => "reachability",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "reachability" => Self::Reachability,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(StatusName);
+
+/// The `StatusType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StatusType {
+    /// `passed`
+    Passed,
+    /// `failed`
+    Failed,
+    /// `insufficient-data`
+    InsufficientData,
+    /// `initializing`
+    Initializing,
+}
+
+impl StatusType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["passed", "failed", "insufficient-data", "initializing"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::InsufficientData => "insufficient-data",
+            Self::Initializing => "initializing",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "passed" => Self::Passed,
+            "failed" => Self::Failed,
+            "insufficient-data" => Self::InsufficientData,
+            "initializing" => Self::Initializing,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(StatusType);
+
+/// The `StopInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopInstancesRequest {
+    pub instance_ids: Vec<String>,
+    pub dry_run: Option<bool>,
+    pub force: Option<bool>,
+}
+
+impl Decode for StopInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let force = r.field(at_, "Force")?;
+        Ok(Some(Self {
+            instance_ids,
+            dry_run,
+            force,
+        }))
+    }
+}
+
+/// The `StopInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StopInstancesResult {
+    pub stopping_instances: Option<Vec<InstanceStateChange>>,
+}
+
+impl EncodeMembers for StopInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instancesSet", "item", &self.stopping_instances);
+    }
+}
+
 /// The `Subnet` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Subnet {
@@ -2756,6 +15957,55 @@ impl SubnetState {
 
 crate::protocol::wire_enum!(SubnetState);
 
+/// The `SummaryStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SummaryStatus {
+    /// `ok`
+    Ok,
+    /// `impaired`
+    Impaired,
+    /// `insufficient-data`
+    InsufficientData,
+    /// `not-applicable`
+    NotApplicable,
+    /// `initializing`
+    Initializing,
+}
+
+impl SummaryStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "ok",
+        "impaired",
+        "insufficient-data",
+        "not-applicable",
+        "initializing",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Impaired => "impaired",
+            Self::InsufficientData => "insufficient-data",
+            Self::NotApplicable => "not-applicable",
+            Self::Initializing => "initializing",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ok" => Self::Ok,
+            "impaired" => Self::Impaired,
+            "insufficient-data" => Self::InsufficientData,
+            "not-applicable" => Self::NotApplicable,
+            "initializing" => Self::Initializing,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SummaryStatus);
+
 /// The `Tag` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tag {
@@ -2856,6 +16106,384 @@ impl Tenancy {
 }
 
 crate::protocol::wire_enum!(Tenancy);
+
+/// The `TerminateInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TerminateInstancesRequest {
+    pub instance_ids: Vec<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for TerminateInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `TerminateInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TerminateInstancesResult {
+    pub terminating_instances: Option<Vec<InstanceStateChange>>,
+}
+
+impl EncodeMembers for TerminateInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instancesSet", "item", &self.terminating_instances);
+    }
+}
+
+/// The `TpmSupportValues` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TpmSupportValues {
+    /// `v2.0`
+    V20,
+}
+
+impl TpmSupportValues {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["v2.0"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::V20 => "v2.0",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "v2.0" => Self::V20,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TpmSupportValues);
+
+/// The `UserIdGroupPair` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserIdGroupPair {
+    pub description: Option<String>,
+    pub user_id: Option<String>,
+    pub group_name: Option<String>,
+    pub group_id: Option<String>,
+    pub vpc_id: Option<String>,
+    pub vpc_peering_connection_id: Option<String>,
+    pub peering_status: Option<String>,
+}
+
+impl Decode for UserIdGroupPair {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let description = r.field(at_, "Description")?;
+        let user_id = r.field(at_, "UserId")?;
+        let group_name = r.field(at_, "GroupName")?;
+        let group_id = r.field(at_, "GroupId")?;
+        let vpc_id = r.field(at_, "VpcId")?;
+        let vpc_peering_connection_id = r.field(at_, "VpcPeeringConnectionId")?;
+        let peering_status = r.field(at_, "PeeringStatus")?;
+        Ok(Some(Self {
+            description,
+            user_id,
+            group_name,
+            group_id,
+            vpc_id,
+            vpc_peering_connection_id,
+            peering_status,
+        }))
+    }
+}
+
+impl EncodeMembers for UserIdGroupPair {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("userId", &self.user_id);
+        w.field("groupName", &self.group_name);
+        w.field("groupId", &self.group_id);
+        w.field("vpcId", &self.vpc_id);
+        w.field("vpcPeeringConnectionId", &self.vpc_peering_connection_id);
+        w.field("peeringStatus", &self.peering_status);
+    }
+}
+
+/// The `VirtualizationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VirtualizationType {
+    /// `hvm`
+    Hvm,
+    /// `paravirtual`
+    Paravirtual,
+}
+
+impl VirtualizationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["hvm", "paravirtual"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Hvm => "hvm",
+            Self::Paravirtual => "paravirtual",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "hvm" => Self::Hvm,
+            "paravirtual" => Self::Paravirtual,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VirtualizationType);
+
+/// The `Volume` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Volume {
+    pub availability_zone_id: Option<String>,
+    pub outpost_arn: Option<String>,
+    pub source_volume_id: Option<String>,
+    pub iops: Option<i32>,
+    pub tags: Option<Vec<Tag>>,
+    pub volume_type: Option<VolumeType>,
+    pub fast_restored: Option<bool>,
+    pub multi_attach_enabled: Option<bool>,
+    pub throughput: Option<i32>,
+    pub sse_type: Option<SSEType>,
+    pub operator: Option<OperatorResponse>,
+    pub volume_initialization_rate: Option<i32>,
+    pub volume_arn: Option<String>,
+    pub owner_id: Option<String>,
+    pub volume_id: Option<String>,
+    pub size: Option<i32>,
+    pub snapshot_id: Option<String>,
+    pub availability_zone: Option<String>,
+    pub state: Option<VolumeState>,
+    pub create_time: Option<DateTime>,
+    pub attachments: Option<Vec<VolumeAttachment>>,
+    pub encrypted: Option<bool>,
+    pub kms_key_id: Option<String>,
+}
+
+impl EncodeMembers for Volume {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("outpostArn", &self.outpost_arn);
+        w.field("sourceVolumeId", &self.source_volume_id);
+        w.field("iops", &self.iops);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("volumeType", &self.volume_type);
+        w.field("fastRestored", &self.fast_restored);
+        w.field("multiAttachEnabled", &self.multi_attach_enabled);
+        w.field("throughput", &self.throughput);
+        w.field("sseType", &self.sse_type);
+        w.field("operator", &self.operator);
+        w.field("volumeInitializationRate", &self.volume_initialization_rate);
+        w.field("volumeArn", &self.volume_arn);
+        w.field("ownerId", &self.owner_id);
+        w.field("volumeId", &self.volume_id);
+        w.field("size", &self.size);
+        w.field("snapshotId", &self.snapshot_id);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("status", &self.state);
+        w.field("createTime", &self.create_time);
+        w.list_field("attachmentSet", "item", &self.attachments);
+        w.field("encrypted", &self.encrypted);
+        w.field("kmsKeyId", &self.kms_key_id);
+    }
+}
+
+/// The `VolumeAttachment` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VolumeAttachment {
+    pub delete_on_termination: Option<bool>,
+    pub associated_resource: Option<String>,
+    pub instance_owning_service: Option<String>,
+    pub ebs_card_index: Option<i32>,
+    pub volume_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub device: Option<String>,
+    pub state: Option<VolumeAttachmentState>,
+    pub attach_time: Option<DateTime>,
+}
+
+impl EncodeMembers for VolumeAttachment {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("associatedResource", &self.associated_resource);
+        w.field("instanceOwningService", &self.instance_owning_service);
+        w.field("ebsCardIndex", &self.ebs_card_index);
+        w.field("volumeId", &self.volume_id);
+        w.field("instanceId", &self.instance_id);
+        w.field("device", &self.device);
+        w.field("status", &self.state);
+        w.field("attachTime", &self.attach_time);
+    }
+}
+
+/// The `VolumeAttachmentState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeAttachmentState {
+    /// `attaching`
+    Attaching,
+    /// `attached`
+    Attached,
+    /// `detaching`
+    Detaching,
+    /// `detached`
+    Detached,
+    /// `busy`
+    Busy,
+}
+
+impl VolumeAttachmentState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["attaching", "attached", "detaching", "detached", "busy"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Attaching => "attaching",
+            Self::Attached => "attached",
+            Self::Detaching => "detaching",
+            Self::Detached => "detached",
+            Self::Busy => "busy",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "attaching" => Self::Attaching,
+            "attached" => Self::Attached,
+            "detaching" => Self::Detaching,
+            "detached" => Self::Detached,
+            "busy" => Self::Busy,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeAttachmentState);
+
+/// The `VolumeState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeState {
+    /// `creating`
+    Creating,
+    /// `available`
+    Available,
+    /// `in-use`
+    InUse,
+    /// `deleting`
+    Deleting,
+    /// `deleted`
+    Deleted,
+    /// `error`
+    Error,
+}
+
+impl VolumeState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "creating",
+        "available",
+        "in-use",
+        "deleting",
+        "deleted",
+        "error",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Creating => "creating",
+            Self::Available => "available",
+            Self::InUse => "in-use",
+            Self::Deleting => "deleting",
+            Self::Deleted => "deleted",
+            Self::Error => "error",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "creating" => Self::Creating,
+            "available" => Self::Available,
+            "in-use" => Self::InUse,
+            "deleting" => Self::Deleting,
+            "deleted" => Self::Deleted,
+            "error" => Self::Error,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeState);
+
+/// The `VolumeType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeType {
+    /// `standard`
+    Standard,
+    /// `io1`
+    Io1,
+    /// `io2`
+    Io2,
+    /// `gp2`
+    Gp2,
+    /// `sc1`
+    Sc1,
+    /// `st1`
+    St1,
+    /// `gp3`
+    Gp3,
+}
+
+impl VolumeType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Standard => "standard",
+            Self::Io1 => "io1",
+            Self::Io2 => "io2",
+            Self::Gp2 => "gp2",
+            Self::Sc1 => "sc1",
+            Self::St1 => "st1",
+            Self::Gp3 => "gp3",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "standard" => Self::Standard,
+            "io1" => Self::Io1,
+            "io2" => Self::Io2,
+            "gp2" => Self::Gp2,
+            "sc1" => Self::Sc1,
+            "st1" => Self::St1,
+            "gp3" => Self::Gp3,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeType);
 
 /// The `Vpc` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -3340,6 +16968,86 @@ pub enum Action {
     DeleteTags,
     /// `DescribeTags`
     DescribeTags,
+    /// `AllocateAddress`
+    AllocateAddress,
+    /// `DescribeAddresses`
+    DescribeAddresses,
+    /// `AssociateAddress`
+    AssociateAddress,
+    /// `DisassociateAddress`
+    DisassociateAddress,
+    /// `ReleaseAddress`
+    ReleaseAddress,
+    /// `CreateNatGateway`
+    CreateNatGateway,
+    /// `DescribeNatGateways`
+    DescribeNatGateways,
+    /// `DeleteNatGateway`
+    DeleteNatGateway,
+    /// `CreateRouteTable`
+    CreateRouteTable,
+    /// `DescribeRouteTables`
+    DescribeRouteTables,
+    /// `DeleteRouteTable`
+    DeleteRouteTable,
+    /// `CreateRoute`
+    CreateRoute,
+    /// `ReplaceRoute`
+    ReplaceRoute,
+    /// `DeleteRoute`
+    DeleteRoute,
+    /// `AssociateRouteTable`
+    AssociateRouteTable,
+    /// `DisassociateRouteTable`
+    DisassociateRouteTable,
+    /// `CreateSecurityGroup`
+    CreateSecurityGroup,
+    /// `DescribeSecurityGroups`
+    DescribeSecurityGroups,
+    /// `DeleteSecurityGroup`
+    DeleteSecurityGroup,
+    /// `AuthorizeSecurityGroupIngress`
+    AuthorizeSecurityGroupIngress,
+    /// `AuthorizeSecurityGroupEgress`
+    AuthorizeSecurityGroupEgress,
+    /// `RevokeSecurityGroupIngress`
+    RevokeSecurityGroupIngress,
+    /// `RevokeSecurityGroupEgress`
+    RevokeSecurityGroupEgress,
+    /// `DescribeSecurityGroupRules`
+    DescribeSecurityGroupRules,
+    /// `RunInstances`
+    RunInstances,
+    /// `DescribeInstances`
+    DescribeInstances,
+    /// `TerminateInstances`
+    TerminateInstances,
+    /// `StopInstances`
+    StopInstances,
+    /// `StartInstances`
+    StartInstances,
+    /// `DescribeInstanceStatus`
+    DescribeInstanceStatus,
+    /// `DescribeVolumes`
+    DescribeVolumes,
+    /// `DescribeNetworkInterfaces`
+    DescribeNetworkInterfaces,
+    /// `ModifyNetworkInterfaceAttribute`
+    ModifyNetworkInterfaceAttribute,
+    /// `DescribeImages`
+    DescribeImages,
+    /// `RegisterImage`
+    RegisterImage,
+    /// `DeregisterImage`
+    DeregisterImage,
+    /// `CreateKeyPair`
+    CreateKeyPair,
+    /// `ImportKeyPair`
+    ImportKeyPair,
+    /// `DescribeKeyPairs`
+    DescribeKeyPairs,
+    /// `DeleteKeyPair`
+    DeleteKeyPair,
 }
 
 impl Action {
@@ -3364,6 +17072,46 @@ impl Action {
             Self::CreateTags => "CreateTags",
             Self::DeleteTags => "DeleteTags",
             Self::DescribeTags => "DescribeTags",
+            Self::AllocateAddress => "AllocateAddress",
+            Self::DescribeAddresses => "DescribeAddresses",
+            Self::AssociateAddress => "AssociateAddress",
+            Self::DisassociateAddress => "DisassociateAddress",
+            Self::ReleaseAddress => "ReleaseAddress",
+            Self::CreateNatGateway => "CreateNatGateway",
+            Self::DescribeNatGateways => "DescribeNatGateways",
+            Self::DeleteNatGateway => "DeleteNatGateway",
+            Self::CreateRouteTable => "CreateRouteTable",
+            Self::DescribeRouteTables => "DescribeRouteTables",
+            Self::DeleteRouteTable => "DeleteRouteTable",
+            Self::CreateRoute => "CreateRoute",
+            Self::ReplaceRoute => "ReplaceRoute",
+            Self::DeleteRoute => "DeleteRoute",
+            Self::AssociateRouteTable => "AssociateRouteTable",
+            Self::DisassociateRouteTable => "DisassociateRouteTable",
+            Self::CreateSecurityGroup => "CreateSecurityGroup",
+            Self::DescribeSecurityGroups => "DescribeSecurityGroups",
+            Self::DeleteSecurityGroup => "DeleteSecurityGroup",
+            Self::AuthorizeSecurityGroupIngress => "AuthorizeSecurityGroupIngress",
+            Self::AuthorizeSecurityGroupEgress => "AuthorizeSecurityGroupEgress",
+            Self::RevokeSecurityGroupIngress => "RevokeSecurityGroupIngress",
+            Self::RevokeSecurityGroupEgress => "RevokeSecurityGroupEgress",
+            Self::DescribeSecurityGroupRules => "DescribeSecurityGroupRules",
+            Self::RunInstances => "RunInstances",
+            Self::DescribeInstances => "DescribeInstances",
+            Self::TerminateInstances => "TerminateInstances",
+            Self::StopInstances => "StopInstances",
+            Self::StartInstances => "StartInstances",
+            Self::DescribeInstanceStatus => "DescribeInstanceStatus",
+            Self::DescribeVolumes => "DescribeVolumes",
+            Self::DescribeNetworkInterfaces => "DescribeNetworkInterfaces",
+            Self::ModifyNetworkInterfaceAttribute => "ModifyNetworkInterfaceAttribute",
+            Self::DescribeImages => "DescribeImages",
+            Self::RegisterImage => "RegisterImage",
+            Self::DeregisterImage => "DeregisterImage",
+            Self::CreateKeyPair => "CreateKeyPair",
+            Self::ImportKeyPair => "ImportKeyPair",
+            Self::DescribeKeyPairs => "DescribeKeyPairs",
+            Self::DeleteKeyPair => "DeleteKeyPair",
         }
     }
     /// The served operation of that name, if any.
@@ -3387,6 +17135,46 @@ impl Action {
             "CreateTags" => Self::CreateTags,
             "DeleteTags" => Self::DeleteTags,
             "DescribeTags" => Self::DescribeTags,
+            "AllocateAddress" => Self::AllocateAddress,
+            "DescribeAddresses" => Self::DescribeAddresses,
+            "AssociateAddress" => Self::AssociateAddress,
+            "DisassociateAddress" => Self::DisassociateAddress,
+            "ReleaseAddress" => Self::ReleaseAddress,
+            "CreateNatGateway" => Self::CreateNatGateway,
+            "DescribeNatGateways" => Self::DescribeNatGateways,
+            "DeleteNatGateway" => Self::DeleteNatGateway,
+            "CreateRouteTable" => Self::CreateRouteTable,
+            "DescribeRouteTables" => Self::DescribeRouteTables,
+            "DeleteRouteTable" => Self::DeleteRouteTable,
+            "CreateRoute" => Self::CreateRoute,
+            "ReplaceRoute" => Self::ReplaceRoute,
+            "DeleteRoute" => Self::DeleteRoute,
+            "AssociateRouteTable" => Self::AssociateRouteTable,
+            "DisassociateRouteTable" => Self::DisassociateRouteTable,
+            "CreateSecurityGroup" => Self::CreateSecurityGroup,
+            "DescribeSecurityGroups" => Self::DescribeSecurityGroups,
+            "DeleteSecurityGroup" => Self::DeleteSecurityGroup,
+            "AuthorizeSecurityGroupIngress" => Self::AuthorizeSecurityGroupIngress,
+            "AuthorizeSecurityGroupEgress" => Self::AuthorizeSecurityGroupEgress,
+            "RevokeSecurityGroupIngress" => Self::RevokeSecurityGroupIngress,
+            "RevokeSecurityGroupEgress" => Self::RevokeSecurityGroupEgress,
+            "DescribeSecurityGroupRules" => Self::DescribeSecurityGroupRules,
+            "RunInstances" => Self::RunInstances,
+            "DescribeInstances" => Self::DescribeInstances,
+            "TerminateInstances" => Self::TerminateInstances,
+            "StopInstances" => Self::StopInstances,
+            "StartInstances" => Self::StartInstances,
+            "DescribeInstanceStatus" => Self::DescribeInstanceStatus,
+            "DescribeVolumes" => Self::DescribeVolumes,
+            "DescribeNetworkInterfaces" => Self::DescribeNetworkInterfaces,
+            "ModifyNetworkInterfaceAttribute" => Self::ModifyNetworkInterfaceAttribute,
+            "DescribeImages" => Self::DescribeImages,
+            "RegisterImage" => Self::RegisterImage,
+            "DeregisterImage" => Self::DeregisterImage,
+            "CreateKeyPair" => Self::CreateKeyPair,
+            "ImportKeyPair" => Self::ImportKeyPair,
+            "DescribeKeyPairs" => Self::DescribeKeyPairs,
+            "DeleteKeyPair" => Self::DeleteKeyPair,
             _ => return None,
         })
     }
@@ -3460,6 +17248,182 @@ pub trait Api {
     /// Serves `DescribeTags`.
     fn describe_tags(&mut self, input: DescribeTagsRequest)
     -> Result<DescribeTagsResult, ApiError>;
+    /// Serves `AllocateAddress`.
+    fn allocate_address(
+        &mut self,
+        input: AllocateAddressRequest,
+    ) -> Result<AllocateAddressResult, ApiError>;
+    /// Serves `DescribeAddresses`.
+    fn describe_addresses(
+        &mut self,
+        input: DescribeAddressesRequest,
+    ) -> Result<DescribeAddressesResult, ApiError>;
+    /// Serves `AssociateAddress`.
+    fn associate_address(
+        &mut self,
+        input: AssociateAddressRequest,
+    ) -> Result<AssociateAddressResult, ApiError>;
+    /// Serves `DisassociateAddress`.
+    fn disassociate_address(&mut self, input: DisassociateAddressRequest) -> Result<(), ApiError>;
+    /// Serves `ReleaseAddress`.
+    fn release_address(&mut self, input: ReleaseAddressRequest) -> Result<(), ApiError>;
+    /// Serves `CreateNatGateway`.
+    fn create_nat_gateway(
+        &mut self,
+        input: CreateNatGatewayRequest,
+    ) -> Result<CreateNatGatewayResult, ApiError>;
+    /// Serves `DescribeNatGateways`.
+    fn describe_nat_gateways(
+        &mut self,
+        input: DescribeNatGatewaysRequest,
+    ) -> Result<DescribeNatGatewaysResult, ApiError>;
+    /// Serves `DeleteNatGateway`.
+    fn delete_nat_gateway(
+        &mut self,
+        input: DeleteNatGatewayRequest,
+    ) -> Result<DeleteNatGatewayResult, ApiError>;
+    /// Serves `CreateRouteTable`.
+    fn create_route_table(
+        &mut self,
+        input: CreateRouteTableRequest,
+    ) -> Result<CreateRouteTableResult, ApiError>;
+    /// Serves `DescribeRouteTables`.
+    fn describe_route_tables(
+        &mut self,
+        input: DescribeRouteTablesRequest,
+    ) -> Result<DescribeRouteTablesResult, ApiError>;
+    /// Serves `DeleteRouteTable`.
+    fn delete_route_table(&mut self, input: DeleteRouteTableRequest) -> Result<(), ApiError>;
+    /// Serves `CreateRoute`.
+    fn create_route(&mut self, input: CreateRouteRequest) -> Result<CreateRouteResult, ApiError>;
+    /// Serves `ReplaceRoute`.
+    fn replace_route(&mut self, input: ReplaceRouteRequest) -> Result<(), ApiError>;
+    /// Serves `DeleteRoute`.
+    fn delete_route(&mut self, input: DeleteRouteRequest) -> Result<(), ApiError>;
+    /// Serves `AssociateRouteTable`.
+    fn associate_route_table(
+        &mut self,
+        input: AssociateRouteTableRequest,
+    ) -> Result<AssociateRouteTableResult, ApiError>;
+    /// Serves `DisassociateRouteTable`.
+    fn disassociate_route_table(
+        &mut self,
+        input: DisassociateRouteTableRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `CreateSecurityGroup`.
+    fn create_security_group(
+        &mut self,
+        input: CreateSecurityGroupRequest,
+    ) -> Result<CreateSecurityGroupResult, ApiError>;
+    /// Serves `DescribeSecurityGroups`.
+    fn describe_security_groups(
+        &mut self,
+        input: DescribeSecurityGroupsRequest,
+    ) -> Result<DescribeSecurityGroupsResult, ApiError>;
+    /// Serves `DeleteSecurityGroup`.
+    fn delete_security_group(
+        &mut self,
+        input: DeleteSecurityGroupRequest,
+    ) -> Result<DeleteSecurityGroupResult, ApiError>;
+    /// Serves `AuthorizeSecurityGroupIngress`.
+    fn authorize_security_group_ingress(
+        &mut self,
+        input: AuthorizeSecurityGroupIngressRequest,
+    ) -> Result<AuthorizeSecurityGroupIngressResult, ApiError>;
+    /// Serves `AuthorizeSecurityGroupEgress`.
+    fn authorize_security_group_egress(
+        &mut self,
+        input: AuthorizeSecurityGroupEgressRequest,
+    ) -> Result<AuthorizeSecurityGroupEgressResult, ApiError>;
+    /// Serves `RevokeSecurityGroupIngress`.
+    fn revoke_security_group_ingress(
+        &mut self,
+        input: RevokeSecurityGroupIngressRequest,
+    ) -> Result<RevokeSecurityGroupIngressResult, ApiError>;
+    /// Serves `RevokeSecurityGroupEgress`.
+    fn revoke_security_group_egress(
+        &mut self,
+        input: RevokeSecurityGroupEgressRequest,
+    ) -> Result<RevokeSecurityGroupEgressResult, ApiError>;
+    /// Serves `DescribeSecurityGroupRules`.
+    fn describe_security_group_rules(
+        &mut self,
+        input: DescribeSecurityGroupRulesRequest,
+    ) -> Result<DescribeSecurityGroupRulesResult, ApiError>;
+    /// Serves `RunInstances`.
+    fn run_instances(&mut self, input: RunInstancesRequest) -> Result<Reservation, ApiError>;
+    /// Serves `DescribeInstances`.
+    fn describe_instances(
+        &mut self,
+        input: DescribeInstancesRequest,
+    ) -> Result<DescribeInstancesResult, ApiError>;
+    /// Serves `TerminateInstances`.
+    fn terminate_instances(
+        &mut self,
+        input: TerminateInstancesRequest,
+    ) -> Result<TerminateInstancesResult, ApiError>;
+    /// Serves `StopInstances`.
+    fn stop_instances(
+        &mut self,
+        input: StopInstancesRequest,
+    ) -> Result<StopInstancesResult, ApiError>;
+    /// Serves `StartInstances`.
+    fn start_instances(
+        &mut self,
+        input: StartInstancesRequest,
+    ) -> Result<StartInstancesResult, ApiError>;
+    /// Serves `DescribeInstanceStatus`.
+    fn describe_instance_status(
+        &mut self,
+        input: DescribeInstanceStatusRequest,
+    ) -> Result<DescribeInstanceStatusResult, ApiError>;
+    /// Serves `DescribeVolumes`.
+    fn describe_volumes(
+        &mut self,
+        input: DescribeVolumesRequest,
+    ) -> Result<DescribeVolumesResult, ApiError>;
+    /// Serves `DescribeNetworkInterfaces`.
+    fn describe_network_interfaces(
+        &mut self,
+        input: DescribeNetworkInterfacesRequest,
+    ) -> Result<DescribeNetworkInterfacesResult, ApiError>;
+    /// Serves `ModifyNetworkInterfaceAttribute`.
+    fn modify_network_interface_attribute(
+        &mut self,
+        input: ModifyNetworkInterfaceAttributeRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DescribeImages`.
+    fn describe_images(
+        &mut self,
+        input: DescribeImagesRequest,
+    ) -> Result<DescribeImagesResult, ApiError>;
+    /// Serves `RegisterImage`.
+    fn register_image(
+        &mut self,
+        input: RegisterImageRequest,
+    ) -> Result<RegisterImageResult, ApiError>;
+    /// Serves `DeregisterImage`.
+    fn deregister_image(
+        &mut self,
+        input: DeregisterImageRequest,
+    ) -> Result<DeregisterImageResult, ApiError>;
+    /// Serves `CreateKeyPair`.
+    fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError>;
+    /// Serves `ImportKeyPair`.
+    fn import_key_pair(
+        &mut self,
+        input: ImportKeyPairRequest,
+    ) -> Result<ImportKeyPairResult, ApiError>;
+    /// Serves `DescribeKeyPairs`.
+    fn describe_key_pairs(
+        &mut self,
+        input: DescribeKeyPairsRequest,
+    ) -> Result<DescribeKeyPairsResult, ApiError>;
+    /// Serves `DeleteKeyPair`.
+    fn delete_key_pair(
+        &mut self,
+        input: DeleteKeyPairRequest,
+    ) -> Result<DeleteKeyPairResult, ApiError>;
 }
 
 /// Decodes and validates the input of `action` from `r`, calls `api`, and encodes
@@ -3760,6 +17724,724 @@ pub fn call<A: Api + ?Sized>(
             let output = api.describe_tags(input)?;
             Ok(crate::protocol::xml::ec2_response(
                 "DescribeTags",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::AllocateAddress => {
+            r.reject_unsupported(
+                "AllocateAddress",
+                &[
+                    "Address",
+                    "PublicIpv4Pool",
+                    "NetworkBorderGroup",
+                    "CustomerOwnedIpv4Pool",
+                    "IpamPoolId",
+                ],
+            )?;
+            let input = FormReader::required(AllocateAddressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.allocate_address(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "AllocateAddress",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeAddresses => {
+            r.reject_unsupported("DescribeAddresses", &[])?;
+            let input = FormReader::required(DescribeAddressesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_addresses(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeAddresses",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::AssociateAddress => {
+            r.reject_unsupported("AssociateAddress", &["PublicIp"])?;
+            let input = FormReader::required(AssociateAddressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.associate_address(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "AssociateAddress",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DisassociateAddress => {
+            r.reject_unsupported("DisassociateAddress", &["PublicIp"])?;
+            let input = FormReader::required(DisassociateAddressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.disassociate_address(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "DisassociateAddress",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::ReleaseAddress => {
+            r.reject_unsupported("ReleaseAddress", &["PublicIp", "NetworkBorderGroup"])?;
+            let input = FormReader::required(ReleaseAddressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.release_address(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "ReleaseAddress",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::CreateNatGateway => {
+            r.reject_unsupported(
+                "CreateNatGateway",
+                &[
+                    "AvailabilityMode",
+                    "VpcId",
+                    "AvailabilityZoneAddress",
+                    "PrivateIpAddress",
+                    "SecondaryAllocationId",
+                    "SecondaryPrivateIpAddress",
+                    "SecondaryPrivateIpAddressCount",
+                ],
+            )?;
+            let input = FormReader::required(CreateNatGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.create_nat_gateway(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "CreateNatGateway",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeNatGateways => {
+            r.reject_unsupported("DescribeNatGateways", &[])?;
+            let input = FormReader::required(DescribeNatGatewaysRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_nat_gateways(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeNatGateways",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DeleteNatGateway => {
+            r.reject_unsupported("DeleteNatGateway", &[])?;
+            let input = FormReader::required(DeleteNatGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.delete_nat_gateway(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DeleteNatGateway",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::CreateRouteTable => {
+            r.reject_unsupported("CreateRouteTable", &[])?;
+            let input = FormReader::required(CreateRouteTableRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.create_route_table(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "CreateRouteTable",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeRouteTables => {
+            r.reject_unsupported("DescribeRouteTables", &[])?;
+            let input = FormReader::required(DescribeRouteTablesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_route_tables(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeRouteTables",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DeleteRouteTable => {
+            r.reject_unsupported("DeleteRouteTable", &[])?;
+            let input = FormReader::required(DeleteRouteTableRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_route_table(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "DeleteRouteTable",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::CreateRoute => {
+            r.reject_unsupported(
+                "CreateRoute",
+                &[
+                    "DestinationPrefixListId",
+                    "VpcEndpointId",
+                    "TransitGatewayId",
+                    "LocalGatewayId",
+                    "CarrierGatewayId",
+                    "CoreNetworkArn",
+                    "OdbNetworkArn",
+                    "DestinationIpv6CidrBlock",
+                    "EgressOnlyInternetGatewayId",
+                    "VpcPeeringConnectionId",
+                ],
+            )?;
+            let input = FormReader::required(CreateRouteRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.create_route(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "CreateRoute",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::ReplaceRoute => {
+            r.reject_unsupported(
+                "ReplaceRoute",
+                &[
+                    "DestinationPrefixListId",
+                    "VpcEndpointId",
+                    "TransitGatewayId",
+                    "LocalGatewayId",
+                    "CarrierGatewayId",
+                    "CoreNetworkArn",
+                    "OdbNetworkArn",
+                    "DestinationIpv6CidrBlock",
+                    "EgressOnlyInternetGatewayId",
+                    "VpcPeeringConnectionId",
+                ],
+            )?;
+            let input = FormReader::required(ReplaceRouteRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.replace_route(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "ReplaceRoute",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::DeleteRoute => {
+            r.reject_unsupported(
+                "DeleteRoute",
+                &["DestinationPrefixListId", "DestinationIpv6CidrBlock"],
+            )?;
+            let input = FormReader::required(DeleteRouteRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_route(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "DeleteRoute",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::AssociateRouteTable => {
+            r.reject_unsupported("AssociateRouteTable", &["GatewayId", "PublicIpv4Pool"])?;
+            let input = FormReader::required(AssociateRouteTableRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.associate_route_table(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "AssociateRouteTable",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DisassociateRouteTable => {
+            r.reject_unsupported("DisassociateRouteTable", &[])?;
+            let input =
+                FormReader::required(DisassociateRouteTableRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.disassociate_route_table(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "DisassociateRouteTable",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::CreateSecurityGroup => {
+            r.reject_unsupported("CreateSecurityGroup", &[])?;
+            let input = FormReader::required(CreateSecurityGroupRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.create_security_group(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "CreateSecurityGroup",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeSecurityGroups => {
+            r.reject_unsupported("DescribeSecurityGroups", &[])?;
+            let input =
+                FormReader::required(DescribeSecurityGroupsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_security_groups(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeSecurityGroups",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DeleteSecurityGroup => {
+            r.reject_unsupported("DeleteSecurityGroup", &[])?;
+            let input = FormReader::required(DeleteSecurityGroupRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.delete_security_group(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DeleteSecurityGroup",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::AuthorizeSecurityGroupIngress => {
+            r.reject_unsupported(
+                "AuthorizeSecurityGroupIngress",
+                &["SourceSecurityGroupName", "SourceSecurityGroupOwnerId"],
+            )?;
+            let input =
+                FormReader::required(AuthorizeSecurityGroupIngressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.authorize_security_group_ingress(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "AuthorizeSecurityGroupIngress",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::AuthorizeSecurityGroupEgress => {
+            r.reject_unsupported(
+                "AuthorizeSecurityGroupEgress",
+                &["SourceSecurityGroupName", "SourceSecurityGroupOwnerId"],
+            )?;
+            let input =
+                FormReader::required(AuthorizeSecurityGroupEgressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.authorize_security_group_egress(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "AuthorizeSecurityGroupEgress",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::RevokeSecurityGroupIngress => {
+            r.reject_unsupported(
+                "RevokeSecurityGroupIngress",
+                &["SourceSecurityGroupName", "SourceSecurityGroupOwnerId"],
+            )?;
+            let input =
+                FormReader::required(RevokeSecurityGroupIngressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.revoke_security_group_ingress(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "RevokeSecurityGroupIngress",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::RevokeSecurityGroupEgress => {
+            r.reject_unsupported(
+                "RevokeSecurityGroupEgress",
+                &["SourceSecurityGroupName", "SourceSecurityGroupOwnerId"],
+            )?;
+            let input =
+                FormReader::required(RevokeSecurityGroupEgressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.revoke_security_group_egress(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "RevokeSecurityGroupEgress",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeSecurityGroupRules => {
+            r.reject_unsupported("DescribeSecurityGroupRules", &[])?;
+            let input =
+                FormReader::required(DescribeSecurityGroupRulesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_security_group_rules(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeSecurityGroupRules",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::RunInstances => {
+            r.reject_unsupported(
+                "RunInstances",
+                &[
+                    "Ipv6AddressCount",
+                    "Ipv6Address",
+                    "KernelId",
+                    "RamdiskId",
+                    "ElasticGpuSpecification",
+                    "ElasticInferenceAccelerator",
+                    "LaunchTemplate",
+                    "InstanceMarketOptions",
+                    "CreditSpecification",
+                    "CpuOptions",
+                    "CapacityReservationSpecification",
+                    "HibernationOptions",
+                    "LicenseSpecification",
+                    "EnclaveOptions",
+                    "PrivateDnsNameOptions",
+                    "MaintenanceOptions",
+                    "DisableApiStop",
+                    "EnablePrimaryIpv6",
+                    "NetworkPerformanceOptions",
+                    "Operator",
+                    "SecondaryInterface",
+                    "AdditionalInfo",
+                    "NetworkInterface",
+                ],
+            )?;
+            let input = FormReader::required(RunInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.run_instances(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "RunInstances",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeInstances => {
+            r.reject_unsupported("DescribeInstances", &["IncludeManagedResources"])?;
+            let input = FormReader::required(DescribeInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_instances(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeInstances",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::TerminateInstances => {
+            r.reject_unsupported("TerminateInstances", &["Force", "SkipOsShutdown"])?;
+            let input = FormReader::required(TerminateInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.terminate_instances(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "TerminateInstances",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::StopInstances => {
+            r.reject_unsupported("StopInstances", &["Hibernate", "SkipOsShutdown"])?;
+            let input = FormReader::required(StopInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.stop_instances(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "StopInstances",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::StartInstances => {
+            r.reject_unsupported("StartInstances", &["AdditionalInfo"])?;
+            let input = FormReader::required(StartInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.start_instances(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "StartInstances",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeInstanceStatus => {
+            r.reject_unsupported("DescribeInstanceStatus", &["IncludeManagedResources"])?;
+            let input =
+                FormReader::required(DescribeInstanceStatusRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_instance_status(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeInstanceStatus",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeVolumes => {
+            r.reject_unsupported("DescribeVolumes", &["IncludeManagedResources"])?;
+            let input = FormReader::required(DescribeVolumesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_volumes(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeVolumes",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeNetworkInterfaces => {
+            r.reject_unsupported("DescribeNetworkInterfaces", &["IncludeManagedResources"])?;
+            let input =
+                FormReader::required(DescribeNetworkInterfacesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_network_interfaces(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeNetworkInterfaces",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::ModifyNetworkInterfaceAttribute => {
+            r.reject_unsupported(
+                "ModifyNetworkInterfaceAttribute",
+                &[
+                    "EnaSrdSpecification",
+                    "EnablePrimaryIpv6",
+                    "ConnectionTrackingSpecification",
+                    "AssociatePublicIpAddress",
+                    "AssociatedSubnetId",
+                    "Attachment",
+                ],
+            )?;
+            let input = FormReader::required(
+                ModifyNetworkInterfaceAttributeRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.modify_network_interface_attribute(input)?;
+            Ok(crate::protocol::xml::ec2_return_true(
+                "ModifyNetworkInterfaceAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ))
+        }
+        Action::DescribeImages => {
+            r.reject_unsupported("DescribeImages", &["IncludeDisabled"])?;
+            let input = FormReader::required(DescribeImagesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_images(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeImages",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::RegisterImage => {
+            r.reject_unsupported(
+                "RegisterImage",
+                &[
+                    "ImageLocation",
+                    "BillingProduct",
+                    "TpmSupport",
+                    "UefiData",
+                    "ImdsSupport",
+                    "KernelId",
+                    "RamdiskId",
+                    "SriovNetSupport",
+                ],
+            )?;
+            let input = FormReader::required(RegisterImageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.register_image(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "RegisterImage",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DeregisterImage => {
+            r.reject_unsupported("DeregisterImage", &["DeleteAssociatedSnapshots"])?;
+            let input = FormReader::required(DeregisterImageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.deregister_image(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DeregisterImage",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::CreateKeyPair => {
+            r.reject_unsupported("CreateKeyPair", &[])?;
+            let input = FormReader::required(CreateKeyPairRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.create_key_pair(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "CreateKeyPair",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::ImportKeyPair => {
+            r.reject_unsupported("ImportKeyPair", &[])?;
+            let input = FormReader::required(ImportKeyPairRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.import_key_pair(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "ImportKeyPair",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeKeyPairs => {
+            r.reject_unsupported("DescribeKeyPairs", &[])?;
+            let input = FormReader::required(DescribeKeyPairsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_key_pairs(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeKeyPairs",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DeleteKeyPair => {
+            r.reject_unsupported("DeleteKeyPair", &[])?;
+            let input = FormReader::required(DeleteKeyPairRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.delete_key_pair(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DeleteKeyPair",
                 XML_NAMESPACE,
                 request_id,
                 &output,

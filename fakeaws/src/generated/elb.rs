@@ -54,6 +54,106 @@ pub const ALL_OPERATIONS: &[&str] = &[
     "SetLoadBalancerPoliciesOfListener",
 ];
 
+/// The `AccessLog` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AccessLog {
+    pub enabled: bool,
+    pub s3_bucket_name: Option<String>,
+    pub emit_interval: Option<i32>,
+    pub s3_bucket_prefix: Option<String>,
+}
+
+impl Decode for AccessLog {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let enabled = r.field(at_, "Enabled")?;
+        let enabled = FormReader::required(enabled, at_, "Enabled")?;
+        let s3_bucket_name = r.field(at_, "S3BucketName")?;
+        let emit_interval = r.field(at_, "EmitInterval")?;
+        let s3_bucket_prefix = r.field(at_, "S3BucketPrefix")?;
+        Ok(Some(Self {
+            enabled,
+            s3_bucket_name,
+            emit_interval,
+            s3_bucket_prefix,
+        }))
+    }
+}
+
+impl EncodeMembers for AccessLog {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.value("Enabled", &self.enabled);
+        w.field("S3BucketName", &self.s3_bucket_name);
+        w.field("EmitInterval", &self.emit_interval);
+        w.field("S3BucketPrefix", &self.s3_bucket_prefix);
+    }
+}
+
+/// The `AddTagsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddTagsInput {
+    pub load_balancer_names: Vec<String>,
+    pub tags: Vec<Tag>,
+}
+
+impl Decode for AddTagsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
+        let load_balancer_names =
+            FormReader::required(load_balancer_names, at_, "LoadBalancerNames")?;
+        let tags = r.list_field(at_, "Tags", Some("member"))?;
+        r.check_count(tags.as_ref().map(Vec::len), at_, "Tags", Some(1), None)?;
+        let tags = FormReader::required(tags, at_, "Tags")?;
+        Ok(Some(Self {
+            load_balancer_names,
+            tags,
+        }))
+    }
+}
+
+/// The `AddTagsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AddTagsOutput {}
+
+impl EncodeMembers for AddTagsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `AdditionalAttribute` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AdditionalAttribute {
+    pub key: Option<String>,
+    pub value: Option<String>,
+}
+
+impl Decode for AdditionalAttribute {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let key = r.field(at_, "Key")?;
+        r.check_length(key.as_deref(), at_, "Key", None, Some(256))?;
+        let value = r.field(at_, "Value")?;
+        r.check_length(value.as_deref(), at_, "Value", None, Some(256))?;
+        Ok(Some(Self { key, value }))
+    }
+}
+
+impl EncodeMembers for AdditionalAttribute {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("Key", &self.key);
+        w.field("Value", &self.value);
+    }
+}
+
 /// The `AppCookieStickinessPolicy` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AppCookieStickinessPolicy {
@@ -69,6 +169,78 @@ impl EncodeMembers for AppCookieStickinessPolicy {
     }
 }
 
+/// The `ApplySecurityGroupsToLoadBalancerInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplySecurityGroupsToLoadBalancerInput {
+    pub load_balancer_name: String,
+    pub security_groups: Vec<String>,
+}
+
+impl Decode for ApplySecurityGroupsToLoadBalancerInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let security_groups = r.list_field(at_, "SecurityGroups", Some("member"))?;
+        let security_groups = FormReader::required(security_groups, at_, "SecurityGroups")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            security_groups,
+        }))
+    }
+}
+
+/// The `ApplySecurityGroupsToLoadBalancerOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApplySecurityGroupsToLoadBalancerOutput {
+    pub security_groups: Option<Vec<String>>,
+}
+
+impl EncodeMembers for ApplySecurityGroupsToLoadBalancerOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("SecurityGroups", "member", &self.security_groups);
+    }
+}
+
+/// The `AttachLoadBalancerToSubnetsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttachLoadBalancerToSubnetsInput {
+    pub load_balancer_name: String,
+    pub subnets: Vec<String>,
+}
+
+impl Decode for AttachLoadBalancerToSubnetsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let subnets = r.list_field(at_, "Subnets", Some("member"))?;
+        let subnets = FormReader::required(subnets, at_, "Subnets")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            subnets,
+        }))
+    }
+}
+
+/// The `AttachLoadBalancerToSubnetsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttachLoadBalancerToSubnetsOutput {
+    pub subnets: Option<Vec<String>>,
+}
+
+impl EncodeMembers for AttachLoadBalancerToSubnetsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("Subnets", "member", &self.subnets);
+    }
+}
+
 /// The `BackendServerDescription` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BackendServerDescription {
@@ -81,6 +253,100 @@ impl EncodeMembers for BackendServerDescription {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("InstancePort", &self.instance_port);
         w.list_field("PolicyNames", "member", &self.policy_names);
+    }
+}
+
+/// The `ConfigureHealthCheckInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigureHealthCheckInput {
+    pub load_balancer_name: String,
+    pub health_check: HealthCheck,
+}
+
+impl Decode for ConfigureHealthCheckInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let health_check = r.field(at_, "HealthCheck")?;
+        let health_check = FormReader::required(health_check, at_, "HealthCheck")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            health_check,
+        }))
+    }
+}
+
+/// The `ConfigureHealthCheckOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigureHealthCheckOutput {
+    pub health_check: Option<HealthCheck>,
+}
+
+impl EncodeMembers for ConfigureHealthCheckOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("HealthCheck", &self.health_check);
+    }
+}
+
+/// The `ConnectionDraining` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionDraining {
+    pub enabled: bool,
+    pub timeout: Option<i32>,
+}
+
+impl Decode for ConnectionDraining {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let enabled = r.field(at_, "Enabled")?;
+        let enabled = FormReader::required(enabled, at_, "Enabled")?;
+        let timeout = r.field(at_, "Timeout")?;
+        Ok(Some(Self { enabled, timeout }))
+    }
+}
+
+impl EncodeMembers for ConnectionDraining {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.value("Enabled", &self.enabled);
+        w.field("Timeout", &self.timeout);
+    }
+}
+
+/// The `ConnectionSettings` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionSettings {
+    pub idle_timeout: i32,
+}
+
+impl Decode for ConnectionSettings {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let idle_timeout = r.field(at_, "IdleTimeout")?;
+        r.check_range(
+            idle_timeout.map(i64::from),
+            at_,
+            "IdleTimeout",
+            Some(1),
+            Some(3600),
+        )?;
+        let idle_timeout = FormReader::required(idle_timeout, at_, "IdleTimeout")?;
+        Ok(Some(Self { idle_timeout }))
+    }
+}
+
+impl EncodeMembers for ConnectionSettings {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.value("IdleTimeout", &self.idle_timeout);
     }
 }
 
@@ -136,6 +402,62 @@ impl EncodeMembers for CreateAccessPointOutput {
     }
 }
 
+/// The `CreateLoadBalancerListenerInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateLoadBalancerListenerInput {
+    pub load_balancer_name: String,
+    pub listeners: Vec<Listener>,
+}
+
+impl Decode for CreateLoadBalancerListenerInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let listeners = r.list_field(at_, "Listeners", Some("member"))?;
+        let listeners = FormReader::required(listeners, at_, "Listeners")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            listeners,
+        }))
+    }
+}
+
+/// The `CreateLoadBalancerListenerOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateLoadBalancerListenerOutput {}
+
+impl EncodeMembers for CreateLoadBalancerListenerOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `CrossZoneLoadBalancing` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CrossZoneLoadBalancing {
+    pub enabled: bool,
+}
+
+impl Decode for CrossZoneLoadBalancing {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let enabled = r.field(at_, "Enabled")?;
+        let enabled = FormReader::required(enabled, at_, "Enabled")?;
+        Ok(Some(Self { enabled }))
+    }
+}
+
+impl EncodeMembers for CrossZoneLoadBalancing {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.value("Enabled", &self.enabled);
+    }
+}
+
 /// The `DeleteAccessPointInput` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteAccessPointInput {
@@ -160,6 +482,75 @@ pub struct DeleteAccessPointOutput {}
 impl EncodeMembers for DeleteAccessPointOutput {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `DeleteLoadBalancerListenerInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteLoadBalancerListenerInput {
+    pub load_balancer_name: String,
+    pub load_balancer_ports: Vec<i32>,
+}
+
+impl Decode for DeleteLoadBalancerListenerInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let load_balancer_ports = r.list_field(at_, "LoadBalancerPorts", Some("member"))?;
+        let load_balancer_ports =
+            FormReader::required(load_balancer_ports, at_, "LoadBalancerPorts")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            load_balancer_ports,
+        }))
+    }
+}
+
+/// The `DeleteLoadBalancerListenerOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeleteLoadBalancerListenerOutput {}
+
+impl EncodeMembers for DeleteLoadBalancerListenerOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `DeregisterEndPointsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeregisterEndPointsInput {
+    pub load_balancer_name: String,
+    pub instances: Vec<Instance>,
+}
+
+impl Decode for DeregisterEndPointsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let instances = r.list_field(at_, "Instances", Some("member"))?;
+        let instances = FormReader::required(instances, at_, "Instances")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            instances,
+        }))
+    }
+}
+
+/// The `DeregisterEndPointsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeregisterEndPointsOutput {
+    pub instances: Option<Vec<Instance>>,
+}
+
+impl EncodeMembers for DeregisterEndPointsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("Instances", "member", &self.instances);
+    }
 }
 
 /// The `DescribeAccessPointsInput` shape.
@@ -212,24 +603,207 @@ impl EncodeMembers for DescribeAccessPointsOutput {
     }
 }
 
+/// The `DescribeEndPointStateInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeEndPointStateInput {
+    pub load_balancer_name: String,
+    pub instances: Option<Vec<Instance>>,
+}
+
+impl Decode for DescribeEndPointStateInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let instances = r.list_field(at_, "Instances", Some("member"))?;
+        Ok(Some(Self {
+            load_balancer_name,
+            instances,
+        }))
+    }
+}
+
+/// The `DescribeEndPointStateOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeEndPointStateOutput {
+    pub instance_states: Option<Vec<InstanceState>>,
+}
+
+impl EncodeMembers for DescribeEndPointStateOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("InstanceStates", "member", &self.instance_states);
+    }
+}
+
+/// The `DescribeLoadBalancerAttributesInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeLoadBalancerAttributesInput {
+    pub load_balancer_name: String,
+}
+
+impl Decode for DescribeLoadBalancerAttributesInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        Ok(Some(Self { load_balancer_name }))
+    }
+}
+
+/// The `DescribeLoadBalancerAttributesOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeLoadBalancerAttributesOutput {
+    pub load_balancer_attributes: Option<LoadBalancerAttributes>,
+}
+
+impl EncodeMembers for DescribeLoadBalancerAttributesOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("LoadBalancerAttributes", &self.load_balancer_attributes);
+    }
+}
+
+/// The `DescribeTagsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeTagsInput {
+    pub load_balancer_names: Vec<String>,
+}
+
+impl Decode for DescribeTagsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
+        r.check_count(
+            load_balancer_names.as_ref().map(Vec::len),
+            at_,
+            "LoadBalancerNames",
+            Some(1),
+            Some(20),
+        )?;
+        let load_balancer_names =
+            FormReader::required(load_balancer_names, at_, "LoadBalancerNames")?;
+        Ok(Some(Self {
+            load_balancer_names,
+        }))
+    }
+}
+
+/// The `DescribeTagsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeTagsOutput {
+    pub tag_descriptions: Option<Vec<TagDescription>>,
+}
+
+impl EncodeMembers for DescribeTagsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("TagDescriptions", "member", &self.tag_descriptions);
+    }
+}
+
+/// The `DetachLoadBalancerFromSubnetsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetachLoadBalancerFromSubnetsInput {
+    pub load_balancer_name: String,
+    pub subnets: Vec<String>,
+}
+
+impl Decode for DetachLoadBalancerFromSubnetsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let subnets = r.list_field(at_, "Subnets", Some("member"))?;
+        let subnets = FormReader::required(subnets, at_, "Subnets")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            subnets,
+        }))
+    }
+}
+
+/// The `DetachLoadBalancerFromSubnetsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DetachLoadBalancerFromSubnetsOutput {
+    pub subnets: Option<Vec<String>>,
+}
+
+impl EncodeMembers for DetachLoadBalancerFromSubnetsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("Subnets", "member", &self.subnets);
+    }
+}
+
 /// The `HealthCheck` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HealthCheck {
-    pub target: Option<String>,
-    pub interval: Option<i32>,
-    pub timeout: Option<i32>,
-    pub unhealthy_threshold: Option<i32>,
-    pub healthy_threshold: Option<i32>,
+    pub target: String,
+    pub interval: i32,
+    pub timeout: i32,
+    pub unhealthy_threshold: i32,
+    pub healthy_threshold: i32,
+}
+
+impl Decode for HealthCheck {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let target = r.field(at_, "Target")?;
+        let target = FormReader::required(target, at_, "Target")?;
+        let interval = r.field(at_, "Interval")?;
+        r.check_range(interval.map(i64::from), at_, "Interval", Some(5), Some(300))?;
+        let interval = FormReader::required(interval, at_, "Interval")?;
+        let timeout = r.field(at_, "Timeout")?;
+        r.check_range(timeout.map(i64::from), at_, "Timeout", Some(2), Some(60))?;
+        let timeout = FormReader::required(timeout, at_, "Timeout")?;
+        let unhealthy_threshold = r.field(at_, "UnhealthyThreshold")?;
+        r.check_range(
+            unhealthy_threshold.map(i64::from),
+            at_,
+            "UnhealthyThreshold",
+            Some(2),
+            Some(10),
+        )?;
+        let unhealthy_threshold =
+            FormReader::required(unhealthy_threshold, at_, "UnhealthyThreshold")?;
+        let healthy_threshold = r.field(at_, "HealthyThreshold")?;
+        r.check_range(
+            healthy_threshold.map(i64::from),
+            at_,
+            "HealthyThreshold",
+            Some(2),
+            Some(10),
+        )?;
+        let healthy_threshold = FormReader::required(healthy_threshold, at_, "HealthyThreshold")?;
+        Ok(Some(Self {
+            target,
+            interval,
+            timeout,
+            unhealthy_threshold,
+            healthy_threshold,
+        }))
+    }
 }
 
 impl EncodeMembers for HealthCheck {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
-        w.field("Target", &self.target);
-        w.field("Interval", &self.interval);
-        w.field("Timeout", &self.timeout);
-        w.field("UnhealthyThreshold", &self.unhealthy_threshold);
-        w.field("HealthyThreshold", &self.healthy_threshold);
+        w.value("Target", &self.target);
+        w.value("Interval", &self.interval);
+        w.value("Timeout", &self.timeout);
+        w.value("UnhealthyThreshold", &self.unhealthy_threshold);
+        w.value("HealthyThreshold", &self.healthy_threshold);
     }
 }
 
@@ -239,10 +813,39 @@ pub struct Instance {
     pub instance_id: Option<String>,
 }
 
+impl Decode for Instance {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_id = r.field(at_, "InstanceId")?;
+        Ok(Some(Self { instance_id }))
+    }
+}
+
 impl EncodeMembers for Instance {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("InstanceId", &self.instance_id);
+    }
+}
+
+/// The `InstanceState` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceState {
+    pub instance_id: Option<String>,
+    pub state: Option<String>,
+    pub reason_code: Option<String>,
+    pub description: Option<String>,
+}
+
+impl EncodeMembers for InstanceState {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("InstanceId", &self.instance_id);
+        w.field("State", &self.state);
+        w.field("ReasonCode", &self.reason_code);
+        w.field("Description", &self.description);
     }
 }
 
@@ -327,6 +930,58 @@ impl EncodeMembers for ListenerDescription {
     }
 }
 
+/// The `LoadBalancerAttributes` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadBalancerAttributes {
+    pub cross_zone_load_balancing: Option<CrossZoneLoadBalancing>,
+    pub access_log: Option<AccessLog>,
+    pub connection_draining: Option<ConnectionDraining>,
+    pub connection_settings: Option<ConnectionSettings>,
+    pub additional_attributes: Option<Vec<AdditionalAttribute>>,
+}
+
+impl Decode for LoadBalancerAttributes {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let cross_zone_load_balancing = r.field(at_, "CrossZoneLoadBalancing")?;
+        let access_log = r.field(at_, "AccessLog")?;
+        let connection_draining = r.field(at_, "ConnectionDraining")?;
+        let connection_settings = r.field(at_, "ConnectionSettings")?;
+        let additional_attributes = r.list_field(at_, "AdditionalAttributes", Some("member"))?;
+        r.check_count(
+            additional_attributes.as_ref().map(Vec::len),
+            at_,
+            "AdditionalAttributes",
+            None,
+            Some(10),
+        )?;
+        Ok(Some(Self {
+            cross_zone_load_balancing,
+            access_log,
+            connection_draining,
+            connection_settings,
+            additional_attributes,
+        }))
+    }
+}
+
+impl EncodeMembers for LoadBalancerAttributes {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("CrossZoneLoadBalancing", &self.cross_zone_load_balancing);
+        w.field("AccessLog", &self.access_log);
+        w.field("ConnectionDraining", &self.connection_draining);
+        w.field("ConnectionSettings", &self.connection_settings);
+        w.list_field(
+            "AdditionalAttributes",
+            "member",
+            &self.additional_attributes,
+        );
+    }
+}
+
 /// The `LoadBalancerDescription` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoadBalancerDescription {
@@ -381,6 +1036,45 @@ impl EncodeMembers for LoadBalancerDescription {
     }
 }
 
+/// The `ModifyLoadBalancerAttributesInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModifyLoadBalancerAttributesInput {
+    pub load_balancer_name: String,
+    pub load_balancer_attributes: LoadBalancerAttributes,
+}
+
+impl Decode for ModifyLoadBalancerAttributesInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let load_balancer_attributes = r.field(at_, "LoadBalancerAttributes")?;
+        let load_balancer_attributes =
+            FormReader::required(load_balancer_attributes, at_, "LoadBalancerAttributes")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            load_balancer_attributes,
+        }))
+    }
+}
+
+/// The `ModifyLoadBalancerAttributesOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModifyLoadBalancerAttributesOutput {
+    pub load_balancer_name: Option<String>,
+    pub load_balancer_attributes: Option<LoadBalancerAttributes>,
+}
+
+impl EncodeMembers for ModifyLoadBalancerAttributesOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("LoadBalancerName", &self.load_balancer_name);
+        w.field("LoadBalancerAttributes", &self.load_balancer_attributes);
+    }
+}
+
 /// The `Policies` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Policies {
@@ -406,6 +1100,76 @@ impl EncodeMembers for Policies {
     }
 }
 
+/// The `RegisterEndPointsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegisterEndPointsInput {
+    pub load_balancer_name: String,
+    pub instances: Vec<Instance>,
+}
+
+impl Decode for RegisterEndPointsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let instances = r.list_field(at_, "Instances", Some("member"))?;
+        let instances = FormReader::required(instances, at_, "Instances")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            instances,
+        }))
+    }
+}
+
+/// The `RegisterEndPointsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RegisterEndPointsOutput {
+    pub instances: Option<Vec<Instance>>,
+}
+
+impl EncodeMembers for RegisterEndPointsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("Instances", "member", &self.instances);
+    }
+}
+
+/// The `RemoveTagsInput` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoveTagsInput {
+    pub load_balancer_names: Vec<String>,
+    pub tags: Vec<TagKeyOnly>,
+}
+
+impl Decode for RemoveTagsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
+        let load_balancer_names =
+            FormReader::required(load_balancer_names, at_, "LoadBalancerNames")?;
+        let tags = r.list_field(at_, "Tags", Some("member"))?;
+        r.check_count(tags.as_ref().map(Vec::len), at_, "Tags", Some(1), None)?;
+        let tags = FormReader::required(tags, at_, "Tags")?;
+        Ok(Some(Self {
+            load_balancer_names,
+            tags,
+        }))
+    }
+}
+
+/// The `RemoveTagsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoveTagsOutput {}
+
+impl EncodeMembers for RemoveTagsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
 /// The `SourceSecurityGroup` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceSecurityGroup {
@@ -422,7 +1186,7 @@ impl EncodeMembers for SourceSecurityGroup {
 }
 
 /// The `Tag` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tag {
     pub key: String,
     pub value: Option<String>,
@@ -439,6 +1203,46 @@ impl Decode for Tag {
         let value = r.field(at_, "Value")?;
         r.check_length(value.as_deref(), at_, "Value", Some(0), Some(256))?;
         Ok(Some(Self { key, value }))
+    }
+}
+
+impl EncodeMembers for Tag {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.value("Key", &self.key);
+        w.field("Value", &self.value);
+    }
+}
+
+/// The `TagDescription` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TagDescription {
+    pub load_balancer_name: Option<String>,
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for TagDescription {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("LoadBalancerName", &self.load_balancer_name);
+        w.list_field("Tags", "member", &self.tags);
+    }
+}
+
+/// The `TagKeyOnly` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagKeyOnly {
+    pub key: Option<String>,
+}
+
+impl Decode for TagKeyOnly {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let key = r.field(at_, "Key")?;
+        r.check_length(key.as_deref(), at_, "Key", Some(1), Some(128))?;
+        Ok(Some(Self { key }))
     }
 }
 
@@ -477,6 +1281,34 @@ pub enum Action {
     DescribeLoadBalancers,
     /// `DeleteLoadBalancer`
     DeleteLoadBalancer,
+    /// `ConfigureHealthCheck`
+    ConfigureHealthCheck,
+    /// `DescribeLoadBalancerAttributes`
+    DescribeLoadBalancerAttributes,
+    /// `ModifyLoadBalancerAttributes`
+    ModifyLoadBalancerAttributes,
+    /// `RegisterInstancesWithLoadBalancer`
+    RegisterInstancesWithLoadBalancer,
+    /// `DeregisterInstancesFromLoadBalancer`
+    DeregisterInstancesFromLoadBalancer,
+    /// `DescribeInstanceHealth`
+    DescribeInstanceHealth,
+    /// `AddTags`
+    AddTags,
+    /// `RemoveTags`
+    RemoveTags,
+    /// `DescribeTags`
+    DescribeTags,
+    /// `AttachLoadBalancerToSubnets`
+    AttachLoadBalancerToSubnets,
+    /// `DetachLoadBalancerFromSubnets`
+    DetachLoadBalancerFromSubnets,
+    /// `ApplySecurityGroupsToLoadBalancer`
+    ApplySecurityGroupsToLoadBalancer,
+    /// `CreateLoadBalancerListeners`
+    CreateLoadBalancerListeners,
+    /// `DeleteLoadBalancerListeners`
+    DeleteLoadBalancerListeners,
 }
 
 impl Action {
@@ -486,6 +1318,20 @@ impl Action {
             Self::CreateLoadBalancer => "CreateLoadBalancer",
             Self::DescribeLoadBalancers => "DescribeLoadBalancers",
             Self::DeleteLoadBalancer => "DeleteLoadBalancer",
+            Self::ConfigureHealthCheck => "ConfigureHealthCheck",
+            Self::DescribeLoadBalancerAttributes => "DescribeLoadBalancerAttributes",
+            Self::ModifyLoadBalancerAttributes => "ModifyLoadBalancerAttributes",
+            Self::RegisterInstancesWithLoadBalancer => "RegisterInstancesWithLoadBalancer",
+            Self::DeregisterInstancesFromLoadBalancer => "DeregisterInstancesFromLoadBalancer",
+            Self::DescribeInstanceHealth => "DescribeInstanceHealth",
+            Self::AddTags => "AddTags",
+            Self::RemoveTags => "RemoveTags",
+            Self::DescribeTags => "DescribeTags",
+            Self::AttachLoadBalancerToSubnets => "AttachLoadBalancerToSubnets",
+            Self::DetachLoadBalancerFromSubnets => "DetachLoadBalancerFromSubnets",
+            Self::ApplySecurityGroupsToLoadBalancer => "ApplySecurityGroupsToLoadBalancer",
+            Self::CreateLoadBalancerListeners => "CreateLoadBalancerListeners",
+            Self::DeleteLoadBalancerListeners => "DeleteLoadBalancerListeners",
         }
     }
     /// The served operation of that name, if any.
@@ -494,6 +1340,20 @@ impl Action {
             "CreateLoadBalancer" => Self::CreateLoadBalancer,
             "DescribeLoadBalancers" => Self::DescribeLoadBalancers,
             "DeleteLoadBalancer" => Self::DeleteLoadBalancer,
+            "ConfigureHealthCheck" => Self::ConfigureHealthCheck,
+            "DescribeLoadBalancerAttributes" => Self::DescribeLoadBalancerAttributes,
+            "ModifyLoadBalancerAttributes" => Self::ModifyLoadBalancerAttributes,
+            "RegisterInstancesWithLoadBalancer" => Self::RegisterInstancesWithLoadBalancer,
+            "DeregisterInstancesFromLoadBalancer" => Self::DeregisterInstancesFromLoadBalancer,
+            "DescribeInstanceHealth" => Self::DescribeInstanceHealth,
+            "AddTags" => Self::AddTags,
+            "RemoveTags" => Self::RemoveTags,
+            "DescribeTags" => Self::DescribeTags,
+            "AttachLoadBalancerToSubnets" => Self::AttachLoadBalancerToSubnets,
+            "DetachLoadBalancerFromSubnets" => Self::DetachLoadBalancerFromSubnets,
+            "ApplySecurityGroupsToLoadBalancer" => Self::ApplySecurityGroupsToLoadBalancer,
+            "CreateLoadBalancerListeners" => Self::CreateLoadBalancerListeners,
+            "DeleteLoadBalancerListeners" => Self::DeleteLoadBalancerListeners,
             _ => return None,
         })
     }
@@ -516,6 +1376,67 @@ pub trait Api {
         &mut self,
         input: DeleteAccessPointInput,
     ) -> Result<DeleteAccessPointOutput, ApiError>;
+    /// Serves `ConfigureHealthCheck`.
+    fn configure_health_check(
+        &mut self,
+        input: ConfigureHealthCheckInput,
+    ) -> Result<ConfigureHealthCheckOutput, ApiError>;
+    /// Serves `DescribeLoadBalancerAttributes`.
+    fn describe_load_balancer_attributes(
+        &mut self,
+        input: DescribeLoadBalancerAttributesInput,
+    ) -> Result<DescribeLoadBalancerAttributesOutput, ApiError>;
+    /// Serves `ModifyLoadBalancerAttributes`.
+    fn modify_load_balancer_attributes(
+        &mut self,
+        input: ModifyLoadBalancerAttributesInput,
+    ) -> Result<ModifyLoadBalancerAttributesOutput, ApiError>;
+    /// Serves `RegisterInstancesWithLoadBalancer`.
+    fn register_instances_with_load_balancer(
+        &mut self,
+        input: RegisterEndPointsInput,
+    ) -> Result<RegisterEndPointsOutput, ApiError>;
+    /// Serves `DeregisterInstancesFromLoadBalancer`.
+    fn deregister_instances_from_load_balancer(
+        &mut self,
+        input: DeregisterEndPointsInput,
+    ) -> Result<DeregisterEndPointsOutput, ApiError>;
+    /// Serves `DescribeInstanceHealth`.
+    fn describe_instance_health(
+        &mut self,
+        input: DescribeEndPointStateInput,
+    ) -> Result<DescribeEndPointStateOutput, ApiError>;
+    /// Serves `AddTags`.
+    fn add_tags(&mut self, input: AddTagsInput) -> Result<AddTagsOutput, ApiError>;
+    /// Serves `RemoveTags`.
+    fn remove_tags(&mut self, input: RemoveTagsInput) -> Result<RemoveTagsOutput, ApiError>;
+    /// Serves `DescribeTags`.
+    fn describe_tags(&mut self, input: DescribeTagsInput) -> Result<DescribeTagsOutput, ApiError>;
+    /// Serves `AttachLoadBalancerToSubnets`.
+    fn attach_load_balancer_to_subnets(
+        &mut self,
+        input: AttachLoadBalancerToSubnetsInput,
+    ) -> Result<AttachLoadBalancerToSubnetsOutput, ApiError>;
+    /// Serves `DetachLoadBalancerFromSubnets`.
+    fn detach_load_balancer_from_subnets(
+        &mut self,
+        input: DetachLoadBalancerFromSubnetsInput,
+    ) -> Result<DetachLoadBalancerFromSubnetsOutput, ApiError>;
+    /// Serves `ApplySecurityGroupsToLoadBalancer`.
+    fn apply_security_groups_to_load_balancer(
+        &mut self,
+        input: ApplySecurityGroupsToLoadBalancerInput,
+    ) -> Result<ApplySecurityGroupsToLoadBalancerOutput, ApiError>;
+    /// Serves `CreateLoadBalancerListeners`.
+    fn create_load_balancer_listeners(
+        &mut self,
+        input: CreateLoadBalancerListenerInput,
+    ) -> Result<CreateLoadBalancerListenerOutput, ApiError>;
+    /// Serves `DeleteLoadBalancerListeners`.
+    fn delete_load_balancer_listeners(
+        &mut self,
+        input: DeleteLoadBalancerListenerInput,
+    ) -> Result<DeleteLoadBalancerListenerOutput, ApiError>;
 }
 
 /// Decodes and validates the input of `action` from `r`, calls `api`, and encodes
@@ -561,6 +1482,198 @@ pub fn call<A: Api + ?Sized>(
             let output = api.delete_load_balancer(input)?;
             Ok(crate::protocol::xml::query_response(
                 "DeleteLoadBalancer",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::ConfigureHealthCheck => {
+            r.reject_unsupported("ConfigureHealthCheck", &[])?;
+            let input = FormReader::required(ConfigureHealthCheckInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.configure_health_check(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "ConfigureHealthCheck",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::DescribeLoadBalancerAttributes => {
+            r.reject_unsupported("DescribeLoadBalancerAttributes", &[])?;
+            let input =
+                FormReader::required(DescribeLoadBalancerAttributesInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.describe_load_balancer_attributes(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "DescribeLoadBalancerAttributes",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::ModifyLoadBalancerAttributes => {
+            r.reject_unsupported("ModifyLoadBalancerAttributes", &[])?;
+            let input =
+                FormReader::required(ModifyLoadBalancerAttributesInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.modify_load_balancer_attributes(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "ModifyLoadBalancerAttributes",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::RegisterInstancesWithLoadBalancer => {
+            r.reject_unsupported("RegisterInstancesWithLoadBalancer", &[])?;
+            let input = FormReader::required(RegisterEndPointsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.register_instances_with_load_balancer(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "RegisterInstancesWithLoadBalancer",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::DeregisterInstancesFromLoadBalancer => {
+            r.reject_unsupported("DeregisterInstancesFromLoadBalancer", &[])?;
+            let input = FormReader::required(DeregisterEndPointsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.deregister_instances_from_load_balancer(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "DeregisterInstancesFromLoadBalancer",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::DescribeInstanceHealth => {
+            r.reject_unsupported("DescribeInstanceHealth", &[])?;
+            let input = FormReader::required(DescribeEndPointStateInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.describe_instance_health(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "DescribeInstanceHealth",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::AddTags => {
+            r.reject_unsupported("AddTags", &[])?;
+            let input = FormReader::required(AddTagsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.add_tags(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "AddTags",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::RemoveTags => {
+            r.reject_unsupported("RemoveTags", &[])?;
+            let input = FormReader::required(RemoveTagsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.remove_tags(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "RemoveTags",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::DescribeTags => {
+            r.reject_unsupported("DescribeTags", &[])?;
+            let input = FormReader::required(DescribeTagsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.describe_tags(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "DescribeTags",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::AttachLoadBalancerToSubnets => {
+            r.reject_unsupported("AttachLoadBalancerToSubnets", &[])?;
+            let input =
+                FormReader::required(AttachLoadBalancerToSubnetsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.attach_load_balancer_to_subnets(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "AttachLoadBalancerToSubnets",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::DetachLoadBalancerFromSubnets => {
+            r.reject_unsupported("DetachLoadBalancerFromSubnets", &[])?;
+            let input =
+                FormReader::required(DetachLoadBalancerFromSubnetsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.detach_load_balancer_from_subnets(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "DetachLoadBalancerFromSubnets",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::ApplySecurityGroupsToLoadBalancer => {
+            r.reject_unsupported("ApplySecurityGroupsToLoadBalancer", &[])?;
+            let input = FormReader::required(
+                ApplySecurityGroupsToLoadBalancerInput::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            let output = api.apply_security_groups_to_load_balancer(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "ApplySecurityGroupsToLoadBalancer",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::CreateLoadBalancerListeners => {
+            r.reject_unsupported("CreateLoadBalancerListeners", &[])?;
+            let input =
+                FormReader::required(CreateLoadBalancerListenerInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.create_load_balancer_listeners(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "CreateLoadBalancerListeners",
+                XML_NAMESPACE,
+                request_id,
+                Some(&output),
+            ))
+        }
+        Action::DeleteLoadBalancerListeners => {
+            r.reject_unsupported("DeleteLoadBalancerListeners", &[])?;
+            let input =
+                FormReader::required(DeleteLoadBalancerListenerInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            let output = api.delete_load_balancer_listeners(input)?;
+            Ok(crate::protocol::xml::query_response(
+                "DeleteLoadBalancerListeners",
                 XML_NAMESPACE,
                 request_id,
                 Some(&output),

@@ -1,3 +1,6 @@
-//! Simulation controls shared by every action: the clock.
+//! Simulation controls shared by every action: the clock, the state transitions it drives,
+//! and the idempotency ledger.
 
 pub mod clock;
+pub mod idempotency;
+pub mod transitions;

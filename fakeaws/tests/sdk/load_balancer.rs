@@ -48,12 +48,22 @@ async fn create_describe_delete() {
     let fake = empty_fake().await;
     let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
     let (vpc_id, subnets) = network(&ec2, true).await;
+    let sg = ec2
+        .create_security_group()
+        .group_name("lb")
+        .description("api load balancer")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
     let out = elb
         .create_load_balancer()
         .load_balancer_name("test-apiserver")
         .listeners(listener())
         .set_subnets(Some(subnets.clone()))
-        .security_groups("sg-0123456789abcdef0")
+        .security_groups(&sg)
         .tags(Tag::builder().key("owner").value("me").build().unwrap())
         .send()
         .await
@@ -90,7 +100,7 @@ async fn create_describe_delete() {
         .load_balancer_name("test-apiserver")
         .listeners(listener())
         .set_subnets(Some(subnets.clone()))
-        .security_groups("sg-0123456789abcdef0")
+        .security_groups(&sg)
         .send()
         .await;
     let err = dup.unwrap_err().into_service_error();

@@ -1,0 +1,404 @@
+//! Elastic IPs: AllocateAddress, DescribeAddresses, AssociateAddress, DisassociateAddress,
+//! ReleaseAddress, and the region's pool of public IPv4 addresses (the documentation ranges
+//! 192.0.2.0/24, 198.51.100.0/24 and 203.0.113.0/24, so nothing real is ever named).
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
+use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::network_interface::{self, PublicIp};
+use crate::ec2::{Kind, instance, tags};
+use crate::generated::ec2::{
+    Address as AddressOut, AllocateAddressRequest, AllocateAddressResult, AssociateAddressRequest,
+    AssociateAddressResult, DescribeAddressesRequest, DescribeAddressesResult,
+    DisassociateAddressRequest, DomainType, InstanceStateName, ReleaseAddressRequest, ResourceType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// How allocation ids and errors are named.
+pub const KIND: Kind = Kind {
+    prefix: "eipalloc",
+    code: "InvalidAllocationID",
+    noun: "allocation",
+};
+
+/// The public IPv4 addresses handed out in one region.
+#[derive(Debug, Default)]
+pub struct Pool {
+    used: BTreeSet<Ipv4Addr>,
+}
+
+const RANGES: [[u8; 3]; 3] = [[192, 0, 2], [198, 51, 100], [203, 0, 113]];
+
+impl Pool {
+    /// Takes a free address, if any is left.
+    pub fn take(&mut self) -> Option<Ipv4Addr> {
+        for [a, b, c] in RANGES {
+            for d in 1..=254u8 {
+                let ip = Ipv4Addr::new(a, b, c, d);
+                if self.used.insert(ip) {
+                    return Some(ip);
+                }
+            }
+        }
+        None
+    }
+
+    /// Returns an address to the pool.
+    pub fn give_back(&mut self, ip: Ipv4Addr) {
+        self.used.remove(&ip);
+    }
+}
+
+/// Where an Elastic IP is associated.
+#[derive(Debug, Clone)]
+pub struct Association {
+    /// `eipassoc-...`.
+    pub id: String,
+    /// The interface holding it.
+    pub eni_id: String,
+    /// The instance, when the interface is attached to one.
+    pub instance_id: Option<String>,
+}
+
+/// One Elastic IP.
+#[derive(Debug, Clone)]
+pub struct Address {
+    /// `eipalloc-...`.
+    pub allocation_id: String,
+    /// The address.
+    pub public_ip: Ipv4Addr,
+    /// Its association, if any.
+    pub association: Option<Association>,
+}
+
+impl Filterable for (&Address, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "allocation-id",
+        "association-id",
+        "domain",
+        "instance-id",
+        "network-border-group",
+        "network-interface-id",
+        "network-interface-owner-id",
+        "private-ip-address",
+        "public-ip",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (a, region) = *self;
+        let assoc = || a.association.as_ref();
+        match name {
+            "allocation-id" => one(a.allocation_id.clone()),
+            "association-id" => assoc().map(|x| x.id.clone()).into_iter().collect(),
+            "domain" => one("vpc"),
+            "instance-id" => assoc()
+                .and_then(|x| x.instance_id.clone())
+                .into_iter()
+                .collect(),
+            "network-border-group" => one(region.name.clone()),
+            "network-interface-id" => assoc().map(|x| x.eni_id.clone()).into_iter().collect(),
+            "network-interface-owner-id" => assoc()
+                .map(|_| region.account_id.clone())
+                .into_iter()
+                .collect(),
+            "private-ip-address" => assoc()
+                .and_then(|x| region.network_interfaces.get(&x.eni_id))
+                .map(|e| e.private_ip.to_string())
+                .into_iter()
+                .collect(),
+            "public-ip" => one(a.public_ip.to_string()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn render(region: &Region, a: &Address) -> AddressOut {
+    let assoc = a.association.as_ref();
+    AddressOut {
+        allocation_id: Some(a.allocation_id.clone()),
+        association_id: assoc.map(|x| x.id.clone()),
+        domain: Some(DomainType::Vpc),
+        network_interface_id: assoc.map(|x| x.eni_id.clone()),
+        network_interface_owner_id: assoc.map(|_| region.account_id.clone()),
+        private_ip_address: assoc
+            .and_then(|x| region.network_interfaces.get(&x.eni_id))
+            .map(|e| e.private_ip.to_string()),
+        tags: region.tags.tag_set(&a.allocation_id),
+        public_ipv4_pool: Some("amazon".into()),
+        network_border_group: Some(region.name.clone()),
+        instance_id: assoc.and_then(|x| x.instance_id.clone()),
+        public_ip: Some(a.public_ip.to_string()),
+        ..Default::default()
+    }
+}
+
+/// `AllocateAddress` (domain `vpc`).
+pub fn allocate_address(
+    region: &mut Region,
+    input: AllocateAddressRequest,
+) -> Result<AllocateAddressResult, ApiError> {
+    if input.domain == Some(DomainType::Standard) {
+        return Err(ApiError::invalid_parameter(
+            "domain",
+            "standard",
+            "EC2-Classic addresses are no longer available; use vpc.",
+        ));
+    }
+    let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::ElasticIp)?;
+    if region.addresses.len() >= region.limits.elastic_ips {
+        return Err(ApiError::new(
+            "AddressLimitExceeded",
+            "The maximum number of addresses has been reached.",
+        ));
+    }
+    let ip = region.public_ips.take().ok_or_else(|| {
+        ApiError::new(
+            "InsufficientAddressCapacity",
+            "There are no more public addresses in the pool.",
+        )
+    })?;
+    let id = region.ids.resource("eipalloc");
+    region.tags.insert(&id, tags);
+    region.addresses.insert(
+        id.clone(),
+        Address {
+            allocation_id: id.clone(),
+            public_ip: ip,
+            association: None,
+        },
+    );
+    Ok(AllocateAddressResult {
+        allocation_id: Some(id),
+        public_ipv4_pool: Some("amazon".into()),
+        network_border_group: Some(region.name.clone()),
+        domain: Some(DomainType::Vpc),
+        public_ip: Some(ip.to_string()),
+        ..Default::default()
+    })
+}
+
+/// `DescribeAddresses`: by allocation id, by public IP, or filtered.
+pub fn describe_addresses(
+    region: &mut Region,
+    input: DescribeAddressesRequest,
+) -> Result<DescribeAddressesResult, ApiError> {
+    let filters = Filters::parse::<(&Address, &Region)>(input.filters)?;
+    let region = &*region;
+    let mut ids = input.allocation_ids.clone().unwrap_or_default();
+    for ip in input.public_ips.iter().flatten() {
+        let a = region
+            .addresses
+            .values()
+            .find(|a| a.public_ip.to_string() == *ip)
+            .ok_or_else(|| {
+                ApiError::new(
+                    "InvalidAddress.NotFound",
+                    format!("Address '{ip}' not found."),
+                )
+            })?;
+        ids.push(a.allocation_id.clone());
+    }
+    let found = KIND.describe(
+        &region.addresses,
+        Some(&ids),
+        region.candidates(&filters),
+        |a| filters.matches(&(a, region), region.tags.get(&a.allocation_id)),
+    )?;
+    Ok(DescribeAddressesResult {
+        addresses: Some(found.into_iter().map(|a| render(region, a)).collect()),
+    })
+}
+
+/// Maps an Elastic IP onto an interface (for AssociateAddress and NAT gateways); returns
+/// the association id.
+pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<String, ApiError> {
+    let ip = KIND.get(&region.addresses, allocation_id)?.public_ip;
+    let assoc_id = region.ids.resource("eipassoc");
+    let eni = network_interface::KIND.get_mut(&mut region.network_interfaces, eni_id)?;
+    let instance_id = eni.attachment.as_ref().map(|a| a.instance_id.clone());
+    let previous = eni.public_ip.replace(PublicIp {
+        ip,
+        allocation_id: Some(allocation_id.to_string()),
+        association_id: Some(assoc_id.clone()),
+    });
+    match previous {
+        Some(PublicIp {
+            allocation_id: Some(old),
+            ..
+        }) => forget_association(region, &old),
+        Some(PublicIp { ip, .. }) => region.public_ips.give_back(ip),
+        None => {}
+    }
+    if let Some(a) = region.addresses.get_mut(allocation_id) {
+        a.association = Some(Association {
+            id: assoc_id.clone(),
+            eni_id: eni_id.to_string(),
+            instance_id,
+        });
+    }
+    Ok(assoc_id)
+}
+
+/// Clears an Elastic IP's association record (its interface is gone or remapped).
+pub fn forget_association(region: &mut Region, allocation_id: &str) {
+    if let Some(a) = region.addresses.get_mut(allocation_id) {
+        a.association = None;
+    }
+}
+
+/// Unmaps an Elastic IP from its interface.
+pub fn detach(region: &mut Region, allocation_id: &str) {
+    let Some(assoc) = region
+        .addresses
+        .get_mut(allocation_id)
+        .and_then(|a| a.association.take())
+    else {
+        return;
+    };
+    if let Some(eni) = region.network_interfaces.get_mut(&assoc.eni_id) {
+        eni.public_ip = None;
+    }
+}
+
+/// `AssociateAddress` with an instance or an interface.
+pub fn associate_address(
+    region: &mut Region,
+    input: AssociateAddressRequest,
+) -> Result<AssociateAddressResult, ApiError> {
+    let allocation_id = input
+        .allocation_id
+        .as_deref()
+        .ok_or_else(|| ApiError::missing_parameter("AllocationId"))?;
+    let address = KIND.get(&region.addresses, allocation_id)?;
+    let eni_id = match (&input.instance_id, &input.network_interface_id) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_combination(
+                "Specify either InstanceId or NetworkInterfaceId, not both.",
+            ));
+        }
+        (Some(i), None) => {
+            let inst = instance::KIND.get(&region.instances, i)?;
+            if !matches!(
+                inst.state,
+                InstanceStateName::Running | InstanceStateName::Stopped
+            ) {
+                return Err(ApiError::new(
+                    "IncorrectInstanceState",
+                    format!(
+                        "The {} instance '{i}' is not in a valid state for this operation.",
+                        inst.state.as_str()
+                    ),
+                ));
+            }
+            inst.eni_id.clone()
+        }
+        (None, Some(e)) => network_interface::KIND
+            .get(&region.network_interfaces, e)?
+            .id
+            .clone(),
+        (None, None) => return Err(ApiError::missing_parameter("InstanceId")),
+    };
+    let eni = &region.network_interfaces[&eni_id];
+    if let Some(p) = &input.private_ip_address
+        && *p != eni.private_ip.to_string()
+    {
+        return Err(ApiError::invalid_parameter(
+            "privateIpAddress",
+            p,
+            "The address is not assigned to the interface.",
+        ));
+    }
+    if region.internet_gateway_of(&eni.vpc_id).is_none() {
+        return Err(ApiError::new(
+            "Gateway.NotAttached",
+            format!(
+                "Network {} is not attached to any internet gateway",
+                eni.vpc_id
+            ),
+        ));
+    }
+    if let Some(current) = &address.association
+        && current.eni_id != eni_id
+        && input.allow_reassociation != Some(true)
+    {
+        return Err(ApiError::new(
+            "Resource.AlreadyAssociated",
+            format!(
+                "resource {allocation_id} is already associated with associate-id {}",
+                current.id
+            ),
+        ));
+    }
+    if eni.interface_type == crate::generated::ec2::NetworkInterfaceType::NatGateway {
+        return Err(ApiError::invalid_value(
+            "A NAT gateway's interface cannot be given an address.",
+        ));
+    }
+    detach(region, allocation_id);
+    let id = attach(region, allocation_id, &eni_id)?;
+    Ok(AssociateAddressResult {
+        association_id: Some(id),
+    })
+}
+
+/// `DisassociateAddress`; an association already undone is no error, as AWS documents.
+pub fn disassociate_address(
+    region: &mut Region,
+    input: DisassociateAddressRequest,
+) -> Result<(), ApiError> {
+    let id = input
+        .association_id
+        .ok_or_else(|| ApiError::missing_parameter("AssociationId"))?;
+    if !crate::ids::is_well_formed(&id, "eipassoc") {
+        return Err(ApiError::new(
+            "InvalidAssociationID.NotFound",
+            format!("The association ID '{id}' does not exist"),
+        ));
+    }
+    let Some(address) = region
+        .addresses
+        .values()
+        .find(|a| a.association.as_ref().is_some_and(|x| x.id == id))
+    else {
+        return Ok(());
+    };
+    let eni = address
+        .association
+        .as_ref()
+        .and_then(|x| region.network_interfaces.get(&x.eni_id));
+    if eni.is_some_and(|e| {
+        e.interface_type == crate::generated::ec2::NetworkInterfaceType::NatGateway
+    }) {
+        return Err(ApiError::new(
+            "InvalidIPAddress.InUse",
+            format!(
+                "The address {} is used by a NAT gateway.",
+                address.public_ip
+            ),
+        ));
+    }
+    let allocation_id = address.allocation_id.clone();
+    detach(region, &allocation_id);
+    Ok(())
+}
+
+/// `ReleaseAddress`: refused while associated.
+pub fn release_address(region: &mut Region, input: ReleaseAddressRequest) -> Result<(), ApiError> {
+    let id = input
+        .allocation_id
+        .ok_or_else(|| ApiError::missing_parameter("AllocationId"))?;
+    let address = KIND.get(&region.addresses, &id)?;
+    if address.association.is_some() {
+        return Err(ApiError::new(
+            "InvalidIPAddress.InUse",
+            format!("Address {} is in use.", address.public_ip),
+        ));
+    }
+    let ip = address.public_ip;
+    region.addresses.remove(&id);
+    region.public_ips.give_back(ip);
+    region.tags.remove_resource(&id);
+    Ok(())
+}

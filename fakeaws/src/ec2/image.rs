@@ -1,0 +1,445 @@
+//! Images: DescribeImages, RegisterImage, DeregisterImage, and the public catalogue every
+//! region starts with, including images named the way Cluster API's AWS provider looks them
+//! up (`capa-ami-<os>-<version>-<build>`).
+
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::{Kind, page, tags};
+use crate::generated::ec2::{
+    ArchitectureValues, BlockDeviceMapping, DeregisterImageRequest, DeregisterImageResult,
+    DescribeImagesRequest, DescribeImagesResult, DeviceType, EbsBlockDevice, HypervisorType,
+    Image as ImageOut, ImageState, ImageTypeValues, RegisterImageRequest, RegisterImageResult,
+    ResourceType, VirtualizationType, VolumeType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// How image ids and errors are named.
+pub const KIND: Kind = Kind {
+    prefix: "ami",
+    code: "InvalidAMIID",
+    noun: "image",
+};
+
+/// The account that publishes Cluster API's AWS images.
+pub const CAPA_OWNER: &str = "258751437250";
+/// Canonical's account (Ubuntu).
+pub const CANONICAL_OWNER: &str = "099720109477";
+/// Amazon's account (Amazon Linux).
+pub const AMAZON_OWNER: &str = "137112412989";
+
+/// One image.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// `ami-...`.
+    pub id: String,
+    /// Its name, unique per owner and region.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its owner's account.
+    pub owner_id: String,
+    /// `amazon` for Amazon's images.
+    pub owner_alias: Option<String>,
+    /// `x86_64` or `arm64`.
+    pub architecture: ArchitectureValues,
+    /// `hvm` or `paravirtual`.
+    pub virtualization: VirtualizationType,
+    /// The root device, such as `/dev/sda1`.
+    pub root_device_name: String,
+    /// The root snapshot's size in GiB.
+    pub root_size: i32,
+    /// The root snapshot.
+    pub snapshot_id: String,
+    /// `2024-09-21T10:00:00.000Z`.
+    pub creation_date: String,
+    /// Whether anyone may launch it.
+    pub public: bool,
+    /// Its state.
+    pub state: ImageState,
+}
+
+fn catalogue_entry(
+    region: &mut Region,
+    name: &str,
+    owner: &str,
+    alias: Option<&str>,
+    arch: ArchitectureValues,
+    created: &str,
+    root_device: &str,
+) {
+    let id = region.ids.resource("ami");
+    let snapshot_id = region.ids.resource("snap");
+    region.images.insert(
+        id.clone(),
+        Image {
+            id,
+            name: name.to_string(),
+            description: format!("{name} (fakeaws catalogue)"),
+            owner_id: owner.to_string(),
+            owner_alias: alias.map(String::from),
+            architecture: arch,
+            virtualization: VirtualizationType::Hvm,
+            root_device_name: root_device.to_string(),
+            root_size: 8,
+            snapshot_id,
+            creation_date: created.to_string(),
+            public: true,
+            state: ImageState::Available,
+        },
+    );
+}
+
+/// Seeds the public images of a new region.
+pub fn seed_catalogue(region: &mut Region) {
+    use ArchitectureValues::{Arm64, X8664};
+    let capa = [
+        (
+            "capa-ami-ubuntu-24.04-v1.31.0-1725000000",
+            X8664,
+            "2024-08-30T06:40:00.000Z",
+        ),
+        (
+            "capa-ami-ubuntu-24.04-v1.31.0-1727000000",
+            X8664,
+            "2024-09-22T10:13:20.000Z",
+        ),
+        (
+            "capa-ami-ubuntu-24.04-v1.31.0-1727000001",
+            Arm64,
+            "2024-09-22T10:13:21.000Z",
+        ),
+        (
+            "capa-ami-ubuntu-24.04-v1.30.4-1724000000",
+            X8664,
+            "2024-08-18T16:53:20.000Z",
+        ),
+        (
+            "capa-ami-ubuntu-22.04-v1.31.0-1726000000",
+            X8664,
+            "2024-09-10T20:26:40.000Z",
+        ),
+        (
+            "capa-ami-ubuntu-22.04-v1.30.4-1723000000",
+            X8664,
+            "2024-08-07T03:06:40.000Z",
+        ),
+        (
+            "capa-ami-flatcar-stable-v1.31.0-1727500000",
+            X8664,
+            "2024-09-28T05:06:40.000Z",
+        ),
+    ];
+    for (name, arch, created) in capa {
+        catalogue_entry(region, name, CAPA_OWNER, None, arch, created, "/dev/sda1");
+    }
+    let others = [
+        (
+            "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20241004",
+            CANONICAL_OWNER,
+            None,
+            X8664,
+            "2024-10-04T12:00:00.000Z",
+            "/dev/sda1",
+        ),
+        (
+            "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-server-20241004",
+            CANONICAL_OWNER,
+            None,
+            Arm64,
+            "2024-10-04T12:00:00.000Z",
+            "/dev/sda1",
+        ),
+        (
+            "ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20240927",
+            CANONICAL_OWNER,
+            None,
+            X8664,
+            "2024-09-27T12:00:00.000Z",
+            "/dev/sda1",
+        ),
+        (
+            "al2023-ami-2023.5.20241001.1-kernel-6.1-x86_64",
+            AMAZON_OWNER,
+            Some("amazon"),
+            X8664,
+            "2024-10-01T18:00:00.000Z",
+            "/dev/xvda",
+        ),
+        (
+            "al2023-ami-2023.5.20241001.1-kernel-6.1-arm64",
+            AMAZON_OWNER,
+            Some("amazon"),
+            Arm64,
+            "2024-10-01T18:00:00.000Z",
+            "/dev/xvda",
+        ),
+    ];
+    for (name, owner, alias, arch, created, root) in others {
+        catalogue_entry(region, name, owner, alias, arch, created, root);
+    }
+}
+
+impl Filterable for (&Image, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "architecture",
+        "block-device-mapping.delete-on-termination",
+        "block-device-mapping.device-name",
+        "block-device-mapping.snapshot-id",
+        "block-device-mapping.volume-size",
+        "block-device-mapping.volume-type",
+        "block-device-mapping.encrypted",
+        "creation-date",
+        "description",
+        "ena-support",
+        "hypervisor",
+        "image-id",
+        "image-type",
+        "is-public",
+        "kernel-id",
+        "manifest-location",
+        "name",
+        "owner-alias",
+        "owner-id",
+        "platform",
+        "product-code",
+        "ramdisk-id",
+        "root-device-name",
+        "root-device-type",
+        "state",
+        "state-reason-code",
+        "state-reason-message",
+        "sriov-net-support",
+        "virtualization-type",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (i, _) = *self;
+        match name {
+            "architecture" => one(i.architecture.as_str()),
+            "block-device-mapping.delete-on-termination" => flag(true),
+            "block-device-mapping.device-name" | "root-device-name" => {
+                one(i.root_device_name.clone())
+            }
+            "block-device-mapping.snapshot-id" => one(i.snapshot_id.clone()),
+            "block-device-mapping.volume-size" => one(i.root_size.to_string()),
+            "block-device-mapping.volume-type" => one("gp3"),
+            "block-device-mapping.encrypted" => flag(false),
+            "creation-date" => one(i.creation_date.clone()),
+            "description" => one(i.description.clone()),
+            "ena-support" => flag(true),
+            "hypervisor" => one("xen"),
+            "image-id" => one(i.id.clone()),
+            "image-type" => one("machine"),
+            "is-public" => flag(i.public),
+            "name" => one(i.name.clone()),
+            "owner-alias" => i.owner_alias.clone().into_iter().collect(),
+            "owner-id" => one(i.owner_id.clone()),
+            "root-device-type" => one("ebs"),
+            "state" => one(i.state.as_str()),
+            "virtualization-type" => one(i.virtualization.as_str()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The SDK shape of an image.
+pub fn render(region: &Region, i: &Image) -> ImageOut {
+    ImageOut {
+        platform_details: Some("Linux/UNIX".into()),
+        usage_operation: Some("RunInstances".into()),
+        block_device_mappings: Some(vec![BlockDeviceMapping {
+            device_name: Some(i.root_device_name.clone()),
+            ebs: Some(EbsBlockDevice {
+                delete_on_termination: Some(true),
+                snapshot_id: Some(i.snapshot_id.clone()),
+                volume_size: Some(i.root_size),
+                volume_type: Some(VolumeType::Gp3),
+                encrypted: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }]),
+        description: Some(i.description.clone()),
+        ena_support: Some(true),
+        hypervisor: Some(HypervisorType::Xen),
+        image_owner_alias: i.owner_alias.clone(),
+        name: Some(i.name.clone()),
+        root_device_name: Some(i.root_device_name.clone()),
+        root_device_type: Some(DeviceType::Ebs),
+        sriov_net_support: Some("simple".into()),
+        tags: region.tags.tag_set(&i.id),
+        virtualization_type: Some(i.virtualization),
+        image_id: Some(i.id.clone()),
+        image_location: Some(format!("{}/{}", i.owner_id, i.name)),
+        state: Some(i.state),
+        owner_id: Some(i.owner_id.clone()),
+        creation_date: Some(i.creation_date.clone()),
+        public: Some(i.public),
+        architecture: Some(i.architecture),
+        image_type: Some(ImageTypeValues::Machine),
+        ..Default::default()
+    }
+}
+
+/// Whether `owner` (an account id, `self`, `amazon` or `aws-marketplace`) names `image`'s owner.
+fn owned_by(region: &Region, image: &Image, owner: &str) -> bool {
+    match owner {
+        "self" => image.owner_id == region.account_id,
+        "amazon" => image.owner_alias.as_deref() == Some("amazon"),
+        "aws-marketplace" => false,
+        id => image.owner_id == id,
+    }
+}
+
+/// `DescribeImages`: by id, by owner, filtered (with `*`/`?` in values), paginated.
+pub fn describe_images(
+    region: &mut Region,
+    input: DescribeImagesRequest,
+) -> Result<DescribeImagesResult, ApiError> {
+    let filters = Filters::parse::<(&Image, &Region)>(input.filters)?;
+    let region = &*region;
+    if input.image_ids.as_ref().is_some_and(|i| !i.is_empty()) && input.max_results.is_some() {
+        return Err(ApiError::invalid_combination(
+            "The parameter imageIdsSet cannot be used with the parameter maxResults",
+        ));
+    }
+    if let Some(max) = input.max_results {
+        page::check_max_results(Some(max), 5, 1000)?;
+    }
+    let owners = input.owners.unwrap_or_default();
+    for o in &owners {
+        let valid = matches!(o.as_str(), "self" | "amazon" | "aws-marketplace")
+            || (o.len() == 12 && o.bytes().all(|b| b.is_ascii_digit()));
+        if !valid {
+            return Err(ApiError::invalid_parameter(
+                "Owner",
+                o,
+                "Expected an account id, self, amazon or aws-marketplace.",
+            ));
+        }
+    }
+    let users = input.executable_users.unwrap_or_default();
+    let found = KIND.describe(
+        &region.images,
+        input.image_ids.as_deref(),
+        region.candidates(&filters),
+        |i| {
+            (owners.is_empty() || owners.iter().any(|o| owned_by(region, i, o)))
+                && (users.is_empty()
+                    || users.iter().any(|u| match u.as_str() {
+                        "all" => i.public,
+                        "self" => i.public || i.owner_id == region.account_id,
+                        id => i.public || i.owner_id == id,
+                    }))
+                && (i.public || i.owner_id == region.account_id)
+                && filters.matches(&(i, region), region.tags.get(&i.id))
+        },
+    )?;
+    let (items, next) = page::page(
+        found,
+        |i| i.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeImagesResult {
+        images: Some(items.into_iter().map(|i| render(region, i)).collect()),
+        next_token: next,
+    })
+}
+
+/// `RegisterImage` (from snapshots: the block device mappings).
+pub fn register_image(
+    region: &mut Region,
+    input: RegisterImageRequest,
+) -> Result<RegisterImageResult, ApiError> {
+    let name = input.name.trim().to_string();
+    let valid = (3..=128).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "()[] ./-'@_".contains(c));
+    if !valid {
+        return Err(ApiError::invalid_parameter(
+            "name",
+            &name,
+            "AMI names are 3 to 128 characters: letters, digits, ( ) [ ] space . / - ' @ _",
+        ));
+    }
+    if let Some(other) = region
+        .images
+        .values()
+        .find(|i| i.name == name && i.owner_id == region.account_id)
+    {
+        return Err(ApiError::new(
+            "InvalidAMIName.Duplicate",
+            format!("AMI name {name} is already in use by AMI {}", other.id),
+        ));
+    }
+    let virtualization = match input.virtualization_type.as_deref() {
+        None | Some("hvm") => VirtualizationType::Hvm,
+        Some("paravirtual") => VirtualizationType::Paravirtual,
+        Some(other) => {
+            return Err(ApiError::invalid_parameter(
+                "virtualizationType",
+                other,
+                "Valid values: hvm, paravirtual",
+            ));
+        }
+    };
+    let root_device_name = input
+        .root_device_name
+        .clone()
+        .unwrap_or_else(|| "/dev/sda1".into());
+    let root = input
+        .block_device_mappings
+        .iter()
+        .flatten()
+        .find(|m| m.device_name.as_deref() == Some(root_device_name.as_str()))
+        .and_then(|m| m.ebs.clone());
+    let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Image)?;
+    let id = region.ids.resource("ami");
+    let snapshot_id = match root.as_ref().and_then(|e| e.snapshot_id.clone()) {
+        Some(s) => s,
+        None => region.ids.resource("snap"),
+    };
+    let created = crate::protocol::xml::format_timestamp(region.clock.now_datetime());
+    region.tags.insert(&id, tags);
+    region.images.insert(
+        id.clone(),
+        Image {
+            id: id.clone(),
+            name,
+            description: input.description.unwrap_or_default(),
+            owner_id: region.account_id.clone(),
+            owner_alias: None,
+            architecture: input.architecture.unwrap_or(ArchitectureValues::X8664),
+            virtualization,
+            root_device_name,
+            root_size: root.and_then(|e| e.volume_size).unwrap_or(8),
+            snapshot_id,
+            creation_date: created,
+            public: false,
+            state: ImageState::Available,
+        },
+    );
+    Ok(RegisterImageResult { image_id: Some(id) })
+}
+
+/// `DeregisterImage`: only the account's own images.
+pub fn deregister_image(
+    region: &mut Region,
+    input: DeregisterImageRequest,
+) -> Result<DeregisterImageResult, ApiError> {
+    let image = KIND.get(&region.images, &input.image_id)?;
+    if image.owner_id != region.account_id {
+        return Err(ApiError::new(
+            "AuthFailure",
+            format!("Not authorized for image:{}", image.id),
+        ));
+    }
+    region.images.remove(&input.image_id);
+    region.tags.remove_resource(&input.image_id);
+    Ok(DeregisterImageResult {
+        r#return: Some(true),
+        delete_snapshot_results: None,
+    })
+}

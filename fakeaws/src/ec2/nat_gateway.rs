@@ -1,0 +1,361 @@
+//! NAT gateways: CreateNatGateway, DescribeNatGateways, DeleteNatGateway. A gateway is
+//! `pending`, then `available` (or `failed` when its VPC has no internet gateway), and after
+//! deletion `deleting`, then `deleted`, still listed for an hour as AWS does.
+
+use aws_smithy_types::DateTime;
+
+use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::network_interface::{self, NewInterface};
+use crate::ec2::{Kind, elastic_ip, fingerprint, page, subnet, tags};
+use crate::generated::ec2::{
+    ConnectivityType, CreateNatGatewayRequest, CreateNatGatewayResult, DeleteNatGatewayRequest,
+    DeleteNatGatewayResult, DescribeNatGatewaysRequest, DescribeNatGatewaysResult,
+    NatGateway as NatGatewayOut, NatGatewayAddress, NatGatewayAddressStatus, NatGatewayState,
+    NetworkInterfaceType, ResourceType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+use crate::sim::transitions::Subject;
+
+/// How NAT gateway ids are named (AWS answers `NatGatewayNotFound` for them).
+pub const KIND: Kind = Kind {
+    prefix: "nat",
+    code: "InvalidNatGatewayID",
+    noun: "natGateway",
+};
+
+/// One NAT gateway.
+#[derive(Debug, Clone)]
+pub struct NatGateway {
+    /// `nat-...`.
+    pub id: String,
+    /// Its subnet.
+    pub subnet_id: String,
+    /// Its VPC.
+    pub vpc_id: String,
+    /// `public` or `private`.
+    pub connectivity: ConnectivityType,
+    /// Its Elastic IP (public gateways).
+    pub allocation_id: Option<String>,
+    /// Its interface, while it has one.
+    pub eni_id: Option<String>,
+    /// Its private address.
+    pub private_ip: String,
+    /// Its state.
+    pub state: NatGatewayState,
+    /// Why it failed, if it did: (code, message).
+    pub failure: Option<(String, String)>,
+    /// When it was created.
+    pub created: DateTime,
+    /// When it was deleted.
+    pub deleted: Option<DateTime>,
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::new(
+        "NatGatewayNotFound",
+        format!("The Nat Gateway {id} was not found"),
+    )
+}
+
+/// The gateway `id`, or `NatGatewayNotFound`.
+pub fn find<'a>(region: &'a Region, id: &str) -> Result<&'a NatGateway, ApiError> {
+    region.nat_gateways.get(id).ok_or_else(|| not_found(id))
+}
+
+impl Filterable for (&NatGateway, &Region) {
+    const NAMES: &'static [&'static str] = &["nat-gateway-id", "state", "subnet-id", "vpc-id"];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (n, _) = *self;
+        match name {
+            "nat-gateway-id" => one(n.id.clone()),
+            "state" => one(n.state.as_str()),
+            "subnet-id" => one(n.subnet_id.clone()),
+            "vpc-id" => one(n.vpc_id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn render(region: &Region, n: &NatGateway) -> NatGatewayOut {
+    let eni = n
+        .eni_id
+        .as_ref()
+        .and_then(|e| region.network_interfaces.get(e));
+    let public = eni.and_then(|e| e.public_ip.as_ref());
+    let zone = region
+        .subnets
+        .get(&n.subnet_id)
+        .map(|s| (s.zone.clone(), s.zone_id.clone()));
+    NatGatewayOut {
+        create_time: Some(n.created),
+        delete_time: n.deleted,
+        failure_code: n.failure.as_ref().map(|f| f.0.clone()),
+        failure_message: n.failure.as_ref().map(|f| f.1.clone()),
+        nat_gateway_addresses: Some(if n.state == NatGatewayState::Failed {
+            Vec::new()
+        } else {
+            vec![NatGatewayAddress {
+                allocation_id: n.allocation_id.clone(),
+                network_interface_id: n.eni_id.clone(),
+                private_ip: Some(n.private_ip.clone()),
+                public_ip: public.map(|p| p.ip.to_string()),
+                association_id: public.and_then(|p| p.association_id.clone()),
+                is_primary: Some(true),
+                status: Some(match n.state {
+                    NatGatewayState::Pending => NatGatewayAddressStatus::Associating,
+                    NatGatewayState::Deleting => NatGatewayAddressStatus::Disassociating,
+                    _ => NatGatewayAddressStatus::Succeeded,
+                }),
+                availability_zone: zone.as_ref().map(|z| z.0.clone()),
+                availability_zone_id: zone.as_ref().map(|z| z.1.clone()),
+                ..Default::default()
+            }]
+        }),
+        nat_gateway_id: Some(n.id.clone()),
+        state: Some(n.state),
+        subnet_id: Some(n.subnet_id.clone()),
+        vpc_id: Some(n.vpc_id.clone()),
+        tags: region.tags.tag_set(&n.id),
+        connectivity_type: Some(n.connectivity),
+        ..Default::default()
+    }
+}
+
+/// `CreateNatGateway`; a ClientToken makes retries answer the same gateway.
+pub fn create_nat_gateway(
+    region: &mut Region,
+    input: CreateNatGatewayRequest,
+) -> Result<CreateNatGatewayResult, ApiError> {
+    let print = fingerprint(&CreateNatGatewayRequest {
+        client_token: None,
+        ..input.clone()
+    });
+    let token = input.client_token.clone();
+    if let Some(id) = region
+        .ledger
+        .replay("CreateNatGateway", token.as_deref(), &print)?
+        && let Some(n) = region.nat_gateways.get(&id)
+    {
+        return Ok(CreateNatGatewayResult {
+            client_token: token,
+            nat_gateway: Some(render(region, n)),
+        });
+    }
+    let subnet_id = input
+        .subnet_id
+        .as_deref()
+        .ok_or_else(|| ApiError::missing_parameter("SubnetId"))?;
+    let s = subnet::KIND.get(&region.subnets, subnet_id)?;
+    let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
+    let connectivity = input.connectivity_type.unwrap_or(ConnectivityType::Public);
+    match (connectivity, &input.allocation_id) {
+        (ConnectivityType::Public, None) => {
+            return Err(ApiError::missing_parameter("AllocationId"));
+        }
+        (ConnectivityType::Private, Some(_)) => {
+            return Err(ApiError::invalid_combination(
+                "A private NAT gateway cannot have an Elastic IP address.",
+            ));
+        }
+        (_, Some(alloc)) => {
+            let a = elastic_ip::KIND.get(&region.addresses, alloc)?;
+            if a.association.is_some() {
+                return Err(ApiError::new(
+                    "Resource.AlreadyAssociated",
+                    format!("Elastic IP address [{alloc}] is already associated"),
+                ));
+            }
+        }
+        _ => {}
+    }
+    let tags = tags::from_specs(
+        input.tag_specifications.as_deref(),
+        ResourceType::Natgateway,
+    )?;
+    let in_zone = region
+        .by_vpc
+        .of_kind(&vpc_id, "nat")
+        .filter_map(|id| region.nat_gateways.get(id))
+        .filter(|n| {
+            !matches!(n.state, NatGatewayState::Deleted | NatGatewayState::Failed)
+                && region
+                    .subnets
+                    .get(&n.subnet_id)
+                    .is_some_and(|s| s.zone == zone)
+        })
+        .count();
+    if in_zone >= region.limits.nat_gateways_per_zone {
+        return Err(ApiError::new(
+            "NatGatewayLimitExceeded",
+            "The maximum number of NAT gateways in this Availability Zone has been reached.",
+        ));
+    }
+    let id = region.ids.resource("nat");
+    let eni_id = network_interface::create(
+        region,
+        NewInterface {
+            subnet_id,
+            groups: Vec::new(),
+            interface_type: NetworkInterfaceType::NatGateway,
+            requester_managed: true,
+            description: format!("Interface for NAT Gateway {id}"),
+            private_ip: None,
+        },
+    )?;
+    if let Some(alloc) = &input.allocation_id {
+        elastic_ip::attach(region, alloc, &eni_id)?;
+    }
+    let private_ip = region.network_interfaces[&eni_id].private_ip.to_string();
+    let gateway = NatGateway {
+        id: id.clone(),
+        subnet_id: subnet_id.to_string(),
+        vpc_id: vpc_id.clone(),
+        connectivity,
+        allocation_id: input.allocation_id.clone(),
+        eni_id: Some(eni_id),
+        private_ip,
+        state: NatGatewayState::Pending,
+        failure: None,
+        created: region.clock.now_datetime(),
+        deleted: None,
+    };
+    region.tags.insert(&id, tags);
+    region
+        .ledger
+        .record("CreateNatGateway", token.as_deref(), &print, &id);
+    let out = render(region, &gateway);
+    region.by_vpc.insert(&vpc_id, &id);
+    region.by_subnet.insert(subnet_id, &id);
+    region.nat_gateways.insert(id.clone(), gateway);
+    let now = region.clock.now();
+    region.transitions.schedule(now, Subject::NatGateway, &id);
+    Ok(CreateNatGatewayResult {
+        client_token: token,
+        nat_gateway: Some(out),
+    })
+}
+
+/// Moves a gateway out of `pending` or `deleting`.
+pub fn advance(region: &mut Region, id: &str) {
+    let Some(n) = region.nat_gateways.get(id) else {
+        return;
+    };
+    match n.state {
+        NatGatewayState::Pending => {
+            let has_gateway = n.connectivity == ConnectivityType::Private
+                || region.internet_gateway_of(&n.vpc_id).is_some();
+            if has_gateway {
+                if let Some(n) = region.nat_gateways.get_mut(id) {
+                    n.state = NatGatewayState::Available;
+                }
+            } else {
+                let vpc = n.vpc_id.clone();
+                release_resources(region, id);
+                if let Some(n) = region.nat_gateways.get_mut(id) {
+                    n.state = NatGatewayState::Failed;
+                    n.failure = Some((
+                        "Gateway.NotAttached".into(),
+                        format!("Network {vpc} has no Internet gateway attached"),
+                    ));
+                }
+                let now = region.clock.now();
+                region
+                    .transitions
+                    .schedule(now, Subject::NatGatewayPurge, id);
+            }
+        }
+        NatGatewayState::Deleting => {
+            release_resources(region, id);
+            let now = region.clock.now_datetime();
+            if let Some(n) = region.nat_gateways.get_mut(id) {
+                n.state = NatGatewayState::Deleted;
+                n.deleted = Some(now);
+            }
+            let now = region.clock.now();
+            region
+                .transitions
+                .schedule(now, Subject::NatGatewayPurge, id);
+        }
+        _ => {}
+    }
+}
+
+/// Frees a gateway's interface and Elastic IP association.
+fn release_resources(region: &mut Region, id: &str) {
+    let Some(eni) = region
+        .nat_gateways
+        .get_mut(id)
+        .and_then(|n| n.eni_id.take())
+    else {
+        return;
+    };
+    network_interface::delete(region, &eni);
+}
+
+/// Forgets a deleted (or failed) gateway after AWS's retention.
+pub fn purge(region: &mut Region, id: &str) {
+    if let Some(n) = region.nat_gateways.get(id)
+        && matches!(n.state, NatGatewayState::Deleted | NatGatewayState::Failed)
+    {
+        let (vpc, subnet) = (n.vpc_id.clone(), n.subnet_id.clone());
+        region.nat_gateways.remove(id);
+        region.by_vpc.remove(&vpc, id);
+        region.by_subnet.remove(&subnet, id);
+        region.tags.remove_resource(id);
+    }
+}
+
+/// `DescribeNatGateways` (its filters come in the `Filter` member).
+pub fn describe_nat_gateways(
+    region: &mut Region,
+    input: DescribeNatGatewaysRequest,
+) -> Result<DescribeNatGatewaysResult, ApiError> {
+    let filters = Filters::parse::<(&NatGateway, &Region)>(input.filter)?;
+    let region = &*region;
+    for id in input.nat_gateway_ids.iter().flatten() {
+        find(region, id)?;
+    }
+    let found = KIND.describe(
+        &region.nat_gateways,
+        None,
+        match input.nat_gateway_ids.as_ref().filter(|i| !i.is_empty()) {
+            Some(ids) => Some(ids.iter().cloned().collect()),
+            None => region.candidates(&filters),
+        },
+        |n| filters.matches(&(n, region), region.tags.get(&n.id)),
+    )?;
+    let (items, next) = page::page(
+        found,
+        |n| n.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeNatGatewaysResult {
+        nat_gateways: Some(items.into_iter().map(|n| render(region, n)).collect()),
+        next_token: next,
+    })
+}
+
+/// `DeleteNatGateway`: `deleting`, then `deleted`; its Elastic IP is freed.
+pub fn delete_nat_gateway(
+    region: &mut Region,
+    input: DeleteNatGatewayRequest,
+) -> Result<DeleteNatGatewayResult, ApiError> {
+    let id = input.nat_gateway_id;
+    let n = find(region, &id)?;
+    if matches!(
+        n.state,
+        NatGatewayState::Pending | NatGatewayState::Available
+    ) {
+        if let Some(n) = region.nat_gateways.get_mut(&id) {
+            n.state = NatGatewayState::Deleting;
+        }
+        let now = region.clock.now();
+        region.transitions.schedule(now, Subject::NatGateway, &id);
+    }
+    Ok(DeleteNatGatewayResult {
+        nat_gateway_id: Some(id),
+    })
+}

@@ -1,0 +1,452 @@
+//! Network interfaces: DescribeNetworkInterfaces, ModifyNetworkInterfaceAttribute, and the
+//! interfaces other resources make (an instance's primary interface, a NAT gateway's).
+
+use std::net::Ipv4Addr;
+
+use aws_smithy_types::DateTime;
+
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::{Kind, page, security_group, subnet};
+use crate::generated::ec2::{
+    AttachmentStatus, DescribeNetworkInterfacesRequest, DescribeNetworkInterfacesResult,
+    GroupIdentifier, ModifyNetworkInterfaceAttributeRequest,
+    NetworkInterface as NetworkInterfaceOut, NetworkInterfaceAssociation,
+    NetworkInterfaceAttachment, NetworkInterfacePrivateIpAddress, NetworkInterfaceStatus,
+    NetworkInterfaceType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// How network interface ids and errors are named.
+pub const KIND: Kind = Kind {
+    prefix: "eni",
+    code: "InvalidNetworkInterfaceID",
+    noun: "networkInterface",
+};
+
+/// An interface's attachment to an instance.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    /// `eni-attach-...`.
+    pub id: String,
+    /// The instance.
+    pub instance_id: String,
+    /// The device index (0: primary).
+    pub device_index: i32,
+    /// When it was attached.
+    pub attach_time: DateTime,
+}
+
+/// A public address mapped to an interface.
+#[derive(Debug, Clone)]
+pub struct PublicIp {
+    /// The address.
+    pub ip: Ipv4Addr,
+    /// The Elastic IP it comes from, if any (else an address from the pool, freed with it).
+    pub allocation_id: Option<String>,
+    /// The Elastic IP association, if any.
+    pub association_id: Option<String>,
+}
+
+/// One network interface.
+#[derive(Debug, Clone)]
+pub struct NetworkInterface {
+    /// `eni-...`.
+    pub id: String,
+    /// Its subnet.
+    pub subnet_id: String,
+    /// Its VPC.
+    pub vpc_id: String,
+    /// Its zone.
+    pub zone: String,
+    /// Its primary private address.
+    pub private_ip: Ipv4Addr,
+    /// Its MAC address.
+    pub mac: String,
+    /// Its security groups.
+    pub groups: Vec<String>,
+    /// `interface`, `nat_gateway`, ...
+    pub interface_type: NetworkInterfaceType,
+    /// Whether AWS manages it for another service.
+    pub requester_managed: bool,
+    /// Its description.
+    pub description: String,
+    /// Its attachment, if attached.
+    pub attachment: Option<Attachment>,
+    /// Its public address, if any.
+    pub public_ip: Option<PublicIp>,
+    /// The source/destination check.
+    pub source_dest_check: bool,
+}
+
+/// What a new interface is for.
+pub struct NewInterface<'a> {
+    /// The subnet to take an address from.
+    pub subnet_id: &'a str,
+    /// Its security groups.
+    pub groups: Vec<String>,
+    /// Its type.
+    pub interface_type: NetworkInterfaceType,
+    /// Whether AWS manages it.
+    pub requester_managed: bool,
+    /// Its description.
+    pub description: String,
+    /// A private address asked for, if any.
+    pub private_ip: Option<Ipv4Addr>,
+}
+
+/// Creates an interface, taking an address from its subnet; returns its id.
+pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiError> {
+    let id = region.ids.resource("eni");
+    let mac_bits = region.ids.next_u64();
+    let s = subnet::KIND.get_mut(&mut region.subnets, new.subnet_id)?;
+    let private_ip = s.allocate(new.private_ip)?;
+    let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
+    let mac = format!(
+        "0e:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        (mac_bits >> 32) & 0xff,
+        (mac_bits >> 24) & 0xff,
+        (mac_bits >> 16) & 0xff,
+        (mac_bits >> 8) & 0xff,
+        mac_bits & 0xff
+    );
+    region.by_vpc.insert(&vpc_id, &id);
+    region.by_subnet.insert(new.subnet_id, &id);
+    region.network_interfaces.insert(
+        id.clone(),
+        NetworkInterface {
+            id: id.clone(),
+            subnet_id: new.subnet_id.to_string(),
+            vpc_id,
+            zone,
+            private_ip,
+            mac,
+            groups: new.groups,
+            interface_type: new.interface_type,
+            requester_managed: new.requester_managed,
+            description: new.description,
+            attachment: None,
+            public_ip: None,
+            source_dest_check: true,
+        },
+    );
+    Ok(id)
+}
+
+/// Deletes an interface: frees its address, its pool public address, and any Elastic IP
+/// association.
+pub fn delete(region: &mut Region, id: &str) {
+    let Some(eni) = region.network_interfaces.remove(id) else {
+        return;
+    };
+    if let Some(s) = region.subnets.get_mut(&eni.subnet_id) {
+        s.release(eni.private_ip);
+    }
+    region.by_vpc.remove(&eni.vpc_id, id);
+    region.by_subnet.remove(&eni.subnet_id, id);
+    region.tags.remove_resource(id);
+    if let Some(p) = eni.public_ip {
+        match p.allocation_id {
+            Some(alloc) => crate::ec2::elastic_ip::forget_association(region, &alloc),
+            None => region.public_ips.give_back(p.ip),
+        }
+    }
+}
+
+/// Whether any interface in `vpc_id` has a public address mapped.
+pub fn public_addresses_in(region: &Region, vpc_id: &str) -> bool {
+    region
+        .by_vpc
+        .of_kind(vpc_id, "eni")
+        .filter_map(|id| region.network_interfaces.get(id))
+        .any(|e| e.public_ip.is_some())
+}
+
+impl Filterable for (&NetworkInterface, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "addresses.private-ip-address",
+        "addresses.primary",
+        "addresses.association.public-ip",
+        "addresses.association.owner-id",
+        "association.association-id",
+        "association.allocation-id",
+        "association.ip-owner-id",
+        "association.public-ip",
+        "association.public-dns-name",
+        "attachment.attachment-id",
+        "attachment.attach-time",
+        "attachment.delete-on-termination",
+        "attachment.device-index",
+        "attachment.instance-id",
+        "attachment.instance-owner-id",
+        "attachment.status",
+        "availability-zone",
+        "description",
+        "group-id",
+        "group-name",
+        "interface-type",
+        "mac-address",
+        "network-interface-id",
+        "owner-id",
+        "private-dns-name",
+        "private-ip-address",
+        "requester-id",
+        "requester-managed",
+        "source-dest-check",
+        "status",
+        "subnet-id",
+        "vpc-id",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (e, region) = *self;
+        let public = || e.public_ip.as_ref();
+        let att = || e.attachment.as_ref();
+        match name {
+            "addresses.private-ip-address" | "private-ip-address" => one(e.private_ip.to_string()),
+            "addresses.primary" => flag(true),
+            "addresses.association.public-ip" | "association.public-ip" => {
+                public().map(|p| p.ip.to_string()).into_iter().collect()
+            }
+            "association.association-id" => public()
+                .and_then(|p| p.association_id.clone())
+                .into_iter()
+                .collect(),
+            "association.allocation-id" => public()
+                .and_then(|p| p.allocation_id.clone())
+                .into_iter()
+                .collect(),
+            "association.ip-owner-id" | "addresses.association.owner-id" => public()
+                .map(|_| region.account_id.clone())
+                .into_iter()
+                .collect(),
+            "attachment.attachment-id" => att().map(|a| a.id.clone()).into_iter().collect(),
+            "attachment.delete-on-termination" => {
+                att().map(|_| "true".to_string()).into_iter().collect()
+            }
+            "attachment.device-index" => att()
+                .map(|a| a.device_index.to_string())
+                .into_iter()
+                .collect(),
+            "attachment.instance-id" => att().map(|a| a.instance_id.clone()).into_iter().collect(),
+            "attachment.instance-owner-id" => att()
+                .map(|_| region.account_id.clone())
+                .into_iter()
+                .collect(),
+            "attachment.status" => att().map(|_| "attached".to_string()).into_iter().collect(),
+            "availability-zone" => one(e.zone.clone()),
+            "description" => one(e.description.clone()),
+            "group-id" => e.groups.clone(),
+            "group-name" => e
+                .groups
+                .iter()
+                .filter_map(|g| region.security_groups.get(g).map(|g| g.name.clone()))
+                .collect(),
+            "interface-type" => one(e.interface_type.as_str()),
+            "mac-address" => one(e.mac.clone()),
+            "network-interface-id" => one(e.id.clone()),
+            "owner-id" => one(region.account_id.clone()),
+            "private-dns-name" => one(private_dns(region, e.private_ip)),
+            "requester-managed" => flag(e.requester_managed),
+            "source-dest-check" => flag(e.source_dest_check),
+            "status" => one(status(e).as_str()),
+            "subnet-id" => one(e.subnet_id.clone()),
+            "vpc-id" => one(e.vpc_id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `ip-10-0-1-5.ec2.internal` (us-east-1) or `ip-10-0-1-5.REGION.compute.internal`.
+pub fn private_dns(region: &Region, ip: Ipv4Addr) -> String {
+    let host = format!("ip-{}", ip.to_string().replace('.', "-"));
+    if region.name == "us-east-1" {
+        format!("{host}.ec2.internal")
+    } else {
+        format!("{host}.{}.compute.internal", region.name)
+    }
+}
+
+/// `ec2-203-0-113-5.compute-1.amazonaws.com` style public DNS names.
+pub fn public_dns(region: &Region, ip: Ipv4Addr) -> String {
+    let host = format!("ec2-{}", ip.to_string().replace('.', "-"));
+    if region.name == "us-east-1" {
+        format!("{host}.compute-1.amazonaws.com")
+    } else {
+        format!("{host}.{}.compute.amazonaws.com", region.name)
+    }
+}
+
+fn status(e: &NetworkInterface) -> NetworkInterfaceStatus {
+    if e.attachment.is_some() || e.requester_managed {
+        NetworkInterfaceStatus::InUse
+    } else {
+        NetworkInterfaceStatus::Available
+    }
+}
+
+/// The SDK shape of an interface.
+pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
+    let association = e.public_ip.as_ref().map(|p| NetworkInterfaceAssociation {
+        allocation_id: p.allocation_id.clone(),
+        association_id: p.association_id.clone(),
+        ip_owner_id: Some(if p.allocation_id.is_some() {
+            region.account_id.clone()
+        } else {
+            "amazon".to_string()
+        }),
+        public_dns_name: Some(public_dns(region, p.ip)),
+        public_ip: Some(p.ip.to_string()),
+        ..Default::default()
+    });
+    NetworkInterfaceOut {
+        association: association.clone(),
+        attachment: e.attachment.as_ref().map(|a| NetworkInterfaceAttachment {
+            attach_time: Some(a.attach_time),
+            attachment_id: Some(a.id.clone()),
+            delete_on_termination: Some(true),
+            device_index: Some(a.device_index),
+            network_card_index: Some(0),
+            instance_id: Some(a.instance_id.clone()),
+            instance_owner_id: Some(region.account_id.clone()),
+            status: Some(AttachmentStatus::Attached),
+            ..Default::default()
+        }),
+        availability_zone: Some(e.zone.clone()),
+        availability_zone_id: region.zone(&e.zone).map(|z| z.id.clone()),
+        description: Some(e.description.clone()),
+        groups: Some(
+            e.groups
+                .iter()
+                .map(|g| GroupIdentifier {
+                    group_id: Some(g.clone()),
+                    group_name: region.security_groups.get(g).map(|g| g.name.clone()),
+                })
+                .collect(),
+        ),
+        interface_type: Some(e.interface_type),
+        ipv6_addresses: Some(Vec::new()),
+        mac_address: Some(e.mac.clone()),
+        network_interface_id: Some(e.id.clone()),
+        owner_id: Some(region.account_id.clone()),
+        private_dns_name: Some(private_dns(region, e.private_ip)),
+        private_ip_address: Some(e.private_ip.to_string()),
+        private_ip_addresses: Some(vec![NetworkInterfacePrivateIpAddress {
+            association,
+            primary: Some(true),
+            private_dns_name: Some(private_dns(region, e.private_ip)),
+            private_ip_address: Some(e.private_ip.to_string()),
+        }]),
+        requester_managed: Some(e.requester_managed),
+        source_dest_check: Some(e.source_dest_check),
+        status: Some(status(e)),
+        subnet_id: Some(e.subnet_id.clone()),
+        tag_set: region.tags.tag_set(&e.id),
+        vpc_id: Some(e.vpc_id.clone()),
+        ..Default::default()
+    }
+}
+
+/// `DescribeNetworkInterfaces`.
+pub fn describe_network_interfaces(
+    region: &mut Region,
+    input: DescribeNetworkInterfacesRequest,
+) -> Result<DescribeNetworkInterfacesResult, ApiError> {
+    let filters = Filters::parse::<(&NetworkInterface, &Region)>(input.filters)?;
+    let region = &*region;
+    if input
+        .network_interface_ids
+        .as_ref()
+        .is_some_and(|i| !i.is_empty())
+        && input.max_results.is_some()
+    {
+        return Err(ApiError::invalid_combination(
+            "The parameter networkInterfaceIdSet cannot be used with the parameter maxResults",
+        ));
+    }
+    let found = KIND.describe(
+        &region.network_interfaces,
+        input.network_interface_ids.as_deref(),
+        region.candidates(&filters),
+        |e| filters.matches(&(e, region), region.tags.get(&e.id)),
+    )?;
+    let (items, next) = page::page(
+        found,
+        |e| e.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeNetworkInterfacesResult {
+        network_interfaces: Some(items.into_iter().map(|e| render(region, e)).collect()),
+        next_token: next,
+    })
+}
+
+/// `ModifyNetworkInterfaceAttribute`: one attribute per call (groups, source/destination
+/// check, description).
+pub fn modify_network_interface_attribute(
+    region: &mut Region,
+    input: ModifyNetworkInterfaceAttributeRequest,
+) -> Result<(), ApiError> {
+    let eni = KIND.get(&region.network_interfaces, &input.network_interface_id)?;
+    let given = usize::from(input.groups.is_some())
+        + usize::from(input.source_dest_check.is_some())
+        + usize::from(input.description.is_some());
+    if given == 0 {
+        return Err(ApiError::missing_parameter(
+            "Groups, SourceDestCheck or Description",
+        ));
+    }
+    if given > 1 {
+        return Err(ApiError::invalid_combination(
+            "Fields for multiple attribute types specified",
+        ));
+    }
+    if let Some(groups) = &input.groups {
+        if groups.is_empty() {
+            return Err(ApiError::missing_parameter("SecurityGroupId"));
+        }
+        for g in groups {
+            let group = security_group::KIND.get(&region.security_groups, g)?;
+            if group.vpc_id != eni.vpc_id {
+                return Err(ApiError::new(
+                    "InvalidGroup.NotFound",
+                    format!(
+                        "The security group '{g}' does not exist in VPC '{}'",
+                        eni.vpc_id
+                    ),
+                ));
+            }
+        }
+    }
+    let source_dest = input
+        .source_dest_check
+        .as_ref()
+        .map(|v| {
+            v.value
+                .ok_or_else(|| ApiError::missing_parameter("SourceDestCheck.Value"))
+        })
+        .transpose()?;
+    let Some(eni) = region
+        .network_interfaces
+        .get_mut(&input.network_interface_id)
+    else {
+        return Err(KIND.not_found(&[&input.network_interface_id]));
+    };
+    if let Some(groups) = input.groups {
+        let mut unique = Vec::new();
+        for g in groups {
+            if !unique.contains(&g) {
+                unique.push(g);
+            }
+        }
+        eni.groups = unique;
+    }
+    if let Some(v) = source_dest {
+        eni.source_dest_check = v;
+    }
+    if let Some(d) = input.description.and_then(|d| d.value) {
+        eni.description = d;
+    }
+    Ok(())
+}

@@ -1,0 +1,215 @@
+//! EBS volumes: DescribeVolumes, and the volumes RunInstances makes from block device
+//! mappings (deleted with their instance when DeleteOnTermination is set).
+
+use aws_smithy_types::DateTime;
+
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::{Kind, page};
+use crate::generated::ec2::{
+    DescribeVolumesRequest, DescribeVolumesResult, Volume as VolumeOut, VolumeAttachment,
+    VolumeAttachmentState, VolumeState, VolumeType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// How volume ids and errors are named.
+pub const KIND: Kind = Kind {
+    prefix: "vol",
+    code: "InvalidVolume",
+    noun: "volume",
+};
+
+/// A volume's attachment to an instance.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    /// The instance.
+    pub instance_id: String,
+    /// The device name, such as `/dev/sda1`.
+    pub device: String,
+    /// Whether terminating the instance deletes the volume.
+    pub delete_on_termination: bool,
+    /// When it was attached.
+    pub attach_time: DateTime,
+}
+
+/// One volume.
+#[derive(Debug, Clone)]
+pub struct Volume {
+    /// `vol-...`.
+    pub id: String,
+    /// Its size in GiB.
+    pub size: i32,
+    /// Its type.
+    pub volume_type: VolumeType,
+    /// Its IOPS, when the type has them.
+    pub iops: Option<i32>,
+    /// Its throughput (gp3).
+    pub throughput: Option<i32>,
+    /// Whether it is encrypted.
+    pub encrypted: bool,
+    /// Its zone.
+    pub zone: String,
+    /// The snapshot it was made from.
+    pub snapshot_id: Option<String>,
+    /// Its attachment, if attached.
+    pub attachment: Option<Attachment>,
+    /// When it was created.
+    pub created: DateTime,
+}
+
+impl Filterable for (&Volume, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "attachment.attach-time",
+        "attachment.delete-on-termination",
+        "attachment.device",
+        "attachment.instance-id",
+        "attachment.status",
+        "availability-zone",
+        "create-time",
+        "encrypted",
+        "multi-attach-enabled",
+        "fast-restored",
+        "size",
+        "snapshot-id",
+        "status",
+        "volume-id",
+        "volume-type",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (v, _) = *self;
+        let att = || v.attachment.as_ref();
+        match name {
+            "attachment.delete-on-termination" => att()
+                .map(|a| a.delete_on_termination.to_string())
+                .into_iter()
+                .collect(),
+            "attachment.device" => att().map(|a| a.device.clone()).into_iter().collect(),
+            "attachment.instance-id" => att().map(|a| a.instance_id.clone()).into_iter().collect(),
+            "attachment.status" => att().map(|_| "attached".to_string()).into_iter().collect(),
+            "availability-zone" => one(v.zone.clone()),
+            "encrypted" => flag(v.encrypted),
+            "multi-attach-enabled" | "fast-restored" => flag(false),
+            "size" => one(v.size.to_string()),
+            "snapshot-id" => v.snapshot_id.clone().into_iter().collect(),
+            "status" => one(state(v).as_str()),
+            "volume-id" => one(v.id.clone()),
+            "volume-type" => one(v.volume_type.as_str()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn state(v: &Volume) -> VolumeState {
+    if v.attachment.is_some() {
+        VolumeState::InUse
+    } else {
+        VolumeState::Available
+    }
+}
+
+fn render(region: &Region, v: &Volume) -> VolumeOut {
+    VolumeOut {
+        availability_zone_id: region.zone(&v.zone).map(|z| z.id.clone()),
+        iops: v.iops,
+        tags: region.tags.tag_set(&v.id),
+        volume_type: Some(v.volume_type),
+        fast_restored: Some(false),
+        multi_attach_enabled: Some(false),
+        throughput: v.throughput,
+        volume_arn: Some(format!(
+            "arn:aws:ec2:{}:{}:volume/{}",
+            region.name, region.account_id, v.id
+        )),
+        owner_id: Some(region.account_id.clone()),
+        volume_id: Some(v.id.clone()),
+        size: Some(v.size),
+        snapshot_id: Some(v.snapshot_id.clone().unwrap_or_default()),
+        availability_zone: Some(v.zone.clone()),
+        state: Some(state(v)),
+        create_time: Some(v.created),
+        attachments: Some(
+            v.attachment
+                .iter()
+                .map(|a| VolumeAttachment {
+                    delete_on_termination: Some(a.delete_on_termination),
+                    volume_id: Some(v.id.clone()),
+                    instance_id: Some(a.instance_id.clone()),
+                    device: Some(a.device.clone()),
+                    state: Some(VolumeAttachmentState::Attached),
+                    attach_time: Some(a.attach_time),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        encrypted: Some(v.encrypted),
+        ..Default::default()
+    }
+}
+
+/// `DescribeVolumes`.
+pub fn describe_volumes(
+    region: &mut Region,
+    input: DescribeVolumesRequest,
+) -> Result<DescribeVolumesResult, ApiError> {
+    let filters = Filters::parse::<(&Volume, &Region)>(input.filters)?;
+    let region = &*region;
+    if input.volume_ids.as_ref().is_some_and(|i| !i.is_empty()) && input.max_results.is_some() {
+        return Err(ApiError::invalid_combination(
+            "The parameter volumeIds cannot be used with the parameter maxResults",
+        ));
+    }
+    let found = KIND
+        .describe(
+            &region.volumes,
+            input.volume_ids.as_deref(),
+            region.candidates(&filters),
+            |v| filters.matches(&(v, region), region.tags.get(&v.id)),
+        )
+        .map_err(|e| {
+            if e.code == "InvalidVolume.NotFound" {
+                ApiError::new(
+                    "InvalidVolume.NotFound",
+                    e.message.replace("volume ID", "volume"),
+                )
+            } else {
+                e
+            }
+        })?;
+    let (items, next) = page::page(
+        found,
+        |v| v.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeVolumesResult {
+        next_token: next,
+        volumes: Some(items.into_iter().map(|v| render(region, v)).collect()),
+    })
+}
+
+/// Detaches every volume of a terminated instance, deleting those marked
+/// DeleteOnTermination.
+pub fn release_for(region: &mut Region, instance_id: &str, volume_ids: &[String]) {
+    for id in volume_ids {
+        let delete = match region.volumes.get_mut(id) {
+            Some(v)
+                if v.attachment
+                    .as_ref()
+                    .is_some_and(|a| a.instance_id == instance_id) =>
+            {
+                let delete = v
+                    .attachment
+                    .as_ref()
+                    .is_some_and(|a| a.delete_on_termination);
+                v.attachment = None;
+                delete
+            }
+            _ => false,
+        };
+        if delete {
+            region.volumes.remove(id);
+            region.tags.remove_resource(id);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! The idempotency ledger: `ClientToken` of a create call -> the request it came with and the
+//! resource it made. The same token with the same request answers the same resource; with
+//! another request it is `IdempotentParameterMismatch`, as AWS documents.
+
+use std::collections::HashMap;
+
+use crate::protocol::error::ApiError;
+
+/// Tokens seen by one region, per operation.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    entries: HashMap<(&'static str, String), (String, String)>,
+}
+
+impl Ledger {
+    /// The resource an earlier call with `token` made, if any; `fingerprint` is the request
+    /// without its token.
+    pub fn replay(
+        &self,
+        op: &'static str,
+        token: Option<&str>,
+        fingerprint: &str,
+    ) -> Result<Option<String>, ApiError> {
+        let Some(token) = token else { return Ok(None) };
+        if token.len() > 64 || !token.is_ascii() {
+            return Err(ApiError::invalid_parameter(
+                "ClientToken",
+                token,
+                "A client token is at most 64 ASCII characters.",
+            ));
+        }
+        match self.entries.get(&(op, token.to_string())) {
+            None => Ok(None),
+            Some((seen, id)) if seen == fingerprint => Ok(Some(id.clone())),
+            Some(_) => Err(ApiError::new(
+                "IdempotentParameterMismatch",
+                format!(
+                    "The client token '{token}' was used in an earlier {op} request with \
+                     different parameters."
+                ),
+            )),
+        }
+    }
+
+    /// Records what a call with `token` made.
+    pub fn record(&mut self, op: &'static str, token: Option<&str>, fingerprint: &str, id: &str) {
+        if let Some(token) = token {
+            self.entries.insert(
+                (op, token.to_string()),
+                (fingerprint.to_string(), id.to_string()),
+            );
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! State transitions driven by the fake's clock. A resource entering a transient state
+//! (`pending`, `stopping`, `shutting-down`, `deleting`) schedules its next step here; every
+//! request to the region first applies the steps that are due. By default a step is due at
+//! once, so it completes by the next observation and the SDK's waiters finish on their first
+//! poll. A test can hold a subject's steps (and release them later), or give them a delay and
+//! advance the virtual clock, without sleeping.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, SystemTime};
+
+/// What a scheduled step applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Subject {
+    /// An instance leaving `pending`, `stopping` or `shutting-down`.
+    Instance,
+    /// A terminated instance disappearing from Describe calls (AWS keeps it about an hour).
+    InstancePurge,
+    /// A NAT gateway leaving `pending` or `deleting`.
+    NatGateway,
+    /// A deleted NAT gateway disappearing from Describe calls (AWS keeps it about an hour).
+    NatGatewayPurge,
+    /// An instance registered with a classic load balancer passing its health check.
+    LoadBalancerRegistration,
+}
+
+impl Subject {
+    /// The default delay: none for transient states, AWS's retention for purges.
+    fn default_delay(self) -> Duration {
+        match self {
+            Subject::InstancePurge | Subject::NatGatewayPurge => Duration::from_secs(3600),
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+/// The scheduled steps of one region.
+#[derive(Debug, Default)]
+pub struct Transitions {
+    queue: BTreeMap<(SystemTime, u64), (Subject, String)>,
+    seq: u64,
+    held: BTreeSet<Subject>,
+    delays: BTreeMap<Subject, Duration>,
+}
+
+impl Transitions {
+    /// Schedules the next step of `subject` `id`, due after the subject's delay.
+    pub fn schedule(&mut self, now: SystemTime, subject: Subject, id: &str) {
+        let delay = self
+            .delays
+            .get(&subject)
+            .copied()
+            .unwrap_or_else(|| subject.default_delay());
+        self.seq += 1;
+        self.queue
+            .insert((now + delay, self.seq), (subject, id.to_string()));
+    }
+
+    /// Removes and returns the steps due at `now` whose subject is not held, in due order.
+    pub fn take_due(&mut self, now: SystemTime) -> Vec<(Subject, String)> {
+        let due: Vec<(SystemTime, u64)> = self
+            .queue
+            .iter()
+            .take_while(|((at, _), _)| *at <= now)
+            .filter(|(_, (subject, _))| !self.held.contains(subject))
+            .map(|(k, _)| *k)
+            .collect();
+        due.into_iter()
+            .filter_map(|k| self.queue.remove(&k))
+            .collect()
+    }
+
+    /// Keeps every step of `subject` waiting until `release`.
+    pub fn hold(&mut self, subject: Subject) {
+        self.held.insert(subject);
+    }
+
+    /// Lets the held steps of `subject` complete at the next observation.
+    pub fn release(&mut self, subject: Subject) {
+        self.held.remove(&subject);
+    }
+
+    /// Sets the delay of `subject`'s future steps.
+    pub fn set_delay(&mut self, subject: Subject, delay: Duration) {
+        self.delays.insert(subject, delay);
+    }
+
+    /// The number of steps waiting.
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_subjects_wait_and_delays_follow_the_clock() {
+        let t0 = SystemTime::UNIX_EPOCH;
+        let mut t = Transitions::default();
+        t.hold(Subject::Instance);
+        t.schedule(t0, Subject::Instance, "i-1");
+        t.schedule(t0, Subject::NatGateway, "nat-1");
+        t.schedule(t0, Subject::InstancePurge, "i-2");
+        assert_eq!(t.take_due(t0), [(Subject::NatGateway, "nat-1".to_string())]);
+        assert!(t.take_due(t0).is_empty());
+        t.release(Subject::Instance);
+        assert_eq!(t.take_due(t0), [(Subject::Instance, "i-1".to_string())]);
+        assert!(t.take_due(t0 + Duration::from_secs(3599)).is_empty());
+        assert_eq!(t.take_due(t0 + Duration::from_secs(3600)).len(), 1);
+        assert_eq!(t.pending(), 0);
+    }
+}
