@@ -14,7 +14,7 @@ use crate::Config;
 use crate::generated::{ec2, elb};
 use crate::ids::IdGen;
 use crate::protocol::error::ApiError;
-use crate::protocol::query::FormReader;
+use crate::protocol::query::{Constraint, FormReader};
 use crate::protocol::sigv4;
 use crate::region::Region;
 
@@ -205,6 +205,7 @@ impl Fake {
                 let Some(op) = elb::Action::from_name(&action) else {
                     return Err(unserved(&action, operations, label));
                 };
+                form.set_constraint(Constraint::AwsQuery);
                 let mut guard = lock(&state);
                 guard.tick();
                 elb::call(&mut *guard, op, form, request_id)

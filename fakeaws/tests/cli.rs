@@ -13,6 +13,12 @@ use std::process::Command;
 use serde_json::Value;
 
 fn aws_cli() -> PathBuf {
+    // Tests of this binary run in parallel: one installs, the others wait for it.
+    static CLI: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CLI.get_or_init(install_aws_cli).clone()
+}
+
+fn install_aws_cli() -> PathBuf {
     if let Some(p) = std::env::var_os("FAKEAWS_AWS_CLI") {
         return PathBuf::from(p);
     }
@@ -22,7 +28,7 @@ fn aws_cli() -> PathBuf {
         return aws;
     }
     let status = Command::new("python3")
-        .args(["-m", "venv"])
+        .args(["-m", "venv", "--clear"])
         .arg(&venv)
         .status()
         .expect("python3 is needed to install the aws CLI for this test");
@@ -163,6 +169,504 @@ async fn aws_cli_builds_and_reads_a_network() {
         assert_eq!(zones["AvailabilityZones"].as_array().unwrap().len(), 3);
         let lbs = cli.run(&["elb", "describe-load-balancers"]).unwrap();
         assert_eq!(lbs["LoadBalancerDescriptions"].as_array().unwrap().len(), 0);
+    })
+    .await
+    .unwrap();
+}
+
+fn id(v: &Value, path: &[&str]) -> String {
+    let mut cur = v;
+    for p in path {
+        cur = match p.parse::<usize>() {
+            Ok(i) => &cur[i],
+            Err(_) => &cur[*p],
+        };
+    }
+    cur.as_str()
+        .unwrap_or_else(|| panic!("{path:?} in {v}"))
+        .to_string()
+}
+
+/// The whole-cluster sequence of the SDK test, with the aws CLI: up with three zones, then
+/// down in reverse, ending with only the default VPC. The CLI's own waiters poll the fake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_cli_whole_cluster_up_and_down() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let cli = Cli {
+        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
+        endpoint: fake.endpoint().to_string(),
+    };
+    tokio::task::spawn_blocking(move || {
+        let c = |args: &[&str]| cli.run(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let owned = "ResourceType=RESOURCE,Tags=[{Key=kubernetes.io/cluster/c1,Value=owned}]";
+        let tags = |rt: &str| owned.replace("RESOURCE", rt);
+        let vpc = id(
+            &c(&[
+                "ec2",
+                "create-vpc",
+                "--cidr-block",
+                "10.0.0.0/16",
+                "--tag-specifications",
+                &tags("vpc"),
+            ]),
+            &["Vpc", "VpcId"],
+        );
+        c(&[
+            "ec2",
+            "modify-vpc-attribute",
+            "--vpc-id",
+            &vpc,
+            "--enable-dns-support",
+            "{\"Value\":true}",
+        ]);
+        c(&[
+            "ec2",
+            "modify-vpc-attribute",
+            "--vpc-id",
+            &vpc,
+            "--enable-dns-hostnames",
+            "{\"Value\":true}",
+        ]);
+        let igw = id(
+            &c(&[
+                "ec2",
+                "create-internet-gateway",
+                "--tag-specifications",
+                &tags("internet-gateway"),
+            ]),
+            &["InternetGateway", "InternetGatewayId"],
+        );
+        c(&[
+            "ec2",
+            "attach-internet-gateway",
+            "--internet-gateway-id",
+            &igw,
+            "--vpc-id",
+            &vpc,
+        ]);
+        let mut public = Vec::new();
+        let mut private = Vec::new();
+        for (i, zone) in ["us-east-1a", "us-east-1b", "us-east-1c"]
+            .iter()
+            .enumerate()
+        {
+            let p = id(
+                &c(&[
+                    "ec2",
+                    "create-subnet",
+                    "--vpc-id",
+                    &vpc,
+                    "--availability-zone",
+                    zone,
+                    "--cidr-block",
+                    &format!("10.0.{}.0/24", i),
+                    "--tag-specifications",
+                    &tags("subnet"),
+                ]),
+                &["Subnet", "SubnetId"],
+            );
+            c(&[
+                "ec2",
+                "modify-subnet-attribute",
+                "--subnet-id",
+                &p,
+                "--map-public-ip-on-launch",
+            ]);
+            let q = id(
+                &c(&[
+                    "ec2",
+                    "create-subnet",
+                    "--vpc-id",
+                    &vpc,
+                    "--availability-zone",
+                    zone,
+                    "--cidr-block",
+                    &format!("10.0.{}.0/24", 100 + i),
+                    "--tag-specifications",
+                    &tags("subnet"),
+                ]),
+                &["Subnet", "SubnetId"],
+            );
+            public.push(p);
+            private.push(q);
+        }
+        let mut eips = Vec::new();
+        let mut nats = Vec::new();
+        for (i, p) in public.iter().enumerate() {
+            let alloc = id(
+                &c(&["ec2", "allocate-address", "--domain", "vpc"]),
+                &["AllocationId"],
+            );
+            let nat = id(
+                &c(&[
+                    "ec2",
+                    "create-nat-gateway",
+                    "--subnet-id",
+                    p,
+                    "--allocation-id",
+                    &alloc,
+                    "--client-token",
+                    &format!("c1-nat-{i}"),
+                    "--tag-specifications",
+                    &tags("natgateway"),
+                ]),
+                &["NatGateway", "NatGatewayId"],
+            );
+            eips.push(alloc);
+            nats.push(nat);
+        }
+        let mut args = vec!["ec2", "wait", "nat-gateway-available", "--nat-gateway-ids"];
+        args.extend(nats.iter().map(String::as_str));
+        c(&args);
+        let public_rt = id(
+            &c(&[
+                "ec2",
+                "create-route-table",
+                "--vpc-id",
+                &vpc,
+                "--tag-specifications",
+                &tags("route-table"),
+            ]),
+            &["RouteTable", "RouteTableId"],
+        );
+        c(&[
+            "ec2",
+            "create-route",
+            "--route-table-id",
+            &public_rt,
+            "--destination-cidr-block",
+            "0.0.0.0/0",
+            "--gateway-id",
+            &igw,
+        ]);
+        let mut associations = Vec::new();
+        for p in &public {
+            associations.push(id(
+                &c(&[
+                    "ec2",
+                    "associate-route-table",
+                    "--route-table-id",
+                    &public_rt,
+                    "--subnet-id",
+                    p,
+                ]),
+                &["AssociationId"],
+            ));
+        }
+        let mut tables = vec![public_rt];
+        for (q, nat) in private.iter().zip(&nats) {
+            let rt = id(
+                &c(&[
+                    "ec2",
+                    "create-route-table",
+                    "--vpc-id",
+                    &vpc,
+                    "--tag-specifications",
+                    &tags("route-table"),
+                ]),
+                &["RouteTable", "RouteTableId"],
+            );
+            c(&[
+                "ec2",
+                "create-route",
+                "--route-table-id",
+                &rt,
+                "--destination-cidr-block",
+                "0.0.0.0/0",
+                "--nat-gateway-id",
+                nat,
+            ]);
+            associations.push(id(
+                &c(&[
+                    "ec2",
+                    "associate-route-table",
+                    "--route-table-id",
+                    &rt,
+                    "--subnet-id",
+                    q,
+                ]),
+                &["AssociationId"],
+            ));
+            tables.push(rt);
+        }
+        let mut groups = Vec::new();
+        for role in ["bastion", "controlplane", "node", "apiserver-lb"] {
+            groups.push(id(
+                &c(&[
+                    "ec2",
+                    "create-security-group",
+                    "--vpc-id",
+                    &vpc,
+                    "--group-name",
+                    &format!("c1-{role}"),
+                    "--description",
+                    role,
+                    "--tag-specifications",
+                    &tags("security-group"),
+                ]),
+                &["GroupId"],
+            ));
+        }
+        c(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            &groups[0],
+            "--protocol",
+            "tcp",
+            "--port",
+            "22",
+            "--cidr",
+            "203.0.113.0/24",
+        ]);
+        c(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            &groups[1],
+            "--protocol",
+            "tcp",
+            "--port",
+            "6443",
+            "--source-group",
+            &groups[3],
+        ]);
+        c(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            &groups[1],
+            "--ip-permissions",
+            &format!("IpProtocol=4,UserIdGroupPairs=[{{GroupId={}}}]", groups[2]),
+        ]);
+        c(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            &groups[3],
+            "--protocol",
+            "tcp",
+            "--port",
+            "6443",
+            "--cidr",
+            "0.0.0.0/0",
+        ]);
+        let images = c(&[
+            "ec2",
+            "describe-images",
+            "--owners",
+            "258751437250",
+            "--filters",
+            "Name=name,Values=capa-ami-ubuntu-24.04-?1.31.0-*",
+            "Name=architecture,Values=x86_64",
+        ]);
+        let ami = id(&images, &["Images", "0", "ImageId"]);
+        let bastion = id(
+            &c(&[
+                "ec2",
+                "run-instances",
+                "--image-id",
+                &ami,
+                "--instance-type",
+                "t3.micro",
+                "--subnet-id",
+                &public[0],
+                "--security-group-ids",
+                &groups[0],
+                "--count",
+                "1",
+                "--client-token",
+                "c1-bastion",
+                "--tag-specifications",
+                &tags("instance"),
+            ]),
+            &["Instances", "0", "InstanceId"],
+        );
+        c(&[
+            "ec2",
+            "wait",
+            "instance-running",
+            "--instance-ids",
+            &bastion,
+        ]);
+        let mut args = vec![
+            "elb",
+            "create-load-balancer",
+            "--load-balancer-name",
+            "c1-apiserver",
+            "--listeners",
+            "Protocol=TCP,LoadBalancerPort=6443,InstanceProtocol=TCP,InstancePort=6443",
+            "--security-groups",
+            &groups[3],
+            "--subnets",
+        ];
+        args.extend(public.iter().map(String::as_str));
+        let lb = c(&args);
+        assert!(lb["DNSName"].as_str().unwrap().starts_with("c1-apiserver-"));
+        c(&[
+            "elb",
+            "configure-health-check",
+            "--load-balancer-name",
+            "c1-apiserver",
+            "--health-check",
+            "Target=TCP:6443,Interval=10,Timeout=5,UnhealthyThreshold=3,HealthyThreshold=5",
+        ]);
+        c(&[
+            "elb",
+            "modify-load-balancer-attributes",
+            "--load-balancer-name",
+            "c1-apiserver",
+            "--load-balancer-attributes",
+            "{\"CrossZoneLoadBalancing\":{\"Enabled\":true}}",
+        ]);
+        c(&[
+            "elb",
+            "register-instances-with-load-balancer",
+            "--load-balancer-name",
+            "c1-apiserver",
+            "--instances",
+            &bastion,
+        ]);
+        c(&[
+            "elb",
+            "wait",
+            "instance-in-service",
+            "--load-balancer-name",
+            "c1-apiserver",
+        ]);
+
+        let held = c(&[
+            "ec2",
+            "describe-tags",
+            "--filters",
+            "Name=key,Values=kubernetes.io/cluster/c1",
+        ]);
+        // vpc, igw, 6 subnets, 3 NAT gateways, 4 route tables, 4 groups, the bastion.
+        assert_eq!(
+            held["Tags"].as_array().unwrap().len(),
+            1 + 1 + 6 + 3 + 4 + 4 + 1
+        );
+        let err = cli
+            .run(&[
+                "ec2",
+                "detach-internet-gateway",
+                "--internet-gateway-id",
+                &igw,
+                "--vpc-id",
+                &vpc,
+            ])
+            .unwrap_err();
+        assert!(err.contains("DependencyViolation"), "{err}");
+
+        // Down, in reverse.
+        c(&[
+            "elb",
+            "delete-load-balancer",
+            "--load-balancer-name",
+            "c1-apiserver",
+        ]);
+        c(&["ec2", "terminate-instances", "--instance-ids", &bastion]);
+        c(&[
+            "ec2",
+            "wait",
+            "instance-terminated",
+            "--instance-ids",
+            &bastion,
+        ]);
+        c(&[
+            "ec2",
+            "revoke-security-group-ingress",
+            "--group-id",
+            &groups[1],
+            "--protocol",
+            "tcp",
+            "--port",
+            "6443",
+            "--source-group",
+            &groups[3],
+        ]);
+        c(&[
+            "ec2",
+            "revoke-security-group-ingress",
+            "--group-id",
+            &groups[1],
+            "--ip-permissions",
+            &format!("IpProtocol=4,UserIdGroupPairs=[{{GroupId={}}}]", groups[2]),
+        ]);
+        for g in &groups {
+            c(&["ec2", "delete-security-group", "--group-id", g]);
+        }
+        for a in &associations {
+            c(&["ec2", "disassociate-route-table", "--association-id", a]);
+        }
+        for t in &tables {
+            c(&["ec2", "delete-route-table", "--route-table-id", t]);
+        }
+        for n in &nats {
+            c(&["ec2", "delete-nat-gateway", "--nat-gateway-id", n]);
+        }
+        let mut args = vec!["ec2", "wait", "nat-gateway-deleted", "--nat-gateway-ids"];
+        args.extend(nats.iter().map(String::as_str));
+        c(&args);
+        for a in &eips {
+            c(&["ec2", "release-address", "--allocation-id", a]);
+        }
+        c(&[
+            "ec2",
+            "detach-internet-gateway",
+            "--internet-gateway-id",
+            &igw,
+            "--vpc-id",
+            &vpc,
+        ]);
+        c(&[
+            "ec2",
+            "delete-internet-gateway",
+            "--internet-gateway-id",
+            &igw,
+        ]);
+        for s in public.iter().chain(&private) {
+            c(&["ec2", "delete-subnet", "--subnet-id", s]);
+        }
+        c(&["ec2", "delete-vpc", "--vpc-id", &vpc]);
+
+        let vpcs = c(&["ec2", "describe-vpcs"]);
+        let vpcs = vpcs["Vpcs"].as_array().unwrap();
+        assert_eq!(vpcs.len(), 1);
+        assert_eq!(vpcs[0]["IsDefault"], true);
+        // Only the terminated bastion and the deleted NAT gateways still show (AWS keeps them
+        // visible for about an hour), in their final states.
+        let held = c(&[
+            "ec2",
+            "describe-tags",
+            "--filters",
+            "Name=key,Values=kubernetes.io/cluster/c1",
+        ]);
+        let mut lingering: Vec<&str> = held["Tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["ResourceId"].as_str().unwrap())
+            .collect();
+        lingering.sort();
+        let mut expected: Vec<&str> = nats.iter().map(String::as_str).collect();
+        expected.push(&bastion);
+        expected.sort();
+        assert_eq!(lingering, expected);
+        let gone = c(&["ec2", "describe-instances", "--instance-ids", &bastion]);
+        assert_eq!(
+            gone["Reservations"][0]["Instances"][0]["State"]["Name"],
+            "terminated"
+        );
+        let addresses = c(&["ec2", "describe-addresses"]);
+        assert!(addresses["Addresses"].as_array().unwrap().is_empty());
+        let lbs = c(&["elb", "describe-load-balancers"]);
+        assert!(
+            lbs["LoadBalancerDescriptions"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
     })
     .await
     .unwrap();

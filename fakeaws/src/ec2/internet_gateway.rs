@@ -170,7 +170,9 @@ pub fn detach_internet_gateway(
         .load_balancers
         .values()
         .any(|lb| lb.vpc_id.as_deref() == Some(input.vpc_id.as_str()) && !lb.internal);
-    if internet_facing_lb {
+    if internet_facing_lb
+        || crate::ec2::network_interface::public_addresses_in(region, &input.vpc_id)
+    {
         return Err(ApiError::dependency_violation(format!(
             "Network {} has some mapped public address(es). Please unmap those public address(es) before detaching the gateway.",
             input.vpc_id

@@ -36,6 +36,19 @@ const ENVELOPE_KEYS: &[&str] = &[
 #[derive(Debug, Default)]
 pub struct FormReader {
     params: BTreeMap<String, String>,
+    /// How a value outside the model's constraints is reported: EC2 says
+    /// `InvalidParameterValue`, awsQuery services (ELB) say `ValidationError`.
+    constraint: Constraint,
+}
+
+/// The error style of a model-constraint violation (range, length, count).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Constraint {
+    /// EC2: `InvalidParameterValue`.
+    #[default]
+    Ec2,
+    /// awsQuery (ELB): `ValidationError` with "1 validation error detected: ...".
+    AwsQuery,
 }
 
 /// A value that can be read from the form at a key.
@@ -61,7 +74,10 @@ impl FormReader {
                 params.insert(k.into_owned(), v.into_owned());
             }
         }
-        FormReader { params }
+        FormReader {
+            params,
+            constraint: Constraint::Ec2,
+        }
     }
 
     /// A reader over already decoded pairs.
@@ -73,6 +89,24 @@ impl FormReader {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            constraint: Constraint::Ec2,
+        }
+    }
+
+    /// Sets how constraint violations are reported (EC2 by default).
+    pub fn set_constraint(&mut self, c: Constraint) {
+        self.constraint = c;
+    }
+
+    fn violation(&self, key: &str, value: &str, constraint: &str) -> ApiError {
+        match self.constraint {
+            Constraint::Ec2 => ApiError::invalid_parameter(key, value, constraint),
+            Constraint::AwsQuery => ApiError::new(
+                "ValidationError",
+                format!(
+                    "1 validation error detected: Value '{value}' at '{key}' failed to satisfy constraint: {constraint}"
+                ),
+            ),
         }
     }
 
@@ -176,17 +210,17 @@ impl FormReader {
         let Some(v) = value else { return Ok(()) };
         let key = join(at, name);
         if let Some(min) = min.filter(|m| v < *m) {
-            return Err(ApiError::invalid_parameter(
+            return Err(self.violation(
                 &key,
                 &v.to_string(),
-                &format!("Expecting a value greater than or equal to {min}."),
+                &format!("Member must have value greater than or equal to {min}"),
             ));
         }
         if let Some(max) = max.filter(|m| v > *m) {
-            return Err(ApiError::invalid_parameter(
+            return Err(self.violation(
                 &key,
                 &v.to_string(),
-                &format!("Expecting a value less than or equal to {max}."),
+                &format!("Member must have value less than or equal to {max}"),
             ));
         }
         Ok(())
@@ -204,12 +238,11 @@ impl FormReader {
         let Some(v) = value else { return Ok(()) };
         let len = i64::try_from(v.chars().count()).unwrap_or(i64::MAX);
         if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
-            return Err(ApiError::new(
-                "ValidationError",
-                format!(
-                    "1 validation error detected: Value '{v}' at '{}' failed to satisfy constraint: \
-                     Member must have length between {} and {}",
-                    join(at, name),
+            return Err(self.violation(
+                &join(at, name),
+                v,
+                &format!(
+                    "Member must have length between {} and {}",
                     min.unwrap_or(0),
                     max.map_or_else(|| "unbounded".to_string(), |m| m.to_string())
                 ),
@@ -230,12 +263,15 @@ impl FormReader {
         let Some(n) = value else { return Ok(()) };
         let n = i64::try_from(n).unwrap_or(i64::MAX);
         if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
-            return Err(ApiError::invalid_value(format!(
-                "The parameter {} must have between {} and {} members; {n} given.",
-                join(at, name),
-                min.unwrap_or(0),
-                max.map_or_else(|| "unbounded".to_string(), |m| m.to_string())
-            )));
+            return Err(self.violation(
+                &join(at, name),
+                &format!("{n} members"),
+                &format!(
+                    "Member must have between {} and {} members",
+                    min.unwrap_or(0),
+                    max.map_or_else(|| "unbounded".to_string(), |m| m.to_string())
+                ),
+            ));
         }
         Ok(())
     }

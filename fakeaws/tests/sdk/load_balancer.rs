@@ -247,3 +247,423 @@ async fn paginates_with_marker() {
         .sum();
     assert_eq!(total, 5);
 }
+
+async fn api_lb(
+    ec2: &aws_sdk_ec2::Client,
+    elb: &aws_sdk_elasticloadbalancing::Client,
+) -> (String, Vec<String>, String) {
+    let (vpc_id, subnets) = network(ec2, true).await;
+    let sg = ec2
+        .create_security_group()
+        .group_name("apiserver-lb")
+        .description("api load balancer")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    elb.create_load_balancer()
+        .load_balancer_name("c1-apiserver")
+        .listeners(listener())
+        .subnets(&subnets[0])
+        .security_groups(&sg)
+        .send()
+        .await
+        .unwrap();
+    (vpc_id, subnets, sg)
+}
+
+#[tokio::test]
+async fn health_check_and_attributes() {
+    use aws_sdk_elasticloadbalancing::types::{
+        ConnectionDraining, ConnectionSettings, CrossZoneLoadBalancing, HealthCheck,
+        LoadBalancerAttributes,
+    };
+    let fake = empty_fake().await;
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    api_lb(&ec2, &elb).await;
+    let hc = |target: &str, interval: i32, timeout: i32| {
+        HealthCheck::builder()
+            .target(target)
+            .interval(interval)
+            .timeout(timeout)
+            .healthy_threshold(5)
+            .unhealthy_threshold(3)
+            .build()
+            .unwrap()
+    };
+    let out = elb
+        .configure_health_check()
+        .load_balancer_name("c1-apiserver")
+        .health_check(hc("TCP:6443", 10, 5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.health_check().unwrap().target(), "TCP:6443");
+    let d = elb
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    let described = d.load_balancer_descriptions()[0].health_check().unwrap();
+    assert_eq!(described.interval(), 10);
+    assert_eq!(described.healthy_threshold(), 5);
+    for bad in [
+        hc("TCP:6443/healthz", 10, 5),
+        hc("HTTP:80", 10, 5),
+        hc("TCP:6443", 10, 10),
+    ] {
+        assert_eq!(
+            code(
+                elb.configure_health_check()
+                    .load_balancer_name("c1-apiserver")
+                    .health_check(bad)
+                    .send()
+                    .await
+            ),
+            "ValidationError"
+        );
+    }
+    assert_eq!(
+        code(
+            elb.configure_health_check()
+                .load_balancer_name("nope")
+                .health_check(hc("TCP:6443", 10, 5))
+                .send()
+                .await
+        ),
+        "LoadBalancerNotFound"
+    );
+
+    // Defaults as AWS reports them for a new load balancer.
+    let attrs = elb
+        .describe_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    let a = attrs.load_balancer_attributes().unwrap();
+    assert!(!a.cross_zone_load_balancing().unwrap().enabled());
+    assert_eq!(a.connection_settings().unwrap().idle_timeout(), 60);
+    assert!(!a.connection_draining().unwrap().enabled());
+    assert!(!a.access_log().unwrap().enabled());
+
+    elb.modify_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .load_balancer_attributes(
+            LoadBalancerAttributes::builder()
+                .cross_zone_load_balancing(CrossZoneLoadBalancing::builder().enabled(true).build())
+                .connection_settings(
+                    ConnectionSettings::builder()
+                        .idle_timeout(600)
+                        .build()
+                        .unwrap(),
+                )
+                .connection_draining(
+                    ConnectionDraining::builder()
+                        .enabled(true)
+                        .timeout(120)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let attrs = elb
+        .describe_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    let a = attrs.load_balancer_attributes().unwrap();
+    assert!(a.cross_zone_load_balancing().unwrap().enabled());
+    assert_eq!(a.connection_settings().unwrap().idle_timeout(), 600);
+    assert_eq!(a.connection_draining().unwrap().timeout(), Some(120));
+    assert_eq!(
+        code(
+            elb.modify_load_balancer_attributes()
+                .load_balancer_name("c1-apiserver")
+                .load_balancer_attributes(
+                    LoadBalancerAttributes::builder()
+                        .connection_settings(
+                            ConnectionSettings::builder()
+                                .idle_timeout(5000)
+                                .build()
+                                .unwrap(),
+                        )
+                        .build(),
+                )
+                .send()
+                .await
+        ),
+        "ValidationError"
+    );
+}
+
+#[tokio::test]
+async fn register_instances_and_wait_in_service() {
+    use aws_sdk_elasticloadbalancing::client::Waiters;
+    use aws_sdk_elasticloadbalancing::types::Instance;
+    let fake = empty_fake().await;
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (_, subnets, _) = api_lb(&ec2, &elb).await;
+    let cp0 = crate::instance(&ec2, &subnets[0]).await;
+    let cp1 = crate::instance(&ec2, &subnets[1]).await;
+    let reg = elb
+        .register_instances_with_load_balancer()
+        .load_balancer_name("c1-apiserver")
+        .instances(Instance::builder().instance_id(&cp0).build())
+        .instances(Instance::builder().instance_id(&cp1).build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reg.instances().len(), 2);
+    elb.wait_until_instance_in_service()
+        .load_balancer_name("c1-apiserver")
+        .wait(std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    let health = elb
+        .describe_instance_health()
+        .load_balancer_name("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.instance_states().len(), 2);
+    assert!(
+        health
+            .instance_states()
+            .iter()
+            .all(|s| s.state() == Some("InService"))
+    );
+    let d = elb
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(d.load_balancer_descriptions()[0].instances().len(), 2);
+
+    assert_eq!(
+        code(
+            elb.register_instances_with_load_balancer()
+                .load_balancer_name("c1-apiserver")
+                .instances(
+                    Instance::builder()
+                        .instance_id("i-0123456789abcdef0")
+                        .build()
+                )
+                .send()
+                .await
+        ),
+        "InvalidInstance"
+    );
+    // A terminated instance is reported out of service.
+    ec2.terminate_instances()
+        .instance_ids(&cp1)
+        .send()
+        .await
+        .unwrap();
+    let health = elb
+        .describe_instance_health()
+        .load_balancer_name("c1-apiserver")
+        .instances(Instance::builder().instance_id(&cp1).build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.instance_states()[0].state(), Some("OutOfService"));
+    let left = elb
+        .deregister_instances_from_load_balancer()
+        .load_balancer_name("c1-apiserver")
+        .instances(Instance::builder().instance_id(&cp1).build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(left.instances().len(), 1);
+    assert_eq!(left.instances()[0].instance_id(), Some(cp0.as_str()));
+    assert_eq!(
+        code(
+            elb.deregister_instances_from_load_balancer()
+                .load_balancer_name("c1-apiserver")
+                .instances(Instance::builder().instance_id(&cp1).build())
+                .send()
+                .await
+        ),
+        "InvalidInstance"
+    );
+}
+
+#[tokio::test]
+async fn tags_subnets_groups_and_listeners() {
+    let fake = empty_fake().await;
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (vpc_id, subnets, sg) = api_lb(&ec2, &elb).await;
+    let name = "c1-apiserver";
+
+    elb.add_tags()
+        .load_balancer_names(name)
+        .tags(Tag::builder().key("owned").value("c1").build().unwrap())
+        .tags(
+            Tag::builder()
+                .key("role")
+                .value("apiserver")
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    elb.remove_tags()
+        .load_balancer_names(name)
+        .tags(
+            aws_sdk_elasticloadbalancing::types::TagKeyOnly::builder()
+                .key("role")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let tags = elb
+        .describe_tags()
+        .load_balancer_names(name)
+        .send()
+        .await
+        .unwrap();
+    let t = tags.tag_descriptions()[0].tags();
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].key(), "owned");
+    assert_eq!(
+        code(elb.describe_tags().load_balancer_names("nope").send().await),
+        "LoadBalancerNotFound"
+    );
+
+    // Subnets: attach the second, detach the first, never the last.
+    let out = elb
+        .attach_load_balancer_to_subnets()
+        .load_balancer_name(name)
+        .subnets(&subnets[1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.subnets().len(), 2);
+    let out = elb
+        .detach_load_balancer_from_subnets()
+        .load_balancer_name(name)
+        .subnets(&subnets[0])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.subnets(), [subnets[1].clone()]);
+    assert_eq!(
+        code(
+            elb.detach_load_balancer_from_subnets()
+                .load_balancer_name(name)
+                .subnets(&subnets[1])
+                .send()
+                .await
+        ),
+        "InvalidConfigurationRequest"
+    );
+    // The subnet it holds cannot be deleted; the one it let go can.
+    assert_eq!(
+        crate::code(ec2.delete_subnet().subnet_id(&subnets[1]).send().await),
+        "DependencyViolation"
+    );
+    ec2.delete_subnet()
+        .subnet_id(&subnets[0])
+        .send()
+        .await
+        .unwrap();
+
+    // Security groups are replaced; a group of another VPC is refused.
+    let sg2 = ec2
+        .create_security_group()
+        .group_name("extra")
+        .description("extra")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    let applied = elb
+        .apply_security_groups_to_load_balancer()
+        .load_balancer_name(name)
+        .security_groups(&sg2)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(applied.security_groups(), std::slice::from_ref(&sg2));
+    ec2.delete_security_group()
+        .group_id(&sg)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        crate::code(ec2.delete_security_group().group_id(&sg2).send().await),
+        "DependencyViolation"
+    );
+    assert_eq!(
+        code(
+            elb.apply_security_groups_to_load_balancer()
+                .load_balancer_name(name)
+                .security_groups("sg-0123456789abcdef0")
+                .send()
+                .await
+        ),
+        "InvalidSecurityGroup"
+    );
+
+    // Listeners: add one, a conflicting one on the same port is refused, delete it.
+    elb.create_load_balancer_listeners()
+        .load_balancer_name(name)
+        .listeners(
+            Listener::builder()
+                .protocol("TCP")
+                .load_balancer_port(22)
+                .instance_port(22)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            elb.create_load_balancer_listeners()
+                .load_balancer_name(name)
+                .listeners(
+                    Listener::builder()
+                        .protocol("TCP")
+                        .load_balancer_port(22)
+                        .instance_port(2222)
+                        .build()
+                        .unwrap(),
+                )
+                .send()
+                .await
+        ),
+        "DuplicateListener"
+    );
+    elb.delete_load_balancer_listeners()
+        .load_balancer_name(name)
+        .load_balancer_ports(22)
+        .send()
+        .await
+        .unwrap();
+    let d = elb
+        .describe_load_balancers()
+        .load_balancer_names(name)
+        .send()
+        .await
+        .unwrap();
+    let ports: Vec<i32> = d.load_balancer_descriptions()[0]
+        .listener_descriptions()
+        .iter()
+        .map(|l| l.listener().unwrap().load_balancer_port())
+        .collect();
+    assert_eq!(ports, [6443]);
+}

@@ -4,9 +4,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod availability_zone;
+mod cluster;
+mod elastic_ip;
 mod envelope;
+mod image_key_pair;
+mod instance;
 mod internet_gateway;
 mod load_balancer;
+mod nat_gateway;
+mod route_table;
+mod security_group;
 mod subnet;
 mod tags;
 mod vpc;
@@ -40,10 +47,14 @@ pub fn tag_spec(rt: ResourceType, tags: &[(&str, &str)]) -> TagSpecification {
     s.build()
 }
 
-/// A fake without a default VPC, so describes list only what a test created.
+/// A fake without a default VPC, so describes list only what a test created, on a virtual
+/// clock that only the test moves.
 pub async fn empty_fake() -> fakeaws::FakeAws {
     fakeaws::spawn_with(fakeaws::Config {
         default_vpc: false,
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_961_900),
+        ),
         ..Default::default()
     })
     .await
@@ -61,4 +72,66 @@ pub async fn vpc(ec2: &aws_sdk_ec2::Client, cidr: &str) -> String {
         .unwrap()
         .vpc_id
         .unwrap()
+}
+
+/// Creates a subnet and returns its id.
+pub async fn subnet(ec2: &aws_sdk_ec2::Client, vpc_id: &str, cidr: &str, zone: &str) -> String {
+    ec2.create_subnet()
+        .vpc_id(vpc_id)
+        .cidr_block(cidr)
+        .availability_zone(zone)
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap()
+}
+
+/// Creates an internet gateway attached to `vpc_id` and returns its id.
+pub async fn gateway(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> String {
+    let igw = ec2
+        .create_internet_gateway()
+        .send()
+        .await
+        .unwrap()
+        .internet_gateway
+        .unwrap()
+        .internet_gateway_id
+        .unwrap();
+    ec2.attach_internet_gateway()
+        .internet_gateway_id(&igw)
+        .vpc_id(vpc_id)
+        .send()
+        .await
+        .unwrap();
+    igw
+}
+
+/// The id of a public image of the catalogue whose name matches `pattern`.
+pub async fn image(ec2: &aws_sdk_ec2::Client, pattern: &str) -> String {
+    let images = ec2
+        .describe_images()
+        .filters(filter("name", &[pattern]))
+        .send()
+        .await
+        .unwrap();
+    images.images()[0].image_id().unwrap().to_string()
+}
+
+/// Launches one instance in `subnet_id` and returns its id.
+pub async fn instance(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
+    let ami = image(ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let r = ec2
+        .run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+        .subnet_id(subnet_id)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    r.instances()[0].instance_id().unwrap().to_string()
 }

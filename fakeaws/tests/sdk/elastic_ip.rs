@@ -1,0 +1,178 @@
+//! Elastic IPs through the SDK.
+
+use aws_sdk_ec2::types::{DomainType, ResourceType};
+
+use crate::{code, empty_fake, filter, gateway, instance, subnet, tag_spec, vpc};
+
+#[tokio::test]
+async fn allocate_associate_release() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let subnet_id = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let i = instance(&ec2, &subnet_id).await;
+
+    let a = ec2
+        .allocate_address()
+        .domain(DomainType::Vpc)
+        .tag_specifications(tag_spec(ResourceType::ElasticIp, &[("Name", "eip")]))
+        .send()
+        .await
+        .unwrap();
+    let alloc = a.allocation_id().unwrap().to_string();
+    let ip = a.public_ip().unwrap().to_string();
+    assert!(
+        ["192.0.2.", "198.51.100.", "203.0.113."]
+            .iter()
+            .any(|p| ip.starts_with(p)),
+        "{ip}"
+    );
+    let b = ec2
+        .allocate_address()
+        .domain(DomainType::Vpc)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(b.public_ip(), Some(ip.as_str()), "addresses are unique");
+
+    // No internet gateway yet: the VPC cannot take a public address.
+    assert_eq!(
+        code(
+            ec2.associate_address()
+                .allocation_id(&alloc)
+                .instance_id(&i)
+                .send()
+                .await
+        ),
+        "Gateway.NotAttached"
+    );
+    gateway(&ec2, &vpc_id).await;
+    let assoc = ec2
+        .associate_address()
+        .allocation_id(&alloc)
+        .instance_id(&i)
+        .send()
+        .await
+        .unwrap()
+        .association_id
+        .unwrap();
+    let described = ec2
+        .describe_addresses()
+        .allocation_ids(&alloc)
+        .send()
+        .await
+        .unwrap();
+    let d = &described.addresses()[0];
+    assert_eq!(d.instance_id(), Some(i.as_str()));
+    assert_eq!(d.association_id(), Some(assoc.as_str()));
+    assert_eq!(d.tags()[0].value(), Some("eip"));
+    let inst = ec2
+        .describe_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        inst.reservations()[0].instances()[0].public_ip_address(),
+        Some(ip.as_str())
+    );
+    let by_filter = ec2
+        .describe_addresses()
+        .filters(filter("instance-id", &[&i]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_filter.addresses().len(), 1);
+    let by_ip = ec2
+        .describe_addresses()
+        .public_ips(&ip)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_ip.addresses()[0].allocation_id(), Some(alloc.as_str()));
+
+    assert_eq!(
+        code(ec2.release_address().allocation_id(&alloc).send().await),
+        "InvalidIPAddress.InUse"
+    );
+    // Public addresses are mapped in the VPC: its gateway cannot be detached.
+    let igw = ec2
+        .describe_internet_gateways()
+        .filters(filter("attachment.vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap()
+        .internet_gateways()[0]
+        .internet_gateway_id()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        code(
+            ec2.detach_internet_gateway()
+                .internet_gateway_id(&igw)
+                .vpc_id(&vpc_id)
+                .send()
+                .await
+        ),
+        "DependencyViolation"
+    );
+    ec2.disassociate_address()
+        .association_id(&assoc)
+        .send()
+        .await
+        .unwrap();
+    // Disassociating again is no error (AWS documents the call as idempotent).
+    ec2.disassociate_address()
+        .association_id(&assoc)
+        .send()
+        .await
+        .unwrap();
+    ec2.release_address()
+        .allocation_id(&alloc)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(ec2.release_address().allocation_id(&alloc).send().await),
+        "InvalidAllocationID.NotFound"
+    );
+    assert_eq!(
+        code(ec2.describe_addresses().allocation_ids(&alloc).send().await),
+        "InvalidAllocationID.NotFound"
+    );
+    assert_eq!(
+        code(
+            ec2.describe_addresses()
+                .public_ips("192.0.2.250")
+                .send()
+                .await
+        ),
+        "InvalidAddress.NotFound"
+    );
+}
+
+#[tokio::test]
+async fn address_limit() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    for _ in 0..5 {
+        ec2.allocate_address()
+            .domain(DomainType::Vpc)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        code(ec2.allocate_address().domain(DomainType::Vpc).send().await),
+        "AddressLimitExceeded"
+    );
+    assert_eq!(
+        ec2.describe_addresses()
+            .send()
+            .await
+            .unwrap()
+            .addresses()
+            .len(),
+        5
+    );
+}

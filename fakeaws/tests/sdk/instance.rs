@@ -1,0 +1,659 @@
+//! Instances through the SDK: launch with every parameter a provisioner passes, the state
+//! machine and its waiters, ClientToken idempotency, validation, pagination by reservation,
+//! the interface and root volume of each instance, DescribeInstanceStatus.
+
+use std::time::Duration;
+
+use aws_sdk_ec2::client::Waiters;
+use aws_sdk_ec2::types::{
+    BlockDeviceMapping, EbsBlockDevice, IamInstanceProfileSpecification, InstanceStateName,
+    InstanceType, ResourceType, VolumeState, VolumeType,
+};
+use fakeaws::sim::transitions::Subject;
+
+use crate::{code, empty_fake, filter, image, instance, subnet, tag_spec, vpc};
+
+const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
+
+fn base64(data: &[u8]) -> String {
+    aws_smithy_types::base64::encode(data)
+}
+
+#[tokio::test]
+async fn run_describe_with_interface_volume_tags_and_addresses() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let public = subnet(&ec2, &vpc_id, "10.0.0.0/24", "us-east-1a").await;
+    ec2.modify_subnet_attribute()
+        .subnet_id(&public)
+        .map_public_ip_on_launch(
+            aws_sdk_ec2::types::AttributeBooleanValue::builder()
+                .value(true)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let sg = ec2
+        .create_security_group()
+        .group_name("bastion")
+        .description("bastion")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    ec2.create_key_pair().key_name("ops").send().await.unwrap();
+    let ami = image(&ec2, AMI).await;
+    let user_data = base64(b"#cloud-config\nruncmd: [echo hi]\n");
+
+    let run = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Small)
+        .subnet_id(&public)
+        .security_group_ids(&sg)
+        .key_name("ops")
+        .user_data(&user_data)
+        .iam_instance_profile(
+            IamInstanceProfileSpecification::builder()
+                .name("nodes.cluster-api-provider-aws.sigs.k8s.io")
+                .build(),
+        )
+        .block_device_mappings(
+            BlockDeviceMapping::builder()
+                .device_name("/dev/sda1")
+                .ebs(
+                    EbsBlockDevice::builder()
+                        .volume_size(40)
+                        .volume_type(VolumeType::Gp3)
+                        .encrypted(true)
+                        .delete_on_termination(true)
+                        .build(),
+                )
+                .build(),
+        )
+        .tag_specifications(tag_spec(
+            ResourceType::Instance,
+            &[("Name", "bastion"), ("role", "bastion")],
+        ))
+        .tag_specifications(tag_spec(ResourceType::Volume, &[("role", "bastion-root")]))
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let launched = &run.instances()[0];
+    assert_eq!(
+        launched.state().unwrap().name(),
+        Some(&InstanceStateName::Pending)
+    );
+    assert_eq!(launched.state().unwrap().code(), Some(0));
+    let id = launched.instance_id().unwrap().to_string();
+
+    ec2.wait_until_instance_running()
+        .instance_ids(&id)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(d.reservations().len(), 1);
+    assert_eq!(d.reservations()[0].reservation_id(), run.reservation_id());
+    let i = &d.reservations()[0].instances()[0];
+    assert_eq!(i.state().unwrap().name(), Some(&InstanceStateName::Running));
+    assert_eq!(i.state().unwrap().code(), Some(16));
+    assert_eq!(i.instance_type(), Some(&InstanceType::T3Small));
+    assert_eq!(i.image_id(), Some(ami.as_str()));
+    assert_eq!(i.key_name(), Some("ops"));
+    assert_eq!(i.vpc_id(), Some(vpc_id.as_str()));
+    assert_eq!(i.subnet_id(), Some(public.as_str()));
+    assert_eq!(
+        i.placement().unwrap().availability_zone(),
+        Some("us-east-1a")
+    );
+    assert_eq!(i.security_groups()[0].group_id(), Some(sg.as_str()));
+    assert!(
+        i.iam_instance_profile()
+            .unwrap()
+            .arn()
+            .unwrap()
+            .ends_with("instance-profile/nodes.cluster-api-provider-aws.sigs.k8s.io")
+    );
+    let private_ip: std::net::Ipv4Addr = i.private_ip_address().unwrap().parse().unwrap();
+    assert!(
+        "10.0.0.0/24"
+            .parse::<ipnet::Ipv4Net>()
+            .unwrap()
+            .contains(&private_ip)
+    );
+    assert!(
+        i.public_ip_address().is_some(),
+        "the subnet maps public IPs"
+    );
+    assert!(i.private_dns_name().unwrap().starts_with("ip-10-0-0-"));
+    assert!(
+        i.tags()
+            .iter()
+            .any(|t| t.key() == Some("Name") && t.value() == Some("bastion"))
+    );
+
+    // Its network interface and root volume exist, attached, tagged as asked.
+    let eni = &i.network_interfaces()[0];
+    let enis = ec2
+        .describe_network_interfaces()
+        .filters(filter("attachment.instance-id", &[&id]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(enis.network_interfaces().len(), 1);
+    assert_eq!(
+        enis.network_interfaces()[0].network_interface_id(),
+        eni.network_interface_id()
+    );
+    assert_eq!(
+        enis.network_interfaces()[0].groups()[0].group_id(),
+        Some(sg.as_str())
+    );
+    let root = i.block_device_mappings()[0]
+        .ebs()
+        .unwrap()
+        .volume_id()
+        .unwrap();
+    let vols = ec2
+        .describe_volumes()
+        .volume_ids(root)
+        .send()
+        .await
+        .unwrap();
+    let v = &vols.volumes()[0];
+    assert_eq!(v.size(), Some(40));
+    assert_eq!(v.volume_type(), Some(&VolumeType::Gp3));
+    assert_eq!(v.encrypted(), Some(true));
+    assert_eq!(v.state(), Some(&VolumeState::InUse));
+    assert_eq!(v.attachments()[0].instance_id(), Some(id.as_str()));
+    assert!(v.tags().iter().any(|t| t.value() == Some("bastion-root")));
+
+    // Filters a provisioner uses.
+    for (name, value) in [
+        ("vpc-id", vpc_id.as_str()),
+        ("subnet-id", public.as_str()),
+        ("tag:role", "bastion"),
+        ("instance-state-name", "running"),
+        ("instance-id", id.as_str()),
+    ] {
+        let d = ec2
+            .describe_instances()
+            .filters(filter(name, &[value]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(d.reservations().len(), 1, "filter {name}={value}");
+    }
+    let none = ec2
+        .describe_instances()
+        .filters(filter("instance-state-name", &["stopped"]))
+        .send()
+        .await
+        .unwrap();
+    assert!(none.reservations().is_empty());
+    assert_eq!(
+        code(
+            ec2.describe_instances()
+                .filters(filter("no-such-filter", &["x"]))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(
+            ec2.describe_instances()
+                .instance_ids("i-0123456789abcdef0")
+                .send()
+                .await
+        ),
+        "InvalidInstanceID.NotFound"
+    );
+    assert_eq!(
+        code(
+            ec2.describe_instances()
+                .instance_ids("nonsense")
+                .send()
+                .await
+        ),
+        "InvalidInstanceID.Malformed"
+    );
+}
+
+#[tokio::test]
+async fn lifecycle_stop_start_terminate_and_incorrect_state() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1b").await;
+    fake.fake()
+        .with_region("us-east-1", |r| r.transitions.hold(Subject::Instance));
+    let id = instance(&ec2, &s).await;
+    // Held in pending: cannot be stopped yet.
+    assert_eq!(
+        code(ec2.stop_instances().instance_ids(&id).send().await),
+        "IncorrectInstanceState"
+    );
+    fake.fake()
+        .with_region("us-east-1", |r| r.transitions.release(Subject::Instance));
+    ec2.wait_until_instance_running()
+        .instance_ids(&id)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    fake.fake()
+        .with_region("us-east-1", |r| r.transitions.hold(Subject::Instance));
+    let stop = ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+    let change = &stop.stopping_instances()[0];
+    assert_eq!(
+        change.previous_state().unwrap().name(),
+        Some(&InstanceStateName::Running)
+    );
+    assert_eq!(
+        change.current_state().unwrap().name(),
+        Some(&InstanceStateName::Stopping)
+    );
+    assert_eq!(
+        code(ec2.start_instances().instance_ids(&id).send().await),
+        "IncorrectInstanceState"
+    );
+    fake.fake()
+        .with_region("us-east-1", |r| r.transitions.release(Subject::Instance));
+    ec2.wait_until_instance_stopped()
+        .instance_ids(&id)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let start = ec2
+        .start_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        start.starting_instances()[0]
+            .current_state()
+            .unwrap()
+            .name(),
+        Some(&InstanceStateName::Pending)
+    );
+    ec2.wait_until_instance_running()
+        .instance_ids(&id)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    let term = ec2
+        .terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        term.terminating_instances()[0]
+            .current_state()
+            .unwrap()
+            .name(),
+        Some(&InstanceStateName::ShuttingDown)
+    );
+    ec2.wait_until_instance_terminated()
+        .instance_ids(&id)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    // Terminating again is fine; starting a terminated instance is not.
+    let again = ec2
+        .terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        again.terminating_instances()[0]
+            .current_state()
+            .unwrap()
+            .name(),
+        Some(&InstanceStateName::Terminated)
+    );
+    assert_eq!(
+        code(ec2.start_instances().instance_ids(&id).send().await),
+        "IncorrectInstanceState"
+    );
+    // The interface and the root volume went with it; the terminated instance stays visible
+    // for a while, then disappears.
+    let enis = ec2
+        .describe_network_interfaces()
+        .filters(filter("subnet-id", &[&s]))
+        .send()
+        .await
+        .unwrap();
+    assert!(enis.network_interfaces().is_empty());
+    let vols = ec2
+        .describe_volumes()
+        .filters(filter("attachment.instance-id", &[&id]))
+        .send()
+        .await
+        .unwrap();
+    assert!(vols.volumes().is_empty());
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(d.reservations().len(), 1);
+    fake.fake()
+        .with_region("us-east-1", |r| r.clock.advance(Duration::from_secs(3601)));
+    let d = ec2
+        .describe_instances()
+        .filters(filter("subnet-id", &[&s]))
+        .send()
+        .await
+        .unwrap();
+    assert!(d.reservations().is_empty());
+    // With nothing left in it, the subnet can go.
+    ec2.delete_subnet().subnet_id(&s).send().await.unwrap();
+}
+
+#[tokio::test]
+async fn client_token_replays_and_mismatches() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.0.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let run = |t: InstanceType| {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(t)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .client_token("machine-cp-0")
+    };
+    let first = run(InstanceType::T3Medium).send().await.unwrap();
+    let second = run(InstanceType::T3Medium).send().await.unwrap();
+    assert_eq!(first.reservation_id(), second.reservation_id());
+    assert_eq!(
+        first.instances()[0].instance_id(),
+        second.instances()[0].instance_id()
+    );
+    assert_eq!(
+        code(run(InstanceType::M5Large).send().await),
+        "IdempotentParameterMismatch"
+    );
+    let d = ec2
+        .describe_instances()
+        .filters(filter("subnet-id", &[&s]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(d.reservations().len(), 1);
+    assert_eq!(d.reservations()[0].instances().len(), 1);
+    assert_eq!(
+        d.reservations()[0].instances()[0].client_token(),
+        Some("machine-cp-0")
+    );
+}
+
+#[tokio::test]
+async fn validation_rejects_and_launches_nothing() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.0.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let arm = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000001").await;
+    let base = || {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::T3Medium)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+    };
+    assert_eq!(
+        code(base().image_id("ami-0123456789abcdef0").send().await),
+        "InvalidAMIID.NotFound"
+    );
+    assert_eq!(
+        code(base().image_id("not-an-ami").send().await),
+        "InvalidAMIID.Malformed"
+    );
+    assert_eq!(
+        code(base().key_name("missing").send().await),
+        "InvalidKeyPair.NotFound"
+    );
+    assert_eq!(
+        code(
+            base()
+                .instance_type(InstanceType::from("t9.huge"))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(base().image_id(&arm).send().await),
+        "InvalidParameterValue",
+        "an arm64 image on an x86_64 type"
+    );
+    assert_eq!(
+        code(base().subnet_id("subnet-0123456789abcdef0").send().await),
+        "InvalidSubnetID.NotFound"
+    );
+    assert_eq!(
+        code(
+            base()
+                .security_group_ids("sg-0123456789abcdef0")
+                .send()
+                .await
+        ),
+        "InvalidGroup.NotFound"
+    );
+    let big = base64(&vec![b'x'; 16 * 1024 + 1]);
+    assert_eq!(
+        code(base().user_data(big).send().await),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(base().min_count(3).max_count(2).send().await),
+        "InvalidParameterValue"
+    );
+    let d = ec2.describe_instances().send().await.unwrap();
+    assert!(d.reservations().is_empty(), "nothing was launched");
+    // An arm64 type with the arm64 image is fine, and 16 KiB of user data exactly too.
+    let ok = base()
+        .image_id(&arm)
+        .instance_type(InstanceType::T4gMedium)
+        .user_data(base64(&vec![b'x'; 16 * 1024]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.instances().len(), 1);
+}
+
+#[tokio::test]
+async fn describe_paginates_by_reservation_and_reports_status() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.0.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    // One reservation of three, and five of one.
+    let three = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Micro)
+        .subnet_id(&s)
+        .min_count(3)
+        .max_count(3)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(three.instances().len(), 3);
+    for _ in 0..5 {
+        instance(&ec2, &s).await;
+    }
+    let pages: Vec<_> = ec2
+        .describe_instances()
+        .max_results(5)
+        .into_paginator()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .unwrap();
+    assert_eq!(pages.len(), 2, "6 reservations at 5 a page span two pages");
+    let reservations: Vec<_> = pages.iter().flat_map(|p| p.reservations()).collect();
+    assert_eq!(reservations.len(), 6);
+    let instances: usize = reservations.iter().map(|r| r.instances().len()).sum();
+    assert_eq!(instances, 8);
+    assert_eq!(
+        code(ec2.describe_instances().max_results(2).send().await),
+        "InvalidParameterValue",
+        "MaxResults below 5"
+    );
+
+    let ids: Vec<String> = three
+        .instances()
+        .iter()
+        .map(|i| i.instance_id().unwrap().to_string())
+        .collect();
+    // Running instances have a status; stopped ones only with IncludeAllInstances.
+    let status = ec2
+        .describe_instance_status()
+        .set_instance_ids(Some(ids.clone()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status.instance_statuses().len(), 3);
+    for st in status.instance_statuses() {
+        assert_eq!(
+            st.instance_state().unwrap().name(),
+            Some(&InstanceStateName::Running)
+        );
+        assert_eq!(st.availability_zone(), Some("us-east-1a"));
+    }
+    ec2.stop_instances()
+        .instance_ids(&ids[0])
+        .send()
+        .await
+        .unwrap();
+    ec2.wait_until_instance_stopped()
+        .instance_ids(&ids[0])
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let running_only = ec2
+        .describe_instance_status()
+        .set_instance_ids(Some(ids.clone()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(running_only.instance_statuses().len(), 2);
+    let all = ec2
+        .describe_instance_status()
+        .set_instance_ids(Some(ids))
+        .include_all_instances(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(all.instance_statuses().len(), 3);
+}
+
+#[tokio::test]
+async fn interface_security_groups_can_be_replaced() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let other_vpc = vpc(&ec2, "10.1.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.0.0/24", "us-east-1a").await;
+    let id = instance(&ec2, &s).await;
+    let mk = |name: &'static str, v: String| {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.create_security_group()
+                .group_name(name)
+                .description(name)
+                .vpc_id(v)
+                .send()
+                .await
+                .unwrap()
+                .group_id
+                .unwrap()
+        }
+    };
+    let a = mk("a", vpc_id.clone()).await;
+    let b = mk("b", vpc_id.clone()).await;
+    let foreign = mk("foreign", other_vpc).await;
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let eni = d.reservations()[0].instances()[0].network_interfaces()[0]
+        .network_interface_id()
+        .unwrap()
+        .to_string();
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&eni)
+        .groups(&a)
+        .groups(&b)
+        .send()
+        .await
+        .unwrap();
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let mut groups: Vec<_> = d.reservations()[0].instances()[0]
+        .security_groups()
+        .iter()
+        .map(|g| g.group_id().unwrap().to_string())
+        .collect();
+    groups.sort();
+    let mut want = vec![a.clone(), b.clone()];
+    want.sort();
+    assert_eq!(groups, want);
+    assert_eq!(
+        code(
+            ec2.modify_network_interface_attribute()
+                .network_interface_id(&eni)
+                .groups(&foreign)
+                .send()
+                .await
+        ),
+        "InvalidGroup.NotFound"
+    );
+    assert_eq!(
+        code(
+            ec2.modify_network_interface_attribute()
+                .network_interface_id("eni-0123456789abcdef0")
+                .groups(&a)
+                .send()
+                .await
+        ),
+        "InvalidNetworkInterfaceID.NotFound"
+    );
+    // A group in use by the interface cannot be deleted.
+    assert_eq!(
+        code(ec2.delete_security_group().group_id(&a).send().await),
+        "DependencyViolation"
+    );
+}
