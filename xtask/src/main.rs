@@ -52,15 +52,7 @@ fn bench(rest: &[String]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let status = Command::new(cargo)
         .current_dir(workspace_root()?)
-        .args([
-            "bench",
-            "--locked",
-            "-p",
-            "fakeaws",
-            "--bench",
-            "roundtrip",
-            "--",
-        ])
+        .args(["bench", "--locked", "-p", "fakeaws", "--benches", "--"])
         .args(rest)
         .status()
         .context("running cargo bench")?;
