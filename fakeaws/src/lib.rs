@@ -28,7 +28,7 @@ use std::net::SocketAddr;
 use tokio::sync::oneshot;
 
 pub use region::{Limits, Region};
-pub use server::Fake;
+pub use server::{Call, Fake};
 pub use sim::clock::Clock;
 
 /// How a fake account starts.

@@ -29,6 +29,32 @@ struct Inner {
     config: Config,
     regions: Mutex<HashMap<String, Arc<Mutex<Region>>>>,
     request_ids: Mutex<IdGen>,
+    calls: Mutex<Vec<Call>>,
+}
+
+/// How many calls the log keeps before it drops the oldest half.
+const CALL_LOG_LIMIT: usize = 100_000;
+
+/// One request the fake answered, as its call log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// `ec2` or `elasticloadbalancing` (empty when the request named no service).
+    pub service: String,
+    /// The region of the request's credential scope.
+    pub region: String,
+    /// The `Action` parameter.
+    pub action: String,
+    /// The error code answered, or `None` for a success.
+    pub error: Option<String>,
+}
+
+impl Call {
+    /// Whether the action can change state: anything but `Describe*`, `Get*` and `List*`.
+    pub fn is_mutating(&self) -> bool {
+        !["Describe", "Get", "List"]
+            .iter()
+            .any(|p| self.action.starts_with(p))
+    }
 }
 
 /// A response before it becomes HTTP: status, XML body, request id.
@@ -63,6 +89,7 @@ impl Fake {
                 config,
                 regions: Mutex::new(HashMap::new()),
                 request_ids: Mutex::new(request_ids),
+                calls: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -79,6 +106,16 @@ impl Fake {
             .entry(name.to_string())
             .or_insert_with(|| Arc::new(Mutex::new(Region::new(name, &self.inner.config))))
             .clone()
+    }
+
+    /// Every request answered since the start (or the last `take_calls`), in order.
+    pub fn calls(&self) -> Vec<Call> {
+        lock(&self.inner.calls).clone()
+    }
+
+    /// Returns the call log and empties it.
+    pub fn take_calls(&self) -> Vec<Call> {
+        std::mem::take(&mut *lock(&self.inner.calls))
     }
 
     /// Runs `f` on the region `name` under its lock (tests and admin tools use this to read
@@ -123,13 +160,26 @@ impl Fake {
                 return answer_error(&err, None, request_id);
             }
         };
+        let action = form.peek("Action").unwrap_or_default().to_string();
         let result = self.dispatch(service, &scope.region, &mut form, &request_id);
         tracing::debug!(
             region = %scope.region,
-            action = form.peek("Action").unwrap_or_default(),
+            action = %action,
             status = result.as_ref().map_or_else(|e| e.status, |_| 200),
             "request"
         );
+        let mut calls = lock(&self.inner.calls);
+        if calls.len() >= CALL_LOG_LIMIT {
+            // A long-running server keeps the most recent half.
+            calls.drain(..CALL_LOG_LIMIT / 2);
+        }
+        calls.push(Call {
+            service: scope.service.clone(),
+            region: scope.region.clone(),
+            action,
+            error: result.as_ref().err().map(|e| e.code.to_string()),
+        });
+        drop(calls);
         match result {
             Ok(body) => Answer {
                 status: 200,

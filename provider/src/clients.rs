@@ -1,0 +1,154 @@
+//! The AWS clients the actuators use, built from the standard credential chain or for an
+//! endpoint URL (any service speaking AWS's protocols, such as a standalone fakeaws), and the
+//! call counter every client reports to.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+
+/// Counts the requests sent, by operation (every attempt, retries included).
+#[derive(Debug, Clone, Default)]
+pub struct CallCounter(Arc<Mutex<BTreeMap<String, u64>>>);
+
+impl CallCounter {
+    fn record(&self, op: &str) {
+        let mut m = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *m.entry(op.to_string()).or_default() += 1;
+    }
+
+    /// Requests by operation.
+    pub fn by_operation(&self) -> BTreeMap<String, u64> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Every request.
+    pub fn total(&self) -> u64 {
+        self.by_operation().values().sum()
+    }
+
+    /// Requests that can change state (anything but Describe*, Get*, List*).
+    pub fn mutating(&self) -> u64 {
+        self.by_operation()
+            .iter()
+            .filter(|(op, _)| is_mutating(op))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Forgets every count.
+    pub fn reset(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// Whether operation `op` can change state.
+pub fn is_mutating(op: &str) -> bool {
+    !["Describe", "Get", "List"]
+        .iter()
+        .any(|p| op.starts_with(p))
+}
+
+impl Intercept for CallCounter {
+    fn name(&self) -> &'static str {
+        "capa-call-counter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(m) = cfg.load::<Metadata>() {
+            self.record(m.name());
+        }
+        Ok(())
+    }
+}
+
+/// The EC2 and ELB clients of one region, and their call counter.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// EC2.
+    pub ec2: aws_sdk_ec2::Client,
+    /// Classic Elastic Load Balancing.
+    pub elb: aws_sdk_elasticloadbalancing::Client,
+    /// What they sent.
+    pub calls: CallCounter,
+    /// The region.
+    pub region: String,
+}
+
+impl Clients {
+    /// Clients from a loaded SDK configuration (the standard chain: environment, profile,
+    /// SSO, instance role; `AWS_ENDPOINT_URL` honoured).
+    pub fn from_sdk_config(config: &aws_config::SdkConfig) -> Self {
+        let calls = CallCounter::default();
+        let ec2 = aws_sdk_ec2::config::Builder::from(config)
+            .interceptor(calls.clone())
+            .build();
+        let elb = aws_sdk_elasticloadbalancing::config::Builder::from(config)
+            .interceptor(calls.clone())
+            .build();
+        Clients {
+            ec2: aws_sdk_ec2::Client::from_conf(ec2),
+            elb: aws_sdk_elasticloadbalancing::Client::from_conf(elb),
+            calls,
+            region: config.region().map(ToString::to_string).unwrap_or_default(),
+        }
+    }
+
+    /// Loads the standard credential chain for `region`.
+    pub async fn from_environment(region: &str) -> Self {
+        let config = aws_config::defaults(BehaviorVersion::latest())
+            .region(Region::new(region.to_string()))
+            .load()
+            .await;
+        Self::from_sdk_config(&config)
+    }
+
+    /// Clients for an endpoint URL with static placeholder credentials (for a standalone
+    /// AWS-compatible endpoint; requests are still signed SigV4 for `region`).
+    pub fn for_endpoint(endpoint: &str, region: &str) -> Self {
+        let calls = CallCounter::default();
+        let creds = Credentials::new("capa", "capa-placeholder", None, None, "capa-endpoint");
+        let ec2 = aws_sdk_ec2::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new(region.to_string()))
+            .endpoint_url(endpoint)
+            .credentials_provider(creds.clone())
+            .interceptor(calls.clone())
+            .build();
+        let elb = aws_sdk_elasticloadbalancing::Config::builder()
+            .behavior_version(aws_sdk_elasticloadbalancing::config::BehaviorVersion::latest())
+            .region(aws_sdk_elasticloadbalancing::config::Region::new(
+                region.to_string(),
+            ))
+            .endpoint_url(endpoint)
+            .credentials_provider(creds)
+            .interceptor(calls.clone())
+            .build();
+        Clients {
+            ec2: aws_sdk_ec2::Client::from_conf(ec2),
+            elb: aws_sdk_elasticloadbalancing::Client::from_conf(elb),
+            calls,
+            region: region.to_string(),
+        }
+    }
+}

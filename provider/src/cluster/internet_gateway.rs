@@ -1,0 +1,176 @@
+//! The internet gateway: the spec's (validated: attached to the VPC), one already attached
+//! to an existing VPC (used as pre-existing), or the cluster's own, created and attached when
+//! the cluster has public subnets.
+
+use aws_sdk_ec2::types::{InternetGateway, ResourceType};
+
+use super::{Res, Scope, filter, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::ownership;
+
+fn attached_to(g: &InternetGateway, vpc_id: &str) -> bool {
+    g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id))
+}
+
+/// Reconciles the internet gateway.
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    if let Some(id) = s.plan.spec.network.internet_gateway_id.clone() {
+        let found = match s
+            .ec2()
+            .describe_internet_gateways()
+            .internet_gateway_ids(&id)
+            .send()
+            .await
+            .map_err(aws("DescribeInternetGateways"))
+        {
+            Ok(o) => o.internet_gateways.unwrap_or_default(),
+            Err(e) if e.is_not_found() => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let Some(g) = found.first() else {
+            return Err(Error::PreExisting {
+                resource: format!("internet gateway {id} (spec.network.internetGatewayId)"),
+                problem: "does not exist".into(),
+            });
+        };
+        if !attached_to(g, &vpc_id) {
+            return Err(Error::PreExisting {
+                resource: format!("internet gateway {id}"),
+                problem: format!("is not attached to the cluster's VPC {vpc_id}"),
+            });
+        }
+        s.status.internet_gateway = Some(Res { id, managed: false });
+        return Ok(());
+    }
+    let needed = s.plan.subnets.iter().any(|p| p.public);
+    let attached = if is_new(&vpc_id) {
+        Vec::new()
+    } else {
+        s.ec2()
+            .describe_internet_gateways()
+            .filters(filter("attachment.vpc-id", &[&vpc_id]))
+            .send()
+            .await
+            .map_err(aws("DescribeInternetGateways"))?
+            .internet_gateways
+            .unwrap_or_default()
+    };
+    let name = format!("{}-igw", s.name());
+    if let Some(g) = attached.first() {
+        let id = g.internet_gateway_id().unwrap_or_default().to_string();
+        let managed = ownership::is_managed(s.name(), ownership::ec2_pairs(g.tags()));
+        if managed {
+            s.ensure_tags(&id, g.tags(), "common", &name).await?;
+        }
+        s.status.internet_gateway = Some(Res { id, managed });
+        return Ok(());
+    }
+    if !needed {
+        return Ok(());
+    }
+    // A gateway of ours left detached (a crash between create and attach) is reused.
+    let detached = s
+        .ec2()
+        .describe_internet_gateways()
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeInternetGateways"))?
+        .internet_gateways
+        .unwrap_or_default()
+        .into_iter()
+        .find(|g| g.attachments().is_empty());
+    let id = match detached {
+        Some(g) => g.internet_gateway_id().unwrap_or_default().to_string(),
+        None => {
+            if !s.act(format!("create internet gateway ({name})")) {
+                s.status.internet_gateway = Some(Res {
+                    id: "<new internet gateway>".into(),
+                    managed: true,
+                });
+                return Ok(());
+            }
+            s.ec2()
+                .create_internet_gateway()
+                .tag_specifications(s.tag_spec(ResourceType::InternetGateway, "common", &name))
+                .send()
+                .await
+                .map_err(aws("CreateInternetGateway"))?
+                .internet_gateway
+                .and_then(|g| g.internet_gateway_id)
+                .unwrap_or_default()
+        }
+    };
+    if s.act(format!("attach internet gateway {id} to {vpc_id}")) {
+        s.ec2()
+            .attach_internet_gateway()
+            .internet_gateway_id(&id)
+            .vpc_id(&vpc_id)
+            .send()
+            .await
+            .map_err(aws("AttachInternetGateway"))?;
+    }
+    s.status.internet_gateway = Some(Res { id, managed: true });
+    Ok(())
+}
+
+/// Detaches and deletes the cluster's own internet gateways.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let owned = s
+        .ec2()
+        .describe_internet_gateways()
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeInternetGateways"))?
+        .internet_gateways
+        .unwrap_or_default();
+    for g in owned {
+        let id = g.internet_gateway_id().unwrap_or_default().to_string();
+        let mut blocked = false;
+        for a in g.attachments() {
+            let vpc = a.vpc_id().unwrap_or_default().to_string();
+            if !s.act(format!("detach internet gateway {id} from {vpc}")) {
+                continue;
+            }
+            match s
+                .ec2()
+                .detach_internet_gateway()
+                .internet_gateway_id(&id)
+                .vpc_id(&vpc)
+                .send()
+                .await
+                .map_err(aws("DetachInternetGateway"))
+            {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() || e.code == "Gateway.NotAttached" => {}
+                Err(e) if e.is_dependency() => {
+                    s.wait(format!("internet gateway {id}: {}", e.message));
+                    blocked = true;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if blocked || !s.act(format!("delete internet gateway {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .delete_internet_gateway()
+            .internet_gateway_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteInternetGateway"))
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) if e.is_dependency() => s.wait(format!("internet gateway {id}: {}", e.message)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

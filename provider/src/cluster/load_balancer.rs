@@ -1,0 +1,346 @@
+//! The API server's classic load balancer: TCP 6443 -> 6443, a TCP:6443 health check, in the
+//! public subnets (internal: the private ones), one per zone, with the apiserver-lb group.
+//! An existing load balancer named in the spec is validated (in the cluster's VPC) and used.
+//! Subnets, groups, the health check, attributes and tags converge; the scheme is immutable.
+
+use aws_sdk_elasticloadbalancing::types::{
+    ConnectionSettings, CrossZoneLoadBalancing, HealthCheck, Listener, LoadBalancerAttributes,
+    LoadBalancerDescription, Tag,
+};
+
+use super::{LoadBalancerStatus, Scope, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::ownership;
+use crate::spec::{Role, Scheme};
+
+async fn describe(s: &Scope<'_>, name: &str) -> Result<Option<LoadBalancerDescription>, Error> {
+    match s
+        .elb()
+        .describe_load_balancers()
+        .load_balancer_names(name)
+        .send()
+        .await
+        .map_err(aws("DescribeLoadBalancers"))
+    {
+        Ok(o) => Ok(o.load_balancer_descriptions().first().cloned()),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn owned_by_cluster(s: &Scope<'_>, name: &str) -> Result<(bool, Vec<Tag>), Error> {
+    let tags = s
+        .elb()
+        .describe_tags()
+        .load_balancer_names(name)
+        .send()
+        .await
+        .map_err(aws("DescribeTags"))?;
+    let tags: Vec<Tag> = tags
+        .tag_descriptions()
+        .first()
+        .map(|d| d.tags().to_vec())
+        .unwrap_or_default();
+    let managed = ownership::is_managed(
+        s.name(),
+        tags.iter()
+            .map(|t| (t.key(), t.value().unwrap_or_default())),
+    );
+    Ok((managed, tags))
+}
+
+fn status_of(d: &LoadBalancerDescription, managed: bool) -> LoadBalancerStatus {
+    LoadBalancerStatus {
+        name: d.load_balancer_name().unwrap_or_default().to_string(),
+        managed,
+        dns_name: d.dns_name().unwrap_or_default().to_string(),
+        scheme: d.scheme().unwrap_or_default().to_string(),
+    }
+}
+
+/// The subnets the load balancer should span: one per zone, public or private by scheme.
+fn wanted_subnets(s: &Scope<'_>) -> Vec<String> {
+    let public = s.plan.spec.control_plane_load_balancer.scheme == Scheme::InternetFacing;
+    let mut zones = Vec::new();
+    let mut out = Vec::new();
+    for sn in s.status.subnets.iter().filter(|x| x.public == public) {
+        if !zones.contains(&sn.zone) {
+            zones.push(sn.zone.clone());
+            out.push(sn.id.clone());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Reconciles the load balancer.
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let spec = s.plan.spec.control_plane_load_balancer.clone();
+    let name = s.plan.load_balancer_name.clone();
+    if spec.existing_name.is_some() {
+        let Some(d) = describe(s, &name).await? else {
+            return Err(Error::PreExisting {
+                resource: format!(
+                    "load balancer {name} (spec.controlPlaneLoadBalancer.existingName)"
+                ),
+                problem: "does not exist".into(),
+            });
+        };
+        if d.vpc_id() != Some(vpc_id.as_str()) {
+            return Err(Error::PreExisting {
+                resource: format!("load balancer {name}"),
+                problem: format!(
+                    "is in {}, not in the cluster's VPC {vpc_id}",
+                    d.vpc_id().unwrap_or("no VPC")
+                ),
+            });
+        }
+        s.status.load_balancer = Some(status_of(&d, false));
+        return Ok(());
+    }
+    let subnets = wanted_subnets(s);
+    let group = s
+        .status
+        .security_groups
+        .get(&Role::ApiServerLb)
+        .map(|g| g.id.clone())
+        .unwrap_or_default();
+    let scheme = spec.scheme.as_str();
+    let hc = &s.plan.health_check;
+    let health_check = HealthCheck::builder()
+        .target(&hc.target)
+        .interval(hc.interval)
+        .timeout(hc.timeout)
+        .healthy_threshold(hc.healthy_threshold)
+        .unhealthy_threshold(hc.unhealthy_threshold)
+        .build()
+        .map_err(|e| Error::Conflict(format!("health check: {e}")))?;
+    let tags = s.tags("apiserver", &name);
+
+    let found = if is_new(&vpc_id) {
+        None
+    } else {
+        describe(s, &name).await?
+    };
+    let d = match found {
+        Some(d) => {
+            let (managed, current_tags) = owned_by_cluster(s, &name).await?;
+            if !managed {
+                return Err(Error::Conflict(format!(
+                    "a load balancer named {name} exists and is not owned by cluster {}; name \
+                     another in spec.controlPlaneLoadBalancer.name, or use it with existingName",
+                    s.name()
+                )));
+            }
+            if d.scheme() != Some(scheme) {
+                return Err(Error::Immutable {
+                    field: "spec.controlPlaneLoadBalancer.scheme".into(),
+                    resource: name,
+                    current: d.scheme().unwrap_or_default().to_string(),
+                    wanted: scheme.to_string(),
+                });
+            }
+            let missing: Vec<Tag> = tags
+                .iter()
+                .filter(|(k, v)| {
+                    !current_tags
+                        .iter()
+                        .any(|t| t.key() == k.as_str() && t.value() == Some(v.as_str()))
+                })
+                .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
+                .collect();
+            if !missing.is_empty() && s.act(format!("tag load balancer {name}")) {
+                s.elb()
+                    .add_tags()
+                    .load_balancer_names(&name)
+                    .set_tags(Some(missing))
+                    .send()
+                    .await
+                    .map_err(aws("AddTags"))?;
+            }
+            let mut have: Vec<String> = d.subnets().to_vec();
+            have.sort();
+            let attach: Vec<String> = subnets
+                .iter()
+                .filter(|x| !have.contains(x) && !is_new(x))
+                .cloned()
+                .collect();
+            let detach: Vec<String> = have
+                .iter()
+                .filter(|x| !subnets.contains(x))
+                .cloned()
+                .collect();
+            if !attach.is_empty() && s.act(format!("attach {name} to {}", attach.join(", "))) {
+                s.elb()
+                    .attach_load_balancer_to_subnets()
+                    .load_balancer_name(&name)
+                    .set_subnets(Some(attach))
+                    .send()
+                    .await
+                    .map_err(aws("AttachLoadBalancerToSubnets"))?;
+            }
+            if !detach.is_empty() && s.act(format!("detach {name} from {}", detach.join(", "))) {
+                s.elb()
+                    .detach_load_balancer_from_subnets()
+                    .load_balancer_name(&name)
+                    .set_subnets(Some(detach))
+                    .send()
+                    .await
+                    .map_err(aws("DetachLoadBalancerFromSubnets"))?;
+            }
+            if d.security_groups() != [group.clone()]
+                && !is_new(&group)
+                && s.act(format!("apply {group} to {name}"))
+            {
+                s.elb()
+                    .apply_security_groups_to_load_balancer()
+                    .load_balancer_name(&name)
+                    .security_groups(&group)
+                    .send()
+                    .await
+                    .map_err(aws("ApplySecurityGroupsToLoadBalancer"))?;
+            }
+            if d.health_check() != Some(&health_check) {
+                configure_health_check(s, &name, health_check.clone()).await?;
+            }
+            d
+        }
+        None => {
+            if !s.act(format!("create load balancer {name} ({scheme})")) {
+                s.status.load_balancer = Some(LoadBalancerStatus {
+                    name,
+                    managed: true,
+                    dns_name: String::new(),
+                    scheme: scheme.to_string(),
+                });
+                return Ok(());
+            }
+            let listener = Listener::builder()
+                .protocol("TCP")
+                .load_balancer_port(6443)
+                .instance_protocol("TCP")
+                .instance_port(6443)
+                .build()
+                .map_err(|e| Error::Conflict(format!("listener: {e}")))?;
+            let mut call = s
+                .elb()
+                .create_load_balancer()
+                .load_balancer_name(&name)
+                .listeners(listener)
+                .set_subnets(Some(subnets.clone()))
+                .security_groups(&group);
+            if spec.scheme == Scheme::Internal {
+                call = call.scheme("internal");
+            }
+            for (k, v) in &tags {
+                if let Ok(t) = Tag::builder().key(k).value(v).build() {
+                    call = call.tags(t);
+                }
+            }
+            call.send().await.map_err(aws("CreateLoadBalancer"))?;
+            configure_health_check(s, &name, health_check.clone()).await?;
+            describe(s, &name).await?.ok_or_else(|| {
+                Error::Conflict(format!("load balancer {name} vanished after its creation"))
+            })?
+        }
+    };
+
+    // Attributes: cross-zone and idle timeout.
+    let attrs = s
+        .elb()
+        .describe_load_balancer_attributes()
+        .load_balancer_name(&name)
+        .send()
+        .await
+        .map_err(aws("DescribeLoadBalancerAttributes"))?;
+    let a = attrs.load_balancer_attributes();
+    let cross = a
+        .and_then(|a| a.cross_zone_load_balancing())
+        .is_some_and(|c| c.enabled());
+    let idle = a
+        .and_then(|a| a.connection_settings())
+        .map(|c| c.idle_timeout());
+    if (cross != spec.cross_zone || idle != Some(s.plan.idle_timeout))
+        && s.act(format!(
+            "set {name} attributes (cross-zone {}, idle timeout {} s)",
+            spec.cross_zone, s.plan.idle_timeout
+        ))
+    {
+        let attributes = LoadBalancerAttributes::builder()
+            .cross_zone_load_balancing(
+                CrossZoneLoadBalancing::builder()
+                    .enabled(spec.cross_zone)
+                    .build(),
+            )
+            .connection_settings(
+                ConnectionSettings::builder()
+                    .idle_timeout(s.plan.idle_timeout)
+                    .build()
+                    .map_err(|e| Error::Conflict(format!("attributes: {e}")))?,
+            )
+            .build();
+        s.elb()
+            .modify_load_balancer_attributes()
+            .load_balancer_name(&name)
+            .load_balancer_attributes(attributes)
+            .send()
+            .await
+            .map_err(aws("ModifyLoadBalancerAttributes"))?;
+    }
+    s.status.load_balancer = Some(status_of(&d, true));
+    Ok(())
+}
+
+async fn configure_health_check(
+    s: &mut Scope<'_>,
+    name: &str,
+    health_check: HealthCheck,
+) -> Result<(), Error> {
+    if s.act(format!(
+        "configure health check {} on {name}",
+        health_check.target()
+    )) {
+        s.elb()
+            .configure_health_check()
+            .load_balancer_name(name)
+            .health_check(health_check)
+            .send()
+            .await
+            .map_err(aws("ConfigureHealthCheck"))?;
+    }
+    Ok(())
+}
+
+/// Deletes the load balancer if the cluster owns it, and waits until it is gone.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    if s.plan
+        .spec
+        .control_plane_load_balancer
+        .existing_name
+        .is_some()
+    {
+        return Ok(());
+    }
+    let name = s.plan.load_balancer_name.clone();
+    if describe(s, &name).await?.is_none() {
+        return Ok(());
+    }
+    let (managed, _) = owned_by_cluster(s, &name).await?;
+    if !managed || !s.act(format!("delete load balancer {name}")) {
+        return Ok(());
+    }
+    s.elb()
+        .delete_load_balancer()
+        .load_balancer_name(&name)
+        .send()
+        .await
+        .map_err(aws("DeleteLoadBalancer"))?;
+    if describe(s, &name).await?.is_some() {
+        s.wait(format!("load balancer {name} is being deleted"));
+    }
+    Ok(())
+}

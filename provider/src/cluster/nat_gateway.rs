@@ -1,0 +1,264 @@
+//! NAT gateways and their Elastic IPs: one per zone that has private subnets of the cluster
+//! (or one for all), in a public subnet of that zone, created with a deterministic
+//! ClientToken so a retry after a crash cannot make a twin. Delete waits for `deleted`
+//! before releasing the addresses.
+
+use aws_sdk_ec2::types::{DomainType, NatGateway, NatGatewayState, ResourceType};
+
+use super::{NatStatus, Scope, filter, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::ownership;
+
+/// The zones that need a NAT gateway, each with the public subnet to put it in.
+fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
+    let public: Vec<_> = s.status.subnets.iter().filter(|x| x.public).collect();
+    let Some(first_public) = public.first() else {
+        return Vec::new();
+    };
+    let mut zones: Vec<String> = s
+        .status
+        .subnets
+        .iter()
+        .filter(|x| !x.public && x.managed)
+        .map(|x| x.zone.clone())
+        .collect();
+    zones.sort();
+    zones.dedup();
+    if !s.plan.spec.network.nat_gateway_per_zone {
+        zones.truncate(1);
+    }
+    zones
+        .into_iter()
+        .map(|z| {
+            let subnet = public
+                .iter()
+                .find(|p| p.zone == z)
+                .unwrap_or(first_public)
+                .id
+                .clone();
+            (z, subnet)
+        })
+        .collect()
+}
+
+fn token(cluster: &str, zone: &str, subnet: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in subnet.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let t = format!("capa-{cluster}-nat-{zone}-{h:016x}");
+    t.chars().take(64).collect()
+}
+
+/// Reconciles the NAT gateways (and their addresses).
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let wanted = wanted(s);
+    let current: Vec<NatGateway> = if is_new(&vpc_id) {
+        Vec::new()
+    } else {
+        s.ec2()
+            .describe_nat_gateways()
+            .filter(filter("vpc-id", &[&vpc_id]))
+            .filter(s.owned_filter())
+            .filter(filter("state", &["pending", "available", "failed"]))
+            .send()
+            .await
+            .map_err(aws("DescribeNatGateways"))?
+            .nat_gateways
+            .unwrap_or_default()
+    };
+    let addresses = if wanted.is_empty() {
+        Vec::new()
+    } else {
+        s.ec2()
+            .describe_addresses()
+            .filters(s.owned_filter())
+            .send()
+            .await
+            .map_err(aws("DescribeAddresses"))?
+            .addresses
+            .unwrap_or_default()
+    };
+    for (zone, subnet_id) in wanted {
+        let name = format!("{}-nat-{zone}", s.name());
+        if let Some(n) = current.iter().find(|n| {
+            ownership::ec2_tag(n.tags(), "Name") == Some(name.as_str())
+                && n.state() != Some(&NatGatewayState::Failed)
+        }) {
+            let id = n.nat_gateway_id().unwrap_or_default().to_string();
+            let state = n
+                .state()
+                .map(|x| x.as_str().to_string())
+                .unwrap_or_default();
+            if state == "pending" {
+                s.wait(format!("nat gateway {id} is pending"));
+            }
+            s.status.nat_gateways.push(NatStatus {
+                id,
+                zone,
+                subnet_id: n.subnet_id().unwrap_or_default().to_string(),
+                allocation_id: n
+                    .nat_gateway_addresses()
+                    .first()
+                    .and_then(|a| a.allocation_id())
+                    .unwrap_or_default()
+                    .to_string(),
+                state,
+            });
+            continue;
+        }
+        if let Some(failed) = current.iter().find(|n| {
+            ownership::ec2_tag(n.tags(), "Name") == Some(name.as_str())
+                && n.state() == Some(&NatGatewayState::Failed)
+        }) {
+            return Err(Error::Conflict(format!(
+                "NAT gateway {} failed: {}",
+                failed.nat_gateway_id().unwrap_or_default(),
+                failed.failure_message().unwrap_or_default()
+            )));
+        }
+        // An address of ours for this zone that is free, else a new one.
+        let eip_name = format!("{}-eip-nat-{zone}", s.name());
+        let free = addresses.iter().find(|a| {
+            a.association_id().is_none()
+                && ownership::ec2_tag(a.tags(), "Name") == Some(eip_name.as_str())
+        });
+        let allocation_id = match free {
+            Some(a) => a.allocation_id().unwrap_or_default().to_string(),
+            None => {
+                if !s.act(format!("allocate elastic ip ({eip_name})")) {
+                    "<new elastic ip>".to_string()
+                } else {
+                    s.ec2()
+                        .allocate_address()
+                        .domain(DomainType::Vpc)
+                        .tag_specifications(s.tag_spec(ResourceType::ElasticIp, "nat", &eip_name))
+                        .send()
+                        .await
+                        .map_err(aws("AllocateAddress"))?
+                        .allocation_id
+                        .unwrap_or_default()
+                }
+            }
+        };
+        if !s.act(format!("create nat gateway in {subnet_id} ({name})")) {
+            s.status.nat_gateways.push(NatStatus {
+                id: format!("<new nat gateway {zone}>"),
+                zone,
+                subnet_id,
+                allocation_id,
+                state: "planned".into(),
+            });
+            continue;
+        }
+        let n = s
+            .ec2()
+            .create_nat_gateway()
+            .subnet_id(&subnet_id)
+            .allocation_id(&allocation_id)
+            .client_token(token(s.name(), &zone, &subnet_id))
+            .tag_specifications(s.tag_spec(ResourceType::Natgateway, "nat", &name))
+            .send()
+            .await
+            .map_err(aws("CreateNatGateway"))?
+            .nat_gateway
+            .ok_or_else(|| super::empty_answer("CreateNatGateway"))?;
+        let id = n.nat_gateway_id().unwrap_or_default().to_string();
+        let state = n
+            .state()
+            .map(|x| x.as_str().to_string())
+            .unwrap_or_default();
+        if state != "available" {
+            s.wait(format!("nat gateway {id} is {state}"));
+        }
+        s.status.nat_gateways.push(NatStatus {
+            id,
+            zone,
+            subnet_id,
+            allocation_id,
+            state,
+        });
+    }
+    Ok(())
+}
+
+/// Deletes the cluster's NAT gateways, then (once they are gone) releases its addresses.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let owned = s
+        .ec2()
+        .describe_nat_gateways()
+        .filter(s.owned_filter())
+        .filter(filter(
+            "state",
+            &["pending", "available", "failed", "deleting"],
+        ))
+        .send()
+        .await
+        .map_err(aws("DescribeNatGateways"))?
+        .nat_gateways
+        .unwrap_or_default();
+    let mut pending = false;
+    for n in owned {
+        let id = n.nat_gateway_id().unwrap_or_default().to_string();
+        if n.state() == Some(&NatGatewayState::Deleting) {
+            s.wait(format!("nat gateway {id} is deleting"));
+            pending = true;
+            continue;
+        }
+        if !s.act(format!("delete nat gateway {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .delete_nat_gateway()
+            .nat_gateway_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteNatGateway"))
+        {
+            Ok(_) => {
+                s.wait(format!("nat gateway {id} is deleting"));
+                pending = true;
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if pending {
+        return Ok(());
+    }
+    let addresses = s
+        .ec2()
+        .describe_addresses()
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeAddresses"))?
+        .addresses
+        .unwrap_or_default();
+    for a in addresses {
+        let id = a.allocation_id().unwrap_or_default().to_string();
+        if !s.act(format!("release elastic ip {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .release_address()
+            .allocation_id(&id)
+            .send()
+            .await
+            .map_err(aws("ReleaseAddress"))
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) if e.is_dependency() => s.wait(format!("elastic ip {id}: {}", e.message)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

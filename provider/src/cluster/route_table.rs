@@ -1,0 +1,229 @@
+//! Route tables: one per subnet the cluster created, public ones routing 0.0.0.0/0 to the
+//! internet gateway, private ones to the NAT gateway of their zone. Pre-existing subnets keep
+//! their routing untouched.
+
+use aws_sdk_ec2::types::{ResourceType, RouteTable};
+
+use super::{RouteTableStatus, Scope, filter, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::ownership;
+
+fn default_target(t: &RouteTable) -> Option<String> {
+    t.routes()
+        .iter()
+        .find(|r| r.destination_cidr_block() == Some("0.0.0.0/0"))
+        .and_then(|r| r.gateway_id().or(r.nat_gateway_id()).map(String::from))
+}
+
+/// Reconciles the route tables of the cluster's own subnets.
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let tables: Vec<RouteTable> = if is_new(&vpc_id) {
+        Vec::new()
+    } else {
+        s.ec2()
+            .describe_route_tables()
+            .filters(filter("vpc-id", &[&vpc_id]))
+            .filters(s.owned_filter())
+            .send()
+            .await
+            .map_err(aws("DescribeRouteTables"))?
+            .route_tables
+            .unwrap_or_default()
+    };
+    let subnets: Vec<_> = s
+        .status
+        .subnets
+        .iter()
+        .filter(|x| x.managed)
+        .cloned()
+        .collect();
+    for sn in subnets {
+        let kind = if sn.public { "public" } else { "private" };
+        let name = format!("{}-rt-{kind}-{}", s.name(), sn.zone);
+        let target = if sn.public {
+            s.status.internet_gateway.as_ref().map(|g| g.id.clone())
+        } else {
+            let nat = s
+                .status
+                .nat_gateways
+                .iter()
+                .find(|n| n.zone == sn.zone)
+                .or(s.status.nat_gateways.first());
+            match nat {
+                Some(n) if n.state == "available" => Some(n.id.clone()),
+                Some(n) => {
+                    s.wait(format!(
+                        "route table of {} waits for nat gateway {}",
+                        sn.id, n.id
+                    ));
+                    None
+                }
+                None => None,
+            }
+        };
+        // The table associated with the subnet, else one of ours with its name left
+        // unassociated by an interrupted run.
+        let existing = tables
+            .iter()
+            .find(|t| {
+                t.associations()
+                    .iter()
+                    .any(|a| a.subnet_id() == Some(sn.id.as_str()))
+            })
+            .or_else(|| {
+                tables.iter().find(|t| {
+                    ownership::ec2_tag(t.tags(), "Name") == Some(name.as_str())
+                        && !t.associations().iter().any(|a| a.subnet_id().is_some())
+                })
+            })
+            .cloned();
+        let (id, associated, current_target) = match existing {
+            Some(t) => {
+                let id = t.route_table_id().unwrap_or_default().to_string();
+                s.ensure_tags(&id, t.tags(), kind, &name).await?;
+                let associated = t
+                    .associations()
+                    .iter()
+                    .any(|a| a.subnet_id() == Some(sn.id.as_str()));
+                (id, associated, default_target(&t))
+            }
+            None => {
+                if !s.act(format!("create route table for {} ({name})", sn.id)) {
+                    s.status.route_tables.push(RouteTableStatus {
+                        id: format!("<new route table {}>", sn.cidr),
+                        subnet_id: sn.id.clone(),
+                        default_route: target,
+                    });
+                    continue;
+                }
+                let t = s
+                    .ec2()
+                    .create_route_table()
+                    .vpc_id(&vpc_id)
+                    .client_token(format!("capa-{}-rt-{}", s.name(), sn.cidr))
+                    .tag_specifications(s.tag_spec(ResourceType::RouteTable, kind, &name))
+                    .send()
+                    .await
+                    .map_err(aws("CreateRouteTable"))?
+                    .route_table
+                    .ok_or_else(|| super::empty_answer("CreateRouteTable"))?;
+                let id = t.route_table_id().unwrap_or_default().to_string();
+                let current = default_target(&t);
+                (id, false, current)
+            }
+        };
+        if let Some(target) = &target
+            && current_target.as_ref() != Some(target)
+            && s.act(format!("route 0.0.0.0/0 of {id} to {target}"))
+        {
+            let via_nat = target.starts_with("nat-");
+            if current_target.is_some() {
+                let call = s
+                    .ec2()
+                    .replace_route()
+                    .route_table_id(&id)
+                    .destination_cidr_block("0.0.0.0/0");
+                let call = if via_nat {
+                    call.nat_gateway_id(target)
+                } else {
+                    call.gateway_id(target)
+                };
+                call.send().await.map_err(aws("ReplaceRoute"))?;
+            } else {
+                let call = s
+                    .ec2()
+                    .create_route()
+                    .route_table_id(&id)
+                    .destination_cidr_block("0.0.0.0/0");
+                let call = if via_nat {
+                    call.nat_gateway_id(target)
+                } else {
+                    call.gateway_id(target)
+                };
+                call.send().await.map_err(aws("CreateRoute"))?;
+            }
+        }
+        if !associated
+            && !is_new(&sn.id)
+            && s.act(format!("associate route table {id} with {}", sn.id))
+        {
+            s.ec2()
+                .associate_route_table()
+                .route_table_id(&id)
+                .subnet_id(&sn.id)
+                .send()
+                .await
+                .map_err(aws("AssociateRouteTable"))?;
+        }
+        s.status.route_tables.push(RouteTableStatus {
+            id,
+            subnet_id: sn.id.clone(),
+            default_route: target,
+        });
+    }
+    Ok(())
+}
+
+/// Disassociates and deletes the cluster's own route tables.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let tables = s
+        .ec2()
+        .describe_route_tables()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeRouteTables"))?
+        .route_tables
+        .unwrap_or_default();
+    for t in tables {
+        let id = t.route_table_id().unwrap_or_default().to_string();
+        if t.associations().iter().any(|a| a.main() == Some(true)) {
+            continue;
+        }
+        for a in t.associations() {
+            let Some(assoc) = a.route_table_association_id() else {
+                continue;
+            };
+            if !s.act(format!("disassociate {assoc} from {id}")) {
+                continue;
+            }
+            match s
+                .ec2()
+                .disassociate_route_table()
+                .association_id(assoc)
+                .send()
+                .await
+                .map_err(aws("DisassociateRouteTable"))
+            {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !s.act(format!("delete route table {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .delete_route_table()
+            .route_table_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteRouteTable"))
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) if e.is_dependency() => s.wait(format!("route table {id}: {}", e.message)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,461 @@
+//! Security groups for the bastion, the control plane, the nodes and the API load balancer,
+//! and their ingress rules: SSH only from the bastion group; 6443 on the control plane only
+//! from the load balancer, control-plane and node groups; etcd among control planes; the
+//! kubelet; node ports; the CNI's rules; the user's additional rules. Overridden roles use an
+//! existing group, whose rules are never touched. Rules converge: extra ones are revoked,
+//! missing ones authorized, nothing else is called.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup, UserIdGroupPair};
+
+use super::{Res, Scope, filter, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::ownership;
+use crate::spec::{Role, Scheme};
+
+/// Where a rule's traffic comes from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    /// A CIDR block.
+    Cidr(String),
+    /// A security group id.
+    Group(String),
+}
+
+/// One ingress rule, normalised so that AWS's answer and the spec compare equal.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rule {
+    /// `tcp`, `udp`, `icmp`, `-1` or a protocol number.
+    pub protocol: String,
+    /// Ports (tcp, udp, icmp only).
+    pub ports: Option<(i32, i32)>,
+    /// The source.
+    pub source: Source,
+}
+
+/// The protocol as AWS reports it.
+pub fn normalise_protocol(p: &str) -> String {
+    match p.to_ascii_lowercase().as_str() {
+        "tcp" | "6" => "tcp".into(),
+        "udp" | "17" => "udp".into(),
+        "icmp" | "1" => "icmp".into(),
+        "all" | "-1" => "-1".into(),
+        other => other.to_string(),
+    }
+}
+
+fn rule(protocol: &str, from: Option<i32>, to: Option<i32>, source: Source) -> Rule {
+    let protocol = normalise_protocol(protocol);
+    let ports = match protocol.as_str() {
+        "tcp" | "udp" | "icmp" => Some((from.unwrap_or(-1), to.unwrap_or(-1))),
+        _ => None,
+    };
+    Rule {
+        protocol,
+        ports,
+        source,
+    }
+}
+
+fn described(g: &SecurityGroup) -> BTreeMap<Rule, String> {
+    let mut out = BTreeMap::new();
+    for p in g.ip_permissions() {
+        let proto = p.ip_protocol().unwrap_or("-1");
+        for r in p.ip_ranges() {
+            out.insert(
+                rule(
+                    proto,
+                    p.from_port(),
+                    p.to_port(),
+                    Source::Cidr(r.cidr_ip().unwrap_or_default().to_string()),
+                ),
+                r.description().unwrap_or_default().to_string(),
+            );
+        }
+        for u in p.user_id_group_pairs() {
+            out.insert(
+                rule(
+                    proto,
+                    p.from_port(),
+                    p.to_port(),
+                    Source::Group(u.group_id().unwrap_or_default().to_string()),
+                ),
+                u.description().unwrap_or_default().to_string(),
+            );
+        }
+    }
+    out
+}
+
+fn permission(r: &Rule, description: &str) -> IpPermission {
+    let mut p = IpPermission::builder().ip_protocol(&r.protocol);
+    if let Some((from, to)) = r.ports {
+        p = p.from_port(from).to_port(to);
+    }
+    let p = match &r.source {
+        Source::Cidr(c) => {
+            let mut range = IpRange::builder().cidr_ip(c);
+            if !description.is_empty() {
+                range = range.description(description);
+            }
+            p.ip_ranges(range.build())
+        }
+        Source::Group(g) => {
+            let mut pair = UserIdGroupPair::builder().group_id(g);
+            if !description.is_empty() {
+                pair = pair.description(description);
+            }
+            p.user_id_group_pairs(pair.build())
+        }
+    };
+    p.build()
+}
+
+/// The rules each role's group should hold, with their descriptions.
+fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeMap<Rule, String>> {
+    let spec = &s.plan.spec;
+    let group = |r: Role| Source::Group(ids.get(&r).cloned().unwrap_or_default());
+    let mut out: BTreeMap<Role, BTreeMap<Rule, String>> = BTreeMap::new();
+    let mut add = |role: Role, r: Rule, d: &str| {
+        out.entry(role).or_default().insert(r, d.to_string());
+    };
+    let bastion = spec.bastion.enabled;
+    if bastion {
+        for c in &spec.bastion.allowed_cidr_blocks {
+            add(
+                Role::Bastion,
+                rule("tcp", Some(22), Some(22), Source::Cidr(c.clone())),
+                "SSH",
+            );
+        }
+    }
+    for src in [Role::ApiServerLb, Role::ControlPlane, Role::Node] {
+        add(
+            Role::ControlPlane,
+            rule("tcp", Some(6443), Some(6443), group(src)),
+            "Kubernetes API",
+        );
+    }
+    add(
+        Role::ControlPlane,
+        rule("tcp", Some(2379), Some(2380), group(Role::ControlPlane)),
+        "etcd",
+    );
+    for target in [Role::ControlPlane, Role::Node] {
+        for src in [Role::ControlPlane, Role::Node] {
+            add(
+                target,
+                rule("tcp", Some(10250), Some(10250), group(src)),
+                "kubelet API",
+            );
+            for cni in &s.plan.cni_rules {
+                add(
+                    target,
+                    rule(&cni.protocol, cni.from_port, cni.to_port, group(src)),
+                    &cni.description,
+                );
+            }
+        }
+        if bastion {
+            add(
+                target,
+                rule("tcp", Some(22), Some(22), group(Role::Bastion)),
+                "SSH from the bastion",
+            );
+        }
+    }
+    add(
+        Role::Node,
+        rule(
+            "tcp",
+            Some(30000),
+            Some(32767),
+            Source::Cidr("0.0.0.0/0".into()),
+        ),
+        "node port services",
+    );
+    for (role, rules) in [
+        (
+            Role::ControlPlane,
+            &spec.additional_control_plane_ingress_rules,
+        ),
+        (Role::Node, &spec.additional_node_ingress_rules),
+    ] {
+        for r in rules {
+            for c in &r.cidr_blocks {
+                add(
+                    role,
+                    rule(&r.protocol, r.from_port, r.to_port, Source::Cidr(c.clone())),
+                    &r.description,
+                );
+            }
+            for src in &r.source_roles {
+                add(
+                    role,
+                    rule(&r.protocol, r.from_port, r.to_port, group(*src)),
+                    &r.description,
+                );
+            }
+        }
+    }
+    let lb = &spec.control_plane_load_balancer;
+    let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
+        lb.allowed_cidr_blocks.clone()
+    } else if lb.scheme == Scheme::Internal {
+        s.status.vpc_cidr.clone().into_iter().collect()
+    } else {
+        vec!["0.0.0.0/0".into()]
+    };
+    for c in allowed {
+        add(
+            Role::ApiServerLb,
+            rule("tcp", Some(6443), Some(6443), Source::Cidr(c)),
+            "Kubernetes API",
+        );
+    }
+    out
+}
+
+fn role_of(g: &SecurityGroup) -> Option<Role> {
+    let r = ownership::ec2_tag(g.tags(), ownership::ROLE_KEY)?;
+    Role::ALL.into_iter().find(|x| x.as_str() == r)
+}
+
+/// Reconciles the groups and their rules.
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let owned: Vec<SecurityGroup> = if is_new(&vpc_id) {
+        Vec::new()
+    } else {
+        s.ec2()
+            .describe_security_groups()
+            .filters(filter("vpc-id", &[&vpc_id]))
+            .filters(s.owned_filter())
+            .send()
+            .await
+            .map_err(aws("DescribeSecurityGroups"))?
+            .security_groups
+            .unwrap_or_default()
+    };
+    let overrides = s.plan.spec.security_group_overrides.clone();
+    if !overrides.is_empty() {
+        let ids: Vec<String> = overrides.values().cloned().collect();
+        let found = match s
+            .ec2()
+            .describe_security_groups()
+            .set_group_ids(Some(ids))
+            .send()
+            .await
+            .map_err(aws("DescribeSecurityGroups"))
+        {
+            Ok(o) => o.security_groups.unwrap_or_default(),
+            Err(e) if e.is_not_found() => {
+                return Err(Error::PreExisting {
+                    resource: "spec.securityGroupOverrides".into(),
+                    problem: e.message,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for (role, id) in &overrides {
+            match found.iter().find(|g| g.group_id() == Some(id.as_str())) {
+                Some(g) if g.vpc_id() == Some(vpc_id.as_str()) => {}
+                Some(g) => {
+                    return Err(Error::PreExisting {
+                        resource: format!("security group {id} ({})", role.as_str()),
+                        problem: format!(
+                            "is in {}, not in the cluster's VPC {vpc_id}",
+                            g.vpc_id().unwrap_or_default()
+                        ),
+                    });
+                }
+                None => {
+                    return Err(Error::PreExisting {
+                        resource: format!("security group {id} ({})", role.as_str()),
+                        problem: "does not exist".into(),
+                    });
+                }
+            }
+        }
+    }
+
+    let mut ids: BTreeMap<Role, String> = BTreeMap::new();
+    let mut current: BTreeMap<Role, BTreeMap<Rule, String>> = BTreeMap::new();
+    for role in Role::ALL {
+        if let Some(id) = overrides.get(&role) {
+            ids.insert(role, id.clone());
+            s.status.security_groups.insert(
+                role,
+                Res {
+                    id: id.clone(),
+                    managed: false,
+                },
+            );
+            continue;
+        }
+        let name = format!("{}-{}", s.name(), role.as_str());
+        let id = match owned.iter().find(|g| role_of(g) == Some(role)) {
+            Some(g) => {
+                let id = g.group_id().unwrap_or_default().to_string();
+                s.ensure_tags(&id, g.tags(), role.as_str(), &name).await?;
+                current.insert(role, described(g));
+                id
+            }
+            None => {
+                current.insert(role, BTreeMap::new());
+                if !s.act(format!("create security group {name}")) {
+                    format!("<new security group {}>", role.as_str())
+                } else {
+                    match s
+                        .ec2()
+                        .create_security_group()
+                        .vpc_id(&vpc_id)
+                        .group_name(&name)
+                        .description(format!(
+                            "Kubernetes cluster {}: {}",
+                            s.name(),
+                            role.as_str()
+                        ))
+                        .tag_specifications(s.tag_spec(
+                            ResourceType::SecurityGroup,
+                            role.as_str(),
+                            &name,
+                        ))
+                        .send()
+                        .await
+                        .map_err(aws("CreateSecurityGroup"))
+                    {
+                        Ok(o) => o.group_id.unwrap_or_default(),
+                        Err(e) if e.code == "InvalidGroup.Duplicate" => {
+                            return Err(Error::Conflict(format!(
+                                "a security group named {name} already exists in {vpc_id} and \
+                                 is not owned by cluster {}; name it in \
+                                 spec.securityGroupOverrides.{} or remove it",
+                                s.name(),
+                                role.as_str()
+                            )));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        };
+        ids.insert(role, id.clone());
+        s.status
+            .security_groups
+            .insert(role, Res { id, managed: true });
+    }
+
+    let want = desired(s, &ids);
+    for role in Role::ALL {
+        if overrides.contains_key(&role) {
+            continue;
+        }
+        let Some(id) = ids.get(&role).cloned() else {
+            continue;
+        };
+        let have = current.remove(&role).unwrap_or_default();
+        let wanted = want.get(&role).cloned().unwrap_or_default();
+        let have_keys: BTreeSet<&Rule> = have.keys().collect();
+        let want_keys: BTreeSet<&Rule> = wanted.keys().collect();
+        let revoke: Vec<IpPermission> = have_keys
+            .difference(&want_keys)
+            .map(|r| permission(r, ""))
+            .collect();
+        let authorize: Vec<IpPermission> = want_keys
+            .difference(&have_keys)
+            .map(|r| permission(r, wanted.get(*r).map_or("", String::as_str)))
+            .collect();
+        if !revoke.is_empty()
+            && !is_new(&id)
+            && s.act(format!("revoke {} rules of {id}", revoke.len()))
+        {
+            s.ec2()
+                .revoke_security_group_ingress()
+                .group_id(&id)
+                .set_ip_permissions(Some(revoke))
+                .send()
+                .await
+                .map_err(aws("RevokeSecurityGroupIngress"))?;
+        }
+        if !authorize.is_empty()
+            && s.act(format!(
+                "authorize {} rules on {} ({})",
+                authorize.len(),
+                id,
+                role.as_str()
+            ))
+        {
+            s.ec2()
+                .authorize_security_group_ingress()
+                .group_id(&id)
+                .set_ip_permissions(Some(authorize))
+                .send()
+                .await
+                .map_err(aws("AuthorizeSecurityGroupIngress"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Revokes the ingress rules of the cluster's own groups (they reference each other), then
+/// deletes them; a group still used by an instance or interface is waited for.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let owned = s
+        .ec2()
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeSecurityGroups"))?
+        .security_groups
+        .unwrap_or_default();
+    for g in &owned {
+        let id = g.group_id().unwrap_or_default().to_string();
+        let rules: Vec<IpPermission> = described(g).keys().map(|r| permission(r, "")).collect();
+        if rules.is_empty() || !s.act(format!("revoke the rules of {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .revoke_security_group_ingress()
+            .group_id(&id)
+            .set_ip_permissions(Some(rules))
+            .send()
+            .await
+            .map_err(aws("RevokeSecurityGroupIngress"))
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for g in &owned {
+        let id = g.group_id().unwrap_or_default().to_string();
+        if !s.act(format!("delete security group {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .delete_security_group()
+            .group_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteSecurityGroup"))
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) if e.is_dependency() => s.wait(format!("security group {id}: {}", e.message)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! Subnets: existing ones are validated (in the VPC, public or private as the spec claims);
+//! the cluster's own are found by tag and CIDR, created where missing, public ones mapping
+//! public IPs on launch. A subnet's CIDR and zone cannot change.
+
+use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
+
+use super::{Scope, SubnetStatus, filter, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+
+fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
+    SubnetStatus {
+        id: sn.subnet_id().unwrap_or_default().to_string(),
+        managed,
+        cidr: sn.cidr_block().unwrap_or_default().to_string(),
+        zone: sn.availability_zone().unwrap_or_default().to_string(),
+        public,
+    }
+}
+
+/// Whether `subnet_id` routes 0.0.0.0/0 to an internet gateway (through its own route table,
+/// or the VPC's main one).
+pub async fn is_public(s: &Scope<'_>, vpc_id: &str, subnet_id: &str) -> Result<bool, Error> {
+    let own = s
+        .ec2()
+        .describe_route_tables()
+        .filters(filter("association.subnet-id", &[subnet_id]))
+        .send()
+        .await
+        .map_err(aws("DescribeRouteTables"))?;
+    let tables = if own.route_tables().is_empty() {
+        s.ec2()
+            .describe_route_tables()
+            .filters(filter("vpc-id", &[vpc_id]))
+            .filters(filter("association.main", &["true"]))
+            .send()
+            .await
+            .map_err(aws("DescribeRouteTables"))?
+            .route_tables
+            .unwrap_or_default()
+    } else {
+        own.route_tables.unwrap_or_default()
+    };
+    Ok(tables.iter().flat_map(|t| t.routes()).any(|r| {
+        r.destination_cidr_block() == Some("0.0.0.0/0")
+            && r.gateway_id().is_some_and(|g| g.starts_with("igw-"))
+    }))
+}
+
+/// Reconciles the subnets.
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let planned = s.plan.subnets.clone();
+
+    // Existing subnets: validate.
+    let existing: Vec<String> = planned.iter().filter_map(|p| p.id.clone()).collect();
+    if !existing.is_empty() {
+        let found = match s
+            .ec2()
+            .describe_subnets()
+            .set_subnet_ids(Some(existing.clone()))
+            .send()
+            .await
+            .map_err(aws("DescribeSubnets"))
+        {
+            Ok(o) => o.subnets.unwrap_or_default(),
+            Err(e) if e.is_not_found() => {
+                return Err(Error::PreExisting {
+                    resource: "spec.network.subnets".into(),
+                    problem: e.message,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for p in planned.iter().filter(|p| p.id.is_some()) {
+            let id = p.id.clone().unwrap_or_default();
+            let Some(sn) = found.iter().find(|x| x.subnet_id() == Some(id.as_str())) else {
+                return Err(Error::PreExisting {
+                    resource: format!("subnet {id}"),
+                    problem: "does not exist".into(),
+                });
+            };
+            if sn.vpc_id() != Some(vpc_id.as_str()) {
+                return Err(Error::PreExisting {
+                    resource: format!("subnet {id}"),
+                    problem: format!(
+                        "is in {}, not in the cluster's VPC {vpc_id}",
+                        sn.vpc_id().unwrap_or_default()
+                    ),
+                });
+            }
+            let public = is_public(s, &vpc_id, &id).await?;
+            if public != p.public {
+                return Err(Error::PreExisting {
+                    resource: format!("subnet {id}"),
+                    problem: format!(
+                        "the spec says it is {}, but its route table {} a route to an internet gateway",
+                        if p.public { "public" } else { "private" },
+                        if public { "has" } else { "has no" }
+                    ),
+                });
+            }
+            if let Some(z) = &p.zone
+                && sn.availability_zone() != Some(z.as_str())
+            {
+                return Err(Error::PreExisting {
+                    resource: format!("subnet {id}"),
+                    problem: format!(
+                        "is in {}, not in {z}",
+                        sn.availability_zone().unwrap_or_default()
+                    ),
+                });
+            }
+            s.status.subnets.push(status_of(sn, false, p.public));
+        }
+    }
+
+    // The cluster's own.
+    let owned = if is_new(&vpc_id) {
+        Vec::new()
+    } else {
+        s.ec2()
+            .describe_subnets()
+            .filters(filter("vpc-id", &[&vpc_id]))
+            .filters(s.owned_filter())
+            .send()
+            .await
+            .map_err(aws("DescribeSubnets"))?
+            .subnets
+            .unwrap_or_default()
+    };
+    let wanted: Vec<String> = planned
+        .iter()
+        .filter_map(|p| p.cidr.map(|c| c.to_string()))
+        .collect();
+    if let Some(extra) = owned
+        .iter()
+        .find(|o| !wanted.iter().any(|w| o.cidr_block() == Some(w.as_str())))
+    {
+        return Err(Error::Immutable {
+            field: "spec.network.subnets".into(),
+            resource: extra.subnet_id().unwrap_or_default().to_string(),
+            current: extra.cidr_block().unwrap_or_default().to_string(),
+            wanted: "no such subnet".into(),
+        });
+    }
+    if let Some(vpc) = s.vpc_cidr() {
+        for p in planned.iter().filter(|p| p.id.is_none()) {
+            if let Some(c) = p.cidr
+                && !vpc.contains(&c)
+            {
+                return Err(Error::PreExisting {
+                    resource: format!("VPC {vpc_id}"),
+                    problem: format!("its CIDR {vpc} does not hold the subnet {c} of the spec"),
+                });
+            }
+        }
+    }
+    for p in planned.iter().filter(|p| p.id.is_none()) {
+        let (Some(cidr), Some(zone)) = (p.cidr, p.zone.clone()) else {
+            continue;
+        };
+        let kind = if p.public { "public" } else { "private" };
+        let name = format!("{}-subnet-{kind}-{zone}", s.name());
+        let current = owned
+            .iter()
+            .find(|o| o.cidr_block() == Some(cidr.to_string().as_str()))
+            .cloned();
+        let sn = match current {
+            Some(sn) => {
+                if sn.availability_zone() != Some(zone.as_str()) {
+                    return Err(Error::Immutable {
+                        field: "spec.network.subnets[].availabilityZone".into(),
+                        resource: sn.subnet_id().unwrap_or_default().to_string(),
+                        current: sn.availability_zone().unwrap_or_default().to_string(),
+                        wanted: zone,
+                    });
+                }
+                let id = sn.subnet_id().unwrap_or_default().to_string();
+                s.ensure_tags(&id, sn.tags(), kind, &name).await?;
+                sn
+            }
+            None => {
+                if !s.act(format!("create subnet {cidr} {kind} in {zone} ({name})")) {
+                    s.status.subnets.push(SubnetStatus {
+                        id: format!("<new subnet {cidr}>"),
+                        managed: true,
+                        cidr: cidr.to_string(),
+                        zone: zone.clone(),
+                        public: p.public,
+                    });
+                    continue;
+                }
+                s.ec2()
+                    .create_subnet()
+                    .vpc_id(&vpc_id)
+                    .cidr_block(cidr.to_string())
+                    .availability_zone(&zone)
+                    .tag_specifications(s.tag_spec(ResourceType::Subnet, kind, &name))
+                    .send()
+                    .await
+                    .map_err(aws("CreateSubnet"))?
+                    .subnet
+                    .ok_or_else(|| super::empty_answer("CreateSubnet"))?
+            }
+        };
+        let id = sn.subnet_id().unwrap_or_default().to_string();
+        if p.public
+            && sn.map_public_ip_on_launch() != Some(true)
+            && s.act(format!("map public IPs on launch in {id}"))
+        {
+            s.ec2()
+                .modify_subnet_attribute()
+                .subnet_id(&id)
+                .map_public_ip_on_launch(AttributeBooleanValue::builder().value(true).build())
+                .send()
+                .await
+                .map_err(aws("ModifySubnetAttribute"))?;
+        }
+        s.status.subnets.push(status_of(&sn, true, p.public));
+    }
+    Ok(())
+}
+
+/// Deletes the subnets the cluster owns.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let owned = s
+        .ec2()
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeSubnets"))?
+        .subnets
+        .unwrap_or_default();
+    for sn in owned {
+        let id = sn.subnet_id().unwrap_or_default().to_string();
+        if !s.act(format!("delete subnet {id}")) {
+            continue;
+        }
+        match s
+            .ec2()
+            .delete_subnet()
+            .subnet_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteSubnet"))
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) if e.is_dependency() => s.wait(format!("subnet {id}: {}", e.message)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! The VPC: an existing one (validated, never modified), or the cluster's own, found by its
+//! owned tag, created with DNS support and hostnames on. Its CIDR is immutable.
+
+use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName};
+
+use super::{Res, Scope, filter, is_new};
+use crate::aws_error::aws;
+use crate::error::Error;
+
+fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
+    s.status.vpc = Some(Res {
+        id: v.vpc_id().unwrap_or_default().to_string(),
+        managed,
+    });
+    s.status.vpc_cidr = v.cidr_block().map(String::from);
+}
+
+/// Finds the cluster's VPC (the spec's, or the owned one) without changing anything.
+pub async fn find(s: &mut Scope<'_>) -> Result<Option<Vpc>, Error> {
+    if let Some(id) = s.plan.spec.network.vpc.id.clone() {
+        let out = s
+            .ec2()
+            .describe_vpcs()
+            .vpc_ids(&id)
+            .send()
+            .await
+            .map_err(aws("DescribeVpcs"));
+        let vpc = match out {
+            Ok(o) => o.vpcs().first().cloned(),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        let Some(vpc) = vpc else {
+            return Err(Error::PreExisting {
+                resource: format!("VPC {id} (spec.network.vpc.id)"),
+                problem: format!("does not exist in {}", s.clients.region),
+            });
+        };
+        record(s, &vpc, false);
+        return Ok(Some(vpc));
+    }
+    let found = s
+        .ec2()
+        .describe_vpcs()
+        .filters(s.owned_filter())
+        .filters(filter("state", &["pending", "available"]))
+        .send()
+        .await
+        .map_err(aws("DescribeVpcs"))?;
+    match found.vpcs() {
+        [] => Ok(None),
+        [one] => {
+            record(s, one, true);
+            Ok(Some(one.clone()))
+        }
+        many => Err(Error::Conflict(format!(
+            "{} VPCs are tagged as owned by cluster {}: {}; delete the extra ones",
+            many.len(),
+            s.name(),
+            many.iter()
+                .filter_map(|v| v.vpc_id())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Reconciles the VPC.
+pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    let found = find(s).await?;
+    if s.plan.spec.network.vpc.id.is_some() {
+        return Ok(());
+    }
+    let wanted = s
+        .plan
+        .vpc_cidr
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| crate::spec::DEFAULT_VPC_CIDR.to_string());
+    let name = format!("{}-vpc", s.name());
+    let vpc = match found {
+        Some(v) => {
+            if v.cidr_block() != Some(wanted.as_str()) {
+                return Err(Error::Immutable {
+                    field: "spec.network.vpc.cidrBlock".into(),
+                    resource: v.vpc_id().unwrap_or_default().to_string(),
+                    current: v.cidr_block().unwrap_or_default().to_string(),
+                    wanted,
+                });
+            }
+            let id = v.vpc_id().unwrap_or_default().to_string();
+            s.ensure_tags(&id, v.tags(), "common", &name).await?;
+            v
+        }
+        None => {
+            if !s.act(format!("create vpc {wanted} ({name})")) {
+                s.status.vpc = Some(Res {
+                    id: "<new vpc>".into(),
+                    managed: true,
+                });
+                s.status.vpc_cidr = Some(wanted);
+                return Ok(());
+            }
+            let out = s
+                .ec2()
+                .create_vpc()
+                .cidr_block(&wanted)
+                .tag_specifications(s.tag_spec(ResourceType::Vpc, "common", &name))
+                .send()
+                .await
+                .map_err(aws("CreateVpc"))?;
+            let v = out.vpc.ok_or_else(|| super::empty_answer("CreateVpc"))?;
+            tracing::info!(target: "capa::progress", id = v.vpc_id().unwrap_or_default(), "created vpc");
+            record(s, &v, true);
+            v
+        }
+    };
+    let id = vpc.vpc_id().unwrap_or_default().to_string();
+    if is_new(&id) {
+        return Ok(());
+    }
+    for attr in [
+        VpcAttributeName::EnableDnsSupport,
+        VpcAttributeName::EnableDnsHostnames,
+    ] {
+        let current = s
+            .ec2()
+            .describe_vpc_attribute()
+            .vpc_id(&id)
+            .attribute(attr.clone())
+            .send()
+            .await
+            .map_err(aws("DescribeVpcAttribute"))?;
+        let on = match attr {
+            VpcAttributeName::EnableDnsSupport => current.enable_dns_support(),
+            _ => current.enable_dns_hostnames(),
+        }
+        .and_then(|a| a.value())
+        .unwrap_or(false);
+        if on || !s.act(format!("turn on {} of {id}", attr.as_str())) {
+            continue;
+        }
+        let on = AttributeBooleanValue::builder().value(true).build();
+        let call = s.ec2().modify_vpc_attribute().vpc_id(&id);
+        let call = match attr {
+            VpcAttributeName::EnableDnsSupport => call.enable_dns_support(on),
+            _ => call.enable_dns_hostnames(on),
+        };
+        call.send().await.map_err(aws("ModifyVpcAttribute"))?;
+    }
+    Ok(())
+}
+
+/// Deletes the VPC if the cluster owns it.
+pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc) = s.status.vpc.clone().filter(|v| v.managed) else {
+        return Ok(());
+    };
+    if !s.act(format!("delete vpc {}", vpc.id)) {
+        return Ok(());
+    }
+    match s
+        .ec2()
+        .delete_vpc()
+        .vpc_id(&vpc.id)
+        .send()
+        .await
+        .map_err(aws("DeleteVpc"))
+    {
+        Ok(_) => {
+            s.status.vpc = None;
+            Ok(())
+        }
+        Err(e) if e.is_not_found() => Ok(()),
+        Err(e) if e.is_dependency() => {
+            s.wait(format!("vpc {}: {}", vpc.id, e.message));
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

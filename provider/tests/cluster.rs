@@ -1,0 +1,981 @@
+//! The cluster actuator against fakeaws through the SDK; every outcome is checked by
+//! describing what the fake holds, and call counts come from the fake's own call log.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use aws_sdk_ec2::types::{Filter, InstanceStateName, ResourceType, Tag, TagSpecification};
+use provider::spec::{Cluster, IngressRule, Role};
+use provider::{Clients, ClusterActuator, Error};
+
+const KEY: &str = "sigs.k8s.io/cluster-api-provider-aws/cluster/c1";
+
+fn filter(name: &str, values: &[&str]) -> Filter {
+    let mut f = Filter::builder().name(name);
+    for v in values {
+        f = f.values(*v);
+    }
+    f.build()
+}
+
+async fn fake() -> fakeaws::FakeAws {
+    fakeaws::spawn_with(fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn actuator(fake: &fakeaws::FakeAws) -> ClusterActuator {
+    ClusterActuator::new(Clients::for_endpoint(fake.endpoint(), "us-east-1"))
+}
+
+fn cluster(yaml_spec: &str) -> Cluster {
+    let yaml = format!(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata:\n  name: c1\nspec:\n{yaml_spec}"
+    );
+    provider::spec::parse(&yaml, "test").unwrap()
+}
+
+async fn up(a: &ClusterActuator, c: &Cluster) -> provider::Outcome {
+    for _ in 0..10 {
+        let o = a.reconcile(c).await.unwrap();
+        if o.is_done() {
+            return o;
+        }
+    }
+    panic!("reconcile did not finish in 10 rounds");
+}
+
+async fn down(a: &ClusterActuator, c: &Cluster) {
+    for _ in 0..10 {
+        if a.delete(c).await.unwrap().is_done() {
+            return;
+        }
+    }
+    panic!("delete did not finish in 10 rounds");
+}
+
+fn mutating(fake: &fakeaws::FakeAws) -> Vec<String> {
+    fake.fake()
+        .take_calls()
+        .into_iter()
+        .filter(|c| c.is_mutating())
+        .map(|c| c.action)
+        .collect()
+}
+
+/// Everything the fake holds that carries the cluster's owned tag and is not gone.
+async fn owned_left(ec2: &aws_sdk_ec2::Client) -> Vec<String> {
+    let tags = ec2
+        .describe_tags()
+        .filters(filter("key", &[KEY]))
+        .send()
+        .await
+        .unwrap();
+    let mut left = Vec::new();
+    for t in tags.tags() {
+        let id = t.resource_id().unwrap().to_string();
+        // Terminated instances and deleted NAT gateways stay visible for a while, as in AWS.
+        if id.starts_with("i-") {
+            let d = ec2
+                .describe_instances()
+                .instance_ids(&id)
+                .send()
+                .await
+                .unwrap();
+            let state = d.reservations()[0].instances()[0]
+                .state()
+                .unwrap()
+                .name()
+                .cloned();
+            if state == Some(InstanceStateName::Terminated) {
+                continue;
+            }
+        }
+        if id.starts_with("nat-") {
+            let d = ec2
+                .describe_nat_gateways()
+                .nat_gateway_ids(&id)
+                .send()
+                .await
+                .unwrap();
+            if d.nat_gateways()[0].state().map(|s| s.as_str()) == Some("deleted") {
+                continue;
+            }
+        }
+        left.push(id);
+    }
+    left
+}
+
+fn rules(g: &aws_sdk_ec2::types::SecurityGroup) -> BTreeSet<(String, Option<i32>, String)> {
+    let mut out = BTreeSet::new();
+    for p in g.ip_permissions() {
+        for r in p.ip_ranges() {
+            out.insert((
+                p.ip_protocol().unwrap().to_string(),
+                p.from_port(),
+                r.cidr_ip().unwrap().to_string(),
+            ));
+        }
+        for u in p.user_id_group_pairs() {
+            out.insert((
+                p.ip_protocol().unwrap().to_string(),
+                p.from_port(),
+                u.group_id().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn greenfield_three_zones_then_steady_state_then_delete() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let elb = fake.elb_client();
+    let c = cluster(
+        "  region: us-east-1\n  sshKeyName: ops\n  additionalTags: {team: platform}\n  bastion:\n    enabled: true\n    allowedCidrBlocks: [203.0.113.0/24]\n",
+    );
+    ec2.create_key_pair().key_name("ops").send().await.unwrap();
+    let o = up(&a, &c).await;
+    assert!(o.status.ready);
+
+    // VPC: CIDR, DNS, tags.
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1);
+    let vpc = &vpcs.vpcs()[0];
+    let vpc_id = vpc.vpc_id().unwrap().to_string();
+    assert_eq!(vpc.cidr_block(), Some("10.0.0.0/16"));
+    let tag = |tags: &[Tag], k: &str| {
+        tags.iter()
+            .find(|t| t.key() == Some(k))
+            .and_then(|t| t.value())
+            .map(String::from)
+    };
+    assert_eq!(tag(vpc.tags(), "Name").as_deref(), Some("c1-vpc"));
+    assert_eq!(tag(vpc.tags(), "team").as_deref(), Some("platform"));
+    for attr in [
+        aws_sdk_ec2::types::VpcAttributeName::EnableDnsSupport,
+        aws_sdk_ec2::types::VpcAttributeName::EnableDnsHostnames,
+    ] {
+        let d = ec2
+            .describe_vpc_attribute()
+            .vpc_id(&vpc_id)
+            .attribute(attr.clone())
+            .send()
+            .await
+            .unwrap();
+        let on = d
+            .enable_dns_support()
+            .or(d.enable_dns_hostnames())
+            .and_then(|v| v.value());
+        assert_eq!(on, Some(true), "{attr:?}");
+    }
+
+    // Subnets: a public /20 and a private /18 per zone.
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut got: Vec<(String, String, bool)> = subnets
+        .subnets()
+        .iter()
+        .map(|s| {
+            (
+                s.cidr_block().unwrap().to_string(),
+                s.availability_zone().unwrap().to_string(),
+                s.map_public_ip_on_launch().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("10.0.0.0/20".into(), "us-east-1a".into(), true),
+            ("10.0.128.0/18".into(), "us-east-1b".into(), false),
+            ("10.0.16.0/20".into(), "us-east-1b".into(), true),
+            ("10.0.192.0/18".into(), "us-east-1c".into(), false),
+            ("10.0.32.0/20".into(), "us-east-1c".into(), true),
+            ("10.0.64.0/18".into(), "us-east-1a".into(), false),
+        ]
+    );
+
+    // Gateway, NAT gateways (one per zone, in the public subnet of the zone), EIPs.
+    let igws = ec2
+        .describe_internet_gateways()
+        .filters(filter("attachment.vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(igws.internet_gateways().len(), 1);
+    let igw = igws.internet_gateways()[0]
+        .internet_gateway_id()
+        .unwrap()
+        .to_string();
+    let nats = ec2
+        .describe_nat_gateways()
+        .filter(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nats.nat_gateways().len(), 3);
+    let subnet_of = |id: &str| {
+        subnets
+            .subnets()
+            .iter()
+            .find(|s| s.subnet_id() == Some(id))
+            .unwrap()
+            .clone()
+    };
+    let mut nat_zone = std::collections::BTreeMap::new();
+    for n in nats.nat_gateways() {
+        assert_eq!(n.state().unwrap().as_str(), "available");
+        let s = subnet_of(n.subnet_id().unwrap());
+        assert!(s.map_public_ip_on_launch().unwrap());
+        nat_zone.insert(
+            s.availability_zone().unwrap().to_string(),
+            n.nat_gateway_id().unwrap().to_string(),
+        );
+    }
+    assert_eq!(nat_zone.len(), 3);
+    let eips = ec2
+        .describe_addresses()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(eips.addresses().len(), 3);
+    assert!(
+        eips.addresses()
+            .iter()
+            .all(|e| e.association_id().is_some())
+    );
+
+    // Routes: public subnets to the gateway, private ones to their zone's NAT gateway.
+    for s in subnets.subnets() {
+        let rt = ec2
+            .describe_route_tables()
+            .filters(filter("association.subnet-id", &[s.subnet_id().unwrap()]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(rt.route_tables().len(), 1);
+        let default = rt.route_tables()[0]
+            .routes()
+            .iter()
+            .find(|r| r.destination_cidr_block() == Some("0.0.0.0/0"))
+            .unwrap()
+            .clone();
+        if s.map_public_ip_on_launch().unwrap() {
+            assert_eq!(default.gateway_id(), Some(igw.as_str()));
+        } else {
+            assert_eq!(
+                default.nat_gateway_id(),
+                Some(nat_zone[s.availability_zone().unwrap()].as_str())
+            );
+        }
+    }
+
+    // Security groups and rules.
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(groups.security_groups().len(), 4);
+    let by_role = |role: &str| {
+        groups
+            .security_groups()
+            .iter()
+            .find(|g| {
+                tag(g.tags(), "sigs.k8s.io/cluster-api-provider-aws/role").as_deref() == Some(role)
+            })
+            .unwrap()
+            .clone()
+    };
+    let (bastion_sg, cp, node, lb_sg) = (
+        by_role("bastion"),
+        by_role("controlplane"),
+        by_role("node"),
+        by_role("apiserver-lb"),
+    );
+    let id = |g: &aws_sdk_ec2::types::SecurityGroup| g.group_id().unwrap().to_string();
+    assert_eq!(cp.group_name(), Some("c1-controlplane"));
+    assert_eq!(
+        rules(&bastion_sg),
+        BTreeSet::from([("tcp".into(), Some(22), "203.0.113.0/24".into())])
+    );
+    let cp_rules = rules(&cp);
+    let api_sources: BTreeSet<String> = cp_rules
+        .iter()
+        .filter(|(_, p, _)| *p == Some(6443))
+        .map(|(_, _, s)| s.clone())
+        .collect();
+    assert_eq!(
+        api_sources,
+        BTreeSet::from([id(&lb_sg), id(&cp), id(&node)])
+    );
+    for g in [&cp, &node] {
+        let ssh: Vec<_> = rules(g)
+            .into_iter()
+            .filter(|(_, p, _)| *p == Some(22))
+            .collect();
+        assert_eq!(
+            ssh,
+            [("tcp".into(), Some(22), id(&bastion_sg))],
+            "SSH only from the bastion"
+        );
+        let r = rules(g);
+        assert!(
+            r.contains(&("4".into(), None, id(&node))),
+            "IP-in-IP from nodes"
+        );
+        assert!(
+            r.contains(&("tcp".into(), Some(179), id(&cp))),
+            "BGP from control planes"
+        );
+        assert!(r.contains(&("tcp".into(), Some(10250), id(&cp))), "kubelet");
+    }
+    assert!(
+        cp_rules.contains(&("tcp".into(), Some(2379), id(&cp))),
+        "etcd"
+    );
+    assert!(rules(&node).contains(&("tcp".into(), Some(30000), "0.0.0.0/0".into())));
+    assert_eq!(
+        rules(&lb_sg),
+        BTreeSet::from([("tcp".into(), Some(6443), "0.0.0.0/0".into())])
+    );
+
+    // Bastion: in a public subnet, with its group and the key.
+    let bastions = ec2
+        .describe_instances()
+        .filters(filter(
+            "tag:sigs.k8s.io/cluster-api-provider-aws/role",
+            &["bastion"],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bastions.reservations().len(), 1);
+    let b = &bastions.reservations()[0].instances()[0];
+    assert!(
+        subnet_of(b.subnet_id().unwrap())
+            .map_public_ip_on_launch()
+            .unwrap()
+    );
+    assert_eq!(
+        b.security_groups()[0].group_id(),
+        Some(id(&bastion_sg).as_str())
+    );
+    assert_eq!(b.key_name(), Some("ops"));
+    assert!(b.public_ip_address().is_some());
+
+    // Load balancer.
+    let lbs = elb
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    let lb = &lbs.load_balancer_descriptions()[0];
+    assert_eq!(lb.scheme(), Some("internet-facing"));
+    assert_eq!(lb.security_groups(), [id(&lb_sg)]);
+    assert_eq!(lb.subnets().len(), 3);
+    assert!(
+        lb.subnets()
+            .iter()
+            .all(|s| subnet_of(s).map_public_ip_on_launch().unwrap())
+    );
+    let l = lb.listener_descriptions()[0].listener().unwrap();
+    assert_eq!(
+        (l.protocol(), l.load_balancer_port(), l.instance_port()),
+        ("TCP", 6443, 6443)
+    );
+    assert_eq!(lb.health_check().unwrap().target(), "TCP:6443");
+    let attrs = elb
+        .describe_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        attrs
+            .load_balancer_attributes()
+            .unwrap()
+            .connection_settings()
+            .unwrap()
+            .idle_timeout(),
+        600
+    );
+    assert_eq!(
+        o.status.load_balancer.unwrap().dns_name,
+        lb.dns_name().unwrap()
+    );
+
+    // A second reconcile with the same spec makes no mutating call.
+    fake.fake().take_calls();
+    let again = a.reconcile(&c).await.unwrap();
+    assert!(again.is_done());
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+
+    // Delete leaves nothing owned, and only the default VPC.
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1);
+    assert_eq!(vpcs.vpcs()[0].is_default(), Some(true));
+    let lbs = elb.describe_load_balancers().send().await.unwrap();
+    assert!(lbs.load_balancer_descriptions().is_empty());
+    let addrs = ec2.describe_addresses().send().await.unwrap();
+    assert!(addrs.addresses().is_empty());
+}
+
+#[tokio::test]
+async fn one_zone_internal_without_bastion() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n    vpc: {cidrBlock: 10.50.0.0/20}\n  controlPlaneLoadBalancer: {scheme: internal, crossZone: true}\n",
+    );
+    let o = up(&a, &c).await;
+    let vpc_id = o.status.vpc.unwrap().id;
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(subnets.subnets().len(), 2);
+    let nats = ec2
+        .describe_nat_gateways()
+        .filter(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nats.nat_gateways().len(), 1);
+    let bastions = ec2
+        .describe_instances()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    assert!(bastions.reservations().is_empty());
+    let lb = elb
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    let lb = &lb.load_balancer_descriptions()[0];
+    assert_eq!(lb.scheme(), Some("internal"));
+    assert!(lb.dns_name().unwrap().starts_with("internal-c1-apiserver-"));
+    let private = subnets
+        .subnets()
+        .iter()
+        .find(|s| s.map_public_ip_on_launch() == Some(false))
+        .unwrap();
+    assert_eq!(lb.subnets(), [private.subnet_id().unwrap().to_string()]);
+    let attrs = elb
+        .describe_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        attrs
+            .load_balancer_attributes()
+            .unwrap()
+            .cross_zone_load_balancing()
+            .unwrap()
+            .enabled()
+    );
+    let lb_sg = ec2
+        .describe_security_groups()
+        .group_ids(&lb.security_groups()[0])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        rules(&lb_sg.security_groups()[0]),
+        BTreeSet::from([("tcp".into(), Some(6443), "10.50.0.0/20".into())]),
+        "an internal load balancer is reachable from the VPC only"
+    );
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
+
+/// A snapshot of describe outputs, for byte-identical comparison.
+async fn snapshot(
+    ec2: &aws_sdk_ec2::Client,
+    elb: &aws_sdk_elasticloadbalancing::Client,
+    vpc_id: &str,
+) -> String {
+    let vpcs = ec2.describe_vpcs().vpc_ids(vpc_id).send().await.unwrap();
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .filters(filter("tag:origin", &["preexisting"]))
+        .send()
+        .await
+        .unwrap();
+    let igws = ec2
+        .describe_internet_gateways()
+        .filters(filter("tag:origin", &["preexisting"]))
+        .send()
+        .await
+        .unwrap();
+    let rts = ec2
+        .describe_route_tables()
+        .filters(filter("tag:origin", &["preexisting"]))
+        .send()
+        .await
+        .unwrap();
+    let sgs = ec2
+        .describe_security_groups()
+        .filters(filter("tag:origin", &["preexisting"]))
+        .send()
+        .await
+        .unwrap();
+    let lbs = elb
+        .describe_load_balancers()
+        .load_balancer_names("byo-lb")
+        .send()
+        .await;
+    let lb_tags = elb
+        .describe_tags()
+        .load_balancer_names("byo-lb")
+        .send()
+        .await;
+    let lb_attrs = elb
+        .describe_load_balancer_attributes()
+        .load_balancer_name("byo-lb")
+        .send()
+        .await;
+    format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+        vpcs.vpcs(),
+        subnets.subnets(),
+        igws.internet_gateways(),
+        rts.route_tables(),
+        sgs.security_groups(),
+        lbs.map(|l| l.load_balancer_descriptions().to_vec()).ok(),
+        lb_tags.map(|t| t.tag_descriptions().to_vec()).ok(),
+        lb_attrs.map(|a| a.load_balancer_attributes().cloned()).ok(),
+    )
+}
+
+fn preexisting(rt: ResourceType) -> TagSpecification {
+    TagSpecification::builder()
+        .resource_type(rt)
+        .tags(Tag::builder().key("origin").value("preexisting").build())
+        .build()
+}
+
+/// Builds a VPC with a gateway, a public and a private subnet, the way a platform team
+/// would have before the cluster; returns (vpc, igw, public, private).
+async fn existing_network(ec2: &aws_sdk_ec2::Client) -> (String, String, String, String) {
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("172.20.0.0/16")
+        .tag_specifications(preexisting(ResourceType::Vpc))
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    let igw = ec2
+        .create_internet_gateway()
+        .tag_specifications(preexisting(ResourceType::InternetGateway))
+        .send()
+        .await
+        .unwrap()
+        .internet_gateway
+        .unwrap()
+        .internet_gateway_id
+        .unwrap();
+    ec2.attach_internet_gateway()
+        .internet_gateway_id(&igw)
+        .vpc_id(&vpc)
+        .send()
+        .await
+        .unwrap();
+    let mk = |cidr: &'static str| {
+        let ec2 = ec2.clone();
+        let vpc = vpc.clone();
+        async move {
+            ec2.create_subnet()
+                .vpc_id(vpc)
+                .cidr_block(cidr)
+                .availability_zone("us-east-1a")
+                .tag_specifications(preexisting(ResourceType::Subnet))
+                .send()
+                .await
+                .unwrap()
+                .subnet
+                .unwrap()
+                .subnet_id
+                .unwrap()
+        }
+    };
+    let public = mk("172.20.0.0/24").await;
+    let private = mk("172.20.1.0/24").await;
+    let rt = ec2
+        .create_route_table()
+        .vpc_id(&vpc)
+        .tag_specifications(preexisting(ResourceType::RouteTable))
+        .send()
+        .await
+        .unwrap()
+        .route_table
+        .unwrap()
+        .route_table_id
+        .unwrap();
+    ec2.create_route()
+        .route_table_id(&rt)
+        .destination_cidr_block("0.0.0.0/0")
+        .gateway_id(&igw)
+        .send()
+        .await
+        .unwrap();
+    ec2.associate_route_table()
+        .route_table_id(&rt)
+        .subnet_id(&public)
+        .send()
+        .await
+        .unwrap();
+    (vpc, igw, public, private)
+}
+
+#[tokio::test]
+async fn existing_vpc_subnets_and_gateway_are_used_never_touched() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (vpc, igw, public, private) = existing_network(&ec2).await;
+    let before = snapshot(&ec2, &elb, &vpc).await;
+    let c = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    internetGatewayId: {igw}\n    subnets:\n      - {{id: {public}, public: true}}\n      - {{id: {private}}}\n"
+    ));
+    let o = up(&a, &c).await;
+    assert!(!o.status.vpc.as_ref().unwrap().managed);
+    assert!(o.status.subnets.iter().all(|s| !s.managed));
+    assert!(!o.status.internet_gateway.as_ref().unwrap().managed);
+    // Only what was missing was created: groups and the load balancer.
+    let created_vpcs = ec2
+        .describe_vpcs()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert!(created_vpcs.vpcs().is_empty());
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(subnets.subnets().len(), 2);
+    let nats = ec2.describe_nat_gateways().send().await.unwrap();
+    assert!(
+        nats.nat_gateways().is_empty(),
+        "pre-existing private subnets keep their routing"
+    );
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(groups.security_groups().len(), 4);
+    let lb = elb
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        lb.load_balancer_descriptions()[0].subnets(),
+        std::slice::from_ref(&public)
+    );
+    assert_eq!(snapshot(&ec2, &elb, &vpc).await, before, "after reconcile");
+    fake.fake().take_calls();
+    a.reconcile(&c).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    down(&a, &c).await;
+    assert_eq!(snapshot(&ec2, &elb, &vpc).await, before, "after delete");
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // A subnet claimed public that is private is refused before anything is created.
+    let wrong = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    subnets:\n      - {{id: {private}, public: true}}\n      - {{id: {public}}}\n"
+    ));
+    fake.fake().take_calls();
+    let err = a.reconcile(&wrong).await.unwrap_err();
+    assert!(matches!(err, Error::PreExisting { .. }), "{err}");
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn existing_security_group_and_load_balancer_are_used_never_touched() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (vpc, _igw, public, private) = existing_network(&ec2).await;
+    let node_sg = ec2
+        .create_security_group()
+        .vpc_id(&vpc)
+        .group_name("platform-nodes")
+        .description("nodes, managed by the platform team")
+        .tag_specifications(preexisting(ResourceType::SecurityGroup))
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    elb.create_load_balancer()
+        .load_balancer_name("byo-lb")
+        .listeners(
+            aws_sdk_elasticloadbalancing::types::Listener::builder()
+                .protocol("TCP")
+                .load_balancer_port(6443)
+                .instance_port(6443)
+                .build()
+                .unwrap(),
+        )
+        .subnets(&public)
+        .tags(
+            aws_sdk_elasticloadbalancing::types::Tag::builder()
+                .key("origin")
+                .value("preexisting")
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let before = snapshot(&ec2, &elb, &vpc).await;
+    let c = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    subnets:\n      - {{id: {public}, public: true}}\n      - {{id: {private}}}\n  securityGroupOverrides: {{node: {node_sg}}}\n  controlPlaneLoadBalancer: {{existingName: byo-lb}}\n"
+    ));
+    let o = up(&a, &c).await;
+    assert_eq!(o.status.security_groups[&Role::Node].id, node_sg);
+    assert!(!o.status.security_groups[&Role::Node].managed);
+    assert!(!o.status.load_balancer.as_ref().unwrap().managed);
+    // The control plane admits the API from the overriding node group.
+    let cp = ec2
+        .describe_security_groups()
+        .group_ids(&o.status.security_groups[&Role::ControlPlane].id)
+        .send()
+        .await
+        .unwrap();
+    assert!(rules(&cp.security_groups()[0]).contains(&("tcp".into(), Some(6443), node_sg.clone())));
+    assert_eq!(snapshot(&ec2, &elb, &vpc).await, before, "after reconcile");
+    down(&a, &c).await;
+    assert_eq!(snapshot(&ec2, &elb, &vpc).await, before, "after delete");
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn rule_changes_converge_with_the_fewest_calls() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let mut c = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
+    let o = up(&a, &c).await;
+    let cp = o.status.security_groups[&Role::ControlPlane].id.clone();
+    c.spec
+        .additional_control_plane_ingress_rules
+        .push(IngressRule {
+            description: "metrics".into(),
+            protocol: "tcp".into(),
+            from_port: Some(9100),
+            to_port: Some(9100),
+            cidr_blocks: vec!["10.99.0.0/16".into()],
+            source_roles: vec![],
+        });
+    c.spec
+        .additional_tags
+        .insert("cost-centre".into(), "42".into());
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    let calls = mutating(&fake);
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| *c == "AuthorizeSecurityGroupIngress")
+            .count(),
+        1,
+        "{calls:?}"
+    );
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.starts_with("Revoke") || c.starts_with("Create") && c != "CreateTags"),
+        "{calls:?}"
+    );
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(&cp)
+        .send()
+        .await
+        .unwrap();
+    assert!(rules(&g.security_groups()[0]).contains(&(
+        "tcp".into(),
+        Some(9100),
+        "10.99.0.0/16".into()
+    )));
+    let vpc = ec2
+        .describe_vpcs()
+        .vpc_ids(&o.status.vpc.as_ref().unwrap().id)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        vpc.vpcs()[0]
+            .tags()
+            .iter()
+            .any(|t| t.key() == Some("cost-centre"))
+    );
+
+    c.spec.additional_control_plane_ingress_rules.clear();
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert_eq!(mutating(&fake), ["RevokeSecurityGroupIngress"]);
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(&cp)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        !rules(&g.security_groups()[0])
+            .iter()
+            .any(|(_, p, _)| *p == Some(9100))
+    );
+
+    // Turning the bastion on and off converges too.
+    c.spec.bastion.enabled = true;
+    c.spec.bastion.allowed_cidr_blocks = vec!["198.51.100.7/32".into()];
+    let o = up(&a, &c).await;
+    assert_eq!(o.status.bastion.as_ref().unwrap().state, "pending");
+    c.spec.bastion.enabled = false;
+    up(&a, &c).await;
+    let live = ec2
+        .describe_instances()
+        .filters(filter("instance-state-name", &["pending", "running"]))
+        .send()
+        .await
+        .unwrap();
+    assert!(live.reservations().is_empty());
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn immutable_changes_and_bad_specs_are_refused_without_changes() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let c = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
+    up(&a, &c).await;
+    let moved = cluster(
+        "  region: us-east-1\n  network: {availabilityZoneCount: 1, vpc: {cidrBlock: 10.1.0.0/16}}\n",
+    );
+    fake.fake().take_calls();
+    let err = a.reconcile(&moved).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Immutable { ref field, .. } if field == "spec.network.vpc.cidrBlock"),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+
+    let bad = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 9\n    subnets: [{cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1q}]\n",
+    );
+    let err = a.reconcile(&bad).await.unwrap_err();
+    let Error::InvalidSpec { problems } = err else {
+        panic!("{err}")
+    };
+    assert!(problems.len() >= 3, "{problems:?}");
+    let calls: Vec<String> = fake
+        .fake()
+        .take_calls()
+        .into_iter()
+        .map(|c| c.action)
+        .collect();
+    assert_eq!(
+        calls,
+        ["DescribeAvailabilityZones"],
+        "nothing but the zone lookup"
+    );
+}
+
+#[tokio::test]
+async fn delete_spares_what_others_put_in_the_cluster_vpc() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
+    let o = up(&a, &c).await;
+    let vpc = o.status.vpc.unwrap().id;
+    // Someone else adds a subnet and a group to the cluster's VPC.
+    let theirs = ec2
+        .create_subnet()
+        .vpc_id(&vpc)
+        .cidr_block("10.0.100.0/24")
+        .availability_zone("us-east-1b")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    for _ in 0..4 {
+        let o = a.delete(&c).await.unwrap();
+        if o.is_done() {
+            panic!("the VPC cannot go while it holds someone else's subnet");
+        }
+    }
+    let d = ec2
+        .describe_subnets()
+        .subnet_ids(&theirs)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        d.subnets().len(),
+        1,
+        "a subnet the cluster does not own is never deleted"
+    );
+    let o = a.delete(&c).await.unwrap();
+    assert!(
+        o.waiting.iter().any(|w| w.contains(&vpc)),
+        "{:?}",
+        o.waiting
+    );
+    // Once it is gone, the delete completes.
+    ec2.delete_subnet().subnet_id(&theirs).send().await.unwrap();
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
