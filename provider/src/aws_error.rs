@@ -58,10 +58,22 @@ where
                 code.to_string(),
                 err.message().unwrap_or_default().to_string(),
             ),
-            None => (
-                "Unreachable".to_string(),
-                format!("{}", DisplayErrorContext(&err)),
-            ),
+            None => {
+                // No AWS answer: name the innermost cause (connection refused, DNS, TLS...).
+                let mut cause: &dyn StdError = &err;
+                while let Some(next) = cause.source() {
+                    cause = next;
+                }
+                let detail = if std::ptr::addr_eq(cause, &err as &dyn StdError) {
+                    format!("{}", DisplayErrorContext(&err))
+                } else {
+                    cause.to_string()
+                };
+                (
+                    "Unreachable".to_string(),
+                    format!("no answer from the endpoint: {detail}"),
+                )
+            }
         };
         AwsError {
             op,

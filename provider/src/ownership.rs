@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 pub const CLUSTER_KEY_PREFIX: &str = "sigs.k8s.io/cluster-api-provider-aws/cluster/";
 /// The role tag key.
 pub const ROLE_KEY: &str = "sigs.k8s.io/cluster-api-provider-aws/role";
+/// The keys of the user's additional tags the provider last put on a resource, joined by
+/// commas (tag keys cannot hold one), so that a tag removed from the spec is removed from the
+/// resource while tags others added stay.
+pub const LAST_APPLIED_KEY: &str = "sigs.k8s.io/cluster-api-provider-aws/last-applied-tags";
 /// The value of the cluster key on what the provider created.
 pub const OWNED: &str = "owned";
 
@@ -26,7 +30,21 @@ pub fn tags_for(
     t.insert(cluster_key(cluster), OWNED.to_string());
     t.insert(ROLE_KEY.to_string(), role.to_string());
     t.insert("Name".to_string(), name.to_string());
+    t.insert(
+        LAST_APPLIED_KEY.to_string(),
+        additional.keys().cloned().collect::<Vec<_>>().join(","),
+    );
     t
+}
+
+/// The additional tag keys recorded on a resource whose tags include `last_applied`.
+pub fn last_applied(value: Option<&str>) -> Vec<String> {
+    value
+        .unwrap_or_default()
+        .split(',')
+        .filter(|k| !k.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// Whether a resource with `tags` is managed by (owned by) `cluster`.

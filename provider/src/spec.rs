@@ -328,7 +328,7 @@ pub const DEFAULT_BASTION_TYPE: &str = "t3.micro";
 /// The default idle timeout of the API load balancer.
 pub const DEFAULT_IDLE_TIMEOUT: i32 = 600;
 /// AWS allows 50 tags per resource; the provider uses up to this many of its own.
-const OWN_TAGS: usize = 4;
+const OWN_TAGS: usize = 5;
 
 /// One subnet of the plan: existing or to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -476,7 +476,18 @@ fn check_tags(problems: &mut Vec<String>, tags: &BTreeMap<String, String>) {
             tags.len()
         ));
     }
+    let joined: usize = tags.keys().map(|k| k.len() + 1).sum();
+    if joined > 257 {
+        problems.push(
+            "spec.additionalTags: the keys, joined by commas, exceed the 256 characters the \
+             provider can track in its last-applied tag"
+                .into(),
+        );
+    }
     for (k, v) in tags {
+        if k.contains(',') {
+            problems.push(format!("spec.additionalTags: key {k:?} holds a comma"));
+        }
         if k.is_empty() || k.chars().count() > 128 {
             problems.push(format!(
                 "spec.additionalTags: key {k:?} must be 1 to 128 characters"

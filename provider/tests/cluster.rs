@@ -565,13 +565,20 @@ async fn snapshot(
         .load_balancer_names("byo-lb")
         .send()
         .await;
+    let instances = ec2
+        .describe_instances()
+        .filters(filter("tag:origin", &["preexisting"]))
+        .send()
+        .await
+        .unwrap();
     let lb_attrs = elb
         .describe_load_balancer_attributes()
         .load_balancer_name("byo-lb")
         .send()
         .await;
     format!(
-        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+        instances.reservations(),
         vpcs.vpcs(),
         subnets.subnets(),
         igws.internet_gateways(),
@@ -774,14 +781,47 @@ async fn existing_security_group_and_load_balancer_are_used_never_touched() {
         .send()
         .await
         .unwrap();
+    let ami = ec2
+        .describe_images()
+        .owners("099720109477")
+        .send()
+        .await
+        .unwrap()
+        .images()[0]
+        .image_id()
+        .unwrap()
+        .to_string();
+    let bastion = ec2
+        .run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Micro)
+        .subnet_id(&public)
+        .min_count(1)
+        .max_count(1)
+        .tag_specifications(preexisting(ResourceType::Instance))
+        .send()
+        .await
+        .unwrap()
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    // Let it reach `running` before the snapshot.
+    ec2.describe_instances()
+        .instance_ids(&bastion)
+        .send()
+        .await
+        .unwrap();
     let before = snapshot(&ec2, &elb, &vpc).await;
     let c = cluster(&format!(
-        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    subnets:\n      - {{id: {public}, public: true}}\n      - {{id: {private}}}\n  securityGroupOverrides: {{node: {node_sg}}}\n  controlPlaneLoadBalancer: {{existingName: byo-lb}}\n"
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    subnets:\n      - {{id: {public}, public: true}}\n      - {{id: {private}}}\n  securityGroupOverrides: {{node: {node_sg}}}\n  bastion: {{id: {bastion}}}\n  controlPlaneLoadBalancer: {{existingName: byo-lb}}\n"
     ));
     let o = up(&a, &c).await;
     assert_eq!(o.status.security_groups[&Role::Node].id, node_sg);
     assert!(!o.status.security_groups[&Role::Node].managed);
     assert!(!o.status.load_balancer.as_ref().unwrap().managed);
+    assert_eq!(o.status.bastion.as_ref().unwrap().id, bastion);
+    assert!(!o.status.bastion.as_ref().unwrap().managed);
     // The control plane admits the API from the overriding node group.
     let cp = ec2
         .describe_security_groups()
@@ -857,6 +897,54 @@ async fn rule_changes_converge_with_the_fewest_calls() {
             .iter()
             .any(|t| t.key() == Some("cost-centre"))
     );
+
+    // A tag someone else puts on the VPC stays when the spec drops its own.
+    let vpc_id = o.status.vpc.as_ref().unwrap().id.clone();
+    ec2.create_tags()
+        .resources(&vpc_id)
+        .tags(
+            Tag::builder()
+                .key("owner-email")
+                .value("ops@example.com")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    c.spec.additional_tags.remove("cost-centre");
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    let calls = mutating(&fake);
+    assert!(
+        calls
+            .iter()
+            .all(|c| c == "DeleteTags" || c == "CreateTags" || c == "RemoveTags" || c == "AddTags"),
+        "{calls:?}"
+    );
+    let vpc = ec2.describe_vpcs().vpc_ids(&vpc_id).send().await.unwrap();
+    let keys: Vec<&str> = vpc.vpcs()[0]
+        .tags()
+        .iter()
+        .filter_map(|t| t.key())
+        .collect();
+    assert!(!keys.contains(&"cost-centre"), "{keys:?}");
+    assert!(keys.contains(&"owner-email"), "{keys:?}");
+    let lb_tags = fake
+        .elb_client()
+        .describe_tags()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        !lb_tags.tag_descriptions()[0]
+            .tags()
+            .iter()
+            .any(|t| t.key() == "cost-centre")
+    );
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "tags settled");
 
     c.spec.additional_control_plane_ingress_rules.clear();
     fake.fake().take_calls();

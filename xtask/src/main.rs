@@ -70,26 +70,38 @@ fn print_medians() -> Result<()> {
     };
     let dir = target.join("criterion");
     let mut rows = Vec::new();
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path().join("new").join("estimates.json");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let v: serde_json::Value = serde_json::from_str(&text)?;
-        if let Some(ns) = v["median"]["point_estimate"].as_f64() {
-            let name = path
-                .parent()
-                .and_then(|p| p.parent())
-                .and_then(|p| p.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            rows.push((name, ns));
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let path = entry?.path();
+            if !path.is_dir() {
+                continue;
+            }
+            let estimates = path.join("new").join("estimates.json");
+            let Ok(text) = std::fs::read_to_string(&estimates) else {
+                if path.file_name().is_some_and(|n| n != "report") {
+                    stack.push(path);
+                }
+                continue;
+            };
+            let v: serde_json::Value = serde_json::from_str(&text)?;
+            if let Some(ns) = v["median"]["point_estimate"].as_f64() {
+                let name = path
+                    .strip_prefix(&dir)
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                rows.push((name, ns));
+            }
         }
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0));
-    println!("\n{:<40} {:>14}", "benchmark", "median");
+    println!("\n{:<48} {:>14}", "benchmark", "median");
     for (name, ns) in rows {
-        println!("{name:<40} {:>11.1} µs", ns / 1000.0);
+        if ns >= 1_000_000.0 {
+            println!("{name:<48} {:>11.2} ms", ns / 1_000_000.0);
+        } else {
+            println!("{name:<48} {:>11.1} µs", ns / 1000.0);
+        }
     }
     Ok(())
 }

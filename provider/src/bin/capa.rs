@@ -391,7 +391,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let invalid = matches!(e.downcast_ref::<Error>(), Some(Error::InvalidSpec { .. }));
-            eprintln!("capa: {e:#}");
+            // The provider's errors say all a person needs; the SDK's chain behind them is
+            // for RUST_LOG=debug.
+            if e.downcast_ref::<Error>().is_some() {
+                eprintln!("capa: {e}");
+                tracing::debug!("{e:?}");
+            } else {
+                eprintln!("capa: {e:#}");
+            }
             ExitCode::from(if invalid { 2 } else { 1 })
         }
     }

@@ -153,6 +153,29 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 })
                 .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
                 .collect();
+            let last = current_tags
+                .iter()
+                .find(|t| t.key() == ownership::LAST_APPLIED_KEY)
+                .and_then(|t| t.value());
+            let dropped: Vec<aws_sdk_elasticloadbalancing::types::TagKeyOnly> =
+                ownership::last_applied(last)
+                    .into_iter()
+                    .filter(|k| !tags.contains_key(k) && current_tags.iter().any(|t| t.key() == k))
+                    .map(|k| {
+                        aws_sdk_elasticloadbalancing::types::TagKeyOnly::builder()
+                            .key(k)
+                            .build()
+                    })
+                    .collect();
+            if !dropped.is_empty() && s.act(format!("untag load balancer {name}")) {
+                s.elb()
+                    .remove_tags()
+                    .load_balancer_names(&name)
+                    .set_tags(Some(dropped))
+                    .send()
+                    .await
+                    .map_err(aws("RemoveTags"))?;
+            }
             if !missing.is_empty() && s.act(format!("tag load balancer {name}")) {
                 s.elb()
                     .add_tags()

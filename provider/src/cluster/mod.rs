@@ -224,14 +224,14 @@ impl<'a> Scope<'a> {
             self.planned.push(what);
             false
         } else {
-            tracing::info!(target: "capa::progress", cluster = %self.plan.name, "{what}");
+            tracing::info!(target: "capa::progress", "{what}");
             true
         }
     }
 
     /// Records something pending.
     pub fn wait(&mut self, what: String) {
-        tracing::info!(target: "capa::progress", cluster = %self.plan.name, "waiting: {what}");
+        tracing::info!(target: "capa::progress", "waiting: {what}");
         self.waiting.push(what);
     }
 
@@ -245,8 +245,8 @@ impl<'a> Scope<'a> {
         self.status.vpc_cidr.as_deref().and_then(|c| c.parse().ok())
     }
 
-    /// Brings the cluster's tags onto an owned EC2 resource: adds the missing or changed ones
-    /// (tags others put on it stay).
+    /// Brings the cluster's tags onto an owned EC2 resource: adds the missing or changed ones,
+    /// removes additional tags the spec no longer has (tags others put on it stay).
     pub async fn ensure_tags(
         &mut self,
         id: &str,
@@ -260,7 +260,25 @@ impl<'a> Scope<'a> {
             .filter(|(k, v)| ownership::ec2_tag(current, k) != Some(v.as_str()))
             .map(|(k, v)| Tag::builder().key(k).value(v).build())
             .collect();
-        if missing.is_empty() || is_new(id) {
+        if is_new(id) {
+            return Ok(());
+        }
+        let dropped: Vec<Tag> =
+            ownership::last_applied(ownership::ec2_tag(current, ownership::LAST_APPLIED_KEY))
+                .into_iter()
+                .filter(|k| !want.contains_key(k) && ownership::ec2_tag(current, k).is_some())
+                .map(|k| Tag::builder().key(k).build())
+                .collect();
+        if !dropped.is_empty() && self.act(format!("untag {id} ({} tags)", dropped.len())) {
+            self.ec2()
+                .delete_tags()
+                .resources(id)
+                .set_tags(Some(dropped))
+                .send()
+                .await
+                .map_err(aws("DeleteTags"))?;
+        }
+        if missing.is_empty() {
             return Ok(());
         }
         if self.act(format!("tag {id} ({} tags)", missing.len())) {

@@ -109,7 +109,6 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .await
                 .map_err(aws("CreateVpc"))?;
             let v = out.vpc.ok_or_else(|| super::empty_answer("CreateVpc"))?;
-            tracing::info!(target: "capa::progress", id = v.vpc_id().unwrap_or_default(), "created vpc");
             record(s, &v, true);
             v
         }

@@ -1,0 +1,178 @@
+//! The `capa` binary as a user runs it: against its embedded fake, against a fake given by
+//! `--endpoint` (up, status, plan, down), and with the mistakes a user makes (a bad spec, a
+//! missing file, an endpoint nobody listens on): one clear message, an exit code, nothing
+//! created.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn capa(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_capa"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .output()
+        .expect("capa runs")
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("examples")
+        .join("cluster.yaml")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn up_on_the_embedded_fake_builds_the_example() {
+    let out = capa(&["up", "-f", example().to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("embedded fakeaws"), "{stderr}");
+    assert!(
+        stderr.contains("create vpc 10.0.0.0/16"),
+        "progress is shown: {stderr}"
+    );
+    assert!(
+        stdout.contains("control plane endpoint: demo-apiserver-"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("26 owned and 0 pre-existing resources"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("subnet subnet-").count(), 6, "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_status_plan_down_against_an_endpoint() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let endpoint = fake.endpoint().to_string();
+    let file = example();
+    let run = move |args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            capa(&refs)
+        })
+    };
+    let args = |verb: &str, json: bool| {
+        let mut v = vec![
+            verb.to_string(),
+            "-f".into(),
+            file.to_str().unwrap().to_string(),
+            "--endpoint".into(),
+            endpoint.clone(),
+        ];
+        if json {
+            v.extend(["--output".to_string(), "json".to_string()]);
+        }
+        v
+    };
+
+    let plan = run(args("plan", false)).await.unwrap();
+    assert!(plan.status.success(), "{}", text(&plan.stderr));
+    assert!(
+        text(&plan.stdout).contains("+ create vpc 10.0.0.0/16"),
+        "{}",
+        text(&plan.stdout)
+    );
+    let calls = fake.fake().take_calls();
+    assert!(
+        calls.iter().all(|c| !c.is_mutating()),
+        "plan only describes"
+    );
+
+    let up = run(args("up", true)).await.unwrap();
+    assert!(up.status.success(), "{}", text(&up.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&up.stdout).unwrap();
+    assert_eq!(json["status"]["ready"], true);
+    assert_eq!(json["status"]["subnets"].as_array().unwrap().len(), 6);
+    let created = json["mutatingCalls"].as_u64().unwrap();
+    let fake_saw = fake
+        .fake()
+        .take_calls()
+        .iter()
+        .filter(|c| c.is_mutating())
+        .count() as u64;
+    assert_eq!(created, fake_saw, "capa counts what the fake saw");
+
+    // A second up changes nothing.
+    let again = run(args("up", true)).await.unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(json["mutatingCalls"], 0);
+    let plan = run(args("plan", false)).await.unwrap();
+    assert!(
+        text(&plan.stdout).contains("up to date"),
+        "{}",
+        text(&plan.stdout)
+    );
+    let status = run(args("status", false)).await.unwrap();
+    let s = text(&status.stdout);
+    assert!(
+        s.contains("load balancer demo-apiserver internet-facing"),
+        "{s}"
+    );
+    assert!(s.contains("[owned]"), "{s}");
+
+    let down = run(args("down", false)).await.unwrap();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    let ec2 = fake.ec2_client();
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "only the default VPC is left");
+}
+
+#[test]
+fn a_bad_spec_lists_every_problem_and_exits_2() {
+    let dir = std::env::temp_dir().join(format!("capa-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: Bad}\nspec:\n  region: us-east-1\n  network: {vpc: {cidrBlock: 10.0.0.0/8}}\n  bastion: {enabled: true}\n",
+    )
+    .unwrap();
+    let out = capa(&["up", "-f", bad.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for needle in ["metadata.name", "cidrBlock", "allowedCidrBlocks"] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+
+    let out = capa(&["up", "-f", dir.join("missing.yaml").to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("cannot read") && stderr.contains("missing.yaml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unreachable_endpoint_is_one_clear_error() {
+    // A port nobody listens on: bind, note the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = capa(&[
+        "up",
+        "-f",
+        example().to_str().unwrap(),
+        "--endpoint",
+        &format!("http://127.0.0.1:{port}"),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("DescribeAvailabilityZones"), "{stderr}");
+    assert!(stderr.lines().count() <= 3, "one clear message: {stderr}");
+}
