@@ -36,6 +36,32 @@ pub enum Error {
     /// Something in AWS stands in the way (a name taken by a resource that is not ours, ...).
     #[error("{0}")]
     Conflict(String),
+    /// The machine's user data is larger than EC2 takes, even compressed.
+    #[error("the user data is {bytes} bytes compressed; EC2 takes at most {limit}")]
+    UserDataTooLarge {
+        /// Its compressed size.
+        bytes: usize,
+        /// EC2's limit.
+        limit: usize,
+    },
+    /// No image matches a machine's lookup.
+    #[error("no available image of owner {owner} matches {pattern:?} ({architecture})")]
+    NoImage {
+        /// The owner searched.
+        owner: String,
+        /// The name pattern.
+        pattern: String,
+        /// The architecture.
+        architecture: String,
+    },
+    /// The cluster's infrastructure is not ready for machines yet.
+    #[error("cluster {cluster} is not ready: {reason}")]
+    ClusterNotReady {
+        /// The cluster.
+        cluster: String,
+        /// What is missing.
+        reason: String,
+    },
     /// An AWS call failed.
     #[error(transparent)]
     Aws(#[from] AwsError),

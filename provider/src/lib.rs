@@ -23,9 +23,11 @@ pub mod aws_error;
 pub mod clients;
 pub mod cluster;
 pub mod error;
+pub mod machine;
 pub mod ownership;
 pub mod spec;
 
 pub use clients::Clients;
 pub use cluster::{ClusterActuator, ClusterStatus, Outcome};
 pub use error::Error;
+pub use machine::MachineActuator;

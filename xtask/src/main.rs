@@ -52,7 +52,16 @@ fn bench(rest: &[String]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let status = Command::new(cargo)
         .current_dir(workspace_root()?)
-        .args(["bench", "--locked", "-p", "fakeaws", "--benches", "--"])
+        .args([
+            "bench",
+            "--locked",
+            "-p",
+            "fakeaws",
+            "-p",
+            "provider",
+            "--benches",
+            "--",
+        ])
         .args(rest)
         .status()
         .context("running cargo bench")?;

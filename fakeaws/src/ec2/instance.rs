@@ -15,19 +15,21 @@ use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterf
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
 use crate::ec2::{Kind, fingerprint, image, page, security_group, subnet, tags};
 use crate::generated::ec2::{
-    ArchitectureValues, AttachmentStatus, DescribeInstanceStatusRequest,
-    DescribeInstanceStatusResult, DescribeInstancesRequest, DescribeInstancesResult, DeviceType,
-    EbsInstanceBlockDevice, GroupIdentifier, HttpTokensState, HypervisorType, IamInstanceProfile,
-    Instance as InstanceOut, InstanceBlockDeviceMapping, InstanceMetadataEndpointState,
-    InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
-    InstanceMetadataTagsState, InstanceNetworkInterface, InstanceNetworkInterfaceAssociation,
-    InstanceNetworkInterfaceAttachment, InstancePrivateIpAddress, InstanceState,
-    InstanceStateChange, InstanceStateName, InstanceStatus, InstanceStatusDetails,
-    InstanceStatusSummary, InstanceType, Monitoring, MonitoringState, NetworkInterfaceStatus,
-    NetworkInterfaceType, Placement, Reservation, ResourceType, RunInstancesRequest,
-    ShutdownBehavior, StartInstancesRequest, StartInstancesResult, StateReason, StatusName,
-    StatusType, StopInstancesRequest, StopInstancesResult, SummaryStatus, Tenancy,
-    TerminateInstancesRequest, TerminateInstancesResult, VirtualizationType, VolumeType,
+    ArchitectureValues, AttachmentStatus, AttributeBooleanValue, AttributeValue,
+    DescribeInstanceAttributeRequest, DescribeInstanceStatusRequest, DescribeInstanceStatusResult,
+    DescribeInstancesRequest, DescribeInstancesResult, DeviceType, EbsInstanceBlockDevice,
+    GroupIdentifier, HttpTokensState, HypervisorType, IamInstanceProfile, Instance as InstanceOut,
+    InstanceAttribute, InstanceAttributeName, InstanceBlockDeviceMapping,
+    InstanceMetadataEndpointState, InstanceMetadataOptionsResponse, InstanceMetadataOptionsState,
+    InstanceMetadataProtocolState, InstanceMetadataTagsState, InstanceNetworkInterface,
+    InstanceNetworkInterfaceAssociation, InstanceNetworkInterfaceAttachment,
+    InstancePrivateIpAddress, InstanceState, InstanceStateChange, InstanceStateName,
+    InstanceStatus, InstanceStatusDetails, InstanceStatusSummary, InstanceType, Monitoring,
+    MonitoringState, NetworkInterfaceStatus, NetworkInterfaceType, Placement, Reservation,
+    ResourceType, RunInstancesRequest, ShutdownBehavior, StartInstancesRequest,
+    StartInstancesResult, StateReason, StatusName, StatusType, StopInstancesRequest,
+    StopInstancesResult, SummaryStatus, Tenancy, TerminateInstancesRequest,
+    TerminateInstancesResult, VirtualizationType, VolumeType,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -1240,6 +1242,59 @@ pub fn start_instances(
     Ok(StartInstancesResult {
         starting_instances: Some(out),
     })
+}
+
+/// `DescribeInstanceAttribute`: one attribute of one instance.
+pub fn describe_instance_attribute(
+    region: &mut Region,
+    input: DescribeInstanceAttributeRequest,
+) -> Result<InstanceAttribute, ApiError> {
+    let region = &*region;
+    let i = KIND.get(&region.instances, &input.instance_id)?;
+    let out = render(region, i);
+    let value = |v: Option<String>| Some(AttributeValue { value: v });
+    let flag = |v: bool| Some(AttributeBooleanValue { value: Some(v) });
+    let mut a = InstanceAttribute {
+        instance_id: Some(i.id.clone()),
+        ..Default::default()
+    };
+    match input.attribute {
+        InstanceAttributeName::InstanceType => {
+            a.instance_type = value(Some(i.instance_type.as_str().to_string()));
+        }
+        InstanceAttributeName::UserData => a.user_data = value(i.user_data.clone()),
+        InstanceAttributeName::DisableApiTermination => {
+            a.disable_api_termination = flag(i.disable_api_termination);
+        }
+        InstanceAttributeName::InstanceInitiatedShutdownBehavior => {
+            a.instance_initiated_shutdown_behavior =
+                value(Some(i.shutdown_behavior.as_str().to_string()));
+        }
+        InstanceAttributeName::RootDeviceName => {
+            a.root_device_name = value(Some(i.root_device_name.clone()));
+        }
+        InstanceAttributeName::BlockDeviceMapping => {
+            a.block_device_mappings = out.block_device_mappings;
+        }
+        InstanceAttributeName::SourceDestCheck => {
+            a.source_dest_check = out
+                .source_dest_check
+                .map(|v| AttributeBooleanValue { value: Some(v) });
+        }
+        InstanceAttributeName::GroupSet => a.groups = out.security_groups,
+        InstanceAttributeName::EbsOptimized => a.ebs_optimized = flag(i.ebs_optimized),
+        InstanceAttributeName::EnaSupport => a.ena_support = flag(true),
+        InstanceAttributeName::DisableApiStop => a.disable_api_stop = flag(false),
+        InstanceAttributeName::ProductCodes => a.product_codes = Some(Vec::new()),
+        InstanceAttributeName::Kernel | InstanceAttributeName::Ramdisk => {}
+        other => {
+            return Err(ApiError::not_implemented(format!(
+                "fakeaws does not serve the instance attribute {}",
+                other.as_str()
+            )));
+        }
+    }
+    Ok(a)
 }
 
 struct StatusRow<'a> {

@@ -428,6 +428,13 @@ impl Api for Region {
         instance::start_instances(self, input)
     }
 
+    fn describe_instance_attribute(
+        &mut self,
+        input: DescribeInstanceAttributeRequest,
+    ) -> Result<InstanceAttribute, ApiError> {
+        instance::describe_instance_attribute(self, input)
+    }
+
     fn describe_instance_status(
         &mut self,
         input: DescribeInstanceStatusRequest,

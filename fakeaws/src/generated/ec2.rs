@@ -1243,7 +1243,7 @@ impl EncodeMembers for AttributeBooleanValue {
 }
 
 /// The `AttributeValue` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AttributeValue {
     pub value: Option<String>,
 }
@@ -1255,6 +1255,13 @@ impl Decode for AttributeValue {
         }
         let value = r.field(at_, "Value")?;
         Ok(Some(Self { value }))
+    }
+}
+
+impl EncodeMembers for AttributeValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
     }
 }
 
@@ -2708,6 +2715,32 @@ impl EncodeMembers for DescribeImagesResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("imagesSet", "item", &self.images);
+    }
+}
+
+/// The `DescribeInstanceAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeInstanceAttributeRequest {
+    pub dry_run: Option<bool>,
+    pub instance_id: String,
+    pub attribute: InstanceAttributeName,
+}
+
+impl Decode for DescribeInstanceAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let instance_id = r.field(at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let attribute = r.field(at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        Ok(Some(Self {
+            dry_run,
+            instance_id,
+            attribute,
+        }))
     }
 }
 
@@ -4425,6 +4458,158 @@ impl EncodeMembers for InstanceAttachmentEnaSrdUdpSpecification {
         w.field("enaSrdUdpEnabled", &self.ena_srd_udp_enabled);
     }
 }
+
+/// The `InstanceAttribute` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceAttribute {
+    pub block_device_mappings: Option<Vec<InstanceBlockDeviceMapping>>,
+    pub disable_api_termination: Option<AttributeBooleanValue>,
+    pub ena_support: Option<AttributeBooleanValue>,
+    pub enclave_options: Option<EnclaveOptions>,
+    pub ebs_optimized: Option<AttributeBooleanValue>,
+    pub instance_id: Option<String>,
+    pub instance_initiated_shutdown_behavior: Option<AttributeValue>,
+    pub instance_type: Option<AttributeValue>,
+    pub kernel_id: Option<AttributeValue>,
+    pub product_codes: Option<Vec<ProductCode>>,
+    pub ramdisk_id: Option<AttributeValue>,
+    pub root_device_name: Option<AttributeValue>,
+    pub source_dest_check: Option<AttributeBooleanValue>,
+    pub sriov_net_support: Option<AttributeValue>,
+    pub user_data: Option<AttributeValue>,
+    pub disable_api_stop: Option<AttributeBooleanValue>,
+    pub groups: Option<Vec<GroupIdentifier>>,
+}
+
+impl EncodeMembers for InstanceAttribute {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("blockDeviceMapping", "item", &self.block_device_mappings);
+        w.field("disableApiTermination", &self.disable_api_termination);
+        w.field("enaSupport", &self.ena_support);
+        w.field("enclaveOptions", &self.enclave_options);
+        w.field("ebsOptimized", &self.ebs_optimized);
+        w.field("instanceId", &self.instance_id);
+        w.field(
+            "instanceInitiatedShutdownBehavior",
+            &self.instance_initiated_shutdown_behavior,
+        );
+        w.field("instanceType", &self.instance_type);
+        w.field("kernel", &self.kernel_id);
+        w.list_field("productCodes", "item", &self.product_codes);
+        w.field("ramdisk", &self.ramdisk_id);
+        w.field("rootDeviceName", &self.root_device_name);
+        w.field("sourceDestCheck", &self.source_dest_check);
+        w.field("sriovNetSupport", &self.sriov_net_support);
+        w.field("userData", &self.user_data);
+        w.field("disableApiStop", &self.disable_api_stop);
+        w.list_field("groupSet", "item", &self.groups);
+    }
+}
+
+/// The `InstanceAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceAttributeName {
+    /// `instanceType`
+    InstanceType,
+    /// `kernel`
+    Kernel,
+    /// `ramdisk`
+    Ramdisk,
+    /// `userData`
+    UserData,
+    /// `disableApiTermination`
+    DisableApiTermination,
+    /// `instanceInitiatedShutdownBehavior`
+    InstanceInitiatedShutdownBehavior,
+    /// `rootDeviceName`
+    RootDeviceName,
+    /// `blockDeviceMapping`
+    BlockDeviceMapping,
+    /// `productCodes`
+    ProductCodes,
+    /// `sourceDestCheck`
+    SourceDestCheck,
+    /// `groupSet`
+    GroupSet,
+    /// `ebsOptimized`
+    EbsOptimized,
+    /// `sriovNetSupport`
+    SriovNetSupport,
+    /// `enaSupport`
+    EnaSupport,
+    /// `enclaveOptions`
+    EnclaveOptions,
+    /// `disableApiStop`
+    DisableApiStop,
+}
+
+impl InstanceAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "instanceType",
+        "kernel",
+        "ramdisk",
+        "userData",
+        "disableApiTermination",
+        "instanceInitiatedShutdownBehavior",
+        "rootDeviceName",
+        "blockDeviceMapping",
+        "productCodes",
+        "sourceDestCheck",
+        "groupSet",
+        "ebsOptimized",
+        "sriovNetSupport",
+        "enaSupport",
+        "enclaveOptions",
+        "disableApiStop",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::InstanceType => "instanceType",
+            Self::Kernel => "kernel",
+            Self::Ramdisk => "ramdisk",
+            Self::UserData => "userData",
+            Self::DisableApiTermination => "disableApiTermination",
+            Self::InstanceInitiatedShutdownBehavior => "instanceInitiatedShutdownBehavior",
+            Self::RootDeviceName => "rootDeviceName",
+            Self::BlockDeviceMapping => "blockDeviceMapping",
+            Self::ProductCodes => "productCodes",
+            Self::SourceDestCheck => "sourceDestCheck",
+            Self::GroupSet => "groupSet",
+            Self::EbsOptimized => "ebsOptimized",
+            Self::SriovNetSupport => "sriovNetSupport",
+            Self::EnaSupport => "enaSupport",
+            Self::EnclaveOptions => "enclaveOptions",
+            Self::DisableApiStop => "disableApiStop",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "instanceType" => Self::InstanceType,
+            "kernel" => Self::Kernel,
+            "ramdisk" => Self::Ramdisk,
+            "userData" => Self::UserData,
+            "disableApiTermination" => Self::DisableApiTermination,
+            "instanceInitiatedShutdownBehavior" => Self::InstanceInitiatedShutdownBehavior,
+            "rootDeviceName" => Self::RootDeviceName,
+            "blockDeviceMapping" => Self::BlockDeviceMapping,
+            "productCodes" => Self::ProductCodes,
+            "sourceDestCheck" => Self::SourceDestCheck,
+            "groupSet" => Self::GroupSet,
+            "ebsOptimized" => Self::EbsOptimized,
+            "sriovNetSupport" => Self::SriovNetSupport,
+            "enaSupport" => Self::EnaSupport,
+            "enclaveOptions" => Self::EnclaveOptions,
+            "disableApiStop" => Self::DisableApiStop,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceAttributeName);
 
 /// The `InstanceAutoRecoveryState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17028,6 +17213,8 @@ pub enum Action {
     StartInstances,
     /// `DescribeInstanceStatus`
     DescribeInstanceStatus,
+    /// `DescribeInstanceAttribute`
+    DescribeInstanceAttribute,
     /// `DescribeVolumes`
     DescribeVolumes,
     /// `DescribeNetworkInterfaces`
@@ -17102,6 +17289,7 @@ impl Action {
             Self::StopInstances => "StopInstances",
             Self::StartInstances => "StartInstances",
             Self::DescribeInstanceStatus => "DescribeInstanceStatus",
+            Self::DescribeInstanceAttribute => "DescribeInstanceAttribute",
             Self::DescribeVolumes => "DescribeVolumes",
             Self::DescribeNetworkInterfaces => "DescribeNetworkInterfaces",
             Self::ModifyNetworkInterfaceAttribute => "ModifyNetworkInterfaceAttribute",
@@ -17165,6 +17353,7 @@ impl Action {
             "StopInstances" => Self::StopInstances,
             "StartInstances" => Self::StartInstances,
             "DescribeInstanceStatus" => Self::DescribeInstanceStatus,
+            "DescribeInstanceAttribute" => Self::DescribeInstanceAttribute,
             "DescribeVolumes" => Self::DescribeVolumes,
             "DescribeNetworkInterfaces" => Self::DescribeNetworkInterfaces,
             "ModifyNetworkInterfaceAttribute" => Self::ModifyNetworkInterfaceAttribute,
@@ -17377,6 +17566,11 @@ pub trait Api {
         &mut self,
         input: DescribeInstanceStatusRequest,
     ) -> Result<DescribeInstanceStatusResult, ApiError>;
+    /// Serves `DescribeInstanceAttribute`.
+    fn describe_instance_attribute(
+        &mut self,
+        input: DescribeInstanceAttributeRequest,
+    ) -> Result<InstanceAttribute, ApiError>;
     /// Serves `DescribeVolumes`.
     fn describe_volumes(
         &mut self,
@@ -18266,6 +18460,22 @@ pub fn call<A: Api + ?Sized>(
             let output = api.describe_instance_status(input)?;
             Ok(crate::protocol::xml::ec2_response(
                 "DescribeInstanceStatus",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeInstanceAttribute => {
+            r.reject_unsupported("DescribeInstanceAttribute", &[])?;
+            let input =
+                FormReader::required(DescribeInstanceAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_instance_attribute(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeInstanceAttribute",
                 XML_NAMESPACE,
                 request_id,
                 &output,

@@ -1,0 +1,94 @@
+//! The machine image: the spec's id, or the newest image of an owner whose name matches
+//! `capa-ami-<baseOS>-?<kubernetesVersion>-*` (the naming of `images/`, the node image recipe).
+
+use crate::aws_error::aws;
+use crate::clients::Clients;
+use crate::cluster::filter;
+use crate::error::Error;
+use crate::spec::machine::MachineSpec;
+
+/// The account publishing Cluster API's AWS images, the default lookup owner.
+pub const DEFAULT_OWNER: &str = "258751437250";
+
+/// A resolved image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// `ami-...`.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its root device, where the root volume mapping goes.
+    pub root_device: String,
+}
+
+/// The name pattern of a lookup: `capa-ami-ubuntu-24.04-?1.31.0-*` (the `?` takes the `v`).
+pub fn pattern(base_os: &str, kubernetes_version: &str) -> String {
+    format!(
+        "capa-ami-{base_os}-?{}-*",
+        kubernetes_version.trim_start_matches('v')
+    )
+}
+
+/// Resolves the spec's image: by id, or the newest match of its lookup.
+pub async fn resolve(clients: &Clients, spec: &MachineSpec) -> Result<Image, Error> {
+    let call = clients.ec2.describe_images();
+    let (call, lookup) = match (&spec.ami.id, &spec.ami.lookup) {
+        (Some(id), _) => (call.image_ids(id), None),
+        (None, Some(l)) => {
+            let version = l
+                .kubernetes_version
+                .clone()
+                .unwrap_or_else(|| spec.kubeadm.kubernetes_version.clone());
+            let owner = l.owner.clone().unwrap_or_else(|| DEFAULT_OWNER.to_string());
+            let arch = l
+                .architecture
+                .clone()
+                .unwrap_or_else(|| super::architecture_of(&spec.instance_type).to_string());
+            let pattern = pattern(&l.base_os, &version);
+            (
+                call.owners(&owner)
+                    .filters(filter("name", &[&pattern]))
+                    .filters(filter("architecture", &[&arch]))
+                    .filters(filter("state", &["available"]))
+                    .filters(filter("virtualization-type", &["hvm"])),
+                Some((owner, pattern, arch)),
+            )
+        }
+        (None, None) => {
+            return Err(Error::InvalidSpec {
+                problems: vec!["spec.ami: give id or lookup".into()],
+            });
+        }
+    };
+    let out = match call.send().await.map_err(aws("DescribeImages")) {
+        Ok(o) => o,
+        Err(e) if e.is_not_found() => {
+            return Err(Error::PreExisting {
+                resource: format!("image {}", spec.ami.id.clone().unwrap_or_default()),
+                problem: "does not exist".into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // CreationDate is ISO 8601 in UTC, so text order is time order.
+    let newest = out
+        .images()
+        .iter()
+        .max_by(|a, b| a.creation_date().cmp(&b.creation_date()));
+    match (newest, lookup) {
+        (Some(i), _) => Ok(Image {
+            id: i.image_id().unwrap_or_default().to_string(),
+            name: i.name().unwrap_or_default().to_string(),
+            root_device: i.root_device_name().unwrap_or("/dev/sda1").to_string(),
+        }),
+        (None, Some((owner, pattern, architecture))) => Err(Error::NoImage {
+            owner,
+            pattern,
+            architecture,
+        }),
+        (None, None) => Err(Error::PreExisting {
+            resource: format!("image {}", spec.ami.id.clone().unwrap_or_default()),
+            problem: "does not exist".into(),
+        }),
+    }
+}

@@ -1,0 +1,282 @@
+//! The machine spec: one EC2 instance of a cluster, its image (by id or looked up), its place,
+//! its groups and volume, and the kubeadm configuration it boots with. Secrets (the bootstrap
+//! token, the certificate key) never show in `Debug` output, logs or errors.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Metadata;
+
+/// A secret string: serialised as is, shown as `***`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// A machine spec file: `apiVersion`, `kind: Machine`, `metadata.name`, `spec`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Machine {
+    /// Must be [`super::API_VERSION`].
+    pub api_version: String,
+    /// Must be `Machine`.
+    pub kind: String,
+    /// The machine's name (the instance's `Name` tag).
+    pub metadata: Metadata,
+    /// What to run.
+    pub spec: MachineSpec,
+}
+
+/// `controlplane` or `node`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MachineRole {
+    /// A control-plane machine: registered with the API load balancer.
+    #[serde(rename = "controlplane")]
+    ControlPlane,
+    /// A worker.
+    #[serde(rename = "node")]
+    Node,
+}
+
+impl MachineRole {
+    /// The role's name in tags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineRole::ControlPlane => "controlplane",
+            MachineRole::Node => "node",
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MachineSpec {
+    /// The cluster (its `metadata.name`).
+    pub cluster_name: String,
+    /// `controlplane` or `node`.
+    pub role: MachineRole,
+    /// The image.
+    #[serde(default)]
+    pub ami: AmiSpec,
+    /// The instance type. Immutable.
+    pub instance_type: String,
+    /// Where: a subnet id, or a zone (the cluster's private subnet there). Immutable.
+    #[serde(default)]
+    pub subnet: MachineSubnet,
+    /// A public IP (the machine goes to the cluster's public subnet of its zone). Immutable.
+    #[serde(default, rename = "publicIP")]
+    pub public_ip: bool,
+    /// More security groups beyond the role's. Mutable.
+    #[serde(default)]
+    pub additional_security_groups: Vec<String>,
+    /// The IAM instance profile name. Immutable.
+    #[serde(default)]
+    pub iam_instance_profile: Option<String>,
+    /// The key pair (default: the cluster's). Immutable.
+    #[serde(default)]
+    pub ssh_key_name: Option<String>,
+    /// The root volume (default: the image's). Immutable.
+    #[serde(default)]
+    pub root_volume: Option<RootVolume>,
+    /// Tags added to the instance. Mutable.
+    #[serde(default)]
+    pub additional_tags: BTreeMap<String, String>,
+    /// The kubeadm configuration the machine boots with.
+    pub kubeadm: KubeadmSpec,
+}
+
+/// The image: an id, or a lookup.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AmiSpec {
+    /// An image id.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Find the newest image by name.
+    #[serde(default)]
+    pub lookup: Option<AmiLookup>,
+}
+
+/// An image lookup: `capa-ami-<baseOS>-?<kubernetesVersion>-*` of `owner`, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AmiLookup {
+    /// Such as `ubuntu-24.04`.
+    #[serde(rename = "baseOS")]
+    pub base_os: String,
+    /// Such as `v1.31.0` (default: kubeadm.kubernetesVersion).
+    #[serde(default)]
+    pub kubernetes_version: Option<String>,
+    /// The publishing account (default: Cluster API's, 258751437250).
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// `x86_64` or `arm64` (default: the instance type's).
+    #[serde(default)]
+    pub architecture: Option<String>,
+}
+
+/// The machine's subnet.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MachineSubnet {
+    /// A subnet id.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A zone of the cluster.
+    #[serde(default)]
+    pub availability_zone: Option<String>,
+}
+
+/// The root volume.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RootVolume {
+    /// GiB.
+    pub size: i32,
+    /// `gp3` (default), `gp2`, `io1`, ...
+    #[serde(default)]
+    pub r#type: Option<String>,
+    /// Encrypted (default false).
+    #[serde(default)]
+    pub encrypted: bool,
+}
+
+/// The kubeadm configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KubeadmSpec {
+    /// `init` for the first control plane, `join` for the rest.
+    pub operation: KubeadmOperation,
+    /// Such as `v1.31.0`.
+    pub kubernetes_version: String,
+    /// The bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`).
+    pub bootstrap_token: Secret,
+    /// For join: the CA's public key hashes (`sha256:...`).
+    #[serde(default)]
+    pub ca_cert_hashes: Vec<String>,
+    /// For a control plane: the key of the certificates uploaded by `init --upload-certs`.
+    #[serde(default)]
+    pub certificate_key: Option<Secret>,
+    /// The pod network (default 192.168.0.0/16, calico's).
+    #[serde(default)]
+    pub pod_subnet: Option<String>,
+    /// The service network (default 10.96.0.0/12).
+    #[serde(default)]
+    pub service_subnet: Option<String>,
+}
+
+/// `init` or `join`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KubeadmOperation {
+    /// `kubeadm init`: the first control plane.
+    #[serde(rename = "init")]
+    Init,
+    /// `kubeadm join`.
+    #[serde(rename = "join")]
+    Join,
+}
+
+/// Checks a machine spec on its own (the cluster-dependent checks come at create time).
+pub fn validate(m: &Machine) -> Vec<String> {
+    let mut p = Vec::new();
+    if m.api_version != super::API_VERSION {
+        p.push(format!(
+            "apiVersion: {:?}, expected {:?}",
+            m.api_version,
+            super::API_VERSION
+        ));
+    }
+    if m.kind != "Machine" {
+        p.push(format!("kind: {:?}, expected \"Machine\"", m.kind));
+    }
+    let name = &m.metadata.name;
+    if name.is_empty()
+        || name.len() > 63
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        p.push(format!(
+            "metadata.name: {name:?} must be 1 to 63 lower-case letters, digits and hyphens"
+        ));
+    }
+    let s = &m.spec;
+    match (&s.ami.id, &s.ami.lookup) {
+        (Some(_), Some(_)) => p.push("spec.ami: give either id or lookup, not both".into()),
+        (None, None) => p.push("spec.ami: give id or lookup".into()),
+        (Some(id), None) if !id.starts_with("ami-") => {
+            p.push(format!("spec.ami.id: {id:?} is not an ami- id"));
+        }
+        _ => {}
+    }
+    if s.instance_type.is_empty() || !s.instance_type.contains('.') {
+        p.push(format!(
+            "spec.instanceType: {:?} is not an instance type such as t3.large",
+            s.instance_type
+        ));
+    }
+    if s.subnet.id.is_some() && s.subnet.availability_zone.is_some() {
+        p.push("spec.subnet: give either id or availabilityZone, not both".into());
+    }
+    if let Some(r) = &s.root_volume
+        && !(8..=16384).contains(&r.size)
+    {
+        p.push(format!(
+            "spec.rootVolume.size: {} GiB is not between 8 and 16384",
+            r.size
+        ));
+    }
+    for (k, v) in &s.additional_tags {
+        if k.is_empty()
+            || k.len() > 128
+            || v.len() > 256
+            || k.to_ascii_lowercase().starts_with("aws:")
+        {
+            p.push(format!("spec.additionalTags: {k:?} is not a valid tag"));
+        }
+        if k.contains(',') || k == "Name" || k.starts_with("sigs.k8s.io/cluster-api-provider-aws/")
+        {
+            p.push(format!(
+                "spec.additionalTags: key {k:?} is reserved or holds a comma"
+            ));
+        }
+    }
+    let k = &s.kubeadm;
+    let token = &k.bootstrap_token.0;
+    let token_ok = token.len() == 23
+        && token.as_bytes()[6] == b'.'
+        && token
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| i == 6 || b.is_ascii_lowercase() || b.is_ascii_digit());
+    if !token_ok {
+        // The value is a secret: never repeat it.
+        p.push("spec.kubeadm.bootstrapToken: not of the form [a-z0-9]{6}.[a-z0-9]{16}".into());
+    }
+    if !k.kubernetes_version.starts_with('v') {
+        p.push(format!(
+            "spec.kubeadm.kubernetesVersion: {:?} must look like v1.31.0",
+            k.kubernetes_version
+        ));
+    }
+    if k.operation == KubeadmOperation::Join && k.ca_cert_hashes.is_empty() {
+        p.push("spec.kubeadm.caCertHashes: a join needs the CA's public key hash".into());
+    }
+    if k.operation == KubeadmOperation::Init && s.role != MachineRole::ControlPlane {
+        p.push("spec.kubeadm.operation: only a control plane can init".into());
+    }
+    if k.operation == KubeadmOperation::Join
+        && s.role == MachineRole::ControlPlane
+        && k.certificate_key.is_none()
+    {
+        p.push("spec.kubeadm.certificateKey: a control plane join needs it".into());
+    }
+    p
+}

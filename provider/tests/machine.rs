@@ -1,0 +1,609 @@
+//! The machine actuator against fakeaws: create (idempotent, crash-safe), delete, exists,
+//! update, the AMI lookup, and user data checked by the real `cloud-init schema` validator.
+//! Outcomes are read back through Describe calls.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use aws_sdk_ec2::types::{Filter, Instance};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeDeserializationInterceptorContextMut;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+use provider::machine::{MachineActuator, user_data};
+use provider::spec::{Cluster, Machine};
+use provider::{Clients, ClusterActuator, Error};
+
+const TOKEN: &str = "abcdef.0123456789abcdef";
+
+fn filter(name: &str, values: &[&str]) -> Filter {
+    let mut f = Filter::builder().name(name);
+    for v in values {
+        f = f.values(*v);
+    }
+    f.build()
+}
+
+fn cluster() -> Cluster {
+    provider::spec::parse(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: c1}\nspec:\n  region: us-east-1\n  network: {availabilityZoneCount: 2}\n",
+        "test",
+    )
+    .unwrap()
+}
+
+fn machine(name: &str, role: &str, operation: &str) -> Machine {
+    let extra = if operation == "join" {
+        let key = if role == "controlplane" {
+            "\n    certificateKey: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        } else {
+            ""
+        };
+        format!("\n    caCertHashes: [\"sha256:{}\"]{key}", "ab".repeat(32))
+    } else {
+        String::new()
+    };
+    let yaml = format!(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: us-east-1b}}\n  iamInstanceProfile: nodes.cluster-api-provider-aws.sigs.k8s.io\n  rootVolume: {{size: 40, type: gp3, encrypted: true}}\n  additionalTags: {{team: platform}}\n  kubeadm:\n    operation: {operation}\n    kubernetesVersion: v1.31.0\n    bootstrapToken: {TOKEN}{extra}\n"
+    );
+    let docs = provider::spec::parse_documents(&yaml, "test").unwrap();
+    docs.machines.into_iter().next().unwrap()
+}
+
+struct World {
+    fake: fakeaws::FakeAws,
+    clients: Clients,
+    cluster: Cluster,
+}
+
+async fn world() -> World {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+    let cluster = cluster();
+    let a = ClusterActuator::new(clients.clone());
+    while !a.reconcile(&cluster).await.unwrap().is_done() {}
+    World {
+        fake,
+        clients,
+        cluster,
+    }
+}
+
+async fn instances_named(ec2: &aws_sdk_ec2::Client, name: &str) -> Vec<Instance> {
+    let out = ec2
+        .describe_instances()
+        .filters(filter("tag:Name", &[name]))
+        .filters(filter(
+            "instance-state-name",
+            &["pending", "running", "stopping", "stopped"],
+        ))
+        .send()
+        .await
+        .unwrap();
+    out.reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .cloned()
+        .collect()
+}
+
+async fn lb_members(elb: &aws_sdk_elasticloadbalancing::Client) -> Vec<String> {
+    let d = elb
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap();
+    d.load_balancer_descriptions()[0]
+        .instances()
+        .iter()
+        .filter_map(|i| i.instance_id().map(String::from))
+        .collect()
+}
+
+#[tokio::test]
+async fn control_plane_and_two_nodes_created_once_each() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone());
+    let ec2 = w.fake.ec2_client();
+    let cp = machine("c1-cp-0", "controlplane", "init");
+    let nodes = [
+        machine("c1-node-0", "node", "join"),
+        machine("c1-node-1", "node", "join"),
+    ];
+
+    let first = m.create(&w.cluster, &cp, None).await.unwrap();
+    let status = first.status.clone().unwrap();
+    // Twice: the same instance, whether the status is kept or lost.
+    let again = m.create(&w.cluster, &cp, Some(&status)).await.unwrap();
+    assert_eq!(
+        again.status.as_ref().unwrap().instance_id,
+        status.instance_id
+    );
+    let lost = m.create(&w.cluster, &cp, None).await.unwrap();
+    assert_eq!(
+        lost.status.as_ref().unwrap().instance_id,
+        status.instance_id
+    );
+    for n in &nodes {
+        m.create(&w.cluster, n, None).await.unwrap();
+        m.create(&w.cluster, n, None).await.unwrap();
+    }
+    for name in ["c1-cp-0", "c1-node-0", "c1-node-1"] {
+        assert_eq!(instances_named(&ec2, name).await.len(), 1, "{name}");
+    }
+
+    // The control plane: its groups, subnet, image, volume, profile, tags, LB membership.
+    let i = &instances_named(&ec2, "c1-cp-0").await[0];
+    let groups = ec2
+        .describe_security_groups()
+        .set_group_ids(Some(
+            i.security_groups()
+                .iter()
+                .map(|g| g.group_id().unwrap().to_string())
+                .collect(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = groups
+        .security_groups()
+        .iter()
+        .map(|g| g.group_name().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["c1-controlplane", "c1-node"]);
+    let subnet = ec2
+        .describe_subnets()
+        .subnet_ids(i.subnet_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let subnet = &subnet.subnets()[0];
+    assert_eq!(subnet.availability_zone(), Some("us-east-1b"));
+    assert_eq!(subnet.map_public_ip_on_launch(), Some(false));
+    let image = ec2
+        .describe_images()
+        .image_ids(i.image_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        image.images()[0].name(),
+        Some("capa-ami-ubuntu-24.04-v1.31.0-1727000000"),
+        "the newest x86_64 match"
+    );
+    let root = i.block_device_mappings()[0]
+        .ebs()
+        .unwrap()
+        .volume_id()
+        .unwrap();
+    let vol = ec2
+        .describe_volumes()
+        .volume_ids(root)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(vol.volumes()[0].size(), Some(40));
+    assert_eq!(vol.volumes()[0].encrypted(), Some(true));
+    assert!(
+        i.iam_instance_profile()
+            .unwrap()
+            .arn()
+            .unwrap()
+            .ends_with("/nodes.cluster-api-provider-aws.sigs.k8s.io")
+    );
+    let tag = |k: &str| {
+        i.tags()
+            .iter()
+            .find(|t| t.key() == Some(k))
+            .and_then(|t| t.value())
+    };
+    assert_eq!(
+        tag("sigs.k8s.io/cluster-api-provider-aws/cluster/c1"),
+        Some("owned")
+    );
+    assert_eq!(tag("kubernetes.io/cluster/c1"), Some("owned"));
+    assert_eq!(
+        tag("sigs.k8s.io/cluster-api-provider-aws/role"),
+        Some("controlplane")
+    );
+    assert_eq!(tag("team"), Some("platform"));
+    let members = lb_members(&w.fake.elb_client()).await;
+    assert_eq!(
+        members,
+        [i.instance_id().unwrap().to_string()],
+        "only control planes join the LB"
+    );
+
+    // Exists, then delete, then exists is false; delete again is fine.
+    let e = m.exists(&w.cluster, &cp, Some(&status)).await.unwrap();
+    assert!(e.exists);
+    m.delete(&w.cluster, &cp, Some(&status)).await.unwrap();
+    let e = m.exists(&w.cluster, &cp, Some(&status)).await.unwrap();
+    assert!(!e.exists);
+    assert!(
+        matches!(e.state.as_deref(), Some("shutting-down" | "terminated")),
+        "{e:?}"
+    );
+    m.delete(&w.cluster, &cp, Some(&status)).await.unwrap();
+    m.delete(&w.cluster, &cp, None).await.unwrap();
+    assert!(
+        lb_members(&w.fake.elb_client()).await.is_empty(),
+        "deregistered"
+    );
+
+    // Delete the nodes, then the cluster: nothing owned is left.
+    for n in &nodes {
+        m.delete(&w.cluster, n, None).await.unwrap();
+    }
+    let a = ClusterActuator::new(w.clients.clone());
+    while !a.delete(&w.cluster).await.unwrap().is_done() {}
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "only the default VPC");
+}
+
+/// Drops the answer of the first RunInstances, as if the process crashed after sending it.
+#[derive(Debug, Clone, Default)]
+struct LoseFirstRunInstances(Arc<AtomicBool>);
+
+impl Intercept for LoseFirstRunInstances {
+    fn name(&self) -> &'static str {
+        "lose-first-run-instances"
+    }
+
+    fn modify_before_deserialization(
+        &self,
+        _context: &mut BeforeDeserializationInterceptorContextMut<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let is_run = cfg
+            .load::<Metadata>()
+            .is_some_and(|m| m.name() == "RunInstances");
+        if is_run && !self.0.swap(true, Ordering::SeqCst) {
+            return Err("the answer was lost".into());
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_lost_run_instances_answer_makes_no_twin() {
+    let w = world().await;
+    let mut crashing = w.clients.clone();
+    crashing.ec2 = aws_sdk_ec2::Client::from_conf(
+        w.clients
+            .ec2
+            .config()
+            .to_builder()
+            .interceptor(LoseFirstRunInstances::default())
+            .retry_config(aws_sdk_ec2::config::retry::RetryConfig::disabled())
+            .build(),
+    );
+    let cp = machine("c1-cp-0", "controlplane", "init");
+    let m = MachineActuator::new(crashing);
+    assert!(
+        m.create(&w.cluster, &cp, None).await.is_err(),
+        "the first answer is lost"
+    );
+    let ec2 = w.fake.ec2_client();
+    assert_eq!(
+        instances_named(&ec2, "c1-cp-0").await.len(),
+        1,
+        "yet AWS launched it"
+    );
+    let o = m.create(&w.cluster, &cp, None).await.unwrap();
+    let all = instances_named(&ec2, "c1-cp-0").await;
+    assert_eq!(all.len(), 1, "no twin");
+    assert_eq!(o.status.unwrap().instance_id, all[0].instance_id().unwrap());
+    assert_eq!(lb_members(&w.fake.elb_client()).await.len(), 1);
+}
+
+#[tokio::test]
+async fn update_converges_mutable_fields_and_refuses_immutable_ones() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone());
+    let ec2 = w.fake.ec2_client();
+    let mut node = machine("c1-node-0", "node", "join");
+    let st = m
+        .create(&w.cluster, &node, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let vpc = ec2
+        .describe_instances()
+        .instance_ids(&st.instance_id)
+        .send()
+        .await
+        .unwrap()
+        .reservations()[0]
+        .instances()[0]
+        .vpc_id()
+        .unwrap()
+        .to_string();
+    let extra = ec2
+        .create_security_group()
+        .vpc_id(&vpc)
+        .group_name("monitoring")
+        .description("scrapers")
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    // Someone else tags the instance; that tag must survive.
+    ec2.create_tags()
+        .resources(&st.instance_id)
+        .tags(
+            aws_sdk_ec2::types::Tag::builder()
+                .key("backup")
+                .value("daily")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    node.spec.additional_security_groups.push(extra.clone());
+    node.spec.additional_tags.remove("team");
+    node.spec
+        .additional_tags
+        .insert("tier".into(), "web".into());
+    w.fake.fake().take_calls();
+    m.update(&w.cluster, &node, Some(&st)).await.unwrap();
+    let mut calls: Vec<String> = w
+        .fake
+        .fake()
+        .take_calls()
+        .into_iter()
+        .filter(|c| c.is_mutating())
+        .map(|c| c.action)
+        .collect();
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            "CreateTags",
+            "DeleteTags",
+            "ModifyNetworkInterfaceAttribute"
+        ]
+    );
+    let i = &instances_named(&ec2, "c1-node-0").await[0];
+    assert!(
+        i.security_groups()
+            .iter()
+            .any(|g| g.group_id() == Some(extra.as_str()))
+    );
+    let keys: Vec<&str> = i.tags().iter().filter_map(|t| t.key()).collect();
+    assert!(
+        keys.contains(&"tier") && keys.contains(&"backup") && !keys.contains(&"team"),
+        "{keys:?}"
+    );
+    // Converged: a second update changes nothing.
+    m.update(&w.cluster, &node, Some(&st)).await.unwrap();
+    assert!(w.fake.fake().take_calls().iter().all(|c| !c.is_mutating()));
+
+    let mut bigger = node.clone();
+    bigger.spec.instance_type = "m5.xlarge".into();
+    bigger.spec.root_volume.as_mut().unwrap().size = 80;
+    let err = m.update(&w.cluster, &bigger, Some(&st)).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("spec.instanceType") && text.contains("spec.rootVolume"),
+        "{text}"
+    );
+    assert!(w.fake.fake().take_calls().iter().all(|c| !c.is_mutating()));
+
+    // A stopped instance does not exist for the cluster, and says why.
+    ec2.stop_instances()
+        .instance_ids(&st.instance_id)
+        .send()
+        .await
+        .unwrap();
+    ec2.describe_instances()
+        .instance_ids(&st.instance_id)
+        .send()
+        .await
+        .unwrap();
+    let e = m.exists(&w.cluster, &node, Some(&st)).await.unwrap();
+    assert_eq!((e.exists, e.state.as_deref()), (false, Some("stopped")));
+}
+
+#[tokio::test]
+async fn ami_lookup_errors_name_the_pattern() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone());
+    let mut cp = machine("c1-cp-0", "controlplane", "init");
+    cp.spec.kubeadm.kubernetes_version = "v1.99.0".into();
+    let err = m.create(&w.cluster, &cp, None).await.unwrap_err();
+    assert!(matches!(err, Error::NoImage { .. }), "{err}");
+    assert!(
+        err.to_string().contains("capa-ami-ubuntu-24.04-?1.99.0-*"),
+        "{err}"
+    );
+    // An arm64 type finds the arm64 build.
+    let mut arm = machine("c1-cp-0", "controlplane", "init");
+    arm.spec.instance_type = "t4g.large".into();
+    let st = m
+        .create(&w.cluster, &arm, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let img = w
+        .fake
+        .ec2_client()
+        .describe_images()
+        .image_ids(&st.image_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        img.images()[0].name(),
+        Some("capa-ami-ubuntu-24.04-v1.31.0-1727000001")
+    );
+}
+
+#[tokio::test]
+async fn machines_wait_for_the_cluster() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+    let m = MachineActuator::new(clients);
+    let o = m
+        .create(
+            &cluster(),
+            &machine("c1-cp-0", "controlplane", "init"),
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(!o.is_done());
+    assert!(o.waiting[0].contains("cluster c1"), "{:?}", o.waiting);
+    assert!(fake.fake().calls().iter().all(|c| !c.is_mutating()));
+}
+
+fn cloud_init_schema(text: &str) {
+    let path = std::env::temp_dir().join(format!(
+        "capa-user-data-{}-{}.yaml",
+        std::process::id(),
+        text.len()
+    ));
+    std::fs::write(&path, text).unwrap();
+    let out = std::process::Command::new("cloud-init")
+        .args(["schema", "--config-file"])
+        .arg(&path)
+        .output()
+        .expect("cloud-init (Debian's package; .ci/run installs it) validates the user data");
+    assert!(
+        out.status.success(),
+        "cloud-init schema: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn user_data_is_valid_cloud_config_with_the_kubeadm_configuration() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone());
+    let ec2 = w.fake.ec2_client();
+    let dns = w
+        .fake
+        .elb_client()
+        .describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap()
+        .load_balancer_descriptions()[0]
+        .dns_name()
+        .unwrap()
+        .to_string();
+    for (name, role, op) in [
+        ("c1-cp-0", "controlplane", "init"),
+        ("c1-cp-1", "controlplane", "join"),
+        ("c1-node-0", "node", "join"),
+    ] {
+        let mac = machine(name, role, op);
+        let st = m
+            .create(&w.cluster, &mac, None)
+            .await
+            .unwrap()
+            .status
+            .unwrap();
+        let attr = ec2
+            .describe_instance_attribute()
+            .instance_id(&st.instance_id)
+            .attribute(aws_sdk_ec2::types::InstanceAttributeName::UserData)
+            .send()
+            .await
+            .unwrap();
+        let sent = attr
+            .user_data()
+            .and_then(|u| u.value())
+            .unwrap()
+            .to_string();
+        let text = user_data::decode(&sent).unwrap();
+        assert!(text.starts_with("#cloud-config\n"));
+        cloud_init_schema(&text);
+        let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+        let content = doc["write_files"][0]["content"].as_str().unwrap();
+        let kubeadm: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(content)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .collect();
+        let kinds: Vec<&str> = kubeadm
+            .iter()
+            .map(|d| d["kind"].as_str().unwrap())
+            .collect();
+        assert!(
+            kubeadm
+                .iter()
+                .all(|d| d["apiVersion"] == "kubeadm.k8s.io/v1beta4")
+        );
+        let runcmd = doc["runcmd"][0][1].as_str().unwrap();
+        if op == "init" {
+            assert_eq!(kinds, ["InitConfiguration", "ClusterConfiguration"]);
+            assert_eq!(
+                kubeadm[1]["controlPlaneEndpoint"].as_str().unwrap(),
+                format!("{dns}:6443")
+            );
+            assert_eq!(kubeadm[1]["kubernetesVersion"], "v1.31.0");
+            assert_eq!(kubeadm[0]["bootstrapTokens"][0]["token"], TOKEN);
+            assert_eq!(runcmd, "init");
+        } else {
+            assert_eq!(kinds, ["JoinConfiguration"]);
+            let bt = &kubeadm[0]["discovery"]["bootstrapToken"];
+            assert_eq!(
+                bt["apiServerEndpoint"].as_str().unwrap(),
+                format!("{dns}:6443")
+            );
+            assert_eq!(runcmd, "join");
+            assert_eq!(
+                !kubeadm[0]["controlPlane"].is_null(),
+                role == "controlplane"
+            );
+        }
+    }
+}
+
+#[test]
+fn secrets_stay_out_of_debug_output_and_errors() {
+    let mut m = machine("c1-cp-0", "controlplane", "init");
+    let shown = format!("{m:?}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    m.spec.kubeadm.bootstrap_token =
+        provider::spec::machine::Secret("NOT-A-TOKEN-BUT-SECRET".into());
+    let problems = provider::spec::machine::validate(&m).join("\n");
+    assert!(problems.contains("bootstrapToken"), "{problems}");
+    assert!(!problems.contains("NOT-A-TOKEN-BUT-SECRET"), "{problems}");
+}
+
+#[test]
+fn oversized_user_data_is_refused() {
+    // 17 KiB of incompressible text: too big even gzipped.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let noise: String = (0..40_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'!' + (state % 90) as u8)
+        })
+        .collect();
+    let err = user_data::encode(&noise).unwrap_err();
+    assert!(matches!(err, Error::UserDataTooLarge { .. }), "{err}");
+    assert!(user_data::encode("#cloud-config\n{}\n").is_ok());
+}
