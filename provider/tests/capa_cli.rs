@@ -176,3 +176,88 @@ fn an_unreachable_endpoint_is_one_clear_error() {
     assert!(stderr.contains("DescribeAvailabilityZones"), "{stderr}");
     assert!(stderr.lines().count() <= 3, "one clear message: {stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_with_machines_then_machine_commands() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let endpoint = fake.endpoint().to_string();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("examples")
+        .join("cluster-with-machines.yaml");
+    let file = file.to_str().unwrap().to_string();
+    let run = |args: Vec<&str>| {
+        let mut v: Vec<String> = args.into_iter().map(String::from).collect();
+        v.extend([
+            "-f".to_string(),
+            file.clone(),
+            "--endpoint".to_string(),
+            endpoint.clone(),
+        ]);
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+            capa(&refs)
+        })
+    };
+    let up = run(vec!["up"]).await.unwrap();
+    let stdout = text(&up.stdout);
+    assert!(up.status.success(), "{stdout}{}", text(&up.stderr));
+    assert!(stdout.contains("5 machines"), "{stdout}");
+    assert_eq!(stdout.matches("in load balancer").count(), 3, "{stdout}");
+
+    // What the fake holds: five running machines, three behind the load balancer.
+    let ec2 = fake.ec2_client();
+    let running = ec2
+        .describe_instances()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("tag:sigs.k8s.io/cluster-api-provider-aws/role")
+                .values("controlplane")
+                .values("node")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let n: usize = running
+        .reservations()
+        .iter()
+        .map(|r| r.instances().len())
+        .sum();
+    assert_eq!(n, 5);
+
+    let status = run(vec!["machine", "status", "--output", "json"])
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let rows = json["machines"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r["exists"]["exists"] == true), "{json}");
+
+    // Create again: nothing new.
+    let again = run(vec!["machine", "create", "--output", "json"])
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(json["mutatingCalls"], 0, "{json}");
+
+    let del = run(vec!["machine", "delete"]).await.unwrap();
+    assert!(del.status.success(), "{}", text(&del.stderr));
+    let status = run(vec!["machine", "status", "--output", "json"])
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert!(
+        json["machines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["exists"]["exists"] == false),
+        "{json}"
+    );
+
+    let down = run(vec!["down"]).await.unwrap();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "only the default VPC is left");
+}

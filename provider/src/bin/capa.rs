@@ -5,14 +5,16 @@
 //! standard credential chain.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
+use provider::MachineActuator;
 use provider::cluster::{ClusterStatus, Outcome};
-use provider::spec::Cluster;
+use provider::machine::{MachineOutcome, MachineStatus};
+use provider::spec::{Cluster, Documents, Machine};
 use provider::{Clients, ClusterActuator, Error};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -38,11 +40,33 @@ enum Command {
     Status(Args),
     /// Show what `up` would create or change (Describe calls only).
     Plan(Args),
+    /// Create, delete or show the machines of a file.
+    #[command(subcommand)]
+    Machine(MachineCommand),
+}
+
+#[derive(Subcommand)]
+enum MachineCommand {
+    /// Create the file's machines (each exactly one instance), waiting until they run.
+    Create(MachineArgs),
+    /// Delete the file's machines.
+    Delete(MachineArgs),
+    /// Show whether each machine's instance exists, and its state.
+    Status(MachineArgs),
+}
+
+#[derive(clap::Args)]
+struct MachineArgs {
+    #[command(flatten)]
+    args: Args,
+    /// The cluster spec, when the machines' file does not hold it.
+    #[arg(long)]
+    cluster: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
 struct Args {
-    /// The cluster spec (YAML).
+    /// The spec file (YAML): a Cluster document, and Machine documents.
     #[arg(short = 'f', long = "file")]
     file: PathBuf,
     /// An AWS-compatible endpoint, such as a standalone fakeaws (http://127.0.0.1:4566).
@@ -146,10 +170,22 @@ async fn target(args: &Args, region: &str) -> anyhow::Result<Target> {
     })
 }
 
-fn load(path: &PathBuf) -> anyhow::Result<Cluster> {
+fn load(path: &PathBuf) -> anyhow::Result<Documents> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(provider::spec::parse(&text, &path.display().to_string())?)
+    Ok(provider::spec::parse_documents(
+        &text,
+        &path.display().to_string(),
+    )?)
+}
+
+fn cluster_of(docs: &Documents, path: &Path) -> anyhow::Result<Cluster> {
+    docs.cluster.clone().ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} holds no Cluster document (kind: Cluster)",
+            path.display()
+        )
+    })
 }
 
 fn count(status: &ClusterStatus) -> (usize, usize) {
@@ -250,7 +286,7 @@ fn tree(status: &ClusterStatus) -> String {
     if let Some(l) = &status.load_balancer {
         let _ = writeln!(
             t,
-            "└─ load balancer {} {} {} [{}]",
+            "├─ load balancer {} {} {} [{}]",
             l.name,
             l.scheme,
             l.dns_name,
@@ -288,25 +324,91 @@ async fn drive(
     }
 }
 
+fn machine_line(m: &Machine, st: Option<&MachineStatus>, last: bool) -> String {
+    let glyph = if last { "└─" } else { "├─" };
+    match st {
+        Some(st) => format!(
+            "{glyph} machine {} ({}) {} {} {} {}[owned]",
+            m.metadata.name,
+            m.spec.role.as_str(),
+            st.instance_id,
+            st.state,
+            st.private_ip.as_deref().unwrap_or(""),
+            if st.in_load_balancer {
+                "in load balancer "
+            } else {
+                ""
+            }
+        ),
+        None => format!("{glyph} machine {} (no instance)", m.metadata.name),
+    }
+}
+
+async fn create_machines(
+    actuator: &MachineActuator,
+    cluster: &Cluster,
+    machines: &[Machine],
+    poll: Duration,
+    timeout: Duration,
+) -> Result<Vec<Option<MachineStatus>>, Error> {
+    let start = Instant::now();
+    let mut statuses: Vec<Option<MachineStatus>> = vec![None; machines.len()];
+    loop {
+        let mut waiting = Vec::new();
+        for (m, st) in machines.iter().zip(statuses.iter_mut()) {
+            let o: MachineOutcome = actuator.create(cluster, m, st.as_ref()).await?;
+            *st = o.status;
+            waiting.extend(o.waiting);
+        }
+        if waiting.is_empty() {
+            return Ok(statuses);
+        }
+        if start.elapsed() > timeout {
+            return Err(Error::Conflict(format!(
+                "gave up after {} s; still waiting for: {}",
+                timeout.as_secs(),
+                waiting.join("; ")
+            )));
+        }
+        tokio::time::sleep(Duration::from_secs(15).min(poll)).await;
+    }
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::Machine(cmd) = &cli.command {
+        return run_machines(cmd).await;
+    }
     let (Command::Up(args) | Command::Down(args) | Command::Status(args) | Command::Plan(args)) =
-        &cli.command;
-    let cluster = load(&args.file)?;
+        &cli.command
+    else {
+        return Ok(());
+    };
+    let docs = load(&args.file)?;
+    let cluster = cluster_of(&docs, &args.file)?;
     let target = target(args, &cluster.spec.region).await?;
     let actuator = ClusterActuator::new(target.clients.clone());
     let start = Instant::now();
     let timeout = Duration::from_secs(args.timeout);
+    let machines = MachineActuator::new(target.clients.clone());
+    let mut machine_status: Vec<Option<MachineStatus>> = vec![None; docs.machines.len()];
     let (verb, outcome) = match &cli.command {
-        Command::Up(_) => (
-            "up",
-            drive(&actuator, &cluster, target.poll, timeout, false).await?,
-        ),
-        Command::Down(_) => (
-            "down",
-            drive(&actuator, &cluster, target.poll, timeout, true).await?,
-        ),
+        Command::Up(_) => {
+            let o = drive(&actuator, &cluster, target.poll, timeout, false).await?;
+            machine_status =
+                create_machines(&machines, &cluster, &docs.machines, target.poll, timeout).await?;
+            ("up", o)
+        }
+        Command::Down(_) => {
+            for m in &docs.machines {
+                machines.delete(&cluster, m, None).await?;
+            }
+            (
+                "down",
+                drive(&actuator, &cluster, target.poll, timeout, true).await?,
+            )
+        }
         Command::Status(_) => ("status", actuator.plan(&cluster).await?),
-        Command::Plan(_) => ("plan", actuator.plan(&cluster).await?),
+        _ => ("plan", actuator.plan(&cluster).await?),
     };
     let calls = target.clients.calls.clone();
     let elapsed = start.elapsed();
@@ -316,6 +418,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "cluster": cluster.metadata.name,
             "status": outcome.status,
             "planned": outcome.planned,
+            "machines": machine_status,
             "waiting": outcome.waiting,
             "apiCalls": calls.total(),
             "mutatingCalls": calls.mutating(),
@@ -345,6 +448,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ),
         _ => {
             print!("{}", tree(&outcome.status));
+            if verb == "up" {
+                let n = docs.machines.len();
+                for (i, (m, st)) in docs.machines.iter().zip(&machine_status).enumerate() {
+                    println!("{}", machine_line(m, st.as_ref(), i + 1 == n));
+                }
+            }
             if verb == "status" && !outcome.planned.is_empty() {
                 println!(
                     "(missing: {} changes pending; see capa plan)",
@@ -356,6 +465,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let (owned, existing) = count(&outcome.status);
     if verb != "down" {
         println!("{owned} owned and {existing} pre-existing resources");
+        let running = machine_status.iter().flatten().count();
+        if running > 0 {
+            println!("{running} machines");
+        }
     }
     println!(
         "{} API calls ({} mutating) in {:.1} s",
@@ -370,6 +483,81 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .filter(|_| verb == "up")
     {
         println!("control plane endpoint: {}:6443", l.dns_name);
+    }
+    Ok(())
+}
+
+async fn run_machines(cmd: &MachineCommand) -> anyhow::Result<()> {
+    let (MachineCommand::Create(margs)
+    | MachineCommand::Delete(margs)
+    | MachineCommand::Status(margs)) = cmd;
+    let args = &margs.args;
+    let docs = load(&args.file)?;
+    let cluster = match &margs.cluster {
+        Some(path) => cluster_of(&load(path)?, path)?,
+        None => {
+            cluster_of(&docs, &args.file).context("give the cluster spec with --cluster FILE")?
+        }
+    };
+    if docs.machines.is_empty() {
+        anyhow::bail!("{} holds no Machine document", args.file.display());
+    }
+    let target = target(args, &cluster.spec.region).await?;
+    let actuator = MachineActuator::new(target.clients.clone());
+    let start = Instant::now();
+    let timeout = Duration::from_secs(args.timeout);
+    let mut rows = Vec::new();
+    match cmd {
+        MachineCommand::Create(_) => {
+            let statuses =
+                create_machines(&actuator, &cluster, &docs.machines, target.poll, timeout).await?;
+            for (m, st) in docs.machines.iter().zip(&statuses) {
+                rows.push(serde_json::json!({"machine": m.metadata.name, "status": st}));
+                if args.output == Output::Text {
+                    println!("{}", machine_line(m, st.as_ref(), false));
+                }
+            }
+        }
+        MachineCommand::Delete(_) => {
+            for m in &docs.machines {
+                actuator.delete(&cluster, m, None).await?;
+                rows.push(serde_json::json!({"machine": m.metadata.name, "deleted": true}));
+                if args.output == Output::Text {
+                    println!("machine {} deleted", m.metadata.name);
+                }
+            }
+        }
+        MachineCommand::Status(_) => {
+            for m in &docs.machines {
+                let e = actuator.exists(&cluster, m, None).await?;
+                if args.output == Output::Text {
+                    println!(
+                        "machine {}: {} {}",
+                        m.metadata.name,
+                        e.instance_id.as_deref().unwrap_or("no instance"),
+                        e.state.as_deref().unwrap_or("")
+                    );
+                }
+                rows.push(serde_json::json!({"machine": m.metadata.name, "exists": e}));
+            }
+        }
+    }
+    let calls = target.clients.calls.clone();
+    if args.output == Output::Json {
+        let json = serde_json::json!({
+            "machines": rows,
+            "apiCalls": calls.total(),
+            "mutatingCalls": calls.mutating(),
+            "elapsedMs": start.elapsed().as_millis(),
+        });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        println!(
+            "{} API calls ({} mutating) in {:.1} s",
+            calls.total(),
+            calls.mutating(),
+            start.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }
