@@ -1,2 +1,273 @@
-//! scenarios: named YAML scenario files and their loader. Not built yet: the work is tracked
-//! as issue C1; see ARCHITECTURE.md.
+//! scenarios: named conformance scenarios, one YAML file each in `scenarios/`, and their
+//! loader. A scenario is data, not code: the resources to create beforehand, the cluster spec,
+//! its machines, faults to inject (once the fake can, issue F3), the steps, and the expected
+//! outcome of each. `conformance` runs them. A new scenario is a new file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The folder of the scenario files (this crate's `scenarios/`).
+pub fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// Why a scenario file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One scenario.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    /// Its name (the file's stem).
+    pub name: String,
+    /// What it shows.
+    pub description: String,
+    /// Resources created beforehand through the SDK, as a user would have them.
+    #[serde(default)]
+    pub setup: Setup,
+    /// The cluster's `spec` (YAML). `${vpc}`, `${igw}`, `${public.N}`, `${private.N}`,
+    /// `${sg.node}`, `${bastion}` and `${lb}` name what `setup` created.
+    pub cluster: serde_yaml_ng::Value,
+    /// The machines.
+    #[serde(default)]
+    pub machines: Vec<MachineDecl>,
+    /// Faults to inject (AWS's bad days). Reserved for issue F3: a scenario with faults is
+    /// refused until the fake can play them.
+    #[serde(default)]
+    pub faults: Vec<serde_yaml_ng::Value>,
+    /// What to do, in order, with the expectations between.
+    pub steps: Vec<Step>,
+}
+
+/// Resources to create beforehand.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Setup {
+    /// A VPC with this CIDR.
+    #[serde(default)]
+    pub vpc: Option<String>,
+    /// An internet gateway attached to it.
+    #[serde(default)]
+    pub gateway: bool,
+    /// A public and a private subnet in each of this many zones (public ones route to the
+    /// gateway).
+    #[serde(default)]
+    pub subnet_zones: usize,
+    /// Security groups for these roles (`node`, `controlplane`, ...).
+    #[serde(default)]
+    pub security_groups: Vec<String>,
+    /// A bastion instance in the first public subnet.
+    #[serde(default)]
+    pub bastion: bool,
+    /// A classic load balancer (`byo-apiserver`) in the public subnets.
+    #[serde(default)]
+    pub load_balancer: bool,
+}
+
+/// A machine of the scenario's cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MachineDecl {
+    /// Its name.
+    pub name: String,
+    /// `controlplane` or `node`.
+    pub role: String,
+    /// Its zone (default: the cluster's first).
+    #[serde(default)]
+    pub zone: Option<String>,
+}
+
+/// One step: a name (`- reconcile`) or a name with its argument (`- reconcileCutAfter: 3`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "serde_yaml_ng::Value")]
+pub enum Step {
+    /// Reconcile until done.
+    Reconcile,
+    /// One reconcile that must make no mutating call.
+    ReconcileUnchanged,
+    /// A reconcile cut after its N-th mutating call (whose answer is lost), as a crash.
+    ReconcileCutAfter(usize),
+    /// Create every machine until running.
+    CreateMachines,
+    /// A machine creation cut after its N-th mutating call.
+    CreateMachinesCutAfter(usize),
+    /// Delete every machine.
+    DeleteMachines,
+    /// Delete the cluster until done.
+    Delete,
+    /// A delete cut after its N-th mutating call.
+    DeleteCutAfter(usize),
+    /// Replace the cluster spec and reconcile: either done, or the error named.
+    Change(Change),
+    /// The live resources the cluster owns, by kind (kinds not named must be absent).
+    ExpectOwned(BTreeMap<String, usize>),
+    /// Every pre-existing resource describes exactly as before the first step.
+    ExpectPreExistingUnchanged,
+    /// Nothing carrying the cluster's owned tag is left (but what AWS keeps visible a while
+    /// in a final state: terminated instances, deleted NAT gateways).
+    ExpectNothingOwned,
+}
+
+impl TryFrom<serde_yaml_ng::Value> for Step {
+    type Error = String;
+
+    fn try_from(v: serde_yaml_ng::Value) -> Result<Self, String> {
+        use serde_yaml_ng::{Value, from_value};
+        let arg = |v: Value| -> Result<usize, String> {
+            from_value(v).map_err(|e| format!("expected a number: {e}"))
+        };
+        match v {
+            Value::String(s) => match s.as_str() {
+                "reconcile" => Ok(Step::Reconcile),
+                "reconcileUnchanged" => Ok(Step::ReconcileUnchanged),
+                "createMachines" => Ok(Step::CreateMachines),
+                "deleteMachines" => Ok(Step::DeleteMachines),
+                "delete" => Ok(Step::Delete),
+                "expectPreExistingUnchanged" => Ok(Step::ExpectPreExistingUnchanged),
+                "expectNothingOwned" => Ok(Step::ExpectNothingOwned),
+                other => Err(format!("unknown step {other:?}")),
+            },
+            Value::Mapping(m) if m.len() == 1 => {
+                let Some((k, v)) = m.into_iter().next() else {
+                    return Err("an empty step".into());
+                };
+                let k = k.as_str().unwrap_or_default().to_string();
+                match k.as_str() {
+                    "reconcileCutAfter" => Ok(Step::ReconcileCutAfter(arg(v)?)),
+                    "createMachinesCutAfter" => Ok(Step::CreateMachinesCutAfter(arg(v)?)),
+                    "deleteCutAfter" => Ok(Step::DeleteCutAfter(arg(v)?)),
+                    "expectOwned" => from_value(v)
+                        .map(Step::ExpectOwned)
+                        .map_err(|e| format!("expectOwned: {e}")),
+                    "change" => from_value(v)
+                        .map(Step::Change)
+                        .map_err(|e| format!("change: {e}")),
+                    other => Err(format!("unknown step {other:?}")),
+                }
+            }
+            other => Err(format!("a step is a name or a one-key map, not {other:?}")),
+        }
+    }
+}
+
+/// A spec change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Change {
+    /// The new `spec`.
+    pub cluster: serde_yaml_ng::Value,
+    /// The error expected (`Immutable`, `InvalidSpec`, `PreExisting`, `Conflict`), if any.
+    #[serde(default)]
+    pub expect_error: Option<String>,
+}
+
+/// Loads one scenario file.
+pub fn load(path: &Path) -> Result<Scenario, Error> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    let s: Scenario = serde_yaml_ng::from_str(&text).map_err(|e| Error::Invalid {
+        path: shown.clone(),
+        message: e.to_string(),
+    })?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    if s.name != stem {
+        problems.push(format!("name {:?} is not the file's stem {stem:?}", s.name));
+    }
+    if !s.faults.is_empty() {
+        problems.push("faults need the fake's fault injection (issue F3), not there yet".into());
+    }
+    if s.steps.is_empty() {
+        problems.push("no steps".into());
+    }
+    let needs_vpc = s.setup.gateway
+        || s.setup.subnet_zones > 0
+        || !s.setup.security_groups.is_empty()
+        || s.setup.bastion
+        || s.setup.load_balancer;
+    if needs_vpc && s.setup.vpc.is_none() {
+        problems.push(
+            "setup: gateway, subnets, groups, bastion and load balancer need setup.vpc".into(),
+        );
+    }
+    if (s.setup.bastion || s.setup.load_balancer) && (s.setup.subnet_zones == 0 || !s.setup.gateway)
+    {
+        problems.push("setup: a bastion or load balancer needs subnetZones and gateway".into());
+    }
+    if problems.is_empty() {
+        Ok(s)
+    } else {
+        Err(Error::Invalid {
+            path: shown,
+            message: problems.join("; "),
+        })
+    }
+}
+
+/// Loads every `*.yaml` of `dir`, sorted by name.
+pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Read {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| load(p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn every_shipped_scenario_loads() {
+        let all = load_all(&dir()).unwrap();
+        assert!(all.len() >= 10, "{} scenarios", all.len());
+    }
+
+    #[test]
+    fn a_bad_scenario_is_refused_with_its_file() {
+        let path = std::env::temp_dir().join(format!("scn-{}.yaml", std::process::id()));
+        std::fs::write(
+            &path,
+            "name: other\ndescription: x\ncluster: {region: us-east-1}\nfaults: [{throttle: 1}]\nsteps: []\n",
+        )
+        .unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("file's stem") && err.contains("F3") && err.contains("no steps"),
+            "{err}"
+        );
+    }
+}

@@ -74,6 +74,29 @@ fn wanted_subnets(s: &Scope<'_>) -> Vec<String> {
     out
 }
 
+/// Refuses, before anything changes, a scheme change of the cluster's own load balancer (the
+/// other steps would otherwise converge their part, such as the groups' rules, first).
+pub async fn preflight(s: &Scope<'_>) -> Result<(), Error> {
+    let spec = &s.plan.spec.control_plane_load_balancer;
+    if spec.existing_name.is_some() {
+        return Ok(());
+    }
+    let name = &s.plan.load_balancer_name;
+    let Some(d) = describe(s, name).await? else {
+        return Ok(());
+    };
+    let (managed, _) = owned_by_cluster(s, name).await?;
+    if managed && d.scheme() != Some(spec.scheme.as_str()) {
+        return Err(Error::Immutable {
+            field: "spec.controlPlaneLoadBalancer.scheme".into(),
+            resource: name.clone(),
+            current: d.scheme().unwrap_or_default().to_string(),
+            wanted: spec.scheme.as_str().to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Reconciles the load balancer.
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {

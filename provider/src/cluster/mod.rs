@@ -372,6 +372,7 @@ impl ClusterActuator {
         }
         let plan = self.validate(cluster).await?;
         let mut s = Scope::new(&self.clients, &plan, dry_run);
+        load_balancer::preflight(&s).await?;
         vpc::reconcile(&mut s).await?;
         subnet::reconcile(&mut s).await?;
         internet_gateway::reconcile(&mut s).await?;

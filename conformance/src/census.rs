@@ -1,0 +1,261 @@
+//! What a target holds, read through Describe calls only: the live resources a cluster owns,
+//! by kind, and a snapshot of the pre-existing resources a case created, for byte-identical
+//! comparison.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::Filter;
+
+use crate::{Failure, aws_failure};
+
+/// Live owned resources by kind (`vpc`, `subnet`, `internetGateway`, `elasticIp`,
+/// `natGateway`, `routeTable`, `securityGroup`, `bastion`, `machine`, `volume`,
+/// `loadBalancer`); kinds with none are absent.
+pub type Census = BTreeMap<String, usize>;
+
+fn f(name: &str, values: &[&str]) -> Filter {
+    let mut b = Filter::builder().name(name);
+    for v in values {
+        b = b.values(*v);
+    }
+    b.build()
+}
+
+/// The live resources `cluster` owns in the target.
+pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census, Failure> {
+    let ec2 = &clients.ec2;
+    let owned = || {
+        f(
+            &format!("tag:{}", provider::ownership::cluster_key(cluster)),
+            &["owned"],
+        )
+    };
+    let mut c = Census::new();
+    let mut put = |k: &str, n: usize| {
+        if n > 0 {
+            c.insert(k.to_string(), n);
+        }
+    };
+    let v = ec2
+        .describe_vpcs()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeVpcs"))?;
+    put("vpc", v.vpcs().len());
+    let s = ec2
+        .describe_subnets()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSubnets"))?;
+    put("subnet", s.subnets().len());
+    let g = ec2
+        .describe_internet_gateways()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInternetGateways"))?;
+    put("internetGateway", g.internet_gateways().len());
+    let a = ec2
+        .describe_addresses()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeAddresses"))?;
+    put("elasticIp", a.addresses().len());
+    let n = ec2
+        .describe_nat_gateways()
+        .filter(owned())
+        .filter(f("state", &["pending", "available", "deleting", "failed"]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeNatGateways"))?;
+    put("natGateway", n.nat_gateways().len());
+    let r = ec2
+        .describe_route_tables()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeRouteTables"))?;
+    put("routeTable", r.route_tables().len());
+    let sg = ec2
+        .describe_security_groups()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSecurityGroups"))?;
+    put("securityGroup", sg.security_groups().len());
+    let live = ["pending", "running", "stopping", "stopped"];
+    for (kind, roles) in [
+        ("bastion", &["bastion"][..]),
+        ("machine", &["controlplane", "node"][..]),
+    ] {
+        let i = ec2
+            .describe_instances()
+            .filters(owned())
+            .filters(f("tag:sigs.k8s.io/cluster-api-provider-aws/role", roles))
+            .filters(f("instance-state-name", &live))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeInstances"))?;
+        put(
+            kind,
+            i.reservations().iter().map(|r| r.instances().len()).sum(),
+        );
+    }
+    let vol = ec2
+        .describe_volumes()
+        .filters(owned())
+        .filters(f("status", &["creating", "available", "in-use"]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeVolumes"))?;
+    put("volume", vol.volumes().len());
+    let lbs = clients
+        .elb
+        .describe_load_balancers()
+        .into_paginator()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(aws_failure("DescribeLoadBalancers"))?;
+    let names: Vec<String> = lbs
+        .iter()
+        .flat_map(|p| p.load_balancer_descriptions())
+        .filter_map(|d| d.load_balancer_name().map(String::from))
+        .collect();
+    let key = provider::ownership::cluster_key(cluster);
+    let mut owned_lbs = 0;
+    for chunk in names.chunks(20) {
+        let t = clients
+            .elb
+            .describe_tags()
+            .set_load_balancer_names(Some(chunk.to_vec()))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeTags"))?;
+        owned_lbs += t
+            .tag_descriptions()
+            .iter()
+            .filter(|d| {
+                d.tags()
+                    .iter()
+                    .any(|t| t.key() == key && t.value() == Some("owned"))
+            })
+            .count();
+    }
+    put("loadBalancer", owned_lbs);
+    Ok(c)
+}
+
+/// Drops a derived field from a Debug rendering: `name: Some(..),` up to the next comma.
+fn without(mut text: String, field: &str) -> String {
+    let needle = format!("{field}: ");
+    while let Some(start) = text.find(&needle) {
+        let rest = &text[start..];
+        let end = rest.find(", ").map_or(rest.len(), |e| e + 2);
+        text.replace_range(start..start + end, "");
+    }
+    text
+}
+
+/// Everything tagged `origin=<origin>` (what a case created beforehand), described: VPCs,
+/// subnets (without the derived free-address count), gateways, route tables, groups,
+/// instances, and the load balancer `lb` with its tags and attributes.
+pub async fn snapshot(
+    clients: &provider::Clients,
+    origin: &str,
+    lb: Option<&str>,
+) -> Result<String, Failure> {
+    let ec2 = &clients.ec2;
+    let tagged = || f(&format!("tag:{}", crate::ORIGIN_TAG), &[origin]);
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeVpcs"))?;
+    let subnets = ec2
+        .describe_subnets()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSubnets"))?;
+    let igws = ec2
+        .describe_internet_gateways()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInternetGateways"))?;
+    let rts = ec2
+        .describe_route_tables()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeRouteTables"))?;
+    let sgs = ec2
+        .describe_security_groups()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSecurityGroups"))?;
+    let instances = ec2
+        .describe_instances()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInstances"))?;
+    let mut out = format!(
+        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n",
+        vpcs.vpcs(),
+        without(
+            format!("{:?}", subnets.subnets()),
+            "available_ip_address_count"
+        ),
+        igws.internet_gateways(),
+        rts.route_tables(),
+        sgs.security_groups(),
+        instances.reservations(),
+    );
+    if let Some(name) = lb {
+        let d = clients
+            .elb
+            .describe_load_balancers()
+            .load_balancer_names(name)
+            .send()
+            .await
+            .map_err(aws_failure("DescribeLoadBalancers"))?;
+        let t = clients
+            .elb
+            .describe_tags()
+            .load_balancer_names(name)
+            .send()
+            .await
+            .map_err(aws_failure("DescribeTags"))?;
+        let a = clients
+            .elb
+            .describe_load_balancer_attributes()
+            .load_balancer_name(name)
+            .send()
+            .await
+            .map_err(aws_failure("DescribeLoadBalancerAttributes"))?;
+        out.push_str(&format!(
+            "{:?}\n{:?}\n{:?}\n",
+            d.load_balancer_descriptions(),
+            t.tag_descriptions(),
+            a.load_balancer_attributes()
+        ));
+    }
+    Ok(out)
+}
+
+/// Ids of live things still carrying `cluster`'s owned tag (anything but terminated
+/// instances and deleted NAT gateways, which AWS keeps visible a while).
+pub async fn owned_left(
+    clients: &provider::Clients,
+    cluster: &str,
+) -> Result<Vec<String>, Failure> {
+    let c = census(clients, cluster).await?;
+    Ok(c.into_iter().map(|(k, n)| format!("{n} {k}")).collect())
+}

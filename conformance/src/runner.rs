@@ -1,0 +1,157 @@
+//! Runs one scenario file against a target: creates its setup, then performs its steps in
+//! order, checking each expectation by describing what the target holds.
+
+use provider::spec::Cluster;
+use provider::{ClusterActuator, MachineActuator};
+use scenarios::{Scenario, Step};
+
+use crate::census::{Census, census, snapshot};
+use crate::crash::crashing;
+use crate::properties::{create_machines, delete_machines, down, up};
+use crate::target::Env;
+use crate::{Failure, ensure, world};
+
+/// What a scenario run did.
+#[derive(Debug, Clone, Default)]
+pub struct ScenarioReport {
+    /// Steps performed.
+    pub steps: usize,
+    /// API calls the provider made.
+    pub calls: u64,
+}
+
+fn spec_of(
+    env: &Env,
+    ex: &world::Existing,
+    name: &str,
+    spec: &serde_yaml_ng::Value,
+) -> Result<Cluster, Failure> {
+    let text = serde_yaml_ng::to_string(spec).map_err(|e| Failure::Check(e.to_string()))?;
+    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(&ex.substitute(&text))
+        .map_err(|e| Failure::Check(e.to_string()))?;
+    world::cluster(env, name, &value)
+}
+
+fn error_kind(e: &provider::Error) -> &'static str {
+    match e {
+        provider::Error::InvalidSpec { .. } => "InvalidSpec",
+        provider::Error::Immutable { .. } => "Immutable",
+        provider::Error::PreExisting { .. } => "PreExisting",
+        provider::Error::Conflict(_) => "Conflict",
+        provider::Error::Aws(_) => "Aws",
+        provider::Error::Many(_) => "Many",
+        provider::Error::UserDataTooLarge { .. } => "UserDataTooLarge",
+        provider::Error::NoImage { .. } => "NoImage",
+        provider::Error::ClusterNotReady { .. } => "ClusterNotReady",
+    }
+}
+
+/// Runs `scenario` in `env`.
+pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failure> {
+    let c = &env.clients;
+    let origin = format!(
+        "{}-{}",
+        env.prefix,
+        scenario.name.chars().take(12).collect::<String>()
+    )
+    .trim_end_matches('-')
+    .to_string();
+    let ex = world::create_setup(env, &scenario.setup, &origin).await?;
+    let name = origin.clone();
+    let mut cluster = spec_of(env, &ex, &name, &scenario.cluster)?;
+    let machines = world::machines(env, &cluster, &scenario.machines)?;
+    let lb = ex.lb.clone();
+    let before = snapshot(c, &origin, lb.as_deref()).await?;
+    c.calls.reset();
+    let mut report = ScenarioReport::default();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let at = |what: String| Failure::Check(format!("step {} ({step:?}): {what}", i + 1));
+        report.steps += 1;
+        match step {
+            Step::Reconcile => {
+                up(env, c, &cluster).await?;
+            }
+            Step::ReconcileUnchanged => {
+                let before_calls = c.calls.mutating();
+                ClusterActuator::new(c.clone()).reconcile(&cluster).await?;
+                let made = c.calls.mutating() - before_calls;
+                if made != 0 {
+                    return Err(at(format!(
+                        "{made} mutating calls: {:?}",
+                        c.calls.by_operation()
+                    )));
+                }
+            }
+            Step::ReconcileCutAfter(k) => {
+                let (cut, _) = crashing(c, *k);
+                let _ = ClusterActuator::new(cut).reconcile(&cluster).await;
+            }
+            Step::CreateMachines => {
+                create_machines(env, c, &cluster, &machines).await?;
+            }
+            Step::CreateMachinesCutAfter(k) => {
+                let (cut, _) = crashing(c, *k);
+                let m = MachineActuator::new(cut);
+                for mac in &machines {
+                    let _ = m.create(&cluster, mac, None).await;
+                }
+            }
+            Step::DeleteMachines => delete_machines(c, &cluster, &machines).await?,
+            Step::Delete => down(env, c, &cluster).await?,
+            Step::DeleteCutAfter(k) => {
+                let (cut, _) = crashing(c, *k);
+                let _ = ClusterActuator::new(cut).delete(&cluster).await;
+            }
+            Step::Change(change) => {
+                let next = spec_of(env, &ex, &name, &change.cluster)?;
+                let before_calls = c.calls.mutating();
+                let result = up(env, c, &next).await;
+                match (&change.expect_error, result) {
+                    (None, Ok(_)) => cluster = next,
+                    (None, Err(e)) => return Err(at(format!("failed: {e}"))),
+                    (Some(kind), Ok(_)) => return Err(at(format!("succeeded; expected {kind}"))),
+                    (Some(kind), Err(Failure::Provider(e))) => {
+                        if error_kind(&e) != kind {
+                            return Err(at(format!("{} ({e}); expected {kind}", error_kind(&e))));
+                        }
+                        let made = c.calls.mutating() - before_calls;
+                        ensure(made == 0, || {
+                            format!(
+                                "step {}: the refused change made {made} mutating calls",
+                                i + 1
+                            )
+                        })?;
+                    }
+                    (Some(kind), Err(e)) => return Err(at(format!("{e}; expected {kind}"))),
+                }
+            }
+            Step::ExpectOwned(want) => {
+                let got = census(c, &cluster.metadata.name).await?;
+                // Volumes follow instances; a scenario names them only if it wants to.
+                let got: Census = got
+                    .into_iter()
+                    .filter(|(k, _)| k != "volume" || want.contains_key("volume"))
+                    .collect();
+                if &got != want {
+                    return Err(at(format!("the target holds {got:?}, expected {want:?}")));
+                }
+            }
+            Step::ExpectPreExistingUnchanged => {
+                let now = snapshot(c, &origin, lb.as_deref()).await?;
+                if now != before {
+                    return Err(at(format!(
+                        "pre-existing resources changed:\nbefore {before}\nnow    {now}"
+                    )));
+                }
+            }
+            Step::ExpectNothingOwned => {
+                let got = census(c, &cluster.metadata.name).await?;
+                if !got.is_empty() {
+                    return Err(at(format!("still owned: {got:?}")));
+                }
+            }
+        }
+    }
+    report.calls = c.calls.total();
+    Ok(report)
+}

@@ -1,0 +1,371 @@
+//! Deletes everything a conformance run tagged (`capa-conformance-run=<id>`), or every run
+//! older than a cutoff, in dependency order: load balancers, instances (waiting until
+//! terminated), NAT gateways (waiting until deleted), addresses, security groups (rules
+//! first), route tables, gateways, subnets, VPCs. Used after each case on a shared target and
+//! by `cargo xtask sweep` after a crashed run.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_ec2::types::{Filter, Tag};
+use provider::Clients;
+
+use crate::{Failure, RUN_STARTED_TAG, RUN_TAG, aws_failure};
+
+/// Which runs to sweep.
+#[derive(Debug, Clone)]
+pub enum Selector {
+    /// One run.
+    Run(String),
+    /// Every run started before this Unix time.
+    StartedBefore(u64),
+}
+
+impl Selector {
+    fn matches_ec2(&self, tags: &[Tag]) -> bool {
+        let get = |k: &str| {
+            tags.iter()
+                .find(|t| t.key() == Some(k))
+                .and_then(|t| t.value())
+        };
+        self.matches(get(RUN_TAG), get(RUN_STARTED_TAG))
+    }
+
+    fn matches(&self, run: Option<&str>, started: Option<&str>) -> bool {
+        match self {
+            Selector::Run(id) => run == Some(id.as_str()),
+            Selector::StartedBefore(t) => started
+                .and_then(|s| s.parse::<u64>().ok())
+                .is_some_and(|s| s < *t),
+        }
+    }
+
+    fn filter(&self) -> Filter {
+        match self {
+            Selector::Run(id) => Filter::builder()
+                .name(format!("tag:{RUN_TAG}"))
+                .values(id)
+                .build(),
+            Selector::StartedBefore(_) => Filter::builder()
+                .name("tag-key")
+                .values(RUN_STARTED_TAG)
+                .build(),
+        }
+    }
+}
+
+/// What a sweep deleted, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Swept(pub Vec<(String, String)>);
+
+/// Deletes everything `sel` selects; waits where AWS makes it wait, up to `patience`.
+pub async fn sweep(
+    clients: &Clients,
+    sel: &Selector,
+    poll: Duration,
+    patience: Duration,
+) -> Result<Swept, Failure> {
+    let ec2 = &clients.ec2;
+    let mut swept = Swept::default();
+    let start = Instant::now();
+
+    // Load balancers.
+    let pages = clients
+        .elb
+        .describe_load_balancers()
+        .into_paginator()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(aws_failure("DescribeLoadBalancers"))?;
+    let names: Vec<String> = pages
+        .iter()
+        .flat_map(|p| p.load_balancer_descriptions())
+        .filter_map(|d| d.load_balancer_name().map(String::from))
+        .collect();
+    for chunk in names.chunks(20) {
+        let t = clients
+            .elb
+            .describe_tags()
+            .set_load_balancer_names(Some(chunk.to_vec()))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeTags"))?;
+        for d in t.tag_descriptions() {
+            let get = |k: &str| {
+                d.tags()
+                    .iter()
+                    .find(|t| t.key() == k)
+                    .and_then(|t| t.value())
+            };
+            if sel.matches(get(RUN_TAG), get(RUN_STARTED_TAG)) {
+                let name = d.load_balancer_name().unwrap_or_default().to_string();
+                clients
+                    .elb
+                    .delete_load_balancer()
+                    .load_balancer_name(&name)
+                    .send()
+                    .await
+                    .map_err(aws_failure("DeleteLoadBalancer"))?;
+                swept.0.push(("loadBalancer".into(), name));
+            }
+        }
+    }
+
+    // Instances, then wait until they are terminated.
+    loop {
+        let out = ec2
+            .describe_instances()
+            .filters(sel.filter())
+            .filters(
+                Filter::builder()
+                    .name("instance-state-name")
+                    .values("pending")
+                    .values("running")
+                    .values("stopping")
+                    .values("stopped")
+                    .values("shutting-down")
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(aws_failure("DescribeInstances"))?;
+        let live: Vec<(String, bool)> = out
+            .reservations()
+            .iter()
+            .flat_map(|r| r.instances())
+            .filter(|i| sel.matches_ec2(i.tags()))
+            .map(|i| {
+                (
+                    i.instance_id().unwrap_or_default().to_string(),
+                    i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("shutting-down"),
+                )
+            })
+            .collect();
+        if live.is_empty() {
+            break;
+        }
+        let to_stop: Vec<String> = live
+            .iter()
+            .filter(|(_, s)| !s)
+            .map(|(i, _)| i.clone())
+            .collect();
+        if !to_stop.is_empty() {
+            ec2.terminate_instances()
+                .set_instance_ids(Some(to_stop.clone()))
+                .send()
+                .await
+                .map_err(aws_failure("TerminateInstances"))?;
+            swept
+                .0
+                .extend(to_stop.into_iter().map(|i| ("instance".to_string(), i)));
+        }
+        if start.elapsed() > patience {
+            return Err(Failure::Check("instances still terminating".into()));
+        }
+        tokio::time::sleep(poll).await;
+    }
+
+    // NAT gateways, then wait until deleted.
+    loop {
+        let out = ec2
+            .describe_nat_gateways()
+            .filter(sel.filter())
+            .filter(
+                Filter::builder()
+                    .name("state")
+                    .values("pending")
+                    .values("available")
+                    .values("failed")
+                    .values("deleting")
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(aws_failure("DescribeNatGateways"))?;
+        let live: Vec<_> = out
+            .nat_gateways()
+            .iter()
+            .filter(|n| sel.matches_ec2(n.tags()))
+            .collect();
+        if live.is_empty() {
+            break;
+        }
+        for n in live {
+            if n.state().map(|s| s.as_str()) != Some("deleting") {
+                let id = n.nat_gateway_id().unwrap_or_default().to_string();
+                ec2.delete_nat_gateway()
+                    .nat_gateway_id(&id)
+                    .send()
+                    .await
+                    .map_err(aws_failure("DeleteNatGateway"))?;
+                swept.0.push(("natGateway".into(), id));
+            }
+        }
+        if start.elapsed() > patience {
+            return Err(Failure::Check("NAT gateways still deleting".into()));
+        }
+        tokio::time::sleep(poll).await;
+    }
+
+    let addresses = ec2
+        .describe_addresses()
+        .filters(sel.filter())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeAddresses"))?;
+    for a in addresses
+        .addresses()
+        .iter()
+        .filter(|a| sel.matches_ec2(a.tags()))
+    {
+        let id = a.allocation_id().unwrap_or_default().to_string();
+        if let Some(assoc) = a.association_id() {
+            ec2.disassociate_address()
+                .association_id(assoc)
+                .send()
+                .await
+                .map_err(aws_failure("DisassociateAddress"))?;
+        }
+        ec2.release_address()
+            .allocation_id(&id)
+            .send()
+            .await
+            .map_err(aws_failure("ReleaseAddress"))?;
+        swept.0.push(("elasticIp".into(), id));
+    }
+
+    let groups = ec2
+        .describe_security_groups()
+        .filters(sel.filter())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSecurityGroups"))?;
+    let groups: Vec<_> = groups
+        .security_groups()
+        .iter()
+        .filter(|g| sel.matches_ec2(g.tags()))
+        .cloned()
+        .collect();
+    for g in &groups {
+        if !g.ip_permissions().is_empty() {
+            ec2.revoke_security_group_ingress()
+                .group_id(g.group_id().unwrap_or_default())
+                .set_ip_permissions(Some(g.ip_permissions().to_vec()))
+                .send()
+                .await
+                .map_err(aws_failure("RevokeSecurityGroupIngress"))?;
+        }
+    }
+    // Groups of other VPCs or runs may reference these; interfaces go with their instances.
+    for g in &groups {
+        let id = g.group_id().unwrap_or_default().to_string();
+        loop {
+            match ec2.delete_security_group().group_id(&id).send().await {
+                Ok(_) => break,
+                Err(e) if start.elapsed() < patience => {
+                    tracing::debug!("DeleteSecurityGroup {id}: {e}");
+                    tokio::time::sleep(poll.max(Duration::from_millis(1))).await;
+                }
+                Err(e) => return Err(aws_failure("DeleteSecurityGroup")(e)),
+            }
+        }
+        swept.0.push(("securityGroup".into(), id));
+    }
+
+    let tables = ec2
+        .describe_route_tables()
+        .filters(sel.filter())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeRouteTables"))?;
+    for t in tables
+        .route_tables()
+        .iter()
+        .filter(|t| sel.matches_ec2(t.tags()))
+    {
+        if t.associations().iter().any(|a| a.main() == Some(true)) {
+            continue;
+        }
+        for a in t.associations() {
+            if let Some(id) = a.route_table_association_id() {
+                ec2.disassociate_route_table()
+                    .association_id(id)
+                    .send()
+                    .await
+                    .map_err(aws_failure("DisassociateRouteTable"))?;
+            }
+        }
+        let id = t.route_table_id().unwrap_or_default().to_string();
+        ec2.delete_route_table()
+            .route_table_id(&id)
+            .send()
+            .await
+            .map_err(aws_failure("DeleteRouteTable"))?;
+        swept.0.push(("routeTable".into(), id));
+    }
+
+    let igws = ec2
+        .describe_internet_gateways()
+        .filters(sel.filter())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInternetGateways"))?;
+    for g in igws
+        .internet_gateways()
+        .iter()
+        .filter(|g| sel.matches_ec2(g.tags()))
+    {
+        let id = g.internet_gateway_id().unwrap_or_default().to_string();
+        for a in g.attachments() {
+            ec2.detach_internet_gateway()
+                .internet_gateway_id(&id)
+                .vpc_id(a.vpc_id().unwrap_or_default())
+                .send()
+                .await
+                .map_err(aws_failure("DetachInternetGateway"))?;
+        }
+        ec2.delete_internet_gateway()
+            .internet_gateway_id(&id)
+            .send()
+            .await
+            .map_err(aws_failure("DeleteInternetGateway"))?;
+        swept.0.push(("internetGateway".into(), id));
+    }
+
+    let subnets = ec2
+        .describe_subnets()
+        .filters(sel.filter())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSubnets"))?;
+    for s in subnets
+        .subnets()
+        .iter()
+        .filter(|s| sel.matches_ec2(s.tags()))
+    {
+        let id = s.subnet_id().unwrap_or_default().to_string();
+        ec2.delete_subnet()
+            .subnet_id(&id)
+            .send()
+            .await
+            .map_err(aws_failure("DeleteSubnet"))?;
+        swept.0.push(("subnet".into(), id));
+    }
+
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(sel.filter())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeVpcs"))?;
+    for v in vpcs.vpcs().iter().filter(|v| sel.matches_ec2(v.tags())) {
+        let id = v.vpc_id().unwrap_or_default().to_string();
+        ec2.delete_vpc()
+            .vpc_id(&id)
+            .send()
+            .await
+            .map_err(aws_failure("DeleteVpc"))?;
+        swept.0.push(("vpc".into(), id));
+    }
+    Ok(swept)
+}

@@ -1,0 +1,571 @@
+//! A case: the cluster's shape (zones, CIDR, bastion, load balancer scheme, machines) and which
+//! resources pre-exist; the proptest strategy over cases; the creation of pre-existing
+//! resources through the SDK, as a platform team would have made them; and the cluster and
+//! machine specs of a case.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
+use proptest::prelude::*;
+use provider::spec::{Cluster, Machine};
+use scenarios::{MachineDecl, Setup};
+
+use crate::census::Census;
+use crate::target::Env;
+use crate::{Failure, aws_failure};
+
+/// The zones cases use.
+pub const ZONES: [&str; 3] = ["us-east-1a", "us-east-1b", "us-east-1c"];
+const CIDRS: [&str; 3] = ["10.0.0.0/16", "10.128.0.0/17", "172.16.0.0/16"];
+
+/// Which resources exist before the cluster.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Preexisting {
+    /// The VPC.
+    pub vpc: bool,
+    /// Its internet gateway.
+    pub gateway: bool,
+    /// Its subnets (public and private per zone).
+    pub subnets: bool,
+    /// The node security group.
+    pub groups: bool,
+    /// A bastion instance.
+    pub bastion: bool,
+    /// The API load balancer.
+    pub load_balancer: bool,
+}
+
+/// One generated case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Case {
+    /// 1 to 3 zones.
+    pub zones: usize,
+    /// The VPC CIDR (created or pre-existing).
+    pub cidr: &'static str,
+    /// A bastion (the provider's, or the pre-existing one).
+    pub bastion: bool,
+    /// An internal load balancer.
+    pub internal: bool,
+    /// 0 to 5 machines.
+    pub machines: usize,
+    /// What pre-exists.
+    pub pre: Preexisting,
+}
+
+/// Cases: every combination the spec and the ownership rules allow.
+pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
+    (
+        1..=3usize,
+        0..CIDRS.len(),
+        any::<bool>(),
+        any::<bool>(),
+        0..=max_machines,
+        proptest::array::uniform6(any::<bool>()),
+    )
+        .prop_map(|(zones, cidr, bastion, internal, machines, p)| {
+            let subnets = p[2];
+            let bastion_pre = p[4] && subnets && bastion;
+            let lb_pre = p[5] && subnets;
+            let pre = Preexisting {
+                vpc: p[0] || p[1] || subnets || p[3] || bastion_pre || lb_pre,
+                gateway: p[1] || subnets,
+                subnets,
+                groups: p[3],
+                bastion: bastion_pre,
+                load_balancer: lb_pre,
+            };
+            Case {
+                zones,
+                cidr: CIDRS[cidr],
+                bastion,
+                // A pre-existing load balancer is internet-facing; keep the spec consistent.
+                internal: internal && !lb_pre,
+                machines,
+                pre,
+            }
+        })
+}
+
+impl Case {
+    /// The setup of its pre-existing resources.
+    pub fn setup(&self) -> Setup {
+        Setup {
+            vpc: self.pre.vpc.then(|| self.cidr.to_string()),
+            gateway: self.pre.gateway,
+            subnet_zones: if self.pre.subnets { self.zones } else { 0 },
+            security_groups: if self.pre.groups {
+                vec!["node".into()]
+            } else {
+                Vec::new()
+            },
+            bastion: self.pre.bastion,
+            load_balancer: self.pre.load_balancer,
+        }
+    }
+
+    /// The cluster's `spec`, naming the pre-existing resources.
+    pub fn cluster_spec(&self, ex: &Existing) -> serde_yaml_ng::Value {
+        let mut network = serde_yaml_ng::Mapping::new();
+        let y = |s: &str| serde_yaml_ng::Value::String(s.to_string());
+        if let Some(vpc) = &ex.vpc {
+            network.insert(y("vpc"), yaml_map(&[("id", y(vpc))]));
+            if let Some(igw) = &ex.igw {
+                network.insert(y("internetGatewayId"), y(igw));
+            }
+            let subnets: Vec<serde_yaml_ng::Value> = if self.pre.subnets {
+                ex.public
+                    .iter()
+                    .map(|id| {
+                        yaml_map(&[("id", y(id)), ("public", serde_yaml_ng::Value::Bool(true))])
+                    })
+                    .chain(ex.private.iter().map(|id| yaml_map(&[("id", y(id))])))
+                    .collect()
+            } else {
+                let vpc = self
+                    .cidr
+                    .parse()
+                    .unwrap_or_else(|_| ipnet::Ipv4Net::default());
+                let zones: Vec<String> =
+                    ZONES[..self.zones].iter().map(|z| z.to_string()).collect();
+                provider::spec::default_subnets(vpc, &zones)
+                    .into_iter()
+                    .map(|p| {
+                        yaml_map(&[
+                            (
+                                "cidrBlock",
+                                y(&p.cidr.map(|c| c.to_string()).unwrap_or_default()),
+                            ),
+                            ("availabilityZone", y(&p.zone.unwrap_or_default())),
+                            ("public", serde_yaml_ng::Value::Bool(p.public)),
+                        ])
+                    })
+                    .collect()
+            };
+            network.insert(y("subnets"), serde_yaml_ng::Value::Sequence(subnets));
+        } else {
+            network.insert(y("vpc"), yaml_map(&[("cidrBlock", y(self.cidr))]));
+            network.insert(
+                y("availabilityZoneCount"),
+                serde_yaml_ng::Value::Number(self.zones.into()),
+            );
+        }
+        let mut spec = serde_yaml_ng::Mapping::new();
+        spec.insert(y("region"), y("us-east-1"));
+        spec.insert(y("network"), serde_yaml_ng::Value::Mapping(network));
+        if let Some(sg) = ex.groups.get("node") {
+            spec.insert(y("securityGroupOverrides"), yaml_map(&[("node", y(sg))]));
+        }
+        if let Some(b) = &ex.bastion {
+            spec.insert(y("bastion"), yaml_map(&[("id", y(b))]));
+        } else if self.bastion {
+            spec.insert(
+                y("bastion"),
+                yaml_map(&[
+                    ("enabled", serde_yaml_ng::Value::Bool(true)),
+                    (
+                        "allowedCidrBlocks",
+                        serde_yaml_ng::Value::Sequence(vec![y("203.0.113.0/24")]),
+                    ),
+                ]),
+            );
+        }
+        if let Some(lb) = &ex.lb {
+            spec.insert(
+                y("controlPlaneLoadBalancer"),
+                yaml_map(&[("existingName", y(lb))]),
+            );
+        } else if self.internal {
+            spec.insert(
+                y("controlPlaneLoadBalancer"),
+                yaml_map(&[("scheme", y("internal"))]),
+            );
+        }
+        serde_yaml_ng::Value::Mapping(spec)
+    }
+
+    /// Its machines: one control plane (init) then nodes, spread over the zones.
+    pub fn machine_decls(&self) -> Vec<MachineDecl> {
+        (0..self.machines)
+            .map(|i| MachineDecl {
+                name: if i == 0 {
+                    "cp-0".into()
+                } else {
+                    format!("node-{i}")
+                },
+                role: if i == 0 {
+                    "controlplane".into()
+                } else {
+                    "node".into()
+                },
+                zone: Some(ZONES[i % self.zones].to_string()),
+            })
+            .collect()
+    }
+
+    /// What the cluster should own once reconciled and its machines created.
+    pub fn expected(&self) -> Census {
+        let mut c = Census::new();
+        let mut put = |k: &str, n: usize| {
+            if n > 0 {
+                c.insert(k.to_string(), n);
+            }
+        };
+        let managed_subnets = !self.pre.subnets;
+        put("vpc", usize::from(!self.pre.vpc));
+        put("subnet", if managed_subnets { 2 * self.zones } else { 0 });
+        put("internetGateway", usize::from(!self.pre.gateway));
+        put("natGateway", if managed_subnets { self.zones } else { 0 });
+        put("elasticIp", if managed_subnets { self.zones } else { 0 });
+        put(
+            "routeTable",
+            if managed_subnets { 2 * self.zones } else { 0 },
+        );
+        put("securityGroup", if self.pre.groups { 3 } else { 4 });
+        let bastion = usize::from(self.bastion && !self.pre.bastion);
+        put("bastion", bastion);
+        put("loadBalancer", usize::from(!self.pre.load_balancer));
+        put("machine", self.machines);
+        put("volume", bastion + self.machines);
+        c
+    }
+}
+
+fn yaml_map(pairs: &[(&str, serde_yaml_ng::Value)]) -> serde_yaml_ng::Value {
+    let mut m = serde_yaml_ng::Mapping::new();
+    for (k, v) in pairs {
+        m.insert(serde_yaml_ng::Value::String((*k).to_string()), v.clone());
+    }
+    serde_yaml_ng::Value::Mapping(m)
+}
+
+/// What a setup created, to name in specs.
+#[derive(Debug, Clone, Default)]
+pub struct Existing {
+    /// The VPC.
+    pub vpc: Option<String>,
+    /// The gateway.
+    pub igw: Option<String>,
+    /// Public subnets, by zone order.
+    pub public: Vec<String>,
+    /// Private subnets, by zone order.
+    pub private: Vec<String>,
+    /// Groups by role.
+    pub groups: BTreeMap<String, String>,
+    /// The bastion.
+    pub bastion: Option<String>,
+    /// The load balancer's name.
+    pub lb: Option<String>,
+}
+
+impl Existing {
+    /// Replaces `${vpc}`, `${igw}`, `${public.N}`, `${private.N}`, `${sg.ROLE}`, `${bastion}`
+    /// and `${lb}` in `text`.
+    pub fn substitute(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        if let Some(v) = &self.vpc {
+            pairs.push(("${vpc}".into(), v.clone()));
+        }
+        if let Some(v) = &self.igw {
+            pairs.push(("${igw}".into(), v.clone()));
+        }
+        for (i, s) in self.public.iter().enumerate() {
+            pairs.push((format!("${{public.{i}}}"), s.clone()));
+        }
+        for (i, s) in self.private.iter().enumerate() {
+            pairs.push((format!("${{private.{i}}}"), s.clone()));
+        }
+        for (r, g) in &self.groups {
+            pairs.push((format!("${{sg.{r}}}"), g.clone()));
+        }
+        if let Some(v) = &self.bastion {
+            pairs.push(("${bastion}".into(), v.clone()));
+        }
+        if let Some(v) = &self.lb {
+            pairs.push(("${lb}".into(), v.clone()));
+        }
+        for (k, v) in pairs {
+            out = out.replace(&k, &v);
+        }
+        out
+    }
+}
+
+fn tags(env: &Env, origin: &str, rt: ResourceType) -> TagSpecification {
+    let mut b = TagSpecification::builder()
+        .resource_type(rt)
+        .tags(Tag::builder().key(crate::ORIGIN_TAG).value(origin).build());
+    for (k, v) in env.run_tags() {
+        b = b.tags(Tag::builder().key(k).value(v).build());
+    }
+    b.build()
+}
+
+/// Creates what `setup` asks, tagged `origin` and with the run's tags, as a user's own.
+pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Existing, Failure> {
+    let ec2 = &env.clients.ec2;
+    let mut ex = Existing::default();
+    let Some(cidr) = &setup.vpc else {
+        return Ok(ex);
+    };
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block(cidr)
+        .tag_specifications(tags(env, origin, ResourceType::Vpc))
+        .send()
+        .await
+        .map_err(aws_failure("CreateVpc"))?
+        .vpc
+        .and_then(|v| v.vpc_id)
+        .unwrap_or_default();
+    ex.vpc = Some(vpc.clone());
+    if setup.gateway {
+        let igw = ec2
+            .create_internet_gateway()
+            .tag_specifications(tags(env, origin, ResourceType::InternetGateway))
+            .send()
+            .await
+            .map_err(aws_failure("CreateInternetGateway"))?
+            .internet_gateway
+            .and_then(|g| g.internet_gateway_id)
+            .unwrap_or_default();
+        ec2.attach_internet_gateway()
+            .internet_gateway_id(&igw)
+            .vpc_id(&vpc)
+            .send()
+            .await
+            .map_err(aws_failure("AttachInternetGateway"))?;
+        ex.igw = Some(igw);
+    }
+    if setup.subnet_zones > 0 {
+        let net: ipnet::Ipv4Net = cidr
+            .parse()
+            .map_err(|_| Failure::Check(format!("setup.vpc {cidr} is not a CIDR")))?;
+        let zones: Vec<String> = ZONES[..setup.subnet_zones.min(3)]
+            .iter()
+            .map(|z| z.to_string())
+            .collect();
+        let rt = ec2
+            .create_route_table()
+            .vpc_id(&vpc)
+            .tag_specifications(tags(env, origin, ResourceType::RouteTable))
+            .send()
+            .await
+            .map_err(aws_failure("CreateRouteTable"))?
+            .route_table
+            .and_then(|r| r.route_table_id)
+            .unwrap_or_default();
+        if let Some(igw) = &ex.igw {
+            ec2.create_route()
+                .route_table_id(&rt)
+                .destination_cidr_block("0.0.0.0/0")
+                .gateway_id(igw)
+                .send()
+                .await
+                .map_err(aws_failure("CreateRoute"))?;
+        }
+        for p in provider::spec::default_subnets(net, &zones) {
+            let id = ec2
+                .create_subnet()
+                .vpc_id(&vpc)
+                .cidr_block(p.cidr.map(|c| c.to_string()).unwrap_or_default())
+                .availability_zone(p.zone.clone().unwrap_or_default())
+                .tag_specifications(tags(env, origin, ResourceType::Subnet))
+                .send()
+                .await
+                .map_err(aws_failure("CreateSubnet"))?
+                .subnet
+                .and_then(|s| s.subnet_id)
+                .unwrap_or_default();
+            if p.public {
+                ec2.associate_route_table()
+                    .route_table_id(&rt)
+                    .subnet_id(&id)
+                    .send()
+                    .await
+                    .map_err(aws_failure("AssociateRouteTable"))?;
+                ex.public.push(id);
+            } else {
+                ex.private.push(id);
+            }
+        }
+    }
+    for role in &setup.security_groups {
+        let id = ec2
+            .create_security_group()
+            .vpc_id(&vpc)
+            .group_name(format!("{origin}-{role}"))
+            .description(format!("the platform team's {role} group"))
+            .tag_specifications(tags(env, origin, ResourceType::SecurityGroup))
+            .send()
+            .await
+            .map_err(aws_failure("CreateSecurityGroup"))?
+            .group_id
+            .unwrap_or_default();
+        ex.groups.insert(role.clone(), id);
+    }
+    if setup.bastion
+        && let Some(subnet) = ex.public.first()
+    {
+        let ami = ec2
+            .describe_images()
+            .owners(provider::cluster::bastion::CANONICAL)
+            .filters(
+                aws_sdk_ec2::types::Filter::builder()
+                    .name("name")
+                    .values(provider::cluster::bastion::UBUNTU_PATTERN)
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(aws_failure("DescribeImages"))?
+            .images()
+            .iter()
+            .max_by(|a, b| a.creation_date().cmp(&b.creation_date()))
+            .and_then(|i| i.image_id().map(String::from))
+            .unwrap_or_default();
+        let id = ec2
+            .run_instances()
+            .image_id(ami)
+            .instance_type(InstanceType::T3Micro)
+            .subnet_id(subnet)
+            .min_count(1)
+            .max_count(1)
+            .tag_specifications(tags(env, origin, ResourceType::Instance))
+            .send()
+            .await
+            .map_err(aws_failure("RunInstances"))?
+            .instances()
+            .first()
+            .and_then(|i| i.instance_id().map(String::from))
+            .unwrap_or_default();
+        // Wait until running, so that snapshots compare a settled state.
+        loop {
+            let d = ec2
+                .describe_instances()
+                .instance_ids(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DescribeInstances"))?;
+            let running = d
+                .reservations()
+                .iter()
+                .flat_map(|r| r.instances())
+                .any(|i| i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("running"));
+            if running {
+                break;
+            }
+            tokio::time::sleep(env.target.poll().max(std::time::Duration::from_millis(10))).await;
+        }
+        ex.bastion = Some(id);
+    }
+    if setup.load_balancer && !ex.public.is_empty() {
+        let name = format!("{origin}-byo");
+        let mut call = env
+            .clients
+            .elb
+            .create_load_balancer()
+            .load_balancer_name(&name)
+            .listeners(
+                aws_sdk_elasticloadbalancing::types::Listener::builder()
+                    .protocol("TCP")
+                    .load_balancer_port(6443)
+                    .instance_port(6443)
+                    .build()
+                    .map_err(|e| Failure::Check(e.to_string()))?,
+            )
+            .set_subnets(Some(ex.public.clone()));
+        let mut all = env.run_tags();
+        all.push((crate::ORIGIN_TAG.to_string(), origin.to_string()));
+        for (k, v) in all {
+            if let Ok(t) = aws_sdk_elasticloadbalancing::types::Tag::builder()
+                .key(k)
+                .value(v)
+                .build()
+            {
+                call = call.tags(t);
+            }
+        }
+        call.send()
+            .await
+            .map_err(aws_failure("CreateLoadBalancer"))?;
+        ex.lb = Some(name);
+    }
+    Ok(ex)
+}
+
+/// The cluster named `name` from a `spec` value, with the run's tags added.
+pub fn cluster(env: &Env, name: &str, spec: &serde_yaml_ng::Value) -> Result<Cluster, Failure> {
+    let mut spec = spec.clone();
+    if let Some(m) = spec.as_mapping_mut() {
+        let key = serde_yaml_ng::Value::String("additionalTags".into());
+        let mut tags = m
+            .get(&key)
+            .and_then(|v| v.as_mapping().cloned())
+            .unwrap_or_default();
+        for (k, v) in env.run_tags() {
+            tags.insert(
+                serde_yaml_ng::Value::String(k),
+                serde_yaml_ng::Value::String(v),
+            );
+        }
+        m.insert(key, serde_yaml_ng::Value::Mapping(tags));
+    }
+    let doc = yaml_map(&[
+        (
+            "apiVersion",
+            serde_yaml_ng::Value::String(provider::spec::API_VERSION.into()),
+        ),
+        ("kind", serde_yaml_ng::Value::String("Cluster".into())),
+        (
+            "metadata",
+            yaml_map(&[("name", serde_yaml_ng::Value::String(name.into()))]),
+        ),
+        ("spec", spec),
+    ]);
+    serde_yaml_ng::from_value(doc).map_err(|e| Failure::Check(format!("cluster spec: {e}")))
+}
+
+/// The machines of `cluster` from their declarations: the first control plane inits, the
+/// others join.
+pub fn machines(
+    env: &Env,
+    cluster: &Cluster,
+    decls: &[MachineDecl],
+) -> Result<Vec<Machine>, Failure> {
+    let mut out = Vec::new();
+    let mut first_cp = true;
+    for d in decls {
+        let cp = d.role == "controlplane";
+        let init = cp && first_cp;
+        if cp {
+            first_cp = false;
+        }
+        let mut tags: BTreeMap<String, String> = BTreeMap::new();
+        for (k, v) in env.run_tags() {
+            tags.insert(k, v);
+        }
+        let yaml = format!(
+            "apiVersion: {api}\nkind: Machine\nmetadata: {{name: {cluster}-{name}}}\nspec:\n  clusterName: {cluster}\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: {zone}}}\n  kubeadm:\n    operation: {op}\n    kubernetesVersion: v1.31.0\n    bootstrapToken: abcdef.0123456789abcdef\n    caCertHashes: [\"sha256:{hash}\"]\n{key}",
+            api = provider::spec::API_VERSION,
+            cluster = cluster.metadata.name,
+            name = d.name,
+            role = d.role,
+            zone = d.zone.clone().unwrap_or_else(|| ZONES[0].to_string()),
+            op = if init { "init" } else { "join" },
+            hash = "0".repeat(64),
+            key = if cp && !init {
+                format!("    certificateKey: {}\n", "f".repeat(64))
+            } else {
+                String::new()
+            },
+        );
+        let mut docs = provider::spec::parse_documents(&yaml, &d.name)?;
+        let Some(mut m) = docs.machines.pop() else {
+            return Err(Failure::Check(format!("machine {} did not parse", d.name)));
+        };
+        m.spec.additional_tags = tags;
+        out.push(m);
+    }
+    Ok(out)
+}

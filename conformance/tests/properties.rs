@@ -1,0 +1,95 @@
+//! The property suite against the in-process fake: every property over generated cases
+//! (1 to 3 zones, CIDRs, bastion on or off, internal or internet-facing load balancer, 0 to 5
+//! machines, any subset of pre-existing resources). Failures shrink to a minimal case and are
+//! kept in `proptest-regressions/`. `CONFORMANCE_CASES` sets the cases per property
+//! (`cargo xtask conformance --cases N`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use conformance::properties;
+use conformance::world::{Case, cases};
+use conformance::{Env, Target};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError};
+
+fn config(default: u32) -> Config {
+    let cases = std::env::var("CONFORMANCE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..Config::default()
+    }
+}
+
+fn check<F, Fut>(case: &Case, f: F) -> Result<(), TestCaseError>
+where
+    F: FnOnce(Env) -> Fut,
+    Fut: std::future::Future<Output = Result<properties::Report, conformance::Failure>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let env = Env::new(&Target::InProcess, "test", 1_795_961_900)
+            .await
+            .unwrap();
+        f(env)
+            .await
+            .map(|_| ())
+            .map_err(|e| TestCaseError::fail(format!("{case:?}: {e}")))
+    })
+}
+
+proptest! {
+    #![proptest_config(config(6))]
+
+    #[test]
+    fn idempotence(case in cases(3)) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::idempotence(&env, &c).await })?;
+    }
+
+    #[test]
+    fn crash_at_any_change_then_resume(case in cases(2), k in 1usize..40) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::crash_convergence(&env, &c, k).await })?;
+    }
+
+    #[test]
+    fn preexisting_resources_untouched(case in cases(2)) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::preexisting_untouched(&env, &c).await })?;
+    }
+
+    #[test]
+    fn delete_is_complete_even_when_cut(case in cases(2), k in 1usize..30) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::delete_completeness(&env, &c, k).await })?;
+    }
+
+    #[test]
+    fn machines_once_each_and_exists_agrees(case in cases(5).prop_filter("machines", |c| c.machines > 0), k in 1usize..3) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::machines(&env, &c, k).await })?;
+    }
+}
+
+#[test]
+fn clusters_never_touch_each_other() {
+    use proptest::strategy::ValueTree;
+    let case = cases(0)
+        .new_tree(&mut proptest::test_runner::TestRunner::deterministic())
+        .unwrap()
+        .current();
+    check(
+        &case,
+        |env| async move { properties::isolation(&env).await },
+    )
+    .unwrap();
+}
