@@ -123,7 +123,7 @@ pub async fn prepare(env: &Env, case: &Case, suffix: &str) -> Result<Prepared, F
     let origin = format!("{}-{suffix}", env.prefix);
     let existing = world::create_setup(env, &case.setup(), &origin).await?;
     let cluster = world::cluster(env, &origin, &case.cluster_spec(&existing))?;
-    let machines = world::machines(env, &cluster, &case.machine_decls())?;
+    let machines = world::machines(env, &cluster, &case.machine_decls(&env.region))?;
     Ok(Prepared {
         existing,
         origin,
@@ -291,7 +291,8 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
     let igw = shared.igw.clone().unwrap_or_default();
     let in_shared = |n: u8| -> Result<Cluster, Failure> {
         let spec: serde_yaml_ng::Value = serde_yaml_ng::from_str(&format!(
-            "region: us-east-1\nnetwork:\n  vpc: {{id: {vpc}}}\n  internetGatewayId: {igw}\n  subnets:\n    - {{cidrBlock: 172.16.{p}.0/24, availabilityZone: us-east-1a, public: true}}\n    - {{cidrBlock: 172.16.{q}.0/24, availabilityZone: us-east-1a}}\n  natGatewayPerZone: true\n",
+            "region: {r}\nnetwork:\n  vpc: {{id: {vpc}}}\n  internetGatewayId: {igw}\n  subnets:\n    - {{cidrBlock: 172.16.{p}.0/24, availabilityZone: {r}a, public: true}}\n    - {{cidrBlock: 172.16.{q}.0/24, availabilityZone: {r}a}}\n  natGatewayPerZone: true\n",
+            r = env.region,
             p = n * 10,
             q = n * 10 + 1
         ))

@@ -27,8 +27,15 @@ impl Target {
         }
     }
 
-    /// How long to wait between polls of something pending.
+    /// How long to wait between polls of something pending (`CONFORMANCE_POLL_MS`
+    /// overrides it, e.g. for a fake standing in for AWS).
     pub fn poll(&self) -> Duration {
+        if let Some(ms) = std::env::var("CONFORMANCE_POLL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            return Duration::from_millis(ms);
+        }
         match self {
             Target::InProcess => Duration::ZERO,
             Target::Endpoint(_) => Duration::from_millis(200),

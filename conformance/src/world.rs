@@ -14,8 +14,16 @@ use crate::census::Census;
 use crate::target::Env;
 use crate::{Failure, aws_failure};
 
-/// The zones cases use.
+/// The zones cases use in us-east-1 (elsewhere: the region's a, b and c).
 pub const ZONES: [&str; 3] = ["us-east-1a", "us-east-1b", "us-east-1c"];
+
+/// The first `n` zones of `region`.
+pub fn zones(region: &str, n: usize) -> Vec<String> {
+    ["a", "b", "c"][..n.min(3)]
+        .iter()
+        .map(|l| format!("{region}{l}"))
+        .collect()
+}
 const CIDRS: [&str; 3] = ["10.0.0.0/16", "10.128.0.0/17", "172.16.0.0/16"];
 
 /// Which resources exist before the cluster.
@@ -150,7 +158,7 @@ impl Case {
             );
         }
         let mut spec = serde_yaml_ng::Mapping::new();
-        spec.insert(y("region"), y("us-east-1"));
+        spec.insert(y("region"), y(&ex.region));
         spec.insert(y("network"), serde_yaml_ng::Value::Mapping(network));
         if let Some(sg) = ex.groups.get("node") {
             spec.insert(y("securityGroupOverrides"), yaml_map(&[("node", y(sg))]));
@@ -184,7 +192,8 @@ impl Case {
     }
 
     /// Its machines: one control plane (init) then nodes, spread over the zones.
-    pub fn machine_decls(&self) -> Vec<MachineDecl> {
+    pub fn machine_decls(&self, region: &str) -> Vec<MachineDecl> {
+        let zones = zones(region, self.zones);
         (0..self.machines)
             .map(|i| MachineDecl {
                 name: if i == 0 {
@@ -197,7 +206,7 @@ impl Case {
                 } else {
                     "node".into()
                 },
-                zone: Some(ZONES[i % self.zones].to_string()),
+                zone: zones.get(i % zones.len().max(1)).cloned(),
             })
             .collect()
     }
@@ -241,6 +250,8 @@ fn yaml_map(pairs: &[(&str, serde_yaml_ng::Value)]) -> serde_yaml_ng::Value {
 /// What a setup created, to name in specs.
 #[derive(Debug, Clone, Default)]
 pub struct Existing {
+    /// The region.
+    pub region: String,
     /// The VPC.
     pub vpc: Option<String>,
     /// The gateway.
@@ -304,7 +315,10 @@ fn tags(env: &Env, origin: &str, rt: ResourceType) -> TagSpecification {
 /// Creates what `setup` asks, tagged `origin` and with the run's tags, as a user's own.
 pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Existing, Failure> {
     let ec2 = &env.clients.ec2;
-    let mut ex = Existing::default();
+    let mut ex = Existing {
+        region: env.region.clone(),
+        ..Existing::default()
+    };
     let Some(cidr) = &setup.vpc else {
         return Ok(ex);
     };
@@ -341,10 +355,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         let net: ipnet::Ipv4Net = cidr
             .parse()
             .map_err(|_| Failure::Check(format!("setup.vpc {cidr} is not a CIDR")))?;
-        let zones: Vec<String> = ZONES[..setup.subnet_zones.min(3)]
-            .iter()
-            .map(|z| z.to_string())
-            .collect();
+        let zones = zones(&env.region, setup.subnet_zones);
         let rt = ec2
             .create_route_table()
             .vpc_id(&vpc)
@@ -551,7 +562,10 @@ pub fn machines(
             cluster = cluster.metadata.name,
             name = d.name,
             role = d.role,
-            zone = d.zone.clone().unwrap_or_else(|| ZONES[0].to_string()),
+            zone = d
+                .zone
+                .clone()
+                .unwrap_or_else(|| format!("{}a", cluster.spec.region)),
             op = if init { "init" } else { "join" },
             hash = "0".repeat(64),
             key = if cp && !init {

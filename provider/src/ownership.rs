@@ -53,6 +53,30 @@ pub fn is_managed<'a>(cluster: &str, tags: impl IntoIterator<Item = (&'a str, &'
     tags.into_iter().any(|(k, v)| k == key && v == OWNED)
 }
 
+/// A deterministic ClientToken (at most 64 characters) for a create identified by `parts`
+/// (cluster, what, the VPC or subnet it goes in, ...): the same create retried after a crash
+/// reuses it, so AWS answers the first result instead of making a twin; a create in a new VPC
+/// (the cluster deleted and made again) gets a new one.
+pub fn client_token(parts: &[&str]) -> String {
+    let joined = parts.join("/");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in joined.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let readable: String = parts
+        .iter()
+        .take(2)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("-")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(40)
+        .collect();
+    format!("capa-{readable}-{h:016x}")
+}
+
 /// EC2 tags as pairs.
 pub fn ec2_pairs(tags: &[aws_sdk_ec2::types::Tag]) -> impl Iterator<Item = (&str, &str)> {
     tags.iter()
@@ -69,6 +93,35 @@ pub fn ec2_tag<'a>(tags: &'a [aws_sdk_ec2::types::Tag], key: &str) -> Option<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_stable_short_and_distinct() {
+        let a = client_token(&[
+            "a-very-long-cluster-name-indeed-for-testing",
+            "bastion",
+            "vpc-1",
+            "0",
+        ]);
+        assert!(a.len() <= 64, "{a}");
+        assert_eq!(
+            a,
+            client_token(&[
+                "a-very-long-cluster-name-indeed-for-testing",
+                "bastion",
+                "vpc-1",
+                "0"
+            ])
+        );
+        assert_ne!(
+            a,
+            client_token(&[
+                "a-very-long-cluster-name-indeed-for-testing",
+                "bastion",
+                "vpc-2",
+                "0"
+            ])
+        );
+    }
 
     #[test]
     fn owned_only_for_this_cluster() {

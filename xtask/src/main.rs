@@ -29,6 +29,21 @@ enum Task {
         #[arg(trailing_var_arg = true)]
         rest: Vec<String>,
     },
+    /// Run the conformance suite (properties and scenarios) and print its table. Flags:
+    /// --cases N, --endpoint URL, --real-aws --region R --i-understand-this-creates-aws-resources,
+    /// --budget N, --only NAME, --run-id ID.
+    Conformance {
+        /// Arguments for the conformance runner.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
+    /// Delete what a conformance run left: --run-id ID or --older-than-hours N, with the
+    /// target flags of `conformance`.
+    Sweep {
+        /// Arguments for the sweep.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -36,6 +51,8 @@ fn main() -> Result<()> {
     match cli.task {
         Task::Codegen(args) => codegen::run(&workspace_root()?, &args),
         Task::Bench { rest } => bench(&rest),
+        Task::Conformance { rest } => conformance(&[], &rest),
+        Task::Sweep { rest } => conformance(&["sweep"], &rest),
     }
 }
 
@@ -46,6 +63,32 @@ fn workspace_root() -> Result<PathBuf> {
         .parent()
         .map(PathBuf::from)
         .context("xtask has no parent directory")
+}
+
+/// Runs the conformance binary (release build: the suite makes many calls).
+fn conformance(first: &[&str], rest: &[String]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(cargo)
+        .current_dir(workspace_root()?)
+        .args([
+            "run",
+            "--quiet",
+            "--locked",
+            "--release",
+            "-p",
+            "conformance",
+            "--bin",
+            "conformance",
+            "--",
+        ])
+        .args(first)
+        .args(rest)
+        .status()
+        .context("running the conformance suite")?;
+    if !status.success() {
+        bail!("conformance failed: {status}");
+    }
+    Ok(())
 }
 
 fn bench(rest: &[String]) -> Result<()> {

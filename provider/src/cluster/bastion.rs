@@ -170,7 +170,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     // Terminated bastions stay visible for a while; counting them makes a new token for a
     // bastion turned off and on again, while a retry of the same launch reuses the token.
     let generation = mine.len();
-    let token = format!("capa-{}-bastion-{generation}", s.name());
+    let token =
+        crate::ownership::client_token(&[s.name(), "bastion", &vpc_id, &generation.to_string()]);
     let mut call = s
         .ec2()
         .run_instances()
@@ -180,7 +181,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .security_group_ids(group)
         .min_count(1)
         .max_count(1)
-        .client_token(token.chars().take(64).collect::<String>())
+        .client_token(token)
         .tag_specifications(s.tag_spec(ResourceType::Instance, "bastion", &name))
         .tag_specifications(s.tag_spec(ResourceType::Volume, "bastion", &name));
     if let Some(k) = &s.plan.spec.ssh_key_name {

@@ -42,16 +42,6 @@ fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn token(cluster: &str, zone: &str, subnet: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in subnet.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    let t = format!("capa-{cluster}-nat-{zone}-{h:016x}");
-    t.chars().take(64).collect()
-}
-
 /// Reconciles the NAT gateways (and their addresses).
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
@@ -161,7 +151,12 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .create_nat_gateway()
             .subnet_id(&subnet_id)
             .allocation_id(&allocation_id)
-            .client_token(token(s.name(), &zone, &subnet_id))
+            .client_token(ownership::client_token(&[
+                s.name(),
+                "nat",
+                &zone,
+                &subnet_id,
+            ]))
             .tag_specifications(s.tag_spec(ResourceType::Natgateway, "nat", &name))
             .send()
             .await

@@ -104,7 +104,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .ec2()
                     .create_route_table()
                     .vpc_id(&vpc_id)
-                    .client_token(format!("capa-{}-rt-{}", s.name(), sn.cidr))
+                    .client_token(ownership::client_token(&[s.name(), "rt", &vpc_id, &sn.id]))
                     .tag_specifications(s.tag_spec(ResourceType::RouteTable, kind, &name))
                     .send()
                     .await

@@ -420,11 +420,12 @@ impl MachineActuator {
         };
         // A retry of this launch (after a crash that lost its answer) reuses the token; a
         // machine recreated after its instance was terminated gets a new one.
-        let token = format!(
-            "capa-{}-{}-{generation}",
-            cluster.metadata.name, machine.metadata.name
-        );
-        let token: String = token.chars().take(64).collect();
+        let token = ownership::client_token(&[
+            &cluster.metadata.name,
+            &machine.metadata.name,
+            &ctx.vpc_id,
+            &generation.to_string(),
+        ]);
         tracing::info!(target: "capa::progress", "run instance {} ({}) in {subnet}", machine.metadata.name, s.instance_type);
         let mut call = self
             .ec2()
