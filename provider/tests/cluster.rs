@@ -966,7 +966,7 @@ async fn rule_changes_converge_with_the_fewest_calls() {
     c.spec.bastion.enabled = true;
     c.spec.bastion.allowed_cidr_blocks = vec!["198.51.100.7/32".into()];
     let o = up(&a, &c).await;
-    assert_eq!(o.status.bastion.as_ref().unwrap().state, "pending");
+    assert_eq!(o.status.bastion.as_ref().unwrap().state, "running");
     c.spec.bastion.enabled = false;
     up(&a, &c).await;
     let live = ec2

@@ -137,7 +137,11 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     }
     if let Some(i) = live.first() {
-        s.status.bastion = Some(status_of(i, true));
+        let st = status_of(i, true);
+        if st.state == "pending" {
+            s.wait(format!("bastion {} is pending", st.id));
+        }
+        s.status.bastion = Some(st);
         return Ok(());
     }
     let Some(subnet) = s.status.subnets.iter().find(|x| x.public).cloned() else {
@@ -189,7 +193,11 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     }
     let out = call.send().await.map_err(aws("RunInstances"))?;
     if let Some(i) = out.instances().first() {
-        s.status.bastion = Some(status_of(i, true));
+        let st = status_of(i, true);
+        if st.state == "pending" {
+            s.wait(format!("bastion {} is pending", st.id));
+        }
+        s.status.bastion = Some(st);
     }
     Ok(())
 }
