@@ -1067,3 +1067,31 @@ async fn delete_spares_what_others_put_in_the_cluster_vpc() {
     down(&a, &c).await;
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn a_bastion_in_a_preexisting_public_subnet_gets_a_public_address() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    // The platform team's public subnet routes to the gateway but maps no public IPs.
+    let (vpc, _igw, public, private) = existing_network(&ec2).await;
+    let c = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    subnets:\n      - {{id: {public}, public: true}}\n      - {{id: {private}}}\n  bastion: {{enabled: true, allowedCidrBlocks: [203.0.113.0/24]}}\n"
+    ));
+    let o = up(&a, &c).await;
+    let b = o.status.bastion.unwrap();
+    assert!(b.public_ip.is_some(), "{b:?}");
+    let sn = ec2
+        .describe_subnets()
+        .subnet_ids(&public)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        sn.subnets()[0].map_public_ip_on_launch(),
+        Some(false),
+        "the subnet is untouched"
+    );
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}

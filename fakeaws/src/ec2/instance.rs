@@ -23,13 +23,13 @@ use crate::generated::ec2::{
     InstanceMetadataEndpointState, InstanceMetadataOptionsResponse, InstanceMetadataOptionsState,
     InstanceMetadataProtocolState, InstanceMetadataTagsState, InstanceNetworkInterface,
     InstanceNetworkInterfaceAssociation, InstanceNetworkInterfaceAttachment,
-    InstancePrivateIpAddress, InstanceState, InstanceStateChange, InstanceStateName,
-    InstanceStatus, InstanceStatusDetails, InstanceStatusSummary, InstanceType, Monitoring,
-    MonitoringState, NetworkInterfaceStatus, NetworkInterfaceType, Placement, Reservation,
-    ResourceType, RunInstancesRequest, ShutdownBehavior, StartInstancesRequest,
-    StartInstancesResult, StateReason, StatusName, StatusType, StopInstancesRequest,
-    StopInstancesResult, SummaryStatus, Tenancy, TerminateInstancesRequest,
-    TerminateInstancesResult, VirtualizationType, VolumeType,
+    InstanceNetworkInterfaceSpecification, InstancePrivateIpAddress, InstanceState,
+    InstanceStateChange, InstanceStateName, InstanceStatus, InstanceStatusDetails,
+    InstanceStatusSummary, InstanceType, Monitoring, MonitoringState, NetworkInterfaceStatus,
+    NetworkInterfaceType, Placement, Reservation, ResourceType, RunInstancesRequest,
+    ShutdownBehavior, StartInstancesRequest, StartInstancesResult, StateReason, StatusName,
+    StatusType, StopInstancesRequest, StopInstancesResult, SummaryStatus, Tenancy,
+    TerminateInstancesRequest, TerminateInstancesResult, VirtualizationType, VolumeType,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -154,6 +154,98 @@ struct Planned {
     device: String,
 }
 
+/// The primary interface of a `NetworkInterfaces` launch (device index 0, a new interface in a
+/// subnet, optionally with a public address), checked as AWS checks it; `None` without one.
+fn primary_interface(
+    input: &RunInstancesRequest,
+) -> Result<Option<InstanceNetworkInterfaceSpecification>, ApiError> {
+    let list = input.network_interfaces.as_deref().unwrap_or_default();
+    let one = match list {
+        [] => return Ok(None),
+        [one] => one,
+        _ => {
+            return Err(ApiError::not_implemented(
+                "fakeaws launches instances with one network interface (DeviceIndex 0)",
+            ));
+        }
+    };
+    if input.subnet_id.is_some() {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and an instance-level subnet ID may not be specified on the same request",
+        ));
+    }
+    if input
+        .security_group_ids
+        .as_ref()
+        .is_some_and(|g| !g.is_empty())
+        || input
+            .security_groups
+            .as_ref()
+            .is_some_and(|g| !g.is_empty())
+    {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and an instance-level security groups may not be specified on the same request",
+        ));
+    }
+    if input.private_ip_address.is_some() && one.private_ip_address.is_some() {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and an instance-level private IP address may not be specified on the same request",
+        ));
+    }
+    match one.device_index {
+        None => {
+            return Err(ApiError::invalid_value(
+                "Each network interface requires a device index.",
+            ));
+        }
+        Some(0) => {}
+        Some(_) => {
+            return Err(ApiError::not_implemented(
+                "fakeaws launches instances with only their primary interface (DeviceIndex 0)",
+            ));
+        }
+    }
+    let unserved = [
+        ("NetworkInterfaceId", one.network_interface_id.is_some()),
+        ("Ipv6AddressCount", one.ipv6_address_count.is_some()),
+        ("Ipv6Addresses", one.ipv6_addresses.is_some()),
+        ("PrivateIpAddresses", one.private_ip_addresses.is_some()),
+        (
+            "SecondaryPrivateIpAddressCount",
+            one.secondary_private_ip_address_count.is_some(),
+        ),
+        (
+            "AssociateCarrierIpAddress",
+            one.associate_carrier_ip_address.is_some(),
+        ),
+        ("InterfaceType", one.interface_type.is_some()),
+        (
+            "NetworkCardIndex",
+            one.network_card_index.is_some_and(|n| n != 0),
+        ),
+        ("Ipv4Prefixes", one.ipv4_prefixes.is_some()),
+        ("Ipv4PrefixCount", one.ipv4_prefix_count.is_some()),
+        ("Ipv6Prefixes", one.ipv6_prefixes.is_some()),
+        ("Ipv6PrefixCount", one.ipv6_prefix_count.is_some()),
+        ("PrimaryIpv6", one.primary_ipv6.is_some()),
+        ("EnaSrdSpecification", one.ena_srd_specification.is_some()),
+        (
+            "ConnectionTrackingSpecification",
+            one.connection_tracking_specification.is_some(),
+        ),
+        ("EnaQueueCount", one.ena_queue_count.is_some()),
+    ];
+    if let Some((name, _)) = unserved.iter().find(|(_, set)| *set) {
+        return Err(ApiError::not_implemented(format!(
+            "fakeaws does not serve NetworkInterface.N.{name} of RunInstances"
+        )));
+    }
+    if one.subnet_id.is_none() {
+        return Err(ApiError::missing_parameter("NetworkInterface.1.SubnetId"));
+    }
+    Ok(Some(one.clone()))
+}
+
 /// `RunInstances`; the same ClientToken with the same request answers the same reservation.
 pub fn run_instances(
     region: &mut Region,
@@ -212,7 +304,12 @@ pub fn run_instances(
         .placement
         .as_ref()
         .and_then(|p| p.availability_zone.clone());
-    let subnet_id = match &input.subnet_id {
+    let nic = primary_interface(&input)?;
+    let requested_subnet = nic
+        .as_ref()
+        .and_then(|n| n.subnet_id.clone())
+        .or_else(|| input.subnet_id.clone());
+    let subnet_id = match &requested_subnet {
         Some(s) => subnet::KIND.get(&region.subnets, s)?.id.clone(),
         None => {
             let vpc = region.default_vpc().ok_or_else(|| {
@@ -236,7 +333,11 @@ pub fn run_instances(
         }
     };
     let s = &region.subnets[&subnet_id];
-    let (vpc_id, zone, maps_public) = (s.vpc_id.clone(), s.zone.clone(), s.map_public_ip_on_launch);
+    let maps_public = nic
+        .as_ref()
+        .and_then(|n| n.associate_public_ip_address)
+        .unwrap_or(s.map_public_ip_on_launch);
+    let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
     if let Some(z) = &placement_zone
         && *z != zone
     {
@@ -245,7 +346,11 @@ pub fn run_instances(
         )));
     }
     let mut groups = Vec::new();
-    for g in input.security_group_ids.iter().flatten() {
+    let group_ids = nic
+        .as_ref()
+        .and_then(|n| n.groups.clone())
+        .or_else(|| input.security_group_ids.clone());
+    for g in group_ids.iter().flatten() {
         let group = security_group::KIND.get(&region.security_groups, g)?;
         if group.vpc_id != vpc_id {
             return Err(ApiError::new(
@@ -295,7 +400,11 @@ pub fn run_instances(
             )));
         }
     }
-    let private_ip = match &input.private_ip_address {
+    let private_ip = match nic
+        .as_ref()
+        .and_then(|n| n.private_ip_address.as_ref())
+        .or(input.private_ip_address.as_ref())
+    {
         Some(raw) => {
             if input.max_count > 1 {
                 return Err(ApiError::invalid_combination(

@@ -1847,6 +1847,30 @@ impl EncodeMembers for ConnectionTrackingConfiguration {
     }
 }
 
+/// The `ConnectionTrackingSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionTrackingSpecificationRequest {
+    pub tcp_established_timeout: Option<i32>,
+    pub udp_stream_timeout: Option<i32>,
+    pub udp_timeout: Option<i32>,
+}
+
+impl Decode for ConnectionTrackingSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let tcp_established_timeout = r.field(at_, "TcpEstablishedTimeout")?;
+        let udp_stream_timeout = r.field(at_, "UdpStreamTimeout")?;
+        let udp_timeout = r.field(at_, "UdpTimeout")?;
+        Ok(Some(Self {
+            tcp_established_timeout,
+            udp_stream_timeout,
+            udp_timeout,
+        }))
+    }
+}
+
 /// The `ConnectionTrackingSpecificationResponse` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConnectionTrackingSpecificationResponse {
@@ -3754,6 +3778,45 @@ impl EncodeMembers for ElasticInferenceAcceleratorAssociation {
     }
 }
 
+/// The `EnaSrdSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnaSrdSpecificationRequest {
+    pub ena_srd_enabled: Option<bool>,
+    pub ena_srd_udp_specification: Option<EnaSrdUdpSpecificationRequest>,
+}
+
+impl Decode for EnaSrdSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ena_srd_enabled = r.field(at_, "EnaSrdEnabled")?;
+        let ena_srd_udp_specification = r.field(at_, "EnaSrdUdpSpecification")?;
+        Ok(Some(Self {
+            ena_srd_enabled,
+            ena_srd_udp_specification,
+        }))
+    }
+}
+
+/// The `EnaSrdUdpSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnaSrdUdpSpecificationRequest {
+    pub ena_srd_udp_enabled: Option<bool>,
+}
+
+impl Decode for EnaSrdUdpSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ena_srd_udp_enabled = r.field(at_, "EnaSrdUdpEnabled")?;
+        Ok(Some(Self {
+            ena_srd_udp_enabled,
+        }))
+    }
+}
+
 /// The `EnclaveOptions` shape.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EnclaveOptions {
@@ -4743,6 +4806,20 @@ pub struct InstanceIpv6Address {
     pub is_primary_ipv6: Option<bool>,
 }
 
+impl Decode for InstanceIpv6Address {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ipv6_address = r.field(at_, "Ipv6Address")?;
+        let is_primary_ipv6 = r.field(at_, "IsPrimaryIpv6")?;
+        Ok(Some(Self {
+            ipv6_address,
+            is_primary_ipv6,
+        }))
+    }
+}
+
 impl EncodeMembers for InstanceIpv6Address {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
@@ -5099,6 +5176,90 @@ impl EncodeMembers for InstanceNetworkInterfaceAttachment {
         w.field("networkCardIndex", &self.network_card_index);
         w.field("enaSrdSpecification", &self.ena_srd_specification);
         w.field("enaQueueCount", &self.ena_queue_count);
+    }
+}
+
+/// The `InstanceNetworkInterfaceSpecification` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceNetworkInterfaceSpecification {
+    pub associate_public_ip_address: Option<bool>,
+    pub delete_on_termination: Option<bool>,
+    pub description: Option<String>,
+    pub device_index: Option<i32>,
+    pub groups: Option<Vec<String>>,
+    pub ipv6_address_count: Option<i32>,
+    pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
+    pub network_interface_id: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub private_ip_addresses: Option<Vec<PrivateIpAddressSpecification>>,
+    pub secondary_private_ip_address_count: Option<i32>,
+    pub subnet_id: Option<String>,
+    pub associate_carrier_ip_address: Option<bool>,
+    pub interface_type: Option<String>,
+    pub network_card_index: Option<i32>,
+    pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecificationRequest>>,
+    pub ipv4_prefix_count: Option<i32>,
+    pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecificationRequest>>,
+    pub ipv6_prefix_count: Option<i32>,
+    pub primary_ipv6: Option<bool>,
+    pub ena_srd_specification: Option<EnaSrdSpecificationRequest>,
+    pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
+    pub ena_queue_count: Option<i32>,
+}
+
+impl Decode for InstanceNetworkInterfaceSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let associate_public_ip_address = r.field(at_, "AssociatePublicIpAddress")?;
+        let delete_on_termination = r.field(at_, "DeleteOnTermination")?;
+        let description = r.field(at_, "Description")?;
+        let device_index = r.field(at_, "DeviceIndex")?;
+        let groups = r.list_field(at_, "SecurityGroupId", None)?;
+        let ipv6_address_count = r.field(at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_field(at_, "Ipv6Addresses", None)?;
+        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
+        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
+        let private_ip_addresses = r.list_field(at_, "PrivateIpAddresses", None)?;
+        let secondary_private_ip_address_count = r.field(at_, "SecondaryPrivateIpAddressCount")?;
+        let subnet_id = r.field(at_, "SubnetId")?;
+        let associate_carrier_ip_address = r.field(at_, "AssociateCarrierIpAddress")?;
+        let interface_type = r.field(at_, "InterfaceType")?;
+        let network_card_index = r.field(at_, "NetworkCardIndex")?;
+        let ipv4_prefixes = r.list_field(at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field(at_, "Ipv4PrefixCount")?;
+        let ipv6_prefixes = r.list_field(at_, "Ipv6Prefix", None)?;
+        let ipv6_prefix_count = r.field(at_, "Ipv6PrefixCount")?;
+        let primary_ipv6 = r.field(at_, "PrimaryIpv6")?;
+        let ena_srd_specification = r.field(at_, "EnaSrdSpecification")?;
+        let connection_tracking_specification = r.field(at_, "ConnectionTrackingSpecification")?;
+        let ena_queue_count = r.field(at_, "EnaQueueCount")?;
+        Ok(Some(Self {
+            associate_public_ip_address,
+            delete_on_termination,
+            description,
+            device_index,
+            groups,
+            ipv6_address_count,
+            ipv6_addresses,
+            network_interface_id,
+            private_ip_address,
+            private_ip_addresses,
+            secondary_private_ip_address_count,
+            subnet_id,
+            associate_carrier_ip_address,
+            interface_type,
+            network_card_index,
+            ipv4_prefixes,
+            ipv4_prefix_count,
+            ipv6_prefixes,
+            ipv6_prefix_count,
+            primary_ipv6,
+            ena_srd_specification,
+            connection_tracking_specification,
+            ena_queue_count,
+        }))
     }
 }
 
@@ -12813,6 +12974,22 @@ impl EncodeMembers for Ipv4PrefixSpecification {
     }
 }
 
+/// The `Ipv4PrefixSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ipv4PrefixSpecificationRequest {
+    pub ipv4_prefix: Option<String>,
+}
+
+impl Decode for Ipv4PrefixSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ipv4_prefix = r.field(at_, "Ipv4Prefix")?;
+        Ok(Some(Self { ipv4_prefix }))
+    }
+}
+
 /// The `Ipv6AddressAttribute` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ipv6AddressAttribute {
@@ -12854,6 +13031,22 @@ impl EncodeMembers for Ipv6PrefixSpecification {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("ipv6Prefix", &self.ipv6_prefix);
+    }
+}
+
+/// The `Ipv6PrefixSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ipv6PrefixSpecificationRequest {
+    pub ipv6_prefix: Option<String>,
+}
+
+impl Decode for Ipv6PrefixSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let ipv6_prefix = r.field(at_, "Ipv6Prefix")?;
+        Ok(Some(Self { ipv6_prefix }))
     }
 }
 
@@ -14024,6 +14217,27 @@ impl EncodeMembers for PrivateDnsNameOptionsResponse {
             "enableResourceNameDnsAAAARecord",
             &self.enable_resource_name_dns_aaaa_record,
         );
+    }
+}
+
+/// The `PrivateIpAddressSpecification` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateIpAddressSpecification {
+    pub primary: Option<bool>,
+    pub private_ip_address: Option<String>,
+}
+
+impl Decode for PrivateIpAddressSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let primary = r.field(at_, "Primary")?;
+        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
+        Ok(Some(Self {
+            primary,
+            private_ip_address,
+        }))
     }
 }
 
@@ -15361,6 +15575,7 @@ pub struct RunInstancesRequest {
     pub instance_initiated_shutdown_behavior: Option<ShutdownBehavior>,
     pub private_ip_address: Option<String>,
     pub client_token: Option<String>,
+    pub network_interfaces: Option<Vec<InstanceNetworkInterfaceSpecification>>,
     pub iam_instance_profile: Option<IamInstanceProfileSpecification>,
     pub ebs_optimized: Option<bool>,
 }
@@ -15392,6 +15607,7 @@ impl Decode for RunInstancesRequest {
             r.field(at_, "InstanceInitiatedShutdownBehavior")?;
         let private_ip_address = r.field(at_, "PrivateIpAddress")?;
         let client_token = r.field(at_, "ClientToken")?;
+        let network_interfaces = r.list_field(at_, "NetworkInterface", None)?;
         let iam_instance_profile = r.field(at_, "IamInstanceProfile")?;
         let ebs_optimized = r.field(at_, "EbsOptimized")?;
         Ok(Some(Self {
@@ -15414,6 +15630,7 @@ impl Decode for RunInstancesRequest {
             instance_initiated_shutdown_behavior,
             private_ip_address,
             client_token,
+            network_interfaces,
             iam_instance_profile,
             ebs_optimized,
         }))
@@ -18373,7 +18590,6 @@ pub fn call<A: Api + ?Sized>(
                     "Operator",
                     "SecondaryInterface",
                     "AdditionalInfo",
-                    "NetworkInterface",
                 ],
             )?;
             let input = FormReader::required(RunInstancesRequest::decode(r, "")?, "", "")?;

@@ -657,3 +657,93 @@ async fn interface_security_groups_can_be_replaced() {
         "DependencyViolation"
     );
 }
+
+#[tokio::test]
+async fn primary_interface_can_ask_for_a_public_address() {
+    use aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification as Nic;
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    crate::gateway(&ec2, &vpc_id).await;
+    // This subnet does not map public IPs on launch.
+    let s = subnet(&ec2, &vpc_id, "10.0.0.0/24", "us-east-1a").await;
+    let sg = ec2
+        .create_security_group()
+        .group_name("bastion")
+        .description("bastion")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    let ami = image(&ec2, AMI).await;
+    let nic = |public: bool| {
+        Nic::builder()
+            .device_index(0)
+            .subnet_id(&s)
+            .groups(&sg)
+            .associate_public_ip_address(public)
+            .build()
+    };
+    let run = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Micro)
+        .network_interfaces(nic(true))
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let i = &run.instances()[0];
+    assert!(
+        i.public_ip_address().is_some(),
+        "asked for a public address"
+    );
+    assert_eq!(i.subnet_id(), Some(s.as_str()));
+    assert_eq!(i.security_groups()[0].group_id(), Some(sg.as_str()));
+    let plain = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Micro)
+        .subnet_id(&s)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    assert!(plain.instances()[0].public_ip_address().is_none());
+    assert_eq!(
+        code(
+            ec2.run_instances()
+                .image_id(&ami)
+                .instance_type(InstanceType::T3Micro)
+                .subnet_id(&s)
+                .network_interfaces(nic(true))
+                .min_count(1)
+                .max_count(1)
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+    assert_eq!(
+        code(
+            ec2.run_instances()
+                .image_id(&ami)
+                .instance_type(InstanceType::T3Micro)
+                .network_interfaces(
+                    Nic::builder()
+                        .device_index(0)
+                        .network_interface_id("eni-0123456789abcdef0")
+                        .build()
+                )
+                .min_count(1)
+                .max_count(1)
+                .send()
+                .await
+        ),
+        "NotImplemented"
+    );
+}

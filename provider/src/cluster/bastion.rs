@@ -181,13 +181,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .run_instances()
         .image_id(ami)
         .instance_type(InstanceType::from(instance_type.as_str()))
-        .subnet_id(&subnet.id)
-        .security_group_ids(group)
         .min_count(1)
         .max_count(1)
         .client_token(token)
         .tag_specifications(s.tag_spec(ResourceType::Instance, "bastion", &name))
         .tag_specifications(s.tag_spec(ResourceType::Volume, "bastion", &name));
+    // The bastion needs a public address, also in a pre-existing subnet that maps none.
+    call = crate::machine::place(call, &subnet.id, vec![group], !subnet.maps_public_ip);
     if let Some(k) = &s.plan.spec.ssh_key_name {
         call = call.key_name(k);
     }

@@ -48,6 +48,8 @@ pub struct SubnetStatus {
     pub zone: String,
     /// Public or private.
     pub public: bool,
+    /// Whether instances launched in it get a public IP without asking.
+    pub maps_public_ip: bool,
 }
 
 /// A NAT gateway of the cluster, with its Elastic IP.

@@ -15,6 +15,7 @@ fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
         cidr: sn.cidr_block().unwrap_or_default().to_string(),
         zone: sn.availability_zone().unwrap_or_default().to_string(),
         public,
+        maps_public_ip: sn.map_public_ip_on_launch().unwrap_or(false),
     }
 }
 
@@ -190,6 +191,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         cidr: cidr.to_string(),
                         zone: zone.clone(),
                         public: p.public,
+                        maps_public_ip: p.public,
                     });
                     continue;
                 }
@@ -219,7 +221,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .await
                 .map_err(aws("ModifySubnetAttribute"))?;
         }
-        s.status.subnets.push(status_of(&sn, true, p.public));
+        let mut st = status_of(&sn, true, p.public);
+        // A public subnet of the cluster maps public IPs (just set, if it did not).
+        st.maps_public_ip |= p.public;
+        s.status.subnets.push(st);
     }
     Ok(())
 }

@@ -116,6 +116,29 @@ fn is_live(i: &Instance) -> bool {
     )
 }
 
+/// Places a launch: in `subnet` with `groups`, and when a public IP is wanted in a subnet that
+/// does not map one, through a primary network interface that asks for it.
+pub fn place(
+    call: aws_sdk_ec2::operation::run_instances::builders::RunInstancesFluentBuilder,
+    subnet: &str,
+    groups: Vec<String>,
+    associate_public_ip: bool,
+) -> aws_sdk_ec2::operation::run_instances::builders::RunInstancesFluentBuilder {
+    if associate_public_ip {
+        call.network_interfaces(
+            aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .subnet_id(subnet)
+                .set_groups(Some(groups))
+                .associate_public_ip_address(true)
+                .delete_on_termination(true)
+                .build(),
+        )
+    } else {
+        call.subnet_id(subnet).set_security_group_ids(Some(groups))
+    }
+}
+
 /// The architecture of an instance type: Graviton families (`a1`, `*g`, `*gd`, `*gn`) are arm64.
 pub fn architecture_of(instance_type: &str) -> &'static str {
     let family = instance_type.split('.').next().unwrap_or_default();
@@ -432,14 +455,19 @@ impl MachineActuator {
             .run_instances()
             .image_id(&image.id)
             .instance_type(InstanceType::from(s.instance_type.as_str()))
-            .subnet_id(&subnet)
-            .set_security_group_ids(Some(groups))
             .user_data(data)
             .min_count(1)
             .max_count(1)
             .client_token(token)
             .tag_specifications(spec_for(ResourceType::Instance))
             .tag_specifications(spec_for(ResourceType::Volume));
+        let maps = ctx
+            .status
+            .subnets
+            .iter()
+            .find(|x| x.id == subnet)
+            .is_some_and(|x| x.maps_public_ip);
+        call = place(call, &subnet, groups, s.public_ip && !maps);
         if let Some(k) = s
             .ssh_key_name
             .as_ref()
