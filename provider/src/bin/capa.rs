@@ -355,8 +355,13 @@ async fn create_machines(
     let mut statuses: Vec<Option<MachineStatus>> = vec![None; machines.len()];
     loop {
         let mut waiting = Vec::new();
-        for (m, st) in machines.iter().zip(statuses.iter_mut()) {
-            let o: MachineOutcome = actuator.create(cluster, m, st.as_ref()).await?;
+        let batch: Vec<(&Machine, Option<&MachineStatus>)> = machines
+            .iter()
+            .zip(statuses.iter())
+            .map(|(m, st)| (m, st.as_ref()))
+            .collect();
+        let outcomes: Vec<MachineOutcome> = actuator.create_all(cluster, &batch).await?;
+        for (st, o) in statuses.iter_mut().zip(outcomes) {
             *st = o.status;
             waiting.extend(o.waiting);
         }

@@ -396,13 +396,51 @@ impl MachineActuator {
                 });
             }
         };
-        let (found, gone) = self.find(&ctx, machine, status).await?;
+        self.create_in(&ctx, cluster, machine, status).await
+    }
+
+    /// [`create`](Self::create) for several machines of one cluster, reading the cluster once.
+    pub async fn create_all(
+        &self,
+        cluster: &Cluster,
+        machines: &[(&Machine, Option<&MachineStatus>)],
+    ) -> Result<Vec<MachineOutcome>, Error> {
+        for (m, _) in machines {
+            Self::check(cluster, m)?;
+        }
+        let ctx = match self.context(cluster).await? {
+            Ok(ctx) => ctx,
+            Err(reason) => {
+                return Ok(machines
+                    .iter()
+                    .map(|(_, st)| MachineOutcome {
+                        status: st.cloned(),
+                        waiting: vec![format!("cluster {}: {reason}", cluster.metadata.name)],
+                    })
+                    .collect());
+            }
+        };
+        let mut out = Vec::new();
+        for (m, st) in machines {
+            out.push(self.create_in(&ctx, cluster, m, *st).await?);
+        }
+        Ok(out)
+    }
+
+    async fn create_in(
+        &self,
+        ctx: &ClusterContext,
+        cluster: &Cluster,
+        machine: &Machine,
+        status: Option<&MachineStatus>,
+    ) -> Result<MachineOutcome, Error> {
+        let (found, gone) = self.find(ctx, machine, status).await?;
         let instance = match found {
             Some(i) => i,
-            None => self.run(cluster, &ctx, machine, gone).await?,
+            None => self.run(cluster, ctx, machine, gone).await?,
         };
         let id = instance.instance_id().unwrap_or_default().to_string();
-        let in_lb = self.ensure_registered(&ctx, machine, &id).await?;
+        let in_lb = self.ensure_registered(ctx, machine, &id).await?;
         let st = status_of(&instance, in_lb);
         let waiting = if st.state == "pending" {
             vec![format!("instance {id} is pending")]
