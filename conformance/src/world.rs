@@ -578,6 +578,13 @@ pub fn machines(
         let Some(mut m) = docs.machines.pop() else {
             return Err(Failure::Check(format!("machine {} did not parse", d.name)));
         };
+        // On real AWS the node image (images/) lives in the account that built it.
+        if let (Ok(owner), Some(l)) = (
+            std::env::var("CONFORMANCE_AMI_OWNER"),
+            m.spec.ami.lookup.as_mut(),
+        ) {
+            l.owner = Some(owner);
+        }
         m.spec.additional_tags = tags;
         out.push(m);
     }
