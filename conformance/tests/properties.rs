@@ -93,3 +93,35 @@ fn clusters_never_touch_each_other() {
     )
     .unwrap();
 }
+
+/// Beyond the sampled cut points: every cut point of one cluster with a bastion and a
+/// machine, in a pre-existing VPC, for the create and for the delete.
+#[test]
+fn crash_at_every_change_of_one_cluster() {
+    let case = Case {
+        zones: 2,
+        cidr: "10.0.0.0/16",
+        bastion: true,
+        internal: false,
+        machines: 1,
+        pre: conformance::world::Preexisting {
+            vpc: true,
+            ..Default::default()
+        },
+    };
+    // A reconcile of this cluster makes fewer than 45 changes; the delete fewer than 40.
+    for k in 1..45 {
+        let c = case.clone();
+        check(&case, |env| async move {
+            properties::crash_convergence(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("create cut at {k}: {e}"));
+    }
+    for k in 1..40 {
+        let c = case.clone();
+        check(&case, |env| async move {
+            properties::delete_completeness(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("delete cut at {k}: {e}"));
+    }
+}
