@@ -216,6 +216,20 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
         ]
     );
 
+    // The tags a cloud controller manager looks for.
+    for sn in subnets.subnets() {
+        let role = if sn.map_public_ip_on_launch() == Some(true) {
+            "kubernetes.io/role/elb"
+        } else {
+            "kubernetes.io/role/internal-elb"
+        };
+        assert_eq!(tag(sn.tags(), role).as_deref(), Some("1"));
+        assert_eq!(
+            tag(sn.tags(), "kubernetes.io/cluster/c1").as_deref(),
+            Some("owned")
+        );
+    }
+
     // Gateway, NAT gateways (one per zone, in the public subnet of the zone), EIPs.
     let igws = ec2
         .describe_internet_gateways()
@@ -363,6 +377,11 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
         rules(&lb_sg),
         BTreeSet::from([("tcp".into(), Some(6443), "0.0.0.0/0".into())])
     );
+    assert_eq!(
+        tag(lb_sg.tags(), "kubernetes.io/cluster/c1").as_deref(),
+        Some("owned")
+    );
+    assert_eq!(tag(cp.tags(), "kubernetes.io/cluster/c1"), None);
 
     // Bastion: in a public subnet, with its group and the key.
     let bastions = ec2

@@ -64,7 +64,14 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         let id = g.internet_gateway_id().unwrap_or_default().to_string();
         let managed = ownership::is_managed(s.name(), ownership::ec2_pairs(g.tags()));
         if managed {
-            s.ensure_tags(&id, g.tags(), "common", &name).await?;
+            s.ensure_tags(
+                &id,
+                g.tags(),
+                ResourceType::InternetGateway,
+                "common",
+                &name,
+            )
+            .await?;
         }
         s.status.internet_gateway = Some(Res { id, managed });
         return Ok(());

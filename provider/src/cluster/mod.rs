@@ -205,10 +205,36 @@ impl<'a> Scope<'a> {
         ownership::tags_for(&self.plan.name, role, name, &self.plan.spec.additional_tags)
     }
 
+    /// The tags of a created EC2 resource of type `rt`: [`tags`](Self::tags), and the
+    /// Kubernetes tags a cloud controller manager looks for: on subnets the cluster tag and
+    /// `kubernetes.io/role/elb` (public) or `internal-elb` (private), on the load balancer's
+    /// group the cluster tag.
+    pub fn ec2_tags(&self, rt: &ResourceType, role: &str, name: &str) -> BTreeMap<String, String> {
+        let mut t = self.tags(role, name);
+        let cluster_tag = format!("kubernetes.io/cluster/{}", self.plan.name);
+        match rt {
+            ResourceType::Subnet => {
+                t.insert(cluster_tag, ownership::OWNED.into());
+                let elb = if role == "public" {
+                    "kubernetes.io/role/elb"
+                } else {
+                    "kubernetes.io/role/internal-elb"
+                };
+                t.insert(elb.into(), "1".into());
+            }
+            ResourceType::SecurityGroup if role == Role::ApiServerLb.as_str() => {
+                t.insert(cluster_tag, ownership::OWNED.into());
+            }
+            _ => {}
+        }
+        t
+    }
+
     /// A TagSpecification for a created resource.
     pub fn tag_spec(&self, rt: ResourceType, role: &str, name: &str) -> TagSpecification {
+        let tags = self.ec2_tags(&rt, role, name);
         let mut s = TagSpecification::builder().resource_type(rt);
-        for (k, v) in self.tags(role, name) {
+        for (k, v) in tags {
             s = s.tags(Tag::builder().key(k).value(v).build());
         }
         s.build()
@@ -253,10 +279,11 @@ impl<'a> Scope<'a> {
         &mut self,
         id: &str,
         current: &[Tag],
+        rt: ResourceType,
         role: &str,
         name: &str,
     ) -> Result<(), Error> {
-        let want = self.tags(role, name);
+        let want = self.ec2_tags(&rt, role, name);
         let missing: Vec<Tag> = want
             .iter()
             .filter(|(k, v)| ownership::ec2_tag(current, k) != Some(v.as_str()))

@@ -84,7 +84,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         let (id, associated, current_target) = match existing {
             Some(t) => {
                 let id = t.route_table_id().unwrap_or_default().to_string();
-                s.ensure_tags(&id, t.tags(), kind, &name).await?;
+                s.ensure_tags(&id, t.tags(), ResourceType::RouteTable, kind, &name)
+                    .await?;
                 let associated = t
                     .associations()
                     .iter()

@@ -301,7 +301,14 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         let id = match owned.iter().find(|g| role_of(g) == Some(role)) {
             Some(g) => {
                 let id = g.group_id().unwrap_or_default().to_string();
-                s.ensure_tags(&id, g.tags(), role.as_str(), &name).await?;
+                s.ensure_tags(
+                    &id,
+                    g.tags(),
+                    ResourceType::SecurityGroup,
+                    role.as_str(),
+                    &name,
+                )
+                .await?;
                 current.insert(role, described(g));
                 id
             }

@@ -180,7 +180,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     });
                 }
                 let id = sn.subnet_id().unwrap_or_default().to_string();
-                s.ensure_tags(&id, sn.tags(), kind, &name).await?;
+                s.ensure_tags(&id, sn.tags(), ResourceType::Subnet, kind, &name)
+                    .await?;
                 sn
             }
             None => {

@@ -88,7 +88,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 });
             }
             let id = v.vpc_id().unwrap_or_default().to_string();
-            s.ensure_tags(&id, v.tags(), "common", &name).await?;
+            s.ensure_tags(&id, v.tags(), ResourceType::Vpc, "common", &name)
+                .await?;
             v
         }
         None => {

@@ -389,7 +389,7 @@ pub const DEFAULT_BASTION_TYPE: &str = "t3.micro";
 /// The default idle timeout of the API load balancer.
 pub const DEFAULT_IDLE_TIMEOUT: i32 = 600;
 /// AWS allows 50 tags per resource; the provider uses up to this many of its own.
-const OWN_TAGS: usize = 5;
+const OWN_TAGS: usize = 7;
 
 /// One subnet of the plan: existing or to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
