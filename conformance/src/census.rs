@@ -249,13 +249,3 @@ pub async fn snapshot(
     }
     Ok(out)
 }
-
-/// Ids of live things still carrying `cluster`'s owned tag (anything but terminated
-/// instances and deleted NAT gateways, which AWS keeps visible a while).
-pub async fn owned_left(
-    clients: &provider::Clients,
-    cluster: &str,
-) -> Result<Vec<String>, Failure> {
-    let c = census(clients, cluster).await?;
-    Ok(c.into_iter().map(|(k, n)| format!("{n} {k}")).collect())
-}

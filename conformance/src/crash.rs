@@ -37,11 +37,6 @@ impl CutAfter {
             seen: Arc::new(AtomicUsize::new(0)),
         }
     }
-
-    /// Whether the cut happened (more than k-1 mutating calls were attempted).
-    pub fn fired(&self) -> bool {
-        self.seen.load(Ordering::SeqCst) >= self.k
-    }
 }
 
 impl Intercept for CutAfter {
@@ -89,7 +84,7 @@ impl Intercept for CutAfter {
 
 /// Clients like `base` (same endpoint, region, credentials and call counter) that crash
 /// after the `k`-th mutating call; the SDK's retries are off so the cut is exact.
-pub fn crashing(base: &Clients, k: usize) -> (Clients, CutAfter) {
+pub fn crashing(base: &Clients, k: usize) -> Clients {
     let cut = CutAfter::new(k);
     let mut c = base.clone();
     c.ec2 = aws_sdk_ec2::Client::from_conf(
@@ -108,5 +103,5 @@ pub fn crashing(base: &Clients, k: usize) -> (Clients, CutAfter) {
             .retry_config(aws_sdk_elasticloadbalancing::config::retry::RetryConfig::disabled())
             .build(),
     );
-    (c, cut)
+    c
 }

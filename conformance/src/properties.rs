@@ -181,12 +181,12 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
 pub async fn crash_convergence(env: &Env, case: &Case, k: usize) -> Result<Report, Failure> {
     let p = prepare(env, case, "crash").await?;
     let c = &env.clients;
-    let (cut, _) = crashing(c, k);
+    let cut = crashing(c, k);
     // The cut run may fail or, with few changes, finish: both are fine.
     let _ = ClusterActuator::new(cut).reconcile(&p.cluster).await;
     up(env, c, &p.cluster).await?;
     if !p.machines.is_empty() {
-        let (cut, _) = crashing(c, k.min(3));
+        let cut = crashing(c, k.min(3));
         let m = MachineActuator::new(cut);
         for mac in &p.machines {
             let _ = m.create(&p.cluster, mac, None).await;
@@ -241,7 +241,7 @@ pub async fn delete_completeness(env: &Env, case: &Case, k: usize) -> Result<Rep
     up(env, c, &p.cluster).await?;
     create_machines(env, c, &p.cluster, &p.machines).await?;
     delete_machines(c, &p.cluster, &p.machines).await?;
-    let (cut, _) = crashing(c, k);
+    let cut = crashing(c, k);
     let _ = ClusterActuator::new(cut).delete(&p.cluster).await;
     down(env, c, &p.cluster).await?;
     let left = census(c, &p.cluster.metadata.name).await?;
@@ -352,7 +352,7 @@ pub async fn machines(env: &Env, case: &Case, k: usize) -> Result<Report, Failur
     let c = &env.clients;
     up(env, c, &p.cluster).await?;
     let m = MachineActuator::new(c.clone());
-    let (cut, _) = crashing(c, k);
+    let cut = crashing(c, k);
     let crashing_m = MachineActuator::new(cut);
     for mac in &p.machines {
         let _ = crashing_m.create(&p.cluster, mac, None).await;

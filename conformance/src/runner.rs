@@ -42,7 +42,6 @@ fn error_kind(e: &provider::Error) -> &'static str {
         provider::Error::Many(_) => "Many",
         provider::Error::UserDataTooLarge { .. } => "UserDataTooLarge",
         provider::Error::NoImage { .. } => "NoImage",
-        provider::Error::ClusterNotReady { .. } => "ClusterNotReady",
     }
 }
 
@@ -83,14 +82,14 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 }
             }
             Step::ReconcileCutAfter(k) => {
-                let (cut, _) = crashing(c, *k);
+                let cut = crashing(c, *k);
                 let _ = ClusterActuator::new(cut).reconcile(&cluster).await;
             }
             Step::CreateMachines => {
                 create_machines(env, c, &cluster, &machines).await?;
             }
             Step::CreateMachinesCutAfter(k) => {
-                let (cut, _) = crashing(c, *k);
+                let cut = crashing(c, *k);
                 let m = MachineActuator::new(cut);
                 for mac in &machines {
                     let _ = m.create(&cluster, mac, None).await;
@@ -99,7 +98,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             Step::DeleteMachines => delete_machines(c, &cluster, &machines).await?,
             Step::Delete => down(env, c, &cluster).await?,
             Step::DeleteCutAfter(k) => {
-                let (cut, _) = crashing(c, *k);
+                let cut = crashing(c, *k);
                 let _ = ClusterActuator::new(cut).delete(&cluster).await;
             }
             Step::Change(change) => {

@@ -14,9 +14,6 @@ use crate::census::Census;
 use crate::target::Env;
 use crate::{Failure, aws_failure};
 
-/// The zones cases use in us-east-1 (elsewhere: the region's a, b and c).
-pub const ZONES: [&str; 3] = ["us-east-1a", "us-east-1b", "us-east-1c"];
-
 /// The first `n` zones of `region`.
 pub fn zones(region: &str, n: usize) -> Vec<String> {
     ["a", "b", "c"][..n.min(3)]
@@ -133,9 +130,7 @@ impl Case {
                     .cidr
                     .parse()
                     .unwrap_or_else(|_| ipnet::Ipv4Net::default());
-                let zones: Vec<String> =
-                    ZONES[..self.zones].iter().map(|z| z.to_string()).collect();
-                provider::spec::default_subnets(vpc, &zones)
+                provider::spec::default_subnets(vpc, &zones(&ex.region, self.zones))
                     .into_iter()
                     .map(|p| {
                         yaml_map(&[

@@ -54,14 +54,6 @@ pub enum Error {
         /// The architecture.
         architecture: String,
     },
-    /// The cluster's infrastructure is not ready for machines yet.
-    #[error("cluster {cluster} is not ready: {reason}")]
-    ClusterNotReady {
-        /// The cluster.
-        cluster: String,
-        /// What is missing.
-        reason: String,
-    },
     /// An AWS call failed.
     #[error(transparent)]
     Aws(#[from] AwsError),

@@ -53,17 +53,20 @@ pub fn is_managed<'a>(cluster: &str, tags: impl IntoIterator<Item = (&'a str, &'
     tags.into_iter().any(|(k, v)| k == key && v == OWNED)
 }
 
+/// FNV-1a over `bytes` from `seed`: a stable, dependency-free hash for names and tokens
+/// (not for secrets).
+pub fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(seed, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// A deterministic ClientToken (at most 64 characters) for a create identified by `parts`
 /// (cluster, what, the VPC or subnet it goes in, ...): the same create retried after a crash
 /// reuses it, so AWS answers the first result instead of making a twin; a create in a new VPC
 /// (the cluster deleted and made again) gets a new one.
 pub fn client_token(parts: &[&str]) -> String {
-    let joined = parts.join("/");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in joined.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv1a(0xcbf2_9ce4_8422_2325, parts.join("/").as_bytes());
     let readable: String = parts
         .iter()
         .take(2)
@@ -75,6 +78,27 @@ pub fn client_token(parts: &[&str]) -> String {
         .take(40)
         .collect();
     format!("capa-{readable}-{h:016x}")
+}
+
+/// What brings `current` to `want`: the tags to set (missing or changed), and the tags to
+/// remove (additional tags recorded in the last-applied tag that `want` no longer has; tags
+/// others put on the resource are never among them).
+pub fn tag_changes(
+    current: &[aws_sdk_ec2::types::Tag],
+    want: &BTreeMap<String, String>,
+) -> (Vec<aws_sdk_ec2::types::Tag>, Vec<aws_sdk_ec2::types::Tag>) {
+    use aws_sdk_ec2::types::Tag;
+    let missing = want
+        .iter()
+        .filter(|(k, v)| ec2_tag(current, k) != Some(v.as_str()))
+        .map(|(k, v)| Tag::builder().key(k).value(v).build())
+        .collect();
+    let dropped = last_applied(ec2_tag(current, LAST_APPLIED_KEY))
+        .into_iter()
+        .filter(|k| !want.contains_key(k) && ec2_tag(current, k).is_some())
+        .map(|k| Tag::builder().key(k).build())
+        .collect();
+    (missing, dropped)
 }
 
 /// EC2 tags as pairs.

@@ -8,9 +8,22 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The folder of the scenario files (this crate's `scenarios/`).
+/// The folder of the scenario files: `SCENARIOS_DIR` when set, else `scenarios/scenarios`
+/// under the working directory (the workspace root, as `cargo xtask` runs it) or its parent
+/// (a workspace member, as `cargo test` runs it), else this crate's folder where it was built.
 pub fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+    if let Some(d) = std::env::var_os("SCENARIOS_DIR") {
+        return PathBuf::from(d);
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let cwd = std::env::current_dir().unwrap_or_default();
+    [
+        cwd.join("scenarios").join("scenarios"),
+        cwd.join("..").join("scenarios").join("scenarios"),
+    ]
+    .into_iter()
+    .find(|d| d.is_dir())
+    .unwrap_or(built)
 }
 
 /// Why a scenario file could not be loaded.

@@ -58,7 +58,11 @@ fn main() -> Result<()> {
 
 /// The workspace root: the parent of this crate's manifest directory.
 fn workspace_root() -> Result<PathBuf> {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // `cargo run` sets CARGO_MANIFEST_DIR for the process too; prefer it to the path baked in
+    // at build time, which is stale when a target dir is shared by checkouts at other paths.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     manifest
         .parent()
         .map(PathBuf::from)

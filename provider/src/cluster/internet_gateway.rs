@@ -144,40 +144,36 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
             if !s.act(format!("detach internet gateway {id} from {vpc}")) {
                 continue;
             }
-            match s
+            let r = s
                 .ec2()
                 .detach_internet_gateway()
                 .internet_gateway_id(&id)
                 .vpc_id(&vpc)
                 .send()
                 .await
+                .map(|_| ())
                 .map_err(aws("DetachInternetGateway"))
-            {
-                Ok(_) => {}
-                Err(e) if e.is_not_found() || e.code == "Gateway.NotAttached" => {}
-                Err(e) if e.is_dependency() => {
-                    s.wait(format!("internet gateway {id}: {}", e.message));
-                    blocked = true;
-                }
-                Err(e) => return Err(e.into()),
-            }
+                // Already detached is what was wanted.
+                .or_else(|e| {
+                    if e.code == "Gateway.NotAttached" {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                });
+            blocked |= !s.settle(&format!("internet gateway {id}"), r)?;
         }
         if blocked || !s.act(format!("delete internet gateway {id}")) {
             continue;
         }
-        match s
+        let r = s
             .ec2()
             .delete_internet_gateway()
             .internet_gateway_id(&id)
             .send()
             .await
-            .map_err(aws("DeleteInternetGateway"))
-        {
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(e) if e.is_dependency() => s.wait(format!("internet gateway {id}: {}", e.message)),
-            Err(e) => return Err(e.into()),
-        }
+            .map_err(aws("DeleteInternetGateway"));
+        s.settle(&format!("internet gateway {id}"), r)?;
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use ipnet::Ipv4Net;
 use serde::Serialize;
 
-use crate::aws_error::aws;
+use crate::aws_error::{AwsError, aws};
 use crate::clients::Clients;
 use crate::error::Error;
 use crate::ownership;
@@ -263,6 +263,21 @@ impl<'a> Scope<'a> {
         self.waiting.push(what);
     }
 
+    /// Settles the answer of a delete (or detach) of `what`: `Ok(true)` when it succeeded or
+    /// the resource is already gone, `Ok(false)` (and recorded as pending) when something
+    /// still depends on it, the error otherwise.
+    pub fn settle<T>(&mut self, what: &str, result: Result<T, AwsError>) -> Result<bool, Error> {
+        match result {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(true),
+            Err(e) if e.is_dependency() => {
+                self.wait(format!("{what}: {}", e.message));
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The VPC id (or its placeholder).
     pub fn vpc_id(&self) -> Option<&str> {
         self.status.vpc.as_ref().map(|v| v.id.as_str())
@@ -284,20 +299,10 @@ impl<'a> Scope<'a> {
         name: &str,
     ) -> Result<(), Error> {
         let want = self.ec2_tags(&rt, role, name);
-        let missing: Vec<Tag> = want
-            .iter()
-            .filter(|(k, v)| ownership::ec2_tag(current, k) != Some(v.as_str()))
-            .map(|(k, v)| Tag::builder().key(k).value(v).build())
-            .collect();
         if is_new(id) {
             return Ok(());
         }
-        let dropped: Vec<Tag> =
-            ownership::last_applied(ownership::ec2_tag(current, ownership::LAST_APPLIED_KEY))
-                .into_iter()
-                .filter(|k| !want.contains_key(k) && ownership::ec2_tag(current, k).is_some())
-                .map(|k| Tag::builder().key(k).build())
-                .collect();
+        let (missing, dropped) = ownership::tag_changes(current, &want);
         if !dropped.is_empty() && self.act(format!("untag {id} ({} tags)", dropped.len())) {
             self.ec2()
                 .delete_tags()

@@ -241,19 +241,14 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         if !s.act(format!("release elastic ip {id}")) {
             continue;
         }
-        match s
+        let r = s
             .ec2()
             .release_address()
             .allocation_id(&id)
             .send()
             .await
-            .map_err(aws("ReleaseAddress"))
-        {
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(e) if e.is_dependency() => s.wait(format!("elastic ip {id}: {}", e.message)),
-            Err(e) => return Err(e.into()),
-        }
+            .map_err(aws("ReleaseAddress"));
+        s.settle(&format!("elastic ip {id}"), r)?;
     }
     Ok(())
 }

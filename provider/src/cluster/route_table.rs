@@ -212,19 +212,14 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         if !s.act(format!("delete route table {id}")) {
             continue;
         }
-        match s
+        let r = s
             .ec2()
             .delete_route_table()
             .route_table_id(&id)
             .send()
             .await
-            .map_err(aws("DeleteRouteTable"))
-        {
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(e) if e.is_dependency() => s.wait(format!("route table {id}: {}", e.message)),
-            Err(e) => return Err(e.into()),
-        }
+            .map_err(aws("DeleteRouteTable"));
+        s.settle(&format!("route table {id}"), r)?;
     }
     Ok(())
 }

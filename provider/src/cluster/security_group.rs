@@ -450,19 +450,14 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         if !s.act(format!("delete security group {id}")) {
             continue;
         }
-        match s
+        let r = s
             .ec2()
             .delete_security_group()
             .group_id(&id)
             .send()
             .await
-            .map_err(aws("DeleteSecurityGroup"))
-        {
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(e) if e.is_dependency() => s.wait(format!("security group {id}: {}", e.message)),
-            Err(e) => return Err(e.into()),
-        }
+            .map_err(aws("DeleteSecurityGroup"));
+        s.settle(&format!("security group {id}"), r)?;
     }
     Ok(())
 }

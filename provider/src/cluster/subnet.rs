@@ -250,19 +250,14 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         if !s.act(format!("delete subnet {id}")) {
             continue;
         }
-        match s
+        let r = s
             .ec2()
             .delete_subnet()
             .subnet_id(&id)
             .send()
             .await
-            .map_err(aws("DeleteSubnet"))
-        {
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(e) if e.is_dependency() => s.wait(format!("subnet {id}: {}", e.message)),
-            Err(e) => return Err(e.into()),
-        }
+            .map_err(aws("DeleteSubnet"));
+        s.settle(&format!("subnet {id}"), r)?;
     }
     Ok(())
 }

@@ -158,23 +158,15 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     if !s.act(format!("delete vpc {}", vpc.id)) {
         return Ok(());
     }
-    match s
+    let r = s
         .ec2()
         .delete_vpc()
         .vpc_id(&vpc.id)
         .send()
         .await
-        .map_err(aws("DeleteVpc"))
-    {
-        Ok(_) => {
-            s.status.vpc = None;
-            Ok(())
-        }
-        Err(e) if e.is_not_found() => Ok(()),
-        Err(e) if e.is_dependency() => {
-            s.wait(format!("vpc {}: {}", vpc.id, e.message));
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
+        .map_err(aws("DeleteVpc"));
+    if s.settle(&format!("vpc {}", vpc.id), r)? {
+        s.status.vpc = None;
     }
+    Ok(())
 }

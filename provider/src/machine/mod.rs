@@ -820,17 +820,7 @@ impl MachineActuator {
         // Tags: add missing or changed, remove the additional ones the spec dropped.
         let tags = self.tags(cluster, machine);
         let current = i.tags();
-        let missing: Vec<Tag> = tags
-            .iter()
-            .filter(|(k, v)| ownership::ec2_tag(current, k) != Some(v.as_str()))
-            .map(|(k, v)| Tag::builder().key(k).value(v).build())
-            .collect();
-        let dropped: Vec<Tag> =
-            ownership::last_applied(ownership::ec2_tag(current, ownership::LAST_APPLIED_KEY))
-                .into_iter()
-                .filter(|k| !tags.contains_key(k) && ownership::ec2_tag(current, k).is_some())
-                .map(|k| Tag::builder().key(k).build())
-                .collect();
+        let (missing, dropped) = ownership::tag_changes(current, &tags);
         if !dropped.is_empty() {
             tracing::info!(target: "capa::progress", "untag {id} ({} tags)", dropped.len());
             self.ec2()

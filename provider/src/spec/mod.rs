@@ -454,11 +454,7 @@ pub fn load_balancer_name(cluster: &str, explicit: Option<&str>) -> String {
     // 28 base-36 characters of two FNV-1a hashes, then "-k8s": 32 characters in all.
     let mut out = String::new();
     for seed in [0xcbf2_9ce4_8422_2325_u64, 0x8422_2325_cbf2_9ce4] {
-        let mut h = seed;
-        for b in wanted.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+        let mut h = crate::ownership::fnv1a(seed, wanted.as_bytes());
         for _ in 0..14 {
             let d = (h % 36) as u32;
             out.push(char::from_digit(d, 36).unwrap_or('0'));
