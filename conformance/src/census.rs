@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::Filter;
 
+use provider::cluster::Step;
+
 use crate::{Failure, aws_failure};
 
 /// Live owned resources by kind (`vpc`, `subnet`, `internetGateway`, `elasticIp`,
@@ -21,7 +23,8 @@ fn f(name: &str, values: &[&str]) -> Filter {
     b.build()
 }
 
-/// The live resources `cluster` owns in the target.
+/// The live resources `cluster` owns in the target, step by step of the provider's order
+/// (`Step::ORDER`), so a new step cannot be left out.
 pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census, Failure> {
     let ec2 = &clients.ec2;
     let owned = || {
@@ -36,116 +39,137 @@ pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census
             c.insert(k.to_string(), n);
         }
     };
-    let v = ec2
-        .describe_vpcs()
-        .filters(owned())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeVpcs"))?;
-    put("vpc", v.vpcs().len());
-    let s = ec2
-        .describe_subnets()
-        .filters(owned())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeSubnets"))?;
-    put("subnet", s.subnets().len());
-    let g = ec2
-        .describe_internet_gateways()
-        .filters(owned())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeInternetGateways"))?;
-    put("internetGateway", g.internet_gateways().len());
-    let a = ec2
-        .describe_addresses()
-        .filters(owned())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeAddresses"))?;
-    put("elasticIp", a.addresses().len());
-    let n = ec2
-        .describe_nat_gateways()
-        .filter(owned())
-        .filter(f("state", &["pending", "available", "deleting", "failed"]))
-        .send()
-        .await
-        .map_err(aws_failure("DescribeNatGateways"))?;
-    put("natGateway", n.nat_gateways().len());
-    let r = ec2
-        .describe_route_tables()
-        .filters(owned())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeRouteTables"))?;
-    put("routeTable", r.route_tables().len());
-    let sg = ec2
-        .describe_security_groups()
-        .filters(owned())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeSecurityGroups"))?;
-    put("securityGroup", sg.security_groups().len());
-    let live = ["pending", "running", "stopping", "stopped"];
-    for (kind, roles) in [
-        ("bastion", &["bastion"][..]),
-        ("machine", &["controlplane", "node"][..]),
-    ] {
-        let i = ec2
-            .describe_instances()
-            .filters(owned())
-            .filters(f("tag:sigs.k8s.io/cluster-api-provider-aws/role", roles))
-            .filters(f("instance-state-name", &live))
-            .send()
-            .await
-            .map_err(aws_failure("DescribeInstances"))?;
-        put(
-            kind,
-            i.reservations().iter().map(|r| r.instances().len()).sum(),
-        );
-    }
-    let vol = ec2
-        .describe_volumes()
-        .filters(owned())
-        .filters(f("status", &["creating", "available", "in-use"]))
-        .send()
-        .await
-        .map_err(aws_failure("DescribeVolumes"))?;
-    put("volume", vol.volumes().len());
-    let lbs = clients
-        .elb
-        .describe_load_balancers()
-        .into_paginator()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await
-        .map_err(aws_failure("DescribeLoadBalancers"))?;
-    let names: Vec<String> = lbs
-        .iter()
-        .flat_map(|p| p.load_balancer_descriptions())
-        .filter_map(|d| d.load_balancer_name().map(String::from))
-        .collect();
-    let key = provider::ownership::cluster_key(cluster);
-    let mut owned_lbs = 0;
-    for chunk in names.chunks(20) {
-        let t = clients
-            .elb
-            .describe_tags()
-            .set_load_balancer_names(Some(chunk.to_vec()))
-            .send()
-            .await
-            .map_err(aws_failure("DescribeTags"))?;
-        owned_lbs += t
-            .tag_descriptions()
-            .iter()
-            .filter(|d| {
-                d.tags()
+    for step in Step::ORDER {
+        match step {
+            Step::Vpc => {
+                let v = ec2
+                    .describe_vpcs()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeVpcs"))?;
+                put("vpc", v.vpcs().len());
+            }
+            Step::Subnet => {
+                let s = ec2
+                    .describe_subnets()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeSubnets"))?;
+                put("subnet", s.subnets().len());
+            }
+            Step::InternetGateway => {
+                let g = ec2
+                    .describe_internet_gateways()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeInternetGateways"))?;
+                put("internetGateway", g.internet_gateways().len());
+            }
+            Step::NatGateway => {
+                let n = ec2
+                    .describe_nat_gateways()
+                    .filter(owned())
+                    .filter(f("state", &["pending", "available", "deleting", "failed"]))
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeNatGateways"))?;
+                put("natGateway", n.nat_gateways().len());
+                let a = ec2
+                    .describe_addresses()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeAddresses"))?;
+                put("elasticIp", a.addresses().len());
+            }
+            Step::RouteTable => {
+                let r = ec2
+                    .describe_route_tables()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeRouteTables"))?;
+                put("routeTable", r.route_tables().len());
+            }
+            Step::SecurityGroup => {
+                let sg = ec2
+                    .describe_security_groups()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeSecurityGroups"))?;
+                put("securityGroup", sg.security_groups().len());
+            }
+            // Machines and their volumes are instances too; they go with the bastion.
+            Step::Bastion => {
+                let live = ["pending", "running", "stopping", "stopped"];
+                for (kind, roles) in [
+                    ("bastion", &["bastion"][..]),
+                    ("machine", &["controlplane", "node"][..]),
+                ] {
+                    let i = ec2
+                        .describe_instances()
+                        .filters(owned())
+                        .filters(f("tag:sigs.k8s.io/cluster-api-provider-aws/role", roles))
+                        .filters(f("instance-state-name", &live))
+                        .send()
+                        .await
+                        .map_err(aws_failure("DescribeInstances"))?;
+                    put(
+                        kind,
+                        i.reservations().iter().map(|r| r.instances().len()).sum(),
+                    );
+                }
+                let vol = ec2
+                    .describe_volumes()
+                    .filters(owned())
+                    .filters(f("status", &["creating", "available", "in-use"]))
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeVolumes"))?;
+                put("volume", vol.volumes().len());
+            }
+            Step::LoadBalancer => {
+                let lbs = clients
+                    .elb
+                    .describe_load_balancers()
+                    .into_paginator()
+                    .send()
+                    .collect::<Result<Vec<_>, _>>()
+                    .await
+                    .map_err(aws_failure("DescribeLoadBalancers"))?;
+                let names: Vec<String> = lbs
                     .iter()
-                    .any(|t| t.key() == key && t.value() == Some("owned"))
-            })
-            .count();
+                    .flat_map(|p| p.load_balancer_descriptions())
+                    .filter_map(|d| d.load_balancer_name().map(String::from))
+                    .collect();
+                let key = provider::ownership::cluster_key(cluster);
+                let mut owned_lbs = 0;
+                for chunk in names.chunks(20) {
+                    let t = clients
+                        .elb
+                        .describe_tags()
+                        .set_load_balancer_names(Some(chunk.to_vec()))
+                        .send()
+                        .await
+                        .map_err(aws_failure("DescribeTags"))?;
+                    owned_lbs += t
+                        .tag_descriptions()
+                        .iter()
+                        .filter(|d| {
+                            d.tags()
+                                .iter()
+                                .any(|t| t.key() == key && t.value() == Some("owned"))
+                        })
+                        .count();
+                }
+                put("loadBalancer", owned_lbs);
+            }
+        }
     }
-    put("loadBalancer", owned_lbs);
     Ok(c)
 }
 

@@ -1,13 +1,15 @@
 //! Deletes everything a conformance run tagged (`capa-conformance-run=<id>`), or every run
-//! older than a cutoff, in dependency order: load balancers, instances (waiting until
-//! terminated), NAT gateways (waiting until deleted), addresses, security groups (rules
-//! first), route tables, gateways, subnets, VPCs. Used after each case on a shared target and
-//! by `cargo xtask sweep` after a crashed run.
+//! older than a cutoff, in the provider's order of deletion (`Step::deletion_order`): load
+//! balancers, instances (bastions and machines, waiting until terminated), security groups
+//! (rules first), route tables, NAT gateways (waiting until deleted) and their addresses,
+//! gateways, subnets, VPCs. Used after each case on a shared target and by `cargo xtask
+//! sweep` after a crashed run.
 
 use std::time::{Duration, Instant};
 
 use aws_sdk_ec2::types::{Filter, Tag};
 use provider::Clients;
+use provider::cluster::Step;
 
 use crate::{Failure, RUN_STARTED_TAG, RUN_TAG, aws_failure};
 
@@ -64,308 +66,390 @@ pub async fn sweep(
     poll: Duration,
     patience: Duration,
 ) -> Result<Swept, Failure> {
-    let ec2 = &clients.ec2;
-    let mut swept = Swept::default();
-    let start = Instant::now();
+    let mut sweeper = Sweeper {
+        clients,
+        ec2: &clients.ec2,
+        sel,
+        poll,
+        patience,
+        start: Instant::now(),
+        swept: Swept::default(),
+    };
+    for step in Step::deletion_order() {
+        match step {
+            Step::LoadBalancer => sweeper.load_balancers().await?,
+            Step::Bastion => sweeper.instances().await?,
+            Step::SecurityGroup => sweeper.security_groups().await?,
+            Step::RouteTable => sweeper.route_tables().await?,
+            Step::NatGateway => sweeper.nat_gateways().await?,
+            Step::InternetGateway => sweeper.internet_gateways().await?,
+            Step::Subnet => sweeper.subnets().await?,
+            Step::Vpc => sweeper.vpcs().await?,
+        }
+    }
+    Ok(sweeper.swept)
+}
 
-    // Load balancers.
-    let pages = clients
-        .elb
-        .describe_load_balancers()
-        .into_paginator()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await
-        .map_err(aws_failure("DescribeLoadBalancers"))?;
-    let names: Vec<String> = pages
-        .iter()
-        .flat_map(|p| p.load_balancer_descriptions())
-        .filter_map(|d| d.load_balancer_name().map(String::from))
-        .collect();
-    for chunk in names.chunks(20) {
-        let t = clients
+/// One sweep under way: what it selects, how long it waits, what it deleted.
+struct Sweeper<'a> {
+    clients: &'a Clients,
+    ec2: &'a aws_sdk_ec2::Client,
+    sel: &'a Selector,
+    poll: Duration,
+    patience: Duration,
+    start: Instant,
+    swept: Swept,
+}
+
+impl Sweeper<'_> {
+    /// Load balancers.
+    async fn load_balancers(&mut self) -> Result<(), Failure> {
+        let pages = self
+            .clients
             .elb
-            .describe_tags()
-            .set_load_balancer_names(Some(chunk.to_vec()))
+            .describe_load_balancers()
+            .into_paginator()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
-            .map_err(aws_failure("DescribeTags"))?;
-        for d in t.tag_descriptions() {
-            let get = |k: &str| {
-                d.tags()
-                    .iter()
-                    .find(|t| t.key() == k)
-                    .and_then(|t| t.value())
-            };
-            if sel.matches(get(RUN_TAG), get(RUN_STARTED_TAG)) {
-                let name = d.load_balancer_name().unwrap_or_default().to_string();
-                clients
-                    .elb
-                    .delete_load_balancer()
-                    .load_balancer_name(&name)
-                    .send()
-                    .await
-                    .map_err(aws_failure("DeleteLoadBalancer"))?;
-                swept.0.push(("loadBalancer".into(), name));
-            }
-        }
-    }
-
-    // Instances, then wait until they are terminated.
-    loop {
-        let out = ec2
-            .describe_instances()
-            .filters(sel.filter())
-            .filters(
-                Filter::builder()
-                    .name("instance-state-name")
-                    .values("pending")
-                    .values("running")
-                    .values("stopping")
-                    .values("stopped")
-                    .values("shutting-down")
-                    .build(),
-            )
-            .send()
-            .await
-            .map_err(aws_failure("DescribeInstances"))?;
-        let live: Vec<(String, bool)> = out
-            .reservations()
+            .map_err(aws_failure("DescribeLoadBalancers"))?;
+        let names: Vec<String> = pages
             .iter()
-            .flat_map(|r| r.instances())
-            .filter(|i| sel.matches_ec2(i.tags()))
-            .map(|i| {
-                (
-                    i.instance_id().unwrap_or_default().to_string(),
-                    i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("shutting-down"),
-                )
-            })
+            .flat_map(|p| p.load_balancer_descriptions())
+            .filter_map(|d| d.load_balancer_name().map(String::from))
             .collect();
-        if live.is_empty() {
-            break;
-        }
-        let to_stop: Vec<String> = live
-            .iter()
-            .filter(|(_, s)| !s)
-            .map(|(i, _)| i.clone())
-            .collect();
-        if !to_stop.is_empty() {
-            ec2.terminate_instances()
-                .set_instance_ids(Some(to_stop.clone()))
+        for chunk in names.chunks(20) {
+            let t = self
+                .clients
+                .elb
+                .describe_tags()
+                .set_load_balancer_names(Some(chunk.to_vec()))
                 .send()
                 .await
-                .map_err(aws_failure("TerminateInstances"))?;
-            swept
-                .0
-                .extend(to_stop.into_iter().map(|i| ("instance".to_string(), i)));
-        }
-        if start.elapsed() > patience {
-            return Err(Failure::Check("instances still terminating".into()));
-        }
-        tokio::time::sleep(poll).await;
-    }
-
-    // NAT gateways, then wait until deleted.
-    loop {
-        let out = ec2
-            .describe_nat_gateways()
-            .filter(sel.filter())
-            .filter(
-                Filter::builder()
-                    .name("state")
-                    .values("pending")
-                    .values("available")
-                    .values("failed")
-                    .values("deleting")
-                    .build(),
-            )
-            .send()
-            .await
-            .map_err(aws_failure("DescribeNatGateways"))?;
-        let live: Vec<_> = out
-            .nat_gateways()
-            .iter()
-            .filter(|n| sel.matches_ec2(n.tags()))
-            .collect();
-        if live.is_empty() {
-            break;
-        }
-        for n in live {
-            if n.state().map(|s| s.as_str()) != Some("deleting") {
-                let id = n.nat_gateway_id().unwrap_or_default().to_string();
-                ec2.delete_nat_gateway()
-                    .nat_gateway_id(&id)
-                    .send()
-                    .await
-                    .map_err(aws_failure("DeleteNatGateway"))?;
-                swept.0.push(("natGateway".into(), id));
-            }
-        }
-        if start.elapsed() > patience {
-            return Err(Failure::Check("NAT gateways still deleting".into()));
-        }
-        tokio::time::sleep(poll).await;
-    }
-
-    let addresses = ec2
-        .describe_addresses()
-        .filters(sel.filter())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeAddresses"))?;
-    for a in addresses
-        .addresses()
-        .iter()
-        .filter(|a| sel.matches_ec2(a.tags()))
-    {
-        let id = a.allocation_id().unwrap_or_default().to_string();
-        if let Some(assoc) = a.association_id() {
-            ec2.disassociate_address()
-                .association_id(assoc)
-                .send()
-                .await
-                .map_err(aws_failure("DisassociateAddress"))?;
-        }
-        ec2.release_address()
-            .allocation_id(&id)
-            .send()
-            .await
-            .map_err(aws_failure("ReleaseAddress"))?;
-        swept.0.push(("elasticIp".into(), id));
-    }
-
-    let groups = ec2
-        .describe_security_groups()
-        .filters(sel.filter())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeSecurityGroups"))?;
-    let groups: Vec<_> = groups
-        .security_groups()
-        .iter()
-        .filter(|g| sel.matches_ec2(g.tags()))
-        .cloned()
-        .collect();
-    for g in &groups {
-        if !g.ip_permissions().is_empty() {
-            ec2.revoke_security_group_ingress()
-                .group_id(g.group_id().unwrap_or_default())
-                .set_ip_permissions(Some(g.ip_permissions().to_vec()))
-                .send()
-                .await
-                .map_err(aws_failure("RevokeSecurityGroupIngress"))?;
-        }
-    }
-    // Groups of other VPCs or runs may reference these; interfaces go with their instances.
-    for g in &groups {
-        let id = g.group_id().unwrap_or_default().to_string();
-        loop {
-            match ec2.delete_security_group().group_id(&id).send().await {
-                Ok(_) => break,
-                Err(e) if start.elapsed() < patience => {
-                    tracing::debug!("DeleteSecurityGroup {id}: {e}");
-                    tokio::time::sleep(poll.max(Duration::from_millis(1))).await;
+                .map_err(aws_failure("DescribeTags"))?;
+            for d in t.tag_descriptions() {
+                let get = |k: &str| {
+                    d.tags()
+                        .iter()
+                        .find(|t| t.key() == k)
+                        .and_then(|t| t.value())
+                };
+                if self.sel.matches(get(RUN_TAG), get(RUN_STARTED_TAG)) {
+                    let name = d.load_balancer_name().unwrap_or_default().to_string();
+                    self.clients
+                        .elb
+                        .delete_load_balancer()
+                        .load_balancer_name(&name)
+                        .send()
+                        .await
+                        .map_err(aws_failure("DeleteLoadBalancer"))?;
+                    self.swept.0.push(("loadBalancer".into(), name));
                 }
-                Err(e) => return Err(aws_failure("DeleteSecurityGroup")(e)),
             }
         }
-        swept.0.push(("securityGroup".into(), id));
+
+        Ok(())
     }
 
-    let tables = ec2
-        .describe_route_tables()
-        .filters(sel.filter())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeRouteTables"))?;
-    for t in tables
-        .route_tables()
-        .iter()
-        .filter(|t| sel.matches_ec2(t.tags()))
-    {
-        if t.associations().iter().any(|a| a.main() == Some(true)) {
-            continue;
-        }
-        for a in t.associations() {
-            if let Some(id) = a.route_table_association_id() {
-                ec2.disassociate_route_table()
-                    .association_id(id)
-                    .send()
-                    .await
-                    .map_err(aws_failure("DisassociateRouteTable"))?;
-            }
-        }
-        let id = t.route_table_id().unwrap_or_default().to_string();
-        ec2.delete_route_table()
-            .route_table_id(&id)
-            .send()
-            .await
-            .map_err(aws_failure("DeleteRouteTable"))?;
-        swept.0.push(("routeTable".into(), id));
-    }
-
-    let igws = ec2
-        .describe_internet_gateways()
-        .filters(sel.filter())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeInternetGateways"))?;
-    for g in igws
-        .internet_gateways()
-        .iter()
-        .filter(|g| sel.matches_ec2(g.tags()))
-    {
-        let id = g.internet_gateway_id().unwrap_or_default().to_string();
-        for a in g.attachments() {
-            ec2.detach_internet_gateway()
-                .internet_gateway_id(&id)
-                .vpc_id(a.vpc_id().unwrap_or_default())
+    /// Instances (bastions and machines), then wait until they are terminated.
+    async fn instances(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        loop {
+            let out = ec2
+                .describe_instances()
+                .filters(self.sel.filter())
+                .filters(
+                    Filter::builder()
+                        .name("instance-state-name")
+                        .values("pending")
+                        .values("running")
+                        .values("stopping")
+                        .values("stopped")
+                        .values("shutting-down")
+                        .build(),
+                )
                 .send()
                 .await
-                .map_err(aws_failure("DetachInternetGateway"))?;
+                .map_err(aws_failure("DescribeInstances"))?;
+            let live: Vec<(String, bool)> = out
+                .reservations()
+                .iter()
+                .flat_map(|r| r.instances())
+                .filter(|i| self.sel.matches_ec2(i.tags()))
+                .map(|i| {
+                    (
+                        i.instance_id().unwrap_or_default().to_string(),
+                        i.state().and_then(|s| s.name()).map(|n| n.as_str())
+                            == Some("shutting-down"),
+                    )
+                })
+                .collect();
+            if live.is_empty() {
+                break;
+            }
+            let to_stop: Vec<String> = live
+                .iter()
+                .filter(|(_, s)| !s)
+                .map(|(i, _)| i.clone())
+                .collect();
+            if !to_stop.is_empty() {
+                ec2.terminate_instances()
+                    .set_instance_ids(Some(to_stop.clone()))
+                    .send()
+                    .await
+                    .map_err(aws_failure("TerminateInstances"))?;
+                self.swept
+                    .0
+                    .extend(to_stop.into_iter().map(|i| ("instance".to_string(), i)));
+            }
+            if self.start.elapsed() > self.patience {
+                return Err(Failure::Check("instances still terminating".into()));
+            }
+            tokio::time::sleep(self.poll).await;
         }
-        ec2.delete_internet_gateway()
-            .internet_gateway_id(&id)
-            .send()
-            .await
-            .map_err(aws_failure("DeleteInternetGateway"))?;
-        swept.0.push(("internetGateway".into(), id));
+
+        Ok(())
     }
 
-    let subnets = ec2
-        .describe_subnets()
-        .filters(sel.filter())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeSubnets"))?;
-    for s in subnets
-        .subnets()
-        .iter()
-        .filter(|s| sel.matches_ec2(s.tags()))
-    {
-        let id = s.subnet_id().unwrap_or_default().to_string();
-        ec2.delete_subnet()
-            .subnet_id(&id)
+    /// NAT gateways, waiting until deleted, then their Elastic IPs.
+    async fn nat_gateways(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        loop {
+            let out = ec2
+                .describe_nat_gateways()
+                .filter(self.sel.filter())
+                .filter(
+                    Filter::builder()
+                        .name("state")
+                        .values("pending")
+                        .values("available")
+                        .values("failed")
+                        .values("deleting")
+                        .build(),
+                )
+                .send()
+                .await
+                .map_err(aws_failure("DescribeNatGateways"))?;
+            let live: Vec<_> = out
+                .nat_gateways()
+                .iter()
+                .filter(|n| self.sel.matches_ec2(n.tags()))
+                .collect();
+            if live.is_empty() {
+                break;
+            }
+            for n in live {
+                if n.state().map(|s| s.as_str()) != Some("deleting") {
+                    let id = n.nat_gateway_id().unwrap_or_default().to_string();
+                    ec2.delete_nat_gateway()
+                        .nat_gateway_id(&id)
+                        .send()
+                        .await
+                        .map_err(aws_failure("DeleteNatGateway"))?;
+                    self.swept.0.push(("natGateway".into(), id));
+                }
+            }
+            if self.start.elapsed() > self.patience {
+                return Err(Failure::Check("NAT gateways still deleting".into()));
+            }
+            tokio::time::sleep(self.poll).await;
+        }
+
+        let addresses = ec2
+            .describe_addresses()
+            .filters(self.sel.filter())
             .send()
             .await
-            .map_err(aws_failure("DeleteSubnet"))?;
-        swept.0.push(("subnet".into(), id));
+            .map_err(aws_failure("DescribeAddresses"))?;
+        for a in addresses
+            .addresses()
+            .iter()
+            .filter(|a| self.sel.matches_ec2(a.tags()))
+        {
+            let id = a.allocation_id().unwrap_or_default().to_string();
+            if let Some(assoc) = a.association_id() {
+                ec2.disassociate_address()
+                    .association_id(assoc)
+                    .send()
+                    .await
+                    .map_err(aws_failure("DisassociateAddress"))?;
+            }
+            ec2.release_address()
+                .allocation_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("ReleaseAddress"))?;
+            self.swept.0.push(("elasticIp".into(), id));
+        }
+
+        Ok(())
     }
 
-    let vpcs = ec2
-        .describe_vpcs()
-        .filters(sel.filter())
-        .send()
-        .await
-        .map_err(aws_failure("DescribeVpcs"))?;
-    for v in vpcs.vpcs().iter().filter(|v| sel.matches_ec2(v.tags())) {
-        let id = v.vpc_id().unwrap_or_default().to_string();
-        ec2.delete_vpc()
-            .vpc_id(&id)
+    /// Security groups: every group's ingress rules first, since groups may reference each
+    /// other, then the groups.
+    async fn security_groups(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        let groups = ec2
+            .describe_security_groups()
+            .filters(self.sel.filter())
             .send()
             .await
-            .map_err(aws_failure("DeleteVpc"))?;
-        swept.0.push(("vpc".into(), id));
+            .map_err(aws_failure("DescribeSecurityGroups"))?;
+        let groups: Vec<_> = groups
+            .security_groups()
+            .iter()
+            .filter(|g| self.sel.matches_ec2(g.tags()))
+            .cloned()
+            .collect();
+        for g in &groups {
+            if !g.ip_permissions().is_empty() {
+                ec2.revoke_security_group_ingress()
+                    .group_id(g.group_id().unwrap_or_default())
+                    .set_ip_permissions(Some(g.ip_permissions().to_vec()))
+                    .send()
+                    .await
+                    .map_err(aws_failure("RevokeSecurityGroupIngress"))?;
+            }
+        }
+        // Groups of other VPCs or runs may reference these; interfaces go with their instances.
+        for g in &groups {
+            let id = g.group_id().unwrap_or_default().to_string();
+            loop {
+                match ec2.delete_security_group().group_id(&id).send().await {
+                    Ok(_) => break,
+                    Err(e) if self.start.elapsed() < self.patience => {
+                        tracing::debug!("DeleteSecurityGroup {id}: {e}");
+                        tokio::time::sleep(self.poll.max(Duration::from_millis(1))).await;
+                    }
+                    Err(e) => return Err(aws_failure("DeleteSecurityGroup")(e)),
+                }
+            }
+            self.swept.0.push(("securityGroup".into(), id));
+        }
+
+        Ok(())
     }
-    Ok(swept)
+
+    /// Route tables other than main ones, disassociated first.
+    async fn route_tables(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        let tables = ec2
+            .describe_route_tables()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeRouteTables"))?;
+        for t in tables
+            .route_tables()
+            .iter()
+            .filter(|t| self.sel.matches_ec2(t.tags()))
+        {
+            if t.associations().iter().any(|a| a.main() == Some(true)) {
+                continue;
+            }
+            for a in t.associations() {
+                if let Some(id) = a.route_table_association_id() {
+                    ec2.disassociate_route_table()
+                        .association_id(id)
+                        .send()
+                        .await
+                        .map_err(aws_failure("DisassociateRouteTable"))?;
+                }
+            }
+            let id = t.route_table_id().unwrap_or_default().to_string();
+            ec2.delete_route_table()
+                .route_table_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteRouteTable"))?;
+            self.swept.0.push(("routeTable".into(), id));
+        }
+
+        Ok(())
+    }
+
+    /// Internet gateways, detached first.
+    async fn internet_gateways(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        let igws = ec2
+            .describe_internet_gateways()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeInternetGateways"))?;
+        for g in igws
+            .internet_gateways()
+            .iter()
+            .filter(|g| self.sel.matches_ec2(g.tags()))
+        {
+            let id = g.internet_gateway_id().unwrap_or_default().to_string();
+            for a in g.attachments() {
+                ec2.detach_internet_gateway()
+                    .internet_gateway_id(&id)
+                    .vpc_id(a.vpc_id().unwrap_or_default())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DetachInternetGateway"))?;
+            }
+            ec2.delete_internet_gateway()
+                .internet_gateway_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteInternetGateway"))?;
+            self.swept.0.push(("internetGateway".into(), id));
+        }
+
+        Ok(())
+    }
+
+    /// Subnets.
+    async fn subnets(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        let subnets = ec2
+            .describe_subnets()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeSubnets"))?;
+        for s in subnets
+            .subnets()
+            .iter()
+            .filter(|s| self.sel.matches_ec2(s.tags()))
+        {
+            let id = s.subnet_id().unwrap_or_default().to_string();
+            ec2.delete_subnet()
+                .subnet_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteSubnet"))?;
+            self.swept.0.push(("subnet".into(), id));
+        }
+
+        Ok(())
+    }
+
+    /// VPCs.
+    async fn vpcs(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        let vpcs = ec2
+            .describe_vpcs()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeVpcs"))?;
+        for v in vpcs
+            .vpcs()
+            .iter()
+            .filter(|v| self.sel.matches_ec2(v.tags()))
+        {
+            let id = v.vpc_id().unwrap_or_default().to_string();
+            ec2.delete_vpc()
+                .vpc_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteVpc"))?;
+            self.swept.0.push(("vpc".into(), id));
+        }
+        Ok(())
+    }
 }

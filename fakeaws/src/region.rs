@@ -2,6 +2,8 @@
 //! region (`crate::server::Fake` holds the locks). Resource modules own their maps: each
 //! writes only its own and reads the others through them.
 
+use crate::ec2::Kind;
+use crate::ec2::error::Code;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Config;
@@ -17,61 +19,81 @@ use crate::sim::clock::Clock;
 use crate::sim::idempotency::Ledger;
 use crate::sim::transitions::{Subject, Transitions};
 
+/// Declares a resource module's table: its records by id (or name), which every module reads
+/// (the table derefs to its map) and only the declaring module writes, through the private
+/// field; the compiler keeps every other module's hands off.
+macro_rules! table {
+    ($(#[$m:meta])* $name:ident of $record:ty) => {
+        $(#[$m])*
+        #[derive(Debug, Default)]
+        pub struct $name(std::collections::BTreeMap<String, $record>);
+
+        impl std::ops::Deref for $name {
+            type Target = std::collections::BTreeMap<String, $record>;
+
+            fn deref(&self) -> &Self::Target {
+                &self.0
+            }
+        }
+    };
+}
+pub(crate) use table;
+
 /// The state of one region of the fake account.
 #[derive(Debug)]
 pub struct Region {
     /// The region's name, such as `us-east-1`.
-    pub name: String,
+    pub(crate) name: String,
     /// The account that owns every resource.
-    pub account_id: String,
+    pub(crate) account_id: String,
     /// The id generator.
-    pub ids: IdGen,
+    pub(crate) ids: IdGen,
     /// The clock.
     pub clock: Clock,
     /// Scheduled state transitions.
     pub transitions: Transitions,
     /// ClientTokens seen.
-    pub ledger: Ledger,
+    pub(crate) ledger: Ledger,
     /// Limits.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
     /// The region's availability zones.
-    pub zones: Vec<availability_zone::Zone>,
+    pub(crate) zones: Vec<availability_zone::Zone>,
     /// The DHCP options set every VPC is associated with.
-    pub default_dhcp_options_id: String,
+    pub(crate) default_dhcp_options_id: String,
     /// VPCs by id.
-    pub vpcs: BTreeMap<String, vpc::Vpc>,
+    pub(crate) vpcs: vpc::Vpcs,
     /// Subnets by id.
-    pub subnets: BTreeMap<String, subnet::Subnet>,
+    pub(crate) subnets: subnet::Subnets,
     /// Internet gateways by id.
-    pub internet_gateways: BTreeMap<String, internet_gateway::InternetGateway>,
+    pub(crate) internet_gateways: internet_gateway::InternetGateways,
     /// Elastic IPs by allocation id.
-    pub addresses: BTreeMap<String, elastic_ip::Address>,
+    pub(crate) addresses: elastic_ip::Addresses,
     /// The public IPv4 pool of Elastic IPs and instance public addresses.
-    pub public_ips: elastic_ip::Pool,
+    pub(crate) public_ips: elastic_ip::Pool,
     /// NAT gateways by id.
-    pub nat_gateways: BTreeMap<String, nat_gateway::NatGateway>,
+    pub(crate) nat_gateways: nat_gateway::NatGateways,
     /// Route tables by id.
-    pub route_tables: BTreeMap<String, route_table::RouteTable>,
+    pub(crate) route_tables: route_table::RouteTables,
     /// Security groups by id.
-    pub security_groups: BTreeMap<String, security_group::SecurityGroup>,
+    pub(crate) security_groups: security_group::SecurityGroups,
     /// Network interfaces by id.
-    pub network_interfaces: BTreeMap<String, network_interface::NetworkInterface>,
+    pub(crate) network_interfaces: network_interface::NetworkInterfaces,
     /// Instances by id.
-    pub instances: BTreeMap<String, instance::Instance>,
+    pub(crate) instances: instance::Instances,
     /// Volumes by id.
-    pub volumes: BTreeMap<String, volume::Volume>,
+    pub(crate) volumes: volume::Volumes,
     /// Images by id.
-    pub images: BTreeMap<String, image::Image>,
+    pub(crate) images: image::Images,
     /// Key pairs by name.
-    pub key_pairs: BTreeMap<String, key_pair::KeyPair>,
+    pub(crate) key_pairs: key_pair::KeyPairs,
     /// EC2 tags of every resource.
-    pub tags: tags::TagStore,
+    pub(crate) tags: tags::TagStore,
     /// Ids of VPC-scoped resources by VPC id.
-    pub by_vpc: Index,
+    pub(crate) by_vpc: Index,
     /// Ids of subnet-scoped resources by subnet id.
-    pub by_subnet: Index,
+    pub(crate) by_subnet: Index,
     /// Classic load balancers by name.
-    pub load_balancers: BTreeMap<String, load_balancer::LoadBalancer>,
+    pub(crate) load_balancers: load_balancer::LoadBalancers,
 }
 
 /// A secondary index: key -> ids.
@@ -174,23 +196,23 @@ impl Region {
             ledger: Ledger::default(),
             limits: config.limits.clone(),
             default_dhcp_options_id,
-            vpcs: BTreeMap::new(),
-            subnets: BTreeMap::new(),
-            internet_gateways: BTreeMap::new(),
-            addresses: BTreeMap::new(),
+            vpcs: Default::default(),
+            subnets: Default::default(),
+            internet_gateways: Default::default(),
+            addresses: Default::default(),
             public_ips: elastic_ip::Pool::default(),
-            nat_gateways: BTreeMap::new(),
-            route_tables: BTreeMap::new(),
-            security_groups: BTreeMap::new(),
-            network_interfaces: BTreeMap::new(),
-            instances: BTreeMap::new(),
-            volumes: BTreeMap::new(),
-            images: BTreeMap::new(),
-            key_pairs: BTreeMap::new(),
+            nat_gateways: Default::default(),
+            route_tables: Default::default(),
+            security_groups: Default::default(),
+            network_interfaces: Default::default(),
+            instances: Default::default(),
+            volumes: Default::default(),
+            images: Default::default(),
+            key_pairs: Default::default(),
             tags: tags::TagStore::default(),
             by_vpc: Index::default(),
             by_subnet: Index::default(),
-            load_balancers: BTreeMap::new(),
+            load_balancers: Default::default(),
         };
         image::seed_catalogue(&mut region);
         if config.default_vpc {
@@ -235,51 +257,33 @@ impl Region {
         })
     }
 
-    /// Fails with the type's NotFound code unless `id` names an existing taggable resource.
+    /// Fails with the kind's NotFound code unless `id` names an existing resource; an id of
+    /// no known kind is `InvalidID`.
     pub fn check_taggable(&self, id: &str) -> Result<(), ApiError> {
-        let prefix = id.split('-').next().unwrap_or_default();
-        let (exists, kind) = match prefix {
-            "vpc" => (self.vpcs.contains_key(id), vpc::KIND),
-            "subnet" => (self.subnets.contains_key(id), subnet::KIND),
-            "igw" => (
-                self.internet_gateways.contains_key(id),
-                internet_gateway::KIND,
-            ),
-            "eipalloc" => (self.addresses.contains_key(id), elastic_ip::KIND),
-            "nat" => (self.nat_gateways.contains_key(id), nat_gateway::KIND),
-            "rtb" => (self.route_tables.contains_key(id), route_table::KIND),
-            "sg" => (self.security_groups.contains_key(id), security_group::KIND),
-            "sgr" => (
-                self.security_groups
-                    .values()
-                    .any(|g| g.rules().any(|r| r.id == id)),
-                security_group::RULE_KIND,
-            ),
-            "eni" => (
-                self.network_interfaces.contains_key(id),
-                network_interface::KIND,
-            ),
-            "i" => (self.instances.contains_key(id), instance::KIND),
-            "vol" => (self.volumes.contains_key(id), volume::KIND),
-            "ami" => (self.images.contains_key(id), image::KIND),
-            "key" => (
-                self.key_pairs.values().any(|k| k.id == id),
-                key_pair::ID_KIND,
-            ),
-            "dopt" => (
-                id == self.default_dhcp_options_id,
-                crate::ec2::Kind {
-                    prefix: "dopt",
-                    code: "InvalidDhcpOptionID",
-                    noun: "dhcpOption",
-                },
-            ),
-            _ => {
-                return Err(ApiError::new(
-                    "InvalidID",
-                    format!("The ID '{id}' is not valid"),
-                ));
-            }
+        let Some(kind) = Kind::of_id(id) else {
+            return Err(ApiError::new(
+                Code::InvalidID,
+                format!("The ID '{id}' is not valid"),
+            ));
+        };
+        let exists = match kind {
+            Kind::Vpc => self.vpcs.contains_key(id),
+            Kind::Subnet => self.subnets.contains_key(id),
+            Kind::InternetGateway => self.internet_gateways.contains_key(id),
+            Kind::DhcpOptions => id == self.default_dhcp_options_id,
+            Kind::ElasticIp => self.addresses.contains_key(id),
+            Kind::NatGateway => self.nat_gateways.contains_key(id),
+            Kind::RouteTable => self.route_tables.contains_key(id),
+            Kind::SecurityGroup => self.security_groups.contains_key(id),
+            Kind::SecurityGroupRule => self
+                .security_groups
+                .values()
+                .any(|g| g.rules().any(|r| r.id == id)),
+            Kind::NetworkInterface => self.network_interfaces.contains_key(id),
+            Kind::Instance => self.instances.contains_key(id),
+            Kind::Volume => self.volumes.contains_key(id),
+            Kind::Image => self.images.contains_key(id),
+            Kind::KeyPair => self.key_pairs.values().any(|k| k.id == id),
         };
         if exists {
             Ok(())

@@ -14,6 +14,7 @@ use crate::Config;
 use crate::generated::{ec2, elb};
 use crate::ids::IdGen;
 use crate::protocol::error::ApiError;
+use crate::protocol::error::Common;
 use crate::protocol::query::{Constraint, FormReader};
 use crate::protocol::sigv4;
 use crate::region::Region;
@@ -138,7 +139,7 @@ impl Fake {
             });
         let Some(scope) = scope else {
             let err = ApiError::new(
-                "MissingAuthenticationToken",
+                Common::MissingAuthenticationToken,
                 "The request is not signed: fakeaws routes each request by the region and \
                  service of its SigV4 credential scope (Authorization: AWS4-HMAC-SHA256 \
                  Credential=KEY/DATE/REGION/ec2/aws4_request). Any credentials are accepted.",
@@ -151,7 +152,7 @@ impl Fake {
             "elasticloadbalancing" => Service::Elb,
             other => {
                 let err = ApiError::new(
-                    "UnknownService",
+                    Common::UnknownService,
                     format!(
                         "fakeaws serves the services ec2 and elasticloadbalancing; the request \
                          is signed for '{other}'"
@@ -210,7 +211,7 @@ impl Fake {
             .filter(|a| !a.is_empty())
             .ok_or_else(|| {
                 ApiError::new(
-                    "MissingAction",
+                    Common::MissingAction,
                     "The request must contain the parameter Action",
                 )
             })?
@@ -226,7 +227,7 @@ impl Fake {
             }
             Some(v) => {
                 return Err(ApiError::new(
-                    "NoSuchVersion",
+                    Common::NoSuchVersion,
                     format!(
                         "The requested version ({v}) of service {label} is not served: fakeaws \
                          speaks {api_version}"
@@ -237,7 +238,7 @@ impl Fake {
         form.strip_envelope();
         if !is_region_name(region) {
             return Err(ApiError::new(
-                "InvalidRegion",
+                Common::InvalidRegion,
                 format!("'{region}' is not a region name"),
             ));
         }
@@ -285,7 +286,7 @@ fn unserved(action: &str, operations: &[&str], label: &str) -> ApiError {
         ))
     } else {
         ApiError::new(
-            "InvalidAction",
+            Common::InvalidAction,
             format!("The action {action} is not valid for this web service."),
         )
     }

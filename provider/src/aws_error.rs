@@ -1,11 +1,19 @@
-//! The one place that knows AWS error codes: SDK errors become [`AwsError`] with the
-//! operation, the code and the message, and codes are classified (not found, dependency,
-//! duplicate, throttled).
+//! The one place that knows AWS error codes, and the error policy. An SDK error becomes an
+//! [`AwsError`] (operation, code, message); its code falls into one [`Class`]; a class and
+//! the crate's [`Error`] map to what the caller does next ([`Action`], through
+//! [`error_policy`]), in the manner of kube-runtime's `error_policy`. No other module
+//! compares an AWS error code.
 
 use std::error::Error as StdError;
 use std::fmt::Debug;
+use std::time::Duration;
 
 use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+
+use crate::error::Error;
+
+/// The code an [`AwsError`] carries when no answer came from the endpoint.
+pub const UNREACHABLE: &str = "Unreachable";
 
 /// A failed AWS call.
 #[derive(Debug, thiserror::Error)]
@@ -13,7 +21,7 @@ use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 pub struct AwsError {
     /// The operation, such as `CreateVpc`.
     pub op: &'static str,
-    /// AWS's error code, or `Unreachable` when no answer came.
+    /// AWS's error code, or [`UNREACHABLE`] when no answer came.
     pub code: String,
     /// AWS's message.
     pub message: String,
@@ -22,28 +30,125 @@ pub struct AwsError {
     pub source: Box<dyn StdError + Send + Sync>,
 }
 
-impl AwsError {
-    /// Whether the code says the resource does not exist.
-    pub fn is_not_found(&self) -> bool {
-        is_not_found(&self.code)
+/// What an AWS error code says, as far as the provider acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// The resource does not exist (`*.NotFound`, `LoadBalancerNotFound`, ...).
+    NotFound,
+    /// The resource does not exist yet: a not-found answer about something this run has
+    /// just created, which AWS's eventual consistency hides for a while. Only
+    /// [`AwsError::class_after_create`] gives it.
+    NotFoundYet,
+    /// Something still depends on the resource (`DependencyViolation`, an address in use, a
+    /// resource in the wrong state for the call).
+    Dependency,
+    /// A resource of that name already exists (`InvalidGroup.Duplicate`, ...).
+    Duplicate,
+    /// The resource is not attached where the call says (`Gateway.NotAttached`).
+    NotAttached,
+    /// The account's request rate is exceeded (`RequestLimitExceeded`, `Throttling`).
+    Throttled,
+    /// AWS failed or could not be reached (`InternalError`, `Unavailable`, no answer).
+    Unavailable,
+    /// Anything else: the request itself is wrong, or AWS refuses it for good.
+    Other,
+}
+
+/// What the caller does with a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Call again after this long; nothing is wrong that time does not mend.
+    Requeue(Duration),
+    /// Stop and report: the spec or the account must change first.
+    Fail,
+    /// What was wanted already holds (a delete of something gone, a detach of something not
+    /// attached): carry on as if the call succeeded.
+    Ignore,
+}
+
+impl Class {
+    /// The class of an AWS error code.
+    pub fn of(code: &str) -> Class {
+        match code {
+            c if c.ends_with(".NotFound") => Class::NotFound,
+            "LoadBalancerNotFound" | "NatGatewayNotFound" | "InvalidInstance" => Class::NotFound,
+            "DependencyViolation" | "InvalidIPAddress.InUse" | "IncorrectState" => {
+                Class::Dependency
+            }
+            c if c.ends_with(".Duplicate") => Class::Duplicate,
+            "DuplicateLoadBalancerName" | "DuplicateTagKeys" => Class::Duplicate,
+            "Gateway.NotAttached" => Class::NotAttached,
+            "RequestLimitExceeded" | "Throttling" | "ThrottlingException" => Class::Throttled,
+            "InternalError" | "InternalFailure" | "Unavailable" | "ServiceUnavailable"
+            | UNREACHABLE => Class::Unavailable,
+            _ => Class::Other,
+        }
     }
 
-    /// Whether the code says something still depends on the resource.
-    pub fn is_dependency(&self) -> bool {
-        matches!(
-            self.code.as_str(),
-            "DependencyViolation" | "InvalidIPAddress.InUse" | "IncorrectState"
-        )
+    /// What a caller does with an error of this class, when the call was a delete or detach
+    /// (where not found and not attached mean done) or a step of a reconcile.
+    pub fn action(self) -> Action {
+        match self {
+            Class::NotFound | Class::NotAttached => Action::Ignore,
+            Class::NotFoundYet => Action::Requeue(Duration::from_secs(5)),
+            Class::Dependency => Action::Requeue(Duration::from_secs(15)),
+            Class::Throttled => Action::Requeue(Duration::from_secs(30)),
+            Class::Unavailable => Action::Requeue(Duration::from_secs(10)),
+            Class::Duplicate | Class::Other => Action::Fail,
+        }
     }
 }
 
-/// Whether `code` says the resource does not exist.
-pub fn is_not_found(code: &str) -> bool {
-    code.ends_with(".NotFound")
-        || matches!(
-            code,
-            "LoadBalancerNotFound" | "NatGatewayNotFound" | "InvalidInstance"
-        )
+impl AwsError {
+    /// The class of the error's code.
+    pub fn class(&self) -> Class {
+        Class::of(&self.code)
+    }
+
+    /// The class of an error about a resource this run has just created: not found is
+    /// [`Class::NotFoundYet`], since AWS may not show a new resource at once.
+    pub fn class_after_create(&self) -> Class {
+        match self.class() {
+            Class::NotFound => Class::NotFoundYet,
+            c => c,
+        }
+    }
+
+    /// Whether the code says the resource does not exist.
+    pub fn is_not_found(&self) -> bool {
+        self.class() == Class::NotFound
+    }
+}
+
+/// What a controller does after a reconcile or delete failed with `err`: requeue after a
+/// backoff where AWS may mend by itself (throttling, outages, dependencies still going
+/// away, a resource not visible yet), fail where the spec or the account must change (an
+/// invalid spec, an immutable field, a conflict, a refused request). `Error::Many` follows
+/// its most hopeful member: one error worth a retry makes the whole worth a retry.
+pub fn error_policy(err: &Error) -> Action {
+    match err {
+        Error::Aws(e) => match e.class().action() {
+            // A not-found that reached the caller was not a delete's: the resource was
+            // expected to be there.
+            Action::Ignore => Action::Fail,
+            a => a,
+        },
+        Error::Many(errors) => errors
+            .iter()
+            .map(error_policy)
+            .filter_map(|a| match a {
+                Action::Requeue(d) => Some(d),
+                _ => None,
+            })
+            .min()
+            .map_or(Action::Fail, Action::Requeue),
+        Error::InvalidSpec { .. }
+        | Error::Immutable { .. }
+        | Error::PreExisting { .. }
+        | Error::Conflict(_)
+        | Error::UserDataTooLarge { .. }
+        | Error::NoImage { .. } => Action::Fail,
+    }
 }
 
 /// Wraps an SDK error of operation `op`.
@@ -70,7 +175,7 @@ where
                     cause.to_string()
                 };
                 (
-                    "Unreachable".to_string(),
+                    UNREACHABLE.to_string(),
                     format!("no answer from the endpoint: {detail}"),
                 )
             }
@@ -81,5 +186,45 @@ where
             message,
             source: Box::new(err),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_fall_into_their_classes() {
+        for (code, class) in [
+            ("InvalidVpcID.NotFound", Class::NotFound),
+            ("LoadBalancerNotFound", Class::NotFound),
+            ("DependencyViolation", Class::Dependency),
+            ("InvalidIPAddress.InUse", Class::Dependency),
+            ("InvalidGroup.Duplicate", Class::Duplicate),
+            ("Gateway.NotAttached", Class::NotAttached),
+            ("RequestLimitExceeded", Class::Throttled),
+            ("Throttling", Class::Throttled),
+            ("InternalError", Class::Unavailable),
+            (UNREACHABLE, Class::Unavailable),
+            ("InvalidParameterValue", Class::Other),
+        ] {
+            assert_eq!(Class::of(code), class, "{code}");
+        }
+    }
+
+    #[test]
+    fn the_policy_requeues_what_time_mends_and_fails_the_rest() {
+        assert_eq!(Class::NotFound.action(), Action::Ignore);
+        assert!(matches!(Class::NotFoundYet.action(), Action::Requeue(_)));
+        assert!(matches!(Class::Throttled.action(), Action::Requeue(_)));
+        assert_eq!(Class::Other.action(), Action::Fail);
+        let spec = Error::InvalidSpec {
+            problems: vec!["x".into()],
+        };
+        assert_eq!(error_policy(&spec), Action::Fail);
+        assert_eq!(
+            error_policy(&Error::Many(vec![spec, Error::Conflict("y".into())])),
+            Action::Fail
+        );
     }
 }

@@ -23,8 +23,10 @@ pub mod aws_error;
 pub mod clients;
 pub mod cluster;
 pub mod error;
+pub mod instance;
 pub mod machine;
 pub mod ownership;
+pub mod sdk;
 pub mod spec;
 
 pub use clients::Clients;

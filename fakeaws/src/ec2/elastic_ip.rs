@@ -5,9 +5,10 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
+use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::network_interface::{self, PublicIp};
-use crate::ec2::{Kind, instance, tags};
+use crate::ec2::{Kind, tags};
 use crate::generated::ec2::{
     Address as AddressOut, AllocateAddressRequest, AllocateAddressResult, AssociateAddressRequest,
     AssociateAddressResult, DescribeAddressesRequest, DescribeAddressesResult,
@@ -15,13 +16,6 @@ use crate::generated::ec2::{
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
-
-/// How allocation ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "eipalloc",
-    code: "InvalidAllocationID",
-    noun: "allocation",
-};
 
 /// The public IPv4 addresses handed out in one region.
 #[derive(Debug, Default)]
@@ -33,7 +27,7 @@ const RANGES: [[u8; 3]; 3] = [[192, 0, 2], [198, 51, 100], [203, 0, 113]];
 
 impl Pool {
     /// Takes a free address, if any is left.
-    pub fn take(&mut self) -> Option<Ipv4Addr> {
+    fn take(&mut self) -> Option<Ipv4Addr> {
         for [a, b, c] in RANGES {
             for d in 1..=254u8 {
                 let ip = Ipv4Addr::new(a, b, c, d);
@@ -46,9 +40,20 @@ impl Pool {
     }
 
     /// Returns an address to the pool.
-    pub fn give_back(&mut self, ip: Ipv4Addr) {
+    fn give_back(&mut self, ip: Ipv4Addr) {
         self.used.remove(&ip);
     }
+}
+
+/// Takes a free public address from the region's pool (an instance's public IP), if any is
+/// left.
+pub fn take_public_ip(region: &mut Region) -> Option<Ipv4Addr> {
+    region.public_ips.take()
+}
+
+/// Gives a public address back to the region's pool.
+pub fn give_back_public_ip(region: &mut Region, ip: Ipv4Addr) {
+    region.public_ips.give_back(ip);
 }
 
 /// Where an Elastic IP is associated.
@@ -60,6 +65,11 @@ pub struct Association {
     pub eni_id: String,
     /// The instance, when the interface is attached to one.
     pub instance_id: Option<String>,
+}
+
+crate::region::table! {
+    /// Elastic IPs by allocation id.
+    Addresses of Address
 }
 
 /// One Elastic IP.
@@ -149,19 +159,19 @@ pub fn allocate_address(
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::ElasticIp)?;
     if region.addresses.len() >= region.limits.elastic_ips {
         return Err(ApiError::new(
-            "AddressLimitExceeded",
+            Code::AddressLimitExceeded,
             "The maximum number of addresses has been reached.",
         ));
     }
     let ip = region.public_ips.take().ok_or_else(|| {
         ApiError::new(
-            "InsufficientAddressCapacity",
+            Code::InsufficientAddressCapacity,
             "There are no more public addresses in the pool.",
         )
     })?;
     let id = region.ids.resource("eipalloc");
     region.tags.insert(&id, tags);
-    region.addresses.insert(
+    region.addresses.0.insert(
         id.clone(),
         Address {
             allocation_id: id.clone(),
@@ -194,13 +204,13 @@ pub fn describe_addresses(
             .find(|a| a.public_ip.to_string() == *ip)
             .ok_or_else(|| {
                 ApiError::new(
-                    "InvalidAddress.NotFound",
+                    Code::InvalidAddressNotFound,
                     format!("Address '{ip}' not found."),
                 )
             })?;
         ids.push(a.allocation_id.clone());
     }
-    let found = KIND.describe(
+    let found = Kind::ElasticIp.describe(
         &region.addresses,
         Some(&ids),
         region.candidates(&filters),
@@ -214,15 +224,24 @@ pub fn describe_addresses(
 /// Maps an Elastic IP onto an interface (for AssociateAddress and NAT gateways); returns
 /// the association id.
 pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<String, ApiError> {
-    let ip = KIND.get(&region.addresses, allocation_id)?.public_ip;
+    let ip = Kind::ElasticIp
+        .get(&region.addresses, allocation_id)?
+        .public_ip;
     let assoc_id = region.ids.resource("eipassoc");
-    let eni = network_interface::KIND.get_mut(&mut region.network_interfaces, eni_id)?;
-    let instance_id = eni.attachment.as_ref().map(|a| a.instance_id.clone());
-    let previous = eni.public_ip.replace(PublicIp {
-        ip,
-        allocation_id: Some(allocation_id.to_string()),
-        association_id: Some(assoc_id.clone()),
-    });
+    let instance_id = Kind::NetworkInterface
+        .get(&region.network_interfaces, eni_id)?
+        .attachment
+        .as_ref()
+        .map(|a| a.instance_id.clone());
+    let previous = network_interface::set_public_ip(
+        region,
+        eni_id,
+        Some(PublicIp {
+            ip,
+            allocation_id: Some(allocation_id.to_string()),
+            association_id: Some(assoc_id.clone()),
+        }),
+    );
     match previous {
         Some(PublicIp {
             allocation_id: Some(old),
@@ -231,7 +250,7 @@ pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<
         Some(PublicIp { ip, .. }) => region.public_ips.give_back(ip),
         None => {}
     }
-    if let Some(a) = region.addresses.get_mut(allocation_id) {
+    if let Some(a) = region.addresses.0.get_mut(allocation_id) {
         a.association = Some(Association {
             id: assoc_id.clone(),
             eni_id: eni_id.to_string(),
@@ -243,7 +262,7 @@ pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<
 
 /// Clears an Elastic IP's association record (its interface is gone or remapped).
 pub fn forget_association(region: &mut Region, allocation_id: &str) {
-    if let Some(a) = region.addresses.get_mut(allocation_id) {
+    if let Some(a) = region.addresses.0.get_mut(allocation_id) {
         a.association = None;
     }
 }
@@ -252,14 +271,13 @@ pub fn forget_association(region: &mut Region, allocation_id: &str) {
 pub fn detach(region: &mut Region, allocation_id: &str) {
     let Some(assoc) = region
         .addresses
+        .0
         .get_mut(allocation_id)
         .and_then(|a| a.association.take())
     else {
         return;
     };
-    if let Some(eni) = region.network_interfaces.get_mut(&assoc.eni_id) {
-        eni.public_ip = None;
-    }
+    network_interface::set_public_ip(region, &assoc.eni_id, None);
 }
 
 /// `AssociateAddress` with an instance or an interface.
@@ -271,7 +289,7 @@ pub fn associate_address(
         .allocation_id
         .as_deref()
         .ok_or_else(|| ApiError::missing_parameter("AllocationId"))?;
-    let address = KIND.get(&region.addresses, allocation_id)?;
+    let address = Kind::ElasticIp.get(&region.addresses, allocation_id)?;
     let eni_id = match (&input.instance_id, &input.network_interface_id) {
         (Some(_), Some(_)) => {
             return Err(ApiError::invalid_combination(
@@ -279,13 +297,13 @@ pub fn associate_address(
             ));
         }
         (Some(i), None) => {
-            let inst = instance::KIND.get(&region.instances, i)?;
+            let inst = Kind::Instance.get(&region.instances, i)?;
             if !matches!(
                 inst.state,
                 InstanceStateName::Running | InstanceStateName::Stopped
             ) {
                 return Err(ApiError::new(
-                    "IncorrectInstanceState",
+                    Code::IncorrectInstanceState,
                     format!(
                         "The {} instance '{i}' is not in a valid state for this operation.",
                         inst.state.as_str()
@@ -294,7 +312,7 @@ pub fn associate_address(
             }
             inst.eni_id.clone()
         }
-        (None, Some(e)) => network_interface::KIND
+        (None, Some(e)) => Kind::NetworkInterface
             .get(&region.network_interfaces, e)?
             .id
             .clone(),
@@ -312,7 +330,7 @@ pub fn associate_address(
     }
     if region.internet_gateway_of(&eni.vpc_id).is_none() {
         return Err(ApiError::new(
-            "Gateway.NotAttached",
+            Code::GatewayNotAttached,
             format!(
                 "Network {} is not attached to any internet gateway",
                 eni.vpc_id
@@ -324,7 +342,7 @@ pub fn associate_address(
         && input.allow_reassociation != Some(true)
     {
         return Err(ApiError::new(
-            "Resource.AlreadyAssociated",
+            Code::ResourceAlreadyAssociated,
             format!(
                 "resource {allocation_id} is already associated with associate-id {}",
                 current.id
@@ -352,10 +370,7 @@ pub fn disassociate_address(
         .association_id
         .ok_or_else(|| ApiError::missing_parameter("AssociationId"))?;
     if !crate::ids::is_well_formed(&id, "eipassoc") {
-        return Err(ApiError::new(
-            "InvalidAssociationID.NotFound",
-            format!("The association ID '{id}' does not exist"),
-        ));
+        return Err(error::association_not_found(&id));
     }
     let Some(address) = region
         .addresses
@@ -372,7 +387,7 @@ pub fn disassociate_address(
         e.interface_type == crate::generated::ec2::NetworkInterfaceType::NatGateway
     }) {
         return Err(ApiError::new(
-            "InvalidIPAddress.InUse",
+            Code::InvalidIPAddressInUse,
             format!(
                 "The address {} is used by a NAT gateway.",
                 address.public_ip
@@ -389,15 +404,15 @@ pub fn release_address(region: &mut Region, input: ReleaseAddressRequest) -> Res
     let id = input
         .allocation_id
         .ok_or_else(|| ApiError::missing_parameter("AllocationId"))?;
-    let address = KIND.get(&region.addresses, &id)?;
+    let address = Kind::ElasticIp.get(&region.addresses, &id)?;
     if address.association.is_some() {
         return Err(ApiError::new(
-            "InvalidIPAddress.InUse",
+            Code::InvalidIPAddressInUse,
             format!("Address {} is in use.", address.public_ip),
         ));
     }
     let ip = address.public_ip;
-    region.addresses.remove(&id);
+    region.addresses.0.remove(&id);
     region.public_ips.give_back(ip);
     region.tags.remove_resource(&id);
     Ok(())

@@ -2,6 +2,7 @@
 //! region starts with, including images named the way Cluster API's AWS provider looks them
 //! up (`capa-ami-<os>-<version>-<build>`).
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
@@ -11,14 +12,8 @@ use crate::generated::ec2::{
     ResourceType, VirtualizationType, VolumeType,
 };
 use crate::protocol::error::ApiError;
+use crate::protocol::error::Common;
 use crate::region::Region;
-
-/// How image ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "ami",
-    code: "InvalidAMIID",
-    noun: "image",
-};
 
 /// The account that publishes Cluster API's AWS images.
 pub const CAPA_OWNER: &str = "258751437250";
@@ -26,6 +21,11 @@ pub const CAPA_OWNER: &str = "258751437250";
 pub const CANONICAL_OWNER: &str = "099720109477";
 /// Amazon's account (Amazon Linux).
 pub const AMAZON_OWNER: &str = "137112412989";
+
+crate::region::table! {
+    /// Images by id.
+    Images of Image
+}
 
 /// One image.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ fn catalogue_entry(
 ) {
     let id = region.ids.resource("ami");
     let snapshot_id = region.ids.resource("snap");
-    region.images.insert(
+    region.images.0.insert(
         id.clone(),
         Image {
             id,
@@ -319,7 +319,7 @@ pub fn describe_images(
         }
     }
     let users = input.executable_users.unwrap_or_default();
-    let found = KIND.describe(
+    let found = Kind::Image.describe(
         &region.images,
         input.image_ids.as_deref(),
         region.candidates(&filters),
@@ -370,7 +370,7 @@ pub fn register_image(
         .find(|i| i.name == name && i.owner_id == region.account_id)
     {
         return Err(ApiError::new(
-            "InvalidAMIName.Duplicate",
+            Code::InvalidAMINameDuplicate,
             format!("AMI name {name} is already in use by AMI {}", other.id),
         ));
     }
@@ -403,7 +403,7 @@ pub fn register_image(
     };
     let created = crate::protocol::xml::format_timestamp(region.clock.now_datetime());
     region.tags.insert(&id, tags);
-    region.images.insert(
+    region.images.0.insert(
         id.clone(),
         Image {
             id: id.clone(),
@@ -429,14 +429,14 @@ pub fn deregister_image(
     region: &mut Region,
     input: DeregisterImageRequest,
 ) -> Result<DeregisterImageResult, ApiError> {
-    let image = KIND.get(&region.images, &input.image_id)?;
+    let image = Kind::Image.get(&region.images, &input.image_id)?;
     if image.owner_id != region.account_id {
         return Err(ApiError::new(
-            "AuthFailure",
+            Common::AuthFailure,
             format!("Not authorized for image:{}", image.id),
         ));
     }
-    region.images.remove(&input.image_id);
+    region.images.0.remove(&input.image_id);
     region.tags.remove_resource(&input.image_id);
     Ok(DeregisterImageResult {
         r#return: Some(true),

@@ -10,10 +10,11 @@ use std::net::Ipv4Addr;
 
 use aws_smithy_types::DateTime;
 
+use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterface, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
-use crate::ec2::{Kind, fingerprint, image, page, security_group, subnet, tags};
+use crate::ec2::{Kind, elastic_ip, fingerprint, image, page, security_group, tags};
 use crate::generated::ec2::{
     ArchitectureValues, AttachmentStatus, AttributeBooleanValue, AttributeValue,
     DescribeInstanceAttributeRequest, DescribeInstanceStatusRequest, DescribeInstanceStatusResult,
@@ -35,15 +36,13 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 use crate::sim::transitions::Subject;
 
-/// How instance ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "i",
-    code: "InvalidInstanceID",
-    noun: "instance",
-};
-
 /// AWS's limit on user data: 16 KiB before base64 encoding.
 pub const MAX_USER_DATA: usize = 16 * 1024;
+
+crate::region::table! {
+    /// Instances by id.
+    Instances of Instance
+}
 
 /// One instance.
 #[derive(Debug, Clone)]
@@ -272,24 +271,18 @@ pub fn run_instances(
         .image_id
         .as_deref()
         .ok_or_else(|| ApiError::missing_parameter("ImageId"))?;
-    let image = image::KIND
+    let image = Kind::Image
         .get(&region.images, image_id)
         .map_err(|e| {
             if e.code.ends_with("NotFound") {
-                ApiError::new(
-                    "InvalidAMIID.NotFound",
-                    format!("The image id '[{image_id}]' does not exist"),
-                )
+                error::image_not_found(image_id)
             } else {
                 e
             }
         })?
         .clone();
     if !image.public && image.owner_id != region.account_id {
-        return Err(ApiError::new(
-            "InvalidAMIID.NotFound",
-            format!("The image id '[{image_id}]' does not exist"),
-        ));
+        return Err(error::image_not_found(image_id));
     }
     let instance_type = input.instance_type.unwrap_or(InstanceType::M1Small);
     let arch = architecture_of(instance_type);
@@ -310,10 +303,10 @@ pub fn run_instances(
         .and_then(|n| n.subnet_id.clone())
         .or_else(|| input.subnet_id.clone());
     let subnet_id = match &requested_subnet {
-        Some(s) => subnet::KIND.get(&region.subnets, s)?.id.clone(),
+        Some(s) => Kind::Subnet.get(&region.subnets, s)?.id.clone(),
         None => {
             let vpc = region.default_vpc().ok_or_else(|| {
-                ApiError::new("VPCIdNotSpecified", "No default VPC for this user")
+                ApiError::new(Code::VPCIdNotSpecified, "No default VPC for this user")
             })?;
             let zone = placement_zone
                 .clone()
@@ -326,7 +319,7 @@ pub fn run_instances(
                 .map(|s| s.id.clone())
                 .ok_or_else(|| {
                     ApiError::new(
-                        "MissingInput",
+                        Code::MissingInput,
                         "No subnet found for the default VPC in this zone",
                     )
                 })?
@@ -351,12 +344,9 @@ pub fn run_instances(
         .and_then(|n| n.groups.clone())
         .or_else(|| input.security_group_ids.clone());
     for g in group_ids.iter().flatten() {
-        let group = security_group::KIND.get(&region.security_groups, g)?;
+        let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
         if group.vpc_id != vpc_id {
-            return Err(ApiError::new(
-                "InvalidGroup.NotFound",
-                format!("The security group '{g}' does not exist in VPC '{vpc_id}'"),
-            ));
+            return Err(error::group_not_in_vpc(g, &vpc_id));
         }
         if !groups.contains(g) {
             groups.push(g.clone());
@@ -369,12 +359,7 @@ pub fn run_instances(
             .filter_map(|id| region.security_groups.get(id))
             .find(|g| &g.name == name)
             .map(|g| g.id.clone())
-            .ok_or_else(|| {
-                ApiError::new(
-                    "InvalidGroup.NotFound",
-                    format!("The security group '{name}' does not exist in VPC '{vpc_id}'"),
-                )
-            })?;
+            .ok_or_else(|| error::group_not_in_vpc(name, &vpc_id))?;
         if !groups.contains(&id) {
             groups.push(id);
         }
@@ -385,10 +370,7 @@ pub fn run_instances(
     if let Some(k) = &input.key_name
         && !region.key_pairs.contains_key(k)
     {
-        return Err(ApiError::new(
-            "InvalidKeyPair.NotFound",
-            format!("The key pair '{k}' does not exist"),
-        ));
+        return Err(error::key_pair_not_found(k));
     }
     if let Some(data) = &input.user_data {
         let raw = aws_smithy_types::base64::decode(data.trim())
@@ -461,14 +443,14 @@ pub fn run_instances(
     if count < minimum {
         return Err(if room < minimum {
             ApiError::new(
-                "InstanceLimitExceeded",
+                Code::InstanceLimitExceeded,
                 format!(
                     "Your quota allows for {room} more running instance(s). You requested at least {minimum}."
                 ),
             )
         } else {
             ApiError::new(
-                "InsufficientFreeAddressesInSubnet",
+                Code::InsufficientFreeAddressesInSubnet,
                 format!(
                     "There are not enough free addresses in subnet '{subnet_id}' to satisfy the requested number of instances."
                 ),
@@ -493,43 +475,39 @@ pub fn run_instances(
             },
         )?;
         let attachment_id = region.ids.resource("eni-attach");
-        let public_ip = if maps_public {
-            region.public_ips.take()
-        } else {
-            None
-        };
-        let eni_private_ip = {
-            let eni = network_interface::KIND.get_mut(&mut region.network_interfaces, &eni_id)?;
-            eni.attachment = Some(EniAttachment {
+        let eni_private_ip = network_interface::attach(
+            region,
+            &eni_id,
+            EniAttachment {
                 id: attachment_id,
                 instance_id: id.clone(),
                 device_index: 0,
                 attach_time: now,
-            });
-            eni.public_ip = public_ip.map(|ip| PublicIp {
-                ip,
-                allocation_id: None,
-                association_id: None,
-            });
-            eni.private_ip
-        };
+            },
+        )?;
+        if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
+            network_interface::set_public_ip(
+                region,
+                &eni_id,
+                Some(PublicIp {
+                    ip,
+                    allocation_id: None,
+                    association_id: None,
+                }),
+            );
+        }
         if let Some(t) = volume_tags_etc.get(&ResourceType::NetworkInterface) {
             region.tags.insert(&eni_id, t.clone());
         }
         let mut volumes = Vec::new();
         for planned in &block_devices {
-            let vol_id = region.ids.resource("vol");
-            let mut v = planned.volume.clone();
-            v.id = vol_id.clone();
-            v.created = now;
-            if let Some(a) = &mut v.attachment {
-                a.instance_id = id.clone();
-                a.attach_time = now;
-            }
-            region.volumes.insert(vol_id.clone(), v);
-            if let Some(t) = volume_tags_etc.get(&ResourceType::Volume) {
-                region.tags.insert(&vol_id, t.clone());
-            }
+            let vol_id = volume::create_attached(
+                region,
+                &planned.volume,
+                &id,
+                now,
+                volume_tags_etc.get(&ResourceType::Volume),
+            );
             volumes.push((planned.device.clone(), vol_id));
         }
         if let Some(t) = volume_tags_etc.get(&ResourceType::Instance) {
@@ -612,7 +590,7 @@ pub fn run_instances(
         };
         region.by_vpc.insert(&vpc_id, &id);
         region.by_subnet.insert(&subnet_id, &id);
-        region.instances.insert(id.clone(), instance);
+        region.instances.0.insert(id.clone(), instance);
         let at = region.clock.now();
         region.transitions.schedule(at, Subject::Instance, &id);
     }
@@ -639,7 +617,7 @@ fn plan_volumes(
     let size = root_ebs.volume_size.unwrap_or(image.root_size);
     if size < image.root_size {
         return Err(ApiError::new(
-            "InvalidBlockDeviceMapping",
+            Code::InvalidBlockDeviceMapping,
             format!(
                 "Volume of size {size}GB is smaller than snapshot '{}', expect size >= {}GB",
                 image.snapshot_id, image.root_size
@@ -933,16 +911,19 @@ pub fn advance(region: &mut Region, id: &str) {
                     .network_interfaces
                     .get(&eni)
                     .is_some_and(|e| e.public_ip.is_none())
-                && let Some(ip) = region.public_ips.take()
-                && let Some(e) = region.network_interfaces.get_mut(&eni)
+                && let Some(ip) = elastic_ip::take_public_ip(region)
             {
-                e.public_ip = Some(PublicIp {
-                    ip,
-                    allocation_id: None,
-                    association_id: None,
-                });
+                network_interface::set_public_ip(
+                    region,
+                    &eni,
+                    Some(PublicIp {
+                        ip,
+                        allocation_id: None,
+                        association_id: None,
+                    }),
+                );
             }
-            if let Some(i) = region.instances.get_mut(id) {
+            if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Running;
                 i.state_reason = None;
                 i.transition_reason = String::new();
@@ -950,15 +931,17 @@ pub fn advance(region: &mut Region, id: &str) {
         }
         InstanceStateName::Stopping => {
             let eni = region.instances[id].eni_id.clone();
-            if let Some(e) = region.network_interfaces.get_mut(&eni)
-                && e.public_ip
-                    .as_ref()
-                    .is_some_and(|p| p.allocation_id.is_none())
-                && let Some(p) = e.public_ip.take()
+            // A pool address goes back when the instance stops; an Elastic IP stays.
+            if region
+                .network_interfaces
+                .get(&eni)
+                .and_then(|e| e.public_ip.as_ref())
+                .is_some_and(|p| p.allocation_id.is_none())
+                && let Some(p) = network_interface::set_public_ip(region, &eni, None)
             {
-                region.public_ips.give_back(p.ip);
+                elastic_ip::give_back_public_ip(region, p.ip);
             }
-            if let Some(i) = region.instances.get_mut(id) {
+            if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Stopped;
                 i.state_reason = Some((
                     "Client.UserInitiatedShutdown".into(),
@@ -976,7 +959,7 @@ pub fn advance(region: &mut Region, id: &str) {
             };
             network_interface::delete(region, &eni);
             volume::release_for(region, id, &volumes);
-            if let Some(i) = region.instances.get_mut(id) {
+            if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Terminated;
                 i.state_reason = Some((
                     "Client.UserInitiatedShutdown".into(),
@@ -996,7 +979,7 @@ pub fn purge(region: &mut Region, id: &str) {
         && i.state == InstanceStateName::Terminated
     {
         let (vpc, subnet) = (i.vpc_id.clone(), i.subnet_id.clone());
-        region.instances.remove(id);
+        region.instances.0.remove(id);
         region.by_vpc.remove(&vpc, id);
         region.by_subnet.remove(&subnet, id);
         region.tags.remove_resource(id);
@@ -1158,7 +1141,7 @@ pub fn describe_instances(
         ));
     }
     page::check_max_results(input.max_results, 5, 1000)?;
-    let found = KIND.describe(
+    let found = Kind::Instance.describe(
         &region.instances,
         input.instance_ids.as_deref(),
         region.candidates(&filters),
@@ -1194,7 +1177,7 @@ fn checked<'a>(region: &'a Region, ids: &[String]) -> Result<Vec<&'a Instance>, 
     if ids.is_empty() {
         return Err(ApiError::missing_parameter("InstanceId"));
     }
-    KIND.select(&region.instances, Some(ids))
+    Kind::Instance.select(&region.instances, Some(ids))
 }
 
 fn change(
@@ -1211,7 +1194,7 @@ fn change(
 
 fn set_state(region: &mut Region, id: &str, to: InstanceStateName, reason: &str) {
     let now = crate::protocol::xml::format_timestamp(region.clock.now_datetime());
-    if let Some(i) = region.instances.get_mut(id) {
+    if let Some(i) = region.instances.0.get_mut(id) {
         i.state = to;
         i.transition_reason = format!(
             "{reason} ({} GMT)",
@@ -1232,7 +1215,7 @@ pub fn terminate_instances(
     let instances = checked(region, &input.instance_ids)?;
     if let Some(p) = instances.iter().find(|i| i.disable_api_termination) {
         return Err(ApiError::new(
-            "OperationNotPermitted",
+            Code::OperationNotPermitted,
             format!(
                 "The instance '{}' may not be terminated. Modify its 'disableApiTermination' instance attribute and try again.",
                 p.id
@@ -1274,7 +1257,7 @@ pub fn stop_instances(
         match i.state {
             InstanceStateName::Pending => {
                 return Err(ApiError::new(
-                    "IncorrectInstanceState",
+                    Code::IncorrectInstanceState,
                     format!(
                         "Instance '{}' cannot be stopped as it has never reached the 'running' state.",
                         i.id
@@ -1283,7 +1266,7 @@ pub fn stop_instances(
             }
             InstanceStateName::ShuttingDown | InstanceStateName::Terminated => {
                 return Err(ApiError::new(
-                    "IncorrectInstanceState",
+                    Code::IncorrectInstanceState,
                     format!(
                         "This instance '{}' is not in a state from which it can be stopped.",
                         i.id
@@ -1324,7 +1307,7 @@ pub fn start_instances(
                 | InstanceStateName::Terminated
         ) {
             return Err(ApiError::new(
-                "IncorrectInstanceState",
+                Code::IncorrectInstanceState,
                 format!(
                     "The instance '{}' is not in a state from which it can be started.",
                     i.id
@@ -1338,7 +1321,7 @@ pub fn start_instances(
     for (id, previous) in plan {
         let current = if previous == InstanceStateName::Stopped {
             set_state(region, &id, InstanceStateName::Pending, "");
-            if let Some(i) = region.instances.get_mut(&id) {
+            if let Some(i) = region.instances.0.get_mut(&id) {
                 i.state_reason = None;
                 i.transition_reason = String::new();
             }
@@ -1359,7 +1342,7 @@ pub fn describe_instance_attribute(
     input: DescribeInstanceAttributeRequest,
 ) -> Result<InstanceAttribute, ApiError> {
     let region = &*region;
-    let i = KIND.get(&region.instances, &input.instance_id)?;
+    let i = Kind::Instance.get(&region.instances, &input.instance_id)?;
     let out = render(region, i);
     let value = |v: Option<String>| Some(AttributeValue { value: v });
     let flag = |v: bool| Some(AttributeBooleanValue { value: Some(v) });
@@ -1472,7 +1455,7 @@ pub fn describe_instance_status(
     }
     page::check_max_results(input.max_results, 5, 1000)?;
     let all = input.include_all_instances == Some(true);
-    let found = KIND.describe(
+    let found = Kind::Instance.describe(
         &region.instances,
         input.instance_ids.as_deref(),
         None,

@@ -1,7 +1,8 @@
 //! Internet gateways: Create, Attach, Detach, Delete, Describe.
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, one};
-use crate::ec2::{Kind, page, tags, vpc};
+use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
     AttachInternetGatewayRequest, AttachmentStatus, CreateInternetGatewayRequest,
     CreateInternetGatewayResult, DeleteInternetGatewayRequest, DescribeInternetGatewaysRequest,
@@ -11,12 +12,10 @@ use crate::generated::ec2::{
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
-/// How internet gateway ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "igw",
-    code: "InvalidInternetGatewayID",
-    noun: "internetGateway",
-};
+crate::region::table! {
+    /// Internet gateways by id.
+    InternetGateways of InternetGateway
+}
 
 /// One internet gateway.
 #[derive(Debug, Clone)]
@@ -82,7 +81,7 @@ impl Region {
 /// Creates a gateway attached to `vpc_id` (for the default VPC); returns its id.
 pub fn create_attached(region: &mut Region, vpc_id: &str) -> String {
     let id = region.ids.resource("igw");
-    region.internet_gateways.insert(
+    region.internet_gateways.0.insert(
         id.clone(),
         InternetGateway {
             id: id.clone(),
@@ -103,7 +102,7 @@ pub fn create_internet_gateway(
     )?;
     if region.internet_gateways.len() >= region.limits.internet_gateways {
         return Err(ApiError::new(
-            "InternetGatewayLimitExceeded",
+            Code::InternetGatewayLimitExceeded,
             "The maximum number of internet gateways has been reached.",
         ));
     }
@@ -113,7 +112,10 @@ pub fn create_internet_gateway(
     };
     region.tags.insert(&gateway.id, tags);
     let out = render(region, &gateway);
-    region.internet_gateways.insert(gateway.id.clone(), gateway);
+    region
+        .internet_gateways
+        .0
+        .insert(gateway.id.clone(), gateway);
     Ok(CreateInternetGatewayResult {
         internet_gateway: Some(out),
     })
@@ -124,11 +126,12 @@ pub fn attach_internet_gateway(
     region: &mut Region,
     input: AttachInternetGatewayRequest,
 ) -> Result<(), ApiError> {
-    let gateway = KIND.get(&region.internet_gateways, &input.internet_gateway_id)?;
-    vpc::KIND.get(&region.vpcs, &input.vpc_id)?;
+    let gateway =
+        Kind::InternetGateway.get(&region.internet_gateways, &input.internet_gateway_id)?;
+    Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
     if let Some(attached) = &gateway.vpc_id {
         return Err(ApiError::new(
-            "Resource.AlreadyAssociated",
+            Code::ResourceAlreadyAssociated,
             format!(
                 "resource {} is already attached to network {attached}",
                 gateway.id
@@ -137,14 +140,18 @@ pub fn attach_internet_gateway(
     }
     if let Some(other) = region.internet_gateway_of(&input.vpc_id) {
         return Err(ApiError::new(
-            "Resource.AlreadyAssociated",
+            Code::ResourceAlreadyAssociated,
             format!(
                 "resource {} is already associated with internet gateway {}",
                 input.vpc_id, other.id
             ),
         ));
     }
-    if let Some(g) = region.internet_gateways.get_mut(&input.internet_gateway_id) {
+    if let Some(g) = region
+        .internet_gateways
+        .0
+        .get_mut(&input.internet_gateway_id)
+    {
         g.vpc_id = Some(input.vpc_id);
     }
     Ok(())
@@ -155,11 +162,12 @@ pub fn detach_internet_gateway(
     region: &mut Region,
     input: DetachInternetGatewayRequest,
 ) -> Result<(), ApiError> {
-    let gateway = KIND.get(&region.internet_gateways, &input.internet_gateway_id)?;
-    vpc::KIND.get(&region.vpcs, &input.vpc_id)?;
+    let gateway =
+        Kind::InternetGateway.get(&region.internet_gateways, &input.internet_gateway_id)?;
+    Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
     if gateway.vpc_id.as_deref() != Some(input.vpc_id.as_str()) {
         return Err(ApiError::new(
-            "Gateway.NotAttached",
+            Code::GatewayNotAttached,
             format!(
                 "resource {} is not attached to network {}",
                 gateway.id, input.vpc_id
@@ -178,7 +186,11 @@ pub fn detach_internet_gateway(
             input.vpc_id
         )));
     }
-    if let Some(g) = region.internet_gateways.get_mut(&input.internet_gateway_id) {
+    if let Some(g) = region
+        .internet_gateways
+        .0
+        .get_mut(&input.internet_gateway_id)
+    {
         g.vpc_id = None;
     }
     Ok(())
@@ -189,14 +201,18 @@ pub fn delete_internet_gateway(
     region: &mut Region,
     input: DeleteInternetGatewayRequest,
 ) -> Result<(), ApiError> {
-    let gateway = KIND.get(&region.internet_gateways, &input.internet_gateway_id)?;
+    let gateway =
+        Kind::InternetGateway.get(&region.internet_gateways, &input.internet_gateway_id)?;
     if gateway.vpc_id.is_some() {
         return Err(ApiError::dependency_violation(format!(
             "The internetGateway '{}' has dependencies and cannot be deleted.",
             gateway.id
         )));
     }
-    region.internet_gateways.remove(&input.internet_gateway_id);
+    region
+        .internet_gateways
+        .0
+        .remove(&input.internet_gateway_id);
     region.tags.remove_resource(&input.internet_gateway_id);
     Ok(())
 }
@@ -207,7 +223,7 @@ pub fn describe_internet_gateways(
     input: DescribeInternetGatewaysRequest,
 ) -> Result<DescribeInternetGatewaysResult, ApiError> {
     let filters = Filters::parse::<(&InternetGateway, &Region)>(input.filters)?;
-    let matching = KIND.describe(
+    let matching = Kind::InternetGateway.describe(
         &region.internet_gateways,
         input.internet_gateway_ids.as_deref(),
         region.candidates(&filters),

@@ -6,8 +6,9 @@
 
 use aws_smithy_types::DateTime;
 
+use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
-use crate::ec2::{Kind, tags};
+use crate::ec2::tags;
 use crate::generated::ec2::{
     CreateKeyPairRequest, DeleteKeyPairRequest, DeleteKeyPairResult, DescribeKeyPairsRequest,
     DescribeKeyPairsResult, ImportKeyPairRequest, ImportKeyPairResult, KeyFormat,
@@ -16,12 +17,10 @@ use crate::generated::ec2::{
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
-/// How key pair ids and errors are named.
-pub const ID_KIND: Kind = Kind {
-    prefix: "key",
-    code: "InvalidKeyPair",
-    noun: "key pair",
-};
+crate::region::table! {
+    /// Key pairs by name.
+    KeyPairs of KeyPair
+}
 
 /// One key pair.
 #[derive(Debug, Clone)]
@@ -40,13 +39,6 @@ pub struct KeyPair {
     pub created: DateTime,
 }
 
-fn not_found(name: &str) -> ApiError {
-    ApiError::new(
-        "InvalidKeyPair.NotFound",
-        format!("The key pair '{name}' does not exist"),
-    )
-}
-
 fn check_name(region: &Region, name: &str) -> Result<(), ApiError> {
     if name.is_empty() || name.len() > 255 || !name.is_ascii() {
         return Err(ApiError::invalid_parameter(
@@ -57,7 +49,7 @@ fn check_name(region: &Region, name: &str) -> Result<(), ApiError> {
     }
     if region.key_pairs.contains_key(name) {
         return Err(ApiError::new(
-            "InvalidKeyPair.Duplicate",
+            Code::InvalidKeyPairDuplicate,
             format!("The keypair '{name}' already exists."),
         ));
     }
@@ -129,7 +121,7 @@ pub fn create_key_pair(
     );
     region.tags.insert(&id, tags);
     let created = region.clock.now_datetime();
-    region.key_pairs.insert(
+    region.key_pairs.0.insert(
         input.key_name.clone(),
         KeyPair {
             id: id.clone(),
@@ -167,14 +159,14 @@ pub fn import_key_pair(
         k if k.starts_with("ecdsa-sha2-") => KeyType::Rsa,
         _ => {
             return Err(ApiError::new(
-                "InvalidKey.Format",
+                Code::InvalidKeyFormat,
                 "Key is not in valid OpenSSH public key format",
             ));
         }
     };
     if aws_smithy_types::base64::decode(body).map_or(true, |b| b.is_empty()) {
         return Err(ApiError::new(
-            "InvalidKey.Format",
+            Code::InvalidKeyFormat,
             "Key is not in valid OpenSSH public key format",
         ));
     }
@@ -183,7 +175,7 @@ pub fn import_key_pair(
     let fingerprint = fingerprint(region, 16);
     region.tags.insert(&id, tags);
     let created = region.clock.now_datetime();
-    region.key_pairs.insert(
+    region.key_pairs.0.insert(
         input.key_name.clone(),
         KeyPair {
             id: id.clone(),
@@ -228,12 +220,12 @@ pub fn describe_key_pairs(
     let ids = input.key_pair_ids.unwrap_or_default();
     for n in &names {
         if !region.key_pairs.contains_key(n) {
-            return Err(not_found(n));
+            return Err(error::key_pair_not_found(n));
         }
     }
     for id in &ids {
         if !region.key_pairs.values().any(|k| &k.id == id) {
-            return Err(not_found(id));
+            return Err(error::key_pair_not_found(id));
         }
     }
     let include_public = input.include_public_key == Some(true);
@@ -273,13 +265,13 @@ pub fn delete_key_pair(
                 .find(|k| &k.id == id)
                 .map(|k| k.name.clone());
             if found.is_none() {
-                return Err(not_found(id));
+                return Err(error::key_pair_not_found(id));
             }
             found
         }
         (None, None) => return Err(ApiError::missing_parameter("KeyName")),
     };
-    let removed = name.and_then(|n| region.key_pairs.remove(&n));
+    let removed = name.and_then(|n| region.key_pairs.0.remove(&n));
     if let Some(k) = &removed {
         region.tags.remove_resource(&k.id);
     }

@@ -1,13 +1,17 @@
 //! EC2 semantics: one module per resource, each owning its records, actions, filters and
-//! dependency rules; `impl Api for Region` routes each generated operation to its module.
+//! dependency rules; `kind` is the table of resource kinds (id prefix, error-code stem,
+//! noun, taggable resource type); `impl Api for Region` routes each generated operation to
+//! its module.
 
 pub mod availability_zone;
 pub mod elastic_ip;
+pub mod error;
 pub mod filter;
 pub mod image;
 pub mod instance;
 pub mod internet_gateway;
 pub mod key_pair;
+pub mod kind;
 pub mod nat_gateway;
 pub mod network_interface;
 pub mod page;
@@ -18,119 +22,11 @@ pub mod tags;
 pub mod volume;
 pub mod vpc;
 
-use std::collections::{BTreeMap, BTreeSet};
+pub use kind::Kind;
 
 use crate::generated::ec2::*;
-use crate::ids;
 use crate::protocol::error::ApiError;
 use crate::region::Region;
-
-/// How a resource type names itself in ids and error codes.
-#[derive(Debug, Clone, Copy)]
-pub struct Kind {
-    /// The id prefix, such as `vpc`.
-    pub prefix: &'static str,
-    /// The error code stem, such as `InvalidVpcID`.
-    pub code: &'static str,
-    /// The noun in messages, such as `vpc`.
-    pub noun: &'static str,
-}
-
-impl Kind {
-    /// `<code>.NotFound` naming `ids`.
-    pub fn not_found(&self, ids: &[&str]) -> ApiError {
-        let message = if ids.len() == 1 {
-            format!("The {} ID '{}' does not exist", self.noun, ids[0])
-        } else {
-            format!("The {} IDs '{}' do not exist", self.noun, ids.join(", "))
-        };
-        ApiError::new(format!("{}.NotFound", self.code), message)
-    }
-
-    /// `<code>.Malformed` for `id`.
-    pub fn malformed(&self, id: &str) -> ApiError {
-        ApiError::new(
-            format!("{}.Malformed", self.code),
-            format!("Invalid id: \"{id}\" (expecting \"{}-...\")", self.prefix),
-        )
-    }
-
-    /// Fails with `<code>.Malformed` unless `id` is shaped like this kind's ids.
-    pub fn check_shape(&self, id: &str) -> Result<(), ApiError> {
-        if ids::is_well_formed(id, self.prefix) {
-            Ok(())
-        } else {
-            Err(self.malformed(id))
-        }
-    }
-
-    /// The record `id` of `map`, or the right Malformed / NotFound error.
-    pub fn get<'a, T>(&self, map: &'a BTreeMap<String, T>, id: &str) -> Result<&'a T, ApiError> {
-        self.check_shape(id)?;
-        map.get(id).ok_or_else(|| self.not_found(&[id]))
-    }
-
-    /// The record `id` of `map` for writing, or the right Malformed / NotFound error.
-    pub fn get_mut<'a, T>(
-        &self,
-        map: &'a mut BTreeMap<String, T>,
-        id: &str,
-    ) -> Result<&'a mut T, ApiError> {
-        self.check_shape(id)?;
-        map.get_mut(id).ok_or_else(|| self.not_found(&[id]))
-    }
-
-    /// The records named by `ids`, in id order, failing on any malformed or missing id;
-    /// `None` or an empty list selects every record.
-    pub fn select<'a, T>(
-        &self,
-        map: &'a BTreeMap<String, T>,
-        ids: Option<&[String]>,
-    ) -> Result<Vec<&'a T>, ApiError> {
-        let Some(ids) = ids.filter(|i| !i.is_empty()) else {
-            return Ok(map.values().collect());
-        };
-        if let Some(bad) = ids.iter().find(|i| !ids::is_well_formed(i, self.prefix)) {
-            return Err(self.malformed(bad));
-        }
-        let missing: Vec<&str> = ids
-            .iter()
-            .filter(|i| !map.contains_key(i.as_str()))
-            .map(String::as_str)
-            .collect();
-        if !missing.is_empty() {
-            return Err(self.not_found(&missing));
-        }
-        let wanted: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
-        Ok(wanted.into_iter().filter_map(|id| map.get(id)).collect())
-    }
-
-    /// The records a Describe call answers: those named by `ids` (each must exist), else the
-    /// `candidates` an index gave, else all; then those `keep` accepts, in id order.
-    pub fn describe<'a, T>(
-        &self,
-        map: &'a BTreeMap<String, T>,
-        ids: Option<&[String]>,
-        candidates: Option<BTreeSet<String>>,
-        keep: impl Fn(&T) -> bool,
-    ) -> Result<Vec<&'a T>, ApiError> {
-        if ids.is_some_and(|i| !i.is_empty()) {
-            return Ok(self
-                .select(map, ids)?
-                .into_iter()
-                .filter(|t| keep(t))
-                .collect());
-        }
-        Ok(match candidates {
-            Some(c) => c
-                .iter()
-                .filter_map(|id| map.get(id))
-                .filter(|t| keep(t))
-                .collect(),
-            None => map.values().filter(|t| keep(t)).collect(),
-        })
-    }
-}
 
 /// The request without its ClientToken, to compare retries with the same token.
 pub fn fingerprint<T: std::fmt::Debug>(input: &T) -> String {

@@ -4,9 +4,10 @@
 
 use aws_smithy_types::DateTime;
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::network_interface::{self, NewInterface};
-use crate::ec2::{Kind, elastic_ip, fingerprint, page, subnet, tags};
+use crate::ec2::{Kind, elastic_ip, fingerprint, page, tags};
 use crate::generated::ec2::{
     ConnectivityType, CreateNatGatewayRequest, CreateNatGatewayResult, DeleteNatGatewayRequest,
     DeleteNatGatewayResult, DescribeNatGatewaysRequest, DescribeNatGatewaysResult,
@@ -17,12 +18,10 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 use crate::sim::transitions::Subject;
 
-/// How NAT gateway ids are named (AWS answers `NatGatewayNotFound` for them).
-pub const KIND: Kind = Kind {
-    prefix: "nat",
-    code: "InvalidNatGatewayID",
-    noun: "natGateway",
-};
+crate::region::table! {
+    /// NAT gateways by id.
+    NatGateways of NatGateway
+}
 
 /// One NAT gateway.
 #[derive(Debug, Clone)]
@@ -53,7 +52,7 @@ pub struct NatGateway {
 
 fn not_found(id: &str) -> ApiError {
     ApiError::new(
-        "NatGatewayNotFound",
+        Code::NatGatewayNotFound,
         format!("The Nat Gateway {id} was not found"),
     )
 }
@@ -147,7 +146,7 @@ pub fn create_nat_gateway(
         .subnet_id
         .as_deref()
         .ok_or_else(|| ApiError::missing_parameter("SubnetId"))?;
-    let s = subnet::KIND.get(&region.subnets, subnet_id)?;
+    let s = Kind::Subnet.get(&region.subnets, subnet_id)?;
     let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
     let connectivity = input.connectivity_type.unwrap_or(ConnectivityType::Public);
     match (connectivity, &input.allocation_id) {
@@ -160,10 +159,10 @@ pub fn create_nat_gateway(
             ));
         }
         (_, Some(alloc)) => {
-            let a = elastic_ip::KIND.get(&region.addresses, alloc)?;
+            let a = Kind::ElasticIp.get(&region.addresses, alloc)?;
             if a.association.is_some() {
                 return Err(ApiError::new(
-                    "Resource.AlreadyAssociated",
+                    Code::ResourceAlreadyAssociated,
                     format!("Elastic IP address [{alloc}] is already associated"),
                 ));
             }
@@ -188,7 +187,7 @@ pub fn create_nat_gateway(
         .count();
     if in_zone >= region.limits.nat_gateways_per_zone {
         return Err(ApiError::new(
-            "NatGatewayLimitExceeded",
+            Code::NatGatewayLimitExceeded,
             "The maximum number of NAT gateways in this Availability Zone has been reached.",
         ));
     }
@@ -228,7 +227,7 @@ pub fn create_nat_gateway(
     let out = render(region, &gateway);
     region.by_vpc.insert(&vpc_id, &id);
     region.by_subnet.insert(subnet_id, &id);
-    region.nat_gateways.insert(id.clone(), gateway);
+    region.nat_gateways.0.insert(id.clone(), gateway);
     let now = region.clock.now();
     region.transitions.schedule(now, Subject::NatGateway, &id);
     Ok(CreateNatGatewayResult {
@@ -247,13 +246,13 @@ pub fn advance(region: &mut Region, id: &str) {
             let has_gateway = n.connectivity == ConnectivityType::Private
                 || region.internet_gateway_of(&n.vpc_id).is_some();
             if has_gateway {
-                if let Some(n) = region.nat_gateways.get_mut(id) {
+                if let Some(n) = region.nat_gateways.0.get_mut(id) {
                     n.state = NatGatewayState::Available;
                 }
             } else {
                 let vpc = n.vpc_id.clone();
                 release_resources(region, id);
-                if let Some(n) = region.nat_gateways.get_mut(id) {
+                if let Some(n) = region.nat_gateways.0.get_mut(id) {
                     n.state = NatGatewayState::Failed;
                     n.failure = Some((
                         "Gateway.NotAttached".into(),
@@ -269,7 +268,7 @@ pub fn advance(region: &mut Region, id: &str) {
         NatGatewayState::Deleting => {
             release_resources(region, id);
             let now = region.clock.now_datetime();
-            if let Some(n) = region.nat_gateways.get_mut(id) {
+            if let Some(n) = region.nat_gateways.0.get_mut(id) {
                 n.state = NatGatewayState::Deleted;
                 n.deleted = Some(now);
             }
@@ -286,6 +285,7 @@ pub fn advance(region: &mut Region, id: &str) {
 fn release_resources(region: &mut Region, id: &str) {
     let Some(eni) = region
         .nat_gateways
+        .0
         .get_mut(id)
         .and_then(|n| n.eni_id.take())
     else {
@@ -300,7 +300,7 @@ pub fn purge(region: &mut Region, id: &str) {
         && matches!(n.state, NatGatewayState::Deleted | NatGatewayState::Failed)
     {
         let (vpc, subnet) = (n.vpc_id.clone(), n.subnet_id.clone());
-        region.nat_gateways.remove(id);
+        region.nat_gateways.0.remove(id);
         region.by_vpc.remove(&vpc, id);
         region.by_subnet.remove(&subnet, id);
         region.tags.remove_resource(id);
@@ -317,7 +317,7 @@ pub fn describe_nat_gateways(
     for id in input.nat_gateway_ids.iter().flatten() {
         find(region, id)?;
     }
-    let found = KIND.describe(
+    let found = Kind::NatGateway.describe(
         &region.nat_gateways,
         None,
         match input.nat_gateway_ids.as_ref().filter(|i| !i.is_empty()) {
@@ -349,7 +349,7 @@ pub fn delete_nat_gateway(
         n.state,
         NatGatewayState::Pending | NatGatewayState::Available
     ) {
-        if let Some(n) = region.nat_gateways.get_mut(&id) {
+        if let Some(n) = region.nat_gateways.0.get_mut(&id) {
             n.state = NatGatewayState::Deleting;
         }
         let now = region.clock.now();

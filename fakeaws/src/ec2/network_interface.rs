@@ -5,8 +5,9 @@ use std::net::Ipv4Addr;
 
 use aws_smithy_types::DateTime;
 
+use crate::ec2::error::{self};
 use crate::ec2::filter::{Filterable, Filters, flag, one};
-use crate::ec2::{Kind, page, security_group, subnet};
+use crate::ec2::{Kind, page, subnet};
 use crate::generated::ec2::{
     AttachmentStatus, DescribeNetworkInterfacesRequest, DescribeNetworkInterfacesResult,
     GroupIdentifier, ModifyNetworkInterfaceAttributeRequest,
@@ -16,13 +17,6 @@ use crate::generated::ec2::{
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
-
-/// How network interface ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "eni",
-    code: "InvalidNetworkInterfaceID",
-    noun: "networkInterface",
-};
 
 /// An interface's attachment to an instance.
 #[derive(Debug, Clone)]
@@ -46,6 +40,11 @@ pub struct PublicIp {
     pub allocation_id: Option<String>,
     /// The Elastic IP association, if any.
     pub association_id: Option<String>,
+}
+
+crate::region::table! {
+    /// Network interfaces by id.
+    NetworkInterfaces of NetworkInterface
 }
 
 /// One network interface.
@@ -99,9 +98,8 @@ pub struct NewInterface<'a> {
 pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiError> {
     let id = region.ids.resource("eni");
     let mac_bits = region.ids.next_u64();
-    let s = subnet::KIND.get_mut(&mut region.subnets, new.subnet_id)?;
-    let private_ip = s.allocate(new.private_ip)?;
-    let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
+    let (private_ip, vpc_id, zone) =
+        subnet::allocate_address(region, new.subnet_id, new.private_ip)?;
     let mac = format!(
         "0e:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
         (mac_bits >> 32) & 0xff,
@@ -112,7 +110,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
     );
     region.by_vpc.insert(&vpc_id, &id);
     region.by_subnet.insert(new.subnet_id, &id);
-    region.network_interfaces.insert(
+    region.network_interfaces.0.insert(
         id.clone(),
         NetworkInterface {
             id: id.clone(),
@@ -136,21 +134,33 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
 /// Deletes an interface: frees its address, its pool public address, and any Elastic IP
 /// association.
 pub fn delete(region: &mut Region, id: &str) {
-    let Some(eni) = region.network_interfaces.remove(id) else {
+    let Some(eni) = region.network_interfaces.0.remove(id) else {
         return;
     };
-    if let Some(s) = region.subnets.get_mut(&eni.subnet_id) {
-        s.release(eni.private_ip);
-    }
+    subnet::release_address(region, &eni.subnet_id, eni.private_ip);
     region.by_vpc.remove(&eni.vpc_id, id);
     region.by_subnet.remove(&eni.subnet_id, id);
     region.tags.remove_resource(id);
     if let Some(p) = eni.public_ip {
         match p.allocation_id {
             Some(alloc) => crate::ec2::elastic_ip::forget_association(region, &alloc),
-            None => region.public_ips.give_back(p.ip),
+            None => crate::ec2::elastic_ip::give_back_public_ip(region, p.ip),
         }
     }
+}
+
+/// Maps `public` onto interface `id` (or unmaps it with `None`); returns what it had.
+/// Nothing happens for an interface that does not exist.
+pub fn set_public_ip(region: &mut Region, id: &str, public: Option<PublicIp>) -> Option<PublicIp> {
+    let eni = region.network_interfaces.0.get_mut(id)?;
+    std::mem::replace(&mut eni.public_ip, public)
+}
+
+/// Attaches interface `id` to an instance as `attachment`; returns its private address.
+pub fn attach(region: &mut Region, id: &str, attachment: Attachment) -> Result<Ipv4Addr, ApiError> {
+    let eni = Kind::NetworkInterface.get_mut(&mut region.network_interfaces.0, id)?;
+    eni.attachment = Some(attachment);
+    Ok(eni.private_ip)
 }
 
 /// Whether any interface in `vpc_id` has a public address mapped.
@@ -364,7 +374,7 @@ pub fn describe_network_interfaces(
             "The parameter networkInterfaceIdSet cannot be used with the parameter maxResults",
         ));
     }
-    let found = KIND.describe(
+    let found = Kind::NetworkInterface.describe(
         &region.network_interfaces,
         input.network_interface_ids.as_deref(),
         region.candidates(&filters),
@@ -388,7 +398,8 @@ pub fn modify_network_interface_attribute(
     region: &mut Region,
     input: ModifyNetworkInterfaceAttributeRequest,
 ) -> Result<(), ApiError> {
-    let eni = KIND.get(&region.network_interfaces, &input.network_interface_id)?;
+    let eni =
+        Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
     let given = usize::from(input.groups.is_some())
         + usize::from(input.source_dest_check.is_some())
         + usize::from(input.description.is_some());
@@ -407,15 +418,9 @@ pub fn modify_network_interface_attribute(
             return Err(ApiError::missing_parameter("SecurityGroupId"));
         }
         for g in groups {
-            let group = security_group::KIND.get(&region.security_groups, g)?;
+            let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
             if group.vpc_id != eni.vpc_id {
-                return Err(ApiError::new(
-                    "InvalidGroup.NotFound",
-                    format!(
-                        "The security group '{g}' does not exist in VPC '{}'",
-                        eni.vpc_id
-                    ),
-                ));
+                return Err(error::group_not_in_vpc(g, &eni.vpc_id));
             }
         }
     }
@@ -429,9 +434,10 @@ pub fn modify_network_interface_attribute(
         .transpose()?;
     let Some(eni) = region
         .network_interfaces
+        .0
         .get_mut(&input.network_interface_id)
     else {
-        return Err(KIND.not_found(&[&input.network_interface_id]));
+        return Err(Kind::NetworkInterface.not_found(&[&input.network_interface_id]));
     };
     if let Some(groups) = input.groups {
         let mut unique = Vec::new();

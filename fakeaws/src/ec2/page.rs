@@ -1,6 +1,7 @@
 //! `MaxResults` / `NextToken` pagination of EC2 Describe calls. Records are listed in a
 //! stable order (by id); the token names the last record of the previous page.
 
+use crate::ec2::error::Code;
 use crate::protocol::error::ApiError;
 
 /// Cuts one page out of `items` (sorted by `key`), returning the page and the next token.
@@ -53,7 +54,7 @@ fn encode_token(last: &str) -> String {
 fn decode_token(token: &str) -> Result<String, ApiError> {
     let bad = || {
         ApiError::new(
-            "InvalidPaginationToken",
+            Code::InvalidPaginationToken,
             format!("The pagination token '{token}' is invalid or expired."),
         )
     };

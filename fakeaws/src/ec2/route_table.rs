@@ -4,9 +4,10 @@
 
 use ipnet::Ipv4Net;
 
+use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::vpc::parse_cidr;
-use crate::ec2::{Kind, fingerprint, internet_gateway, nat_gateway, page, subnet, tags, vpc};
+use crate::ec2::{Kind, fingerprint, nat_gateway, page, tags};
 use crate::generated::ec2::{
     AssociateRouteTableRequest, AssociateRouteTableResult, CreateRouteRequest, CreateRouteResult,
     CreateRouteTableRequest, CreateRouteTableResult, DeleteRouteRequest, DeleteRouteTableRequest,
@@ -17,13 +18,6 @@ use crate::generated::ec2::{
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
-
-/// How route table ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "rtb",
-    code: "InvalidRouteTableID",
-    noun: "routeTable",
-};
 
 /// Where a route sends traffic.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +52,11 @@ pub struct Association {
     pub id: String,
     /// The subnet, unless this is the main association.
     pub subnet_id: Option<String>,
+}
+
+crate::region::table! {
+    /// Route tables by id.
+    RouteTables of RouteTable
 }
 
 /// One route table.
@@ -287,7 +286,7 @@ fn new_table(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, main: bool) -> Ro
 
 fn insert(region: &mut Region, table: RouteTable) {
     region.by_vpc.insert(&table.vpc_id, &table.id);
-    region.route_tables.insert(table.id.clone(), table);
+    region.route_tables.0.insert(table.id.clone(), table);
 }
 
 /// Creates a VPC's main route table; returns its id.
@@ -305,7 +304,7 @@ pub fn add_route_unchecked(
     destination: Ipv4Net,
     target: Target,
 ) {
-    if let Some(t) = region.route_tables.get_mut(table_id) {
+    if let Some(t) = region.route_tables.0.get_mut(table_id) {
         t.routes.push(Route {
             destination,
             target,
@@ -319,7 +318,7 @@ pub fn delete_main(region: &mut Region, vpc_id: &str) {
     let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "rtb").cloned().collect();
     for id in ids {
         if region.route_tables.get(&id).is_some_and(|t| t.main) {
-            region.route_tables.remove(&id);
+            region.route_tables.0.remove(&id);
             region.by_vpc.remove(vpc_id, &id);
             region.tags.remove_resource(&id);
         }
@@ -328,7 +327,7 @@ pub fn delete_main(region: &mut Region, vpc_id: &str) {
 
 /// Removes a deleted subnet's association, as AWS does implicitly.
 pub fn forget_subnet(region: &mut Region, subnet_id: &str) {
-    for t in region.route_tables.values_mut() {
+    for t in region.route_tables.0.values_mut() {
         t.associations
             .retain(|a| a.subnet_id.as_deref() != Some(subnet_id));
     }
@@ -354,14 +353,14 @@ pub fn create_route_table(
             client_token: token,
         });
     }
-    let cidr = vpc::KIND.get(&region.vpcs, &input.vpc_id)?.cidr;
+    let cidr = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?.cidr;
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),
         ResourceType::RouteTable,
     )?;
     if region.by_vpc.of_kind(&input.vpc_id, "rtb").count() >= region.limits.route_tables_per_vpc {
         return Err(ApiError::new(
-            "RouteTableLimitExceeded",
+            Code::RouteTableLimitExceeded,
             "The maximum number of route tables has been reached.",
         ));
     }
@@ -385,7 +384,7 @@ pub fn describe_route_tables(
 ) -> Result<DescribeRouteTablesResult, ApiError> {
     let filters = Filters::parse::<(&RouteTable, &Region)>(input.filters)?;
     let region = &*region;
-    let found = KIND.describe(
+    let found = Kind::RouteTable.describe(
         &region.route_tables,
         input.route_table_ids.as_deref(),
         region.candidates(&filters),
@@ -408,7 +407,7 @@ pub fn delete_route_table(
     region: &mut Region,
     input: DeleteRouteTableRequest,
 ) -> Result<(), ApiError> {
-    let t = KIND.get(&region.route_tables, &input.route_table_id)?;
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     if t.main || !t.associations.is_empty() {
         return Err(ApiError::dependency_violation(format!(
             "The routeTable '{}' has dependencies and cannot be deleted.",
@@ -416,7 +415,7 @@ pub fn delete_route_table(
         )));
     }
     let vpc_id = t.vpc_id.clone();
-    region.route_tables.remove(&input.route_table_id);
+    region.route_tables.0.remove(&input.route_table_id);
     region.by_vpc.remove(&vpc_id, &input.route_table_id);
     region.tags.remove_resource(&input.route_table_id);
     Ok(())
@@ -452,7 +451,7 @@ fn resolve_target(
         if g == "local" {
             return Ok(Target::Local);
         }
-        let gw = internet_gateway::KIND.get(&region.internet_gateways, g)?;
+        let gw = Kind::InternetGateway.get(&region.internet_gateways, g)?;
         if gw.vpc_id.as_deref() != Some(vpc_id) {
             return Err(other_network(g));
         }
@@ -466,14 +465,14 @@ fn resolve_target(
         return Ok(Target::NatGateway(n.to_string()));
     }
     if let Some(i) = instance {
-        let inst = crate::ec2::instance::KIND.get(&region.instances, i)?;
+        let inst = Kind::Instance.get(&region.instances, i)?;
         if inst.vpc_id != vpc_id {
             return Err(other_network(i));
         }
         return Ok(Target::Instance(i.to_string()));
     }
     let e = eni.unwrap_or_default();
-    let iface = crate::ec2::network_interface::KIND.get(&region.network_interfaces, e)?;
+    let iface = Kind::NetworkInterface.get(&region.network_interfaces, e)?;
     if iface.vpc_id != vpc_id {
         return Err(other_network(e));
     }
@@ -490,11 +489,11 @@ pub fn create_route(
     region: &mut Region,
     input: CreateRouteRequest,
 ) -> Result<CreateRouteResult, ApiError> {
-    let t = KIND.get(&region.route_tables, &input.route_table_id)?;
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     let dest = destination(input.destination_cidr_block.as_deref())?;
     if t.routes.iter().any(|r| r.destination == dest) {
         return Err(ApiError::new(
-            "RouteAlreadyExists",
+            Code::RouteAlreadyExists,
             format!("The route identified by {dest} already exists."),
         ));
     }
@@ -520,7 +519,7 @@ pub fn create_route(
             "The local route cannot be created.",
         ));
     }
-    if let Some(t) = region.route_tables.get_mut(&input.route_table_id) {
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
         t.routes.push(Route {
             destination: dest,
             target,
@@ -534,14 +533,14 @@ pub fn create_route(
 
 fn route_not_found(dest: &Ipv4Net, table: &str) -> ApiError {
     ApiError::new(
-        "InvalidRoute.NotFound",
+        Code::InvalidRouteNotFound,
         format!("no route with destination-cidr-block {dest} in route table {table}"),
     )
 }
 
 /// `ReplaceRoute`.
 pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<(), ApiError> {
-    let t = KIND.get(&region.route_tables, &input.route_table_id)?;
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     let dest = destination(input.destination_cidr_block.as_deref())?;
     let index = t
         .routes
@@ -567,7 +566,7 @@ pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<
             t.id
         )));
     }
-    if let Some(t) = region.route_tables.get_mut(&input.route_table_id) {
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
         t.routes[index].target = target;
     }
     Ok(())
@@ -575,7 +574,7 @@ pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<
 
 /// `DeleteRoute`: not the local route.
 pub fn delete_route(region: &mut Region, input: DeleteRouteRequest) -> Result<(), ApiError> {
-    let t = KIND.get(&region.route_tables, &input.route_table_id)?;
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     let dest = destination(input.destination_cidr_block.as_deref())?;
     let index = t
         .routes
@@ -588,7 +587,7 @@ pub fn delete_route(region: &mut Region, input: DeleteRouteRequest) -> Result<()
             t.id
         )));
     }
-    if let Some(t) = region.route_tables.get_mut(&input.route_table_id) {
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
         t.routes.remove(index);
     }
     Ok(())
@@ -599,12 +598,12 @@ pub fn associate_route_table(
     region: &mut Region,
     input: AssociateRouteTableRequest,
 ) -> Result<AssociateRouteTableResult, ApiError> {
-    let t = KIND.get(&region.route_tables, &input.route_table_id)?;
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     let subnet_id = input
         .subnet_id
         .as_deref()
         .ok_or_else(|| ApiError::missing_parameter("SubnetId"))?;
-    let s = subnet::KIND.get(&region.subnets, subnet_id)?;
+    let s = Kind::Subnet.get(&region.subnets, subnet_id)?;
     if s.vpc_id != t.vpc_id {
         return Err(ApiError::invalid_value(format!(
             "Route table {} and subnet {subnet_id} belong to different networks.",
@@ -617,7 +616,7 @@ pub fn associate_route_table(
             .any(|a| a.subnet_id.as_deref() == Some(subnet_id))
     }) {
         return Err(ApiError::new(
-            "Resource.AlreadyAssociated",
+            Code::ResourceAlreadyAssociated,
             format!(
                 "the specified association for route table {} conflicts with an existing association ({})",
                 t.id, other.id
@@ -625,7 +624,7 @@ pub fn associate_route_table(
         ));
     }
     let id = region.ids.resource("rtbassoc");
-    if let Some(t) = region.route_tables.get_mut(&input.route_table_id) {
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
         t.associations.push(Association {
             id: id.clone(),
             subnet_id: Some(subnet_id.to_string()),
@@ -645,13 +644,11 @@ pub fn disassociate_route_table(
     let id = input.association_id;
     let Some(table) = region
         .route_tables
+        .0
         .values_mut()
         .find(|t| t.associations.iter().any(|a| a.id == id))
     else {
-        return Err(ApiError::new(
-            "InvalidAssociationID.NotFound",
-            format!("The association ID '{id}' does not exist"),
-        ));
+        return Err(error::association_not_found(&id));
     };
     if table.main_association().is_some_and(|a| a.id == id) {
         return Err(ApiError::invalid_value(format!(

@@ -2,9 +2,10 @@
 //! Authorize/RevokeSecurityGroupIngress and Egress, DescribeSecurityGroupRules, and the
 //! default group every VPC has.
 
+use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::vpc::parse_cidr;
-use crate::ec2::{Kind, page, tags, vpc};
+use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
     AuthorizeSecurityGroupEgressRequest, AuthorizeSecurityGroupEgressResult,
     AuthorizeSecurityGroupIngressRequest, AuthorizeSecurityGroupIngressResult,
@@ -18,20 +19,6 @@ use crate::generated::ec2::{
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
-
-/// How security group ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "sg",
-    code: "InvalidGroup",
-    noun: "security group",
-};
-
-/// How security group rule ids and errors are named.
-pub const RULE_KIND: Kind = Kind {
-    prefix: "sgr",
-    code: "InvalidSecurityGroupRuleId",
-    noun: "security group rule",
-};
 
 /// The other end of a rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +56,11 @@ impl Rule {
             && self.to == other.to
             && self.peer == other.peer
     }
+}
+
+crate::region::table! {
+    /// Security groups by id.
+    SecurityGroups of SecurityGroup
 }
 
 /// One security group.
@@ -234,10 +226,10 @@ fn requested_rules(
         for pair in p.user_id_group_pairs.iter().flatten() {
             let id = match (&pair.group_id, &pair.group_name) {
                 (Some(id), _) => {
-                    let g = KIND.get(&region.security_groups, id)?;
+                    let g = Kind::SecurityGroup.get(&region.security_groups, id)?;
                     if g.vpc_id != group.vpc_id {
                         return Err(ApiError::new(
-                            "InvalidGroup.NotFound",
+                            Code::InvalidGroupNotFound,
                             format!(
                                 "You have specified two resources that belong to different networks: {id} and {}.",
                                 group.id
@@ -251,15 +243,7 @@ fn requested_rules(
                     .values()
                     .find(|g| g.vpc_id == group.vpc_id && &g.name == name)
                     .map(|g| g.id.clone())
-                    .ok_or_else(|| {
-                        ApiError::new(
-                            "InvalidGroup.NotFound",
-                            format!(
-                                "The security group '{name}' does not exist in VPC '{}'",
-                                group.vpc_id
-                            ),
-                        )
-                    })?,
+                    .ok_or_else(|| error::group_not_in_vpc(name, &group.vpc_id))?,
                 (None, None) => {
                     return Err(ApiError::missing_parameter(
                         "IpPermissions.N.Groups.N.GroupId",
@@ -417,7 +401,7 @@ fn all_egress(region: &mut Region) -> Rule {
 
 fn insert(region: &mut Region, g: SecurityGroup) {
     region.by_vpc.insert(&g.vpc_id, &g.id);
-    region.security_groups.insert(g.id.clone(), g);
+    region.security_groups.0.insert(g.id.clone(), g);
 }
 
 /// Creates a VPC's default group: all traffic from itself in, all traffic out.
@@ -463,7 +447,7 @@ pub fn delete_default(region: &mut Region, vpc_id: &str) {
 }
 
 fn remove(region: &mut Region, id: &str) {
-    if let Some(g) = region.security_groups.remove(id) {
+    if let Some(g) = region.security_groups.0.remove(id) {
         region.by_vpc.remove(&g.vpc_id, id);
         region.tags.remove_resource(id);
         for r in &g.rules {
@@ -478,11 +462,10 @@ pub fn create_security_group(
     input: CreateSecurityGroupRequest,
 ) -> Result<CreateSecurityGroupResult, ApiError> {
     let vpc_id = match &input.vpc_id {
-        Some(v) => vpc::KIND.get(&region.vpcs, v)?.id.clone(),
-        None => region
-            .default_vpc()
-            .map(|v| v.id.clone())
-            .ok_or_else(|| ApiError::new("VPCIdNotSpecified", "No default VPC for this user"))?,
+        Some(v) => Kind::Vpc.get(&region.vpcs, v)?.id.clone(),
+        None => region.default_vpc().map(|v| v.id.clone()).ok_or_else(|| {
+            ApiError::new(Code::VPCIdNotSpecified, "No default VPC for this user")
+        })?,
     };
     let name = input.group_name.trim().to_string();
     if name.is_empty() || name.len() > 255 || input.description.len() > 255 {
@@ -511,13 +494,13 @@ pub fn create_security_group(
         .any(|g| g.name == name)
     {
         return Err(ApiError::new(
-            "InvalidGroup.Duplicate",
+            Code::InvalidGroupDuplicate,
             format!("The security group '{name}' already exists for VPC '{vpc_id}'"),
         ));
     }
     if region.by_vpc.of_kind(&vpc_id, "sg").count() >= region.limits.security_groups_per_vpc {
         return Err(ApiError::new(
-            "SecurityGroupLimitExceeded",
+            Code::SecurityGroupLimitExceeded,
             "The maximum number of security groups for the VPC has been reached.",
         ));
     }
@@ -622,14 +605,7 @@ pub fn describe_security_groups(
             .security_groups
             .values()
             .find(|g| g.vpc_id == default_vpc && &g.name == name)
-            .ok_or_else(|| {
-                ApiError::new(
-                    "InvalidGroup.NotFound",
-                    format!(
-                        "The security group '{name}' does not exist in default VPC '{default_vpc}'"
-                    ),
-                )
-            })?;
+            .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))?;
         ids.push(g.id.clone());
     }
     if !ids.is_empty() && input.max_results.is_some() {
@@ -637,7 +613,7 @@ pub fn describe_security_groups(
             "The parameter groupIds cannot be used with the parameter maxResults",
         ));
     }
-    let found = KIND.describe(
+    let found = Kind::SecurityGroup.describe(
         &region.security_groups,
         Some(&ids),
         region.candidates(&filters),
@@ -688,7 +664,10 @@ pub fn delete_security_group(
     input: DeleteSecurityGroupRequest,
 ) -> Result<DeleteSecurityGroupResult, ApiError> {
     let id = match (&input.group_id, &input.group_name) {
-        (Some(id), _) => KIND.get(&region.security_groups, id)?.id.clone(),
+        (Some(id), _) => Kind::SecurityGroup
+            .get(&region.security_groups, id)?
+            .id
+            .clone(),
         (None, Some(name)) => {
             let default_vpc = region
                 .default_vpc()
@@ -699,12 +678,7 @@ pub fn delete_security_group(
                 .values()
                 .find(|g| g.vpc_id == default_vpc && &g.name == name)
                 .map(|g| g.id.clone())
-                .ok_or_else(|| {
-                    ApiError::new(
-                        "InvalidGroup.NotFound",
-                        format!("The security group '{name}' does not exist in default VPC '{default_vpc}'"),
-                    )
-                })?
+                .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))?
         }
         (None, None) => return Err(ApiError::missing_parameter("GroupId")),
     };
@@ -714,7 +688,7 @@ pub fn delete_security_group(
         .is_some_and(SecurityGroup::is_default)
     {
         return Err(ApiError::new(
-            "CannotDelete",
+            Code::CannotDelete,
             format!("the specified group: \"{id}\" name: \"default\" cannot be deleted by a user"),
         ));
     }
@@ -736,7 +710,9 @@ fn group_for(
     name: Option<&str>,
 ) -> Result<SecurityGroup, ApiError> {
     match (id, name) {
-        (Some(id), _) => Ok(KIND.get(&region.security_groups, id)?.clone()),
+        (Some(id), _) => Ok(Kind::SecurityGroup
+            .get(&region.security_groups, id)?
+            .clone()),
         (None, Some(name)) => {
             let default_vpc = region
                 .default_vpc()
@@ -747,39 +723,57 @@ fn group_for(
                 .values()
                 .find(|g| g.vpc_id == default_vpc && g.name == name)
                 .cloned()
-                .ok_or_else(|| {
-                    ApiError::new(
-                        "InvalidGroup.NotFound",
-                        format!("The security group '{name}' does not exist in default VPC '{default_vpc}'"),
-                    )
-                })
+                .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))
         }
         (None, None) => Err(ApiError::missing_parameter("GroupId")),
     }
 }
 
+/// The direction of a rule: what a group lets in, or lets out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Inbound rules (`IpPermissions`).
+    Ingress,
+    /// Outbound rules (`IpPermissionsEgress`).
+    Egress,
+}
+
+/// What an Authorize or Revoke request names, whatever its direction: the group, the rules
+/// (as permissions or the flat fields), rule ids (revoke) and tags for new rules (authorize).
+struct RuleRequest<'a> {
+    direction: Direction,
+    group_id: Option<&'a str>,
+    group_name: Option<&'a str>,
+    args: RuleArgs<'a>,
+    rule_ids: Option<&'a [String]>,
+    tag_specifications: Option<&'a [TagSpecification]>,
+}
+
+/// Authorizes the rules `req` names, all or none: none may exist already, and the group's
+/// quota of rules in that direction must hold them.
 fn authorize(
     region: &mut Region,
-    group: SecurityGroup,
-    mut wanted: Vec<Rule>,
-    specs: Option<&[TagSpecification]>,
+    req: RuleRequest<'_>,
 ) -> Result<Vec<SecurityGroupRule>, ApiError> {
+    let group = group_for(region, req.group_id, req.group_name)?;
+    let egress = req.direction == Direction::Egress;
+    let mut wanted = requested_rules(region, &group, egress, &req.args)?;
+    let specs = req.tag_specifications;
     let tags = tags::from_specs(specs, ResourceType::SecurityGroupRule)?;
     for (i, r) in wanted.iter().enumerate() {
         if group.rules.iter().any(|x| x.same_permission(r))
             || wanted[..i].iter().any(|x| x.same_permission(r))
         {
             return Err(ApiError::new(
-                "InvalidPermission.Duplicate",
+                Code::InvalidPermissionDuplicate,
                 format!("the specified rule \"{}\" already exists", describe_rule(r)),
             ));
         }
     }
-    let egress = wanted.first().is_some_and(|r| r.egress);
     let count = group.rules.iter().filter(|r| r.egress == egress).count() + wanted.len();
     if count > region.limits.rules_per_group {
         return Err(ApiError::new(
-            "RulesPerSecurityGroupLimitExceeded",
+            Code::RulesPerSecurityGroupLimitExceeded,
             "The maximum number of rules per security group has been reached.",
         ));
     }
@@ -791,19 +785,25 @@ fn authorize(
         .iter()
         .map(|r| render_rule(region, &group, r))
         .collect();
-    if let Some(g) = region.security_groups.get_mut(&group.id) {
+    if let Some(g) = region.security_groups.0.get_mut(&group.id) {
         g.rules.extend(wanted);
     }
     Ok(rendered)
 }
 
+/// Revokes the rules `req` names (by id or by permission), all or none: each must exist.
 fn revoke(
     region: &mut Region,
-    group: SecurityGroup,
-    egress: bool,
-    rule_ids: Option<&[String]>,
-    wanted: Option<Vec<Rule>>,
+    req: RuleRequest<'_>,
 ) -> Result<Vec<RevokedSecurityGroupRule>, ApiError> {
+    let group = group_for(region, req.group_id, req.group_name)?;
+    let egress = req.direction == Direction::Egress;
+    let wanted = if req.args.is_empty() {
+        None
+    } else {
+        Some(requested_rules(region, &group, egress, &req.args)?)
+    };
+    let rule_ids = req.rule_ids;
     let mut doomed: Vec<String> = Vec::new();
     for id in rule_ids.unwrap_or_default() {
         match group
@@ -814,7 +814,7 @@ fn revoke(
             Some(r) => doomed.push(r.id.clone()),
             None => {
                 return Err(ApiError::new(
-                    "InvalidSecurityGroupRuleId.NotFound",
+                    Code::InvalidSecurityGroupRuleIdNotFound,
                     format!("The security group rule ID '{id}' does not exist"),
                 ));
             }
@@ -825,7 +825,7 @@ fn revoke(
             Some(r) => doomed.push(r.id.clone()),
             None => {
                 return Err(ApiError::new(
-                    "InvalidPermission.NotFound",
+                    Code::InvalidPermissionNotFound,
                     format!(
                         "The specified rule does not exist in this security group: \"{}\"",
                         describe_rule(&w)
@@ -863,10 +863,23 @@ fn revoke(
     for id in &doomed {
         region.tags.remove_resource(id);
     }
-    if let Some(g) = region.security_groups.get_mut(&group.id) {
+    if let Some(g) = region.security_groups.0.get_mut(&group.id) {
         g.rules.retain(|r| !doomed.contains(&r.id));
     }
     Ok(revoked)
+}
+
+/// The flat rule fields every Authorize and Revoke request has.
+macro_rules! rule_args {
+    ($input:expr) => {
+        RuleArgs {
+            permissions: $input.ip_permissions.as_deref(),
+            protocol: $input.ip_protocol.as_deref(),
+            from: $input.from_port,
+            to: $input.to_port,
+            cidr: $input.cidr_ip.as_deref(),
+        }
+    };
 }
 
 /// `AuthorizeSecurityGroupIngress`.
@@ -874,20 +887,17 @@ pub fn authorize_security_group_ingress(
     region: &mut Region,
     input: AuthorizeSecurityGroupIngressRequest,
 ) -> Result<AuthorizeSecurityGroupIngressResult, ApiError> {
-    let group = group_for(
+    let rules = authorize(
         region,
-        input.group_id.as_deref(),
-        input.group_name.as_deref(),
+        RuleRequest {
+            direction: Direction::Ingress,
+            group_id: input.group_id.as_deref(),
+            group_name: input.group_name.as_deref(),
+            args: rule_args!(input),
+            rule_ids: None,
+            tag_specifications: input.tag_specifications.as_deref(),
+        },
     )?;
-    let args = RuleArgs {
-        permissions: input.ip_permissions.as_deref(),
-        protocol: input.ip_protocol.as_deref(),
-        from: input.from_port,
-        to: input.to_port,
-        cidr: input.cidr_ip.as_deref(),
-    };
-    let wanted = requested_rules(region, &group, false, &args)?;
-    let rules = authorize(region, group, wanted, input.tag_specifications.as_deref())?;
     Ok(AuthorizeSecurityGroupIngressResult {
         r#return: Some(true),
         security_group_rules: Some(rules),
@@ -899,16 +909,17 @@ pub fn authorize_security_group_egress(
     region: &mut Region,
     input: AuthorizeSecurityGroupEgressRequest,
 ) -> Result<AuthorizeSecurityGroupEgressResult, ApiError> {
-    let group = group_for(region, Some(&input.group_id), None)?;
-    let args = RuleArgs {
-        permissions: input.ip_permissions.as_deref(),
-        protocol: input.ip_protocol.as_deref(),
-        from: input.from_port,
-        to: input.to_port,
-        cidr: input.cidr_ip.as_deref(),
-    };
-    let wanted = requested_rules(region, &group, true, &args)?;
-    let rules = authorize(region, group, wanted, input.tag_specifications.as_deref())?;
+    let rules = authorize(
+        region,
+        RuleRequest {
+            direction: Direction::Egress,
+            group_id: Some(&input.group_id),
+            group_name: None,
+            args: rule_args!(input),
+            rule_ids: None,
+            tag_specifications: input.tag_specifications.as_deref(),
+        },
+    )?;
     Ok(AuthorizeSecurityGroupEgressResult {
         r#return: Some(true),
         security_group_rules: Some(rules),
@@ -920,29 +931,16 @@ pub fn revoke_security_group_ingress(
     region: &mut Region,
     input: RevokeSecurityGroupIngressRequest,
 ) -> Result<RevokeSecurityGroupIngressResult, ApiError> {
-    let group = group_for(
-        region,
-        input.group_id.as_deref(),
-        input.group_name.as_deref(),
-    )?;
-    let args = RuleArgs {
-        permissions: input.ip_permissions.as_deref(),
-        protocol: input.ip_protocol.as_deref(),
-        from: input.from_port,
-        to: input.to_port,
-        cidr: input.cidr_ip.as_deref(),
-    };
-    let wanted = if args.is_empty() {
-        None
-    } else {
-        Some(requested_rules(region, &group, false, &args)?)
-    };
     let revoked = revoke(
         region,
-        group,
-        false,
-        input.security_group_rule_ids.as_deref(),
-        wanted,
+        RuleRequest {
+            direction: Direction::Ingress,
+            group_id: input.group_id.as_deref(),
+            group_name: input.group_name.as_deref(),
+            args: rule_args!(input),
+            rule_ids: input.security_group_rule_ids.as_deref(),
+            tag_specifications: None,
+        },
     )?;
     Ok(RevokeSecurityGroupIngressResult {
         r#return: Some(true),
@@ -956,25 +954,16 @@ pub fn revoke_security_group_egress(
     region: &mut Region,
     input: RevokeSecurityGroupEgressRequest,
 ) -> Result<RevokeSecurityGroupEgressResult, ApiError> {
-    let group = group_for(region, Some(&input.group_id), None)?;
-    let args = RuleArgs {
-        permissions: input.ip_permissions.as_deref(),
-        protocol: input.ip_protocol.as_deref(),
-        from: input.from_port,
-        to: input.to_port,
-        cidr: input.cidr_ip.as_deref(),
-    };
-    let wanted = if args.is_empty() {
-        None
-    } else {
-        Some(requested_rules(region, &group, true, &args)?)
-    };
     let revoked = revoke(
         region,
-        group,
-        true,
-        input.security_group_rule_ids.as_deref(),
-        wanted,
+        RuleRequest {
+            direction: Direction::Egress,
+            group_id: Some(&input.group_id),
+            group_name: None,
+            args: rule_args!(input),
+            rule_ids: input.security_group_rule_ids.as_deref(),
+            tag_specifications: None,
+        },
     )?;
     Ok(RevokeSecurityGroupEgressResult {
         r#return: Some(true),
@@ -1022,7 +1011,7 @@ pub fn describe_security_group_rules(
         .iter()
         .find(|id| !rows.iter().any(|r| &r.rule.id == *id))
     {
-        return Err(RULE_KIND.not_found(&[missing]));
+        return Err(Kind::SecurityGroupRule.not_found(&[missing]));
     }
     rows.sort_by(|a, b| a.rule.id.cmp(&b.rule.id));
     let (items, next) = page::page(

@@ -6,8 +6,9 @@ use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
-use crate::ec2::vpc::{self, parse_cidr};
+use crate::ec2::vpc::parse_cidr;
 use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
     BlockPublicAccessMode, BlockPublicAccessStates, CreateSubnetRequest, CreateSubnetResult,
@@ -16,14 +17,13 @@ use crate::generated::ec2::{
     SubnetState,
 };
 use crate::protocol::error::ApiError;
+use crate::protocol::error::Common;
 use crate::region::Region;
 
-/// How subnet ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "subnet",
-    code: "InvalidSubnetID",
-    noun: "subnet",
-};
+crate::region::table! {
+    /// Subnets by id.
+    Subnets of Subnet
+}
 
 /// One subnet.
 #[derive(Debug, Clone)]
@@ -82,7 +82,7 @@ impl Subnet {
         }
         if self.allocated.contains(&ip) {
             return Err(ApiError::new(
-                "InvalidIPAddress.InUse",
+                Code::InvalidIPAddressInUse,
                 format!("Address {ip} is in use."),
             ));
         }
@@ -90,7 +90,7 @@ impl Subnet {
     }
 
     /// Takes `wanted`, or the lowest free address.
-    pub fn allocate(&mut self, wanted: Option<Ipv4Addr>) -> Result<Ipv4Addr, ApiError> {
+    fn allocate(&mut self, wanted: Option<Ipv4Addr>) -> Result<Ipv4Addr, ApiError> {
         let ip = match wanted {
             Some(ip) => {
                 self.check_free(ip)?;
@@ -101,7 +101,7 @@ impl Subnet {
                 .find(|ip| !self.allocated.contains(ip))
                 .ok_or_else(|| {
                     ApiError::new(
-                        "InsufficientFreeAddressesInSubnet",
+                        Code::InsufficientFreeAddressesInSubnet,
                         format!(
                             "There are not enough free addresses in subnet '{}'.",
                             self.id
@@ -114,7 +114,7 @@ impl Subnet {
     }
 
     /// Frees an address.
-    pub fn release(&mut self, ip: Ipv4Addr) {
+    fn release(&mut self, ip: Ipv4Addr) {
         self.allocated.remove(&ip);
     }
 }
@@ -227,7 +227,7 @@ pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
         let Some(cidr) = ranges.next() else { return };
         let id = region.ids.resource("subnet");
         region.by_vpc.insert(vpc_id, &id);
-        region.subnets.insert(
+        region.subnets.0.insert(
             id.clone(),
             Subnet {
                 id,
@@ -251,7 +251,7 @@ pub fn create_subnet(
     region: &mut Region,
     input: CreateSubnetRequest,
 ) -> Result<CreateSubnetResult, ApiError> {
-    let vpc = vpc::KIND.get(&region.vpcs, &input.vpc_id)?;
+    let vpc = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
     let vpc_cidr = vpc.cidr;
     let raw = input
         .cidr_block
@@ -259,7 +259,7 @@ pub fn create_subnet(
     let cidr = parse_cidr(&raw, "cidrBlock")?;
     if !(16..=28).contains(&cidr.prefix_len()) || !vpc_cidr.contains(&cidr) {
         return Err(ApiError::new(
-            "InvalidSubnet.Range",
+            Code::InvalidSubnetRange,
             format!("The CIDR '{raw}' is invalid."),
         ));
     }
@@ -269,7 +269,7 @@ pub fn create_subnet(
         .any(|s| s.vpc_id == input.vpc_id && (s.cidr.contains(&cidr) || cidr.contains(&s.cidr)))
     {
         return Err(ApiError::new(
-            "InvalidSubnet.Conflict",
+            Code::InvalidSubnetConflict,
             format!("The CIDR '{raw}' conflicts with another subnet"),
         ));
     }
@@ -297,7 +297,7 @@ pub fn create_subnet(
             let n = region.subnets.values().filter(|s| s.vpc_id == input.vpc_id).count();
             let index = n % region.zones.len().max(1);
             region.zones.get(index).cloned().ok_or_else(|| {
-                ApiError::new("InternalError", "The region has no availability zones.")
+                ApiError::new(Common::InternalError, "The region has no availability zones.")
             })?
         }
     };
@@ -309,7 +309,7 @@ pub fn create_subnet(
         .count();
     if in_vpc >= region.limits.subnets_per_vpc {
         return Err(ApiError::new(
-            "SubnetLimitExceeded",
+            Code::SubnetLimitExceeded,
             "The maximum number of subnets for this VPC has been reached.",
         ));
     }
@@ -331,7 +331,7 @@ pub fn create_subnet(
     // AWS answers CreateSubnet while the subnet is pending; it is available right after.
     out.state = Some(SubnetState::Pending);
     region.by_vpc.insert(&subnet.vpc_id, &subnet.id);
-    region.subnets.insert(subnet.id.clone(), subnet);
+    region.subnets.0.insert(subnet.id.clone(), subnet);
     Ok(CreateSubnetResult { subnet: Some(out) })
 }
 
@@ -350,7 +350,7 @@ pub fn describe_subnets(
     input: DescribeSubnetsRequest,
 ) -> Result<DescribeSubnetsResult, ApiError> {
     let filters = Filters::parse::<(&Subnet, &Region)>(input.filters)?;
-    let matching = KIND.describe(
+    let matching = Kind::Subnet.describe(
         &region.subnets,
         input.subnet_ids.as_deref(),
         region.candidates(&filters),
@@ -372,7 +372,7 @@ pub fn describe_subnets(
 /// and NAT gateways, load balancer nodes); its route table association goes with it.
 pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<(), ApiError> {
     let id = input.subnet_id;
-    let subnet = KIND.get(&region.subnets, &id)?;
+    let subnet = Kind::Subnet.get(&region.subnets, &id)?;
     let used_by_lb = region
         .load_balancers
         .values()
@@ -388,7 +388,7 @@ pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<
         )));
     }
     let vpc_id = subnet.vpc_id.clone();
-    region.subnets.remove(&id);
+    region.subnets.0.remove(&id);
     region.by_vpc.remove(&vpc_id, &id);
     region.tags.remove_resource(&id);
     crate::ec2::route_table::forget_subnet(region, &id);
@@ -400,7 +400,7 @@ pub fn modify_subnet_attribute(
     region: &mut Region,
     input: ModifySubnetAttributeRequest,
 ) -> Result<(), ApiError> {
-    KIND.get(&region.subnets, &input.subnet_id)?;
+    Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
     let given = usize::from(input.map_public_ip_on_launch.is_some())
         + usize::from(input.private_dns_hostname_type_on_launch.is_some())
         + usize::from(input.enable_resource_name_dns_a_record_on_launch.is_some());
@@ -426,8 +426,8 @@ pub fn modify_subnet_attribute(
         .as_ref()
         .map(|v| flag_value(v, "EnableResourceNameDnsARecordOnLaunch"))
         .transpose()?;
-    let Some(subnet) = region.subnets.get_mut(&input.subnet_id) else {
-        return Err(KIND.not_found(&[&input.subnet_id]));
+    let Some(subnet) = region.subnets.0.get_mut(&input.subnet_id) else {
+        return Err(Kind::Subnet.not_found(&[&input.subnet_id]));
     };
     if let Some(v) = map_public {
         subnet.map_public_ip_on_launch = v;
@@ -439,4 +439,23 @@ pub fn modify_subnet_attribute(
         subnet.hostname_type = t;
     }
     Ok(())
+}
+
+/// Takes a private address in subnet `id` for a new interface (the one `wanted`, or the
+/// next free one); returns it with the subnet's VPC and zone.
+pub fn allocate_address(
+    region: &mut Region,
+    id: &str,
+    wanted: Option<Ipv4Addr>,
+) -> Result<(Ipv4Addr, String, String), ApiError> {
+    let s = Kind::Subnet.get_mut(&mut region.subnets.0, id)?;
+    let ip = s.allocate(wanted)?;
+    Ok((ip, s.vpc_id.clone(), s.zone.clone()))
+}
+
+/// Gives the private address `ip` back to subnet `id` (its interface is gone).
+pub fn release_address(region: &mut Region, id: &str, ip: Ipv4Addr) {
+    if let Some(s) = region.subnets.0.get_mut(id) {
+        s.release(ip);
+    }
 }

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::ec2::Kind;
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::page;
 use crate::generated::ec2::{
@@ -159,7 +161,7 @@ pub fn from_specs_for(
 
 fn tag_limit() -> ApiError {
     ApiError::new(
-        "TagLimitExceeded",
+        Code::TagLimitExceeded,
         format!("The maximum number of tags per resource ({MAX_TAGS}) has been reached."),
     )
 }
@@ -316,24 +318,7 @@ pub fn describe_tags(
     })
 }
 
-/// The resource type of an id, from its prefix.
+/// The resource type of an id, from the kind table.
 pub fn resource_type_of(id: &str) -> Option<ResourceType> {
-    let prefix = id.split('-').next()?;
-    Some(match prefix {
-        "vpc" => ResourceType::Vpc,
-        "subnet" => ResourceType::Subnet,
-        "igw" => ResourceType::InternetGateway,
-        "dopt" => ResourceType::DhcpOptions,
-        "rtb" => ResourceType::RouteTable,
-        "sg" => ResourceType::SecurityGroup,
-        "acl" => ResourceType::NetworkAcl,
-        "eipalloc" => ResourceType::ElasticIp,
-        "nat" => ResourceType::Natgateway,
-        "i" => ResourceType::Instance,
-        "vol" => ResourceType::Volume,
-        "eni" => ResourceType::NetworkInterface,
-        "ami" => ResourceType::Image,
-        "key" => ResourceType::KeyPair,
-        _ => return None,
-    })
+    Kind::of_id(id).map(Kind::resource_type)
 }

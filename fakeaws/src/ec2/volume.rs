@@ -1,8 +1,11 @@
 //! EBS volumes: DescribeVolumes, and the volumes RunInstances makes from block device
 //! mappings (deleted with their instance when DeleteOnTermination is set).
 
+use std::collections::BTreeMap;
+
 use aws_smithy_types::DateTime;
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::{Kind, page};
 use crate::generated::ec2::{
@@ -11,13 +14,6 @@ use crate::generated::ec2::{
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
-
-/// How volume ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "vol",
-    code: "InvalidVolume",
-    noun: "volume",
-};
 
 /// A volume's attachment to an instance.
 #[derive(Debug, Clone)]
@@ -30,6 +26,11 @@ pub struct Attachment {
     pub delete_on_termination: bool,
     /// When it was attached.
     pub attach_time: DateTime,
+}
+
+crate::region::table! {
+    /// Volumes by id.
+    Volumes of Volume
 }
 
 /// One volume.
@@ -159,7 +160,7 @@ pub fn describe_volumes(
             "The parameter volumeIds cannot be used with the parameter maxResults",
         ));
     }
-    let found = KIND
+    let found = Kind::Volume
         .describe(
             &region.volumes,
             input.volume_ids.as_deref(),
@@ -167,9 +168,9 @@ pub fn describe_volumes(
             |v| filters.matches(&(v, region), region.tags.get(&v.id)),
         )
         .map_err(|e| {
-            if e.code == "InvalidVolume.NotFound" {
+            if e.code == Code::InvalidVolumeNotFound {
                 ApiError::new(
-                    "InvalidVolume.NotFound",
+                    Code::InvalidVolumeNotFound,
                     e.message.replace("volume ID", "volume"),
                 )
             } else {
@@ -192,7 +193,7 @@ pub fn describe_volumes(
 /// DeleteOnTermination.
 pub fn release_for(region: &mut Region, instance_id: &str, volume_ids: &[String]) {
     for id in volume_ids {
-        let delete = match region.volumes.get_mut(id) {
+        let delete = match region.volumes.0.get_mut(id) {
             Some(v)
                 if v.attachment
                     .as_ref()
@@ -208,8 +209,32 @@ pub fn release_for(region: &mut Region, instance_id: &str, volume_ids: &[String]
             _ => false,
         };
         if delete {
-            region.volumes.remove(id);
+            region.volumes.0.remove(id);
             region.tags.remove_resource(id);
         }
     }
+}
+
+/// Creates the volume `planned` attached to instance `instance_id` at `now` (a volume of
+/// RunInstances' block device mappings), tagged with `tags`; returns its id.
+pub fn create_attached(
+    region: &mut Region,
+    planned: &Volume,
+    instance_id: &str,
+    now: DateTime,
+    tags: Option<&BTreeMap<String, String>>,
+) -> String {
+    let vol_id = region.ids.resource("vol");
+    let mut v = planned.clone();
+    v.id = vol_id.clone();
+    v.created = now;
+    if let Some(a) = &mut v.attachment {
+        a.instance_id = instance_id.to_string();
+        a.attach_time = now;
+    }
+    region.volumes.0.insert(vol_id.clone(), v);
+    if let Some(t) = tags {
+        region.tags.insert(&vol_id, t.clone());
+    }
+    vol_id
 }

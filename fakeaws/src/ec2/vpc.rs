@@ -3,6 +3,7 @@
 
 use ipnet::Ipv4Net;
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::{Kind, page, route_table, security_group, subnet, tags};
 use crate::generated::ec2::{
@@ -15,15 +16,13 @@ use crate::generated::ec2::{
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
-/// How VPC ids and errors are named.
-pub const KIND: Kind = Kind {
-    prefix: "vpc",
-    code: "InvalidVpcID",
-    noun: "vpc",
-};
-
 /// The CIDR of every default VPC.
 pub const DEFAULT_VPC_CIDR: &str = "172.31.0.0/16";
+
+crate::region::table! {
+    /// VPCs by id.
+    Vpcs of Vpc
+}
 
 /// One VPC.
 #[derive(Debug, Clone)]
@@ -140,7 +139,7 @@ pub fn create_default(region: &mut Region) {
     };
     let vpc = new_vpc(region, cidr, Tenancy::Default, true);
     let vpc_id = vpc.id.clone();
-    region.vpcs.insert(vpc_id.clone(), vpc);
+    region.vpcs.0.insert(vpc_id.clone(), vpc);
     let main = route_table::create_main(region, &vpc_id, cidr);
     security_group::create_default(region, &vpc_id);
     subnet::create_defaults(region, &vpc_id, cidr);
@@ -166,7 +165,7 @@ pub fn create_vpc(
     let cidr = parse_cidr(&raw, "cidrBlock")?;
     if !(16..=28).contains(&cidr.prefix_len()) {
         return Err(ApiError::new(
-            "InvalidVpc.Range",
+            Code::InvalidVpcRange,
             format!("The CIDR '{raw}' is invalid."),
         ));
     }
@@ -181,7 +180,7 @@ pub fn create_vpc(
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Vpc)?;
     if region.vpcs.len() >= region.limits.vpcs {
         return Err(ApiError::new(
-            "VpcLimitExceeded",
+            Code::VpcLimitExceeded,
             "The maximum number of VPCs has been reached.",
         ));
     }
@@ -192,7 +191,7 @@ pub fn create_vpc(
     let mut out = render(region, &vpc);
     // AWS answers CreateVpc while the VPC is still pending; it is available right after.
     out.state = Some(VpcState::Pending);
-    region.vpcs.insert(vpc.id.clone(), vpc);
+    region.vpcs.0.insert(vpc.id.clone(), vpc);
     Ok(CreateVpcResult { vpc: Some(out) })
 }
 
@@ -202,7 +201,7 @@ pub fn describe_vpcs(
     input: DescribeVpcsRequest,
 ) -> Result<DescribeVpcsResult, ApiError> {
     let filters = Filters::parse::<(&Vpc, &Region)>(input.filters)?;
-    let matching = KIND.describe(
+    let matching = Kind::Vpc.describe(
         &region.vpcs,
         input.vpc_ids.as_deref(),
         region.candidates(&filters),
@@ -224,7 +223,7 @@ pub fn describe_vpcs(
 /// group still lives in it; those two go with it.
 pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), ApiError> {
     let id = input.vpc_id;
-    KIND.get(&region.vpcs, &id)?;
+    Kind::Vpc.get(&region.vpcs, &id)?;
     let blocking = region
         .by_vpc
         .get(&id)
@@ -257,7 +256,7 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
     }
     route_table::delete_main(region, &id);
     security_group::delete_default(region, &id);
-    region.vpcs.remove(&id);
+    region.vpcs.0.remove(&id);
     region.tags.remove_resource(&id);
     Ok(())
 }
@@ -277,7 +276,7 @@ pub fn modify_vpc_attribute(
     region: &mut Region,
     input: ModifyVpcAttributeRequest,
 ) -> Result<(), ApiError> {
-    KIND.get(&region.vpcs, &input.vpc_id)?;
+    Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
     let given: Vec<&str> = [
         input
             .enable_dns_hostnames
@@ -309,8 +308,8 @@ pub fn modify_vpc_attribute(
             )));
         }
     }
-    let Some(vpc) = region.vpcs.get_mut(&input.vpc_id) else {
-        return Err(KIND.not_found(&[&input.vpc_id]));
+    let Some(vpc) = region.vpcs.0.get_mut(&input.vpc_id) else {
+        return Err(Kind::Vpc.not_found(&[&input.vpc_id]));
     };
     if let Some(v) = &input.enable_dns_hostnames {
         set_flag(&mut vpc.dns_hostnames, v, "EnableDnsHostnames")?;
@@ -333,7 +332,7 @@ pub fn describe_vpc_attribute(
     region: &Region,
     input: DescribeVpcAttributeRequest,
 ) -> Result<DescribeVpcAttributeResult, ApiError> {
-    let vpc = KIND.get(&region.vpcs, &input.vpc_id)?;
+    let vpc = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
     let value = |b: bool| Some(AttributeBooleanValue { value: Some(b) });
     let mut out = DescribeVpcAttributeResult {
         vpc_id: Some(vpc.id.clone()),

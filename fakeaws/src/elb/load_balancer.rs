@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use aws_smithy_types::DateTime;
 
 use crate::ec2::security_group;
+use crate::elb::error::Code;
 use crate::generated::ec2::InstanceStateName;
 use crate::generated::elb::{
     AccessLog, AddTagsInput, AddTagsOutput, ApplySecurityGroupsToLoadBalancerInput,
@@ -25,11 +26,17 @@ use crate::generated::elb::{
     SourceSecurityGroup, Tag, TagDescription,
 };
 use crate::protocol::error::ApiError;
+use crate::protocol::error::Common;
 use crate::region::Region;
 use crate::sim::transitions::Subject;
 
 /// AWS's limit of tags on one load balancer.
 const MAX_TAGS: usize = 50;
+
+crate::region::table! {
+    /// Classic load balancers by name.
+    LoadBalancers of LoadBalancer
+}
 
 /// One classic load balancer.
 #[derive(Debug, Clone)]
@@ -61,12 +68,12 @@ pub struct LoadBalancer {
 }
 
 fn validation(message: impl Into<String>) -> ApiError {
-    ApiError::new("ValidationError", message)
+    ApiError::new(Common::ValidationError, message)
 }
 
 fn not_found(name: &str) -> ApiError {
     ApiError::new(
-        "LoadBalancerNotFound",
+        Code::LoadBalancerNotFound,
         format!("There is no ACTIVE Load Balancer named '{name}'"),
     )
 }
@@ -81,6 +88,7 @@ fn get<'a>(region: &'a Region, name: &str) -> Result<&'a LoadBalancer, ApiError>
 fn get_mut<'a>(region: &'a mut Region, name: &str) -> Result<&'a mut LoadBalancer, ApiError> {
     region
         .load_balancers
+        .0
         .get_mut(name)
         .ok_or_else(|| not_found(name))
 }
@@ -105,7 +113,7 @@ fn normalise_listener(l: &Listener) -> Result<Listener, ApiError> {
     let protocol = l.protocol.to_ascii_uppercase();
     if !["HTTP", "HTTPS", "TCP", "SSL"].contains(&protocol.as_str()) {
         return Err(ApiError::new(
-            "UnsupportedProtocol",
+            Code::UnsupportedProtocol,
             format!(
                 "Invalid protocol '{}': must be one of HTTP, HTTPS, TCP, SSL",
                 l.protocol
@@ -122,7 +130,7 @@ fn normalise_listener(l: &Listener) -> Result<Listener, ApiError> {
     };
     if !["HTTP", "HTTPS", "TCP", "SSL"].contains(&instance_protocol.as_str()) {
         return Err(ApiError::new(
-            "UnsupportedProtocol",
+            Code::UnsupportedProtocol,
             format!("Invalid instance protocol '{instance_protocol}'"),
         ));
     }
@@ -135,7 +143,7 @@ fn normalise_listener(l: &Listener) -> Result<Listener, ApiError> {
     }
     if matches!(protocol.as_str(), "HTTPS" | "SSL") && l.ssl_certificate_id.is_none() {
         return Err(ApiError::new(
-            "CertificateNotFound",
+            Code::CertificateNotFound,
             "SSLCertificateId is required for HTTPS and SSL listeners",
         ));
     }
@@ -164,7 +172,7 @@ fn merge_listeners(
             Some(x) if *x == l => {}
             Some(_) => {
                 return Err(ApiError::new(
-                    "DuplicateListener",
+                    Code::DuplicateListener,
                     format!(
                         "A listener already exists for {name} with LoadBalancerPort {}, but with a different InstancePort, Protocol, or SSLCertificateId",
                         l.load_balancer_port
@@ -195,7 +203,7 @@ fn check_tags(tags: &[Tag]) -> Result<BTreeMap<String, String>, ApiError> {
             .is_some()
         {
             return Err(ApiError::new(
-                "DuplicateTagKeys",
+                Code::DuplicateTagKeys,
                 format!("Tag key '{}' is given more than once", t.key),
             ));
         }
@@ -210,20 +218,20 @@ fn check_subnets(region: &Region, ids: &[String]) -> Result<(String, Vec<String>
     for id in ids {
         let subnet = region.subnets.get(id).ok_or_else(|| {
             ApiError::new(
-                "SubnetNotFound",
+                Code::SubnetNotFound,
                 format!("The subnet '{id}' does not exist"),
             )
         })?;
         if zones.contains(&subnet.zone) {
             return Err(ApiError::new(
-                "InvalidConfigurationRequest",
+                Code::InvalidConfigurationRequest,
                 "LoadBalancer attached to multiple subnets in the same AZ.",
             ));
         }
         match &vpc_id {
             Some(v) if *v != subnet.vpc_id => {
                 return Err(ApiError::new(
-                    "InvalidConfigurationRequest",
+                    Code::InvalidConfigurationRequest,
                     "All subnets must belong to the same VPC.",
                 ));
             }
@@ -243,7 +251,7 @@ fn check_groups(region: &Region, vpc_id: &str, groups: &[String]) -> Result<(), 
             .is_some_and(|s| s.vpc_id == vpc_id);
         if !ok {
             return Err(ApiError::new(
-                "InvalidSecurityGroup",
+                Code::InvalidSecurityGroup,
                 format!("One or more security groups are invalid: {g} does not exist in {vpc_id}"),
             ));
         }
@@ -275,7 +283,7 @@ pub fn create_load_balancer(
     let tags = check_tags(input.tags.as_deref().unwrap_or_default())?;
     if tags.len() > MAX_TAGS {
         return Err(ApiError::new(
-            "TooManyTags",
+            Code::TooManyTags,
             format!("A load balancer can have at most {MAX_TAGS} tags"),
         ));
     }
@@ -296,7 +304,7 @@ pub fn create_load_balancer(
     let (vpc_id, _) = check_subnets(region, &subnet_ids)?;
     if !internal && region.internet_gateway_of(&vpc_id).is_none() {
         return Err(ApiError::new(
-            "InvalidSubnet",
+            Code::InvalidSubnet,
             format!("VPC {vpc_id} has no internet gateway"),
         ));
     }
@@ -311,13 +319,13 @@ pub fn create_load_balancer(
     };
     if region.load_balancers.contains_key(&name) {
         return Err(ApiError::new(
-            "DuplicateLoadBalancerName",
+            Code::DuplicateLoadBalancerName,
             format!("Load balancer name '{name}' already exists for this account."),
         ));
     }
     if region.load_balancers.len() >= region.limits.load_balancers {
         return Err(ApiError::new(
-            "TooManyLoadBalancers",
+            Code::TooManyLoadBalancers,
             format!(
                 "Exceeded quota of account {}: at most {} load balancers",
                 region.account_id, region.limits.load_balancers
@@ -363,7 +371,7 @@ pub fn create_load_balancer(
         tags,
         created: region.clock.now_datetime(),
     };
-    region.load_balancers.insert(name, lb);
+    region.load_balancers.0.insert(name, lb);
     Ok(CreateAccessPointOutput {
         dns_name: Some(dns_name),
     })
@@ -373,7 +381,7 @@ pub fn create_load_balancer(
 fn default_subnets_in(region: &Region, zones: &[String]) -> Result<Vec<String>, ApiError> {
     let Some(vpc) = region.default_vpc() else {
         return Err(ApiError::new(
-            "InvalidConfigurationRequest",
+            Code::InvalidConfigurationRequest,
             "There is no default VPC: specify Subnets.",
         ));
     };
@@ -525,7 +533,7 @@ pub fn delete_load_balancer(
     region: &mut Region,
     input: DeleteAccessPointInput,
 ) -> Result<DeleteAccessPointOutput, ApiError> {
-    region.load_balancers.remove(&input.load_balancer_name);
+    region.load_balancers.0.remove(&input.load_balancer_name);
     Ok(DeleteAccessPointOutput {})
 }
 
@@ -618,7 +626,7 @@ pub fn modify_load_balancer_attributes(
         }
         if l.enabled && l.s3_bucket_name.as_deref().is_none_or(str::is_empty) {
             return Err(ApiError::new(
-                "InvalidConfigurationRequest",
+                Code::InvalidConfigurationRequest,
                 "An access log needs an S3 bucket name",
             ));
         }
@@ -628,7 +636,7 @@ pub fn modify_load_balancer_attributes(
         .is_some_and(|v| !v.is_empty())
     {
         return Err(ApiError::new(
-            "LoadBalancerAttributeNotFound",
+            Code::LoadBalancerAttributeNotFound,
             "fakeaws knows no additional load balancer attributes",
         ));
     }
@@ -677,7 +685,7 @@ fn instance_ids(instances: &[InstanceRef]) -> Result<Vec<String>, ApiError> {
 }
 
 fn invalid_instance(message: String) -> ApiError {
-    ApiError::new("InvalidInstance", message)
+    ApiError::new(Code::InvalidInstance, message)
 }
 
 /// `RegisterInstancesWithLoadBalancer`: instances of the load balancer's VPC.
@@ -740,6 +748,7 @@ pub fn advance(region: &mut Region, key: &str) {
     };
     if let Some(slot) = region
         .load_balancers
+        .0
         .get_mut(name)
         .and_then(|lb| lb.instances.get_mut(id))
     {
@@ -824,7 +833,7 @@ pub fn add_tags(region: &mut Region, input: AddTagsInput) -> Result<AddTagsOutpu
         keys.extend(tags.keys().filter(|k| !lb.tags.contains_key(*k)));
         if keys.len() > MAX_TAGS {
             return Err(ApiError::new(
-                "TooManyTags",
+                Code::TooManyTags,
                 format!("Load balancer {name} would have more than {MAX_TAGS} tags"),
             ));
         }
@@ -894,7 +903,7 @@ pub fn attach_load_balancer_to_subnets(
     let (vpc, _) = check_subnets(region, &all)?;
     if lb.vpc_id.as_deref() != Some(vpc.as_str()) {
         return Err(ApiError::new(
-            "InvalidConfigurationRequest",
+            Code::InvalidConfigurationRequest,
             "All subnets must belong to the load balancer's VPC.",
         ));
     }
@@ -919,7 +928,7 @@ pub fn detach_load_balancer_from_subnets(
         .collect();
     if left.is_empty() {
         return Err(ApiError::new(
-            "InvalidConfigurationRequest",
+            Code::InvalidConfigurationRequest,
             "A load balancer must remain attached to at least one subnet.",
         ));
     }

@@ -1,6 +1,7 @@
 //! Classic Elastic Load Balancing semantics; `impl Api for Region` routes each generated
 //! operation to its module.
 
+pub mod error;
 pub mod load_balancer;
 
 use crate::generated::elb::*;

@@ -1,8 +1,86 @@
-//! `ApiError`: an AWS error (code, message, HTTP status) and its two wire envelopes.
+//! `ApiError`: an AWS error (code, message, HTTP status) and its two wire envelopes; the
+//! `error_codes!` macro that declares a service's codes as an enum, and [`Common`], the codes
+//! of the query protocols that both services answer. EC2's own codes are
+//! `crate::ec2::error::Code`, classic ELB's `crate::elb::error::Code`: no code is written
+//! anywhere else.
 
 use std::borrow::Cow;
 
 use crate::protocol::xml::escape;
+
+/// Declares an enum of AWS error codes: each variant documented, with its exact code;
+/// `as_str` gives the code and an `ApiError` takes the variant where it takes a code.
+macro_rules! error_codes {
+    ($(#[$m:meta])* $vis:vis enum $name:ident {
+        $($(#[$vm:meta])* $variant:ident = $code:literal,)*
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $($(#[$vm])* $variant,)*
+        }
+
+        impl $name {
+            /// The exact AWS code.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $code,)*
+                }
+            }
+        }
+
+        impl From<$name> for std::borrow::Cow<'static, str> {
+            fn from(code: $name) -> Self {
+                std::borrow::Cow::Borrowed(code.as_str())
+            }
+        }
+
+        impl PartialEq<$name> for std::borrow::Cow<'static, str> {
+            fn eq(&self, code: &$name) -> bool {
+                self.as_ref() == code.as_str()
+            }
+        }
+    };
+}
+pub(crate) use error_codes;
+
+error_codes! {
+    /// The codes of the query protocols, answered by EC2 and classic ELB alike.
+    pub enum Common {
+        /// A required parameter is missing.
+        MissingParameter = "MissingParameter",
+        /// A parameter's value is invalid.
+        InvalidParameterValue = "InvalidParameterValue",
+        /// Parameters that cannot go together.
+        InvalidParameterCombination = "InvalidParameterCombination",
+        /// A parameter the operation does not have.
+        UnknownParameter = "UnknownParameter",
+        /// What the model defines and fakeaws does not serve (HTTP 501).
+        NotImplemented = "NotImplemented",
+        /// The request would have succeeded, but DryRun was set (HTTP 412).
+        DryRunOperation = "DryRunOperation",
+        /// Something still depends on the resource.
+        DependencyViolation = "DependencyViolation",
+        /// A value outside the model's constraints (awsQuery).
+        ValidationError = "ValidationError",
+        /// An internal failure (HTTP 500).
+        InternalError = "InternalError",
+        /// An action the service does not have.
+        InvalidAction = "InvalidAction",
+        /// No `Action` parameter.
+        MissingAction = "MissingAction",
+        /// A `Version` the service does not speak.
+        NoSuchVersion = "NoSuchVersion",
+        /// A credential scope naming no service fakeaws serves.
+        UnknownService = "UnknownService",
+        /// Credentials that do not allow the call (HTTP 401).
+        AuthFailure = "AuthFailure",
+        /// No credentials at all.
+        MissingAuthenticationToken = "MissingAuthenticationToken",
+        /// A region name that is not one.
+        InvalidRegion = "InvalidRegion",
+    }
+}
 
 /// An error answered to the client: the exact AWS code, a message, and the HTTP status.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,14 +115,14 @@ impl ApiError {
     /// `MissingParameter` for the form key `name`.
     pub fn missing_parameter(name: &str) -> Self {
         Self::new(
-            "MissingParameter",
+            Common::MissingParameter,
             format!("The request must contain the parameter {name}"),
         )
     }
 
     /// `InvalidParameterValue` with `message`.
     pub fn invalid_value(message: impl Into<String>) -> Self {
-        Self::new("InvalidParameterValue", message)
+        Self::new(Common::InvalidParameterValue, message)
     }
 
     /// `InvalidParameterValue` for a value of the form key `name`.
@@ -56,33 +134,33 @@ impl ApiError {
 
     /// `InvalidParameterCombination` with `message`.
     pub fn invalid_combination(message: impl Into<String>) -> Self {
-        Self::new("InvalidParameterCombination", message)
+        Self::new(Common::InvalidParameterCombination, message)
     }
 
     /// `UnknownParameter` for the form key `name`.
     pub fn unknown_parameter(name: &str) -> Self {
         Self::new(
-            "UnknownParameter",
+            Common::UnknownParameter,
             format!("The parameter {name} is not recognized"),
         )
     }
 
     /// `NotImplemented` (HTTP 501): what the model defines but fakeaws does not serve yet.
     pub fn not_implemented(what: impl Into<String>) -> Self {
-        Self::new("NotImplemented", what)
+        Self::new(Common::NotImplemented, what)
     }
 
     /// `DryRunOperation` (HTTP 412): the request would have succeeded.
     pub fn dry_run() -> Self {
         Self::new(
-            "DryRunOperation",
+            Common::DryRunOperation,
             "Request would have succeeded, but DryRun flag is set.",
         )
     }
 
     /// `DependencyViolation` with `message`.
     pub fn dependency_violation(message: impl Into<String>) -> Self {
-        Self::new("DependencyViolation", message)
+        Self::new(Common::DependencyViolation, message)
     }
 
     /// Writes the EC2 (ec2Query) error envelope.

@@ -12,6 +12,7 @@ use aws_smithy_types::date_time::Format;
 use aws_smithy_types::{Blob, DateTime};
 
 use crate::protocol::error::ApiError;
+use crate::protocol::error::Common;
 
 /// Parameters that belong to the request envelope rather than to an operation's input.
 const ENVELOPE_KEYS: &[&str] = &[
@@ -102,7 +103,7 @@ impl FormReader {
         match self.constraint {
             Constraint::Ec2 => ApiError::invalid_parameter(key, value, constraint),
             Constraint::AwsQuery => ApiError::new(
-                "ValidationError",
+                Common::ValidationError,
                 format!(
                     "1 validation error detected: Value '{value}' at '{key}' failed to satisfy constraint: {constraint}"
                 ),

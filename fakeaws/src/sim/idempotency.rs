@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::ec2::error::Code;
 use crate::protocol::error::ApiError;
 
 /// Tokens seen by one region, per operation.
@@ -33,7 +34,7 @@ impl Ledger {
             None => Ok(None),
             Some((seen, id)) if seen == fingerprint => Ok(Some(id.clone())),
             Some(_) => Err(ApiError::new(
-                "IdempotentParameterMismatch",
+                Code::IdempotentParameterMismatch,
                 format!(
                     "The client token '{token}' was used in an earlier {op} request with \
                      different parameters."

@@ -4,9 +4,11 @@
 
 use aws_sdk_ec2::types::{Instance, InstanceStateName, InstanceType, ResourceType};
 
-use super::{InstanceStatus, Scope, filter, is_new};
+use super::{InstanceStatus, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
+use crate::instance::{instances_of, is_live, place, state_of};
+use crate::sdk::{filter, found};
 use crate::spec::{DEFAULT_BASTION_TYPE, Role};
 
 /// Canonical's account, which publishes Ubuntu images.
@@ -18,11 +20,7 @@ fn status_of(i: &Instance, managed: bool) -> InstanceStatus {
     InstanceStatus {
         id: i.instance_id().unwrap_or_default().to_string(),
         managed,
-        state: i
-            .state()
-            .and_then(|x| x.name())
-            .map(|n| n.as_str().to_string())
-            .unwrap_or_default(),
+        state: state_of(i),
         public_ip: i.public_ip_address().map(String::from),
     }
 }
@@ -40,19 +38,7 @@ async fn owned(s: &Scope<'_>, vpc_id: &str) -> Result<Vec<Instance>, Error> {
         .send()
         .await
         .map_err(aws("DescribeInstances"))?;
-    Ok(out
-        .reservations()
-        .iter()
-        .flat_map(|r| r.instances())
-        .cloned()
-        .collect())
-}
-
-fn is_live(i: &Instance) -> bool {
-    !matches!(
-        i.state().and_then(|x| x.name()),
-        Some(InstanceStateName::ShuttingDown | InstanceStateName::Terminated)
-    )
+    Ok(instances_of(&out).cloned().collect())
 }
 
 /// The newest image of `owner` whose name matches `pattern`.
@@ -86,23 +72,14 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     };
     let b = s.plan.spec.bastion.clone();
     if let Some(id) = &b.id {
-        let found = match s
+        let answer = s
             .ec2()
             .describe_instances()
             .instance_ids(id)
             .send()
             .await
-            .map_err(aws("DescribeInstances"))
-        {
-            Ok(o) => o
-                .reservations()
-                .iter()
-                .flat_map(|r| r.instances())
-                .next()
-                .cloned(),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.into()),
-        };
+            .map_err(aws("DescribeInstances"));
+        let found = found(answer)?.and_then(|o| instances_of(&o).next().cloned());
         match found {
             Some(i) if is_live(&i) => s.status.bastion = Some(status_of(&i, false)),
             _ => {
@@ -187,7 +164,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .tag_specifications(s.tag_spec(ResourceType::Instance, "bastion", &name))
         .tag_specifications(s.tag_spec(ResourceType::Volume, "bastion", &name));
     // The bastion needs a public address, also in a pre-existing subnet that maps none.
-    call = crate::machine::place(call, &subnet.id, vec![group], !subnet.maps_public_ip);
+    call = place(call, &subnet.id, vec![group], !subnet.maps_public_ip);
     if let Some(k) = &s.plan.spec.ssh_key_name {
         call = call.key_name(k);
     }

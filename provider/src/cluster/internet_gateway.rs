@@ -4,10 +4,11 @@
 
 use aws_sdk_ec2::types::{InternetGateway, ResourceType};
 
-use super::{Res, Scope, filter, is_new};
+use super::{Res, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
+use crate::sdk::{filter, found};
 
 fn attached_to(g: &InternetGateway, vpc_id: &str) -> bool {
     g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id))
@@ -19,18 +20,16 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     };
     if let Some(id) = s.plan.spec.network.internet_gateway_id.clone() {
-        let found = match s
+        let answer = s
             .ec2()
             .describe_internet_gateways()
             .internet_gateway_ids(&id)
             .send()
             .await
-            .map_err(aws("DescribeInternetGateways"))
-        {
-            Ok(o) => o.internet_gateways.unwrap_or_default(),
-            Err(e) if e.is_not_found() => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
+            .map_err(aws("DescribeInternetGateways"));
+        let found = found(answer)?
+            .and_then(|o| o.internet_gateways)
+            .unwrap_or_default();
         let Some(g) = found.first() else {
             return Err(Error::PreExisting {
                 resource: format!("internet gateway {id} (spec.network.internetGatewayId)"),
@@ -152,15 +151,8 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
                 .send()
                 .await
                 .map(|_| ())
-                .map_err(aws("DetachInternetGateway"))
-                // Already detached is what was wanted.
-                .or_else(|e| {
-                    if e.code == "Gateway.NotAttached" {
-                        Ok(())
-                    } else {
-                        Err(e)
-                    }
-                });
+                .map_err(aws("DetachInternetGateway"));
+            // Already detached is what was wanted: `settle` takes it as done.
             blocked |= !s.settle(&format!("internet gateway {id}"), r)?;
         }
         if blocked || !s.act(format!("delete internet gateway {id}")) {

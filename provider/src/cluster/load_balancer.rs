@@ -12,21 +12,18 @@ use super::{LoadBalancerStatus, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
+use crate::sdk::found;
 use crate::spec::{Role, Scheme};
 
 async fn describe(s: &Scope<'_>, name: &str) -> Result<Option<LoadBalancerDescription>, Error> {
-    match s
+    let answer = s
         .elb()
         .describe_load_balancers()
         .load_balancer_names(name)
         .send()
         .await
-        .map_err(aws("DescribeLoadBalancers"))
-    {
-        Ok(o) => Ok(o.load_balancer_descriptions().first().cloned()),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+        .map_err(aws("DescribeLoadBalancers"));
+    Ok(found(answer)?.and_then(|o| o.load_balancer_descriptions().first().cloned()))
 }
 
 async fn owned_by_cluster(s: &Scope<'_>, name: &str) -> Result<(bool, Vec<Tag>), Error> {

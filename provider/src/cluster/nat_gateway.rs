@@ -5,10 +5,11 @@
 
 use aws_sdk_ec2::types::{DomainType, NatGateway, NatGatewayState, ResourceType};
 
-use super::{NatStatus, Scope, filter, is_new};
+use super::{NatStatus, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
+use crate::sdk::filter;
 
 /// The zones that need a NAT gateway, each with the public subnet to put it in.
 fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
@@ -162,7 +163,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .await
             .map_err(aws("CreateNatGateway"))?
             .nat_gateway
-            .ok_or_else(|| super::empty_answer("CreateNatGateway"))?;
+            .ok_or_else(|| crate::sdk::empty_answer("CreateNatGateway"))?;
         let id = n.nat_gateway_id().unwrap_or_default().to_string();
         let state = n
             .state()

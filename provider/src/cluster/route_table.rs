@@ -4,10 +4,11 @@
 
 use aws_sdk_ec2::types::{ResourceType, RouteTable};
 
-use super::{RouteTableStatus, Scope, filter, is_new};
+use super::{RouteTableStatus, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
+use crate::sdk::filter;
 
 fn default_target(t: &RouteTable) -> Option<String> {
     t.routes()
@@ -111,7 +112,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .await
                     .map_err(aws("CreateRouteTable"))?
                     .route_table
-                    .ok_or_else(|| super::empty_answer("CreateRouteTable"))?;
+                    .ok_or_else(|| crate::sdk::empty_answer("CreateRouteTable"))?;
                 let id = t.route_table_id().unwrap_or_default().to_string();
                 let current = default_target(&t);
                 (id, false, current)

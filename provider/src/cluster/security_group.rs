@@ -9,10 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup, UserIdGroupPair};
 
-use super::{Res, Scope, filter, is_new};
-use crate::aws_error::aws;
+use super::{Res, Scope, is_new};
+use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
+use crate::sdk::filter;
 use crate::spec::{Role, Scheme};
 
 /// Where a rule's traffic comes from.
@@ -337,7 +338,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         .map_err(aws("CreateSecurityGroup"))
                     {
                         Ok(o) => o.group_id.unwrap_or_default(),
-                        Err(e) if e.code == "InvalidGroup.Duplicate" => {
+                        Err(e) if e.class() == Class::Duplicate => {
                             return Err(Error::Conflict(format!(
                                 "a security group named {name} already exists in {vpc_id} and \
                                  is not owned by cluster {}; name it in \

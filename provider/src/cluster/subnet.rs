@@ -4,9 +4,10 @@
 
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
 
-use super::{Scope, SubnetStatus, filter, is_new};
+use super::{Scope, SubnetStatus, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
+use crate::sdk::filter;
 
 fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
     SubnetStatus {
@@ -206,7 +207,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .await
                     .map_err(aws("CreateSubnet"))?
                     .subnet
-                    .ok_or_else(|| super::empty_answer("CreateSubnet"))?
+                    .ok_or_else(|| crate::sdk::empty_answer("CreateSubnet"))?
             }
         };
         let id = sn.subnet_id().unwrap_or_default().to_string();

@@ -3,9 +3,10 @@
 
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName};
 
-use super::{Res, Scope, filter, is_new};
+use super::{Res, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
+use crate::sdk::{filter, found};
 
 fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
     s.status.vpc = Some(Res {
@@ -25,11 +26,7 @@ pub async fn find(s: &mut Scope<'_>) -> Result<Option<Vpc>, Error> {
             .send()
             .await
             .map_err(aws("DescribeVpcs"));
-        let vpc = match out {
-            Ok(o) => o.vpcs().first().cloned(),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.into()),
-        };
+        let vpc = found(out)?.and_then(|o| o.vpcs().first().cloned());
         let Some(vpc) = vpc else {
             return Err(Error::PreExisting {
                 resource: format!("VPC {id} (spec.network.vpc.id)"),
@@ -109,7 +106,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .send()
                 .await
                 .map_err(aws("CreateVpc"))?;
-            let v = out.vpc.ok_or_else(|| super::empty_answer("CreateVpc"))?;
+            let v = out
+                .vpc
+                .ok_or_else(|| crate::sdk::empty_answer("CreateVpc"))?;
             record(s, &v, true);
             v
         }
@@ -150,11 +149,15 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Deletes the VPC if the cluster owns it.
+/// Deletes the VPC if the cluster owns it, once nothing else of the cluster is pending
+/// (everything in it goes first).
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc) = s.status.vpc.clone().filter(|v| v.managed) else {
         return Ok(());
     };
+    if !s.waiting.is_empty() {
+        return Ok(());
+    }
     if !s.act(format!("delete vpc {}", vpc.id)) {
         return Ok(());
     }

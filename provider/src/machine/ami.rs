@@ -3,8 +3,8 @@
 
 use crate::aws_error::aws;
 use crate::clients::Clients;
-use crate::cluster::filter;
 use crate::error::Error;
+use crate::sdk::filter;
 use crate::spec::machine::MachineSpec;
 
 /// The account publishing Cluster API's AWS images, the default lookup owner.
@@ -40,10 +40,9 @@ pub async fn resolve(clients: &Clients, spec: &MachineSpec) -> Result<Image, Err
                 .clone()
                 .unwrap_or_else(|| spec.kubeadm.kubernetes_version.clone());
             let owner = l.owner.clone().unwrap_or_else(|| DEFAULT_OWNER.to_string());
-            let arch = l
-                .architecture
-                .clone()
-                .unwrap_or_else(|| super::architecture_of(&spec.instance_type).to_string());
+            let arch = l.architecture.clone().unwrap_or_else(|| {
+                crate::instance::architecture_of(&spec.instance_type).to_string()
+            });
             let pattern = pattern(&l.base_os, &version);
             (
                 call.owners(&owner)

@@ -20,6 +20,7 @@ fn capa(args: &[&str]) -> Output {
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
+        .join("..")
         .join("examples")
         .join("cluster.yaml")
 }
@@ -182,6 +183,7 @@ async fn up_with_machines_then_machine_commands() {
     let fake = fakeaws::spawn().await.unwrap();
     let endpoint = fake.endpoint().to_string();
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join("..")
         .join("examples")
         .join("cluster-with-machines.yaml");

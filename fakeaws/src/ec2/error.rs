@@ -1,0 +1,138 @@
+//! Every error code EC2 answers beyond the query protocol's common ones
+//! ([`crate::protocol::error::Common`]) and the `<Kind>.NotFound` / `.Malformed` codes of the
+//! kind table ([`crate::ec2::Kind`]), and the errors that more than one module answers, each
+//! written once.
+
+use crate::protocol::error::{ApiError, error_codes};
+
+error_codes! {
+    /// The codes of EC2 errors.
+    pub enum Code {
+        /// The region's Elastic IP quota is used up.
+        AddressLimitExceeded = "AddressLimitExceeded",
+        /// A default security group cannot be deleted.
+        CannotDelete = "CannotDelete",
+        /// The internet gateway or address is not attached where the call says.
+        GatewayNotAttached = "Gateway.NotAttached",
+        /// A ClientToken reused with another request.
+        IdempotentParameterMismatch = "IdempotentParameterMismatch",
+        /// The instance's state does not allow the call.
+        IncorrectInstanceState = "IncorrectInstanceState",
+        /// The region's instance quota is used up.
+        InstanceLimitExceeded = "InstanceLimitExceeded",
+        /// The public address pool is empty.
+        InsufficientAddressCapacity = "InsufficientAddressCapacity",
+        /// The subnet has no free address.
+        InsufficientFreeAddressesInSubnet = "InsufficientFreeAddressesInSubnet",
+        /// The region's internet gateway quota is used up.
+        InternetGatewayLimitExceeded = "InternetGatewayLimitExceeded",
+        /// No image of that id.
+        InvalidAMIIDNotFound = "InvalidAMIID.NotFound",
+        /// An image of that name exists.
+        InvalidAMINameDuplicate = "InvalidAMIName.Duplicate",
+        /// No Elastic IP of that public address.
+        InvalidAddressNotFound = "InvalidAddress.NotFound",
+        /// No association of that id.
+        InvalidAssociationIDNotFound = "InvalidAssociationID.NotFound",
+        /// A block device mapping that cannot be.
+        InvalidBlockDeviceMapping = "InvalidBlockDeviceMapping",
+        /// A security group of that name exists in the VPC.
+        InvalidGroupDuplicate = "InvalidGroup.Duplicate",
+        /// No security group of that id or name.
+        InvalidGroupNotFound = "InvalidGroup.NotFound",
+        /// An id of no known kind.
+        InvalidID = "InvalidID",
+        /// The address is in use.
+        InvalidIPAddressInUse = "InvalidIPAddress.InUse",
+        /// Key material that is not a public key.
+        InvalidKeyFormat = "InvalidKey.Format",
+        /// A key pair of that name exists.
+        InvalidKeyPairDuplicate = "InvalidKeyPair.Duplicate",
+        /// No key pair of that name.
+        InvalidKeyPairNotFound = "InvalidKeyPair.NotFound",
+        /// A NextToken this fake did not hand out.
+        InvalidPaginationToken = "InvalidPaginationToken",
+        /// The rule exists.
+        InvalidPermissionDuplicate = "InvalidPermission.Duplicate",
+        /// No such rule.
+        InvalidPermissionNotFound = "InvalidPermission.NotFound",
+        /// No route of that destination.
+        InvalidRouteNotFound = "InvalidRoute.NotFound",
+        /// No rule of that id.
+        InvalidSecurityGroupRuleIdNotFound = "InvalidSecurityGroupRuleId.NotFound",
+        /// The CIDR overlaps another subnet.
+        InvalidSubnetConflict = "InvalidSubnet.Conflict",
+        /// The CIDR is outside the VPC or of a wrong size.
+        InvalidSubnetRange = "InvalidSubnet.Range",
+        /// No volume of that id.
+        InvalidVolumeNotFound = "InvalidVolume.NotFound",
+        /// The VPC CIDR is of a wrong size.
+        InvalidVpcRange = "InvalidVpc.Range",
+        /// A required input is missing.
+        MissingInput = "MissingInput",
+        /// The zone's NAT gateway quota is used up.
+        NatGatewayLimitExceeded = "NatGatewayLimitExceeded",
+        /// No NAT gateway of that id (DeleteNatGateway's code).
+        NatGatewayNotFound = "NatGatewayNotFound",
+        /// The call is not permitted (termination protection, ...).
+        OperationNotPermitted = "OperationNotPermitted",
+        /// The resource is already attached or associated.
+        ResourceAlreadyAssociated = "Resource.AlreadyAssociated",
+        /// A route of that destination exists.
+        RouteAlreadyExists = "RouteAlreadyExists",
+        /// The VPC's route table quota is used up.
+        RouteTableLimitExceeded = "RouteTableLimitExceeded",
+        /// The group's rule quota is used up.
+        RulesPerSecurityGroupLimitExceeded = "RulesPerSecurityGroupLimitExceeded",
+        /// The VPC's security group quota is used up.
+        SecurityGroupLimitExceeded = "SecurityGroupLimitExceeded",
+        /// The VPC's subnet quota is used up.
+        SubnetLimitExceeded = "SubnetLimitExceeded",
+        /// More than 50 tags on a resource.
+        TagLimitExceeded = "TagLimitExceeded",
+        /// No VPC given and no default VPC.
+        VPCIdNotSpecified = "VPCIdNotSpecified",
+        /// The region's VPC quota is used up.
+        VpcLimitExceeded = "VpcLimitExceeded",
+    }
+}
+
+/// `InvalidGroup.NotFound` for a group named (by id or name) in a request about VPC `vpc_id`.
+pub fn group_not_in_vpc(group: &str, vpc_id: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidGroupNotFound,
+        format!("The security group '{group}' does not exist in VPC '{vpc_id}'"),
+    )
+}
+
+/// `InvalidGroup.NotFound` for a group named by name where the default VPC is meant.
+pub fn group_not_in_default_vpc(name: &str, default_vpc: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidGroupNotFound,
+        format!("The security group '{name}' does not exist in default VPC '{default_vpc}'"),
+    )
+}
+
+/// `InvalidAssociationID.NotFound` for `id`.
+pub fn association_not_found(id: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidAssociationIDNotFound,
+        format!("The association ID '{id}' does not exist"),
+    )
+}
+
+/// `InvalidAMIID.NotFound` for `image_id`, as RunInstances words it.
+pub fn image_not_found(image_id: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidAMIIDNotFound,
+        format!("The image id '[{image_id}]' does not exist"),
+    )
+}
+
+/// `InvalidKeyPair.NotFound` for the key pair `name`.
+pub fn key_pair_not_found(name: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidKeyPairNotFound,
+        format!("The key pair '{name}' does not exist"),
+    )
+}

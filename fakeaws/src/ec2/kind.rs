@@ -1,0 +1,256 @@
+//! The table of EC2 resource kinds: for each, its id prefix, the stem of its error codes
+//! (`InvalidVpcID` -> `InvalidVpcID.NotFound`, `.Malformed`), the noun of its messages, and
+//! the resource type it carries in tags. Every module names its kind from here; tagging
+//! checks and DescribeTags read the same rows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::generated::ec2::ResourceType;
+use crate::ids;
+use crate::protocol::error::ApiError;
+
+/// A kind of EC2 resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// VPCs (`vpc-`).
+    Vpc,
+    /// Subnets (`subnet-`).
+    Subnet,
+    /// Internet gateways (`igw-`).
+    InternetGateway,
+    /// DHCP options sets (`dopt-`).
+    DhcpOptions,
+    /// Elastic IPs, by allocation id (`eipalloc-`).
+    ElasticIp,
+    /// NAT gateways (`nat-`).
+    NatGateway,
+    /// Route tables (`rtb-`).
+    RouteTable,
+    /// Security groups (`sg-`).
+    SecurityGroup,
+    /// Security group rules (`sgr-`).
+    SecurityGroupRule,
+    /// Network interfaces (`eni-`).
+    NetworkInterface,
+    /// Instances (`i-`).
+    Instance,
+    /// EBS volumes (`vol-`).
+    Volume,
+    /// Images (`ami-`).
+    Image,
+    /// Key pairs, by key pair id (`key-`).
+    KeyPair,
+}
+
+/// One row of the table.
+struct Row {
+    prefix: &'static str,
+    code: &'static str,
+    noun: &'static str,
+    resource_type: ResourceType,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 14] = [
+        Kind::Vpc,
+        Kind::Subnet,
+        Kind::InternetGateway,
+        Kind::DhcpOptions,
+        Kind::ElasticIp,
+        Kind::NatGateway,
+        Kind::RouteTable,
+        Kind::SecurityGroup,
+        Kind::SecurityGroupRule,
+        Kind::NetworkInterface,
+        Kind::Instance,
+        Kind::Volume,
+        Kind::Image,
+        Kind::KeyPair,
+    ];
+
+    /// The table.
+    const fn row(self) -> Row {
+        let (prefix, code, noun, resource_type) = match self {
+            Kind::Vpc => ("vpc", "InvalidVpcID", "vpc", ResourceType::Vpc),
+            Kind::Subnet => ("subnet", "InvalidSubnetID", "subnet", ResourceType::Subnet),
+            Kind::InternetGateway => (
+                "igw",
+                "InvalidInternetGatewayID",
+                "internetGateway",
+                ResourceType::InternetGateway,
+            ),
+            Kind::DhcpOptions => (
+                "dopt",
+                "InvalidDhcpOptionID",
+                "dhcpOption",
+                ResourceType::DhcpOptions,
+            ),
+            Kind::ElasticIp => (
+                "eipalloc",
+                "InvalidAllocationID",
+                "allocation",
+                ResourceType::ElasticIp,
+            ),
+            Kind::NatGateway => (
+                "nat",
+                "InvalidNatGatewayID",
+                "natGateway",
+                ResourceType::Natgateway,
+            ),
+            Kind::RouteTable => (
+                "rtb",
+                "InvalidRouteTableID",
+                "routeTable",
+                ResourceType::RouteTable,
+            ),
+            Kind::SecurityGroup => (
+                "sg",
+                "InvalidGroup",
+                "security group",
+                ResourceType::SecurityGroup,
+            ),
+            Kind::SecurityGroupRule => (
+                "sgr",
+                "InvalidSecurityGroupRuleId",
+                "security group rule",
+                ResourceType::SecurityGroupRule,
+            ),
+            Kind::NetworkInterface => (
+                "eni",
+                "InvalidNetworkInterfaceID",
+                "networkInterface",
+                ResourceType::NetworkInterface,
+            ),
+            Kind::Instance => ("i", "InvalidInstanceID", "instance", ResourceType::Instance),
+            Kind::Volume => ("vol", "InvalidVolume", "volume", ResourceType::Volume),
+            Kind::Image => ("ami", "InvalidAMIID", "image", ResourceType::Image),
+            Kind::KeyPair => ("key", "InvalidKeyPair", "key pair", ResourceType::KeyPair),
+        };
+        Row {
+            prefix,
+            code,
+            noun,
+            resource_type,
+        }
+    }
+
+    /// The id prefix, such as `vpc`.
+    pub const fn prefix(self) -> &'static str {
+        self.row().prefix
+    }
+
+    /// The error code stem, such as `InvalidVpcID`.
+    pub const fn code(self) -> &'static str {
+        self.row().code
+    }
+
+    /// The noun in messages, such as `vpc`.
+    pub const fn noun(self) -> &'static str {
+        self.row().noun
+    }
+
+    /// The resource type in tags (`DescribeTags`, `TagSpecifications`).
+    pub const fn resource_type(self) -> ResourceType {
+        self.row().resource_type
+    }
+
+    /// The kind an id names, from its prefix.
+    pub fn of_id(id: &str) -> Option<Kind> {
+        let prefix = id.split('-').next()?;
+        Kind::ALL.into_iter().find(|k| k.prefix() == prefix)
+    }
+
+    /// `<code>.NotFound` naming `ids`.
+    pub fn not_found(self, ids: &[&str]) -> ApiError {
+        let message = match ids {
+            [one] => format!("The {} ID '{one}' does not exist", self.noun()),
+            _ => format!("The {} IDs '{}' do not exist", self.noun(), ids.join(", ")),
+        };
+        ApiError::new(format!("{}.NotFound", self.code()), message)
+    }
+
+    /// `<code>.Malformed` for `id`.
+    pub fn malformed(self, id: &str) -> ApiError {
+        ApiError::new(
+            format!("{}.Malformed", self.code()),
+            format!("Invalid id: \"{id}\" (expecting \"{}-...\")", self.prefix()),
+        )
+    }
+
+    /// Fails with `<code>.Malformed` unless `id` is shaped like this kind's ids.
+    pub fn check_shape(self, id: &str) -> Result<(), ApiError> {
+        if ids::is_well_formed(id, self.prefix()) {
+            Ok(())
+        } else {
+            Err(self.malformed(id))
+        }
+    }
+
+    /// The record `id` of `map`, or the right Malformed / NotFound error.
+    pub fn get<'a, T>(self, map: &'a BTreeMap<String, T>, id: &str) -> Result<&'a T, ApiError> {
+        self.check_shape(id)?;
+        map.get(id).ok_or_else(|| self.not_found(&[id]))
+    }
+
+    /// The record `id` of `map` for writing, or the right Malformed / NotFound error.
+    pub fn get_mut<'a, T>(
+        self,
+        map: &'a mut BTreeMap<String, T>,
+        id: &str,
+    ) -> Result<&'a mut T, ApiError> {
+        self.check_shape(id)?;
+        map.get_mut(id).ok_or_else(|| self.not_found(&[id]))
+    }
+
+    /// The records named by `ids`, in id order, failing on any malformed or missing id;
+    /// `None` or an empty list selects every record.
+    pub fn select<'a, T>(
+        self,
+        map: &'a BTreeMap<String, T>,
+        ids: Option<&[String]>,
+    ) -> Result<Vec<&'a T>, ApiError> {
+        let Some(ids) = ids.filter(|i| !i.is_empty()) else {
+            return Ok(map.values().collect());
+        };
+        if let Some(bad) = ids.iter().find(|i| !ids::is_well_formed(i, self.prefix())) {
+            return Err(self.malformed(bad));
+        }
+        let missing: Vec<&str> = ids
+            .iter()
+            .filter(|i| !map.contains_key(i.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(self.not_found(&missing));
+        }
+        let wanted: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+        Ok(wanted.into_iter().filter_map(|id| map.get(id)).collect())
+    }
+
+    /// The records a Describe call answers: those named by `ids` (each must exist), else the
+    /// `candidates` an index gave, else all; then those `keep` accepts, in id order.
+    pub fn describe<'a, T>(
+        self,
+        map: &'a BTreeMap<String, T>,
+        ids: Option<&[String]>,
+        candidates: Option<BTreeSet<String>>,
+        keep: impl Fn(&T) -> bool,
+    ) -> Result<Vec<&'a T>, ApiError> {
+        if ids.is_some_and(|i| !i.is_empty()) {
+            return Ok(self
+                .select(map, ids)?
+                .into_iter()
+                .filter(|t| keep(t))
+                .collect());
+        }
+        Ok(match candidates {
+            Some(c) => c
+                .iter()
+                .filter_map(|id| map.get(id))
+                .filter(|t| keep(t))
+                .collect(),
+            None => map.values().filter(|t| keep(t)).collect(),
+        })
+    }
+}

@@ -1,0 +1,176 @@
+//! [`Scope`]: the state one reconcile, plan or delete works on (clients, the validated spec,
+//! what has been found so far, what is pending), and the few things every resource step does
+//! through it: announce a change (`act`, which plan mode records instead), record what is
+//! pending (`wait`), read a delete's answer (`settle`), tag what it creates.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
+use ipnet::Ipv4Net;
+
+use super::ClusterStatus;
+use crate::aws_error::{Action, AwsError, Class};
+use crate::clients::Clients;
+use crate::error::Error;
+use crate::ownership;
+use crate::sdk::{self, filter};
+use crate::spec::{Plan, Role};
+
+/// The state one reconcile or delete works on.
+pub struct Scope<'a> {
+    /// The clients.
+    pub clients: &'a Clients,
+    /// The validated spec.
+    pub plan: &'a Plan,
+    /// What has been found or made so far.
+    pub status: ClusterStatus,
+    /// Plan mode: describe only, record what would be done.
+    pub dry_run: bool,
+    /// What plan mode would do.
+    pub planned: Vec<String>,
+    /// What is pending.
+    pub waiting: Vec<String>,
+}
+
+impl<'a> Scope<'a> {
+    pub(super) fn new(clients: &'a Clients, plan: &'a Plan, dry_run: bool) -> Self {
+        Scope {
+            clients,
+            plan,
+            status: ClusterStatus::default(),
+            dry_run,
+            planned: Vec::new(),
+            waiting: Vec::new(),
+        }
+    }
+
+    /// The EC2 client.
+    pub fn ec2(&self) -> &aws_sdk_ec2::Client {
+        &self.clients.ec2
+    }
+
+    /// The ELB client.
+    pub fn elb(&self) -> &aws_sdk_elasticloadbalancing::Client {
+        &self.clients.elb
+    }
+
+    /// The cluster's name.
+    pub fn name(&self) -> &str {
+        &self.plan.name
+    }
+
+    /// The ownership tag key.
+    pub fn key(&self) -> String {
+        ownership::cluster_key(&self.plan.name)
+    }
+
+    /// The tags of a created resource.
+    pub fn tags(&self, role: &str, name: &str) -> BTreeMap<String, String> {
+        ownership::tags_for(&self.plan.name, role, name, &self.plan.spec.additional_tags)
+    }
+
+    /// The tags of a created EC2 resource of type `rt`: [`tags`](Self::tags), and the
+    /// Kubernetes tags a cloud controller manager looks for: on subnets the cluster tag and
+    /// `kubernetes.io/role/elb` (public) or `internal-elb` (private), on the load balancer's
+    /// group the cluster tag.
+    pub fn ec2_tags(&self, rt: &ResourceType, role: &str, name: &str) -> BTreeMap<String, String> {
+        let mut t = self.tags(role, name);
+        let cluster_tag = format!("kubernetes.io/cluster/{}", self.plan.name);
+        match rt {
+            ResourceType::Subnet => {
+                t.insert(cluster_tag, ownership::OWNED.into());
+                let elb = if role == "public" {
+                    "kubernetes.io/role/elb"
+                } else {
+                    "kubernetes.io/role/internal-elb"
+                };
+                t.insert(elb.into(), "1".into());
+            }
+            ResourceType::SecurityGroup if role == Role::ApiServerLb.as_str() => {
+                t.insert(cluster_tag, ownership::OWNED.into());
+            }
+            _ => {}
+        }
+        t
+    }
+
+    /// A TagSpecification for a created resource.
+    pub fn tag_spec(&self, rt: ResourceType, role: &str, name: &str) -> TagSpecification {
+        let tags = self.ec2_tags(&rt, role, name);
+        sdk::tag_spec(rt, &tags)
+    }
+
+    /// The filter matching what this cluster owns.
+    pub fn owned_filter(&self) -> Filter {
+        filter(&format!("tag:{}", self.key()), &[ownership::OWNED])
+    }
+
+    /// Announces a change: in plan mode records it and returns false (do not act); otherwise
+    /// logs it and returns true.
+    pub fn act(&mut self, what: String) -> bool {
+        if self.dry_run {
+            self.planned.push(what);
+            false
+        } else {
+            tracing::info!(target: "capa::progress", "{what}");
+            true
+        }
+    }
+
+    /// Records something pending.
+    pub fn wait(&mut self, what: String) {
+        tracing::info!(target: "capa::progress", "waiting: {what}");
+        self.waiting.push(what);
+    }
+
+    /// Settles the answer of a delete (or detach) of `what` by the error policy: `Ok(true)`
+    /// when it succeeded or what was wanted already holds (gone, not attached), `Ok(false)`
+    /// (and recorded as pending) when time will mend it (something still depends on it), the
+    /// error otherwise.
+    pub fn settle<T>(&mut self, what: &str, result: Result<T, AwsError>) -> Result<bool, Error> {
+        let Err(e) = result else {
+            return Ok(true);
+        };
+        match e.class().action() {
+            Action::Ignore => Ok(true),
+            Action::Requeue(_) if e.class() == Class::Dependency => {
+                self.wait(format!("{what}: {}", e.message));
+                Ok(false)
+            }
+            Action::Requeue(_) | Action::Fail => Err(e.into()),
+        }
+    }
+
+    /// The VPC id (or its placeholder).
+    pub fn vpc_id(&self) -> Option<&str> {
+        self.status.vpc.as_ref().map(|v| v.id.as_str())
+    }
+
+    /// The VPC's CIDR.
+    pub fn vpc_cidr(&self) -> Option<Ipv4Net> {
+        self.status.vpc_cidr.as_deref().and_then(|c| c.parse().ok())
+    }
+
+    /// Brings the cluster's tags onto an owned EC2 resource: adds the missing or changed ones,
+    /// removes additional tags the spec no longer has (tags others put on it stay).
+    pub async fn ensure_tags(
+        &mut self,
+        id: &str,
+        current: &[Tag],
+        rt: ResourceType,
+        role: &str,
+        name: &str,
+    ) -> Result<(), Error> {
+        let want = self.ec2_tags(&rt, role, name);
+        if is_new(id) {
+            return Ok(());
+        }
+        let clients = self.clients;
+        sdk::converge_tags(&clients.ec2, id, current, &want, |what| self.act(what)).await
+    }
+}
+
+/// Whether `id` is a plan-mode placeholder.
+pub fn is_new(id: &str) -> bool {
+    id.starts_with('<')
+}

@@ -1,0 +1,135 @@
+//! What a cluster holds in AWS, as reconcile, plan and delete report it: the status of each
+//! resource (owned or pre-existing) and the [`Outcome`] of a call (done, or what is pending).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::spec::Role;
+
+/// A resource the cluster uses: created and owned by it, or pre-existing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Res {
+    /// Its id (a placeholder `<new ...>` for what a plan would create).
+    pub id: String,
+    /// Whether the cluster owns it (created it).
+    pub managed: bool,
+}
+
+/// A subnet of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubnetStatus {
+    /// Id.
+    pub id: String,
+    /// Owned or pre-existing.
+    pub managed: bool,
+    /// CIDR.
+    pub cidr: String,
+    /// Zone.
+    pub zone: String,
+    /// Public or private.
+    pub public: bool,
+    /// Whether instances launched in it get a public IP without asking.
+    pub maps_public_ip: bool,
+}
+
+/// A NAT gateway of the cluster, with its Elastic IP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NatStatus {
+    /// Id.
+    pub id: String,
+    /// The zone whose private subnets route to it.
+    pub zone: String,
+    /// The public subnet it sits in.
+    pub subnet_id: String,
+    /// Its Elastic IP's allocation id.
+    pub allocation_id: String,
+    /// `pending`, `available`, ...
+    pub state: String,
+}
+
+/// A route table of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RouteTableStatus {
+    /// Id.
+    pub id: String,
+    /// The subnet it is associated with.
+    pub subnet_id: String,
+    /// Where 0.0.0.0/0 goes.
+    pub default_route: Option<String>,
+}
+
+/// The bastion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstanceStatus {
+    /// Id.
+    pub id: String,
+    /// Owned or pre-existing.
+    pub managed: bool,
+    /// State name.
+    pub state: String,
+    /// Public IP, if any.
+    pub public_ip: Option<String>,
+}
+
+/// The API load balancer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadBalancerStatus {
+    /// Name.
+    pub name: String,
+    /// Owned or pre-existing.
+    pub managed: bool,
+    /// DNS name: the control plane endpoint is `<dns name>:6443`.
+    pub dns_name: String,
+    /// `internet-facing` or `internal`.
+    pub scheme: String,
+}
+
+/// What the cluster holds in AWS.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClusterStatus {
+    /// The VPC.
+    pub vpc: Option<Res>,
+    /// Its CIDR.
+    pub vpc_cidr: Option<String>,
+    /// The internet gateway.
+    pub internet_gateway: Option<Res>,
+    /// Subnets.
+    pub subnets: Vec<SubnetStatus>,
+    /// NAT gateways.
+    pub nat_gateways: Vec<NatStatus>,
+    /// Route tables (owned ones).
+    pub route_tables: Vec<RouteTableStatus>,
+    /// Security groups by role.
+    pub security_groups: BTreeMap<Role, Res>,
+    /// The bastion.
+    pub bastion: Option<InstanceStatus>,
+    /// The API load balancer.
+    pub load_balancer: Option<LoadBalancerStatus>,
+    /// Whether everything is in place and nothing is pending.
+    pub ready: bool,
+}
+
+/// The result of a reconcile or delete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// What the cluster holds.
+    pub status: ClusterStatus,
+    /// What is still pending (empty when done); call again after `requeue_after`.
+    pub waiting: Vec<String>,
+    /// What a plan would do (only in plan mode).
+    pub planned: Vec<String>,
+}
+
+impl Outcome {
+    /// Whether the work is finished.
+    pub fn is_done(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// When to call again, if not done.
+    pub fn requeue_after(&self) -> Option<Duration> {
+        (!self.is_done()).then_some(Duration::from_secs(15))
+    }
+}

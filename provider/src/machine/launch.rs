@@ -1,0 +1,168 @@
+//! A machine's launch: the subnet it goes to, its security groups, its tags, and the
+//! RunInstances call (image, user data, key, profile, root volume, a deterministic
+//! ClientToken).
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{
+    BlockDeviceMapping, EbsBlockDevice, IamInstanceProfileSpecification, Instance, InstanceType,
+    ResourceType, VolumeType,
+};
+
+use super::{ClusterContext, MachineActuator, ami, user_data};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::instance::place;
+use crate::ownership;
+use crate::sdk::{empty_answer, tag_spec};
+use crate::spec::machine::{Machine, MachineRole};
+use crate::spec::{Cluster, Role};
+
+impl MachineActuator {
+    pub(super) fn subnet_for(
+        &self,
+        ctx: &ClusterContext,
+        machine: &Machine,
+    ) -> Result<String, Error> {
+        let s = &machine.spec;
+        if let Some(id) = &s.subnet.id {
+            return Ok(id.clone());
+        }
+        let candidates: Vec<_> = ctx
+            .status
+            .subnets
+            .iter()
+            .filter(|x| x.public == s.public_ip)
+            .collect();
+        let chosen = match &s.subnet.availability_zone {
+            Some(z) => candidates.iter().find(|x| &x.zone == z),
+            None => candidates.first(),
+        };
+        chosen
+            .map(|x| x.id.clone())
+            .ok_or_else(|| Error::InvalidSpec {
+                problems: vec![format!(
+                    "machine {}: the cluster has no {} subnet{}",
+                    machine.metadata.name,
+                    if s.public_ip { "public" } else { "private" },
+                    s.subnet
+                        .availability_zone
+                        .as_ref()
+                        .map(|z| format!(" in {z}"))
+                        .unwrap_or_default()
+                )],
+            })
+    }
+
+    pub(super) fn groups_for(&self, ctx: &ClusterContext, machine: &Machine) -> Vec<String> {
+        let roles: &[Role] = match machine.spec.role {
+            MachineRole::ControlPlane => &[Role::ControlPlane, Role::Node],
+            MachineRole::Node => &[Role::Node],
+        };
+        let mut out: Vec<String> = roles
+            .iter()
+            .filter_map(|r| ctx.status.security_groups.get(r).map(|g| g.id.clone()))
+            .collect();
+        for g in &machine.spec.additional_security_groups {
+            if !out.contains(g) {
+                out.push(g.clone());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    pub(super) fn tags(&self, cluster: &Cluster, machine: &Machine) -> BTreeMap<String, String> {
+        let mut t = ownership::tags_for(
+            &cluster.metadata.name,
+            machine.spec.role.as_str(),
+            &machine.metadata.name,
+            &machine.spec.additional_tags,
+        );
+        t.insert(
+            format!("kubernetes.io/cluster/{}", cluster.metadata.name),
+            ownership::OWNED.into(),
+        );
+        t
+    }
+
+    pub(super) async fn run(
+        &self,
+        cluster: &Cluster,
+        ctx: &ClusterContext,
+        vpc_id: &str,
+        machine: &Machine,
+        generation: usize,
+    ) -> Result<Instance, Error> {
+        let s = &machine.spec;
+        let subnet = self.subnet_for(ctx, machine)?;
+        let groups = self.groups_for(ctx, machine);
+        let image = ami::resolve(&self.clients, s).await?;
+        let endpoint = ctx
+            .status
+            .load_balancer
+            .as_ref()
+            .map(|l| l.dns_name.clone())
+            .unwrap_or_default();
+        let data = user_data::user_data(machine, &endpoint)?;
+        let tags = self.tags(cluster, machine);
+        // A retry of this launch (after a crash that lost its answer) reuses the token; a
+        // machine recreated after its instance was terminated gets a new one.
+        let token = ownership::client_token(&[
+            &cluster.metadata.name,
+            &machine.metadata.name,
+            vpc_id,
+            &generation.to_string(),
+        ]);
+        tracing::info!(target: "capa::progress", "run instance {} ({}) in {subnet}", machine.metadata.name, s.instance_type);
+        let mut call = self
+            .ec2()
+            .run_instances()
+            .image_id(&image.id)
+            .instance_type(InstanceType::from(s.instance_type.as_str()))
+            .user_data(data)
+            .min_count(1)
+            .max_count(1)
+            .client_token(token)
+            .tag_specifications(tag_spec(ResourceType::Instance, &tags))
+            .tag_specifications(tag_spec(ResourceType::Volume, &tags));
+        let maps = ctx
+            .status
+            .subnets
+            .iter()
+            .find(|x| x.id == subnet)
+            .is_some_and(|x| x.maps_public_ip);
+        call = place(call, &subnet, groups, s.public_ip && !maps);
+        if let Some(k) = s
+            .ssh_key_name
+            .as_ref()
+            .or(cluster.spec.ssh_key_name.as_ref())
+        {
+            call = call.key_name(k);
+        }
+        if let Some(p) = &s.iam_instance_profile {
+            call = call
+                .iam_instance_profile(IamInstanceProfileSpecification::builder().name(p).build());
+        }
+        if let Some(r) = &s.root_volume {
+            call = call.block_device_mappings(
+                BlockDeviceMapping::builder()
+                    .device_name(&image.root_device)
+                    .ebs(
+                        EbsBlockDevice::builder()
+                            .volume_size(r.size)
+                            .volume_type(VolumeType::from(r.r#type.as_deref().unwrap_or("gp3")))
+                            .encrypted(r.encrypted)
+                            .delete_on_termination(true)
+                            .build(),
+                    )
+                    .build(),
+            );
+        }
+        let out = call.send().await.map_err(aws("RunInstances"))?;
+        out.instances()
+            .first()
+            .cloned()
+            .ok_or_else(|| empty_answer("RunInstances"))
+    }
+}

@@ -1,0 +1,166 @@
+//! A machine's update: the immutable fields checked (a change is an error naming every
+//! such field), the mutable ones converged (security groups through the primary interface,
+//! tags, load balancer membership).
+
+use super::{MachineActuator, MachineOutcome, MachineStatus, status_of, waiting_for_cluster};
+use crate::aws_error::aws;
+use crate::error::Error;
+use crate::sdk;
+use crate::spec::Cluster;
+use crate::spec::machine::Machine;
+
+impl MachineActuator {
+    /// Converges the mutable fields (security groups, additional tags, load balancer
+    /// membership); a changed immutable field is an error naming every such field.
+    #[tracing::instrument(skip_all, fields(machine = %machine.metadata.name))]
+    pub async fn update(
+        &self,
+        cluster: &Cluster,
+        machine: &Machine,
+        status: Option<&MachineStatus>,
+    ) -> Result<MachineOutcome, Error> {
+        Self::check(cluster, machine)?;
+        let ctx = self.context(cluster).await?;
+        let vpc_id = match ctx.ready() {
+            Ok(vpc_id) => vpc_id,
+            Err(reason) => return Ok(waiting_for_cluster(cluster, status, &reason)),
+        };
+        let (found, _) = self.find(&ctx, vpc_id, machine, status).await?;
+        let Some(i) = found else {
+            return Err(Error::Conflict(format!(
+                "machine {} has no instance; create it first",
+                machine.metadata.name
+            )));
+        };
+        let id = i.instance_id().unwrap_or_default().to_string();
+        let s = &machine.spec;
+        let mut changed = Vec::new();
+        let mut immutable = |field: &str, current: String, wanted: String| {
+            if current != wanted {
+                changed.push(Error::Immutable {
+                    field: field.to_string(),
+                    resource: id.clone(),
+                    current,
+                    wanted,
+                });
+            }
+        };
+        immutable(
+            "spec.instanceType",
+            i.instance_type()
+                .map(|t| t.as_str().to_string())
+                .unwrap_or_default(),
+            s.instance_type.clone(),
+        );
+        immutable(
+            "spec.subnet",
+            i.subnet_id().unwrap_or_default().to_string(),
+            self.subnet_for(&ctx, machine)?,
+        );
+        if let Some(a) = &s.ami.id {
+            immutable(
+                "spec.ami.id",
+                i.image_id().unwrap_or_default().to_string(),
+                a.clone(),
+            );
+        }
+        let key = s.ssh_key_name.clone().or(cluster.spec.ssh_key_name.clone());
+        immutable(
+            "spec.sshKeyName",
+            i.key_name().unwrap_or_default().to_string(),
+            key.unwrap_or_default(),
+        );
+        let profile = i
+            .iam_instance_profile()
+            .and_then(|p| p.arn())
+            .and_then(|a| a.rsplit('/').next())
+            .unwrap_or_default()
+            .to_string();
+        immutable(
+            "spec.iamInstanceProfile",
+            profile,
+            s.iam_instance_profile.clone().unwrap_or_default(),
+        );
+        if let Some(r) = &s.root_volume {
+            let root = i
+                .block_device_mappings()
+                .iter()
+                .find(|b| b.device_name() == i.root_device_name())
+                .and_then(|b| b.ebs())
+                .and_then(|e| e.volume_id())
+                .map(String::from);
+            if let Some(vol) = root {
+                let v = self
+                    .ec2()
+                    .describe_volumes()
+                    .volume_ids(&vol)
+                    .send()
+                    .await
+                    .map_err(aws("DescribeVolumes"))?;
+                if let Some(v) = v.volumes().first() {
+                    immutable(
+                        "spec.rootVolume",
+                        format!(
+                            "{} GiB {} encrypted={}",
+                            v.size().unwrap_or_default(),
+                            v.volume_type().map(|t| t.as_str()).unwrap_or_default(),
+                            v.encrypted().unwrap_or_default()
+                        ),
+                        format!(
+                            "{} GiB {} encrypted={}",
+                            r.size,
+                            r.r#type.as_deref().unwrap_or("gp3"),
+                            r.encrypted
+                        ),
+                    );
+                }
+            }
+        }
+        match changed.len() {
+            0 => {}
+            1 => return Err(changed.remove(0)),
+            _ => return Err(Error::Many(changed)),
+        }
+
+        // Security groups, through the primary network interface.
+        let want = self.groups_for(&ctx, machine);
+        let mut have: Vec<String> = i
+            .security_groups()
+            .iter()
+            .filter_map(|g| g.group_id().map(String::from))
+            .collect();
+        have.sort();
+        if have != want {
+            let eni = i
+                .network_interfaces()
+                .iter()
+                .find(|n| n.attachment().and_then(|a| a.device_index()) == Some(0))
+                .and_then(|n| n.network_interface_id())
+                .map(String::from)
+                .ok_or_else(|| {
+                    Error::Conflict(format!("instance {id} has no primary interface"))
+                })?;
+            tracing::info!(target: "capa::progress", "set security groups of {id} to {}", want.join(", "));
+            self.ec2()
+                .modify_network_interface_attribute()
+                .network_interface_id(eni)
+                .set_groups(Some(want))
+                .send()
+                .await
+                .map_err(aws("ModifyNetworkInterfaceAttribute"))?;
+        }
+
+        // Tags: add missing or changed, remove the additional ones the spec dropped.
+        let tags = self.tags(cluster, machine);
+        sdk::converge_tags(self.ec2(), &id, i.tags(), &tags, |what| {
+            tracing::info!(target: "capa::progress", "{what}");
+            true
+        })
+        .await?;
+        let in_lb = self.ensure_registered(&ctx, machine, &id).await?;
+        Ok(MachineOutcome {
+            status: Some(status_of(&i, in_lb)),
+            waiting: Vec::new(),
+        })
+    }
+}

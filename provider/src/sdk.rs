@@ -1,0 +1,76 @@
+//! Small helpers over the SDK that every resource module uses: EC2 filters, tag
+//! specifications, the answer of a describe by id (one or none), the error of a create that
+//! answered without its resource, and the convergence of an owned resource's tags. A leaf
+//! module: it knows the SDK and the crate's errors, nothing of clusters or machines.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
+
+use crate::aws_error::{AwsError, aws};
+use crate::error::Error;
+use crate::ownership;
+
+/// An EC2 filter.
+pub fn filter(name: &str, values: &[&str]) -> Filter {
+    let mut f = Filter::builder().name(name);
+    for v in values {
+        f = f.values(*v);
+    }
+    f.build()
+}
+
+/// A TagSpecification of `tags` for a created resource of type `rt`.
+pub fn tag_spec(rt: ResourceType, tags: &BTreeMap<String, String>) -> TagSpecification {
+    let mut s = TagSpecification::builder().resource_type(rt);
+    for (k, v) in tags {
+        s = s.tags(Tag::builder().key(k).value(v).build());
+    }
+    s.build()
+}
+
+/// The answer of a describe by id: `Some` when it came, `None` when AWS says the resource
+/// does not exist, the error otherwise.
+pub fn found<T>(answer: Result<T, AwsError>) -> Result<Option<T>, Error> {
+    match answer {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The error for a create call whose answer lacks the created resource.
+pub fn empty_answer(op: &str) -> Error {
+    Error::Conflict(format!("{op} answered without the created resource"))
+}
+
+/// Brings `want` onto the EC2 resource `id`, which carries `current`: adds the missing or
+/// changed tags, removes the additional ones `want` no longer has (tags others put on it
+/// stay; [`ownership::tag_changes`] decides). `act` announces each change and says whether
+/// to make it (plan mode answers false).
+pub async fn converge_tags(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+    current: &[Tag],
+    want: &BTreeMap<String, String>,
+    mut act: impl FnMut(String) -> bool,
+) -> Result<(), Error> {
+    let (missing, dropped) = ownership::tag_changes(current, want);
+    if !dropped.is_empty() && act(format!("untag {id} ({} tags)", dropped.len())) {
+        ec2.delete_tags()
+            .resources(id)
+            .set_tags(Some(dropped))
+            .send()
+            .await
+            .map_err(aws("DeleteTags"))?;
+    }
+    if !missing.is_empty() && act(format!("tag {id} ({} tags)", missing.len())) {
+        ec2.create_tags()
+            .resources(id)
+            .set_tags(Some(missing))
+            .send()
+            .await
+            .map_err(aws("CreateTags"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! The spec's defaults: the VPC CIDR and its split into subnets, the bastion type, the load
+//! balancer's name (hashed to fit ELB's 32 characters) and idle timeout, calico's CNI rules;
+//! and [`Plan`], a validated spec with its defaults filled in.
+
+use ipnet::Ipv4Net;
+
+use super::{ClusterSpec, CniRule, HealthCheckSpec};
+
+/// The default VPC CIDR.
+pub const DEFAULT_VPC_CIDR: &str = "10.0.0.0/16";
+/// The default bastion instance type.
+pub const DEFAULT_BASTION_TYPE: &str = "t3.micro";
+/// The default idle timeout of the API load balancer.
+pub const DEFAULT_IDLE_TIMEOUT: i32 = 600;
+/// AWS allows 50 tags per resource; the provider uses up to this many of its own.
+pub(super) const OWN_TAGS: usize = 7;
+
+/// One subnet of the plan: existing or to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedSubnet {
+    /// Set for an existing subnet.
+    pub id: Option<String>,
+    /// The CIDR (unknown until described for an existing subnet).
+    pub cidr: Option<Ipv4Net>,
+    /// The zone (unknown until described for an existing subnet).
+    pub zone: Option<String>,
+    /// Public or private.
+    pub public: bool,
+}
+
+/// A validated spec with its defaults filled in.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The cluster's name.
+    pub name: String,
+    /// The spec as written.
+    pub spec: ClusterSpec,
+    /// The VPC CIDR to create (None with an existing VPC).
+    pub vpc_cidr: Option<Ipv4Net>,
+    /// The subnets, existing and to create.
+    pub subnets: Vec<PlannedSubnet>,
+    /// The load balancer's name.
+    pub load_balancer_name: String,
+    /// The health check.
+    pub health_check: HealthCheckSpec,
+    /// The idle timeout.
+    pub idle_timeout: i32,
+    /// CNI rules.
+    pub cni_rules: Vec<CniRule>,
+}
+
+/// The CNI rules used when the spec names none: calico's BGP and IP-in-IP.
+pub fn default_cni_rules() -> Vec<CniRule> {
+    vec![
+        CniRule {
+            description: "bgp (calico)".into(),
+            protocol: "tcp".into(),
+            from_port: Some(179),
+            to_port: Some(179),
+        },
+        CniRule {
+            description: "IP-in-IP (calico)".into(),
+            protocol: "4".into(),
+            from_port: None,
+            to_port: None,
+        },
+    ]
+}
+
+/// The load balancer name for `cluster`: `<cluster>-apiserver`, or, when that is longer than
+/// ELB's 32 characters, a stable hash of it that fits.
+pub fn load_balancer_name(cluster: &str, explicit: Option<&str>) -> String {
+    let wanted = explicit.map_or_else(|| format!("{cluster}-apiserver"), String::from);
+    let wanted = wanted.replace('.', "-");
+    if wanted.len() <= 32 {
+        return wanted;
+    }
+    // 28 base-36 characters of two FNV-1a hashes, then "-k8s": 32 characters in all.
+    let mut out = String::new();
+    for seed in [0xcbf2_9ce4_8422_2325_u64, 0x8422_2325_cbf2_9ce4] {
+        let mut h = crate::ownership::fnv1a(seed, wanted.as_bytes());
+        for _ in 0..14 {
+            let d = (h % 36) as u32;
+            out.push(char::from_digit(d, 36).unwrap_or('0'));
+            h /= 36;
+        }
+    }
+    format!("{out}-k8s")
+}
+
+/// The default subnets of `vpc` over `zones`: the VPC split into (zones + 1) equal parts
+/// (rounded up to a power of two); the first part split again into (zones + 1) pieces for the
+/// public subnets, the next parts private, one per zone. A /16 over 3 zones gives public /20s
+/// and private /18s (as Cluster API's AWS provider does); a piece always stays free.
+pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
+    let n = zones.len().max(1);
+    let parts = (n + 1).next_power_of_two();
+    let bits = parts.trailing_zeros() as u8;
+    let Ok(pieces) = vpc.subnets(vpc.prefix_len().saturating_add(bits).min(28)) else {
+        return Vec::new();
+    };
+    let pieces: Vec<Ipv4Net> = pieces.collect();
+    let Some(first) = pieces.first().copied() else {
+        return Vec::new();
+    };
+    // n + 1 public pieces: one always stays free, so the VPC keeps room to grow.
+    let public_bits = (n + 1).next_power_of_two().trailing_zeros() as u8;
+    let public: Vec<Ipv4Net> = first
+        .subnets(first.prefix_len().saturating_add(public_bits).min(28))
+        .map(|s| s.collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, zone) in zones.iter().enumerate() {
+        if let Some(c) = public.get(i) {
+            out.push(PlannedSubnet {
+                id: None,
+                cidr: Some(*c),
+                zone: Some(zone.clone()),
+                public: true,
+            });
+        }
+        if let Some(c) = pieces.get(i + 1) {
+            out.push(PlannedSubnet {
+                id: None,
+                cidr: Some(*c),
+                zone: Some(zone.clone()),
+                public: false,
+            });
+        }
+    }
+    out
+}

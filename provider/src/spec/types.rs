@@ -1,0 +1,311 @@
+//! The cluster spec's types, Kubernetes style (`apiVersion`, `kind`, `metadata`, `spec`), as
+//! they are read from YAML, with the defaults serde fills in.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The `apiVersion` of cluster and machine specs.
+pub const API_VERSION: &str = "infrastructure.capa.rs/v1alpha1";
+
+/// The security-group roles of a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// SSH entry point.
+    #[serde(rename = "bastion")]
+    Bastion,
+    /// Control-plane machines.
+    #[serde(rename = "controlplane")]
+    ControlPlane,
+    /// Worker machines.
+    #[serde(rename = "node")]
+    Node,
+    /// The API server load balancer.
+    #[serde(rename = "apiserver-lb")]
+    ApiServerLb,
+}
+
+impl Role {
+    /// Every role, in reconcile order.
+    pub const ALL: [Role; 4] = [
+        Role::Bastion,
+        Role::ControlPlane,
+        Role::Node,
+        Role::ApiServerLb,
+    ];
+
+    /// The role's name in tags and group names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Bastion => "bastion",
+            Role::ControlPlane => "controlplane",
+            Role::Node => "node",
+            Role::ApiServerLb => "apiserver-lb",
+        }
+    }
+}
+
+/// `metadata` of a spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metadata {
+    /// The cluster's name: it names and tags every resource.
+    pub name: String,
+}
+
+/// A cluster spec file: `apiVersion`, `kind: Cluster`, `metadata.name`, `spec`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Cluster {
+    /// Must be [`API_VERSION`].
+    pub api_version: String,
+    /// Must be `Cluster`.
+    pub kind: String,
+    /// The name.
+    pub metadata: Metadata,
+    /// What to build.
+    pub spec: ClusterSpec,
+}
+
+/// What to build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// The AWS region.
+    pub region: String,
+    /// The EC2 key pair for the bastion (and, by default, machines).
+    #[serde(default)]
+    pub ssh_key_name: Option<String>,
+    /// Tags added to every resource the provider creates.
+    #[serde(default)]
+    pub additional_tags: BTreeMap<String, String>,
+    /// The network.
+    #[serde(default)]
+    pub network: NetworkSpec,
+    /// Existing security groups to use instead of creating a role's group.
+    #[serde(default)]
+    pub security_group_overrides: BTreeMap<Role, String>,
+    /// The CNI's rules between control plane and nodes (default: calico's BGP and IP-in-IP).
+    #[serde(default)]
+    pub cni_ingress_rules: Option<Vec<CniRule>>,
+    /// More ingress rules on the control-plane group.
+    #[serde(default)]
+    pub additional_control_plane_ingress_rules: Vec<IngressRule>,
+    /// More ingress rules on the node group.
+    #[serde(default)]
+    pub additional_node_ingress_rules: Vec<IngressRule>,
+    /// The bastion host.
+    #[serde(default)]
+    pub bastion: BastionSpec,
+    /// The API server's classic load balancer.
+    #[serde(default)]
+    pub control_plane_load_balancer: LoadBalancerSpec,
+}
+
+/// The network: VPC, gateway, subnets, NAT.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// The VPC: an existing one by id, or one to create.
+    #[serde(default)]
+    pub vpc: VpcSpec,
+    /// An existing internet gateway (only with an existing VPC).
+    #[serde(default)]
+    pub internet_gateway_id: Option<String>,
+    /// Subnets; empty means a public and a private subnet in each of `availabilityZoneCount`
+    /// zones.
+    #[serde(default)]
+    pub subnets: Vec<SubnetSpec>,
+    /// How many zones the default subnets span (1 to the region's zone count).
+    #[serde(default = "default_zone_count")]
+    pub availability_zone_count: usize,
+    /// One NAT gateway per zone with private subnets (default), or one for the whole cluster.
+    #[serde(default = "yes")]
+    pub nat_gateway_per_zone: bool,
+}
+
+fn default_zone_count() -> usize {
+    3
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for NetworkSpec {
+    fn default() -> Self {
+        NetworkSpec {
+            vpc: VpcSpec::default(),
+            internet_gateway_id: None,
+            subnets: Vec::new(),
+            availability_zone_count: default_zone_count(),
+            nat_gateway_per_zone: true,
+        }
+    }
+}
+
+/// The VPC.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VpcSpec {
+    /// An existing VPC: validated and used, never modified.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The CIDR of the VPC to create (default 10.0.0.0/16). Immutable.
+    #[serde(default)]
+    pub cidr_block: Option<String>,
+}
+
+/// One subnet.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubnetSpec {
+    /// An existing subnet: validated (in the VPC, public or private as claimed) and used.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The CIDR of a subnet to create, inside the VPC's.
+    #[serde(default)]
+    pub cidr_block: Option<String>,
+    /// Its zone (required to create one).
+    #[serde(default)]
+    pub availability_zone: Option<String>,
+    /// Public (routes to the internet gateway, maps public IPs) or private (routes to NAT).
+    #[serde(default)]
+    pub public: bool,
+}
+
+/// A CNI rule: applied to the control-plane and node groups, from both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CniRule {
+    /// What it is for.
+    pub description: String,
+    /// `tcp`, `udp`, `icmp`, `-1` or an IP protocol number such as `4`.
+    pub protocol: String,
+    /// First port (tcp/udp).
+    #[serde(default)]
+    pub from_port: Option<i32>,
+    /// Last port (tcp/udp).
+    #[serde(default)]
+    pub to_port: Option<i32>,
+}
+
+/// An ingress rule from CIDR blocks or other roles' groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IngressRule {
+    /// What it is for.
+    pub description: String,
+    /// `tcp`, `udp`, `icmp`, `-1` or an IP protocol number.
+    pub protocol: String,
+    /// First port (tcp/udp).
+    #[serde(default)]
+    pub from_port: Option<i32>,
+    /// Last port (tcp/udp).
+    #[serde(default)]
+    pub to_port: Option<i32>,
+    /// Source CIDR blocks.
+    #[serde(default)]
+    pub cidr_blocks: Vec<String>,
+    /// Source roles (their groups).
+    #[serde(default)]
+    pub source_roles: Vec<Role>,
+}
+
+/// The bastion host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BastionSpec {
+    /// Whether the provider runs a bastion.
+    #[serde(default)]
+    pub enabled: bool,
+    /// An existing bastion instance: used, never touched.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Who may SSH to it (no default: write 0.0.0.0/0 to open it to the world).
+    #[serde(default)]
+    pub allowed_cidr_blocks: Vec<String>,
+    /// Its instance type (default t3.micro).
+    #[serde(default)]
+    pub instance_type: Option<String>,
+    /// Its image (default: the newest Canonical Ubuntu 24.04 amd64).
+    #[serde(default)]
+    pub ami: Option<String>,
+}
+
+/// `internet-facing` or `internal`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Scheme {
+    /// Reachable from the internet, in the public subnets.
+    #[default]
+    #[serde(rename = "internet-facing")]
+    InternetFacing,
+    /// Reachable in the VPC only, in the private subnets.
+    #[serde(rename = "internal")]
+    Internal,
+}
+
+impl Scheme {
+    /// The scheme as ELB spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::InternetFacing => "internet-facing",
+            Scheme::Internal => "internal",
+        }
+    }
+}
+
+/// The API server's load balancer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadBalancerSpec {
+    /// An existing load balancer, by name: used, never touched.
+    #[serde(default)]
+    pub existing_name: Option<String>,
+    /// Its name (default `<cluster>-apiserver`; longer than 32 characters is hashed to fit).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `internet-facing` (default) or `internal`. Immutable.
+    #[serde(default)]
+    pub scheme: Scheme,
+    /// Cross-zone load balancing (default false).
+    #[serde(default)]
+    pub cross_zone: bool,
+    /// Idle timeout in seconds (default 600).
+    #[serde(default)]
+    pub idle_timeout: Option<i32>,
+    /// The health check (default TCP:6443, every 10 s).
+    #[serde(default)]
+    pub health_check: Option<HealthCheckSpec>,
+    /// Who may reach port 6443 (default: anyone for internet-facing, the VPC for internal).
+    #[serde(default)]
+    pub allowed_cidr_blocks: Vec<String>,
+}
+
+/// A classic load balancer health check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthCheckSpec {
+    /// `TCP:6443`, `SSL:6443`, `HTTP:6443/readyz` or `HTTPS:6443/readyz`.
+    pub target: String,
+    /// Seconds between checks (5-300).
+    pub interval: i32,
+    /// Seconds to wait (2-60, below the interval).
+    pub timeout: i32,
+    /// Successes to be healthy (2-10).
+    pub healthy_threshold: i32,
+    /// Failures to be unhealthy (2-10).
+    pub unhealthy_threshold: i32,
+}
+
+impl Default for HealthCheckSpec {
+    fn default() -> Self {
+        HealthCheckSpec {
+            target: "TCP:6443".into(),
+            interval: 10,
+            timeout: 5,
+            healthy_threshold: 5,
+            unhealthy_threshold: 3,
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! Validation of a cluster spec: every problem listed at once, by field, and the defaults
+//! filled in to make a [`Plan`]. One function per part of the spec (metadata, network,
+//! security-group rules, bastion, load balancer) and one per kind of value (CIDR, id, rule,
+//! tags).
+
+use std::collections::BTreeMap;
+
+use ipnet::Ipv4Net;
+
+use super::defaults::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
+    default_subnets, load_balancer_name,
+};
+use super::{API_VERSION, Cluster, ClusterSpec, CniRule, HealthCheckSpec, Scheme};
+use crate::error::Error;
+
+fn check_cidr(problems: &mut Vec<String>, at: &str, raw: &str) -> Option<Ipv4Net> {
+    match raw.parse::<Ipv4Net>() {
+        Ok(net) if net.network() == net.addr() => Some(net),
+        Ok(net) => {
+            problems.push(format!(
+                "{at}: {raw} is not a network address (did you mean {}?)",
+                net.trunc()
+            ));
+            None
+        }
+        Err(_) => {
+            problems.push(format!("{at}: {raw:?} is not an IPv4 CIDR block"));
+            None
+        }
+    }
+}
+
+fn check_id(problems: &mut Vec<String>, at: &str, raw: &str, prefix: &str) {
+    let ok = raw
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('-'))
+        .is_some_and(|hex| {
+            (hex.len() == 8 || hex.len() == 17) && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+    if !ok {
+        problems.push(format!("{at}: {raw:?} is not a {prefix}- id"));
+    }
+}
+
+fn check_rule(
+    problems: &mut Vec<String>,
+    at: &str,
+    protocol: &str,
+    from: Option<i32>,
+    to: Option<i32>,
+) {
+    let ported = match protocol {
+        "tcp" | "udp" | "6" | "17" => true,
+        "icmp" | "1" | "-1" | "all" => false,
+        p => match p.parse::<u8>() {
+            Ok(_) => false,
+            Err(_) => {
+                problems.push(format!(
+                    "{at}.protocol: {p:?} is not tcp, udp, icmp, -1 or a protocol number 0-255"
+                ));
+                return;
+            }
+        },
+    };
+    if ported {
+        match (from, to) {
+            (Some(f), Some(t)) if (0..=65535).contains(&f) && (f..=65535).contains(&t) => {}
+            (Some(_), Some(_)) => problems.push(format!(
+                "{at}: ports must satisfy 0 <= fromPort <= toPort <= 65535"
+            )),
+            _ => problems.push(format!(
+                "{at}: protocol {protocol} needs fromPort and toPort"
+            )),
+        }
+    }
+}
+
+fn check_tags(problems: &mut Vec<String>, tags: &BTreeMap<String, String>) {
+    if tags.len() + OWN_TAGS > 50 {
+        problems.push(format!(
+            "spec.additionalTags: {} tags; AWS allows 50 per resource and the provider uses {OWN_TAGS}",
+            tags.len()
+        ));
+    }
+    let joined: usize = tags.keys().map(|k| k.len() + 1).sum();
+    if joined > 257 {
+        problems.push(
+            "spec.additionalTags: the keys, joined by commas, exceed the 256 characters the \
+             provider can track in its last-applied tag"
+                .into(),
+        );
+    }
+    for (k, v) in tags {
+        if k.contains(',') {
+            problems.push(format!("spec.additionalTags: key {k:?} holds a comma"));
+        }
+        if k.is_empty() || k.chars().count() > 128 {
+            problems.push(format!(
+                "spec.additionalTags: key {k:?} must be 1 to 128 characters"
+            ));
+        }
+        if v.chars().count() > 256 {
+            problems.push(format!(
+                "spec.additionalTags[{k}]: the value is longer than 256 characters"
+            ));
+        }
+        if k.to_ascii_lowercase().starts_with("aws:") {
+            problems.push(format!(
+                "spec.additionalTags: key {k:?} uses the reserved prefix aws:"
+            ));
+        }
+        if k.starts_with("sigs.k8s.io/cluster-api-provider-aws/") || k == "Name" {
+            problems.push(format!(
+                "spec.additionalTags: key {k:?} is set by the provider itself"
+            ));
+        }
+    }
+}
+
+/// Validates `cluster` against the region's zones (`zones`, as DescribeAvailabilityZones
+/// lists them) and fills in defaults. Every problem is listed, not just the first.
+pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
+    let mut p = Vec::new();
+    let spec = &cluster.spec;
+    let name = &cluster.metadata.name;
+    check_metadata(&mut p, cluster);
+    let (existing_vpc, vpc_cidr, subnets) = check_network(&mut p, spec, zones);
+    check_security_group_overrides(&mut p, spec, existing_vpc.is_some());
+    let cni_rules = check_ingress_rules(&mut p, spec);
+    check_bastion(&mut p, spec, &subnets);
+    let health_check = check_load_balancer(&mut p, spec, &subnets);
+    let lb = &spec.control_plane_load_balancer;
+    if !p.is_empty() {
+        return Err(Error::InvalidSpec { problems: p });
+    }
+    Ok(Plan {
+        name: name.clone(),
+        spec: spec.clone(),
+        vpc_cidr,
+        subnets,
+        load_balancer_name: lb
+            .existing_name
+            .clone()
+            .unwrap_or_else(|| load_balancer_name(name, lb.name.as_deref())),
+        health_check,
+        idle_timeout: lb.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
+        cni_rules,
+    })
+}
+
+/// The cluster's apiVersion, kind, name, region, key name and additional tags.
+fn check_metadata(p: &mut Vec<String>, cluster: &Cluster) {
+    let spec = &cluster.spec;
+    if cluster.api_version != API_VERSION {
+        p.push(format!(
+            "apiVersion: {:?}, expected {API_VERSION:?}",
+            cluster.api_version
+        ));
+    }
+    if cluster.kind != "Cluster" {
+        p.push(format!("kind: {:?}, expected \"Cluster\"", cluster.kind));
+    }
+    let name = &cluster.metadata.name;
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if !name_ok {
+        p.push(format!(
+            "metadata.name: {name:?} must be 1 to 63 lower-case letters, digits and hyphens, \
+             not starting or ending with a hyphen"
+        ));
+    }
+    let region_ok = {
+        let parts: Vec<&str> = spec.region.split('-').collect();
+        parts.len() >= 3
+            && parts.iter().all(|s| {
+                !s.is_empty()
+                    && s.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            })
+    };
+    if !region_ok {
+        p.push(format!(
+            "spec.region: {:?} is not a region name such as us-east-1",
+            spec.region
+        ));
+    }
+    if let Some(k) = &spec.ssh_key_name
+        && (k.is_empty() || k.len() > 255)
+    {
+        p.push("spec.sshKeyName: must be 1 to 255 characters".into());
+    }
+    check_tags(p, &spec.additional_tags);
+}
+
+/// The VPC (existing, or its CIDR), the internet gateway, the zone count and the subnets:
+/// the existing VPC's id, the CIDR to create, and the planned subnets.
+fn check_network(
+    p: &mut Vec<String>,
+    spec: &ClusterSpec,
+    zones: &[String],
+) -> (Option<String>, Option<Ipv4Net>, Vec<PlannedSubnet>) {
+    let net = &spec.network;
+    let existing_vpc = net.vpc.id.clone();
+    if let Some(id) = &existing_vpc {
+        check_id(p, "spec.network.vpc.id", id, "vpc");
+        if net.vpc.cidr_block.is_some() {
+            p.push(
+                "spec.network.vpc: give either id (an existing VPC) or cidrBlock, not both".into(),
+            );
+        }
+    }
+    let vpc_cidr = if existing_vpc.is_none() {
+        let raw = net.vpc.cidr_block.as_deref().unwrap_or(DEFAULT_VPC_CIDR);
+        let c = check_cidr(p, "spec.network.vpc.cidrBlock", raw);
+        if let Some(c) = c
+            && !(16..=28).contains(&c.prefix_len())
+        {
+            p.push(format!(
+                "spec.network.vpc.cidrBlock: {c} must be between /16 and /28"
+            ));
+        }
+        c
+    } else {
+        None
+    };
+    if let Some(igw) = &net.internet_gateway_id {
+        check_id(p, "spec.network.internetGatewayId", igw, "igw");
+        if existing_vpc.is_none() {
+            p.push(
+                "spec.network.internetGatewayId: an existing internet gateway needs an existing \
+                 VPC (spec.network.vpc.id)"
+                    .into(),
+            );
+        }
+    }
+    if net.availability_zone_count == 0 || net.availability_zone_count > zones.len().max(1) {
+        p.push(format!(
+            "spec.network.availabilityZoneCount: {} is not between 1 and the {} zones of {}",
+            net.availability_zone_count,
+            zones.len(),
+            spec.region
+        ));
+    }
+    let mut subnets = Vec::new();
+    if net.subnets.is_empty() {
+        if let Some(vpc) = vpc_cidr {
+            subnets = default_subnets(vpc, &zones[..net.availability_zone_count.min(zones.len())]);
+        } else if existing_vpc.is_some() {
+            p.push(
+                "spec.network.subnets: with an existing VPC, list its subnets (by id) or the \
+                 subnets to create in it (cidrBlock, availabilityZone)"
+                    .into(),
+            );
+        }
+    } else {
+        let mut seen: Vec<(usize, Ipv4Net)> = Vec::new();
+        for (i, s) in net.subnets.iter().enumerate() {
+            let at = format!("spec.network.subnets[{i}]");
+            match (&s.id, &s.cidr_block) {
+                (Some(id), None) => {
+                    check_id(p, &format!("{at}.id"), id, "subnet");
+                    if existing_vpc.is_none() {
+                        p.push(format!(
+                            "{at}.id: an existing subnet needs an existing VPC (spec.network.vpc.id)"
+                        ));
+                    }
+                    subnets.push(PlannedSubnet {
+                        id: Some(id.clone()),
+                        cidr: None,
+                        zone: s.availability_zone.clone(),
+                        public: s.public,
+                    });
+                }
+                (None, Some(raw)) => {
+                    let cidr = check_cidr(p, &format!("{at}.cidrBlock"), raw);
+                    if let Some(c) = cidr {
+                        if !(16..=28).contains(&c.prefix_len()) {
+                            p.push(format!("{at}.cidrBlock: {c} must be between /16 and /28"));
+                        }
+                        if let Some(vpc) = vpc_cidr
+                            && !vpc.contains(&c)
+                        {
+                            p.push(format!("{at}.cidrBlock: {c} is not inside the VPC's {vpc}"));
+                        }
+                        if let Some(vpc) = vpc_cidr
+                            && vpc == c
+                        {
+                            p.push(format!(
+                                "{at}.cidrBlock: {c} is the whole VPC; leave room to grow"
+                            ));
+                        }
+                        for (j, other) in &seen {
+                            if other.contains(&c.network()) || c.contains(&other.network()) {
+                                p.push(format!(
+                                    "{at}.cidrBlock: {c} overlaps spec.network.subnets[{j}] ({other})"
+                                ));
+                            }
+                        }
+                        seen.push((i, c));
+                    }
+                    match &s.availability_zone {
+                        None => p.push(format!(
+                            "{at}.availabilityZone: required to create a subnet"
+                        )),
+                        Some(z) if !zones.contains(z) => p.push(format!(
+                            "{at}.availabilityZone: {z} is not a zone of {} ({})",
+                            spec.region,
+                            zones.join(", ")
+                        )),
+                        Some(_) => {}
+                    }
+                    subnets.push(PlannedSubnet {
+                        id: None,
+                        cidr,
+                        zone: s.availability_zone.clone(),
+                        public: s.public,
+                    });
+                }
+                (Some(_), Some(_)) => p.push(format!(
+                    "{at}: give either id (an existing subnet) or cidrBlock, not both"
+                )),
+                (None, None) => p.push(format!("{at}: give id or cidrBlock")),
+            }
+        }
+        if !subnets.iter().any(|s| !s.public) {
+            p.push(
+                "spec.network.subnets: at least one private subnet is needed for machines".into(),
+            );
+        }
+    }
+
+    (existing_vpc, vpc_cidr, subnets)
+}
+
+/// Existing security groups named by role: each needs an existing VPC.
+fn check_security_group_overrides(p: &mut Vec<String>, spec: &ClusterSpec, existing_vpc: bool) {
+    for (role, id) in &spec.security_group_overrides {
+        check_id(
+            p,
+            &format!("spec.securityGroupOverrides.{}", role.as_str()),
+            id,
+            "sg",
+        );
+        if !existing_vpc {
+            p.push(format!(
+                "spec.securityGroupOverrides.{}: an existing group needs an existing VPC",
+                role.as_str()
+            ));
+        }
+    }
+}
+
+/// The CNI rules (calico's by default) and the additional ingress rules.
+fn check_ingress_rules(p: &mut Vec<String>, spec: &ClusterSpec) -> Vec<CniRule> {
+    let cni_rules = spec
+        .cni_ingress_rules
+        .clone()
+        .unwrap_or_else(default_cni_rules);
+    for (i, r) in cni_rules.iter().enumerate() {
+        check_rule(
+            p,
+            &format!("spec.cniIngressRules[{i}]"),
+            &r.protocol,
+            r.from_port,
+            r.to_port,
+        );
+    }
+    for (field, rules) in [
+        (
+            "additionalControlPlaneIngressRules",
+            &spec.additional_control_plane_ingress_rules,
+        ),
+        (
+            "additionalNodeIngressRules",
+            &spec.additional_node_ingress_rules,
+        ),
+    ] {
+        for (i, r) in rules.iter().enumerate() {
+            let at = format!("spec.{field}[{i}]");
+            check_rule(p, &at, &r.protocol, r.from_port, r.to_port);
+            for c in &r.cidr_blocks {
+                check_cidr(p, &format!("{at}.cidrBlocks"), c);
+            }
+            if r.cidr_blocks.is_empty() && r.source_roles.is_empty() {
+                p.push(format!("{at}: needs cidrBlocks or sourceRoles"));
+            }
+        }
+    }
+
+    cni_rules
+}
+
+/// The bastion: an existing one by id, or one to create (who may reach it, its type, image).
+fn check_bastion(p: &mut Vec<String>, spec: &ClusterSpec, subnets: &[PlannedSubnet]) {
+    let b = &spec.bastion;
+    if let Some(id) = &b.id {
+        check_id(p, "spec.bastion.id", id, "i");
+        if b.enabled {
+            p.push(
+                "spec.bastion: give either id (an existing bastion) or enabled, not both".into(),
+            );
+        }
+    }
+    if b.enabled {
+        for c in &b.allowed_cidr_blocks {
+            check_cidr(p, "spec.bastion.allowedCidrBlocks", c);
+        }
+        if b.allowed_cidr_blocks.is_empty() {
+            p.push(
+                "spec.bastion.allowedCidrBlocks: list who may SSH to the bastion \
+                 (write 0.0.0.0/0 to open it to the world)"
+                    .into(),
+            );
+        }
+        if b.instance_type.as_deref() == Some("") {
+            p.push("spec.bastion.instanceType: empty".into());
+        }
+        if let Some(ami) = &b.ami {
+            check_id(p, "spec.bastion.ami", ami, "ami");
+        }
+        if !subnets.iter().any(|s| s.public) {
+            p.push("spec.bastion: a bastion needs a public subnet".into());
+        }
+    }
+}
+
+/// The API load balancer: name, existing name, idle timeout, health check, allowed CIDRs and
+/// scheme; the health check with its defaults.
+fn check_load_balancer(
+    p: &mut Vec<String>,
+    spec: &ClusterSpec,
+    subnets: &[PlannedSubnet],
+) -> HealthCheckSpec {
+    let lb = &spec.control_plane_load_balancer;
+    if let Some(n) = &lb.name {
+        let ok = !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !n.starts_with('-')
+            && !n.ends_with('-');
+        if !ok {
+            p.push(format!(
+                "spec.controlPlaneLoadBalancer.name: {n:?} may hold only letters, digits and \
+                 hyphens, not at either end"
+            ));
+        }
+    }
+    if let Some(n) = &lb.existing_name
+        && (n.is_empty() || n.len() > 32)
+    {
+        p.push(format!(
+            "spec.controlPlaneLoadBalancer.existingName: {n:?} is not a load balancer name"
+        ));
+    }
+    if let Some(t) = lb.idle_timeout
+        && !(1..=3600).contains(&t)
+    {
+        p.push(format!(
+            "spec.controlPlaneLoadBalancer.idleTimeout: {t} is not between 1 and 3600 seconds"
+        ));
+    }
+    let health_check = lb.health_check.clone().unwrap_or_default();
+    {
+        let h = &health_check;
+        let at = "spec.controlPlaneLoadBalancer.healthCheck";
+        let target_ok = match h.target.split_once(':') {
+            Some(("TCP" | "SSL", port)) => port.parse::<u16>().is_ok_and(|p| p > 0),
+            Some(("HTTP" | "HTTPS", rest)) => rest
+                .split_once('/')
+                .is_some_and(|(port, _)| port.parse::<u16>().is_ok_and(|p| p > 0)),
+            _ => false,
+        };
+        if !target_ok {
+            p.push(format!(
+                "{at}.target: {:?} is not TCP:port, SSL:port, HTTP:port/path or HTTPS:port/path",
+                h.target
+            ));
+        }
+        for (what, v, lo, hi) in [
+            ("interval", h.interval, 5, 300),
+            ("timeout", h.timeout, 2, 60),
+            ("healthyThreshold", h.healthy_threshold, 2, 10),
+            ("unhealthyThreshold", h.unhealthy_threshold, 2, 10),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                p.push(format!("{at}.{what}: {v} is not between {lo} and {hi}"));
+            }
+        }
+        if h.timeout >= h.interval {
+            p.push(format!("{at}: timeout must be shorter than interval"));
+        }
+    }
+    for c in &lb.allowed_cidr_blocks {
+        check_cidr(p, "spec.controlPlaneLoadBalancer.allowedCidrBlocks", c);
+    }
+    if lb.scheme == Scheme::InternetFacing
+        && lb.existing_name.is_none()
+        && !subnets.is_empty()
+        && !subnets.iter().any(|s| s.public)
+    {
+        p.push(
+            "spec.controlPlaneLoadBalancer.scheme: an internet-facing load balancer needs a \
+             public subnet"
+                .into(),
+        );
+    }
+
+    health_check
+}
