@@ -747,3 +747,77 @@ async fn primary_interface_can_ask_for_a_public_address() {
         "NotImplemented"
     );
 }
+
+/// Every filter name DescribeInstances accepts finds an instance that has the property
+/// (running, or stopped for the state reason), unless it is one the fake's instances never
+/// have: no accepted filter silently matches nothing.
+#[tokio::test]
+async fn every_accepted_instance_filter_is_answered() {
+    use fakeaws::ec2::filter::Filterable;
+    use fakeaws::ec2::instance::{Instance, NEVER_SET};
+
+    let fake = fakeaws::spawn().await.unwrap();
+    let ec2 = fake.ec2_client();
+    ec2.create_key_pair().key_name("ops").send().await.unwrap();
+    let ami = image(&ec2, AMI).await;
+    let id = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Small)
+        .key_name("ops")
+        .client_token("every-filter")
+        .iam_instance_profile(IamInstanceProfileSpecification::builder().name("p").build())
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap()
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    let names = <(&Instance, &fakeaws::Region) as Filterable>::NAMES;
+    let mut unanswered: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !NEVER_SET.contains(n))
+        .collect();
+    for stopped in [false, true] {
+        if stopped {
+            ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+            ec2.wait_until_instance_stopped()
+                .instance_ids(&id)
+                .wait(Duration::from_secs(5))
+                .await
+                .unwrap();
+        }
+        let mut still = Vec::new();
+        for name in unanswered {
+            let out = ec2
+                .describe_instances()
+                .filters(filter(name, &["*"]))
+                .send()
+                .await
+                .unwrap();
+            let found = out
+                .reservations()
+                .iter()
+                .flat_map(|r| r.instances())
+                .any(|i| i.instance_id() == Some(id.as_str()));
+            if !found {
+                still.push(name);
+            }
+        }
+        unanswered = still;
+    }
+    assert_eq!(unanswered, Vec::<&str>::new(), "filters that match nothing");
+    for name in NEVER_SET {
+        let out = ec2
+            .describe_instances()
+            .filters(filter(name, &["*"]))
+            .send()
+            .await
+            .unwrap();
+        assert!(out.reservations().is_empty(), "{name} matches no instance");
+    }
+}

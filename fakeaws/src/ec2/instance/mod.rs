@@ -1,0 +1,132 @@
+//! Instances: RunInstances, DescribeInstances, TerminateInstances, StopInstances,
+//! StartInstances, DescribeInstanceStatus. Each instance has a primary network interface
+//! (with a private address from its subnet, and a public one when the subnet maps them) and
+//! EBS volumes from its image and block device mappings. States follow AWS: `pending` ->
+//! `running` -> `stopping` -> `stopped`, and `shutting-down` -> `terminated`, which stays
+//! visible for an hour.
+//!
+//! `run` launches (RunInstances: volumes, capacity, the records), `placement` decides where a
+//! launch goes (interface, subnet, zone, groups, profile), `render` answers
+//! DescribeInstances and DescribeInstanceAttribute, `filter` holds the instance filters,
+//! `state` the state machine (Terminate, Stop, Start, and the transitions the clock
+//! applies), `status` DescribeInstanceStatus.
+
+mod filter;
+mod placement;
+mod render;
+mod run;
+mod state;
+mod status;
+
+use std::net::Ipv4Addr;
+
+use aws_smithy_types::DateTime;
+
+use crate::generated::ec2::{
+    ArchitectureValues, InstanceMetadataOptionsResponse, InstanceState, InstanceStateName,
+    InstanceType, ShutdownBehavior, Tenancy,
+};
+
+pub use filter::NEVER_SET;
+use placement::{Placement, groups_of_launch, iam_profile_name, placement, primary_interface};
+pub use render::{describe_instance_attribute, describe_instances};
+use render::{groups_of, reservation};
+pub use run::run_instances;
+pub use state::{advance, purge, start_instances, stop_instances, terminate_instances};
+pub use status::describe_instance_status;
+
+/// AWS's limit on user data: 16 KiB before base64 encoding.
+pub const MAX_USER_DATA: usize = 16 * 1024;
+
+crate::region::table! {
+    /// Instances by id.
+    Instances of Instance
+}
+
+/// One instance.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// `i-...`.
+    pub id: String,
+    /// `r-...`.
+    pub reservation_id: String,
+    /// Its position in its reservation.
+    pub launch_index: i32,
+    /// Its image.
+    pub image_id: String,
+    /// Its type.
+    pub instance_type: InstanceType,
+    /// Its architecture (from its image).
+    pub architecture: ArchitectureValues,
+    /// Its key pair's name.
+    pub key_name: Option<String>,
+    /// Its subnet.
+    pub subnet_id: String,
+    /// Its VPC.
+    pub vpc_id: String,
+    /// Its zone.
+    pub zone: String,
+    /// Its primary interface.
+    pub eni_id: String,
+    /// Its private address (kept after termination, as AWS shows it).
+    pub private_ip: Ipv4Addr,
+    /// Its state.
+    pub state: InstanceStateName,
+    /// Why it is in its state: (code, message).
+    pub state_reason: Option<(String, String)>,
+    /// AWS's `stateTransitionReason`.
+    pub transition_reason: String,
+    /// When it was launched.
+    pub launch_time: DateTime,
+    /// The root device's name.
+    pub root_device_name: String,
+    /// Its volumes: (device, volume id).
+    pub volumes: Vec<(String, String)>,
+    /// Its instance profile: (arn, id).
+    pub iam_profile: Option<(String, String)>,
+    /// Its user data, base64 as given.
+    pub user_data: Option<String>,
+    /// The ClientToken it was launched with.
+    pub client_token: Option<String>,
+    /// EBS optimisation.
+    pub ebs_optimized: bool,
+    /// Detailed monitoring.
+    pub monitoring: bool,
+    /// Termination protection.
+    pub disable_api_termination: bool,
+    /// `stop` or `terminate` on an OS shutdown.
+    pub shutdown_behavior: ShutdownBehavior,
+    /// Its instance metadata options.
+    pub metadata: InstanceMetadataOptionsResponse,
+    /// Its tenancy.
+    pub tenancy: Tenancy,
+}
+
+impl Instance {
+    /// Whether the instance is terminated (or on its way there).
+    pub fn is_gone(&self) -> bool {
+        matches!(
+            self.state,
+            InstanceStateName::ShuttingDown | InstanceStateName::Terminated
+        )
+    }
+}
+
+/// AWS's state code of a state name.
+pub fn state_code(s: InstanceStateName) -> i32 {
+    match s {
+        InstanceStateName::Pending => 0,
+        InstanceStateName::Running => 16,
+        InstanceStateName::ShuttingDown => 32,
+        InstanceStateName::Terminated => 48,
+        InstanceStateName::Stopping => 64,
+        InstanceStateName::Stopped => 80,
+    }
+}
+
+fn state(s: InstanceStateName) -> InstanceState {
+    InstanceState {
+        code: Some(state_code(s)),
+        name: Some(s),
+    }
+}

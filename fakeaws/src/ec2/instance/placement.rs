@@ -1,0 +1,230 @@
+//! Where a launch goes, checked as AWS checks it: its primary interface (a
+//! `NetworkInterfaces` launch), its subnet and zone (the default VPC's subnet when none is
+//! named), whether it gets a public address, its security groups, its instance profile.
+
+use crate::ec2::error::{self, Code};
+use crate::ec2::{Kind, security_group};
+use crate::generated::ec2::{InstanceNetworkInterfaceSpecification, RunInstancesRequest};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// Where a launch goes.
+pub(super) struct Placement {
+    pub(super) subnet_id: String,
+    pub(super) vpc_id: String,
+    pub(super) zone: String,
+    pub(super) maps_public: bool,
+}
+
+/// The primary interface of a `NetworkInterfaces` launch (device index 0, a new interface in a
+/// subnet, optionally with a public address), checked as AWS checks it; `None` without one.
+pub(super) fn primary_interface(
+    input: &RunInstancesRequest,
+) -> Result<Option<InstanceNetworkInterfaceSpecification>, ApiError> {
+    let list = input.network_interfaces.as_deref().unwrap_or_default();
+    let one = match list {
+        [] => return Ok(None),
+        [one] => one,
+        _ => {
+            return Err(ApiError::not_implemented(
+                "fakeaws launches instances with one network interface (DeviceIndex 0)",
+            ));
+        }
+    };
+    if input.subnet_id.is_some() {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and an instance-level subnet ID may not be specified on the same request",
+        ));
+    }
+    if input
+        .security_group_ids
+        .as_ref()
+        .is_some_and(|g| !g.is_empty())
+        || input
+            .security_groups
+            .as_ref()
+            .is_some_and(|g| !g.is_empty())
+    {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and an instance-level security groups may not be specified on the same request",
+        ));
+    }
+    if input.private_ip_address.is_some() && one.private_ip_address.is_some() {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and an instance-level private IP address may not be specified on the same request",
+        ));
+    }
+    match one.device_index {
+        None => {
+            return Err(ApiError::invalid_value(
+                "Each network interface requires a device index.",
+            ));
+        }
+        Some(0) => {}
+        Some(_) => {
+            return Err(ApiError::not_implemented(
+                "fakeaws launches instances with only their primary interface (DeviceIndex 0)",
+            ));
+        }
+    }
+    let unserved = [
+        ("NetworkInterfaceId", one.network_interface_id.is_some()),
+        ("Ipv6AddressCount", one.ipv6_address_count.is_some()),
+        ("Ipv6Addresses", one.ipv6_addresses.is_some()),
+        ("PrivateIpAddresses", one.private_ip_addresses.is_some()),
+        (
+            "SecondaryPrivateIpAddressCount",
+            one.secondary_private_ip_address_count.is_some(),
+        ),
+        (
+            "AssociateCarrierIpAddress",
+            one.associate_carrier_ip_address.is_some(),
+        ),
+        ("InterfaceType", one.interface_type.is_some()),
+        (
+            "NetworkCardIndex",
+            one.network_card_index.is_some_and(|n| n != 0),
+        ),
+        ("Ipv4Prefixes", one.ipv4_prefixes.is_some()),
+        ("Ipv4PrefixCount", one.ipv4_prefix_count.is_some()),
+        ("Ipv6Prefixes", one.ipv6_prefixes.is_some()),
+        ("Ipv6PrefixCount", one.ipv6_prefix_count.is_some()),
+        ("PrimaryIpv6", one.primary_ipv6.is_some()),
+        ("EnaSrdSpecification", one.ena_srd_specification.is_some()),
+        (
+            "ConnectionTrackingSpecification",
+            one.connection_tracking_specification.is_some(),
+        ),
+        ("EnaQueueCount", one.ena_queue_count.is_some()),
+    ];
+    if let Some((name, _)) = unserved.iter().find(|(_, set)| *set) {
+        return Err(ApiError::not_implemented(format!(
+            "fakeaws does not serve NetworkInterface.N.{name} of RunInstances"
+        )));
+    }
+    if one.subnet_id.is_none() {
+        return Err(ApiError::missing_parameter("NetworkInterface.1.SubnetId"));
+    }
+    Ok(Some(one.clone()))
+}
+
+/// The subnet, VPC and zone of a launch, and whether it maps a public address.
+pub(super) fn placement(
+    region: &Region,
+    input: &RunInstancesRequest,
+    nic: Option<&InstanceNetworkInterfaceSpecification>,
+) -> Result<Placement, ApiError> {
+    let placement_zone = input
+        .placement
+        .as_ref()
+        .and_then(|p| p.availability_zone.clone());
+    let requested_subnet = nic
+        .and_then(|n| n.subnet_id.clone())
+        .or_else(|| input.subnet_id.clone());
+    let subnet_id = match &requested_subnet {
+        Some(s) => Kind::Subnet.get(&region.subnets, s)?.id.clone(),
+        None => {
+            let vpc = region.default_vpc().ok_or_else(|| {
+                ApiError::new(Code::VPCIdNotSpecified, "No default VPC for this user")
+            })?;
+            let zone = placement_zone
+                .clone()
+                .or_else(|| region.zones.first().map(|z| z.name.clone()));
+            region
+                .by_vpc
+                .of_kind(&vpc.id, "subnet")
+                .filter_map(|id| region.subnets.get(id))
+                .find(|s| s.default_for_az && Some(&s.zone) == zone.as_ref())
+                .map(|s| s.id.clone())
+                .ok_or_else(|| {
+                    ApiError::new(
+                        Code::MissingInput,
+                        "No subnet found for the default VPC in this zone",
+                    )
+                })?
+        }
+    };
+    let s = &region.subnets[&subnet_id];
+    let maps_public = nic
+        .and_then(|n| n.associate_public_ip_address)
+        .unwrap_or(s.map_public_ip_on_launch);
+    let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
+    if let Some(z) = &placement_zone
+        && *z != zone
+    {
+        return Err(ApiError::invalid_value(format!(
+            "The subnet {subnet_id} is in {zone}, not in the requested zone {z}."
+        )));
+    }
+    Ok(Placement {
+        subnet_id,
+        vpc_id,
+        zone,
+        maps_public,
+    })
+}
+
+/// The security groups of a launch in `vpc_id`: by id or by name, each in that VPC; the
+/// VPC's default group when none is named.
+pub(super) fn groups_of_launch(
+    region: &Region,
+    input: &RunInstancesRequest,
+    nic: Option<&InstanceNetworkInterfaceSpecification>,
+    vpc_id: &str,
+) -> Result<Vec<String>, ApiError> {
+    let mut groups = Vec::new();
+    let group_ids = nic
+        .and_then(|n| n.groups.clone())
+        .or_else(|| input.security_group_ids.clone());
+    for g in group_ids.iter().flatten() {
+        let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
+        if group.vpc_id != vpc_id {
+            return Err(error::group_not_in_vpc(g, vpc_id));
+        }
+        if !groups.contains(g) {
+            groups.push(g.clone());
+        }
+    }
+    for name in input.security_groups.iter().flatten() {
+        let id = region
+            .by_vpc
+            .of_kind(vpc_id, "sg")
+            .filter_map(|id| region.security_groups.get(id))
+            .find(|g| &g.name == name)
+            .map(|g| g.id.clone())
+            .ok_or_else(|| error::group_not_in_vpc(name, vpc_id))?;
+        if !groups.contains(&id) {
+            groups.push(id);
+        }
+    }
+    if groups.is_empty() {
+        groups.extend(security_group::default_of(region, vpc_id));
+    }
+    Ok(groups)
+}
+
+/// The instance profile's name, from its ARN or name.
+pub(super) fn iam_profile_name(input: &RunInstancesRequest) -> Result<Option<String>, ApiError> {
+    Ok(match &input.iam_instance_profile {
+        None => None,
+        Some(spec) => {
+            let name = match (&spec.arn, &spec.name) {
+                (Some(arn), _) => arn
+                    .rsplit('/')
+                    .next()
+                    .filter(|n| arn.starts_with("arn:aws:iam::") && !n.is_empty())
+                    .map(String::from)
+                    .ok_or_else(|| {
+                        ApiError::invalid_parameter(
+                            "iamInstanceProfile.arn",
+                            arn,
+                            "Invalid IAM Instance Profile ARN",
+                        )
+                    })?,
+                (None, Some(n)) if !n.is_empty() => n.clone(),
+                _ => return Err(ApiError::missing_parameter("IamInstanceProfile.Name")),
+            };
+            Some(name)
+        }
+    })
+}

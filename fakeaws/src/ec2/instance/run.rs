@@ -1,0 +1,427 @@
+//! RunInstances: the launch checked as AWS checks it (image, type, subnet and groups, key,
+//! user data, profile, interfaces, block devices, capacity), then the instances, their primary
+//! interfaces and volumes, and the ClientToken ledger.
+
+use std::net::Ipv4Addr;
+
+use aws_smithy_types::DateTime;
+
+use crate::ec2::error::{self, Code};
+
+use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterface, PublicIp};
+use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
+use crate::ec2::{Kind, elastic_ip, fingerprint, image, tags};
+use crate::generated::ec2::{
+    ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
+    InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
+    InstanceMetadataTagsState, InstanceStateName, InstanceType, NetworkInterfaceType, Reservation,
+    ResourceType, RunInstancesRequest, ShutdownBehavior, Tenancy, VolumeType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+use crate::sim::transitions::Subject;
+
+use super::*;
+
+/// The architecture an instance type runs: AWS's Graviton families (`a1`, `*g`, `*gd`,
+/// `*gn`, ...) are arm64, the rest x86_64.
+pub(super) fn architecture_of(t: InstanceType) -> ArchitectureValues {
+    let family = t.as_str().split('.').next().unwrap_or_default();
+    let arm = family == "a1"
+        || family
+            .char_indices()
+            .find(|(_, c)| c.is_ascii_digit())
+            .is_some_and(|(i, _)| family[i + 1..].starts_with('g'));
+    if arm {
+        ArchitectureValues::Arm64
+    } else {
+        ArchitectureValues::X8664
+    }
+}
+
+pub(super) struct Planned {
+    pub(super) volume: Volume,
+    pub(super) device: String,
+}
+
+/// `RunInstances`; the same ClientToken with the same request answers the same reservation.
+pub fn run_instances(
+    region: &mut Region,
+    input: RunInstancesRequest,
+) -> Result<Reservation, ApiError> {
+    let print = fingerprint(&RunInstancesRequest {
+        client_token: None,
+        ..input.clone()
+    });
+    let token = input.client_token.clone();
+    if let Some(reservation_id) = region
+        .ledger
+        .replay("RunInstances", token.as_deref(), &print)?
+    {
+        return Ok(reservation(region, &reservation_id));
+    }
+    if input.min_count < 1 || input.max_count < input.min_count {
+        return Err(ApiError::invalid_value(format!(
+            "MinCount ({}) must be at least 1 and at most MaxCount ({}).",
+            input.min_count, input.max_count
+        )));
+    }
+    let image_id = input
+        .image_id
+        .as_deref()
+        .ok_or_else(|| ApiError::missing_parameter("ImageId"))?;
+    let image = Kind::Image
+        .get(&region.images, image_id)
+        .map_err(|e| {
+            if e.code.ends_with("NotFound") {
+                error::image_not_found(image_id)
+            } else {
+                e
+            }
+        })?
+        .clone();
+    if !image.public && image.owner_id != region.account_id {
+        return Err(error::image_not_found(image_id));
+    }
+    let instance_type = input.instance_type.unwrap_or(InstanceType::M1Small);
+    let arch = architecture_of(instance_type);
+    if arch != image.architecture {
+        return Err(ApiError::invalid_value(format!(
+            "The architecture '{}' of the specified instance type does not match the architecture '{}' of the specified AMI.",
+            arch.as_str(),
+            image.architecture.as_str()
+        )));
+    }
+    let nic = primary_interface(&input)?;
+    let Placement {
+        subnet_id,
+        vpc_id,
+        zone,
+        maps_public,
+    } = placement(region, &input, nic.as_ref())?;
+    let groups = groups_of_launch(region, &input, nic.as_ref(), &vpc_id)?;
+    if let Some(k) = &input.key_name
+        && !region.key_pairs.contains_key(k)
+    {
+        return Err(error::key_pair_not_found(k));
+    }
+    if let Some(data) = &input.user_data {
+        let raw = aws_smithy_types::base64::decode(data.trim())
+            .map_err(|_| ApiError::invalid_value("Invalid BASE64 encoding of user data."))?;
+        if raw.len() > MAX_USER_DATA {
+            return Err(ApiError::invalid_value(format!(
+                "User data is limited to {MAX_USER_DATA} bytes; {} given.",
+                raw.len()
+            )));
+        }
+    }
+    let private_ip = match nic
+        .as_ref()
+        .and_then(|n| n.private_ip_address.as_ref())
+        .or(input.private_ip_address.as_ref())
+    {
+        Some(raw) => {
+            if input.max_count > 1 {
+                return Err(ApiError::invalid_combination(
+                    "PrivateIpAddress cannot be used with MaxCount greater than 1.",
+                ));
+            }
+            let ip: Ipv4Addr = raw.parse().map_err(|_| {
+                ApiError::invalid_parameter("privateIpAddress", raw, "Not an IPv4 address.")
+            })?;
+            region.subnets[&subnet_id].check_free(ip)?;
+            Some(ip)
+        }
+        None => None,
+    };
+    let volume_tags_etc = tags::from_specs_for(
+        input.tag_specifications.as_deref(),
+        &[
+            ResourceType::Instance,
+            ResourceType::Volume,
+            ResourceType::NetworkInterface,
+        ],
+    )?;
+    let iam_profile = iam_profile_name(&input)?;
+    let block_devices = plan_volumes(region, &input, &image, &zone)?;
+
+    // Capacity: launch as many as fit, at least MinCount.
+    let live = region.instances.values().filter(|i| !i.is_gone()).count();
+    let room = region.limits.instances.saturating_sub(live);
+    let free = usize::try_from(region.subnets[&subnet_id].available_addresses()).unwrap_or(0);
+    let wanted = usize::try_from(input.max_count).unwrap_or(0);
+    let minimum = usize::try_from(input.min_count).unwrap_or(1);
+    let count = wanted.min(room).min(free);
+    if count < minimum {
+        return Err(if room < minimum {
+            ApiError::new(
+                Code::InstanceLimitExceeded,
+                format!(
+                    "Your quota allows for {room} more running instance(s). You requested at least {minimum}."
+                ),
+            )
+        } else {
+            ApiError::new(
+                Code::InsufficientFreeAddressesInSubnet,
+                format!(
+                    "There are not enough free addresses in subnet '{subnet_id}' to satisfy the requested number of instances."
+                ),
+            )
+        });
+    }
+
+    let reservation_id = region.ids.resource("r");
+    let now = region.clock.now_datetime();
+    let account = region.account_id.clone();
+    for index in 0..count {
+        let id = region.ids.resource("i");
+        let eni_id = network_interface::create(
+            region,
+            NewInterface {
+                subnet_id: &subnet_id,
+                groups: groups.clone(),
+                interface_type: NetworkInterfaceType::Interface,
+                requester_managed: false,
+                description: String::new(),
+                private_ip,
+            },
+        )?;
+        let attachment_id = region.ids.resource("eni-attach");
+        let eni_private_ip = network_interface::attach(
+            region,
+            &eni_id,
+            EniAttachment {
+                id: attachment_id,
+                instance_id: id.clone(),
+                device_index: 0,
+                attach_time: now,
+            },
+        )?;
+        if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
+            network_interface::set_public_ip(
+                region,
+                &eni_id,
+                Some(PublicIp {
+                    ip,
+                    allocation_id: None,
+                    association_id: None,
+                }),
+            );
+        }
+        if let Some(t) = volume_tags_etc.get(&ResourceType::NetworkInterface) {
+            region.tags.insert(&eni_id, t.clone());
+        }
+        let mut volumes = Vec::new();
+        for planned in &block_devices {
+            let vol_id = volume::create_attached(
+                region,
+                &planned.volume,
+                &id,
+                now,
+                volume_tags_etc.get(&ResourceType::Volume),
+            );
+            volumes.push((planned.device.clone(), vol_id));
+        }
+        if let Some(t) = volume_tags_etc.get(&ResourceType::Instance) {
+            region.tags.insert(&id, t.clone());
+        }
+        let metadata = input.metadata_options.as_ref();
+        let instance = Instance {
+            id: id.clone(),
+            reservation_id: reservation_id.clone(),
+            launch_index: i32::try_from(index).unwrap_or(0),
+            image_id: image.id.clone(),
+            instance_type,
+            architecture: image.architecture,
+            key_name: input.key_name.clone(),
+            subnet_id: subnet_id.clone(),
+            vpc_id: vpc_id.clone(),
+            zone: zone.clone(),
+            eni_id,
+            private_ip: eni_private_ip,
+            state: InstanceStateName::Pending,
+            state_reason: None,
+            transition_reason: String::new(),
+            launch_time: now,
+            root_device_name: image.root_device_name.clone(),
+            volumes,
+            iam_profile: iam_profile.as_ref().map(|name| {
+                (
+                    format!("arn:aws:iam::{account}:instance-profile/{name}"),
+                    format!(
+                        "AIPA{}",
+                        name.to_ascii_uppercase()
+                            .chars()
+                            .filter(char::is_ascii_alphanumeric)
+                            .take(17)
+                            .collect::<String>()
+                    ),
+                )
+            }),
+            user_data: input.user_data.clone(),
+            client_token: token.clone(),
+            ebs_optimized: input.ebs_optimized.unwrap_or(false),
+            monitoring: input.monitoring.as_ref().is_some_and(|m| m.enabled),
+            disable_api_termination: input.disable_api_termination.unwrap_or(false),
+            shutdown_behavior: input
+                .instance_initiated_shutdown_behavior
+                .unwrap_or(ShutdownBehavior::Stop),
+            metadata: InstanceMetadataOptionsResponse {
+                state: Some(InstanceMetadataOptionsState::Applied),
+                http_tokens: Some(
+                    metadata
+                        .and_then(|m| m.http_tokens)
+                        .unwrap_or(HttpTokensState::Required),
+                ),
+                http_put_response_hop_limit: Some(
+                    metadata
+                        .and_then(|m| m.http_put_response_hop_limit)
+                        .unwrap_or(2),
+                ),
+                http_endpoint: Some(
+                    metadata
+                        .and_then(|m| m.http_endpoint)
+                        .unwrap_or(InstanceMetadataEndpointState::Enabled),
+                ),
+                http_protocol_ipv6: Some(
+                    metadata
+                        .and_then(|m| m.http_protocol_ipv6)
+                        .unwrap_or(InstanceMetadataProtocolState::Disabled),
+                ),
+                instance_metadata_tags: Some(
+                    metadata
+                        .and_then(|m| m.instance_metadata_tags)
+                        .unwrap_or(InstanceMetadataTagsState::Disabled),
+                ),
+            },
+            tenancy: input
+                .placement
+                .as_ref()
+                .and_then(|p| p.tenancy)
+                .unwrap_or(Tenancy::Default),
+        };
+        region.by_vpc.insert(&vpc_id, &id);
+        region.by_subnet.insert(&subnet_id, &id);
+        region.instances.0.insert(id.clone(), instance);
+        let at = region.clock.now();
+        region.transitions.schedule(at, Subject::Instance, &id);
+    }
+    region
+        .ledger
+        .record("RunInstances", token.as_deref(), &print, &reservation_id);
+    Ok(reservation(region, &reservation_id))
+}
+
+/// The volumes an instance gets: the image's root (resized or retyped by a mapping for the
+/// root device) and any other EBS mappings.
+pub(super) fn plan_volumes(
+    region: &Region,
+    input: &RunInstancesRequest,
+    image: &image::Image,
+    zone: &str,
+) -> Result<Vec<Planned>, ApiError> {
+    let mut out = Vec::new();
+    let mappings = input.block_device_mappings.clone().unwrap_or_default();
+    let root_map = mappings
+        .iter()
+        .find(|m| m.device_name.as_deref() == Some(image.root_device_name.as_str()));
+    let root_ebs = root_map.and_then(|m| m.ebs.clone()).unwrap_or_default();
+    let size = root_ebs.volume_size.unwrap_or(image.root_size);
+    if size < image.root_size {
+        return Err(ApiError::new(
+            Code::InvalidBlockDeviceMapping,
+            format!(
+                "Volume of size {size}GB is smaller than snapshot '{}', expect size >= {}GB",
+                image.snapshot_id, image.root_size
+            ),
+        ));
+    }
+    out.push(planned(
+        &image.root_device_name,
+        &root_ebs,
+        size,
+        Some(image.snapshot_id.clone()),
+        zone,
+        true,
+    )?);
+    for m in &mappings {
+        let Some(device) = m.device_name.as_deref() else {
+            return Err(ApiError::missing_parameter(
+                "BlockDeviceMapping.N.DeviceName",
+            ));
+        };
+        if device == image.root_device_name || m.no_device.is_some() || m.virtual_name.is_some() {
+            continue;
+        }
+        let Some(ebs) = &m.ebs else { continue };
+        let size = ebs
+            .volume_size
+            .ok_or_else(|| ApiError::missing_parameter("BlockDeviceMapping.N.Ebs.VolumeSize"))?;
+        out.push(planned(
+            device,
+            ebs,
+            size,
+            ebs.snapshot_id.clone(),
+            zone,
+            false,
+        )?);
+    }
+    let _ = region;
+    Ok(out)
+}
+
+pub(super) fn planned(
+    device: &str,
+    ebs: &crate::generated::ec2::EbsBlockDevice,
+    size: i32,
+    snapshot_id: Option<String>,
+    zone: &str,
+    root: bool,
+) -> Result<Planned, ApiError> {
+    let volume_type = ebs.volume_type.unwrap_or(VolumeType::Gp3);
+    let (min, max) = match volume_type {
+        VolumeType::Gp2 | VolumeType::Gp3 => (1, 16384),
+        VolumeType::Io1 | VolumeType::Io2 => (4, 65536),
+        VolumeType::St1 | VolumeType::Sc1 => (125, 16384),
+        VolumeType::Standard => (1, 1024),
+    };
+    if size < min || size > max {
+        return Err(ApiError::invalid_parameter(
+            "size",
+            &size.to_string(),
+            &format!(
+                "Volumes of type {} are {min} to {max} GiB.",
+                volume_type.as_str()
+            ),
+        ));
+    }
+    if matches!(volume_type, VolumeType::Io1 | VolumeType::Io2) && ebs.iops.is_none() {
+        return Err(ApiError::missing_parameter("BlockDeviceMapping.N.Ebs.Iops"));
+    }
+    let iops = match volume_type {
+        VolumeType::Gp3 => Some(ebs.iops.unwrap_or(3000)),
+        VolumeType::Gp2 => Some((size * 3).clamp(100, 16000)),
+        VolumeType::Io1 | VolumeType::Io2 => ebs.iops,
+        _ => None,
+    };
+    Ok(Planned {
+        device: device.to_string(),
+        volume: Volume {
+            id: String::new(),
+            size,
+            volume_type,
+            iops,
+            throughput: (volume_type == VolumeType::Gp3).then(|| ebs.throughput.unwrap_or(125)),
+            encrypted: ebs.encrypted.unwrap_or(false),
+            zone: zone.to_string(),
+            snapshot_id,
+            attachment: Some(VolumeAttachment {
+                instance_id: String::new(),
+                device: device.to_string(),
+                delete_on_termination: ebs.delete_on_termination.unwrap_or(root),
+                attach_time: DateTime::from_secs(0),
+            }),
+            created: DateTime::from_secs(0),
+        },
+    })
+}

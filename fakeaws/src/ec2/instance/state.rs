@@ -1,0 +1,281 @@
+//! The instance state machine: TerminateInstances, StopInstances, StartInstances, and the
+//! steps the clock applies (`advance`: pending -> running, stopping -> stopped,
+//! shutting-down -> terminated; `purge`: a terminated instance forgotten after an hour).
+
+use crate::ec2::error::Code;
+use crate::ec2::network_interface::{self, PublicIp};
+use crate::ec2::volume;
+use crate::ec2::{Kind, elastic_ip};
+use crate::generated::ec2::{
+    InstanceStateChange, InstanceStateName, StartInstancesRequest, StartInstancesResult,
+    StopInstancesRequest, StopInstancesResult, TerminateInstancesRequest, TerminateInstancesResult,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+use crate::sim::transitions::Subject;
+
+use super::*;
+
+/// Moves an instance out of `pending`, `stopping` or `shutting-down`.
+pub fn advance(region: &mut Region, id: &str) {
+    let Some(state) = region.instances.get(id).map(|i| i.state) else {
+        return;
+    };
+    match state {
+        InstanceStateName::Pending => {
+            let (eni, maps) = {
+                let i = &region.instances[id];
+                (
+                    i.eni_id.clone(),
+                    region
+                        .subnets
+                        .get(&i.subnet_id)
+                        .is_some_and(|s| s.map_public_ip_on_launch),
+                )
+            };
+            if maps
+                && region
+                    .network_interfaces
+                    .get(&eni)
+                    .is_some_and(|e| e.public_ip.is_none())
+                && let Some(ip) = elastic_ip::take_public_ip(region)
+            {
+                network_interface::set_public_ip(
+                    region,
+                    &eni,
+                    Some(PublicIp {
+                        ip,
+                        allocation_id: None,
+                        association_id: None,
+                    }),
+                );
+            }
+            if let Some(i) = region.instances.0.get_mut(id) {
+                i.state = InstanceStateName::Running;
+                i.state_reason = None;
+                i.transition_reason = String::new();
+            }
+        }
+        InstanceStateName::Stopping => {
+            let eni = region.instances[id].eni_id.clone();
+            // A pool address goes back when the instance stops; an Elastic IP stays.
+            if region
+                .network_interfaces
+                .get(&eni)
+                .and_then(|e| e.public_ip.as_ref())
+                .is_some_and(|p| p.allocation_id.is_none())
+                && let Some(p) = network_interface::set_public_ip(region, &eni, None)
+            {
+                elastic_ip::give_back_public_ip(region, p.ip);
+            }
+            if let Some(i) = region.instances.0.get_mut(id) {
+                i.state = InstanceStateName::Stopped;
+                i.state_reason = Some((
+                    "Client.UserInitiatedShutdown".into(),
+                    "Client.UserInitiatedShutdown: User initiated shutdown".into(),
+                ));
+            }
+        }
+        InstanceStateName::ShuttingDown => {
+            let (eni, volumes) = {
+                let i = &region.instances[id];
+                (
+                    i.eni_id.clone(),
+                    i.volumes.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
+                )
+            };
+            network_interface::delete(region, &eni);
+            volume::release_for(region, id, &volumes);
+            if let Some(i) = region.instances.0.get_mut(id) {
+                i.state = InstanceStateName::Terminated;
+                i.state_reason = Some((
+                    "Client.UserInitiatedShutdown".into(),
+                    "Client.UserInitiatedShutdown: User initiated shutdown".into(),
+                ));
+            }
+            let now = region.clock.now();
+            region.transitions.schedule(now, Subject::InstancePurge, id);
+        }
+        _ => {}
+    }
+}
+
+/// Forgets a terminated instance after AWS's retention.
+pub fn purge(region: &mut Region, id: &str) {
+    if let Some(i) = region.instances.get(id)
+        && i.state == InstanceStateName::Terminated
+    {
+        let (vpc, subnet) = (i.vpc_id.clone(), i.subnet_id.clone());
+        region.instances.0.remove(id);
+        region.by_vpc.remove(&vpc, id);
+        region.by_subnet.remove(&subnet, id);
+        region.tags.remove_resource(id);
+    }
+}
+
+/// Checks every id first, so that a bad id changes nothing.
+pub(super) fn checked<'a>(
+    region: &'a Region,
+    ids: &[String],
+) -> Result<Vec<&'a Instance>, ApiError> {
+    if ids.is_empty() {
+        return Err(ApiError::missing_parameter("InstanceId"));
+    }
+    Kind::Instance.select(&region.instances, Some(ids))
+}
+
+pub(super) fn change(
+    id: &str,
+    previous: InstanceStateName,
+    current: InstanceStateName,
+) -> InstanceStateChange {
+    InstanceStateChange {
+        instance_id: Some(id.to_string()),
+        current_state: Some(state(current)),
+        previous_state: Some(state(previous)),
+    }
+}
+
+pub(super) fn set_state(region: &mut Region, id: &str, to: InstanceStateName, reason: &str) {
+    let now = crate::protocol::xml::format_timestamp(region.clock.now_datetime());
+    if let Some(i) = region.instances.0.get_mut(id) {
+        i.state = to;
+        i.transition_reason = format!(
+            "{reason} ({} GMT)",
+            now.replace('T', " ")
+                .trim_end_matches(".000Z")
+                .trim_end_matches('Z')
+        );
+    }
+    let at = region.clock.now();
+    region.transitions.schedule(at, Subject::Instance, id);
+}
+
+/// `TerminateInstances`: idempotent for instances already terminating.
+pub fn terminate_instances(
+    region: &mut Region,
+    input: TerminateInstancesRequest,
+) -> Result<TerminateInstancesResult, ApiError> {
+    let instances = checked(region, &input.instance_ids)?;
+    if let Some(p) = instances.iter().find(|i| i.disable_api_termination) {
+        return Err(ApiError::new(
+            Code::OperationNotPermitted,
+            format!(
+                "The instance '{}' may not be terminated. Modify its 'disableApiTermination' instance attribute and try again.",
+                p.id
+            ),
+        ));
+    }
+    let plan: Vec<(String, InstanceStateName)> =
+        instances.iter().map(|i| (i.id.clone(), i.state)).collect();
+    let mut out = Vec::new();
+    for (id, previous) in plan {
+        let current = if matches!(
+            previous,
+            InstanceStateName::ShuttingDown | InstanceStateName::Terminated
+        ) {
+            previous
+        } else {
+            set_state(
+                region,
+                &id,
+                InstanceStateName::ShuttingDown,
+                "User initiated",
+            );
+            InstanceStateName::ShuttingDown
+        };
+        out.push(change(&id, previous, current));
+    }
+    Ok(TerminateInstancesResult {
+        terminating_instances: Some(out),
+    })
+}
+
+/// `StopInstances`.
+pub fn stop_instances(
+    region: &mut Region,
+    input: StopInstancesRequest,
+) -> Result<StopInstancesResult, ApiError> {
+    let instances = checked(region, &input.instance_ids)?;
+    for i in &instances {
+        match i.state {
+            InstanceStateName::Pending => {
+                return Err(ApiError::new(
+                    Code::IncorrectInstanceState,
+                    format!(
+                        "Instance '{}' cannot be stopped as it has never reached the 'running' state.",
+                        i.id
+                    ),
+                ));
+            }
+            InstanceStateName::ShuttingDown | InstanceStateName::Terminated => {
+                return Err(ApiError::new(
+                    Code::IncorrectInstanceState,
+                    format!(
+                        "This instance '{}' is not in a state from which it can be stopped.",
+                        i.id
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let plan: Vec<(String, InstanceStateName)> =
+        instances.iter().map(|i| (i.id.clone(), i.state)).collect();
+    let mut out = Vec::new();
+    for (id, previous) in plan {
+        let current = if previous == InstanceStateName::Running {
+            set_state(region, &id, InstanceStateName::Stopping, "User initiated");
+            InstanceStateName::Stopping
+        } else {
+            previous
+        };
+        out.push(change(&id, previous, current));
+    }
+    Ok(StopInstancesResult {
+        stopping_instances: Some(out),
+    })
+}
+
+/// `StartInstances`.
+pub fn start_instances(
+    region: &mut Region,
+    input: StartInstancesRequest,
+) -> Result<StartInstancesResult, ApiError> {
+    let instances = checked(region, &input.instance_ids)?;
+    for i in &instances {
+        if matches!(
+            i.state,
+            InstanceStateName::Stopping
+                | InstanceStateName::ShuttingDown
+                | InstanceStateName::Terminated
+        ) {
+            return Err(ApiError::new(
+                Code::IncorrectInstanceState,
+                format!(
+                    "The instance '{}' is not in a state from which it can be started.",
+                    i.id
+                ),
+            ));
+        }
+    }
+    let plan: Vec<(String, InstanceStateName)> =
+        instances.iter().map(|i| (i.id.clone(), i.state)).collect();
+    let mut out = Vec::new();
+    for (id, previous) in plan {
+        let current = if previous == InstanceStateName::Stopped {
+            set_state(region, &id, InstanceStateName::Pending, "");
+            if let Some(i) = region.instances.0.get_mut(&id) {
+                i.state_reason = None;
+                i.transition_reason = String::new();
+            }
+            InstanceStateName::Pending
+        } else {
+            previous
+        };
+        out.push(change(&id, previous, current));
+    }
+    Ok(StartInstancesResult {
+        starting_instances: Some(out),
+    })
+}

@@ -1,0 +1,94 @@
+//! Subnet associations: AssociateRouteTable, DisassociateRouteTable, and a deleted subnet's
+//! association forgotten.
+
+use crate::ec2::Kind;
+use crate::ec2::error::{self, Code};
+use crate::generated::ec2::{
+    AssociateRouteTableRequest, AssociateRouteTableResult, DisassociateRouteTableRequest,
+    RouteTableAssociationState, RouteTableAssociationStateCode,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+use super::*;
+
+pub(super) fn associated() -> RouteTableAssociationState {
+    RouteTableAssociationState {
+        state: Some(RouteTableAssociationStateCode::Associated),
+        status_message: None,
+    }
+}
+
+/// Removes a deleted subnet's association, as AWS does implicitly.
+pub fn forget_subnet(region: &mut Region, subnet_id: &str) {
+    for t in region.route_tables.0.values_mut() {
+        t.associations
+            .retain(|a| a.subnet_id.as_deref() != Some(subnet_id));
+    }
+}
+
+/// `AssociateRouteTable` with a subnet.
+pub fn associate_route_table(
+    region: &mut Region,
+    input: AssociateRouteTableRequest,
+) -> Result<AssociateRouteTableResult, ApiError> {
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
+    let subnet_id = input
+        .subnet_id
+        .as_deref()
+        .ok_or_else(|| ApiError::missing_parameter("SubnetId"))?;
+    let s = Kind::Subnet.get(&region.subnets, subnet_id)?;
+    if s.vpc_id != t.vpc_id {
+        return Err(ApiError::invalid_value(format!(
+            "Route table {} and subnet {subnet_id} belong to different networks.",
+            t.id
+        )));
+    }
+    if let Some(other) = region.route_tables.values().find(|o| {
+        o.associations
+            .iter()
+            .any(|a| a.subnet_id.as_deref() == Some(subnet_id))
+    }) {
+        return Err(ApiError::new(
+            Code::ResourceAlreadyAssociated,
+            format!(
+                "the specified association for route table {} conflicts with an existing association ({})",
+                t.id, other.id
+            ),
+        ));
+    }
+    let id = region.ids.resource("rtbassoc");
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
+        t.associations.push(Association {
+            id: id.clone(),
+            subnet_id: Some(subnet_id.to_string()),
+        });
+    }
+    Ok(AssociateRouteTableResult {
+        association_id: Some(id),
+        association_state: Some(associated()),
+    })
+}
+
+/// `DisassociateRouteTable`: not the main association.
+pub fn disassociate_route_table(
+    region: &mut Region,
+    input: DisassociateRouteTableRequest,
+) -> Result<(), ApiError> {
+    let id = input.association_id;
+    let Some(table) = region
+        .route_tables
+        .0
+        .values_mut()
+        .find(|t| t.associations.iter().any(|a| a.id == id))
+    else {
+        return Err(error::association_not_found(&id));
+    };
+    if table.main_association().is_some_and(|a| a.id == id) {
+        return Err(ApiError::invalid_value(format!(
+            "cannot disassociate the main route table association {id}"
+        )));
+    }
+    table.associations.retain(|a| a.id != id);
+    Ok(())
+}

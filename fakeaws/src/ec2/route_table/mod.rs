@@ -1,0 +1,344 @@
+//! Route tables: CreateRouteTable, DescribeRouteTables, DeleteRouteTable, CreateRoute,
+//! ReplaceRoute, DeleteRoute, AssociateRouteTable, DisassociateRouteTable, and the main route
+//! table every VPC has (with its `local` route).
+//!
+//! `route` holds the routes (targets, CreateRoute, ReplaceRoute, DeleteRoute), `association` the subnet associations.
+
+mod association;
+mod route;
+
+use ipnet::Ipv4Net;
+
+use crate::ec2::error::Code;
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::{Kind, fingerprint, page, tags};
+use crate::generated::ec2::{
+    CreateRouteTableRequest, CreateRouteTableResult, DescribeRouteTablesRequest,
+    DescribeRouteTablesResult, ResourceType, Route as RouteOut, RouteOrigin, RouteState,
+    RouteTable as RouteTableOut, RouteTableAssociation,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+use association::associated;
+pub use association::{associate_route_table, disassociate_route_table, forget_subnet};
+pub use route::{
+    add_route_unchecked, create_route, delete_route, delete_route_table, replace_route,
+};
+use route::{is_active, target_ids};
+
+/// Where a route sends traffic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Within the VPC.
+    Local,
+    /// An internet gateway.
+    Gateway(String),
+    /// A NAT gateway.
+    NatGateway(String),
+    /// An instance (its primary interface).
+    Instance(String),
+    /// A network interface.
+    NetworkInterface(String),
+}
+
+/// One route.
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// The destination range.
+    pub destination: Ipv4Net,
+    /// The target.
+    pub target: Target,
+    /// Whether the table's creation made it (the local route).
+    pub from_table: bool,
+}
+
+/// One association of a table with a subnet, or the main association.
+#[derive(Debug, Clone)]
+pub struct Association {
+    /// `rtbassoc-...`.
+    pub id: String,
+    /// The subnet, unless this is the main association.
+    pub subnet_id: Option<String>,
+}
+
+crate::region::table! {
+    /// Route tables by id.
+    RouteTables of RouteTable
+}
+
+/// One route table.
+#[derive(Debug, Clone)]
+pub struct RouteTable {
+    /// `rtb-...`.
+    pub id: String,
+    /// Its VPC.
+    pub vpc_id: String,
+    /// Whether it is its VPC's main table.
+    pub main: bool,
+    /// Its routes.
+    pub routes: Vec<Route>,
+    /// Its associations.
+    pub associations: Vec<Association>,
+}
+
+impl RouteTable {
+    /// The id of the main association, for the main table.
+    fn main_association(&self) -> Option<&Association> {
+        self.associations.iter().find(|a| a.subnet_id.is_none())
+    }
+}
+
+impl Filterable for (&RouteTable, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "association.gateway-id",
+        "association.route-table-association-id",
+        "association.route-table-id",
+        "association.subnet-id",
+        "association.main",
+        "association.association-state",
+        "owner-id",
+        "route-table-id",
+        "route.destination-cidr-block",
+        "route.destination-ipv6-cidr-block",
+        "route.destination-prefix-list-id",
+        "route.egress-only-internet-gateway-id",
+        "route.gateway-id",
+        "route.instance-id",
+        "route.nat-gateway-id",
+        "route.transit-gateway-id",
+        "route.origin",
+        "route.state",
+        "route.vpc-peering-connection-id",
+        "vpc-id",
+    ];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (t, region) = *self;
+        let routes = || t.routes.iter();
+        match name {
+            "association.route-table-association-id" => {
+                t.associations.iter().map(|a| a.id.clone()).collect()
+            }
+            "association.route-table-id" => {
+                if t.associations.is_empty() {
+                    Vec::new()
+                } else {
+                    one(t.id.clone())
+                }
+            }
+            "association.subnet-id" => t
+                .associations
+                .iter()
+                .filter_map(|a| a.subnet_id.clone())
+                .collect(),
+            "association.main" => {
+                if t.associations.is_empty() {
+                    Vec::new()
+                } else {
+                    flag(t.main)
+                }
+            }
+            "association.association-state" => t
+                .associations
+                .iter()
+                .map(|_| "associated".to_string())
+                .collect(),
+            "owner-id" => one(region.account_id.clone()),
+            "route-table-id" => one(t.id.clone()),
+            "route.destination-cidr-block" => routes().map(|r| r.destination.to_string()).collect(),
+            "route.gateway-id" => routes().filter_map(|r| target_ids(&r.target).0).collect(),
+            "route.nat-gateway-id" => routes().filter_map(|r| target_ids(&r.target).1).collect(),
+            "route.instance-id" => routes().filter_map(|r| target_ids(&r.target).2).collect(),
+            "route.origin" => routes()
+                .map(|r| {
+                    if r.from_table {
+                        "CreateRouteTable"
+                    } else {
+                        "CreateRoute"
+                    }
+                    .to_string()
+                })
+                .collect(),
+            "route.state" => routes()
+                .map(|r| {
+                    if is_active(region, &t.vpc_id, &r.target) {
+                        "active"
+                    } else {
+                        "blackhole"
+                    }
+                    .to_string()
+                })
+                .collect(),
+            "vpc-id" => one(t.vpc_id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
+    RouteTableOut {
+        associations: Some(
+            t.associations
+                .iter()
+                .map(|a| RouteTableAssociation {
+                    main: Some(a.subnet_id.is_none()),
+                    route_table_association_id: Some(a.id.clone()),
+                    route_table_id: Some(t.id.clone()),
+                    subnet_id: a.subnet_id.clone(),
+                    association_state: Some(associated()),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        propagating_vgws: Some(Vec::new()),
+        route_table_id: Some(t.id.clone()),
+        routes: Some(
+            t.routes
+                .iter()
+                .map(|r| {
+                    let (gateway_id, nat_gateway_id, instance_id, network_interface_id) =
+                        target_ids(&r.target);
+                    RouteOut {
+                        destination_cidr_block: Some(r.destination.to_string()),
+                        gateway_id,
+                        nat_gateway_id,
+                        instance_owner_id: instance_id.as_ref().map(|_| region.account_id.clone()),
+                        instance_id,
+                        network_interface_id,
+                        origin: Some(if r.from_table {
+                            RouteOrigin::CreateRouteTable
+                        } else {
+                            RouteOrigin::CreateRoute
+                        }),
+                        state: Some(if is_active(region, &t.vpc_id, &r.target) {
+                            RouteState::Active
+                        } else {
+                            RouteState::Blackhole
+                        }),
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+        ),
+        tags: region.tags.tag_set(&t.id),
+        vpc_id: Some(t.vpc_id.clone()),
+        owner_id: Some(region.account_id.clone()),
+    }
+}
+
+fn new_table(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, main: bool) -> RouteTable {
+    let id = region.ids.resource("rtb");
+    let mut associations = Vec::new();
+    if main {
+        associations.push(Association {
+            id: region.ids.resource("rtbassoc"),
+            subnet_id: None,
+        });
+    }
+    RouteTable {
+        id,
+        vpc_id: vpc_id.to_string(),
+        main,
+        routes: vec![Route {
+            destination: cidr,
+            target: Target::Local,
+            from_table: true,
+        }],
+        associations,
+    }
+}
+
+fn insert(region: &mut Region, table: RouteTable) {
+    region.by_vpc.insert(&table.vpc_id, &table.id);
+    region.route_tables.0.insert(table.id.clone(), table);
+}
+
+/// Creates a VPC's main route table; returns its id.
+pub fn create_main(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) -> String {
+    let table = new_table(region, vpc_id, cidr, true);
+    let id = table.id.clone();
+    insert(region, table);
+    id
+}
+
+/// Deletes the main route table of a VPC being deleted.
+pub fn delete_main(region: &mut Region, vpc_id: &str) {
+    let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "rtb").cloned().collect();
+    for id in ids {
+        if region.route_tables.get(&id).is_some_and(|t| t.main) {
+            region.route_tables.0.remove(&id);
+            region.by_vpc.remove(vpc_id, &id);
+            region.tags.remove_resource(&id);
+        }
+    }
+}
+
+/// `CreateRouteTable`.
+pub fn create_route_table(
+    region: &mut Region,
+    input: CreateRouteTableRequest,
+) -> Result<CreateRouteTableResult, ApiError> {
+    let print = fingerprint(&CreateRouteTableRequest {
+        client_token: None,
+        ..input.clone()
+    });
+    let token = input.client_token.clone();
+    if let Some(id) = region
+        .ledger
+        .replay("CreateRouteTable", token.as_deref(), &print)?
+        && let Some(t) = region.route_tables.get(&id)
+    {
+        return Ok(CreateRouteTableResult {
+            route_table: Some(render(region, t)),
+            client_token: token,
+        });
+    }
+    let cidr = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?.cidr;
+    let tags = tags::from_specs(
+        input.tag_specifications.as_deref(),
+        ResourceType::RouteTable,
+    )?;
+    if region.by_vpc.of_kind(&input.vpc_id, "rtb").count() >= region.limits.route_tables_per_vpc {
+        return Err(ApiError::new(
+            Code::RouteTableLimitExceeded,
+            "The maximum number of route tables has been reached.",
+        ));
+    }
+    let table = new_table(region, &input.vpc_id, cidr, false);
+    region.tags.insert(&table.id, tags);
+    region
+        .ledger
+        .record("CreateRouteTable", token.as_deref(), &print, &table.id);
+    let out = render(region, &table);
+    insert(region, table);
+    Ok(CreateRouteTableResult {
+        route_table: Some(out),
+        client_token: token,
+    })
+}
+
+/// `DescribeRouteTables`.
+pub fn describe_route_tables(
+    region: &mut Region,
+    input: DescribeRouteTablesRequest,
+) -> Result<DescribeRouteTablesResult, ApiError> {
+    let filters = Filters::parse::<(&RouteTable, &Region)>(input.filters)?;
+    let region = &*region;
+    let found = Kind::RouteTable.describe(
+        &region.route_tables,
+        input.route_table_ids.as_deref(),
+        region.candidates(&filters),
+        |t| filters.matches(&(t, region), region.tags.get(&t.id)),
+    )?;
+    let (items, next) = page::page(
+        found,
+        |t| t.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeRouteTablesResult {
+        route_tables: Some(items.into_iter().map(|t| render(region, t)).collect()),
+        next_token: next,
+    })
+}

@@ -1,0 +1,259 @@
+//! Routes: a destination and a target (gateway, NAT gateway, instance, interface), checked
+//! as AWS checks them; CreateRoute, ReplaceRoute, DeleteRoute.
+
+use ipnet::Ipv4Net;
+
+use crate::ec2::error::Code;
+use crate::ec2::vpc::parse_cidr;
+use crate::ec2::{Kind, nat_gateway};
+use crate::generated::ec2::{
+    CreateRouteRequest, CreateRouteResult, DeleteRouteRequest, DeleteRouteTableRequest,
+    NatGatewayState, ReplaceRouteRequest,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+use super::*;
+
+pub(super) fn target_ids(
+    t: &Target,
+) -> (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+) {
+    match t {
+        Target::Local => (Some("local".into()), None, None, None),
+        Target::Gateway(g) => (Some(g.clone()), None, None, None),
+        Target::NatGateway(n) => (None, Some(n.clone()), None, None),
+        Target::Instance(i) => (None, None, Some(i.clone()), None),
+        Target::NetworkInterface(e) => (None, None, None, Some(e.clone())),
+    }
+}
+
+/// Whether a route's target can carry traffic now (else AWS shows it as `blackhole`).
+pub(super) fn is_active(region: &Region, vpc_id: &str, t: &Target) -> bool {
+    match t {
+        Target::Local => true,
+        Target::Gateway(g) => region
+            .internet_gateways
+            .get(g)
+            .is_some_and(|g| g.vpc_id.as_deref() == Some(vpc_id)),
+        Target::NatGateway(n) => region.nat_gateways.get(n).is_some_and(|n| {
+            matches!(
+                n.state,
+                NatGatewayState::Available | NatGatewayState::Pending
+            )
+        }),
+        Target::Instance(i) => region.instances.get(i).is_some_and(|i| !i.is_gone()),
+        Target::NetworkInterface(e) => region.network_interfaces.contains_key(e),
+    }
+}
+
+/// Adds a route to a table without checks (for the default VPC's route to its gateway).
+pub fn add_route_unchecked(
+    region: &mut Region,
+    table_id: &str,
+    destination: Ipv4Net,
+    target: Target,
+) {
+    if let Some(t) = region.route_tables.0.get_mut(table_id) {
+        t.routes.push(Route {
+            destination,
+            target,
+            from_table: false,
+        });
+    }
+}
+
+/// `DeleteRouteTable`: not the main table, not while associated.
+pub fn delete_route_table(
+    region: &mut Region,
+    input: DeleteRouteTableRequest,
+) -> Result<(), ApiError> {
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
+    if t.main || !t.associations.is_empty() {
+        return Err(ApiError::dependency_violation(format!(
+            "The routeTable '{}' has dependencies and cannot be deleted.",
+            t.id
+        )));
+    }
+    let vpc_id = t.vpc_id.clone();
+    region.route_tables.0.remove(&input.route_table_id);
+    region.by_vpc.remove(&vpc_id, &input.route_table_id);
+    region.tags.remove_resource(&input.route_table_id);
+    Ok(())
+}
+
+/// Resolves and checks the one target of a CreateRoute/ReplaceRoute.
+pub(super) fn resolve_target(
+    region: &Region,
+    vpc_id: &str,
+    table_id: &str,
+    gateway: Option<&str>,
+    nat: Option<&str>,
+    instance: Option<&str>,
+    eni: Option<&str>,
+) -> Result<Target, ApiError> {
+    let given = [gateway, nat, instance, eni].iter().flatten().count();
+    if given == 0 {
+        return Err(ApiError::missing_parameter(
+            "GatewayId, NatGatewayId, InstanceId or NetworkInterfaceId",
+        ));
+    }
+    if given > 1 {
+        return Err(ApiError::invalid_combination(
+            "The parameter combination is not valid: specify exactly one route target.",
+        ));
+    }
+    let other_network = |what: &str| {
+        ApiError::invalid_value(format!(
+            "route table {table_id} and network gateway {what} belong to different networks"
+        ))
+    };
+    if let Some(g) = gateway {
+        if g == "local" {
+            return Ok(Target::Local);
+        }
+        let gw = Kind::InternetGateway.get(&region.internet_gateways, g)?;
+        if gw.vpc_id.as_deref() != Some(vpc_id) {
+            return Err(other_network(g));
+        }
+        return Ok(Target::Gateway(g.to_string()));
+    }
+    if let Some(n) = nat {
+        let gw = nat_gateway::find(region, n)?;
+        if gw.vpc_id != vpc_id {
+            return Err(other_network(n));
+        }
+        return Ok(Target::NatGateway(n.to_string()));
+    }
+    if let Some(i) = instance {
+        let inst = Kind::Instance.get(&region.instances, i)?;
+        if inst.vpc_id != vpc_id {
+            return Err(other_network(i));
+        }
+        return Ok(Target::Instance(i.to_string()));
+    }
+    let e = eni.unwrap_or_default();
+    let iface = Kind::NetworkInterface.get(&region.network_interfaces, e)?;
+    if iface.vpc_id != vpc_id {
+        return Err(other_network(e));
+    }
+    Ok(Target::NetworkInterface(e.to_string()))
+}
+
+pub(super) fn destination(raw: Option<&str>) -> Result<Ipv4Net, ApiError> {
+    let raw = raw.ok_or_else(|| ApiError::missing_parameter("DestinationCidrBlock"))?;
+    parse_cidr(raw, "destinationCidrBlock")
+}
+
+/// `CreateRoute`.
+pub fn create_route(
+    region: &mut Region,
+    input: CreateRouteRequest,
+) -> Result<CreateRouteResult, ApiError> {
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
+    let dest = destination(input.destination_cidr_block.as_deref())?;
+    if t.routes.iter().any(|r| r.destination == dest) {
+        return Err(ApiError::new(
+            Code::RouteAlreadyExists,
+            format!("The route identified by {dest} already exists."),
+        ));
+    }
+    let vpc_cidr = region.vpcs.get(&t.vpc_id).map(|v| v.cidr);
+    if vpc_cidr.is_some_and(|c| c.contains(&dest)) {
+        return Err(ApiError::invalid_parameter(
+            "destinationCidrBlock",
+            &dest.to_string(),
+            "The destination CIDR block is equal to or more specific than one of this VPC's CIDR blocks. This route can target only an interface or an instance.",
+        ));
+    }
+    let target = resolve_target(
+        region,
+        &t.vpc_id,
+        &t.id,
+        input.gateway_id.as_deref(),
+        input.nat_gateway_id.as_deref(),
+        input.instance_id.as_deref(),
+        input.network_interface_id.as_deref(),
+    )?;
+    if target == Target::Local {
+        return Err(ApiError::invalid_value(
+            "The local route cannot be created.",
+        ));
+    }
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
+        t.routes.push(Route {
+            destination: dest,
+            target,
+            from_table: false,
+        });
+    }
+    Ok(CreateRouteResult {
+        r#return: Some(true),
+    })
+}
+
+pub(super) fn route_not_found(dest: &Ipv4Net, table: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidRouteNotFound,
+        format!("no route with destination-cidr-block {dest} in route table {table}"),
+    )
+}
+
+/// `ReplaceRoute`.
+pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<(), ApiError> {
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
+    let dest = destination(input.destination_cidr_block.as_deref())?;
+    let index = t
+        .routes
+        .iter()
+        .position(|r| r.destination == dest)
+        .ok_or_else(|| route_not_found(&dest, &t.id))?;
+    let target = if input.local_target == Some(true) {
+        Target::Local
+    } else {
+        resolve_target(
+            region,
+            &t.vpc_id,
+            &t.id,
+            input.gateway_id.as_deref(),
+            input.nat_gateway_id.as_deref(),
+            input.instance_id.as_deref(),
+            input.network_interface_id.as_deref(),
+        )?
+    };
+    if t.routes[index].target == Target::Local && target != Target::Local {
+        return Err(ApiError::invalid_value(format!(
+            "The local route {dest} of route table {} can only target the VPC.",
+            t.id
+        )));
+    }
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
+        t.routes[index].target = target;
+    }
+    Ok(())
+}
+
+/// `DeleteRoute`: not the local route.
+pub fn delete_route(region: &mut Region, input: DeleteRouteRequest) -> Result<(), ApiError> {
+    let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
+    let dest = destination(input.destination_cidr_block.as_deref())?;
+    let index = t
+        .routes
+        .iter()
+        .position(|r| r.destination == dest)
+        .ok_or_else(|| route_not_found(&dest, &t.id))?;
+    if t.routes[index].target == Target::Local {
+        return Err(ApiError::invalid_value(format!(
+            "cannot remove local route {dest} in route table {}",
+            t.id
+        )));
+    }
+    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
+        t.routes.remove(index);
+    }
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! Authorizing and revoking rules, ingress or egress: one path taking the direction.
+
+use crate::ec2::error::{self, Code};
+
+use crate::ec2::{Kind, tags};
+use crate::generated::ec2::{
+    AuthorizeSecurityGroupEgressRequest, AuthorizeSecurityGroupEgressResult,
+    AuthorizeSecurityGroupIngressRequest, AuthorizeSecurityGroupIngressResult, ResourceType,
+    RevokeSecurityGroupEgressRequest, RevokeSecurityGroupEgressResult,
+    RevokeSecurityGroupIngressRequest, RevokeSecurityGroupIngressResult, RevokedSecurityGroupRule,
+    SecurityGroupRule, TagSpecification,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+use super::*;
+
+/// The direction of a rule: what a group lets in, or lets out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Inbound rules (`IpPermissions`).
+    Ingress,
+    /// Outbound rules (`IpPermissionsEgress`).
+    Egress,
+}
+
+/// What an Authorize or Revoke request names, whatever its direction: the group, the rules
+/// (as permissions or the flat fields), rule ids (revoke) and tags for new rules (authorize).
+pub(super) struct RuleRequest<'a> {
+    pub(super) direction: Direction,
+    pub(super) group_id: Option<&'a str>,
+    pub(super) group_name: Option<&'a str>,
+    pub(super) args: RuleArgs<'a>,
+    pub(super) rule_ids: Option<&'a [String]>,
+    pub(super) tag_specifications: Option<&'a [TagSpecification]>,
+}
+
+/// The flat rule fields every Authorize and Revoke request has.
+macro_rules! rule_args {
+    ($input:expr) => {
+        RuleArgs {
+            permissions: $input.ip_permissions.as_deref(),
+            protocol: $input.ip_protocol.as_deref(),
+            from: $input.from_port,
+            to: $input.to_port,
+            cidr: $input.cidr_ip.as_deref(),
+        }
+    };
+}
+
+pub(super) fn group_for(
+    region: &Region,
+    id: Option<&str>,
+    name: Option<&str>,
+) -> Result<SecurityGroup, ApiError> {
+    match (id, name) {
+        (Some(id), _) => Ok(Kind::SecurityGroup
+            .get(&region.security_groups, id)?
+            .clone()),
+        (None, Some(name)) => {
+            let default_vpc = region
+                .default_vpc()
+                .map(|v| v.id.clone())
+                .unwrap_or_default();
+            region
+                .security_groups
+                .values()
+                .find(|g| g.vpc_id == default_vpc && g.name == name)
+                .cloned()
+                .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))
+        }
+        (None, None) => Err(ApiError::missing_parameter("GroupId")),
+    }
+}
+
+/// Authorizes the rules `req` names, all or none: none may exist already, and the group's
+/// quota of rules in that direction must hold them.
+pub(super) fn authorize(
+    region: &mut Region,
+    req: RuleRequest<'_>,
+) -> Result<Vec<SecurityGroupRule>, ApiError> {
+    let group = group_for(region, req.group_id, req.group_name)?;
+    let egress = req.direction == Direction::Egress;
+    let mut wanted = requested_rules(region, &group, egress, &req.args)?;
+    let specs = req.tag_specifications;
+    let tags = tags::from_specs(specs, ResourceType::SecurityGroupRule)?;
+    for (i, r) in wanted.iter().enumerate() {
+        if group.rules.iter().any(|x| x.same_permission(r))
+            || wanted[..i].iter().any(|x| x.same_permission(r))
+        {
+            return Err(ApiError::new(
+                Code::InvalidPermissionDuplicate,
+                format!("the specified rule \"{}\" already exists", describe_rule(r)),
+            ));
+        }
+    }
+    let count = group.rules.iter().filter(|r| r.egress == egress).count() + wanted.len();
+    if count > region.limits.rules_per_group {
+        return Err(ApiError::new(
+            Code::RulesPerSecurityGroupLimitExceeded,
+            "The maximum number of rules per security group has been reached.",
+        ));
+    }
+    for r in &mut wanted {
+        r.id = region.ids.resource("sgr");
+        region.tags.insert(&r.id, tags.clone());
+    }
+    let rendered = wanted
+        .iter()
+        .map(|r| render_rule(region, &group, r))
+        .collect();
+    if let Some(g) = region.security_groups.0.get_mut(&group.id) {
+        g.rules.extend(wanted);
+    }
+    Ok(rendered)
+}
+
+/// Revokes the rules `req` names (by id or by permission), all or none: each must exist.
+pub(super) fn revoke(
+    region: &mut Region,
+    req: RuleRequest<'_>,
+) -> Result<Vec<RevokedSecurityGroupRule>, ApiError> {
+    let group = group_for(region, req.group_id, req.group_name)?;
+    let egress = req.direction == Direction::Egress;
+    let wanted = if req.args.is_empty() {
+        None
+    } else {
+        Some(requested_rules(region, &group, egress, &req.args)?)
+    };
+    let rule_ids = req.rule_ids;
+    let mut doomed: Vec<String> = Vec::new();
+    for id in rule_ids.unwrap_or_default() {
+        match group
+            .rules
+            .iter()
+            .find(|r| &r.id == id && r.egress == egress)
+        {
+            Some(r) => doomed.push(r.id.clone()),
+            None => {
+                return Err(ApiError::new(
+                    Code::InvalidSecurityGroupRuleIdNotFound,
+                    format!("The security group rule ID '{id}' does not exist"),
+                ));
+            }
+        }
+    }
+    for w in wanted.unwrap_or_default() {
+        match group.rules.iter().find(|r| r.same_permission(&w)) {
+            Some(r) => doomed.push(r.id.clone()),
+            None => {
+                return Err(ApiError::new(
+                    Code::InvalidPermissionNotFound,
+                    format!(
+                        "The specified rule does not exist in this security group: \"{}\"",
+                        describe_rule(&w)
+                    ),
+                ));
+            }
+        }
+    }
+    if doomed.is_empty() {
+        return Err(ApiError::missing_parameter("IpPermissions"));
+    }
+    let revoked = group
+        .rules
+        .iter()
+        .filter(|r| doomed.contains(&r.id))
+        .map(|r| {
+            let (cidr, referenced) = match &r.peer {
+                Peer::Cidr(c) => (Some(c.clone()), None),
+                Peer::Group(g) => (None, Some(g.clone())),
+            };
+            RevokedSecurityGroupRule {
+                security_group_rule_id: Some(r.id.clone()),
+                group_id: Some(group.id.clone()),
+                is_egress: Some(r.egress),
+                ip_protocol: Some(r.protocol.clone()),
+                from_port: Some(r.from.unwrap_or(-1)),
+                to_port: Some(r.to.unwrap_or(-1)),
+                cidr_ipv4: cidr,
+                referenced_group_id: referenced,
+                description: r.description.clone(),
+                ..Default::default()
+            }
+        })
+        .collect();
+    for id in &doomed {
+        region.tags.remove_resource(id);
+    }
+    if let Some(g) = region.security_groups.0.get_mut(&group.id) {
+        g.rules.retain(|r| !doomed.contains(&r.id));
+    }
+    Ok(revoked)
+}
+
+/// `AuthorizeSecurityGroupIngress`.
+pub fn authorize_security_group_ingress(
+    region: &mut Region,
+    input: AuthorizeSecurityGroupIngressRequest,
+) -> Result<AuthorizeSecurityGroupIngressResult, ApiError> {
+    let rules = authorize(
+        region,
+        RuleRequest {
+            direction: Direction::Ingress,
+            group_id: input.group_id.as_deref(),
+            group_name: input.group_name.as_deref(),
+            args: rule_args!(input),
+            rule_ids: None,
+            tag_specifications: input.tag_specifications.as_deref(),
+        },
+    )?;
+    Ok(AuthorizeSecurityGroupIngressResult {
+        r#return: Some(true),
+        security_group_rules: Some(rules),
+    })
+}
+
+/// `AuthorizeSecurityGroupEgress`.
+pub fn authorize_security_group_egress(
+    region: &mut Region,
+    input: AuthorizeSecurityGroupEgressRequest,
+) -> Result<AuthorizeSecurityGroupEgressResult, ApiError> {
+    let rules = authorize(
+        region,
+        RuleRequest {
+            direction: Direction::Egress,
+            group_id: Some(&input.group_id),
+            group_name: None,
+            args: rule_args!(input),
+            rule_ids: None,
+            tag_specifications: input.tag_specifications.as_deref(),
+        },
+    )?;
+    Ok(AuthorizeSecurityGroupEgressResult {
+        r#return: Some(true),
+        security_group_rules: Some(rules),
+    })
+}
+
+/// `RevokeSecurityGroupIngress`: every rule named must exist.
+pub fn revoke_security_group_ingress(
+    region: &mut Region,
+    input: RevokeSecurityGroupIngressRequest,
+) -> Result<RevokeSecurityGroupIngressResult, ApiError> {
+    let revoked = revoke(
+        region,
+        RuleRequest {
+            direction: Direction::Ingress,
+            group_id: input.group_id.as_deref(),
+            group_name: input.group_name.as_deref(),
+            args: rule_args!(input),
+            rule_ids: input.security_group_rule_ids.as_deref(),
+            tag_specifications: None,
+        },
+    )?;
+    Ok(RevokeSecurityGroupIngressResult {
+        r#return: Some(true),
+        unknown_ip_permissions: None,
+        revoked_security_group_rules: Some(revoked),
+    })
+}
+
+/// `RevokeSecurityGroupEgress`: every rule named must exist.
+pub fn revoke_security_group_egress(
+    region: &mut Region,
+    input: RevokeSecurityGroupEgressRequest,
+) -> Result<RevokeSecurityGroupEgressResult, ApiError> {
+    let revoked = revoke(
+        region,
+        RuleRequest {
+            direction: Direction::Egress,
+            group_id: Some(&input.group_id),
+            group_name: None,
+            args: rule_args!(input),
+            rule_ids: input.security_group_rule_ids.as_deref(),
+            tag_specifications: None,
+        },
+    )?;
+    Ok(RevokeSecurityGroupEgressResult {
+        r#return: Some(true),
+        unknown_ip_permissions: None,
+        revoked_security_group_rules: Some(revoked),
+    })
+}

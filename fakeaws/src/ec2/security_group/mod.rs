@@ -1,0 +1,305 @@
+//! Security groups: CreateSecurityGroup, DescribeSecurityGroups, DeleteSecurityGroup,
+//! Authorize/RevokeSecurityGroupIngress and Egress, DescribeSecurityGroupRules, and the
+//! default group every VPC has.
+//!
+//! `rule` parses and renders rules (protocols, ports, peers, IpPermissions); `authorize` is the one rule path of Authorize/Revoke Ingress/Egress, the direction a parameter; `describe` answers DescribeSecurityGroups and DescribeSecurityGroupRules.
+
+mod authorize;
+mod describe;
+mod rule;
+
+use crate::ec2::error::{self, Code};
+
+use crate::ec2::{Kind, tags};
+use crate::generated::ec2::{
+    CreateSecurityGroupRequest, CreateSecurityGroupResult, DeleteSecurityGroupRequest,
+    DeleteSecurityGroupResult, ResourceType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+pub use authorize::{
+    authorize_security_group_egress, authorize_security_group_ingress,
+    revoke_security_group_egress, revoke_security_group_ingress,
+};
+pub use describe::{describe_security_group_rules, describe_security_groups};
+use rule::{RuleArgs, arn, describe_rule, permissions, render_rule, requested_rules};
+
+/// The other end of a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peer {
+    /// An IPv4 range.
+    Cidr(String),
+    /// Another (or the same) security group.
+    Group(String),
+}
+
+/// One rule of a group.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// `sgr-...`.
+    pub id: String,
+    /// Egress or ingress.
+    pub egress: bool,
+    /// `tcp`, `udp`, `icmp`, `-1` or a protocol number such as `4`.
+    pub protocol: String,
+    /// The first port (ICMP: type), when the protocol has ports.
+    pub from: Option<i32>,
+    /// The last port (ICMP: code), when the protocol has ports.
+    pub to: Option<i32>,
+    /// The other end.
+    pub peer: Peer,
+    /// The rule's description.
+    pub description: Option<String>,
+}
+
+impl Rule {
+    fn same_permission(&self, other: &Rule) -> bool {
+        self.egress == other.egress
+            && self.protocol == other.protocol
+            && self.from == other.from
+            && self.to == other.to
+            && self.peer == other.peer
+    }
+}
+
+crate::region::table! {
+    /// Security groups by id.
+    SecurityGroups of SecurityGroup
+}
+
+/// One security group.
+#[derive(Debug, Clone)]
+pub struct SecurityGroup {
+    /// `sg-...`.
+    pub id: String,
+    /// Its name, unique in its VPC.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its VPC.
+    pub vpc_id: String,
+    /// Its rules, ingress and egress.
+    pub rules: Vec<Rule>,
+}
+
+impl SecurityGroup {
+    /// Every rule.
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter()
+    }
+
+    fn is_default(&self) -> bool {
+        self.name == "default"
+    }
+}
+
+fn all_egress(region: &mut Region) -> Rule {
+    Rule {
+        id: region.ids.resource("sgr"),
+        egress: true,
+        protocol: "-1".into(),
+        from: None,
+        to: None,
+        peer: Peer::Cidr("0.0.0.0/0".into()),
+        description: None,
+    }
+}
+
+fn insert(region: &mut Region, g: SecurityGroup) {
+    region.by_vpc.insert(&g.vpc_id, &g.id);
+    region.security_groups.0.insert(g.id.clone(), g);
+}
+
+/// Creates a VPC's default group: all traffic from itself in, all traffic out.
+pub fn create_default(region: &mut Region, vpc_id: &str) {
+    let id = region.ids.resource("sg");
+    let ingress = Rule {
+        id: region.ids.resource("sgr"),
+        egress: false,
+        protocol: "-1".into(),
+        from: None,
+        to: None,
+        peer: Peer::Group(id.clone()),
+        description: None,
+    };
+    let egress = all_egress(region);
+    insert(
+        region,
+        SecurityGroup {
+            id,
+            name: "default".into(),
+            description: "default VPC security group".into(),
+            vpc_id: vpc_id.to_string(),
+            rules: vec![ingress, egress],
+        },
+    );
+}
+
+/// The default group of `vpc_id`.
+pub fn default_of(region: &Region, vpc_id: &str) -> Option<String> {
+    region
+        .by_vpc
+        .of_kind(vpc_id, "sg")
+        .filter_map(|id| region.security_groups.get(id))
+        .find(|g| g.is_default())
+        .map(|g| g.id.clone())
+}
+
+/// Deletes the default group of a VPC being deleted.
+pub fn delete_default(region: &mut Region, vpc_id: &str) {
+    if let Some(id) = default_of(region, vpc_id) {
+        remove(region, &id);
+    }
+}
+
+fn remove(region: &mut Region, id: &str) {
+    if let Some(g) = region.security_groups.0.remove(id) {
+        region.by_vpc.remove(&g.vpc_id, id);
+        region.tags.remove_resource(id);
+        for r in &g.rules {
+            region.tags.remove_resource(&r.id);
+        }
+    }
+}
+
+/// `CreateSecurityGroup`.
+pub fn create_security_group(
+    region: &mut Region,
+    input: CreateSecurityGroupRequest,
+) -> Result<CreateSecurityGroupResult, ApiError> {
+    let vpc_id = match &input.vpc_id {
+        Some(v) => Kind::Vpc.get(&region.vpcs, v)?.id.clone(),
+        None => region.default_vpc().map(|v| v.id.clone()).ok_or_else(|| {
+            ApiError::new(Code::VPCIdNotSpecified, "No default VPC for this user")
+        })?,
+    };
+    let name = input.group_name.trim().to_string();
+    if name.is_empty() || name.len() > 255 || input.description.len() > 255 {
+        return Err(ApiError::invalid_value(
+            "Group names and descriptions are 1 to 255 characters long.",
+        ));
+    }
+    if name.eq_ignore_ascii_case("default") {
+        return Err(ApiError::invalid_value(
+            "Cannot use reserved security group name: default",
+        ));
+    }
+    if name.starts_with("sg-") {
+        return Err(ApiError::invalid_value(
+            "Group names may not be in the format sg-*",
+        ));
+    }
+    let tags = tags::from_specs(
+        input.tag_specifications.as_deref(),
+        ResourceType::SecurityGroup,
+    )?;
+    if region
+        .by_vpc
+        .of_kind(&vpc_id, "sg")
+        .filter_map(|id| region.security_groups.get(id))
+        .any(|g| g.name == name)
+    {
+        return Err(ApiError::new(
+            Code::InvalidGroupDuplicate,
+            format!("The security group '{name}' already exists for VPC '{vpc_id}'"),
+        ));
+    }
+    if region.by_vpc.of_kind(&vpc_id, "sg").count() >= region.limits.security_groups_per_vpc {
+        return Err(ApiError::new(
+            Code::SecurityGroupLimitExceeded,
+            "The maximum number of security groups for the VPC has been reached.",
+        ));
+    }
+    let id = region.ids.resource("sg");
+    let egress = all_egress(region);
+    region.tags.insert(&id, tags);
+    insert(
+        region,
+        SecurityGroup {
+            id: id.clone(),
+            name,
+            description: input.description,
+            vpc_id,
+            rules: vec![egress],
+        },
+    );
+    Ok(CreateSecurityGroupResult {
+        tags: region.tags.tag_set(&id),
+        security_group_arn: Some(arn(region, "security-group", &id)),
+        group_id: Some(id),
+    })
+}
+
+/// Why `id` cannot be deleted, if something still uses it.
+fn in_use(region: &Region, id: &str) -> Option<String> {
+    if let Some(other) = region.security_groups.values().find(|g| {
+        g.id != id
+            && g.rules
+                .iter()
+                .any(|r| r.peer == Peer::Group(id.to_string()))
+    }) {
+        return Some(format!("referenced by a rule of {}", other.id));
+    }
+    if let Some(eni) = region
+        .network_interfaces
+        .values()
+        .find(|e| e.groups.iter().any(|g| g == id))
+    {
+        return Some(format!("used by network interface {}", eni.id));
+    }
+    if let Some(lb) = region
+        .load_balancers
+        .values()
+        .find(|lb| lb.security_groups.iter().any(|g| g == id))
+    {
+        return Some(format!("used by load balancer {}", lb.name));
+    }
+    None
+}
+
+/// `DeleteSecurityGroup`: not the default group, not while referenced or in use.
+pub fn delete_security_group(
+    region: &mut Region,
+    input: DeleteSecurityGroupRequest,
+) -> Result<DeleteSecurityGroupResult, ApiError> {
+    let id = match (&input.group_id, &input.group_name) {
+        (Some(id), _) => Kind::SecurityGroup
+            .get(&region.security_groups, id)?
+            .id
+            .clone(),
+        (None, Some(name)) => {
+            let default_vpc = region
+                .default_vpc()
+                .map(|v| v.id.clone())
+                .unwrap_or_default();
+            region
+                .security_groups
+                .values()
+                .find(|g| g.vpc_id == default_vpc && &g.name == name)
+                .map(|g| g.id.clone())
+                .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))?
+        }
+        (None, None) => return Err(ApiError::missing_parameter("GroupId")),
+    };
+    if region
+        .security_groups
+        .get(&id)
+        .is_some_and(SecurityGroup::is_default)
+    {
+        return Err(ApiError::new(
+            Code::CannotDelete,
+            format!("the specified group: \"{id}\" name: \"default\" cannot be deleted by a user"),
+        ));
+    }
+    if let Some(why) = in_use(region, &id) {
+        return Err(ApiError::dependency_violation(format!(
+            "resource {id} has a dependent object ({why})"
+        )));
+    }
+    remove(region, &id);
+    Ok(DeleteSecurityGroupResult {
+        r#return: Some(true),
+        group_id: Some(id),
+    })
+}
