@@ -133,44 +133,57 @@ pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census
                 put("volume", vol.volumes().len());
             }
             Step::LoadBalancer => {
-                let lbs = clients
-                    .elb
-                    .describe_load_balancers()
-                    .into_paginator()
-                    .send()
-                    .collect::<Result<Vec<_>, _>>()
-                    .await
-                    .map_err(aws_failure("DescribeLoadBalancers"))?;
-                let names: Vec<String> = lbs
-                    .iter()
-                    .flat_map(|p| p.load_balancer_descriptions())
-                    .filter_map(|d| d.load_balancer_name().map(String::from))
-                    .collect();
                 let key = provider::ownership::cluster_key(cluster);
-                let mut owned_lbs = 0;
-                for chunk in names.chunks(20) {
-                    let t = clients
-                        .elb
-                        .describe_tags()
-                        .set_load_balancer_names(Some(chunk.to_vec()))
-                        .send()
-                        .await
-                        .map_err(aws_failure("DescribeTags"))?;
-                    owned_lbs += t
-                        .tag_descriptions()
-                        .iter()
-                        .filter(|d| {
-                            d.tags()
-                                .iter()
-                                .any(|t| t.key() == key && t.value() == Some("owned"))
-                        })
-                        .count();
-                }
+                let owned_lbs = load_balancer_tags(clients)
+                    .await?
+                    .iter()
+                    .filter(|(_, tags)| {
+                        tags.iter()
+                            .any(|t| t.key() == key && t.value() == Some("owned"))
+                    })
+                    .count();
                 put("loadBalancer", owned_lbs);
             }
         }
     }
     Ok(c)
+}
+
+/// Every classic load balancer of the target with its tags (DescribeTags takes 20 names at a
+/// time).
+pub async fn load_balancer_tags(
+    clients: &provider::Clients,
+) -> Result<Vec<(String, Vec<aws_sdk_elasticloadbalancing::types::Tag>)>, Failure> {
+    let pages = clients
+        .elb
+        .describe_load_balancers()
+        .into_paginator()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(aws_failure("DescribeLoadBalancers"))?;
+    let names: Vec<String> = pages
+        .iter()
+        .flat_map(|p| p.load_balancer_descriptions())
+        .filter_map(|d| d.load_balancer_name().map(String::from))
+        .collect();
+    let mut out = Vec::new();
+    for chunk in names.chunks(20) {
+        let t = clients
+            .elb
+            .describe_tags()
+            .set_load_balancer_names(Some(chunk.to_vec()))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeTags"))?;
+        out.extend(t.tag_descriptions().iter().map(|d| {
+            (
+                d.load_balancer_name().unwrap_or_default().to_string(),
+                d.tags().to_vec(),
+            )
+        }));
+    }
+    Ok(out)
 }
 
 /// Drops a derived field from a Debug rendering: `name: Some(..),` up to the next comma.

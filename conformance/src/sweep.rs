@@ -104,50 +104,19 @@ struct Sweeper<'a> {
 impl Sweeper<'_> {
     /// Load balancers.
     async fn load_balancers(&mut self) -> Result<(), Failure> {
-        let pages = self
-            .clients
-            .elb
-            .describe_load_balancers()
-            .into_paginator()
-            .send()
-            .collect::<Result<Vec<_>, _>>()
-            .await
-            .map_err(aws_failure("DescribeLoadBalancers"))?;
-        let names: Vec<String> = pages
-            .iter()
-            .flat_map(|p| p.load_balancer_descriptions())
-            .filter_map(|d| d.load_balancer_name().map(String::from))
-            .collect();
-        for chunk in names.chunks(20) {
-            let t = self
-                .clients
-                .elb
-                .describe_tags()
-                .set_load_balancer_names(Some(chunk.to_vec()))
-                .send()
-                .await
-                .map_err(aws_failure("DescribeTags"))?;
-            for d in t.tag_descriptions() {
-                let get = |k: &str| {
-                    d.tags()
-                        .iter()
-                        .find(|t| t.key() == k)
-                        .and_then(|t| t.value())
-                };
-                if self.sel.matches(get(RUN_TAG), get(RUN_STARTED_TAG)) {
-                    let name = d.load_balancer_name().unwrap_or_default().to_string();
-                    self.clients
-                        .elb
-                        .delete_load_balancer()
-                        .load_balancer_name(&name)
-                        .send()
-                        .await
-                        .map_err(aws_failure("DeleteLoadBalancer"))?;
-                    self.swept.0.push(("loadBalancer".into(), name));
-                }
+        for (name, tags) in crate::census::load_balancer_tags(self.clients).await? {
+            let get = |k: &str| tags.iter().find(|t| t.key() == k).and_then(|t| t.value());
+            if self.sel.matches(get(RUN_TAG), get(RUN_STARTED_TAG)) {
+                self.clients
+                    .elb
+                    .delete_load_balancer()
+                    .load_balancer_name(&name)
+                    .send()
+                    .await
+                    .map_err(aws_failure("DeleteLoadBalancer"))?;
+                self.swept.0.push(("loadBalancer".into(), name));
             }
         }
-
         Ok(())
     }
 

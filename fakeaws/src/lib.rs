@@ -13,6 +13,12 @@
 //! ```
 //!
 //! Standalone: `cargo run --release -p fakeaws -- --port 4566`.
+//!
+//! Never a panic: besides `unwrap`, `expect` and `panic!` (denied workspace-wide), indexing
+//! and slicing that could go out of bounds are denied in the library's code, so every
+//! lookup says what happens when the thing is not there.
+
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod ec2;
 pub mod elb;

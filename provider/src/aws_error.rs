@@ -1,16 +1,15 @@
-//! The one place that knows AWS error codes, and the error policy. An SDK error becomes an
-//! [`AwsError`] (operation, code, message); its code falls into one [`Class`]; a class and
-//! the crate's [`Error`] map to what the caller does next ([`Action`], through
-//! [`error_policy`]), in the manner of kube-runtime's `error_policy`. No other module
-//! compares an AWS error code.
+//! The one place that knows AWS error codes, and the error policy for them. An SDK error
+//! becomes an [`AwsError`] (operation, code, message); its code falls into one [`Class`];
+//! each class maps to what the caller does next ([`Class::action`]: requeue after how long,
+//! fail, or ignore). `crate::error::error_policy` applies the same table to the crate's
+//! `Error`, in the manner of kube-runtime's `error_policy`. No other module compares an AWS
+//! error code.
 
 use std::error::Error as StdError;
 use std::fmt::Debug;
 use std::time::Duration;
 
 use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-
-use crate::error::Error;
 
 /// The code an [`AwsError`] carries when no answer came from the endpoint.
 pub const UNREACHABLE: &str = "Unreachable";
@@ -120,37 +119,6 @@ impl AwsError {
     }
 }
 
-/// What a controller does after a reconcile or delete failed with `err`: requeue after a
-/// backoff where AWS may mend by itself (throttling, outages, dependencies still going
-/// away, a resource not visible yet), fail where the spec or the account must change (an
-/// invalid spec, an immutable field, a conflict, a refused request). `Error::Many` follows
-/// its most hopeful member: one error worth a retry makes the whole worth a retry.
-pub fn error_policy(err: &Error) -> Action {
-    match err {
-        Error::Aws(e) => match e.class().action() {
-            // A not-found that reached the caller was not a delete's: the resource was
-            // expected to be there.
-            Action::Ignore => Action::Fail,
-            a => a,
-        },
-        Error::Many(errors) => errors
-            .iter()
-            .map(error_policy)
-            .filter_map(|a| match a {
-                Action::Requeue(d) => Some(d),
-                _ => None,
-            })
-            .min()
-            .map_or(Action::Fail, Action::Requeue),
-        Error::InvalidSpec { .. }
-        | Error::Immutable { .. }
-        | Error::PreExisting { .. }
-        | Error::Conflict(_)
-        | Error::UserDataTooLarge { .. }
-        | Error::NoImage { .. } => Action::Fail,
-    }
-}
-
 /// Wraps an SDK error of operation `op`.
 pub fn aws<E, R>(op: &'static str) -> impl FnOnce(SdkError<E, R>) -> AwsError
 where
@@ -218,13 +186,5 @@ mod tests {
         assert!(matches!(Class::NotFoundYet.action(), Action::Requeue(_)));
         assert!(matches!(Class::Throttled.action(), Action::Requeue(_)));
         assert_eq!(Class::Other.action(), Action::Fail);
-        let spec = Error::InvalidSpec {
-            problems: vec!["x".into()],
-        };
-        assert_eq!(error_policy(&spec), Action::Fail);
-        assert_eq!(
-            error_policy(&Error::Many(vec![spec, Error::Conflict("y".into())])),
-            Action::Fail
-        );
     }
 }

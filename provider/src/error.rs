@@ -1,6 +1,8 @@
-//! The provider's one error type.
+//! The provider's one error type, and [`error_policy`]: what a controller does after a
+//! reconcile or delete failed (requeue after how long, or fail), from the classes of
+//! `crate::aws_error`.
 
-use crate::aws_error::AwsError;
+use crate::aws_error::{Action, AwsError};
 
 /// Why a reconcile, delete or spec load failed.
 #[derive(Debug, thiserror::Error)]
@@ -60,4 +62,71 @@ pub enum Error {
     /// Several deletes failed; the delete continued past each.
     #[error("{} resources could not be deleted:\n  - {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  - "))]
     Many(Vec<Error>),
+}
+
+/// What a controller does after a reconcile or delete failed with `err`: requeue after a
+/// backoff where AWS may mend by itself (throttling, outages, dependencies still going
+/// away, a resource not visible yet), fail where the spec or the account must change (an
+/// invalid spec, an immutable field, a conflict, a refused request). `Error::Many` follows
+/// its most hopeful member: one error worth a retry makes the whole worth a retry.
+pub fn error_policy(err: &Error) -> Action {
+    match err {
+        Error::Aws(e) => match e.class().action() {
+            // A not-found that reached the caller was not a delete's: the resource was
+            // expected to be there.
+            Action::Ignore => Action::Fail,
+            a => a,
+        },
+        Error::Many(errors) => errors
+            .iter()
+            .map(error_policy)
+            .filter_map(|a| match a {
+                Action::Requeue(d) => Some(d),
+                _ => None,
+            })
+            .min()
+            .map_or(Action::Fail, Action::Requeue),
+        Error::InvalidSpec { .. }
+        | Error::Immutable { .. }
+        | Error::PreExisting { .. }
+        | Error::Conflict(_)
+        | Error::UserDataTooLarge { .. }
+        | Error::NoImage { .. } => Action::Fail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_spec_fails_and_a_mix_follows_its_most_hopeful_member() {
+        let spec = Error::InvalidSpec {
+            problems: vec!["x".into()],
+        };
+        assert_eq!(error_policy(&spec), Action::Fail);
+        assert_eq!(
+            error_policy(&Error::Many(vec![spec, Error::Conflict("y".into())])),
+            Action::Fail
+        );
+        let aws = |code: &str| {
+            Error::Aws(AwsError {
+                op: "CreateVpc",
+                code: code.into(),
+                message: String::new(),
+                source: Box::new(std::io::Error::other("x")),
+            })
+        };
+        // A not-found that reaches the caller was expected to be there.
+        assert_eq!(error_policy(&aws("InvalidVpcID.NotFound")), Action::Fail);
+        let throttled = error_policy(&aws("RequestLimitExceeded"));
+        assert!(matches!(throttled, Action::Requeue(_)), "{throttled:?}");
+        assert_eq!(
+            error_policy(&Error::Many(vec![
+                Error::Conflict("y".into()),
+                aws("RequestLimitExceeded")
+            ])),
+            throttled
+        );
+    }
 }

@@ -74,6 +74,13 @@ impl Filterable for Zone {
         "zone-name",
         "zone-type",
     ];
+    // Zones here are plain availability zones without messages or parent zones.
+    const NEVER_SET: &'static [&'static str] = &[
+        "group-long-name",
+        "message",
+        "parent-zone-id",
+        "parent-zone-name",
+    ];
     const TAGGABLE: bool = false;
 
     fn values(&self, name: &str) -> Vec<String> {

@@ -318,7 +318,7 @@ pub fn associate_address(
             .clone(),
         (None, None) => return Err(ApiError::missing_parameter("InstanceId")),
     };
-    let eni = &region.network_interfaces[&eni_id];
+    let eni = Kind::NetworkInterface.get(&region.network_interfaces, &eni_id)?;
     if let Some(p) = &input.private_ip_address
         && *p != eni.private_ip.to_string()
     {

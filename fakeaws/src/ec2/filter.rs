@@ -18,6 +18,10 @@ pub struct Filters {
 pub trait Filterable {
     /// The filter names the resource's Describe call documents (besides the tag filters).
     const NAMES: &'static [&'static str];
+    /// The names among [`NAMES`](Self::NAMES) of properties the fake's records never have
+    /// (IPv6, outposts, spot requests, scheduled events, ...): they match no record, as on
+    /// AWS for a record without the property. Every other name is answered by `values`.
+    const NEVER_SET: &'static [&'static str] = &[];
     /// Whether `tag:KEY`, `tag-key` and `tag-value` apply.
     const TAGGABLE: bool = true;
     /// The values of the filter `name` for this record (empty when it has none).
@@ -133,12 +137,12 @@ pub fn glob(pattern: &str, text: &str) -> bool {
                 ti += 1;
                 continue;
             }
-            Some('\\') if pi + 1 < p.len() && p[pi + 1] == t[ti] => {
+            Some('\\') if p.get(pi + 1).is_some_and(|c| Some(c) == t.get(ti)) => {
                 pi += 2;
                 ti += 1;
                 continue;
             }
-            Some(&c) if c != '\\' && c == t[ti] => {
+            Some(&c) if c != '\\' && t.get(ti) == Some(&c) => {
                 pi += 1;
                 ti += 1;
                 continue;
@@ -154,7 +158,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
             None => return false,
         }
     }
-    p[pi..].iter().all(|&c| c == '*')
+    p.iter().skip(pi).all(|&c| c == '*')
 }
 
 /// `true`/`false` as filter values.

@@ -211,6 +211,17 @@ impl Filterable for (&Image, &Region) {
         "sriov-net-support",
         "virtualization-type",
     ];
+    // Images here are available EBS-backed HVM Linux images without product codes.
+    const NEVER_SET: &'static [&'static str] = &[
+        "kernel-id",
+        "manifest-location",
+        "platform",
+        "product-code",
+        "ramdisk-id",
+        "sriov-net-support",
+        "state-reason-code",
+        "state-reason-message",
+    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (i, _) = *self;

@@ -206,7 +206,10 @@ pub fn create_nat_gateway(
     if let Some(alloc) = &input.allocation_id {
         elastic_ip::attach(region, alloc, &eni_id)?;
     }
-    let private_ip = region.network_interfaces[&eni_id].private_ip.to_string();
+    let private_ip = Kind::NetworkInterface
+        .get(&region.network_interfaces, &eni_id)?
+        .private_ip
+        .to_string();
     let gateway = NatGateway {
         id: id.clone(),
         subnet_id: subnet_id.to_string(),
@@ -255,7 +258,7 @@ pub fn advance(region: &mut Region, id: &str) {
                 if let Some(n) = region.nat_gateways.0.get_mut(id) {
                     n.state = NatGatewayState::Failed;
                     n.failure = Some((
-                        "Gateway.NotAttached".into(),
+                        Code::GatewayNotAttached.as_str().into(),
                         format!("Network {vpc} has no Internet gateway attached"),
                     ));
                 }

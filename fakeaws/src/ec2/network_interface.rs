@@ -16,6 +16,7 @@ use crate::generated::ec2::{
     NetworkInterfaceType,
 };
 use crate::protocol::error::ApiError;
+use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
 
 /// An interface's attachment to an instance.
@@ -207,6 +208,8 @@ impl Filterable for (&NetworkInterface, &Region) {
         "subnet-id",
         "vpc-id",
     ];
+    // NAT gateways' interfaces carry no requester id here.
+    const NEVER_SET: &'static [&'static str] = &["requester-id"];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (e, region) = *self;
@@ -228,6 +231,14 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .collect(),
             "association.ip-owner-id" | "addresses.association.owner-id" => public()
                 .map(|_| region.account_id.clone())
+                .into_iter()
+                .collect(),
+            "association.public-dns-name" => public()
+                .map(|p| public_dns(region, p.ip))
+                .into_iter()
+                .collect(),
+            "attachment.attach-time" => att()
+                .map(|a| format_timestamp(a.attach_time))
                 .into_iter()
                 .collect(),
             "attachment.attachment-id" => att().map(|a| a.id.clone()).into_iter().collect(),

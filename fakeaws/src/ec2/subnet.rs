@@ -149,6 +149,15 @@ impl Filterable for (&Subnet, &Region) {
         "subnet-id",
         "vpc-id",
     ];
+    // No customer-owned pools, LNI, IPv6 or outposts here.
+    const NEVER_SET: &'static [&'static str] = &[
+        "customer-owned-ipv4-pool",
+        "enable-lni-at-device-index",
+        "ipv6-cidr-block-association.ipv6-cidr-block",
+        "ipv6-cidr-block-association.association-id",
+        "ipv6-cidr-block-association.state",
+        "outpost-arn",
+    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (s, region) = *self;

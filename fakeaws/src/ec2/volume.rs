@@ -13,6 +13,7 @@ use crate::generated::ec2::{
     VolumeAttachmentState, VolumeState, VolumeType,
 };
 use crate::protocol::error::ApiError;
+use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
 
 /// A volume's attachment to an instance.
@@ -85,10 +86,15 @@ impl Filterable for (&Volume, &Region) {
                 .map(|a| a.delete_on_termination.to_string())
                 .into_iter()
                 .collect(),
+            "attachment.attach-time" => att()
+                .map(|a| format_timestamp(a.attach_time))
+                .into_iter()
+                .collect(),
             "attachment.device" => att().map(|a| a.device.clone()).into_iter().collect(),
             "attachment.instance-id" => att().map(|a| a.instance_id.clone()).into_iter().collect(),
             "attachment.status" => att().map(|_| "attached".to_string()).into_iter().collect(),
             "availability-zone" => one(v.zone.clone()),
+            "create-time" => one(format_timestamp(v.created)),
             "encrypted" => flag(v.encrypted),
             "multi-attach-enabled" | "fast-restored" => flag(false),
             "size" => one(v.size.to_string()),

@@ -73,6 +73,13 @@ impl Filterable for (&Vpc, &Region) {
         "state",
         "vpc-id",
     ];
+    // No IPv6 here.
+    const NEVER_SET: &'static [&'static str] = &[
+        "ipv6-cidr-block-association.ipv6-cidr-block",
+        "ipv6-cidr-block-association.ipv6-pool",
+        "ipv6-cidr-block-association.association-id",
+        "ipv6-cidr-block-association.state",
+    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (v, region) = *self;

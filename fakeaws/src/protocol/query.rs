@@ -136,7 +136,7 @@ impl FormReader {
         self.params
             .range::<str, _>((Bound::Included(at), Bound::Unbounded))
             .take_while(|(k, _)| k.starts_with(at))
-            .any(|(k, _)| k.len() == at.len() || k.as_bytes()[at.len()] == b'.')
+            .any(|(k, _)| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
     }
 
     /// Reads member `name` of the structure at `at`.

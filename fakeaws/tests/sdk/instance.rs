@@ -473,6 +473,20 @@ async fn validation_rejects_and_launches_nothing() {
         code(base().min_count(3).max_count(2).send().await),
         "InvalidParameterValue"
     );
+    // A placement the fake would not record is refused, not silently ignored.
+    assert_eq!(
+        code(
+            base()
+                .placement(
+                    aws_sdk_ec2::types::Placement::builder()
+                        .group_name("spread")
+                        .build()
+                )
+                .send()
+                .await
+        ),
+        "NotImplemented"
+    );
     let d = ec2.describe_instances().send().await.unwrap();
     assert!(d.reservations().is_empty(), "nothing was launched");
     // An arm64 type with the arm64 image is fine, and 16 KiB of user data exactly too.
@@ -748,19 +762,31 @@ async fn primary_interface_can_ask_for_a_public_address() {
     );
 }
 
-/// Every filter name DescribeInstances accepts finds an instance that has the property
-/// (running, or stopped for the state reason), unless it is one the fake's instances never
-/// have: no accepted filter silently matches nothing.
+/// Every filter name DescribeInstances, DescribeVolumes and DescribeNetworkInterfaces accept
+/// finds the instance (running, or stopped for the state reason), its root volume and its
+/// interface, unless it is one of the names the fake's records never have: no accepted filter
+/// silently matches nothing.
 #[tokio::test]
 async fn every_accepted_instance_filter_is_answered() {
+    use fakeaws::Region;
     use fakeaws::ec2::filter::Filterable;
-    use fakeaws::ec2::instance::{Instance, NEVER_SET};
+    use fakeaws::ec2::instance::Instance;
+    use fakeaws::ec2::network_interface::NetworkInterface;
+    use fakeaws::ec2::volume::Volume;
+
+    fn names<F: Filterable>() -> Vec<&'static str> {
+        F::NAMES
+            .iter()
+            .copied()
+            .filter(|n| !F::NEVER_SET.contains(n))
+            .collect()
+    }
 
     let fake = fakeaws::spawn().await.unwrap();
     let ec2 = fake.ec2_client();
     ec2.create_key_pair().key_name("ops").send().await.unwrap();
     let ami = image(&ec2, AMI).await;
-    let id = ec2
+    let run = ec2
         .run_instances()
         .image_id(&ami)
         .instance_type(InstanceType::T3Small)
@@ -771,17 +797,67 @@ async fn every_accepted_instance_filter_is_answered() {
         .max_count(1)
         .send()
         .await
-        .unwrap()
-        .instances()[0]
-        .instance_id()
+        .unwrap();
+    let launched = &run.instances()[0];
+    let id = launched.instance_id().unwrap().to_string();
+    let eni = launched.network_interfaces()[0]
+        .network_interface_id()
         .unwrap()
         .to_string();
-    let names = <(&Instance, &fakeaws::Region) as Filterable>::NAMES;
-    let mut unanswered: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|n| !NEVER_SET.contains(n))
-        .collect();
+    ec2.wait_until_instance_running()
+        .instance_ids(&id)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    // An Elastic IP, for the association filters.
+    let allocation = ec2
+        .allocate_address()
+        .domain(aws_sdk_ec2::types::DomainType::Vpc)
+        .send()
+        .await
+        .unwrap()
+        .allocation_id
+        .unwrap();
+    ec2.associate_address()
+        .allocation_id(&allocation)
+        .instance_id(&id)
+        .send()
+        .await
+        .unwrap();
+
+    let mut silent = Vec::new();
+    for name in names::<(&Volume, &Region)>() {
+        let out = ec2
+            .describe_volumes()
+            .filters(filter(name, &["*"]))
+            .send()
+            .await
+            .unwrap();
+        let attached_here = out.volumes().iter().any(|v| {
+            v.attachments()
+                .iter()
+                .any(|a| a.instance_id() == Some(id.as_str()))
+        });
+        if !attached_here {
+            silent.push(format!("volume {name}"));
+        }
+    }
+    for name in names::<(&NetworkInterface, &Region)>() {
+        let out = ec2
+            .describe_network_interfaces()
+            .filters(filter(name, &["*"]))
+            .send()
+            .await
+            .unwrap();
+        if !out
+            .network_interfaces()
+            .iter()
+            .any(|n| n.network_interface_id() == Some(eni.as_str()))
+        {
+            silent.push(format!("network interface {name}"));
+        }
+    }
+    let mut unanswered = names::<(&Instance, &Region)>();
     for stopped in [false, true] {
         if stopped {
             ec2.stop_instances().instance_ids(&id).send().await.unwrap();
@@ -810,8 +886,9 @@ async fn every_accepted_instance_filter_is_answered() {
         }
         unanswered = still;
     }
-    assert_eq!(unanswered, Vec::<&str>::new(), "filters that match nothing");
-    for name in NEVER_SET {
+    silent.extend(unanswered.iter().map(|n| format!("instance {n}")));
+    assert_eq!(silent, Vec::<String>::new(), "filters that match nothing");
+    for name in <(&Instance, &Region) as Filterable>::NEVER_SET {
         let out = ec2
             .describe_instances()
             .filters(filter(name, &["*"]))

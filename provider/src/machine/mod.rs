@@ -329,25 +329,22 @@ impl MachineActuator {
         let Some(vpc_id) = ctx.vpc_id.as_deref() else {
             return Ok(());
         };
-        let (found, _) = self.find(&ctx, vpc_id, machine, status).await?;
-        let Some(i) = found else {
+        let Some(i) = self.find(&ctx, vpc_id, machine, status).await?.0 else {
             return Ok(());
         };
         let id = i.instance_id().unwrap_or_default().to_string();
         self.deregister(&ctx, &id).await?;
         tracing::info!(target: "capa::progress", "terminate {id} ({})", machine.metadata.name);
-        match self
+        let answer = self
             .ec2()
             .terminate_instances()
             .instance_ids(&id)
             .send()
             .await
-            .map_err(aws("TerminateInstances"))
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_not_found() => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+            .map_err(aws("TerminateInstances"));
+        // An instance already gone is what was wanted.
+        found(answer)?;
+        Ok(())
     }
 
     /// Whether the machine's instance exists (pending or running), with its state.

@@ -7,21 +7,19 @@ use crate::region::Region;
 
 use super::*;
 
-/// Filters on properties the fake's instances never have: on-demand (no spot request, no
-/// lifecycle), Linux (no platform), no dedicated host, placement group, product code or
-/// requester. They match no instance, as on AWS for such an instance.
-pub const NEVER_SET: &[&str] = &[
-    "affinity",
-    "instance-lifecycle",
-    "placement-group-name",
-    "placement-partition-number",
-    "platform",
-    "product-code",
-    "requester-id",
-    "spot-instance-request-id",
-];
-
 impl Filterable for (&Instance, &Region) {
+    // On-demand (no spot request, no lifecycle), Linux (no platform), and no dedicated host,
+    // placement group, product code or requester.
+    const NEVER_SET: &'static [&'static str] = &[
+        "affinity",
+        "instance-lifecycle",
+        "placement-group-name",
+        "placement-partition-number",
+        "platform",
+        "product-code",
+        "requester-id",
+        "spot-instance-request-id",
+    ];
     const NAMES: &'static [&'static str] = &[
         "affinity",
         "architecture",

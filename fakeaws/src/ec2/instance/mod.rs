@@ -27,7 +27,6 @@ use crate::generated::ec2::{
     InstanceType, ShutdownBehavior, Tenancy,
 };
 
-pub use filter::NEVER_SET;
 use placement::{Placement, groups_of_launch, iam_profile_name, placement, primary_interface};
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, reservation};

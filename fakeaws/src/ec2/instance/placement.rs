@@ -114,6 +114,23 @@ pub(super) fn placement(
     input: &RunInstancesRequest,
     nic: Option<&InstanceNetworkInterfaceSpecification>,
 ) -> Result<Placement, ApiError> {
+    if let Some(p) = &input.placement {
+        let unserved = [
+            ("AvailabilityZoneId", p.availability_zone_id.is_some()),
+            ("Affinity", p.affinity.is_some()),
+            ("GroupName", p.group_name.is_some()),
+            ("GroupId", p.group_id.is_some()),
+            ("PartitionNumber", p.partition_number.is_some()),
+            ("HostId", p.host_id.is_some()),
+            ("HostResourceGroupArn", p.host_resource_group_arn.is_some()),
+            ("SpreadDomain", p.spread_domain.is_some()),
+        ];
+        if let Some((name, _)) = unserved.iter().find(|(_, set)| *set) {
+            return Err(ApiError::not_implemented(format!(
+                "fakeaws does not serve Placement.{name} of RunInstances"
+            )));
+        }
+    }
     let placement_zone = input
         .placement
         .as_ref()
@@ -144,7 +161,7 @@ pub(super) fn placement(
                 })?
         }
     };
-    let s = &region.subnets[&subnet_id];
+    let s = Kind::Subnet.get(&region.subnets, &subnet_id)?;
     let maps_public = nic
         .and_then(|n| n.associate_public_ip_address)
         .unwrap_or(s.map_public_ip_on_launch);

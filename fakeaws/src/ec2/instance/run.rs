@@ -129,7 +129,9 @@ pub fn run_instances(
             let ip: Ipv4Addr = raw.parse().map_err(|_| {
                 ApiError::invalid_parameter("privateIpAddress", raw, "Not an IPv4 address.")
             })?;
-            region.subnets[&subnet_id].check_free(ip)?;
+            Kind::Subnet
+                .get(&region.subnets, &subnet_id)?
+                .check_free(ip)?;
             Some(ip)
         }
         None => None,
@@ -148,7 +150,12 @@ pub fn run_instances(
     // Capacity: launch as many as fit, at least MinCount.
     let live = region.instances.values().filter(|i| !i.is_gone()).count();
     let room = region.limits.instances.saturating_sub(live);
-    let free = usize::try_from(region.subnets[&subnet_id].available_addresses()).unwrap_or(0);
+    let free = usize::try_from(
+        Kind::Subnet
+            .get(&region.subnets, &subnet_id)?
+            .available_addresses(),
+    )
+    .unwrap_or(0);
     let wanted = usize::try_from(input.max_count).unwrap_or(0);
     let minimum = usize::try_from(input.min_count).unwrap_or(1);
     let count = wanted.min(room).min(free);

@@ -16,23 +16,29 @@ use crate::sim::transitions::Subject;
 
 use super::*;
 
+/// The state reason (code, message) of an instance a user stopped or terminated.
+fn user_initiated_shutdown() -> (String, String) {
+    (
+        "Client.UserInitiatedShutdown".into(),
+        "Client.UserInitiatedShutdown: User initiated shutdown".into(),
+    )
+}
+
 /// Moves an instance out of `pending`, `stopping` or `shutting-down`.
 pub fn advance(region: &mut Region, id: &str) {
-    let Some(state) = region.instances.get(id).map(|i| i.state) else {
+    let Some((state, eni, subnet_id)) = region
+        .instances
+        .get(id)
+        .map(|i| (i.state, i.eni_id.clone(), i.subnet_id.clone()))
+    else {
         return;
     };
     match state {
         InstanceStateName::Pending => {
-            let (eni, maps) = {
-                let i = &region.instances[id];
-                (
-                    i.eni_id.clone(),
-                    region
-                        .subnets
-                        .get(&i.subnet_id)
-                        .is_some_and(|s| s.map_public_ip_on_launch),
-                )
-            };
+            let maps = region
+                .subnets
+                .get(&subnet_id)
+                .is_some_and(|s| s.map_public_ip_on_launch);
             if maps
                 && region
                     .network_interfaces
@@ -57,7 +63,6 @@ pub fn advance(region: &mut Region, id: &str) {
             }
         }
         InstanceStateName::Stopping => {
-            let eni = region.instances[id].eni_id.clone();
             // A pool address goes back when the instance stops; an Elastic IP stays.
             if region
                 .network_interfaces
@@ -70,28 +75,20 @@ pub fn advance(region: &mut Region, id: &str) {
             }
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Stopped;
-                i.state_reason = Some((
-                    "Client.UserInitiatedShutdown".into(),
-                    "Client.UserInitiatedShutdown: User initiated shutdown".into(),
-                ));
+                i.state_reason = Some(user_initiated_shutdown());
             }
         }
         InstanceStateName::ShuttingDown => {
-            let (eni, volumes) = {
-                let i = &region.instances[id];
-                (
-                    i.eni_id.clone(),
-                    i.volumes.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
-                )
-            };
+            let volumes: Vec<String> = region
+                .instances
+                .get(id)
+                .map(|i| i.volumes.iter().map(|(_, v)| v.clone()).collect())
+                .unwrap_or_default();
             network_interface::delete(region, &eni);
             volume::release_for(region, id, &volumes);
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Terminated;
-                i.state_reason = Some((
-                    "Client.UserInitiatedShutdown".into(),
-                    "Client.UserInitiatedShutdown: User initiated shutdown".into(),
-                ));
+                i.state_reason = Some(user_initiated_shutdown());
             }
             let now = region.clock.now();
             region.transitions.schedule(now, Subject::InstancePurge, id);

@@ -40,6 +40,15 @@ impl Filterable for StatusRow<'_> {
         "system-status.status",
         "attached-ebs-status.status",
     ];
+    // No scheduled events here.
+    const NEVER_SET: &'static [&'static str] = &[
+        "event.code",
+        "event.description",
+        "event.instance-event-id",
+        "event.not-after",
+        "event.not-before",
+        "event.not-before-deadline",
+    ];
     const TAGGABLE: bool = false;
 
     fn values(&self, name: &str) -> Vec<String> {

@@ -2,7 +2,8 @@
 //! ReplaceRoute, DeleteRoute, AssociateRouteTable, DisassociateRouteTable, and the main route
 //! table every VPC has (with its `local` route).
 //!
-//! `route` holds the routes (targets, CreateRoute, ReplaceRoute, DeleteRoute), `association` the subnet associations.
+//! `route` holds the routes (targets, CreateRoute, ReplaceRoute, DeleteRoute), `association` the
+//! subnet associations.
 
 mod association;
 mod route;
@@ -111,6 +112,16 @@ impl Filterable for (&RouteTable, &Region) {
         "route.state",
         "route.vpc-peering-connection-id",
         "vpc-id",
+    ];
+    // No gateway associations, IPv6, prefix lists, egress-only gateways, transit gateways or
+    // peering connections here.
+    const NEVER_SET: &'static [&'static str] = &[
+        "association.gateway-id",
+        "route.destination-ipv6-cidr-block",
+        "route.destination-prefix-list-id",
+        "route.egress-only-internet-gateway-id",
+        "route.transit-gateway-id",
+        "route.vpc-peering-connection-id",
     ];
 
     fn values(&self, name: &str) -> Vec<String> {

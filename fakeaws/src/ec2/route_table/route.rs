@@ -203,15 +203,19 @@ pub(super) fn route_not_found(dest: &Ipv4Net, table: &str) -> ApiError {
     )
 }
 
+/// The route of table `t` to `dest`, or `InvalidRoute.NotFound`.
+fn route_to<'a>(t: &'a RouteTable, dest: &Ipv4Net) -> Result<&'a Route, ApiError> {
+    t.routes
+        .iter()
+        .find(|r| r.destination == *dest)
+        .ok_or_else(|| route_not_found(dest, &t.id))
+}
+
 /// `ReplaceRoute`.
 pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<(), ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     let dest = destination(input.destination_cidr_block.as_deref())?;
-    let index = t
-        .routes
-        .iter()
-        .position(|r| r.destination == dest)
-        .ok_or_else(|| route_not_found(&dest, &t.id))?;
+    let current = route_to(t, &dest)?;
     let target = if input.local_target == Some(true) {
         Target::Local
     } else {
@@ -225,14 +229,19 @@ pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<
             input.network_interface_id.as_deref(),
         )?
     };
-    if t.routes[index].target == Target::Local && target != Target::Local {
+    if current.target == Target::Local && target != Target::Local {
         return Err(ApiError::invalid_value(format!(
             "The local route {dest} of route table {} can only target the VPC.",
             t.id
         )));
     }
-    if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
-        t.routes[index].target = target;
+    if let Some(route) = region
+        .route_tables
+        .0
+        .get_mut(&input.route_table_id)
+        .and_then(|t| t.routes.iter_mut().find(|r| r.destination == dest))
+    {
+        route.target = target;
     }
     Ok(())
 }
@@ -241,19 +250,15 @@ pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<
 pub fn delete_route(region: &mut Region, input: DeleteRouteRequest) -> Result<(), ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
     let dest = destination(input.destination_cidr_block.as_deref())?;
-    let index = t
-        .routes
-        .iter()
-        .position(|r| r.destination == dest)
-        .ok_or_else(|| route_not_found(&dest, &t.id))?;
-    if t.routes[index].target == Target::Local {
+    let current = route_to(t, &dest)?;
+    if current.target == Target::Local {
         return Err(ApiError::invalid_value(format!(
             "cannot remove local route {dest} in route table {}",
             t.id
         )));
     }
     if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
-        t.routes.remove(index);
+        t.routes.retain(|r| r.destination != dest);
     }
     Ok(())
 }

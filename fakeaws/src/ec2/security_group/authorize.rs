@@ -1,8 +1,8 @@
 //! Authorizing and revoking rules, ingress or egress: one path taking the direction.
 
-use crate::ec2::error::{self, Code};
+use crate::ec2::error::Code;
 
-use crate::ec2::{Kind, tags};
+use crate::ec2::tags;
 use crate::generated::ec2::{
     AuthorizeSecurityGroupEgressRequest, AuthorizeSecurityGroupEgressResult,
     AuthorizeSecurityGroupIngressRequest, AuthorizeSecurityGroupIngressResult, ResourceType,
@@ -48,45 +48,20 @@ macro_rules! rule_args {
     };
 }
 
-pub(super) fn group_for(
-    region: &Region,
-    id: Option<&str>,
-    name: Option<&str>,
-) -> Result<SecurityGroup, ApiError> {
-    match (id, name) {
-        (Some(id), _) => Ok(Kind::SecurityGroup
-            .get(&region.security_groups, id)?
-            .clone()),
-        (None, Some(name)) => {
-            let default_vpc = region
-                .default_vpc()
-                .map(|v| v.id.clone())
-                .unwrap_or_default();
-            region
-                .security_groups
-                .values()
-                .find(|g| g.vpc_id == default_vpc && g.name == name)
-                .cloned()
-                .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))
-        }
-        (None, None) => Err(ApiError::missing_parameter("GroupId")),
-    }
-}
-
 /// Authorizes the rules `req` names, all or none: none may exist already, and the group's
 /// quota of rules in that direction must hold them.
 pub(super) fn authorize(
     region: &mut Region,
     req: RuleRequest<'_>,
 ) -> Result<Vec<SecurityGroupRule>, ApiError> {
-    let group = group_for(region, req.group_id, req.group_name)?;
+    let group = by_id_or_name(region, req.group_id, req.group_name)?.clone();
     let egress = req.direction == Direction::Egress;
     let mut wanted = requested_rules(region, &group, egress, &req.args)?;
     let specs = req.tag_specifications;
     let tags = tags::from_specs(specs, ResourceType::SecurityGroupRule)?;
     for (i, r) in wanted.iter().enumerate() {
         if group.rules.iter().any(|x| x.same_permission(r))
-            || wanted[..i].iter().any(|x| x.same_permission(r))
+            || wanted.iter().take(i).any(|x| x.same_permission(r))
         {
             return Err(ApiError::new(
                 Code::InvalidPermissionDuplicate,
@@ -120,7 +95,7 @@ pub(super) fn revoke(
     region: &mut Region,
     req: RuleRequest<'_>,
 ) -> Result<Vec<RevokedSecurityGroupRule>, ApiError> {
-    let group = group_for(region, req.group_id, req.group_name)?;
+    let group = by_id_or_name(region, req.group_id, req.group_name)?.clone();
     let egress = req.direction == Direction::Egress;
     let wanted = if req.args.is_empty() {
         None

@@ -1,6 +1,5 @@
 //! DescribeSecurityGroups and DescribeSecurityGroupRules, with their filters.
 
-use crate::ec2::error::{self};
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::{Kind, page};
 use crate::generated::ec2::{
@@ -58,6 +57,13 @@ impl Filterable for (&SecurityGroup, &Region) {
         "owner-id",
         "vpc-id",
     ];
+    // Rules here have IPv4 CIDR or group peers: no IPv6 ranges or prefix lists.
+    const NEVER_SET: &'static [&'static str] = &[
+        "egress.ip-permission.ipv6-cidr",
+        "egress.ip-permission.prefix-list-id",
+        "ip-permission.ipv6-cidr",
+        "ip-permission.prefix-list-id",
+    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (g, region) = *self;
@@ -105,15 +111,7 @@ pub fn describe_security_groups(
     let region = &*region;
     let mut ids = input.group_ids.clone().unwrap_or_default();
     for name in input.group_names.iter().flatten() {
-        let default_vpc = region
-            .default_vpc()
-            .map(|v| v.id.clone())
-            .unwrap_or_default();
-        let g = region
-            .security_groups
-            .values()
-            .find(|g| g.vpc_id == default_vpc && &g.name == name)
-            .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))?;
+        let g = by_name_in_default_vpc(region, name)?;
         ids.push(g.id.clone());
     }
     if !ids.is_empty() && input.max_results.is_some() {

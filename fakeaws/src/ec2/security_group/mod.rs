@@ -2,7 +2,9 @@
 //! Authorize/RevokeSecurityGroupIngress and Egress, DescribeSecurityGroupRules, and the
 //! default group every VPC has.
 //!
-//! `rule` parses and renders rules (protocols, ports, peers, IpPermissions); `authorize` is the one rule path of Authorize/Revoke Ingress/Egress, the direction a parameter; `describe` answers DescribeSecurityGroups and DescribeSecurityGroupRules.
+//! `rule` parses and renders rules (protocols, ports, peers, IpPermissions); `authorize` is the
+//! one rule path of Authorize/Revoke Ingress/Egress, the direction a parameter; `describe` answers
+//! DescribeSecurityGroups and DescribeSecurityGroupRules.
 
 mod authorize;
 mod describe;
@@ -109,6 +111,36 @@ fn all_egress(region: &mut Region) -> Rule {
 fn insert(region: &mut Region, g: SecurityGroup) {
     region.by_vpc.insert(&g.vpc_id, &g.id);
     region.security_groups.0.insert(g.id.clone(), g);
+}
+
+/// The group named `name` in the default VPC: how requests that name groups rather than
+/// give their ids address them.
+pub(super) fn by_name_in_default_vpc<'a>(
+    region: &'a Region,
+    name: &str,
+) -> Result<&'a SecurityGroup, ApiError> {
+    let default_vpc = region
+        .default_vpc()
+        .map(|v| v.id.clone())
+        .unwrap_or_default();
+    region
+        .security_groups
+        .values()
+        .find(|g| g.vpc_id == default_vpc && g.name == name)
+        .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))
+}
+
+/// The group a request names: by id, else by name in the default VPC.
+pub(super) fn by_id_or_name<'a>(
+    region: &'a Region,
+    id: Option<&str>,
+    name: Option<&str>,
+) -> Result<&'a SecurityGroup, ApiError> {
+    match (id, name) {
+        (Some(id), _) => Kind::SecurityGroup.get(&region.security_groups, id),
+        (None, Some(name)) => by_name_in_default_vpc(region, name),
+        (None, None) => Err(ApiError::missing_parameter("GroupId")),
+    }
 }
 
 /// Creates a VPC's default group: all traffic from itself in, all traffic out.
@@ -263,25 +295,13 @@ pub fn delete_security_group(
     region: &mut Region,
     input: DeleteSecurityGroupRequest,
 ) -> Result<DeleteSecurityGroupResult, ApiError> {
-    let id = match (&input.group_id, &input.group_name) {
-        (Some(id), _) => Kind::SecurityGroup
-            .get(&region.security_groups, id)?
-            .id
-            .clone(),
-        (None, Some(name)) => {
-            let default_vpc = region
-                .default_vpc()
-                .map(|v| v.id.clone())
-                .unwrap_or_default();
-            region
-                .security_groups
-                .values()
-                .find(|g| g.vpc_id == default_vpc && &g.name == name)
-                .map(|g| g.id.clone())
-                .ok_or_else(|| error::group_not_in_default_vpc(name, &default_vpc))?
-        }
-        (None, None) => return Err(ApiError::missing_parameter("GroupId")),
-    };
+    let id = by_id_or_name(
+        region,
+        input.group_id.as_deref(),
+        input.group_name.as_deref(),
+    )?
+    .id
+    .clone();
     if region
         .security_groups
         .get(&id)

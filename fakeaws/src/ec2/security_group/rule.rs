@@ -251,25 +251,24 @@ pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> S
 pub(super) fn permissions(region: &Region, rules: impl Iterator<Item = Rule>) -> Vec<IpPermission> {
     let mut out: Vec<IpPermission> = Vec::new();
     for r in rules {
-        let slot = match out.iter_mut().position(|p| {
+        let same = |p: &IpPermission| {
             p.ip_protocol.as_deref() == Some(r.protocol.as_str())
                 && p.from_port == r.from
                 && p.to_port == r.to
-        }) {
-            Some(i) => &mut out[i],
-            None => {
-                out.push(IpPermission {
-                    ip_protocol: Some(r.protocol.clone()),
-                    from_port: r.from,
-                    to_port: r.to,
-                    user_id_group_pairs: Some(Vec::new()),
-                    ip_ranges: Some(Vec::new()),
-                    ipv6_ranges: Some(Vec::new()),
-                    prefix_list_ids: Some(Vec::new()),
-                });
-                let last = out.len() - 1;
-                &mut out[last]
-            }
+        };
+        if !out.iter().any(same) {
+            out.push(IpPermission {
+                ip_protocol: Some(r.protocol.clone()),
+                from_port: r.from,
+                to_port: r.to,
+                user_id_group_pairs: Some(Vec::new()),
+                ip_ranges: Some(Vec::new()),
+                ipv6_ranges: Some(Vec::new()),
+                prefix_list_ids: Some(Vec::new()),
+            });
+        }
+        let Some(slot) = out.iter_mut().find(|p| same(p)) else {
+            continue;
         };
         match r.peer {
             Peer::Cidr(c) => slot.ip_ranges.get_or_insert_default().push(IpRange {

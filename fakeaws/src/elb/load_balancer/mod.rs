@@ -1,7 +1,9 @@
 //! Classic load balancers: create, describe, delete; health checks and attributes;
 //! instance registration and health; tags; subnets, security groups and listeners.
 //!
-//! `listener` holds listeners, `attributes` the health check and attributes, `instances` registration and health, `tags` the load balancer's tags, `network` its subnets and groups.
+//! `listener` holds listeners, `attributes` the health check and attributes, `instances`
+//! registration and health, `tags` the load balancer's tags, `network` its subnets and
+//! groups.
 
 mod attributes;
 mod instances;
@@ -192,8 +194,10 @@ pub fn create_load_balancer(
             ),
         ));
     }
+    // The listeners were checked to be at least one.
+    let first_port = listeners.first().map_or(0, |l| l.instance_port);
     let health_check = HealthCheck {
-        target: format!("TCP:{}", listeners[0].instance_port),
+        target: format!("TCP:{first_port}"),
         interval: 30,
         timeout: 5,
         unhealthy_threshold: 2,
