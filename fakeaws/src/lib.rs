@@ -50,6 +50,9 @@ pub struct Config {
     pub clock: Clock,
     /// Per-region quotas.
     pub limits: Limits,
+    /// Request throttling in every region: off (`None`, the default), or AWS's figures times
+    /// this scale (`Some(1.0)`: AWS's own). `Region::throttle` changes it per region.
+    pub throttling: Option<f64>,
 }
 
 impl Default for Config {
@@ -60,6 +63,7 @@ impl Default for Config {
             seed: 1,
             clock: Clock::Real,
             limits: Limits::default(),
+            throttling: None,
         }
     }
 }

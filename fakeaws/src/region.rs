@@ -17,6 +17,7 @@ use crate::ids::IdGen;
 use crate::protocol::error::ApiError;
 use crate::sim::clock::Clock;
 use crate::sim::idempotency::Ledger;
+use crate::sim::throttle::Throttle;
 use crate::sim::transitions::{Subject, Transitions};
 
 /// Declares a resource module's table: its records by id (or name), which every module reads
@@ -52,6 +53,8 @@ pub struct Region {
     pub clock: Clock,
     /// Scheduled state transitions.
     pub transitions: Transitions,
+    /// Request throttling (off unless enabled).
+    pub throttle: Throttle,
     /// ClientTokens seen.
     pub(crate) ledger: Ledger,
     /// Limits.
@@ -193,6 +196,7 @@ impl Region {
             ids,
             clock: config.clock.clone(),
             transitions: Transitions::default(),
+            throttle: Throttle::default(),
             ledger: Ledger::default(),
             limits: config.limits.clone(),
             default_dhcp_options_id,
@@ -214,6 +218,9 @@ impl Region {
             by_subnet: Index::default(),
             load_balancers: Default::default(),
         };
+        if let Some(scale) = config.throttling {
+            region.throttle.enable(scale);
+        }
         image::seed_catalogue(&mut region);
         if config.default_vpc {
             vpc::create_default(&mut region);

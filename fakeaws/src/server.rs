@@ -18,6 +18,8 @@ use crate::protocol::error::Common;
 use crate::protocol::query::{Constraint, FormReader};
 use crate::protocol::sigv4;
 use crate::region::Region;
+use crate::sim::faults::{Faults, Verdict};
+use crate::sim::throttle::{Category, Limit};
 
 /// The shared state of one fake account: its regions, each behind its own lock.
 #[derive(Clone, Debug)]
@@ -31,6 +33,7 @@ struct Inner {
     regions: Mutex<HashMap<String, Arc<Mutex<Region>>>>,
     request_ids: Mutex<IdGen>,
     calls: Mutex<Vec<Call>>,
+    faults: Mutex<Faults>,
 }
 
 /// How many calls the log keeps before it drops the oldest half.
@@ -81,16 +84,24 @@ enum Service {
     Elb,
 }
 
+/// A served operation of either service.
+enum Op {
+    Ec2(ec2::Action),
+    Elb(elb::Action),
+}
+
 impl Fake {
     /// A fresh fake account.
     pub fn new(config: Config) -> Self {
         let request_ids = IdGen::new(config.seed, "request-ids");
+        let faults = Faults::new(config.seed);
         Fake {
             inner: Arc::new(Inner {
                 config,
                 regions: Mutex::new(HashMap::new()),
                 request_ids: Mutex::new(request_ids),
                 calls: Mutex::new(Vec::new()),
+                faults: Mutex::new(faults),
             }),
         }
     }
@@ -125,6 +136,11 @@ impl Fake {
         let region = self.region(name);
         let mut guard = lock(&region);
         f(&mut guard)
+    }
+
+    /// Runs `f` on the account's fault rules (to add, list or clear them).
+    pub fn with_faults<R>(&self, f: impl FnOnce(&mut Faults) -> R) -> R {
+        f(&mut lock(&self.inner.faults))
     }
 
     /// Serves one request: the `Authorization` header, the query string and the form body.
@@ -243,25 +259,82 @@ impl Fake {
             ));
         }
         let state = self.region(region);
-        match service {
-            Service::Ec2 => {
-                let Some(op) = ec2::Action::from_name(&action) else {
-                    return Err(unserved(&action, operations, label));
-                };
-                let mut guard = lock(&state);
-                guard.tick();
-                ec2::call(&mut *guard, op, form, request_id)
-            }
-            Service::Elb => {
-                let Some(op) = elb::Action::from_name(&action) else {
-                    return Err(unserved(&action, operations, label));
-                };
+        let op = match service {
+            Service::Ec2 => ec2::Action::from_name(&action).map(Op::Ec2),
+            Service::Elb => elb::Action::from_name(&action).map(Op::Elb),
+        }
+        .ok_or_else(|| unserved(&action, operations, label))?;
+        let name = match service {
+            Service::Ec2 => "ec2",
+            Service::Elb => "elasticloadbalancing",
+        };
+        let mut guard = lock(&state);
+        guard.tick();
+        admit(&mut guard, service, &action, form)?;
+        let verdict = lock(&self.inner.faults).before(name, &action, region);
+        if let Verdict::Refuse(err) = verdict {
+            return Err(err);
+        }
+        let result = match op {
+            Op::Ec2(op) => ec2::call(&mut *guard, op, form, request_id),
+            Op::Elb(op) => {
                 form.set_constraint(Constraint::AwsQuery);
-                let mut guard = lock(&state);
-                guard.tick();
                 elb::call(&mut *guard, op, form, request_id)
             }
+        };
+        match verdict {
+            Verdict::LoseAnswer(err) if result.is_ok() => Err(err),
+            _ => result,
         }
+    }
+}
+
+/// Takes the call's tokens from the region's throttle, or answers the service's throttling
+/// error (EC2 `RequestLimitExceeded`, HTTP 503; classic ELB `Throttling`, HTTP 400).
+fn admit(
+    region: &mut Region,
+    service: Service,
+    action: &str,
+    form: &FormReader,
+) -> Result<(), ApiError> {
+    if !region.throttle.is_enabled() {
+        return Ok(());
+    }
+    let unfiltered = !["Filter", "MaxResults", "NextToken", "Marker", "PageSize"]
+        .iter()
+        .any(|k| form.has_prefix(k));
+    let units = match action {
+        "RunInstances" => form
+            .peek("MaxCount")
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(1),
+        _ => form.count_under("InstanceId"),
+    };
+    let now = region.clock.now();
+    let category = Category::of(action, unfiltered);
+    match region.throttle.admit(action, category, units, now) {
+        Ok(()) => Ok(()),
+        Err(limit) => Err(match service {
+            Service::Ec2 => ApiError::new(
+                crate::ec2::error::Code::RequestLimitExceeded,
+                match limit {
+                    Limit::Request => format!(
+                        "Request limit exceeded. Account {} has been throttled on \
+                         ec2:{action} because it exceeded its request rate limit.",
+                        region.account_id
+                    ),
+                    Limit::Resource => format!(
+                        "Request limit exceeded. Account {} has been throttled on \
+                         ec2:{action} because it exceeded its resource rate limit.",
+                        region.account_id
+                    ),
+                },
+            )
+            .with_status(503),
+            Service::Elb => {
+                ApiError::new(crate::elb::error::Code::Throttling, "Rate exceeded").with_status(400)
+            }
+        }),
     }
 }
 

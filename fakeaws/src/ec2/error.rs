@@ -8,6 +8,8 @@ use crate::protocol::error::{ApiError, error_codes};
 error_codes! {
     /// The codes of EC2 errors.
     pub enum Code {
+        /// The account's request rate for the action is exceeded (HTTP 503).
+        RequestLimitExceeded = "RequestLimitExceeded",
         /// The region's Elastic IP quota is used up.
         AddressLimitExceeded = "AddressLimitExceeded",
         /// A default security group cannot be deleted.

@@ -6,6 +6,8 @@ use crate::protocol::error::error_codes;
 error_codes! {
     /// The codes of classic ELB errors.
     pub enum Code {
+        /// The account's request rate is exceeded.
+        Throttling = "Throttling",
         /// No certificate of that ARN.
         CertificateNotFound = "CertificateNotFound",
         /// A listener on that port exists with other settings.

@@ -65,6 +65,8 @@ error_codes! {
         ValidationError = "ValidationError",
         /// An internal failure (HTTP 500).
         InternalError = "InternalError",
+        /// The service cannot answer for now (HTTP 503).
+        Unavailable = "Unavailable",
         /// An action the service does not have.
         InvalidAction = "InvalidAction",
         /// No `Action` parameter.

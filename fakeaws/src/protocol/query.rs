@@ -139,6 +139,15 @@ impl FormReader {
             .any(|(k, _)| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
     }
 
+    /// How many parameters lie under `at.` (the members of a list such as `InstanceId`).
+    pub fn count_under(&self, at: &str) -> usize {
+        let prefix = format!("{at}.");
+        self.params
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .count()
+    }
+
     /// Reads member `name` of the structure at `at`.
     pub fn field<T: Decode>(&mut self, at: &str, name: &str) -> Result<Option<T>, ApiError> {
         T::decode(self, &join(at, name))

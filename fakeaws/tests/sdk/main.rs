@@ -7,6 +7,7 @@ mod availability_zone;
 mod cluster;
 mod elastic_ip;
 mod envelope;
+mod faults;
 mod image_key_pair;
 mod instance;
 mod internet_gateway;

@@ -1,0 +1,231 @@
+//! Fault rules: AWS's bad days on demand. A rule matches calls by service, action and region,
+//! fires on the n-th matching call (and the ones after, up to a count) or with a probability
+//! drawn from the fake's seed, and then answers an error instead of doing the call (a named
+//! AWS error, `InternalError` 500, `Unavailable` 503), or does the call and loses its answer
+//! (the change is made, the client gets a 500 and retries: AWS's lost-answer case). The same
+//! seed and the same calls fire the same faults, so a failing case replays exactly.
+//!
+//! Every action passes through [`Faults::before`] and [`Faults::after`] in `server.rs`; no
+//! resource module knows about faults.
+
+use crate::ids::IdGen;
+use crate::protocol::error::{ApiError, Common};
+
+/// Which calls a rule matches; `None` matches any.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Match {
+    /// `ec2` or `elasticloadbalancing`.
+    pub service: Option<String>,
+    /// An action name; a trailing `*` matches a prefix (`Describe*`).
+    pub action: Option<String>,
+    /// A region name.
+    pub region: Option<String>,
+}
+
+impl Match {
+    fn matches(&self, service: &str, action: &str, region: &str) -> bool {
+        let action_ok = match self.action.as_deref() {
+            None => true,
+            Some(pattern) => match pattern.strip_suffix('*') {
+                Some(prefix) => action.starts_with(prefix),
+                None => action == pattern,
+            },
+        };
+        action_ok
+            && self.service.as_deref().is_none_or(|s| s == service)
+            && self.region.as_deref().is_none_or(|r| r == region)
+    }
+}
+
+/// When a matching call makes a rule fire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    /// From the n-th matching call on (1: the first), for `times` calls.
+    Nth {
+        /// The first matching call that fires (counted from 1).
+        n: u64,
+        /// How many calls fire, from that one on.
+        times: u64,
+    },
+    /// Each matching call with this probability (0.0 to 1.0), from the fake's seed.
+    Probability(f64),
+}
+
+/// What a firing rule does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Answers this AWS error (code, HTTP status, message) without doing the call.
+    Error {
+        /// The code, such as `InsufficientInstanceCapacity`.
+        code: String,
+        /// The HTTP status.
+        status: u16,
+        /// The message.
+        message: String,
+    },
+    /// Answers `InternalError` (HTTP 500) without doing the call.
+    InternalError,
+    /// Answers `Unavailable` (HTTP 503) without doing the call.
+    Unavailable,
+    /// Does the call, then answers `InternalError` (HTTP 500) instead of its result: the
+    /// change is made and the client does not know.
+    LoseAnswer,
+}
+
+/// One fault rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Which calls it applies to.
+    pub on: Match,
+    /// When it fires.
+    pub when: Trigger,
+    /// What it does.
+    pub effect: Effect,
+}
+
+/// The fault rules of a fake account, with how many calls each has seen.
+#[derive(Debug, Clone)]
+pub struct Faults {
+    rules: Vec<(Rule, u64)>,
+    random: IdGen,
+}
+
+/// What the layer decided for one call before it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Do the call and answer its result.
+    Proceed,
+    /// Do the call, then answer this error instead.
+    LoseAnswer(ApiError),
+    /// Answer this error without doing the call.
+    Refuse(ApiError),
+}
+
+impl Faults {
+    /// No rules; `seed` draws the probabilities.
+    pub fn new(seed: u64) -> Self {
+        Faults {
+            rules: Vec::new(),
+            random: IdGen::new(seed, "faults"),
+        }
+    }
+
+    /// Adds a rule after the others (the first firing rule decides a call).
+    pub fn add(&mut self, rule: Rule) {
+        self.rules.push((rule, 0));
+    }
+
+    /// Removes every rule.
+    pub fn clear(&mut self) {
+        self.rules.clear();
+    }
+
+    /// The rules, in order.
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().map(|(r, _)| r)
+    }
+
+    /// Decides a call of `action` of `service` in `region`: every matching rule counts it,
+    /// and the first that fires decides.
+    pub fn before(&mut self, service: &str, action: &str, region: &str) -> Verdict {
+        let mut verdict = Verdict::Proceed;
+        for (rule, seen) in &mut self.rules {
+            if !rule.on.matches(service, action, region) {
+                continue;
+            }
+            *seen += 1;
+            let fires = match rule.when {
+                Trigger::Nth { n, times } => *seen >= n && *seen < n.saturating_add(times),
+                Trigger::Probability(p) => {
+                    // 53 random bits make a uniform draw in [0, 1).
+                    #[allow(clippy::cast_precision_loss)]
+                    let draw = (self.random.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                    draw < p
+                }
+            };
+            if fires && verdict == Verdict::Proceed {
+                verdict = match &rule.effect {
+                    Effect::Error {
+                        code,
+                        status,
+                        message,
+                    } => Verdict::Refuse(
+                        ApiError::new(code.clone(), message.clone()).with_status(*status),
+                    ),
+                    Effect::InternalError => Verdict::Refuse(internal_error()),
+                    Effect::Unavailable => Verdict::Refuse(
+                        ApiError::new(
+                            Common::Unavailable,
+                            "The service is unavailable. Please try again shortly.",
+                        )
+                        .with_status(503),
+                    ),
+                    Effect::LoseAnswer => Verdict::LoseAnswer(internal_error()),
+                };
+            }
+        }
+        verdict
+    }
+}
+
+fn internal_error() -> ApiError {
+    ApiError::new(
+        Common::InternalError,
+        "An internal error has occurred. Please try again.",
+    )
+    .with_status(500)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(action: &str, when: Trigger, effect: Effect) -> Rule {
+        Rule {
+            on: Match {
+                action: Some(action.into()),
+                ..Match::default()
+            },
+            when,
+            effect,
+        }
+    }
+
+    #[test]
+    fn nth_fires_on_its_calls_only() {
+        let mut f = Faults::new(1);
+        f.add(rule(
+            "CreateVpc",
+            Trigger::Nth { n: 2, times: 2 },
+            Effect::InternalError,
+        ));
+        let seen: Vec<bool> = (0..5)
+            .map(|_| f.before("ec2", "CreateVpc", "us-east-1") != Verdict::Proceed)
+            .collect();
+        assert_eq!(seen, [false, true, true, false, false]);
+        assert_eq!(
+            f.before("ec2", "DeleteVpc", "us-east-1"),
+            Verdict::Proceed,
+            "another action"
+        );
+    }
+
+    #[test]
+    fn probability_is_reproducible_from_the_seed() {
+        let run = |seed| {
+            let mut f = Faults::new(seed);
+            f.add(rule(
+                "Describe*",
+                Trigger::Probability(0.3),
+                Effect::Unavailable,
+            ));
+            (0..200)
+                .map(|_| f.before("ec2", "DescribeVpcs", "us-east-1") != Verdict::Proceed)
+                .collect::<Vec<_>>()
+        };
+        let a = run(7);
+        assert_eq!(a, run(7));
+        let fired = a.iter().filter(|f| **f).count();
+        assert!((30..90).contains(&fired), "about 30% of 200: {fired}");
+    }
+}

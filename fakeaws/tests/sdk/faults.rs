@@ -1,0 +1,313 @@
+//! AWS's bad days through the SDK: throttling by token buckets on the fake's clock, fault
+//! rules answering errors (retried by the SDK where AWS's errors are retryable), and lost
+//! answers of calls that did their work; every outcome read back through Describe calls and
+//! the call log.
+
+use std::time::Duration;
+
+use aws_sdk_ec2::config::retry::RetryConfig;
+use aws_sdk_ec2::types::InstanceType;
+use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
+
+use crate::{code, empty_fake, filter, image};
+
+const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
+
+/// An EC2 client that does not retry, to see each answer.
+fn no_retries(fake: &fakeaws::FakeAws) -> aws_sdk_ec2::Client {
+    let conf = fake
+        .ec2_client()
+        .config()
+        .to_builder()
+        .retry_config(RetryConfig::disabled())
+        .build();
+    aws_sdk_ec2::Client::from_conf(conf)
+}
+
+/// An EC2 client with the SDK's standard retries, backing off briefly.
+fn quick_retries(fake: &fakeaws::FakeAws) -> aws_sdk_ec2::Client {
+    let conf = fake
+        .ec2_client()
+        .config()
+        .to_builder()
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(3)
+                .with_initial_backoff(Duration::from_millis(5)),
+        )
+        .build();
+    aws_sdk_ec2::Client::from_conf(conf)
+}
+
+fn rule(action: &str, when: Trigger, effect: Effect) -> Rule {
+    Rule {
+        on: Match {
+            service: Some("ec2".into()),
+            action: Some(action.into()),
+            region: None,
+        },
+        when,
+        effect,
+    }
+}
+
+#[tokio::test]
+async fn throttling_empties_a_bucket_that_the_clock_refills() {
+    let fake = empty_fake().await;
+    let ec2 = no_retries(&fake);
+    // A fiftieth of AWS's figures: filtered Describe calls get 2 tokens and 0.4 per second,
+    // unfiltered ones 1 token.
+    fake.fake()
+        .with_region("us-east-1", |r| r.throttle.enable(0.02));
+    let describe = || {
+        ec2.describe_vpcs()
+            .filters(filter("cidr", &["10.0.0.0/16"]))
+            .send()
+    };
+    describe().await.unwrap();
+    describe().await.unwrap();
+    let err = describe().await.unwrap_err();
+    assert_eq!(
+        err.raw_response().map(|r| r.status().as_u16()),
+        Some(503),
+        "RequestLimitExceeded is a 503"
+    );
+    assert_eq!(code(Err::<(), _>(err)), "RequestLimitExceeded");
+    // Another action has its own bucket.
+    ec2.describe_subnets()
+        .filters(filter("cidr-block", &["10.0.0.0/24"]))
+        .send()
+        .await
+        .unwrap();
+    fake.fake()
+        .with_region("us-east-1", |r| r.clock.advance(Duration::from_secs(5)));
+    describe().await.unwrap();
+
+    // Classic ELB answers its own code.
+    let elb = fake.elb_client();
+    let elb = aws_sdk_elasticloadbalancing::Client::from_conf(
+        elb.config()
+            .to_builder()
+            .retry_config(RetryConfig::disabled())
+            .build(),
+    );
+    elb.describe_load_balancers().send().await.unwrap();
+    let err = elb.describe_load_balancers().send().await.unwrap_err();
+    assert_eq!(code(Err::<(), _>(err)), "Throttling");
+}
+
+#[tokio::test]
+async fn a_throttled_call_is_retried_by_the_sdk_and_succeeds() {
+    let fake = empty_fake().await;
+    fake.fake().with_faults(|f| {
+        f.add(rule(
+            "CreateVpc",
+            Trigger::Nth { n: 1, times: 1 },
+            Effect::Error {
+                code: "RequestLimitExceeded".into(),
+                status: 503,
+                message: "Request limit exceeded.".into(),
+            },
+        ));
+    });
+    let ec2 = quick_retries(&fake);
+    ec2.create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap();
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "one VPC, made by the retry");
+    let errors: Vec<Option<String>> = fake
+        .fake()
+        .calls()
+        .into_iter()
+        .filter(|c| c.action == "CreateVpc")
+        .map(|c| c.error)
+        .collect();
+    assert_eq!(errors, [Some("RequestLimitExceeded".to_string()), None]);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_and_named_errors_are_not() {
+    let fake = empty_fake().await;
+    fake.fake().with_faults(|f| {
+        f.add(rule(
+            "CreateVpc",
+            Trigger::Nth { n: 1, times: 2 },
+            Effect::InternalError,
+        ));
+        f.add(rule(
+            "CreateInternetGateway",
+            Trigger::Nth { n: 1, times: 1 },
+            Effect::Unavailable,
+        ));
+        f.add(rule(
+            "RunInstances",
+            Trigger::Nth { n: 1, times: 1 },
+            Effect::Error {
+                code: "InsufficientInstanceCapacity".into(),
+                status: 400,
+                message: "We currently do not have sufficient t3.small capacity in the \
+                          Availability Zone you requested (us-east-1a)."
+                    .into(),
+            },
+        ));
+    });
+    let ec2 = quick_retries(&fake);
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    ec2.create_internet_gateway().send().await.unwrap();
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&vpc)
+        .cidr_block("10.0.0.0/24")
+        .availability_zone("us-east-1a")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let ami = image(&ec2, AMI).await;
+    let run = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Small)
+        .subnet_id(&subnet)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await;
+    assert_eq!(code(run), "InsufficientInstanceCapacity");
+    assert_eq!(ec2.describe_vpcs().send().await.unwrap().vpcs().len(), 1);
+    assert_eq!(
+        ec2.describe_internet_gateways()
+            .send()
+            .await
+            .unwrap()
+            .internet_gateways()
+            .len(),
+        1
+    );
+    let instances = ec2.describe_instances().send().await.unwrap();
+    assert!(instances.reservations().is_empty(), "nothing launched");
+    let log: Vec<(String, Option<String>)> = fake
+        .fake()
+        .calls()
+        .into_iter()
+        .filter(|c| !c.action.starts_with("Describe"))
+        .map(|c| (c.action, c.error))
+        .collect();
+    let expected = [
+        ("CreateVpc", Some("InternalError")),
+        ("CreateVpc", Some("InternalError")),
+        ("CreateVpc", None),
+        ("CreateInternetGateway", Some("Unavailable")),
+        ("CreateInternetGateway", None),
+        ("CreateSubnet", None),
+        ("RunInstances", Some("InsufficientInstanceCapacity")),
+    ]
+    .map(|(a, e)| (a.to_string(), e.map(String::from)));
+    assert_eq!(log, expected);
+}
+
+#[tokio::test]
+async fn a_lost_answer_did_the_work_and_the_retry_replays_it() {
+    let fake = empty_fake().await;
+    let ec2 = quick_retries(&fake);
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&vpc)
+        .cidr_block("10.0.0.0/24")
+        .availability_zone("us-east-1a")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let ami = image(&ec2, AMI).await;
+    fake.fake().with_faults(|f| {
+        f.add(rule(
+            "RunInstances",
+            Trigger::Nth { n: 1, times: 1 },
+            Effect::LoseAnswer,
+        ))
+    });
+    // The SDK fills in a ClientToken once per call; its retry carries the same token, so the
+    // fake answers the instance the lost answer launched instead of launching another.
+    let run = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Small)
+        .subnet_id(&subnet)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let answered = run.instances()[0].instance_id().unwrap().to_string();
+    let all: Vec<String> = ec2
+        .describe_instances()
+        .send()
+        .await
+        .unwrap()
+        .reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .filter_map(|i| i.instance_id().map(String::from))
+        .collect();
+    assert_eq!(all, [answered], "exactly one instance");
+    let runs: Vec<Option<String>> = fake
+        .fake()
+        .calls()
+        .into_iter()
+        .filter(|c| c.action == "RunInstances")
+        .map(|c| c.error)
+        .collect();
+    assert_eq!(runs, [Some("InternalError".to_string()), None]);
+}
+
+#[tokio::test]
+async fn probable_faults_replay_with_the_seed() {
+    async fn errors() -> Vec<bool> {
+        let fake = empty_fake().await;
+        fake.fake().with_faults(|f| {
+            f.add(rule(
+                "Describe*",
+                Trigger::Probability(0.4),
+                Effect::InternalError,
+            ))
+        });
+        let ec2 = no_retries(&fake);
+        let mut out = Vec::new();
+        for _ in 0..30 {
+            out.push(ec2.describe_vpcs().send().await.is_err());
+        }
+        out
+    }
+    let first = errors().await;
+    assert_eq!(first, errors().await, "the same seed fires the same faults");
+    assert!(first.iter().any(|e| *e) && first.iter().any(|e| !*e));
+}
