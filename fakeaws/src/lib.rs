@@ -50,6 +50,9 @@ pub struct Config {
     pub clock: Clock,
     /// Per-region quotas.
     pub limits: Limits,
+    /// Access key -> secret. When any is given, every request over HTTP must be signed (SigV4)
+    /// with one of them; without, any signature passes.
+    pub credentials: std::collections::BTreeMap<String, String>,
     /// Request throttling in every region: off (`None`, the default), or AWS's figures times
     /// this scale (`Some(1.0)`: AWS's own). `Region::throttle` changes it per region.
     pub throttling: Option<f64>,
@@ -64,6 +67,7 @@ impl Default for Config {
             clock: Clock::Real,
             limits: Limits::default(),
             throttling: None,
+            credentials: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -20,9 +20,26 @@ struct Args {
     /// The account id owning every resource.
     #[arg(long, default_value = "123456789012")]
     account_id: String,
-    /// The seed of generated ids.
+    /// The seed of generated ids and of probable faults.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Verify every request's SigV4 signature against these credentials (repeatable); without
+    /// any, every signature passes.
+    #[arg(long = "credentials", value_name = "ACCESS_KEY:SECRET", value_parser = credential)]
+    credentials: Vec<(String, String)>,
+    /// Throttle requests with EC2's token buckets, at this scale of AWS's figures (1.0: AWS's
+    /// own).
+    #[arg(long, value_name = "SCALE")]
+    throttle: Option<f64>,
+}
+
+fn credential(raw: &str) -> Result<(String, String), String> {
+    match raw.split_once(':') {
+        Some((key, secret)) if !key.is_empty() && !secret.is_empty() => {
+            Ok((key.to_string(), secret.to_string()))
+        }
+        _ => Err(format!("{raw:?} is not ACCESS_KEY:SECRET")),
+    }
 }
 
 #[tokio::main]
@@ -39,6 +56,8 @@ async fn main() -> std::io::Result<()> {
         default_vpc: !args.no_default_vpc,
         account_id: args.account_id,
         seed: args.seed,
+        credentials: args.credentials.into_iter().collect(),
+        throttling: args.throttle,
         ..fakeaws::Config::default()
     };
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::Config;
@@ -143,7 +143,44 @@ impl Fake {
         f(&mut lock(&self.inner.faults))
     }
 
+    /// Serves one HTTP request: when the fake holds credentials, its signature is verified
+    /// first (an unknown key, a wrong signature or a time more than 15 minutes off gets the
+    /// service's own error); then as [`handle`](Self::handle).
+    pub fn handle_request(&self, request: &sigv4::Request<'_>) -> Answer {
+        let header = |name: &str| {
+            request
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| *v)
+        };
+        let authorization = header("authorization");
+        let query = request
+            .path_and_query
+            .split_once('?')
+            .map_or("", |(_, q)| q);
+        let credentials = &self.inner.config.credentials;
+        if !credentials.is_empty() {
+            let service = authorization
+                .and_then(sigv4::from_authorization)
+                .map(|s| s.service);
+            if let Err(refusal) = sigv4::verify(credentials, request, std::time::SystemTime::now())
+            {
+                let service = match service.as_deref() {
+                    Some("elasticloadbalancing") => Some(Service::Elb),
+                    Some("ec2") => Some(Service::Ec2),
+                    _ => None,
+                };
+                let request_id = lock(&self.inner.request_ids).request_id();
+                return answer_error(&refused(&refusal, service), service, request_id);
+            }
+        }
+        self.handle(authorization, query.as_bytes(), request.body)
+    }
+
     /// Serves one request: the `Authorization` header, the query string and the form body.
+    /// No signature is verified here (in-process callers hold no secrets); HTTP requests go
+    /// through [`handle_request`](Self::handle_request).
     pub fn handle(&self, authorization: Option<&str>, query: &[u8], body: &[u8]) -> Answer {
         let request_id = lock(&self.inner.request_ids).request_id();
         let mut form = FormReader::from_urlencoded(&[query, body]);
@@ -338,6 +375,41 @@ fn admit(
     }
 }
 
+/// The service's error for a refused signature.
+fn refused(refusal: &sigv4::Refusal, service: Option<Service>) -> ApiError {
+    match refusal {
+        sigv4::Refusal::Incomplete(why) => {
+            ApiError::new(Common::IncompleteSignature, why.clone()).with_status(400)
+        }
+        sigv4::Refusal::UnknownKey(key) => match service {
+            Some(Service::Elb) => ApiError::new(
+                Common::InvalidClientTokenId,
+                "The security token included in the request is invalid.",
+            )
+            .with_status(403),
+            _ => ApiError::new(
+                Common::AuthFailure,
+                format!("AWS was not able to validate the provided access credentials ({key})"),
+            )
+            .with_status(401),
+        },
+        sigv4::Refusal::Mismatch => ApiError::new(
+            Common::SignatureDoesNotMatch,
+            "The request signature we calculated does not match the signature you provided. \
+             Check your AWS Secret Access Key and signing method.",
+        )
+        .with_status(403),
+        sigv4::Refusal::Expired { signed_at } => ApiError::new(
+            Common::RequestExpired,
+            format!(
+                "Request has expired: it was signed at {signed_at}, more than 15 minutes from \
+                 the server's time."
+            ),
+        )
+        .with_status(400),
+    }
+}
+
 /// Region names as AWS spells them: lower-case words and a number, joined by hyphens.
 fn is_region_name(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
@@ -397,15 +469,22 @@ pub fn router(fake: Fake) -> axum::Router {
 
 async fn handle_http(
     State(fake): State<Fake>,
+    method: Method,
     headers: HeaderMap,
     uri: Uri,
     body: Bytes,
 ) -> Response {
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let query = uri.query().unwrap_or_default().as_bytes();
-    let answer = fake.handle(authorization, query, &body);
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
+        .collect();
+    let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+    let answer = fake.handle_request(&sigv4::Request {
+        method: method.as_str(),
+        path_and_query,
+        headers: &pairs,
+        body: &body,
+    });
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
     let mut response = (status, answer.body).into_response();
     let h = response.headers_mut();

@@ -77,6 +77,14 @@ error_codes! {
         UnknownService = "UnknownService",
         /// Credentials that do not allow the call (HTTP 401).
         AuthFailure = "AuthFailure",
+        /// An access key that does not exist (awsQuery services, HTTP 403).
+        InvalidClientTokenId = "InvalidClientTokenId",
+        /// A signature that is not the one the secret gives (HTTP 403).
+        SignatureDoesNotMatch = "SignatureDoesNotMatch",
+        /// A signature missing a part AWS requires (HTTP 400).
+        IncompleteSignature = "IncompleteSignature",
+        /// A request signed more than 15 minutes from the server's time (HTTP 400).
+        RequestExpired = "RequestExpired",
         /// No credentials at all.
         MissingAuthenticationToken = "MissingAuthenticationToken",
         /// A region name that is not one.

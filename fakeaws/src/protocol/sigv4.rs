@@ -1,6 +1,179 @@
 //! Routing by the SigV4 credential scope: `AKID/DATE/REGION/SERVICE/aws4_request`, from the
-//! `Authorization` header or the presigned `X-Amz-Credential` parameter. The signature itself
-//! is not verified: any credentials are accepted, as the fake holds no secrets.
+//! `Authorization` header or the presigned `X-Amz-Credential` parameter; and, for a fake given
+//! credentials, the verification of a request's signature: the request is signed again with
+//! the `aws-sigv4` crate (the SDK's own signer) over the headers it names, and the two
+//! signatures compared. Without credentials any signature passes.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use aws_credential_types::Credentials;
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use aws_smithy_types::DateTime;
+use aws_smithy_types::date_time::Format;
+
+/// How far a request's timestamp may be from the server's time (AWS: 15 minutes).
+pub const MAX_SKEW: Duration = Duration::from_secs(15 * 60);
+
+/// A request as the signer sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// `POST`, `GET`, ...
+    pub method: &'a str,
+    /// The path and query, as sent.
+    pub path_and_query: &'a str,
+    /// Every header, as sent.
+    pub headers: &'a [(&'a str, &'a str)],
+    /// The body.
+    pub body: &'a [u8],
+}
+
+/// Why a signature was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No `Authorization: AWS4-HMAC-SHA256 ...` header with a credential, signed headers, a
+    /// signature and an `X-Amz-Date`.
+    Incomplete(String),
+    /// The access key is not one of the fake's.
+    UnknownKey(String),
+    /// The signature is not the one the secret gives.
+    Mismatch,
+    /// The request's time is more than [`MAX_SKEW`] from the server's.
+    Expired {
+        /// The request's `X-Amz-Date`.
+        signed_at: String,
+    },
+}
+
+/// The parts of an `Authorization` header.
+struct Authorization<'a> {
+    key: &'a str,
+    signed_headers: Vec<&'a str>,
+    signature: &'a str,
+}
+
+fn parse_authorization(header: &str) -> Option<Authorization<'_>> {
+    let rest = header.trim().strip_prefix("AWS4-HMAC-SHA256")?;
+    let mut key = None;
+    let mut signed_headers = None;
+    let mut signature = None;
+    for part in rest.split(',').map(str::trim) {
+        if let Some(c) = part.strip_prefix("Credential=") {
+            key = c.split('/').next();
+        } else if let Some(h) = part.strip_prefix("SignedHeaders=") {
+            signed_headers = Some(h.split(';').collect());
+        } else if let Some(s) = part.strip_prefix("Signature=") {
+            signature = Some(s);
+        }
+    }
+    Some(Authorization {
+        key: key.filter(|k| !k.is_empty())?,
+        signed_headers: signed_headers?,
+        signature: signature?,
+    })
+}
+
+/// `20261201T000000Z` as a time.
+fn parse_amz_date(raw: &str) -> Option<SystemTime> {
+    let b = raw.as_bytes();
+    if b.len() != 16 || b.get(8) != Some(&b'T') || b.get(15) != Some(&b'Z') {
+        return None;
+    }
+    let extended = format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        raw.get(0..4)?,
+        raw.get(4..6)?,
+        raw.get(6..8)?,
+        raw.get(9..11)?,
+        raw.get(11..13)?,
+        raw.get(13..15)?
+    );
+    let t = DateTime::from_str(&extended, Format::DateTime).ok()?;
+    SystemTime::try_from(t).ok()
+}
+
+/// Verifies the signature of `request` against `credentials` (access key -> secret) at `now`.
+pub fn verify(
+    credentials: &BTreeMap<String, String>,
+    request: &Request<'_>,
+    now: SystemTime,
+) -> Result<(), Refusal> {
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    };
+    let auth = header("authorization")
+        .and_then(parse_authorization)
+        .ok_or_else(|| {
+            Refusal::Incomplete(
+                "Authorization header requires a Credential, SignedHeaders and Signature \
+                 (AWS4-HMAC-SHA256)"
+                    .into(),
+            )
+        })?;
+    let amz_date = header("x-amz-date")
+        .ok_or_else(|| Refusal::Incomplete("the X-Amz-Date header is required".into()))?;
+    let signed_at = parse_amz_date(amz_date)
+        .ok_or_else(|| Refusal::Incomplete(format!("X-Amz-Date {amz_date:?} is not valid")))?;
+    let secret = credentials
+        .get(auth.key)
+        .ok_or_else(|| Refusal::UnknownKey(auth.key.to_string()))?;
+    let skew = now
+        .duration_since(signed_at)
+        .or_else(|_| signed_at.duration_since(now))
+        .unwrap_or_default();
+    if skew > MAX_SKEW {
+        return Err(Refusal::Expired {
+            signed_at: amz_date.to_string(),
+        });
+    }
+    let scope_region = header("authorization")
+        .and_then(super::sigv4::from_authorization)
+        .ok_or_else(|| Refusal::Incomplete("the credential scope is not valid".into()))?;
+    // The headers the client signed, as it sent them; the signer adds X-Amz-Date itself.
+    let signed: Vec<(&str, &str)> = request
+        .headers
+        .iter()
+        .filter(|(k, _)| {
+            auth.signed_headers
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(k))
+        })
+        .copied()
+        .collect();
+    let identity: Identity = Credentials::new(auth.key, secret, None, None, "fakeaws").into();
+    let mut settings = SigningSettings::default();
+    settings.excluded_headers = Some(Vec::new());
+    let params = v4::SigningParams::builder()
+        .identity(&identity)
+        .region(&scope_region.region)
+        .name(&scope_region.service)
+        .time(signed_at)
+        .settings(settings)
+        .build()
+        .map_err(|e| Refusal::Incomplete(e.to_string()))?
+        .into();
+    let signable = SignableRequest::new(
+        request.method,
+        request.path_and_query,
+        signed.into_iter(),
+        SignableBody::Bytes(request.body),
+    )
+    .map_err(|e| Refusal::Incomplete(e.to_string()))?;
+    let (_, expected) = sign(signable, &params)
+        .map_err(|e| Refusal::Incomplete(e.to_string()))?
+        .into_parts();
+    if expected == auth.signature {
+        Ok(())
+    } else {
+        Err(Refusal::Mismatch)
+    }
+}
 
 /// The parts of a credential scope the fake routes on.
 #[derive(Debug, Clone, PartialEq, Eq)]

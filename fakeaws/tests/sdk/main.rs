@@ -15,6 +15,7 @@ mod load_balancer;
 mod nat_gateway;
 mod route_table;
 mod security_group;
+mod signatures;
 mod subnet;
 mod tags;
 mod vpc;
