@@ -40,7 +40,7 @@ struct Inner {
 const CALL_LOG_LIMIT: usize = 100_000;
 
 /// One request the fake answered, as its call log keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Call {
     /// `ec2` or `elasticloadbalancing` (empty when the request named no service).
     pub service: String,
@@ -136,6 +136,14 @@ impl Fake {
         let region = self.region(name);
         let mut guard = lock(&region);
         f(&mut guard)
+    }
+
+    /// Forgets everything: every region (they start again as AWS hands them out), the call
+    /// log and the fault rules.
+    pub fn reset(&self) {
+        lock(&self.inner.regions).clear();
+        lock(&self.inner.calls).clear();
+        lock(&self.inner.faults).clear();
     }
 
     /// Runs `f` on the account's fault rules (to add, list or clear them).
@@ -411,7 +419,7 @@ fn refused(refusal: &sigv4::Refusal, service: Option<Service>) -> ApiError {
 }
 
 /// Region names as AWS spells them: lower-case words and a number, joined by hyphens.
-fn is_region_name(s: &str) -> bool {
+pub(crate) fn is_region_name(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
     parts.len() >= 3
         && parts.iter().all(|p| {
@@ -462,9 +470,29 @@ fn answer_error(err: &ApiError, service: Option<Service>, request_id: String) ->
     }
 }
 
-/// The axum router serving the fake on every path.
+/// The axum router serving the fake on every path, and the control endpoint under
+/// `/_fakeaws/` (`crate::control`).
 pub fn router(fake: Fake) -> axum::Router {
-    axum::Router::new().fallback(handle_http).with_state(fake)
+    axum::Router::new()
+        .route("/_fakeaws/{*path}", axum::routing::any(control_http))
+        .fallback(handle_http)
+        .with_state(fake)
+}
+
+async fn control_http(
+    State(fake): State<Fake>,
+    axum::extract::Path(path): axum::extract::Path<String>,
+    method: Method,
+    body: Bytes,
+) -> Response {
+    let reply = crate::control::handle(&fake, method.as_str(), &path, &body);
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::BAD_REQUEST);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        reply.body.to_string(),
+    )
+        .into_response()
 }
 
 async fn handle_http(

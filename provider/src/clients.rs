@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use std::time::Duration;
+
+use aws_sdk_ec2::config::retry::RetryConfig;
 use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::Intercept;
@@ -82,6 +85,20 @@ impl Intercept for CallCounter {
     }
 }
 
+/// The provider's retry policy for every AWS call: the SDK's adaptive mode (standard retries
+/// of throttling, 5xx and transient errors, plus a client-side rate limiter that slows down
+/// after throttling), 3 attempts, backoff from 1 s up to 20 s with jitter. A call is retried
+/// only briefly: reconcile itself is the long loop (a requeue after the error policy's delay). What the retries
+/// cannot mend reaches the caller, whose error policy (`crate::error::error_policy`) decides
+/// to requeue or fail. `AWS_MAX_ATTEMPTS` or `AWS_RETRY_MODE` in the environment take
+/// precedence for clients from the standard chain.
+pub fn retry_config() -> RetryConfig {
+    RetryConfig::adaptive()
+        .with_max_attempts(3)
+        .with_initial_backoff(Duration::from_secs(1))
+        .with_max_backoff(Duration::from_secs(20))
+}
+
 /// The EC2 and ELB clients of one region, and their call counter.
 #[derive(Debug, Clone)]
 pub struct Clients {
@@ -116,10 +133,15 @@ impl Clients {
 
     /// Loads the standard credential chain for `region`.
     pub async fn from_environment(region: &str) -> Self {
-        let config = aws_config::defaults(BehaviorVersion::latest())
-            .region(Region::new(region.to_string()))
-            .load()
-            .await;
+        let mut loader =
+            aws_config::defaults(BehaviorVersion::latest()).region(Region::new(region.to_string()));
+        let user_chose = ["AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
+        if !user_chose {
+            loader = loader.retry_config(retry_config());
+        }
+        let config = loader.load().await;
         Self::from_sdk_config(&config)
     }
 
@@ -133,6 +155,7 @@ impl Clients {
             .region(Region::new(region.to_string()))
             .endpoint_url(endpoint)
             .credentials_provider(creds.clone())
+            .retry_config(retry_config())
             .interceptor(calls.clone())
             .build();
         let elb = aws_sdk_elasticloadbalancing::Config::builder()
@@ -142,6 +165,7 @@ impl Clients {
             ))
             .endpoint_url(endpoint)
             .credentials_provider(creds)
+            .retry_config(retry_config())
             .interceptor(calls.clone())
             .build();
         Clients {

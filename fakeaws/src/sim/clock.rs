@@ -1,5 +1,6 @@
-//! The fake's clock: real time in the server, virtual time in tests (moved only by
-//! `advance`), so that time-dependent behaviour is tested without sleeping.
+//! The fake's clock: real time in the server (which `advance` shifts forward, for a
+//! standalone server steered from outside), virtual time in tests (moved only by `advance`),
+//! so that time-dependent behaviour is tested without sleeping.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,6 +14,8 @@ pub enum Clock {
     Real,
     /// A virtual instant that only `advance` moves.
     Virtual(SystemTime),
+    /// The system's time shifted forward by `advance`.
+    Shifted(Duration),
 }
 
 impl Clock {
@@ -26,6 +29,7 @@ impl Clock {
         match self {
             Clock::Real => SystemTime::now(),
             Clock::Virtual(t) => *t,
+            Clock::Shifted(by) => SystemTime::now() + *by,
         }
     }
 
@@ -35,10 +39,12 @@ impl Clock {
         DateTime::from_millis(t.to_millis().unwrap_or(0))
     }
 
-    /// Moves a virtual clock forward (a real clock ignores it).
+    /// Moves the clock forward: a virtual one by `by`, a real one becomes shifted by `by`.
     pub fn advance(&mut self, by: Duration) {
-        if let Clock::Virtual(t) = self {
-            *t += by;
+        match self {
+            Clock::Virtual(t) => *t += by,
+            Clock::Real => *self = Clock::Shifted(by),
+            Clock::Shifted(d) => *d += by,
         }
     }
 }

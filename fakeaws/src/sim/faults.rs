@@ -8,17 +8,23 @@
 //! Every action passes through [`Faults::before`] and [`Faults::after`] in `server.rs`; no
 //! resource module knows about faults.
 
+use serde::{Deserialize, Serialize};
+
 use crate::ids::IdGen;
 use crate::protocol::error::{ApiError, Common};
 
 /// Which calls a rule matches; `None` matches any.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Match {
     /// `ec2` or `elasticloadbalancing`.
+    #[serde(default)]
     pub service: Option<String>,
     /// An action name; a trailing `*` matches a prefix (`Describe*`).
+    #[serde(default)]
     pub action: Option<String>,
     /// A region name.
+    #[serde(default)]
     pub region: Option<String>,
 }
 
@@ -38,7 +44,8 @@ impl Match {
 }
 
 /// When a matching call makes a rule fire.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub enum Trigger {
     /// From the n-th matching call on (1: the first), for `times` calls.
     Nth {
@@ -52,7 +59,8 @@ pub enum Trigger {
 }
 
 /// What a firing rule does.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub enum Effect {
     /// Answers this AWS error (code, HTTP status, message) without doing the call.
     Error {
@@ -73,9 +81,11 @@ pub enum Effect {
 }
 
 /// One fault rule.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Rule {
     /// Which calls it applies to.
+    #[serde(default)]
     pub on: Match,
     /// When it fires.
     pub when: Trigger,

@@ -1,0 +1,140 @@
+//! The control endpoint: JSON over HTTP under `/_fakeaws/`, a path no AWS client uses, so any
+//! language can steer a standalone fake: read the call log, set fault rules, turn throttling
+//! on or off, move a region's clock, and reset the whole account.
+//!
+//! | method and path | body | answer |
+//! |---|---|---|
+//! | `GET /_fakeaws/calls` | | the call log: `[{service, region, action, error}]` |
+//! | `GET /_fakeaws/faults` | | the fault rules |
+//! | `POST /_fakeaws/faults` | a rule, or a list of rules | how many rules there are |
+//! | `DELETE /_fakeaws/faults` | | every rule removed |
+//! | `POST /_fakeaws/throttle` | `{"region": R, "scale": 1.0}` (`null`: off) | |
+//! | `POST /_fakeaws/clock` | `{"region": R, "advanceSeconds": N}` | the region's time |
+//! | `POST /_fakeaws/reset` | | every region, the call log and the rules forgotten |
+//!
+//! Rules are written as `{"on": {"service": "ec2", "action": "RunInstances", "region":
+//! "us-east-1"}, "when": {"nth": {"n": 1, "times": 1}} | {"probability": 0.05}, "effect":
+//! "internalError" | "unavailable" | "loseAnswer" | {"error": {"code": ..., "status": ...,
+//! "message": ...}}}`.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::server::Fake;
+use crate::sim::faults::Rule;
+
+/// The path prefix of the control endpoint.
+pub const PREFIX: &str = "/_fakeaws/";
+
+/// A JSON answer: HTTP status and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The JSON body.
+    pub body: Value,
+}
+
+fn ok(body: Value) -> Reply {
+    Reply { status: 200, body }
+}
+
+fn bad(status: u16, message: impl Into<String>) -> Reply {
+    Reply {
+        status,
+        body: json!({ "error": message.into() }),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Rules {
+    One(Rule),
+    Many(Vec<Rule>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Throttle {
+    region: String,
+    scale: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Advance {
+    region: String,
+    advance_seconds: u64,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Reply> {
+    serde_json::from_slice(body).map_err(|e| bad(400, format!("the body is not valid: {e}")))
+}
+
+fn region_named(name: String) -> Result<String, Reply> {
+    if crate::server::is_region_name(&name) {
+        Ok(name)
+    } else {
+        Err(bad(400, format!("'{name}' is not a region name")))
+    }
+}
+
+/// Serves one control request: `method`, the path after [`PREFIX`], the body.
+pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
+    let result = match (method, path.trim_end_matches('/')) {
+        ("GET", "calls") => Ok(ok(json!(fake.calls()))),
+        ("GET", "faults") => Ok(ok(json!(
+            fake.with_faults(|f| f.rules().cloned().collect::<Vec<_>>())
+        ))),
+        ("POST", "faults") => parse::<Rules>(body).map(|rules| {
+            let rules = match rules {
+                Rules::One(r) => vec![r],
+                Rules::Many(rs) => rs,
+            };
+            let count = fake.with_faults(|f| {
+                for r in rules {
+                    f.add(r);
+                }
+                f.rules().count()
+            });
+            ok(json!({ "rules": count }))
+        }),
+        ("DELETE", "faults") => {
+            fake.with_faults(crate::sim::faults::Faults::clear);
+            Ok(ok(json!({ "rules": 0 })))
+        }
+        ("POST", "throttle") => parse::<Throttle>(body)
+            .and_then(|t| region_named(t.region.clone()).map(|_| t))
+            .map(|t| {
+                fake.with_region(&t.region, |r| match t.scale {
+                    Some(scale) => r.throttle.enable(scale),
+                    None => r.throttle.disable(),
+                });
+                ok(json!({ "region": t.region, "scale": t.scale }))
+            }),
+        ("POST", "clock") => parse::<Advance>(body)
+            .and_then(|a| region_named(a.region.clone()).map(|_| a))
+            .map(|a| {
+                let now = fake.with_region(&a.region, |r| {
+                    r.clock.advance(Duration::from_secs(a.advance_seconds));
+                    r.clock.now_datetime()
+                });
+                ok(json!({
+                    "region": a.region,
+                    "now": crate::protocol::xml::format_timestamp(now),
+                }))
+            }),
+        ("POST", "reset") => {
+            fake.reset();
+            Ok(ok(json!({ "reset": true })))
+        }
+        (_, "calls" | "faults" | "throttle" | "clock" | "reset") => Err(bad(
+            405,
+            format!("{method} is not served on {PREFIX}{path}"),
+        )),
+        _ => Err(bad(404, format!("no control endpoint {PREFIX}{path}"))),
+    };
+    result.unwrap_or_else(|reply| reply)
+}

@@ -1,0 +1,152 @@
+//! The control endpoint as another language would use it: plain HTTP and JSON under
+//! `/_fakeaws/`, while the official SDK talks to the same fake.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use aws_sdk_ec2::config::retry::RetryConfig;
+use aws_sdk_ec2::error::ProvideErrorMetadata;
+use serde_json::{Value, json};
+
+/// One HTTP/1.1 request; the status and the JSON body of the answer.
+fn http(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status: u16 = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    let (_, payload) = raw.split_once("\r\n\r\n").unwrap();
+    (status, serde_json::from_str(payload).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_throttling_clock_calls_and_reset_over_http() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let addr = fake.addr();
+    let ec2 = aws_sdk_ec2::Client::from_conf(
+        fake.ec2_client()
+            .config()
+            .to_builder()
+            .retry_config(RetryConfig::disabled())
+            .build(),
+    );
+    let call = move |method: &'static str, path: &'static str, body: Value| {
+        let body = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        tokio::task::spawn_blocking(move || http(addr, method, path, &body))
+    };
+
+    // A fault rule: the first CreateVpc answers a named error, and nothing is created.
+    let (status, reply) = call(
+        "POST",
+        "/_fakeaws/faults",
+        json!({
+            "on": {"service": "ec2", "action": "CreateVpc"},
+            "when": {"nth": {"n": 1, "times": 1}},
+            "effect": {"error": {"code": "VpcLimitExceeded", "status": 400,
+                                 "message": "The maximum number of VPCs has been reached."}}
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!((status, reply["rules"].clone()), (200, json!(1)));
+    let err = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some("VpcLimitExceeded"));
+    ec2.create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap();
+    let (_, calls) = call("GET", "/_fakeaws/calls", Value::Null).await.unwrap();
+    let creates: Vec<Value> = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "CreateVpc")
+        .map(|c| c["error"].clone())
+        .collect();
+    assert_eq!(creates, [json!("VpcLimitExceeded"), Value::Null]);
+    let (status, _) = call("DELETE", "/_fakeaws/faults", Value::Null)
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let (_, rules) = call("GET", "/_fakeaws/faults", Value::Null).await.unwrap();
+    assert_eq!(rules, json!([]));
+
+    // Throttling on, then off.
+    call(
+        "POST",
+        "/_fakeaws/throttle",
+        json!({"region": "us-east-1", "scale": 0.02}),
+    )
+    .await
+    .unwrap();
+    ec2.describe_vpcs().send().await.unwrap();
+    let err = ec2.describe_vpcs().send().await.unwrap_err();
+    assert_eq!(err.code(), Some("RequestLimitExceeded"));
+    call(
+        "POST",
+        "/_fakeaws/throttle",
+        json!({"region": "us-east-1", "scale": null}),
+    )
+    .await
+    .unwrap();
+    ec2.describe_vpcs().send().await.unwrap();
+
+    // The clock of a standalone fake moves forward on request.
+    let before = std::time::SystemTime::now();
+    let (status, moved) = call(
+        "POST",
+        "/_fakeaws/clock",
+        json!({"region": "us-east-1", "advanceSeconds": 7200}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200);
+    let now = aws_smithy_types::DateTime::from_str(
+        moved["now"].as_str().unwrap(),
+        aws_smithy_types::date_time::Format::DateTime,
+    )
+    .unwrap();
+    let now = std::time::SystemTime::try_from(now).unwrap();
+    assert!(now.duration_since(before).unwrap().as_secs() >= 7199);
+
+    // Mistakes get a JSON error, and change nothing.
+    let (status, reply) = call("POST", "/_fakeaws/faults", json!({"when": "sometimes"}))
+        .await
+        .unwrap();
+    assert_eq!(status, 400, "{reply}");
+    assert!(reply["error"].as_str().unwrap().contains("not valid"));
+    let (status, _) = call(
+        "POST",
+        "/_fakeaws/clock",
+        json!({"region": "Mars", "advanceSeconds": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 400);
+    let (status, _) = call("GET", "/_fakeaws/nothing", Value::Null).await.unwrap();
+    assert_eq!(status, 404);
+
+    // Reset: the account as it started.
+    call("POST", "/_fakeaws/reset", Value::Null).await.unwrap();
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "only the default VPC again");
+    assert_eq!(vpcs.vpcs()[0].is_default(), Some(true));
+}
