@@ -1114,3 +1114,83 @@ async fn a_bastion_in_a_preexisting_public_subnet_gets_a_public_address() {
     down(&a, &c).await;
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
+
+/// A NAT gateway that AWS fails (as it does when a subnet has no free address) is deleted and
+/// replaced with a new ClientToken, its Elastic IP reused; the cluster becomes ready and delete
+/// leaves nothing.
+#[tokio::test]
+async fn a_failed_nat_gateway_is_deleted_and_replaced() {
+    let fake = fake().await;
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.fail_next(
+            fakeaws::sim::transitions::Subject::NatGateway,
+            "InsufficientFreeAddressesInSubnet",
+            "Subnet has insufficient free addresses to create this NAT gateway",
+        )
+    });
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n");
+    let o = up(&a, &c).await;
+    assert!(o.status.ready);
+    let vpc_id = o.status.vpc.unwrap().id;
+    let nats = ec2
+        .describe_nat_gateways()
+        .filter(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut states: Vec<(String, Option<String>)> = nats
+        .nat_gateways()
+        .iter()
+        .map(|n| {
+            (
+                n.state().unwrap().as_str().to_string(),
+                n.failure_code().map(String::from),
+            )
+        })
+        .collect();
+    states.sort();
+    assert_eq!(
+        states,
+        [
+            ("available".to_string(), None),
+            (
+                "deleted".to_string(),
+                Some("InsufficientFreeAddressesInSubnet".to_string())
+            ),
+        ],
+        "the failed gateway deleted, one available in its place"
+    );
+    let addresses = ec2
+        .describe_addresses()
+        .filters(filter(
+            "tag:sigs.k8s.io/cluster-api-provider-aws/cluster/c1",
+            &["owned"],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(addresses.addresses().len(), 1, "the Elastic IP is reused");
+    let available = nats
+        .nat_gateways()
+        .iter()
+        .find(|n| n.failure_code().is_none())
+        .unwrap();
+    let routes = ec2
+        .describe_route_tables()
+        .filters(filter(
+            "route.nat-gateway-id",
+            &[available.nat_gateway_id().unwrap()],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        routes.route_tables().len(),
+        1,
+        "the private subnet routes to it"
+    );
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}

@@ -248,24 +248,32 @@ pub fn advance(region: &mut Region, id: &str) {
         NatGatewayState::Pending => {
             let has_gateway = n.connectivity == ConnectivityType::Private
                 || region.internet_gateway_of(&n.vpc_id).is_some();
-            if has_gateway {
-                if let Some(n) = region.nat_gateways.0.get_mut(id) {
-                    n.state = NatGatewayState::Available;
+            let vpc = n.vpc_id.clone();
+            let failure = match region.transitions.take_failure(Subject::NatGateway) {
+                Some(asked) => Some(asked),
+                None if has_gateway => None,
+                None => Some((
+                    Code::GatewayNotAttached.as_str().to_string(),
+                    format!("Network {vpc} has no Internet gateway attached"),
+                )),
+            };
+            match failure {
+                None => {
+                    if let Some(n) = region.nat_gateways.0.get_mut(id) {
+                        n.state = NatGatewayState::Available;
+                    }
                 }
-            } else {
-                let vpc = n.vpc_id.clone();
-                release_resources(region, id);
-                if let Some(n) = region.nat_gateways.0.get_mut(id) {
-                    n.state = NatGatewayState::Failed;
-                    n.failure = Some((
-                        Code::GatewayNotAttached.as_str().into(),
-                        format!("Network {vpc} has no Internet gateway attached"),
-                    ));
+                Some(failure) => {
+                    release_resources(region, id);
+                    if let Some(n) = region.nat_gateways.0.get_mut(id) {
+                        n.state = NatGatewayState::Failed;
+                        n.failure = Some(failure);
+                    }
+                    let now = region.clock.now();
+                    region
+                        .transitions
+                        .schedule(now, Subject::NatGatewayPurge, id);
                 }
-                let now = region.clock.now();
-                region
-                    .transitions
-                    .schedule(now, Subject::NatGatewayPurge, id);
             }
         }
         NatGatewayState::Deleting => {
@@ -348,9 +356,10 @@ pub fn delete_nat_gateway(
 ) -> Result<DeleteNatGatewayResult, ApiError> {
     let id = input.nat_gateway_id;
     let n = find(region, &id)?;
+    // A failed gateway can be deleted too, and goes the same way.
     if matches!(
         n.state,
-        NatGatewayState::Pending | NatGatewayState::Available
+        NatGatewayState::Pending | NatGatewayState::Available | NatGatewayState::Failed
     ) {
         if let Some(n) = region.nat_gateways.0.get_mut(&id) {
             n.state = NatGatewayState::Deleting;

@@ -5,7 +5,7 @@
 //! poll. A test can hold a subject's steps (and release them later), or give them a delay and
 //! advance the virtual clock, without sleeping.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, SystemTime};
 
 /// What a scheduled step applies to.
@@ -40,6 +40,7 @@ pub struct Transitions {
     seq: u64,
     held: BTreeSet<Subject>,
     delays: BTreeMap<Subject, Duration>,
+    failures: BTreeMap<Subject, VecDeque<(String, String)>>,
 }
 
 impl Transitions {
@@ -82,6 +83,21 @@ impl Transitions {
     /// Sets the delay of `subject`'s future steps.
     pub fn set_delay(&mut self, subject: Subject, delay: Duration) {
         self.delays.insert(subject, delay);
+    }
+
+    /// Makes the next step of `subject` out of its transient state fail, the way AWS reports
+    /// it: `code` and `message` (for a NAT gateway: `failed` with that failure code and
+    /// message). Several calls fail as many steps, in order.
+    pub fn fail_next(&mut self, subject: Subject, code: &str, message: &str) {
+        self.failures
+            .entry(subject)
+            .or_default()
+            .push_back((code.to_string(), message.to_string()));
+    }
+
+    /// The failure the next step of `subject` must take, if one was asked for.
+    pub fn take_failure(&mut self, subject: Subject) -> Option<(String, String)> {
+        self.failures.get_mut(&subject)?.pop_front()
     }
 
     /// The number of steps waiting.

@@ -43,6 +43,17 @@ fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The ClientToken of the NAT gateway of `zone` in `subnet_id`, after `replaced` gateways of
+/// that name failed or were deleted (the first one's token has no generation).
+fn token(cluster: &str, zone: &str, subnet_id: &str, replaced: usize) -> String {
+    let generation = replaced.to_string();
+    let mut parts = vec![cluster, "nat", zone, subnet_id];
+    if replaced > 0 {
+        parts.push(&generation);
+    }
+    ownership::client_token(&parts)
+}
+
 /// Reconciles the NAT gateways (and their addresses).
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
@@ -56,7 +67,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .describe_nat_gateways()
             .filter(filter("vpc-id", &[&vpc_id]))
             .filter(s.owned_filter())
-            .filter(filter("state", &["pending", "available", "failed"]))
+            .filter(filter(
+                "state",
+                &["pending", "available", "failed", "deleting", "deleted"],
+            ))
             .send()
             .await
             .map_err(aws("DescribeNatGateways"))?
@@ -77,9 +91,15 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     };
     for (zone, subnet_id) in wanted {
         let name = format!("{}-nat-{zone}", s.name());
-        if let Some(n) = current.iter().find(|n| {
-            ownership::ec2_tag(n.tags(), "Name") == Some(name.as_str())
-                && n.state() != Some(&NatGatewayState::Failed)
+        let named: Vec<&NatGateway> = current
+            .iter()
+            .filter(|n| ownership::ec2_tag(n.tags(), "Name") == Some(name.as_str()))
+            .collect();
+        if let Some(n) = named.iter().find(|n| {
+            matches!(
+                n.state(),
+                Some(NatGatewayState::Pending | NatGatewayState::Available)
+            )
         }) {
             let id = n.nat_gateway_id().unwrap_or_default().to_string();
             let state = n
@@ -103,16 +123,41 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             });
             continue;
         }
-        if let Some(failed) = current.iter().find(|n| {
-            ownership::ec2_tag(n.tags(), "Name") == Some(name.as_str())
-                && n.state() == Some(&NatGatewayState::Failed)
-        }) {
-            return Err(Error::Conflict(format!(
-                "NAT gateway {} failed: {}",
-                failed.nat_gateway_id().unwrap_or_default(),
+        // A failed gateway is deleted and replaced (its Elastic IP is free again); the
+        // replacement gets a new ClientToken, or AWS would answer the failed one again.
+        for failed in named
+            .iter()
+            .filter(|n| n.state() == Some(&NatGatewayState::Failed))
+        {
+            let id = failed.nat_gateway_id().unwrap_or_default().to_string();
+            if s.act(format!(
+                "delete failed nat gateway {id} ({}: {})",
+                failed.failure_code().unwrap_or_default(),
                 failed.failure_message().unwrap_or_default()
-            )));
+            )) {
+                let r = s
+                    .ec2()
+                    .delete_nat_gateway()
+                    .nat_gateway_id(&id)
+                    .send()
+                    .await
+                    .map_err(aws("DeleteNatGateway"));
+                s.settle(&format!("nat gateway {id}"), r)?;
+            }
         }
+        let replaced = named
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.state(),
+                    Some(
+                        NatGatewayState::Failed
+                            | NatGatewayState::Deleting
+                            | NatGatewayState::Deleted
+                    )
+                )
+            })
+            .count();
         // An address of ours for this zone that is free, else a new one.
         let eip_name = format!("{}-eip-nat-{zone}", s.name());
         let free = addresses.iter().find(|a| {
@@ -152,12 +197,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .create_nat_gateway()
             .subnet_id(&subnet_id)
             .allocation_id(&allocation_id)
-            .client_token(ownership::client_token(&[
-                s.name(),
-                "nat",
-                &zone,
-                &subnet_id,
-            ]))
+            .client_token(token(s.name(), &zone, &subnet_id, replaced))
             .tag_specifications(s.tag_spec(ResourceType::Natgateway, "nat", &name))
             .send()
             .await
