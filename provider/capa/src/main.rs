@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use provider::MachineActuator;
+use provider::aws_error::Action;
 use provider::cluster::Outcome;
 use provider::machine::{MachineOutcome, MachineStatus};
 use provider::spec::{Cluster, Machine};
@@ -101,10 +102,27 @@ async fn drive(
 ) -> Result<Outcome, Error> {
     let start = Instant::now();
     loop {
-        let outcome = if delete {
-            actuator.delete(cluster).await?
+        let result = if delete {
+            actuator.delete(cluster).await
         } else {
-            actuator.reconcile(cluster).await?
+            actuator.reconcile(cluster).await
+        };
+        // Transient errors (throttling, outages, dependencies still going away) are retried
+        // by the error policy, with a visible line; anything else stops here.
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(e) => match provider::error::error_policy(&e) {
+                Action::Requeue(after) if start.elapsed() <= timeout => {
+                    tracing::info!(
+                        target: "capa::progress",
+                        "retrying in {:.1} s: {e}",
+                        after.min(poll).as_secs_f64()
+                    );
+                    tokio::time::sleep(after.min(poll)).await;
+                    continue;
+                }
+                Action::Requeue(_) | Action::Fail | Action::Ignore => return Err(e),
+            },
         };
         let Some(after) = outcome.requeue_after() else {
             return Ok(outcome);

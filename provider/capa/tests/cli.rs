@@ -263,3 +263,70 @@ async fn up_with_machines_then_machine_commands() {
     let vpcs = ec2.describe_vpcs().send().await.unwrap();
     assert_eq!(vpcs.vpcs().len(), 1, "only the default VPC is left");
 }
+
+/// `capa up` rides out transient AWS errors (here every attempt the SDK makes at the first
+/// CreateVpc answers 500) with a visible retry line, and stops at once, with AWS's code, on
+/// an error no retry mends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_retries_transient_errors_and_stops_on_the_others() {
+    use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
+
+    let create_vpc = |effect: Effect, times: u64| Rule {
+        on: Match {
+            action: Some("CreateVpc".into()),
+            ..Match::default()
+        },
+        when: Trigger::Nth { n: 1, times },
+        effect,
+    };
+    let up = |endpoint: String| {
+        tokio::task::spawn_blocking(move || {
+            capa(&[
+                "up",
+                "-f",
+                example().to_str().unwrap(),
+                "--endpoint",
+                &endpoint,
+            ])
+        })
+    };
+
+    let fake = fakeaws::spawn().await.unwrap();
+    fake.fake()
+        .with_faults(|f| f.add(create_vpc(Effect::InternalError, 3)));
+    let out = up(fake.endpoint().to_string()).await.unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("retrying in"), "{stderr}");
+    assert!(stderr.contains("InternalError"), "{stderr}");
+    let vpcs = fake
+        .ec2_client()
+        .describe_vpcs()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("tag:sigs.k8s.io/cluster-api-provider-aws/cluster/demo")
+                .values("owned")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(vpcs.vpcs().len(), 1, "one VPC, however many retries");
+
+    let fake = fakeaws::spawn().await.unwrap();
+    fake.fake().with_faults(|f| {
+        f.add(create_vpc(
+            Effect::Error {
+                code: "VpcLimitExceeded".into(),
+                status: 400,
+                message: "The maximum number of VPCs has been reached.".into(),
+            },
+            1,
+        ))
+    });
+    let out = up(fake.endpoint().to_string()).await.unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("VpcLimitExceeded"), "{stderr}");
+    assert!(!stderr.contains("retrying in"), "{stderr}");
+}
