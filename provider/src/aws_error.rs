@@ -47,8 +47,11 @@ pub enum Class {
     NotAttached,
     /// The account's request rate is exceeded (`RequestLimitExceeded`, `Throttling`).
     Throttled,
-    /// AWS failed or could not be reached (`InternalError`, `Unavailable`, no answer).
+    /// AWS failed for now (`InternalError`, `Unavailable`).
     Unavailable,
+    /// No answer came at all, even after the SDK's own retries (connection refused, DNS,
+    /// TLS): a wrong endpoint or no network, which waiting does not mend.
+    Unreachable,
     /// Anything else: the request itself is wrong, or AWS refuses it for good.
     Other,
 }
@@ -78,8 +81,10 @@ impl Class {
             "DuplicateLoadBalancerName" | "DuplicateTagKeys" => Class::Duplicate,
             "Gateway.NotAttached" => Class::NotAttached,
             "RequestLimitExceeded" | "Throttling" | "ThrottlingException" => Class::Throttled,
-            "InternalError" | "InternalFailure" | "Unavailable" | "ServiceUnavailable"
-            | UNREACHABLE => Class::Unavailable,
+            "InternalError" | "InternalFailure" | "Unavailable" | "ServiceUnavailable" => {
+                Class::Unavailable
+            }
+            UNREACHABLE => Class::Unreachable,
             _ => Class::Other,
         }
     }
@@ -93,7 +98,7 @@ impl Class {
             Class::Dependency => Action::Requeue(Duration::from_secs(15)),
             Class::Throttled => Action::Requeue(Duration::from_secs(30)),
             Class::Unavailable => Action::Requeue(Duration::from_secs(10)),
-            Class::Duplicate | Class::Other => Action::Fail,
+            Class::Duplicate | Class::Unreachable | Class::Other => Action::Fail,
         }
     }
 }
@@ -173,7 +178,7 @@ mod tests {
             ("RequestLimitExceeded", Class::Throttled),
             ("Throttling", Class::Throttled),
             ("InternalError", Class::Unavailable),
-            (UNREACHABLE, Class::Unavailable),
+            (UNREACHABLE, Class::Unreachable),
             ("InvalidParameterValue", Class::Other),
         ] {
             assert_eq!(Class::of(code), class, "{code}");
@@ -186,5 +191,6 @@ mod tests {
         assert!(matches!(Class::NotFoundYet.action(), Action::Requeue(_)));
         assert!(matches!(Class::Throttled.action(), Action::Requeue(_)));
         assert_eq!(Class::Other.action(), Action::Fail);
+        assert_eq!(Class::Unreachable.action(), Action::Fail);
     }
 }
