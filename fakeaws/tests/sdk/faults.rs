@@ -9,7 +9,7 @@ use aws_sdk_ec2::config::retry::RetryConfig;
 use aws_sdk_ec2::types::InstanceType;
 use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
 
-use crate::{code, empty_fake, filter, image};
+use crate::{code, empty_fake, filter, image, subnet, vpc};
 
 const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
 
@@ -155,29 +155,9 @@ async fn server_errors_are_retried_and_named_errors_are_not() {
         ));
     });
     let ec2 = quick_retries(&fake);
-    let vpc = ec2
-        .create_vpc()
-        .cidr_block("10.0.0.0/16")
-        .send()
-        .await
-        .unwrap()
-        .vpc
-        .unwrap()
-        .vpc_id
-        .unwrap();
+    let vpc = vpc(&ec2, "10.0.0.0/16").await;
     ec2.create_internet_gateway().send().await.unwrap();
-    let subnet = ec2
-        .create_subnet()
-        .vpc_id(&vpc)
-        .cidr_block("10.0.0.0/24")
-        .availability_zone("us-east-1a")
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
+    let subnet = subnet(&ec2, &vpc, "10.0.0.0/24", "us-east-1a").await;
     let ami = image(&ec2, AMI).await;
     let run = ec2
         .run_instances()
@@ -225,28 +205,8 @@ async fn server_errors_are_retried_and_named_errors_are_not() {
 async fn a_lost_answer_did_the_work_and_the_retry_replays_it() {
     let fake = empty_fake().await;
     let ec2 = quick_retries(&fake);
-    let vpc = ec2
-        .create_vpc()
-        .cidr_block("10.0.0.0/16")
-        .send()
-        .await
-        .unwrap()
-        .vpc
-        .unwrap()
-        .vpc_id
-        .unwrap();
-    let subnet = ec2
-        .create_subnet()
-        .vpc_id(&vpc)
-        .cidr_block("10.0.0.0/24")
-        .availability_zone("us-east-1a")
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
+    let vpc = vpc(&ec2, "10.0.0.0/16").await;
+    let subnet = subnet(&ec2, &vpc, "10.0.0.0/24", "us-east-1a").await;
     let ami = image(&ec2, AMI).await;
     fake.fake().with_faults(|f| {
         f.add(rule(
