@@ -312,6 +312,51 @@ async fn a_lost_run_instances_answer_makes_no_twin() {
     assert_eq!(lb_members(&w.fake.elb_client()).await.len(), 1);
 }
 
+/// A launch AWS could not complete (the instance ends `terminated` with a `Server.*` reason)
+/// is launched again, with a new ClientToken, on the next create: one running instance.
+#[tokio::test]
+async fn a_launch_that_aws_fails_is_launched_again() {
+    let w = world().await;
+    w.fake.fake().with_region("us-east-1", |r| {
+        r.transitions.fail_next(
+            fakeaws::sim::transitions::Subject::Instance,
+            "Server.InsufficientInstanceCapacity",
+            "Server.InsufficientInstanceCapacity: Insufficient capacity.",
+        )
+    });
+    let node = machine("c1-node-0", "node", "join");
+    let m = MachineActuator::new(w.clients.clone());
+    let first = m.create(&w.cluster, &node, None).await.unwrap();
+    let first_id = first.status.clone().unwrap().instance_id;
+    let ec2 = w.fake.ec2_client();
+    // AWS ends it; the next create finds none alive and launches another.
+    let mut status = first.status;
+    for _ in 0..3 {
+        let o = m.create(&w.cluster, &node, status.as_ref()).await.unwrap();
+        status = o.status;
+        if instances_named(&ec2, "c1-node-0").await.len() == 1
+            && status.as_ref().is_some_and(|s| s.state == "running")
+        {
+            break;
+        }
+    }
+    let live = instances_named(&ec2, "c1-node-0").await;
+    assert_eq!(live.len(), 1, "one instance alive");
+    let live_id = live[0].instance_id().unwrap().to_string();
+    assert_ne!(live_id, first_id, "a new instance, not the failed one");
+    let failed = ec2
+        .describe_instances()
+        .instance_ids(&first_id)
+        .send()
+        .await
+        .unwrap();
+    let failed = &failed.reservations()[0].instances()[0];
+    assert_eq!(
+        failed.state_reason().unwrap().code(),
+        Some("Server.InsufficientInstanceCapacity")
+    );
+}
+
 #[tokio::test]
 async fn update_converges_mutable_fields_and_refuses_immutable_ones() {
     let w = world().await;

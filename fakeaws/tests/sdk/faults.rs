@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use aws_sdk_ec2::client::Waiters;
 use aws_sdk_ec2::config::retry::RetryConfig;
 use aws_sdk_ec2::types::InstanceType;
 use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
@@ -270,4 +271,111 @@ async fn probable_faults_replay_with_the_seed() {
     let first = errors().await;
     assert_eq!(first, errors().await, "the same seed fires the same faults");
     assert!(first.iter().any(|e| *e) && first.iter().any(|e| !*e));
+}
+
+/// Asynchronous states fail the way AWS reports them: a launch AWS cannot complete ends
+/// `terminated` with a `Server.*` state reason (its interface and volume released), and a
+/// registration that fails its health check stays `OutOfService`.
+#[tokio::test]
+async fn launches_and_registrations_fail_as_aws_reports_them() {
+    use fakeaws::sim::transitions::Subject;
+
+    let fake = fakeaws::spawn().await.unwrap();
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.fail_next(
+            Subject::Instance,
+            "Server.InsufficientInstanceCapacity",
+            "Server.InsufficientInstanceCapacity: Insufficient capacity.",
+        );
+        r.transitions.fail_next(
+            Subject::LoadBalancerRegistration,
+            "Instance.FailedHealthCheck",
+            "Instance has failed at least the UnhealthyThreshold number of health checks.",
+        );
+    });
+    let ec2 = no_retries(&fake);
+    let ami = image(&ec2, AMI).await;
+    let launch = || {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::T3Small)
+            .min_count(1)
+            .max_count(1)
+            .send()
+    };
+    let failed = launch().await.unwrap().instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&failed)
+        .send()
+        .await
+        .unwrap();
+    let i = &d.reservations()[0].instances()[0];
+    assert_eq!(i.state().unwrap().name().unwrap().as_str(), "terminated");
+    assert_eq!(
+        i.state_reason().unwrap().code(),
+        Some("Server.InsufficientInstanceCapacity")
+    );
+    let left = ec2
+        .describe_network_interfaces()
+        .filters(filter("attachment.instance-id", &[&failed]))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        left.network_interfaces().is_empty(),
+        "its interface is gone"
+    );
+    // The next launch is fine.
+    let ok = launch().await.unwrap().instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    ec2.wait_until_instance_running()
+        .instance_ids(&ok)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    let elb = fake.elb_client();
+    elb.create_load_balancer()
+        .load_balancer_name("web")
+        .availability_zones("us-east-1a")
+        .listeners(
+            aws_sdk_elasticloadbalancing::types::Listener::builder()
+                .protocol("TCP")
+                .load_balancer_port(80)
+                .instance_port(80)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    elb.register_instances_with_load_balancer()
+        .load_balancer_name("web")
+        .instances(
+            aws_sdk_elasticloadbalancing::types::Instance::builder()
+                .instance_id(&ok)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        let health = elb
+            .describe_instance_health()
+            .load_balancer_name("web")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            health.instance_states()[0].state(),
+            Some("OutOfService"),
+            "a failed registration stays out of service"
+        );
+    }
 }

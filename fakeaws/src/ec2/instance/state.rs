@@ -24,6 +24,24 @@ fn user_initiated_shutdown() -> (String, String) {
     )
 }
 
+/// Ends instance `id`: its interface and the volumes that go with it are released, it is
+/// `terminated` with `reason`, and it is forgotten after AWS's hour.
+fn terminate_now(region: &mut Region, id: &str, eni: &str, reason: (String, String)) {
+    let volumes: Vec<String> = region
+        .instances
+        .get(id)
+        .map(|i| i.volumes.iter().map(|(_, v)| v.clone()).collect())
+        .unwrap_or_default();
+    network_interface::delete(region, eni);
+    volume::release_for(region, id, &volumes);
+    if let Some(i) = region.instances.0.get_mut(id) {
+        i.state = InstanceStateName::Terminated;
+        i.state_reason = Some(reason);
+    }
+    let now = region.clock.now();
+    region.transitions.schedule(now, Subject::InstancePurge, id);
+}
+
 /// Moves an instance out of `pending`, `stopping` or `shutting-down`.
 pub fn advance(region: &mut Region, id: &str) {
     let Some((state, eni, subnet_id)) = region
@@ -34,6 +52,12 @@ pub fn advance(region: &mut Region, id: &str) {
         return;
     };
     match state {
+        InstanceStateName::Pending
+            if let Some(reason) = region.transitions.take_failure(Subject::Instance) =>
+        {
+            // A launch AWS could not complete: terminated, with its Server.* state reason.
+            terminate_now(region, id, &eni, reason);
+        }
         InstanceStateName::Pending => {
             let maps = region
                 .subnets
@@ -79,19 +103,7 @@ pub fn advance(region: &mut Region, id: &str) {
             }
         }
         InstanceStateName::ShuttingDown => {
-            let volumes: Vec<String> = region
-                .instances
-                .get(id)
-                .map(|i| i.volumes.iter().map(|(_, v)| v.clone()).collect())
-                .unwrap_or_default();
-            network_interface::delete(region, &eni);
-            volume::release_for(region, id, &volumes);
-            if let Some(i) = region.instances.0.get_mut(id) {
-                i.state = InstanceStateName::Terminated;
-                i.state_reason = Some(user_initiated_shutdown());
-            }
-            let now = region.clock.now();
-            region.transitions.schedule(now, Subject::InstancePurge, id);
+            terminate_now(region, id, &eni, user_initiated_shutdown());
         }
         _ => {}
     }

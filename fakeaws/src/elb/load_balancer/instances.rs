@@ -87,6 +87,15 @@ pub fn advance(region: &mut Region, key: &str) {
     let Some((name, id)) = key.split_once('\n') else {
         return;
     };
+    // A registration asked to fail stays OutOfService, as an instance failing its health
+    // check does.
+    if region
+        .transitions
+        .take_failure(Subject::LoadBalancerRegistration)
+        .is_some()
+    {
+        return;
+    }
     if let Some(slot) = region
         .load_balancers
         .0
