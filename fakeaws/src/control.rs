@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::server::Fake;
-use crate::sim::faults::Rule;
+use crate::sim::faults::parse_rules;
 
 /// The path prefix of the control endpoint.
 pub const PREFIX: &str = "/_fakeaws/";
@@ -46,13 +46,6 @@ fn bad(status: u16, message: impl Into<String>) -> Reply {
         status,
         body: json!({ "error": message.into() }),
     }
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Rules {
-    One(Rule),
-    Many(Vec<Rule>),
 }
 
 #[derive(Deserialize)]
@@ -88,19 +81,17 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
         ("GET", "faults") => Ok(ok(json!(
             fake.with_faults(|f| f.rules().cloned().collect::<Vec<_>>())
         ))),
-        ("POST", "faults") => parse::<Rules>(body).map(|rules| {
-            let rules = match rules {
-                Rules::One(r) => vec![r],
-                Rules::Many(rs) => rs,
-            };
-            let count = fake.with_faults(|f| {
-                for r in rules {
-                    f.add(r);
-                }
-                f.rules().count()
-            });
-            ok(json!({ "rules": count }))
-        }),
+        ("POST", "faults") => parse_rules(body)
+            .map_err(|e| bad(400, format!("the body is not valid: {e}")))
+            .map(|rules| {
+                let count = fake.with_faults(|f| {
+                    for r in rules {
+                        f.add(r);
+                    }
+                    f.rules().count()
+                });
+                ok(json!({ "rules": count }))
+            }),
         ("DELETE", "faults") => {
             fake.with_faults(crate::sim::faults::Faults::clear);
             Ok(ok(json!({ "rules": 0 })))

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_ec2::error::ProvideErrorMetadata;
 
 #[tokio::test]
 async fn binary_serves_and_stops_on_ctrl_c() {
@@ -52,4 +53,61 @@ async fn binary_serves_and_stops_on_ctrl_c() {
     assert!(status.success());
     let exit = child.wait().unwrap();
     assert!(exit.success(), "fakeaws exits cleanly on SIGINT: {exit:?}");
+}
+
+/// `--faults FILE` starts the server with fault rules; a file that is not rules is refused at
+/// start with a clear message.
+#[tokio::test]
+async fn binary_starts_with_the_fault_rules_of_a_file() {
+    let dir = std::env::temp_dir().join(format!("fakeaws-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("faults.json");
+    std::fs::write(
+        &file,
+        r#"[{"on": {"action": "CreateVpc"}, "when": {"nth": {"n": 1, "times": 1}},
+             "effect": {"error": {"code": "VpcLimitExceeded", "status": 400,
+                                  "message": "The maximum number of VPCs has been reached."}}}]"#,
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(["--port", "0", "--faults", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let endpoint = line
+        .trim()
+        .strip_prefix("fakeaws listening on ")
+        .expect(&line)
+        .to_string();
+    let conf = aws_sdk_ec2::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
+        .endpoint_url(&endpoint)
+        .build();
+    let ec2 = aws_sdk_ec2::Client::from_conf(conf);
+    let first = ec2.create_vpc().cidr_block("10.0.0.0/16").send().await;
+    assert_eq!(first.unwrap_err().code(), Some("VpcLimitExceeded"));
+    ec2.create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .send()
+        .await
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    std::fs::write(&file, r#"{"when": "sometimes"}"#).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(["--port", "0", "--faults", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not fault rules"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -93,6 +93,22 @@ pub struct Rule {
     pub effect: Effect,
 }
 
+/// Rules written as JSON: one rule, or a list of rules (the format of the control endpoint
+/// and of `fakeaws --faults FILE`).
+pub fn parse_rules(json: &[u8]) -> Result<Vec<Rule>, String> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Rules {
+        One(Rule),
+        Many(Vec<Rule>),
+    }
+    match serde_json::from_slice::<Rules>(json) {
+        Ok(Rules::One(r)) => Ok(vec![r]),
+        Ok(Rules::Many(rs)) => Ok(rs),
+        Err(e) => Err(format!("not fault rules: {e}")),
+    }
+}
+
 /// The fault rules of a fake account, with how many calls each has seen.
 #[derive(Debug, Clone)]
 pub struct Faults {
