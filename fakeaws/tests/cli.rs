@@ -54,6 +54,11 @@ struct Cli {
 
 impl Cli {
     fn run(&self, args: &[&str]) -> Result<Value, String> {
+        self.attempts(args, "1")
+    }
+
+    /// Runs the CLI with `AWS_MAX_ATTEMPTS` set to `attempts`.
+    fn attempts(&self, args: &[&str], attempts: &str) -> Result<Value, String> {
         let out = Command::new(&self.aws)
             .args(["--endpoint-url", &self.endpoint, "--output", "json"])
             .args(args)
@@ -63,7 +68,7 @@ impl Cli {
             .env("AWS_CONFIG_FILE", "/nonexistent")
             .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
             .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("AWS_MAX_ATTEMPTS", "1")
+            .env("AWS_MAX_ATTEMPTS", attempts)
             .output()
             .expect("the aws CLI runs");
         if !out.status.success() {
@@ -706,6 +711,64 @@ async fn aws_cli_signatures_are_verified() {
         assert!(err.contains("SignatureDoesNotMatch"), "{err}");
         let err = wrong.run(&["elb", "describe-load-balancers"]).unwrap_err();
         assert!(err.contains("SignatureDoesNotMatch"), "{err}");
+    })
+    .await
+    .unwrap();
+}
+
+/// The CLI (botocore's retry handler) retries a throttled call, as it does against AWS, and a
+/// CLI that does not retry sees AWS's code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_cli_retries_a_throttled_call() {
+    use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
+
+    let fake = fakeaws::spawn().await.unwrap();
+    fake.fake().with_faults(|f| {
+        f.add(Rule {
+            on: Match {
+                action: Some("DescribeVpcs".into()),
+                ..Match::default()
+            },
+            when: Trigger::Nth { n: 1, times: 1 },
+            effect: Effect::Error {
+                code: "RequestLimitExceeded".into(),
+                status: 503,
+                message: "Request limit exceeded.".into(),
+            },
+        })
+    });
+    let cli = Cli {
+        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
+        endpoint: fake.endpoint().to_string(),
+        secret: "not-a-secret",
+    };
+    let fake2 = fake.fake().clone();
+    tokio::task::spawn_blocking(move || {
+        let vpcs = cli.attempts(&["ec2", "describe-vpcs"], "3").unwrap();
+        assert_eq!(vpcs["Vpcs"].as_array().unwrap().len(), 1);
+        let errors: Vec<Option<String>> = fake2
+            .calls()
+            .into_iter()
+            .filter(|c| c.action == "DescribeVpcs")
+            .map(|c| c.error)
+            .collect();
+        assert_eq!(errors, [Some("RequestLimitExceeded".to_string()), None]);
+        fake2.with_faults(|f| {
+            f.add(Rule {
+                on: Match {
+                    action: Some("DescribeVpcs".into()),
+                    ..Match::default()
+                },
+                when: Trigger::Nth { n: 1, times: 1 },
+                effect: Effect::Error {
+                    code: "RequestLimitExceeded".into(),
+                    status: 503,
+                    message: "Request limit exceeded.".into(),
+                },
+            })
+        });
+        let err = cli.attempts(&["ec2", "describe-vpcs"], "1").unwrap_err();
+        assert!(err.contains("RequestLimitExceeded"), "{err}");
     })
     .await
     .unwrap();
