@@ -722,9 +722,9 @@ async fn aws_cli_signatures_are_verified() {
 async fn aws_cli_retries_a_throttled_call() {
     use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
 
-    let fake = fakeaws::spawn().await.unwrap();
-    fake.fake().with_faults(|f| {
-        f.add(Rule {
+    /// The next DescribeVpcs is throttled.
+    fn throttle_next_describe_vpcs() -> Rule {
+        Rule {
             on: Match {
                 action: Some("DescribeVpcs".into()),
                 ..Match::default()
@@ -735,8 +735,12 @@ async fn aws_cli_retries_a_throttled_call() {
                 status: 503,
                 message: "Request limit exceeded.".into(),
             },
-        })
-    });
+        }
+    }
+
+    let fake = fakeaws::spawn().await.unwrap();
+    fake.fake()
+        .with_faults(|f| f.add(throttle_next_describe_vpcs()));
     let cli = Cli {
         aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
         endpoint: fake.endpoint().to_string(),
@@ -753,20 +757,7 @@ async fn aws_cli_retries_a_throttled_call() {
             .map(|c| c.error)
             .collect();
         assert_eq!(errors, [Some("RequestLimitExceeded".to_string()), None]);
-        fake2.with_faults(|f| {
-            f.add(Rule {
-                on: Match {
-                    action: Some("DescribeVpcs".into()),
-                    ..Match::default()
-                },
-                when: Trigger::Nth { n: 1, times: 1 },
-                effect: Effect::Error {
-                    code: "RequestLimitExceeded".into(),
-                    status: 503,
-                    message: "Request limit exceeded.".into(),
-                },
-            })
-        });
+        fake2.with_faults(|f| f.add(throttle_next_describe_vpcs()));
         let err = cli.attempts(&["ec2", "describe-vpcs"], "1").unwrap_err();
         assert!(err.contains("RequestLimitExceeded"), "{err}");
     })

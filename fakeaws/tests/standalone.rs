@@ -9,10 +9,10 @@ use std::process::{Command, Stdio};
 use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 
-#[tokio::test]
-async fn binary_serves_and_stops_on_ctrl_c() {
+/// Starts the binary with `args`; the child and the endpoint it prints.
+fn start(args: &[&str]) -> (std::process::Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", "0", "--no-default-vpc"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -26,6 +26,12 @@ async fn binary_serves_and_stops_on_ctrl_c() {
         .strip_prefix("fakeaws listening on ")
         .expect(&line)
         .to_string();
+    (child, endpoint)
+}
+
+#[tokio::test]
+async fn binary_serves_and_stops_on_ctrl_c() {
+    let (mut child, endpoint) = start(&["--port", "0", "--no-default-vpc"]);
     assert!(endpoint.starts_with("http://127.0.0.1:"), "{endpoint}");
 
     let conf = aws_sdk_ec2::Config::builder()
@@ -69,21 +75,7 @@ async fn binary_starts_with_the_fault_rules_of_a_file() {
                                   "message": "The maximum number of VPCs has been reached."}}}]"#,
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", "0", "--faults", file.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let endpoint = line
-        .trim()
-        .strip_prefix("fakeaws listening on ")
-        .expect(&line)
-        .to_string();
+    let (mut child, endpoint) = start(&["--port", "0", "--faults", file.to_str().unwrap()]);
     let conf = aws_sdk_ec2::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))

@@ -40,6 +40,16 @@ fn quick_retries(fake: &fakeaws::FakeAws) -> aws_sdk_ec2::Client {
     aws_sdk_ec2::Client::from_conf(conf)
 }
 
+/// The error code of each call of `action` in the call log, in order (`None`: success).
+fn errors_of(fake: &fakeaws::FakeAws, action: &str) -> Vec<Option<String>> {
+    fake.fake()
+        .calls()
+        .into_iter()
+        .filter(|c| c.action == action)
+        .map(|c| c.error)
+        .collect()
+}
+
 fn rule(action: &str, when: Trigger, effect: Effect) -> Rule {
     Rule {
         on: Match {
@@ -119,14 +129,10 @@ async fn a_throttled_call_is_retried_by_the_sdk_and_succeeds() {
         .unwrap();
     let vpcs = ec2.describe_vpcs().send().await.unwrap();
     assert_eq!(vpcs.vpcs().len(), 1, "one VPC, made by the retry");
-    let errors: Vec<Option<String>> = fake
-        .fake()
-        .calls()
-        .into_iter()
-        .filter(|c| c.action == "CreateVpc")
-        .map(|c| c.error)
-        .collect();
-    assert_eq!(errors, [Some("RequestLimitExceeded".to_string()), None]);
+    assert_eq!(
+        errors_of(&fake, "CreateVpc"),
+        [Some("RequestLimitExceeded".to_string()), None]
+    );
 }
 
 #[tokio::test]
@@ -240,14 +246,10 @@ async fn a_lost_answer_did_the_work_and_the_retry_replays_it() {
         .filter_map(|i| i.instance_id().map(String::from))
         .collect();
     assert_eq!(all, [answered], "exactly one instance");
-    let runs: Vec<Option<String>> = fake
-        .fake()
-        .calls()
-        .into_iter()
-        .filter(|c| c.action == "RunInstances")
-        .map(|c| c.error)
-        .collect();
-    assert_eq!(runs, [Some("InternalError".to_string()), None]);
+    assert_eq!(
+        errors_of(&fake, "RunInstances"),
+        [Some("InternalError".to_string()), None]
+    );
 }
 
 #[tokio::test]
