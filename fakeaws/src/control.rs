@@ -4,11 +4,12 @@
 //!
 //! | method and path | body | answer |
 //! |---|---|---|
-//! | `GET /_fakeaws/calls` | | the call log: `[{service, region, action, error}]` |
+//! | `GET /_fakeaws/calls` | | the call log: `[{service, region, action, error, micros}]` |
 //! | `GET /_fakeaws/faults` | | the fault rules |
 //! | `POST /_fakeaws/faults` | a rule, or a list of rules | how many rules there are |
 //! | `DELETE /_fakeaws/faults` | | every rule removed |
 //! | `POST /_fakeaws/throttle` | `{"region": R, "scale": 1.0}` (`null`: off) | |
+//! | `POST /_fakeaws/consistency` | `{"region": R, "create": {"instance": 5}, "tags": 3}` | |
 //! | `POST /_fakeaws/clock` | `{"region": R, "advanceSeconds": N}` | the region's time |
 //! | `POST /_fakeaws/reset` | | every region, the call log and the rules forgotten |
 //!
@@ -53,6 +54,16 @@ fn bad(status: u16, message: impl Into<String>) -> Reply {
 struct Throttle {
     region: String,
     scale: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Lag {
+    region: String,
+    #[serde(default)]
+    create: std::collections::BTreeMap<String, f64>,
+    #[serde(default)]
+    tags: f64,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +116,21 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
                 });
                 ok(json!({ "region": t.region, "scale": t.scale }))
             }),
+        ("POST", "consistency") => parse::<Lag>(body)
+            .and_then(|l| region_named(l.region.clone()).map(|_| l))
+            .and_then(|l| {
+                let windows = crate::sim::consistency::Windows {
+                    create: l.create,
+                    tags: l.tags,
+                };
+                windows
+                    .validate()
+                    .map_err(|e| bad(400, format!("the body is not valid: {e}")))?;
+                fake.with_region(&l.region, |r| {
+                    r.consistency.set_windows(windows.clone());
+                });
+                Ok(ok(json!({ "region": l.region, "windows": windows })))
+            }),
         ("POST", "clock") => parse::<Advance>(body)
             .and_then(|a| region_named(a.region.clone()).map(|_| a))
             .map(|a| {
@@ -121,7 +147,7 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
             fake.reset();
             Ok(ok(json!({ "reset": true })))
         }
-        (_, "calls" | "faults" | "throttle" | "clock" | "reset") => Err(bad(
+        (_, "calls" | "faults" | "throttle" | "consistency" | "clock" | "reset") => Err(bad(
             405,
             format!("{method} is not served on {PREFIX}{path}"),
         )),

@@ -5,6 +5,8 @@
 #[derive(Debug, Clone)]
 pub struct IdGen {
     state: u64,
+    /// The resource ids made since `record`, while recording.
+    recorded: Option<Vec<String>>,
 }
 
 impl IdGen {
@@ -15,7 +17,10 @@ impl IdGen {
             state = state.rotate_left(5) ^ u64::from(b);
             state = state.wrapping_mul(0x100_0000_01B3);
         }
-        IdGen { state }
+        IdGen {
+            state,
+            recorded: None,
+        }
     }
 
     /// The next 64 random bits.
@@ -31,7 +36,21 @@ impl IdGen {
     pub fn resource(&mut self, prefix: &str) -> String {
         let hi = self.next_u64() & 0xF;
         let lo = self.next_u64();
-        format!("{prefix}-{hi:x}{lo:016x}")
+        let id = format!("{prefix}-{hi:x}{lo:016x}");
+        if let Some(recorded) = &mut self.recorded {
+            recorded.push(id.clone());
+        }
+        id
+    }
+
+    /// Starts recording the resource ids made (the consistency layer hides them).
+    pub fn record(&mut self) {
+        self.recorded = Some(Vec::new());
+    }
+
+    /// Stops recording and returns the ids made since [`record`](Self::record).
+    pub fn take_recorded(&mut self) -> Vec<String> {
+        self.recorded.take().unwrap_or_default()
     }
 
     /// A number of `digits` decimal digits (for ELB DNS names).

@@ -57,6 +57,26 @@ pub struct Config {
     /// Request throttling in every region: off (`None`, the default), or AWS's figures times
     /// this scale (`Some(1.0)`: AWS's own). `Region::throttle` changes it per region.
     pub throttling: Option<f64>,
+    /// Eventual consistency in every region: how long new resources stay unknown and tags
+    /// take to show (no lag by default). `Region::consistency` changes it per region.
+    pub consistency: sim::consistency::Windows,
+    /// Fault rules the account starts with (`Fake::with_faults` changes them).
+    pub faults: Vec<sim::faults::Rule>,
+}
+
+impl Config {
+    /// This configuration with a profile's throttling, consistency windows and fault rules
+    /// (see `sim::profile`; `calm` changes nothing).
+    pub fn with_profile(mut self, profile: sim::profile::Profile) -> Self {
+        if profile.throttling.is_some() {
+            self.throttling = profile.throttling;
+        }
+        if !profile.consistency.is_zero() {
+            self.consistency = profile.consistency;
+        }
+        self.faults.extend(profile.rules);
+        self
+    }
 }
 
 impl Default for Config {
@@ -68,6 +88,8 @@ impl Default for Config {
             clock: Clock::Real,
             limits: Limits::default(),
             throttling: None,
+            consistency: sim::consistency::Windows::default(),
+            faults: Vec::new(),
             credentials: std::collections::BTreeMap::new(),
         }
     }

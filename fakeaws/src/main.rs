@@ -27,20 +27,16 @@ struct Args {
     /// any, every signature passes.
     #[arg(long = "credentials", value_name = "ACCESS_KEY:SECRET", value_parser = credential)]
     credentials: Vec<(String, String)>,
-    /// Fault rules to start with: a JSON file holding a rule or a list of rules, in the
-    /// control endpoint's format (`POST /_fakeaws/faults`).
-    #[arg(long, value_name = "FILE")]
-    faults: Option<std::path::PathBuf>,
+    /// A bad day to play: `calm` (the default: nothing fails), `storm` (AWS's throttling,
+    /// consistency windows of seconds, 5% 500s, lost answers, latency), or a JSON file: a
+    /// profile (`{"throttling", "consistency", "rules"}`) or fault rules in the control
+    /// endpoint's format (`POST /_fakeaws/faults`).
+    #[arg(long, value_name = "PROFILE|FILE")]
+    faults: Option<String>,
     /// Throttle requests with EC2's token buckets, at this scale of AWS's figures (1.0: AWS's
     /// own).
     #[arg(long, value_name = "SCALE")]
     throttle: Option<f64>,
-}
-
-/// The rules of a faults file: one rule or a list of them.
-fn read_rules(path: &std::path::Path) -> Result<Vec<fakeaws::sim::faults::Rule>, String> {
-    let text = std::fs::read(path).map_err(|e| e.to_string())?;
-    fakeaws::sim::faults::parse_rules(&text)
 }
 
 fn credential(raw: &str) -> Result<(String, String), String> {
@@ -62,29 +58,31 @@ async fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let rules = match &args.faults {
-        None => Vec::new(),
-        Some(path) => match read_rules(path) {
-            Ok(rules) => rules,
+    let profile = match &args.faults {
+        None => fakeaws::sim::profile::Profile::calm(),
+        Some(which) => match fakeaws::sim::profile::Profile::load(which) {
+            Ok(p) => p,
             Err(e) => {
-                eprintln!("fakeaws: {}: {e}", path.display());
+                eprintln!("fakeaws: --faults: {e}");
                 std::process::exit(2);
             }
         },
     };
-    let config = fakeaws::Config {
+    let mut config = fakeaws::Config {
         default_vpc: !args.no_default_vpc,
         account_id: args.account_id,
         seed: args.seed,
         credentials: args.credentials.into_iter().collect(),
-        throttling: args.throttle,
         ..fakeaws::Config::default()
-    };
+    }
+    .with_profile(profile);
+    if args.throttle.is_some() {
+        config.throttling = args.throttle;
+    }
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
     let addr: SocketAddr = listener.local_addr()?;
     println!("fakeaws listening on http://{addr}");
     let fake = fakeaws::Fake::new(config);
-    fake.with_faults(|f| rules.into_iter().for_each(|r| f.add(r)));
     let app = fakeaws::server::router(fake);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())

@@ -16,6 +16,7 @@ use crate::elb::load_balancer;
 use crate::ids::IdGen;
 use crate::protocol::error::ApiError;
 use crate::sim::clock::Clock;
+use crate::sim::consistency::Consistency;
 use crate::sim::idempotency::Ledger;
 use crate::sim::throttle::Throttle;
 use crate::sim::transitions::{Subject, Transitions};
@@ -55,6 +56,8 @@ pub struct Region {
     pub transitions: Transitions,
     /// Request throttling (off unless enabled).
     pub throttle: Throttle,
+    /// Eventual consistency (no lag unless windows are set).
+    pub consistency: Consistency,
     /// ClientTokens seen.
     pub(crate) ledger: Ledger,
     /// Limits.
@@ -197,6 +200,7 @@ impl Region {
             clock: config.clock.clone(),
             transitions: Transitions::default(),
             throttle: Throttle::default(),
+            consistency: Consistency::default(),
             ledger: Ledger::default(),
             limits: config.limits.clone(),
             default_dhcp_options_id,
@@ -218,6 +222,7 @@ impl Region {
             by_subnet: Index::default(),
             load_balancers: Default::default(),
         };
+        region.consistency.set_windows(config.consistency.clone());
         if let Some(scale) = config.throttling {
             region.throttle.enable(scale);
         }

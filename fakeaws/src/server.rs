@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -18,6 +19,8 @@ use crate::protocol::error::Common;
 use crate::protocol::query::{Constraint, FormReader};
 use crate::protocol::sigv4;
 use crate::region::Region;
+use crate::sim::clock::Clock;
+use crate::sim::consistency;
 use crate::sim::faults::{Faults, Verdict};
 use crate::sim::throttle::{Category, Limit};
 
@@ -50,6 +53,12 @@ pub struct Call {
     pub action: String,
     /// The error code answered, or `None` for a success.
     pub error: Option<String>,
+    /// How long the answer took, in microseconds: the fake's own work plus any latency a
+    /// fault rule added.
+    pub micros: u64,
+    /// Whether a fault rule cut the connection instead of answering.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 impl Call {
@@ -70,6 +79,10 @@ pub struct Answer {
     pub body: String,
     /// The request id, also sent as `x-amzn-RequestId`.
     pub request_id: String,
+    /// How long to wait before answering (latency a fault rule added, on a real clock).
+    pub delay: std::time::Duration,
+    /// Whether to cut the connection instead of answering (a fault rule's lost answer).
+    pub cut: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,7 +107,10 @@ impl Fake {
     /// A fresh fake account.
     pub fn new(config: Config) -> Self {
         let request_ids = IdGen::new(config.seed, "request-ids");
-        let faults = Faults::new(config.seed);
+        let mut faults = Faults::new(config.seed);
+        for rule in &config.faults {
+            faults.add(rule.clone());
+        }
         Fake {
             inner: Arc::new(Inner {
                 config,
@@ -223,7 +239,10 @@ impl Fake {
             }
         };
         let action = form.peek("Action").unwrap_or_default().to_string();
-        let result = self.dispatch(service, &scope.region, &mut form, &request_id);
+        let started = std::time::Instant::now();
+        let mut effects = Effects::default();
+        let result = self.dispatch(service, &scope.region, &mut form, &request_id, &mut effects);
+        let took = started.elapsed() + effects.latency;
         tracing::debug!(
             region = %scope.region,
             action = %action,
@@ -240,16 +259,23 @@ impl Fake {
             region: scope.region.clone(),
             action,
             error: result.as_ref().err().map(|e| e.code.to_string()),
+            micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+            cut: effects.cut,
         });
         drop(calls);
-        match result {
+        let mut answer = match result {
             Ok(body) => Answer {
                 status: 200,
                 body,
                 request_id,
+                delay: std::time::Duration::ZERO,
+                cut: false,
             },
             Err(err) => answer_error(&err, Some(service), request_id),
-        }
+        };
+        answer.delay = effects.delay;
+        answer.cut = effects.cut;
+        answer
     }
 
     fn dispatch(
@@ -258,6 +284,7 @@ impl Fake {
         region: &str,
         form: &mut FormReader,
         request_id: &str,
+        effects: &mut Effects,
     ) -> Result<String, ApiError> {
         let (api_version, operations, label) = match service {
             Service::Ec2 => (ec2::API_VERSION, ec2::ALL_OPERATIONS, "EC2"),
@@ -316,10 +343,21 @@ impl Fake {
         let mut guard = lock(&state);
         guard.tick();
         admit(&mut guard, service, &action, form)?;
-        let verdict = lock(&self.inner.faults).before(name, &action, region);
+        let decision = lock(&self.inner.faults).before(name, &action, region);
+        if decision.latency > Duration::ZERO {
+            effects.latency = decision.latency;
+            // On a virtual clock the call takes its time there; on a real one, the answer waits.
+            match guard.clock {
+                Clock::Virtual(_) => guard.clock.advance(decision.latency),
+                Clock::Real | Clock::Shifted(_) => effects.delay = decision.latency,
+            }
+        }
+        let verdict = decision.verdict;
         if let Verdict::Refuse(err) = verdict {
             return Err(err);
         }
+        let noted =
+            consistency::before(&mut guard, matches!(service, Service::Elb), &action, form)?;
         let result = match op {
             Op::Ec2(op) => ec2::call(&mut *guard, op, form, request_id),
             Op::Elb(op) => {
@@ -327,11 +365,27 @@ impl Fake {
                 elb::call(&mut *guard, op, form, request_id)
             }
         };
+        consistency::after(&mut guard, noted, result.is_ok());
         match verdict {
             Verdict::LoseAnswer(err) if result.is_ok() => Err(err),
+            Verdict::Cut if result.is_ok() => {
+                effects.cut = true;
+                result
+            }
             _ => result,
         }
     }
+}
+
+/// What the fault layer did to a call besides its verdict.
+#[derive(Debug, Default)]
+struct Effects {
+    /// Latency added (on any clock).
+    latency: Duration,
+    /// How long the HTTP answer waits (latency on a real clock).
+    delay: Duration,
+    /// The connection is cut instead of answered.
+    cut: bool,
 }
 
 /// Takes the call's tokens from the region's throttle, or answers the service's throttling
@@ -467,6 +521,8 @@ fn answer_error(err: &ApiError, service: Option<Service>, request_id: String) ->
         status,
         body,
         request_id,
+        delay: Duration::ZERO,
+        cut: false,
     }
 }
 
@@ -513,6 +569,12 @@ async fn handle_http(
         headers: &pairs,
         body: &body,
     });
+    if answer.delay > Duration::ZERO {
+        tokio::time::sleep(answer.delay).await;
+    }
+    if answer.cut {
+        return cut_connection();
+    }
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
     let mut response = (status, answer.body).into_response();
     let h = response.headers_mut();
@@ -523,5 +585,22 @@ async fn handle_http(
     if let Ok(v) = HeaderValue::from_str(&answer.request_id) {
         h.insert("x-amzn-RequestId", v);
     }
+    response
+}
+
+/// A response that never completes: its headers promise a body whose stream fails at once,
+/// so the server drops the connection and the client gets no answer (as when a connection
+/// to AWS breaks after the request was done).
+fn cut_connection() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "fakeaws: connection cut by a fault rule",
+        ))
+    });
+    let mut response = axum::body::Body::from_stream(failing).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from_static("512"));
     response
 }

@@ -10,6 +10,21 @@ use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 
 /// Starts the binary with `args`; the child and the endpoint it prints.
+/// The body of a GET of `path` at `endpoint` (`http://host:port`).
+fn http_get(endpoint: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = endpoint.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
 fn start(args: &[&str]) -> (std::process::Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
         .args(args)
@@ -100,6 +115,64 @@ async fn binary_starts_with_the_fault_rules_of_a_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not fault rules"), "{stderr}");
+    assert!(stderr.contains("not a profile or fault rules"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(["--port", "0", "--faults", "stormy"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("neither a profile (calm, storm)"),
+        "{stderr}"
+    );
+}
+
+/// `--faults storm` starts the server on a bad day: its rules are listed by the control
+/// endpoint, and a new instance is unknown to a describe right after its launch.
+#[tokio::test]
+async fn binary_plays_the_storm_profile() {
+    let (mut child, endpoint) = start(&["--port", "0", "--faults", "storm"]);
+    let rules: serde_json::Value =
+        serde_json::from_str(&http_get(&endpoint, "/_fakeaws/faults")).unwrap();
+    assert!(rules.as_array().is_some_and(|r| r.len() >= 3), "{rules}");
+    let conf = aws_sdk_ec2::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
+        .endpoint_url(&endpoint)
+        .build();
+    let ec2 = aws_sdk_ec2::Client::from_conf(conf);
+    let images = ec2
+        .describe_images()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("architecture")
+                .values("x86_64")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let ami = images.images()[0].image_id().unwrap().to_string();
+    let run = ec2
+        .run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Small)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let id = run.instances()[0].instance_id().unwrap().to_string();
+    let seen = ec2.describe_instances().instance_ids(&id).send().await;
+    assert_eq!(
+        seen.unwrap_err().code(),
+        Some("InvalidInstanceID.NotFound"),
+        "unknown right after its launch"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

@@ -211,6 +211,7 @@ pub fn describe_addresses(
         ids.push(a.allocation_id.clone());
     }
     let found = Kind::ElasticIp.describe(
+        &region.consistency,
         &region.addresses,
         Some(&ids),
         region.candidates(&filters),

@@ -331,6 +331,7 @@ pub fn describe_images(
     }
     let users = input.executable_users.unwrap_or_default();
     let found = Kind::Image.describe(
+        &region.consistency,
         &region.images,
         input.image_ids.as_deref(),
         region.candidates(&filters),

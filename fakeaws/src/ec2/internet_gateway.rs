@@ -224,6 +224,7 @@ pub fn describe_internet_gateways(
 ) -> Result<DescribeInternetGatewaysResult, ApiError> {
     let filters = Filters::parse::<(&InternetGateway, &Region)>(input.filters)?;
     let matching = Kind::InternetGateway.describe(
+        &region.consistency,
         &region.internet_gateways,
         input.internet_gateway_ids.as_deref(),
         region.candidates(&filters),

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::generated::ec2::ResourceType;
 use crate::ids;
 use crate::protocol::error::ApiError;
+use crate::sim::consistency::Consistency;
 
 /// A kind of EC2 resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -229,9 +230,11 @@ impl Kind {
     }
 
     /// The records a Describe call answers: those named by `ids` (each must exist), else the
-    /// `candidates` an index gave, else all; then those `keep` accepts, in id order.
+    /// `candidates` an index gave, else all; then those `keep` accepts and eventual
+    /// consistency does not hide yet (`seen`), in id order.
     pub fn describe<'a, T>(
         self,
+        seen: &Consistency,
         map: &'a BTreeMap<String, T>,
         ids: Option<&[String]>,
         candidates: Option<BTreeSet<String>>,
@@ -247,10 +250,16 @@ impl Kind {
         Ok(match candidates {
             Some(c) => c
                 .iter()
+                .filter(|id| !seen.hides(id))
                 .filter_map(|id| map.get(id))
                 .filter(|t| keep(t))
                 .collect(),
-            None => map.values().filter(|t| keep(t)).collect(),
+            None => map
+                .iter()
+                .filter(|(id, _)| !seen.hides(id))
+                .map(|(_, t)| t)
+                .filter(|t| keep(t))
+                .collect(),
         })
     }
 }

@@ -329,6 +329,7 @@ pub fn describe_nat_gateways(
         find(region, id)?;
     }
     let found = Kind::NatGateway.describe(
+        &region.consistency,
         &region.nat_gateways,
         None,
         match input.nat_gateway_ids.as_ref().filter(|i| !i.is_empty()) {

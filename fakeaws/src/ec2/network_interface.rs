@@ -386,6 +386,7 @@ pub fn describe_network_interfaces(
         ));
     }
     let found = Kind::NetworkInterface.describe(
+        &region.consistency,
         &region.network_interfaces,
         input.network_interface_ids.as_deref(),
         region.candidates(&filters),

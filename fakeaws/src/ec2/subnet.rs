@@ -360,6 +360,7 @@ pub fn describe_subnets(
 ) -> Result<DescribeSubnetsResult, ApiError> {
     let filters = Filters::parse::<(&Subnet, &Region)>(input.filters)?;
     let matching = Kind::Subnet.describe(
+        &region.consistency,
         &region.subnets,
         input.subnet_ids.as_deref(),
         region.candidates(&filters),

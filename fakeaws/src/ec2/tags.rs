@@ -284,6 +284,9 @@ pub fn describe_tags(
         let Some(rt) = resource_type_of(id) else {
             continue;
         };
+        if region.consistency.hides(id) {
+            continue;
+        }
         for (k, v) in tags {
             let row = TagRow {
                 resource_id: id,

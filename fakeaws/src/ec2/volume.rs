@@ -168,6 +168,7 @@ pub fn describe_volumes(
     }
     let found = Kind::Volume
         .describe(
+            &region.consistency,
             &region.volumes,
             input.volume_ids.as_deref(),
             region.candidates(&filters),

@@ -209,6 +209,7 @@ pub fn describe_vpcs(
 ) -> Result<DescribeVpcsResult, ApiError> {
     let filters = Filters::parse::<(&Vpc, &Region)>(input.filters)?;
     let matching = Kind::Vpc.describe(
+        &region.consistency,
         &region.vpcs,
         input.vpc_ids.as_deref(),
         region.candidates(&filters),

@@ -116,6 +116,11 @@ impl FormReader {
         self.params.get(key).map(String::as_str)
     }
 
+    /// Every parameter, in key order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// Removes the envelope parameters, leaving only the operation's input.
     pub fn strip_envelope(&mut self) {
         for k in ENVELOPE_KEYS {

@@ -78,6 +78,15 @@ pub enum Effect {
     /// Does the call, then answers `InternalError` (HTTP 500) instead of its result: the
     /// change is made and the client does not know.
     LoseAnswer,
+    /// Does the call, then cuts the connection without an answer: the change is made and the
+    /// client sees the connection drop (over HTTP; an in-process caller gets the cut flag).
+    CutConnection,
+    /// Answers this much later (on a virtual clock, the region's time moves on instead).
+    /// Latency adds to whatever else fires.
+    Latency {
+        /// The delay in milliseconds.
+        millis: u64,
+    },
 }
 
 /// One fault rule.
@@ -123,8 +132,19 @@ pub enum Verdict {
     Proceed,
     /// Do the call, then answer this error instead.
     LoseAnswer(ApiError),
+    /// Do the call, then cut the connection.
+    Cut,
     /// Answer this error without doing the call.
     Refuse(ApiError),
+}
+
+/// The verdict on one call and the latency added to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// What happens to the call.
+    pub verdict: Verdict,
+    /// How much later it is answered.
+    pub latency: std::time::Duration,
 }
 
 impl Faults {
@@ -152,9 +172,13 @@ impl Faults {
     }
 
     /// Decides a call of `action` of `service` in `region`: every matching rule counts it,
-    /// and the first that fires decides.
-    pub fn before(&mut self, service: &str, action: &str, region: &str) -> Verdict {
+    /// the first firing rule that is not latency decides, and every firing latency adds up.
+    pub fn before(&mut self, service: &str, action: &str, region: &str) -> Decision {
         let mut verdict = Verdict::Proceed;
+        let mut latency = std::time::Duration::ZERO;
+        if self.rules.is_empty() {
+            return Decision { verdict, latency };
+        }
         for (rule, seen) in &mut self.rules {
             if !rule.on.matches(service, action, region) {
                 continue;
@@ -169,7 +193,14 @@ impl Faults {
                     draw < p
                 }
             };
-            if fires && verdict == Verdict::Proceed {
+            if !fires {
+                continue;
+            }
+            if let Effect::Latency { millis } = rule.effect {
+                latency += std::time::Duration::from_millis(millis);
+                continue;
+            }
+            if verdict == Verdict::Proceed {
                 verdict = match &rule.effect {
                     Effect::Error {
                         code,
@@ -187,10 +218,12 @@ impl Faults {
                         .with_status(503),
                     ),
                     Effect::LoseAnswer => Verdict::LoseAnswer(internal_error()),
+                    Effect::CutConnection => Verdict::Cut,
+                    Effect::Latency { .. } => Verdict::Proceed,
                 };
             }
         }
-        verdict
+        Decision { verdict, latency }
     }
 }
 
@@ -226,11 +259,11 @@ mod tests {
             Effect::InternalError,
         ));
         let seen: Vec<bool> = (0..5)
-            .map(|_| f.before("ec2", "CreateVpc", "us-east-1") != Verdict::Proceed)
+            .map(|_| f.before("ec2", "CreateVpc", "us-east-1").verdict != Verdict::Proceed)
             .collect();
         assert_eq!(seen, [false, true, true, false, false]);
         assert_eq!(
-            f.before("ec2", "DeleteVpc", "us-east-1"),
+            f.before("ec2", "DeleteVpc", "us-east-1").verdict,
             Verdict::Proceed,
             "another action"
         );
@@ -246,12 +279,34 @@ mod tests {
                 Effect::Unavailable,
             ));
             (0..200)
-                .map(|_| f.before("ec2", "DescribeVpcs", "us-east-1") != Verdict::Proceed)
+                .map(|_| f.before("ec2", "DescribeVpcs", "us-east-1").verdict != Verdict::Proceed)
                 .collect::<Vec<_>>()
         };
         let a = run(7);
         assert_eq!(a, run(7));
         let fired = a.iter().filter(|f| **f).count();
         assert!((30..90).contains(&fired), "about 30% of 200: {fired}");
+    }
+
+    #[test]
+    fn latency_adds_to_the_verdict_of_another_rule() {
+        let mut f = Faults::new(1);
+        let always = Trigger::Nth {
+            n: 1,
+            times: u64::MAX,
+        };
+        f.add(rule(
+            "RunInstances",
+            always.clone(),
+            Effect::Latency { millis: 250 },
+        ));
+        f.add(rule("Run*", always.clone(), Effect::Latency { millis: 50 }));
+        f.add(rule("RunInstances", always, Effect::CutConnection));
+        let d = f.before("ec2", "RunInstances", "us-east-1");
+        assert_eq!(d.verdict, Verdict::Cut);
+        assert_eq!(d.latency, std::time::Duration::from_millis(300));
+        let calm = f.before("ec2", "DescribeVpcs", "us-east-1");
+        assert_eq!(calm.verdict, Verdict::Proceed);
+        assert_eq!(calm.latency, std::time::Duration::ZERO);
     }
 }

@@ -5,6 +5,7 @@
 
 mod availability_zone;
 mod cluster;
+mod consistency;
 mod elastic_ip;
 mod envelope;
 mod faults;

@@ -213,6 +213,7 @@ pub fn describe_instances(
     }
     page::check_max_results(input.max_results, 5, 1000)?;
     let found = Kind::Instance.describe(
+        &region.consistency,
         &region.instances,
         input.instance_ids.as_deref(),
         region.candidates(&filters),

@@ -87,6 +87,7 @@ pub fn describe_instance_status(
     page::check_max_results(input.max_results, 5, 1000)?;
     let all = input.include_all_instances == Some(true);
     let found = Kind::Instance.describe(
+        &region.consistency,
         &region.instances,
         input.instance_ids.as_deref(),
         None,

@@ -337,6 +337,7 @@ pub fn describe_route_tables(
     let filters = Filters::parse::<(&RouteTable, &Region)>(input.filters)?;
     let region = &*region;
     let found = Kind::RouteTable.describe(
+        &region.consistency,
         &region.route_tables,
         input.route_table_ids.as_deref(),
         region.candidates(&filters),

@@ -120,6 +120,7 @@ pub fn describe_security_groups(
         ));
     }
     let found = Kind::SecurityGroup.describe(
+        &region.consistency,
         &region.security_groups,
         Some(&ids),
         region.candidates(&filters),

@@ -83,7 +83,8 @@ fn validation(message: impl Into<String>) -> ApiError {
     ApiError::new(Common::ValidationError, message)
 }
 
-fn not_found(name: &str) -> ApiError {
+/// `LoadBalancerNotFound` for `name`.
+pub(crate) fn not_found(name: &str) -> ApiError {
     ApiError::new(
         Code::LoadBalancerNotFound,
         format!("There is no ACTIVE Load Balancer named '{name}'"),
@@ -349,6 +350,7 @@ pub fn describe_load_balancers(
         .load_balancers
         .values()
         .filter(|lb| names.is_empty() || names.contains(&lb.name))
+        .filter(|lb| !region.consistency.hides_load_balancer(&lb.name))
         .filter(|lb| after.as_deref().is_none_or(|a| lb.name.as_str() > a))
         .collect();
     let next_marker = if selected.len() > page_size {
