@@ -11,6 +11,7 @@ use conformance::properties::{self, Report};
 use conformance::sweep::{Selector, sweep};
 use conformance::world::{Case, cases};
 use conformance::{Env, Failure, Target, runner};
+use fakeaws::sim::profile::Profile;
 use proptest::test_runner::{Config, TestRunner};
 
 #[derive(Parser)]
@@ -64,6 +65,11 @@ struct RunArgs {
     /// The run id tagged on everything (default: time-based).
     #[arg(long)]
     run_id: Option<String>,
+    /// The bad day the in-process fake plays for every property and scenario: `calm` (the
+    /// default), `storm`, or a profile file (see fakeaws's `sim::profile`). A standalone
+    /// fake plays what it was started with (`fakeaws --faults`).
+    #[arg(long, value_name = "PROFILE|FILE", default_value = "calm")]
+    faults: String,
 }
 
 #[derive(Args)]
@@ -138,8 +144,25 @@ fn property_list() -> Vec<(&'static str, usize, Property)> {
     ]
 }
 
+/// A seed for a case's faults, from the case itself, so a failing case replays exactly.
+fn seed_of(case: &impl std::fmt::Debug, k: usize) -> u64 {
+    format!("{case:?}/{k}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
 fn run(cli: RunArgs) -> anyhow::Result<bool> {
     let target = target(&cli.target)?;
+    let profile = Profile::load(&cli.faults).map_err(|e| anyhow::anyhow!("--faults: {e}"))?;
+    if profile != Profile::calm() && !matches!(target, Target::InProcess) {
+        bail!(
+            "--faults steers the in-process fake; start a standalone fakeaws with --faults {} \
+             instead, or leave real AWS to its own days",
+            cli.faults
+        );
+    }
     let started = now();
     let run_id = cli
         .run_id
@@ -182,9 +205,15 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
         let strategy = (cases(max_machines), 1usize..30);
         let outcome = runner.run(&strategy, |(case, k)| {
             let result = rt.block_on(async {
-                let env = Env::new(&target, &run_id, started)
-                    .await
-                    .map_err(Failure::Check)?;
+                let env = Env::with_profile(
+                    &target,
+                    &run_id,
+                    started,
+                    profile.clone(),
+                    seed_of(&case, k),
+                )
+                .await
+                .map_err(Failure::Check)?;
                 let r = prop(&env, &case, k).await;
                 let cleanup = properties::cleanup(&env).await;
                 let r = r?;
@@ -214,10 +243,56 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
         });
     }
 
+    // On a bad day against a calm one: the in-process fake plays both.
+    let bad_day_name = "converges-on-a-bad-day";
+    if wanted(bad_day_name) && used < budget && matches!(target, Target::InProcess) {
+        let n = cli.cases.min(budget - used);
+        used += n;
+        let storm = if profile == Profile::calm() {
+            Profile::storm()
+        } else {
+            profile.clone()
+        };
+        let mut runner = TestRunner::new(Config {
+            cases: n,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let calls = std::cell::Cell::new(0u64);
+        let outcome = runner.run(&cases(3), |case| {
+            let result = rt.block_on(async {
+                let calm = Env::new(&target, &run_id, started)
+                    .await
+                    .map_err(Failure::Check)?;
+                let bad =
+                    Env::with_profile(&target, &run_id, started, storm.clone(), seed_of(&case, 0))
+                        .await
+                        .map_err(Failure::Check)?;
+                properties::bad_day(&calm, &bad, &case).await
+            });
+            match result {
+                Ok(r) => {
+                    calls.set(calls.get() + r.calls);
+                    Ok(())
+                }
+                Err(e) => Err(proptest::test_runner::TestCaseError::fail(format!(
+                    "{case:?}: {e}"
+                ))),
+            }
+        });
+        rows.push(Row {
+            name: bad_day_name.to_string(),
+            cases: n,
+            passed: outcome.is_ok(),
+            calls: calls.get(),
+            detail: outcome.err().map(|e| e.to_string()).unwrap_or_default(),
+        });
+    }
+
     if wanted("isolation") && used < budget {
         used += 1;
         let r = rt.block_on(async {
-            let env = Env::new(&target, &run_id, started)
+            let env = Env::with_profile(&target, &run_id, started, profile.clone(), 7)
                 .await
                 .map_err(Failure::Check)?;
             let r = properties::isolation(&env).await;
@@ -243,9 +318,15 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
         }
         used += 1;
         let r = rt.block_on(async {
-            let env = Env::new(&target, &run_id, started)
-                .await
-                .map_err(Failure::Check)?;
+            let env = Env::with_profile(
+                &target,
+                &run_id,
+                started,
+                profile.clone(),
+                seed_of(&s.name, 0),
+            )
+            .await
+            .map_err(Failure::Check)?;
             let r = runner::run(&env, &s).await;
             let cleanup = properties::cleanup(&env).await;
             let r = r?;
@@ -278,7 +359,11 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
         .context("final cleanup")?;
     }
 
-    println!("\nconformance against {} (run {run_id})", target.label());
+    println!(
+        "\nconformance against {} (run {run_id}, faults: {})",
+        target.label(),
+        cli.faults
+    );
     println!(
         "{:<48} {:>6} {:>6} {:>10}",
         "property / scenario", "cases", "result", "API calls"

@@ -13,14 +13,21 @@
 //!    each other.
 //! 6. [`machines`]: machine create is idempotent and crash-safe; delete and exists agree with
 //!    what the target holds.
+//! 7. [`bad_day`]: on a fake playing a bad day (throttling, consistency windows, 500s, lost
+//!    answers, latency), the same end state as on a calm one, within 3 times its calls.
+//!
+//! Every property also runs whole under a bad day (`conformance --faults storm`): the
+//! in-process fake plays it for the provider, and calms down while the suite sets a case up
+//! or reads what the target holds ([`Env::calm`]).
 
 use std::time::Duration;
 
+use provider::aws_error::Action;
 use provider::machine::MachineStatus;
 use provider::spec::{Cluster, Machine};
 use provider::{Clients, ClusterActuator, MachineActuator};
 
-use crate::census::{Census, census, snapshot};
+use crate::census::Census;
 use crate::crash::crashing;
 use crate::target::Env;
 use crate::world::{self, Case, Existing};
@@ -35,6 +42,38 @@ pub struct Report {
 
 const ROUNDS: usize = 40;
 
+/// Settles a failed round by the provider's error policy: what time mends (throttling, an
+/// outage, something not visible yet, a dependency still going away) is waited out as the
+/// policy says, through [`Env::pause`]; anything else fails the property.
+async fn after_error(env: &Env, e: provider::Error) -> Result<(), Failure> {
+    match provider::error::error_policy(&e) {
+        Action::Requeue(after) => {
+            env.pause(after).await;
+            Ok(())
+        }
+        Action::Fail | Action::Ignore => Err(e.into()),
+    }
+}
+
+/// One more reconcile of a cluster that is up, once what AWS shows has settled
+/// ([`Env::settle`]): retried only where the error policy says time mends the failure (a
+/// throttled or failed call), so that the calls it makes are those of a steady state.
+pub async fn reconcile_settled(
+    env: &Env,
+    clients: &Clients,
+    cluster: &Cluster,
+) -> Result<provider::Outcome, Failure> {
+    env.settle().await;
+    let a = ClusterActuator::new(clients.clone());
+    for _ in 0..ROUNDS {
+        match a.reconcile(cluster).await {
+            Ok(o) => return Ok(o),
+            Err(e) => after_error(env, e).await?,
+        }
+    }
+    Err(Failure::Check("reconcile kept failing".into()))
+}
+
 /// Reconciles until done.
 pub async fn up(
     env: &Env,
@@ -42,26 +81,41 @@ pub async fn up(
     cluster: &Cluster,
 ) -> Result<provider::Outcome, Failure> {
     let a = ClusterActuator::new(clients.clone());
+    let mut waiting = Vec::new();
     for _ in 0..ROUNDS {
-        let o = a.reconcile(cluster).await?;
-        if o.is_done() {
-            return Ok(o);
+        match a.reconcile(cluster).await {
+            Ok(o) if o.is_done() => return Ok(o),
+            Ok(o) => {
+                env.pause(o.requeue_after().unwrap_or_default()).await;
+                waiting = o.waiting;
+            }
+            Err(e) => after_error(env, e).await?,
         }
-        tokio::time::sleep(env.target.poll()).await;
     }
-    Err(Failure::Check("reconcile did not finish".into()))
+    Err(Failure::Check(format!(
+        "reconcile did not finish; still waiting for: {}",
+        waiting.join("; ")
+    )))
 }
 
 /// Deletes until done.
 pub async fn down(env: &Env, clients: &Clients, cluster: &Cluster) -> Result<(), Failure> {
     let a = ClusterActuator::new(clients.clone());
+    let mut waiting = Vec::new();
     for _ in 0..ROUNDS {
-        if a.delete(cluster).await?.is_done() {
-            return Ok(());
+        match a.delete(cluster).await {
+            Ok(o) if o.is_done() => return Ok(()),
+            Ok(o) => {
+                env.pause(o.requeue_after().unwrap_or_default()).await;
+                waiting = o.waiting;
+            }
+            Err(e) => after_error(env, e).await?,
         }
-        tokio::time::sleep(env.target.poll()).await;
     }
-    Err(Failure::Check("delete did not finish".into()))
+    Err(Failure::Check(format!(
+        "delete did not finish; still waiting for: {}",
+        waiting.join("; ")
+    )))
 }
 
 /// Creates every machine until running.
@@ -77,13 +131,17 @@ pub async fn create_machines(
         let mut status = None;
         let mut done = false;
         for _ in 0..ROUNDS {
-            let o = m.create(cluster, mac, status.as_ref()).await?;
-            status = o.status.clone();
-            if o.is_done() {
-                done = true;
-                break;
+            match m.create(cluster, mac, status.as_ref()).await {
+                Ok(o) => {
+                    status = o.status.clone();
+                    if o.is_done() {
+                        done = true;
+                        break;
+                    }
+                    env.pause(o.requeue_after().unwrap_or_default()).await;
+                }
+                Err(e) => after_error(env, e).await?,
             }
-            tokio::time::sleep(env.target.poll()).await;
         }
         ensure(done, || {
             format!("machine {} did not come up", mac.metadata.name)
@@ -95,13 +153,26 @@ pub async fn create_machines(
 
 /// Deletes every machine.
 pub async fn delete_machines(
+    env: &Env,
     clients: &Clients,
     cluster: &Cluster,
     machines: &[Machine],
 ) -> Result<(), Failure> {
     let m = MachineActuator::new(clients.clone());
     for mac in machines {
-        m.delete(cluster, mac, None).await?;
+        let mut done = false;
+        for _ in 0..ROUNDS {
+            match m.delete(cluster, mac, None).await {
+                Ok(_) => {
+                    done = true;
+                    break;
+                }
+                Err(e) => after_error(env, e).await?,
+            }
+        }
+        ensure(done, || {
+            format!("machine {} was not deleted", mac.metadata.name)
+        })?;
     }
     Ok(())
 }
@@ -146,9 +217,7 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
     let calls = c.calls.total();
     c.calls.reset();
-    let again = ClusterActuator::new(c.clone())
-        .reconcile(&p.cluster)
-        .await?;
+    let again = reconcile_settled(env, c, &p.cluster).await?;
     ensure(c.calls.mutating() == 0, || {
         format!(
             "a second reconcile made mutating calls: {:?}",
@@ -172,8 +241,50 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
             c.calls.by_operation()
         )
     })?;
-    delete_machines(c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines).await?;
     down(env, c, &p.cluster).await?;
+    Ok(Report { calls })
+}
+
+/// Property 7: converges on a bad day. The case is built twice, on `calm` and on `bad` (an
+/// in-process fake playing a bad day, such as the `storm` profile): the bad day ends with the
+/// same owned resources by kind as the calm one, the pre-existing ones describe identically,
+/// it takes at most 3 times the calm number of calls, and its delete leaves nothing owned.
+pub async fn bad_day(calm: &Env, bad: &Env, case: &Case) -> Result<Report, Failure> {
+    let calm_calls = {
+        let p = prepare(calm, case, "calm").await?;
+        let c = &calm.clients;
+        c.calls.reset();
+        up(calm, c, &p.cluster).await?;
+        create_machines(calm, c, &p.cluster, &p.machines).await?;
+        let calls = c.calls.total();
+        let got = calm.census(&p.cluster.metadata.name).await?;
+        expect_census("on a calm day", &got, &case.expected())?;
+        calls
+    };
+    let p = prepare(bad, case, "bad").await?;
+    let c = &bad.clients;
+    let lb = p.existing.lb.as_deref();
+    let before = bad.snapshot(&p.origin, lb).await?;
+    c.calls.reset();
+    up(bad, c, &p.cluster).await?;
+    create_machines(bad, c, &p.cluster, &p.machines).await?;
+    let calls = c.calls.total();
+    let got = bad.census(&p.cluster.metadata.name).await?;
+    expect_census("on a bad day", &got, &case.expected())?;
+    ensure(calls <= 3 * calm_calls, || {
+        format!(
+            "the bad day took {calls} calls, more than 3 times the calm day's {calm_calls}: {:?}",
+            c.calls.by_operation()
+        )
+    })?;
+    delete_machines(bad, c, &p.cluster, &p.machines).await?;
+    down(bad, c, &p.cluster).await?;
+    let left = bad.census(&p.cluster.metadata.name).await?;
+    expect_census("after a delete on a bad day", &left, &Census::new())?;
+    ensure(bad.snapshot(&p.origin, lb).await? == before, || {
+        "a pre-existing resource changed on a bad day".into()
+    })?;
     Ok(Report { calls })
 }
 
@@ -193,15 +304,15 @@ pub async fn crash_convergence(env: &Env, case: &Case, k: usize) -> Result<Repor
         }
     }
     create_machines(env, c, &p.cluster, &p.machines).await?;
-    let got = census(c, &p.cluster.metadata.name).await?;
+    let got = env.census(&p.cluster.metadata.name).await?;
     expect_census(
         &format!("after a crash at change {k} and a resume"),
         &got,
         &case.expected(),
     )?;
-    delete_machines(c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines).await?;
     down(env, c, &p.cluster).await?;
-    let left = census(c, &p.cluster.metadata.name).await?;
+    let left = env.census(&p.cluster.metadata.name).await?;
     expect_census("after delete", &left, &Census::new())?;
     Ok(Report {
         calls: c.calls.total(),
@@ -213,19 +324,19 @@ pub async fn preexisting_untouched(env: &Env, case: &Case) -> Result<Report, Fai
     let p = prepare(env, case, "pre").await?;
     let c = &env.clients;
     let lb = p.existing.lb.as_deref();
-    let before = snapshot(c, &p.origin, lb).await?;
+    let before = env.snapshot(&p.origin, lb).await?;
     up(env, c, &p.cluster).await?;
-    ensure(snapshot(c, &p.origin, lb).await? == before, || {
+    ensure(env.snapshot(&p.origin, lb).await? == before, || {
         "a pre-existing resource changed during reconcile".into()
     })?;
     up(env, c, &p.cluster).await?;
-    ensure(snapshot(c, &p.origin, lb).await? == before, || {
+    ensure(env.snapshot(&p.origin, lb).await? == before, || {
         "a pre-existing resource changed during a second reconcile".into()
     })?;
     create_machines(env, c, &p.cluster, &p.machines).await?;
-    delete_machines(c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines).await?;
     down(env, c, &p.cluster).await?;
-    let after = snapshot(c, &p.origin, lb).await?;
+    let after = env.snapshot(&p.origin, lb).await?;
     ensure(after == before, || {
         format!("a pre-existing resource changed by delete:\nbefore {before}\nafter  {after}")
     })?;
@@ -240,11 +351,11 @@ pub async fn delete_completeness(env: &Env, case: &Case, k: usize) -> Result<Rep
     let c = &env.clients;
     up(env, c, &p.cluster).await?;
     create_machines(env, c, &p.cluster, &p.machines).await?;
-    delete_machines(c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines).await?;
     let cut = crashing(c, k);
     let _ = ClusterActuator::new(cut).delete(&p.cluster).await;
     down(env, c, &p.cluster).await?;
-    let left = census(c, &p.cluster.metadata.name).await?;
+    let left = env.census(&p.cluster.metadata.name).await?;
     expect_census(
         &format!("after a delete cut at change {k} and rerun"),
         &left,
@@ -306,21 +417,21 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
     }
     create_machines(env, c, &a.cluster, &a.machines).await?;
     create_machines(env, c, &b.cluster, &b.machines).await?;
-    let b_before = census(c, &b.cluster.metadata.name).await?;
-    let s2_before = census(c, &s2.metadata.name).await?;
+    let b_before = env.census(&b.cluster.metadata.name).await?;
+    let s2_before = env.census(&s2.metadata.name).await?;
     expect_census("cluster b", &b_before, &one_zone.expected())?;
     // Deleting a and s1 leaves b and s2 whole, and their reconcile unchanged.
-    delete_machines(c, &a.cluster, &a.machines).await?;
+    delete_machines(env, c, &a.cluster, &a.machines).await?;
     down(env, c, &a.cluster).await?;
     down(env, c, &s1).await?;
     expect_census(
         "cluster b after a's delete",
-        &census(c, &b.cluster.metadata.name).await?,
+        &env.census(&b.cluster.metadata.name).await?,
         &b_before,
     )?;
     expect_census(
         "cluster s2 after s1's delete",
-        &census(c, &s2.metadata.name).await?,
+        &env.census(&s2.metadata.name).await?,
         &s2_before,
     )?;
     c.calls.reset();
@@ -331,13 +442,13 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
     ensure(c.calls.mutating() == 0, || {
         format!("the survivors needed changes: {:?}", c.calls.by_operation())
     })?;
-    delete_machines(c, &b.cluster, &b.machines).await?;
+    delete_machines(env, c, &b.cluster, &b.machines).await?;
     down(env, c, &b.cluster).await?;
     down(env, c, &s2).await?;
     for cl in [&a.cluster, &b.cluster, &s1, &s2] {
         expect_census(
             &format!("{} after delete", cl.metadata.name),
-            &census(c, &cl.metadata.name).await?,
+            &env.census(&cl.metadata.name).await?,
             &Census::new(),
         )?;
     }
@@ -359,7 +470,7 @@ pub async fn machines(env: &Env, case: &Case, k: usize) -> Result<Report, Failur
     }
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
     create_machines(env, c, &p.cluster, &p.machines).await?;
-    let got = census(c, &p.cluster.metadata.name).await?;
+    let got = env.census(&p.cluster.metadata.name).await?;
     ensure(
         got.get("machine").copied().unwrap_or(0) == p.machines.len(),
         || format!("{} machines, the target holds {got:?}", p.machines.len()),
@@ -390,7 +501,7 @@ pub async fn machines(env: &Env, case: &Case, k: usize) -> Result<Report, Failur
             format!("exists says {:?}, the target {state:?}", e.state)
         })?;
     }
-    delete_machines(c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines).await?;
     for (mac, st) in p.machines.iter().zip(&statuses) {
         let e = m.exists(&p.cluster, mac, Some(st)).await?;
         ensure(!e.exists, || {

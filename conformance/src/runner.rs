@@ -5,9 +5,9 @@ use provider::spec::Cluster;
 use provider::{ClusterActuator, MachineActuator};
 use scenarios::{Scenario, Step};
 
-use crate::census::{Census, census, snapshot};
+use crate::census::Census;
 use crate::crash::crashing;
-use crate::properties::{create_machines, delete_machines, down, up};
+use crate::properties::{create_machines, delete_machines, down, reconcile_settled, up};
 use crate::target::Env;
 use crate::{Failure, ensure, world};
 
@@ -38,6 +38,7 @@ fn error_kind(e: &provider::Error) -> &'static str {
         provider::Error::Immutable { .. } => "Immutable",
         provider::Error::PreExisting { .. } => "PreExisting",
         provider::Error::Conflict(_) => "Conflict",
+        provider::Error::NotVisibleYet(_) => "NotVisibleYet",
         provider::Error::Aws(_) => "Aws",
         provider::Error::Many(_) => "Many",
         provider::Error::UserDataTooLarge { .. } => "UserDataTooLarge",
@@ -60,7 +61,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     let mut cluster = spec_of(env, &ex, &name, &scenario.cluster)?;
     let machines = world::machines(env, &cluster, &scenario.machines)?;
     let lb = ex.lb.clone();
-    let before = snapshot(c, &origin, lb.as_deref()).await?;
+    let before = env.snapshot(&origin, lb.as_deref()).await?;
     c.calls.reset();
     let mut report = ScenarioReport::default();
     for (i, step) in scenario.steps.iter().enumerate() {
@@ -72,7 +73,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             }
             Step::ReconcileUnchanged => {
                 let before_calls = c.calls.mutating();
-                ClusterActuator::new(c.clone()).reconcile(&cluster).await?;
+                reconcile_settled(env, c, &cluster).await?;
                 let made = c.calls.mutating() - before_calls;
                 if made != 0 {
                     return Err(at(format!(
@@ -95,7 +96,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     let _ = m.create(&cluster, mac, None).await;
                 }
             }
-            Step::DeleteMachines => delete_machines(c, &cluster, &machines).await?,
+            Step::DeleteMachines => delete_machines(env, c, &cluster, &machines).await?,
             Step::Delete => down(env, c, &cluster).await?,
             Step::DeleteCutAfter(k) => {
                 let cut = crashing(c, *k);
@@ -125,7 +126,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 }
             }
             Step::ExpectOwned(want) => {
-                let got = census(c, &cluster.metadata.name).await?;
+                let got = env.census(&cluster.metadata.name).await?;
                 // Volumes follow instances; a scenario names them only if it wants to.
                 let got: Census = got
                     .into_iter()
@@ -136,7 +137,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 }
             }
             Step::ExpectPreExistingUnchanged => {
-                let now = snapshot(c, &origin, lb.as_deref()).await?;
+                let now = env.snapshot(&origin, lb.as_deref()).await?;
                 if now != before {
                     return Err(at(format!(
                         "pre-existing resources changed:\nbefore {before}\nnow    {now}"
@@ -144,7 +145,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 }
             }
             Step::ExpectNothingOwned => {
-                let got = census(c, &cluster.metadata.name).await?;
+                let got = env.census(&cluster.metadata.name).await?;
                 if !got.is_empty() {
                     return Err(at(format!("still owned: {got:?}")));
                 }

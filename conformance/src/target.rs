@@ -4,6 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use aws_sdk_ec2::config::retry::RetryConfig;
+use fakeaws::sim::consistency::Windows;
+use fakeaws::sim::profile::Profile;
 use provider::Clients;
 
 /// A target of the suite.
@@ -59,26 +62,93 @@ pub struct Env {
     pub prefix: String,
     /// The region.
     pub region: String,
+    /// The bad day the in-process fake plays (`calm` unless asked).
+    pub profile: Profile,
     fake: Option<fakeaws::FakeAws>,
+}
+
+/// The longest consistency window of `profile`.
+fn profile_longest_window(profile: &Profile) -> Duration {
+    let c = &profile.consistency;
+    let longest = c.create.values().copied().fold(c.tags, f64::max);
+    Duration::try_from_secs_f64(longest.max(0.0)).unwrap_or_default()
+}
+
+/// While alive, the in-process fake is calm ([`Env::calm`]); dropped, it plays the
+/// environment's profile again.
+#[derive(Debug)]
+pub struct Calm<'a> {
+    env: &'a Env,
+}
+
+impl Drop for Calm<'_> {
+    fn drop(&mut self) {
+        let Some(fake) = &self.env.fake else {
+            return;
+        };
+        let profile = &self.env.profile;
+        fake.fake().with_faults(|f| {
+            f.clear();
+            for rule in &profile.rules {
+                f.add(rule.clone());
+            }
+        });
+        fake.fake().with_region(&self.env.region, |r| {
+            if let Some(scale) = profile.throttling {
+                r.throttle.enable(scale);
+            }
+            r.consistency.set_windows(profile.consistency.clone());
+        });
+    }
 }
 
 static CASES: AtomicU64 = AtomicU64::new(0);
 
+/// The SDK retries of in-process clients: the provider's policy (`provider::retry_config`:
+/// up to 3 attempts) with its backoff shrunk to milliseconds, since the in-process fake's
+/// clock is virtual and only the suite moves it ([`Env::pause`]).
+fn in_process_retries() -> RetryConfig {
+    RetryConfig::standard()
+        .with_max_attempts(3)
+        .with_initial_backoff(Duration::from_millis(1))
+        .with_max_backoff(Duration::from_millis(10))
+}
+
 impl Env {
-    /// A new environment for one case.
+    /// A new environment for one case, on a calm day.
     pub async fn new(target: &Target, run_id: &str, started: u64) -> Result<Env, String> {
+        Env::with_profile(target, run_id, started, Profile::calm(), 1).await
+    }
+
+    /// A new environment for one case whose in-process fake plays `profile`, drawing its
+    /// faults from `seed` (the same seed and case replay the same faults). A standalone fake
+    /// plays what it was started with; real AWS plays its own day.
+    pub async fn with_profile(
+        target: &Target,
+        run_id: &str,
+        started: u64,
+        profile: Profile,
+        seed: u64,
+    ) -> Result<Env, String> {
         let n = CASES.fetch_add(1, Ordering::SeqCst);
         let (clients, fake, region) = match target {
             Target::InProcess => {
-                let fake = fakeaws::spawn_with(fakeaws::Config {
+                let config = fakeaws::Config {
                     clock: fakeaws::Clock::virtual_at(
                         std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
                     ),
+                    seed,
                     ..Default::default()
-                })
-                .await
-                .map_err(|e| format!("starting the fake: {e}"))?;
-                let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+                }
+                .with_profile(profile.clone());
+                let fake = fakeaws::spawn_with(config)
+                    .await
+                    .map_err(|e| format!("starting the fake: {e}"))?;
+                let clients = Clients::for_endpoint_with_retries(
+                    fake.endpoint(),
+                    "us-east-1",
+                    in_process_retries(),
+                );
                 (clients, Some(fake), "us-east-1".to_string())
             }
             Target::Endpoint(url) => (
@@ -107,8 +177,66 @@ impl Env {
             started,
             prefix: format!("cf{short}-{n}"),
             region,
+            profile,
             fake,
         })
+    }
+
+    /// Calms the in-process fake until the guard drops: no fault rules, no throttling, no
+    /// consistency windows, and whatever was still hidden shown (its clock moves past every
+    /// window). The suite's own setup and its readings of what the target holds run calm, so
+    /// that a bad day tests the provider, not the suite. Elsewhere it does nothing.
+    pub fn calm(&self) -> Calm<'_> {
+        if let Some(fake) = &self.fake {
+            fake.fake().with_faults(fakeaws::sim::faults::Faults::clear);
+            fake.fake().with_region(&self.region, |r| {
+                r.throttle.disable();
+                r.consistency.set_windows(Windows::default());
+                let longest = profile_longest_window(&self.profile);
+                r.clock.advance(longest + Duration::from_secs(1));
+            });
+        }
+        Calm { env: self }
+    }
+
+    /// What `cluster` owns in the target, read on a calm day ([`Env::calm`]).
+    pub async fn census(&self, cluster: &str) -> Result<crate::Census, crate::Failure> {
+        let _calm = self.calm();
+        crate::census(&self.clients, cluster).await
+    }
+
+    /// The pre-existing resources of `origin` (and the load balancer `lb`), described on a
+    /// calm day ([`Env::calm`]).
+    pub async fn snapshot(&self, origin: &str, lb: Option<&str>) -> Result<String, crate::Failure> {
+        let _calm = self.calm();
+        crate::snapshot(&self.clients, origin, lb).await
+    }
+
+    /// Waits until what AWS shows has caught up with what was done: on the in-process fake,
+    /// its clock moves past the profile's longest consistency window; elsewhere the suite
+    /// waits one poll interval.
+    pub async fn settle(&self) {
+        let longest = profile_longest_window(&self.profile);
+        match &self.fake {
+            Some(_) if longest.is_zero() => {}
+            Some(_) => self.pause(longest + Duration::from_secs(1)).await,
+            None => tokio::time::sleep(self.target.poll()).await,
+        }
+    }
+
+    /// Waits `d` before looking again: on the in-process fake, its virtual clock moves on by
+    /// `d` (at least a second), so pending states, consistency windows and throttling buckets
+    /// move with it and nothing sleeps; elsewhere the suite sleeps, at most the target's poll
+    /// interval when the provider asks for more.
+    pub async fn pause(&self, d: Duration) {
+        match &self.fake {
+            Some(fake) => fake.fake().with_region(&self.region, |r| {
+                r.clock.advance(d.max(Duration::from_secs(1)));
+            }),
+            None => {
+                tokio::time::sleep(d.min(self.target.poll().max(Duration::from_millis(1)))).await
+            }
+        }
     }
 
     /// The in-process fake, if the target is one.

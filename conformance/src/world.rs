@@ -309,6 +309,8 @@ fn tags(env: &Env, origin: &str, rt: ResourceType) -> TagSpecification {
 
 /// Creates what `setup` asks, tagged `origin` and with the run's tags, as a user's own.
 pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Existing, Failure> {
+    // The suite's own setup runs calm: a bad day is for the provider.
+    let _calm = env.calm();
     let ec2 = &env.clients.ec2;
     let mut ex = Existing {
         region: env.region.clone(),

@@ -78,7 +78,9 @@ impl Class {
                 Class::Dependency
             }
             c if c.ends_with(".Duplicate") => Class::Duplicate,
-            "DuplicateLoadBalancerName" | "DuplicateTagKeys" => Class::Duplicate,
+            "DuplicateLoadBalancerName" | "DuplicateTagKeys" | "RouteAlreadyExists" => {
+                Class::Duplicate
+            }
             "Gateway.NotAttached" => Class::NotAttached,
             "RequestLimitExceeded" | "Throttling" | "ThrottlingException" => Class::Throttled,
             "InternalError" | "InternalFailure" | "Unavailable" | "ServiceUnavailable" => {

@@ -148,6 +148,12 @@ impl Clients {
     /// Clients for an endpoint URL with static placeholder credentials (for a standalone
     /// AWS-compatible endpoint; requests are still signed SigV4 for `region`).
     pub fn for_endpoint(endpoint: &str, region: &str) -> Self {
+        Self::for_endpoint_with_retries(endpoint, region, retry_config())
+    }
+
+    /// As [`for_endpoint`](Self::for_endpoint), with another retry policy (a test against
+    /// an in-process fake on a virtual clock shrinks the backoff to milliseconds).
+    pub fn for_endpoint_with_retries(endpoint: &str, region: &str, retries: RetryConfig) -> Self {
         let calls = CallCounter::default();
         let creds = Credentials::new("capa", "capa-placeholder", None, None, "capa-endpoint");
         let ec2 = aws_sdk_ec2::Config::builder()
@@ -155,7 +161,7 @@ impl Clients {
             .region(Region::new(region.to_string()))
             .endpoint_url(endpoint)
             .credentials_provider(creds.clone())
-            .retry_config(retry_config())
+            .retry_config(retries.clone())
             .interceptor(calls.clone())
             .build();
         let elb = aws_sdk_elasticloadbalancing::Config::builder()
@@ -165,7 +171,7 @@ impl Clients {
             ))
             .endpoint_url(endpoint)
             .credentials_provider(creds)
-            .retry_config(retry_config())
+            .retry_config(retries)
             .interceptor(calls.clone())
             .build();
         Clients {

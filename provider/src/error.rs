@@ -2,7 +2,7 @@
 //! reconcile or delete failed (requeue after how long, or fail), from the classes of
 //! `crate::aws_error`.
 
-use crate::aws_error::{Action, AwsError};
+use crate::aws_error::{Action, AwsError, Class};
 
 /// Why a reconcile, delete or spec load failed.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +38,10 @@ pub enum Error {
     /// Something in AWS stands in the way (a name taken by a resource that is not ours, ...).
     #[error("{0}")]
     Conflict(String),
+    /// AWS says something of ours exists that its describes do not show yet (eventual
+    /// consistency: a name taken by the group or load balancer this cluster just created).
+    #[error("not visible yet: {0}")]
+    NotVisibleYet(String),
     /// The machine's user data is larger than EC2 takes, even compressed.
     #[error("the user data is {bytes} bytes compressed; EC2 takes at most {limit}")]
     UserDataTooLarge {
@@ -71,12 +75,17 @@ pub enum Error {
 /// its most hopeful member: one error worth a retry makes the whole worth a retry.
 pub fn error_policy(err: &Error) -> Action {
     match err {
-        Error::Aws(e) => match e.class().action() {
+        Error::Aws(e) => match e.class() {
             // A not-found that reached the caller was not a delete's: the resource was
-            // expected to be there.
-            Action::Ignore => Action::Fail,
-            a => a,
+            // expected to be there. Pre-existing resources named in the spec are checked
+            // (and reported missing) before they are used, so this one was found or made by
+            // this reconcile: AWS does not show it yet (or it went meanwhile, which the next
+            // reconcile sees).
+            Class::NotFound => Class::NotFoundYet.action(),
+            Class::NotAttached => Action::Fail,
+            c => c.action(),
         },
+        Error::NotVisibleYet(_) => Class::NotFoundYet.action(),
         Error::Many(errors) => errors
             .iter()
             .map(error_policy)
@@ -117,8 +126,16 @@ mod tests {
                 source: Box::new(std::io::Error::other("x")),
             })
         };
-        // A not-found that reaches the caller was expected to be there.
-        assert_eq!(error_policy(&aws("InvalidVpcID.NotFound")), Action::Fail);
+        // A not-found that reaches the caller is one AWS does not show yet.
+        assert_eq!(
+            error_policy(&aws("InvalidVpcID.NotFound")),
+            Class::NotFoundYet.action()
+        );
+        assert_eq!(
+            error_policy(&Error::NotVisibleYet("sg".into())),
+            Class::NotFoundYet.action()
+        );
+        assert_eq!(error_policy(&aws("Gateway.NotAttached")), Action::Fail);
         let throttled = error_policy(&aws("RequestLimitExceeded"));
         assert!(matches!(throttled, Action::Requeue(_)), "{throttled:?}");
         assert_eq!(

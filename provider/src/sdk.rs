@@ -39,6 +39,17 @@ pub fn found<T>(answer: Result<T, AwsError>) -> Result<Option<T>, Error> {
     }
 }
 
+/// The configuration override of a create that carries no idempotency token (CreateVpc,
+/// CreateSubnet, CreateInternetGateway, CreateSecurityGroup, AllocateAddress): sent once,
+/// without the SDK's retries. After an unknown outcome (a 500, a cut connection) the create
+/// may have been done, and a blind retry would make a twin; instead the error reaches the
+/// error policy, which requeues, and the next reconcile looks the resource up by its tags
+/// (written atomically by the create's TagSpecifications) before creating it again.
+pub fn sent_once() -> aws_sdk_ec2::config::Builder {
+    aws_sdk_ec2::config::Builder::default()
+        .retry_config(aws_sdk_ec2::config::retry::RetryConfig::disabled())
+}
+
 /// The error for a create call whose answer lacks the created resource.
 pub fn empty_answer(op: &str) -> Error {
     Error::Conflict(format!("{op} answered without the created resource"))

@@ -8,7 +8,7 @@ use super::{Res, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::{filter, found};
+use crate::sdk::{filter, found, sent_once};
 
 fn attached_to(g: &InternetGateway, vpc_id: &str) -> bool {
     g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id))
@@ -103,6 +103,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             s.ec2()
                 .create_internet_gateway()
                 .tag_specifications(s.tag_spec(ResourceType::InternetGateway, "common", &name))
+                .customize()
+                .config_override(sent_once())
                 .send()
                 .await
                 .map_err(aws("CreateInternetGateway"))?

@@ -9,7 +9,7 @@ use aws_sdk_elasticloadbalancing::types::{
 };
 
 use super::{LoadBalancerStatus, Scope, is_new};
-use crate::aws_error::aws;
+use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
 use crate::sdk::found;
@@ -284,11 +284,19 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     call = call.tags(t);
                 }
             }
-            call.send().await.map_err(aws("CreateLoadBalancer"))?;
+            match call.send().await.map_err(aws("CreateLoadBalancer")) {
+                Ok(_) => {}
+                // No describe showed the name before the create: the balancer this cluster
+                // created a moment ago (its answer lost), not visible yet.
+                Err(e) if e.class() == Class::Duplicate => {
+                    return Err(Error::NotVisibleYet(format!("load balancer {name}")));
+                }
+                Err(e) => return Err(e.into()),
+            }
             configure_health_check(s, &name, health_check.clone()).await?;
-            describe(s, &name).await?.ok_or_else(|| {
-                Error::Conflict(format!("load balancer {name} vanished after its creation"))
-            })?
+            describe(s, &name)
+                .await?
+                .ok_or_else(|| Error::NotVisibleYet(format!("load balancer {name}")))?
         }
     };
 

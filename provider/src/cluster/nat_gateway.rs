@@ -9,7 +9,7 @@ use super::{NatStatus, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::filter;
+use crate::sdk::{filter, sent_once};
 
 /// The zones that need a NAT gateway, each with the public subnet to put it in.
 fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
@@ -158,12 +158,21 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 )
             })
             .count();
-        // An address of ours for this zone that is free, else a new one.
+        // An address of ours for this zone: a free one, else (when no gateway of this
+        // generation shows) the one in use, else a new one. An address in use while no
+        // gateway shows belongs to the gateway this cluster created a moment ago, which AWS
+        // does not show yet: creating it again with the same token and address answers that
+        // gateway, where a new address would make a twin and a token mismatch.
         let eip_name = format!("{}-eip-nat-{zone}", s.name());
-        let free = addresses.iter().find(|a| {
-            a.association_id().is_none()
-                && ownership::ec2_tag(a.tags(), "Name") == Some(eip_name.as_str())
-        });
+        let ours: Vec<_> = addresses
+            .iter()
+            .filter(|a| ownership::ec2_tag(a.tags(), "Name") == Some(eip_name.as_str()))
+            .collect();
+        let free = ours
+            .iter()
+            .find(|a| a.association_id().is_none())
+            .or_else(|| ours.first().filter(|_| replaced == 0))
+            .copied();
         let allocation_id = match free {
             Some(a) => a.allocation_id().unwrap_or_default().to_string(),
             None => {
@@ -174,6 +183,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         .allocate_address()
                         .domain(DomainType::Vpc)
                         .tag_specifications(s.tag_spec(ResourceType::ElasticIp, "nat", &eip_name))
+                        .customize()
+                        .config_override(sent_once())
                         .send()
                         .await
                         .map_err(aws("AllocateAddress"))?

@@ -5,7 +5,7 @@
 use aws_sdk_ec2::types::{ResourceType, RouteTable};
 
 use super::{RouteTableStatus, Scope, is_new};
-use crate::aws_error::aws;
+use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
 use crate::sdk::filter;
@@ -146,7 +146,15 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 } else {
                     call.gateway_id(target)
                 };
-                call.send().await.map_err(aws("CreateRoute"))?;
+                match call.send().await.map_err(aws("CreateRoute")) {
+                    Ok(_) => {}
+                    // The route was read as missing, yet it is there: a create whose answer
+                    // was lost (and retried), or one AWS does not show yet. Look again.
+                    Err(e) if e.class() == Class::Duplicate => {
+                        return Err(Error::NotVisibleYet(format!("the default route of {id}")));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
         if !associated

@@ -13,7 +13,7 @@ use super::{Res, Scope, is_new};
 use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::filter;
+use crate::sdk::{filter, sent_once};
 use crate::spec::{Role, Scheme};
 
 /// Where a rule's traffic comes from.
@@ -333,12 +333,21 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                             role.as_str(),
                             &name,
                         ))
+                        .customize()
+                        .config_override(sent_once())
                         .send()
                         .await
                         .map_err(aws("CreateSecurityGroup"))
                     {
                         Ok(o) => o.group_id.unwrap_or_default(),
                         Err(e) if e.class() == Class::Duplicate => {
+                            if !name_is_visible(s, &vpc_id, &name).await? {
+                                // The name is taken, yet no describe shows the group: the
+                                // one this cluster created a moment ago, not visible yet.
+                                return Err(Error::NotVisibleYet(format!(
+                                    "security group {name} in {vpc_id}"
+                                )));
+                            }
                             return Err(Error::Conflict(format!(
                                 "a security group named {name} already exists in {vpc_id} and \
                                  is not owned by cluster {}; name it in \
@@ -398,16 +407,39 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 role.as_str()
             ))
         {
-            s.ec2()
+            match s
+                .ec2()
                 .authorize_security_group_ingress()
                 .group_id(&id)
                 .set_ip_permissions(Some(authorize))
                 .send()
                 .await
-                .map_err(aws("AuthorizeSecurityGroupIngress"))?;
+                .map_err(aws("AuthorizeSecurityGroupIngress"))
+            {
+                Ok(_) => {}
+                // Rules read as missing are there: an authorize whose answer was lost (and
+                // retried), or rules AWS does not show yet. Look again.
+                Err(e) if e.class() == Class::Duplicate => {
+                    return Err(Error::NotVisibleYet(format!("the rules of {id}")));
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
     }
     Ok(())
+}
+
+/// Whether a describe shows a group named `name` in `vpc_id`.
+async fn name_is_visible(s: &Scope<'_>, vpc_id: &str, name: &str) -> Result<bool, Error> {
+    let out = s
+        .ec2()
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .filters(filter("group-name", &[name]))
+        .send()
+        .await
+        .map_err(aws("DescribeSecurityGroups"))?;
+    Ok(!out.security_groups().is_empty())
 }
 
 /// Revokes the ingress rules of the cluster's own groups (they reference each other), then

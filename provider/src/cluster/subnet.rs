@@ -7,7 +7,7 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
 use super::{Scope, SubnetStatus, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
-use crate::sdk::filter;
+use crate::sdk::{filter, sent_once};
 
 fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
     SubnetStatus {
@@ -203,6 +203,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .cidr_block(cidr.to_string())
                     .availability_zone(&zone)
                     .tag_specifications(s.tag_spec(ResourceType::Subnet, kind, &name))
+                    .customize()
+                    .config_override(sent_once())
                     .send()
                     .await
                     .map_err(aws("CreateSubnet"))?

@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Vpc, VpcAttributeN
 use super::{Res, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
-use crate::sdk::{filter, found};
+use crate::sdk::{filter, found, sent_once};
 
 fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
     s.status.vpc = Some(Res {
@@ -103,6 +103,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .create_vpc()
                 .cidr_block(&wanted)
                 .tag_specifications(s.tag_spec(ResourceType::Vpc, "common", &name))
+                .customize()
+                .config_override(sent_once())
                 .send()
                 .await
                 .map_err(aws("CreateVpc"))?;
