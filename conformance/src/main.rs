@@ -9,6 +9,7 @@ use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use conformance::properties::{self, Report};
 use conformance::sweep::{Selector, sweep};
+use conformance::target::seed_of;
 use conformance::world::{Case, cases};
 use conformance::{Env, Failure, Target, runner};
 use fakeaws::sim::profile::Profile;
@@ -142,15 +143,6 @@ fn property_list() -> Vec<(&'static str, usize, Property)> {
             Box::pin(properties::machines(e, c, k.min(2)))
         }),
     ]
-}
-
-/// A seed for a case's faults, from the case itself, so a failing case replays exactly.
-fn seed_of(case: &impl std::fmt::Debug, k: usize) -> u64 {
-    format!("{case:?}/{k}")
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
 }
 
 fn run(cli: RunArgs) -> anyhow::Result<bool> {

@@ -151,18 +151,19 @@ pub async fn create_machines(
     Ok(out)
 }
 
-/// Deletes every machine.
+/// Deletes every machine, each by its status when known (as a controller keeps it).
 pub async fn delete_machines(
     env: &Env,
     clients: &Clients,
     cluster: &Cluster,
     machines: &[Machine],
+    statuses: &[MachineStatus],
 ) -> Result<(), Failure> {
     let m = MachineActuator::new(clients.clone());
-    for mac in machines {
+    for (i, mac) in machines.iter().enumerate() {
         let mut done = false;
         for _ in 0..ROUNDS {
-            match m.delete(cluster, mac, None).await {
+            match m.delete(cluster, mac, statuses.get(i)).await {
                 Ok(_) => {
                     done = true;
                     break;
@@ -241,7 +242,7 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
             c.calls.by_operation()
         )
     })?;
-    delete_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     down(env, c, &p.cluster).await?;
     Ok(Report { calls })
 }
@@ -268,7 +269,7 @@ pub async fn bad_day(calm: &Env, bad: &Env, case: &Case) -> Result<Report, Failu
     let before = bad.snapshot(&p.origin, lb).await?;
     c.calls.reset();
     up(bad, c, &p.cluster).await?;
-    create_machines(bad, c, &p.cluster, &p.machines).await?;
+    let statuses = create_machines(bad, c, &p.cluster, &p.machines).await?;
     let calls = c.calls.total();
     let got = bad.census(&p.cluster.metadata.name).await?;
     expect_census("on a bad day", &got, &case.expected())?;
@@ -278,7 +279,7 @@ pub async fn bad_day(calm: &Env, bad: &Env, case: &Case) -> Result<Report, Failu
             c.calls.by_operation()
         )
     })?;
-    delete_machines(bad, c, &p.cluster, &p.machines).await?;
+    delete_machines(bad, c, &p.cluster, &p.machines, &statuses).await?;
     down(bad, c, &p.cluster).await?;
     let left = bad.census(&p.cluster.metadata.name).await?;
     expect_census("after a delete on a bad day", &left, &Census::new())?;
@@ -303,14 +304,14 @@ pub async fn crash_convergence(env: &Env, case: &Case, k: usize) -> Result<Repor
             let _ = m.create(&p.cluster, mac, None).await;
         }
     }
-    create_machines(env, c, &p.cluster, &p.machines).await?;
+    let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
     let got = env.census(&p.cluster.metadata.name).await?;
     expect_census(
         &format!("after a crash at change {k} and a resume"),
         &got,
         &case.expected(),
     )?;
-    delete_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     down(env, c, &p.cluster).await?;
     let left = env.census(&p.cluster.metadata.name).await?;
     expect_census("after delete", &left, &Census::new())?;
@@ -333,8 +334,8 @@ pub async fn preexisting_untouched(env: &Env, case: &Case) -> Result<Report, Fai
     ensure(env.snapshot(&p.origin, lb).await? == before, || {
         "a pre-existing resource changed during a second reconcile".into()
     })?;
-    create_machines(env, c, &p.cluster, &p.machines).await?;
-    delete_machines(env, c, &p.cluster, &p.machines).await?;
+    let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     down(env, c, &p.cluster).await?;
     let after = env.snapshot(&p.origin, lb).await?;
     ensure(after == before, || {
@@ -350,8 +351,8 @@ pub async fn delete_completeness(env: &Env, case: &Case, k: usize) -> Result<Rep
     let p = prepare(env, case, "del").await?;
     let c = &env.clients;
     up(env, c, &p.cluster).await?;
-    create_machines(env, c, &p.cluster, &p.machines).await?;
-    delete_machines(env, c, &p.cluster, &p.machines).await?;
+    let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     let cut = crashing(c, k);
     let _ = ClusterActuator::new(cut).delete(&p.cluster).await;
     down(env, c, &p.cluster).await?;
@@ -415,13 +416,13 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
     for cl in [&a.cluster, &b.cluster, &s1, &s2] {
         up(env, c, cl).await?;
     }
-    create_machines(env, c, &a.cluster, &a.machines).await?;
-    create_machines(env, c, &b.cluster, &b.machines).await?;
+    let statuses_a = create_machines(env, c, &a.cluster, &a.machines).await?;
+    let statuses_b = create_machines(env, c, &b.cluster, &b.machines).await?;
     let b_before = env.census(&b.cluster.metadata.name).await?;
     let s2_before = env.census(&s2.metadata.name).await?;
     expect_census("cluster b", &b_before, &one_zone.expected())?;
     // Deleting a and s1 leaves b and s2 whole, and their reconcile unchanged.
-    delete_machines(env, c, &a.cluster, &a.machines).await?;
+    delete_machines(env, c, &a.cluster, &a.machines, &statuses_a).await?;
     down(env, c, &a.cluster).await?;
     down(env, c, &s1).await?;
     expect_census(
@@ -442,7 +443,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
     ensure(c.calls.mutating() == 0, || {
         format!("the survivors needed changes: {:?}", c.calls.by_operation())
     })?;
-    delete_machines(env, c, &b.cluster, &b.machines).await?;
+    delete_machines(env, c, &b.cluster, &b.machines, &statuses_b).await?;
     down(env, c, &b.cluster).await?;
     down(env, c, &s2).await?;
     for cl in [&a.cluster, &b.cluster, &s1, &s2] {
@@ -501,7 +502,7 @@ pub async fn machines(env: &Env, case: &Case, k: usize) -> Result<Report, Failur
             format!("exists says {:?}, the target {state:?}", e.state)
         })?;
     }
-    delete_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     for (mac, st) in p.machines.iter().zip(&statuses) {
         let e = m.exists(&p.cluster, mac, Some(st)).await?;
         ensure(!e.exists, || {

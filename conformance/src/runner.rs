@@ -64,6 +64,8 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     let before = env.snapshot(&origin, lb.as_deref()).await?;
     c.calls.reset();
     let mut report = ScenarioReport::default();
+    // The machines' statuses, as a controller keeps them between steps.
+    let mut statuses = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
         let at = |what: String| Failure::Check(format!("step {} ({step:?}): {what}", i + 1));
         report.steps += 1;
@@ -87,7 +89,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 let _ = ClusterActuator::new(cut).reconcile(&cluster).await;
             }
             Step::CreateMachines => {
-                create_machines(env, c, &cluster, &machines).await?;
+                statuses = create_machines(env, c, &cluster, &machines).await?;
             }
             Step::CreateMachinesCutAfter(k) => {
                 let cut = crashing(c, *k);
@@ -96,7 +98,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     let _ = m.create(&cluster, mac, None).await;
                 }
             }
-            Step::DeleteMachines => delete_machines(env, c, &cluster, &machines).await?,
+            Step::DeleteMachines => delete_machines(env, c, &cluster, &machines, &statuses).await?,
             Step::Delete => down(env, c, &cluster).await?,
             Step::DeleteCutAfter(k) => {
                 let cut = crashing(c, *k);

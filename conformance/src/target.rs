@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use aws_sdk_ec2::config::retry::RetryConfig;
+use aws_sdk_ec2::config::{AsyncSleep, SharedAsyncSleep, Sleep};
 use fakeaws::sim::consistency::Windows;
 use fakeaws::sim::profile::Profile;
 use provider::Clients;
@@ -102,7 +103,31 @@ impl Drop for Calm<'_> {
     }
 }
 
+/// A seed for a case's faults, from the case itself, so a failing case replays exactly.
+pub fn seed_of(case: &impl std::fmt::Debug, k: usize) -> u64 {
+    format!("{case:?}/{k}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
 static CASES: AtomicU64 = AtomicU64::new(0);
+
+/// The provider's waits within a step, on the in-process fake: its virtual clock moves on
+/// by the wait, and nothing sleeps.
+#[derive(Debug)]
+struct ClockSleep {
+    fake: fakeaws::Fake,
+    region: String,
+}
+
+impl AsyncSleep for ClockSleep {
+    fn sleep(&self, d: Duration) -> Sleep {
+        self.fake.with_region(&self.region, |r| r.clock.advance(d));
+        Sleep::new(std::future::ready(()))
+    }
+}
 
 /// The SDK retries of in-process clients: the provider's policy (`provider::retry_config`:
 /// up to 3 attempts) with its backoff shrunk to milliseconds, since the in-process fake's
@@ -144,11 +169,15 @@ impl Env {
                 let fake = fakeaws::spawn_with(config)
                     .await
                     .map_err(|e| format!("starting the fake: {e}"))?;
-                let clients = Clients::for_endpoint_with_retries(
+                let mut clients = Clients::for_endpoint_with_retries(
                     fake.endpoint(),
                     "us-east-1",
                     in_process_retries(),
                 );
+                clients.sleep = Some(SharedAsyncSleep::new(ClockSleep {
+                    fake: fake.fake().clone(),
+                    region: "us-east-1".to_string(),
+                }));
                 (clients, Some(fake), "us-east-1".to_string())
             }
             Target::Endpoint(url) => (

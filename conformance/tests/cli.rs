@@ -187,3 +187,41 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
     assert!(text(&out.stdout).contains("resources deleted"));
     assert_eq!(tagged_left(&fake, "ci-crashed").await, 0);
 }
+
+/// `cargo xtask conformance --faults storm`: every property (with the bad-day one) and every
+/// scenario passes while the in-process fake plays the storm profile; a profile that is not
+/// one is refused before anything runs, and `--faults` is refused for a target the suite does
+/// not steer.
+#[test]
+fn the_whole_suite_passes_in_a_storm() {
+    let out = conformance(&["--faults", "storm", "--cases", "2"], None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("faults: storm"), "{stdout}");
+    for row in [
+        "converges-on-a-bad-day",
+        "crash-at-any-change-then-resume",
+        "scenario ",
+    ] {
+        assert!(stdout.contains(row), "{row} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+
+    let out = conformance(&["--faults", "hurricane"], None);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("neither a profile (calm, storm)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = conformance(
+        &["--faults", "storm", "--endpoint", "http://127.0.0.1:9"],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("start a standalone fakeaws with --faults"),
+        "{}",
+        text(&out.stderr)
+    );
+}

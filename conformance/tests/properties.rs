@@ -7,8 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use conformance::properties;
+use conformance::target::seed_of;
 use conformance::world::{Case, cases};
 use conformance::{Env, Target};
+use fakeaws::sim::profile::Profile;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError};
 
@@ -44,6 +46,64 @@ where
             .map(|_| ())
             .map_err(|e| TestCaseError::fail(format!("{case:?}: {e}")))
     })
+}
+
+/// As [`check`], on a fake playing the storm profile (the case's own seed draws its faults).
+fn check_in_a_storm<F, Fut>(case: &Case, k: usize, f: F) -> Result<(), TestCaseError>
+where
+    F: FnOnce(Env) -> Fut,
+    Fut: std::future::Future<Output = Result<properties::Report, conformance::Failure>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let env = Env::with_profile(
+            &Target::InProcess,
+            "storm",
+            1_795_961_900,
+            Profile::storm(),
+            seed_of(case, k),
+        )
+        .await
+        .unwrap();
+        f(env)
+            .await
+            .map(|_| ())
+            .map_err(|e| TestCaseError::fail(format!("{case:?} k={k}: {e}")))
+    })
+}
+
+proptest! {
+    #![proptest_config(config(4))]
+
+    /// On a bad day (throttling, consistency windows, 500s, lost answers, latency), the same
+    /// end state as on a calm one within 3 times its calls, and nothing left after delete.
+    #[test]
+    fn converges_on_a_bad_day(case in cases(3)) {
+        let c = case.clone();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let calm = Env::new(&Target::InProcess, "calm", 1_795_961_900).await.unwrap();
+            let bad = Env::with_profile(
+                &Target::InProcess, "storm", 1_795_961_900, Profile::storm(), seed_of(&c, 0),
+            ).await.unwrap();
+            properties::bad_day(&calm, &bad, &c)
+                .await
+                .map(|_| ())
+                .map_err(|e| TestCaseError::fail(format!("{c:?}: {e}")))
+        })?;
+    }
+
+    /// Crash at any change, then resume, while new resources lag and calls fail: no twins.
+    #[test]
+    fn crash_at_any_change_then_resume_in_a_storm(case in cases(2), k in 1usize..40) {
+        let c = case.clone();
+        check_in_a_storm(&case, k, |env| async move {
+            properties::crash_convergence(&env, &c, k).await
+        })?;
+    }
 }
 
 proptest! {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_ec2::config::retry::RetryConfig;
-use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_ec2::config::{AsyncSleep, BehaviorVersion, Credentials, Region, SharedAsyncSleep};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
@@ -110,9 +110,24 @@ pub struct Clients {
     pub calls: CallCounter,
     /// The region.
     pub region: String,
+    /// How [`Clients::pause`] waits: the EC2 client's own sleep (tokio's) unless set (a test
+    /// against a fake on a virtual clock moves the clock instead of sleeping).
+    pub sleep: Option<SharedAsyncSleep>,
 }
 
 impl Clients {
+    /// Waits `d` within a step, as AWS's eventual consistency asks after a create: with
+    /// [`sleep`](Self::sleep) when set, else the EC2 client's sleep.
+    pub async fn pause(&self, d: Duration) {
+        if let Some(s) = self
+            .sleep
+            .clone()
+            .or_else(|| self.ec2.config().sleep_impl())
+        {
+            s.sleep(d).await;
+        }
+    }
+
     /// Clients from a loaded SDK configuration (the standard chain: environment, profile,
     /// SSO, instance role; `AWS_ENDPOINT_URL` honoured).
     pub fn from_sdk_config(config: &aws_config::SdkConfig) -> Self {
@@ -128,6 +143,7 @@ impl Clients {
             elb: aws_sdk_elasticloadbalancing::Client::from_conf(elb),
             calls,
             region: config.region().map(ToString::to_string).unwrap_or_default(),
+            sleep: None,
         }
     }
 
@@ -179,6 +195,7 @@ impl Clients {
             elb: aws_sdk_elasticloadbalancing::Client::from_conf(elb),
             calls,
             region: region.to_string(),
+            sleep: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 
 use crate::aws_error::{AwsError, aws};
+use crate::clients::Clients;
 use crate::error::Error;
 use crate::ownership;
 
@@ -48,6 +49,30 @@ pub fn found<T>(answer: Result<T, AwsError>) -> Result<Option<T>, Error> {
 pub fn sent_once() -> aws_sdk_ec2::config::Builder {
     aws_sdk_ec2::config::Builder::default()
         .retry_config(aws_sdk_ec2::config::retry::RetryConfig::disabled())
+}
+
+/// Calls `f`, naming something this run has just created, until AWS shows it: a not-found
+/// answer (AWS's eventual consistency: "does not mean the resource does not exist") is tried
+/// again after 1, 2 and 4 s, waited with [`Clients::pause`], and then reaches the caller, whose
+/// error policy requeues. So a new group, gateway, balancer or instance costs a few seconds
+/// inside the step, not a whole reconcile.
+pub async fn until_visible<T, F, Fut>(clients: &Clients, mut f: F) -> Result<T, AwsError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, AwsError>>,
+{
+    let mut delay = std::time::Duration::from_secs(1);
+    for _ in 0..3 {
+        match f().await {
+            Err(e) if e.is_not_found() => {
+                tracing::debug!(error = %e, "not visible yet; trying again in {delay:?}");
+                clients.pause(delay).await;
+                delay *= 2;
+            }
+            answer => return answer,
+        }
+    }
+    f().await
 }
 
 /// The error for a create call whose answer lacks the created resource.

@@ -12,7 +12,7 @@ use super::{LoadBalancerStatus, Scope, is_new};
 use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::found;
+use crate::sdk::{found, until_visible};
 use crate::spec::{Role, Scheme};
 
 async fn describe(s: &Scope<'_>, name: &str) -> Result<Option<LoadBalancerDescription>, Error> {
@@ -293,6 +293,19 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 }
                 Err(e) => return Err(e.into()),
             }
+            // AWS may not show the new balancer for a moment.
+            let shown = until_visible(s.clients, || async {
+                s.elb()
+                    .describe_load_balancers()
+                    .load_balancer_names(&name)
+                    .send()
+                    .await
+                    .map_err(aws("DescribeLoadBalancers"))
+            })
+            .await;
+            crate::sdk::found(shown)?
+                .and_then(|o| o.load_balancer_descriptions().first().cloned())
+                .ok_or_else(|| Error::NotVisibleYet(format!("load balancer {name}")))?;
             configure_health_check(s, &name, health_check.clone()).await?;
             describe(s, &name)
                 .await?

@@ -8,7 +8,7 @@ use super::{RouteTableStatus, Scope, is_new};
 use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::filter;
+use crate::sdk::{filter, until_visible};
 
 fn default_target(t: &RouteTable) -> Option<String> {
     t.routes()
@@ -123,30 +123,39 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             && s.act(format!("route 0.0.0.0/0 of {id} to {target}"))
         {
             let via_nat = target.starts_with("nat-");
+            // The target (a NAT gateway, an internet gateway) or the table may be new in
+            // this reconcile, and not shown by AWS for a moment.
             if current_target.is_some() {
-                let call = s
-                    .ec2()
-                    .replace_route()
-                    .route_table_id(&id)
-                    .destination_cidr_block("0.0.0.0/0");
-                let call = if via_nat {
-                    call.nat_gateway_id(target)
-                } else {
-                    call.gateway_id(target)
-                };
-                call.send().await.map_err(aws("ReplaceRoute"))?;
+                until_visible(s.clients, || {
+                    let call = s
+                        .ec2()
+                        .replace_route()
+                        .route_table_id(&id)
+                        .destination_cidr_block("0.0.0.0/0");
+                    let call = if via_nat {
+                        call.nat_gateway_id(target.as_str())
+                    } else {
+                        call.gateway_id(target.as_str())
+                    };
+                    async move { call.send().await.map_err(aws("ReplaceRoute")) }
+                })
+                .await?;
             } else {
-                let call = s
-                    .ec2()
-                    .create_route()
-                    .route_table_id(&id)
-                    .destination_cidr_block("0.0.0.0/0");
-                let call = if via_nat {
-                    call.nat_gateway_id(target)
-                } else {
-                    call.gateway_id(target)
-                };
-                match call.send().await.map_err(aws("CreateRoute")) {
+                let created = until_visible(s.clients, || {
+                    let call = s
+                        .ec2()
+                        .create_route()
+                        .route_table_id(&id)
+                        .destination_cidr_block("0.0.0.0/0");
+                    let call = if via_nat {
+                        call.nat_gateway_id(target.as_str())
+                    } else {
+                        call.gateway_id(target.as_str())
+                    };
+                    async move { call.send().await.map_err(aws("CreateRoute")) }
+                })
+                .await;
+                match created {
                     Ok(_) => {}
                     // The route was read as missing, yet it is there: a create whose answer
                     // was lost (and retried), or one AWS does not show yet. Look again.

@@ -13,7 +13,7 @@ use super::{Res, Scope, is_new};
 use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::{filter, sent_once};
+use crate::sdk::{filter, sent_once, until_visible};
 use crate::spec::{Role, Scheme};
 
 /// Where a rule's traffic comes from.
@@ -285,6 +285,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     }
 
     let mut ids: BTreeMap<Role, String> = BTreeMap::new();
+    // Groups created by this reconcile: AWS may not show them for a moment.
+    let mut fresh: BTreeSet<Role> = BTreeSet::new();
     let mut current: BTreeMap<Role, BTreeMap<Rule, String>> = BTreeMap::new();
     for role in Role::ALL {
         if let Some(id) = overrides.get(&role) {
@@ -339,7 +341,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         .await
                         .map_err(aws("CreateSecurityGroup"))
                     {
-                        Ok(o) => o.group_id.unwrap_or_default(),
+                        Ok(o) => {
+                            fresh.insert(role);
+                            o.group_id.unwrap_or_default()
+                        }
                         Err(e) if e.class() == Class::Duplicate => {
                             if !name_is_visible(s, &vpc_id, &name).await? {
                                 // The name is taken, yet no describe shows the group: the
@@ -407,15 +412,23 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 role.as_str()
             ))
         {
-            match s
-                .ec2()
-                .authorize_security_group_ingress()
-                .group_id(&id)
-                .set_ip_permissions(Some(authorize))
-                .send()
+            let ec2 = s.ec2().clone();
+            let call = || {
+                ec2.authorize_security_group_ingress()
+                    .group_id(&id)
+                    .set_ip_permissions(Some(authorize.clone()))
+                    .send()
+            };
+            // A rule may name any group of this cluster, so any new one may not show yet.
+            let answer = if fresh.is_empty() {
+                call().await.map_err(aws("AuthorizeSecurityGroupIngress"))
+            } else {
+                until_visible(s.clients, || async {
+                    call().await.map_err(aws("AuthorizeSecurityGroupIngress"))
+                })
                 .await
-                .map_err(aws("AuthorizeSecurityGroupIngress"))
-            {
+            };
+            match answer {
                 Ok(_) => {}
                 // Rules read as missing are there: an authorize whose answer was lost (and
                 // retried), or rules AWS does not show yet. Look again.

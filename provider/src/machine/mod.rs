@@ -22,7 +22,7 @@ use crate::cluster::{ClusterActuator, ClusterStatus, is_new};
 use crate::error::Error;
 use crate::instance::{instances_of, is_live, state_of};
 use crate::ownership;
-use crate::sdk::{filter, found};
+use crate::sdk::{filter, found, until_visible};
 use crate::spec::Cluster;
 use crate::spec::machine::Machine;
 
@@ -193,15 +193,19 @@ impl MachineActuator {
         })
     }
 
-    /// The instance `id` as AWS describes it, if it still shows it.
+    /// The instance `id` as AWS describes it, if it shows it: a machine's recorded instance
+    /// may be one just launched, which AWS does not show for a moment (AWS keeps terminated
+    /// instances listed for about an hour, so a not-found is mostly that).
     async fn describe(&self, id: &str) -> Result<Option<Instance>, Error> {
-        let answer = self
-            .ec2()
-            .describe_instances()
-            .instance_ids(id)
-            .send()
-            .await
-            .map_err(aws("DescribeInstances"));
+        let answer = until_visible(&self.clients, || async {
+            self.ec2()
+                .describe_instances()
+                .instance_ids(id)
+                .send()
+                .await
+                .map_err(aws("DescribeInstances"))
+        })
+        .await;
         Ok(found(answer)?.and_then(|o| instances_of(&o).next().cloned()))
     }
 
