@@ -314,7 +314,7 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
                 &target,
                 &run_id,
                 started,
-                profile.clone(),
+                runner::profile_for(&s, &profile)?,
                 seed_of(&s.name, 0),
             )
             .await
@@ -325,9 +325,14 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
             cleanup?;
             Ok::<_, Failure>(r)
         });
+        let skipped = r.as_ref().is_ok_and(|r| r.skipped);
         rows.push(Row {
-            name,
-            cases: 1,
+            name: if skipped {
+                format!("{name} (skipped: its faults need the in-process fake)")
+            } else {
+                name
+            },
+            cases: u32::from(!skipped),
             passed: r.is_ok(),
             calls: r.as_ref().map_or(0, |r| r.calls),
             detail: r.err().map(|e| e.to_string()).unwrap_or_default(),

@@ -11,9 +11,36 @@ use crate::properties::{create_machines, delete_machines, down, reconcile_settle
 use crate::target::Env;
 use crate::{Failure, ensure, world};
 
+/// The error codes the in-process fake answered after the `from`-th call of its log, with
+/// how many times (empty on other targets).
+fn errors_since(env: &Env, from: usize) -> std::collections::BTreeMap<String, usize> {
+    let mut seen = std::collections::BTreeMap::new();
+    if let Some(f) = env.fake() {
+        for call in f.fake().calls().into_iter().skip(from) {
+            if let Some(code) = call.error {
+                *seen.entry(code).or_insert(0) += 1;
+            }
+        }
+    }
+    seen
+}
+
+/// The profile the in-process fake plays for `scenario`: its own `faults`, else the run's.
+pub fn profile_for(
+    scenario: &Scenario,
+    run: &fakeaws::sim::profile::Profile,
+) -> Result<fakeaws::sim::profile::Profile, Failure> {
+    Ok(scenario
+        .profile()
+        .map_err(|e| Failure::Check(format!("scenario {}: {e}", scenario.name)))?
+        .unwrap_or_else(|| run.clone()))
+}
+
 /// What a scenario run did.
 #[derive(Debug, Clone, Default)]
 pub struct ScenarioReport {
+    /// Whether it was skipped: its faults need the in-process fake.
+    pub skipped: bool,
     /// Steps performed.
     pub steps: usize,
     /// API calls the provider made.
@@ -64,6 +91,12 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     let before = env.snapshot(&origin, lb.as_deref()).await?;
     c.calls.reset();
     let mut report = ScenarioReport::default();
+    if scenario.faults.is_some() && env.fake().is_none() {
+        // Only the in-process fake is steered; elsewhere the scenario cannot play its day.
+        report.skipped = true;
+        return Ok(report);
+    }
+    let log_start = env.fake().map_or(0, |f| f.fake().calls().len());
     // The machines' statuses, as a controller keeps them between steps.
     let mut statuses = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
@@ -150,6 +183,28 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 let got = env.census(&cluster.metadata.name).await?;
                 if !got.is_empty() {
                     return Err(at(format!("still owned: {got:?}")));
+                }
+            }
+            Step::ExpectErrors(want) => {
+                let seen = errors_since(env, log_start);
+                for (code, at_least) in want {
+                    let n = seen.get(code).copied().unwrap_or(0);
+                    if n < *at_least {
+                        return Err(at(format!(
+                            "{n} answers with {code}, expected at least {at_least}; the fake \
+                             answered these errors: {seen:?}"
+                        )));
+                    }
+                }
+            }
+            Step::ExpectNoErrors(codes) => {
+                let seen = errors_since(env, log_start);
+                let found: Vec<_> = codes
+                    .iter()
+                    .filter_map(|c| seen.get(c).map(|n| format!("{c} x{n}")))
+                    .collect();
+                if !found.is_empty() {
+                    return Err(at(format!("the fake answered {}", found.join(", "))));
                 }
             }
         }

@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use aws_sdk_ec2::config::retry::RetryConfig;
 use aws_sdk_ec2::config::{AsyncSleep, SharedAsyncSleep, Sleep};
 use fakeaws::sim::consistency::Windows;
 use fakeaws::sim::profile::Profile;
@@ -114,8 +113,8 @@ pub fn seed_of(case: &impl std::fmt::Debug, k: usize) -> u64 {
 
 static CASES: AtomicU64 = AtomicU64::new(0);
 
-/// The provider's waits within a step, on the in-process fake: its virtual clock moves on
-/// by the wait, and nothing sleeps.
+/// Every wait of the in-process clients (the SDK's retry backoff, the provider's pauses
+/// within a step): the fake's virtual clock moves on by the wait, and nothing sleeps.
 #[derive(Debug)]
 struct ClockSleep {
     fake: fakeaws::Fake,
@@ -124,19 +123,14 @@ struct ClockSleep {
 
 impl AsyncSleep for ClockSleep {
     fn sleep(&self, d: Duration) -> Sleep {
-        self.fake.with_region(&self.region, |r| r.clock.advance(d));
-        Sleep::new(std::future::ready(()))
+        // The clock moves when the wait is waited out, not when it is made: a timeout that
+        // loses its race never moves it.
+        let fake = self.fake.clone();
+        let region = self.region.clone();
+        Sleep::new(async move {
+            fake.with_region(&region, |r| r.clock.advance(d));
+        })
     }
-}
-
-/// The SDK retries of in-process clients: the provider's policy (`provider::retry_config`:
-/// up to 3 attempts) with its backoff shrunk to milliseconds, since the in-process fake's
-/// clock is virtual and only the suite moves it ([`Env::pause`]).
-fn in_process_retries() -> RetryConfig {
-    RetryConfig::standard()
-        .with_max_attempts(3)
-        .with_initial_backoff(Duration::from_millis(1))
-        .with_max_backoff(Duration::from_millis(10))
 }
 
 impl Env {
@@ -169,15 +163,14 @@ impl Env {
                 let fake = fakeaws::spawn_with(config)
                     .await
                     .map_err(|e| format!("starting the fake: {e}"))?;
-                let mut clients = Clients::for_endpoint_with_retries(
+                let clients = Clients::for_endpoint_on_clock(
                     fake.endpoint(),
                     "us-east-1",
-                    in_process_retries(),
+                    SharedAsyncSleep::new(ClockSleep {
+                        fake: fake.fake().clone(),
+                        region: "us-east-1".to_string(),
+                    }),
                 );
-                clients.sleep = Some(SharedAsyncSleep::new(ClockSleep {
-                    fake: fake.fake().clone(),
-                    region: "us-east-1".to_string(),
-                }));
                 (clients, Some(fake), "us-east-1".to_string())
             }
             Target::Endpoint(url) => (

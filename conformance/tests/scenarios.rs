@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use conformance::{Env, Target, runner};
+use fakeaws::sim::profile::Profile;
 
 #[tokio::test]
 async fn every_scenario_passes() {
@@ -10,9 +11,16 @@ async fn every_scenario_passes() {
     assert!(all.len() >= 10);
     let mut failures = Vec::new();
     for s in &all {
-        let env = Env::new(&Target::InProcess, "scenarios", 1_795_961_900)
-            .await
-            .unwrap();
+        let profile = conformance::runner::profile_for(s, &Profile::calm()).unwrap();
+        let env = Env::with_profile(
+            &Target::InProcess,
+            "scenarios",
+            1_795_961_900,
+            profile,
+            conformance::target::seed_of(&s.name, 0),
+        )
+        .await
+        .unwrap();
         if let Err(e) = runner::run(&env, s).await {
             failures.push(format!("{}: {e}", s.name));
         }

@@ -14,9 +14,10 @@
 //! | `POST /_fakeaws/reset` | | every region, the call log and the rules forgotten |
 //!
 //! Rules are written as `{"on": {"service": "ec2", "action": "RunInstances", "region":
-//! "us-east-1"}, "when": {"nth": {"n": 1, "times": 1}} | {"probability": 0.05}, "effect":
-//! "internalError" | "unavailable" | "loseAnswer" | {"error": {"code": ..., "status": ...,
-//! "message": ...}}}`.
+//! "us-east-1", "kind": "instance"}, "when": {"nth": {"n": 1, "times": 1}} | {"probability":
+//! 0.05}, "effect": "internalError" | "unavailable" | "loseAnswer" | "cutConnection" |
+//! {"latency": {"millis": 200}} | {"error": {"code": ..., "status": ..., "message": ...}} |
+//! {"asyncFailure": {"code": ..., "message": ...}}}` (see `crate::sim::faults`).
 
 use std::time::Duration;
 

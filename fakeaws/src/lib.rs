@@ -62,6 +62,9 @@ pub struct Config {
     pub consistency: sim::consistency::Windows,
     /// Fault rules the account starts with (`Fake::with_faults` changes them).
     pub faults: Vec<sim::faults::Rule>,
+    /// How long asynchronous state changes take in every region (none: by the next
+    /// request); `Region::transitions` changes them per region.
+    pub delays: std::collections::BTreeMap<sim::transitions::Subject, std::time::Duration>,
 }
 
 impl Config {
@@ -75,6 +78,12 @@ impl Config {
             self.consistency = profile.consistency;
         }
         self.faults.extend(profile.rules);
+        for (name, seconds) in profile.delays {
+            if let Some(subject) = sim::transitions::Subject::named(&name) {
+                let d = std::time::Duration::try_from_secs_f64(seconds).unwrap_or_default();
+                self.delays.insert(subject, d);
+            }
+        }
         self
     }
 }
@@ -90,6 +99,7 @@ impl Default for Config {
             throttling: None,
             consistency: sim::consistency::Windows::default(),
             faults: Vec::new(),
+            delays: std::collections::BTreeMap::new(),
             credentials: std::collections::BTreeMap::new(),
         }
     }

@@ -223,6 +223,9 @@ impl Region {
             load_balancers: Default::default(),
         };
         region.consistency.set_windows(config.consistency.clone());
+        for (subject, delay) in &config.delays {
+            region.transitions.set_delay(*subject, *delay);
+        }
         if let Some(scale) = config.throttling {
             region.throttle.enable(scale);
         }

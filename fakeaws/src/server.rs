@@ -366,6 +366,10 @@ impl Fake {
             }
         };
         consistency::after(&mut guard, noted, result.is_ok());
+        // The state the call started fails at its next step (taken after this call).
+        if let (Some((subject, code, message)), true) = (&decision.async_failure, result.is_ok()) {
+            guard.transitions.fail_next(*subject, code, message);
+        }
         match verdict {
             Verdict::LoseAnswer(err) if result.is_ok() => Err(err),
             Verdict::Cut if result.is_ok() => {

@@ -49,6 +49,10 @@ pub enum Class {
     Throttled,
     /// AWS failed for now (`InternalError`, `Unavailable`).
     Unavailable,
+    /// AWS has no capacity for the request where it was asked for
+    /// (`InsufficientInstanceCapacity`): AWS says it works on more, so it may come later;
+    /// the message names the zone and the zones that have it.
+    Capacity,
     /// No answer came at all, even after the SDK's own retries (connection refused, DNS,
     /// TLS): a wrong endpoint or no network, which waiting does not mend.
     Unreachable,
@@ -86,6 +90,9 @@ impl Class {
             "InternalError" | "InternalFailure" | "Unavailable" | "ServiceUnavailable" => {
                 Class::Unavailable
             }
+            "InsufficientInstanceCapacity"
+            | "InsufficientHostCapacity"
+            | "InsufficientCapacity" => Class::Capacity,
             UNREACHABLE => Class::Unreachable,
             _ => Class::Other,
         }
@@ -100,6 +107,7 @@ impl Class {
             Class::Dependency => Action::Requeue(Duration::from_secs(15)),
             Class::Throttled => Action::Requeue(Duration::from_secs(30)),
             Class::Unavailable => Action::Requeue(Duration::from_secs(10)),
+            Class::Capacity => Action::Requeue(Duration::from_secs(60)),
             Class::Duplicate | Class::Unreachable | Class::Other => Action::Fail,
         }
     }

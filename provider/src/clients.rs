@@ -8,7 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_ec2::config::retry::RetryConfig;
-use aws_sdk_ec2::config::{AsyncSleep, BehaviorVersion, Credentials, Region, SharedAsyncSleep};
+use aws_sdk_ec2::config::timeout::TimeoutConfig;
+use aws_sdk_ec2::config::{
+    AsyncSleep, BehaviorVersion, Credentials, Region, SharedAsyncSleep,
+    StalledStreamProtectionConfig,
+};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
@@ -164,38 +168,54 @@ impl Clients {
     /// Clients for an endpoint URL with static placeholder credentials (for a standalone
     /// AWS-compatible endpoint; requests are still signed SigV4 for `region`).
     pub fn for_endpoint(endpoint: &str, region: &str) -> Self {
-        Self::for_endpoint_with_retries(endpoint, region, retry_config())
+        Self::build_for_endpoint(endpoint, region, None)
     }
 
-    /// As [`for_endpoint`](Self::for_endpoint), with another retry policy (a test against
-    /// an in-process fake on a virtual clock shrinks the backoff to milliseconds).
-    pub fn for_endpoint_with_retries(endpoint: &str, region: &str, retries: RetryConfig) -> Self {
+    /// As [`for_endpoint`](Self::for_endpoint), for a fake on a virtual clock: every wait
+    /// (the SDK's retry backoff and rate limiting, the provider's [`pause`](Self::pause))
+    /// goes through `sleep`, which moves the fake's clock instead of sleeping, and no
+    /// timeout applies (a timeout measured on such a clock would fire at once). The retry
+    /// policy stays [`retry_config`].
+    pub fn for_endpoint_on_clock(endpoint: &str, region: &str, sleep: SharedAsyncSleep) -> Self {
+        Self::build_for_endpoint(endpoint, region, Some(sleep))
+    }
+
+    fn build_for_endpoint(endpoint: &str, region: &str, sleep: Option<SharedAsyncSleep>) -> Self {
         let calls = CallCounter::default();
         let creds = Credentials::new("capa", "capa-placeholder", None, None, "capa-endpoint");
-        let ec2 = aws_sdk_ec2::Config::builder()
+        let mut ec2 = aws_sdk_ec2::Config::builder()
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new(region.to_string()))
             .endpoint_url(endpoint)
             .credentials_provider(creds.clone())
-            .retry_config(retries.clone())
-            .interceptor(calls.clone())
-            .build();
-        let elb = aws_sdk_elasticloadbalancing::Config::builder()
+            .retry_config(retry_config())
+            .interceptor(calls.clone());
+        let mut elb = aws_sdk_elasticloadbalancing::Config::builder()
             .behavior_version(aws_sdk_elasticloadbalancing::config::BehaviorVersion::latest())
             .region(aws_sdk_elasticloadbalancing::config::Region::new(
                 region.to_string(),
             ))
             .endpoint_url(endpoint)
             .credentials_provider(creds)
-            .retry_config(retries)
-            .interceptor(calls.clone())
-            .build();
+            .retry_config(retry_config())
+            .interceptor(calls.clone());
+        if let Some(sleep) = &sleep {
+            ec2 = ec2
+                .sleep_impl(sleep.clone())
+                .timeout_config(TimeoutConfig::disabled())
+                .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
+            elb = elb
+                .sleep_impl(sleep.clone())
+                .timeout_config(TimeoutConfig::disabled())
+                .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
+        }
+        let (ec2, elb) = (ec2.build(), elb.build());
         Clients {
             ec2: aws_sdk_ec2::Client::from_conf(ec2),
             elb: aws_sdk_elasticloadbalancing::Client::from_conf(elb),
             calls,
             region: region.to_string(),
-            sleep: None,
+            sleep,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! scenarios: named conformance scenarios, one YAML file each in `scenarios/`, and their
 //! loader. A scenario is data, not code: the resources to create beforehand, the cluster spec,
-//! its machines, faults to inject (once the fake can, issue F3), the steps, and the expected
+//! its machines, the bad day the fake plays (`faults`), the steps, and the expected
 //! outcome of each. `conformance` runs them. A new scenario is a new file.
 
 use std::collections::BTreeMap;
@@ -65,10 +65,12 @@ pub struct Scenario {
     /// The machines.
     #[serde(default)]
     pub machines: Vec<MachineDecl>,
-    /// Faults to inject (AWS's bad days). Reserved for issue F3: a scenario with faults is
-    /// refused until the fake can play them.
+    /// The bad day the in-process fake plays for this scenario: a profile's name (`calm`,
+    /// `storm`) or a profile (`throttling`, `consistency`, `rules`, `delays`; see
+    /// `fakeaws::sim::profile`). It replaces the run's `--faults` for this scenario; against
+    /// another target the scenario is skipped, since only the in-process fake is steered.
     #[serde(default)]
-    pub faults: Vec<serde_yaml_ng::Value>,
+    pub faults: Option<serde_yaml_ng::Value>,
     /// What to do, in order, with the expectations between.
     pub steps: Vec<Step>,
 }
@@ -140,6 +142,33 @@ pub enum Step {
     /// Nothing carrying the cluster's owned tag is left (but what AWS keeps visible a while
     /// in a final state: terminated instances, deleted NAT gateways).
     ExpectNothingOwned,
+    /// The fake answered at least this many calls with each error code since the first
+    /// step (proof that the scenario's faults fired; in-process only).
+    ExpectErrors(BTreeMap<String, usize>),
+    /// The fake answered no call with any of these error codes since the first step (a
+    /// dependency the provider must wait for, not try against; in-process only).
+    ExpectNoErrors(Vec<String>),
+}
+
+impl Scenario {
+    /// The profile of [`faults`](Self::faults), if any, checked.
+    pub fn profile(&self) -> Result<Option<fakeaws::sim::profile::Profile>, String> {
+        use fakeaws::sim::profile::Profile;
+        match &self.faults {
+            None => Ok(None),
+            Some(serde_yaml_ng::Value::String(name)) => Profile::named(name)
+                .map(Some)
+                .ok_or_else(|| format!("faults: no profile named {name:?}")),
+            Some(v) => {
+                // Read as the fake reads a profile file: JSON's shapes (a one-key map for an
+                // effect with fields), whatever YAML spelled them with.
+                let json = serde_json::to_vec(v).map_err(|e| format!("faults: {e}"))?;
+                Profile::parse(&json)
+                    .map(Some)
+                    .map_err(|e| format!("faults: {e}"))
+            }
+        }
+    }
 }
 
 impl TryFrom<serde_yaml_ng::Value> for Step {
@@ -176,6 +205,12 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "change" => from_value(v)
                         .map(Step::Change)
                         .map_err(|e| format!("change: {e}")),
+                    "expectErrors" => from_value(v)
+                        .map(Step::ExpectErrors)
+                        .map_err(|e| format!("expectErrors: {e}")),
+                    "expectNoErrors" => from_value(v)
+                        .map(Step::ExpectNoErrors)
+                        .map_err(|e| format!("expectNoErrors: {e}")),
                     other => Err(format!("unknown step {other:?}")),
                 }
             }
@@ -214,8 +249,8 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
     if s.name != stem {
         problems.push(format!("name {:?} is not the file's stem {stem:?}", s.name));
     }
-    if !s.faults.is_empty() {
-        problems.push("faults need the fake's fault injection (issue F3), not there yet".into());
+    if let Err(e) = s.profile() {
+        problems.push(e);
     }
     if s.steps.is_empty() {
         problems.push("no steps".into());
@@ -274,12 +309,14 @@ mod tests {
         let path = std::env::temp_dir().join(format!("scn-{}.yaml", std::process::id()));
         std::fs::write(
             &path,
-            "name: other\ndescription: x\ncluster: {region: us-east-1}\nfaults: [{throttle: 1}]\nsteps: []\n",
+            "name: other\ndescription: x\ncluster: {region: us-east-1}\nfaults: {throttle: 1}\nsteps: []\n",
         )
         .unwrap();
         let err = load(&path).unwrap_err().to_string();
         assert!(
-            err.contains("file's stem") && err.contains("F3") && err.contains("no steps"),
+            err.contains("file's stem")
+                && err.contains("unknown field `throttle`")
+                && err.contains("no steps"),
             "{err}"
         );
     }

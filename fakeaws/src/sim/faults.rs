@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::IdGen;
 use crate::protocol::error::{ApiError, Common};
+use crate::sim::transitions::Subject;
 
 /// Which calls a rule matches; `None` matches any.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -26,6 +27,39 @@ pub struct Match {
     /// A region name.
     #[serde(default)]
     pub region: Option<String>,
+    /// The kind of resource the action acts on, as tags name resource types (`vpc`,
+    /// `subnet`, `natgateway`, `security-group`, `instance`, ...; `load-balancer` for every
+    /// classic ELB action): `{"kind": "natgateway"}` matches CreateNatGateway,
+    /// DescribeNatGateways and DeleteNatGateway.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// The kind of resource `action` of `service` acts on, named as [`Match::kind`] names it.
+pub fn action_kind(service: &str, action: &str) -> Option<&'static str> {
+    if service == "elasticloadbalancing" {
+        return Some("load-balancer");
+    }
+    // Most specific first: "RouteTable" before "Route", "NatGateway" before anything else.
+    const NOUNS: [(&str, &str); 13] = [
+        ("NatGateway", "natgateway"),
+        ("InternetGateway", "internet-gateway"),
+        ("RouteTable", "route-table"),
+        ("Route", "route-table"),
+        ("SecurityGroup", "security-group"),
+        ("NetworkInterface", "network-interface"),
+        ("Subnet", "subnet"),
+        ("Vpc", "vpc"),
+        ("Address", "elastic-ip"),
+        ("Instance", "instance"),
+        ("Volume", "volume"),
+        ("Image", "image"),
+        ("KeyPair", "key-pair"),
+    ];
+    NOUNS
+        .iter()
+        .find(|(noun, _)| action.contains(noun))
+        .map(|(_, kind)| *kind)
 }
 
 impl Match {
@@ -40,6 +74,10 @@ impl Match {
         action_ok
             && self.service.as_deref().is_none_or(|s| s == service)
             && self.region.as_deref().is_none_or(|r| r == region)
+            && self
+                .kind
+                .as_deref()
+                .is_none_or(|k| action_kind(service, action) == Some(k))
     }
 }
 
@@ -87,6 +125,55 @@ pub enum Effect {
         /// The delay in milliseconds.
         millis: u64,
     },
+    /// Does the call, and makes the asynchronous state it starts fail the way AWS reports
+    /// it: the NAT gateway of a CreateNatGateway goes to `failed` with this failure code and
+    /// message; the instance of a RunInstances to `terminated` with this state reason (a
+    /// `Server.*` code); the instance of a RegisterInstancesWithLoadBalancer stays
+    /// `OutOfService` with this reason. Only for those three actions.
+    AsyncFailure {
+        /// The failure code, such as `InsufficientFreeAddressesInSubnet` or
+        /// `Server.InternalError`.
+        code: String,
+        /// The message AWS shows with it.
+        message: String,
+    },
+}
+
+/// The asynchronous state an action starts, which [`Effect::AsyncFailure`] can make fail.
+pub fn async_subject(action: &str) -> Option<Subject> {
+    match action {
+        "CreateNatGateway" => Some(Subject::NatGateway),
+        "RunInstances" => Some(Subject::Instance),
+        "RegisterInstancesWithLoadBalancer" => Some(Subject::LoadBalancerRegistration),
+        _ => None,
+    }
+}
+
+/// Checks rules beyond their shape: probabilities in [0, 1], and an asynchronous failure
+/// only on an action that starts one.
+pub fn validate_rules(rules: &[Rule]) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for (i, r) in rules.iter().enumerate() {
+        if let Trigger::Probability(p) = r.when
+            && !(0.0..=1.0).contains(&p)
+        {
+            problems.push(format!("rule {}: probability {p} is not in [0, 1]", i + 1));
+        }
+        if matches!(r.effect, Effect::AsyncFailure { .. })
+            && r.on.action.as_deref().and_then(async_subject).is_none()
+        {
+            problems.push(format!(
+                "rule {}: asyncFailure needs on.action CreateNatGateway, RunInstances or \
+                 RegisterInstancesWithLoadBalancer",
+                i + 1
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 /// One fault rule.
@@ -112,8 +199,8 @@ pub fn parse_rules(json: &[u8]) -> Result<Vec<Rule>, String> {
         Many(Vec<Rule>),
     }
     match serde_json::from_slice::<Rules>(json) {
-        Ok(Rules::One(r)) => Ok(vec![r]),
-        Ok(Rules::Many(rs)) => Ok(rs),
+        Ok(Rules::One(r)) => validate_rules(std::slice::from_ref(&r)).map(|()| vec![r]),
+        Ok(Rules::Many(rs)) => validate_rules(&rs).map(|()| rs),
         Err(e) => Err(format!("not fault rules: {e}")),
     }
 }
@@ -145,6 +232,8 @@ pub struct Decision {
     pub verdict: Verdict,
     /// How much later it is answered.
     pub latency: std::time::Duration,
+    /// The asynchronous state the call starts fails so (subject, code, message).
+    pub async_failure: Option<(Subject, String, String)>,
 }
 
 impl Faults {
@@ -176,8 +265,13 @@ impl Faults {
     pub fn before(&mut self, service: &str, action: &str, region: &str) -> Decision {
         let mut verdict = Verdict::Proceed;
         let mut latency = std::time::Duration::ZERO;
+        let mut async_failure = None;
         if self.rules.is_empty() {
-            return Decision { verdict, latency };
+            return Decision {
+                verdict,
+                latency,
+                async_failure,
+            };
         }
         for (rule, seen) in &mut self.rules {
             if !rule.on.matches(service, action, region) {
@@ -200,6 +294,13 @@ impl Faults {
                 latency += std::time::Duration::from_millis(millis);
                 continue;
             }
+            if let Effect::AsyncFailure { code, message } = &rule.effect {
+                if async_failure.is_none() {
+                    async_failure =
+                        async_subject(action).map(|s| (s, code.clone(), message.clone()));
+                }
+                continue;
+            }
             if verdict == Verdict::Proceed {
                 verdict = match &rule.effect {
                     Effect::Error {
@@ -219,11 +320,15 @@ impl Faults {
                     ),
                     Effect::LoseAnswer => Verdict::LoseAnswer(internal_error()),
                     Effect::CutConnection => Verdict::Cut,
-                    Effect::Latency { .. } => Verdict::Proceed,
+                    Effect::Latency { .. } | Effect::AsyncFailure { .. } => Verdict::Proceed,
                 };
             }
         }
-        Decision { verdict, latency }
+        Decision {
+            verdict,
+            latency,
+            async_failure,
+        }
     }
 }
 
@@ -286,6 +391,27 @@ mod tests {
         assert_eq!(a, run(7));
         let fired = a.iter().filter(|f| **f).count();
         assert!((30..90).contains(&fired), "about 30% of 200: {fired}");
+    }
+
+    #[test]
+    fn a_kind_matches_every_action_on_it() {
+        let on = |kind: &str| Match {
+            kind: Some(kind.into()),
+            ..Match::default()
+        };
+        let nat = on("natgateway");
+        for a in [
+            "CreateNatGateway",
+            "DescribeNatGateways",
+            "DeleteNatGateway",
+        ] {
+            assert!(nat.matches("ec2", a, "us-east-1"), "{a}");
+        }
+        assert!(!nat.matches("ec2", "CreateInternetGateway", "us-east-1"));
+        assert!(on("route-table").matches("ec2", "CreateRoute", "us-east-1"));
+        assert!(on("elastic-ip").matches("ec2", "ReleaseAddress", "us-east-1"));
+        assert!(on("load-balancer").matches("elasticloadbalancing", "ConfigureHealthCheck", "x"));
+        assert!(!on("instance").matches("ec2", "CreateTags", "us-east-1"));
     }
 
     #[test]

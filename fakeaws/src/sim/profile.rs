@@ -9,8 +9,8 @@
 //!   done, 2% of creates done with their answer lost (500), and 10% of calls 150 ms late.
 //!
 //! A profile file is JSON: `{"throttling": 1.0, "consistency": {"create": {"instance": 5},
-//! "tags": 3}, "rules": [...]}`, every field optional; a file holding only rules (one, or a
-//! list) is read as a profile with those rules.
+//! "tags": 3}, "rules": [...], "delays": {"natGateway": 60}}`, every field optional; a file
+//! holding only rules (one, or a list) is read as a profile with those rules.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::sim::consistency::{LOAD_BALANCER, Windows};
 use crate::sim::faults::{Effect, Match, Rule, Trigger, parse_rules};
+use crate::sim::transitions::Subject;
 
 /// Throttling, consistency windows and fault rules, applied together.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -32,6 +33,10 @@ pub struct Profile {
     /// Fault rules, in order.
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// How long asynchronous state changes take, in seconds, by subject (`instance`,
+    /// `natGateway`, `loadBalancerRegistration`); unnamed ones complete by the next request.
+    #[serde(default)]
+    pub delays: BTreeMap<String, f64>,
 }
 
 /// The names [`Profile::named`] knows.
@@ -90,6 +95,7 @@ impl Profile {
                 tags: 3.0,
             },
             rules,
+            delays: BTreeMap::new(),
         }
     }
 
@@ -143,11 +149,20 @@ impl Profile {
         if let Err(e) = self.consistency.validate() {
             problems.push(e);
         }
-        for (i, r) in self.rules.iter().enumerate() {
-            if let Trigger::Probability(p) = r.when
-                && !(0.0..=1.0).contains(&p)
-            {
-                problems.push(format!("rule {}: probability {p} is not in [0, 1]", i + 1));
+        if let Err(e) = crate::sim::faults::validate_rules(&self.rules) {
+            problems.push(e);
+        }
+        for (name, seconds) in &self.delays {
+            if Subject::named(name).is_none() {
+                problems.push(format!(
+                    "delays: '{name}' is not one of {}",
+                    Subject::NAMES.join(", ")
+                ));
+            }
+            if !seconds.is_finite() || *seconds < 0.0 {
+                problems.push(format!(
+                    "delays: {name} must be seconds >= 0, not {seconds}"
+                ));
             }
         }
         if problems.is_empty() {

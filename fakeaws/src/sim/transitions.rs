@@ -24,6 +24,20 @@ pub enum Subject {
 }
 
 impl Subject {
+    /// The names of the subjects whose steps a profile can slow (`Subject::named`).
+    pub const NAMES: &'static [&'static str] =
+        &["instance", "natGateway", "loadBalancerRegistration"];
+
+    /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`.
+    pub fn named(name: &str) -> Option<Subject> {
+        match name {
+            "instance" => Some(Subject::Instance),
+            "natGateway" => Some(Subject::NatGateway),
+            "loadBalancerRegistration" => Some(Subject::LoadBalancerRegistration),
+            _ => None,
+        }
+    }
+
     /// The default delay: none for transient states, AWS's retention for purges.
     fn default_delay(self) -> Duration {
         match self {

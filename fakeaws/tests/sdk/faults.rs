@@ -56,6 +56,7 @@ fn rule(action: &str, when: Trigger, effect: Effect) -> Rule {
             service: Some("ec2".into()),
             action: Some(action.into()),
             region: None,
+            kind: None,
         },
         when,
         effect,

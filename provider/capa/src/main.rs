@@ -154,7 +154,23 @@ async fn create_machines(
             .zip(statuses.iter())
             .map(|(m, st)| (m, st.as_ref()))
             .collect();
-        let outcomes: Vec<MachineOutcome> = actuator.create_all(cluster, &batch).await?;
+        let outcomes: Vec<MachineOutcome> = match actuator.create_all(cluster, &batch).await {
+            Ok(o) => o,
+            // As for the cluster: what time mends (no capacity now, throttling, an outage, an
+            // instance not visible yet) is retried with a visible line; the rest stops here.
+            Err(e) => match provider::error::error_policy(&e) {
+                Action::Requeue(after) if start.elapsed() <= timeout => {
+                    tracing::info!(
+                        target: "capa::progress",
+                        "retrying in {:.1} s: {e}",
+                        after.min(poll).as_secs_f64()
+                    );
+                    tokio::time::sleep(after.min(poll)).await;
+                    continue;
+                }
+                Action::Requeue(_) | Action::Fail | Action::Ignore => return Err(e),
+            },
+        };
         for (st, o) in statuses.iter_mut().zip(outcomes) {
             *st = o.status;
             waiting.extend(o.waiting);
