@@ -121,13 +121,14 @@ pub struct Clients {
 
 impl Clients {
     /// Waits `d` within a step, as AWS's eventual consistency asks after a create: with
-    /// [`sleep`](Self::sleep) when set, else the EC2 client's sleep.
+    /// [`sleep`](Self::sleep) when set, else the EC2 client's sleep, else tokio's.
     pub async fn pause(&self, d: Duration) {
-        if let Some(s) = self
+        let sleep = self
             .sleep
             .clone()
             .or_else(|| self.ec2.config().sleep_impl())
-        {
+            .or_else(aws_smithy_async::rt::sleep::default_async_sleep);
+        if let Some(s) = sleep {
             s.sleep(d).await;
         }
     }
