@@ -13,7 +13,7 @@ use conformance::target::seed_of;
 use conformance::world::{Case, cases};
 use conformance::{Env, Failure, Target, runner};
 use fakeaws::sim::profile::Profile;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 #[derive(Parser)]
 #[command(
@@ -71,6 +71,22 @@ struct RunArgs {
     /// fake plays what it was started with (`fakeaws --faults`).
     #[arg(long, value_name = "PROFILE|FILE", default_value = "calm")]
     faults: String,
+    /// The seed of the generated cases (default: from the clock, and printed), so that a run
+    /// replays exactly: the same seed gives the same cases, and each case's faults are drawn
+    /// from the case itself.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// The proptest generator of property `name` in a run seeded with `seed`.
+fn rng_of(seed: u64, name: &str) -> TestRng {
+    let salt = seed_of(&name, 0);
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        let word = if i % 2 == 0 { seed } else { salt };
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
 #[derive(Args)]
@@ -177,6 +193,12 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
              the end (or: cargo xtask sweep --run-id {run_id} --real-aws --region {region})."
         );
     }
+    let seed = cli.seed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos().into())
+            ^ started
+    });
     let wanted = |name: &str| cli.only.as_deref().is_none_or(|o| name.contains(o));
     let mut used = 0u32;
     let mut rows = Vec::new();
@@ -188,11 +210,14 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
         }
         let n = cli.cases.min(budget - used);
         used += n;
-        let mut runner = TestRunner::new(Config {
-            cases: n,
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let mut runner = TestRunner::new_with_rng(
+            Config {
+                cases: n,
+                failure_persistence: None,
+                ..Config::default()
+            },
+            rng_of(seed, name),
+        );
         let calls = std::cell::Cell::new(0u64);
         let strategy = (cases(max_machines), 1usize..30);
         let outcome = runner.run(&strategy, |(case, k)| {
@@ -245,11 +270,14 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
         } else {
             profile.clone()
         };
-        let mut runner = TestRunner::new(Config {
-            cases: n,
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let mut runner = TestRunner::new_with_rng(
+            Config {
+                cases: n,
+                failure_persistence: None,
+                ..Config::default()
+            },
+            rng_of(seed, bad_day_name),
+        );
         let calls = std::cell::Cell::new(0u64);
         let outcome = runner.run(&cases(3), |case| {
             let result = rt.block_on(async {
@@ -357,7 +385,7 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
     }
 
     println!(
-        "\nconformance against {} (run {run_id}, faults: {})",
+        "\nconformance against {} (run {run_id}, faults: {}, seed {seed}: --seed {seed} replays it)",
         target.label(),
         cli.faults
     );

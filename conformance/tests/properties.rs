@@ -33,23 +33,12 @@ where
     F: FnOnce(Env) -> Fut,
     Fut: std::future::Future<Output = Result<properties::Report, conformance::Failure>>,
 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let env = Env::new(&Target::InProcess, "test", 1_795_961_900)
-            .await
-            .unwrap();
-        f(env)
-            .await
-            .map(|_| ())
-            .map_err(|e| TestCaseError::fail(format!("{case:?}: {e}")))
-    })
+    check_with(case, 0, Profile::calm(), f)
 }
 
-/// As [`check`], on a fake playing the storm profile (the case's own seed draws its faults).
-fn check_in_a_storm<F, Fut>(case: &Case, k: usize, f: F) -> Result<(), TestCaseError>
+/// Runs `f` on a fresh in-process fake playing `profile` (the case's own seed draws its
+/// faults), as one proptest case.
+fn check_with<F, Fut>(case: &Case, k: usize, profile: Profile, f: F) -> Result<(), TestCaseError>
 where
     F: FnOnce(Env) -> Fut,
     Fut: std::future::Future<Output = Result<properties::Report, conformance::Failure>>,
@@ -61,9 +50,9 @@ where
     rt.block_on(async {
         let env = Env::with_profile(
             &Target::InProcess,
-            "storm",
+            "test",
             1_795_961_900,
-            Profile::storm(),
+            profile,
             seed_of(case, k),
         )
         .await
@@ -100,7 +89,7 @@ proptest! {
     #[test]
     fn crash_at_any_change_then_resume_in_a_storm(case in cases(2), k in 1usize..40) {
         let c = case.clone();
-        check_in_a_storm(&case, k, |env| async move {
+        check_with(&case, k, Profile::storm(), |env| async move {
             properties::crash_convergence(&env, &c, k).await
         })?;
     }

@@ -10,6 +10,17 @@ use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 
 /// Starts the binary with `args`; the child and the endpoint it prints.
+/// An EC2 client for `region` at `endpoint`, with any credentials.
+fn ec2_at(endpoint: &str, region: &str) -> aws_sdk_ec2::Client {
+    let conf = aws_sdk_ec2::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(region.to_string()))
+        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_ec2::Client::from_conf(conf)
+}
+
 /// The body of a GET of `path` at `endpoint` (`http://host:port`).
 fn http_get(endpoint: &str, path: &str) -> String {
     use std::io::{Read, Write};
@@ -49,13 +60,7 @@ async fn binary_serves_and_stops_on_ctrl_c() {
     let (mut child, endpoint) = start(&["--port", "0", "--no-default-vpc"]);
     assert!(endpoint.starts_with("http://127.0.0.1:"), "{endpoint}");
 
-    let conf = aws_sdk_ec2::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("eu-central-1"))
-        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
-        .endpoint_url(&endpoint)
-        .build();
-    let ec2 = aws_sdk_ec2::Client::from_conf(conf);
+    let ec2 = ec2_at(&endpoint, "eu-central-1");
     let vpc = ec2
         .create_vpc()
         .cidr_block("10.0.0.0/16")
@@ -91,13 +96,7 @@ async fn binary_starts_with_the_fault_rules_of_a_file() {
     )
     .unwrap();
     let (mut child, endpoint) = start(&["--port", "0", "--faults", file.to_str().unwrap()]);
-    let conf = aws_sdk_ec2::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
-        .endpoint_url(&endpoint)
-        .build();
-    let ec2 = aws_sdk_ec2::Client::from_conf(conf);
+    let ec2 = ec2_at(&endpoint, "us-east-1");
     let first = ec2.create_vpc().cidr_block("10.0.0.0/16").send().await;
     assert_eq!(first.unwrap_err().code(), Some("VpcLimitExceeded"));
     ec2.create_vpc()
@@ -138,13 +137,7 @@ async fn binary_plays_the_storm_profile() {
     let rules: serde_json::Value =
         serde_json::from_str(&http_get(&endpoint, "/_fakeaws/faults")).unwrap();
     assert!(rules.as_array().is_some_and(|r| r.len() >= 3), "{rules}");
-    let conf = aws_sdk_ec2::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
-        .endpoint_url(&endpoint)
-        .build();
-    let ec2 = aws_sdk_ec2::Client::from_conf(conf);
+    let ec2 = ec2_at(&endpoint, "us-east-1");
     let images = ec2
         .describe_images()
         .filters(

@@ -11,7 +11,7 @@ use aws_sdk_elasticloadbalancing::types::Listener;
 use fakeaws::sim::consistency::Windows;
 use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
 
-use crate::{code, empty_fake, filter, instance, subnet, tag_spec, vpc};
+use crate::{code, empty_fake, filter, instance, instance_ids, subnet, tag_spec, vpc};
 
 fn lag(fake: &fakeaws::FakeAws, create: &[(&str, f64)], tags: f64) {
     let windows = Windows {
@@ -26,21 +26,6 @@ fn advance(fake: &fakeaws::FakeAws, seconds: u64) {
     fake.fake().with_region("us-east-1", |r| {
         r.clock.advance(Duration::from_secs(seconds));
     });
-}
-
-async fn instance_ids(ec2: &aws_sdk_ec2::Client, filters: &[(&str, &str)]) -> Vec<String> {
-    let mut call = ec2.describe_instances();
-    for (name, value) in filters {
-        call = call.filters(filter(name, &[value]));
-    }
-    call.send()
-        .await
-        .unwrap()
-        .reservations()
-        .iter()
-        .flat_map(|r| r.instances())
-        .filter_map(|i| i.instance_id().map(String::from))
-        .collect()
 }
 
 #[tokio::test]
@@ -137,13 +122,16 @@ async fn a_hidden_group_refuses_rules_but_its_name_is_taken() {
         .send()
         .await;
     assert_eq!(code(authorize), "InvalidGroup.NotFound");
-    let by_tag = ec2
-        .describe_security_groups()
-        .filters(filter("tag:role", &["nodes"]))
-        .send()
-        .await
-        .unwrap();
-    assert!(by_tag.security_groups().is_empty());
+    let by_tag = || async {
+        ec2.describe_security_groups()
+            .filters(filter("tag:role", &["nodes"]))
+            .send()
+            .await
+            .unwrap()
+            .security_groups
+            .unwrap_or_default()
+    };
+    assert!(by_tag().await.is_empty());
     // AWS still knows the name: a second create is a duplicate, not a twin.
     let again = ec2
         .create_security_group()
@@ -154,14 +142,9 @@ async fn a_hidden_group_refuses_rules_but_its_name_is_taken() {
         .await;
     assert_eq!(code(again), "InvalidGroup.Duplicate");
     advance(&fake, 3);
-    let by_tag = ec2
-        .describe_security_groups()
-        .filters(filter("tag:role", &["nodes"]))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(by_tag.security_groups().len(), 1);
-    assert_eq!(by_tag.security_groups()[0].group_id(), Some(group.as_str()));
+    let shown = by_tag().await;
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].group_id(), Some(group.as_str()));
 }
 
 #[tokio::test]

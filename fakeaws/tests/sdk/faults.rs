@@ -236,16 +236,7 @@ async fn a_lost_answer_did_the_work_and_the_retry_replays_it() {
         .await
         .unwrap();
     let answered = run.instances()[0].instance_id().unwrap().to_string();
-    let all: Vec<String> = ec2
-        .describe_instances()
-        .send()
-        .await
-        .unwrap()
-        .reservations()
-        .iter()
-        .flat_map(|r| r.instances())
-        .filter_map(|i| i.instance_id().map(String::from))
-        .collect();
+    let all = crate::instance_ids(&ec2, &[]).await;
     assert_eq!(all, [answered], "exactly one instance");
     assert_eq!(
         errors_of(&fake, "RunInstances"),

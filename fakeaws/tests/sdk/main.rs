@@ -138,3 +138,19 @@ pub async fn instance(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
         .unwrap();
     r.instances()[0].instance_id().unwrap().to_string()
 }
+
+/// The ids of the instances a DescribeInstances with `filters` (name, one value) answers.
+pub async fn instance_ids(ec2: &aws_sdk_ec2::Client, filters: &[(&str, &str)]) -> Vec<String> {
+    let mut call = ec2.describe_instances();
+    for (name, value) in filters {
+        call = call.filters(filter(name, &[value]));
+    }
+    call.send()
+        .await
+        .unwrap()
+        .reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .filter_map(|i| i.instance_id().map(String::from))
+        .collect()
+}

@@ -93,6 +93,29 @@ enum Output {
     Json,
 }
 
+/// After a failed round: what time mends (throttling, an outage, no capacity yet, something
+/// not visible yet, a dependency still going away) is waited out by the error policy, with a
+/// visible line, until the timeout; anything else is returned, to stop.
+async fn retry_or_stop(
+    e: Error,
+    start: Instant,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<(), Error> {
+    match provider::error::error_policy(&e) {
+        Action::Requeue(after) if start.elapsed() <= timeout => {
+            tracing::info!(
+                target: "capa::progress",
+                "retrying in {:.1} s: {e}",
+                after.min(poll).as_secs_f64()
+            );
+            tokio::time::sleep(after.min(poll)).await;
+            Ok(())
+        }
+        Action::Requeue(_) | Action::Fail | Action::Ignore => Err(e),
+    }
+}
+
 async fn drive(
     actuator: &ClusterActuator,
     cluster: &Cluster,
@@ -107,22 +130,12 @@ async fn drive(
         } else {
             actuator.reconcile(cluster).await
         };
-        // Transient errors (throttling, outages, dependencies still going away) are retried
-        // by the error policy, with a visible line; anything else stops here.
         let outcome = match result {
             Ok(outcome) => outcome,
-            Err(e) => match provider::error::error_policy(&e) {
-                Action::Requeue(after) if start.elapsed() <= timeout => {
-                    tracing::info!(
-                        target: "capa::progress",
-                        "retrying in {:.1} s: {e}",
-                        after.min(poll).as_secs_f64()
-                    );
-                    tokio::time::sleep(after.min(poll)).await;
-                    continue;
-                }
-                Action::Requeue(_) | Action::Fail | Action::Ignore => return Err(e),
-            },
+            Err(e) => {
+                retry_or_stop(e, start, timeout, poll).await?;
+                continue;
+            }
         };
         let Some(after) = outcome.requeue_after() else {
             return Ok(outcome);
@@ -156,20 +169,10 @@ async fn create_machines(
             .collect();
         let outcomes: Vec<MachineOutcome> = match actuator.create_all(cluster, &batch).await {
             Ok(o) => o,
-            // As for the cluster: what time mends (no capacity now, throttling, an outage, an
-            // instance not visible yet) is retried with a visible line; the rest stops here.
-            Err(e) => match provider::error::error_policy(&e) {
-                Action::Requeue(after) if start.elapsed() <= timeout => {
-                    tracing::info!(
-                        target: "capa::progress",
-                        "retrying in {:.1} s: {e}",
-                        after.min(poll).as_secs_f64()
-                    );
-                    tokio::time::sleep(after.min(poll)).await;
-                    continue;
-                }
-                Action::Requeue(_) | Action::Fail | Action::Ignore => return Err(e),
-            },
+            Err(e) => {
+                retry_or_stop(e, start, timeout, poll).await?;
+                continue;
+            }
         };
         for (st, o) in statuses.iter_mut().zip(outcomes) {
             *st = o.status;

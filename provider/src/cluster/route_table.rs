@@ -125,18 +125,20 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             let via_nat = target.starts_with("nat-");
             // The target (a NAT gateway, an internet gateway) or the table may be new in
             // this reconcile, and not shown by AWS for a moment.
+            let (nat, gateway) = if via_nat {
+                (Some(target.clone()), None)
+            } else {
+                (None, Some(target.clone()))
+            };
             if current_target.is_some() {
                 until_visible(s.clients, || {
                     let call = s
                         .ec2()
                         .replace_route()
                         .route_table_id(&id)
-                        .destination_cidr_block("0.0.0.0/0");
-                    let call = if via_nat {
-                        call.nat_gateway_id(target.as_str())
-                    } else {
-                        call.gateway_id(target.as_str())
-                    };
+                        .destination_cidr_block("0.0.0.0/0")
+                        .set_nat_gateway_id(nat.clone())
+                        .set_gateway_id(gateway.clone());
                     async move { call.send().await.map_err(aws("ReplaceRoute")) }
                 })
                 .await?;
@@ -146,12 +148,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         .ec2()
                         .create_route()
                         .route_table_id(&id)
-                        .destination_cidr_block("0.0.0.0/0");
-                    let call = if via_nat {
-                        call.nat_gateway_id(target.as_str())
-                    } else {
-                        call.gateway_id(target.as_str())
-                    };
+                        .destination_cidr_block("0.0.0.0/0")
+                        .set_nat_gateway_id(nat.clone())
+                        .set_gateway_id(gateway.clone());
                     async move { call.send().await.map_err(aws("CreateRoute")) }
                 })
                 .await;
