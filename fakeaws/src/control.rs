@@ -14,7 +14,7 @@
 //! | `POST /_fakeaws/reset` | | every region, the call log and the rules forgotten |
 //!
 //! Rules are written as `{"on": {"service": "ec2", "action": "RunInstances", "region":
-//! "us-east-1", "kind": "instance"}, "when": {"nth": {"n": 1, "times": 1}} | {"probability":
+//! "us-east-1", "kind": "instance", "zone": "us-east-1a"}, "when": {"nth": {"n": 1, "times": 1}} | {"probability":
 //! 0.05}, "effect": "internalError" | "unavailable" | "loseAnswer" | "cutConnection" |
 //! {"latency": {"millis": 200}} | {"error": {"code": ..., "status": ..., "message": ...}} |
 //! {"asyncFailure": {"code": ..., "message": ...}}}` (see `crate::sim::faults`).

@@ -343,7 +343,11 @@ impl Fake {
         let mut guard = lock(&state);
         guard.tick();
         admit(&mut guard, service, &action, form)?;
-        let decision = lock(&self.inner.faults).before(name, &action, region);
+        let decision = {
+            let mut faults = lock(&self.inner.faults);
+            let zone = faults.wants_zone().then(|| zone_of(&guard, form)).flatten();
+            faults.before_in(name, &action, region, zone.as_deref())
+        };
         if decision.latency > Duration::ZERO {
             effects.latency = decision.latency;
             // On a virtual clock the call takes its time there; on a real one, the answer waits.
@@ -379,6 +383,22 @@ impl Fake {
             _ => result,
         }
     }
+}
+
+/// The availability zone a call places something in: named (`Placement.AvailabilityZone`,
+/// `AvailabilityZone`), or the zone of the subnet it names (`SubnetId`, or its first
+/// network interface's).
+fn zone_of(region: &Region, form: &FormReader) -> Option<String> {
+    if let Some(z) = form
+        .peek("Placement.AvailabilityZone")
+        .or_else(|| form.peek("AvailabilityZone"))
+    {
+        return Some(z.to_string());
+    }
+    let subnet = form
+        .peek("SubnetId")
+        .or_else(|| form.peek("NetworkInterface.1.SubnetId"))?;
+    region.subnets.get(subnet).map(|s| s.zone.clone())
 }
 
 /// What the fault layer did to a call besides its verdict.

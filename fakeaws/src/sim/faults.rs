@@ -33,6 +33,11 @@ pub struct Match {
     /// DescribeNatGateways and DeleteNatGateway.
     #[serde(default)]
     pub kind: Option<String>,
+    /// An availability zone: matches calls that place something there (by
+    /// `Placement.AvailabilityZone`, `AvailabilityZone`, or the zone of the subnet they name),
+    /// such as a RunInstances into a zone out of capacity.
+    #[serde(default)]
+    pub zone: Option<String>,
 }
 
 /// The kind of resource `action` of `service` acts on, named as [`Match::kind`] names it.
@@ -63,7 +68,10 @@ pub fn action_kind(service: &str, action: &str) -> Option<&'static str> {
 }
 
 impl Match {
-    fn matches(&self, service: &str, action: &str, region: &str) -> bool {
+    fn matches_in(&self, service: &str, action: &str, region: &str, zone: Option<&str>) -> bool {
+        if self.zone.is_some() && self.zone.as_deref() != zone {
+            return false;
+        }
         let action_ok = match self.action.as_deref() {
             None => true,
             Some(pattern) => match pattern.strip_suffix('*') {
@@ -263,6 +271,22 @@ impl Faults {
     /// Decides a call of `action` of `service` in `region`: every matching rule counts it,
     /// the first firing rule that is not latency decides, and every firing latency adds up.
     pub fn before(&mut self, service: &str, action: &str, region: &str) -> Decision {
+        self.before_in(service, action, region, None)
+    }
+
+    /// Whether any rule matches by zone (then the caller works out the zone of each call).
+    pub fn wants_zone(&self) -> bool {
+        self.rules.iter().any(|(r, _)| r.on.zone.is_some())
+    }
+
+    /// As [`before`](Self::before), for a call that places something in `zone`.
+    pub fn before_in(
+        &mut self,
+        service: &str,
+        action: &str,
+        region: &str,
+        zone: Option<&str>,
+    ) -> Decision {
         let mut verdict = Verdict::Proceed;
         let mut latency = std::time::Duration::ZERO;
         let mut async_failure = None;
@@ -274,7 +298,7 @@ impl Faults {
             };
         }
         for (rule, seen) in &mut self.rules {
-            if !rule.on.matches(service, action, region) {
+            if !rule.on.matches_in(service, action, region, zone) {
                 continue;
             }
             *seen += 1;
@@ -405,13 +429,44 @@ mod tests {
             "DescribeNatGateways",
             "DeleteNatGateway",
         ] {
-            assert!(nat.matches("ec2", a, "us-east-1"), "{a}");
+            assert!(nat.matches_in("ec2", a, "us-east-1", None), "{a}");
         }
-        assert!(!nat.matches("ec2", "CreateInternetGateway", "us-east-1"));
-        assert!(on("route-table").matches("ec2", "CreateRoute", "us-east-1"));
-        assert!(on("elastic-ip").matches("ec2", "ReleaseAddress", "us-east-1"));
-        assert!(on("load-balancer").matches("elasticloadbalancing", "ConfigureHealthCheck", "x"));
-        assert!(!on("instance").matches("ec2", "CreateTags", "us-east-1"));
+        assert!(!nat.matches_in("ec2", "CreateInternetGateway", "us-east-1", None));
+        assert!(on("route-table").matches_in("ec2", "CreateRoute", "us-east-1", None));
+        assert!(on("elastic-ip").matches_in("ec2", "ReleaseAddress", "us-east-1", None));
+        assert!(on("load-balancer").matches_in(
+            "elasticloadbalancing",
+            "ConfigureHealthCheck",
+            "x",
+            None
+        ));
+        assert!(!on("instance").matches_in("ec2", "CreateTags", "us-east-1", None));
+    }
+
+    #[test]
+    fn a_zone_matches_only_calls_placed_there() {
+        let mut f = Faults::new(1);
+        f.add(Rule {
+            on: Match {
+                action: Some("RunInstances".into()),
+                zone: Some("us-east-1a".into()),
+                ..Match::default()
+            },
+            when: Trigger::Nth {
+                n: 1,
+                times: u64::MAX,
+            },
+            effect: Effect::InternalError,
+        });
+        assert!(f.wants_zone());
+        let fires = |f: &mut Faults, zone| {
+            f.before_in("ec2", "RunInstances", "us-east-1", zone)
+                .verdict
+                != Verdict::Proceed
+        };
+        assert!(fires(&mut f, Some("us-east-1a")));
+        assert!(!fires(&mut f, Some("us-east-1b")));
+        assert!(!fires(&mut f, None));
     }
 
     #[test]

@@ -57,6 +57,7 @@ fn rule(action: &str, when: Trigger, effect: Effect) -> Rule {
             action: Some(action.into()),
             region: None,
             kind: None,
+            zone: None,
         },
         when,
         effect,
