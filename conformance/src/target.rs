@@ -67,13 +67,6 @@ pub struct Env {
     fake: Option<fakeaws::FakeAws>,
 }
 
-/// The longest consistency window of `profile`.
-fn profile_longest_window(profile: &Profile) -> Duration {
-    let c = &profile.consistency;
-    let longest = c.create.values().copied().fold(c.tags, f64::max);
-    Duration::try_from_secs_f64(longest.max(0.0)).unwrap_or_default()
-}
-
 /// While alive, the in-process fake is calm ([`Env::calm`]); dropped, it plays the
 /// environment's profile again.
 #[derive(Debug)]
@@ -214,7 +207,7 @@ impl Env {
             fake.fake().with_region(&self.region, |r| {
                 r.throttle.disable();
                 r.consistency.set_windows(Windows::default());
-                let longest = profile_longest_window(&self.profile);
+                let longest = self.profile.consistency.longest();
                 r.clock.advance(longest + Duration::from_secs(1));
             });
         }
@@ -238,7 +231,7 @@ impl Env {
     /// its clock moves past the profile's longest consistency window; elsewhere the suite
     /// waits one poll interval.
     pub async fn settle(&self) {
-        let longest = profile_longest_window(&self.profile);
+        let longest = self.profile.consistency.longest();
         match &self.fake {
             Some(_) if longest.is_zero() => {}
             Some(_) => self.pause(longest + Duration::from_secs(1)).await,

@@ -171,14 +171,7 @@ impl Fake {
     /// first (an unknown key, a wrong signature or a time more than 15 minutes off gets the
     /// service's own error); then as [`handle`](Self::handle).
     pub fn handle_request(&self, request: &sigv4::Request<'_>) -> Answer {
-        let header = |name: &str| {
-            request
-                .headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| *v)
-        };
-        let authorization = header("authorization");
+        let authorization = request.header("authorization");
         let query = request
             .path_and_query
             .split_once('?')

@@ -30,6 +30,16 @@ pub struct Request<'a> {
     pub body: &'a [u8],
 }
 
+impl Request<'_> {
+    /// The value of header `name` (any case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    }
+}
+
 /// Why a signature was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
@@ -100,13 +110,7 @@ pub fn verify(
     request: &Request<'_>,
     now: SystemTime,
 ) -> Result<(), Refusal> {
-    let header = |name: &str| {
-        request
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| *v)
-    };
+    let header = |name: &str| request.header(name);
     let auth = header("authorization")
         .and_then(parse_authorization)
         .ok_or_else(|| {

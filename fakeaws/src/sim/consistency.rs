@@ -43,6 +43,12 @@ impl Windows {
         self.tags <= 0.0 && self.create.values().all(|s| *s <= 0.0)
     }
 
+    /// The longest window of any kind (how long until everything done shows).
+    pub fn longest(&self) -> Duration {
+        let longest = self.create.values().copied().fold(self.tags, f64::max);
+        seconds_to_duration(longest)
+    }
+
     /// The window of new resources of `resource_type`.
     pub fn create_window(&self, resource_type: &str) -> Duration {
         let seconds = self
@@ -308,6 +314,8 @@ mod tests {
         };
         assert_eq!(w.create_window("instance"), Duration::from_secs(5));
         assert_eq!(w.create_window("vpc"), Duration::from_secs(2));
+        assert_eq!(w.longest(), Duration::from_secs(5));
+        assert_eq!(Windows::default().longest(), Duration::ZERO);
         assert!(!w.is_zero());
         assert!(Windows::default().is_zero());
     }

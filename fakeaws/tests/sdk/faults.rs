@@ -14,6 +14,25 @@ use crate::{code, empty_fake, filter, image, subnet, vpc};
 
 const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
 
+/// Launches one t3.small of `ami` in `subnet`: the SDK's answer.
+async fn run_one(
+    ec2: &aws_sdk_ec2::Client,
+    ami: &str,
+    subnet: &str,
+) -> Result<
+    aws_sdk_ec2::operation::run_instances::RunInstancesOutput,
+    aws_sdk_ec2::error::SdkError<aws_sdk_ec2::operation::run_instances::RunInstancesError>,
+> {
+    ec2.run_instances()
+        .image_id(ami)
+        .instance_type(InstanceType::T3Small)
+        .subnet_id(subnet)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+}
+
 /// An EC2 client that does not retry, to see each answer.
 fn no_retries(fake: &fakeaws::FakeAws) -> aws_sdk_ec2::Client {
     let conf = fake
@@ -168,15 +187,7 @@ async fn server_errors_are_retried_and_named_errors_are_not() {
     ec2.create_internet_gateway().send().await.unwrap();
     let subnet = subnet(&ec2, &vpc, "10.0.0.0/24", "us-east-1a").await;
     let ami = image(&ec2, AMI).await;
-    let run = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::T3Small)
-        .subnet_id(&subnet)
-        .min_count(1)
-        .max_count(1)
-        .send()
-        .await;
+    let run = run_one(&ec2, &ami, &subnet).await;
     assert_eq!(code(run), "InsufficientInstanceCapacity");
     assert_eq!(ec2.describe_vpcs().send().await.unwrap().vpcs().len(), 1);
     assert_eq!(
@@ -226,16 +237,7 @@ async fn a_lost_answer_did_the_work_and_the_retry_replays_it() {
     });
     // The SDK fills in a ClientToken once per call; its retry carries the same token, so the
     // fake answers the instance the lost answer launched instead of launching another.
-    let run = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::T3Small)
-        .subnet_id(&subnet)
-        .min_count(1)
-        .max_count(1)
-        .send()
-        .await
-        .unwrap();
+    let run = run_one(&ec2, &ami, &subnet).await.unwrap();
     let answered = run.instances()[0].instance_id().unwrap().to_string();
     let all = crate::instance_ids(&ec2, &[]).await;
     assert_eq!(all, [answered], "exactly one instance");
