@@ -78,6 +78,11 @@ fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Reply> {
     serde_json::from_slice(body).map_err(|e| bad(400, format!("the body is not valid: {e}")))
 }
 
+/// Saves the account after a change the control endpoint made (with a state file).
+fn saved(fake: &Fake) -> Result<(), Reply> {
+    fake.save().map_err(|e| bad(500, e.to_string()))
+}
+
 fn region_named(name: String) -> Result<String, Reply> {
     if crate::server::is_region_name(&name) {
         Ok(name)
@@ -134,19 +139,20 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
             }),
         ("POST", "clock") => parse::<Advance>(body)
             .and_then(|a| region_named(a.region.clone()).map(|_| a))
-            .map(|a| {
+            .and_then(|a| {
                 let now = fake.with_region(&a.region, |r| {
                     r.clock.advance(Duration::from_secs(a.advance_seconds));
                     r.clock.now_datetime()
                 });
-                ok(json!({
+                saved(fake)?;
+                Ok(ok(json!({
                     "region": a.region,
                     "now": crate::protocol::xml::format_timestamp(now),
-                }))
+                })))
             }),
         ("POST", "reset") => {
             fake.reset();
-            Ok(ok(json!({ "reset": true })))
+            saved(fake).map(|()| ok(json!({ "reset": true })))
         }
         (_, "calls" | "faults" | "throttle" | "consistency" | "clock" | "reset") => Err(bad(
             405,

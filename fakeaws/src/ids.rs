@@ -2,10 +2,11 @@
 //! so a run with the same seed and the same requests gives the same ids.
 
 /// A deterministic generator of ids (splitmix64).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct IdGen {
     state: u64,
     /// The resource ids made since `record`, while recording.
+    #[serde(skip)]
     recorded: Option<Vec<String>>,
 }
 

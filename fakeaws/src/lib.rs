@@ -29,6 +29,7 @@ pub mod protocol;
 pub mod region;
 pub mod server;
 pub mod sim;
+pub mod state;
 
 use std::net::SocketAddr;
 
@@ -121,9 +122,14 @@ pub async fn spawn() -> std::io::Result<FakeAws> {
 
 /// Starts a fresh, isolated fake with `config` on `127.0.0.1:0`.
 pub async fn spawn_with(config: Config) -> std::io::Result<FakeAws> {
+    serve(Fake::new(config)).await
+}
+
+/// Serves `fake` (such as one kept in a state file: `Fake::with_state_file`) on
+/// `127.0.0.1:0`.
+pub async fn serve(fake: Fake) -> std::io::Result<FakeAws> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
     let addr = listener.local_addr()?;
-    let fake = Fake::new(config);
     let (tx, rx) = oneshot::channel::<()>();
     let app = server::router(fake.clone());
     tokio::spawn(async move {

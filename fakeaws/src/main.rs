@@ -37,6 +37,11 @@ struct Args {
     /// own).
     #[arg(long, value_name = "SCALE")]
     throttle: Option<f64>,
+    /// Keep the account in this file: read at start when it exists (a file that is not a
+    /// complete fakeaws state is refused, never replaced), saved atomically after every
+    /// change and at shutdown.
+    #[arg(long, value_name = "PATH")]
+    state_file: Option<std::path::PathBuf>,
 }
 
 fn credential(raw: &str) -> Result<(String, String), String> {
@@ -79,14 +84,27 @@ async fn main() -> std::io::Result<()> {
     if args.throttle.is_some() {
         config.throttling = args.throttle;
     }
+    let fake = match &args.state_file {
+        None => fakeaws::Fake::new(config),
+        Some(path) => match fakeaws::Fake::with_state_file(config, path) {
+            Ok(fake) => fake,
+            Err(e) => {
+                eprintln!("fakeaws: --state-file: {e}");
+                std::process::exit(2);
+            }
+        },
+    };
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
     let addr: SocketAddr = listener.local_addr()?;
     println!("fakeaws listening on http://{addr}");
-    let fake = fakeaws::Fake::new(config);
-    let app = fakeaws::server::router(fake);
+    let app = fakeaws::server::router(fake.clone());
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;
+    if let Err(e) = fake.save() {
+        eprintln!("fakeaws: {e}");
+        std::process::exit(1);
+    }
     eprintln!("fakeaws stopped");
     Ok(())
 }

@@ -27,7 +27,8 @@ use crate::sim::transitions::{Subject, Transitions};
 macro_rules! table {
     ($(#[$m:meta])* $name:ident of $record:ty) => {
         $(#[$m])*
-        #[derive(Debug, Default)]
+        #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
         pub struct $name(std::collections::BTreeMap<String, $record>);
 
         impl std::ops::Deref for $name {
@@ -41,8 +42,10 @@ macro_rules! table {
 }
 pub(crate) use table;
 
-/// The state of one region of the fake account.
-#[derive(Debug)]
+/// The state of one region of the fake account. What is serialized is what the state file
+/// keeps (`crate::state`); the skipped fields come from the configuration (`restored`).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Region {
     /// The region's name, such as `us-east-1`.
     pub(crate) name: String,
@@ -55,14 +58,17 @@ pub struct Region {
     /// Scheduled state transitions.
     pub transitions: Transitions,
     /// Request throttling (off unless enabled).
+    #[serde(skip)]
     pub throttle: Throttle,
     /// Eventual consistency (no lag unless windows are set).
     pub consistency: Consistency,
     /// ClientTokens seen.
     pub(crate) ledger: Ledger,
     /// Limits.
+    #[serde(skip)]
     pub(crate) limits: Limits,
     /// The region's availability zones.
+    #[serde(skip)]
     pub(crate) zones: Vec<availability_zone::Zone>,
     /// The DHCP options set every VPC is associated with.
     pub(crate) default_dhcp_options_id: String,
@@ -103,7 +109,8 @@ pub struct Region {
 }
 
 /// A secondary index: key -> ids.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Index(BTreeMap<String, BTreeSet<String>>);
 
 impl Index {
@@ -202,7 +209,7 @@ impl Region {
             throttle: Throttle::default(),
             consistency: Consistency::default(),
             ledger: Ledger::default(),
-            limits: config.limits.clone(),
+            limits: Limits::default(),
             default_dhcp_options_id,
             vpcs: Default::default(),
             subnets: Default::default(),
@@ -222,18 +229,33 @@ impl Region {
             by_subnet: Index::default(),
             load_balancers: Default::default(),
         };
-        region.consistency.set_windows(config.consistency.clone());
-        for (subject, delay) in &config.delays {
-            region.transitions.set_delay(*subject, *delay);
-        }
-        if let Some(scale) = config.throttling {
-            region.throttle.enable(scale);
-        }
+        region.configure(config);
         image::seed_catalogue(&mut region);
         if config.default_vpc {
             vpc::create_default(&mut region);
         }
         region
+    }
+
+    /// A region read back from a state file (`crate::state`), given what the file does not
+    /// keep: its zones, the quotas and the bad day of `config`.
+    pub fn restored(mut self, config: &Config) -> Self {
+        self.zones = availability_zone::zones_of(&self.name);
+        self.configure(config);
+        self
+    }
+
+    /// Applies what `config` says of every region: quotas, consistency windows, transition
+    /// delays and throttling.
+    fn configure(&mut self, config: &Config) {
+        self.limits = config.limits.clone();
+        self.consistency.set_windows(config.consistency.clone());
+        for (subject, delay) in &config.delays {
+            self.transitions.set_delay(*subject, *delay);
+        }
+        if let Some(scale) = config.throttling {
+            self.throttle.enable(scale);
+        }
     }
 
     /// Applies every state transition that is due; called before each request.

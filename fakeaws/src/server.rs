@@ -2,7 +2,9 @@
 //! checks the envelope (`Action`, `Version`), runs the generated dispatch under the region's
 //! lock, and answers with the service's XML or error envelope and `x-amzn-RequestId`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -23,6 +25,7 @@ use crate::sim::clock::Clock;
 use crate::sim::consistency;
 use crate::sim::faults::{Faults, Verdict};
 use crate::sim::throttle::{Category, Limit};
+use crate::state::{self, StateError};
 
 /// The shared state of one fake account: its regions, each behind its own lock.
 #[derive(Clone, Debug)]
@@ -37,6 +40,17 @@ struct Inner {
     request_ids: Mutex<IdGen>,
     calls: Mutex<Vec<Call>>,
     faults: Mutex<Faults>,
+    store: Option<Store>,
+}
+
+/// Where the account is saved (`--state-file`), and how far the saves have come.
+#[derive(Debug)]
+struct Store {
+    path: PathBuf,
+    /// Counts the changes to save; each save records the count it covers.
+    changes: AtomicU64,
+    /// The count the last save covered; held while saving, so saves never interleave.
+    saved: Mutex<u64>,
 }
 
 /// How many calls the log keeps before it drops the oldest half.
@@ -106,6 +120,88 @@ enum Op {
 impl Fake {
     /// A fresh fake account.
     pub fn new(config: Config) -> Self {
+        Self::build(config, None)
+    }
+
+    /// The account kept in the state file `path` (see `crate::state`): read from it when it
+    /// exists, and saved to it (at once, then after every change). A file that is not a
+    /// complete fakeaws state of this format version and account is refused, never replaced.
+    pub fn with_state_file(config: Config, path: &Path) -> Result<Self, StateError> {
+        let loaded = state::load(path, &config.account_id)?;
+        let fake = Self::build(
+            config,
+            Some(Store {
+                path: path.to_path_buf(),
+                changes: AtomicU64::new(0),
+                saved: Mutex::new(0),
+            }),
+        );
+        if let Some(loaded) = loaded {
+            *lock(&fake.inner.request_ids) = loaded.request_ids;
+            let mut regions = lock(&fake.inner.regions);
+            for (name, region) in loaded.regions {
+                let region = region.restored(&fake.inner.config);
+                regions.insert(name, Arc::new(Mutex::new(region)));
+            }
+        }
+        fake.save()?;
+        Ok(fake)
+    }
+
+    /// Saves the account to its state file now (nothing to do without one). The fake saves by
+    /// itself after every call that can change state, and after the control endpoint moves a
+    /// clock or resets; call this after changing a region directly, and at shutdown.
+    pub fn save(&self) -> Result<(), StateError> {
+        let Some(store) = &self.inner.store else {
+            return Ok(());
+        };
+        let wanted = store.changes.fetch_add(1, Ordering::SeqCst) + 1;
+        self.save_up_to(store, wanted)
+    }
+
+    /// Saves unless a save that started after change `wanted` already covered it (a burst of
+    /// changes costs one save per waiting caller at most, usually fewer).
+    fn save_up_to(&self, store: &Store, wanted: u64) -> Result<(), StateError> {
+        let mut saved = lock(&store.saved);
+        if *saved >= wanted {
+            return Ok(());
+        }
+        let covers = store.changes.load(Ordering::SeqCst);
+        let mut regions: Vec<(String, Arc<Mutex<Region>>)> = lock(&self.inner.regions)
+            .iter()
+            .map(|(name, region)| (name.clone(), region.clone()))
+            .collect();
+        // Regions are locked in name order; nothing else ever holds two region locks.
+        regions.sort_by(|a, b| a.0.cmp(&b.0));
+        let guards: Vec<(&str, MutexGuard<'_, Region>)> = regions
+            .iter()
+            .map(|(name, region)| (name.as_str(), lock(region)))
+            .collect();
+        let by_name: BTreeMap<&str, &Region> = guards.iter().map(|(n, g)| (*n, &**g)).collect();
+        let request_ids = lock(&self.inner.request_ids).clone();
+        state::save(
+            &store.path,
+            &self.inner.config.account_id,
+            &request_ids,
+            by_name,
+        )?;
+        *saved = covers;
+        Ok(())
+    }
+
+    /// After a call that may have changed state: saved before it is answered, so that
+    /// whatever a client was told survives a crash. A failure to save is logged (the call
+    /// itself is done).
+    fn saved_after_change(&self) {
+        if let Some(store) = &self.inner.store {
+            let wanted = store.changes.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Err(e) = self.save_up_to(store, wanted) {
+                tracing::error!(error = %e, "the state file was not saved");
+            }
+        }
+    }
+
+    fn build(config: Config, store: Option<Store>) -> Self {
         let request_ids = IdGen::new(config.seed, "request-ids");
         let mut faults = Faults::new(config.seed);
         for rule in &config.faults {
@@ -118,6 +214,7 @@ impl Fake {
                 request_ids: Mutex::new(request_ids),
                 calls: Mutex::new(Vec::new()),
                 faults: Mutex::new(faults),
+                store,
             }),
         }
     }
@@ -242,19 +339,23 @@ impl Fake {
             status = result.as_ref().map_or_else(|e| e.status, |_| 200),
             "request"
         );
-        let mut calls = lock(&self.inner.calls);
-        if calls.len() >= CALL_LOG_LIMIT {
-            // A long-running server keeps the most recent half.
-            calls.drain(..CALL_LOG_LIMIT / 2);
-        }
-        calls.push(Call {
+        let call = Call {
             service: scope.service.clone(),
             region: scope.region.clone(),
             action,
             error: result.as_ref().err().map(|e| e.code.to_string()),
             micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             cut: effects.cut,
-        });
+        };
+        if call.is_mutating() && !call.action.is_empty() {
+            self.saved_after_change();
+        }
+        let mut calls = lock(&self.inner.calls);
+        if calls.len() >= CALL_LOG_LIMIT {
+            // A long-running server keeps the most recent half.
+            calls.drain(..CALL_LOG_LIMIT / 2);
+        }
+        calls.push(call);
         drop(calls);
         let mut answer = match result {
             Ok(body) => Answer {

@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -760,6 +762,84 @@ async fn aws_cli_retries_a_throttled_call() {
         fake2.with_faults(|f| f.add(throttle_next_describe_vpcs()));
         let err = cli.attempts(&["ec2", "describe-vpcs"], "1").unwrap_err();
         assert!(err.contains("RequestLimitExceeded"), "{err}");
+    })
+    .await
+    .unwrap();
+}
+
+/// The standalone server with `--state-file`, driven by the CLI: what the CLI made is there
+/// after a `kill -9` and a restart, and a launch replayed with its ClientToken answers the
+/// same instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_cli_state_survives_kill_9() {
+    let aws = tokio::task::spawn_blocking(aws_cli).await.unwrap();
+    tokio::task::spawn_blocking(move || {
+        let file = common::state_file("cli");
+        let path = file.to_str().unwrap().to_string();
+        let args = ["--port", "0", "--state-file", path.as_str()];
+        let (mut child, endpoint) = common::start(&args);
+        let cli = Cli {
+            aws: aws.clone(),
+            endpoint,
+            secret: "not-a-secret",
+        };
+        let vpc = cli
+            .run(&[
+                "ec2",
+                "create-vpc",
+                "--cidr-block",
+                "10.60.0.0/16",
+                "--tag-specifications",
+                "ResourceType=vpc,Tags=[{Key=Name,Value=kept}]",
+            ])
+            .unwrap();
+        let vpc_id = vpc["Vpc"]["VpcId"].as_str().unwrap().to_string();
+        let image = cli
+            .run(&[
+                "ec2",
+                "describe-images",
+                "--filters",
+                "Name=architecture,Values=x86_64",
+            ])
+            .unwrap()["Images"][0]["ImageId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let launch = [
+            "ec2",
+            "run-instances",
+            "--image-id",
+            &image,
+            "--instance-type",
+            "t3.small",
+            "--client-token",
+            "cli-kept",
+        ];
+        let first = cli.run(&launch).unwrap()["Instances"][0]["InstanceId"].clone();
+        common::kill_9(&mut child);
+
+        let (mut child, endpoint) = common::start(&args);
+        let cli = Cli {
+            aws,
+            endpoint,
+            secret: "not-a-secret",
+        };
+        let vpcs = cli
+            .run(&[
+                "ec2",
+                "describe-vpcs",
+                "--filters",
+                "Name=tag:Name,Values=kept",
+            ])
+            .unwrap();
+        assert_eq!(vpcs["Vpcs"][0]["VpcId"], vpc_id.as_str(), "{vpcs}");
+        assert_eq!(vpcs["Vpcs"][0]["CidrBlock"], "10.60.0.0/16");
+        let again = cli.run(&launch).unwrap()["Instances"][0]["InstanceId"].clone();
+        assert_eq!(again, first, "the ClientToken ledger survived");
+        let reservations = cli.run(&["ec2", "describe-instances"]).unwrap();
+        assert_eq!(reservations["Reservations"].as_array().unwrap().len(), 1);
+        common::kill_9(&mut child);
+        std::fs::remove_file(&file).unwrap();
     })
     .await
     .unwrap();

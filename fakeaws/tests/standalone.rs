@@ -3,57 +3,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
 
-use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+use std::process::Command;
+
 use aws_sdk_ec2::error::ProvideErrorMetadata;
-
-/// Starts the binary with `args`; the child and the endpoint it prints.
-/// An EC2 client for `region` at `endpoint`, with any credentials.
-fn ec2_at(endpoint: &str, region: &str) -> aws_sdk_ec2::Client {
-    let conf = aws_sdk_ec2::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new("any", "thing", None, None, "test"))
-        .endpoint_url(endpoint)
-        .build();
-    aws_sdk_ec2::Client::from_conf(conf)
-}
-
-/// The body of a GET of `path` at `endpoint` (`http://host:port`).
-fn http_get(endpoint: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let addr = endpoint.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    raw.split_once("\r\n\r\n").unwrap().1.to_string()
-}
-
-fn start(args: &[&str]) -> (std::process::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let endpoint = line
-        .trim()
-        .strip_prefix("fakeaws listening on ")
-        .expect(&line)
-        .to_string();
-    (child, endpoint)
-}
+use common::{ec2_at, http_get, start};
 
 #[tokio::test]
 async fn binary_serves_and_stops_on_ctrl_c() {
@@ -168,4 +123,150 @@ async fn binary_plays_the_storm_profile() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// `--state-file`: whatever the server acknowledged is there after a `kill -9`, at any
+/// moment, with creates still in flight; each restart reads the last complete state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_file_survives_kill_9_mid_flight() {
+    use std::sync::{Arc, Mutex};
+
+    let file = common::state_file("kill-9");
+    let path = file.to_str().unwrap().to_string();
+    let args = ["--port", "0", "--no-default-vpc", "--state-file", &path];
+    let acknowledged: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut vpc = None;
+    for round in 0..4usize {
+        let (mut child, endpoint) = start(&args);
+        let ec2 = ec2_at(&endpoint, "us-east-1");
+        // Everything acknowledged in the rounds before is there.
+        let held: Vec<String> = ec2
+            .describe_security_groups()
+            .send()
+            .await
+            .unwrap()
+            .security_groups()
+            .iter()
+            .filter_map(|g| g.group_id().map(str::to_string))
+            .collect();
+        for id in acknowledged.lock().unwrap().iter() {
+            assert!(held.contains(id), "round {round}: {id} was acknowledged");
+        }
+        let vpc_id = match &vpc {
+            Some(id) => id,
+            None => vpc.insert(
+                ec2.create_vpc()
+                    .cidr_block("10.0.0.0/16")
+                    .send()
+                    .await
+                    .unwrap()
+                    .vpc()
+                    .unwrap()
+                    .vpc_id()
+                    .unwrap()
+                    .to_string(),
+            ),
+        };
+        // Four writers create groups until the server dies under them.
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let ec2 = ec2.clone();
+                let vpc_id = vpc_id.clone();
+                let acknowledged = acknowledged.clone();
+                tokio::spawn(async move {
+                    for n in 0.. {
+                        let made = ec2
+                            .create_security_group()
+                            .group_name(format!("r{round}-w{w}-{n}"))
+                            .description("kill -9")
+                            .vpc_id(&vpc_id)
+                            .send()
+                            .await;
+                        match made {
+                            Ok(out) => acknowledged
+                                .lock()
+                                .unwrap()
+                                .push(out.group_id().unwrap().to_string()),
+                            Err(_) => return,
+                        }
+                    }
+                })
+            })
+            .collect();
+        let goal = acknowledged.lock().unwrap().len() + 3 + 5 * round;
+        while acknowledged.lock().unwrap().len() < goal {
+            tokio::task::yield_now().await;
+        }
+        common::kill_9(&mut child);
+        for w in writers {
+            w.await.unwrap();
+        }
+    }
+    // A last restart: the file is a complete state, with every acknowledged group.
+    let (mut child, endpoint) = start(&args);
+    let ec2 = ec2_at(&endpoint, "us-east-1");
+    let groups = ec2.describe_security_groups().send().await.unwrap();
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(acknowledged.len() >= 3 + 8 + 13 + 18);
+    for id in &acknowledged {
+        assert!(
+            groups
+                .security_groups()
+                .iter()
+                .any(|g| g.group_id() == Some(id)),
+            "{id} was acknowledged"
+        );
+    }
+    common::kill_9(&mut child);
+    std::fs::remove_file(&file).unwrap();
+}
+
+/// `--state-file`: a stop (SIGTERM) saves, the next start reads it; a file that is not a
+/// state is refused at start (exit 2, a message naming the file) and left as it was.
+#[tokio::test]
+async fn state_file_across_a_stop_and_a_corrupt_file() {
+    let file = common::state_file("stop");
+    let path = file.to_str().unwrap().to_string();
+    let args = ["--port", "0", "--state-file", &path];
+    let (mut child, endpoint) = start(&args);
+    let ec2 = ec2_at(&endpoint, "eu-west-1");
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("10.7.0.0/16")
+        .send()
+        .await
+        .unwrap()
+        .vpc()
+        .unwrap()
+        .vpc_id()
+        .unwrap()
+        .to_string();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(child.wait().unwrap().success(), "a clean stop");
+
+    let (mut child, endpoint) = start(&args);
+    let ec2 = ec2_at(&endpoint, "eu-west-1");
+    let vpcs = ec2.describe_vpcs().send().await.unwrap();
+    let ids: Vec<&str> = vpcs.vpcs().iter().filter_map(|v| v.vpc_id()).collect();
+    assert_eq!(ids.len(), 2, "the default VPC and ours: {ids:?}");
+    assert!(ids.contains(&vpc.as_str()));
+    common::kill_9(&mut child);
+
+    let saved = std::fs::read(&file).unwrap();
+    let broken = &saved[..saved.len() - 20];
+    std::fs::write(&file, broken).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not a fakeaws state"), "{stderr}");
+    assert!(stderr.contains(&path), "{stderr}");
+    assert_eq!(std::fs::read(&file).unwrap(), broken, "left as it was");
+    std::fs::remove_file(&file).unwrap();
 }

@@ -18,7 +18,7 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 
 /// The public IPv4 addresses handed out in one region.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Pool {
     used: BTreeSet<Ipv4Addr>,
 }
@@ -57,7 +57,7 @@ pub fn give_back_public_ip(region: &mut Region, ip: Ipv4Addr) {
 }
 
 /// Where an Elastic IP is associated.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Association {
     /// `eipassoc-...`.
     pub id: String,
@@ -73,7 +73,7 @@ crate::region::table! {
 }
 
 /// One Elastic IP.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Address {
     /// `eipalloc-...`.
     pub allocation_id: String,

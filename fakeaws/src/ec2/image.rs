@@ -28,7 +28,7 @@ crate::region::table! {
 }
 
 /// One image.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Image {
     /// `ami-...`.
     pub id: String,

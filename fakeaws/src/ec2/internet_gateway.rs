@@ -18,7 +18,7 @@ crate::region::table! {
 }
 
 /// One internet gateway.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct InternetGateway {
     /// `igw-...`.
     pub id: String,

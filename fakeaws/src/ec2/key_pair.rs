@@ -23,7 +23,7 @@ crate::region::table! {
 }
 
 /// One key pair.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct KeyPair {
     /// `key-...`.
     pub id: String,
@@ -36,6 +36,7 @@ pub struct KeyPair {
     /// The OpenSSH public key.
     pub public_key: String,
     /// When it was created.
+    #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
 }
 

@@ -24,7 +24,7 @@ crate::region::table! {
 }
 
 /// One NAT gateway.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NatGateway {
     /// `nat-...`.
     pub id: String,
@@ -45,8 +45,10 @@ pub struct NatGateway {
     /// Why it failed, if it did: (code, message).
     pub failure: Option<(String, String)>,
     /// When it was created.
+    #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
     /// When it was deleted.
+    #[serde(with = "crate::state::with::time_opt")]
     pub deleted: Option<DateTime>,
 }
 

@@ -20,7 +20,7 @@ use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
 
 /// An interface's attachment to an instance.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Attachment {
     /// `eni-attach-...`.
     pub id: String,
@@ -29,11 +29,12 @@ pub struct Attachment {
     /// The device index (0: primary).
     pub device_index: i32,
     /// When it was attached.
+    #[serde(with = "crate::state::with::time")]
     pub attach_time: DateTime,
 }
 
 /// A public address mapped to an interface.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PublicIp {
     /// The address.
     pub ip: Ipv4Addr,
@@ -49,7 +50,7 @@ crate::region::table! {
 }
 
 /// One network interface.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterface {
     /// `eni-...`.
     pub id: String,

@@ -26,13 +26,14 @@ crate::region::table! {
 }
 
 /// One subnet.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Subnet {
     /// `subnet-...`.
     pub id: String,
     /// The VPC it belongs to.
     pub vpc_id: String,
     /// Its IPv4 range.
+    #[serde(with = "crate::state::with::text")]
     pub cidr: Ipv4Net,
     /// Its zone's name.
     pub zone: String,

@@ -17,12 +17,30 @@ use crate::region::Region;
 /// AWS's limit of user tags on one resource.
 pub const MAX_TAGS: usize = 50;
 
-/// Tags by resource id, indexed by key and value so that tag filters never scan.
-#[derive(Debug, Default)]
+/// Tags by resource id, indexed by key and value so that tag filters never scan. The state
+/// file keeps the tags by resource; the index is built again as they are read.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(from = "BTreeMap<String, BTreeMap<String, String>>")]
 pub struct TagStore {
     by_resource: BTreeMap<String, BTreeMap<String, String>>,
     /// key -> value -> resource ids.
     index: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+}
+
+impl From<BTreeMap<String, BTreeMap<String, String>>> for TagStore {
+    fn from(by_resource: BTreeMap<String, BTreeMap<String, String>>) -> Self {
+        let mut store = TagStore::default();
+        for (id, tags) in by_resource {
+            store.insert(&id, tags);
+        }
+        store
+    }
+}
+
+impl serde::Serialize for TagStore {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.by_resource.serialize(s)
+    }
 }
 
 impl TagStore {

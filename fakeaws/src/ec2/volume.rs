@@ -17,7 +17,7 @@ use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
 
 /// A volume's attachment to an instance.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Attachment {
     /// The instance.
     pub instance_id: String,
@@ -26,6 +26,7 @@ pub struct Attachment {
     /// Whether terminating the instance deletes the volume.
     pub delete_on_termination: bool,
     /// When it was attached.
+    #[serde(with = "crate::state::with::time")]
     pub attach_time: DateTime,
 }
 
@@ -35,7 +36,7 @@ crate::region::table! {
 }
 
 /// One volume.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Volume {
     /// `vol-...`.
     pub id: String,
@@ -56,6 +57,7 @@ pub struct Volume {
     /// Its attachment, if attached.
     pub attachment: Option<Attachment>,
     /// When it was created.
+    #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
 }
 

@@ -25,11 +25,12 @@ crate::region::table! {
 }
 
 /// One VPC.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Vpc {
     /// `vpc-...`.
     pub id: String,
     /// The primary IPv4 range.
+    #[serde(with = "crate::state::with::text")]
     pub cidr: Ipv4Net,
     /// The association id of the primary range.
     pub cidr_association_id: String,

@@ -856,23 +856,39 @@ pub const ALL_OPERATIONS: &[&str] = &[
 ];
 
 /// The `Address` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Address {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<DomainType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ipv4_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_border_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ipv4_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carrier_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_managed: Option<ServiceManaged>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip: Option<String>,
 }
 
@@ -923,15 +939,23 @@ impl Decode for AllocateAddressRequest {
 }
 
 /// The `AllocateAddressResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AllocateAddressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ipv4_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_border_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<DomainType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ipv4_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carrier_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip: Option<String>,
 }
 
@@ -981,9 +1005,12 @@ impl AmdSevSnpSpecification {
 crate::protocol::wire_enum!(AmdSevSnpSpecification);
 
 /// The `ApplicationStatusSummary` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ApplicationStatusSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SummaryStatus>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impaired_since: Option<DateTime>,
 }
 
@@ -1073,8 +1100,9 @@ impl Decode for AssociateAddressRequest {
 }
 
 /// The `AssociateAddressResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AssociateAddressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
 }
 
@@ -1111,9 +1139,11 @@ impl Decode for AssociateRouteTableRequest {
 }
 
 /// The `AssociateRouteTableResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AssociateRouteTableResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_state: Option<RouteTableAssociationState>,
 }
 
@@ -1153,9 +1183,11 @@ impl Decode for AttachInternetGatewayRequest {
 }
 
 /// The `AttachmentEnaSrdSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AttachmentEnaSrdSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_udp_specification: Option<AttachmentEnaSrdUdpSpecification>,
 }
 
@@ -1168,8 +1200,9 @@ impl EncodeMembers for AttachmentEnaSrdSpecification {
 }
 
 /// The `AttachmentEnaSrdUdpSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AttachmentEnaSrdUdpSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_udp_enabled: Option<bool>,
 }
 
@@ -1220,8 +1253,9 @@ impl AttachmentStatus {
 crate::protocol::wire_enum!(AttachmentStatus);
 
 /// The `AttributeBooleanValue` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AttributeBooleanValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<bool>,
 }
 
@@ -1243,8 +1277,9 @@ impl EncodeMembers for AttributeBooleanValue {
 }
 
 /// The `AttributeValue` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AttributeValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
@@ -1306,9 +1341,11 @@ impl Decode for AuthorizeSecurityGroupEgressRequest {
 }
 
 /// The `AuthorizeSecurityGroupEgressResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AuthorizeSecurityGroupEgressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_rules: Option<Vec<SecurityGroupRule>>,
 }
 
@@ -1363,9 +1400,11 @@ impl Decode for AuthorizeSecurityGroupIngressRequest {
 }
 
 /// The `AuthorizeSecurityGroupIngressResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AuthorizeSecurityGroupIngressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_rules: Option<Vec<SecurityGroupRule>>,
 }
 
@@ -1471,21 +1510,35 @@ impl AvailabilityMode {
 crate::protocol::wire_enum!(AvailabilityMode);
 
 /// The `AvailabilityZone` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AvailabilityZone {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opt_in_status: Option<AvailabilityZoneOptInStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<AvailabilityZoneMessage>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_border_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_zone_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_long_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geography: Option<Vec<AvailabilityZoneGeography>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_geography: Option<Vec<AvailabilityZoneSubGeography>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<AvailabilityZoneState>,
 }
 
@@ -1510,8 +1563,9 @@ impl EncodeMembers for AvailabilityZone {
 }
 
 /// The `AvailabilityZoneGeography` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AvailabilityZoneGeography {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
@@ -1523,8 +1577,9 @@ impl EncodeMembers for AvailabilityZoneGeography {
 }
 
 /// The `AvailabilityZoneMessage` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AvailabilityZoneMessage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -1621,8 +1676,9 @@ impl AvailabilityZoneState {
 crate::protocol::wire_enum!(AvailabilityZoneState);
 
 /// The `AvailabilityZoneSubGeography` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AvailabilityZoneSubGeography {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
@@ -1634,11 +1690,15 @@ impl EncodeMembers for AvailabilityZoneSubGeography {
 }
 
 /// The `BlockDeviceMapping` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BlockDeviceMapping {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs: Option<EbsBlockDevice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_name: Option<String>,
 }
 
@@ -1706,8 +1766,9 @@ impl BlockPublicAccessMode {
 crate::protocol::wire_enum!(BlockPublicAccessMode);
 
 /// The `BlockPublicAccessStates` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BlockPublicAccessStates {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internet_gateway_block_mode: Option<BlockPublicAccessMode>,
 }
 
@@ -1792,9 +1853,11 @@ impl CapacityReservationPreference {
 crate::protocol::wire_enum!(CapacityReservationPreference);
 
 /// The `CapacityReservationSpecificationResponse` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CapacityReservationSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_preference: Option<CapacityReservationPreference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_target: Option<CapacityReservationTargetResponse>,
 }
 
@@ -1813,9 +1876,11 @@ impl EncodeMembers for CapacityReservationSpecificationResponse {
 }
 
 /// The `CapacityReservationTargetResponse` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CapacityReservationTargetResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_resource_group_arn: Option<String>,
 }
 
@@ -1831,10 +1896,13 @@ impl EncodeMembers for CapacityReservationTargetResponse {
 }
 
 /// The `ConnectionTrackingConfiguration` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionTrackingConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_established_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_stream_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_timeout: Option<i32>,
 }
 
@@ -1872,10 +1940,13 @@ impl Decode for ConnectionTrackingSpecificationRequest {
 }
 
 /// The `ConnectionTrackingSpecificationResponse` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionTrackingSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_established_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_stream_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_timeout: Option<i32>,
 }
 
@@ -1920,11 +1991,15 @@ impl ConnectivityType {
 crate::protocol::wire_enum!(ConnectivityType);
 
 /// The `CpuOptions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CpuOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads_per_core: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amd_sev_snp: Option<AmdSevSnpSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested_virtualization: Option<NestedVirtualizationSpecification>,
 }
 
@@ -1960,8 +2035,9 @@ impl Decode for CreateInternetGatewayRequest {
 }
 
 /// The `CreateInternetGatewayResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateInternetGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internet_gateway: Option<InternetGateway>,
 }
 
@@ -2037,9 +2113,11 @@ impl Decode for CreateNatGatewayRequest {
 }
 
 /// The `CreateNatGatewayResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateNatGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<NatGateway>,
 }
 
@@ -2089,8 +2167,9 @@ impl Decode for CreateRouteRequest {
 }
 
 /// The `CreateRouteResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateRouteResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
 }
 
@@ -2130,9 +2209,11 @@ impl Decode for CreateRouteTableRequest {
 }
 
 /// The `CreateRouteTableResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateRouteTableResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_table: Option<RouteTable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_token: Option<String>,
 }
 
@@ -2177,10 +2258,13 @@ impl Decode for CreateSecurityGroupRequest {
 }
 
 /// The `CreateSecurityGroupResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateSecurityGroupResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_arn: Option<String>,
 }
 
@@ -2228,8 +2312,9 @@ impl Decode for CreateSubnetRequest {
 }
 
 /// The `CreateSubnetResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateSubnetResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet: Option<Subnet>,
 }
 
@@ -2294,8 +2379,9 @@ impl Decode for CreateVpcRequest {
 }
 
 /// The `CreateVpcResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateVpcResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc: Option<Vpc>,
 }
 
@@ -2354,9 +2440,11 @@ impl Decode for DeleteKeyPairRequest {
 }
 
 /// The `DeleteKeyPairResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteKeyPairResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_pair_id: Option<String>,
 }
 
@@ -2391,8 +2479,9 @@ impl Decode for DeleteNatGatewayRequest {
 }
 
 /// The `DeleteNatGatewayResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteNatGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_id: Option<String>,
 }
 
@@ -2475,9 +2564,11 @@ impl Decode for DeleteSecurityGroupRequest {
 }
 
 /// The `DeleteSecurityGroupResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteSecurityGroupResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
 }
 
@@ -2490,9 +2581,11 @@ impl EncodeMembers for DeleteSecurityGroupResult {
 }
 
 /// The `DeleteSnapshotReturnCode` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteSnapshotReturnCode {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub return_code: Option<SnapshotReturnCodes>,
 }
 
@@ -2587,9 +2680,11 @@ impl Decode for DeregisterImageRequest {
 }
 
 /// The `DeregisterImageResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeregisterImageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_snapshot_results: Option<Vec<DeleteSnapshotReturnCode>>,
 }
 
@@ -2633,8 +2728,9 @@ impl Decode for DescribeAddressesRequest {
 }
 
 /// The `DescribeAddressesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeAddressesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addresses: Option<Vec<Address>>,
 }
 
@@ -2676,8 +2772,9 @@ impl Decode for DescribeAvailabilityZonesRequest {
 }
 
 /// The `DescribeAvailabilityZonesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeAvailabilityZonesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<AvailabilityZone>>,
 }
 
@@ -2728,9 +2825,11 @@ impl Decode for DescribeImagesRequest {
 }
 
 /// The `DescribeImagesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeImagesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<Vec<Image>>,
 }
 
@@ -2802,9 +2901,11 @@ impl Decode for DescribeInstanceStatusRequest {
 }
 
 /// The `DescribeInstanceStatusResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeInstanceStatusResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_statuses: Option<Vec<InstanceStatus>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
 
@@ -2847,9 +2948,11 @@ impl Decode for DescribeInstancesRequest {
 }
 
 /// The `DescribeInstancesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservations: Option<Vec<Reservation>>,
 }
 
@@ -2899,9 +3002,11 @@ impl Decode for DescribeInternetGatewaysRequest {
 }
 
 /// The `DescribeInternetGatewaysResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeInternetGatewaysResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internet_gateways: Option<Vec<InternetGateway>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
 
@@ -2944,8 +3049,9 @@ impl Decode for DescribeKeyPairsRequest {
 }
 
 /// The `DescribeKeyPairsResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeKeyPairsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_pairs: Option<Vec<KeyPairInfo>>,
 }
 
@@ -2994,9 +3100,11 @@ impl Decode for DescribeNatGatewaysRequest {
 }
 
 /// The `DescribeNatGatewaysResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeNatGatewaysResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateways: Option<Vec<NatGateway>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
 
@@ -3046,9 +3154,11 @@ impl Decode for DescribeNetworkInterfacesRequest {
 }
 
 /// The `DescribeNetworkInterfacesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeNetworkInterfacesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interfaces: Option<Vec<NetworkInterface>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
 
@@ -3098,9 +3208,11 @@ impl Decode for DescribeRouteTablesRequest {
 }
 
 /// The `DescribeRouteTablesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeRouteTablesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_tables: Option<Vec<RouteTable>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
 
@@ -3150,9 +3262,11 @@ impl Decode for DescribeSecurityGroupRulesRequest {
 }
 
 /// The `DescribeSecurityGroupRulesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeSecurityGroupRulesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_rules: Option<Vec<SecurityGroupRule>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
 
@@ -3205,9 +3319,11 @@ impl Decode for DescribeSecurityGroupsRequest {
 }
 
 /// The `DescribeSecurityGroupsResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeSecurityGroupsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_groups: Option<Vec<SecurityGroup>>,
 }
 
@@ -3257,9 +3373,11 @@ impl Decode for DescribeSubnetsRequest {
 }
 
 /// The `DescribeSubnetsResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeSubnetsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<Subnet>>,
 }
 
@@ -3299,9 +3417,11 @@ impl Decode for DescribeTagsRequest {
 }
 
 /// The `DescribeTagsResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeTagsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<TagDescription>>,
 }
 
@@ -3344,9 +3464,11 @@ impl Decode for DescribeVolumesRequest {
 }
 
 /// The `DescribeVolumesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeVolumesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Vec<Volume>>,
 }
 
@@ -3385,11 +3507,15 @@ impl Decode for DescribeVpcAttributeRequest {
 }
 
 /// The `DescribeVpcAttributeResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeVpcAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_dns_hostnames: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_dns_support: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_network_address_usage_metrics: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
 }
 
@@ -3444,9 +3570,11 @@ impl Decode for DescribeVpcsRequest {
 }
 
 /// The `DescribeVpcsResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeVpcsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpcs: Option<Vec<Vpc>>,
 }
 
@@ -3591,20 +3719,33 @@ impl DomainType {
 crate::protocol::wire_enum!(DomainType);
 
 /// The `EbsBlockDevice` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsBlockDevice {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_type: Option<VolumeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kms_key_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_initialization_rate: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs_card_index: Option<i32>,
 }
 
@@ -3664,15 +3805,24 @@ impl EncodeMembers for EbsBlockDevice {
 }
 
 /// The `EbsInstanceBlockDevice` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsInstanceBlockDevice {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AttachmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub associated_resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs_card_index: Option<i32>,
 }
 
@@ -3691,10 +3841,14 @@ impl EncodeMembers for EbsInstanceBlockDevice {
 }
 
 /// The `EbsStatusDetails` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsStatusDetails {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impaired_since: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<StatusName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusType>,
 }
 
@@ -3708,9 +3862,11 @@ impl EncodeMembers for EbsStatusDetails {
 }
 
 /// The `EbsStatusSummary` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsStatusSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<EbsStatusDetails>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SummaryStatus>,
 }
 
@@ -3723,11 +3879,15 @@ impl EncodeMembers for EbsStatusSummary {
 }
 
 /// The `ElasticGpuAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ElasticGpuAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_gpu_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_gpu_association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_gpu_association_state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_gpu_association_time: Option<String>,
 }
 
@@ -3748,11 +3908,16 @@ impl EncodeMembers for ElasticGpuAssociation {
 }
 
 /// The `ElasticInferenceAcceleratorAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ElasticInferenceAcceleratorAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_inference_accelerator_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_inference_accelerator_association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_inference_accelerator_association_state: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_inference_accelerator_association_time: Option<DateTime>,
 }
 
@@ -3818,8 +3983,9 @@ impl Decode for EnaSrdUdpSpecificationRequest {
 }
 
 /// The `EnclaveOptions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnclaveOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3898,9 +4064,11 @@ impl Decode for Filter {
 }
 
 /// The `GroupIdentifier` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupIdentifier {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
 }
 
@@ -3913,8 +4081,9 @@ impl EncodeMembers for GroupIdentifier {
 }
 
 /// The `HibernationOptions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HibernationOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configured: Option<bool>,
 }
 
@@ -4019,9 +4188,11 @@ impl HypervisorType {
 crate::protocol::wire_enum!(HypervisorType);
 
 /// The `IamInstanceProfile` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IamInstanceProfile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -4052,48 +4223,89 @@ impl Decode for IamInstanceProfileSpecification {
 }
 
 /// The `Image` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Image {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform_details: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_operation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_support: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hypervisor: Option<HypervisorType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_owner_alias: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_device_type: Option<DeviceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sriov_net_support: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_reason: Option<StateReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtualization_type: Option<VirtualizationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_mode: Option<BootModeValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpm_support: Option<TpmSupportValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deprecation_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imds_support: Option<ImdsSupportValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deregistration_protection: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_launched_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_allowed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_image_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_tier_eligible: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ssm_parameter_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_watermarks: Option<Vec<ImageWatermark>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan_results: Option<ScanResults>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_type_specification: Option<InstanceTypeSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_location: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<ImageState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creation_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub product_codes: Option<Vec<ProductCode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub architecture: Option<ArchitectureValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_type: Option<ImageTypeValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramdisk_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<PlatformValues>,
 }
 
@@ -4247,12 +4459,19 @@ impl ImageTypeValues {
 crate::protocol::wire_enum!(ImageTypeValues);
 
 /// The `ImageWatermark` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImageWatermark {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watermark_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_image_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_image_id: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_image_creation_time: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watermark_creation_time: Option<DateTime>,
 }
 
@@ -4325,11 +4544,15 @@ impl Decode for ImportKeyPairRequest {
 }
 
 /// The `ImportKeyPairResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImportKeyPairResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_fingerprint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_pair_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
 }
 
@@ -4344,69 +4567,132 @@ impl EncodeMembers for ImportKeyPairResult {
 }
 
 /// The `Instance` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Instance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub architecture: Option<ArchitectureValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_device_mappings: Option<Vec<InstanceBlockDeviceMapping>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs_optimized: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_support: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hypervisor: Option<HypervisorType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iam_instance_profile: Option<IamInstanceProfile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_lifecycle: Option<InstanceLifecycleType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_gpu_associations: Option<Vec<ElasticGpuAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_inference_accelerator_associations:
         Option<Vec<ElasticInferenceAcceleratorAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interfaces: Option<Vec<InstanceNetworkInterface>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_device_type: Option<DeviceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_groups: Option<Vec<GroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_dest_check: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spot_instance_request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sriov_net_support: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_reason: Option<StateReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtualization_type: Option<VirtualizationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_options: Option<CpuOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_block_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_specification: Option<CapacityReservationSpecificationResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hibernation_options: Option<HibernationOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub licenses: Option<Vec<LicenseConfiguration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata_options: Option<InstanceMetadataOptionsResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enclave_options: Option<EnclaveOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_mode: Option<BootModeValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform_details: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_operation: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_operation_update_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name_options: Option<PrivateDnsNameOptionsResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpm_support: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance_options: Option<InstanceMaintenanceOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_instance_boot_mode: Option<InstanceBootModeValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_performance_options: Option<InstanceNetworkPerformanceOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_interfaces: Option<Vec<InstanceSecondaryInterface>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<InstanceState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_transition_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ami_launch_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub product_codes: Option<Vec<ProductCode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<InstanceType>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramdisk_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<PlatformValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitoring: Option<Monitoring>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip_address: Option<String>,
 }
 
@@ -4495,9 +4781,11 @@ impl EncodeMembers for Instance {
 }
 
 /// The `InstanceAttachmentEnaSrdSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceAttachmentEnaSrdSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_udp_specification: Option<InstanceAttachmentEnaSrdUdpSpecification>,
 }
 
@@ -4510,8 +4798,9 @@ impl EncodeMembers for InstanceAttachmentEnaSrdSpecification {
 }
 
 /// The `InstanceAttachmentEnaSrdUdpSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceAttachmentEnaSrdUdpSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_udp_enabled: Option<bool>,
 }
 
@@ -4523,24 +4812,41 @@ impl EncodeMembers for InstanceAttachmentEnaSrdUdpSpecification {
 }
 
 /// The `InstanceAttribute` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceAttribute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_device_mappings: Option<Vec<InstanceBlockDeviceMapping>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable_api_termination: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_support: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enclave_options: Option<EnclaveOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs_optimized: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_initiated_shutdown_behavior: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_id: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub product_codes: Option<Vec<ProductCode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramdisk_id: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_device_name: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_dest_check: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sriov_net_support: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_data: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable_api_stop: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<GroupIdentifier>>,
 }
 
@@ -4741,9 +5047,11 @@ impl InstanceBandwidthWeighting {
 crate::protocol::wire_enum!(InstanceBandwidthWeighting);
 
 /// The `InstanceBlockDeviceMapping` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceBlockDeviceMapping {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs: Option<EbsInstanceBlockDevice>,
 }
 
@@ -4787,8 +5095,9 @@ impl InstanceBootModeValues {
 crate::protocol::wire_enum!(InstanceBootModeValues);
 
 /// The `InstanceIpv4Prefix` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceIpv4Prefix {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefix: Option<String>,
 }
 
@@ -4800,9 +5109,11 @@ impl EncodeMembers for InstanceIpv4Prefix {
 }
 
 /// The `InstanceIpv6Address` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceIpv6Address {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_primary_ipv6: Option<bool>,
 }
 
@@ -4829,8 +5140,9 @@ impl EncodeMembers for InstanceIpv6Address {
 }
 
 /// The `InstanceIpv6Prefix` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceIpv6Prefix {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefix: Option<String>,
 }
 
@@ -4886,9 +5198,11 @@ impl InstanceLifecycleType {
 crate::protocol::wire_enum!(InstanceLifecycleType);
 
 /// The `InstanceMaintenanceOptions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceMaintenanceOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_recovery: Option<InstanceAutoRecoveryState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reboot_migration: Option<InstanceRebootMigrationState>,
 }
 
@@ -4962,13 +5276,19 @@ impl Decode for InstanceMetadataOptionsRequest {
 }
 
 /// The `InstanceMetadataOptionsResponse` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceMetadataOptionsResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<InstanceMetadataOptionsState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_tokens: Option<HttpTokensState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_put_response_hop_limit: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_endpoint: Option<InstanceMetadataEndpointState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_protocol_ipv6: Option<InstanceMetadataProtocolState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_metadata_tags: Option<InstanceMetadataTagsState>,
 }
 
@@ -5078,27 +5398,47 @@ impl InstanceMetadataTagsState {
 crate::protocol::wire_enum!(InstanceMetadataTagsState);
 
 /// The `InstanceNetworkInterface` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceNetworkInterface {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association: Option<InstanceNetworkInterfaceAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment: Option<InstanceNetworkInterfaceAttachment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<GroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mac_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_addresses: Option<Vec<InstancePrivateIpAddress>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_dest_check: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<NetworkInterfaceStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefixes: Option<Vec<InstanceIpv4Prefix>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefixes: Option<Vec<InstanceIpv6Prefix>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_tracking_configuration: Option<ConnectionTrackingSpecificationResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorResponse>,
 }
 
@@ -5132,12 +5472,17 @@ impl EncodeMembers for InstanceNetworkInterface {
 }
 
 /// The `InstanceNetworkInterfaceAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceNetworkInterfaceAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carrier_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip: Option<String>,
 }
 
@@ -5153,15 +5498,24 @@ impl EncodeMembers for InstanceNetworkInterfaceAssociation {
 }
 
 /// The `InstanceNetworkInterfaceAttachment` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceNetworkInterfaceAttachment {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AttachmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_specification: Option<InstanceAttachmentEnaSrdSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_queue_count: Option<i32>,
 }
 
@@ -5264,8 +5618,9 @@ impl Decode for InstanceNetworkInterfaceSpecification {
 }
 
 /// The `InstanceNetworkPerformanceOptions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceNetworkPerformanceOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_weighting: Option<InstanceBandwidthWeighting>,
 }
 
@@ -5277,11 +5632,15 @@ impl EncodeMembers for InstanceNetworkPerformanceOptions {
 }
 
 /// The `InstancePrivateIpAddress` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstancePrivateIpAddress {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association: Option<InstanceNetworkInterfaceAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
 }
 
@@ -5327,17 +5686,27 @@ impl InstanceRebootMigrationState {
 crate::protocol::wire_enum!(InstanceRebootMigrationState);
 
 /// The `InstanceSecondaryInterface` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceSecondaryInterface {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment: Option<InstanceSecondaryInterfaceAttachment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mac_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_addresses: Option<Vec<InstanceSecondaryInterfacePrivateIpAddress>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_dest_check: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SecondaryInterfaceStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_network_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface_type: Option<SecondaryInterfaceType>,
 }
 
@@ -5358,13 +5727,20 @@ impl EncodeMembers for InstanceSecondaryInterface {
 }
 
 /// The `InstanceSecondaryInterfaceAttachment` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceSecondaryInterfaceAttachment {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AttachmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_card_index: Option<i32>,
 }
 
@@ -5381,8 +5757,9 @@ impl EncodeMembers for InstanceSecondaryInterfaceAttachment {
 }
 
 /// The `InstanceSecondaryInterfacePrivateIpAddress` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceSecondaryInterfacePrivateIpAddress {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
 }
 
@@ -5394,9 +5771,11 @@ impl EncodeMembers for InstanceSecondaryInterfacePrivateIpAddress {
 }
 
 /// The `InstanceState` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<InstanceStateName>,
 }
 
@@ -5409,10 +5788,13 @@ impl EncodeMembers for InstanceState {
 }
 
 /// The `InstanceStateChange` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceStateChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_state: Option<InstanceState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_state: Option<InstanceState>,
 }
 
@@ -5480,19 +5862,31 @@ impl InstanceStateName {
 crate::protocol::wire_enum!(InstanceStateName);
 
 /// The `InstanceStatus` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<InstanceStatusEvent>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_state: Option<InstanceState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_status: Option<InstanceStatusSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_status: Option<InstanceStatusSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attached_ebs_status: Option<EbsStatusSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application_status: Option<ApplicationStatusSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performance_status: Option<PerformanceStatusSummary>,
 }
 
@@ -5515,10 +5909,14 @@ impl EncodeMembers for InstanceStatus {
 }
 
 /// The `InstanceStatusDetails` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceStatusDetails {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impaired_since: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<StatusName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusType>,
 }
 
@@ -5532,13 +5930,22 @@ impl EncodeMembers for InstanceStatusDetails {
 }
 
 /// The `InstanceStatusEvent` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceStatusEvent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_event_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<EventCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_after: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before_deadline: Option<DateTime>,
 }
 
@@ -5555,9 +5962,11 @@ impl EncodeMembers for InstanceStatusEvent {
 }
 
 /// The `InstanceStatusSummary` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceStatusSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<InstanceStatusDetails>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SummaryStatus>,
 }
 
@@ -12779,8 +13188,9 @@ impl InstanceType {
 crate::protocol::wire_enum!(InstanceType);
 
 /// The `InstanceTypeItem` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceTypeItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<String>,
 }
 
@@ -12792,9 +13202,11 @@ impl EncodeMembers for InstanceTypeItem {
 }
 
 /// The `InstanceTypeSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceTypeSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supported_instance_types: Option<Vec<InstanceTypeItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsupported_instance_types: Option<Vec<InstanceTypeItem>>,
 }
 
@@ -12815,11 +13227,15 @@ impl EncodeMembers for InstanceTypeSpecification {
 }
 
 /// The `InternetGateway` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InternetGateway {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<InternetGatewayAttachment>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internet_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
 }
 
@@ -12834,9 +13250,11 @@ impl EncodeMembers for InternetGateway {
 }
 
 /// The `InternetGatewayAttachment` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InternetGatewayAttachment {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<AttachmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
 }
 
@@ -12849,14 +13267,21 @@ impl EncodeMembers for InternetGatewayAttachment {
 }
 
 /// The `IpPermission` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IpPermission {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id_group_pairs: Option<Vec<UserIdGroupPair>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_ranges: Option<Vec<IpRange>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_ranges: Option<Vec<Ipv6Range>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_list_ids: Option<Vec<PrefixListId>>,
 }
 
@@ -12898,9 +13323,11 @@ impl EncodeMembers for IpPermission {
 }
 
 /// The `IpRange` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IpRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_ip: Option<String>,
 }
 
@@ -12962,8 +13389,9 @@ impl IpSource {
 crate::protocol::wire_enum!(IpSource);
 
 /// The `Ipv4PrefixSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ipv4PrefixSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefix: Option<String>,
 }
 
@@ -13022,8 +13450,9 @@ impl Ipv6AddressAttribute {
 crate::protocol::wire_enum!(Ipv6AddressAttribute);
 
 /// The `Ipv6PrefixSpecification` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ipv6PrefixSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefix: Option<String>,
 }
 
@@ -13051,9 +13480,11 @@ impl Decode for Ipv6PrefixSpecificationRequest {
 }
 
 /// The `Ipv6Range` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ipv6Range {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_ipv6: Option<String>,
 }
 
@@ -13111,12 +13542,17 @@ impl KeyFormat {
 crate::protocol::wire_enum!(KeyFormat);
 
 /// The `KeyPair` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyPair {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_pair_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_fingerprint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_material: Option<String>,
 }
 
@@ -13132,14 +13568,22 @@ impl EncodeMembers for KeyPair {
 }
 
 /// The `KeyPairInfo` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyPairInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_pair_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_type: Option<KeyType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_key: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_fingerprint: Option<String>,
 }
 
@@ -13188,8 +13632,9 @@ impl KeyType {
 crate::protocol::wire_enum!(KeyType);
 
 /// The `LicenseConfiguration` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LicenseConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license_configuration_arn: Option<String>,
 }
 
@@ -13291,9 +13736,11 @@ impl Decode for ModifyVpcAttributeRequest {
 }
 
 /// The `Monitoring` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Monitoring {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_category_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<MonitoringState>,
 }
 
@@ -13345,24 +13792,43 @@ impl MonitoringState {
 crate::protocol::wire_enum!(MonitoringState);
 
 /// The `NatGateway` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NatGateway {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_time: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_addresses: Option<Vec<NatGatewayAddress>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioned_bandwidth: Option<ProvisionedBandwidth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<NatGatewayState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connectivity_type: Option<ConnectivityType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_mode: Option<AvailabilityMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_scaling_ips: Option<AutoScalingIpsState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_provision_zones: Option<AutoProvisionZonesState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attached_appliances: Option<Vec<NatGatewayAttachedAppliance>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_table_id: Option<String>,
 }
 
@@ -13390,17 +13856,27 @@ impl EncodeMembers for NatGateway {
 }
 
 /// The `NatGatewayAddress` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NatGatewayAddress {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_primary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<NatGatewayAddressStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
 }
 
@@ -13591,14 +14067,21 @@ impl NatGatewayApplianceType {
 crate::protocol::wire_enum!(NatGatewayApplianceType);
 
 /// The `NatGatewayAttachedAppliance` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NatGatewayAttachedAppliance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<NatGatewayApplianceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub appliance_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_endpoint_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment_state: Option<NatGatewayApplianceState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modification_state: Option<NatGatewayApplianceModifyState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
 }
 
@@ -13691,39 +14174,71 @@ impl NestedVirtualizationSpecification {
 crate::protocol::wire_enum!(NestedVirtualizationSpecification);
 
 /// The `NetworkInterface` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterface {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association: Option<NetworkInterfaceAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment: Option<NetworkInterfaceAttachment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_tracking_configuration: Option<ConnectionTrackingConfiguration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<GroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface_type: Option<NetworkInterfaceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_addresses: Option<Vec<NetworkInterfaceIpv6Address>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mac_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip_dns_name_options: Option<PublicIpDnsNameOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_addresses: Option<Vec<NetworkInterfacePrivateIpAddress>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requester_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requester_managed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_dest_check: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<NetworkInterfaceStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag_set: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deny_all_igw_traffic: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_native: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub associated_subnets: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
 }
 
@@ -13769,14 +14284,21 @@ impl EncodeMembers for NetworkInterface {
 }
 
 /// The `NetworkInterfaceAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterfaceAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carrier_ip: Option<String>,
 }
 
@@ -13794,17 +14316,28 @@ impl EncodeMembers for NetworkInterfaceAssociation {
 }
 
 /// The `NetworkInterfaceAttachment` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterfaceAttachment {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AttachmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_specification: Option<AttachmentEnaSrdSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_queue_count: Option<i32>,
 }
 
@@ -13825,10 +14358,13 @@ impl EncodeMembers for NetworkInterfaceAttachment {
 }
 
 /// The `NetworkInterfaceIpv6Address` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterfaceIpv6Address {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ipv6_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_primary_ipv6: Option<bool>,
 }
 
@@ -13842,11 +14378,15 @@ impl EncodeMembers for NetworkInterfaceIpv6Address {
 }
 
 /// The `NetworkInterfacePrivateIpAddress` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterfacePrivateIpAddress {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association: Option<NetworkInterfaceAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
 }
 
@@ -14024,10 +14564,13 @@ impl NetworkInterfaceType {
 crate::protocol::wire_enum!(NetworkInterfaceType);
 
 /// The `OperatorResponse` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OperatorResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden_by_default: Option<bool>,
 }
 
@@ -14041,10 +14584,14 @@ impl EncodeMembers for OperatorResponse {
 }
 
 /// The `PerformanceStatusSummary` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PerformanceStatusSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SummaryStatus>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impaired_since: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<String>,
 }
 
@@ -14058,17 +14605,27 @@ impl EncodeMembers for PerformanceStatusSummary {
 }
 
 /// The `Placement` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Placement {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_number: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenancy: Option<Tenancy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread_domain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_resource_group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
 }
 
@@ -14146,9 +14703,11 @@ impl PlatformValues {
 crate::protocol::wire_enum!(PlatformValues);
 
 /// The `PrefixListId` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrefixListId {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_list_id: Option<String>,
 }
 
@@ -14175,10 +14734,13 @@ impl EncodeMembers for PrefixListId {
 }
 
 /// The `PrivateDnsNameOptionsOnLaunch` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrivateDnsNameOptionsOnLaunch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname_type: Option<HostnameType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_resource_name_dns_a_record: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_resource_name_dns_aaaa_record: Option<bool>,
 }
 
@@ -14198,10 +14760,13 @@ impl EncodeMembers for PrivateDnsNameOptionsOnLaunch {
 }
 
 /// The `PrivateDnsNameOptionsResponse` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrivateDnsNameOptionsResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname_type: Option<HostnameType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_resource_name_dns_a_record: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_resource_name_dns_aaaa_record: Option<bool>,
 }
 
@@ -14242,9 +14807,11 @@ impl Decode for PrivateIpAddressSpecification {
 }
 
 /// The `ProductCode` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProductCode {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub product_code_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub product_code_type: Option<ProductCodeValues>,
 }
 
@@ -14288,8 +14855,9 @@ impl ProductCodeValues {
 crate::protocol::wire_enum!(ProductCodeValues);
 
 /// The `PropagatingVgw` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropagatingVgw {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_id: Option<String>,
 }
 
@@ -14301,12 +14869,19 @@ impl EncodeMembers for PropagatingVgw {
 }
 
 /// The `ProvisionedBandwidth` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProvisionedBandwidth {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provision_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioned: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
 }
 
@@ -14322,11 +14897,15 @@ impl EncodeMembers for ProvisionedBandwidth {
 }
 
 /// The `PublicIpDnsNameOptions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PublicIpDnsNameOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns_hostname_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ipv4_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ipv6_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_dual_stack_dns_name: Option<String>,
 }
 
@@ -14341,12 +14920,17 @@ impl EncodeMembers for PublicIpDnsNameOptions {
 }
 
 /// The `ReferencedSecurityGroup` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReferencedSecurityGroup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peering_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_peering_connection_id: Option<String>,
 }
 
@@ -14416,8 +15000,9 @@ impl Decode for RegisterImageRequest {
 }
 
 /// The `RegisterImageResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RegisterImageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
 }
 
@@ -14490,12 +15075,17 @@ impl Decode for ReplaceRouteRequest {
 }
 
 /// The `Reservation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requester_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<GroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instances: Option<Vec<Instance>>,
 }
 
@@ -15161,10 +15751,13 @@ impl Decode for RevokeSecurityGroupEgressRequest {
 }
 
 /// The `RevokeSecurityGroupEgressResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RevokeSecurityGroupEgressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_ip_permissions: Option<Vec<IpPermission>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_security_group_rules: Option<Vec<RevokedSecurityGroupRule>>,
 }
 
@@ -15228,10 +15821,13 @@ impl Decode for RevokeSecurityGroupIngressRequest {
 }
 
 /// The `RevokeSecurityGroupIngressResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RevokeSecurityGroupIngressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_ip_permissions: Option<Vec<IpPermission>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_security_group_rules: Option<Vec<RevokedSecurityGroupRule>>,
 }
 
@@ -15253,18 +15849,29 @@ impl EncodeMembers for RevokeSecurityGroupIngressResult {
 }
 
 /// The `RevokedSecurityGroupRule` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RevokedSecurityGroupRule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_rule_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_egress: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_ipv4: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_ipv6: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_list_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub referenced_group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
@@ -15286,25 +15893,43 @@ impl EncodeMembers for RevokedSecurityGroupRule {
 }
 
 /// The `Route` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Route {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination_cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination_ipv6_cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination_prefix_list_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_only_internet_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transit_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carrier_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<RouteOrigin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<RouteState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_peering_connection_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_network_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub odb_network_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_address: Option<String>,
 }
 
@@ -15418,14 +16043,21 @@ impl RouteState {
 crate::protocol::wire_enum!(RouteState);
 
 /// The `RouteTable` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RouteTable {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub associations: Option<Vec<RouteTableAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propagating_vgws: Option<Vec<PropagatingVgw>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_table_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routes: Option<Vec<Route>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
 }
 
@@ -15443,14 +16075,21 @@ impl EncodeMembers for RouteTable {
 }
 
 /// The `RouteTableAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RouteTableAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub main: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_table_association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_table_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ipv4_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_state: Option<RouteTableAssociationState>,
 }
 
@@ -15468,9 +16107,11 @@ impl EncodeMembers for RouteTableAssociation {
 }
 
 /// The `RouteTableAssociationState` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RouteTableAssociationState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<RouteTableAssociationStateCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
 }
 
@@ -15673,14 +16314,27 @@ impl SSEType {
 crate::protocol::wire_enum!(SSEType);
 
 /// The `ScanResults` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScanResults {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub highest_finding_severity_label: Option<SeverityLabel>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding_scan_date: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub informational_fix_available_since: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub low_fix_available_since: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub medium_fix_available_since: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub high_fix_available_since: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_fix_available_since: Option<DateTime>,
 }
 
@@ -15765,16 +16419,25 @@ impl SecondaryInterfaceType {
 crate::protocol::wire_enum!(SecondaryInterfaceType);
 
 /// The `SecurityGroup` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecurityGroup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_permissions_egress: Option<Vec<IpPermission>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_permissions: Option<Vec<IpPermission>>,
 }
 
@@ -15794,21 +16457,35 @@ impl EncodeMembers for SecurityGroup {
 }
 
 /// The `SecurityGroupRule` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecurityGroupRule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_rule_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_egress: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_ipv4: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_ipv6: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_list_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub referenced_group_info: Option<ReferencedSecurityGroup>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_group_rule_arn: Option<String>,
 }
 
@@ -16018,8 +16695,9 @@ impl Decode for StartInstancesRequest {
 }
 
 /// The `StartInstancesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StartInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_instances: Option<Vec<InstanceStateChange>>,
 }
 
@@ -16031,9 +16709,11 @@ impl EncodeMembers for StartInstancesResult {
 }
 
 /// The `StateReason` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StateReason {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -16138,8 +16818,9 @@ impl Decode for StopInstancesRequest {
 }
 
 /// The `StopInstancesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StopInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping_instances: Option<Vec<InstanceStateChange>>,
 }
 
@@ -16151,30 +16832,53 @@ impl EncodeMembers for StopInstancesResult {
 }
 
 /// The `Subnet` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Subnet {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_lni_at_device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_customer_owned_ip_on_launch: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_owned_ipv4_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assign_ipv6_address_on_creation: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr_block_association_set: Option<Vec<SubnetIpv6CidrBlockAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_dns64: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_native: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_dns_name_options_on_launch: Option<PrivateDnsNameOptionsOnLaunch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_public_access_states: Option<BlockPublicAccessStates>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<SubnetState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_ip_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_for_az: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_public_ip_on_launch: Option<bool>,
 }
 
@@ -16221,9 +16925,11 @@ impl EncodeMembers for Subnet {
 }
 
 /// The `SubnetCidrBlockState` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SubnetCidrBlockState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<SubnetCidrBlockStateCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
 }
 
@@ -16290,12 +16996,17 @@ impl SubnetCidrBlockStateCode {
 crate::protocol::wire_enum!(SubnetCidrBlockStateCode);
 
 /// The `SubnetIpv6CidrBlockAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SubnetIpv6CidrBlockAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr_block_state: Option<SubnetCidrBlockState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address_attribute: Option<Ipv6AddressAttribute>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_source: Option<IpSource>,
 }
 
@@ -16409,9 +17120,11 @@ impl SummaryStatus {
 crate::protocol::wire_enum!(SummaryStatus);
 
 /// The `Tag` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
@@ -16435,11 +17148,15 @@ impl EncodeMembers for Tag {
 }
 
 /// The `TagDescription` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TagDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_type: Option<ResourceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
@@ -16532,8 +17249,9 @@ impl Decode for TerminateInstancesRequest {
 }
 
 /// The `TerminateInstancesResult` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TerminateInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminating_instances: Option<Vec<InstanceStateChange>>,
 }
 
@@ -16572,14 +17290,21 @@ impl TpmSupportValues {
 crate::protocol::wire_enum!(TpmSupportValues);
 
 /// The `UserIdGroupPair` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UserIdGroupPair {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_peering_connection_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peering_status: Option<String>,
 }
 
@@ -16652,30 +17377,54 @@ impl VirtualizationType {
 crate::protocol::wire_enum!(VirtualizationType);
 
 /// The `Volume` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Volume {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_type: Option<VolumeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast_restored: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multi_attach_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sse_type: Option<SSEType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_initialization_rate: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<VolumeState>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<VolumeAttachment>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kms_key_id: Option<String>,
 }
 
@@ -16709,16 +17458,26 @@ impl EncodeMembers for Volume {
 }
 
 /// The `VolumeAttachment` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VolumeAttachment {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub associated_resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_owning_service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<VolumeAttachmentState>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach_time: Option<DateTime>,
 }
 
@@ -16888,19 +17647,31 @@ impl VolumeType {
 crate::protocol::wire_enum!(VolumeType);
 
 /// The `Vpc` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vpc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_tenancy: Option<Tenancy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr_block_association_set: Option<Vec<VpcIpv6CidrBlockAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_block_association_set: Option<Vec<VpcCidrBlockAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_default: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption_control: Option<VpcEncryptionControl>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_public_access_states: Option<BlockPublicAccessStates>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<VpcState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dhcp_options_id: Option<String>,
 }
 
@@ -16970,10 +17741,13 @@ impl VpcAttributeName {
 crate::protocol::wire_enum!(VpcAttributeName);
 
 /// The `VpcCidrBlockAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcCidrBlockAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr_block_state: Option<VpcCidrBlockState>,
 }
 
@@ -16987,9 +17761,11 @@ impl EncodeMembers for VpcCidrBlockAssociation {
 }
 
 /// The `VpcCidrBlockState` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcCidrBlockState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<VpcCidrBlockStateCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
 }
 
@@ -17056,14 +17832,21 @@ impl VpcCidrBlockStateCode {
 crate::protocol::wire_enum!(VpcCidrBlockStateCode);
 
 /// The `VpcEncryptionControl` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcEncryptionControl {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_encryption_control_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<VpcEncryptionControlMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<VpcEncryptionControlState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_exclusions: Option<VpcEncryptionControlExclusions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
 }
 
@@ -17081,9 +17864,11 @@ impl EncodeMembers for VpcEncryptionControl {
 }
 
 /// The `VpcEncryptionControlExclusion` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcEncryptionControlExclusion {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<VpcEncryptionControlExclusionState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_message: Option<String>,
 }
 
@@ -17135,17 +17920,27 @@ impl VpcEncryptionControlExclusionState {
 crate::protocol::wire_enum!(VpcEncryptionControlExclusionState);
 
 /// The `VpcEncryptionControlExclusions` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcEncryptionControlExclusions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internet_gateway: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_only_internet_gateway: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_private_gateway: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_peering: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_lattice: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic_file_system: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_accelerator: Option<VpcEncryptionControlExclusion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_gateway_v2: Option<VpcEncryptionControlExclusion>,
 }
 
@@ -17269,14 +18064,21 @@ impl VpcEncryptionControlState {
 crate::protocol::wire_enum!(VpcEncryptionControlState);
 
 /// The `VpcIpv6CidrBlockAssociation` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcIpv6CidrBlockAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr_block_state: Option<VpcCidrBlockState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_border_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address_attribute: Option<Ipv6AddressAttribute>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_source: Option<IpSource>,
 }
 

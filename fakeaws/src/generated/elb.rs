@@ -55,11 +55,14 @@ pub const ALL_OPERATIONS: &[&str] = &[
 ];
 
 /// The `AccessLog` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AccessLog {
     pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3_bucket_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emit_interval: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3_bucket_prefix: Option<String>,
 }
 
@@ -118,7 +121,7 @@ impl Decode for AddTagsInput {
 }
 
 /// The `AddTagsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AddTagsOutput {}
 
 impl EncodeMembers for AddTagsOutput {
@@ -127,9 +130,11 @@ impl EncodeMembers for AddTagsOutput {
 }
 
 /// The `AdditionalAttribute` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdditionalAttribute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
@@ -155,9 +160,11 @@ impl EncodeMembers for AdditionalAttribute {
 }
 
 /// The `AppCookieStickinessPolicy` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AppCookieStickinessPolicy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cookie_name: Option<String>,
 }
 
@@ -193,8 +200,9 @@ impl Decode for ApplySecurityGroupsToLoadBalancerInput {
 }
 
 /// The `ApplySecurityGroupsToLoadBalancerOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ApplySecurityGroupsToLoadBalancerOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_groups: Option<Vec<String>>,
 }
 
@@ -229,8 +237,9 @@ impl Decode for AttachLoadBalancerToSubnetsInput {
 }
 
 /// The `AttachLoadBalancerToSubnetsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AttachLoadBalancerToSubnetsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<String>>,
 }
 
@@ -242,9 +251,11 @@ impl EncodeMembers for AttachLoadBalancerToSubnetsOutput {
 }
 
 /// The `BackendServerDescription` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BackendServerDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_names: Option<Vec<String>>,
 }
 
@@ -280,8 +291,9 @@ impl Decode for ConfigureHealthCheckInput {
 }
 
 /// The `ConfigureHealthCheckOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConfigureHealthCheckOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_check: Option<HealthCheck>,
 }
 
@@ -293,9 +305,10 @@ impl EncodeMembers for ConfigureHealthCheckOutput {
 }
 
 /// The `ConnectionDraining` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionDraining {
     pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<i32>,
 }
 
@@ -320,7 +333,7 @@ impl EncodeMembers for ConnectionDraining {
 }
 
 /// The `ConnectionSettings` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionSettings {
     pub idle_timeout: i32,
 }
@@ -390,8 +403,9 @@ impl Decode for CreateAccessPointInput {
 }
 
 /// The `CreateAccessPointOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateAccessPointOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns_name: Option<String>,
 }
 
@@ -426,7 +440,7 @@ impl Decode for CreateLoadBalancerListenerInput {
 }
 
 /// The `CreateLoadBalancerListenerOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateLoadBalancerListenerOutput {}
 
 impl EncodeMembers for CreateLoadBalancerListenerOutput {
@@ -435,7 +449,7 @@ impl EncodeMembers for CreateLoadBalancerListenerOutput {
 }
 
 /// The `CrossZoneLoadBalancing` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CrossZoneLoadBalancing {
     pub enabled: bool,
 }
@@ -476,7 +490,7 @@ impl Decode for DeleteAccessPointInput {
 }
 
 /// The `DeleteAccessPointOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteAccessPointOutput {}
 
 impl EncodeMembers for DeleteAccessPointOutput {
@@ -509,7 +523,7 @@ impl Decode for DeleteLoadBalancerListenerInput {
 }
 
 /// The `DeleteLoadBalancerListenerOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteLoadBalancerListenerOutput {}
 
 impl EncodeMembers for DeleteLoadBalancerListenerOutput {
@@ -541,8 +555,9 @@ impl Decode for DeregisterEndPointsInput {
 }
 
 /// The `DeregisterEndPointsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeregisterEndPointsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instances: Option<Vec<Instance>>,
 }
 
@@ -585,9 +600,11 @@ impl Decode for DescribeAccessPointsInput {
 }
 
 /// The `DescribeAccessPointsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeAccessPointsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_descriptions: Option<Vec<LoadBalancerDescription>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_marker: Option<String>,
 }
 
@@ -626,8 +643,9 @@ impl Decode for DescribeEndPointStateInput {
 }
 
 /// The `DescribeEndPointStateOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeEndPointStateOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_states: Option<Vec<InstanceState>>,
 }
 
@@ -656,8 +674,9 @@ impl Decode for DescribeLoadBalancerAttributesInput {
 }
 
 /// The `DescribeLoadBalancerAttributesOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeLoadBalancerAttributesOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_attributes: Option<LoadBalancerAttributes>,
 }
 
@@ -696,8 +715,9 @@ impl Decode for DescribeTagsInput {
 }
 
 /// The `DescribeTagsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DescribeTagsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag_descriptions: Option<Vec<TagDescription>>,
 }
 
@@ -732,8 +752,9 @@ impl Decode for DetachLoadBalancerFromSubnetsInput {
 }
 
 /// The `DetachLoadBalancerFromSubnetsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DetachLoadBalancerFromSubnetsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<String>>,
 }
 
@@ -745,7 +766,7 @@ impl EncodeMembers for DetachLoadBalancerFromSubnetsOutput {
 }
 
 /// The `HealthCheck` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HealthCheck {
     pub target: String,
     pub interval: i32,
@@ -808,8 +829,9 @@ impl EncodeMembers for HealthCheck {
 }
 
 /// The `Instance` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Instance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
 }
 
@@ -831,11 +853,15 @@ impl EncodeMembers for Instance {
 }
 
 /// The `InstanceState` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
@@ -850,9 +876,11 @@ impl EncodeMembers for InstanceState {
 }
 
 /// The `LBCookieStickinessPolicy` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LBCookieStickinessPolicy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cookie_expiration_period: Option<i64>,
 }
 
@@ -865,12 +893,14 @@ impl EncodeMembers for LBCookieStickinessPolicy {
 }
 
 /// The `Listener` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Listener {
     pub protocol: String,
     pub load_balancer_port: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_protocol: Option<String>,
     pub instance_port: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssl_certificate_id: Option<String>,
 }
 
@@ -916,9 +946,11 @@ impl EncodeMembers for Listener {
 }
 
 /// The `ListenerDescription` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ListenerDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listener: Option<Listener>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_names: Option<Vec<String>>,
 }
 
@@ -931,12 +963,17 @@ impl EncodeMembers for ListenerDescription {
 }
 
 /// The `LoadBalancerAttributes` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoadBalancerAttributes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_zone_load_balancing: Option<CrossZoneLoadBalancing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_log: Option<AccessLog>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_draining: Option<ConnectionDraining>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_settings: Option<ConnectionSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_attributes: Option<Vec<AdditionalAttribute>>,
 }
 
@@ -983,23 +1020,40 @@ impl EncodeMembers for LoadBalancerAttributes {
 }
 
 /// The `LoadBalancerDescription` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoadBalancerDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canonical_hosted_zone_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canonical_hosted_zone_name_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listener_descriptions: Option<Vec<ListenerDescription>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policies: Option<Policies>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend_server_descriptions: Option<Vec<BackendServerDescription>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instances: Option<Vec<Instance>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_check: Option<HealthCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_security_group: Option<SourceSecurityGroup>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_groups: Option<Vec<String>>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<String>,
 }
 
@@ -1061,9 +1115,11 @@ impl Decode for ModifyLoadBalancerAttributesInput {
 }
 
 /// The `ModifyLoadBalancerAttributesOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModifyLoadBalancerAttributesOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_attributes: Option<LoadBalancerAttributes>,
 }
 
@@ -1076,10 +1132,13 @@ impl EncodeMembers for ModifyLoadBalancerAttributesOutput {
 }
 
 /// The `Policies` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Policies {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_cookie_stickiness_policies: Option<Vec<AppCookieStickinessPolicy>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lb_cookie_stickiness_policies: Option<Vec<LBCookieStickinessPolicy>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_policies: Option<Vec<String>>,
 }
 
@@ -1124,8 +1183,9 @@ impl Decode for RegisterEndPointsInput {
 }
 
 /// The `RegisterEndPointsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RegisterEndPointsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instances: Option<Vec<Instance>>,
 }
 
@@ -1162,7 +1222,7 @@ impl Decode for RemoveTagsInput {
 }
 
 /// The `RemoveTagsOutput` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RemoveTagsOutput {}
 
 impl EncodeMembers for RemoveTagsOutput {
@@ -1171,9 +1231,11 @@ impl EncodeMembers for RemoveTagsOutput {
 }
 
 /// The `SourceSecurityGroup` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SourceSecurityGroup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_alias: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
 }
 
@@ -1186,9 +1248,10 @@ impl EncodeMembers for SourceSecurityGroup {
 }
 
 /// The `Tag` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
     pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
@@ -1215,9 +1278,11 @@ impl EncodeMembers for Tag {
 }
 
 /// The `TagDescription` shape.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TagDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
 }
 

@@ -23,6 +23,19 @@ macro_rules! wire_enum {
                 w.text(name, self.as_str());
             }
         }
+        // Stored (in the state file) as the wire value, so a stored state reads like AWS's.
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+                <$t>::from_wire(&raw)
+                    .ok_or_else(|| serde::de::Error::unknown_variant(&raw, <$t>::VALUES))
+            }
+        }
     };
 }
 pub(crate) use wire_enum;

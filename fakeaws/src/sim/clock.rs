@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use aws_smithy_types::DateTime;
 
 /// A clock: real, or virtual starting at a fixed instant.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub enum Clock {
     /// The system's time.
     #[default]

@@ -98,9 +98,12 @@ fn seconds_to_duration(seconds: f64) -> Duration {
     }
 }
 
-/// One region's lag: its windows, what is hidden until when, and tags held back.
-#[derive(Debug, Default)]
+/// One region's lag: its windows, what is hidden until when, and tags held back. The state
+/// file keeps what is hidden and held back (a write a client was told succeeded must show
+/// after a restart too), not the windows, which come from the configuration.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Consistency {
+    #[serde(skip)]
     windows: Windows,
     /// EC2 ids, and `elb/` + name for load balancers -> when they show.
     hidden: BTreeMap<String, SystemTime>,

@@ -2,15 +2,17 @@
 //! resource it made. The same token with the same request answers the same resource; with
 //! another request it is `IdempotentParameterMismatch`, as AWS documents.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::ec2::error::Code;
 use crate::protocol::error::ApiError;
 
 /// Tokens seen by one region, per operation.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Ledger {
-    entries: HashMap<(&'static str, String), (String, String)>,
+    /// Operation -> token -> (request fingerprint, resource id).
+    entries: BTreeMap<String, BTreeMap<String, (String, String)>>,
 }
 
 impl Ledger {
@@ -30,7 +32,7 @@ impl Ledger {
                 "A client token is at most 64 ASCII characters.",
             ));
         }
-        match self.entries.get(&(op, token.to_string())) {
+        match self.entries.get(op).and_then(|tokens| tokens.get(token)) {
             None => Ok(None),
             Some((seen, id)) if seen == fingerprint => Ok(Some(id.clone())),
             Some(_) => Err(ApiError::new(
@@ -46,10 +48,10 @@ impl Ledger {
     /// Records what a call with `token` made.
     pub fn record(&mut self, op: &'static str, token: Option<&str>, fingerprint: &str, id: &str) {
         if let Some(token) = token {
-            self.entries.insert(
-                (op, token.to_string()),
-                (fingerprint.to_string(), id.to_string()),
-            );
+            self.entries
+                .entry(op.to_string())
+                .or_default()
+                .insert(token.to_string(), (fingerprint.to_string(), id.to_string()));
         }
     }
 }

@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, SystemTime};
 
 /// What a scheduled step applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Subject {
     /// An instance leaving `pending`, `stopping` or `shutting-down`.
     Instance,
@@ -48,11 +50,16 @@ impl Subject {
 }
 
 /// The scheduled steps of one region.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Transitions {
+    #[serde(with = "crate::state::with::pairs")]
     queue: BTreeMap<(SystemTime, u64), (Subject, String)>,
     seq: u64,
+    // Holds and delays steer a run (they come from the configuration or a test), so the
+    // state file does not keep them.
+    #[serde(skip)]
     held: BTreeSet<Subject>,
+    #[serde(skip)]
     delays: BTreeMap<Subject, Duration>,
     failures: BTreeMap<Subject, VecDeque<(String, String)>>,
 }

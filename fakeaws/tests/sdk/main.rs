@@ -17,6 +17,7 @@ mod nat_gateway;
 mod route_table;
 mod security_group;
 mod signatures;
+mod state;
 mod subnet;
 mod tags;
 mod vpc;

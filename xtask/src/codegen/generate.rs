@@ -261,6 +261,22 @@ impl<'a> Generator<'a> {
             } else {
                 format!("Option<{fty}>")
             };
+            // Answer shapes are also what the fake's records hold, so they are stored in the
+            // state file too; timestamps and blobs go through the fake's own serde helpers.
+            if is_output {
+                if let Some(with) = stored_with(&full_ty) {
+                    let _ = writeln!(
+                        fields,
+                        "    #[serde(with = \"crate::state::with::{with}\")]"
+                    );
+                }
+                if !is_required {
+                    let _ = writeln!(
+                        fields,
+                        "    #[serde(default, skip_serializing_if = \"Option::is_none\")]"
+                    );
+                }
+            }
             let _ = writeln!(fields, "    pub {field}: {full_ty},");
             let tshape = self.shape(target)?;
             if is_input {
@@ -311,7 +327,7 @@ impl<'a> Generator<'a> {
         let derive = if is_input && !is_output {
             "Debug, Clone, PartialEq"
         } else {
-            "Debug, Clone, Default, PartialEq"
+            "Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize"
         };
         let _ = writeln!(
             self.out,
@@ -535,6 +551,18 @@ pub(super) fn constraint_check(shape: &Value, field: &str, key: &str) -> Option<
             fmt(min),
             fmt(max)
         )),
+        _ => None,
+    }
+}
+
+/// The helper module (under `crate::state::with`) that stores a field of type `ty` in the
+/// state file, for the types serde does not know: timestamps and blobs.
+fn stored_with(ty: &str) -> Option<&'static str> {
+    match ty {
+        "DateTime" => Some("time"),
+        "Option<DateTime>" => Some("time_opt"),
+        "Blob" => Some("blob"),
+        "Option<Blob>" => Some("blob_opt"),
         _ => None,
     }
 }

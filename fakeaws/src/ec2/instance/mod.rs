@@ -43,7 +43,7 @@ crate::region::table! {
 }
 
 /// One instance.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Instance {
     /// `i-...`.
     pub id: String,
@@ -76,6 +76,7 @@ pub struct Instance {
     /// AWS's `stateTransitionReason`.
     pub transition_reason: String,
     /// When it was launched.
+    #[serde(with = "crate::state::with::time")]
     pub launch_time: DateTime,
     /// The root device's name.
     pub root_device_name: String,

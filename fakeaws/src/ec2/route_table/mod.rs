@@ -29,7 +29,7 @@ pub use route::{
 use route::{is_active, target_ids};
 
 /// Where a route sends traffic.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Target {
     /// Within the VPC.
     Local,
@@ -44,9 +44,10 @@ pub enum Target {
 }
 
 /// One route.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Route {
     /// The destination range.
+    #[serde(with = "crate::state::with::text")]
     pub destination: Ipv4Net,
     /// The target.
     pub target: Target,
@@ -55,7 +56,7 @@ pub struct Route {
 }
 
 /// One association of a table with a subnet, or the main association.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Association {
     /// `rtbassoc-...`.
     pub id: String,
@@ -69,7 +70,7 @@ crate::region::table! {
 }
 
 /// One route table.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RouteTable {
     /// `rtb-...`.
     pub id: String,

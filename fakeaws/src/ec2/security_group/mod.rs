@@ -28,7 +28,7 @@ pub use describe::{describe_security_group_rules, describe_security_groups};
 use rule::{RuleArgs, arn, describe_rule, permissions, render_rule, requested_rules};
 
 /// The other end of a rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Peer {
     /// An IPv4 range.
     Cidr(String),
@@ -37,7 +37,7 @@ pub enum Peer {
 }
 
 /// One rule of a group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Rule {
     /// `sgr-...`.
     pub id: String,
@@ -71,7 +71,7 @@ crate::region::table! {
 }
 
 /// One security group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SecurityGroup {
     /// `sg-...`.
     pub id: String,

@@ -51,7 +51,7 @@ crate::region::table! {
 }
 
 /// One classic load balancer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LoadBalancer {
     /// Its name, unique in the region.
     pub name: String,
@@ -76,6 +76,7 @@ pub struct LoadBalancer {
     /// Its tags.
     pub tags: BTreeMap<String, String>,
     /// When it was created.
+    #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
 }
 

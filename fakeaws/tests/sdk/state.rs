@@ -1,0 +1,456 @@
+//! A fake kept in a state file (`Fake::with_state_file`): a whole network built through the
+//! SDK reads back the same after a restart, and the account goes on where it stopped: the
+//! ClientToken ledger answers a replayed launch, the id generator never hands out an id
+//! twice, the clock, scheduled state changes and held-back tags carry on.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aws_sdk_ec2::types::{InstanceType, IpPermission, IpRange, ResourceType};
+use aws_sdk_elasticloadbalancing::types::{HealthCheck, Instance, Listener};
+use fakeaws::sim::transitions::Subject;
+
+use crate::{filter, tag_spec};
+
+fn config() -> fakeaws::Config {
+    fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        // A NAT gateway takes a minute to become available; CreateTags shows after 10 s.
+        delays: [(Subject::NatGateway, Duration::from_secs(60))].into(),
+        consistency: fakeaws::sim::consistency::Windows {
+            tags: 10.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn state_file(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("state-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.json"));
+    let _ = std::fs::remove_file(&file);
+    file
+}
+
+async fn open(file: &std::path::Path) -> fakeaws::FakeAws {
+    let fake = fakeaws::Fake::with_state_file(config(), file).unwrap();
+    fakeaws::serve(fake).await.unwrap()
+}
+
+/// Everything the account holds, as the SDK reads it.
+async fn world(fake: &fakeaws::FakeAws) -> String {
+    let ec2 = fake.ec2_client();
+    let elb = fake.elb_client();
+    let mut out = String::new();
+    let mut add = |what: &str, v: &dyn std::fmt::Debug| out.push_str(&format!("{what}: {v:?}\n"));
+    add("vpcs", &ec2.describe_vpcs().send().await.unwrap().vpcs);
+    add(
+        "subnets",
+        &ec2.describe_subnets().send().await.unwrap().subnets,
+    );
+    add(
+        "igws",
+        &ec2.describe_internet_gateways()
+            .send()
+            .await
+            .unwrap()
+            .internet_gateways,
+    );
+    add(
+        "route tables",
+        &ec2.describe_route_tables()
+            .send()
+            .await
+            .unwrap()
+            .route_tables,
+    );
+    add(
+        "groups",
+        &ec2.describe_security_groups()
+            .send()
+            .await
+            .unwrap()
+            .security_groups,
+    );
+    add(
+        "addresses",
+        &ec2.describe_addresses().send().await.unwrap().addresses,
+    );
+    add(
+        "nat gateways",
+        &ec2.describe_nat_gateways()
+            .send()
+            .await
+            .unwrap()
+            .nat_gateways,
+    );
+    add(
+        "instances",
+        &ec2.describe_instances().send().await.unwrap().reservations,
+    );
+    add(
+        "volumes",
+        &ec2.describe_volumes().send().await.unwrap().volumes,
+    );
+    add(
+        "interfaces",
+        &ec2.describe_network_interfaces()
+            .send()
+            .await
+            .unwrap()
+            .network_interfaces,
+    );
+    add(
+        "key pairs",
+        &ec2.describe_key_pairs().send().await.unwrap().key_pairs,
+    );
+    add("tags", &ec2.describe_tags().send().await.unwrap().tags);
+    add(
+        "load balancers",
+        &elb.describe_load_balancers()
+            .send()
+            .await
+            .unwrap()
+            .load_balancer_descriptions,
+    );
+    add(
+        "health",
+        &elb.describe_instance_health()
+            .load_balancer_name("state-lb")
+            .send()
+            .await
+            .unwrap()
+            .instance_states,
+    );
+    add(
+        "lb tags",
+        &elb.describe_tags()
+            .load_balancer_names("state-lb")
+            .send()
+            .await
+            .unwrap()
+            .tag_descriptions,
+    );
+    out
+}
+
+/// A network with one of everything; returns the launch request's ClientToken and the
+/// instance it made.
+async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
+    let ec2 = fake.ec2_client();
+    let elb = fake.elb_client();
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("10.40.0.0/16")
+        .tag_specifications(tag_spec(ResourceType::Vpc, &[("Name", "kept")]))
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    let subnet = crate::subnet(&ec2, &vpc, "10.40.1.0/24", "us-east-1a").await;
+    let igw = ec2
+        .create_internet_gateway()
+        .send()
+        .await
+        .unwrap()
+        .internet_gateway
+        .unwrap()
+        .internet_gateway_id
+        .unwrap();
+    ec2.attach_internet_gateway()
+        .internet_gateway_id(&igw)
+        .vpc_id(&vpc)
+        .send()
+        .await
+        .unwrap();
+    let rt = ec2
+        .create_route_table()
+        .vpc_id(&vpc)
+        .send()
+        .await
+        .unwrap()
+        .route_table
+        .unwrap()
+        .route_table_id
+        .unwrap();
+    ec2.create_route()
+        .route_table_id(&rt)
+        .destination_cidr_block("0.0.0.0/0")
+        .gateway_id(&igw)
+        .send()
+        .await
+        .unwrap();
+    ec2.associate_route_table()
+        .route_table_id(&rt)
+        .subnet_id(&subnet)
+        .send()
+        .await
+        .unwrap();
+    let group = ec2
+        .create_security_group()
+        .group_name("kept")
+        .description("kept across restarts")
+        .vpc_id(&vpc)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    ec2.authorize_security_group_ingress()
+        .group_id(&group)
+        .ip_permissions(
+            IpPermission::builder()
+                .ip_protocol("tcp")
+                .from_port(6443)
+                .to_port(6443)
+                .ip_ranges(IpRange::builder().cidr_ip("0.0.0.0/0").build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    ec2.create_key_pair().key_name("kept").send().await.unwrap();
+    let eip = ec2
+        .allocate_address()
+        .send()
+        .await
+        .unwrap()
+        .allocation_id
+        .unwrap();
+    ec2.create_nat_gateway()
+        .subnet_id(&subnet)
+        .allocation_id(&eip)
+        .client_token("kept-nat")
+        .send()
+        .await
+        .unwrap();
+    let image = ec2
+        .describe_images()
+        .filters(filter("architecture", &["x86_64"]))
+        .send()
+        .await
+        .unwrap()
+        .images()[0]
+        .image_id()
+        .unwrap()
+        .to_string();
+    let token = "kept-launch".to_string();
+    let instance = ec2
+        .run_instances()
+        .image_id(&image)
+        .instance_type(InstanceType::T3Small)
+        .min_count(1)
+        .max_count(1)
+        .subnet_id(&subnet)
+        .security_group_ids(&group)
+        .key_name("kept")
+        .client_token(&token)
+        .tag_specifications(tag_spec(ResourceType::Instance, &[("Name", "kept-0")]))
+        .send()
+        .await
+        .unwrap()
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    elb.create_load_balancer()
+        .load_balancer_name("state-lb")
+        .listeners(
+            Listener::builder()
+                .protocol("TCP")
+                .load_balancer_port(6443)
+                .instance_protocol("TCP")
+                .instance_port(6443)
+                .build()
+                .unwrap(),
+        )
+        .subnets(&subnet)
+        .security_groups(&group)
+        .send()
+        .await
+        .unwrap();
+    elb.configure_health_check()
+        .load_balancer_name("state-lb")
+        .health_check(
+            HealthCheck::builder()
+                .target("TCP:6443")
+                .interval(10)
+                .timeout(5)
+                .unhealthy_threshold(3)
+                .healthy_threshold(2)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    elb.register_instances_with_load_balancer()
+        .load_balancer_name("state-lb")
+        .instances(Instance::builder().instance_id(&instance).build())
+        .send()
+        .await
+        .unwrap();
+    // Written now, shown 10 s later: still held back when the fake stops.
+    ec2.create_tags()
+        .resources(&vpc)
+        .tags(
+            aws_sdk_ec2::types::Tag::builder()
+                .key("late")
+                .value("yes")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    (token, image, instance)
+}
+
+#[tokio::test]
+async fn the_account_survives_a_restart() {
+    let file = state_file("restart");
+    let first = open(&file).await;
+    let (token, image, instance) = build(&first).await;
+    let before = world(&first).await;
+    let clock_before = first.fake().with_region("us-east-1", |r| r.clock.now());
+    let nat = first
+        .ec2_client()
+        .describe_nat_gateways()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        nat.nat_gateways()[0].state(),
+        Some(&aws_sdk_ec2::types::NatGatewayState::Pending)
+    );
+    assert!(!before.contains("\"late\""), "the late tag is held back");
+    assert!(before.contains("\"kept-0\""), "{before}");
+    drop(first);
+
+    let second = open(&file).await;
+    assert_eq!(
+        world(&second).await,
+        before,
+        "the same world after the restart"
+    );
+    assert_eq!(
+        second.fake().with_region("us-east-1", |r| r.clock.now()),
+        clock_before,
+        "the clock carries on where it was"
+    );
+
+    // The ClientToken ledger: the same launch answers the same instance.
+    let ec2 = second.ec2_client();
+    let replay = ec2
+        .run_instances()
+        .image_id(&image)
+        .instance_type(InstanceType::T3Small)
+        .min_count(1)
+        .max_count(1)
+        .subnet_id(
+            ec2.describe_subnets()
+                .filters(filter("cidr-block", &["10.40.1.0/24"]))
+                .send()
+                .await
+                .unwrap()
+                .subnets()[0]
+                .subnet_id()
+                .unwrap(),
+        )
+        .security_group_ids(
+            ec2.describe_security_groups()
+                .filters(filter("group-name", &["kept"]))
+                .send()
+                .await
+                .unwrap()
+                .security_groups()[0]
+                .group_id()
+                .unwrap(),
+        )
+        .key_name("kept")
+        .client_token(&token)
+        .tag_specifications(tag_spec(ResourceType::Instance, &[("Name", "kept-0")]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.instances()[0].instance_id(), Some(instance.as_str()));
+
+    // The id generator carries on: a new VPC's id was never handed out before.
+    let new_vpc = crate::vpc(&ec2, "10.41.0.0/16").await;
+    assert!(!before.contains(&new_vpc), "{new_vpc} is new");
+
+    // Scheduled state changes and held-back tags carry on with the clock.
+    second
+        .fake()
+        .with_region("us-east-1", |r| r.clock.advance(Duration::from_secs(61)));
+    let nat = ec2.describe_nat_gateways().send().await.unwrap();
+    assert_eq!(
+        nat.nat_gateways()[0].state(),
+        Some(&aws_sdk_ec2::types::NatGatewayState::Available)
+    );
+    let late = ec2
+        .describe_tags()
+        .filters(filter("key", &["late"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        late.tags().len(),
+        1,
+        "the held-back tag shows after its window"
+    );
+    drop(second);
+    std::fs::remove_file(&file).unwrap();
+}
+
+/// A file that is not a fakeaws state, of another version or of another account is refused
+/// with a message saying which, and left exactly as it was.
+#[tokio::test]
+async fn a_file_that_is_not_a_state_is_refused_and_left_alone() {
+    let file = state_file("refused");
+    let fake = open(&file).await;
+    crate::vpc(&fake.ec2_client(), "10.42.0.0/16").await;
+    drop(fake);
+    let good = std::fs::read(&file).unwrap();
+
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (good[..good.len() / 2].to_vec(), "is not a fakeaws state"),
+        (b"".to_vec(), "is not a fakeaws state"),
+        (b"{\"hello\": 1}".to_vec(), "\"format\" is not"),
+        (
+            String::from_utf8(good.clone())
+                .unwrap()
+                .replacen("\"version\":1", "\"version\":99", 1)
+                .into_bytes(),
+            "format version 99",
+        ),
+        (
+            String::from_utf8(good.clone())
+                .unwrap()
+                .replacen("123456789012", "210987654321", 1)
+                .into_bytes(),
+            "holds account 210987654321",
+        ),
+        (
+            String::from_utf8(good.clone())
+                .unwrap()
+                .replacen("\"cidr\":\"10.42.0.0/16\"", "\"cidr\":\"ten\"", 1)
+                .into_bytes(),
+            "is not a fakeaws state",
+        ),
+    ];
+    for (bytes, says) in cases {
+        std::fs::write(&file, &bytes).unwrap();
+        let err = fakeaws::Fake::with_state_file(config(), &file).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(says), "{message}");
+        assert!(message.contains(file.to_str().unwrap()), "{message}");
+        assert_eq!(std::fs::read(&file).unwrap(), bytes, "left as it was");
+    }
+    std::fs::remove_file(&file).unwrap();
+}
