@@ -230,7 +230,21 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     })?;
     let m = MachineActuator::new(c.clone());
     for (mac, st) in p.machines.iter().zip(&statuses) {
-        let o = m.create(&p.cluster, mac, Some(st)).await?;
+        // Again as a controller would: an error the policy retries (a 500 on a bad day) is
+        // tried again; only the answer counts.
+        let mut again = None;
+        for _ in 0..ROUNDS {
+            match m.create(&p.cluster, mac, Some(st)).await {
+                Ok(o) => {
+                    again = Some(o);
+                    break;
+                }
+                Err(e) => after_error(env, e).await?,
+            }
+        }
+        let o = again.ok_or_else(|| {
+            Failure::Check(format!("machine {} never answered", mac.metadata.name))
+        })?;
         ensure(
             o.status.as_ref().map(|s| &s.instance_id) == Some(&st.instance_id),
             || format!("machine {} changed instance", mac.metadata.name),

@@ -9,7 +9,7 @@
 //! | `POST /_fakeaws/faults` | a rule, or a list of rules | how many rules there are |
 //! | `DELETE /_fakeaws/faults` | | every rule removed |
 //! | `POST /_fakeaws/throttle` | `{"region": R, "scale": 1.0}` (`null`: off) | |
-//! | `POST /_fakeaws/consistency` | `{"region": R, "create": {"instance": 5}, "tags": 3}` | |
+//! | `POST /_fakeaws/consistency` | `{"region": R, "create": {"instance": 5}, "tags": 3, "delete": {"subnet": 3}}` | |
 //! | `POST /_fakeaws/clock` | `{"region": R, "advanceSeconds": N}` | the region's time |
 //! | `POST /_fakeaws/reset` | | every region, the call log and the rules forgotten |
 //!
@@ -65,6 +65,8 @@ struct Lag {
     create: std::collections::BTreeMap<String, f64>,
     #[serde(default)]
     tags: f64,
+    #[serde(default)]
+    delete: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Deserialize)]
@@ -128,6 +130,7 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
                 let windows = crate::sim::consistency::Windows {
                     create: l.create,
                     tags: l.tags,
+                    delete: l.delete,
                 };
                 windows
                     .validate()

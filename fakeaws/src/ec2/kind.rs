@@ -230,11 +230,12 @@ impl Kind {
     }
 
     /// The records a Describe call answers: those named by `ids` (each must exist), else the
-    /// `candidates` an index gave, else all; then those `keep` accepts and eventual
-    /// consistency does not hide yet (`seen`), in id order.
-    pub fn describe<'a, T>(
+    /// `candidates` an index gave, else all, with what eventual consistency still lists after
+    /// its delete (`seen`'s ghosts); then those `keep` accepts and eventual consistency does
+    /// not hide yet, in id order.
+    pub fn describe<'a, T: 'static>(
         self,
-        seen: &Consistency,
+        seen: &'a Consistency,
         map: &'a BTreeMap<String, T>,
         ids: Option<&[String]>,
         candidates: Option<BTreeSet<String>>,
@@ -244,6 +245,21 @@ impl Kind {
             return Ok(self
                 .select(map, ids)?
                 .into_iter()
+                .filter(|t| keep(t))
+                .collect());
+        }
+        if seen.has_ghosts() {
+            // Every ghost goes through `keep`, which applies every filter: the indexes that
+            // gave the candidates no longer know it.
+            let mut all: BTreeMap<&String, &T> = match &candidates {
+                Some(c) => c.iter().filter_map(|id| map.get_key_value(id)).collect(),
+                None => map.iter().collect(),
+            };
+            all.extend(seen.ghosts::<T>());
+            return Ok(all
+                .into_iter()
+                .filter(|(id, _)| !seen.hides(id))
+                .map(|(_, t)| t)
                 .filter(|t| keep(t))
                 .collect());
         }

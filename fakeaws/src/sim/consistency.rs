@@ -2,15 +2,21 @@
 //! created may be unknown for a while, to describes (they leave it out) and to calls that name
 //! it (they answer its NotFound code: "does not mean the instance does not exist", as the EC2
 //! guide puts it); tags written by CreateTags may show late. Each lag is a window on the
-//! region's clock, per resource type, and zero by default, so nothing lags unless asked.
+//! region's clock, per resource type, and zero by default, so nothing lags unless asked. A
+//! resource just deleted may still be listed for a while: describes that list (all, or by
+//! filters) still show it as it was, with its tags, while calls naming it answer its NotFound
+//! code and nothing depends on it any more.
 //!
 //! One layer does it for every action, around the call in `server.rs`: [`before`] refuses a
-//! call that names something hidden and notes what the call may create; [`after`] hides what
-//! it created (every id the region's id generator minted during the call) and holds back the
-//! tags it wrote. Describes leave hidden records out through the shared describe path
-//! (`Kind::describe`, DescribeTags, DescribeLoadBalancers). No resource module knows.
+//! call that names something hidden and notes what the call may create or delete; [`after`]
+//! hides what it created (every id the region's id generator minted during the call), holds
+//! back the tags it wrote and keeps a ghost of what it deleted. Describes leave hidden records
+//! out and list ghosts through the shared describe path (`Kind::describe`, DescribeTags,
+//! DescribeLoadBalancers). No resource module knows.
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -35,29 +41,42 @@ pub struct Windows {
     /// How long the tags written by CreateTags take to show.
     #[serde(default)]
     pub tags: f64,
+    /// How long a deleted resource is still listed, by resource type (those of [`GHOSTS`]);
+    /// `*` stands for every type without an entry of its own.
+    #[serde(default)]
+    pub delete: BTreeMap<String, f64>,
 }
 
 impl Windows {
     /// Whether nothing lags.
     pub fn is_zero(&self) -> bool {
-        self.tags <= 0.0 && self.create.values().all(|s| *s <= 0.0)
+        self.tags <= 0.0
+            && self
+                .create
+                .values()
+                .chain(self.delete.values())
+                .all(|s| *s <= 0.0)
     }
 
     /// The longest window of any kind (how long until everything done shows).
     pub fn longest(&self) -> Duration {
-        let longest = self.create.values().copied().fold(self.tags, f64::max);
+        let longest = self
+            .create
+            .values()
+            .chain(self.delete.values())
+            .copied()
+            .fold(self.tags, f64::max);
         seconds_to_duration(longest)
     }
 
     /// The window of new resources of `resource_type`.
     pub fn create_window(&self, resource_type: &str) -> Duration {
-        let seconds = self
-            .create
-            .get(resource_type)
-            .or_else(|| self.create.get("*"))
-            .copied()
-            .unwrap_or(0.0);
-        seconds_to_duration(seconds)
+        window_of(&self.create, resource_type)
+    }
+
+    /// How long a deleted resource of `resource_type` is still listed.
+    pub fn delete_window(&self, resource_type: &str) -> Duration {
+        window_of(&self.delete, resource_type)
     }
 
     /// Checks the figures: finite, not negative, and known resource types.
@@ -76,6 +95,23 @@ impl Windows {
                 problems.push(format!("the window of '{t}' must be seconds >= 0, not {s}"));
             }
         }
+        for (t, s) in &self.delete {
+            if t != "*" && !GHOSTS.iter().any(|(_, k)| k.resource_type().as_str() == t) {
+                let listed: Vec<&str> = GHOSTS
+                    .iter()
+                    .map(|(_, k)| k.resource_type().as_str())
+                    .collect();
+                problems.push(format!(
+                    "'{t}' is not a resource type a delete window applies to ({})",
+                    listed.join(", ")
+                ));
+            }
+            if !s.is_finite() || *s < 0.0 {
+                problems.push(format!(
+                    "the delete window of '{t}' must be seconds >= 0, not {s}"
+                ));
+            }
+        }
         if !self.tags.is_finite() || self.tags < 0.0 {
             problems.push(format!(
                 "the tags window must be seconds >= 0, not {}",
@@ -87,6 +123,62 @@ impl Windows {
         } else {
             Err(problems.join("; "))
         }
+    }
+}
+
+fn window_of(windows: &BTreeMap<String, f64>, resource_type: &str) -> Duration {
+    let seconds = windows
+        .get(resource_type)
+        .or_else(|| windows.get("*"))
+        .copied()
+        .unwrap_or(0.0);
+    seconds_to_duration(seconds)
+}
+
+/// The deletes whose resource may still be listed afterwards: action, and the kind of the id
+/// it names. (Instances and NAT gateways are listed for an hour anyway, `terminated` and
+/// `deleted`.)
+pub const GHOSTS: &[(&str, Kind)] = &[
+    ("DeleteVpc", Kind::Vpc),
+    ("DeleteSubnet", Kind::Subnet),
+    ("DeleteInternetGateway", Kind::InternetGateway),
+    ("DeleteSecurityGroup", Kind::SecurityGroup),
+    ("DeleteRouteTable", Kind::RouteTable),
+    ("DeleteNetworkInterface", Kind::NetworkInterface),
+    ("DeleteVolume", Kind::Volume),
+    ("ReleaseAddress", Kind::ElasticIp),
+];
+
+/// A resource deleted and still listed: until when, its tags, and its record as it was (a
+/// record of its kind's table; the state file keeps the rest, and the record is gone after a
+/// restart).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ghost {
+    until: SystemTime,
+    tags: BTreeMap<String, String>,
+    #[serde(skip)]
+    record: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// A copy of the record `id` of `kind`'s table, when it is one that can linger.
+fn record_of(region: &Region, kind: Kind, id: &str) -> Option<Arc<dyn Any + Send + Sync>> {
+    fn copy<T: Clone + Send + Sync + 'static>(
+        map: &BTreeMap<String, T>,
+        id: &str,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        map.get(id)
+            .map(|r| Arc::new(r.clone()) as Arc<dyn Any + Send + Sync>)
+    }
+    match kind {
+        Kind::Vpc => copy(&region.vpcs, id),
+        Kind::Subnet => copy(&region.subnets, id),
+        Kind::InternetGateway => copy(&region.internet_gateways, id),
+        Kind::SecurityGroup => copy(&region.security_groups, id),
+        Kind::RouteTable => copy(&region.route_tables, id),
+        Kind::NetworkInterface => copy(&region.network_interfaces, id),
+        Kind::Volume => copy(&region.volumes, id),
+        Kind::ElasticIp => copy(&region.addresses, id),
+        _ => None,
     }
 }
 
@@ -109,6 +201,9 @@ pub struct Consistency {
     hidden: BTreeMap<String, SystemTime>,
     /// Tags written by CreateTags and not shown yet: when, on what, which.
     late_tags: Vec<(SystemTime, String, BTreeMap<String, String>)>,
+    /// Resources deleted and still listed, by id.
+    #[serde(default)]
+    ghosts: BTreeMap<String, Ghost>,
 }
 
 impl Consistency {
@@ -124,7 +219,25 @@ impl Consistency {
 
     /// Whether the layer has nothing to do: no window and nothing pending.
     pub fn is_idle(&self) -> bool {
-        self.hidden.is_empty() && self.late_tags.is_empty() && self.windows.is_zero()
+        self.hidden.is_empty()
+            && self.late_tags.is_empty()
+            && self.ghosts.is_empty()
+            && self.windows.is_zero()
+    }
+
+    /// The ghosts of type `T` (records of one kind's table) still listed, by id.
+    pub fn ghosts<T: 'static>(&self) -> impl Iterator<Item = (&String, &T)> {
+        self.ghosts.iter().filter_map(|(id, g)| {
+            g.record
+                .as_deref()
+                .and_then(|r| r.downcast_ref::<T>())
+                .map(|r| (id, r))
+        })
+    }
+
+    /// Whether any deleted resource is still listed.
+    pub fn has_ghosts(&self) -> bool {
+        !self.ghosts.is_empty()
     }
 
     /// Whether the EC2 resource `id` is hidden.
@@ -145,6 +258,19 @@ impl Consistency {
             .partition(|(at, _, _)| *at <= now);
         self.late_tags = later;
         due.into_iter().map(|(_, id, tags)| (id, tags)).collect()
+    }
+
+    /// Removes the ghosts whose window has ended at `now`; returns their ids and tags.
+    fn expire_ghosts(&mut self, now: SystemTime) -> Vec<(String, BTreeMap<String, String>)> {
+        let gone: Vec<String> = self
+            .ghosts
+            .iter()
+            .filter(|(_, g)| g.until <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        gone.into_iter()
+            .filter_map(|id| self.ghosts.remove(&id).map(|g| (id, g.tags)))
+            .collect()
     }
 
     /// Removes and returns the held-back tags of `id` (a later write to its tags goes after
@@ -171,6 +297,8 @@ pub struct Noted {
     tags_before: Vec<(String, BTreeMap<String, String>)>,
     /// CreateLoadBalancer of a name that did not exist.
     new_load_balancer: Option<String>,
+    /// A delete: what it names, as it was (with its window).
+    deleting: Vec<(String, Ghost)>,
 }
 
 /// Before a call of `action`: refuses it with the NotFound answer of the first hidden thing
@@ -187,6 +315,15 @@ pub fn before(
     let now = region.clock.now();
     for (id, tags) in region.consistency.settle(now) {
         show_tags(region, &id, tags);
+    }
+    for (id, tags) in region.consistency.expire_ghosts(now) {
+        // Its tags were listed with it; they go with it (unless the id lives again, which an
+        // id never does).
+        if region.check_taggable(&id).is_err() {
+            for key in tags.keys() {
+                region.tags.remove(&id, key);
+            }
+        }
     }
     let c = &region.consistency;
     for (key, value) in form.pairs() {
@@ -217,6 +354,23 @@ pub fn before(
     if !c.windows.create.is_empty() {
         region.ids.record();
         noted.recording = true;
+    }
+    if let Some((_, kind)) = GHOSTS.iter().find(|(a, _)| *a == action) {
+        let window = c.windows.delete_window(kind.resource_type().as_str());
+        if window > Duration::ZERO {
+            for (_, value) in form.pairs() {
+                if Kind::of_id(value) == Some(*kind)
+                    && let Some(record) = record_of(region, *kind, value)
+                {
+                    let ghost = Ghost {
+                        until: now + window,
+                        tags: region.tags.get(value).cloned().unwrap_or_default(),
+                        record: Some(record),
+                    };
+                    noted.deleting.push((value.to_string(), ghost));
+                }
+            }
+        }
     }
     if matches!(action, "CreateTags" | "DeleteTags") {
         let named: Vec<String> = form
@@ -271,6 +425,13 @@ pub fn after(region: &mut Region, noted: Noted, succeeded: bool) {
             .hidden
             .insert(elb_key(&name), now + window);
     }
+    for (id, ghost) in noted.deleting {
+        // Deleted indeed: still listed, with its tags, until its window ends.
+        if region.check_taggable(&id).is_err() {
+            region.tags.insert(&id, ghost.tags.clone());
+            region.consistency.ghosts.insert(id, ghost);
+        }
+    }
     let tag_window = seconds_to_duration(region.consistency.windows.tags);
     for (id, before) in noted.tags_before {
         let written: BTreeMap<String, String> = region
@@ -314,6 +475,7 @@ mod tests {
         let w = Windows {
             create: BTreeMap::from([("*".into(), 2.0), ("instance".into(), 5.0)]),
             tags: 0.0,
+            delete: BTreeMap::new(),
         };
         assert_eq!(w.create_window("instance"), Duration::from_secs(5));
         assert_eq!(w.create_window("vpc"), Duration::from_secs(2));
@@ -328,6 +490,7 @@ mod tests {
         let w = Windows {
             create: BTreeMap::from([("vpcs".into(), -1.0)]),
             tags: f64::NAN,
+            delete: BTreeMap::from([("instance".into(), 1.0)]),
         };
         let problems = w.validate().unwrap_err();
         assert!(
@@ -339,6 +502,10 @@ mod tests {
             "{problems}"
         );
         assert!(problems.contains("tags window"), "{problems}");
+        assert!(
+            problems.contains("'instance' is not a resource type a delete window applies to"),
+            "{problems}"
+        );
     }
 
     #[test]

@@ -5,11 +5,11 @@
 //! - `calm` (the default): AWS on a good day; nothing throttles, lags or fails.
 //! - `storm`: EC2's throttling at AWS's documented rates; new instances, NAT gateways,
 //!   security groups and load balancers unknown for 5 s after their create and tags written
-//!   by CreateTags shown 3 s late; 5% of calls answered `InternalError` (500) without being
+//!   by CreateTags shown 3 s late; deleted resources still listed for 3 s; 5% of calls answered `InternalError` (500) without being
 //!   done, 2% of creates done with their answer lost (500), and 10% of calls 150 ms late.
 //!
 //! A profile file is JSON: `{"throttling": 1.0, "consistency": {"create": {"instance": 5},
-//! "tags": 3}, "rules": [...], "delays": {"natGateway": 60}}`, every field optional; a file
+//! "tags": 3, "delete": {"*": 3}}, "rules": [...], "delays": {"natGateway": 60}}`, every field optional; a file
 //! holding only rules (one, or a list) is read as a profile with those rules.
 
 use std::collections::BTreeMap;
@@ -93,6 +93,7 @@ impl Profile {
                     (LOAD_BALANCER.to_string(), lag),
                 ]),
                 tags: 3.0,
+                delete: BTreeMap::from([("*".to_string(), 3.0)]),
             },
             rules,
             delays: BTreeMap::new(),

@@ -17,6 +17,7 @@ fn lag(fake: &fakeaws::FakeAws, create: &[(&str, f64)], tags: f64) {
     let windows = Windows {
         create: create.iter().map(|(k, s)| (k.to_string(), *s)).collect(),
         tags,
+        ..Windows::default()
     };
     fake.fake()
         .with_region("us-east-1", |r| r.consistency.set_windows(windows));
@@ -207,6 +208,105 @@ async fn tags_written_by_create_tags_show_late_and_in_order() {
         tags_of().await,
         BTreeMap::from([("team".into(), "b".into()), ("tier".into(), "1".into())])
     );
+}
+
+/// A deleted subnet and security group are still listed, with their tags, until their delete
+/// window ends, by every listing describe and filter; calls naming them answer NotFound, and
+/// nothing depends on them any more (the VPC deletes at once).
+#[tokio::test]
+async fn a_deleted_resource_is_still_listed_until_its_window_ends() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc = vpc(&ec2, "10.0.0.0/16").await;
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&vpc)
+        .cidr_block("10.0.1.0/24")
+        .tag_specifications(tag_spec(ResourceType::Subnet, &[("Name", "going")]))
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let group = ec2
+        .create_security_group()
+        .group_name("going")
+        .description("going")
+        .vpc_id(&vpc)
+        .tag_specifications(tag_spec(ResourceType::SecurityGroup, &[("Name", "going")]))
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    fake.fake().with_region("us-east-1", |r| {
+        r.consistency.set_windows(Windows {
+            delete: BTreeMap::from([("subnet".into(), 4.0), ("security-group".into(), 2.0)]),
+            ..Windows::default()
+        });
+    });
+    ec2.delete_subnet().subnet_id(&subnet).send().await.unwrap();
+    ec2.delete_security_group()
+        .group_id(&group)
+        .send()
+        .await
+        .unwrap();
+
+    let only = vec![subnet.clone()];
+    let subnets = |filters: Vec<aws_sdk_ec2::types::Filter>| {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.describe_subnets()
+                .set_filters(Some(filters))
+                .send()
+                .await
+                .unwrap()
+                .subnets()
+                .iter()
+                .map(|s| s.subnet_id().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(subnets(vec![]).await, only);
+    assert_eq!(subnets(vec![filter("tag:Name", &["going"])]).await, only);
+    assert_eq!(subnets(vec![filter("vpc-id", &[&vpc])]).await, only);
+    assert!(
+        subnets(vec![filter("tag:Name", &["other"])])
+            .await
+            .is_empty()
+    );
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("group-name", &["going"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(groups.security_groups().len(), 1);
+    let tags = ec2
+        .describe_tags()
+        .filters(filter("resource-id", &[&subnet]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tags.tags().len(), 1, "listed with its tags");
+
+    // Named, it is gone: NotFound; and nothing depends on it.
+    let by_id = ec2.describe_subnets().subnet_ids(&subnet).send().await;
+    assert_eq!(code(by_id), "InvalidSubnetID.NotFound");
+    let again = ec2.delete_subnet().subnet_id(&subnet).send().await;
+    assert_eq!(code(again), "InvalidSubnetID.NotFound");
+    ec2.delete_vpc().vpc_id(&vpc).send().await.unwrap();
+
+    advance(&fake, 2);
+    let groups = ec2.describe_security_groups().send().await.unwrap();
+    assert!(groups.security_groups().is_empty(), "its window ended");
+    assert_eq!(subnets(vec![]).await, only, "not yet");
+    advance(&fake, 2);
+    assert!(subnets(vec![]).await.is_empty());
+    let tags = ec2.describe_tags().send().await.unwrap();
+    assert!(tags.tags().is_empty(), "its tags went with it");
 }
 
 #[tokio::test]
