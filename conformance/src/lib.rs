@@ -9,6 +9,8 @@
 //!   pre-existing, delete completeness, isolation, machines.
 //! - [`runner`]: runs the scenario files of the `scenarios` crate.
 //! - [`sweep`]: deletes everything a run tagged, in dependency order.
+//! - [`topology`]: what a cluster owns, read back and compared with its spec: routes, NAT
+//!   gateways per zone, security-group rules by role, the load balancer.
 
 pub mod census;
 pub mod crash;
@@ -16,10 +18,12 @@ pub mod properties;
 pub mod runner;
 pub mod sweep;
 pub mod target;
+pub mod topology;
 pub mod world;
 
 pub use census::{Census, census, snapshot};
 pub use target::{Env, Target};
+pub use topology::topology;
 
 /// The tag every resource of a conformance run carries: `capa-conformance-run=<run id>`.
 pub const RUN_TAG: &str = "capa-conformance-run";

@@ -141,23 +141,69 @@ type Property = for<'a> fn(
     Box<dyn std::future::Future<Output = Result<Report, Failure>> + 'a>,
 >;
 
-fn property_list() -> Vec<(&'static str, usize, Property)> {
+/// Where a property runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Runs {
+    /// On every target, with the bad day `--faults` names.
+    Anywhere,
+    /// While the in-process fake lags (the `lag` profile, unless `--faults` names a bad day
+    /// of its own); skipped on other targets.
+    Lagging,
+    /// On the in-process fake only (the property steers it).
+    InProcess,
+}
+
+/// The properties: name, most machines per case, the property, and where it runs.
+fn property_list() -> Vec<(&'static str, usize, Property, Runs)> {
     vec![
-        ("idempotence", 3, |e, c, _| {
-            Box::pin(properties::idempotence(e, c))
-        }),
-        ("crash-at-any-change-then-resume", 2, |e, c, k| {
-            Box::pin(properties::crash_convergence(e, c, k))
-        }),
-        ("pre-existing-untouched", 2, |e, c, _| {
-            Box::pin(properties::preexisting_untouched(e, c))
-        }),
-        ("delete-complete-even-when-cut", 2, |e, c, k| {
-            Box::pin(properties::delete_completeness(e, c, k))
-        }),
-        ("machines-once-each", 5, |e, c, k| {
-            Box::pin(properties::machines(e, c, k.min(2)))
-        }),
+        (
+            "idempotence",
+            3,
+            |e, c, _| Box::pin(properties::idempotence(e, c)),
+            Runs::Anywhere,
+        ),
+        (
+            "crash-at-any-change-then-resume",
+            2,
+            |e, c, k| Box::pin(properties::crash_convergence(e, c, k)),
+            Runs::Anywhere,
+        ),
+        (
+            "idempotence-under-lag",
+            3,
+            |e, c, _| Box::pin(properties::idempotence(e, c)),
+            Runs::Lagging,
+        ),
+        (
+            "crash-at-any-change-under-lag",
+            3,
+            |e, c, k| Box::pin(properties::crash_convergence(e, c, k)),
+            Runs::Lagging,
+        ),
+        (
+            "pre-existing-untouched",
+            2,
+            |e, c, _| Box::pin(properties::preexisting_untouched(e, c)),
+            Runs::Anywhere,
+        ),
+        (
+            "delete-complete-even-when-cut",
+            2,
+            |e, c, k| Box::pin(properties::delete_completeness(e, c, k)),
+            Runs::Anywhere,
+        ),
+        (
+            "machines-once-each",
+            5,
+            |e, c, k| Box::pin(properties::machines(e, c, k.min(2))),
+            Runs::Anywhere,
+        ),
+        (
+            "delete-carries-on",
+            2,
+            |e, c, k| Box::pin(properties::delete_carries_on(e, c, k)),
+            Runs::InProcess,
+        ),
     ]
 }
 
@@ -204,10 +250,16 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
     let mut rows = Vec::new();
     let clock = Instant::now();
 
-    for (name, max_machines, prop) in property_list() {
-        if !wanted(name) || used >= budget {
+    for (name, max_machines, prop, runs) in property_list() {
+        let in_process = matches!(target, Target::InProcess);
+        if !wanted(name) || used >= budget || (runs != Runs::Anywhere && !in_process) {
             continue;
         }
+        let profile = if runs == Runs::Lagging && profile == Profile::calm() {
+            Profile::lag()
+        } else {
+            profile.clone()
+        };
         let n = cli.cases.min(budget - used);
         used += n;
         let mut runner = TestRunner::new_with_rng(

@@ -15,6 +15,11 @@
 //!    what the target holds.
 //! 7. [`bad_day`]: on a fake playing a bad day (throttling, consistency windows, 500s, lost
 //!    answers, latency), the same end state as on a calm one, within 3 times its calls.
+//! 8. [`delete_carries_on`]: one kind of delete refused for good (access denied): delete
+//!    reports it and removes everything that does not depend on what it could not delete.
+//!
+//! After every reconcile that finishes, [`crate::topology`] checks the shape of what the
+//! cluster owns (routes, NAT gateways by zone, rules by role, the load balancer).
 //!
 //! Every property also runs whole under a bad day (`conformance --faults storm`): the
 //! in-process fake plays it for the provider, and calms down while the suite sets a case up
@@ -216,6 +221,7 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     let c = &env.clients;
     let first = up(env, c, &p.cluster).await?;
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    env.topology(&p.cluster).await?;
     let calls = c.calls.total();
     c.calls.reset();
     let again = reconcile_settled(env, c, &p.cluster).await?;
@@ -275,6 +281,7 @@ pub async fn bad_day(calm: &Env, bad: &Env, case: &Case) -> Result<Report, Failu
         let calls = c.calls.total();
         let got = calm.census(&p.cluster.metadata.name).await?;
         expect_census("on a calm day", &got, &case.expected())?;
+        calm.topology(&p.cluster).await?;
         calls
     };
     let p = prepare(bad, case, "bad").await?;
@@ -287,6 +294,7 @@ pub async fn bad_day(calm: &Env, bad: &Env, case: &Case) -> Result<Report, Failu
     let calls = c.calls.total();
     let got = bad.census(&p.cluster.metadata.name).await?;
     expect_census("on a bad day", &got, &case.expected())?;
+    bad.topology(&p.cluster).await?;
     ensure(calls <= 3 * calm_calls, || {
         format!(
             "the bad day took {calls} calls, more than 3 times the calm day's {calm_calls}: {:?}",
@@ -325,6 +333,7 @@ pub async fn crash_convergence(env: &Env, case: &Case, k: usize) -> Result<Repor
         &got,
         &case.expected(),
     )?;
+    env.topology(&p.cluster).await?;
     delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     down(env, c, &p.cluster).await?;
     let left = env.census(&p.cluster.metadata.name).await?;
@@ -349,6 +358,7 @@ pub async fn preexisting_untouched(env: &Env, case: &Case) -> Result<Report, Fai
         "a pre-existing resource changed during a second reconcile".into()
     })?;
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    env.topology(&p.cluster).await?;
     delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     down(env, c, &p.cluster).await?;
     let after = env.snapshot(&p.origin, lb).await?;
@@ -490,6 +500,7 @@ pub async fn machines(env: &Env, case: &Case, k: usize) -> Result<Report, Failur
         got.get("machine").copied().unwrap_or(0) == p.machines.len(),
         || format!("{} machines, the target holds {got:?}", p.machines.len()),
     )?;
+    env.topology(&p.cluster).await?;
     for (mac, st) in p.machines.iter().zip(&statuses) {
         let e = m.exists(&p.cluster, mac, Some(st)).await?;
         ensure(e.exists, || {
@@ -543,4 +554,177 @@ pub async fn cleanup(env: &Env) -> Result<(), Failure> {
     )
     .await
     .map(|_| ())
+}
+
+/// The deletes [`delete_carries_on`] refuses in turn: service, action, the refusal's code
+/// and status, and the census kinds that may remain when it is refused (the refused
+/// resource's kind and what cannot go while it stays: its subnet, its VPC, the gateway its
+/// public address needs, its groups).
+const REFUSED_DELETES: &[(&str, &str, &str, u16, &[&str])] = &[
+    (
+        "ec2",
+        "DeleteNatGateway",
+        "UnauthorizedOperation",
+        403,
+        &[
+            "natGateway",
+            "elasticIp",
+            "subnet",
+            "vpc",
+            "internetGateway",
+        ],
+    ),
+    (
+        "ec2",
+        "ReleaseAddress",
+        "UnauthorizedOperation",
+        403,
+        &["elasticIp"],
+    ),
+    (
+        "ec2",
+        "DeleteRouteTable",
+        "UnauthorizedOperation",
+        403,
+        &["routeTable", "vpc"],
+    ),
+    (
+        "ec2",
+        "DeleteSecurityGroup",
+        "UnauthorizedOperation",
+        403,
+        &["securityGroup", "vpc"],
+    ),
+    (
+        "ec2",
+        "TerminateInstances",
+        "UnauthorizedOperation",
+        403,
+        &[
+            "bastion",
+            "volume",
+            "subnet",
+            "securityGroup",
+            "vpc",
+            "internetGateway",
+        ],
+    ),
+    (
+        "elasticloadbalancing",
+        "DeleteLoadBalancer",
+        "AccessDenied",
+        403,
+        &[
+            "loadBalancer",
+            "subnet",
+            "securityGroup",
+            "vpc",
+            "internetGateway",
+        ],
+    ),
+    (
+        "ec2",
+        "DeleteSubnet",
+        "UnauthorizedOperation",
+        403,
+        &["subnet", "vpc"],
+    ),
+    (
+        "ec2",
+        "DetachInternetGateway",
+        "UnauthorizedOperation",
+        403,
+        &["internetGateway", "vpc"],
+    ),
+    ("ec2", "DeleteVpc", "UnauthorizedOperation", 403, &["vpc"]),
+];
+
+/// Property 8: delete carries on. Once the cluster is up and its machines are gone, one kind
+/// of delete (the `k`-th of [`REFUSED_DELETES`]) is refused for good, as AWS refuses a call
+/// the credentials may not make. Delete must report it, and leave only what could not go
+/// while the refused resource stays; once the refusal is lifted, a delete finishes the job.
+/// In-process only (it steers the fake); elsewhere it passes vacuously.
+pub async fn delete_carries_on(env: &Env, case: &Case, k: usize) -> Result<Report, Failure> {
+    let Some(fake) = env.fake() else {
+        return Ok(Report { calls: 0 });
+    };
+    let p = prepare(env, case, "carry").await?;
+    let c = &env.clients;
+    up(env, c, &p.cluster).await?;
+    let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
+    let (service, action, code, status, may_remain) = REFUSED_DELETES[k % REFUSED_DELETES.len()];
+    let before = fake.fake().calls().len();
+    fake.fake().with_faults(|f| {
+        f.add(fakeaws::sim::faults::Rule {
+            on: fakeaws::sim::faults::Match {
+                service: Some(service.into()),
+                action: Some(action.into()),
+                ..Default::default()
+            },
+            when: fakeaws::sim::faults::Trigger::Nth {
+                n: 1,
+                times: u64::MAX,
+            },
+            effect: fakeaws::sim::faults::Effect::Error {
+                code: code.into(),
+                status,
+                message: format!("You are not authorized to perform {action}."),
+            },
+        });
+    });
+    // As a controller does: a failed delete is tried again later, a few times.
+    let a = ClusterActuator::new(c.clone());
+    let mut reported = None;
+    let mut failures = 0;
+    for _ in 0..ROUNDS {
+        match a.delete(&p.cluster).await {
+            Ok(o) if o.is_done() => break,
+            Ok(o) => env.pause(o.requeue_after().unwrap_or_default()).await,
+            Err(e) => {
+                reported = Some(e.to_string());
+                failures += 1;
+                if failures == 8 {
+                    break;
+                }
+                match provider::error::error_policy(&e) {
+                    Action::Requeue(after) => env.pause(after).await,
+                    Action::Fail | Action::Ignore => env.pause(Duration::from_secs(30)).await,
+                }
+            }
+        }
+    }
+    let refused = fake.fake().calls()[before..]
+        .iter()
+        .any(|call| call.action == action && call.error.as_deref() == Some(code));
+    // The census calms the fake, which lifts the refusal.
+    let left = env.census(&p.cluster.metadata.name).await?;
+    if refused {
+        ensure(
+            reported.as_deref().is_some_and(|r| r.contains(code)),
+            || format!("{action} was refused with {code}, and delete reported {reported:?}"),
+        )?;
+        let stray: Vec<&String> = left
+            .keys()
+            .filter(|kind| !may_remain.contains(&kind.as_str()))
+            .collect();
+        ensure(stray.is_empty(), || {
+            format!(
+                "with {action} refused, delete gave up on what does not depend on it: \
+                 {stray:?} remain ({left:?})"
+            )
+        })?;
+    } else {
+        expect_census(
+            &format!("after a delete ({action}, never called, was to be refused)"),
+            &left,
+            &Census::new(),
+        )?;
+    }
+    down(env, c, &p.cluster).await?;
+    let left = env.census(&p.cluster.metadata.name).await?;
+    expect_census("after the refusal was lifted", &left, &Census::new())?;
+    Ok(Report {
+        calls: c.calls.total(),
+    })
 }

@@ -179,6 +179,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     )));
                 }
             }
+            Step::ExpectTopology => env.topology(&cluster).await?,
             Step::ExpectNothingOwned => {
                 let got = env.census(&cluster.metadata.name).await?;
                 if !got.is_empty() {

@@ -220,6 +220,13 @@ impl Env {
         crate::census(&self.clients, cluster).await
     }
 
+    /// Checks the shape of what `cluster` owns against its spec (`crate::topology`), on a
+    /// calm day.
+    pub async fn topology(&self, cluster: &provider::spec::Cluster) -> Result<(), crate::Failure> {
+        let _calm = self.calm();
+        crate::topology(&self.clients, cluster).await
+    }
+
     /// The pre-existing resources of `origin` (and the load balancer `lb`), described on a
     /// calm day ([`Env::calm`]).
     pub async fn snapshot(&self, origin: &str, lb: Option<&str>) -> Result<String, crate::Failure> {

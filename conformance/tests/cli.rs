@@ -210,7 +210,7 @@ fn the_whole_suite_passes_in_a_storm() {
     let out = conformance(&["--faults", "hurricane"], None);
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains("neither a profile (calm, storm)"),
+        text(&out.stderr).contains("neither a profile (calm, lag, storm)"),
         "{}",
         text(&out.stderr)
     );

@@ -85,6 +85,27 @@ proptest! {
         })?;
     }
 
+    /// While new resources are invisible to describes for a while and tags show late: a
+    /// second reconcile and a second create of each machine change nothing.
+    #[test]
+    fn idempotence_under_lag(case in cases(3)) {
+        let c = case.clone();
+        check_with(&case, 0, Profile::lag(), |env| async move {
+            properties::idempotence(&env, &c).await
+        })?;
+    }
+
+    /// Crash at any change (a lost RunInstances answer among them), then resume, while a
+    /// lookup by tags misses what was just made: the ClientToken and the recorded ids keep
+    /// twins out.
+    #[test]
+    fn crash_at_any_change_then_resume_under_lag(case in cases(3), k in 1usize..40) {
+        let c = case.clone();
+        check_with(&case, k, Profile::lag(), |env| async move {
+            properties::crash_convergence(&env, &c, k).await
+        })?;
+    }
+
     /// Crash at any change, then resume, while new resources lag and calls fail: no twins.
     #[test]
     fn crash_at_any_change_then_resume_in_a_storm(case in cases(2), k in 1usize..40) {
@@ -120,6 +141,14 @@ proptest! {
     fn delete_is_complete_even_when_cut(case in cases(2), k in 1usize..30) {
         let c = case.clone();
         check(&case, |env| async move { properties::delete_completeness(&env, &c, k).await })?;
+    }
+
+    /// One kind of delete refused for good (each in turn, by `k`): delete reports it and
+    /// removes everything that does not depend on it.
+    #[test]
+    fn delete_carries_on_past_a_refused_delete(case in cases(2), k in 0usize..9) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::delete_carries_on(&env, &c, k).await })?;
     }
 
     #[test]

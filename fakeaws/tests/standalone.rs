@@ -79,7 +79,7 @@ async fn binary_starts_with_the_fault_rules_of_a_file() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("neither a profile (calm, storm)"),
+        stderr.contains("neither a profile (calm, lag, storm)"),
         "{stderr}"
     );
 }

@@ -139,6 +139,10 @@ pub enum Step {
     ExpectOwned(BTreeMap<String, usize>),
     /// Every pre-existing resource describes exactly as before the first step.
     ExpectPreExistingUnchanged,
+    /// What the cluster owns has the shape its spec says: routes to the right gateways, NAT
+    /// gateways per zone, security-group rules by role, the load balancer's listeners,
+    /// health check, subnets and registered control planes.
+    ExpectTopology,
     /// Nothing carrying the cluster's owned tag is left (but what AWS keeps visible a while
     /// in a final state: terminated instances, deleted NAT gateways).
     ExpectNothingOwned,
@@ -188,6 +192,7 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                 "delete" => Ok(Step::Delete),
                 "expectPreExistingUnchanged" => Ok(Step::ExpectPreExistingUnchanged),
                 "expectNothingOwned" => Ok(Step::ExpectNothingOwned),
+                "expectTopology" => Ok(Step::ExpectTopology),
                 other => Err(format!("unknown step {other:?}")),
             },
             Value::Mapping(m) if m.len() == 1 => {

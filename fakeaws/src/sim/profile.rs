@@ -3,6 +3,8 @@
 //! a scenario's `faults: storm`).
 //!
 //! - `calm` (the default): AWS on a good day; nothing throttles, lags or fails.
+//! - `lag`: the storm's consistency windows alone: nothing throttles or fails, but new
+//!   resources, tags and deletes show late.
 //! - `storm`: EC2's throttling at AWS's documented rates; new instances, NAT gateways,
 //!   security groups and load balancers unknown for 5 s after their create and tags written
 //!   by CreateTags shown 3 s late; deleted resources still listed for 3 s; 5% of calls answered `InternalError` (500) without being
@@ -40,12 +42,22 @@ pub struct Profile {
 }
 
 /// The names [`Profile::named`] knows.
-pub const NAMES: &[&str] = &["calm", "storm"];
+pub const NAMES: &[&str] = &["calm", "lag", "storm"];
 
 impl Profile {
     /// AWS on a good day.
     pub fn calm() -> Self {
         Profile::default()
+    }
+
+    /// AWS lagging and nothing else: the storm's consistency windows, with no throttling and
+    /// no failures, so that what a lagging describe hides (a twin launched after a lookup that
+    /// came back empty) is all that can go wrong.
+    pub fn lag() -> Self {
+        Profile {
+            consistency: Profile::storm().consistency,
+            ..Profile::default()
+        }
     }
 
     /// AWS on a bad day (see the module's documentation for the figures).
@@ -104,6 +116,7 @@ impl Profile {
     pub fn named(name: &str) -> Option<Self> {
         match name {
             "calm" => Some(Profile::calm()),
+            "lag" => Some(Profile::lag()),
             "storm" => Some(Profile::storm()),
             _ => None,
         }

@@ -1,0 +1,527 @@
+//! The shape of what a cluster owns, read back through Describe calls and compared with what
+//! its spec says, independently of how the provider computes it: counting resources by kind
+//! (the census) cannot tell a private subnet routed to the internet gateway from one routed
+//! to its zone's NAT gateway.
+//!
+//! Checked, for what the cluster owns (pre-existing resources are the user's, and another
+//! property checks they are untouched):
+//! - each owned subnet is associated with one owned route table, whose default route goes to
+//!   the VPC's internet gateway (public subnets) or to the NAT gateway of the subnet's zone
+//!   (private ones; the single NAT gateway when the spec asks for one);
+//! - each NAT gateway sits in a public subnet of the cluster, one per zone with private
+//!   subnets (or one in all);
+//! - each owned security group holds exactly the ingress rules its role is specified to have
+//!   (protocol, ports and source; descriptions aside);
+//! - an owned load balancer has the scheme, the one TCP 6443 listener, the health check, the
+//!   subnets (one per zone: public ones when internet-facing, private ones when internal) and
+//!   the group the spec says, and every live control-plane machine of the cluster registered.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_ec2::types::{Filter, SecurityGroup};
+use provider::ownership::{self, ROLE_KEY};
+use provider::spec::{Cluster, Role, Scheme};
+
+use crate::{Failure, aws_failure};
+
+fn f(name: &str, values: &[&str]) -> Filter {
+    let mut b = Filter::builder().name(name);
+    for v in values {
+        b = b.values(*v);
+    }
+    b.build()
+}
+
+fn fail(message: String) -> Failure {
+    Failure::Check(format!("topology: {message}"))
+}
+
+/// One ingress rule as the oracle states it: protocol, ports, source (a CIDR or a group id).
+type Rule = (String, Option<(i32, i32)>, String);
+
+fn protocol(p: &str) -> String {
+    match p.to_ascii_lowercase().as_str() {
+        "tcp" | "6" => "tcp".into(),
+        "udp" | "17" => "udp".into(),
+        "icmp" | "1" => "icmp".into(),
+        "all" | "-1" => "-1".into(),
+        other => other.to_string(),
+    }
+}
+
+fn rule(p: &str, from: Option<i32>, to: Option<i32>, source: &str) -> Rule {
+    let p = protocol(p);
+    let ports = matches!(p.as_str(), "tcp" | "udp" | "icmp")
+        .then(|| (from.unwrap_or(-1), to.unwrap_or(-1)));
+    (p, ports, source.to_string())
+}
+
+/// The ingress rules of an owned group, as AWS describes them.
+fn rules_of(g: &SecurityGroup) -> BTreeSet<Rule> {
+    let mut out = BTreeSet::new();
+    for p in g.ip_permissions() {
+        let proto = p.ip_protocol().unwrap_or("-1");
+        for r in p.ip_ranges() {
+            out.insert(rule(
+                proto,
+                p.from_port(),
+                p.to_port(),
+                r.cidr_ip().unwrap_or_default(),
+            ));
+        }
+        for u in p.user_id_group_pairs() {
+            out.insert(rule(
+                proto,
+                p.from_port(),
+                p.to_port(),
+                u.group_id().unwrap_or_default(),
+            ));
+        }
+    }
+    out
+}
+
+/// The rules each role is specified to hold: the reference provider's rules by role
+/// (`../shared/research/reference-provider-capa.md`, restated here as the suite's own
+/// oracle), the CNI's (calico's BGP and IP-in-IP unless the spec names others), and the
+/// spec's additional rules.
+fn specified(
+    cluster: &Cluster,
+    groups: &BTreeMap<Role, String>,
+    vpc_cidr: &str,
+) -> BTreeMap<Role, BTreeSet<Rule>> {
+    let spec = &cluster.spec;
+    let id = |r: Role| groups.get(&r).cloned().unwrap_or_default();
+    let mut out: BTreeMap<Role, BTreeSet<Rule>> = BTreeMap::new();
+    let mut add = |role: Role, r: Rule| {
+        out.entry(role).or_default().insert(r);
+    };
+    if spec.bastion.enabled {
+        for c in &spec.bastion.allowed_cidr_blocks {
+            add(Role::Bastion, rule("tcp", Some(22), Some(22), c));
+        }
+    }
+    for src in [Role::ApiServerLb, Role::ControlPlane, Role::Node] {
+        add(
+            Role::ControlPlane,
+            rule("tcp", Some(6443), Some(6443), &id(src)),
+        );
+    }
+    add(
+        Role::ControlPlane,
+        rule("tcp", Some(2379), Some(2380), &id(Role::ControlPlane)),
+    );
+    let cni: Vec<(String, Option<i32>, Option<i32>)> = match &spec.cni_ingress_rules {
+        Some(rules) => rules
+            .iter()
+            .map(|r| (r.protocol.clone(), r.from_port, r.to_port))
+            .collect(),
+        None => vec![
+            ("tcp".into(), Some(179), Some(179)),
+            ("4".into(), None, None),
+        ],
+    };
+    for target in [Role::ControlPlane, Role::Node] {
+        for src in [Role::ControlPlane, Role::Node] {
+            add(target, rule("tcp", Some(10250), Some(10250), &id(src)));
+            for (p, from, to) in &cni {
+                add(target, rule(p, *from, *to, &id(src)));
+            }
+        }
+        if spec.bastion.enabled {
+            add(target, rule("tcp", Some(22), Some(22), &id(Role::Bastion)));
+        }
+    }
+    add(
+        Role::Node,
+        rule("tcp", Some(30000), Some(32767), "0.0.0.0/0"),
+    );
+    for (role, extra) in [
+        (
+            Role::ControlPlane,
+            &spec.additional_control_plane_ingress_rules,
+        ),
+        (Role::Node, &spec.additional_node_ingress_rules),
+    ] {
+        for r in extra {
+            for c in &r.cidr_blocks {
+                add(role, rule(&r.protocol, r.from_port, r.to_port, c));
+            }
+            for src in &r.source_roles {
+                add(role, rule(&r.protocol, r.from_port, r.to_port, &id(*src)));
+            }
+        }
+    }
+    let lb = &spec.control_plane_load_balancer;
+    let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
+        lb.allowed_cidr_blocks.clone()
+    } else if lb.scheme == Scheme::Internal {
+        vec![vpc_cidr.to_string()]
+    } else {
+        vec!["0.0.0.0/0".into()]
+    };
+    for c in allowed {
+        add(Role::ApiServerLb, rule("tcp", Some(6443), Some(6443), &c));
+    }
+    out
+}
+
+/// A subnet of the cluster: id, zone, public.
+#[derive(Debug, Clone)]
+struct Net {
+    id: String,
+    zone: String,
+    public: bool,
+    owned: bool,
+}
+
+/// Checks the topology of `cluster` in the target (see the module's documentation).
+pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<(), Failure> {
+    let ec2 = &clients.ec2;
+    let name = &cluster.metadata.name;
+    let spec = &cluster.spec;
+    let owned = || f(&format!("tag:{}", ownership::cluster_key(name)), &["owned"]);
+
+    // The VPC: named in the spec, or the cluster's own.
+    let vpcs = match &spec.network.vpc.id {
+        Some(id) => ec2.describe_vpcs().vpc_ids(id).send().await,
+        None => ec2.describe_vpcs().filters(owned()).send().await,
+    }
+    .map_err(aws_failure("DescribeVpcs"))?;
+    let [vpc] = vpcs.vpcs() else {
+        return Err(fail(format!("{} VPCs, not one", vpcs.vpcs().len())));
+    };
+    let vpc_id = vpc.vpc_id().unwrap_or_default().to_string();
+    let vpc_cidr = vpc.cidr_block().unwrap_or_default().to_string();
+
+    // The cluster's subnets: its own, and those the spec names.
+    let mut nets: Vec<Net> = Vec::new();
+    let own = ec2
+        .describe_subnets()
+        .filters(owned())
+        .filters(f("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSubnets"))?;
+    for s in own.subnets() {
+        let role = ownership::ec2_tag(s.tags(), ROLE_KEY);
+        let public = match role {
+            Some("public") => true,
+            Some("private") => false,
+            other => {
+                return Err(fail(format!(
+                    "subnet {:?} has the role {other:?}",
+                    s.subnet_id()
+                )));
+            }
+        };
+        nets.push(Net {
+            id: s.subnet_id().unwrap_or_default().into(),
+            zone: s.availability_zone().unwrap_or_default().into(),
+            public,
+            owned: true,
+        });
+    }
+    let named: Vec<(&str, bool)> = spec
+        .network
+        .subnets
+        .iter()
+        .filter_map(|s| s.id.as_deref().map(|id| (id, s.public)))
+        .collect();
+    if !named.is_empty() {
+        let ids: Vec<String> = named.iter().map(|(id, _)| id.to_string()).collect();
+        let d = ec2
+            .describe_subnets()
+            .set_subnet_ids(Some(ids))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeSubnets"))?;
+        for s in d.subnets() {
+            let id = s.subnet_id().unwrap_or_default();
+            let public = named.iter().any(|(n, p)| *n == id && *p);
+            nets.push(Net {
+                id: id.into(),
+                zone: s.availability_zone().unwrap_or_default().into(),
+                public,
+                owned: false,
+            });
+        }
+    }
+    let zones_of = |public: bool| -> BTreeSet<String> {
+        nets.iter()
+            .filter(|n| n.public == public)
+            .map(|n| n.zone.clone())
+            .collect()
+    };
+    for n in nets.iter().filter(|n| n.owned) {
+        if !zones_of(!n.public).contains(&n.zone) {
+            return Err(fail(format!(
+                "zone {} has a {} subnet and no {} one",
+                n.zone,
+                if n.public { "public" } else { "private" },
+                if n.public { "private" } else { "public" }
+            )));
+        }
+    }
+
+    // The internet gateway attached to the VPC, and the cluster's NAT gateways.
+    let igws = ec2
+        .describe_internet_gateways()
+        .filters(f("attachment.vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInternetGateways"))?;
+    let igw: BTreeSet<String> = igws
+        .internet_gateways()
+        .iter()
+        .filter_map(|g| g.internet_gateway_id().map(String::from))
+        .collect();
+    let nats = ec2
+        .describe_nat_gateways()
+        .filter(owned())
+        .filter(f("state", &["pending", "available"]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeNatGateways"))?;
+    let mut nat_by_zone: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for n in nats.nat_gateways() {
+        let subnet = n.subnet_id().unwrap_or_default();
+        let Some(home) = nets.iter().find(|s| s.id == subnet && s.public) else {
+            return Err(fail(format!(
+                "NAT gateway {:?} is not in a public subnet of the cluster",
+                n.nat_gateway_id()
+            )));
+        };
+        nat_by_zone
+            .entry(home.zone.clone())
+            .or_default()
+            .push(n.nat_gateway_id().unwrap_or_default().to_string());
+    }
+    let owned_private = nets.iter().any(|n| n.owned && !n.public);
+    if owned_private {
+        let count: usize = nat_by_zone.values().map(Vec::len).sum();
+        if spec.network.nat_gateway_per_zone {
+            let private_zones: BTreeSet<String> = nets
+                .iter()
+                .filter(|n| n.owned && !n.public)
+                .map(|n| n.zone.clone())
+                .collect();
+            let nat_zones: BTreeSet<String> = nat_by_zone.keys().cloned().collect();
+            if nat_zones != private_zones || count != private_zones.len() {
+                return Err(fail(format!(
+                    "NAT gateways by zone {nat_by_zone:?}, private subnets in {private_zones:?}"
+                )));
+            }
+        } else if count != 1 {
+            return Err(fail(format!("{count} NAT gateways, not one")));
+        }
+    }
+
+    // Each owned subnet's route table and default route.
+    for n in nets.iter().filter(|n| n.owned) {
+        let rts = ec2
+            .describe_route_tables()
+            .filters(f("association.subnet-id", &[&n.id]))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeRouteTables"))?;
+        let [rt] = rts.route_tables() else {
+            return Err(fail(format!(
+                "subnet {} is associated with {} route tables, not one",
+                n.id,
+                rts.route_tables().len()
+            )));
+        };
+        if !provider::ownership::is_managed(name, ownership::ec2_pairs(rt.tags())) {
+            return Err(fail(format!(
+                "subnet {} is associated with a route table the cluster does not own",
+                n.id
+            )));
+        }
+        let default: Vec<_> = rt
+            .routes()
+            .iter()
+            .filter(|r| r.destination_cidr_block() == Some("0.0.0.0/0"))
+            .collect();
+        let [route] = default.as_slice() else {
+            return Err(fail(format!(
+                "route table of subnet {} has {} default routes",
+                n.id,
+                default.len()
+            )));
+        };
+        let ok = if n.public {
+            route.gateway_id().is_some_and(|g| igw.contains(g))
+        } else {
+            let wanted: Vec<String> = if spec.network.nat_gateway_per_zone {
+                nat_by_zone.get(&n.zone).cloned().unwrap_or_default()
+            } else {
+                nat_by_zone.values().flatten().cloned().collect()
+            };
+            route
+                .nat_gateway_id()
+                .is_some_and(|g| wanted.iter().any(|w| w == g))
+        };
+        if !ok {
+            return Err(fail(format!(
+                "the {} subnet {} in {} routes 0.0.0.0/0 to {:?}/{:?} (internet gateway {igw:?}, \
+                 NAT gateways {nat_by_zone:?})",
+                if n.public { "public" } else { "private" },
+                n.id,
+                n.zone,
+                route.gateway_id(),
+                route.nat_gateway_id()
+            )));
+        }
+    }
+
+    // Security groups: owned ones hold exactly their role's rules.
+    let sgs = ec2
+        .describe_security_groups()
+        .filters(owned())
+        .filters(f("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSecurityGroups"))?;
+    let mut groups: BTreeMap<Role, String> = spec
+        .security_group_overrides
+        .iter()
+        .map(|(r, id)| (*r, id.clone()))
+        .collect();
+    let mut owned_groups: Vec<(Role, &SecurityGroup)> = Vec::new();
+    for g in sgs.security_groups() {
+        let role = ownership::ec2_tag(g.tags(), ROLE_KEY)
+            .and_then(|r| Role::ALL.into_iter().find(|x| x.as_str() == r));
+        if let Some(role) = role {
+            groups.insert(role, g.group_id().unwrap_or_default().to_string());
+            owned_groups.push((role, g));
+        }
+    }
+    let want = specified(cluster, &groups, &vpc_cidr);
+    for (role, g) in &owned_groups {
+        let have = rules_of(g);
+        let wanted = want.get(role).cloned().unwrap_or_default();
+        if have != wanted {
+            let extra: Vec<_> = have.difference(&wanted).collect();
+            let missing: Vec<_> = wanted.difference(&have).collect();
+            return Err(fail(format!(
+                "the {} group {:?}: extra rules {extra:?}, missing {missing:?}",
+                role.as_str(),
+                g.group_id()
+            )));
+        }
+    }
+
+    // The load balancer, when the cluster owns it.
+    let key = ownership::cluster_key(name);
+    let lbs: Vec<String> = crate::census::load_balancer_tags(clients)
+        .await?
+        .into_iter()
+        .filter(|(_, tags)| {
+            tags.iter()
+                .any(|t| t.key() == key && t.value() == Some("owned"))
+        })
+        .map(|(n, _)| n)
+        .collect();
+    for lb_name in &lbs {
+        let d = clients
+            .elb
+            .describe_load_balancers()
+            .load_balancer_names(lb_name)
+            .send()
+            .await
+            .map_err(aws_failure("DescribeLoadBalancers"))?;
+        let [lb] = d.load_balancer_descriptions() else {
+            return Err(fail(format!("load balancer {lb_name} is not described")));
+        };
+        let lb_spec = &spec.control_plane_load_balancer;
+        if lb.scheme() != Some(lb_spec.scheme.as_str()) {
+            return Err(fail(format!(
+                "load balancer {lb_name} is {:?}, not {}",
+                lb.scheme(),
+                lb_spec.scheme.as_str()
+            )));
+        }
+        let listeners: Vec<_> = lb
+            .listener_descriptions()
+            .iter()
+            .filter_map(|l| l.listener())
+            .map(|l| {
+                (
+                    l.protocol().to_ascii_uppercase(),
+                    l.load_balancer_port(),
+                    l.instance_protocol().map(str::to_ascii_uppercase),
+                    l.instance_port(),
+                )
+            })
+            .collect();
+        let one = vec![("TCP".to_string(), 6443, Some("TCP".to_string()), 6443)];
+        if listeners != one {
+            return Err(fail(format!(
+                "load balancer {lb_name} listens {listeners:?}"
+            )));
+        }
+        let target = lb_spec
+            .health_check
+            .as_ref()
+            .map_or("TCP:6443", |h| h.target.as_str());
+        let have_target = lb.health_check().map(|h| h.target());
+        if have_target != Some(target) {
+            return Err(fail(format!(
+                "load balancer {lb_name} checks {have_target:?}, not {target}"
+            )));
+        }
+        let public = lb_spec.scheme != Scheme::Internal;
+        let mut by_zone: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for n in nets.iter().filter(|n| n.public == public) {
+            by_zone.entry(&n.zone).or_default().push(&n.id);
+        }
+        let subnets: BTreeSet<&str> = lb.subnets().iter().map(String::as_str).collect();
+        let each_zone_once = by_zone
+            .values()
+            .all(|ids| ids.iter().filter(|id| subnets.contains(**id)).count() == 1);
+        let only_ours = subnets
+            .iter()
+            .all(|s| by_zone.values().flatten().any(|id| id == s));
+        if !each_zone_once || !only_ours {
+            return Err(fail(format!(
+                "load balancer {lb_name} is in subnets {subnets:?}; the cluster's {} subnets \
+                 by zone are {by_zone:?}",
+                if public { "public" } else { "private" }
+            )));
+        }
+        let lb_group = groups.get(&Role::ApiServerLb).cloned().unwrap_or_default();
+        if lb.security_groups() != [lb_group.clone()] {
+            return Err(fail(format!(
+                "load balancer {lb_name} has groups {:?}, not [{lb_group}]",
+                lb.security_groups()
+            )));
+        }
+        let registered: BTreeSet<String> = lb
+            .instances()
+            .iter()
+            .filter_map(|i| i.instance_id().map(String::from))
+            .collect();
+        let cps = ec2
+            .describe_instances()
+            .filters(owned())
+            .filters(f(&format!("tag:{ROLE_KEY}"), &["controlplane"]))
+            .filters(f("instance-state-name", &["pending", "running"]))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeInstances"))?;
+        let control_planes: BTreeSet<String> = cps
+            .reservations()
+            .iter()
+            .flat_map(|r| r.instances())
+            .filter_map(|i| i.instance_id().map(String::from))
+            .collect();
+        if registered != control_planes {
+            return Err(fail(format!(
+                "load balancer {lb_name} has {registered:?} registered; the live control \
+                 planes are {control_planes:?}"
+            )));
+        }
+    }
+    Ok(())
+}
