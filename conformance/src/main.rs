@@ -199,6 +199,12 @@ fn property_list() -> Vec<(&'static str, usize, Property, Runs)> {
             Runs::Anywhere,
         ),
         (
+            "dependency-order",
+            3,
+            |e, c, _| Box::pin(properties::dependency_order(e, c)),
+            Runs::InProcess,
+        ),
+        (
             "delete-carries-on",
             2,
             |e, c, k| Box::pin(properties::delete_carries_on(e, c, k)),

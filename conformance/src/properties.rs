@@ -15,6 +15,9 @@
 //!    what the target holds.
 //! 7. [`bad_day`]: on a fake playing a bad day (throttling, consistency windows, 500s, lost
 //!    answers, latency), the same end state as on a calm one, within 3 times its calls.
+//! 9. [`dependency_order`]: with state changes slowed (NAT gateways, instances, load balancer
+//!    registrations take their time), no call is refused for a dependency the provider
+//!    should have waited for.
 //! 8. [`delete_carries_on`]: one kind of delete refused for good (access denied): delete
 //!    reports it and removes everything that does not depend on what it could not delete.
 //!
@@ -130,10 +133,22 @@ pub async fn create_machines(
     cluster: &Cluster,
     machines: &[Machine],
 ) -> Result<Vec<MachineStatus>, Failure> {
+    create_machines_from(env, clients, cluster, machines, &[]).await
+}
+
+/// Creates every machine until running, starting from the statuses a controller recorded
+/// (the `i`-th machine's, when there is one).
+pub async fn create_machines_from(
+    env: &Env,
+    clients: &Clients,
+    cluster: &Cluster,
+    machines: &[Machine],
+    recorded: &[MachineStatus],
+) -> Result<Vec<MachineStatus>, Failure> {
     let m = MachineActuator::new(clients.clone());
     let mut out = Vec::new();
-    for mac in machines {
-        let mut status = None;
+    for (i, mac) in machines.iter().enumerate() {
+        let mut status = recorded.get(i).cloned();
         let mut done = false;
         for _ in 0..ROUNDS {
             match m.create(cluster, mac, status.as_ref()).await {
@@ -724,6 +739,63 @@ pub async fn delete_carries_on(env: &Env, case: &Case, k: usize) -> Result<Repor
     down(env, c, &p.cluster).await?;
     let left = env.census(&p.cluster.metadata.name).await?;
     expect_census("after the refusal was lifted", &left, &Census::new())?;
+    Ok(Report {
+        calls: c.calls.total(),
+    })
+}
+
+/// The answers that mean "you did not wait for a dependency": a release of an address still
+/// in use, a delete of something still depended on, an action on an instance in the wrong
+/// state.
+pub const DEPENDENCY_CODES: &[&str] = &[
+    "DependencyViolation",
+    "InvalidIPAddress.InUse",
+    "IncorrectInstanceState",
+    "InvalidInstanceID.NotFound",
+    "InvalidState",
+    "ResourceInUse",
+];
+
+/// Property 9: dependency order. Every state change takes a while (a NAT gateway 90 s to be
+/// available or gone, an instance 40 s to run or terminate, a registration 30 s to pass its
+/// health check), and the provider builds, adds machines, removes them and deletes: no call
+/// of the provider's may be refused with one of [`DEPENDENCY_CODES`] (it must wait for what
+/// it depends on, not try and fail). In-process only (it steers the fake's clock).
+pub async fn dependency_order(env: &Env, case: &Case) -> Result<Report, Failure> {
+    use fakeaws::sim::transitions::Subject;
+    let Some(fake) = env.fake() else {
+        return Ok(Report { calls: 0 });
+    };
+    // The case's pre-existing resources are set up first, as their owner made them.
+    let p = prepare(env, case, "deps").await?;
+    fake.fake().with_region(&env.region, |r| {
+        r.transitions
+            .set_delay(Subject::NatGateway, Duration::from_secs(90));
+        r.transitions
+            .set_delay(Subject::Instance, Duration::from_secs(40));
+        r.transitions
+            .set_delay(Subject::LoadBalancerRegistration, Duration::from_secs(30));
+    });
+    let c = &env.clients;
+    let start = fake.fake().calls().len();
+    up(env, c, &p.cluster).await?;
+    let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
+    down(env, c, &p.cluster).await?;
+    let refused: Vec<String> = fake.fake().calls()[start..]
+        .iter()
+        .filter_map(|call| {
+            let code = call.error.as_deref()?;
+            DEPENDENCY_CODES
+                .contains(&code)
+                .then(|| format!("{} {code}", call.action))
+        })
+        .collect();
+    ensure(refused.is_empty(), || {
+        format!("calls refused for a dependency the provider should have waited for: {refused:?}")
+    })?;
+    let left = env.census(&p.cluster.metadata.name).await?;
+    expect_census("after delete", &left, &Census::new())?;
     Ok(Report {
         calls: c.calls.total(),
     })

@@ -1,15 +1,18 @@
 //! Runs one scenario file against a target: creates its setup, then performs its steps in
 //! order, checking each expectation by describing what the target holds.
 
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::Tag;
 use provider::spec::Cluster;
 use provider::{ClusterActuator, MachineActuator};
 use scenarios::{Scenario, Step};
 
 use crate::census::Census;
 use crate::crash::crashing;
-use crate::properties::{create_machines, delete_machines, down, reconcile_settled, up};
+use crate::properties::{create_machines_from, delete_machines, down, reconcile_settled, up};
 use crate::target::Env;
-use crate::{Failure, ensure, world};
+use crate::{Failure, aws_failure, ensure, world};
 
 /// The error codes the in-process fake answered after the `from`-th call of its log, with
 /// how many times (empty on other targets).
@@ -122,7 +125,84 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 let _ = ClusterActuator::new(cut).reconcile(&cluster).await;
             }
             Step::CreateMachines => {
-                statuses = create_machines(env, c, &cluster, &machines).await?;
+                statuses = create_machines_from(env, c, &cluster, &machines, &statuses).await?;
+            }
+            Step::UpdateMachines => {
+                let m = MachineActuator::new(c.clone());
+                for (mac, st) in machines.iter().zip(&statuses) {
+                    m.update(&cluster, mac, Some(st)).await?;
+                }
+            }
+            Step::TamperMachineTags(t) => {
+                let _calm = env.calm();
+                let mut remove = t.remove.clone();
+                if t.remove_provider_tags {
+                    remove.extend([
+                        provider::ownership::cluster_key(&cluster.metadata.name),
+                        provider::ownership::ROLE_KEY.to_string(),
+                        "Name".to_string(),
+                    ]);
+                }
+                for st in &statuses {
+                    if !remove.is_empty() {
+                        let keys: Vec<Tag> = remove
+                            .iter()
+                            .map(|k| Tag::builder().key(k).build())
+                            .collect();
+                        c.ec2
+                            .delete_tags()
+                            .resources(&st.instance_id)
+                            .set_tags(Some(keys))
+                            .send()
+                            .await
+                            .map_err(aws_failure("DeleteTags"))?;
+                    }
+                    if !t.set.is_empty() {
+                        let tags: Vec<Tag> = t
+                            .set
+                            .iter()
+                            .map(|(k, v)| Tag::builder().key(k).value(v).build())
+                            .collect();
+                        c.ec2
+                            .create_tags()
+                            .resources(&st.instance_id)
+                            .set_tags(Some(tags))
+                            .send()
+                            .await
+                            .map_err(aws_failure("CreateTags"))?;
+                    }
+                }
+            }
+            Step::ExpectMachinesTagged => {
+                let _calm = env.calm();
+                let key = provider::ownership::cluster_key(&cluster.metadata.name);
+                for (mac, st) in machines.iter().zip(&statuses) {
+                    let d = c
+                        .ec2
+                        .describe_instances()
+                        .instance_ids(&st.instance_id)
+                        .send()
+                        .await
+                        .map_err(aws_failure("DescribeInstances"))?;
+                    let tags: BTreeMap<&str, &str> = d
+                        .reservations()
+                        .iter()
+                        .flat_map(|r| r.instances())
+                        .flat_map(|i| i.tags())
+                        .filter_map(|t| Some((t.key()?, t.value()?)))
+                        .collect();
+                    let name = mac.metadata.name.as_str();
+                    let role = tags.get(provider::ownership::ROLE_KEY).copied();
+                    if tags.get(key.as_str()) != Some(&"owned")
+                        || tags.get("Name") != Some(&name)
+                        || !matches!(role, Some("controlplane" | "node"))
+                    {
+                        return Err(at(format!(
+                            "machine {name} ({}) is tagged {tags:?}",
+                            st.instance_id
+                        )));
+                    }
+                }
             }
             Step::CreateMachinesCutAfter(k) => {
                 let cut = crashing(c, *k);

@@ -447,7 +447,9 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             .first()
             .and_then(|i| i.instance_id().map(String::from))
             .unwrap_or_default();
-        // Wait until running, so that snapshots compare a settled state.
+        // Wait until running, so that snapshots compare a settled state (in-process, by
+        // moving the fake's clock; against AWS, a poll interval at a time, for 10 minutes).
+        let mut polls = 0;
         loop {
             let d = ec2
                 .describe_instances()
@@ -463,7 +465,14 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             if running {
                 break;
             }
-            tokio::time::sleep(env.target.poll().max(std::time::Duration::from_millis(10))).await;
+            polls += 1;
+            if polls > 600 {
+                return Err(Failure::Check(format!(
+                    "the pre-existing bastion {id} never reached running"
+                )));
+            }
+            env.pause(env.target.poll().max(std::time::Duration::from_secs(1)))
+                .await;
         }
         ex.bastion = Some(id);
     }

@@ -143,6 +143,14 @@ proptest! {
         check(&case, |env| async move { properties::delete_completeness(&env, &c, k).await })?;
     }
 
+    /// With NAT gateways, instances and registrations slow to change state, no call is
+    /// refused for a dependency the provider should have waited for.
+    #[test]
+    fn dependency_order_with_slow_state_changes(case in cases(3)) {
+        let c = case.clone();
+        check(&case, |env| async move { properties::dependency_order(&env, &c).await })?;
+    }
+
     /// One kind of delete refused for good (each in turn, by `k`): delete reports it and
     /// removes everything that does not depend on it.
     #[test]

@@ -113,6 +113,22 @@ pub struct MachineDecl {
     pub zone: Option<String>,
 }
 
+/// Tags someone else changes on an instance: keys removed (and, with `removeProviderTags`,
+/// the provider's own: the cluster's owned tag, the role, the Name), then keys set.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Tamper {
+    /// Removes the provider's own tags too.
+    #[serde(default)]
+    pub remove_provider_tags: bool,
+    /// Tag keys removed.
+    #[serde(default)]
+    pub remove: Vec<String>,
+    /// Tags set (added or overwritten).
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+}
+
 /// One step: a name (`- reconcile`) or a name with its argument (`- reconcileCutAfter: 3`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "serde_yaml_ng::Value")]
@@ -127,6 +143,13 @@ pub enum Step {
     CreateMachines,
     /// A machine creation cut after its N-th mutating call.
     CreateMachinesCutAfter(usize),
+    /// Update every machine by its recorded status (mutable fields and tags converge).
+    UpdateMachines,
+    /// Someone else changes every machine instance's tags behind the provider's back.
+    TamperMachineTags(Tamper),
+    /// Every machine instance carries the provider's tags: the cluster's owned tag, its
+    /// role, its Name.
+    ExpectMachinesTagged,
     /// Delete every machine.
     DeleteMachines,
     /// Delete the cluster until done.
@@ -189,6 +212,8 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                 "reconcileUnchanged" => Ok(Step::ReconcileUnchanged),
                 "createMachines" => Ok(Step::CreateMachines),
                 "deleteMachines" => Ok(Step::DeleteMachines),
+                "updateMachines" => Ok(Step::UpdateMachines),
+                "expectMachinesTagged" => Ok(Step::ExpectMachinesTagged),
                 "delete" => Ok(Step::Delete),
                 "expectPreExistingUnchanged" => Ok(Step::ExpectPreExistingUnchanged),
                 "expectNothingOwned" => Ok(Step::ExpectNothingOwned),
@@ -210,6 +235,9 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "change" => from_value(v)
                         .map(Step::Change)
                         .map_err(|e| format!("change: {e}")),
+                    "tamperMachineTags" => from_value(v)
+                        .map(Step::TamperMachineTags)
+                        .map_err(|e| format!("tamperMachineTags: {e}")),
                     "expectErrors" => from_value(v)
                         .map(Step::ExpectErrors)
                         .map_err(|e| format!("expectErrors: {e}")),

@@ -3,8 +3,11 @@
 //! - `codegen [--check]`: trims the AWS API models to the operations fakeaws serves and
 //!   generates its wire layer (`fakeaws/src/generated/`).
 //! - `bench`: runs the benchmarks and prints their medians.
+//! - `conformance`, `sweep`: the conformance suite and its clean-up.
+//! - `mutants`: the conformance suite's kill rate over the provider (cargo-mutants).
 
 mod codegen;
+mod mutants;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -44,6 +47,9 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
+    /// Mutation testing: cargo-mutants mutates the provider's cluster and machine modules and
+    /// runs the conformance suite against each mutant; `mutants report` sums the shards up.
+    Mutants(mutants::Args),
 }
 
 fn main() -> Result<()> {
@@ -53,6 +59,7 @@ fn main() -> Result<()> {
         Task::Bench { rest } => bench(&rest),
         Task::Conformance { rest } => conformance(&[], &rest),
         Task::Sweep { rest } => conformance(&["sweep"], &rest),
+        Task::Mutants(args) => mutants::run(&workspace_root()?, &args),
     }
 }
 

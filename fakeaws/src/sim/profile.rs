@@ -219,7 +219,7 @@ mod tests {
         assert!(
             Profile::load("no-such-profile-or-file")
                 .unwrap_err()
-                .contains("calm, storm")
+                .contains("calm, lag, storm")
         );
     }
 }

@@ -205,5 +205,26 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
             }
         }
     }
+    // Machines deleted just before the cluster may still be shutting down; their groups and
+    // subnets cannot go until they are terminated.
+    let machines = s
+        .ec2()
+        .describe_instances()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(s.owned_filter())
+        .filters(filter(
+            &format!("tag:{}", crate::ownership::ROLE_KEY),
+            &["controlplane", "node"],
+        ))
+        .filters(filter("instance-state-name", &["shutting-down"]))
+        .send()
+        .await
+        .map_err(aws("DescribeInstances"))?;
+    for i in instances_of(&machines) {
+        s.wait(format!(
+            "machine {} is shutting down",
+            i.instance_id().unwrap_or_default()
+        ));
+    }
     Ok(())
 }

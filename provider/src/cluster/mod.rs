@@ -67,6 +67,30 @@ impl Step {
         Self::ORDER.into_iter().rev()
     }
 
+    /// The steps whose resources must be gone before this step's can be deleted, as AWS
+    /// refuses otherwise (`DependencyViolation`): a group while an instance or a load
+    /// balancer uses it; a gateway while a NAT gateway, the bastion or an internet-facing
+    /// balancer holds a public address behind it; a subnet while anything has an interface
+    /// in it; the VPC while anything is in it.
+    pub fn needs_gone(self) -> &'static [Step] {
+        match self {
+            Step::SecurityGroup => &[Step::Bastion, Step::LoadBalancer],
+            Step::InternetGateway | Step::Subnet => {
+                &[Step::NatGateway, Step::Bastion, Step::LoadBalancer]
+            }
+            Step::Vpc => &[
+                Step::Subnet,
+                Step::InternetGateway,
+                Step::NatGateway,
+                Step::RouteTable,
+                Step::SecurityGroup,
+                Step::Bastion,
+                Step::LoadBalancer,
+            ],
+            Step::NatGateway | Step::RouteTable | Step::Bastion | Step::LoadBalancer => &[],
+        }
+    }
+
     async fn reconcile(self, s: &mut Scope<'_>) -> Result<(), Error> {
         match self {
             Step::Vpc => vpc::reconcile(s).await,
@@ -172,10 +196,24 @@ impl ClusterActuator {
         let plan = self.validate(cluster).await?;
         let mut s = Scope::new(&self.clients, &plan, false);
         vpc::find(&mut s).await?;
+        // Delete carries on past a step that fails or waits, but never tries a step while
+        // something it depends on is still going away: it waits for it instead of being
+        // refused. (After a step that failed, its dependents are tried: what remains of it
+        // may not hold them, and if it does AWS says so and they wait.)
         let mut errors = Vec::new();
+        let mut unfinished = std::collections::BTreeSet::new();
         for step in Step::deletion_order() {
+            if let Some(blocker) = step.needs_gone().iter().find(|b| unfinished.contains(*b)) {
+                s.wait(format!("{step:?} waits for {blocker:?} to be gone"));
+                unfinished.insert(step);
+                continue;
+            }
+            let waiting = s.waiting.len();
             if let Err(e) = step.delete(&mut s).await {
                 errors.push(e);
+            }
+            if s.waiting.len() > waiting {
+                unfinished.insert(step);
             }
         }
         match errors.len() {

@@ -1,0 +1,255 @@
+//! `cargo xtask mutants`: how many deliberate bugs in the provider the conformance suite
+//! catches. cargo-mutants (installed on first use, at a pinned version) makes each mutant of
+//! `provider/src/cluster/` and `provider/src/machine/` (a function body replaced, an operator
+//! flipped, a condition negated...), builds it, and runs the conformance suite's properties and
+//! scenarios (`CONFORMANCE_CASES` generated cases per property) against it: a mutant the
+//! suite fails on is caught, one it passes is missed, one that does not build is unviable.
+//!
+//! A whole run takes hours on a small machine, so it is sharded: `--shard K/N` runs every
+//! N-th mutant from the K-th, each shard's outcomes under `target/mutants/shard-K-of-N/`, and
+//! the shards may run in different sessions. `cargo xtask mutants report` reads every shard
+//! there is and writes `conformance/MUTANTS.md`: the kill rate, and every missed mutant,
+//! with the reason it survives when `conformance/mutants-equivalent.txt` names it (a mutant
+//! that changes no behaviour a user could see, and why), or as missed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The cargo-mutants release this task runs.
+pub const CARGO_MUTANTS_VERSION: &str = "27.1.0";
+
+/// The files mutated.
+const FILES: &[&str] = &[
+    "provider/src/cluster/**/*.rs",
+    "provider/src/machine/**/*.rs",
+];
+
+/// `cargo xtask mutants` arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// `run` (the default), `list` (the mutants, without running them) or `report`.
+    #[arg(default_value = "run")]
+    what: String,
+    /// Which shard to run: K/N, the K-th (from 0) of N.
+    #[arg(long, default_value = "0/1")]
+    shard: String,
+    /// Generated cases per property in each mutant's test run.
+    #[arg(long, default_value_t = 3)]
+    cases: u32,
+    /// Seconds a mutant's test run may take before it counts as a timeout.
+    #[arg(long, default_value_t = 900)]
+    timeout: u32,
+}
+
+/// Runs the task.
+pub fn run(root: &Path, args: &Args) -> Result<()> {
+    match args.what.as_str() {
+        "run" => mutate(root, args, false),
+        "list" => mutate(root, args, true),
+        "report" => report(root),
+        other => bail!("mutants {other}: expected run, list or report"),
+    }
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Installs cargo-mutants at the pinned version unless it is there.
+fn ensure_installed() -> Result<()> {
+    let version = Command::new(cargo())
+        .args(["mutants", "--version"])
+        .output();
+    if let Ok(out) = &version
+        && out.status.success()
+        && String::from_utf8_lossy(&out.stdout).contains(CARGO_MUTANTS_VERSION)
+    {
+        return Ok(());
+    }
+    eprintln!("xtask: installing cargo-mutants {CARGO_MUTANTS_VERSION}");
+    let status = Command::new(cargo())
+        .args(["install", "--locked", "cargo-mutants", "--version"])
+        .arg(CARGO_MUTANTS_VERSION)
+        .status()
+        .context("running cargo install cargo-mutants")?;
+    if !status.success() {
+        bail!("cargo install cargo-mutants failed: {status}");
+    }
+    Ok(())
+}
+
+fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf> {
+    let (k, n) = shard
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.parse::<u32>().ok()?, n.parse::<u32>().ok()?)))
+        .filter(|(k, n)| k < n)
+        .with_context(|| format!("--shard {shard}: expected K/N with K < N"))?;
+    Ok(target_dir(root)
+        .join("mutants")
+        .join(format!("shard-{k}-of-{n}")))
+}
+
+fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
+    ensure_installed()?;
+    let out = shard_dir(root, &args.shard)?;
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let mut cmd = Command::new(cargo());
+    cmd.current_dir(root)
+        .args(["mutants", "--package", "provider"]);
+    for f in FILES {
+        cmd.args(["--file", f]);
+    }
+    if list {
+        cmd.arg("--list");
+    } else {
+        // Mutants are built in place, in the workspace's own target directory, so that only
+        // the provider and its dependants are rebuilt (a copy of the tree would build the
+        // AWS SDK again); cargo-mutants puts every file back after each mutant.
+        cmd.args(["--in-place", "--no-shuffle", "--baseline", "skip"])
+            .args(["--test-package", "conformance"])
+            .args(["--shard", &args.shard])
+            .args(["--timeout", &args.timeout.to_string()])
+            .arg("--output")
+            .arg(&out)
+            .env("CONFORMANCE_CASES", args.cases.to_string())
+            .args(["--", "--test", "properties", "--test", "scenarios"]);
+    }
+    let status = cmd.status().context("running cargo mutants")?;
+    // cargo-mutants exits non-zero when any mutant is missed: that is a result, not an error.
+    if list && !status.success() {
+        bail!("cargo mutants --list failed: {status}");
+    }
+    if !list {
+        eprintln!(
+            "xtask: shard {} done ({status}); outcomes in {}; `cargo xtask mutants report` sums \
+             up every shard",
+            args.shard,
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Reads the equivalents file: `mutant name<TAB>reason` per line (`#` starts a comment).
+fn equivalents(root: &Path) -> Result<BTreeMap<String, String>> {
+    let path = root.join("conformance").join("mutants-equivalent.txt");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(m, why)| (m.trim().to_string(), why.trim().to_string()))
+        .collect())
+}
+
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn report(root: &Path) -> Result<()> {
+    let base = target_dir(root).join("mutants");
+    let mut by: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut shards = Vec::new();
+    let entries = std::fs::read_dir(&base)
+        .with_context(|| format!("no shard has run yet ({} is missing)", base.display()))?;
+    for entry in entries {
+        let dir = entry?.path().join("mutants.out");
+        if !dir.is_dir() {
+            continue;
+        }
+        shards.push(dir.display().to_string());
+        for outcome in ["caught", "missed", "unviable", "timeout"] {
+            by.entry(outcome)
+                .or_default()
+                .extend(lines_of(&dir.join(format!("{outcome}.txt"))));
+        }
+    }
+    shards.sort();
+    let count = |o: &str| by.get(o).map_or(0, Vec::len);
+    let (caught, missed, unviable, timeout) = (
+        count("caught"),
+        count("missed"),
+        count("unviable"),
+        count("timeout"),
+    );
+    let viable = caught + missed + timeout;
+    let equivalent = equivalents(root)?;
+    let missed_list = by.get("missed").cloned().unwrap_or_default();
+    let explained = missed_list
+        .iter()
+        .filter(|m| equivalent.contains_key(*m))
+        .count();
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# Mutation testing of the provider\n\nWritten by `cargo xtask mutants report` from {} \
+         shard(s) of `cargo xtask mutants --shard K/N` (cargo-mutants {CARGO_MUTANTS_VERSION} \
+         over `provider/src/cluster/` and `provider/src/machine/`, tested by the conformance \
+         suite's properties and scenarios).\n",
+        shards.len()
+    );
+    let rate = |n: usize| {
+        if viable == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / viable as f64
+        }
+    };
+    let _ = writeln!(
+        md,
+        "| outcome | mutants |\n|---|---|\n| caught | {caught} |\n| missed | {missed} \
+         ({explained} equivalent) |\n| timeout (counted as caught) | {timeout} |\n| unviable \
+         (does not build) | {unviable} |\n\nKill rate: {:.1}% of {viable} viable mutants \
+         ({:.1}% with the equivalent ones left out).\n",
+        rate(caught + timeout),
+        if viable > explained {
+            100.0 * (caught + timeout) as f64 / (viable - explained) as f64
+        } else {
+            0.0
+        }
+    );
+    let _ = writeln!(md, "## Missed\n");
+    if missed_list.is_empty() {
+        let _ = writeln!(md, "None.");
+    }
+    for m in &missed_list {
+        match equivalent.get(m) {
+            Some(why) => {
+                let _ = writeln!(md, "- `{m}`: equivalent: {why}");
+            }
+            None => {
+                let _ = writeln!(md, "- `{m}`: **missed**");
+            }
+        }
+    }
+    let path = root.join("conformance").join("MUTANTS.md");
+    std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))?;
+    println!(
+        "{caught} caught, {missed} missed ({explained} equivalent), {timeout} timeouts, \
+         {unviable} unviable: kill rate {:.1}%; written to {}",
+        rate(caught + timeout),
+        path.display()
+    );
+    Ok(())
+}
