@@ -92,6 +92,14 @@ pub async fn up(
     let mut waiting = Vec::new();
     for _ in 0..ROUNDS {
         match a.reconcile(cluster).await {
+            // The status says ready exactly when nothing is pending: a controller (and
+            // `capa status`) reads it.
+            Ok(o) if o.status.ready != o.is_done() => {
+                return Err(Failure::Check(format!(
+                    "the status says ready={} while waiting for {:?}",
+                    o.status.ready, o.waiting
+                )));
+            }
             Ok(o) if o.is_done() => return Ok(o),
             Ok(o) => {
                 env.pause(o.requeue_after().unwrap_or_default()).await;
@@ -780,6 +788,28 @@ pub async fn dependency_order(env: &Env, case: &Case) -> Result<Report, Failure>
     let start = fake.fake().calls().len();
     up(env, c, &p.cluster).await?;
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    // A machine's create is done when its instance runs, not when it was launched.
+    for st in &statuses {
+        let d = c
+            .ec2
+            .describe_instances()
+            .instance_ids(&st.instance_id)
+            .send()
+            .await
+            .map_err(crate::aws_failure("DescribeInstances"))?;
+        let state: Vec<&str> = d
+            .reservations()
+            .iter()
+            .flat_map(|r| r.instances())
+            .filter_map(|i| i.state().and_then(|s| s.name()).map(|n| n.as_str()))
+            .collect();
+        ensure(state == ["running"], || {
+            format!(
+                "machine create was done with instance {} {state:?}",
+                st.instance_id
+            )
+        })?;
+    }
     delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     down(env, c, &p.cluster).await?;
     let refused: Vec<String> = fake.fake().calls()[start..]

@@ -154,21 +154,7 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .vpc_id
         .unwrap();
     let subnet = crate::subnet(&ec2, &vpc, "10.40.1.0/24", "us-east-1a").await;
-    let igw = ec2
-        .create_internet_gateway()
-        .send()
-        .await
-        .unwrap()
-        .internet_gateway
-        .unwrap()
-        .internet_gateway_id
-        .unwrap();
-    ec2.attach_internet_gateway()
-        .internet_gateway_id(&igw)
-        .vpc_id(&vpc)
-        .send()
-        .await
-        .unwrap();
+    let igw = crate::gateway(&ec2, &vpc).await;
     let rt = ec2
         .create_route_table()
         .vpc_id(&vpc)
