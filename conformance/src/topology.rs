@@ -39,18 +39,9 @@ fn fail(message: String) -> Failure {
 /// One ingress rule as the oracle states it: protocol, ports, source (a CIDR or a group id).
 type Rule = (String, Option<(i32, i32)>, String);
 
-fn protocol(p: &str) -> String {
-    match p.to_ascii_lowercase().as_str() {
-        "tcp" | "6" => "tcp".into(),
-        "udp" | "17" => "udp".into(),
-        "icmp" | "1" => "icmp".into(),
-        "all" | "-1" => "-1".into(),
-        other => other.to_string(),
-    }
-}
-
 fn rule(p: &str, from: Option<i32>, to: Option<i32>, source: &str) -> Rule {
-    let p = protocol(p);
+    // Protocol names and numbers compare equal as AWS answers them.
+    let p = provider::cluster::security_group::normalise_protocol(p);
     let ports = matches!(p.as_str(), "tcp" | "udp" | "icmp")
         .then(|| (from.unwrap_or(-1), to.unwrap_or(-1)));
     (p, ports, source.to_string())

@@ -193,11 +193,8 @@ impl Fake {
     /// whatever a client was told survives a crash. A failure to save is logged (the call
     /// itself is done).
     fn saved_after_change(&self) {
-        if let Some(store) = &self.inner.store {
-            let wanted = store.changes.fetch_add(1, Ordering::SeqCst) + 1;
-            if let Err(e) = self.save_up_to(store, wanted) {
-                tracing::error!(error = %e, "the state file was not saved");
-            }
+        if let Err(e) = self.save() {
+            tracing::error!(error = %e, "the state file was not saved");
         }
     }
 
