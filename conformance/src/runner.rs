@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use aws_sdk_ec2::types::Tag;
 use provider::spec::Cluster;
 use provider::{ClusterActuator, MachineActuator};
-use scenarios::{Scenario, Step};
+use scenarios::{Refused, Scenario, Step, Terminated};
 
 use crate::census::Census;
 use crate::crash::crashing;
@@ -173,6 +173,16 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     }
                 }
             }
+            Step::TerminateBehindItsBack(what) => {
+                terminate_behind_its_back(env, &cluster, &statuses, *what)
+                    .await
+                    .map_err(|e| at(e.to_string()))?;
+            }
+            Step::RefuseMachine(r) => {
+                refuse_machine(env, &cluster, r)
+                    .await
+                    .map_err(|e| at(e.to_string()))?;
+            }
             Step::ExpectMachinesTagged => {
                 let _calm = env.calm();
                 let key = provider::ownership::cluster_key(&cluster.metadata.name);
@@ -278,6 +288,23 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     }
                 }
             }
+            Step::ExpectCalls(want) => {
+                if let Some(f) = env.fake() {
+                    let log = f.fake().calls();
+                    for (action, n) in want {
+                        let done = log
+                            .iter()
+                            .skip(log_start)
+                            .filter(|c| &c.action == action && c.error.is_none())
+                            .count();
+                        if done != *n {
+                            return Err(at(format!(
+                                "{done} successful {action} calls, expected {n}"
+                            )));
+                        }
+                    }
+                }
+            }
             Step::ExpectNoErrors(codes) => {
                 let seen = errors_since(env, log_start);
                 let found: Vec<_> = codes
@@ -292,4 +319,141 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     }
     report.calls = c.calls.total();
     Ok(report)
+}
+
+/// The instances of `ids` as the target describes them: id and state.
+async fn states(env: &Env, ids: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    let d = env
+        .clients
+        .ec2
+        .describe_instances()
+        .set_instance_ids(Some(ids.to_vec()))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInstances"))?;
+    Ok(d.reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .map(|i| {
+            (
+                i.instance_id().unwrap_or_default().to_string(),
+                i.state()
+                    .and_then(|s| s.name())
+                    .map_or("", |n| n.as_str())
+                    .to_string(),
+            )
+        })
+        .collect())
+}
+
+/// Someone else terminates the machines' instances or the cluster's bastion, and waits until
+/// AWS shows them terminated.
+async fn terminate_behind_its_back(
+    env: &Env,
+    cluster: &Cluster,
+    statuses: &[provider::machine::MachineStatus],
+    what: Terminated,
+) -> Result<(), Failure> {
+    let _calm = env.calm();
+    let ec2 = &env.clients.ec2;
+    let ids: Vec<String> = match (what, &cluster.spec.bastion.id) {
+        (Terminated::Machines, _) => statuses
+            .iter()
+            .map(|s| s.instance_id.clone())
+            .filter(|id| !id.is_empty())
+            .collect(),
+        (Terminated::Bastion, Some(id)) => vec![id.clone()],
+        (Terminated::Bastion, None) => {
+            let f = |k: &str, v: &str| {
+                aws_sdk_ec2::types::Filter::builder()
+                    .name(k)
+                    .values(v)
+                    .build()
+            };
+            let key = provider::ownership::cluster_key(&cluster.metadata.name);
+            ec2.describe_instances()
+                .filters(f(&format!("tag:{key}"), "owned"))
+                .filters(f(
+                    &format!("tag:{}", provider::ownership::ROLE_KEY),
+                    "bastion",
+                ))
+                .filters(f("instance-state-name", "running"))
+                .send()
+                .await
+                .map_err(aws_failure("DescribeInstances"))?
+                .reservations()
+                .iter()
+                .flat_map(|r| r.instances())
+                .filter_map(|i| i.instance_id().map(String::from))
+                .collect()
+        }
+    };
+    ensure(!ids.is_empty(), || {
+        format!("no running {what:?} to terminate")
+    })?;
+    ec2.terminate_instances()
+        .set_instance_ids(Some(ids.clone()))
+        .send()
+        .await
+        .map_err(aws_failure("TerminateInstances"))?;
+    for _ in 0..40 {
+        let now = states(env, &ids).await?;
+        if now.len() == ids.len() && now.iter().all(|(_, s)| s == "terminated") {
+            return Ok(());
+        }
+        env.pause(std::time::Duration::from_secs(5)).await;
+    }
+    Err(Failure::Check(format!(
+        "{ids:?} were not terminated: {:?}",
+        states(env, &ids).await?
+    )))
+}
+
+/// A machine the provider must refuse: every machine call answers `InvalidSpec`, listing
+/// each thing wrong, before any call to AWS.
+async fn refuse_machine(env: &Env, cluster: &Cluster, r: &Refused) -> Result<(), Failure> {
+    let mut made = world::machines(env, cluster, std::slice::from_ref(&r.machine))?;
+    let Some(mut mac) = made.pop() else {
+        return Err(Failure::Check("no machine made".into()));
+    };
+    let mut wrong = 0;
+    if let Some(n) = &r.cluster_name {
+        mac.spec.cluster_name = n.clone();
+        wrong += 1;
+    }
+    if let Some(t) = &r.instance_type {
+        mac.spec.instance_type = t.clone();
+        wrong += 1;
+    }
+    ensure(wrong > 0, || {
+        "refuseMachine: say what is wrong (clusterName, instanceType)".to_string()
+    })?;
+    let c = &env.clients;
+    let before = c.calls.total();
+    let m = MachineActuator::new(c.clone());
+    let answers = [
+        ("create", m.create(cluster, &mac, None).await.map(|_| ())),
+        ("update", m.update(cluster, &mac, None).await.map(|_| ())),
+        ("exists", m.exists(cluster, &mac, None).await.map(|_| ())),
+        ("delete", m.delete(cluster, &mac, None).await),
+    ];
+    for (op, answer) in answers {
+        match answer {
+            Err(provider::Error::InvalidSpec { problems }) if problems.len() == wrong => {}
+            other => {
+                return Err(Failure::Check(format!(
+                    "{op} of machine {} answered {other:?}; expected InvalidSpec listing \
+                     {wrong} problems",
+                    mac.metadata.name
+                )));
+            }
+        }
+    }
+    let calls = c.calls.total() - before;
+    ensure(calls == 0, || {
+        format!(
+            "the refused machine {} made {calls} calls",
+            mac.metadata.name
+        )
+    })
 }

@@ -14,7 +14,10 @@
 //!   (protocol, ports and source; descriptions aside);
 //! - an owned load balancer has the scheme, the one TCP 6443 listener, the health check, the
 //!   subnets (one per zone: public ones when internet-facing, private ones when internal) and
-//!   the group the spec says, and every live control-plane machine of the cluster registered.
+//!   the group the spec says, and every live control-plane machine of the cluster registered;
+//! - the cluster's own bastion, when it runs, sits in a public subnet of the cluster with a
+//!   public address (also in a pre-existing subnet that gives none by default) and the
+//!   bastion group.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -399,6 +402,39 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 "the {} group {:?}: extra rules {extra:?}, missing {missing:?}",
                 role.as_str(),
                 g.group_id()
+            )));
+        }
+    }
+
+    // The cluster's own bastion.
+    let bastions = ec2
+        .describe_instances()
+        .filters(owned())
+        .filters(f(&format!("tag:{ROLE_KEY}"), &["bastion"]))
+        .filters(f("instance-state-name", &["running"]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInstances"))?;
+    let bastion_group = groups.get(&Role::Bastion).cloned().unwrap_or_default();
+    for b in bastions.reservations().iter().flat_map(|r| r.instances()) {
+        let id = b.instance_id().unwrap_or_default();
+        let subnet = b.subnet_id().unwrap_or_default();
+        if !nets.iter().any(|n| n.public && n.id == subnet) {
+            return Err(fail(format!(
+                "bastion {id} is in {subnet}, not a public subnet of the cluster"
+            )));
+        }
+        if b.public_ip_address().is_none() {
+            return Err(fail(format!("bastion {id} has no public address")));
+        }
+        let its: Vec<&str> = b
+            .security_groups()
+            .iter()
+            .filter_map(|g| g.group_id())
+            .collect();
+        if its != [bastion_group.as_str()] {
+            return Err(fail(format!(
+                "bastion {id} has the groups {its:?}, not [{bastion_group}]"
             )));
         }
     }

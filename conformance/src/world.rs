@@ -105,6 +105,7 @@ impl Case {
             },
             bastion: self.pre.bastion,
             load_balancer: self.pre.load_balancer,
+            stray_gateway: false,
         }
     }
 
@@ -251,6 +252,8 @@ pub struct Existing {
     pub vpc: Option<String>,
     /// The gateway.
     pub igw: Option<String>,
+    /// A gateway attached to no VPC.
+    pub stray_igw: Option<String>,
     /// Public subnets, by zone order.
     pub public: Vec<String>,
     /// Private subnets, by zone order.
@@ -264,7 +267,7 @@ pub struct Existing {
 }
 
 impl Existing {
-    /// Replaces `${vpc}`, `${igw}`, `${public.N}`, `${private.N}`, `${sg.ROLE}`, `${bastion}`
+    /// Replaces `${vpc}`, `${igw}`, `${strayIgw}`, `${public.N}`, `${private.N}`, `${sg.ROLE}`, `${bastion}`
     /// and `${lb}` in `text`.
     pub fn substitute(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -274,6 +277,9 @@ impl Existing {
         }
         if let Some(v) = &self.igw {
             pairs.push(("${igw}".into(), v.clone()));
+        }
+        if let Some(v) = &self.stray_igw {
+            pairs.push(("${strayIgw}".into(), v.clone()));
         }
         for (i, s) in self.public.iter().enumerate() {
             pairs.push((format!("${{public.{i}}}"), s.clone()));
@@ -347,6 +353,18 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             .await
             .map_err(aws_failure("AttachInternetGateway"))?;
         ex.igw = Some(igw);
+    }
+    if setup.stray_gateway {
+        let igw = ec2
+            .create_internet_gateway()
+            .tag_specifications(tags(env, origin, ResourceType::InternetGateway))
+            .send()
+            .await
+            .map_err(aws_failure("CreateInternetGateway"))?
+            .internet_gateway
+            .and_then(|g| g.internet_gateway_id)
+            .unwrap_or_default();
+        ex.stray_igw = Some(igw);
     }
     if setup.subnet_zones > 0 {
         let net: ipnet::Ipv4Net = cidr

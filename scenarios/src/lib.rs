@@ -59,7 +59,7 @@ pub struct Scenario {
     /// Resources created beforehand through the SDK, as a user would have them.
     #[serde(default)]
     pub setup: Setup,
-    /// The cluster's `spec` (YAML). `${vpc}`, `${igw}`, `${public.N}`, `${private.N}`,
+    /// The cluster's `spec` (YAML). `${vpc}`, `${igw}`, `${strayIgw}`, `${public.N}`, `${private.N}`,
     /// `${sg.node}`, `${bastion}` and `${lb}` name what `setup` created.
     pub cluster: serde_yaml_ng::Value,
     /// The machines.
@@ -98,6 +98,10 @@ pub struct Setup {
     /// A classic load balancer (`byo-apiserver`) in the public subnets.
     #[serde(default)]
     pub load_balancer: bool,
+    /// A second internet gateway, attached to no VPC (`${strayIgw}`): one a spec may name
+    /// by mistake.
+    #[serde(default)]
+    pub stray_gateway: bool,
 }
 
 /// A machine of the scenario's cluster.
@@ -129,6 +133,31 @@ pub struct Tamper {
     pub set: BTreeMap<String, String>,
 }
 
+/// What someone else terminates behind the provider's back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Terminated {
+    /// Every machine's instance (by its recorded status).
+    Machines,
+    /// The cluster's bastion: the one the spec names, or the cluster's own.
+    Bastion,
+}
+
+/// A machine the provider must refuse before any call: a machine of the scenario's cluster
+/// with what is wrong about it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Refused {
+    /// The machine.
+    pub machine: MachineDecl,
+    /// Its `spec.clusterName`, when it names another cluster than the scenario's.
+    #[serde(default)]
+    pub cluster_name: Option<String>,
+    /// Its `spec.instanceType`, when not the default.
+    #[serde(default)]
+    pub instance_type: Option<String>,
+}
+
 /// One step: a name (`- reconcile`) or a name with its argument (`- reconcileCutAfter: 3`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "serde_yaml_ng::Value")]
@@ -147,6 +176,12 @@ pub enum Step {
     UpdateMachines,
     /// Someone else changes every machine instance's tags behind the provider's back.
     TamperMachineTags(Tamper),
+    /// Someone else terminates instances behind the provider's back; the step waits (on the
+    /// target's clock) until AWS shows them terminated.
+    TerminateBehindItsBack(Terminated),
+    /// A machine the provider refuses: create, update, delete and exists each answer
+    /// `InvalidSpec` and make no call at all.
+    RefuseMachine(Refused),
     /// Every machine instance carries the provider's tags: the cluster's owned tag, its
     /// role, its Name.
     ExpectMachinesTagged,
@@ -172,6 +207,9 @@ pub enum Step {
     /// The fake answered at least this many calls with each error code since the first
     /// step (proof that the scenario's faults fired; in-process only).
     ExpectErrors(BTreeMap<String, usize>),
+    /// The fake answered exactly this many calls of each action with success since the first
+    /// step (a delete done once, not again while its resource goes away; in-process only).
+    ExpectCalls(BTreeMap<String, usize>),
     /// The fake answered no call with any of these error codes since the first step (a
     /// dependency the provider must wait for, not try against; in-process only).
     ExpectNoErrors(Vec<String>),
@@ -238,9 +276,18 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "tamperMachineTags" => from_value(v)
                         .map(Step::TamperMachineTags)
                         .map_err(|e| format!("tamperMachineTags: {e}")),
+                    "terminateBehindItsBack" => from_value(v)
+                        .map(Step::TerminateBehindItsBack)
+                        .map_err(|e| format!("terminateBehindItsBack: {e}")),
+                    "refuseMachine" => from_value(v)
+                        .map(Step::RefuseMachine)
+                        .map_err(|e| format!("refuseMachine: {e}")),
                     "expectErrors" => from_value(v)
                         .map(Step::ExpectErrors)
                         .map_err(|e| format!("expectErrors: {e}")),
+                    "expectCalls" => from_value(v)
+                        .map(Step::ExpectCalls)
+                        .map_err(|e| format!("expectCalls: {e}")),
                     "expectNoErrors" => from_value(v)
                         .map(Step::ExpectNoErrors)
                         .map_err(|e| format!("expectNoErrors: {e}")),
@@ -289,6 +336,7 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
         problems.push("no steps".into());
     }
     let needs_vpc = s.setup.gateway
+        || s.setup.stray_gateway
         || s.setup.subnet_zones > 0
         || !s.setup.security_groups.is_empty()
         || s.setup.bastion

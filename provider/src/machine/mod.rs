@@ -307,6 +307,14 @@ impl MachineActuator {
         };
         let id = instance.instance_id().unwrap_or_default().to_string();
         let in_lb = self.ensure_registered(ctx, machine, &id).await?;
+        // The instance recorded before, when this is another one (that one was terminated
+        // behind the provider's back), leaves the load balancer: it serves nothing.
+        if let Some(old) = status
+            .map(|s| s.instance_id.as_str())
+            .filter(|old| !old.is_empty() && *old != id)
+        {
+            self.deregister(ctx, old).await?;
+        }
         let st = status_of(&instance, in_lb);
         let waiting = if st.state == "pending" {
             vec![format!("instance {id} is pending")]
