@@ -876,8 +876,11 @@ pub async fn dependency_order(env: &Env, case: &Case) -> Result<Report, Failure>
             })?;
         }
     }
+    // A describe that does not find what was just made is AWS lagging (the provider waits
+    // it out); a refused action is the provider not waiting.
     let refused: Vec<String> = log[start..]
         .iter()
+        .filter(|call| call.is_mutating())
         .filter_map(|call| {
             let code = call.error.as_deref()?;
             DEPENDENCY_CODES
