@@ -6,11 +6,18 @@
 //! suite fails on is caught, one it passes is missed, one that does not build is unviable.
 //!
 //! A whole run takes hours on a small machine, so it is sharded: `--shard K/N` runs every
-//! N-th mutant from the K-th, each shard's outcomes under `target/mutants/shard-K-of-N/`, and
-//! the shards may run in different sessions. `cargo xtask mutants report` reads every shard
-//! there is and writes `conformance/MUTANTS.md`: the kill rate, and every missed mutant,
-//! with the reason it survives when `conformance/mutants-equivalent.txt` names it (a mutant
-//! that changes no behaviour a user could see, and why), or as missed.
+//! N-th mutant from the K-th, and the shards may run in different sessions, on different
+//! machines. Each shard's outcomes are kept in the repository,
+//! `conformance/mutants/shard-K-of-N.txt`, with the fingerprint of the source it mutated (a
+//! mutant is named by file, line and column, so a changed source makes other mutants).
+//! `cargo xtask mutants report` reads the shards of the current source (older ones are
+//! stale and left out, named) and writes `conformance/MUTANTS.md`: the kill rate, and every
+//! missed mutant, with the reason it survives when `conformance/mutants-equivalent.txt` names
+//! it (a mutant that changes no behaviour a user could see, and why), or as missed.
+//!
+//! Mutants are built in place (cargo-mutants puts every file back after each one), so run a
+//! shard in a checkout of its own (`git worktree add`), not in the one you edit; they are
+//! built without debug info in a target directory of their own, beside the workspace's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -99,10 +106,60 @@ fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf> {
         .join(format!("shard-{k}-of-{n}")))
 }
 
+/// Where shard records are kept.
+fn records_dir(root: &Path) -> PathBuf {
+    root.join("conformance").join("mutants")
+}
+
+/// The fingerprint of the mutated source: git's hash of the list of its files with their
+/// contents' hashes (working-tree contents, committed or not).
+fn fingerprint(root: &Path) -> Result<String> {
+    let git = |args: &[&str], input: Option<&str>| -> Result<String> {
+        use std::io::Write as _;
+        let mut child = Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .with_context(|| format!("running git {}", args.join(" ")))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(input.unwrap_or_default().as_bytes())?;
+        }
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!("git {} failed: {}", args.join(" "), out.status);
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let files = git(
+        &[
+            "ls-files",
+            "--",
+            "provider/src/cluster",
+            "provider/src/machine",
+        ],
+        None,
+    )?;
+    let paths: Vec<&str> = files.lines().filter(|l| l.ends_with(".rs")).collect();
+    if paths.is_empty() {
+        bail!("no provider source found under {}", root.display());
+    }
+    let hashes = git(&["hash-object", "--stdin-paths"], Some(&paths.join("\n")))?;
+    let listing: String = paths
+        .iter()
+        .zip(hashes.lines())
+        .map(|(p, h)| format!("{h} {p}\n"))
+        .collect();
+    let id = git(&["hash-object", "--stdin"], Some(&listing))?;
+    Ok(id.trim().chars().take(12).collect())
+}
+
 fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
     ensure_installed()?;
     let out = shard_dir(root, &args.shard)?;
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let source = fingerprint(root)?;
     let mut cmd = Command::new(cargo());
     cmd.current_dir(root)
         .args(["mutants", "--package", "provider"]);
@@ -112,32 +169,72 @@ fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
     if list {
         cmd.arg("--list");
     } else {
-        // Mutants are built in place, in the workspace's own target directory, so that only
-        // the provider and its dependants are rebuilt (a copy of the tree would build the
-        // AWS SDK again); cargo-mutants puts every file back after each mutant.
+        // In place: a copy of the tree would build the AWS SDK again for every run. Without
+        // debug info, in a target directory of their own: linking the test binaries is most
+        // of a mutant's build, and the workspace's own builds stay untouched.
         cmd.args(["--in-place", "--no-shuffle", "--baseline", "skip"])
             .args(["--test-package", "conformance"])
             .args(["--shard", &args.shard])
             .args(["--timeout", &args.timeout.to_string()])
             .arg("--output")
             .arg(&out)
+            .env("CARGO_TARGET_DIR", build_dir(root))
+            .env("CARGO_PROFILE_DEV_DEBUG", "0")
+            .env("CARGO_PROFILE_TEST_DEBUG", "0")
             .env("CONFORMANCE_CASES", args.cases.to_string())
             .args(["--", "--test", "properties", "--test", "scenarios"]);
     }
     let status = cmd.status().context("running cargo mutants")?;
     // cargo-mutants exits non-zero when any mutant is missed: that is a result, not an error.
-    if list && !status.success() {
-        bail!("cargo mutants --list failed: {status}");
+    if list {
+        if !status.success() {
+            bail!("cargo mutants --list failed: {status}");
+        }
+        return Ok(());
     }
-    if !list {
-        eprintln!(
-            "xtask: shard {} done ({status}); outcomes in {}; `cargo xtask mutants report` sums \
-             up every shard",
+    let results = out.join("mutants.out");
+    let mut record = format!(
+        "# cargo xtask mutants --shard {}: {} generated cases per property\n# source {source}\n",
+        args.shard, args.cases
+    );
+    let mut n = 0;
+    for outcome in OUTCOMES {
+        for m in lines_of(&results.join(format!("{outcome}.txt"))) {
+            let _ = writeln!(record, "{outcome}\t{m}");
+            n += 1;
+        }
+    }
+    if n == 0 {
+        bail!(
+            "shard {} recorded no outcome (cargo mutants: {status}); see {}",
             args.shard,
-            out.display()
+            results.display()
         );
     }
+    let dir = records_dir(root);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = dir.join(format!("shard-{}.txt", args.shard.replace('/', "-of-")));
+    std::fs::write(&file, record).with_context(|| format!("writing {}", file.display()))?;
+    eprintln!(
+        "xtask: shard {} done: {n} mutants recorded in {}; `cargo xtask mutants report` sums up \
+         every shard",
+        args.shard,
+        file.display()
+    );
     Ok(())
+}
+
+/// The outcomes cargo-mutants writes, one file each.
+const OUTCOMES: [&str; 4] = ["caught", "missed", "unviable", "timeout"];
+
+/// Where mutants are built.
+fn build_dir(root: &Path) -> PathBuf {
+    let t = target_dir(root);
+    let name = t
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "target".into());
+    t.with_file_name(format!("{name}-mutants"))
 }
 
 /// Reads the equivalents file: `mutant name<TAB>reason` per line (`#` starts a comment).
@@ -168,24 +265,42 @@ fn lines_of(path: &Path) -> Vec<String> {
 }
 
 fn report(root: &Path) -> Result<()> {
-    let base = target_dir(root).join("mutants");
-    let mut by: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let source = fingerprint(root)?;
+    let dir = records_dir(root);
+    let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut shards = Vec::new();
-    let entries = std::fs::read_dir(&base)
-        .with_context(|| format!("no shard has run yet ({} is missing)", base.display()))?;
-    for entry in entries {
-        let dir = entry?.path().join("mutants.out");
-        if !dir.is_dir() {
+    let mut stale = Vec::new();
+    let mut of_n = std::collections::BTreeSet::new();
+    let entries = std::fs::read_dir(&dir)
+        .with_context(|| format!("no shard has run yet ({} is missing)", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    for file in files {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        if !text.lines().any(|l| l == format!("# source {source}")) {
+            stale.push(name);
             continue;
         }
-        shards.push(dir.display().to_string());
-        for outcome in ["caught", "missed", "unviable", "timeout"] {
-            by.entry(outcome)
-                .or_default()
-                .extend(lines_of(&dir.join(format!("{outcome}.txt"))));
+        if let Some((_, n)) = name.rsplit_once("-of-") {
+            of_n.insert(n.to_string());
+        }
+        shards.push(name);
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            if let Some((outcome, m)) = line.split_once('\t') {
+                by.entry(outcome.to_string())
+                    .or_default()
+                    .push(m.to_string());
+            }
         }
     }
-    shards.sort();
     let count = |o: &str| by.get(o).map_or(0, Vec::len);
     let (caught, missed, unviable, timeout) = (
         count("caught"),
@@ -204,11 +319,20 @@ fn report(root: &Path) -> Result<()> {
     let _ = writeln!(
         md,
         "# Mutation testing of the provider\n\nWritten by `cargo xtask mutants report` from {} \
-         shard(s) of `cargo xtask mutants --shard K/N` (cargo-mutants {CARGO_MUTANTS_VERSION} \
-         over `provider/src/cluster/` and `provider/src/machine/`, tested by the conformance \
-         suite's properties and scenarios).\n",
-        shards.len()
+         shard(s) of {} of `cargo xtask mutants --shard K/N` (cargo-mutants \
+         {CARGO_MUTANTS_VERSION} over `provider/src/cluster/` and `provider/src/machine/`, \
+         source {source}, tested by the conformance suite's properties and scenarios): {}.\n",
+        shards.len(),
+        of_n.iter().cloned().collect::<Vec<_>>().join(", "),
+        shards.join(", ")
     );
+    if !stale.is_empty() {
+        let _ = writeln!(
+            md,
+            "Left out, recorded for another source: {}.\n",
+            stale.join(", ")
+        );
+    }
     let rate = |n: usize| {
         if viable == 0 {
             0.0
