@@ -182,7 +182,8 @@ fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
             .env("CARGO_PROFILE_DEV_DEBUG", "0")
             .env("CARGO_PROFILE_TEST_DEBUG", "0")
             .env("CONFORMANCE_CASES", args.cases.to_string())
-            .args(["--", "--test", "properties", "--test", "scenarios"]);
+            // To the build as well as the test: only these two test binaries are linked.
+            .args(["--cargo-arg=--test=properties", "--cargo-arg=--test=scenarios"]);
     }
     let status = cmd.status().context("running cargo mutants")?;
     // cargo-mutants exits non-zero when any mutant is missed: that is a result, not an error.
