@@ -33,7 +33,7 @@ use std::time::Duration;
 use provider::aws_error::Action;
 use provider::machine::MachineStatus;
 use provider::spec::{Cluster, Machine};
-use provider::{Clients, ClusterActuator, MachineActuator};
+use provider::{Clients, ClusterActuator};
 
 use crate::census::Census;
 use crate::crash::crashing;
@@ -155,7 +155,7 @@ pub async fn create_machines_from(
     machines: &[Machine],
     recorded: &[MachineStatus],
 ) -> Result<Vec<MachineStatus>, Failure> {
-    let m = MachineActuator::new(clients.clone());
+    let m = env.machine_actuator(clients.clone());
     let mut statuses: Vec<Option<MachineStatus>> = (0..machines.len())
         .map(|i| recorded.get(i).cloned())
         .collect();
@@ -218,7 +218,7 @@ pub async fn delete_machines(
     machines: &[Machine],
     statuses: &[MachineStatus],
 ) -> Result<(), Failure> {
-    let m = MachineActuator::new(clients.clone());
+    let m = env.machine_actuator(clients.clone());
     for (i, mac) in machines.iter().enumerate() {
         let mut done = false;
         for _ in 0..ROUNDS {
@@ -288,7 +288,7 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     ensure(again.status == first.status, || {
         format!("status changed: {:?} -> {:?}", first.status, again.status)
     })?;
-    let m = MachineActuator::new(c.clone());
+    let m = env.machine_actuator(c.clone());
     for (mac, st) in p.machines.iter().zip(&statuses) {
         // Again as a controller would: an error the policy retries (a 500 on a bad day) is
         // tried again; only the answer counts.
@@ -375,7 +375,7 @@ pub async fn crash_convergence(env: &Env, case: &Case, k: usize) -> Result<Repor
     up(env, c, &p.cluster).await?;
     if !p.machines.is_empty() {
         let cut = crashing(c, k.min(3));
-        let m = MachineActuator::new(cut);
+        let m = env.machine_actuator(cut);
         for mac in &p.machines {
             let _ = m.create(&p.cluster, mac, None).await;
         }
@@ -541,9 +541,9 @@ pub async fn machines(env: &Env, case: &Case, k: usize) -> Result<Report, Failur
     let p = prepare(env, case, "mach").await?;
     let c = &env.clients;
     up(env, c, &p.cluster).await?;
-    let m = MachineActuator::new(c.clone());
+    let m = env.machine_actuator(c.clone());
     let cut = crashing(c, k);
-    let crashing_m = MachineActuator::new(cut);
+    let crashing_m = env.machine_actuator(cut);
     for mac in &p.machines {
         let _ = crashing_m.create(&p.cluster, mac, None).await;
     }

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::Tag;
+use provider::ClusterActuator;
 use provider::spec::Cluster;
-use provider::{ClusterActuator, MachineActuator};
 use scenarios::{Refused, Scenario, Step, Terminated};
 
 use crate::census::Census;
@@ -73,6 +73,7 @@ fn error_kind(e: &provider::Error) -> &'static str {
         provider::Error::Many(_) => "Many",
         provider::Error::UserDataTooLarge { .. } => "UserDataTooLarge",
         provider::Error::NoImage { .. } => "NoImage",
+        provider::Error::Bootstrap(_) => "Bootstrap",
     }
 }
 
@@ -128,7 +129,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 statuses = create_machines_from(env, c, &cluster, &machines, &statuses).await?;
             }
             Step::UpdateMachines => {
-                let m = MachineActuator::new(c.clone());
+                let m = env.machine_actuator(c.clone());
                 for (mac, st) in machines.iter().zip(&statuses) {
                     m.update(&cluster, mac, Some(st)).await?;
                 }
@@ -216,7 +217,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             }
             Step::CreateMachinesCutAfter(k) => {
                 let cut = crashing(c, *k);
-                let m = MachineActuator::new(cut);
+                let m = env.machine_actuator(cut);
                 for mac in &machines {
                     let _ = m.create(&cluster, mac, None).await;
                 }
@@ -430,7 +431,7 @@ async fn refuse_machine(env: &Env, cluster: &Cluster, r: &Refused) -> Result<(),
     })?;
     let c = &env.clients;
     let before = c.calls.total();
-    let m = MachineActuator::new(c.clone());
+    let m = env.machine_actuator(c.clone());
     let answers = [
         ("create", m.create(cluster, &mac, None).await.map(|_| ())),
         ("update", m.update(cluster, &mac, None).await.map(|_| ())),

@@ -2,12 +2,14 @@
 //! or real AWS through the standard credential chain. The suite's code is the same for all.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use aws_sdk_ec2::config::{AsyncSleep, SharedAsyncSleep, Sleep};
 use fakeaws::sim::consistency::Windows;
 use fakeaws::sim::profile::Profile;
-use provider::Clients;
+use provider::bootstrap::Bootstrap;
+use provider::{Clients, MachineActuator};
 
 /// A target of the suite.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +66,21 @@ pub struct Env {
     pub region: String,
     /// The bad day the in-process fake plays (`calm` unless asked).
     pub profile: Profile,
+    /// The bootstrap material the suite's machines boot with (one PKI for the process: the
+    /// suite checks infrastructure, not kubeadm).
+    pub bootstrap: Arc<Bootstrap>,
     fake: Option<fakeaws::FakeAws>,
+}
+
+/// The process's bootstrap material, made once.
+fn bootstrap() -> Result<Arc<Bootstrap>, String> {
+    static MADE: OnceLock<Result<Arc<Bootstrap>, String>> = OnceLock::new();
+    MADE.get_or_init(|| {
+        Bootstrap::generate()
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    })
+    .clone()
 }
 
 /// While alive, the in-process fake is calm ([`Env::calm`]); dropped, it plays the
@@ -193,8 +209,15 @@ impl Env {
             prefix: format!("cf{short}-{n}"),
             region,
             profile,
+            bootstrap: bootstrap()?,
             fake,
         })
+    }
+
+    /// A machine actuator on `clients` (these, or a crashing view of them), booting machines
+    /// with the suite's bootstrap material.
+    pub fn machine_actuator(&self, clients: Clients) -> MachineActuator {
+        MachineActuator::new(clients, self.bootstrap.clone())
     }
 
     /// Calms the in-process fake until the guard drops: no fault rules, no throttling, no

@@ -581,7 +581,7 @@ pub fn machines(
             tags.insert(k, v);
         }
         let yaml = format!(
-            "apiVersion: {api}\nkind: Machine\nmetadata: {{name: {cluster}-{name}}}\nspec:\n  clusterName: {cluster}\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: {zone}}}\n  kubeadm:\n    operation: {op}\n    kubernetesVersion: v1.31.0\n    bootstrapToken: abcdef.0123456789abcdef\n    caCertHashes: [\"sha256:{hash}\"]\n{key}",
+            "apiVersion: {api}\nkind: Machine\nmetadata: {{name: {cluster}-{name}}}\nspec:\n  clusterName: {cluster}\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: {zone}}}\n  kubeadm:\n    operation: {op}\n    kubernetesVersion: v1.31.0\n",
             api = provider::spec::API_VERSION,
             cluster = cluster.metadata.name,
             name = d.name,
@@ -591,12 +591,6 @@ pub fn machines(
                 .clone()
                 .unwrap_or_else(|| format!("{}a", cluster.spec.region)),
             op = if init { "init" } else { "join" },
-            hash = "0".repeat(64),
-            key = if cp && !init {
-                format!("    certificateKey: {}\n", "f".repeat(64))
-            } else {
-                String::new()
-            },
         );
         let mut docs = provider::spec::parse_documents(&yaml, &d.name)?;
         let Some(mut m) = docs.machines.pop() else {

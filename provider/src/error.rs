@@ -60,6 +60,10 @@ pub enum Error {
         /// The architecture.
         architecture: String,
     },
+    /// The cluster's PKI or bootstrap material is missing, unreadable or not what kubeadm
+    /// takes (never holds a secret).
+    #[error("bootstrap material: {0}")]
+    Bootstrap(String),
     /// An AWS call failed.
     #[error(transparent)]
     Aws(#[from] AwsError),
@@ -100,6 +104,7 @@ pub fn error_policy(err: &Error) -> Action {
         | Error::PreExisting { .. }
         | Error::Conflict(_)
         | Error::UserDataTooLarge { .. }
+        | Error::Bootstrap(_)
         | Error::NoImage { .. } => Action::Fail,
     }
 }

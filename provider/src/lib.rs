@@ -20,6 +20,7 @@
 //! ```
 
 pub mod aws_error;
+pub mod bootstrap;
 pub mod clients;
 pub mod cluster;
 pub mod error;

@@ -15,11 +15,19 @@ use aws_smithy_runtime_api::client::interceptors::context::BeforeDeserialization
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
+use provider::bootstrap::Bootstrap;
 use provider::machine::{MachineActuator, user_data};
 use provider::spec::{Cluster, Machine};
 use provider::{Clients, ClusterActuator, Error};
 
 const TOKEN: &str = "abcdef.0123456789abcdef";
+
+/// The bootstrap material of the tests' clusters, made once.
+fn bootstrap() -> Arc<Bootstrap> {
+    static MADE: std::sync::OnceLock<Arc<Bootstrap>> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| Arc::new(Bootstrap::generate().unwrap()))
+        .clone()
+}
 
 fn filter(name: &str, values: &[&str]) -> Filter {
     let mut f = Filter::builder().name(name);
@@ -38,18 +46,13 @@ fn cluster() -> Cluster {
 }
 
 fn machine(name: &str, role: &str, operation: &str) -> Machine {
-    let extra = if operation == "join" {
-        let key = if role == "controlplane" {
-            "\n    certificateKey: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-        } else {
-            ""
-        };
-        format!("\n    caCertHashes: [\"sha256:{}\"]{key}", "ab".repeat(32))
-    } else {
-        String::new()
-    };
+    machine_with(name, role, operation, "")
+}
+
+/// A machine whose `kubeadm` section also holds `extra` (YAML lines, indented 4).
+fn machine_with(name: &str, role: &str, operation: &str, extra: &str) -> Machine {
     let yaml = format!(
-        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: us-east-1b}}\n  iamInstanceProfile: nodes.cluster-api-provider-aws.sigs.k8s.io\n  rootVolume: {{size: 40, type: gp3, encrypted: true}}\n  additionalTags: {{team: platform}}\n  kubeadm:\n    operation: {operation}\n    kubernetesVersion: v1.31.0\n    bootstrapToken: {TOKEN}{extra}\n"
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: us-east-1b}}\n  iamInstanceProfile: nodes.cluster-api-provider-aws.sigs.k8s.io\n  rootVolume: {{size: 40, type: gp3, encrypted: true}}\n  additionalTags: {{team: platform}}\n  kubeadm:\n    operation: {operation}\n    kubernetesVersion: v1.31.0\n{extra}"
     );
     let docs = provider::spec::parse_documents(&yaml, "test").unwrap();
     docs.machines.into_iter().next().unwrap()
@@ -79,6 +82,20 @@ async fn world() -> World {
         clients,
         cluster,
     }
+}
+
+/// The init machine `c1-cp-0`, created until it runs and serves the API (joins wait for it).
+async fn api_up(w: &World, m: &MachineActuator) {
+    let init = machine("c1-cp-0", "controlplane", "init");
+    let mut status = None;
+    for _ in 0..5 {
+        let o = m.create(&w.cluster, &init, status.as_ref()).await.unwrap();
+        if o.is_done() {
+            return;
+        }
+        status = o.status;
+    }
+    panic!("the init machine did not come up");
 }
 
 async fn instances_named(ec2: &aws_sdk_ec2::Client, name: &str) -> Vec<Instance> {
@@ -116,7 +133,7 @@ async fn lb_members(elb: &aws_sdk_elasticloadbalancing::Client) -> Vec<String> {
 #[tokio::test]
 async fn control_plane_and_two_nodes_created_once_each() {
     let w = world().await;
-    let m = MachineActuator::new(w.clients.clone());
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
     let ec2 = w.fake.ec2_client();
     let cp = machine("c1-cp-0", "controlplane", "init");
     let nodes = [
@@ -294,7 +311,7 @@ async fn a_lost_run_instances_answer_makes_no_twin() {
             .build(),
     );
     let cp = machine("c1-cp-0", "controlplane", "init");
-    let m = MachineActuator::new(crashing);
+    let m = MachineActuator::new(crashing, bootstrap());
     assert!(
         m.create(&w.cluster, &cp, None).await.is_err(),
         "the first answer is lost"
@@ -317,6 +334,8 @@ async fn a_lost_run_instances_answer_makes_no_twin() {
 #[tokio::test]
 async fn a_launch_that_aws_fails_is_launched_again() {
     let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
     w.fake.fake().with_region("us-east-1", |r| {
         r.transitions.fail_next(
             fakeaws::sim::transitions::Subject::Instance,
@@ -325,7 +344,6 @@ async fn a_launch_that_aws_fails_is_launched_again() {
         )
     });
     let node = machine("c1-node-0", "node", "join");
-    let m = MachineActuator::new(w.clients.clone());
     let first = m.create(&w.cluster, &node, None).await.unwrap();
     let first_id = first.status.clone().unwrap().instance_id;
     let ec2 = w.fake.ec2_client();
@@ -360,7 +378,8 @@ async fn a_launch_that_aws_fails_is_launched_again() {
 #[tokio::test]
 async fn update_converges_mutable_fields_and_refuses_immutable_ones() {
     let w = world().await;
-    let m = MachineActuator::new(w.clients.clone());
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
     let ec2 = w.fake.ec2_client();
     let mut node = machine("c1-node-0", "node", "join");
     let st = m
@@ -470,7 +489,7 @@ async fn update_converges_mutable_fields_and_refuses_immutable_ones() {
 #[tokio::test]
 async fn ami_lookup_errors_name_the_pattern() {
     let w = world().await;
-    let m = MachineActuator::new(w.clients.clone());
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
     let mut cp = machine("c1-cp-0", "controlplane", "init");
     cp.spec.kubeadm.kubernetes_version = "v1.99.0".into();
     let err = m.create(&w.cluster, &cp, None).await.unwrap_err();
@@ -506,7 +525,7 @@ async fn ami_lookup_errors_name_the_pattern() {
 async fn machines_wait_for_the_cluster() {
     let fake = fakeaws::spawn().await.unwrap();
     let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
-    let m = MachineActuator::new(clients);
+    let m = MachineActuator::new(clients, bootstrap());
     let o = m
         .create(
             &cluster(),
@@ -520,30 +539,57 @@ async fn machines_wait_for_the_cluster() {
     assert!(fake.fake().calls().iter().all(|c| !c.is_mutating()));
 }
 
+/// `text` rendered by cloud-init's jinja renderer (with EC2-shaped instance data) and then
+/// checked by its schema validator.
 fn cloud_init_schema(text: &str) {
-    let path = std::env::temp_dir().join(format!(
-        "capa-user-data-{}-{}.yaml",
+    let base = std::env::temp_dir().join(format!(
+        "capa-user-data-{}-{}",
         std::process::id(),
         text.len()
     ));
-    std::fs::write(&path, text).unwrap();
-    let out = std::process::Command::new("cloud-init")
-        .args(["schema", "--config-file"])
-        .arg(&path)
-        .output()
-        .expect("cloud-init (Debian's package; .ci/run installs it) validates the user data");
-    assert!(
-        out.status.success(),
-        "cloud-init schema: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let raw = base.with_extension("txt");
+    let data = base.with_extension("json");
+    let rendered = base.with_extension("yaml");
+    std::fs::write(&raw, text).unwrap();
+    std::fs::write(
+        &data,
+        r#"{"ds": {"meta_data": {"local-hostname": "ip-10-0-1-5.ec2.internal", "local-ipv4": "10.0.1.5"}}, "v1": {"cloud_name": "aws", "platform": "ec2"}}"#,
+    )
+    .unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new("cloud-init")
+            .args(args)
+            .output()
+            .expect("cloud-init (Debian's package; .ci/run installs it) renders the user data");
+        assert!(
+            out.status.success(),
+            "cloud-init {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let out = run(&[
+        "devel".as_ref(),
+        "render".as_ref(),
+        raw.as_os_str(),
+        "--instance-data".as_ref(),
+        data.as_os_str(),
+    ]);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("ip-10-0-1-5.ec2.internal") && !out.contains("{{"));
+    std::fs::write(&rendered, out).unwrap();
+    run(&[
+        "schema".as_ref(),
+        "--config-file".as_ref(),
+        rendered.as_os_str(),
+    ]);
 }
 
 #[tokio::test]
 async fn user_data_is_valid_cloud_config_with_the_kubeadm_configuration() {
     let w = world().await;
-    let m = MachineActuator::new(w.clients.clone());
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
     let ec2 = w.fake.ec2_client();
     let dns = w
         .fake
@@ -582,10 +628,15 @@ async fn user_data_is_valid_cloud_config_with_the_kubeadm_configuration() {
             .unwrap()
             .to_string();
         let text = user_data::decode(&sent).unwrap();
-        assert!(text.starts_with("#cloud-config\n"));
+        assert!(text.starts_with("## template: jinja\n#cloud-config\n"));
         cloud_init_schema(&text);
         let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
-        let content = doc["write_files"][0]["content"].as_str().unwrap();
+        let files = doc["write_files"].as_sequence().unwrap();
+        let content = files
+            .iter()
+            .find(|f| f["path"] == "/run/kubeadm/kubeadm.yaml")
+            .and_then(|f| f["content"].as_str())
+            .unwrap();
         let kubeadm: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(content)
             .map(|d| serde::Deserialize::deserialize(d).unwrap())
             .collect();
@@ -606,7 +657,10 @@ async fn user_data_is_valid_cloud_config_with_the_kubeadm_configuration() {
                 format!("{dns}:6443")
             );
             assert_eq!(kubeadm[1]["kubernetesVersion"], "v1.31.0");
-            assert_eq!(kubeadm[0]["bootstrapTokens"][0]["token"], TOKEN);
+            assert_eq!(
+                kubeadm[0]["bootstrapTokens"][0]["token"].as_str(),
+                Some(bootstrap().token.0.as_str())
+            );
             assert_eq!(runcmd, "init");
         } else {
             assert_eq!(kinds, ["JoinConfiguration"]);
@@ -626,11 +680,17 @@ async fn user_data_is_valid_cloud_config_with_the_kubeadm_configuration() {
 
 #[test]
 fn secrets_stay_out_of_debug_output_and_errors() {
-    let mut m = machine("c1-cp-0", "controlplane", "init");
+    let mut m = machine_with(
+        "c1-cp-0",
+        "controlplane",
+        "init",
+        &format!("    bootstrapToken: {TOKEN}\n"),
+    );
     let shown = format!("{m:?}");
     assert!(!shown.contains(TOKEN), "{shown}");
-    m.spec.kubeadm.bootstrap_token =
-        provider::spec::machine::Secret("NOT-A-TOKEN-BUT-SECRET".into());
+    m.spec.kubeadm.bootstrap_token = Some(provider::spec::machine::Secret(
+        "NOT-A-TOKEN-BUT-SECRET".into(),
+    ));
     let problems = provider::spec::machine::validate(&m).join("\n");
     assert!(problems.contains("bootstrapToken"), "{problems}");
     assert!(!problems.contains("NOT-A-TOKEN-BUT-SECRET"), "{problems}");
@@ -651,4 +711,127 @@ fn oversized_user_data_is_refused() {
     let err = user_data::encode(&noise).unwrap_err();
     assert!(matches!(err, Error::UserDataTooLarge { .. }), "{err}");
     assert!(user_data::encode("#cloud-config\n{}\n").is_ok());
+}
+
+#[tokio::test]
+async fn joins_wait_until_a_control_plane_is_in_service() {
+    let w = world().await;
+    // Instances take 40 s to run, registrations 30 s to pass their health check.
+    w.fake.fake().with_region("us-east-1", |r| {
+        use fakeaws::sim::transitions::Subject;
+        r.transitions
+            .set_delay(Subject::Instance, Duration::from_secs(40));
+        r.transitions
+            .set_delay(Subject::LoadBalancerRegistration, Duration::from_secs(30));
+    });
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let ec2 = w.fake.ec2_client();
+    let node = machine("c1-node-0", "node", "join");
+    let cp1 = machine("c1-cp-1", "controlplane", "join");
+    // Before init: every join waits, saying why, and launches nothing.
+    for j in [&node, &cp1] {
+        let o = m.create(&w.cluster, j, None).await.unwrap();
+        assert!(!o.is_done());
+        assert!(
+            o.waiting[0].contains("waits for the API server"),
+            "{:?}",
+            o.waiting
+        );
+        assert_eq!(o.requeue_after(), Some(Duration::from_secs(15)));
+    }
+    assert!(instances_named(&ec2, "c1-node-0").await.is_empty());
+    // Init is launched; while it boots and registers, joins still wait.
+    let init = machine("c1-cp-0", "controlplane", "init");
+    let first = m.create(&w.cluster, &init, None).await.unwrap();
+    let st = first.status.clone().unwrap();
+    let o = m.create(&w.cluster, &node, None).await.unwrap();
+    assert!(o.waiting[0].contains("waits for the API server"));
+    w.fake
+        .fake()
+        .with_region("us-east-1", |r| r.clock.advance(Duration::from_secs(35)));
+    m.create(&w.cluster, &init, Some(&st)).await.unwrap();
+    let o = m.create(&w.cluster, &node, None).await.unwrap();
+    assert!(
+        o.waiting[0].contains("waits for the API server"),
+        "registered, still booting"
+    );
+    assert!(instances_named(&ec2, "c1-node-0").await.is_empty());
+    w.fake
+        .fake()
+        .with_region("us-east-1", |r| r.clock.advance(Duration::from_secs(10)));
+    // In service: the joins launch.
+    for j in [&node, &cp1] {
+        let o = m.create(&w.cluster, j, None).await.unwrap();
+        assert!(o.status.is_some(), "{:?}", o.waiting);
+        assert_eq!(instances_named(&ec2, &j.metadata.name).await.len(), 1);
+    }
+}
+
+#[test]
+fn given_secrets_are_checked_and_used() {
+    use provider::spec::machine::Secret;
+    let mut bad = machine("c1-cp-1", "controlplane", "join");
+    bad.spec.kubeadm.bootstrap_token = Some(Secret("abcdef.0123456789ABCDEF".into()));
+    bad.spec.kubeadm.ca_cert_hashes = vec!["md5:abc".into()];
+    bad.spec.kubeadm.certificate_key = Some(Secret("12".into()));
+    let problems = provider::spec::machine::validate(&bad).join("\n");
+    for field in ["bootstrapToken", "caCertHashes", "certificateKey"] {
+        assert!(problems.contains(field), "{problems}");
+    }
+    let extra_pin = format!("sha256:{}", "ab".repeat(32));
+    let good = machine_with(
+        "c1-cp-1",
+        "controlplane",
+        "join",
+        &format!(
+            "    bootstrapToken: {TOKEN}\n    caCertHashes: [\"{extra_pin}\"]\n    certificateKey: {}\n",
+            "cd".repeat(32)
+        ),
+    );
+    assert!(provider::spec::machine::validate(&good).is_empty());
+    let b = bootstrap();
+    let config = user_data::kubeadm_config(&good, "api.example", &b).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&config).unwrap();
+    let bt = &doc["discovery"]["bootstrapToken"];
+    assert_eq!(bt["token"].as_str(), Some(TOKEN));
+    let pins: Vec<&str> = bt["caCertHashes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    // The cluster CA's pin is always there, the user's beside it.
+    assert_eq!(
+        pins,
+        [b.pki.ca_cert_hash().unwrap().as_str(), extra_pin.as_str()]
+    );
+    assert_eq!(
+        doc["controlPlane"]["certificateKey"].as_str(),
+        Some("cd".repeat(32).as_str())
+    );
+}
+
+#[tokio::test]
+async fn user_data_over_ec2s_limit_is_refused_before_any_call() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+    let m = MachineActuator::new(clients, bootstrap());
+    let mut init = machine("c1-cp-0", "controlplane", "init");
+    // A version no compression can shrink below 16 KiB.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let noise: String = (0..40_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect();
+    init.spec.kubeadm.kubernetes_version = format!("v{noise}");
+    let err = m.create(&cluster(), &init, None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems } if problems[0].contains("user data")),
+        "{err}"
+    );
+    assert!(fake.fake().calls().is_empty(), "no call was made");
 }

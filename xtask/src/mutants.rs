@@ -183,7 +183,10 @@ fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
             .env("CARGO_PROFILE_TEST_DEBUG", "0")
             .env("CONFORMANCE_CASES", args.cases.to_string())
             // To the build as well as the test: only these two test binaries are linked.
-            .args(["--cargo-arg=--test=properties", "--cargo-arg=--test=scenarios"]);
+            .args([
+                "--cargo-arg=--test=properties",
+                "--cargo-arg=--test=scenarios",
+            ]);
     }
     let status = cmd.status().context("running cargo mutants")?;
     // cargo-mutants exits non-zero when any mutant is missed: that is a result, not an error.

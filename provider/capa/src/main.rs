@@ -5,6 +5,7 @@
 //! standard credential chain.
 
 mod output;
+mod state;
 mod target;
 
 use std::path::PathBuf;
@@ -47,6 +48,18 @@ enum Command {
     /// Create, delete or show the machines of a file.
     #[command(subcommand)]
     Machine(MachineCommand),
+    /// Write an admin kubeconfig for the cluster: a client certificate of the cluster CA for
+    /// `system:masters`, the API server at the load balancer.
+    Kubeconfig(KubeconfigArgs),
+}
+
+#[derive(clap::Args)]
+struct KubeconfigArgs {
+    #[command(flatten)]
+    args: Args,
+    /// Where to write it (mode 0600); standard output without it.
+    #[arg(short = 'o', long = "output-file")]
+    output_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -85,6 +98,14 @@ struct Args {
     /// Give up waiting after this many seconds.
     #[arg(long, default_value_t = 1800)]
     timeout: u64,
+    /// Where the clusters' PKI and bootstrap tokens are kept (default
+    /// $XDG_STATE_HOME/capa, else ~/.local/state/capa; one directory per region and cluster
+    /// beneath). Unused with the embedded fake, whose PKI lives only while capa runs.
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+    /// With `down`: also delete the cluster's PKI from the state directory.
+    #[arg(long)]
+    forget_pki: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -192,38 +213,112 @@ async fn create_machines(
     }
 }
 
+/// Where this run keeps the cluster's bootstrap material: in memory with the embedded fake,
+/// else in the cluster's state directory.
+fn keeper(
+    args: &Args,
+    target: &target::Target,
+    cluster: &Cluster,
+) -> anyhow::Result<state::Keeper> {
+    if target.is_embedded() {
+        return Ok(state::Keeper::Memory);
+    }
+    let root = state::root(args.state_dir.as_deref())?;
+    Ok(state::Keeper::Dir(state::dir_of(&root, cluster)))
+}
+
+/// The cluster's bootstrap material for launching machines: asks AWS whether the cluster
+/// exists only when none is kept.
+async fn obtain(
+    keeper: &state::Keeper,
+    actuator: &ClusterActuator,
+    cluster: &Cluster,
+) -> anyhow::Result<std::sync::Arc<provider::bootstrap::Bootstrap>> {
+    let exists = match keeper {
+        state::Keeper::Dir(d) if state::load(d)?.is_none() => {
+            state::exists_in_aws(&actuator.plan(cluster).await?.status)
+        }
+        _ => false,
+    };
+    keeper.obtain(exists, cluster)
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     if let Command::Machine(cmd) = &cli.command {
         return run_machines(cmd).await;
     }
-    let (Command::Up(args) | Command::Down(args) | Command::Status(args) | Command::Plan(args)) =
-        &cli.command
+    let (Command::Up(args)
+    | Command::Down(args)
+    | Command::Status(args)
+    | Command::Plan(args)
+    | Command::Kubeconfig(KubeconfigArgs { args, .. })) = &cli.command
     else {
         return Ok(());
     };
     let docs = load(&args.file)?;
     let cluster = cluster_of(&docs, &args.file)?;
     let target = target::connect(args, &cluster.spec.region).await?;
+    let keeper = keeper(args, &target, &cluster)?;
     let actuator = ClusterActuator::new(target.clients.clone());
     let start = Instant::now();
     let timeout = Duration::from_secs(args.timeout);
-    let machines = MachineActuator::new(target.clients.clone());
     let mut machine_status: Vec<Option<MachineStatus>> = vec![None; docs.machines.len()];
     let (verb, outcome) = match &cli.command {
         Command::Up(_) => {
+            // Before any change: a live cluster whose PKI is lost is refused here.
+            let bootstrap = obtain(&keeper, &actuator, &cluster).await?;
+            let machines = MachineActuator::new(target.clients.clone(), bootstrap);
             let o = drive(&actuator, &cluster, target.poll, timeout, false).await?;
             machine_status =
                 create_machines(&machines, &cluster, &docs.machines, target.poll, timeout).await?;
             ("up", o)
         }
         Command::Down(_) => {
+            let machines = MachineActuator::new(target.clients.clone(), keeper.for_delete()?);
             for m in &docs.machines {
                 machines.delete(&cluster, m, None).await?;
             }
-            (
-                "down",
-                drive(&actuator, &cluster, target.poll, timeout, true).await?,
-            )
+            let o = drive(&actuator, &cluster, target.poll, timeout, true).await?;
+            if let state::Keeper::Dir(dir) = &keeper {
+                if args.forget_pki {
+                    state::forget(dir)?;
+                    eprintln!("capa: deleted the cluster's PKI from {}", dir.display());
+                } else if dir.exists() {
+                    eprintln!(
+                        "capa: the cluster's PKI stays in {} (capa down --forget-pki deletes it)",
+                        dir.display()
+                    );
+                }
+            }
+            ("down", o)
+        }
+        Command::Kubeconfig(k) => {
+            let b = keeper.existing("capa kubeconfig", &cluster)?;
+            let plan = actuator.plan(&cluster).await?;
+            let lb = plan
+                .status
+                .load_balancer
+                .filter(|l| !l.dns_name.is_empty())
+                .with_context(|| {
+                    format!(
+                        "cluster {} has no API load balancer yet (capa up makes it)",
+                        cluster.metadata.name
+                    )
+                })?;
+            let server = format!("https://{}:6443", lb.dns_name);
+            let config = b.pki.admin_kubeconfig(&cluster.metadata.name, &server)?;
+            match &k.output_file {
+                Some(path) => {
+                    state::write_kubeconfig(path, &config)?;
+                    eprintln!(
+                        "capa: wrote an admin kubeconfig for {} ({server}) to {}",
+                        cluster.metadata.name,
+                        path.display()
+                    );
+                }
+                None => print!("{config}"),
+            }
+            return Ok(());
         }
         Command::Status(_) => ("status", actuator.plan(&cluster).await?),
         _ => ("plan", actuator.plan(&cluster).await?),
@@ -321,7 +416,19 @@ async fn run_machines(cmd: &MachineCommand) -> anyhow::Result<()> {
         anyhow::bail!("{} holds no Machine document", args.file.display());
     }
     let target = target::connect(args, &cluster.spec.region).await?;
-    let actuator = MachineActuator::new(target.clients.clone());
+    let keeper = keeper(args, &target, &cluster)?;
+    let bootstrap = match cmd {
+        MachineCommand::Create(_) => {
+            obtain(
+                &keeper,
+                &ClusterActuator::new(target.clients.clone()),
+                &cluster,
+            )
+            .await?
+        }
+        MachineCommand::Delete(_) | MachineCommand::Status(_) => keeper.for_delete()?,
+    };
+    let actuator = MachineActuator::new(target.clients.clone(), bootstrap);
     let start = Instant::now();
     let timeout = Duration::from_secs(args.timeout);
     let mut rows = Vec::new();

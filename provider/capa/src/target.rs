@@ -17,6 +17,13 @@ pub(super) struct Target {
     pub(super) poll: Duration,
 }
 
+impl Target {
+    /// Whether this is the embedded fake, whose world ends with the command.
+    pub(super) fn is_embedded(&self) -> bool {
+        self._embedded.is_some()
+    }
+}
+
 pub(super) async fn connect(args: &Args, region: &str) -> anyhow::Result<Target> {
     if args.aws {
         return Ok(Target {

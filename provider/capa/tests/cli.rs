@@ -12,6 +12,11 @@ fn capa(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_capa"))
         .args(args)
         .env_remove("RUST_LOG")
+        // Whatever a run keeps goes to a scratch directory, never the user's.
+        .env(
+            "XDG_STATE_HOME",
+            std::env::temp_dir().join(format!("capa-cli-state-{}", std::process::id())),
+        )
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .output()
         .expect("capa runs")

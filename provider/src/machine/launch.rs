@@ -104,7 +104,7 @@ impl MachineActuator {
             .as_ref()
             .map(|l| l.dns_name.clone())
             .unwrap_or_default();
-        let data = user_data::user_data(machine, &endpoint)?;
+        let data = user_data::user_data(machine, &endpoint, &self.bootstrap)?;
         let tags = self.tags(cluster, machine);
         // A retry of this launch (after a crash that lost its answer) reuses the token; a
         // machine recreated after its instance was terminated gets a new one.

@@ -10,6 +10,36 @@ use crate::sdk::found;
 use crate::spec::machine::{Machine, MachineRole};
 
 impl MachineActuator {
+    /// Why the API server does not answer through the load balancer yet (no instance
+    /// `InService` on it), or `None` when it does.
+    pub(super) async fn api_not_ready(
+        &self,
+        ctx: &ClusterContext,
+    ) -> Result<Option<String>, Error> {
+        let Some(lb) = &ctx.status.load_balancer else {
+            return Ok(Some("no API load balancer".into()));
+        };
+        let health = self
+            .elb()
+            .describe_instance_health()
+            .load_balancer_name(&lb.name)
+            .send()
+            .await
+            .map_err(aws("DescribeInstanceHealth"))?;
+        if health
+            .instance_states()
+            .iter()
+            .any(|s| s.state() == Some("InService"))
+        {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "waits for the API server: no control plane is InService on load balancer {} yet \
+             (the init machine comes first)",
+            lb.name
+        )))
+    }
+
     pub(super) async fn registered(&self, ctx: &ClusterContext, id: &str) -> Result<bool, Error> {
         let Some(lb) = &ctx.status.load_balancer else {
             return Ok(false);

@@ -4,6 +4,11 @@
 //! load balancer. `delete` deregisters and terminates; `update` converges the mutable fields
 //! (security groups, additional tags) and refuses changes to immutable ones; `exists` reports
 //! the instance's state.
+//!
+//! Machines boot with the cluster's bootstrap material ([`Bootstrap`]: its PKI, token and
+//! certificate key), which the actuator is given; kubeadm's order is kept: the init machine
+//! first, every join (control plane or node) only once a control plane is `InService` on the
+//! API load balancer (until then `create` requeues, saying so).
 
 pub mod ami;
 mod launch;
@@ -11,12 +16,14 @@ mod load_balancer;
 mod update;
 pub mod user_data;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_ec2::types::Instance;
 use serde::Serialize;
 
 use crate::aws_error::aws;
+use crate::bootstrap::Bootstrap;
 use crate::clients::Clients;
 use crate::cluster::{ClusterActuator, ClusterStatus, is_new};
 use crate::error::Error;
@@ -24,7 +31,7 @@ use crate::instance::{instances_of, is_live, state_of};
 use crate::ownership;
 use crate::sdk::{filter, found, until_visible};
 use crate::spec::Cluster;
-use crate::spec::machine::Machine;
+use crate::spec::machine::{KubeadmOperation, Machine};
 
 /// What the machine holds in AWS.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -102,6 +109,7 @@ impl ClusterContext {
 #[derive(Debug, Clone)]
 pub struct MachineActuator {
     clients: Clients,
+    bootstrap: Arc<Bootstrap>,
 }
 
 fn status_of(i: &Instance, in_load_balancer: bool) -> MachineStatus {
@@ -129,9 +137,10 @@ fn waiting_for_cluster(
 }
 
 impl MachineActuator {
-    /// An actuator using `clients`.
-    pub fn new(clients: Clients) -> Self {
-        MachineActuator { clients }
+    /// An actuator using `clients`, whose machines boot with the cluster's bootstrap
+    /// material `bootstrap`.
+    pub fn new(clients: Clients, bootstrap: Arc<Bootstrap>) -> Self {
+        MachineActuator { clients, bootstrap }
     }
 
     fn ec2(&self) -> &aws_sdk_ec2::Client {
@@ -142,7 +151,8 @@ impl MachineActuator {
         &self.clients.elb
     }
 
-    fn check(cluster: &Cluster, machine: &Machine) -> Result<(), Error> {
+    fn check(&self, cluster: &Cluster, machine: &Machine) -> Result<(), Error> {
+        let bootstrap = &self.bootstrap;
         let mut problems: Vec<String> = crate::spec::machine::validate(machine)
             .into_iter()
             .map(|p| format!("machine {}: {p}", machine.metadata.name))
@@ -152,6 +162,19 @@ impl MachineActuator {
                 "machine {}: spec.clusterName {} is not the cluster {}",
                 machine.metadata.name, machine.spec.cluster_name, cluster.metadata.name
             ));
+        }
+        // The user data must fit EC2's limit whatever the endpoint's name (at most a DNS
+        // name's 253 characters): checked before any call.
+        if problems.is_empty() {
+            match user_data::user_data(machine, &"x".repeat(253), bootstrap) {
+                Err(Error::UserDataTooLarge { bytes, limit }) => problems.push(format!(
+                    "machine {}: its user data is {bytes} bytes compressed; EC2 takes at most \
+                     {limit}",
+                    machine.metadata.name
+                )),
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
         }
         if problems.is_empty() {
             Ok(())
@@ -258,7 +281,7 @@ impl MachineActuator {
         machine: &Machine,
         status: Option<&MachineStatus>,
     ) -> Result<MachineOutcome, Error> {
-        Self::check(cluster, machine)?;
+        self.check(cluster, machine)?;
         let ctx = self.context(cluster).await?;
         match ctx.ready() {
             Ok(vpc_id) => self.create_in(&ctx, vpc_id, cluster, machine, status).await,
@@ -273,7 +296,7 @@ impl MachineActuator {
         machines: &[(&Machine, Option<&MachineStatus>)],
     ) -> Result<Vec<MachineOutcome>, Error> {
         for (m, _) in machines {
-            Self::check(cluster, m)?;
+            self.check(cluster, m)?;
         }
         let ctx = self.context(cluster).await?;
         let vpc_id = match ctx.ready() {
@@ -303,7 +326,18 @@ impl MachineActuator {
         let (found, gone) = self.find(ctx, vpc_id, machine, status).await?;
         let instance = match found {
             Some(i) => i,
-            None => self.run(cluster, ctx, vpc_id, machine, gone).await?,
+            None => {
+                // kubeadm's order: a join needs the API server that init brings up.
+                if machine.spec.kubeadm.operation == KubeadmOperation::Join
+                    && let Some(reason) = self.api_not_ready(ctx).await?
+                {
+                    return Ok(MachineOutcome {
+                        status: status.cloned(),
+                        waiting: vec![format!("machine {}: {reason}", machine.metadata.name)],
+                    });
+                }
+                self.run(cluster, ctx, vpc_id, machine, gone).await?
+            }
         };
         let id = instance.instance_id().unwrap_or_default().to_string();
         let in_lb = self.ensure_registered(ctx, machine, &id).await?;
@@ -336,7 +370,7 @@ impl MachineActuator {
         machine: &Machine,
         status: Option<&MachineStatus>,
     ) -> Result<(), Error> {
-        Self::check(cluster, machine)?;
+        self.check(cluster, machine)?;
         let ctx = self.context(cluster).await?;
         let Some(vpc_id) = ctx.vpc_id.as_deref() else {
             return Ok(());
@@ -366,7 +400,7 @@ impl MachineActuator {
         machine: &Machine,
         status: Option<&MachineStatus>,
     ) -> Result<Exists, Error> {
-        Self::check(cluster, machine)?;
+        self.check(cluster, machine)?;
         let ctx = self.context(cluster).await?;
         let Some(vpc_id) = ctx.vpc_id.as_deref() else {
             return Ok(Exists {

@@ -19,7 +19,7 @@ impl MachineActuator {
         machine: &Machine,
         status: Option<&MachineStatus>,
     ) -> Result<MachineOutcome, Error> {
-        Self::check(cluster, machine)?;
+        self.check(cluster, machine)?;
         let ctx = self.context(cluster).await?;
         let vpc_id = match ctx.ready() {
             Ok(vpc_id) => vpc_id,

@@ -1,12 +1,23 @@
-//! User data: a `#cloud-config` document that writes the kubeadm configuration
+//! User data: a `#cloud-config` document, rendered by cloud-init as a jinja template (it
+//! begins with `## template: jinja`, so that each instance fills in its own hostname and
+//! address from its metadata), that writes the kubeadm configuration
 //! (kubeadm.k8s.io/v1beta4: InitConfiguration + ClusterConfiguration for `init`,
 //! JoinConfiguration for `join`) and runs kubeadm; gzipped and base64-encoded as EC2 takes it,
-//! refused when it exceeds EC2's 16 KB. The document holds secrets: it is never logged.
+//! refused when it exceeds EC2's 16 KB.
+//!
+//! The init machine also carries the cluster's PKI ([`Bootstrap`]) at `/etc/kubernetes/pki`,
+//! so that kubeadm uses the CAs whose pin every join checks instead of making its own; it
+//! creates the bootstrap token the joins present and uploads the control-plane certificates
+//! under the certificate key the control-plane joins fetch them with. Joins carry only what
+//! a join needs: the endpoint, the token, the CA pin and (control planes) the certificate
+//! key, never a CA key. User data is readable by anyone allowed DescribeInstanceAttribute:
+//! it is never logged.
 
 use std::io::Write as _;
 
 use serde_json::{Value, json};
 
+use crate::bootstrap::Bootstrap;
 use crate::error::Error;
 use crate::spec::machine::{KubeadmOperation, Machine, MachineRole};
 
@@ -16,14 +27,49 @@ pub const MAX_USER_DATA: usize = 16 * 1024;
 /// Where the kubeadm configuration is written on the machine.
 pub const KUBEADM_CONFIG_PATH: &str = "/run/kubeadm/kubeadm.yaml";
 
+/// Where kubeadm keeps the cluster's PKI.
+pub const PKI_DIR: &str = "/etc/kubernetes/pki";
+
+/// The first line of the user data: cloud-init renders the rest as a jinja template.
+pub const JINJA_HEADER: &str = "## template: jinja";
+
 fn yaml(v: &Value) -> Result<String, Error> {
     serde_yaml_ng::to_string(v).map_err(|e| Error::Conflict(format!("rendering YAML: {e}")))
 }
 
-/// The kubeadm configuration documents of `machine`, whose control plane answers at
-/// `endpoint` (the load balancer's DNS name).
-pub fn kubeadm_config(machine: &Machine, endpoint: &str) -> Result<String, Error> {
+/// The machine's bootstrap token, CA pins and certificate key: its spec's where it gives
+/// them, else the cluster's; the pins always include the cluster CA's.
+struct Material {
+    token: String,
+    ca_cert_hashes: Vec<String>,
+    certificate_key: String,
+}
+
+fn material(machine: &Machine, b: &Bootstrap) -> Result<Material, Error> {
     let k = &machine.spec.kubeadm;
+    let mut hashes = vec![b.pki.ca_cert_hash()?];
+    for h in &k.ca_cert_hashes {
+        if !hashes.contains(h) {
+            hashes.push(h.clone());
+        }
+    }
+    Ok(Material {
+        token: k.bootstrap_token.as_ref().unwrap_or(&b.token).0.clone(),
+        ca_cert_hashes: hashes,
+        certificate_key: k
+            .certificate_key
+            .as_ref()
+            .unwrap_or(&b.certificate_key)
+            .0
+            .clone(),
+    })
+}
+
+/// The kubeadm configuration documents of `machine`, whose control plane answers at
+/// `endpoint` (the load balancer's DNS name), with the cluster's bootstrap material `b`.
+pub fn kubeadm_config(machine: &Machine, endpoint: &str, b: &Bootstrap) -> Result<String, Error> {
+    let k = &machine.spec.kubeadm;
+    let m = material(machine, b)?;
     let node_registration = json!({
         "name": "{{ ds.meta_data.local_hostname }}",
         "criSocket": "unix:///var/run/containerd/containerd.sock",
@@ -38,11 +84,12 @@ pub fn kubeadm_config(machine: &Machine, endpoint: &str) -> Result<String, Error
                 "apiVersion": "kubeadm.k8s.io/v1beta4",
                 "kind": "InitConfiguration",
                 "bootstrapTokens": [{
-                    "token": k.bootstrap_token.0,
-                    "ttl": "24h0m0s",
+                    "token": m.token,
+                    "ttl": crate::bootstrap::TOKEN_TTL,
                     "usages": ["signing", "authentication"],
                     "groups": ["system:bootstrappers:kubeadm:default-node-token"]
                 }],
+                "certificateKey": m.certificate_key,
                 "nodeRegistration": node_registration,
                 "localAPIEndpoint": {"advertiseAddress": "{{ ds.meta_data.local_ipv4 }}", "bindPort": 6443}
             }),
@@ -52,6 +99,8 @@ pub fn kubeadm_config(machine: &Machine, endpoint: &str) -> Result<String, Error
                 "clusterName": machine.spec.cluster_name,
                 "kubernetesVersion": k.kubernetes_version,
                 "controlPlaneEndpoint": format!("{endpoint}:6443"),
+                "certificatesDir": PKI_DIR,
+                "encryptionAlgorithm": "ECDSA-P256",
                 "apiServer": {"certSANs": [endpoint, "localhost", "127.0.0.1"]},
                 "networking": {
                     "podSubnet": k.pod_subnet.clone().unwrap_or_else(|| "192.168.0.0/16".into()),
@@ -67,8 +116,8 @@ pub fn kubeadm_config(machine: &Machine, endpoint: &str) -> Result<String, Error
                 "discovery": {
                     "bootstrapToken": {
                         "apiServerEndpoint": format!("{endpoint}:6443"),
-                        "token": k.bootstrap_token.0,
-                        "caCertHashes": k.ca_cert_hashes
+                        "token": m.token,
+                        "caCertHashes": m.ca_cert_hashes
                     }
                 },
                 "nodeRegistration": node_registration
@@ -80,7 +129,7 @@ pub fn kubeadm_config(machine: &Machine, endpoint: &str) -> Result<String, Error
                     "controlPlane".into(),
                     json!({
                         "localAPIEndpoint": {"advertiseAddress": "{{ ds.meta_data.local_ipv4 }}", "bindPort": 6443},
-                        "certificateKey": k.certificate_key.as_ref().map(|c| c.0.clone()).unwrap_or_default()
+                        "certificateKey": m.certificate_key
                     }),
                 );
             }
@@ -97,29 +146,43 @@ pub fn kubeadm_config(machine: &Machine, endpoint: &str) -> Result<String, Error
     Ok(out)
 }
 
-/// The `#cloud-config` document of `machine`.
-pub fn cloud_config(machine: &Machine, endpoint: &str) -> Result<String, Error> {
-    let config = kubeadm_config(machine, endpoint)?;
-    let command = match machine.spec.kubeadm.operation {
-        KubeadmOperation::Init => json!([
+/// The user data of `machine` before compression: the jinja header, then the
+/// `#cloud-config` document.
+pub fn cloud_config(machine: &Machine, endpoint: &str, b: &Bootstrap) -> Result<String, Error> {
+    let config = kubeadm_config(machine, endpoint, b)?;
+    let init = machine.spec.kubeadm.operation == KubeadmOperation::Init;
+    let command = if init {
+        json!([
             "kubeadm",
             "init",
             "--config",
             KUBEADM_CONFIG_PATH,
             "--upload-certs"
-        ]),
-        KubeadmOperation::Join => json!(["kubeadm", "join", "--config", KUBEADM_CONFIG_PATH]),
+        ])
+    } else {
+        json!(["kubeadm", "join", "--config", KUBEADM_CONFIG_PATH])
     };
-    let doc = json!({
-        "write_files": [{
-            "path": KUBEADM_CONFIG_PATH,
+    let file = |path: String, content: &str, secret: bool| {
+        json!({
+            "path": path,
             "owner": "root:root",
-            "permissions": "0640",
-            "content": config
-        }],
+            "permissions": if secret { "0600" } else { "0644" },
+            "content": content
+        })
+    };
+    let mut files = Vec::new();
+    if init {
+        for (name, content, secret) in b.pki.files() {
+            files.push(file(format!("{PKI_DIR}/{name}"), content, secret));
+        }
+    }
+    // The configuration holds the token and the certificate key.
+    files.push(file(KUBEADM_CONFIG_PATH.to_string(), &config, true));
+    let doc = json!({
+        "write_files": files,
         "runcmd": [command]
     });
-    Ok(format!("#cloud-config\n{}", yaml(&doc)?))
+    Ok(format!("{JINJA_HEADER}\n#cloud-config\n{}", yaml(&doc)?))
 }
 
 /// `text` gzipped, checked against EC2's limit, base64-encoded.
@@ -139,9 +202,9 @@ pub fn encode(text: &str) -> Result<String, Error> {
     Ok(aws_smithy_types::base64::encode(bytes))
 }
 
-/// The user data of `machine`: cloud-config, gzipped, base64.
-pub fn user_data(machine: &Machine, endpoint: &str) -> Result<String, Error> {
-    encode(&cloud_config(machine, endpoint)?)
+/// The user data of `machine`: [`cloud_config`], gzipped, base64.
+pub fn user_data(machine: &Machine, endpoint: &str, b: &Bootstrap) -> Result<String, Error> {
+    encode(&cloud_config(machine, endpoint, b)?)
 }
 
 /// Decodes user data made by [`encode`] (for tests and `capa machine status`).

@@ -156,12 +156,17 @@ pub struct KubeadmSpec {
     pub operation: KubeadmOperation,
     /// Such as `v1.31.0`.
     pub kubernetes_version: String,
-    /// The bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`).
-    pub bootstrap_token: Secret,
-    /// For join: the CA's public key hashes (`sha256:...`).
+    /// A bootstrap token of the user's (`[a-z0-9]{6}.[a-z0-9]{16}`); by default the
+    /// cluster's, made by capa ([`crate::bootstrap`]). Init creates it, joins present it.
+    #[serde(default)]
+    pub bootstrap_token: Option<Secret>,
+    /// For join: CA pins (`sha256:` and 64 hex digits) accepted beside the cluster CA's,
+    /// which is always computed from the cluster's PKI.
     #[serde(default)]
     pub ca_cert_hashes: Vec<String>,
-    /// For a control plane: the key of the certificates uploaded by `init --upload-certs`.
+    /// A certificate key of the user's (64 hex digits): init uploads the control-plane
+    /// certificates under it, control-plane joins fetch them with it; by default the
+    /// cluster's, made by capa.
     #[serde(default)]
     pub certificate_key: Option<Secret>,
     /// The pod network (default 192.168.0.0/16, calico's).
@@ -249,16 +254,25 @@ pub fn validate(m: &Machine) -> Vec<String> {
         }
     }
     let k = &s.kubeadm;
-    let token = &k.bootstrap_token.0;
-    let token_ok = token.len() == 23
-        && token.as_bytes()[6] == b'.'
-        && token
-            .bytes()
-            .enumerate()
-            .all(|(i, b)| i == 6 || b.is_ascii_lowercase() || b.is_ascii_digit());
-    if !token_ok {
+    if k.bootstrap_token
+        .as_ref()
+        .is_some_and(|t| !crate::bootstrap::is_token(&t.0))
+    {
         // The value is a secret: never repeat it.
         p.push("spec.kubeadm.bootstrapToken: not of the form [a-z0-9]{6}.[a-z0-9]{16}".into());
+    }
+    for h in &k.ca_cert_hashes {
+        if !crate::bootstrap::is_ca_cert_hash(h) {
+            p.push(format!(
+                "spec.kubeadm.caCertHashes: {h:?} is not sha256: and 64 hex digits"
+            ));
+        }
+    }
+    if k.certificate_key
+        .as_ref()
+        .is_some_and(|c| !crate::bootstrap::is_certificate_key(&c.0))
+    {
+        p.push("spec.kubeadm.certificateKey: not 64 hex digits".into());
     }
     if !k.kubernetes_version.starts_with('v') {
         p.push(format!(
@@ -266,17 +280,8 @@ pub fn validate(m: &Machine) -> Vec<String> {
             k.kubernetes_version
         ));
     }
-    if k.operation == KubeadmOperation::Join && k.ca_cert_hashes.is_empty() {
-        p.push("spec.kubeadm.caCertHashes: a join needs the CA's public key hash".into());
-    }
     if k.operation == KubeadmOperation::Init && s.role != MachineRole::ControlPlane {
         p.push("spec.kubeadm.operation: only a control plane can init".into());
-    }
-    if k.operation == KubeadmOperation::Join
-        && s.role == MachineRole::ControlPlane
-        && k.certificate_key.is_none()
-    {
-        p.push("spec.kubeadm.certificateKey: a control plane join needs it".into());
     }
     p
 }
