@@ -477,6 +477,8 @@ async fn the_example_clusters_machines_bootstrap_one_kubernetes_cluster() {
     let forget = run(args("down", &["--forget-pki"])).await.unwrap();
     assert!(forget.status.success(), "{}", text(&forget.stderr));
     assert!(!state.exists());
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
 }
 
 #[test]
@@ -490,4 +492,5 @@ fn the_embedded_fake_leaves_nothing_in_the_state_directory() {
         text(&out.stdout)
     );
     assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
+    let _ = std::fs::remove_dir_all(&home);
 }
