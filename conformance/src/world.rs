@@ -336,16 +336,20 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         .and_then(|v| v.vpc_id)
         .unwrap_or_default();
     ex.vpc = Some(vpc.clone());
-    if setup.gateway {
-        let igw = ec2
-            .create_internet_gateway()
+    let new_gateway = || async {
+        ec2.create_internet_gateway()
             .tag_specifications(tags(env, origin, ResourceType::InternetGateway))
             .send()
             .await
-            .map_err(aws_failure("CreateInternetGateway"))?
-            .internet_gateway
-            .and_then(|g| g.internet_gateway_id)
-            .unwrap_or_default();
+            .map_err(aws_failure("CreateInternetGateway"))
+            .map(|o| {
+                o.internet_gateway
+                    .and_then(|g| g.internet_gateway_id)
+                    .unwrap_or_default()
+            })
+    };
+    if setup.gateway {
+        let igw = new_gateway().await?;
         ec2.attach_internet_gateway()
             .internet_gateway_id(&igw)
             .vpc_id(&vpc)
@@ -355,16 +359,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         ex.igw = Some(igw);
     }
     if setup.stray_gateway {
-        let igw = ec2
-            .create_internet_gateway()
-            .tag_specifications(tags(env, origin, ResourceType::InternetGateway))
-            .send()
-            .await
-            .map_err(aws_failure("CreateInternetGateway"))?
-            .internet_gateway
-            .and_then(|g| g.internet_gateway_id)
-            .unwrap_or_default();
-        ex.stray_igw = Some(igw);
+        ex.stray_igw = Some(new_gateway().await?);
     }
     if setup.subnet_zones > 0 {
         let net: ipnet::Ipv4Net = cidr
