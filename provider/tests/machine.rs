@@ -494,11 +494,13 @@ async fn ami_lookup_errors_name_the_pattern() {
     cp.spec.kubeadm.kubernetes_version = "v1.99.0".into();
     let err = m.create(&w.cluster, &cp, None).await.unwrap_err();
     assert!(matches!(err, Error::NoImage { .. }), "{err}");
-    assert!(
-        err.to_string().contains("capa-ami-ubuntu-24.04-?1.99.0-*"),
-        "{err}"
-    );
-    // An arm64 type finds the arm64 build.
+    // The error says what was searched: owner (today's publishing account), pattern,
+    // architecture.
+    let shown = err.to_string();
+    for searched in ["819546954734", "capa-ami-ubuntu-24.04-?1.99.0-*", "x86_64"] {
+        assert!(shown.contains(searched), "{shown}");
+    }
+    // An arm64 type finds the arm64 build, of today's publishing account.
     let mut arm = machine("c1-cp-0", "controlplane", "init");
     arm.spec.instance_type = "t4g.large".into();
     let st = m
@@ -519,6 +521,7 @@ async fn ami_lookup_errors_name_the_pattern() {
         img.images()[0].name(),
         Some("capa-ami-ubuntu-24.04-v1.31.0-1727000001")
     );
+    assert_eq!(img.images()[0].owner_id(), Some("819546954734"));
 }
 
 #[tokio::test]

@@ -15,8 +15,10 @@ use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
 use crate::region::Region;
 
-/// The account that publishes Cluster API's AWS images.
-pub const CAPA_OWNER: &str = "258751437250";
+/// The account that publishes Cluster API's AWS images today.
+pub const CAPA_OWNER: &str = "819546954734";
+/// The account that published them before (being retired; its images are still listed).
+pub const CAPA_LEGACY_OWNER: &str = "258751437250";
 /// Canonical's account (Ubuntu).
 pub const CANONICAL_OWNER: &str = "099720109477";
 /// Amazon's account (Amazon Linux).
@@ -129,8 +131,10 @@ pub fn seed_catalogue(region: &mut Region) {
             "2024-09-28T05:06:40.000Z",
         ),
     ];
-    for (name, arch, created) in capa {
-        catalogue_entry(region, name, CAPA_OWNER, None, arch, created, "/dev/sda1");
+    for owner in [CAPA_OWNER, CAPA_LEGACY_OWNER] {
+        for (name, arch, created) in capa {
+            catalogue_entry(region, name, owner, None, arch, created, "/dev/sda1");
+        }
     }
     let others = [
         (

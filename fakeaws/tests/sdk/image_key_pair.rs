@@ -8,7 +8,9 @@ use aws_sdk_ec2::types::{
 
 use crate::{code, empty_fake, filter, subnet, tag_spec, vpc};
 
-const CAPA_OWNER: &str = "258751437250";
+/// Where the reference project publishes its images today, and where it did before.
+const CAPA_OWNER: &str = "819546954734";
+const CAPA_LEGACY_OWNER: &str = "258751437250";
 
 #[tokio::test]
 async fn catalogue_by_owner_name_glob_and_architecture() {
@@ -51,6 +53,21 @@ async fn catalogue_by_owner_name_glob_and_architecture() {
         .await
         .unwrap();
     assert_eq!(arm.images().len(), 1);
+    // The retiring account still lists the same builds.
+    let legacy = ec2
+        .describe_images()
+        .owners(CAPA_LEGACY_OWNER)
+        .filters(filter("name", &["capa-ami-ubuntu-24.04-?1.31.0-*"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(legacy.images().len(), 3);
+    assert!(
+        legacy
+            .images()
+            .iter()
+            .all(|i| i.owner_id() == Some(CAPA_LEGACY_OWNER))
+    );
 
     // `?` matches exactly one character, `*` any run; a pattern that matches nothing is an
     // empty answer, not an error.

@@ -7,8 +7,9 @@ use crate::error::Error;
 use crate::sdk::filter;
 use crate::spec::machine::MachineSpec;
 
-/// The account publishing Cluster API's AWS images, the default lookup owner.
-pub const DEFAULT_OWNER: &str = "258751437250";
+/// The account publishing Cluster API's AWS images today, the default lookup owner (the
+/// reference project's earlier account, 258751437250, is being retired).
+pub const DEFAULT_OWNER: &str = "819546954734";
 
 /// A resolved image.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -114,7 +114,7 @@ pub struct AmiLookup {
     /// Such as `v1.31.0` (default: kubeadm.kubernetesVersion).
     #[serde(default)]
     pub kubernetes_version: Option<String>,
-    /// The publishing account (default: Cluster API's, 258751437250).
+    /// The publishing account (default: Cluster API's, 819546954734).
     #[serde(default)]
     pub owner: Option<String>,
     /// `x86_64` or `arm64` (default: the instance type's).
