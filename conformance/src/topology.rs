@@ -15,6 +15,8 @@
 //! - an owned load balancer has the scheme, the one TCP 6443 listener, the health check, the
 //!   subnets (one per zone: public ones when internet-facing, private ones when internal) and
 //!   the group the spec says, and every live control-plane machine of the cluster registered;
+//! - every live machine carries exactly one group with `kubernetes.io/cluster/<name>`: the
+//!   `lb` group (whose rules are the cloud controller manager's, not checked);
 //! - the cluster's own bastion, when it runs, sits in a public subnet of the cluster with a
 //!   public address (also in a pre-existing subnet that gives none by default) and the
 //!   bastion group.
@@ -393,6 +395,10 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
     }
     let want = specified(cluster, &groups, &vpc_cidr);
     for (role, g) in &owned_groups {
+        // The `lb` group's rules are the cloud controller manager's.
+        if *role == Role::Lb {
+            continue;
+        }
         let have = rules_of(g);
         let wanted = want.get(role).cloned().unwrap_or_default();
         if have != wanted {
@@ -402,6 +408,39 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 "the {} group {:?}: extra rules {extra:?}, missing {missing:?}",
                 role.as_str(),
                 g.group_id()
+            )));
+        }
+    }
+
+    // Every live machine carries exactly one group with the Kubernetes cluster tag (the
+    // cloud controller manager errors on several): the `lb` group.
+    let k8s_key = format!("kubernetes.io/cluster/{name}");
+    let k8s_tagged: BTreeSet<String> = sgs
+        .security_groups()
+        .iter()
+        .filter(|g| ownership::ec2_tag(g.tags(), &k8s_key) == Some("owned"))
+        .filter_map(|g| g.group_id().map(String::from))
+        .collect();
+    let lb_group = groups.get(&Role::Lb).cloned().unwrap_or_default();
+    let machines = ec2
+        .describe_instances()
+        .filters(owned())
+        .filters(f(&format!("tag:{ROLE_KEY}"), &["controlplane", "node"]))
+        .filters(f("instance-state-name", &["pending", "running"]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeInstances"))?;
+    for i in machines.reservations().iter().flat_map(|r| r.instances()) {
+        let tagged: Vec<&str> = i
+            .security_groups()
+            .iter()
+            .filter_map(|g| g.group_id())
+            .filter(|g| k8s_tagged.contains(*g))
+            .collect();
+        if tagged != [lb_group.as_str()] {
+            return Err(fail(format!(
+                "machine {:?} has the cluster-tagged groups {tagged:?}, not [{lb_group}]",
+                i.instance_id()
             )));
         }
     }

@@ -225,7 +225,7 @@ impl Case {
             "routeTable",
             if managed_subnets { 2 * self.zones } else { 0 },
         );
-        put("securityGroup", if self.pre.groups { 3 } else { 4 });
+        put("securityGroup", if self.pre.groups { 4 } else { 5 });
         let bastion = usize::from(self.bastion && !self.pre.bastion);
         put("bastion", bastion);
         put("loadBalancer", usize::from(!self.pre.load_balancer));

@@ -314,7 +314,7 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
         .send()
         .await
         .unwrap();
-    assert_eq!(groups.security_groups().len(), 4);
+    assert_eq!(groups.security_groups().len(), 5);
     let by_role = |role: &str| {
         groups
             .security_groups()
@@ -377,10 +377,18 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
         rules(&lb_sg),
         BTreeSet::from([("tcp".into(), Some(6443), "0.0.0.0/0".into())])
     );
-    assert_eq!(
-        tag(lb_sg.tags(), "kubernetes.io/cluster/c1").as_deref(),
-        Some("owned")
-    );
+    // Only the `lb` group carries the cloud controller manager's cluster tag, and it has no
+    // rules of the provider's.
+    let ccm = by_role("lb");
+    assert!(rules(&ccm).is_empty());
+    let tagged: Vec<String> = groups
+        .security_groups()
+        .iter()
+        .filter(|g| tag(g.tags(), "kubernetes.io/cluster/c1").as_deref() == Some("owned"))
+        .map(id)
+        .collect();
+    assert_eq!(tagged, [id(&ccm)]);
+    assert_eq!(tag(lb_sg.tags(), "kubernetes.io/cluster/c1"), None);
     assert_eq!(tag(cp.tags(), "kubernetes.io/cluster/c1"), None);
 
     // Bastion: in a public subnet, with its group and the key.
@@ -733,7 +741,7 @@ async fn existing_vpc_subnets_and_gateway_are_used_never_touched() {
         .send()
         .await
         .unwrap();
-    assert_eq!(groups.security_groups().len(), 4);
+    assert_eq!(groups.security_groups().len(), 5);
     let lb = elb
         .describe_load_balancers()
         .load_balancer_names("c1-apiserver")
@@ -803,6 +811,7 @@ async fn existing_security_group_and_load_balancer_are_used_never_touched() {
     let ami = ec2
         .describe_images()
         .owners("099720109477")
+        .filters(filter("architecture", &["x86_64"]))
         .send()
         .await
         .unwrap()

@@ -181,7 +181,7 @@ async fn control_plane_and_two_nodes_created_once_each() {
         .map(|g| g.group_name().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["c1-controlplane", "c1-node"]);
+    assert_eq!(names, ["c1-controlplane", "c1-lb", "c1-node"]);
     let subnet = ec2
         .describe_subnets()
         .subnet_ids(i.subnet_id().unwrap())

@@ -49,7 +49,7 @@ fn up_on_the_embedded_fake_builds_the_example() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("26 owned and 0 pre-existing resources"),
+        stdout.contains("27 owned and 0 pre-existing resources"),
         "{stdout}"
     );
     assert_eq!(stdout.matches("subnet subnet-").count(), 6, "{stdout}");

@@ -71,8 +71,8 @@ impl<'a> Scope<'a> {
 
     /// The tags of a created EC2 resource of type `rt`: [`tags`](Self::tags), and the
     /// Kubernetes tags a cloud controller manager looks for: on subnets the cluster tag and
-    /// `kubernetes.io/role/elb` (public) or `internal-elb` (private), on the load balancer's
-    /// group the cluster tag.
+    /// `kubernetes.io/role/elb` (public) or `internal-elb` (private), on the `lb` group (the
+    /// one the cloud controller manager edits; no other group carries it) the cluster tag.
     pub fn ec2_tags(&self, rt: &ResourceType, role: &str, name: &str) -> BTreeMap<String, String> {
         let mut t = self.tags(role, name);
         let cluster_tag = format!("kubernetes.io/cluster/{}", self.plan.name);
@@ -86,7 +86,7 @@ impl<'a> Scope<'a> {
                 };
                 t.insert(elb.into(), "1".into());
             }
-            ResourceType::SecurityGroup if role == Role::ApiServerLb.as_str() => {
+            ResourceType::SecurityGroup if role == Role::Lb.as_str() => {
                 t.insert(cluster_tag, ownership::OWNED.into());
             }
             _ => {}

@@ -3,7 +3,9 @@
 //! from the load balancer, control-plane and node groups; etcd among control planes; the
 //! kubelet; node ports; the CNI's rules; the user's additional rules. Overridden roles use an
 //! existing group, whose rules are never touched. Rules converge: extra ones are revoked,
-//! missing ones authorized, nothing else is called.
+//! missing ones authorized, nothing else is called. The `lb` group, on every machine and the
+//! only group carrying `kubernetes.io/cluster/<name>`, is the cloud controller manager's to
+//! edit: the provider creates, tags and deletes it, and never touches its rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -374,7 +376,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
 
     let want = desired(s, &ids);
     for role in Role::ALL {
-        if overrides.contains_key(&role) {
+        // The cloud controller manager owns the `lb` group's rules.
+        if overrides.contains_key(&role) || role == Role::Lb {
             continue;
         }
         let Some(id) = ids.get(&role).cloned() else {

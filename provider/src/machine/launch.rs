@@ -55,9 +55,10 @@ impl MachineActuator {
     }
 
     pub(super) fn groups_for(&self, ctx: &ClusterContext, machine: &Machine) -> Vec<String> {
+        // Every machine carries the `lb` group, the one the cloud controller manager edits.
         let roles: &[Role] = match machine.spec.role {
-            MachineRole::ControlPlane => &[Role::ControlPlane, Role::Node],
-            MachineRole::Node => &[Role::Node],
+            MachineRole::ControlPlane => &[Role::ControlPlane, Role::Node, Role::Lb],
+            MachineRole::Node => &[Role::Node, Role::Lb],
         };
         let mut out: Vec<String> = roles
             .iter()

@@ -23,15 +23,21 @@ pub enum Role {
     /// The API server load balancer.
     #[serde(rename = "apiserver-lb")]
     ApiServerLb,
+    /// The group the cloud controller manager puts its rules on (for the load balancers it
+    /// makes for Services): on every machine, the only one carrying
+    /// `kubernetes.io/cluster/<name>`, its rules never reconciled by the provider.
+    #[serde(rename = "lb")]
+    Lb,
 }
 
 impl Role {
     /// Every role, in reconcile order.
-    pub const ALL: [Role; 4] = [
+    pub const ALL: [Role; 5] = [
         Role::Bastion,
         Role::ControlPlane,
         Role::Node,
         Role::ApiServerLb,
+        Role::Lb,
     ];
 
     /// The role's name in tags and group names.
@@ -41,6 +47,7 @@ impl Role {
             Role::ControlPlane => "controlplane",
             Role::Node => "node",
             Role::ApiServerLb => "apiserver-lb",
+            Role::Lb => "lb",
         }
     }
 }
