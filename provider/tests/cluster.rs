@@ -1203,3 +1203,48 @@ async fn a_failed_nat_gateway_is_deleted_and_replaced() {
     down(&a, &c).await;
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
+
+/// The `lb` group's rules are the cloud controller manager's: one it adds (as it does for a
+/// Service of type LoadBalancer) survives every reconcile, which makes no call about it.
+#[tokio::test]
+async fn rules_the_ccm_adds_to_the_lb_group_survive_a_reconcile() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
+    let o = up(&a, &c).await;
+    let lb = o.status.security_groups[&provider::spec::Role::Lb].id.clone();
+    let elb_group = o.status.security_groups[&provider::spec::Role::ApiServerLb]
+        .id
+        .clone();
+    ec2.authorize_security_group_ingress()
+        .group_id(&lb)
+        .ip_permissions(
+            aws_sdk_ec2::types::IpPermission::builder()
+                .ip_protocol("tcp")
+                .from_port(30080)
+                .to_port(30080)
+                .user_id_group_pairs(
+                    aws_sdk_ec2::types::UserIdGroupPair::builder()
+                        .group_id(&elb_group)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert!(mutating(&fake).is_empty(), "a reconcile leaves the lb group alone");
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(&lb)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        rules(&g.security_groups()[0]),
+        BTreeSet::from([("tcp".into(), Some(30080), elb_group.clone())])
+    );
+}
