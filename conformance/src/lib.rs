@@ -16,6 +16,7 @@ pub mod census;
 pub mod crash;
 pub mod properties;
 pub mod runner;
+pub mod service_lb;
 pub mod sweep;
 pub mod target;
 pub mod topology;

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use aws_sdk_ec2::types::Tag;
 use provider::ClusterActuator;
 use provider::spec::Cluster;
-use scenarios::{Refused, Scenario, Step, Terminated};
+use scenarios::{Presence, Refused, Scenario, Step, Terminated};
 
 use crate::census::Census;
 use crate::crash::crashing;
 use crate::properties::{create_machines_from, delete_machines, down, reconcile_settled, up};
 use crate::target::Env;
-use crate::{Failure, aws_failure, ensure, world};
+use crate::{Failure, aws_failure, ensure, service_lb, world};
 
 /// The error codes the in-process fake answered after the `from`-th call of its log, with
 /// how many times (empty on other targets).
@@ -176,6 +176,29 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             }
             Step::TerminateBehindItsBack(what) => {
                 terminate_behind_its_back(env, &cluster, &statuses, *what)
+                    .await
+                    .map_err(|e| at(e.to_string()))?;
+            }
+            Step::MakeServiceLoadBalancer(lb) => {
+                service_lb::make(env, &cluster, &lb.name, lb.tagged)
+                    .await
+                    .map_err(|e| at(e.to_string()))?;
+            }
+            Step::ExpectServiceLoadBalancers(want) => {
+                for (name, p) in want {
+                    let there = service_lb::present(env, &cluster, name)
+                        .await
+                        .map_err(|e| at(e.to_string()))?;
+                    if there != (*p == Presence::Present) {
+                        return Err(at(format!(
+                            "Service load balancer {name} is {}",
+                            if there { "present" } else { "absent" }
+                        )));
+                    }
+                }
+            }
+            Step::RemoveServiceLoadBalancer(name) => {
+                service_lb::remove(env, name)
                     .await
                     .map_err(|e| at(e.to_string()))?;
             }

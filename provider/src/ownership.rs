@@ -19,6 +19,12 @@ pub fn cluster_key(cluster: &str) -> String {
     format!("{CLUSTER_KEY_PREFIX}{cluster}")
 }
 
+/// Kubernetes' own cluster tag key, `kubernetes.io/cluster/<name>`: what the cloud controller
+/// manager looks for (on subnets and the `lb` group) and puts on what it makes (`owned`).
+pub fn kubernetes_cluster_key(cluster: &str) -> String {
+    format!("kubernetes.io/cluster/{cluster}")
+}
+
 /// The tags a created resource carries: owned, role, Name, and the user's additional tags.
 pub fn tags_for(
     cluster: &str,

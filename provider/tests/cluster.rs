@@ -1213,7 +1213,9 @@ async fn rules_the_ccm_adds_to_the_lb_group_survive_a_reconcile() {
     let ec2 = fake.ec2_client();
     let c = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
     let o = up(&a, &c).await;
-    let lb = o.status.security_groups[&provider::spec::Role::Lb].id.clone();
+    let lb = o.status.security_groups[&provider::spec::Role::Lb]
+        .id
+        .clone();
     let elb_group = o.status.security_groups[&provider::spec::Role::ApiServerLb]
         .id
         .clone();
@@ -1236,7 +1238,10 @@ async fn rules_the_ccm_adds_to_the_lb_group_survive_a_reconcile() {
         .unwrap();
     fake.fake().take_calls();
     up(&a, &c).await;
-    assert!(mutating(&fake).is_empty(), "a reconcile leaves the lb group alone");
+    assert!(
+        mutating(&fake).is_empty(),
+        "a reconcile leaves the lb group alone"
+    );
     let g = ec2
         .describe_security_groups()
         .group_ids(&lb)

@@ -158,6 +158,32 @@ pub struct Refused {
     pub instance_type: Option<String>,
 }
 
+/// A load balancer made as the cloud controller manager makes one for a Service.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServiceLoadBalancer {
+    /// Its name (its group is `k8s-elb-<name>`).
+    pub name: String,
+    /// Whether it carries the CCM's `kubernetes.io/cluster/<name>=owned` (default true);
+    /// without it, it is someone else's.
+    #[serde(default = "yes")]
+    pub tagged: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Whether something is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Presence {
+    /// It is there.
+    Present,
+    /// It is gone.
+    Absent,
+}
+
 /// One step: a name (`- reconcile`) or a name with its argument (`- reconcileCutAfter: 3`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "serde_yaml_ng::Value")]
@@ -182,6 +208,13 @@ pub enum Step {
     /// A machine the provider refuses: create, update, delete and exists each answer
     /// `InvalidSpec` and make no call at all.
     RefuseMachine(Refused),
+    /// A load balancer and its group made in the cluster's VPC the way the cloud controller
+    /// manager makes them for a Service (in the public subnets; a rule on the `lb` group).
+    MakeServiceLoadBalancer(ServiceLoadBalancer),
+    /// Service load balancers (and their groups) present or absent, by name.
+    ExpectServiceLoadBalancers(BTreeMap<String, Presence>),
+    /// Their owner deletes a Service load balancer and its group.
+    RemoveServiceLoadBalancer(String),
     /// Every machine instance carries the provider's tags: the cluster's owned tag, its
     /// role, its Name.
     ExpectMachinesTagged,
@@ -279,6 +312,15 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "terminateBehindItsBack" => from_value(v)
                         .map(Step::TerminateBehindItsBack)
                         .map_err(|e| format!("terminateBehindItsBack: {e}")),
+                    "makeServiceLoadBalancer" => from_value(v)
+                        .map(Step::MakeServiceLoadBalancer)
+                        .map_err(|e| format!("makeServiceLoadBalancer: {e}")),
+                    "expectServiceLoadBalancers" => from_value(v)
+                        .map(Step::ExpectServiceLoadBalancers)
+                        .map_err(|e| format!("expectServiceLoadBalancers: {e}")),
+                    "removeServiceLoadBalancer" => from_value(v)
+                        .map(Step::RemoveServiceLoadBalancer)
+                        .map_err(|e| format!("removeServiceLoadBalancer: {e}")),
                     "refuseMachine" => from_value(v)
                         .map(Step::RefuseMachine)
                         .map_err(|e| format!("refuseMachine: {e}")),

@@ -75,7 +75,7 @@ impl<'a> Scope<'a> {
     /// one the cloud controller manager edits; no other group carries it) the cluster tag.
     pub fn ec2_tags(&self, rt: &ResourceType, role: &str, name: &str) -> BTreeMap<String, String> {
         let mut t = self.tags(role, name);
-        let cluster_tag = format!("kubernetes.io/cluster/{}", self.plan.name);
+        let cluster_tag = ownership::kubernetes_cluster_key(&self.plan.name);
         match rt {
             ResourceType::Subnet => {
                 t.insert(cluster_tag, ownership::OWNED.into());

@@ -508,5 +508,36 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
             .map_err(aws("DeleteSecurityGroup"));
         s.settle(&format!("security group {id}"), r)?;
     }
+    // The groups the cloud controller manager made for its Service load balancers (deleted
+    // in the load-balancer step, before this one): tagged with the Kubernetes cluster tag,
+    // not the provider's. Rules of the provider's groups that named them went above.
+    let key = ownership::kubernetes_cluster_key(s.name());
+    let ccm: Vec<SecurityGroup> = s
+        .ec2()
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter(&format!("tag:{key}"), &[ownership::OWNED]))
+        .send()
+        .await
+        .map_err(aws("DescribeSecurityGroups"))?
+        .security_groups
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|g| !ownership::is_managed(s.name(), ownership::ec2_pairs(g.tags())))
+        .collect();
+    for g in ccm {
+        let id = g.group_id().unwrap_or_default().to_string();
+        if !s.act(format!("delete the Service load balancer group {id}")) {
+            continue;
+        }
+        let r = s
+            .ec2()
+            .delete_security_group()
+            .group_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteSecurityGroup"));
+        s.settle(&format!("security group {id}"), r)?;
+    }
     Ok(())
 }

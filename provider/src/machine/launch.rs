@@ -81,7 +81,7 @@ impl MachineActuator {
             &machine.spec.additional_tags,
         );
         t.insert(
-            format!("kubernetes.io/cluster/{}", cluster.metadata.name),
+            ownership::kubernetes_cluster_key(&cluster.metadata.name),
             ownership::OWNED.into(),
         );
         t
