@@ -276,6 +276,11 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     let first = up(env, c, &p.cluster).await?;
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
     env.topology(&p.cluster).await?;
+    // What the cloud controller manager makes is not the provider's to change.
+    let services = case.service_names(&p.cluster.metadata.name);
+    for s in &services {
+        crate::service_lb::make(env, &p.cluster, s, true).await?;
+    }
     let calls = c.calls.total();
     c.calls.reset();
     let again = reconcile_settled(env, c, &p.cluster).await?;
@@ -430,6 +435,10 @@ pub async fn delete_completeness(env: &Env, case: &Case, k: usize) -> Result<Rep
     let c = &env.clients;
     up(env, c, &p.cluster).await?;
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
+    let services = case.service_names(&p.cluster.metadata.name);
+    for s in &services {
+        crate::service_lb::make(env, &p.cluster, s, true).await?;
+    }
     delete_machines(env, c, &p.cluster, &p.machines, &statuses).await?;
     let cut = crashing(c, k);
     let _ = ClusterActuator::new(cut).delete(&p.cluster).await;
@@ -440,6 +449,12 @@ pub async fn delete_completeness(env: &Env, case: &Case, k: usize) -> Result<Rep
         &left,
         &Census::new(),
     )?;
+    for s in &services {
+        ensure(
+            !crate::service_lb::present(env, &p.cluster, s).await?,
+            || format!("the Service load balancer {s} outlived the cluster's delete"),
+        )?;
+    }
     Ok(Report {
         calls: c.calls.total(),
     })
@@ -455,6 +470,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         internal: false,
         machines: 1,
         pre: Default::default(),
+        services: 0,
     };
     let a = prepare(env, &one_zone, "a").await?;
     let b = prepare(

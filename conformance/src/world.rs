@@ -55,6 +55,9 @@ pub struct Case {
     pub machines: usize,
     /// What pre-exists.
     pub pre: Preexisting,
+    /// 0 to 2 load balancers the cloud controller manager makes for Services once the
+    /// cluster is up (tagged `kubernetes.io/cluster/<name>=owned`, in its public subnets).
+    pub services: usize,
 }
 
 /// Cases: every combination the spec and the ownership rules allow.
@@ -66,8 +69,9 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         any::<bool>(),
         0..=max_machines,
         proptest::array::uniform6(any::<bool>()),
+        0..=2usize,
     )
-        .prop_map(|(zones, cidr, bastion, internal, machines, p)| {
+        .prop_map(|(zones, cidr, bastion, internal, machines, p, services)| {
             let subnets = p[2];
             let bastion_pre = p[4] && subnets && bastion;
             let lb_pre = p[5] && subnets;
@@ -87,11 +91,23 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                 internal: internal && !lb_pre,
                 machines,
                 pre,
+                services,
             }
         })
 }
 
 impl Case {
+    /// The names of its Service load balancers, for the cluster `cluster`.
+    pub fn service_names(&self, cluster: &str) -> Vec<String> {
+        (0..self.services)
+            .map(|i| {
+                let mut n: String = format!("{cluster}-svc{i}");
+                n.truncate(32);
+                n
+            })
+            .collect()
+    }
+
     /// The setup of its pre-existing resources.
     pub fn setup(&self) -> Setup {
         Setup {

@@ -164,6 +164,7 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
             gateway: true,
             ..Default::default()
         },
+        services: 0,
     };
     let p = conformance::properties::prepare(&env, &case, "crashed")
         .await

@@ -194,6 +194,7 @@ fn crash_at_every_change_of_one_cluster() {
             vpc: true,
             ..Default::default()
         },
+        services: 1,
     };
     // A reconcile of this cluster makes fewer than 45 changes; the delete fewer than 40.
     for k in 1..45 {

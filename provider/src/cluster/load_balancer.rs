@@ -2,6 +2,10 @@
 //! public subnets (internal: the private ones), one per zone, with the apiserver-lb group.
 //! An existing load balancer named in the spec is validated (in the cluster's VPC) and used.
 //! Subnets, groups, the health check, attributes and tags converge; the scheme is immutable.
+//!
+//! Delete also removes the classic load balancers the cloud controller manager made for the
+//! cluster's Services: those in the cluster's VPC tagged `kubernetes.io/cluster/<name>=owned`
+//! (never one without that tag), so that the network can go.
 
 use aws_sdk_elasticloadbalancing::types::{
     ConnectionSettings, CrossZoneLoadBalancing, HealthCheck, Listener, LoadBalancerAttributes,
@@ -381,6 +385,7 @@ async fn configure_health_check(
 
 /// Deletes the load balancer if the cluster owns it, and waits until it is gone.
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    delete_service_load_balancers(s).await?;
     if s.plan
         .spec
         .control_plane_load_balancer
@@ -405,6 +410,88 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         .map_err(aws("DeleteLoadBalancer"))?;
     if describe(s, &name).await?.is_some() {
         s.wait(format!("load balancer {name} is being deleted"));
+    }
+    Ok(())
+}
+
+/// The names of the classic load balancers in `vpc_id` tagged `key=owned` and not carrying
+/// the provider's own ownership tag.
+async fn service_load_balancers(
+    s: &Scope<'_>,
+    vpc_id: &str,
+    key: &str,
+) -> Result<Vec<String>, Error> {
+    let mut in_vpc = Vec::new();
+    let mut marker: Option<String> = None;
+    loop {
+        let page = s
+            .elb()
+            .describe_load_balancers()
+            .set_marker(marker.clone())
+            .send()
+            .await
+            .map_err(aws("DescribeLoadBalancers"))?;
+        in_vpc.extend(
+            page.load_balancer_descriptions()
+                .iter()
+                .filter(|d| d.vpc_id() == Some(vpc_id))
+                .filter_map(|d| d.load_balancer_name().map(String::from)),
+        );
+        marker = page.next_marker().map(String::from);
+        if marker.is_none() {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    // DescribeTags takes at most 20 names.
+    for names in in_vpc.chunks(20) {
+        let tags = s
+            .elb()
+            .describe_tags()
+            .set_load_balancer_names(Some(names.to_vec()))
+            .send()
+            .await
+            .map_err(aws("DescribeTags"))?;
+        for d in tags.tag_descriptions() {
+            let pairs = || {
+                d.tags()
+                    .iter()
+                    .map(|t| (t.key(), t.value().unwrap_or_default()))
+            };
+            let service = pairs().any(|(k, v)| k == key && v == ownership::OWNED);
+            if service && !ownership::is_managed(s.name(), pairs()) {
+                out.extend(d.load_balancer_name().map(String::from));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Deletes the load balancers the cloud controller manager made for the cluster's Services
+/// (tagged `kubernetes.io/cluster/<name>=owned`, in the cluster's VPC).
+async fn delete_service_load_balancers(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    if is_new(&vpc_id) {
+        return Ok(());
+    }
+    let key = ownership::kubernetes_cluster_key(s.name());
+    for name in service_load_balancers(s, &vpc_id, &key).await? {
+        if !s.act(format!("delete the Service load balancer {name}")) {
+            continue;
+        }
+        let r = s
+            .elb()
+            .delete_load_balancer()
+            .load_balancer_name(&name)
+            .send()
+            .await
+            .map_err(aws("DeleteLoadBalancer"));
+        found(r)?;
+        if describe(s, &name).await?.is_some() {
+            s.wait(format!("Service load balancer {name} is being deleted"));
+        }
     }
     Ok(())
 }
