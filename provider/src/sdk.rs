@@ -89,24 +89,70 @@ pub async fn converge_tags(
     id: &str,
     current: &[Tag],
     want: &BTreeMap<String, String>,
+    act: impl FnMut(String) -> bool,
+) -> Result<(), Error> {
+    converge_tags_of(ec2, &[(id, current)], want, act).await
+}
+
+/// [`converge_tags`] for several resources (an instance, its volumes and interfaces) that
+/// want the same tags: resources needing the same change get it in one call.
+pub async fn converge_tags_of(
+    ec2: &aws_sdk_ec2::Client,
+    resources: &[(&str, &[Tag])],
+    want: &BTreeMap<String, String>,
     mut act: impl FnMut(String) -> bool,
 ) -> Result<(), Error> {
-    let (missing, dropped) = ownership::tag_changes(current, want);
-    if !dropped.is_empty() && act(format!("untag {id} ({} tags)", dropped.len())) {
-        ec2.delete_tags()
-            .resources(id)
-            .set_tags(Some(dropped))
-            .send()
-            .await
-            .map_err(aws("DeleteTags"))?;
+    type Pairs = Vec<(String, Option<String>)>;
+    let pairs = |tags: &[Tag]| -> Pairs {
+        tags.iter()
+            .map(|t| {
+                (
+                    t.key().unwrap_or_default().to_string(),
+                    t.value().map(String::from),
+                )
+            })
+            .collect()
+    };
+    let as_tags = |p: &Pairs| -> Vec<Tag> {
+        p.iter()
+            .map(|(k, v)| Tag::builder().key(k).set_value(v.clone()).build())
+            .collect()
+    };
+    let mut drops: BTreeMap<Pairs, Vec<String>> = BTreeMap::new();
+    let mut adds: BTreeMap<Pairs, Vec<String>> = BTreeMap::new();
+    for (id, current) in resources {
+        let (missing, dropped) = ownership::tag_changes(current, want);
+        if !dropped.is_empty() {
+            drops
+                .entry(pairs(&dropped))
+                .or_default()
+                .push(id.to_string());
+        }
+        if !missing.is_empty() {
+            adds.entry(pairs(&missing))
+                .or_default()
+                .push(id.to_string());
+        }
     }
-    if !missing.is_empty() && act(format!("tag {id} ({} tags)", missing.len())) {
-        ec2.create_tags()
-            .resources(id)
-            .set_tags(Some(missing))
-            .send()
-            .await
-            .map_err(aws("CreateTags"))?;
+    for (tags, ids) in drops {
+        if act(format!("untag {} ({} tags)", ids.join(", "), tags.len())) {
+            ec2.delete_tags()
+                .set_resources(Some(ids))
+                .set_tags(Some(as_tags(&tags)))
+                .send()
+                .await
+                .map_err(aws("DeleteTags"))?;
+        }
+    }
+    for (tags, ids) in adds {
+        if act(format!("tag {} ({} tags)", ids.join(", "), tags.len())) {
+            ec2.create_tags()
+                .set_resources(Some(ids))
+                .set_tags(Some(as_tags(&tags)))
+                .send()
+                .await
+                .map_err(aws("CreateTags"))?;
+        }
     }
     Ok(())
 }

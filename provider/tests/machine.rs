@@ -65,6 +65,10 @@ struct World {
 }
 
 async fn world() -> World {
+    world_of(cluster()).await
+}
+
+async fn world_of(cluster: Cluster) -> World {
     let fake = fakeaws::spawn_with(fakeaws::Config {
         clock: fakeaws::Clock::virtual_at(
             std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
@@ -74,7 +78,6 @@ async fn world() -> World {
     .await
     .unwrap();
     let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
-    let cluster = cluster();
     let a = ClusterActuator::new(clients.clone());
     while !a.reconcile(&cluster).await.unwrap().is_done() {}
     World {
@@ -837,4 +840,98 @@ async fn user_data_over_ec2s_limit_is_refused_before_any_call() {
         "{err}"
     );
     assert!(fake.fake().calls().is_empty(), "no call was made");
+}
+
+/// The tags of an EC2 resource, by key.
+async fn tags_of(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+) -> std::collections::BTreeMap<String, String> {
+    ec2.describe_tags()
+        .filters(filter("resource-id", &[id]))
+        .send()
+        .await
+        .unwrap()
+        .tags()
+        .iter()
+        .map(|t| {
+            (
+                t.key().unwrap_or_default().to_string(),
+                t.value().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_clusters_additional_tags_reach_its_machines_and_converge() {
+    let with_tags = |tags: &str| {
+        provider::spec::parse(
+            &format!(
+                "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {{name: c1}}\nspec:\n  region: us-east-1\n  network: {{availabilityZoneCount: 2}}\n  additionalTags: {tags}\n"
+            ),
+            "test",
+        )
+        .unwrap()
+    };
+    let w = world_of(with_tags("{cost-centre: '42', team: infra}")).await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let ec2 = w.fake.ec2_client();
+    // The machine's own `team: platform` wins over the cluster's `team: infra`.
+    let cp = machine("c1-cp-0", "controlplane", "init");
+    let st = m
+        .create(&w.cluster, &cp, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let i = instances_named(&ec2, "c1-cp-0").await.remove(0);
+    let volumes: Vec<String> = i
+        .block_device_mappings()
+        .iter()
+        .filter_map(|b| b.ebs().and_then(|e| e.volume_id()).map(String::from))
+        .collect();
+    let enis: Vec<String> = i
+        .network_interfaces()
+        .iter()
+        .filter_map(|n| n.network_interface_id().map(String::from))
+        .collect();
+    assert!(!volumes.is_empty() && !enis.is_empty());
+    let all: Vec<String> = [vec![st.instance_id.clone()], volumes, enis].concat();
+    for id in &all {
+        let t = tags_of(&ec2, id).await;
+        assert_eq!(
+            t.get("cost-centre").map(String::as_str),
+            Some("42"),
+            "{id}: {t:?}"
+        );
+        assert_eq!(
+            t.get("team").map(String::as_str),
+            Some("platform"),
+            "{id}: {t:?}"
+        );
+    }
+    // The cluster's tags change (its reconcile first): an update converges every one of them.
+    let changed = with_tags("{env: prod}");
+    let a = ClusterActuator::new(w.clients.clone());
+    while !a.reconcile(&changed).await.unwrap().is_done() {}
+    m.update(&changed, &cp, Some(&st)).await.unwrap();
+    for id in &all {
+        let t = tags_of(&ec2, id).await;
+        assert_eq!(
+            t.get("env").map(String::as_str),
+            Some("prod"),
+            "{id}: {t:?}"
+        );
+        assert!(!t.contains_key("cost-centre"), "{id}: {t:?}");
+        assert_eq!(
+            t.get("team").map(String::as_str),
+            Some("platform"),
+            "{id}: {t:?}"
+        );
+    }
+    // Converged: a second update changes nothing.
+    w.fake.fake().take_calls();
+    m.update(&changed, &cp, Some(&st)).await.unwrap();
+    assert!(w.fake.fake().take_calls().iter().all(|c| !c.is_mutating()));
 }

@@ -73,12 +73,16 @@ impl MachineActuator {
         out
     }
 
+    /// The machine's tags, on its instance, its volumes and its interfaces: the cluster's
+    /// `additionalTags`, then the machine's own (which win), and the provider's.
     pub(super) fn tags(&self, cluster: &Cluster, machine: &Machine) -> BTreeMap<String, String> {
+        let mut additional = cluster.spec.additional_tags.clone();
+        additional.extend(machine.spec.additional_tags.clone());
         let mut t = ownership::tags_for(
             &cluster.metadata.name,
             machine.spec.role.as_str(),
             &machine.metadata.name,
-            &machine.spec.additional_tags,
+            &additional,
         );
         t.insert(
             ownership::kubernetes_cluster_key(&cluster.metadata.name),
@@ -126,7 +130,8 @@ impl MachineActuator {
             .max_count(1)
             .client_token(token)
             .tag_specifications(tag_spec(ResourceType::Instance, &tags))
-            .tag_specifications(tag_spec(ResourceType::Volume, &tags));
+            .tag_specifications(tag_spec(ResourceType::Volume, &tags))
+            .tag_specifications(tag_spec(ResourceType::NetworkInterface, &tags));
         let maps = ctx
             .status
             .subnets

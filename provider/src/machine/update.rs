@@ -150,9 +150,51 @@ impl MachineActuator {
                 .map_err(aws("ModifyNetworkInterfaceAttribute"))?;
         }
 
-        // Tags: add missing or changed, remove the additional ones the spec dropped.
+        // Tags, on the instance, its volumes and its interfaces: add missing or changed,
+        // remove the additional ones the specs dropped.
         let tags = self.tags(cluster, machine);
-        sdk::converge_tags(self.ec2(), &id, i.tags(), &tags, |what| {
+        let mut vols = Vec::new();
+        let mut nics = Vec::new();
+        let volumes: Vec<String> = i
+            .block_device_mappings()
+            .iter()
+            .filter_map(|b| b.ebs().and_then(|e| e.volume_id()).map(String::from))
+            .collect();
+        if !volumes.is_empty() {
+            let d = self
+                .ec2()
+                .describe_volumes()
+                .set_volume_ids(Some(volumes))
+                .send()
+                .await
+                .map_err(aws("DescribeVolumes"))?;
+            vols = d.volumes().to_vec();
+        }
+        let interfaces: Vec<String> = i
+            .network_interfaces()
+            .iter()
+            .filter_map(|n| n.network_interface_id().map(String::from))
+            .collect();
+        if !interfaces.is_empty() {
+            let d = self
+                .ec2()
+                .describe_network_interfaces()
+                .set_network_interface_ids(Some(interfaces))
+                .send()
+                .await
+                .map_err(aws("DescribeNetworkInterfaces"))?;
+            nics = d.network_interfaces().to_vec();
+        }
+        let mut resources: Vec<(&str, &[aws_sdk_ec2::types::Tag])> = vec![(&id, i.tags())];
+        resources.extend(
+            vols.iter()
+                .map(|v| (v.volume_id().unwrap_or_default(), v.tags())),
+        );
+        resources.extend(
+            nics.iter()
+                .map(|n| (n.network_interface_id().unwrap_or_default(), n.tag_set())),
+        );
+        sdk::converge_tags_of(self.ec2(), &resources, &tags, |what| {
             tracing::info!(target: "capa::progress", "{what}");
             true
         })
