@@ -85,6 +85,7 @@ fn specified(
     cluster: &Cluster,
     groups: &BTreeMap<Role, String>,
     vpc_cidr: &str,
+    nat_ips: &[String],
 ) -> BTreeMap<Role, BTreeSet<Rule>> {
     let spec = &cluster.spec;
     let id = |r: Role| groups.get(&r).cloned().unwrap_or_default();
@@ -150,7 +151,15 @@ fn specified(
     }
     let lb = &spec.control_plane_load_balancer;
     let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
-        lb.allowed_cidr_blocks.clone()
+        // The cluster itself is never locked out: its NAT gateways' addresses (nodes reach an
+        // internet-facing API through them), or the VPC (internal).
+        let mut a = lb.allowed_cidr_blocks.clone();
+        if lb.scheme == Scheme::Internal {
+            a.push(vpc_cidr.to_string());
+        } else {
+            a.extend(nat_ips.iter().map(|ip| format!("{ip}/32")));
+        }
+        a
     } else if lb.scheme == Scheme::Internal {
         vec![vpc_cidr.to_string()]
     } else {
@@ -393,7 +402,17 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             owned_groups.push((role, g));
         }
     }
-    let want = specified(cluster, &groups, &vpc_cidr);
+    let nat_ips: Vec<String> = nats
+        .nat_gateways()
+        .iter()
+        .filter_map(|n| {
+            n.nat_gateway_addresses()
+                .first()?
+                .public_ip()
+                .map(String::from)
+        })
+        .collect();
+    let want = specified(cluster, &groups, &vpc_cidr, &nat_ips);
     for (role, g) in &owned_groups {
         // The `lb` group's rules are the cloud controller manager's.
         if *role == Role::Lb {

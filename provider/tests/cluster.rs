@@ -1253,3 +1253,86 @@ async fn rules_the_ccm_adds_to_the_lb_group_survive_a_reconcile() {
         BTreeSet::from([("tcp".into(), Some(30080), elb_group.clone())])
     );
 }
+
+/// The API load balancer's group, restricted by `allowedCidrBlocks`, still admits the
+/// cluster itself: its NAT gateways' addresses when internet-facing (following them as they
+/// come and go), the VPC when internal.
+#[tokio::test]
+async fn a_restricted_api_still_admits_the_cluster() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let api_sources = |o: &provider::Outcome| {
+        let id = o.status.security_groups[&provider::spec::Role::ApiServerLb]
+            .id
+            .clone();
+        let ec2 = ec2.clone();
+        async move {
+            let g = ec2
+                .describe_security_groups()
+                .group_ids(id)
+                .send()
+                .await
+                .unwrap();
+            rules(&g.security_groups()[0])
+                .into_iter()
+                .map(|(_, _, s)| s)
+                .collect::<BTreeSet<String>>()
+        }
+    };
+    let nat_ips = || {
+        let ec2 = ec2.clone();
+        async move {
+            let n = ec2
+                .describe_nat_gateways()
+                .filter(filter(&format!("tag:{KEY}"), &["owned"]))
+                .filter(filter("state", &["pending", "available"]))
+                .send()
+                .await
+                .unwrap();
+            n.nat_gateways()
+                .iter()
+                .map(|g| format!("{}/32", g.nat_gateway_addresses()[0].public_ip().unwrap()))
+                .collect::<BTreeSet<String>>()
+        }
+    };
+    let spec = |per_zone: bool| {
+        cluster(&format!(
+            "  region: us-east-1\n  network: {{availabilityZoneCount: 2, natGatewayPerZone: {per_zone}}}\n  controlPlaneLoadBalancer: {{allowedCidrBlocks: [203.0.113.0/24]}}\n"
+        ))
+    };
+    let o = up(&a, &spec(true)).await;
+    let ips = nat_ips().await;
+    assert_eq!(ips.len(), 2);
+    let mut want: BTreeSet<String> = ips.clone();
+    want.insert("203.0.113.0/24".into());
+    assert_eq!(api_sources(&o).await, want);
+    // A NAT gateway goes (someone deletes it) and its replacement comes: the list follows.
+    let gone = o.status.nat_gateways[0].id.clone();
+    ec2.delete_nat_gateway()
+        .nat_gateway_id(&gone)
+        .send()
+        .await
+        .unwrap();
+    fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(Duration::from_secs(120));
+    });
+    let o = up(&a, &spec(true)).await;
+    assert!(o.status.nat_gateways.iter().all(|n| n.id != gone));
+    let ips = nat_ips().await;
+    assert_eq!(ips.len(), 2);
+    let mut want: BTreeSet<String> = ips.clone();
+    want.insert("203.0.113.0/24".into());
+    assert_eq!(api_sources(&o).await, want);
+    down(&a, &spec(true)).await;
+
+    // Internal: the VPC's CIDR.
+    let internal = cluster(
+        "  region: us-east-1\n  network: {availabilityZoneCount: 1, vpc: {cidrBlock: 10.60.0.0/16}}\n  controlPlaneLoadBalancer: {scheme: internal, allowedCidrBlocks: [192.0.2.0/24]}\n",
+    );
+    let o = up(&a, &internal).await;
+    assert_eq!(
+        api_sources(&o).await,
+        BTreeSet::from(["192.0.2.0/24".to_string(), "10.60.0.0/16".to_string()])
+    );
+}

@@ -113,6 +113,12 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 id,
                 zone,
                 subnet_id: n.subnet_id().unwrap_or_default().to_string(),
+                public_ip: n
+                    .nat_gateway_addresses()
+                    .first()
+                    .and_then(|a| a.public_ip())
+                    .unwrap_or_default()
+                    .to_string(),
                 allocation_id: n
                     .nat_gateway_addresses()
                     .first()
@@ -199,6 +205,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 zone,
                 subnet_id,
                 allocation_id,
+                public_ip: String::new(),
                 state: "planned".into(),
             });
             continue;
@@ -223,11 +230,18 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         if state != "available" {
             s.wait(format!("nat gateway {id} is {state}"));
         }
+        let public_ip = n
+            .nat_gateway_addresses()
+            .first()
+            .and_then(|a| a.public_ip())
+            .unwrap_or_default()
+            .to_string();
         s.status.nat_gateways.push(NatStatus {
             id,
             zone,
             subnet_id,
             allocation_id,
+            public_ip,
             state,
         });
     }

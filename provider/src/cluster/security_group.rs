@@ -205,7 +205,21 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
     }
     let lb = &spec.control_plane_load_balancer;
     let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
-        lb.allowed_cidr_blocks.clone()
+        // Restricted, but never against the cluster itself: nodes reach an internet-facing
+        // API through their NAT gateways' addresses, an internal one from inside the VPC.
+        let mut a = lb.allowed_cidr_blocks.clone();
+        if lb.scheme == Scheme::Internal {
+            a.extend(s.status.vpc_cidr.clone());
+        } else {
+            a.extend(
+                s.status
+                    .nat_gateways
+                    .iter()
+                    .filter(|n| !n.public_ip.is_empty())
+                    .map(|n| format!("{}/32", n.public_ip)),
+            );
+        }
+        a
     } else if lb.scheme == Scheme::Internal {
         s.status.vpc_cidr.clone().into_iter().collect()
     } else {

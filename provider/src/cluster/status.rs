@@ -45,6 +45,8 @@ pub struct NatStatus {
     pub subnet_id: String,
     /// Its Elastic IP's allocation id.
     pub allocation_id: String,
+    /// Its Elastic IP's address (empty while AWS does not show it).
+    pub public_ip: String,
     /// `pending`, `available`, ...
     pub state: String,
 }
