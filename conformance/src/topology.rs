@@ -252,6 +252,45 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             });
         }
     }
+    // An existing VPC named without subnets lends its own: public when its route table (its
+    // own, else the main one) sends 0.0.0.0/0 to an internet gateway.
+    if spec.network.vpc.id.is_some() && spec.network.subnets.is_empty() {
+        let all = ec2
+            .describe_subnets()
+            .filters(f("vpc-id", &[&vpc_id]))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeSubnets"))?;
+        let tables = ec2
+            .describe_route_tables()
+            .filters(f("vpc-id", &[&vpc_id]))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeRouteTables"))?;
+        let internet = |t: &aws_sdk_ec2::types::RouteTable| {
+            t.routes().iter().any(|r| {
+                r.destination_cidr_block() == Some("0.0.0.0/0")
+                    && r.gateway_id().is_some_and(|g| g.starts_with("igw-"))
+            })
+        };
+        let main = tables
+            .route_tables()
+            .iter()
+            .find(|t| t.associations().iter().any(|a| a.main() == Some(true)));
+        for sn in all.subnets() {
+            let id = sn.subnet_id().unwrap_or_default();
+            let own = tables
+                .route_tables()
+                .iter()
+                .find(|t| t.associations().iter().any(|a| a.subnet_id() == Some(id)));
+            nets.push(Net {
+                id: id.into(),
+                zone: sn.availability_zone().unwrap_or_default().into(),
+                public: own.or(main).is_some_and(internet),
+                owned: false,
+            });
+        }
+    }
     let zones_of = |public: bool| -> BTreeSet<String> {
         nets.iter()
             .filter(|n| n.public == public)

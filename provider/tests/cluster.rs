@@ -1336,3 +1336,41 @@ async fn a_restricted_api_still_admits_the_cluster() {
         BTreeSet::from(["192.0.2.0/24".to_string(), "10.60.0.0/16".to_string()])
     );
 }
+
+/// An existing VPC named without subnets lends its own; one that cannot hold a cluster (no
+/// public subnet) is refused, saying why, before any change.
+#[tokio::test]
+async fn an_existing_vpc_without_public_subnets_is_refused() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let vpc = ec2
+        .create_vpc()
+        .cidr_block("10.70.0.0/16")
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    ec2.create_subnet()
+        .vpc_id(&vpc)
+        .cidr_block("10.70.1.0/24")
+        .availability_zone("us-east-1a")
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    let c = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n"
+    ));
+    let err = a.reconcile(&c).await.unwrap_err();
+    assert!(
+        matches!(&err, provider::Error::PreExisting { problem, .. } if problem.contains("no public subnet")),
+        "{err}"
+    );
+    assert!(mutating(&fake).is_empty());
+    // The plan says the same, with Describe calls only.
+    assert!(a.plan(&c).await.is_err());
+}

@@ -151,7 +151,11 @@ impl ClusterActuator {
             .filter_map(|z| z.zone_name().map(String::from))
             .collect();
         names.sort();
-        spec::validate(cluster, &names)
+        let mut plan = spec::validate(cluster, &names)?;
+        if plan.discover_subnets {
+            plan.subnets = subnet::discover(&self.clients, &plan).await?;
+        }
+        Ok(plan)
     }
 
     /// Reconciles `cluster`: creates what is missing, converges what drifted. Done when

@@ -1,13 +1,16 @@
 //! Subnets: existing ones are validated (in the VPC, public or private as the spec claims);
-//! the cluster's own are found by tag and CIDR, created where missing, public ones mapping
-//! public IPs on launch. A subnet's CIDR and zone cannot change.
+//! an existing VPC given without subnets lends its own ([`discover`]); the cluster's own are
+//! found by tag and CIDR, created where missing, public ones mapping public IPs on launch. A
+//! subnet's CIDR and zone cannot change.
 
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
 
 use super::{Scope, SubnetStatus, is_new};
 use crate::aws_error::aws;
+use crate::clients::Clients;
 use crate::error::Error;
 use crate::sdk::{filter, sent_once};
+use crate::spec::{Plan, PlannedSubnet};
 
 fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
     SubnetStatus {
@@ -47,6 +50,86 @@ pub async fn is_public(s: &Scope<'_>, vpc_id: &str, subnet_id: &str) -> Result<b
         r.destination_cidr_block() == Some("0.0.0.0/0")
             && r.gateway_id().is_some_and(|g| g.starts_with("igw-"))
     }))
+}
+
+/// The subnets of an existing VPC given without subnets, each public when its route table
+/// (its own, else the VPC's main one) sends 0.0.0.0/0 to an internet gateway: what the cluster
+/// uses, never tags or modifies. Checked as named subnets are: at least one of each kind, and
+/// a public subnet in every zone that has a private one (its NAT gateway and load balancer
+/// go there). Describe calls only.
+pub async fn discover(clients: &Clients, plan: &Plan) -> Result<Vec<PlannedSubnet>, Error> {
+    let vpc_id = plan.spec.network.vpc.id.clone().unwrap_or_default();
+    let subnets = clients
+        .ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .map_err(aws("DescribeSubnets"))?
+        .subnets
+        .unwrap_or_default();
+    let tables = clients
+        .ec2
+        .describe_route_tables()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .map_err(aws("DescribeRouteTables"))?
+        .route_tables
+        .unwrap_or_default();
+    let to_internet = |t: &aws_sdk_ec2::types::RouteTable| {
+        t.routes().iter().any(|r| {
+            r.destination_cidr_block() == Some("0.0.0.0/0")
+                && r.gateway_id().is_some_and(|g| g.starts_with("igw-"))
+        })
+    };
+    let main = tables
+        .iter()
+        .find(|t| t.associations().iter().any(|a| a.main() == Some(true)));
+    let mut out: Vec<PlannedSubnet> = subnets
+        .iter()
+        .map(|sn| {
+            let id = sn.subnet_id().unwrap_or_default();
+            let own = tables
+                .iter()
+                .find(|t| t.associations().iter().any(|a| a.subnet_id() == Some(id)));
+            PlannedSubnet {
+                id: Some(id.to_string()),
+                cidr: None,
+                zone: sn.availability_zone().map(String::from),
+                public: own.or(main).is_some_and(to_internet),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.zone, !a.public, &a.id).cmp(&(&b.zone, !b.public, &b.id)));
+    let mut problems = Vec::new();
+    if !out.iter().any(|p| p.public) {
+        problems.push(format!(
+            "VPC {vpc_id} has no public subnet (none routes 0.0.0.0/0 to an internet gateway)"
+        ));
+    }
+    if !out.iter().any(|p| !p.public) {
+        problems.push(format!("VPC {vpc_id} has no private subnet"));
+    }
+    for p in out.iter().filter(|p| !p.public) {
+        if !out.iter().any(|q| q.public && q.zone == p.zone) {
+            problems.push(format!(
+                "the private subnet {} in {} has no public subnet in its zone",
+                p.id.clone().unwrap_or_default(),
+                p.zone.clone().unwrap_or_default()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(Error::PreExisting {
+            resource: format!(
+                "the subnets of VPC {vpc_id} (spec.network.vpc.id, no subnets given)"
+            ),
+            problem: problems.join("; "),
+        })
+    }
 }
 
 /// Reconciles the subnets.

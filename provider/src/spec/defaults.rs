@@ -39,6 +39,9 @@ pub struct Plan {
     pub vpc_cidr: Option<Ipv4Net>,
     /// The subnets, existing and to create.
     pub subnets: Vec<PlannedSubnet>,
+    /// An existing VPC given without subnets: the cluster uses the VPC's own subnets, found
+    /// (and classified public or private by their routes) when the plan is made.
+    pub discover_subnets: bool,
     /// The load balancer's name.
     pub load_balancer_name: String,
     /// The health check.

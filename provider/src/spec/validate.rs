@@ -138,6 +138,7 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
         name: name.clone(),
         spec: spec.clone(),
         vpc_cidr,
+        discover_subnets: spec.network.subnets.is_empty() && existing_vpc.is_some(),
         subnets,
         load_balancer_name: lb
             .existing_name
@@ -251,13 +252,8 @@ fn check_network(
     if net.subnets.is_empty() {
         if let Some(vpc) = vpc_cidr {
             subnets = default_subnets(vpc, &zones[..net.availability_zone_count.min(zones.len())]);
-        } else if existing_vpc.is_some() {
-            p.push(
-                "spec.network.subnets: with an existing VPC, list its subnets (by id) or the \
-                 subnets to create in it (cidrBlock, availabilityZone)"
-                    .into(),
-            );
         }
+        // An existing VPC without subnets: its own subnets are used (found at plan time).
     } else {
         let mut seen: Vec<(usize, Ipv4Net)> = Vec::new();
         for (i, s) in net.subnets.iter().enumerate() {
@@ -424,7 +420,8 @@ fn check_bastion(p: &mut Vec<String>, spec: &ClusterSpec, subnets: &[PlannedSubn
         if let Some(ami) = &b.ami {
             check_id(p, "spec.bastion.ami", ami, "ami");
         }
-        if !subnets.iter().any(|s| s.public) {
+        // (Subnets found in an existing VPC are checked when found: one is public.)
+        if !subnets.is_empty() && !subnets.iter().any(|s| s.public) {
             p.push("spec.bastion: a bastion needs a public subnet".into());
         }
     }
