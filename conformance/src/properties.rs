@@ -100,6 +100,20 @@ pub async fn up(
                     o.status.ready, o.waiting
                 )));
             }
+            // Its conditions say the same, step by step: all ready when done, else at least
+            // one not ready, with its reason.
+            Ok(o)
+                if o.status
+                    .conditions
+                    .iter()
+                    .any(|c| c.ready != c.reason.is_empty())
+                    || o.status.conditions.iter().all(|c| c.ready) != o.is_done() =>
+            {
+                return Err(Failure::Check(format!(
+                    "the conditions {:?} do not match what the reconcile waits for: {:?}",
+                    o.status.conditions, o.waiting
+                )));
+            }
             Ok(o) if o.is_done() => return Ok(o),
             Ok(o) => {
                 env.pause(o.requeue_after().unwrap_or_default()).await;

@@ -21,7 +21,7 @@ use provider::machine::{MachineOutcome, MachineStatus};
 use provider::spec::{Cluster, Machine};
 use provider::{ClusterActuator, Error};
 
-use output::{count, init_logging, machine_line, tree};
+use output::{conditions, count, init_logging, machine_line, tree};
 use target::{cluster_of, load};
 
 #[derive(Parser)]
@@ -263,7 +263,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let start = Instant::now();
     let timeout = Duration::from_secs(args.timeout);
     let mut machine_status: Vec<Option<MachineStatus>> = vec![None; docs.machines.len()];
-    let (verb, outcome) = match &cli.command {
+    let (verb, mut outcome) = match &cli.command {
         Command::Up(_) => {
             // Before any change: a live cluster whose PKI is lost is refused here.
             let bootstrap = obtain(&keeper, &actuator, &cluster).await?;
@@ -320,9 +320,47 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        Command::Status(_) => ("status", actuator.plan(&cluster).await?),
+        Command::Status(_) => {
+            let o = actuator.plan(&cluster).await?;
+            if !docs.machines.is_empty() {
+                let machines = MachineActuator::new(target.clients.clone(), keeper.for_delete()?);
+                for (i, m) in docs.machines.iter().enumerate() {
+                    let e = machines.exists(&cluster, m, None).await?;
+                    machine_status[i] = e.instance_id.map(|id| MachineStatus {
+                        instance_id: id,
+                        state: e.state.unwrap_or_default(),
+                        ..MachineStatus::default()
+                    });
+                }
+            }
+            ("status", o)
+        }
         _ => ("plan", actuator.plan(&cluster).await?),
     };
+    // The machines' condition, beside the cluster's steps.
+    if matches!(verb, "up" | "status") && !docs.machines.is_empty() {
+        let not_running: Vec<String> = docs
+            .machines
+            .iter()
+            .zip(&machine_status)
+            .filter(|(_, st)| st.as_ref().is_none_or(|s| s.state != "running"))
+            .map(|(m, st)| {
+                format!(
+                    "machine {} is {}",
+                    m.metadata.name,
+                    st.as_ref().map_or("not created", |s| s.state.as_str())
+                )
+            })
+            .collect();
+        outcome
+            .status
+            .conditions
+            .push(provider::cluster::Condition::of(
+                "Machines",
+                &not_running,
+                &[],
+            ));
+    }
     let calls = target.clients.calls.clone();
     let elapsed = start.elapsed();
     if args.output == Output::Json {
@@ -361,12 +399,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ),
         _ => {
             print!("{}", tree(&outcome.status));
-            if verb == "up" {
+            if verb == "up" || verb == "status" {
                 let n = docs.machines.len();
                 for (i, (m, st)) in docs.machines.iter().zip(&machine_status).enumerate() {
                     println!("{}", machine_line(m, st.as_ref(), i + 1 == n));
                 }
             }
+            print!("{}", conditions(&outcome.status));
             if verb == "status" && !outcome.planned.is_empty() {
                 println!(
                     "(missing: {} changes pending; see capa plan)",

@@ -165,12 +165,15 @@ pub(super) fn machine_line(m: &Machine, st: Option<&MachineStatus>, last: bool) 
     let glyph = if last { "└─" } else { "├─" };
     match st {
         Some(st) => format!(
-            "{glyph} machine {} ({}) {} {} {} {}[owned]",
+            "{glyph} machine {} ({}) {} {} {}{}[owned]",
             m.metadata.name,
             m.spec.role.as_str(),
             st.instance_id,
             st.state,
-            st.private_ip.as_deref().unwrap_or(""),
+            st.private_ip
+                .as_deref()
+                .map(|ip| format!("{ip} "))
+                .unwrap_or_default(),
             if st.in_load_balancer {
                 "in load balancer "
             } else {
@@ -179,4 +182,17 @@ pub(super) fn machine_line(m: &Machine, st: Option<&MachineStatus>, last: bool) 
         ),
         None => format!("{glyph} machine {} (no instance)", m.metadata.name),
     }
+}
+
+/// The cluster's conditions, one line each: ready, or why not.
+pub(super) fn conditions(status: &ClusterStatus) -> String {
+    let mut out = String::from("conditions:\n");
+    for c in &status.conditions {
+        if c.ready {
+            out.push_str(&format!("  {:<16} ready\n", c.kind));
+        } else {
+            out.push_str(&format!("  {:<16} not ready: {}\n", c.kind, c.reason));
+        }
+    }
+    out
 }

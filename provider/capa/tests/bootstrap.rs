@@ -246,8 +246,23 @@ async fn the_example_clusters_machines_bootstrap_one_kubernetes_cluster() {
         v
     };
 
+    // Before: every condition says what is missing, machines included.
+    let before = run(args("status", &[])).await.unwrap();
+    let b = text(&before.stdout);
+    assert!(
+        b.contains("  Machines         not ready: machine demo-cp-0 is not created"),
+        "{b}"
+    );
+    assert!(
+        b.contains("  VPC              not ready: to do: create vpc"),
+        "{b}"
+    );
     let up = run(args("up", &[])).await.unwrap();
     assert!(up.status.success(), "{}", text(&up.stderr));
+    let after = run(args("status", &[])).await.unwrap();
+    let a = text(&after.stdout);
+    assert!(a.contains("  Machines         ready"), "{a}");
+    assert!(!a.contains("not ready"), "{a}");
     let state = home.join("capa/us-east-1/demo");
     for f in PKI {
         let meta = std::fs::metadata(state.join("pki").join(f)).unwrap();

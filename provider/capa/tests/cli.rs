@@ -97,6 +97,28 @@ async fn up_status_plan_down_against_an_endpoint() {
     assert!(up.status.success(), "{}", text(&up.stderr));
     let json: serde_json::Value = serde_json::from_slice(&up.stdout).unwrap();
     assert_eq!(json["status"]["ready"], true);
+    let kinds: Vec<&str> = json["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["ready"], true, "{c}");
+            c["type"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "VPC",
+            "Subnets",
+            "InternetGateway",
+            "NATGateways",
+            "RouteTables",
+            "SecurityGroups",
+            "Bastion",
+            "LoadBalancer"
+        ]
+    );
     assert_eq!(json["status"]["subnets"].as_array().unwrap().len(), 6);
     let created = json["mutatingCalls"].as_u64().unwrap();
     let fake_saw = fake
@@ -124,6 +146,8 @@ async fn up_status_plan_down_against_an_endpoint() {
         "{s}"
     );
     assert!(s.contains("[owned]"), "{s}");
+    assert!(s.contains("conditions:\n  VPC              ready"), "{s}");
+    assert!(s.contains("  LoadBalancer     ready"), "{s}");
 
     let down = run(args("down", false)).await.unwrap();
     assert!(down.status.success(), "{}", text(&down.stderr));

@@ -17,8 +17,8 @@ pub mod vpc;
 
 pub use scope::{Scope, is_new};
 pub use status::{
-    ClusterStatus, InstanceStatus, LoadBalancerStatus, NatStatus, Outcome, Res, RouteTableStatus,
-    SubnetStatus,
+    ClusterStatus, Condition, InstanceStatus, LoadBalancerStatus, NatStatus, Outcome, Res,
+    RouteTableStatus, SubnetStatus,
 };
 
 use crate::aws_error::aws;
@@ -88,6 +88,20 @@ impl Step {
                 Step::LoadBalancer,
             ],
             Step::NatGateway | Step::RouteTable | Step::Bastion | Step::LoadBalancer => &[],
+        }
+    }
+
+    /// The name of this step's condition in a cluster's status.
+    pub fn condition(self) -> &'static str {
+        match self {
+            Step::Vpc => "VPC",
+            Step::Subnet => "Subnets",
+            Step::InternetGateway => "InternetGateway",
+            Step::NatGateway => "NATGateways",
+            Step::RouteTable => "RouteTables",
+            Step::SecurityGroup => "SecurityGroups",
+            Step::Bastion => "Bastion",
+            Step::LoadBalancer => "LoadBalancer",
         }
     }
 
@@ -183,7 +197,14 @@ impl ClusterActuator {
         let mut s = Scope::new(&self.clients, &plan, dry_run);
         load_balancer::preflight(&s).await?;
         for step in Step::ORDER {
+            let (waiting, planned) = (s.waiting.len(), s.planned.len());
             step.reconcile(&mut s).await?;
+            let c = Condition::of(
+                step.condition(),
+                &s.waiting[waiting..],
+                &s.planned[planned..],
+            );
+            s.status.conditions.push(c);
         }
         s.status.ready = s.waiting.is_empty() && !dry_run;
         Ok(Outcome {

@@ -88,6 +88,42 @@ pub struct LoadBalancerStatus {
     pub scheme: String,
 }
 
+/// The state of one part of a cluster, as a person reads it (`capa status`, the end of
+/// `capa up`, `--output json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Condition {
+    /// What it is about: `VPC`, `Subnets`, `InternetGateway`, `NATGateways`, `RouteTables`,
+    /// `SecurityGroups`, `Bastion`, `LoadBalancer`, `Machines`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Whether that part is in place with nothing pending.
+    pub ready: bool,
+    /// Why not (empty when ready): what it waits for, or the changes still to make.
+    pub reason: String,
+}
+
+impl Condition {
+    /// A condition of `kind` from what its step left waiting and planned.
+    pub fn of(kind: &str, waiting: &[String], planned: &[String]) -> Condition {
+        let reason = if !waiting.is_empty() {
+            waiting.join("; ")
+        } else if let Some(first) = planned.first() {
+            if planned.len() == 1 {
+                format!("to do: {first}")
+            } else {
+                format!("{} changes to make, first: {first}", planned.len())
+            }
+        } else {
+            String::new()
+        };
+        Condition {
+            kind: kind.to_string(),
+            ready: reason.is_empty(),
+            reason,
+        }
+    }
+}
+
 /// What the cluster holds in AWS.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ClusterStatus {
@@ -111,6 +147,8 @@ pub struct ClusterStatus {
     pub load_balancer: Option<LoadBalancerStatus>,
     /// Whether everything is in place and nothing is pending.
     pub ready: bool,
+    /// One condition per step of the cluster, in order: ready, or the reason it is not.
+    pub conditions: Vec<Condition>,
 }
 
 /// The result of a reconcile or delete.
