@@ -178,6 +178,23 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 terminate_behind_its_back(env, &cluster, &statuses, *what)
                     .await
                     .map_err(|e| at(e.to_string()))?;
+                if *what == Terminated::Machines {
+                    // `exists`, asked with the recorded status, tells what AWS still shows:
+                    // that very instance, terminated.
+                    let m = env.machine_actuator(c.clone());
+                    for (mac, st) in machines.iter().zip(&statuses) {
+                        let e = m.exists(&cluster, mac, Some(st)).await?;
+                        if e.exists
+                            || e.instance_id.as_deref() != Some(st.instance_id.as_str())
+                            || e.state.as_deref() != Some("terminated")
+                        {
+                            return Err(at(format!(
+                                "exists of machine {} says {e:?}; its instance {} is terminated",
+                                mac.metadata.name, st.instance_id
+                            )));
+                        }
+                    }
+                }
             }
             Step::MakeServiceLoadBalancer(lb) => {
                 service_lb::make(env, &cluster, &lb.name, lb.tagged)
