@@ -50,6 +50,10 @@ pub struct Args {
     /// Seconds a mutant's test run may take before it counts as a timeout.
     #[arg(long, default_value_t = 900)]
     timeout: u32,
+    /// With `report`: the source fingerprint to report on (default: the working tree's), for
+    /// a run made on an earlier commit while the provider moved on.
+    #[arg(long)]
+    source: Option<String>,
 }
 
 /// Runs the task.
@@ -57,7 +61,7 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
     match args.what.as_str() {
         "run" => mutate(root, args, false),
         "list" => mutate(root, args, true),
-        "report" => report(root),
+        "report" => report(root, args.source.as_deref()),
         other => bail!("mutants {other}: expected run, list or report"),
     }
 }
@@ -243,7 +247,12 @@ fn build_dir(root: &Path) -> PathBuf {
 
 /// Reads the equivalents file: `mutant name<TAB>reason` per line (`#` starts a comment).
 fn equivalents(root: &Path) -> Result<BTreeMap<String, String>> {
-    let path = root.join("conformance").join("mutants-equivalent.txt");
+    named(root, "mutants-equivalent.txt")
+}
+
+/// Reads `conformance/<file>`: `mutant name<TAB>text` per line (`#` starts a comment).
+fn named(root: &Path, file: &str) -> Result<BTreeMap<String, String>> {
+    let path = root.join("conformance").join(file);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
@@ -268,8 +277,11 @@ fn lines_of(path: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn report(root: &Path) -> Result<()> {
-    let source = fingerprint(root)?;
+fn report(root: &Path, source: Option<&str>) -> Result<()> {
+    let source = match source {
+        Some(s) => s.to_string(),
+        None => fingerprint(root)?,
+    };
     let dir = records_dir(root);
     let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut shards = Vec::new();
@@ -319,6 +331,12 @@ fn report(root: &Path) -> Result<()> {
         .iter()
         .filter(|m| equivalent.contains_key(*m))
         .count();
+    // Missed in the run, caught by the suite since (each reproduced by hand on the source).
+    let since = named(root, "mutants-caught-since.txt")?;
+    let caught_since = missed_list
+        .iter()
+        .filter(|m| since.contains_key(*m) && !equivalent.contains_key(*m))
+        .count();
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -357,16 +375,32 @@ fn report(root: &Path) -> Result<()> {
             0.0
         }
     );
+    if caught_since > 0 {
+        let _ = writeln!(
+            md,
+            "Since the run, the suite catches {caught_since} more of them (below): {:.1}% of \
+             the viable mutants ({:.1}% with the equivalent ones left out).\n",
+            rate(caught + timeout + caught_since),
+            if viable > explained {
+                100.0 * (caught + timeout + caught_since) as f64 / (viable - explained) as f64
+            } else {
+                0.0
+            }
+        );
+    }
     let _ = writeln!(md, "## Missed\n");
     if missed_list.is_empty() {
         let _ = writeln!(md, "None.");
     }
     for m in &missed_list {
-        match equivalent.get(m) {
-            Some(why) => {
+        match (equivalent.get(m), since.get(m)) {
+            (Some(why), _) => {
                 let _ = writeln!(md, "- `{m}`: equivalent: {why}");
             }
-            None => {
+            (None, Some(how)) => {
+                let _ = writeln!(md, "- `{m}`: missed in the run, caught since: {how}");
+            }
+            (None, None) => {
                 let _ = writeln!(md, "- `{m}`: **missed**");
             }
         }
