@@ -325,6 +325,25 @@ impl Fake {
                 return answer_error(&err, None, request_id);
             }
         };
+        // A character XML 1.0 forbids could never be answered back (every describe of it
+        // would be unparseable): refused at the door, as AWS refuses it, naming it by code.
+        if let Some((key, c)) = form.pairs().find_map(|(k, v)| {
+            k.chars()
+                .chain(v.chars())
+                .find(|c| !crate::protocol::xml::is_xml_char(*c))
+                .map(|c| (k.to_string(), c))
+        }) {
+            let why = format!(
+                "Value for parameter {key} is invalid: it holds the character U+{:04X}, which \
+                 XML 1.0 does not allow.",
+                u32::from(c)
+            );
+            let err = match service {
+                Service::Ec2 => ApiError::invalid_value(why),
+                Service::Elb => ApiError::new(Common::ValidationError, why),
+            };
+            return answer_error(&err, Some(service), request_id);
+        }
         let action = form.peek("Action").unwrap_or_default().to_string();
         let started = std::time::Instant::now();
         let mut effects = Effects::default();

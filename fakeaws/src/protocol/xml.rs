@@ -7,9 +7,27 @@ use std::borrow::Cow;
 use aws_smithy_types::date_time::Format;
 use aws_smithy_types::{Blob, DateTime};
 
-/// Escapes text for an XML element or attribute.
+/// Whether XML 1.0 allows `c` in a document (its `Char` production): no control
+/// character but tab, newline and carriage return, no surrogate, no U+FFFE or U+FFFF.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c,
+        '\t' | '\n' | '\r'
+        | '\u{20}'..='\u{D7FF}'
+        | '\u{E000}'..='\u{FFFD}'
+        | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// Escapes text for an XML element or attribute. A character XML 1.0 forbids (which no
+/// request can store, but a message may quote) becomes U+FFFD, so that every answer parses.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    quick_xml::escape::escape(s)
+    if s.chars().all(is_xml_char) {
+        return quick_xml::escape::escape(s);
+    }
+    let clean: String = s
+        .chars()
+        .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
+        .collect();
+    Cow::Owned(quick_xml::escape::escape(&clean).into_owned())
 }
 
 /// A growing XML document.
@@ -200,6 +218,14 @@ impl EncodeMembers for () {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn characters_xml_forbids_never_reach_an_answer() {
+        assert_eq!(escape("a\u{1}b\u{FFFE}c<"), "a\u{FFFD}b\u{FFFD}c&lt;");
+        assert_eq!(escape("tab\tok"), "tab\tok");
+        assert!(!is_xml_char('\u{0}') && !is_xml_char('\u{FFFF}'));
+        assert!(is_xml_char('\u{10FFFF}') && is_xml_char('é'));
+    }
 
     #[test]
     fn timestamps_have_milliseconds() {

@@ -251,3 +251,51 @@ fn xml_special_characters_are_escaped() {
     assert_eq!(ec2_error(&a), "InvalidVpcID.Malformed");
     xml::parse(&a.body);
 }
+
+/// Whether every character of `s` is one XML 1.0 allows.
+fn xml_clean(s: &str) -> bool {
+    s.chars().all(|c| {
+        matches!(c,
+            '\t' | '\n' | '\r'
+            | '\u{20}'..='\u{D7FF}'
+            | '\u{E000}'..='\u{FFFD}'
+            | '\u{10000}'..='\u{10FFFF}')
+    })
+}
+
+#[test]
+fn characters_xml_forbids_are_refused_and_never_answered() {
+    let f = fake();
+    let vpcs = |f: &fakeaws::Fake| {
+        let a = ec2(f, "Action=DescribeVpcs&Version=2016-11-15");
+        assert!(xml_clean(&a.body));
+        xml::parse(&a.body).child("vpcSet").all("item").len()
+    };
+    let before = vpcs(&f);
+    // A tag value with U+0001, a key with NUL, a value with U+FFFE: each refused, nothing made.
+    for tag in [
+        "Key=team&TagSpecification.1.Tag.1.Value=a%01b",
+        "Key=te%00am&TagSpecification.1.Tag.1.Value=x",
+        "Key=team&TagSpecification.1.Tag.1.Value=%EF%BF%BE",
+    ] {
+        let a = ec2(
+            &f,
+            &format!(
+                "Action=CreateVpc&Version=2016-11-15&CidrBlock=10.9.0.0/16&TagSpecification.1.ResourceType=vpc&TagSpecification.1.Tag.1.{tag}"
+            ),
+        );
+        assert!(xml_clean(&a.body), "{:?}", a.body);
+        assert_eq!(ec2_error(&a), "InvalidParameterValue", "{}", a.body);
+        assert!(a.body.contains("U+"), "{}", a.body);
+    }
+    assert_eq!(vpcs(&f), before);
+    // ELB says ValidationError, in its own envelope.
+    let a = elb(
+        &f,
+        "Action=DescribeLoadBalancers&Version=2012-06-01&LoadBalancerNames.member.1=a%02b",
+    );
+    assert!(xml_clean(&a.body), "{:?}", a.body);
+    assert_eq!(a.status, 400);
+    let doc = xml::parse(&a.body);
+    assert_eq!(doc.child("Error").child("Code").text, "ValidationError");
+}
