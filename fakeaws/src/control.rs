@@ -85,8 +85,8 @@ fn saved(fake: &Fake) -> Result<(), Reply> {
     fake.save().map_err(|e| bad(500, e.to_string()))
 }
 
-fn region_named(name: String) -> Result<String, Reply> {
-    if crate::server::is_region_name(&name) {
+fn region_named(fake: &Fake, name: String) -> Result<String, Reply> {
+    if fake.knows_region(&name) {
         Ok(name)
     } else {
         Err(bad(400, format!("'{name}' is not a region name")))
@@ -116,7 +116,7 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
             Ok(ok(json!({ "rules": 0 })))
         }
         ("POST", "throttle") => parse::<Throttle>(body)
-            .and_then(|t| region_named(t.region.clone()).map(|_| t))
+            .and_then(|t| region_named(fake, t.region.clone()).map(|_| t))
             .map(|t| {
                 fake.with_region(&t.region, |r| match t.scale {
                     Some(scale) => r.throttle.enable(scale),
@@ -125,7 +125,7 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
                 ok(json!({ "region": t.region, "scale": t.scale }))
             }),
         ("POST", "consistency") => parse::<Lag>(body)
-            .and_then(|l| region_named(l.region.clone()).map(|_| l))
+            .and_then(|l| region_named(fake, l.region.clone()).map(|_| l))
             .and_then(|l| {
                 let windows = crate::sim::consistency::Windows {
                     create: l.create,
@@ -141,7 +141,7 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
                 Ok(ok(json!({ "region": l.region, "windows": windows })))
             }),
         ("POST", "clock") => parse::<Advance>(body)
-            .and_then(|a| region_named(a.region.clone()).map(|_| a))
+            .and_then(|a| region_named(fake, a.region.clone()).map(|_| a))
             .and_then(|a| {
                 let now = fake.with_region(&a.region, |r| {
                     r.clock.advance(Duration::from_secs(a.advance_seconds));

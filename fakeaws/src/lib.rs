@@ -55,6 +55,9 @@ pub struct Config {
     /// Access key -> secret. When any is given, every request over HTTP must be signed (SigV4)
     /// with one of them; without, any signature passes.
     pub credentials: std::collections::BTreeMap<String, String>,
+    /// Regions served beside AWS's own ([`server::AWS_REGIONS`]), such as a local zone's
+    /// test region (`fakeaws --region NAME`); any other name is `InvalidRegion`.
+    pub extra_regions: Vec<String>,
     /// Request throttling in every region: off (`None`, the default), or AWS's figures times
     /// this scale (`Some(1.0)`: AWS's own). `Region::throttle` changes it per region.
     pub throttling: Option<f64>,
@@ -102,6 +105,7 @@ impl Default for Config {
             faults: Vec::new(),
             delays: std::collections::BTreeMap::new(),
             credentials: std::collections::BTreeMap::new(),
+            extra_regions: Vec::new(),
         }
     }
 }

@@ -42,6 +42,19 @@ struct Args {
     /// change and at shutdown.
     #[arg(long, value_name = "PATH")]
     state_file: Option<std::path::PathBuf>,
+    /// Serve this region too, beside AWS's own (repeatable); any other name is refused.
+    #[arg(long = "region", value_name = "NAME", value_parser = region_name)]
+    regions: Vec<String>,
+}
+
+fn region_name(raw: &str) -> Result<String, String> {
+    if fakeaws::server::is_region_shaped(raw) {
+        Ok(raw.to_string())
+    } else {
+        Err(format!(
+            "{raw:?} is not shaped like a region name (such as us-east-1)"
+        ))
+    }
 }
 
 fn credential(raw: &str) -> Result<(String, String), String> {
@@ -78,6 +91,7 @@ async fn main() -> std::io::Result<()> {
         account_id: args.account_id,
         seed: args.seed,
         credentials: args.credentials.into_iter().collect(),
+        extra_regions: args.regions,
         ..fakeaws::Config::default()
     }
     .with_profile(profile);

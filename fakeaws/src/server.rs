@@ -56,6 +56,20 @@ struct Store {
 /// How many calls the log keeps before it drops the oldest half.
 const CALL_LOG_LIMIT: usize = 100_000;
 
+/// The longest `Action` the call log keeps: longer than any operation of the models
+/// (`DescribeInstanceCreditSpecifications`...), so a real one is kept whole and a made-up one
+/// cannot grow the log. With the region name capped too, an entry holds at most a few hundred
+/// bytes, and the log at most [`CALL_LOG_LIMIT`] of them.
+const MAX_LOGGED_ACTION: usize = 64;
+
+/// The longest region name the call log keeps (the longest real one has 14 characters).
+const MAX_LOGGED_REGION: usize = 32;
+
+/// At most `n` characters of `s`.
+fn capped(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
 /// One request the fake answered, as its call log keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Call {
@@ -256,6 +270,12 @@ impl Fake {
         lock(&self.inner.faults).clear();
     }
 
+    /// Whether `name` is a region this fake serves: one of [`AWS_REGIONS`], or one it was
+    /// told of.
+    pub fn knows_region(&self, name: &str) -> bool {
+        AWS_REGIONS.contains(&name) || self.inner.config.extra_regions.iter().any(|r| r == name)
+    }
+
     /// Runs `f` on the account's fault rules (to add, list or clear them).
     pub fn with_faults<R>(&self, f: impl FnOnce(&mut Faults) -> R) -> R {
         f(&mut lock(&self.inner.faults))
@@ -344,20 +364,21 @@ impl Fake {
             };
             return answer_error(&err, Some(service), request_id);
         }
-        let action = form.peek("Action").unwrap_or_default().to_string();
+        let action = capped(form.peek("Action").unwrap_or_default(), MAX_LOGGED_ACTION);
+        let region = capped(&scope.region, MAX_LOGGED_REGION);
         let started = std::time::Instant::now();
         let mut effects = Effects::default();
         let result = self.dispatch(service, &scope.region, &mut form, &request_id, &mut effects);
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
-            region = %scope.region,
+            region = %region,
             action = %action,
             status = result.as_ref().map_or_else(|e| e.status, |_| 200),
             "request"
         );
         let call = Call {
             service: scope.service.clone(),
-            region: scope.region.clone(),
+            region,
             action,
             error: result.as_ref().err().map(|e| e.code.to_string()),
             micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
@@ -434,7 +455,7 @@ impl Fake {
             }
         }
         form.strip_envelope();
-        if !is_region_name(region) {
+        if !self.knows_region(region) {
             return Err(ApiError::new(
                 Common::InvalidRegion,
                 format!("'{region}' is not a region name"),
@@ -607,9 +628,59 @@ fn refused(refusal: &sigv4::Refusal, service: Option<Service>) -> ApiError {
 }
 
 /// Region names as AWS spells them: lower-case words and a number, joined by hyphens.
-pub(crate) fn is_region_name(s: &str) -> bool {
+/// The regions of AWS's partitions (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-eusc),
+/// as the SDKs' endpoint metadata lists them. Only these exist, with those the fake was told
+/// of ([`crate::Config::extra_regions`]): a made-up name is `InvalidRegion`, never a new region.
+pub const AWS_REGIONS: &[&str] = &[
+    "af-south-1",
+    "ap-east-1",
+    "ap-east-2",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-northeast-3",
+    "ap-south-1",
+    "ap-south-2",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ap-southeast-3",
+    "ap-southeast-4",
+    "ap-southeast-5",
+    "ap-southeast-6",
+    "ap-southeast-7",
+    "ca-central-1",
+    "ca-west-1",
+    "cn-north-1",
+    "cn-northwest-1",
+    "eu-central-1",
+    "eu-central-2",
+    "eu-north-1",
+    "eu-south-1",
+    "eu-south-2",
+    "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
+    "eusc-de-east-1",
+    "il-central-1",
+    "me-central-1",
+    "me-south-1",
+    "mx-central-1",
+    "sa-east-1",
+    "us-east-1",
+    "us-east-2",
+    "us-gov-east-1",
+    "us-gov-west-1",
+    "us-iso-east-1",
+    "us-iso-west-1",
+    "us-isob-east-1",
+    "us-west-1",
+    "us-west-2",
+];
+
+/// Whether `s` has the shape of a region name (`xx-yyyy-N`), as a flag adding one must.
+pub fn is_region_shaped(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
-    parts.len() >= 3
+    s.len() <= 32
+        && parts.len() >= 3
         && parts.iter().all(|p| {
             !p.is_empty()
                 && p.bytes()

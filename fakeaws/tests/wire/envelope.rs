@@ -299,3 +299,58 @@ fn characters_xml_forbids_are_refused_and_never_answered() {
     let doc = xml::parse(&a.body);
     assert_eq!(doc.child("Error").child("Code").text, "ValidationError");
 }
+
+#[test]
+fn the_call_log_keeps_a_bounded_entry_whatever_the_request() {
+    let f = fake();
+    let long = "A".repeat(1 << 20);
+    let a = ec2(&f, &format!("Action={long}&Version=2016-11-15"));
+    assert_eq!(ec2_error(&a), "InvalidAction");
+    let a = f.handle(
+        Some(&auth(&format!("us-east-{}", "9".repeat(1 << 16)), "ec2")),
+        b"",
+        b"Action=DescribeVpcs&Version=2016-11-15",
+    );
+    assert_ne!(a.status, 200);
+    let calls = f.calls();
+    assert_eq!(calls.len(), 2);
+    for c in &calls {
+        assert!(c.action.len() <= 64, "{}", c.action.len());
+        assert!(c.region.len() <= 32, "{}", c.region.len());
+    }
+    // A real operation's name is kept whole.
+    ec2(
+        &f,
+        "Action=DescribeInstanceCreditSpecifications&Version=2016-11-15",
+    );
+    assert_eq!(
+        f.calls().last().map(|c| c.action.as_str()),
+        Some("DescribeInstanceCreditSpecifications")
+    );
+}
+
+#[test]
+fn only_real_regions_exist_and_those_the_fake_was_told_of() {
+    let describe = |f: &fakeaws::Fake, region: &str| {
+        f.handle(
+            Some(&auth(region, "ec2")),
+            b"",
+            b"Action=DescribeVpcs&Version=2016-11-15",
+        )
+    };
+    let f = fake();
+    for made_up in ["zz-made-up-1", "us-east-9", "x-y-1"] {
+        let a = describe(&f, made_up);
+        assert_eq!(ec2_error(&a), "InvalidRegion", "{made_up}");
+    }
+    for real in ["us-east-1", "ap-southeast-7", "us-gov-west-1", "cn-north-1"] {
+        assert_eq!(describe(&f, real).status, 200, "{real}");
+    }
+    let told = fakeaws::Fake::new(fakeaws::Config {
+        extra_regions: vec!["zz-made-up-1".into()],
+        ..fakeaws::Config::default()
+    });
+    let a = describe(&told, "zz-made-up-1");
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(xml::parse(&a.body).child("vpcSet").all("item").len(), 1);
+}
