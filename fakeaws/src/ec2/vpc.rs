@@ -50,12 +50,29 @@ pub struct Vpc {
     pub address_usage_metrics: bool,
 }
 
-/// Parses an IPv4 CIDR as AWS takes it, in canonical form (`10.0.0.5/16` -> `10.0.0.0/16`).
+/// Parses an IPv4 CIDR as AWS takes it: exactly `a.b.c.d/n`, each number in decimal without a
+/// leading zero, no space around it, and no host bits (`10.0.0.1/16` is refused, not quietly
+/// made `10.0.0.0/16`).
 pub fn parse_cidr(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
-    raw.trim()
-        .parse::<Ipv4Net>()
-        .map(|n| n.trunc())
-        .map_err(|_| ApiError::invalid_parameter(param, raw, "This is not a valid CIDR block."))
+    let bad = || ApiError::invalid_parameter(param, raw, "This is not a valid CIDR block.");
+    let (addr, len) = raw.split_once('/').ok_or_else(bad)?;
+    let canonical_number = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 3
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && (p == "0" || !p.starts_with('0'))
+    };
+    if !canonical_number(len)
+        || addr.split('.').count() != 4
+        || !addr.split('.').all(canonical_number)
+    {
+        return Err(bad());
+    }
+    let net = raw.parse::<Ipv4Net>().map_err(|_| bad())?;
+    if net.trunc() != net {
+        return Err(bad());
+    }
+    Ok(net)
 }
 
 impl Filterable for (&Vpc, &Region) {
@@ -361,5 +378,33 @@ impl Region {
     /// The region's default VPC, if it has one.
     pub fn default_vpc(&self) -> Option<&Vpc> {
         self.vpcs.values().find(|v| v.is_default)
+    }
+}
+
+#[cfg(test)]
+mod cidr_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::parse_cidr;
+
+    #[test]
+    fn cidrs_are_taken_as_aws_takes_them() {
+        for ok in ["10.0.0.0/16", "0.0.0.0/0", "192.168.10.0/24", "10.0.0.5/32"] {
+            assert!(parse_cidr(ok, "cidrBlock").is_ok(), "{ok}");
+        }
+        for bad in [
+            "10.0.0.1/16",
+            "010.0.0.0/16",
+            "10.0.0.0/016",
+            "10.0.0.0/16 ",
+            " 10.0.0.0/16",
+            "10.0.0/16",
+            "10.0.0.0",
+            "10.0.0.0/33",
+            "10.0.0.256/32",
+            "+10.0.0.0/16",
+        ] {
+            let e = parse_cidr(bad, "cidrBlock").unwrap_err();
+            assert_eq!(e.code, "InvalidParameterValue", "{bad}");
+        }
     }
 }

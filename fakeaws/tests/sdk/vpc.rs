@@ -9,9 +9,13 @@ use crate::{code, empty_fake, filter, tag_spec, vpc};
 async fn create_describe_delete() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
+    // A CIDR with host bits is refused, as AWS refuses it, not quietly made canonical.
+    let refused = ec2.create_vpc().cidr_block("10.1.0.5/16").send().await;
+    assert_eq!(crate::code(refused), "InvalidParameterValue");
+    assert!(ec2.describe_vpcs().send().await.unwrap().vpcs().is_empty());
     let created = ec2
         .create_vpc()
-        .cidr_block("10.1.0.5/16")
+        .cidr_block("10.1.0.0/16")
         .tag_specifications(tag_spec(ResourceType::Vpc, &[("Name", "one")]))
         .send()
         .await
