@@ -56,6 +56,9 @@ struct Store {
 /// How many calls the log keeps before it drops the oldest half.
 const CALL_LOG_LIMIT: usize = 100_000;
 
+/// The largest request body the endpoint takes (axum's default, stated).
+pub const MAX_BODY: usize = 2 * 1024 * 1024;
+
 /// The longest `Action` the call log keeps: longer than any operation of the models
 /// (`DescribeInstanceCreditSpecifications`...), so a real one is kept whole and a made-up one
 /// cannot grow the log. With the region name capped too, an entry holds at most a few hundred
@@ -737,6 +740,7 @@ pub fn router(fake: Fake) -> axum::Router {
     axum::Router::new()
         .route("/_fakeaws/{*path}", axum::routing::any(control_http))
         .fallback(handle_http)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(fake)
 }
 
@@ -761,8 +765,42 @@ async fn handle_http(
     method: Method,
     headers: HeaderMap,
     uri: Uri,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        // Too large (or unreadable): answered in the service's own error shape, not as text.
+        Err(rejection) => {
+            let service = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(sigv4::from_authorization)
+                .and_then(|s| match s.service.as_str() {
+                    "ec2" => Some(Service::Ec2),
+                    "elasticloadbalancing" => Some(Service::Elb),
+                    _ => None,
+                });
+            let status = rejection.status();
+            let err = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    Common::RequestEntityTooLarge,
+                    format!(
+                        "The request body is larger than the {} bytes this endpoint takes.",
+                        MAX_BODY
+                    ),
+                )
+                .with_status(413)
+            } else {
+                ApiError::new(
+                    Common::InvalidParameterValue,
+                    "The request body could not be read.",
+                )
+                .with_status(status.as_u16())
+            };
+            let request_id = lock(&fake.inner.request_ids).request_id();
+            return to_response(answer_error(&err, service, request_id));
+        }
+    };
     let pairs: Vec<(&str, &str)> = headers
         .iter()
         .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
@@ -780,6 +818,11 @@ async fn handle_http(
     if answer.cut {
         return cut_connection();
     }
+    to_response(answer)
+}
+
+/// The HTTP response of `answer`: its status, its XML, AWS's headers.
+fn to_response(answer: Answer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
     let mut response = (status, answer.body).into_response();
     let h = response.headers_mut();

@@ -150,3 +150,46 @@ async fn faults_throttling_clock_calls_and_reset_over_http() {
     assert_eq!(vpcs.vpcs().len(), 1, "only the default VPC again");
     assert_eq!(vpcs.vpcs()[0].is_default(), Some(true));
 }
+
+/// A body larger than the endpoint takes gets the service's own error shape (XML, its
+/// envelope, 413), not a text answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_body_gets_an_aws_shaped_413() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let addr = fake.addr();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        for service in ["ec2", "elasticloadbalancing"] {
+            let body = format!(
+                "Action=DescribeVpcs&Version=2016-11-15&Filler={}",
+                "x".repeat(fakeaws::server::MAX_BODY + 1)
+            );
+            let mut s = TcpStream::connect(addr).unwrap();
+            let head = format!(
+                "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+                 Authorization: AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/{service}/aws4_request, SignedHeaders=host, Signature=00\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            s.write_all(head.as_bytes()).unwrap();
+            // The server may answer and close before the whole body is sent.
+            let _ = s.write_all(body.as_bytes());
+            let mut raw = Vec::new();
+            let _ = s.read_to_end(&mut raw);
+            out.push(String::from_utf8_lossy(&raw).into_owned());
+        }
+        out
+    })
+    .await
+    .unwrap();
+    for (raw, root) in answer.iter().zip(["<Response>", "<ErrorResponse"]) {
+        let status: u16 = raw.split(' ').nth(1).unwrap().parse().unwrap();
+        assert_eq!(status, 413, "{raw}");
+        assert!(
+            raw.to_ascii_lowercase().contains("content-type: text/xml"),
+            "{raw}"
+        );
+        assert!(raw.contains(root), "{raw}");
+        assert!(raw.contains("<Code>RequestEntityTooLarge</Code>"), "{raw}");
+    }
+}

@@ -89,6 +89,8 @@ error_codes! {
         MissingAuthenticationToken = "MissingAuthenticationToken",
         /// A region name that is not one.
         InvalidRegion = "InvalidRegion",
+        /// A request body larger than the endpoint takes (HTTP 413).
+        RequestEntityTooLarge = "RequestEntityTooLarge",
     }
 }
 
