@@ -8,6 +8,8 @@ use crate::protocol::error::{ApiError, error_codes};
 error_codes! {
     /// The codes of EC2 errors.
     pub enum Code {
+        /// More filter values in one Describe call than EC2 takes (200).
+        FilterLimitExceeded = "FilterLimitExceeded",
         /// The account's request rate for the action is exceeded (HTTP 503).
         RequestLimitExceeded = "RequestLimitExceeded",
         /// The region's Elastic IP quota is used up.

@@ -1,12 +1,22 @@
 //! EC2 `Filter.N.Name` / `Filter.N.Value.M` semantics: values of one filter are ORed, filters
 //! are ANDed, values may use `*` and `?` wildcards, `tag:KEY`, `tag-key` and `tag-value` work
-//! on every taggable resource, and an unknown filter name is an error naming it.
+//! on every taggable resource, and an unknown filter name is an error naming it. A call takes
+//! at most [`MAX_FILTER_VALUES`] values in all (`FilterLimitExceeded`, as EC2 answers), each
+//! at most [`MAX_FILTER_VALUE_LEN`] characters, so that matching a call costs at most a
+//! bounded amount per record: linear in what the region holds.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ec2::tags::TagStore;
 use crate::generated::ec2::Filter;
 use crate::protocol::error::ApiError;
+
+/// The most filter values one call may carry, across its filters (EC2's limit).
+pub const MAX_FILTER_VALUES: usize = 200;
+
+/// The longest filter value taken: longer than any value a filter can match (a tag value
+/// has at most 256 characters, a name or id fewer).
+pub const MAX_FILTER_VALUE_LEN: usize = 1024;
 
 /// Validated filters of one Describe call.
 #[derive(Debug, Default)]
@@ -32,7 +42,32 @@ impl Filters {
     /// Validates the filters of a request against the names `R` documents.
     pub fn parse<R: Filterable>(input: Option<Vec<Filter>>) -> Result<Self, ApiError> {
         let mut list = Vec::new();
-        for f in input.unwrap_or_default() {
+        let input = input.unwrap_or_default();
+        let count: usize = input
+            .iter()
+            .map(|f| f.values.as_ref().map_or(0, Vec::len))
+            .sum();
+        if count > MAX_FILTER_VALUES {
+            return Err(ApiError::new(
+                crate::ec2::error::Code::FilterLimitExceeded,
+                format!(
+                    "The maximum number of filter values specified on a single call is \
+                     {MAX_FILTER_VALUES}"
+                ),
+            ));
+        }
+        if let Some(long) = input
+            .iter()
+            .flat_map(|f| f.values.iter().flatten())
+            .find(|v| v.chars().count() > MAX_FILTER_VALUE_LEN)
+        {
+            return Err(ApiError::invalid_value(format!(
+                "A filter value of {} characters is longer than the {MAX_FILTER_VALUE_LEN} \
+                 taken",
+                long.chars().count()
+            )));
+        }
+        for f in input {
             let Some(name) = f.name else {
                 return Err(ApiError::invalid_value("The filter 'null' is invalid"));
             };

@@ -181,3 +181,43 @@ async fn paginates() {
         "InvalidParameterValue"
     );
 }
+
+/// Filters are capped as EC2 caps them: at most 200 values in one call
+/// (`FilterLimitExceeded`), and no value longer than any a filter can match.
+#[tokio::test]
+async fn filter_values_are_capped() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let id = vpc(&ec2, "10.0.0.0/16").await;
+    ec2.create_tags()
+        .resources(&id)
+        .tags(Tag::builder().key("team").value("v7").build())
+        .send()
+        .await
+        .unwrap();
+    let values: Vec<String> = (0..200).map(|i| format!("v{i}")).collect();
+    let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+    let found = ec2
+        .describe_vpcs()
+        .filters(filter("tag-value", &refs))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.vpcs().len(), 1);
+    let mut more = refs.clone();
+    more.push("v200");
+    let over = ec2
+        .describe_vpcs()
+        .filters(filter("tag-value", &more[..100]))
+        .filters(filter("tag-key", &more[100..]))
+        .send()
+        .await;
+    assert_eq!(code(over), "FilterLimitExceeded");
+    let long = "*".repeat(5000);
+    let too_long = ec2
+        .describe_vpcs()
+        .filters(filter("tag-value", &[&long]))
+        .send()
+        .await;
+    assert_eq!(code(too_long), "InvalidParameterValue");
+}
