@@ -42,9 +42,25 @@ struct Args {
     /// change and at shutdown.
     #[arg(long, value_name = "PATH")]
     state_file: Option<std::path::PathBuf>,
+    /// Raise (or lower) a quota from AWS's default, as Service Quotas would: NAME=N
+    /// (repeatable; names in README: vpcs, subnets-per-vpc, elastic-ips, instances, ...).
+    #[arg(long = "quota", value_name = "NAME=N", value_parser = quota)]
+    quotas: Vec<(String, usize)>,
     /// Serve this region too, beside AWS's own (repeatable); any other name is refused.
     #[arg(long = "region", value_name = "NAME", value_parser = region_name)]
     regions: Vec<String>,
+}
+
+fn quota(raw: &str) -> Result<(String, usize), String> {
+    let (name, n) = raw
+        .split_once('=')
+        .ok_or_else(|| format!("{raw:?} is not NAME=N"))?;
+    let n: usize = n
+        .parse()
+        .map_err(|_| format!("{raw:?}: {n:?} is not a number"))?;
+    // The name is checked against the quotas here, before the server starts.
+    fakeaws::region::Limits::default().set(name, n)?;
+    Ok((name.to_string(), n))
 }
 
 fn region_name(raw: &str) -> Result<String, String> {
@@ -97,6 +113,12 @@ async fn main() -> std::io::Result<()> {
     .with_profile(profile);
     if args.throttle.is_some() {
         config.throttling = args.throttle;
+    }
+    for (name, n) in &args.quotas {
+        if let Err(e) = config.limits.set(name, *n) {
+            eprintln!("fakeaws: --quota: {e}");
+            std::process::exit(2);
+        }
     }
     let fake = match &args.state_file {
         None => fakeaws::Fake::new(config),

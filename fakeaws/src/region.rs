@@ -193,6 +193,56 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The quotas by the names `--quota NAME=N` takes, with AWS's Service Quotas name of each.
+    pub const NAMES: &'static [(&'static str, &'static str)] = &[
+        ("vpcs", "VPCs per Region"),
+        ("subnets-per-vpc", "Subnets per VPC"),
+        ("internet-gateways", "Internet gateways per Region"),
+        ("elastic-ips", "EC2-VPC Elastic IPs"),
+        (
+            "nat-gateways-per-zone",
+            "NAT gateways per Availability Zone",
+        ),
+        ("security-groups-per-vpc", "VPC security groups per Region"),
+        (
+            "rules-per-group",
+            "Inbound or outbound rules per security group",
+        ),
+        ("route-tables-per-vpc", "Route tables per VPC"),
+        (
+            "instances",
+            "Running On-Demand instances (counted as instances here)",
+        ),
+        ("load-balancers", "Classic Load Balancers per Region"),
+    ];
+
+    /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
+    pub fn set(&mut self, name: &str, n: usize) -> Result<(), String> {
+        let slot = match name {
+            "vpcs" => &mut self.vpcs,
+            "subnets-per-vpc" => &mut self.subnets_per_vpc,
+            "internet-gateways" => &mut self.internet_gateways,
+            "elastic-ips" => &mut self.elastic_ips,
+            "nat-gateways-per-zone" => &mut self.nat_gateways_per_zone,
+            "security-groups-per-vpc" => &mut self.security_groups_per_vpc,
+            "rules-per-group" => &mut self.rules_per_group,
+            "route-tables-per-vpc" => &mut self.route_tables_per_vpc,
+            "instances" => &mut self.instances,
+            "load-balancers" => &mut self.load_balancers,
+            other => {
+                let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "no quota named {other:?}; the quotas are {}",
+                    names.join(", ")
+                ));
+            }
+        };
+        *slot = n;
+        Ok(())
+    }
+}
+
 impl Region {
     /// A fresh region as AWS hands it out: zones, public images, and the default VPC unless
     /// switched off.

@@ -270,3 +270,34 @@ async fn state_file_across_a_stop_and_a_corrupt_file() {
     assert_eq!(std::fs::read(&file).unwrap(), broken, "left as it was");
     std::fs::remove_file(&file).unwrap();
 }
+
+/// Quotas start at AWS's defaults (5 VPCs a region, the default one included) and a run
+/// raises them by flag, as Service Quotas would; a quota that does not exist is refused.
+#[tokio::test]
+async fn quotas_are_raised_by_flag() {
+    let (mut child, endpoint) = start(&["--quota", "vpcs=8", "--quota", "elastic-ips=9"]);
+    let ec2 = ec2_at(&endpoint, "us-east-1");
+    for i in 0..7 {
+        ec2.create_vpc()
+            .cidr_block(format!("10.{i}.0.0/16"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("VPC {i}: {e:?}"));
+    }
+    let over = ec2.create_vpc().cidr_block("10.99.0.0/16").send().await;
+    assert_eq!(
+        over.unwrap_err().as_service_error().and_then(|e| e.code()),
+        Some("VpcLimitExceeded")
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(["--port", "0", "--quota", "vpc=8"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no quota named \"vpc\""), "{stderr}");
+    assert!(stderr.contains("subnets-per-vpc"), "{stderr}");
+}
