@@ -166,6 +166,11 @@ async fn aws_cli_builds_and_reads_a_network() {
             gws["InternetGateways"][0]["InternetGatewayId"],
             igw_id.as_str()
         );
+        // As on AWS, the CLI shows an attached gateway's attachment as `available`.
+        assert_eq!(
+            gws["InternetGateways"][0]["Attachments"][0]["State"],
+            "available"
+        );
 
         // An AWS error reaches the CLI as AWS's code.
         let err = cli

@@ -58,7 +58,9 @@ fn render(region: &Region, g: &InternetGateway) -> InternetGatewayOut {
             g.vpc_id
                 .iter()
                 .map(|v| InternetGatewayAttachment {
-                    state: Some(AttachmentStatus::Attached),
+                    // What AWS answers (and the CLI and SDKs show) for an attached gateway,
+                    // although the model's enum says `attached`.
+                    state: Some(AttachmentStatus::Available),
                     vpc_id: Some(v.clone()),
                 })
                 .collect(),

@@ -1224,6 +1224,8 @@ pub enum AttachmentStatus {
     Detaching,
     /// `detached`
     Detached,
+    /// `available`
+    Available,
 }
 
 impl AttachmentStatus {
@@ -1236,6 +1238,7 @@ impl AttachmentStatus {
             Self::Attached => "attached",
             Self::Detaching => "detaching",
             Self::Detached => "detached",
+            Self::Available => "available",
         }
     }
     /// Parses a wire value.
@@ -1245,6 +1248,7 @@ impl AttachmentStatus {
             "attached" => Self::Attached,
             "detaching" => Self::Detaching,
             "detached" => Self::Detached,
+            "available" => Self::Available,
             _ => return None,
         })
     }

@@ -100,6 +100,12 @@ async fn lifecycle_and_errors() {
     let g = &found.internet_gateways()[0];
     assert_eq!(g.internet_gateway_id(), Some(id.as_str()));
     assert_eq!(g.attachments()[0].vpc_id(), Some(vpc_a.as_str()));
+    // AWS answers `available` for an attached gateway, which the SDK's enum (from the model,
+    // whose values say `attached`) keeps as an unknown value: what a caller reads is the text.
+    assert_eq!(
+        g.attachments()[0].state().map(|s| s.as_str()),
+        Some("available")
+    );
     assert_eq!(g.tags()[0].value(), Some("gw"));
 
     ec2.detach_internet_gateway()

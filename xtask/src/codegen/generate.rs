@@ -4,6 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+/// Enum values AWS sends that its model's enum does not list, by shape: an attached internet
+/// gateway's attachment is `available` on the wire (what the AWS CLI and the SDKs show), while
+/// the model's `AttachmentStatus` says `attached`.
+const WIRE_EXTRAS: &[(&str, &str)] = &[("AttachmentStatus", "available")];
+
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
@@ -358,12 +363,20 @@ impl<'a> Generator<'a> {
     fn gen_enum(&mut self, name: &str) -> Result<()> {
         let shape = self.shape(name)?;
         let ty = type_name(name);
-        let values: Vec<String> = shape["enum"]
+        let model: Vec<String> = shape["enum"]
             .as_array()
             .context("enum values")?
             .iter()
             .filter_map(|v| v.as_str().map(String::from))
             .collect();
+        // Values AWS answers that the model's enum lacks: the enum takes them too (after the
+        // model's), while `VALUES` stays the model's.
+        let mut values = model.clone();
+        for (shape_name, extra) in WIRE_EXTRAS {
+            if *shape_name == name && !values.iter().any(|v| v == extra) {
+                values.push((*extra).to_string());
+            }
+        }
         let mut used = BTreeSet::new();
         let mut variants = Vec::new();
         for v in &values {
@@ -386,7 +399,7 @@ impl<'a> Generator<'a> {
             let _ = writeln!(as_str, "            Self::{ident} => {v:?},");
             let _ = writeln!(from, "            {v:?} => Self::{ident},");
         }
-        let list: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+        let list: Vec<String> = model.iter().map(|v| format!("{v:?}")).collect();
         let _ = writeln!(
             self.out,
             "/// The `{name}` enum.\n\
