@@ -71,6 +71,23 @@ fn group_name(name: &str) -> String {
     format!("k8s-elb-{name}")
 }
 
+/// The groups of Service load balancer `name` (by their name).
+async fn groups_of(
+    env: &Env,
+    name: &str,
+) -> Result<Vec<aws_sdk_ec2::types::SecurityGroup>, Failure> {
+    Ok(env
+        .clients
+        .ec2
+        .describe_security_groups()
+        .filters(f("group-name", &[&group_name(name)]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeSecurityGroups"))?
+        .security_groups
+        .unwrap_or_default())
+}
+
 /// Makes Service load balancer `name` of `cluster` as the CCM would (see the module's
 /// documentation); `tagged: false` leaves out the CCM's cluster tag.
 pub async fn make(env: &Env, cluster: &Cluster, name: &str, tagged: bool) -> Result<(), Failure> {
@@ -200,15 +217,7 @@ pub async fn present(env: &Env, cluster: &Cluster, name: &str) -> Result<bool, F
         }
         Err(e) => return Err(aws_failure("DescribeLoadBalancers")(e)),
     };
-    let groups = env
-        .clients
-        .ec2
-        .describe_security_groups()
-        .filters(f("group-name", &[&group_name(name)]))
-        .send()
-        .await
-        .map_err(aws_failure("DescribeSecurityGroups"))?;
-    let group = !groups.security_groups().is_empty();
+    let group = !groups_of(env, name).await?.is_empty();
     if lb != group {
         return Err(Failure::Check(format!(
             "Service load balancer {name} of cluster {}: load balancer {}, group {}",
@@ -230,15 +239,7 @@ pub async fn remove(env: &Env, name: &str) -> Result<(), Failure> {
         .send()
         .await
         .map_err(aws_failure("DeleteLoadBalancer"))?;
-    let groups = env
-        .clients
-        .ec2
-        .describe_security_groups()
-        .filters(f("group-name", &[&group_name(name)]))
-        .send()
-        .await
-        .map_err(aws_failure("DescribeSecurityGroups"))?;
-    for g in groups.security_groups() {
+    for g in groups_of(env, name).await? {
         // On AWS the load balancer's interfaces hold the group for a while.
         let mut tries = 0;
         loop {

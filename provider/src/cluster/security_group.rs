@@ -510,17 +510,7 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     }
     for g in &owned {
         let id = g.group_id().unwrap_or_default().to_string();
-        if !s.act(format!("delete security group {id}")) {
-            continue;
-        }
-        let r = s
-            .ec2()
-            .delete_security_group()
-            .group_id(&id)
-            .send()
-            .await
-            .map_err(aws("DeleteSecurityGroup"));
-        s.settle(&format!("security group {id}"), r)?;
+        delete_group(s, &id, "delete security group").await?;
     }
     // The groups the cloud controller manager made for its Service load balancers (deleted
     // in the load-balancer step, before this one): tagged with the Kubernetes cluster tag,
@@ -541,17 +531,23 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         .collect();
     for g in ccm {
         let id = g.group_id().unwrap_or_default().to_string();
-        if !s.act(format!("delete the Service load balancer group {id}")) {
-            continue;
-        }
-        let r = s
-            .ec2()
-            .delete_security_group()
-            .group_id(&id)
-            .send()
-            .await
-            .map_err(aws("DeleteSecurityGroup"));
-        s.settle(&format!("security group {id}"), r)?;
+        delete_group(s, &id, "delete the Service load balancer group").await?;
     }
+    Ok(())
+}
+
+/// Deletes group `id` (announced as `what`), reading AWS's answer by the delete policy.
+async fn delete_group(s: &mut Scope<'_>, id: &str, what: &str) -> Result<(), Error> {
+    if !s.act(format!("{what} {id}")) {
+        return Ok(());
+    }
+    let r = s
+        .ec2()
+        .delete_security_group()
+        .group_id(id)
+        .send()
+        .await
+        .map_err(aws("DeleteSecurityGroup"));
+    s.settle(&format!("security group {id}"), r)?;
     Ok(())
 }
