@@ -10,7 +10,7 @@ use crate::Config;
 use crate::ec2::filter::Filters;
 use crate::ec2::{
     availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, nat_gateway,
-    network_interface, route_table, security_group, subnet, tags, volume, vpc,
+    network_acl, network_interface, route_table, security_group, subnet, tags, volume, vpc,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -86,6 +86,9 @@ pub struct Region {
     pub(crate) nat_gateways: nat_gateway::NatGateways,
     /// Route tables by id.
     pub(crate) route_tables: route_table::RouteTables,
+    /// Network ACLs by id.
+    #[serde(default)]
+    pub(crate) network_acls: network_acl::NetworkAcls,
     /// Security groups by id.
     pub(crate) security_groups: security_group::SecurityGroups,
     /// Network interfaces by id.
@@ -268,6 +271,7 @@ impl Region {
             public_ips: elastic_ip::Pool::default(),
             nat_gateways: Default::default(),
             route_tables: Default::default(),
+            network_acls: Default::default(),
             security_groups: Default::default(),
             network_interfaces: Default::default(),
             instances: Default::default(),
@@ -361,6 +365,7 @@ impl Region {
             Kind::ElasticIp => self.addresses.contains_key(id),
             Kind::NatGateway => self.nat_gateways.contains_key(id),
             Kind::RouteTable => self.route_tables.contains_key(id),
+            Kind::NetworkAcl => self.network_acls.contains_key(id),
             Kind::SecurityGroup => self.security_groups.contains_key(id),
             Kind::SecurityGroupRule => self
                 .security_groups

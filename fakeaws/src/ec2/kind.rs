@@ -27,6 +27,8 @@ pub enum Kind {
     NatGateway,
     /// Route tables (`rtb-`).
     RouteTable,
+    /// Network ACLs (`acl-`).
+    NetworkAcl,
     /// Security groups (`sg-`).
     SecurityGroup,
     /// Security group rules (`sgr-`).
@@ -53,7 +55,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -61,6 +63,7 @@ impl Kind {
         Kind::ElasticIp,
         Kind::NatGateway,
         Kind::RouteTable,
+        Kind::NetworkAcl,
         Kind::SecurityGroup,
         Kind::SecurityGroupRule,
         Kind::NetworkInterface,
@@ -104,6 +107,12 @@ impl Kind {
                 "InvalidRouteTableID",
                 "routeTable",
                 ResourceType::RouteTable,
+            ),
+            Kind::NetworkAcl => (
+                "acl",
+                "InvalidNetworkAclID",
+                "networkAcl",
+                ResourceType::NetworkAcl,
             ),
             Kind::SecurityGroup => (
                 "sg",

@@ -13,6 +13,7 @@ pub mod internet_gateway;
 pub mod key_pair;
 pub mod kind;
 pub mod nat_gateway;
+pub mod network_acl;
 pub mod network_interface;
 pub mod page;
 pub mod route_table;
@@ -197,6 +198,13 @@ impl Api for Region {
         input: CreateRouteTableRequest,
     ) -> Result<CreateRouteTableResult, ApiError> {
         route_table::create_route_table(self, input)
+    }
+
+    fn describe_network_acls(
+        &mut self,
+        input: DescribeNetworkAclsRequest,
+    ) -> Result<DescribeNetworkAclsResult, ApiError> {
+        network_acl::describe_network_acls(self, input)
     }
 
     fn describe_route_tables(

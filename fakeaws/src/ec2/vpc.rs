@@ -166,6 +166,7 @@ pub fn create_default(region: &mut Region) {
     let vpc_id = vpc.id.clone();
     region.vpcs.0.insert(vpc_id.clone(), vpc);
     let main = route_table::create_main(region, &vpc_id, cidr);
+    crate::ec2::network_acl::create_default(region, &vpc_id);
     security_group::create_default(region, &vpc_id);
     subnet::create_defaults(region, &vpc_id, cidr);
     let igw = crate::ec2::internet_gateway::create_attached(region, &vpc_id);
@@ -212,6 +213,7 @@ pub fn create_vpc(
     let vpc = new_vpc(region, cidr, tenancy, false);
     region.tags.insert(&vpc.id, tags);
     route_table::create_main(region, &vpc.id, cidr);
+    crate::ec2::network_acl::create_default(region, &vpc.id);
     security_group::create_default(region, &vpc.id);
     let mut out = render(region, &vpc);
     // AWS answers CreateVpc while the VPC is still pending; it is available right after.
@@ -245,8 +247,8 @@ pub fn describe_vpcs(
     })
 }
 
-/// `DeleteVpc`: refused while anything but its main route table and default security
-/// group still lives in it; those two go with it.
+/// `DeleteVpc`: refused while anything but its main route table, default network ACL and
+/// default security group still lives in it; those go with it.
 pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), ApiError> {
     let id = input.vpc_id;
     Kind::Vpc.get(&region.vpcs, &id)?;
@@ -256,6 +258,8 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
         .into_iter()
         .find(|r| match r.split('-').next() {
             Some("rtb") => !region.route_tables.get(r).is_some_and(|t| t.main),
+            // The default network ACL goes with its VPC.
+            Some("acl") => !region.network_acls.get(r).is_some_and(|a| a.is_default),
             Some("sg") => security_group::default_of(region, &id).as_deref() != Some(r.as_str()),
             Some("i") => region
                 .instances
@@ -281,6 +285,7 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
         )));
     }
     route_table::delete_main(region, &id);
+    crate::ec2::network_acl::delete_of_vpc(region, &id);
     security_group::delete_default(region, &id);
     region.vpcs.0.remove(&id);
     region.tags.remove_resource(&id);

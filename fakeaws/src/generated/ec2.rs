@@ -3120,6 +3120,60 @@ impl EncodeMembers for DescribeNatGatewaysResult {
     }
 }
 
+/// The `DescribeNetworkAclsRequest` shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeNetworkAclsRequest {
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub network_acl_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeNetworkAclsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let next_token = r.field(at_, "NextToken")?;
+        let max_results = r.field(at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let network_acl_ids = r.list_field(at_, "NetworkAclId", None)?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            next_token,
+            max_results,
+            dry_run,
+            network_acl_ids,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeNetworkAclsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeNetworkAclsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_acls: Option<Vec<NetworkAcl>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeNetworkAclsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("networkAclSet", "item", &self.network_acls);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
 /// The `DescribeNetworkInterfacesRequest` shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeNetworkInterfacesRequest {
@@ -4223,6 +4277,23 @@ impl Decode for IamInstanceProfileSpecification {
         let arn = r.field(at_, "Arn")?;
         let name = r.field(at_, "Name")?;
         Ok(Some(Self { arn, name }))
+    }
+}
+
+/// The `IcmpTypeCode` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IcmpTypeCode {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<i32>,
+}
+
+impl EncodeMembers for IcmpTypeCode {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("type", &self.r#type);
     }
 }
 
@@ -14177,6 +14248,93 @@ impl NestedVirtualizationSpecification {
 
 crate::protocol::wire_enum!(NestedVirtualizationSpecification);
 
+/// The `NetworkAcl` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkAcl {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub associations: Option<Vec<NetworkAclAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<NetworkAclEntry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_default: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_acl_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+}
+
+impl EncodeMembers for NetworkAcl {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("associationSet", "item", &self.associations);
+        w.list_field("entrySet", "item", &self.entries);
+        w.field("default", &self.is_default);
+        w.field("networkAclId", &self.network_acl_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("vpcId", &self.vpc_id);
+        w.field("ownerId", &self.owner_id);
+    }
+}
+
+/// The `NetworkAclAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkAclAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_acl_association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_acl_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+}
+
+impl EncodeMembers for NetworkAclAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkAclAssociationId", &self.network_acl_association_id);
+        w.field("networkAclId", &self.network_acl_id);
+        w.field("subnetId", &self.subnet_id);
+    }
+}
+
+/// The `NetworkAclEntry` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkAclEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icmp_type_code: Option<IcmpTypeCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_range: Option<PortRange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_action: Option<RuleAction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_number: Option<i32>,
+}
+
+impl EncodeMembers for NetworkAclEntry {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cidrBlock", &self.cidr_block);
+        w.field("egress", &self.egress);
+        w.field("icmpTypeCode", &self.icmp_type_code);
+        w.field("ipv6CidrBlock", &self.ipv6_cidr_block);
+        w.field("portRange", &self.port_range);
+        w.field("protocol", &self.protocol);
+        w.field("ruleAction", &self.rule_action);
+        w.field("ruleNumber", &self.rule_number);
+    }
+}
+
 /// The `NetworkInterface` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterface {
@@ -14705,6 +14863,23 @@ impl PlatformValues {
 }
 
 crate::protocol::wire_enum!(PlatformValues);
+
+/// The `PortRange` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PortRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<i32>,
+}
+
+impl EncodeMembers for PortRange {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("from", &self.from);
+        w.field("to", &self.to);
+    }
+}
 
 /// The `PrefixListId` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -16175,6 +16350,37 @@ impl RouteTableAssociationStateCode {
 }
 
 crate::protocol::wire_enum!(RouteTableAssociationStateCode);
+
+/// The `RuleAction` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleAction {
+    /// `allow`
+    Allow,
+    /// `deny`
+    Deny,
+}
+
+impl RuleAction {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["allow", "deny"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "allow" => Self::Allow,
+            "deny" => Self::Deny,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RuleAction);
 
 /// The `RunInstancesMonitoringEnabled` shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -18192,6 +18398,8 @@ pub enum Action {
     DescribeNatGateways,
     /// `DeleteNatGateway`
     DeleteNatGateway,
+    /// `DescribeNetworkAcls`
+    DescribeNetworkAcls,
     /// `CreateRouteTable`
     CreateRouteTable,
     /// `DescribeRouteTables`
@@ -18290,6 +18498,7 @@ impl Action {
             Self::CreateNatGateway => "CreateNatGateway",
             Self::DescribeNatGateways => "DescribeNatGateways",
             Self::DeleteNatGateway => "DeleteNatGateway",
+            Self::DescribeNetworkAcls => "DescribeNetworkAcls",
             Self::CreateRouteTable => "CreateRouteTable",
             Self::DescribeRouteTables => "DescribeRouteTables",
             Self::DeleteRouteTable => "DeleteRouteTable",
@@ -18354,6 +18563,7 @@ impl Action {
             "CreateNatGateway" => Self::CreateNatGateway,
             "DescribeNatGateways" => Self::DescribeNatGateways,
             "DeleteNatGateway" => Self::DeleteNatGateway,
+            "DescribeNetworkAcls" => Self::DescribeNetworkAcls,
             "CreateRouteTable" => Self::CreateRouteTable,
             "DescribeRouteTables" => Self::DescribeRouteTables,
             "DeleteRouteTable" => Self::DeleteRouteTable,
@@ -18494,6 +18704,11 @@ pub trait Api {
         &mut self,
         input: DeleteNatGatewayRequest,
     ) -> Result<DeleteNatGatewayResult, ApiError>;
+    /// Serves `DescribeNetworkAcls`.
+    fn describe_network_acls(
+        &mut self,
+        input: DescribeNetworkAclsRequest,
+    ) -> Result<DescribeNetworkAclsResult, ApiError>;
     /// Serves `CreateRouteTable`.
     fn create_route_table(
         &mut self,
@@ -19079,6 +19294,21 @@ pub fn call<A: Api + ?Sized>(
             let output = api.delete_nat_gateway(input)?;
             Ok(crate::protocol::xml::ec2_response(
                 "DeleteNatGateway",
+                XML_NAMESPACE,
+                request_id,
+                &output,
+            ))
+        }
+        Action::DescribeNetworkAcls => {
+            r.reject_unsupported("DescribeNetworkAcls", &[])?;
+            let input = FormReader::required(DescribeNetworkAclsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            let output = api.describe_network_acls(input)?;
+            Ok(crate::protocol::xml::ec2_response(
+                "DescribeNetworkAcls",
                 XML_NAMESPACE,
                 request_id,
                 &output,

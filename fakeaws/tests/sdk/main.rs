@@ -14,6 +14,7 @@ mod instance;
 mod internet_gateway;
 mod load_balancer;
 mod nat_gateway;
+mod network_acl;
 mod route_table;
 mod security_group;
 mod signatures;
