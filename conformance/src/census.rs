@@ -149,6 +149,21 @@ pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census
     Ok(c)
 }
 
+/// Every EC2 tag matching all of `filters`, every page of DescribeTags.
+pub async fn ec2_tags(
+    ec2: &aws_sdk_ec2::Client,
+    filters: Vec<aws_sdk_ec2::types::Filter>,
+) -> Result<Vec<aws_sdk_ec2::types::TagDescription>, Failure> {
+    ec2.describe_tags()
+        .set_filters(Some(filters))
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(aws_failure("DescribeTags"))
+}
+
 /// Every classic load balancer of the target with its tags (DescribeTags takes 20 names at a
 /// time).
 pub async fn load_balancer_tags(

@@ -21,6 +21,10 @@
 //! 8. [`delete_carries_on`]: one kind of delete refused for good (access denied): delete
 //!    reports it and removes everything that does not depend on what it could not delete.
 //!
+//! [`plan`] (the provider's dry run) is checked with them: it makes no mutating call, from any
+//! state (nothing yet, a half-finished create, a finished one), and lists nothing to do once
+//! a reconcile has converged.
+//!
 //! After every reconcile that finishes, [`crate::topology`] checks the shape of what the
 //! cluster owns (routes, NAT gateways by zone, rules by role, the load balancer).
 //!
@@ -126,6 +130,44 @@ pub async fn up(
         "reconcile did not finish; still waiting for: {}",
         waiting.join("; ")
     )))
+}
+
+/// The provider's plan (`capa plan`, a dry run) of `cluster` in whatever state the target is:
+/// retried only where the error policy says time mends the failure; it must make no
+/// mutating call, and, when `converged`, list nothing to do.
+pub async fn plan(
+    env: &Env,
+    clients: &Clients,
+    cluster: &Cluster,
+    converged: bool,
+) -> Result<provider::Outcome, Failure> {
+    let a = ClusterActuator::new(clients.clone());
+    let before = clients.calls.mutating();
+    let mut planned = None;
+    for _ in 0..ROUNDS {
+        match a.plan(cluster).await {
+            Ok(o) => {
+                planned = Some(o);
+                break;
+            }
+            Err(e) => after_error(env, e).await?,
+        }
+    }
+    let o = planned.ok_or_else(|| Failure::Check("plan kept failing".into()))?;
+    let made = clients.calls.mutating() - before;
+    ensure(made == 0, || {
+        format!(
+            "the plan made {made} mutating calls: {:?}",
+            clients.calls.by_operation()
+        )
+    })?;
+    ensure(!converged || o.planned.is_empty(), || {
+        format!("the plan of a converged cluster lists {:?}", o.planned)
+    })?;
+    ensure(!o.status.ready, || {
+        "a plan reported the cluster ready".to_string()
+    })?;
+    Ok(o)
 }
 
 /// Deletes until done.
@@ -287,6 +329,10 @@ fn expect_census(what: &str, got: &Census, want: &Census) -> Result<(), Failure>
 pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     let p = prepare(env, case, "idem").await?;
     let c = &env.clients;
+    let before = plan(env, c, &p.cluster, false).await?;
+    ensure(!before.planned.is_empty(), || {
+        "the plan of a cluster not made yet lists nothing to do".to_string()
+    })?;
     let first = up(env, c, &p.cluster).await?;
     let statuses = create_machines(env, c, &p.cluster, &p.machines).await?;
     env.topology(&p.cluster).await?;
@@ -297,6 +343,8 @@ pub async fn idempotence(env: &Env, case: &Case) -> Result<Report, Failure> {
     }
     let calls = c.calls.total();
     c.calls.reset();
+    env.settle().await;
+    plan(env, c, &p.cluster, true).await?;
     let again = reconcile_settled(env, c, &p.cluster).await?;
     ensure(c.calls.mutating() == 0, || {
         format!(
@@ -391,6 +439,7 @@ pub async fn crash_convergence(env: &Env, case: &Case, k: usize) -> Result<Repor
     let cut = crashing(c, k);
     // The cut run may fail or, with few changes, finish: both are fine.
     let _ = ClusterActuator::new(cut).reconcile(&p.cluster).await;
+    plan(env, c, &p.cluster, false).await?;
     up(env, c, &p.cluster).await?;
     if !p.machines.is_empty() {
         let cut = crashing(c, k.min(3));
@@ -722,6 +771,9 @@ const REFUSED_DELETES: &[(&str, &str, &str, u16, &[&str])] = &[
     ),
     ("ec2", "DeleteVpc", "UnauthorizedOperation", 403, &["vpc"]),
 ];
+
+/// How many kinds of delete [`delete_carries_on`] refuses in turn (its `k` wraps around).
+pub const REFUSED_DELETE_KINDS: usize = REFUSED_DELETES.len();
 
 /// Property 8: delete carries on. Once the cluster is up and its machines are gone, one kind
 /// of delete (the `k`-th of [`REFUSED_DELETES`]) is refused for good, as AWS refuses a call

@@ -10,7 +10,7 @@ use scenarios::{Presence, Refused, Scenario, Step, Terminated};
 
 use crate::census::Census;
 use crate::crash::crashing;
-use crate::properties::{create_machines_from, delete_machines, down, reconcile_settled, up};
+use crate::properties::{create_machines_from, delete_machines, down, plan, reconcile_settled, up};
 use crate::target::Env;
 use crate::{Failure, aws_failure, ensure, service_lb, world};
 
@@ -111,6 +111,10 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                 up(env, c, &cluster).await?;
             }
             Step::ReconcileUnchanged => {
+                env.settle().await;
+                plan(env, c, &cluster, true)
+                    .await
+                    .map_err(|e| at(e.to_string()))?;
                 let before_calls = c.calls.mutating();
                 reconcile_settled(env, c, &cluster).await?;
                 let made = c.calls.mutating() - before_calls;
@@ -346,6 +350,12 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     }
                 }
             }
+            Step::ExpectTagsAbsent(keys) => {
+                let found = tagged_with(env, &cluster.metadata.name, keys).await?;
+                if !found.is_empty() {
+                    return Err(at(format!("still tagged: {found:?}")));
+                }
+            }
             Step::ExpectNoErrors(codes) => {
                 let seen = errors_since(env, log_start);
                 let found: Vec<_> = codes
@@ -360,6 +370,44 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     }
     report.calls = c.calls.total();
     Ok(report)
+}
+
+/// What `cluster` owns that carries a tag with one of `keys`: (resource, key).
+async fn tagged_with(
+    env: &Env,
+    cluster: &str,
+    keys: &[String],
+) -> Result<Vec<(String, String)>, Failure> {
+    let owner = provider::ownership::cluster_key(cluster);
+    let ec2 = &env.clients.ec2;
+    let key_filter = |values: Vec<String>| {
+        aws_sdk_ec2::types::Filter::builder()
+            .name("key")
+            .set_values(Some(values))
+            .build()
+    };
+    let owned = crate::census::ec2_tags(ec2, vec![key_filter(vec![owner.clone()])]).await?;
+    let ids: std::collections::BTreeSet<&str> =
+        owned.iter().filter_map(|t| t.resource_id()).collect();
+    let mut found = Vec::new();
+    if !keys.is_empty() {
+        let with = crate::census::ec2_tags(ec2, vec![key_filter(keys.to_vec())]).await?;
+        for t in with {
+            if let (Some(id), Some(k)) = (t.resource_id(), t.key())
+                && ids.contains(id)
+            {
+                found.push((id.to_string(), k.to_string()));
+            }
+        }
+    }
+    for (lb, tags) in crate::census::load_balancer_tags(&env.clients).await? {
+        if tags.iter().any(|t| t.key() == owner) {
+            for t in tags.iter().filter(|t| keys.iter().any(|k| k == t.key())) {
+                found.push((lb.clone(), t.key().to_string()));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// The instances of `ids` as the target describes them: id and state.

@@ -19,7 +19,15 @@
 //!   `lb` group (whose rules are the cloud controller manager's, not checked);
 //! - the cluster's own bastion, when it runs, sits in a public subnet of the cluster with a
 //!   public address (also in a pre-existing subnet that gives none by default) and the
-//!   bastion group.
+//!   bastion group;
+//! - each owned subnet carries the tags a cloud controller manager looks for:
+//!   `kubernetes.io/cluster/<name>=owned`, and `kubernetes.io/role/elb=1` (public) or
+//!   `kubernetes.io/role/internal-elb=1` (private), never both;
+//! - every owned network resource (VPC, subnets, gateways, addresses, route tables, groups,
+//!   the load balancer) carries the spec's `additionalTags`, with the spec's values;
+//! - the load balancer's health check is the spec's in full (target, interval, timeout,
+//!   thresholds; kubeadm's defaults otherwise), and its cross-zone and idle-timeout
+//!   attributes are the spec's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -36,6 +44,10 @@ fn f(name: &str, values: &[&str]) -> Filter {
     }
     b.build()
 }
+
+/// The API load balancer's idle timeout when the spec gives none: kubectl's watches and
+/// exec sessions stay open for long, so the provider asks for 600 s, not AWS's 60.
+const IDLE_TIMEOUT: i32 = 600;
 
 fn fail(message: String) -> Failure {
     Failure::Check(format!("topology: {message}"))
@@ -220,6 +232,24 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 )));
             }
         };
+        let k8s = |key: &str| ownership::ec2_tag(s.tags(), key);
+        let (elb, other) = if public {
+            ("kubernetes.io/role/elb", "kubernetes.io/role/internal-elb")
+        } else {
+            ("kubernetes.io/role/internal-elb", "kubernetes.io/role/elb")
+        };
+        if k8s(&format!("kubernetes.io/cluster/{name}")) != Some("owned")
+            || k8s(elb) != Some("1")
+            || k8s(other).is_some()
+        {
+            return Err(fail(format!(
+                "the {} subnet {:?} lacks the cloud controller manager's tags \
+                 (kubernetes.io/cluster/{name}=owned, {elb}=1, no {other}): {:?}",
+                role.unwrap_or_default(),
+                s.subnet_id(),
+                s.tags()
+            )));
+        }
         nets.push(Net {
             id: s.subnet_id().unwrap_or_default().into(),
             zone: s.availability_zone().unwrap_or_default().into(),
@@ -297,13 +327,13 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             .map(|n| n.zone.clone())
             .collect()
     };
-    for n in nets.iter().filter(|n| n.owned) {
-        if !zones_of(!n.public).contains(&n.zone) {
+    // A zone may have public subnets only (the load balancer's, say); a zone with private
+    // subnets has a public one for its NAT gateway.
+    for n in nets.iter().filter(|n| n.owned && !n.public) {
+        if !zones_of(true).contains(&n.zone) {
             return Err(fail(format!(
-                "zone {} has a {} subnet and no {} one",
-                n.zone,
-                if n.public { "public" } else { "private" },
-                if n.public { "private" } else { "public" }
+                "zone {} has a private subnet and no public one",
+                n.zone
             )));
         }
     }
@@ -536,8 +566,83 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         }
     }
 
-    // The load balancer, when the cluster owns it.
+    // The spec's additional tags on every owned network resource (machines are checked by
+    // their own steps: a machine's own additional tags win over the cluster's).
     let key = ownership::cluster_key(name);
+    let extra = &spec.additional_tags;
+    if !extra.is_empty() {
+        let mut tagged: Vec<(String, BTreeMap<String, String>)> = Vec::new();
+        let listed = crate::census::ec2_tags(
+            ec2,
+            vec![
+                f("key", &[&key]),
+                f("value", &["owned"]),
+                f(
+                    "resource-type",
+                    &[
+                        "vpc",
+                        "subnet",
+                        "internet-gateway",
+                        "elastic-ip",
+                        "route-table",
+                        "security-group",
+                    ],
+                ),
+            ],
+        )
+        .await?;
+        let ids: Vec<String> = listed
+            .iter()
+            .filter_map(|t| t.resource_id().map(String::from))
+            .collect();
+        for chunk in ids.chunks(100) {
+            let ids: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            let all = crate::census::ec2_tags(ec2, vec![f("resource-id", &ids)]).await?;
+            for id in chunk {
+                let of: BTreeMap<String, String> = all
+                    .iter()
+                    .filter(|t| t.resource_id() == Some(id.as_str()))
+                    .filter_map(|t| Some((t.key()?.to_string(), t.value()?.to_string())))
+                    .collect();
+                tagged.push((id.clone(), of));
+            }
+        }
+        for n in nats.nat_gateways() {
+            tagged.push((
+                n.nat_gateway_id().unwrap_or_default().to_string(),
+                ownership::ec2_pairs(n.tags())
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ));
+        }
+        for (lb_name, tags) in crate::census::load_balancer_tags(clients).await? {
+            if tags
+                .iter()
+                .any(|t| t.key() == key && t.value() == Some("owned"))
+            {
+                tagged.push((
+                    lb_name,
+                    tags.iter()
+                        .filter_map(|t| Some((t.key().to_string(), t.value()?.to_string())))
+                        .collect(),
+                ));
+            }
+        }
+        for (id, tags) in &tagged {
+            let wrong: Vec<(&String, Option<&String>)> = extra
+                .iter()
+                .filter(|(k, v)| tags.get(*k) != Some(*v))
+                .map(|(k, _)| (k, tags.get(k)))
+                .collect();
+            if !wrong.is_empty() {
+                return Err(fail(format!(
+                    "{id} does not carry the spec's additional tags {extra:?}: it has {wrong:?}"
+                )));
+            }
+        }
+    }
+
+    // The load balancer, when the cluster owns it.
     let lbs: Vec<String> = crate::census::load_balancer_tags(clients)
         .await?
         .into_iter()
@@ -585,14 +690,51 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 "load balancer {lb_name} listens {listeners:?}"
             )));
         }
-        let target = lb_spec
-            .health_check
-            .as_ref()
-            .map_or("TCP:6443", |h| h.target.as_str());
-        let have_target = lb.health_check().map(|h| h.target());
-        if have_target != Some(target) {
+        // kubeadm's API server answers on TCP 6443; checked every 10 s, 5 s to answer, 5
+        // successes to be healthy, 3 failures to be unhealthy, unless the spec says.
+        let want = lb_spec.health_check.clone().unwrap_or_default();
+        let want = (
+            want.target.as_str(),
+            want.interval,
+            want.timeout,
+            want.healthy_threshold,
+            want.unhealthy_threshold,
+        );
+        let have = lb.health_check().map(|h| {
+            (
+                h.target(),
+                h.interval(),
+                h.timeout(),
+                h.healthy_threshold(),
+                h.unhealthy_threshold(),
+            )
+        });
+        if have != Some(want) {
             return Err(fail(format!(
-                "load balancer {lb_name} checks {have_target:?}, not {target}"
+                "load balancer {lb_name} checks (target, interval, timeout, healthy, \
+                 unhealthy) {have:?}, not {want:?}"
+            )));
+        }
+        let attrs = clients
+            .elb
+            .describe_load_balancer_attributes()
+            .load_balancer_name(lb_name)
+            .send()
+            .await
+            .map_err(aws_failure("DescribeLoadBalancerAttributes"))?;
+        let a = attrs.load_balancer_attributes();
+        let cross = a
+            .and_then(|a| a.cross_zone_load_balancing())
+            .is_some_and(|c| c.enabled());
+        let idle = a
+            .and_then(|a| a.connection_settings())
+            .map(|c| c.idle_timeout());
+        let want_idle = lb_spec.idle_timeout.unwrap_or(IDLE_TIMEOUT);
+        if cross != lb_spec.cross_zone || idle != Some(want_idle) {
+            return Err(fail(format!(
+                "load balancer {lb_name}: cross-zone {cross}, idle timeout {idle:?}; the spec \
+                 says cross-zone {}, idle timeout {want_idle}",
+                lb_spec.cross_zone
             )));
         }
         let public = lb_spec.scheme != Scheme::Internal;

@@ -154,7 +154,7 @@ proptest! {
     /// One kind of delete refused for good (each in turn, by `k`): delete reports it and
     /// removes everything that does not depend on it.
     #[test]
-    fn delete_carries_on_past_a_refused_delete(case in cases(2), k in 0usize..9) {
+    fn delete_carries_on_past_a_refused_delete(case in cases(2), k in 0..properties::REFUSED_DELETE_KINDS) {
         let c = case.clone();
         check(&case, |env| async move { properties::delete_carries_on(&env, &c, k).await })?;
     }
@@ -210,5 +210,27 @@ fn crash_at_every_change_of_one_cluster() {
             properties::delete_completeness(&env, &c, k).await
         })
         .unwrap_or_else(|e| panic!("delete cut at {k}: {e}"));
+    }
+}
+
+/// Beyond the sampled kinds: every kind of refused delete, on one cluster that has them all
+/// (a managed VPC, NAT gateways, a bastion, a machine and a Service load balancer).
+#[test]
+fn every_refused_delete_of_one_cluster() {
+    let case = Case {
+        zones: 2,
+        cidr: "10.0.0.0/16",
+        bastion: true,
+        internal: false,
+        machines: 1,
+        pre: conformance::world::Preexisting::default(),
+        services: 1,
+    };
+    for k in 0..properties::REFUSED_DELETE_KINDS {
+        let c = case.clone();
+        check(&case, |env| async move {
+            properties::delete_carries_on(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("delete refused at kind {k}: {e}"));
     }
 }

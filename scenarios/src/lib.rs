@@ -246,6 +246,9 @@ pub enum Step {
     /// The fake answered no call with any of these error codes since the first step (a
     /// dependency the provider must wait for, not try against; in-process only).
     ExpectNoErrors(Vec<String>),
+    /// No resource the cluster owns (EC2 ones and its load balancer) carries a tag with any
+    /// of these keys: additional tags dropped from the spec are gone.
+    ExpectTagsAbsent(Vec<String>),
 }
 
 impl Scenario {
@@ -333,6 +336,9 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "expectNoErrors" => from_value(v)
                         .map(Step::ExpectNoErrors)
                         .map_err(|e| format!("expectNoErrors: {e}")),
+                    "expectTagsAbsent" => from_value(v)
+                        .map(Step::ExpectTagsAbsent)
+                        .map_err(|e| format!("expectTagsAbsent: {e}")),
                     other => Err(format!("unknown step {other:?}")),
                 }
             }

@@ -17,7 +17,9 @@
 //!
 //! Mutants are built in place (cargo-mutants puts every file back after each one), so run a
 //! shard in a checkout of its own (`git worktree add`), not in the one you edit; they are
-//! built without debug info in a target directory of their own, beside the workspace's.
+//! built without debug info in a target directory of their own, beside the workspace's. A
+//! run killed mid-mutant leaves that mutant in its file; the next run refuses to start until
+//! it is put back.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -115,6 +117,40 @@ fn records_dir(root: &Path) -> PathBuf {
     root.join("conformance").join("mutants")
 }
 
+/// Refuses a tree that still holds a mutant: a run in place that was killed mid-mutant leaves
+/// the mutated line behind, and every later shard would mutate (and fingerprint) a broken
+/// provider.
+fn refuse_leftover_mutants(root: &Path) -> Result<()> {
+    const MARKER: &str = "~ changed by cargo-mutants ~";
+    let mut dirty = Vec::new();
+    let mut dirs = vec![root.join("provider").join("src")];
+    while let Some(dir) = dirs.pop() {
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))?
+                    .contains(MARKER)
+            {
+                dirty.push(path.display().to_string());
+            }
+        }
+    }
+    if !dirty.is_empty() {
+        dirty.sort();
+        bail!(
+            "a mutant was left behind by an interrupted run in {}; restore them (`git checkout \
+             -- FILE` in this mutants checkout) before running a shard",
+            dirty.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// The fingerprint of the mutated source: git's hash of the list of its files with their
 /// contents' hashes (working-tree contents, committed or not).
 fn fingerprint(root: &Path) -> Result<String> {
@@ -161,6 +197,7 @@ fn fingerprint(root: &Path) -> Result<String> {
 
 fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
     ensure_installed()?;
+    refuse_leftover_mutants(root)?;
     let out = shard_dir(root, &args.shard)?;
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let source = fingerprint(root)?;

@@ -75,8 +75,17 @@ fn wanted_subnets(s: &Scope<'_>) -> Vec<String> {
     out
 }
 
-/// Refuses, before anything changes, a scheme change of the cluster's own load balancer (the
-/// other steps would otherwise converge their part, such as the groups' rules, first).
+/// The refusal of a load balancer name another owner holds.
+fn name_taken(name: &str, cluster: &str) -> Error {
+    Error::Conflict(format!(
+        "a load balancer named {name} exists and is not owned by cluster {cluster}; name \
+         another in spec.controlPlaneLoadBalancer.name, or use it with existingName"
+    ))
+}
+
+/// Refuses, before anything changes, a scheme change of the cluster's own load balancer, and
+/// a name someone else's load balancer holds (the other steps would otherwise converge their
+/// part, such as the groups' rules, first).
 pub async fn preflight(s: &Scope<'_>) -> Result<(), Error> {
     let spec = &s.plan.spec.control_plane_load_balancer;
     if spec.existing_name.is_some() {
@@ -87,7 +96,10 @@ pub async fn preflight(s: &Scope<'_>) -> Result<(), Error> {
         return Ok(());
     };
     let (managed, _) = owned_by_cluster(s, name).await?;
-    if managed && d.scheme() != Some(spec.scheme.as_str()) {
+    if !managed {
+        return Err(name_taken(name, s.name()));
+    }
+    if d.scheme() != Some(spec.scheme.as_str()) {
         return Err(Error::Immutable {
             field: "spec.controlPlaneLoadBalancer.scheme".into(),
             resource: name.clone(),
@@ -154,11 +166,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         Some(d) => {
             let (managed, current_tags) = owned_by_cluster(s, &name).await?;
             if !managed {
-                return Err(Error::Conflict(format!(
-                    "a load balancer named {name} exists and is not owned by cluster {}; name \
-                     another in spec.controlPlaneLoadBalancer.name, or use it with existingName",
-                    s.name()
-                )));
+                return Err(name_taken(&name, s.name()));
             }
             if d.scheme() != Some(scheme) {
                 return Err(Error::Immutable {

@@ -109,6 +109,23 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             if state == "pending" {
                 s.wait(format!("nat gateway {id} is pending"));
             }
+            // The spec's tags converge on the gateway and on its address.
+            s.ensure_tags(&id, n.tags(), ResourceType::Natgateway, "nat", &name)
+                .await?;
+            let eip_name = format!("{}-eip-nat-{zone}", s.name());
+            let held = n
+                .nat_gateway_addresses()
+                .first()
+                .and_then(|a| a.allocation_id());
+            if let Some(a) = addresses.iter().find(|a| {
+                held.is_some()
+                    && a.allocation_id() == held
+                    && ownership::ec2_tag(a.tags(), "Name") == Some(eip_name.as_str())
+            }) {
+                let alloc = a.allocation_id().unwrap_or_default();
+                s.ensure_tags(alloc, a.tags(), ResourceType::ElasticIp, "nat", &eip_name)
+                    .await?;
+            }
             s.status.nat_gateways.push(NatStatus {
                 id,
                 zone,
