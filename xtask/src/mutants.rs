@@ -63,8 +63,9 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
     match args.what.as_str() {
         "run" => mutate(root, args, false),
         "list" => mutate(root, args, true),
+        "recheck" => recheck(root, args),
         "report" => report(root, args.source.as_deref()),
-        other => bail!("mutants {other}: expected run, list or report"),
+        other => bail!("mutants {other}: expected run, list, recheck or report"),
     }
 }
 
@@ -195,39 +196,64 @@ fn fingerprint(root: &Path) -> Result<String> {
     Ok(id.trim().chars().take(12).collect())
 }
 
-fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
-    ensure_installed()?;
-    refuse_leftover_mutants(root)?;
-    let out = shard_dir(root, &args.shard)?;
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let source = fingerprint(root)?;
+/// The cargo-mutants command over the provider's mutated files.
+fn mutants_command(root: &Path) -> Command {
     let mut cmd = Command::new(cargo());
     cmd.current_dir(root)
         .args(["mutants", "--package", "provider"]);
     for f in FILES {
         cmd.args(["--file", f]);
     }
+    cmd
+}
+
+/// Makes `cmd` build and test each mutant, with its outcomes written under `out`.
+fn testing(cmd: &mut Command, root: &Path, args: &Args, out: &Path) {
+    // In place: a copy of the tree would build the AWS SDK again for every run. Without
+    // debug info, in a target directory of their own: linking the test binaries is most
+    // of a mutant's build, and the workspace's own builds stay untouched.
+    cmd.args(["--in-place", "--no-shuffle", "--baseline", "skip"])
+        .args(["--test-package", "conformance"])
+        .args(["--timeout", &args.timeout.to_string()])
+        .arg("--output")
+        .arg(out)
+        .env("CARGO_TARGET_DIR", build_dir(root))
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .env("CARGO_PROFILE_TEST_DEBUG", "0")
+        .env("CONFORMANCE_CASES", args.cases.to_string())
+        // To the build as well as the test: only these two test binaries are linked.
+        .args([
+            "--cargo-arg=--test=properties",
+            "--cargo-arg=--test=scenarios",
+        ]);
+}
+
+/// The outcomes cargo-mutants wrote under `out`, one `outcome<TAB>mutant` line each.
+fn outcomes(out: &Path) -> (String, usize) {
+    let results = out.join("mutants.out");
+    let mut lines = String::new();
+    let mut n = 0;
+    for outcome in OUTCOMES {
+        for m in lines_of(&results.join(format!("{outcome}.txt"))) {
+            let _ = writeln!(lines, "{outcome}\t{m}");
+            n += 1;
+        }
+    }
+    (lines, n)
+}
+
+fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
+    ensure_installed()?;
+    refuse_leftover_mutants(root)?;
+    let out = shard_dir(root, &args.shard)?;
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let source = fingerprint(root)?;
+    let mut cmd = mutants_command(root);
     if list {
         cmd.arg("--list");
     } else {
-        // In place: a copy of the tree would build the AWS SDK again for every run. Without
-        // debug info, in a target directory of their own: linking the test binaries is most
-        // of a mutant's build, and the workspace's own builds stay untouched.
-        cmd.args(["--in-place", "--no-shuffle", "--baseline", "skip"])
-            .args(["--test-package", "conformance"])
-            .args(["--shard", &args.shard])
-            .args(["--timeout", &args.timeout.to_string()])
-            .arg("--output")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", build_dir(root))
-            .env("CARGO_PROFILE_DEV_DEBUG", "0")
-            .env("CARGO_PROFILE_TEST_DEBUG", "0")
-            .env("CONFORMANCE_CASES", args.cases.to_string())
-            // To the build as well as the test: only these two test binaries are linked.
-            .args([
-                "--cargo-arg=--test=properties",
-                "--cargo-arg=--test=scenarios",
-            ]);
+        testing(&mut cmd, root, args, &out);
+        cmd.args(["--shard", &args.shard]);
     }
     let status = cmd.status().context("running cargo mutants")?;
     // cargo-mutants exits non-zero when any mutant is missed: that is a result, not an error.
@@ -237,25 +263,19 @@ fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
         }
         return Ok(());
     }
-    let results = out.join("mutants.out");
-    let mut record = format!(
-        "# cargo xtask mutants --shard {}: {} generated cases per property\n# source {source}\n",
-        args.shard, args.cases
-    );
-    let mut n = 0;
-    for outcome in OUTCOMES {
-        for m in lines_of(&results.join(format!("{outcome}.txt"))) {
-            let _ = writeln!(record, "{outcome}\t{m}");
-            n += 1;
-        }
-    }
+    let (lines, n) = outcomes(&out);
     if n == 0 {
         bail!(
             "shard {} recorded no outcome (cargo mutants: {status}); see {}",
             args.shard,
-            results.display()
+            out.join("mutants.out").display()
         );
     }
+    let record = format!(
+        "# cargo xtask mutants --shard {}: {} generated cases per property\n# source \
+         {source}\n{lines}",
+        args.shard, args.cases
+    );
     let dir = records_dir(root);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join(format!("shard-{}.txt", args.shard.replace('/', "-of-")));
@@ -267,6 +287,210 @@ fn mutate(root: &Path, args: &Args, list: bool) -> Result<()> {
         file.display()
     );
     Ok(())
+}
+
+/// A mutant's name without its line and column (`file: description`): what stays the same
+/// when the source around it moves.
+fn moved_key(name: &str) -> String {
+    match name.split_once(": ") {
+        Some((place, what)) => {
+            let file = place.split(':').next().unwrap_or(place);
+            format!("{file}: {what}")
+        }
+        None => name.to_string(),
+    }
+}
+
+/// A regex matching exactly the mutant `name`.
+fn name_regex(name: &str) -> String {
+    let escaped = name.chars().fold(String::new(), |mut out, c| {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+        out
+    });
+    format!("^{escaped}$")
+}
+
+/// Where a mutant sits: (line, column) from its name.
+fn position(name: &str) -> (u32, u32) {
+    let place = name.split_once(": ").map_or(name, |(p, _)| p);
+    let mut parts = place.rsplit(':').map(|p| p.parse().unwrap_or(0));
+    let col = parts.next().unwrap_or(0);
+    let line = parts.next().unwrap_or(0);
+    (line, col)
+}
+
+/// The remakes of `missed` (a mutant of the run) among `now` (today's mutants): the one at
+/// the same rank among the mutants of its file and description when their number is
+/// unchanged (the code around it moved), else every one of them (the code changed).
+fn remakes<'a>(missed: &str, then: &[String], now: &'a [String]) -> Vec<&'a String> {
+    let key = moved_key(missed);
+    let mut olds: Vec<&String> = then.iter().filter(|m| moved_key(m) == key).collect();
+    olds.sort_by_key(|m| position(m));
+    olds.dedup();
+    let mut news: Vec<&String> = now.iter().filter(|m| moved_key(m) == key).collect();
+    news.sort_by_key(|m| position(m));
+    match olds.iter().position(|m| *m == missed) {
+        Some(rank) if olds.len() == news.len() => news.get(rank).copied().into_iter().collect(),
+        _ => news,
+    }
+}
+
+/// Every mutant the shards recorded for `source`, with its outcome.
+fn recorded(root: &Path, source: &str) -> Result<Vec<(String, String)>> {
+    let mut all = Vec::new();
+    for (_, text) in shard_records(root)? {
+        if text.lines().any(|l| l == format!("# source {source}")) {
+            all.extend(
+                text.lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .filter_map(|l| l.split_once('\t'))
+                    .map(|(o, m)| (o.to_string(), m.to_string())),
+            );
+        }
+    }
+    Ok(all)
+}
+
+/// `recheck`: every mutant missed on `--source` that is not named equivalent, made again on
+/// the working tree's source ([`remakes`]: found by file and description, wherever its line
+/// moved) and run against today's suite. The outcomes go to
+/// `conformance/mutants/recheck-of-SOURCE.txt`, which `report` reads: a missed mutant all of
+/// whose remakes are caught counts as caught since.
+fn recheck(root: &Path, args: &Args) -> Result<()> {
+    let Some(old) = args.source.as_deref() else {
+        bail!("mutants recheck: --source SOURCE names the run whose missed mutants to rerun");
+    };
+    ensure_installed()?;
+    refuse_leftover_mutants(root)?;
+    let equivalent = equivalents(root)?;
+    let then = recorded(root, old)?;
+    let names: Vec<String> = then.iter().map(|(_, m)| m.clone()).collect();
+    let listing = mutants_command(root)
+        .arg("--list")
+        .output()
+        .context("running cargo mutants --list")?;
+    if !listing.status.success() {
+        bail!("cargo mutants --list failed: {}", listing.status);
+    }
+    let now: Vec<String> = String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    // Each remake, with the missed mutant it stands for.
+    let mut from: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, m) in then
+        .iter()
+        .filter(|(o, m)| o == "missed" && !equivalent.contains_key(m))
+    {
+        for r in remakes(m, &names, &now) {
+            from.entry(r.clone()).or_default().push(m.clone());
+        }
+    }
+    if from.is_empty() {
+        bail!("no mutant missed on source {old} (and not named equivalent) is made today");
+    }
+    let source = fingerprint(root)?;
+    let out = target_dir(root)
+        .join("mutants")
+        .join(format!("recheck-of-{old}"));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let mut cmd = mutants_command(root);
+    testing(&mut cmd, root, args, &out);
+    for r in from.keys() {
+        cmd.arg("--re").arg(name_regex(r));
+    }
+    eprintln!(
+        "xtask: rechecking the missed mutants of {old} on {source}: {} remakes",
+        from.len()
+    );
+    let status = cmd.status().context("running cargo mutants")?;
+    let (lines, n) = outcomes(&out);
+    if n == 0 {
+        bail!(
+            "the recheck recorded no outcome (cargo mutants: {status}); see {}",
+            out.join("mutants.out").display()
+        );
+    }
+    // One line per remake and the mutant it stands for: outcome, the run's name, today's.
+    let mut record = format!(
+        "# cargo xtask mutants recheck --source {old}: {} generated cases per property\n\
+         # source {source}\n",
+        args.cases
+    );
+    for (outcome, r) in lines.lines().filter_map(|l| l.split_once('\t')) {
+        for m in from.get(r).into_iter().flatten() {
+            let _ = writeln!(record, "{outcome}\t{m}\t{r}");
+        }
+    }
+    let file = records_dir(root).join(format!("recheck-of-{old}.txt"));
+    std::fs::write(&file, record).with_context(|| format!("writing {}", file.display()))?;
+    eprintln!(
+        "xtask: recheck done: {n} remakes recorded in {}",
+        file.display()
+    );
+    Ok(())
+}
+
+/// The outcomes of the remakes of each missed mutant, by its name in the run.
+type Remade = BTreeMap<String, Vec<String>>;
+
+/// The recheck of `source`'s missed mutants, if one ran: the source it ran on, and the
+/// outcomes of each one's remakes.
+fn rechecked(root: &Path, source: &str) -> Result<(Option<String>, Remade)> {
+    let path = records_dir(root).join(format!("recheck-of-{source}.txt"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, BTreeMap::new())),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let on = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# source "))
+        .map(String::from);
+    let mut remade: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (outcome, rest) in text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+    {
+        let m = rest.split_once('\t').map_or(rest, |(m, _)| m);
+        remade
+            .entry(m.to_string())
+            .or_default()
+            .push(outcome.to_string());
+    }
+    Ok((on, remade))
+}
+
+/// Every shard record: its name (`shard-K-of-N`) and text.
+fn shard_records(root: &Path) -> Result<Vec<(String, String)>> {
+    let dir = records_dir(root);
+    let entries = std::fs::read_dir(&dir)
+        .with_context(|| format!("no shard has run yet ({} is missing)", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("shard-"))
+        })
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let name = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            Ok((name, text))
+        })
+        .collect()
 }
 
 /// The outcomes cargo-mutants writes, one file each.
@@ -319,25 +543,11 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
         Some(s) => s.to_string(),
         None => fingerprint(root)?,
     };
-    let dir = records_dir(root);
     let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut shards = Vec::new();
     let mut stale = Vec::new();
     let mut of_n = std::collections::BTreeSet::new();
-    let entries = std::fs::read_dir(&dir)
-        .with_context(|| format!("no shard has run yet ({} is missing)", dir.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    files.sort();
-    for file in files {
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("reading {}", file.display()))?;
+    for (name, text) in shard_records(root)? {
         if !text.lines().any(|l| l == format!("# source {source}")) {
             stale.push(name);
             continue;
@@ -368,11 +578,15 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
         .iter()
         .filter(|m| equivalent.contains_key(*m))
         .count();
-    // Missed in the run, caught by the suite since (each reproduced by hand on the source).
-    let since = named(root, "mutants-caught-since.txt")?;
+    // Missed in the run, caught by the suite since: every remake in the recheck caught.
+    let (rechecked_on, remade) = rechecked(root, &source)?;
+    let verdict = |m: &str| -> Option<bool> {
+        let outcomes = remade.get(m)?;
+        Some(outcomes.iter().all(|o| o == "caught" || o == "timeout"))
+    };
     let caught_since = missed_list
         .iter()
-        .filter(|m| since.contains_key(*m) && !equivalent.contains_key(*m))
+        .filter(|m| !equivalent.contains_key(*m) && verdict(m) == Some(true))
         .count();
     let mut md = String::new();
     let _ = writeln!(
@@ -412,6 +626,13 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
             0.0
         }
     );
+    if let Some(on) = &rechecked_on {
+        let _ = writeln!(
+            md,
+            "The missed ones were run again on source {on} (`cargo xtask mutants recheck \
+             --source {source}`, each found by file and description wherever its line moved).\n"
+        );
+    }
     if caught_since > 0 {
         let _ = writeln!(
             md,
@@ -430,12 +651,22 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
         let _ = writeln!(md, "None.");
     }
     for m in &missed_list {
-        match (equivalent.get(m), since.get(m)) {
+        match (equivalent.get(m), verdict(m)) {
             (Some(why), _) => {
                 let _ = writeln!(md, "- `{m}`: equivalent: {why}");
             }
-            (None, Some(how)) => {
-                let _ = writeln!(md, "- `{m}`: missed in the run, caught since: {how}");
+            (None, Some(true)) => {
+                let _ = writeln!(md, "- `{m}`: missed in the run, caught since");
+            }
+            (None, Some(false)) => {
+                let _ = writeln!(md, "- `{m}`: **missed** (and again in the recheck)");
+            }
+            (None, None) if rechecked_on.is_some() => {
+                let _ = writeln!(
+                    md,
+                    "- `{m}`: **missed** (the rechecked source no longer makes it: the code \
+                     changed)"
+                );
             }
             (None, None) => {
                 let _ = writeln!(md, "- `{m}`: **missed**");
@@ -451,4 +682,57 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
         path.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_moved_mutant_is_found_at_its_rank() {
+        let then = names(&[
+            "provider/src/a.rs:10:8: delete ! in f",
+            "provider/src/a.rs:20:8: delete ! in f",
+            "provider/src/a.rs:30:5: replace f -> bool with true",
+        ]);
+        // Five lines added above: the same mutants, moved.
+        let now = names(&[
+            "provider/src/a.rs:35:5: replace f -> bool with true",
+            "provider/src/a.rs:15:8: delete ! in f",
+            "provider/src/a.rs:25:8: delete ! in f",
+        ]);
+        assert_eq!(
+            remakes("provider/src/a.rs:20:8: delete ! in f", &then, &now),
+            vec!["provider/src/a.rs:25:8: delete ! in f"]
+        );
+        // A third `!` in f: which one it became is unknown, so all are remade.
+        let changed = names(&[
+            "provider/src/a.rs:15:8: delete ! in f",
+            "provider/src/a.rs:25:8: delete ! in f",
+            "provider/src/a.rs:26:8: delete ! in f",
+        ]);
+        assert_eq!(
+            remakes("provider/src/a.rs:20:8: delete ! in f", &then, &changed).len(),
+            3
+        );
+        // Gone from the source: nothing to remake.
+        assert!(remakes("provider/src/a.rs:20:8: delete ! in f", &then, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_name_regex_matches_only_that_name() {
+        let r = name_regex("provider/src/a.rs:20:8: replace && with || in f -> Result<(), E>");
+        assert!(r.starts_with("^provider/src/a\\.rs:20:8: replace \\&\\& with \\|\\| in"));
+        assert!(r.ends_with("Result<\\(\\), E>$"));
+        assert_eq!(position("provider/src/a.rs:20:8: x"), (20, 8));
+        assert_eq!(
+            moved_key("provider/src/a.rs:20:8: x: y"),
+            "provider/src/a.rs: x: y"
+        );
+    }
 }
