@@ -15,8 +15,10 @@
 //! - an owned load balancer has the scheme, the one TCP 6443 listener, the health check, the
 //!   subnets (one per zone: public ones when internet-facing, private ones when internal) and
 //!   the group the spec says, and every live control-plane machine of the cluster registered;
+//! - an owned VPC has DNS support and DNS hostnames on;
 //! - every live machine carries exactly one group with `kubernetes.io/cluster/<name>`: the
-//!   `lb` group (whose rules are the cloud controller manager's, not checked);
+//!   `lb` group (whose rules are the cloud controller manager's, not checked), and of the
+//!   owned groups only that one carries it;
 //! - the cluster's own bastion, when it runs, sits in a public subnet of the cluster with a
 //!   public address (also in a pre-existing subnet that gives none by default) and the
 //!   bastion group;
@@ -210,6 +212,31 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
     };
     let vpc_id = vpc.vpc_id().unwrap_or_default().to_string();
     let vpc_cidr = vpc.cidr_block().unwrap_or_default().to_string();
+
+    // A VPC the cluster made resolves names: DNS support and DNS hostnames on (a brought
+    // one is the user's, as it is).
+    if spec.network.vpc.id.is_none() {
+        for attribute in [
+            aws_sdk_ec2::types::VpcAttributeName::EnableDnsSupport,
+            aws_sdk_ec2::types::VpcAttributeName::EnableDnsHostnames,
+        ] {
+            let a = ec2
+                .describe_vpc_attribute()
+                .vpc_id(&vpc_id)
+                .attribute(attribute.clone())
+                .send()
+                .await
+                .map_err(aws_failure("DescribeVpcAttribute"))?;
+            let on = a
+                .enable_dns_support()
+                .or(a.enable_dns_hostnames())
+                .and_then(|v| v.value())
+                .unwrap_or(false);
+            if !on {
+                return Err(fail(format!("VPC {vpc_id}: {} is off", attribute.as_str())));
+            }
+        }
+    }
 
     // The cluster's subnets: its own, and those the spec names.
     let mut nets: Vec<Net> = Vec::new();
@@ -510,6 +537,22 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         .filter_map(|g| g.group_id().map(String::from))
         .collect();
     let lb_group = groups.get(&Role::Lb).cloned().unwrap_or_default();
+    // Of the groups the cluster owns, only its own `lb` group carries that tag (the cloud
+    // controller manager edits the tagged group, and errors on several).
+    for (role, g) in &owned_groups {
+        let id = g.group_id().unwrap_or_default();
+        if k8s_tagged.contains(id) != (*role == Role::Lb) {
+            return Err(fail(format!(
+                "the {} group {id}: {k8s_key} {}; only the lb group carries it",
+                role.as_str(),
+                if k8s_tagged.contains(id) {
+                    "set"
+                } else {
+                    "missing"
+                }
+            )));
+        }
+    }
     let machines = ec2
         .describe_instances()
         .filters(owned())
