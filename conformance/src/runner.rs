@@ -90,7 +90,19 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     let ex = world::create_setup(env, &scenario.setup, &origin).await?;
     let name = origin.clone();
     let mut cluster = spec_of(env, &ex, &name, &scenario.cluster)?;
-    let machines = world::machines(env, &cluster, &scenario.machines)?;
+    let decls: Vec<scenarios::MachineDecl> = scenario
+        .machines
+        .iter()
+        .map(|d| scenarios::MachineDecl {
+            additional_security_groups: d
+                .additional_security_groups
+                .iter()
+                .map(|g| ex.substitute(g))
+                .collect(),
+            ..d.clone()
+        })
+        .collect();
+    let machines = world::machines(env, &cluster, &decls)?;
     let lb = ex.lb.clone();
     let before = env.snapshot(&origin, lb.as_deref()).await?;
     c.calls.reset();
@@ -257,6 +269,11 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                             st.instance_id
                         )));
                     }
+                    for i in d.reservations().iter().flat_map(|r| r.instances()) {
+                        placed_as_asked(c, mac, i)
+                            .await
+                            .map_err(|e| at(e.to_string()))?;
+                    }
                 }
             }
             Step::CreateMachinesCutAfter(k) => {
@@ -370,6 +387,95 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
     }
     report.calls = c.calls.total();
     Ok(report)
+}
+
+/// Whether `instance` sits where its machine's spec asks: in a public subnet (one routing
+/// 0.0.0.0/0 to an internet gateway) with a public address when it asks for one, in a private
+/// one without otherwise; in the zone or subnet it names; with every additional group it
+/// names.
+async fn placed_as_asked(
+    c: &provider::Clients,
+    machine: &provider::spec::machine::Machine,
+    instance: &aws_sdk_ec2::types::Instance,
+) -> Result<(), Failure> {
+    let spec = &machine.spec;
+    let name = &machine.metadata.name;
+    let subnet = instance.subnet_id().unwrap_or_default();
+    let vpc = instance.vpc_id().unwrap_or_default();
+    let f = |n: &str, v: &str| {
+        aws_sdk_ec2::types::Filter::builder()
+            .name(n)
+            .values(v)
+            .build()
+    };
+    let mut tables = c
+        .ec2
+        .describe_route_tables()
+        .filters(f("association.subnet-id", subnet))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeRouteTables"))?
+        .route_tables
+        .unwrap_or_default();
+    if tables.is_empty() {
+        tables = c
+            .ec2
+            .describe_route_tables()
+            .filters(f("vpc-id", vpc))
+            .filters(f("association.main", "true"))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeRouteTables"))?
+            .route_tables
+            .unwrap_or_default();
+    }
+    let public = tables.iter().flat_map(|t| t.routes()).any(|r| {
+        r.destination_cidr_block() == Some("0.0.0.0/0")
+            && r.gateway_id().is_some_and(|g| g.starts_with("igw-"))
+    });
+    let address = instance.public_ip_address().is_some();
+    let mut problems = Vec::new();
+    if public != spec.public_ip || address != spec.public_ip {
+        problems.push(format!(
+            "is in {} subnet {subnet} {} a public address; its spec says publicIp {}",
+            if public { "public" } else { "private" },
+            if address { "with" } else { "without" },
+            spec.public_ip
+        ));
+    }
+    if let Some(id) = &spec.subnet.id
+        && id != subnet
+    {
+        problems.push(format!(
+            "is in {subnet}, not in the subnet {id} its spec names"
+        ));
+    }
+    let zone = instance
+        .placement()
+        .and_then(|p| p.availability_zone())
+        .unwrap_or_default();
+    if let Some(z) = &spec.subnet.availability_zone
+        && z != zone
+    {
+        problems.push(format!("is in {zone}, not in the zone {z} its spec names"));
+    }
+    let groups: Vec<&str> = instance
+        .security_groups()
+        .iter()
+        .filter_map(|g| g.group_id())
+        .collect();
+    for g in &spec.additional_security_groups {
+        if !groups.contains(&g.as_str()) {
+            problems.push(format!("lacks the additional group {g} (has {groups:?})"));
+        }
+    }
+    ensure(problems.is_empty(), || {
+        format!(
+            "machine {name} ({}) {}",
+            instance.instance_id().unwrap_or_default(),
+            problems.join("; ")
+        )
+    })
 }
 
 /// What `cluster` owns that carries a tag with one of `keys`: (resource, key).

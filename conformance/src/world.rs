@@ -219,6 +219,8 @@ impl Case {
                     "node".into()
                 },
                 zone: zones.get(i % zones.len().max(1)).cloned(),
+                public_ip: false,
+                additional_security_groups: Vec::new(),
             })
             .collect()
     }
@@ -615,6 +617,8 @@ pub fn machines(
             l.owner = Some(owner);
         }
         m.spec.additional_tags = tags;
+        m.spec.public_ip = d.public_ip;
+        m.spec.additional_security_groups = d.additional_security_groups.clone();
         out.push(m);
     }
     Ok(out)

@@ -115,6 +115,12 @@ pub struct MachineDecl {
     /// Its zone (default: the cluster's first).
     #[serde(default)]
     pub zone: Option<String>,
+    /// Asks for a public address, and so a public subnet.
+    #[serde(default, rename = "publicIP")]
+    pub public_ip: bool,
+    /// Existing groups it also carries (`${sg.ROLE}` of the setup).
+    #[serde(default)]
+    pub additional_security_groups: Vec<String>,
 }
 
 /// Tags someone else changes on an instance: keys removed (and, with `removeProviderTags`,
