@@ -137,6 +137,11 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     )));
                 }
             }
+            Step::ReconcileFails(kind) => match up(env, c, &cluster).await {
+                Ok(_) => return Err(at(format!("succeeded; expected {kind}"))),
+                Err(Failure::Provider(e)) if error_kind(&e) == kind => {}
+                Err(e) => return Err(at(format!("{e}; expected {kind}"))),
+            },
             Step::ReconcileCutAfter(k) => {
                 let cut = crashing(c, *k);
                 let _ = ClusterActuator::new(cut).reconcile(&cluster).await;

@@ -200,6 +200,9 @@ pub enum Step {
     ReconcileUnchanged,
     /// A reconcile cut after its N-th mutating call (whose answer is lost), as a crash.
     ReconcileCutAfter(usize),
+    /// Reconcile (requeued as the provider asks) fails with this kind of error (`Aws`,
+    /// `PreExisting`, ...): a refusal the provider must report, not retry for ever.
+    ReconcileFails(String),
     /// Create every machine until running.
     CreateMachines,
     /// A machine creation cut after its N-th mutating call.
@@ -307,6 +310,9 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                 let k = k.as_str().unwrap_or_default().to_string();
                 match k.as_str() {
                     "reconcileCutAfter" => Ok(Step::ReconcileCutAfter(arg(v)?)),
+                    "reconcileFails" => from_value(v)
+                        .map(Step::ReconcileFails)
+                        .map_err(|e| format!("reconcileFails: {e}")),
                     "createMachinesCutAfter" => Ok(Step::CreateMachinesCutAfter(arg(v)?)),
                     "deleteCutAfter" => Ok(Step::DeleteCutAfter(arg(v)?)),
                     "expectOwned" => from_value(v)
