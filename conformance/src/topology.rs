@@ -11,7 +11,7 @@
 //! - each NAT gateway sits in a public subnet of the cluster, one per zone with private
 //!   subnets (or one in all);
 //! - each owned security group holds exactly the ingress rules its role is specified to have
-//!   (protocol, ports and source; descriptions aside);
+//!   (protocol, ports and source), each with a description;
 //! - an owned load balancer has the scheme, the one TCP 6443 listener, the health check, the
 //!   subnets (one per zone: public ones when internet-facing, private ones when internal) and
 //!   the group the spec says, and every live control-plane machine of the cluster registered;
@@ -515,6 +515,35 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             continue;
         }
         let have = rules_of(g);
+        // Each rule says what it is for (the spec's description for its additional rules,
+        // the provider's own for the others), unless the spec left that rule's blank.
+        let blank: BTreeSet<(String, Option<i32>, Option<i32>)> = spec
+            .additional_control_plane_ingress_rules
+            .iter()
+            .chain(&spec.additional_node_ingress_rules)
+            .filter(|r| r.description.is_empty())
+            .map(|r| (r.protocol.to_lowercase(), r.from_port, r.to_port))
+            .collect();
+        for p in g.ip_permissions() {
+            let described = p
+                .ip_ranges()
+                .iter()
+                .map(|r| r.description())
+                .chain(p.user_id_group_pairs().iter().map(|u| u.description()))
+                .all(|d| d.is_some_and(|d| !d.is_empty()));
+            let key = (
+                p.ip_protocol().unwrap_or_default().to_lowercase(),
+                p.from_port(),
+                p.to_port(),
+            );
+            if !described && !blank.contains(&key) {
+                return Err(fail(format!(
+                    "the {} group {:?}: a rule without a description: {p:?}",
+                    role.as_str(),
+                    g.group_id()
+                )));
+            }
+        }
         let wanted = want.get(role).cloned().unwrap_or_default();
         if have != wanted {
             let extra: Vec<_> = have.difference(&wanted).collect();
