@@ -407,12 +407,7 @@ async fn placed_as_asked(
     let name = &machine.metadata.name;
     let subnet = instance.subnet_id().unwrap_or_default();
     let vpc = instance.vpc_id().unwrap_or_default();
-    let f = |n: &str, v: &str| {
-        aws_sdk_ec2::types::Filter::builder()
-            .name(n)
-            .values(v)
-            .build()
-    };
+    let f = |n: &str, v: &str| crate::topology::f(n, &[v]);
     let mut tables = c
         .ec2
         .describe_route_tables()
@@ -491,18 +486,15 @@ async fn tagged_with(
 ) -> Result<Vec<(String, String)>, Failure> {
     let owner = provider::ownership::cluster_key(cluster);
     let ec2 = &env.clients.ec2;
-    let key_filter = |values: Vec<String>| {
-        aws_sdk_ec2::types::Filter::builder()
-            .name("key")
-            .set_values(Some(values))
-            .build()
-    };
-    let owned = crate::census::ec2_tags(ec2, vec![key_filter(vec![owner.clone()])]).await?;
+    let owned = crate::census::ec2_tags(ec2, vec![crate::topology::f("key", &[&owner])]).await?;
     let ids: std::collections::BTreeSet<&str> =
         owned.iter().filter_map(|t| t.resource_id()).collect();
     let mut found = Vec::new();
     if !keys.is_empty() {
-        let with = crate::census::ec2_tags(ec2, vec![key_filter(keys.to_vec())]).await?;
+        let with = {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            crate::census::ec2_tags(ec2, vec![crate::topology::f("key", &keys)]).await?
+        };
         for t in with {
             if let (Some(id), Some(k)) = (t.resource_id(), t.key())
                 && ids.contains(id)

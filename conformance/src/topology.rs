@@ -39,7 +39,8 @@ use provider::spec::{Cluster, Role, Scheme};
 
 use crate::{Failure, aws_failure};
 
-fn f(name: &str, values: &[&str]) -> Filter {
+/// An EC2 filter of `name` matching any of `values`.
+pub(crate) fn f(name: &str, values: &[&str]) -> Filter {
     let mut b = Filter::builder().name(name);
     for v in values {
         b = b.values(*v);
