@@ -10,7 +10,8 @@
 //! - [`runner`]: runs the scenario files of the `scenarios` crate.
 //! - [`sweep`]: deletes everything a run tagged, in dependency order.
 //! - [`topology`]: what a cluster owns, read back and compared with its spec: routes, NAT
-//!   gateways per zone, security-group rules by role, the load balancer.
+//!   gateways per zone, security-group rules by role, the load balancer; and (`user_data`)
+//!   what each machine was booted with.
 
 pub mod census;
 pub mod crash;
@@ -20,6 +21,7 @@ pub mod service_lb;
 pub mod sweep;
 pub mod target;
 pub mod topology;
+pub mod user_data;
 pub mod world;
 
 pub use census::{Census, census, snapshot};

@@ -102,7 +102,7 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             ..d.clone()
         })
         .collect();
-    let machines = world::machines(env, &cluster, &decls)?;
+    let mut machines = world::machines(env, &cluster, &decls)?;
     let lb = ex.lb.clone();
     let before = env.snapshot(&origin, lb.as_deref()).await?;
     c.calls.reset();
@@ -149,10 +149,44 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             Step::CreateMachines => {
                 statuses = create_machines_from(env, c, &cluster, &machines, &statuses).await?;
             }
+            Step::CreateMachinesFails(kind) => {
+                match create_machines_from(env, c, &cluster, &machines, &statuses).await {
+                    Ok(_) => return Err(at(format!("succeeded; expected {kind}"))),
+                    Err(Failure::Provider(e)) if error_kind(&e) == kind => {}
+                    Err(e) => return Err(at(format!("{e}; expected {kind}"))),
+                }
+            }
             Step::UpdateMachines => {
                 let m = env.machine_actuator(c.clone());
                 for (mac, st) in machines.iter().zip(&statuses) {
                     m.update(&cluster, mac, Some(st)).await?;
+                }
+            }
+            Step::ChangeMachine(change) => {
+                let Some(i) = decls.iter().position(|d| d.name == change.name) else {
+                    return Err(at(format!("no machine {} in the scenario", change.name)));
+                };
+                let mac = &mut machines[i];
+                if let Some(groups) = &change.additional_security_groups {
+                    mac.spec.additional_security_groups =
+                        groups.iter().map(|g| ex.substitute(g)).collect();
+                }
+                if let Some(size) = change.root_volume_size {
+                    mac.spec.root_volume = Some(provider::spec::machine::RootVolume {
+                        size,
+                        r#type: None,
+                        encrypted: false,
+                    });
+                }
+                let m = env.machine_actuator(c.clone());
+                let got = m.update(&cluster, &machines[i], statuses.get(i)).await;
+                match (got, &change.expect_error) {
+                    (Ok(_), None) => {}
+                    (Ok(_), Some(kind)) => {
+                        return Err(at(format!("the update succeeded; expected {kind}")));
+                    }
+                    (Err(e), Some(kind)) if error_kind(&e) == kind => {}
+                    (Err(e), _) => return Err(at(format!("the update failed: {e}"))),
                 }
             }
             Step::TamperMachineTags(t) => {
@@ -617,8 +651,21 @@ async fn refuse_machine(env: &Env, cluster: &Cluster, r: &Refused) -> Result<(),
         mac.spec.instance_type = t.clone();
         wrong += 1;
     }
+    if let Some(n) = r.extra_ca_cert_hashes {
+        // Distinct digests, as incompressible as real pins.
+        for i in 0..n {
+            let d = ring::digest::digest(&ring::digest::SHA256, &i.to_le_bytes());
+            let hex: String = d.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+            mac.spec
+                .kubeadm
+                .ca_cert_hashes
+                .push(format!("sha256:{hex}"));
+        }
+        wrong += 1;
+    }
     ensure(wrong > 0, || {
-        "refuseMachine: say what is wrong (clusterName, instanceType)".to_string()
+        "refuseMachine: say what is wrong (clusterName, instanceType, extraCaCertHashes)"
+            .to_string()
     })?;
     let c = &env.clients;
     let before = c.calls.total();

@@ -29,7 +29,9 @@
 //!   the load balancer) carries the spec's `additionalTags`, with the spec's values;
 //! - the load balancer's health check is the spec's in full (target, interval, timeout,
 //!   thresholds; kubeadm's defaults otherwise), and its cross-zone and idle-timeout
-//!   attributes are the spec's.
+//!   attributes are the spec's;
+//! - every live machine's user data is the cloud-init and kubeadm configuration of its role,
+//!   and the machines agree on the token, CA and certificate key ([`crate::user_data`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -862,5 +864,5 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             )));
         }
     }
-    Ok(())
+    crate::user_data::check(clients, cluster).await
 }

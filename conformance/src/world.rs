@@ -221,6 +221,7 @@ impl Case {
                 zone: zones.get(i % zones.len().max(1)).cloned(),
                 public_ip: false,
                 additional_security_groups: Vec::new(),
+                ami_id: None,
             })
             .collect()
     }
@@ -619,6 +620,10 @@ pub fn machines(
         m.spec.additional_tags = tags;
         m.spec.public_ip = d.public_ip;
         m.spec.additional_security_groups = d.additional_security_groups.clone();
+        if let Some(id) = &d.ami_id {
+            m.spec.ami.id = Some(id.clone());
+            m.spec.ami.lookup = None;
+        }
         out.push(m);
     }
     Ok(out)

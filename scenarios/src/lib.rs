@@ -121,6 +121,9 @@ pub struct MachineDecl {
     /// Existing groups it also carries (`${sg.ROLE}` of the setup).
     #[serde(default)]
     pub additional_security_groups: Vec<String>,
+    /// The image it boots, by id (default: the node image's lookup).
+    #[serde(default)]
+    pub ami_id: Option<String>,
 }
 
 /// Tags someone else changes on an instance: keys removed (and, with `removeProviderTags`,
@@ -162,6 +165,10 @@ pub struct Refused {
     /// Its `spec.instanceType`, when not the default.
     #[serde(default)]
     pub instance_type: Option<String>,
+    /// This many more (well-formed) CA pins in its `spec.kubeadm.caCertHashes`: some
+    /// hundreds make its user data larger than EC2 takes.
+    #[serde(default)]
+    pub extra_ca_cert_hashes: Option<usize>,
 }
 
 /// A load balancer made as the cloud controller manager makes one for a Service.
@@ -207,8 +214,14 @@ pub enum Step {
     CreateMachines,
     /// A machine creation cut after its N-th mutating call.
     CreateMachinesCutAfter(usize),
+    /// Creating the machines (requeued as the provider asks) fails with this kind of error:
+    /// a refusal the provider must report, not retry for ever.
+    CreateMachinesFails(String),
     /// Update every machine by its recorded status (mutable fields and tags converge).
     UpdateMachines,
+    /// One machine's spec changed, then that machine updated by its recorded status: done, or
+    /// the error named.
+    ChangeMachine(MachineChange),
     /// Someone else changes every machine instance's tags behind the provider's back.
     TamperMachineTags(Tamper),
     /// Someone else terminates instances behind the provider's back; the step waits (on the
@@ -314,6 +327,9 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                         .map(Step::ReconcileFails)
                         .map_err(|e| format!("reconcileFails: {e}")),
                     "createMachinesCutAfter" => Ok(Step::CreateMachinesCutAfter(arg(v)?)),
+                    "createMachinesFails" => from_value(v)
+                        .map(Step::CreateMachinesFails)
+                        .map_err(|e| format!("createMachinesFails: {e}")),
                     "deleteCutAfter" => Ok(Step::DeleteCutAfter(arg(v)?)),
                     "expectOwned" => from_value(v)
                         .map(Step::ExpectOwned)
@@ -321,6 +337,9 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "change" => from_value(v)
                         .map(Step::Change)
                         .map_err(|e| format!("change: {e}")),
+                    "changeMachine" => from_value(v)
+                        .map(Step::ChangeMachine)
+                        .map_err(|e| format!("changeMachine: {e}")),
                     "tamperMachineTags" => from_value(v)
                         .map(Step::TamperMachineTags)
                         .map_err(|e| format!("tamperMachineTags: {e}")),
@@ -366,6 +385,23 @@ pub struct Change {
     /// The new `spec`.
     pub cluster: serde_yaml_ng::Value,
     /// The error expected (`Immutable`, `InvalidSpec`, `PreExisting`, `Conflict`), if any.
+    #[serde(default)]
+    pub expect_error: Option<String>,
+}
+
+/// A change to one machine's spec (what is not named stays as it is).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MachineChange {
+    /// The machine, by its name in `machines`.
+    pub name: String,
+    /// Its new additional security groups (`${sg.ROLE}` of the setup), replacing the old.
+    #[serde(default)]
+    pub additional_security_groups: Option<Vec<String>>,
+    /// A root volume of this many GiB (gp3, unencrypted): the volume is immutable.
+    #[serde(default)]
+    pub root_volume_size: Option<i32>,
+    /// The error expected (`Immutable`, `InvalidSpec`, ...), if any.
     #[serde(default)]
     pub expect_error: Option<String>,
 }
