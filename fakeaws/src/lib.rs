@@ -135,13 +135,12 @@ pub async fn serve(fake: Fake) -> std::io::Result<FakeAws> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
-    let app = server::router(fake.clone());
+    let served_fake = fake.clone();
     tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = rx.await;
-            })
-            .await;
+        let served = server::serve(listener, served_fake, async {
+            let _ = rx.await;
+        })
+        .await;
         if let Err(e) = served {
             tracing::error!(error = %e, "fakeaws server stopped");
         }

@@ -133,10 +133,7 @@ async fn main() -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
     let addr: SocketAddr = listener.local_addr()?;
     println!("fakeaws listening on http://{addr}");
-    let app = fakeaws::server::router(fake.clone());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    fakeaws::server::serve(listener, fake.clone(), shutdown_signal()).await?;
     if let Err(e) = fake.save() {
         eprintln!("fakeaws: {e}");
         std::process::exit(1);

@@ -59,6 +59,67 @@ const CALL_LOG_LIMIT: usize = 100_000;
 /// The largest request body the endpoint takes (axum's default, stated).
 pub const MAX_BODY: usize = 2 * 1024 * 1024;
 
+/// The most header bytes (request line and every `name: value`) a request may carry: far
+/// beyond what an SDK sends (a few hundred bytes to a few KiB), as AWS's endpoints take.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// The most header fields a request may carry.
+pub const MAX_HEADERS: usize = 100;
+
+/// What the HTTP layer reads before it gives up on a request head (its own 431, without a
+/// body): well past [`MAX_HEADER_BYTES`] and [`MAX_HEADERS`], so that the endpoint, not the
+/// HTTP layer, answers an over-size head, in the service's error shape.
+const HTTP_HEAD_BUFFER: usize = 8 * 1024 * 1024;
+const HTTP_MAX_HEADERS: usize = 1024;
+
+/// Serves `fake` on `listener` (HTTP/1.1, keep-alive) until `shutdown` completes; then lets the
+/// connections in flight finish their requests (up to 10 s) and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    fake: Fake,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let app = router(fake);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.max_buf_size(HTTP_HEAD_BUFFER)
+        .max_headers(HTTP_MAX_HEADERS)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Out of descriptors or a connection reset before it was taken: the
+                // listener itself is fine; wait a moment for the pressure to pass.
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open 10 s after shutdown; dropping them");
+    }
+    Ok(())
+}
+
 /// The longest `Action` the call log keeps: longer than any operation of the models
 /// (`DescribeInstanceCreditSpecifications`...), so a real one is kept whole and a made-up one
 /// cannot grow the log. With the region name capped too, an entry holds at most a few hundred
@@ -767,19 +828,30 @@ async fn handle_http(
     uri: Uri,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
+    let head = uri.path_and_query().map_or(1, |p| p.as_str().len())
+        + method.as_str().len()
+        + headers
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len() + 4)
+            .sum::<usize>();
+    if head > MAX_HEADER_BYTES || headers.len() > MAX_HEADERS {
+        let err = ApiError::new(
+            Common::RequestHeaderSectionTooLarge,
+            format!(
+                "The request's headers are {head} bytes in {} fields; this endpoint takes at \
+                 most {MAX_HEADER_BYTES} bytes in {MAX_HEADERS} fields.",
+                headers.len()
+            ),
+        )
+        .with_status(431);
+        let request_id = lock(&fake.inner.request_ids).request_id();
+        return to_response(answer_error(&err, service_of(&headers), request_id));
+    }
     let body = match body {
         Ok(b) => b,
         // Too large (or unreadable): answered in the service's own error shape, not as text.
         Err(rejection) => {
-            let service = headers
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(sigv4::from_authorization)
-                .and_then(|s| match s.service.as_str() {
-                    "ec2" => Some(Service::Ec2),
-                    "elasticloadbalancing" => Some(Service::Elb),
-                    _ => None,
-                });
+            let service = service_of(&headers);
             let status = rejection.status();
             let err = if status == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
@@ -819,6 +891,20 @@ async fn handle_http(
         return cut_connection();
     }
     to_response(answer)
+}
+
+/// The service a request's credential scope names, when it is one of ours: the shape its
+/// error answers take.
+fn service_of(headers: &HeaderMap) -> Option<Service> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(sigv4::from_authorization)
+        .and_then(|s| match s.service.as_str() {
+            "ec2" => Some(Service::Ec2),
+            "elasticloadbalancing" => Some(Service::Elb),
+            _ => None,
+        })
 }
 
 /// The HTTP response of `answer`: its status, its XML, AWS's headers.

@@ -193,3 +193,77 @@ async fn an_oversized_body_gets_an_aws_shaped_413() {
         assert!(raw.contains("<Code>RequestEntityTooLarge</Code>"), "{raw}");
     }
 }
+
+/// Sends one raw request with `extra` header lines to `addr` and returns the whole answer.
+fn raw_request(addr: std::net::SocketAddr, service: &str, extra: &str) -> String {
+    let body = "Action=DescribeVpcs&Version=2016-11-15";
+    let mut s = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Authorization: AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/{service}/aws4_request, SignedHeaders=host, Signature=00\r\n\
+         {extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    // The server may answer and close before the whole request is sent.
+    let _ = s.write_all(head.as_bytes());
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+/// Headers larger, or more, than the endpoint takes get the service's own error shape (XML,
+/// its envelope, 431), from a head just over the limit to one of several MiB; a head within
+/// the limits is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_headers_get_an_aws_shaped_431() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let addr = fake.addr();
+    let limit = fakeaws::server::MAX_HEADER_BYTES;
+    let answers = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        for (service, root) in [
+            ("ec2", "<Response>"),
+            ("elasticloadbalancing", "<ErrorResponse"),
+        ] {
+            let many: String = (0..=fakeaws::server::MAX_HEADERS)
+                .map(|i| format!("X-Filler-{i}: x\r\n"))
+                .collect();
+            for extra in [
+                format!("X-Filler: {}\r\n", "x".repeat(limit)),
+                format!("X-Filler: {}\r\n", "x".repeat(3 * 1024 * 1024)),
+                many,
+            ] {
+                out.push((raw_request(addr, service, &extra), root));
+            }
+        }
+        // Within the limits: served.
+        let ok = raw_request(
+            addr,
+            "ec2",
+            &format!("X-Filler: {}\r\n", "x".repeat(limit / 2)),
+        );
+        (out, ok)
+    })
+    .await
+    .unwrap();
+    let (refused, ok) = answers;
+    for (raw, root) in &refused {
+        let status: u16 = raw.split(' ').nth(1).unwrap_or("0").parse().unwrap_or(0);
+        assert_eq!(status, 431, "{}", &raw[..raw.len().min(300)]);
+        assert!(
+            raw.to_ascii_lowercase().contains("content-type: text/xml"),
+            "{raw}"
+        );
+        assert!(raw.contains(root), "{raw}");
+        assert!(
+            raw.contains("<Code>RequestHeaderSectionTooLarge</Code>"),
+            "{raw}"
+        );
+    }
+    assert!(
+        ok.starts_with("HTTP/1.1 200"),
+        "{}",
+        &ok[..ok.len().min(300)]
+    );
+    assert!(ok.contains("<DescribeVpcsResponse"), "{ok}");
+}

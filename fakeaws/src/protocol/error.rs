@@ -91,6 +91,9 @@ error_codes! {
         InvalidRegion = "InvalidRegion",
         /// A request body larger than the endpoint takes (HTTP 413).
         RequestEntityTooLarge = "RequestEntityTooLarge",
+        /// Request headers larger (or more) than the endpoint takes (HTTP 431; the code S3
+        /// gives the same refusal).
+        RequestHeaderSectionTooLarge = "RequestHeaderSectionTooLarge",
     }
 }
 
