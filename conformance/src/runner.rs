@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use aws_sdk_ec2::types::Tag;
 use provider::ClusterActuator;
 use provider::spec::Cluster;
-use scenarios::{Presence, Refused, Scenario, Step, Terminated};
+use scenarios::{LoadBalancerTamper, Presence, Refused, Scenario, Step, Terminated};
 
 use crate::census::Census;
 use crate::crash::crashing;
@@ -228,6 +228,11 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                             .map_err(aws_failure("CreateTags"))?;
                     }
                 }
+            }
+            Step::TamperLoadBalancer(t) => {
+                tamper_load_balancer(env, &cluster, t)
+                    .await
+                    .map_err(|e| at(e.to_string()))?;
             }
             Step::TerminateBehindItsBack(what) => {
                 terminate_behind_its_back(env, &cluster, &statuses, *what)
@@ -637,6 +642,71 @@ async fn terminate_behind_its_back(
 
 /// A machine the provider must refuse: every machine call answers `InvalidSpec`, listing
 /// each thing wrong, before any call to AWS.
+/// Someone else detaches the cluster's API load balancer from a subnet or swaps its group.
+async fn tamper_load_balancer(
+    env: &Env,
+    cluster: &Cluster,
+    t: &LoadBalancerTamper,
+) -> Result<(), Failure> {
+    let _calm = env.calm();
+    let c = &env.clients;
+    let lb = &cluster.spec.control_plane_load_balancer;
+    let name = lb.existing_name.clone().unwrap_or_else(|| {
+        provider::spec::load_balancer_name(&cluster.metadata.name, lb.name.as_deref())
+    });
+    let d = c
+        .elb
+        .describe_load_balancers()
+        .load_balancer_names(&name)
+        .send()
+        .await
+        .map_err(aws_failure("DescribeLoadBalancers"))?;
+    let Some(found) = d.load_balancer_descriptions().first() else {
+        return Err(Failure::Check(format!(
+            "no load balancer {name} to tamper with"
+        )));
+    };
+    if t.detach_one_subnet {
+        let Some(last) = found.subnets().last() else {
+            return Err(Failure::Check(format!(
+                "load balancer {name} has no subnet"
+            )));
+        };
+        c.elb
+            .detach_load_balancer_from_subnets()
+            .load_balancer_name(&name)
+            .subnets(last)
+            .send()
+            .await
+            .map_err(aws_failure("DetachLoadBalancerFromSubnets"))?;
+    }
+    if let Some(role) = &t.group_role {
+        let owned = provider::ownership::cluster_key(&cluster.metadata.name);
+        let groups = c
+            .ec2
+            .describe_security_groups()
+            .filters(crate::topology::f(&format!("tag:{owned}"), &["owned"]))
+            .filters(crate::topology::f(
+                &format!("tag:{}", provider::ownership::ROLE_KEY),
+                &[role],
+            ))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeSecurityGroups"))?;
+        let Some(id) = groups.security_groups().first().and_then(|g| g.group_id()) else {
+            return Err(Failure::Check(format!("the cluster has no {role} group")));
+        };
+        c.elb
+            .apply_security_groups_to_load_balancer()
+            .load_balancer_name(&name)
+            .security_groups(id)
+            .send()
+            .await
+            .map_err(aws_failure("ApplySecurityGroupsToLoadBalancer"))?;
+    }
+    Ok(())
+}
+
 async fn refuse_machine(env: &Env, cluster: &Cluster, r: &Refused) -> Result<(), Failure> {
     let mut made = world::machines(env, cluster, std::slice::from_ref(&r.machine))?;
     let Some(mut mac) = made.pop() else {

@@ -152,6 +152,18 @@ pub enum Terminated {
     Bastion,
 }
 
+/// What someone else changes on the cluster's API load balancer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadBalancerTamper {
+    /// Detaches it from the last of its subnets (it keeps the others).
+    #[serde(default)]
+    pub detach_one_subnet: bool,
+    /// Applies, in place of its own, the cluster's group of this role (`node`, `bastion`...).
+    #[serde(default)]
+    pub group_role: Option<String>,
+}
+
 /// A machine the provider must refuse before any call: a machine of the scenario's cluster
 /// with what is wrong about it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -227,6 +239,8 @@ pub enum Step {
     /// Someone else terminates instances behind the provider's back; the step waits (on the
     /// target's clock) until AWS shows them terminated.
     TerminateBehindItsBack(Terminated),
+    /// Someone else changes the cluster's API load balancer behind the provider's back.
+    TamperLoadBalancer(LoadBalancerTamper),
     /// A machine the provider refuses: create, update, delete and exists each answer
     /// `InvalidSpec` and make no call at all.
     RefuseMachine(Refused),
@@ -343,6 +357,9 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                     "tamperMachineTags" => from_value(v)
                         .map(Step::TamperMachineTags)
                         .map_err(|e| format!("tamperMachineTags: {e}")),
+                    "tamperLoadBalancer" => from_value(v)
+                        .map(Step::TamperLoadBalancer)
+                        .map_err(|e| format!("tamperLoadBalancer: {e}")),
                     "terminateBehindItsBack" => from_value(v)
                         .map(Step::TerminateBehindItsBack)
                         .map_err(|e| format!("terminateBehindItsBack: {e}")),

@@ -5,8 +5,10 @@
 //! - `bench`: runs the benchmarks and prints their medians.
 //! - `conformance`, `sweep`: the conformance suite and its clean-up.
 //! - `mutants`: the conformance suite's kill rate over the provider (cargo-mutants).
+//! - `fuzz [--seconds N] [--target T]`: coverage-guided fuzzing of the targets in `fuzz/`.
 
 mod codegen;
+mod fuzz;
 mod mutants;
 
 use std::path::PathBuf;
@@ -50,6 +52,9 @@ enum Task {
     /// Mutation testing: cargo-mutants mutates the provider's cluster and machine modules and
     /// runs the conformance suite against each mutant; `mutants report` sums the shards up.
     Mutants(mutants::Args),
+    /// Coverage-guided fuzzing (cargo fuzz, libFuzzer) of the wire layer and the spec loader:
+    /// each target in turn, seeded from the tests; fails on a crash.
+    Fuzz(fuzz::Args),
 }
 
 fn main() -> Result<()> {
@@ -57,6 +62,7 @@ fn main() -> Result<()> {
     match cli.task {
         Task::Codegen(args) => codegen::run(&workspace_root()?, &args),
         Task::Bench { rest } => bench(&rest),
+        Task::Fuzz(args) => fuzz::run(&workspace_root()?, &args),
         Task::Conformance { rest } => conformance(&[], &rest),
         Task::Sweep { rest } => conformance(&["sweep"], &rest),
         Task::Mutants(args) => mutants::run(&workspace_root()?, &args),
