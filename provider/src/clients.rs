@@ -20,6 +20,40 @@ use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
+/// The region's available zones, as last read, kept for [`ZoneCache::TTL`]: zones come and
+/// go on AWS's timescale (a zone added, one impaired), not a reconcile's, so a controller
+/// reconciling every few seconds asks once every few minutes, not every time.
+#[derive(Debug, Clone, Default)]
+pub struct ZoneCache(Arc<Mutex<Option<ZonesRead>>>);
+
+/// When the zones were read, and their names.
+type ZonesRead = (std::time::Instant, Vec<String>);
+
+impl ZoneCache {
+    /// How long a reading is used.
+    pub const TTL: Duration = Duration::from_secs(300);
+
+    /// The zones read less than [`TTL`](Self::TTL) ago.
+    pub fn get(&self) -> Option<Vec<String>> {
+        let m = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        m.as_ref()
+            .filter(|(at, _)| at.elapsed() < Self::TTL)
+            .map(|(_, zones)| zones.clone())
+    }
+
+    /// Keeps `zones`, read now.
+    pub fn put(&self, zones: Vec<String>) {
+        let mut m = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *m = Some((std::time::Instant::now(), zones));
+    }
+}
+
 /// Counts the requests sent, by operation (every attempt, retries included).
 #[derive(Debug, Clone, Default)]
 pub struct CallCounter(Arc<Mutex<BTreeMap<String, u64>>>);
@@ -117,6 +151,8 @@ pub struct Clients {
     /// How [`Clients::pause`] waits: the EC2 client's own sleep (tokio's) unless set (a test
     /// against a fake on a virtual clock moves the clock instead of sleeping).
     pub sleep: Option<SharedAsyncSleep>,
+    /// The region's zones, as last read (shared by clones).
+    pub zones: ZoneCache,
 }
 
 impl Clients {
@@ -149,6 +185,7 @@ impl Clients {
             calls,
             region: config.region().map(ToString::to_string).unwrap_or_default(),
             sleep: None,
+            zones: ZoneCache::default(),
         }
     }
 
@@ -217,6 +254,7 @@ impl Clients {
             calls,
             region: region.to_string(),
             sleep,
+            zones: ZoneCache::default(),
         }
     }
 }

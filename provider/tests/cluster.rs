@@ -1039,6 +1039,17 @@ async fn immutable_changes_and_bad_specs_are_refused_without_changes() {
         .into_iter()
         .map(|c| c.action)
         .collect();
+    // Nothing but the zone lookup, which the clients read on the first reconcile and keep.
+    assert_eq!(calls, Vec::<String>::new(), "no call at all");
+    // With clients of their own, the lookup is the one call.
+    let fresh = actuator(&fake);
+    assert!(fresh.reconcile(&bad).await.is_err());
+    let calls: Vec<String> = fake
+        .fake()
+        .take_calls()
+        .into_iter()
+        .map(|c| c.action)
+        .collect();
     assert_eq!(
         calls,
         ["DescribeAvailabilityZones"],
@@ -1373,4 +1384,28 @@ async fn an_existing_vpc_without_public_subnets_is_refused() {
     assert!(mutating(&fake).is_empty());
     // The plan says the same, with Describe calls only.
     assert!(a.plan(&c).await.is_err());
+}
+
+/// Once a cluster is up, a reconcile only reads: at most 13 calls (the three-zone example,
+/// bastion and all: each kind described once, the load balancer's attributes and tags, the
+/// VPC's two DNS attributes; the zones come from the clients' cache), none of them changing
+/// anything.
+#[tokio::test]
+async fn a_steady_state_reconcile_reads_little_and_changes_nothing() {
+    let fake = fake().await;
+    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+    let a = ClusterActuator::new(clients.clone());
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cluster.yaml");
+    let c = provider::spec::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+    up(&a, &c).await;
+    clients.calls.reset();
+    let o = a.reconcile(&c).await.unwrap();
+    assert!(o.is_done());
+    let calls = clients.calls.by_operation();
+    assert_eq!(clients.calls.mutating(), 0, "{calls:?}");
+    assert!(
+        clients.calls.total() <= 13,
+        "{} calls: {calls:?}",
+        clients.calls.total()
+    );
 }

@@ -86,7 +86,7 @@ fn name_taken(name: &str, cluster: &str) -> Error {
 /// Refuses, before anything changes, a scheme change of the cluster's own load balancer, and
 /// a name someone else's load balancer holds (the other steps would otherwise converge their
 /// part, such as the groups' rules, first).
-pub async fn preflight(s: &Scope<'_>) -> Result<(), Error> {
+pub async fn preflight(s: &mut Scope<'_>) -> Result<(), Error> {
     let spec = &s.plan.spec.control_plane_load_balancer;
     if spec.existing_name.is_some() {
         return Ok(());
@@ -95,7 +95,7 @@ pub async fn preflight(s: &Scope<'_>) -> Result<(), Error> {
     let Some(d) = describe(s, name).await? else {
         return Ok(());
     };
-    let (managed, _) = owned_by_cluster(s, name).await?;
+    let (managed, tags) = owned_by_cluster(s, name).await?;
     if !managed {
         return Err(name_taken(name, s.name()));
     }
@@ -107,6 +107,7 @@ pub async fn preflight(s: &Scope<'_>) -> Result<(), Error> {
             wanted: spec.scheme.as_str().to_string(),
         });
     }
+    s.load_balancer_seen = Some((d, tags));
     Ok(())
 }
 
@@ -157,17 +158,22 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .map_err(|e| Error::Conflict(format!("health check: {e}")))?;
     let tags = s.tags("apiserver", &name);
 
+    let seen = s.load_balancer_seen.take();
     let found = if is_new(&vpc_id) {
         None
+    } else if let Some(seen) = seen {
+        Some(seen)
+    } else if let Some(d) = describe(s, &name).await? {
+        let (managed, current_tags) = owned_by_cluster(s, &name).await?;
+        if !managed {
+            return Err(name_taken(&name, s.name()));
+        }
+        Some((d, current_tags))
     } else {
-        describe(s, &name).await?
+        None
     };
     let d = match found {
-        Some(d) => {
-            let (managed, current_tags) = owned_by_cluster(s, &name).await?;
-            if !managed {
-                return Err(name_taken(&name, s.name()));
-            }
+        Some((d, current_tags)) => {
             if d.scheme() != Some(scheme) {
                 return Err(Error::Immutable {
                     field: "spec.controlPlaneLoadBalancer.scheme".into(),

@@ -149,22 +149,30 @@ impl ClusterActuator {
         &self.clients
     }
 
-    /// Validates `cluster` against its region (one DescribeAvailabilityZones call).
+    /// Validates `cluster` against its region (one DescribeAvailabilityZones call, unless the
+    /// clients read the zones in the last five minutes).
     pub async fn validate(&self, cluster: &Cluster) -> Result<Plan, Error> {
-        let zones = self
-            .clients
-            .ec2
-            .describe_availability_zones()
-            .filters(filter("state", &["available"]))
-            .send()
-            .await
-            .map_err(aws("DescribeAvailabilityZones"))?;
-        let mut names: Vec<String> = zones
-            .availability_zones()
-            .iter()
-            .filter_map(|z| z.zone_name().map(String::from))
-            .collect();
-        names.sort();
+        let names = match self.clients.zones.get() {
+            Some(names) => names,
+            None => {
+                let zones = self
+                    .clients
+                    .ec2
+                    .describe_availability_zones()
+                    .filters(filter("state", &["available"]))
+                    .send()
+                    .await
+                    .map_err(aws("DescribeAvailabilityZones"))?;
+                let mut names: Vec<String> = zones
+                    .availability_zones()
+                    .iter()
+                    .filter_map(|z| z.zone_name().map(String::from))
+                    .collect();
+                names.sort();
+                self.clients.zones.put(names.clone());
+                names
+            }
+        };
         let mut plan = spec::validate(cluster, &names)?;
         if plan.discover_subnets {
             plan.subnets = subnet::discover(&self.clients, &plan).await?;
@@ -195,7 +203,7 @@ impl ClusterActuator {
         }
         let plan = self.validate(cluster).await?;
         let mut s = Scope::new(&self.clients, &plan, dry_run);
-        load_balancer::preflight(&s).await?;
+        load_balancer::preflight(&mut s).await?;
         for step in Step::ORDER {
             let (waiting, planned) = (s.waiting.len(), s.planned.len());
             step.reconcile(&mut s).await?;

@@ -30,6 +30,13 @@ pub struct Scope<'a> {
     pub planned: Vec<String>,
     /// What is pending.
     pub waiting: Vec<String>,
+    /// The cluster's own load balancer and its tags, as the preflight read them (nothing
+    /// between the preflight and the load balancer's step changes it): its step reads them
+    /// from here instead of again.
+    pub(super) load_balancer_seen: Option<(
+        aws_sdk_elasticloadbalancing::types::LoadBalancerDescription,
+        Vec<aws_sdk_elasticloadbalancing::types::Tag>,
+    )>,
 }
 
 impl<'a> Scope<'a> {
@@ -41,6 +48,7 @@ impl<'a> Scope<'a> {
             dry_run,
             planned: Vec::new(),
             waiting: Vec::new(),
+            load_balancer_seen: None,
         }
     }
 
