@@ -52,7 +52,8 @@ pub struct Report {
     pub calls: u64,
 }
 
-const ROUNDS: usize = 40;
+/// How many passes a reconcile, delete or machine create gets before it counts as stuck.
+pub const ROUNDS: usize = 40;
 
 /// Settles a failed round by the provider's error policy: what time mends (throttling, an
 /// outage, something not visible yet, a dependency still going away) is waited out as the
@@ -720,6 +721,13 @@ const REFUSED_DELETES: &[(&str, &str, &str, u16, &[&str])] = &[
         "UnauthorizedOperation",
         403,
         &["routeTable", "vpc"],
+    ),
+    (
+        "ec2",
+        "DisassociateRouteTable",
+        "UnauthorizedOperation",
+        403,
+        &["routeTable", "subnet", "vpc"],
     ),
     (
         "ec2",

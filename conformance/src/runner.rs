@@ -329,6 +329,22 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             }
             Step::DeleteMachines => delete_machines(env, c, &cluster, &machines, &statuses).await?,
             Step::Delete => down(env, c, &cluster).await?,
+            Step::DeleteWithoutErrors => {
+                let a = ClusterActuator::new(c.clone());
+                let mut done = false;
+                for _ in 0..crate::properties::ROUNDS {
+                    match a.delete(&cluster).await {
+                        Ok(o) if o.is_done() => {
+                            done = true;
+                            break;
+                        }
+                        Ok(o) => env.pause(o.requeue_after().unwrap_or_default()).await,
+                        Err(e) => return Err(at(format!("a delete pass failed: {e}"))),
+                    }
+                }
+                ensure(done, || "delete did not finish".to_string())
+                    .map_err(|e| at(e.to_string()))?;
+            }
             Step::DeleteCutAfter(k) => {
                 let cut = crashing(c, *k);
                 let _ = ClusterActuator::new(cut).delete(&cluster).await;

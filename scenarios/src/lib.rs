@@ -258,6 +258,9 @@ pub enum Step {
     DeleteMachines,
     /// Delete the cluster until done.
     Delete,
+    /// Delete the cluster until done, no pass answering an error: what is already gone is
+    /// done, not a failure to report.
+    DeleteWithoutErrors,
     /// A delete cut after its N-th mutating call.
     DeleteCutAfter(usize),
     /// Replace the cluster spec and reconcile: either done, or the error named.
@@ -325,6 +328,7 @@ impl TryFrom<serde_yaml_ng::Value> for Step {
                 "updateMachines" => Ok(Step::UpdateMachines),
                 "expectMachinesTagged" => Ok(Step::ExpectMachinesTagged),
                 "delete" => Ok(Step::Delete),
+                "deleteWithoutErrors" => Ok(Step::DeleteWithoutErrors),
                 "expectPreExistingUnchanged" => Ok(Step::ExpectPreExistingUnchanged),
                 "expectNothingOwned" => Ok(Step::ExpectNothingOwned),
                 "expectTopology" => Ok(Step::ExpectTopology),

@@ -18,16 +18,24 @@ pub fn is_xml_char(c: char) -> bool {
 }
 
 /// Escapes text for an XML element or attribute. A character XML 1.0 forbids (which no
-/// request can store, but a message may quote) becomes U+FFFD, so that every answer parses.
+/// request can store, but a message may quote) becomes U+FFFD, so that every answer parses;
+/// a carriage return is written `&#13;`, since an XML reader turns a literal one (and CR LF)
+/// into a line feed, and the value would not read back as stored.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    if s.chars().all(is_xml_char) {
-        return quick_xml::escape::escape(s);
+    let escaped = if s.chars().all(is_xml_char) {
+        quick_xml::escape::escape(s)
+    } else {
+        let clean: String = s
+            .chars()
+            .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
+            .collect();
+        Cow::Owned(quick_xml::escape::escape(&clean).into_owned())
+    };
+    if escaped.contains('\r') {
+        Cow::Owned(escaped.replace('\r', "&#13;"))
+    } else {
+        escaped
     }
-    let clean: String = s
-        .chars()
-        .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
-        .collect();
-    Cow::Owned(quick_xml::escape::escape(&clean).into_owned())
 }
 
 /// A growing XML document.
@@ -218,6 +226,12 @@ impl EncodeMembers for () {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn carriage_returns_are_written_as_references() {
+        assert_eq!(escape("a\r\nb"), "a&#13;\nb");
+        assert_eq!(escape("plain"), "plain");
+    }
 
     #[test]
     fn characters_xml_forbids_never_reach_an_answer() {

@@ -221,3 +221,27 @@ async fn filter_values_are_capped() {
         .await;
     assert_eq!(code(too_long), "InvalidParameterValue");
 }
+
+/// A value with carriage returns, tabs and markup reads back exactly as it was stored: the
+/// answer escapes what an XML reader would otherwise normalize (CR LF to LF).
+#[tokio::test]
+async fn tag_values_read_back_exactly() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    let value = "line one\r\nline two\rthree\tfour <five> & 'six'";
+    ec2.create_tags()
+        .resources(&a)
+        .tags(tag("note", value))
+        .send()
+        .await
+        .unwrap();
+    let got = ec2
+        .describe_tags()
+        .filters(filter("resource-id", &[&a]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.tags().len(), 1);
+    assert_eq!(got.tags()[0].value(), Some(value));
+}

@@ -170,4 +170,19 @@ spec:
         };
         assert!(problems[0].contains("vpcCidr"), "{problems:?}");
     }
+
+    /// Found by the `spec` fuzz target: a YAML syntax error used to be answered again and
+    /// again by the document reader, and the loader gathered problems until memory ran out.
+    #[test]
+    fn a_yaml_syntax_error_is_one_problem() {
+        for text in [
+            "apiVersion: {:?}, expected {:?}",
+            "kind: Cluster\n---\n[unclosed",
+        ] {
+            let Err(Error::InvalidSpec { problems }) = parse_documents(text, "f.yaml") else {
+                panic!("accepted {text:?}");
+            };
+            assert!(!problems.is_empty() && problems.len() <= 2, "{problems:?}");
+        }
+    }
 }

@@ -29,9 +29,11 @@ pub fn parse_documents(yaml: &str, origin: &str) -> Result<Documents, Error> {
     for (i, de) in serde_yaml_ng::Deserializer::from_str(yaml).enumerate() {
         let value = match serde_yaml_ng::Value::deserialize(de) {
             Ok(v) => v,
+            // A syntax error ends the stream: nothing after it can be read (and the
+            // reader would answer the same error for ever).
             Err(e) => {
                 problems.push(format!("{origin}: document {}: {e}", i + 1));
-                continue;
+                break;
             }
         };
         if value.is_null() {
