@@ -122,6 +122,7 @@ impl Case {
             bastion: self.pre.bastion,
             load_balancer: self.pre.load_balancer,
             stray_gateway: false,
+            stray_group: false,
         }
     }
 
@@ -273,6 +274,8 @@ pub struct Existing {
     pub igw: Option<String>,
     /// A gateway attached to no VPC.
     pub stray_igw: Option<String>,
+    /// A group in a VPC of its own (`${strayGroup}`).
+    pub stray_group: Option<String>,
     /// Public subnets, by zone order.
     pub public: Vec<String>,
     /// Private subnets, by zone order.
@@ -299,6 +302,9 @@ impl Existing {
         }
         if let Some(v) = &self.stray_igw {
             pairs.push(("${strayIgw}".into(), v.clone()));
+        }
+        if let Some(v) = &self.stray_group {
+            pairs.push(("${strayGroup}".into(), v.clone()));
         }
         for (i, s) in self.public.iter().enumerate() {
             pairs.push((format!("${{public.{i}}}"), s.clone()));
@@ -379,6 +385,30 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
     }
     if setup.stray_gateway {
         ex.stray_igw = Some(new_gateway().await?);
+    }
+    if setup.stray_group {
+        let other = ec2
+            .create_vpc()
+            .cidr_block("10.254.0.0/24")
+            .tag_specifications(tags(env, origin, ResourceType::Vpc))
+            .send()
+            .await
+            .map_err(aws_failure("CreateVpc"))?
+            .vpc
+            .and_then(|v| v.vpc_id)
+            .unwrap_or_default();
+        let group = ec2
+            .create_security_group()
+            .vpc_id(&other)
+            .group_name(format!("{origin}-stray"))
+            .description("a group of another VPC")
+            .tag_specifications(tags(env, origin, ResourceType::SecurityGroup))
+            .send()
+            .await
+            .map_err(aws_failure("CreateSecurityGroup"))?
+            .group_id
+            .unwrap_or_default();
+        ex.stray_group = Some(group);
     }
     if setup.subnet_zones > 0 {
         let net: ipnet::Ipv4Net = cidr

@@ -102,6 +102,10 @@ pub struct Setup {
     /// by mistake.
     #[serde(default)]
     pub stray_gateway: bool,
+    /// A security group in a second VPC of its own (`${strayGroup}`): one a spec may name by
+    /// mistake for a group of the cluster's VPC.
+    #[serde(default)]
+    pub stray_group: bool,
 }
 
 /// A machine of the scenario's cluster.
@@ -454,6 +458,7 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
     }
     let needs_vpc = s.setup.gateway
         || s.setup.stray_gateway
+        || s.setup.stray_group
         || s.setup.subnet_zones > 0
         || !s.setup.security_groups.is_empty()
         || s.setup.bastion
