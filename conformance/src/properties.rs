@@ -738,6 +738,13 @@ const REFUSED_DELETES: &[(&str, &str, &str, u16, &[&str])] = &[
     ),
     (
         "ec2",
+        "RevokeSecurityGroupIngress",
+        "UnauthorizedOperation",
+        403,
+        &["securityGroup", "vpc"],
+    ),
+    (
+        "ec2",
         "TerminateInstances",
         "UnauthorizedOperation",
         403,
