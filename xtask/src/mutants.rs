@@ -664,8 +664,8 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
             (None, None) if rechecked_on.is_some() => {
                 let _ = writeln!(
                     md,
-                    "- `{m}`: **missed** (the rechecked source no longer makes it: the code \
-                     changed)"
+                    "- `{m}`: **missed** (not in the recheck: it was stopped before this one, \
+                     or the rechecked source no longer makes it)"
                 );
             }
             (None, None) => {
