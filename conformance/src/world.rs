@@ -350,16 +350,16 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
     let Some(cidr) = &setup.vpc else {
         return Ok(ex);
     };
-    let vpc = ec2
-        .create_vpc()
-        .cidr_block(cidr)
-        .tag_specifications(tags(env, origin, ResourceType::Vpc))
-        .send()
-        .await
-        .map_err(aws_failure("CreateVpc"))?
-        .vpc
-        .and_then(|v| v.vpc_id)
-        .unwrap_or_default();
+    let new_vpc = |cidr: String| async move {
+        ec2.create_vpc()
+            .cidr_block(cidr)
+            .tag_specifications(tags(env, origin, ResourceType::Vpc))
+            .send()
+            .await
+            .map_err(aws_failure("CreateVpc"))
+            .map(|o| o.vpc.and_then(|v| v.vpc_id).unwrap_or_default())
+    };
+    let vpc = new_vpc(cidr.clone()).await?;
     ex.vpc = Some(vpc.clone());
     let new_gateway = || async {
         ec2.create_internet_gateway()
@@ -387,16 +387,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         ex.stray_igw = Some(new_gateway().await?);
     }
     if setup.stray_group {
-        let other = ec2
-            .create_vpc()
-            .cidr_block("10.254.0.0/24")
-            .tag_specifications(tags(env, origin, ResourceType::Vpc))
-            .send()
-            .await
-            .map_err(aws_failure("CreateVpc"))?
-            .vpc
-            .and_then(|v| v.vpc_id)
-            .unwrap_or_default();
+        let other = new_vpc("10.254.0.0/24".to_string()).await?;
         let group = ec2
             .create_security_group()
             .vpc_id(&other)

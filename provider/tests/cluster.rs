@@ -1033,23 +1033,19 @@ async fn immutable_changes_and_bad_specs_are_refused_without_changes() {
         panic!("{err}")
     };
     assert!(problems.len() >= 3, "{problems:?}");
-    let calls: Vec<String> = fake
-        .fake()
-        .take_calls()
-        .into_iter()
-        .map(|c| c.action)
-        .collect();
+    let actions = || -> Vec<String> {
+        fake.fake()
+            .take_calls()
+            .into_iter()
+            .map(|c| c.action)
+            .collect()
+    };
     // Nothing but the zone lookup, which the clients read on the first reconcile and keep.
-    assert_eq!(calls, Vec::<String>::new(), "no call at all");
+    assert_eq!(actions(), Vec::<String>::new(), "no call at all");
     // With clients of their own, the lookup is the one call.
     let fresh = actuator(&fake);
     assert!(fresh.reconcile(&bad).await.is_err());
-    let calls: Vec<String> = fake
-        .fake()
-        .take_calls()
-        .into_iter()
-        .map(|c| c.action)
-        .collect();
+    let calls = actions();
     assert_eq!(
         calls,
         ["DescribeAvailabilityZones"],
