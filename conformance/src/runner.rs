@@ -666,10 +666,7 @@ async fn tamper_load_balancer(
 ) -> Result<(), Failure> {
     let _calm = env.calm();
     let c = &env.clients;
-    let lb = &cluster.spec.control_plane_load_balancer;
-    let name = lb.existing_name.clone().unwrap_or_else(|| {
-        provider::spec::load_balancer_name(&cluster.metadata.name, lb.name.as_deref())
-    });
+    let name = crate::topology::api_load_balancer_name(cluster);
     let d = c
         .elb
         .describe_load_balancers()

@@ -50,6 +50,15 @@ pub(crate) fn f(name: &str, values: &[&str]) -> Filter {
     b.build()
 }
 
+/// The name of `cluster`'s API load balancer: the existing one the spec names, or the one
+/// the provider makes (`provider::spec::load_balancer_name`).
+pub(crate) fn api_load_balancer_name(cluster: &Cluster) -> String {
+    let lb = &cluster.spec.control_plane_load_balancer;
+    lb.existing_name.clone().unwrap_or_else(|| {
+        provider::spec::load_balancer_name(&cluster.metadata.name, lb.name.as_deref())
+    })
+}
+
 /// The API load balancer's idle timeout when the spec gives none: kubectl's watches and
 /// exec sessions stay open for long, so the provider asks for 600 s, not AWS's 60.
 const IDLE_TIMEOUT: i32 = 600;

@@ -61,17 +61,7 @@ struct Boot {
 pub async fn check(clients: &provider::Clients, cluster: &Cluster) -> Result<(), Failure> {
     let ec2 = &clients.ec2;
     let name = &cluster.metadata.name;
-    let lb_name = cluster
-        .spec
-        .control_plane_load_balancer
-        .existing_name
-        .clone()
-        .unwrap_or_else(|| {
-            provider::spec::load_balancer_name(
-                name,
-                cluster.spec.control_plane_load_balancer.name.as_deref(),
-            )
-        });
+    let lb_name = crate::topology::api_load_balancer_name(cluster);
     let machines = ec2
         .describe_instances()
         .filters(f(

@@ -360,6 +360,17 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             .map(|o| o.vpc.and_then(|v| v.vpc_id).unwrap_or_default())
     };
     let vpc = new_vpc(cidr.clone()).await?;
+    let new_group = |vpc: String, name: String, description: String| async move {
+        ec2.create_security_group()
+            .vpc_id(vpc)
+            .group_name(name)
+            .description(description)
+            .tag_specifications(tags(env, origin, ResourceType::SecurityGroup))
+            .send()
+            .await
+            .map_err(aws_failure("CreateSecurityGroup"))
+            .map(|o| o.group_id.unwrap_or_default())
+    };
     ex.vpc = Some(vpc.clone());
     let new_gateway = || async {
         ec2.create_internet_gateway()
@@ -388,17 +399,12 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
     }
     if setup.stray_group {
         let other = new_vpc("10.254.0.0/24".to_string()).await?;
-        let group = ec2
-            .create_security_group()
-            .vpc_id(&other)
-            .group_name(format!("{origin}-stray"))
-            .description("a group of another VPC")
-            .tag_specifications(tags(env, origin, ResourceType::SecurityGroup))
-            .send()
-            .await
-            .map_err(aws_failure("CreateSecurityGroup"))?
-            .group_id
-            .unwrap_or_default();
+        let group = new_group(
+            other,
+            format!("{origin}-stray"),
+            "a group of another VPC".into(),
+        )
+        .await?;
         ex.stray_group = Some(group);
     }
     if setup.subnet_zones > 0 {
@@ -452,17 +458,12 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         }
     }
     for role in &setup.security_groups {
-        let id = ec2
-            .create_security_group()
-            .vpc_id(&vpc)
-            .group_name(format!("{origin}-{role}"))
-            .description(format!("the platform team's {role} group"))
-            .tag_specifications(tags(env, origin, ResourceType::SecurityGroup))
-            .send()
-            .await
-            .map_err(aws_failure("CreateSecurityGroup"))?
-            .group_id
-            .unwrap_or_default();
+        let id = new_group(
+            vpc.clone(),
+            format!("{origin}-{role}"),
+            format!("the platform team's {role} group"),
+        )
+        .await?;
         ex.groups.insert(role.clone(), id);
     }
     if setup.bastion
