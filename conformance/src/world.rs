@@ -123,6 +123,7 @@ impl Case {
             load_balancer: self.pre.load_balancer,
             stray_gateway: false,
             stray_group: false,
+            nat_gateway: false,
         }
     }
 
@@ -455,6 +456,55 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             } else {
                 ex.private.push(id);
             }
+        }
+    }
+    if setup.nat_gateway
+        && let Some(subnet) = ex.public.first()
+    {
+        let eip = ec2
+            .allocate_address()
+            .domain(aws_sdk_ec2::types::DomainType::Vpc)
+            .tag_specifications(tags(env, origin, ResourceType::ElasticIp))
+            .send()
+            .await
+            .map_err(aws_failure("AllocateAddress"))?
+            .allocation_id
+            .unwrap_or_default();
+        let nat = ec2
+            .create_nat_gateway()
+            .subnet_id(subnet)
+            .allocation_id(eip)
+            .tag_specifications(tags(env, origin, ResourceType::Natgateway))
+            .send()
+            .await
+            .map_err(aws_failure("CreateNatGateway"))?
+            .nat_gateway
+            .and_then(|n| n.nat_gateway_id)
+            .unwrap_or_default();
+        let rt = ec2
+            .create_route_table()
+            .vpc_id(&vpc)
+            .tag_specifications(tags(env, origin, ResourceType::RouteTable))
+            .send()
+            .await
+            .map_err(aws_failure("CreateRouteTable"))?
+            .route_table
+            .and_then(|r| r.route_table_id)
+            .unwrap_or_default();
+        ec2.create_route()
+            .route_table_id(&rt)
+            .destination_cidr_block("0.0.0.0/0")
+            .nat_gateway_id(nat)
+            .send()
+            .await
+            .map_err(aws_failure("CreateRoute"))?;
+        for id in &ex.private {
+            ec2.associate_route_table()
+                .route_table_id(&rt)
+                .subnet_id(id)
+                .send()
+                .await
+                .map_err(aws_failure("AssociateRouteTable"))?;
         }
     }
     for role in &setup.security_groups {

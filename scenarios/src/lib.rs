@@ -89,6 +89,11 @@ pub struct Setup {
     /// gateway).
     #[serde(default)]
     pub subnet_zones: usize,
+    /// A NAT gateway (with its Elastic IP) in the first public subnet, and a route table of
+    /// the private subnets that sends 0.0.0.0/0 to it: private subnets with a default route
+    /// that is not to an internet gateway. Needs `gateway` and `subnetZones`.
+    #[serde(default)]
+    pub nat_gateway: bool,
     /// Security groups for these roles (`node`, `controlplane`, ...).
     #[serde(default)]
     pub security_groups: Vec<String>,
@@ -468,9 +473,12 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             "setup: gateway, subnets, groups, bastion and load balancer need setup.vpc".into(),
         );
     }
-    if (s.setup.bastion || s.setup.load_balancer) && (s.setup.subnet_zones == 0 || !s.setup.gateway)
+    if (s.setup.bastion || s.setup.load_balancer || s.setup.nat_gateway)
+        && (s.setup.subnet_zones == 0 || !s.setup.gateway)
     {
-        problems.push("setup: a bastion or load balancer needs subnetZones and gateway".into());
+        problems.push(
+            "setup: a bastion, load balancer or NAT gateway needs subnetZones and gateway".into(),
+        );
     }
     if problems.is_empty() {
         Ok(s)

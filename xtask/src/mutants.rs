@@ -358,7 +358,9 @@ fn recorded(root: &Path, source: &str) -> Result<Vec<(String, String)>> {
 /// the working tree's source ([`remakes`]: found by file and description, wherever its line
 /// moved) and run against today's suite. The outcomes go to
 /// `conformance/mutants/recheck-of-SOURCE.txt`, which `report` reads: a missed mutant all of
-/// whose remakes are caught counts as caught since.
+/// whose remakes are caught counts as caught since. A mutant an earlier recheck caught is not
+/// run again (the suite only grows); its lines are kept, under the source it was caught on, so
+/// a recheck stopped part-way can be resumed.
 fn recheck(root: &Path, args: &Args) -> Result<()> {
     let Some(old) = args.source.as_deref() else {
         bail!("mutants recheck: --source SOURCE names the run whose missed mutants to rerun");
@@ -391,6 +393,21 @@ fn recheck(root: &Path, args: &Args) -> Result<()> {
     }
     if from.is_empty() {
         bail!("no mutant missed on source {old} (and not named equivalent) is made today");
+    }
+    // An earlier recheck's catches stand (the suite only grows): those mutants are not run
+    // again, and their lines are kept, under the source they were caught on.
+    let (earlier_on, earlier) = rechecked(root, old)?;
+    let kept: std::collections::BTreeSet<String> = earlier
+        .iter()
+        .filter(|(_, o)| o.iter().all(|o| o == "caught" || o == "timeout"))
+        .map(|(m, _)| m.clone())
+        .collect();
+    from.retain(|_, ms| {
+        ms.retain(|m| !kept.contains(m));
+        !ms.is_empty()
+    });
+    if from.is_empty() {
+        bail!("every missed mutant of {old} was caught by an earlier recheck");
     }
     let source = fingerprint(root)?;
     let out = target_dir(root)
@@ -426,6 +443,20 @@ fn recheck(root: &Path, args: &Args) -> Result<()> {
         }
     }
     let file = records_dir(root).join(format!("recheck-of-{old}.txt"));
+    if !kept.is_empty() {
+        let _ = writeln!(
+            record,
+            "# caught in an earlier recheck, on source {}, and not run again:",
+            earlier_on.as_deref().unwrap_or("unrecorded")
+        );
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        for line in text.lines().filter(|l| {
+            !l.starts_with('#') && l.split('\t').nth(1).is_some_and(|m| kept.contains(m))
+        }) {
+            let _ = writeln!(record, "{line}");
+        }
+    }
     std::fs::write(&file, record).with_context(|| format!("writing {}", file.display()))?;
     eprintln!(
         "xtask: recheck done: {n} remakes recorded in {}",
@@ -630,7 +661,10 @@ fn report(root: &Path, source: Option<&str>) -> Result<()> {
         let _ = writeln!(
             md,
             "The missed ones were run again on source {on} (`cargo xtask mutants recheck \
-             --source {source}`, each found by file and description wherever its line moved).\n"
+             --source {source}`, each found by file and description wherever its line moved; \
+             those an earlier recheck had caught were not run again, and \
+             `conformance/mutants/recheck-of-{source}.txt` names the source each was caught \
+             on).\n"
         );
     }
     if caught_since > 0 {
