@@ -79,7 +79,17 @@ pub async fn serve(
     fake: Fake,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let app = router(fake);
+    serve_app(listener, router(fake), shutdown).await
+}
+
+/// Serves any axum `app` as [`serve`] serves the fake, on the same HTTP stack and settings:
+/// what the benchmarks' ceiling (a bare handler with a canned answer) runs on, so that the
+/// fake's throughput is measured against the most this stack can do.
+pub async fn serve_app(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.max_buf_size(HTTP_HEAD_BUFFER)

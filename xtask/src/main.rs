@@ -2,11 +2,13 @@
 //!
 //! - `codegen [--check]`: trims the AWS API models to the operations fakeaws serves and
 //!   generates its wire layer (`fakeaws/src/generated/`).
-//! - `bench`: runs the benchmarks and prints their medians.
+//! - `bench [--cases N]`: runs every benchmark and the conformance suite, and prints the
+//!   figures beside their targets.
 //! - `conformance`, `sweep`: the conformance suite and its clean-up.
 //! - `mutants`: the conformance suite's kill rate over the provider (cargo-mutants).
 //! - `fuzz [--seconds N] [--target T]`: coverage-guided fuzzing of the targets in `fuzz/`.
 
+mod bench;
 mod codegen;
 mod fuzz;
 mod mutants;
@@ -28,12 +30,9 @@ struct Cli {
 enum Task {
     /// Trim the AWS models to the allowlist and generate fakeaws's wire layer.
     Codegen(codegen::Args),
-    /// Run the benchmarks (criterion) and print their medians.
-    Bench {
-        /// Extra arguments passed to `cargo bench` after `--` (e.g. a filter).
-        #[arg(trailing_var_arg = true)]
-        rest: Vec<String>,
-    },
+    /// Run every benchmark (criterion and the load, scale and workload ones) and the
+    /// conformance suite, and print the figures beside their targets.
+    Bench(bench::Args),
     /// Run the conformance suite (properties and scenarios) and print its table. Flags:
     /// --cases N, --endpoint URL, --real-aws --region R --i-understand-this-creates-aws-resources,
     /// --budget N, --only NAME, --run-id ID.
@@ -61,7 +60,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.task {
         Task::Codegen(args) => codegen::run(&workspace_root()?, &args),
-        Task::Bench { rest } => bench(&rest),
+        Task::Bench(args) => bench::run(&workspace_root()?, &args),
         Task::Fuzz(args) => fuzz::run(&workspace_root()?, &args),
         Task::Conformance { rest } => conformance(&[], &rest),
         Task::Sweep { rest } => conformance(&["sweep"], &rest),
@@ -104,73 +103,6 @@ fn conformance(first: &[&str], rest: &[String]) -> Result<()> {
         .context("running the conformance suite")?;
     if !status.success() {
         bail!("conformance failed: {status}");
-    }
-    Ok(())
-}
-
-fn bench(rest: &[String]) -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(cargo)
-        .current_dir(workspace_root()?)
-        .args([
-            "bench",
-            "--locked",
-            "-p",
-            "fakeaws",
-            "-p",
-            "provider",
-            "--benches",
-            "--",
-        ])
-        .args(rest)
-        .status()
-        .context("running cargo bench")?;
-    if !status.success() {
-        bail!("cargo bench failed: {status}");
-    }
-    print_medians()
-}
-
-/// Prints the median of every criterion benchmark of the last run.
-fn print_medians() -> Result<()> {
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => workspace_root()?.join("target"),
-    };
-    let dir = target.join("criterion");
-    let mut rows = Vec::new();
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let path = entry?.path();
-            if !path.is_dir() {
-                continue;
-            }
-            let estimates = path.join("new").join("estimates.json");
-            let Ok(text) = std::fs::read_to_string(&estimates) else {
-                if path.file_name().is_some_and(|n| n != "report") {
-                    stack.push(path);
-                }
-                continue;
-            };
-            let v: serde_json::Value = serde_json::from_str(&text)?;
-            if let Some(ns) = v["median"]["point_estimate"].as_f64() {
-                let name = path
-                    .strip_prefix(&dir)
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                rows.push((name, ns));
-            }
-        }
-    }
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    println!("\n{:<48} {:>14}", "benchmark", "median");
-    for (name, ns) in rows {
-        if ns >= 1_000_000.0 {
-            println!("{name:<48} {:>11.2} ms", ns / 1_000_000.0);
-        } else {
-            println!("{name:<48} {:>11.1} µs", ns / 1000.0);
-        }
     }
     Ok(())
 }

@@ -1,0 +1,227 @@
+//! `cargo xtask bench`: every benchmark of the workspace in one run, and a table of the
+//! figures the project holds itself to.
+//!
+//! - `cargo bench --workspace`: the criterion benchmarks (medians printed from their
+//!   estimates), and the benchmarks with a harness of their own (`fakeaws/benches/load.rs`,
+//!   `scale.rs`, `provider/benches/workload.rs`), which print `figure` lines: `figure`, name,
+//!   value, unit, target, separated by tabs;
+//! - the conformance suite against the in-process fake (release build, `--cases N`): generated
+//!   cases and scenarios per second.
+//!
+//! Figures with a numeric target (`>= 0.75`, `< 1000`, `<= 0.05`) are marked met or missed.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+/// `cargo xtask bench` arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Generated cases per property in the conformance run (0: no conformance run).
+    #[arg(long, default_value_t = 4)]
+    cases: u32,
+    /// Extra arguments passed to `cargo bench` after `--` (e.g. a filter).
+    #[arg(trailing_var_arg = true)]
+    rest: Vec<String>,
+}
+
+/// One figure a benchmark printed.
+struct Figure {
+    name: String,
+    value: String,
+    unit: String,
+    target: String,
+}
+
+impl Figure {
+    fn parse(line: &str) -> Option<Figure> {
+        let mut f = line.strip_prefix("figure\t")?.split('\t');
+        Some(Figure {
+            name: f.next()?.to_string(),
+            value: f.next()?.to_string(),
+            unit: f.next()?.to_string(),
+            target: f.next().unwrap_or("-").to_string(),
+        })
+    }
+
+    /// Whether the value meets a numeric target; `None` when the target is not a comparison.
+    fn met(&self) -> Option<bool> {
+        let value: f64 = self.value.parse().ok()?;
+        let (op, bound) = self.target.split_once(' ')?;
+        let bound: f64 = bound.trim().parse().ok()?;
+        match op {
+            ">=" => Some(value >= bound),
+            ">" => Some(value > bound),
+            "<=" => Some(value <= bound),
+            "<" => Some(value < bound),
+            _ => None,
+        }
+    }
+}
+
+/// Runs the task.
+pub fn run(root: &Path, args: &Args) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let mut child = Command::new(&cargo)
+        .current_dir(root)
+        .args(["bench", "--locked", "--workspace", "--benches", "--"])
+        .args(&args.rest)
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("running cargo bench")?;
+    let mut figures = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let line = line.context("reading cargo bench's output")?;
+            println!("{line}");
+            figures.extend(Figure::parse(&line));
+        }
+    }
+    let status = child.wait().context("waiting for cargo bench")?;
+    if !status.success() {
+        bail!("cargo bench failed: {status}");
+    }
+    if args.cases > 0 {
+        figures.push(conformance_rate(root, &cargo, args.cases)?);
+    }
+    print_medians(&target_dir(root))?;
+    println!("\n{:<56} {:>12}  {:<36} target", "figure", "value", "unit");
+    for f in &figures {
+        let mark = match f.met() {
+            Some(true) => " (met)",
+            Some(false) => " (MISSED)",
+            None => "",
+        };
+        println!(
+            "{:<56} {:>12}  {:<36} {}{mark}",
+            f.name, f.value, f.unit, f.target
+        );
+    }
+    Ok(())
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Runs the conformance suite against the in-process fake and reads its table: the cases
+/// (generated cases of every property, and one per scenario) it ran per second of the run.
+fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
+    let status = Command::new(cargo)
+        .current_dir(root)
+        .args([
+            "build",
+            "--quiet",
+            "--locked",
+            "--release",
+            "--workspace",
+            "--bins",
+        ])
+        .status()
+        .context("building the conformance runner")?;
+    if !status.success() {
+        bail!("building the conformance runner failed: {status}");
+    }
+    let started = Instant::now();
+    let out = Command::new(target_dir(root).join("release").join("conformance"))
+        .current_dir(root)
+        .args(["--cases", &cases.to_string()])
+        .output()
+        .context("running the conformance suite")?;
+    let wall = started.elapsed().as_secs_f64();
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    if !out.status.success() {
+        bail!("the conformance suite failed: {}", out.status);
+    }
+    // Rows: `property NAME CASES pass CALLS` or `scenario NAME 1 pass CALLS`.
+    let ran: u64 = text
+        .lines()
+        .filter(|l| l.starts_with("property ") || l.starts_with("scenario "))
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.len()
+                .checked_sub(3)
+                .and_then(|i| cols.get(i))
+                .and_then(|c| c.parse::<u64>().ok())
+        })
+        .sum();
+    if ran == 0 {
+        bail!("the conformance suite's table named no case");
+    }
+    Ok(Figure {
+        name: "conformance_cases_per_second".into(),
+        value: format!("{:.2}", ran as f64 / wall),
+        unit: format!("cases/s ({ran} cases, --cases {cases})"),
+        target: "-".into(),
+    })
+}
+
+/// Prints the median of every criterion benchmark of the last run.
+fn print_medians(target: &Path) -> Result<()> {
+    let dir = target.join("criterion");
+    let mut rows = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if !path.is_dir() {
+                continue;
+            }
+            let estimates = path.join("new").join("estimates.json");
+            let Ok(text) = std::fs::read_to_string(&estimates) else {
+                if path.file_name().is_some_and(|n| n != "report") {
+                    stack.push(path);
+                }
+                continue;
+            };
+            let v: serde_json::Value = serde_json::from_str(&text)?;
+            if let Some(ns) = v["median"]["point_estimate"].as_f64() {
+                let name = path
+                    .strip_prefix(&dir)
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                rows.push((name, ns));
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    println!("\n{:<48} {:>14}", "benchmark", "median");
+    for (name, ns) in rows {
+        if ns >= 1_000_000.0 {
+            println!("{name:<48} {:>11.2} ms", ns / 1_000_000.0);
+        } else {
+            println!("{name:<48} {:>11.1} µs", ns / 1000.0);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_figure_line_is_read_and_judged_against_its_target() {
+        let f = Figure::parse("figure\tratio\t0.812\tof the ceiling\t>= 0.75").unwrap();
+        assert_eq!(
+            (f.name.as_str(), f.unit.as_str()),
+            ("ratio", "of the ceiling")
+        );
+        assert_eq!(f.met(), Some(true));
+        let f = Figure::parse("figure\tmedian\t1200.5\tµs\t< 1000").unwrap();
+        assert_eq!(f.met(), Some(false));
+        let f = Figure::parse("figure\trss\t512\tbytes\tlinear").unwrap();
+        assert_eq!(f.met(), None);
+        assert!(Figure::parse("Benchmarking cluster").is_none());
+    }
+}
