@@ -34,9 +34,10 @@ fn cluster(c: &mut Criterion) {
     rt.block_on(async {
         up(&a, &spec).await;
         eprintln!(
-            "create: {} API calls, {} mutating",
+            "create: {} API calls, {} mutating: {:?}",
             clients.calls.total(),
-            clients.calls.mutating()
+            clients.calls.mutating(),
+            clients.calls.by_operation()
         );
         clients.calls.reset();
         a.reconcile(&spec).await.unwrap();
@@ -48,9 +49,10 @@ fn cluster(c: &mut Criterion) {
         clients.calls.reset();
         down(&a, &spec).await;
         eprintln!(
-            "delete: {} API calls, {} mutating",
+            "delete: {} API calls, {} mutating: {:?}",
             clients.calls.total(),
-            clients.calls.mutating()
+            clients.calls.mutating(),
+            clients.calls.by_operation()
         );
     });
 

@@ -155,7 +155,13 @@ impl FormReader {
 
     /// Reads member `name` of the structure at `at`.
     pub fn field<T: Decode>(&mut self, at: &str, name: &str) -> Result<Option<T>, ApiError> {
-        T::decode(self, &join(at, name))
+        let key = join(at, name);
+        // Nothing at or under the key: absent, without walking the member's own members (a
+        // request sets few of the many its model allows).
+        if !self.has_prefix(&key) {
+            return Ok(None);
+        }
+        T::decode(self, &key)
     }
 
     /// Reads the list member `name` of the structure at `at`: `name.N` when `item` is `None`
@@ -167,6 +173,9 @@ impl FormReader {
         item: Option<&str>,
     ) -> Result<Option<Vec<T>>, ApiError> {
         let base = join(at, name);
+        if !self.has_prefix(&base) {
+            return Ok(None);
+        }
         let prefix = match item {
             Some(item) => format!("{base}.{item}"),
             None => base.clone(),

@@ -38,6 +38,31 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Appends `s` to `out` escaped as [`escape`] escapes it, in one pass: the text as it is when
+/// it holds nothing to escape (the common case), else character by character.
+pub fn escape_into(out: &mut String, s: &str) {
+    let plain = s.bytes().all(|b| {
+        !matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
+            && (b >= 0x20 || b == b'\t' || b == b'\n')
+    });
+    if plain {
+        out.push_str(s);
+        return;
+    }
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\r' => out.push_str("&#13;"),
+            c if is_xml_char(c) => out.push(c),
+            _ => out.push('\u{FFFD}'),
+        }
+    }
+}
+
 /// A growing XML document.
 #[derive(Debug, Default)]
 pub struct XmlWriter {
@@ -82,7 +107,7 @@ impl XmlWriter {
     /// Writes `<name>text</name>`, escaped.
     pub fn text(&mut self, name: &str, text: &str) {
         self.open(name);
-        self.buf.push_str(&escape(text));
+        escape_into(&mut self.buf, text);
         self.close(name);
     }
 
@@ -226,6 +251,23 @@ impl EncodeMembers for () {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_pass_escape_writes_what_escape_writes() {
+        for s in [
+            "",
+            "plain text, 10.0.0.0/16",
+            "<a href=\"x\">'&'</a>",
+            "line\r\nnext\ttab",
+            "bell\u{7}nul\u{0}",
+            "not a char: \u{FFFE}\u{FFFF}, fine: \u{FFFD}\u{E000}\u{1F600}",
+            "é ü 日本",
+        ] {
+            let mut out = String::from("prefix:");
+            escape_into(&mut out, s);
+            assert_eq!(out, format!("prefix:{}", escape(s)), "{s:?}");
+        }
+    }
 
     #[test]
     fn carriage_returns_are_written_as_references() {
