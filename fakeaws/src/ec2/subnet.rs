@@ -273,10 +273,12 @@ pub fn create_subnet(
             format!("The CIDR '{raw}' is invalid."),
         ));
     }
+    // The VPC's own subnets, from its index: the cost follows the VPC, not the region.
     if region
-        .subnets
-        .values()
-        .any(|s| s.vpc_id == input.vpc_id && (s.cidr.contains(&cidr) || cidr.contains(&s.cidr)))
+        .by_vpc
+        .of_kind(&input.vpc_id, "subnet")
+        .filter_map(|id| region.subnets.get(id))
+        .any(|s| s.cidr.contains(&cidr) || cidr.contains(&s.cidr))
     {
         return Err(ApiError::new(
             Code::InvalidSubnetConflict,
@@ -304,7 +306,7 @@ pub fn create_subnet(
         })?,
         (None, None) => {
             // AWS picks a zone; spread subnets over the zones in turn.
-            let n = region.subnets.values().filter(|s| s.vpc_id == input.vpc_id).count();
+            let n = region.by_vpc.of_kind(&input.vpc_id, "subnet").count();
             let index = n % region.zones.len().max(1);
             region.zones.get(index).cloned().ok_or_else(|| {
                 ApiError::new(Common::InternalError, "The region has no availability zones.")
@@ -312,11 +314,8 @@ pub fn create_subnet(
         }
     };
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Subnet)?;
-    let in_vpc = region
-        .subnets
-        .values()
-        .filter(|s| s.vpc_id == input.vpc_id)
-        .count();
+    // From the VPC index: the cost follows the VPC, not the region.
+    let in_vpc = region.by_vpc.of_kind(&input.vpc_id, "subnet").count();
     if in_vpc >= region.limits.subnets_per_vpc {
         return Err(ApiError::new(
             Code::SubnetLimitExceeded,

@@ -148,7 +148,14 @@ pub fn run_instances(
     let block_devices = plan_volumes(region, &input, &image, &zone)?;
 
     // Capacity: launch as many as fit, at least MinCount.
-    let live = region.instances.values().filter(|i| !i.is_gone()).count();
+    // Every instance the region holds is an upper bound of the live ones: counted only when
+    // that bound leaves too little room, so a launch costs the same in a large region.
+    let wanted = usize::try_from(input.max_count).unwrap_or(0);
+    let live = if region.instances.len().saturating_add(wanted) <= region.limits.instances {
+        region.instances.len()
+    } else {
+        region.instances.values().filter(|i| !i.is_gone()).count()
+    };
     let room = region.limits.instances.saturating_sub(live);
     let free = usize::try_from(
         Kind::Subnet
@@ -156,7 +163,6 @@ pub fn run_instances(
             .available_addresses(),
     )
     .unwrap_or(0);
-    let wanted = usize::try_from(input.max_count).unwrap_or(0);
     let minimum = usize::try_from(input.min_count).unwrap_or(1);
     let count = wanted.min(room).min(free);
     if count < minimum {
