@@ -385,6 +385,19 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
                     .unwrap_or_default()
             })
     };
+    let new_route_table = || async {
+        ec2.create_route_table()
+            .vpc_id(&vpc)
+            .tag_specifications(tags(env, origin, ResourceType::RouteTable))
+            .send()
+            .await
+            .map_err(aws_failure("CreateRouteTable"))
+            .map(|o| {
+                o.route_table
+                    .and_then(|r| r.route_table_id)
+                    .unwrap_or_default()
+            })
+    };
     if setup.gateway {
         let igw = new_gateway().await?;
         ec2.attach_internet_gateway()
@@ -413,16 +426,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             .parse()
             .map_err(|_| Failure::Check(format!("setup.vpc {cidr} is not a CIDR")))?;
         let zones = zones(&env.region, setup.subnet_zones);
-        let rt = ec2
-            .create_route_table()
-            .vpc_id(&vpc)
-            .tag_specifications(tags(env, origin, ResourceType::RouteTable))
-            .send()
-            .await
-            .map_err(aws_failure("CreateRouteTable"))?
-            .route_table
-            .and_then(|r| r.route_table_id)
-            .unwrap_or_default();
+        let rt = new_route_table().await?;
         if let Some(igw) = &ex.igw {
             ec2.create_route()
                 .route_table_id(&rt)
@@ -481,16 +485,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             .nat_gateway
             .and_then(|n| n.nat_gateway_id)
             .unwrap_or_default();
-        let rt = ec2
-            .create_route_table()
-            .vpc_id(&vpc)
-            .tag_specifications(tags(env, origin, ResourceType::RouteTable))
-            .send()
-            .await
-            .map_err(aws_failure("CreateRouteTable"))?
-            .route_table
-            .and_then(|r| r.route_table_id)
-            .unwrap_or_default();
+        let rt = new_route_table().await?;
         ec2.create_route()
             .route_table_id(&rt)
             .destination_cidr_block("0.0.0.0/0")
