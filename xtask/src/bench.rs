@@ -11,7 +11,9 @@
 //! Figures with a numeric target (`>= 0.75`, `< 1000`, `<= 0.05`) are marked met or missed.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::mutants::target_dir;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -101,12 +103,6 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
 }
 
 /// Runs the conformance suite against the in-process fake and reads its table: the cases

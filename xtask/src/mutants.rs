@@ -73,7 +73,8 @@ fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+/// The workspace's cargo target directory (`CARGO_TARGET_DIR`, else `target/`).
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))
