@@ -58,6 +58,20 @@ pub trait Decode: Sized {
     fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError>;
 }
 
+/// `at.name` (or `name` at the root) written into `buf`, when it fits: the key of a member
+/// whose presence is checked before it is read, without an allocation for the many members a
+/// request leaves out.
+fn join_into<'b>(buf: &'b mut [u8; 256], at: &str, name: &str) -> Option<&'b str> {
+    use std::io::Write;
+    let mut w: &mut [u8] = buf.as_mut_slice();
+    let dot: &[u8] = if at.is_empty() { b"" } else { b"." };
+    w.write_all(at.as_bytes()).ok()?;
+    w.write_all(dot).ok()?;
+    w.write_all(name.as_bytes()).ok()?;
+    let len = 256 - w.len();
+    std::str::from_utf8(buf.get(..len)?).ok()
+}
+
 fn join(at: &str, name: &str) -> String {
     if at.is_empty() {
         name.to_string()
@@ -144,6 +158,15 @@ impl FormReader {
             .any(|(k, _)| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
     }
 
+    /// Whether any parameter is the member `name` of `at`, or lies under it.
+    fn has_member(&self, at: &str, name: &str) -> bool {
+        let mut buf = [0u8; 256];
+        match join_into(&mut buf, at, name) {
+            Some(key) => self.has_prefix(key),
+            None => self.has_prefix(&join(at, name)),
+        }
+    }
+
     /// How many parameters lie under `at.` (the members of a list such as `InstanceId`).
     pub fn count_under(&self, at: &str) -> usize {
         let prefix = format!("{at}.");
@@ -155,13 +178,12 @@ impl FormReader {
 
     /// Reads member `name` of the structure at `at`.
     pub fn field<T: Decode>(&mut self, at: &str, name: &str) -> Result<Option<T>, ApiError> {
-        let key = join(at, name);
         // Nothing at or under the key: absent, without walking the member's own members (a
         // request sets few of the many its model allows).
-        if !self.has_prefix(&key) {
+        if !self.has_member(at, name) {
             return Ok(None);
         }
-        T::decode(self, &key)
+        T::decode(self, &join(at, name))
     }
 
     /// Reads the list member `name` of the structure at `at`: `name.N` when `item` is `None`
@@ -172,10 +194,10 @@ impl FormReader {
         name: &str,
         item: Option<&str>,
     ) -> Result<Option<Vec<T>>, ApiError> {
-        let base = join(at, name);
-        if !self.has_prefix(&base) {
+        if !self.has_member(at, name) {
             return Ok(None);
         }
+        let base = join(at, name);
         let prefix = match item {
             Some(item) => format!("{base}.{item}"),
             None => base.clone(),
@@ -445,6 +467,25 @@ mod tests {
         let v: Option<Vec<String>> = r.list_field("", "Id", None).unwrap();
         assert_eq!(v, Some(vec![]));
         r.finish().unwrap();
+    }
+
+    #[test]
+    fn members_are_found_by_the_same_key_with_or_without_the_stack_buffer() {
+        let long = "M".repeat(300);
+        for (at, name) in [("", "Id"), ("Filter.1", "Name"), ("", ""), ("A.b", &long)] {
+            let mut buf = [0u8; 256];
+            match join_into(&mut buf, at, name) {
+                Some(k) => assert_eq!(k, join(at, name)),
+                None => assert!(join(at, name).len() > 256),
+            }
+        }
+        let key = format!("A.b.{long}");
+        let r = FormReader::from_pairs([("Filter.1.Name", "x"), (key.as_str(), "y")]);
+        assert!(r.has_member("Filter.1", "Name"));
+        assert!(r.has_member("", "Filter"));
+        assert!(!r.has_member("Filter", "Name"));
+        assert!(r.has_member("A.b", &long));
+        assert!(!r.has_member("A", "b.M"));
     }
 
     #[test]

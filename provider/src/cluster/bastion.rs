@@ -4,7 +4,7 @@
 
 use aws_sdk_ec2::types::{Instance, InstanceStateName, InstanceType, ResourceType};
 
-use super::{InstanceStatus, Scope, is_new};
+use super::{InstanceStatus, Scope};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::instance::{instances_of, is_live, place, state_of};
@@ -91,7 +91,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         }
         return Ok(());
     }
-    let mine: Vec<Instance> = if is_new(&vpc_id) {
+    let mine: Vec<Instance> = if s.vpc_is_empty(&vpc_id) {
         Vec::new()
     } else {
         owned(s, &vpc_id).await?

@@ -4,7 +4,7 @@
 
 use aws_sdk_ec2::types::{InternetGateway, ResourceType};
 
-use super::{Res, Scope, is_new};
+use super::{Res, Scope};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
@@ -46,7 +46,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     }
     let needed = s.plan.subnets.iter().any(|p| p.public);
-    let attached = if is_new(&vpc_id) {
+    let attached = if s.vpc_is_empty(&vpc_id) {
         Vec::new()
     } else {
         s.ec2()

@@ -172,6 +172,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     } else {
         None
     };
+    let created = found.is_none();
     let d = match found {
         Some((d, current_tags)) => {
             if d.scheme() != Some(scheme) {
@@ -321,31 +322,35 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .map_err(aws("DescribeLoadBalancers"))
             })
             .await;
-            crate::sdk::found(shown)?
+            let d = crate::sdk::found(shown)?
                 .and_then(|o| o.load_balancer_descriptions().first().cloned())
                 .ok_or_else(|| Error::NotVisibleYet(format!("load balancer {name}")))?;
             configure_health_check(s, &name, health_check.clone()).await?;
-            describe(s, &name)
-                .await?
-                .ok_or_else(|| Error::NotVisibleYet(format!("load balancer {name}")))?
+            // What the status takes from it (name, DNS name, scheme) is fixed at creation.
+            d
         }
     };
 
-    // Attributes: cross-zone and idle timeout.
-    let attrs = s
-        .elb()
-        .describe_load_balancer_attributes()
-        .load_balancer_name(&name)
-        .send()
-        .await
-        .map_err(aws("DescribeLoadBalancerAttributes"))?;
-    let a = attrs.load_balancer_attributes();
-    let cross = a
-        .and_then(|a| a.cross_zone_load_balancing())
-        .is_some_and(|c| c.enabled());
-    let idle = a
-        .and_then(|a| a.connection_settings())
-        .map(|c| c.idle_timeout());
+    // Attributes: cross-zone and idle timeout. A balancer created a moment ago has AWS's
+    // defaults for one made through the API (cross-zone off, 60 s): nothing to read.
+    let (cross, idle) = if created {
+        (false, Some(60))
+    } else {
+        let attrs = s
+            .elb()
+            .describe_load_balancer_attributes()
+            .load_balancer_name(&name)
+            .send()
+            .await
+            .map_err(aws("DescribeLoadBalancerAttributes"))?;
+        let a = attrs.load_balancer_attributes();
+        (
+            a.and_then(|a| a.cross_zone_load_balancing())
+                .is_some_and(|c| c.enabled()),
+            a.and_then(|a| a.connection_settings())
+                .map(|c| c.idle_timeout()),
+        )
+    };
     if (cross != spec.cross_zone || idle != Some(s.plan.idle_timeout))
         && s.act(format!(
             "set {name} attributes (cross-zone {}, idle timeout {} s)",

@@ -5,7 +5,7 @@
 
 use aws_sdk_ec2::types::{DomainType, NatGateway, NatGatewayState, ResourceType};
 
-use super::{NatStatus, Scope, is_new};
+use super::{NatStatus, Scope};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
@@ -60,7 +60,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     };
     let wanted = wanted(s);
-    let current: Vec<NatGateway> = if is_new(&vpc_id) {
+    let current: Vec<NatGateway> = if s.vpc_is_empty(&vpc_id) {
         Vec::new()
     } else {
         s.ec2()

@@ -37,6 +37,9 @@ pub struct Scope<'a> {
         aws_sdk_elasticloadbalancing::types::LoadBalancerDescription,
         Vec<aws_sdk_elasticloadbalancing::types::Tag>,
     )>,
+    /// Whether this pass created the VPC: then nothing else is in it yet (no one else knows
+    /// its id), and the steps skip their describes of what it holds.
+    pub(super) vpc_created: bool,
 }
 
 impl<'a> Scope<'a> {
@@ -49,6 +52,7 @@ impl<'a> Scope<'a> {
             planned: Vec::new(),
             waiting: Vec::new(),
             load_balancer_seen: None,
+            vpc_created: false,
         }
     }
 
@@ -152,6 +156,12 @@ impl<'a> Scope<'a> {
     /// The VPC id (or its placeholder).
     pub fn vpc_id(&self) -> Option<&str> {
         self.status.vpc.as_ref().map(|v| v.id.as_str())
+    }
+
+    /// Whether the VPC `vpc_id` can hold nothing of the cluster's yet: a plan-mode placeholder,
+    /// or a VPC this pass created (so a step need not describe what is in it).
+    pub fn vpc_is_empty(&self, vpc_id: &str) -> bool {
+        is_new(vpc_id) || self.vpc_created
     }
 
     /// The VPC's CIDR.

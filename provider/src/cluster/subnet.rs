@@ -5,7 +5,7 @@
 
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
 
-use super::{Scope, SubnetStatus, is_new};
+use super::{Scope, SubnetStatus};
 use crate::aws_error::aws;
 use crate::clients::Clients;
 use crate::error::Error;
@@ -203,7 +203,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     }
 
     // The cluster's own.
-    let owned = if is_new(&vpc_id) {
+    let owned = if s.vpc_is_empty(&vpc_id) {
         Vec::new()
     } else {
         s.ec2()

@@ -74,6 +74,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .map(|c| c.to_string())
         .unwrap_or_else(|| crate::spec::DEFAULT_VPC_CIDR.to_string());
     let name = format!("{}-vpc", s.name());
+    let created = found.is_none();
     let vpc = match found {
         Some(v) => {
             if v.cidr_block() != Some(wanted.as_str()) {
@@ -112,6 +113,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .vpc
                 .ok_or_else(|| crate::sdk::empty_answer("CreateVpc"))?;
             record(s, &v, true);
+            s.vpc_created = true;
             v
         }
     };
@@ -123,20 +125,26 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         VpcAttributeName::EnableDnsSupport,
         VpcAttributeName::EnableDnsHostnames,
     ] {
-        let current = s
-            .ec2()
-            .describe_vpc_attribute()
-            .vpc_id(&id)
-            .attribute(attr.clone())
-            .send()
-            .await
-            .map_err(aws("DescribeVpcAttribute"))?;
-        let on = match attr {
-            VpcAttributeName::EnableDnsSupport => current.enable_dns_support(),
-            _ => current.enable_dns_hostnames(),
-        }
-        .and_then(|a| a.value())
-        .unwrap_or(false);
+        // A VPC created a moment ago has AWS's defaults for a nondefault VPC (DNS support
+        // on, DNS hostnames off): nothing to read. One found holds whatever it was left with.
+        let on = if created {
+            attr == VpcAttributeName::EnableDnsSupport
+        } else {
+            let current = s
+                .ec2()
+                .describe_vpc_attribute()
+                .vpc_id(&id)
+                .attribute(attr.clone())
+                .send()
+                .await
+                .map_err(aws("DescribeVpcAttribute"))?;
+            match attr {
+                VpcAttributeName::EnableDnsSupport => current.enable_dns_support(),
+                _ => current.enable_dns_hostnames(),
+            }
+            .and_then(|a| a.value())
+            .unwrap_or(false)
+        };
         if on || !s.act(format!("turn on {} of {id}", attr.as_str())) {
             continue;
         }

@@ -29,7 +29,7 @@ use crate::generated::ec2::{
 
 use placement::{Placement, groups_of_launch, iam_profile_name, placement, primary_interface};
 pub use render::{describe_instance_attribute, describe_instances};
-use render::{groups_of, reservation};
+use render::{groups_of, render_reservation, reservation};
 pub use run::run_instances;
 pub use state::{advance, purge, start_instances, stop_instances, terminate_instances};
 pub use status::describe_instance_status;

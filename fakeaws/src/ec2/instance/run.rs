@@ -186,6 +186,7 @@ pub fn run_instances(
     let reservation_id = region.ids.resource("r");
     let now = region.clock.now_datetime();
     let account = region.account_id.clone();
+    let mut launched = Vec::with_capacity(count);
     for index in 0..count {
         let id = region.ids.resource("i");
         let eni_id = network_interface::create(
@@ -318,11 +319,18 @@ pub fn run_instances(
         region.instances.0.insert(id.clone(), instance);
         let at = region.clock.now();
         region.transitions.schedule(at, Subject::Instance, &id);
+        launched.push(id);
     }
     region
         .ledger
         .record("RunInstances", token.as_deref(), &print, &reservation_id);
-    Ok(reservation(region, &reservation_id))
+    // The instances just launched, read by id: a scan for the reservation would cost a
+    // launch the size of the region.
+    let instances: Vec<&Instance> = launched
+        .iter()
+        .filter_map(|id| region.instances.get(id))
+        .collect();
+    Ok(render_reservation(region, &reservation_id, &instances))
 }
 
 /// The volumes an instance gets: the image's root (resized or retyped by a mapping for the
