@@ -124,6 +124,7 @@ impl Case {
             stray_gateway: false,
             stray_group: false,
             nat_gateway: false,
+            map_public_ip_in_first_subnet: false,
         }
     }
 
@@ -449,6 +450,18 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
                 .subnet
                 .and_then(|s| s.subnet_id)
                 .unwrap_or_default();
+            if p.public && ex.public.is_empty() && setup.map_public_ip_in_first_subnet {
+                ec2.modify_subnet_attribute()
+                    .subnet_id(&id)
+                    .map_public_ip_on_launch(
+                        aws_sdk_ec2::types::AttributeBooleanValue::builder()
+                            .value(true)
+                            .build(),
+                    )
+                    .send()
+                    .await
+                    .map_err(aws_failure("ModifySubnetAttribute"))?;
+            }
             if p.public {
                 ec2.associate_route_table()
                     .route_table_id(&rt)

@@ -94,6 +94,11 @@ pub struct Setup {
     /// that is not to an internet gateway. Needs `gateway` and `subnetZones`.
     #[serde(default)]
     pub nat_gateway: bool,
+    /// The first public subnet maps a public IPv4 address to each instance launched in it
+    /// (`MapPublicIpOnLaunch`); the other subnets don't (AWS's default for a new subnet).
+    /// Needs `subnetZones`.
+    #[serde(default)]
+    pub map_public_ip_in_first_subnet: bool,
     /// Security groups for these roles (`node`, `controlplane`, ...).
     #[serde(default)]
     pub security_groups: Vec<String>,
@@ -479,6 +484,9 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
         problems.push(
             "setup: a bastion, load balancer or NAT gateway needs subnetZones and gateway".into(),
         );
+    }
+    if s.setup.map_public_ip_in_first_subnet && s.setup.subnet_zones == 0 {
+        problems.push("setup: mapPublicIpInFirstSubnet needs subnetZones".into());
     }
     if problems.is_empty() {
         Ok(s)
