@@ -108,6 +108,8 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
 /// Runs the conformance suite against the in-process fake and reads its table: the cases
 /// (generated cases of every property, and one per scenario) it ran per second of the run.
 fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
+    // With the benches as well: `cargo bench` just built them, and the same targets unify
+    // the same features, so the release build of the AWS SDK is reused, not made again.
     let status = Command::new(cargo)
         .current_dir(root)
         .args([
@@ -117,6 +119,7 @@ fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
             "--release",
             "--workspace",
             "--bins",
+            "--benches",
         ])
         .status()
         .context("building the conformance runner")?;
@@ -135,18 +138,7 @@ fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
     if !out.status.success() {
         bail!("the conformance suite failed: {}", out.status);
     }
-    // Rows: `property NAME CASES pass CALLS` or `scenario NAME 1 pass CALLS`.
-    let ran: u64 = text
-        .lines()
-        .filter(|l| l.starts_with("property ") || l.starts_with("scenario "))
-        .filter_map(|l| {
-            let cols: Vec<&str> = l.split_whitespace().collect();
-            cols.len()
-                .checked_sub(3)
-                .and_then(|i| cols.get(i))
-                .and_then(|c| c.parse::<u64>().ok())
-        })
-        .sum();
+    let ran = cases_in(&text);
     if ran == 0 {
         bail!("the conformance suite's table named no case");
     }
@@ -156,6 +148,23 @@ fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
         unit: format!("cases/s ({ran} cases, --cases {cases})"),
         target: "-".into(),
     })
+}
+
+/// The cases a conformance table ran: the sum of its rows' case counts. Rows are
+/// `NAME CASES RESULT CALLS` (a property) or `scenario NAME 1 RESULT CALLS`.
+fn cases_in(table: &str) -> u64 {
+    table
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let n = cols.len();
+            let result = cols.get(n.checked_sub(2)?)?;
+            if !matches!(*result, "pass" | "FAIL") {
+                return None;
+            }
+            cols.get(n.checked_sub(3)?)?.parse::<u64>().ok()
+        })
+        .sum()
 }
 
 /// Prints the median of every criterion benchmark of the last run.
@@ -205,6 +214,18 @@ fn print_medians(target: &Path) -> Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_conformance_table_counts_the_cases_of_properties_and_scenarios() {
+        let table = "conformance against in-process fake (run r1, faults: calm, seed 1)\n\
+                     property / scenario        cases result  API calls\n\
+                     idempotence                    4   pass        423\n\
+                     isolation                      1   FAIL        170\n\
+                     scenario greenfield-1-zone     1   pass        163\n\
+                     scenario a-long-name-of-a-scenario      1   pass        219\n\
+                     3 passed, 1 failed in 53.3 s\n";
+        assert_eq!(cases_in(table), 7);
+    }
 
     #[test]
     fn a_figure_line_is_read_and_judged_against_its_target() {

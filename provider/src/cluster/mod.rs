@@ -2,7 +2,8 @@
 //! and API load balancer. The order is stated once, in [`Step::ORDER`]: reconcile walks it,
 //! delete walks it backwards (and conformance's census and sweep walk it too). Every step
 //! describes what AWS holds (finding the cluster's own resources by tag, so a lost status
-//! never leads to a twin), decides, and acts only where AWS differs from the spec.
+//! never leads to a twin), decides, and acts only where AWS differs from the spec; in the
+//! pass that creates the VPC, the steps skip describing what it holds (nothing yet).
 
 pub mod bastion;
 pub mod internet_gateway;
