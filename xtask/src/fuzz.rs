@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn every_served_operation_seeds_the_request_target() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = crate::workspace_root().unwrap();
         let ops = operations(&root.join("fakeaws/src/generated/ec2.rs")).unwrap_or_default();
         assert!(ops.iter().any(|o| o == "DescribeVpcs"), "{ops:?}");
         let seeds = seeds(&root, "request").unwrap_or_default();

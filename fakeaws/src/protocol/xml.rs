@@ -22,30 +22,29 @@ pub fn is_xml_char(c: char) -> bool {
 /// a carriage return is written `&#13;`, since an XML reader turns a literal one (and CR LF)
 /// into a line feed, and the value would not read back as stored.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    let escaped = if s.chars().all(is_xml_char) {
-        quick_xml::escape::escape(s)
+    if is_plain(s) {
+        Cow::Borrowed(s)
     } else {
-        let clean: String = s
-            .chars()
-            .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
-            .collect();
-        Cow::Owned(quick_xml::escape::escape(&clean).into_owned())
-    };
-    if escaped.contains('\r') {
-        Cow::Owned(escaped.replace('\r', "&#13;"))
-    } else {
-        escaped
+        let mut out = String::with_capacity(s.len() + 16);
+        escape_into(&mut out, s);
+        Cow::Owned(out)
     }
+}
+
+/// Whether `s` holds nothing [`escape`] changes: no markup character, no carriage return, no
+/// other control character but tab and line feed, and no U+FFFE or U+FFFF (whose UTF-8 starts
+/// with 0xEF, as some allowed characters' does too: those take the slow path, unharmed).
+fn is_plain(s: &str) -> bool {
+    s.bytes().all(|b| {
+        !matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
+            && (b >= 0x20 || b == b'\t' || b == b'\n')
+    })
 }
 
 /// Appends `s` to `out` escaped as [`escape`] escapes it, in one pass: the text as it is when
 /// it holds nothing to escape (the common case), else character by character.
 pub fn escape_into(out: &mut String, s: &str) {
-    let plain = s.bytes().all(|b| {
-        !matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
-            && (b >= 0x20 || b == b'\t' || b == b'\n')
-    });
-    if plain {
+    if is_plain(s) {
         out.push_str(s);
         return;
     }
@@ -253,19 +252,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_one_pass_escape_writes_what_escape_writes() {
-        for s in [
-            "",
-            "plain text, 10.0.0.0/16",
-            "<a href=\"x\">'&'</a>",
-            "line\r\nnext\ttab",
-            "bell\u{7}nul\u{0}",
-            "not a char: \u{FFFE}\u{FFFF}, fine: \u{FFFD}\u{E000}\u{1F600}",
-            "é ü 日本",
+    fn escaping_appends_each_character_as_xml_needs_it() {
+        for (s, want) in [
+            ("", ""),
+            ("plain text, 10.0.0.0/16", "plain text, 10.0.0.0/16"),
+            (
+                "<a href=\"x\">'&'</a>",
+                "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;",
+            ),
+            ("line\r\nnext\ttab", "line&#13;\nnext\ttab"),
+            ("bell\u{7}nul\u{0}", "bell\u{FFFD}nul\u{FFFD}"),
+            (
+                "not a char: \u{FFFE}\u{FFFF}, fine: \u{FFFD}\u{E000}\u{1F600}",
+                "not a char: \u{FFFD}\u{FFFD}, fine: \u{FFFD}\u{E000}\u{1F600}",
+            ),
+            ("é ü 日本", "é ü 日本"),
         ] {
             let mut out = String::from("prefix:");
             escape_into(&mut out, s);
-            assert_eq!(out, format!("prefix:{}", escape(s)), "{s:?}");
+            assert_eq!(out, format!("prefix:{want}"), "{s:?}");
+            assert_eq!(escape(s), want, "{s:?}");
         }
     }
 

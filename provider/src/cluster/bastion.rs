@@ -91,7 +91,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         }
         return Ok(());
     }
-    let mine: Vec<Instance> = if s.vpc_is_empty(&vpc_id) {
+    let mine: Vec<Instance> = if s.vpc_is_empty() {
         Vec::new()
     } else {
         owned(s, &vpc_id).await?

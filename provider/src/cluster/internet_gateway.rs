@@ -46,7 +46,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     }
     let needed = s.plan.subnets.iter().any(|p| p.public);
-    let attached = if s.vpc_is_empty(&vpc_id) {
+    let attached = if s.vpc_is_empty() {
         Vec::new()
     } else {
         s.ec2()

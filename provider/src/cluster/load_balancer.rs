@@ -51,6 +51,10 @@ async fn owned_by_cluster(s: &Scope<'_>, name: &str) -> Result<(bool, Vec<Tag>),
     Ok((managed, tags))
 }
 
+/// The idle timeout, in seconds, of a classic load balancer made through the API (with
+/// cross-zone load balancing off).
+const AWS_DEFAULT_IDLE_TIMEOUT: i32 = 60;
+
 fn status_of(d: &LoadBalancerDescription, managed: bool) -> LoadBalancerStatus {
     LoadBalancerStatus {
         name: d.load_balancer_name().unwrap_or_default().to_string(),
@@ -332,9 +336,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     };
 
     // Attributes: cross-zone and idle timeout. A balancer created a moment ago has AWS's
-    // defaults for one made through the API (cross-zone off, 60 s): nothing to read.
+    // defaults for one made through the API: nothing to read.
     let (cross, idle) = if created {
-        (false, Some(60))
+        (false, Some(AWS_DEFAULT_IDLE_TIMEOUT))
     } else {
         let attrs = s
             .elb()

@@ -60,7 +60,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     };
     let wanted = wanted(s);
-    let current: Vec<NatGateway> = if s.vpc_is_empty(&vpc_id) {
+    let current: Vec<NatGateway> = if s.vpc_is_empty() {
         Vec::new()
     } else {
         s.ec2()

@@ -158,10 +158,10 @@ impl<'a> Scope<'a> {
         self.status.vpc.as_ref().map(|v| v.id.as_str())
     }
 
-    /// Whether the VPC `vpc_id` can hold nothing of the cluster's yet: a plan-mode placeholder,
-    /// or a VPC this pass created (so a step need not describe what is in it).
-    pub fn vpc_is_empty(&self, vpc_id: &str) -> bool {
-        is_new(vpc_id) || self.vpc_created
+    /// Whether the cluster's VPC can hold nothing of the cluster's yet: a plan-mode
+    /// placeholder, or a VPC this pass created (so a step need not describe what is in it).
+    pub fn vpc_is_empty(&self) -> bool {
+        self.vpc_created || self.vpc_id().is_some_and(is_new)
     }
 
     /// The VPC's CIDR.

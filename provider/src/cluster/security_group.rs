@@ -245,7 +245,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
     };
-    let owned: Vec<SecurityGroup> = if s.vpc_is_empty(&vpc_id) {
+    let owned: Vec<SecurityGroup> = if s.vpc_is_empty() {
         Vec::new()
     } else {
         s.ec2()

@@ -203,7 +203,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     }
 
     // The cluster's own.
-    let owned = if s.vpc_is_empty(&vpc_id) {
+    let owned = if s.vpc_is_empty() {
         Vec::new()
     } else {
         s.ec2()

@@ -74,7 +74,6 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .map(|c| c.to_string())
         .unwrap_or_else(|| crate::spec::DEFAULT_VPC_CIDR.to_string());
     let name = format!("{}-vpc", s.name());
-    let created = found.is_none();
     let vpc = match found {
         Some(v) => {
             if v.cidr_block() != Some(wanted.as_str()) {
@@ -127,7 +126,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     ] {
         // A VPC created a moment ago has AWS's defaults for a nondefault VPC (DNS support
         // on, DNS hostnames off): nothing to read. One found holds whatever it was left with.
-        let on = if created {
+        let on = if s.vpc_created {
             attr == VpcAttributeName::EnableDnsSupport
         } else {
             let current = s
