@@ -8,14 +8,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn capa(args: &[&str]) -> Output {
+/// Runs `capa` for the test named `test`. Whatever a run keeps goes to a scratch directory of
+/// that test's own, never the user's: the tests run at once, and two of them building the
+/// same example cluster against different fakes must not share its bootstrap material (one's
+/// `down` forgets what the other's `up` is about to read).
+fn capa(test: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_capa"))
         .args(args)
         .env_remove("RUST_LOG")
-        // Whatever a run keeps goes to a scratch directory, never the user's.
         .env(
             "XDG_STATE_HOME",
-            std::env::temp_dir().join(format!("capa-cli-state-{}", std::process::id())),
+            std::env::temp_dir().join(format!("capa-cli-state-{}-{test}", std::process::id())),
         )
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .output()
@@ -36,7 +39,7 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn up_on_the_embedded_fake_builds_the_example() {
-    let out = capa(&["up", "-f", example().to_str().unwrap()]);
+    let out = capa("embedded", &["up", "-f", example().to_str().unwrap()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains("embedded fakeaws"), "{stderr}");
@@ -57,13 +60,14 @@ fn up_on_the_embedded_fake_builds_the_example() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_status_plan_down_against_an_endpoint() {
+    const TEST: &str = "endpoint";
     let fake = fakeaws::spawn().await.unwrap();
     let endpoint = fake.endpoint().to_string();
     let file = example();
     let run = move |args: Vec<String>| {
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            capa(&refs)
+            capa(TEST, &refs)
         })
     };
     let args = |verb: &str, json: bool| {
@@ -166,7 +170,7 @@ fn a_bad_spec_lists_every_problem_and_exits_2() {
         "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: Bad}\nspec:\n  region: us-east-1\n  network: {vpc: {cidrBlock: 10.0.0.0/8}}\n  bastion: {enabled: true}\n",
     )
     .unwrap();
-    let out = capa(&["up", "-f", bad.to_str().unwrap()]);
+    let out = capa("bad-spec", &["up", "-f", bad.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     for needle in ["metadata.name", "cidrBlock", "allowedCidrBlocks"] {
@@ -177,7 +181,10 @@ fn a_bad_spec_lists_every_problem_and_exits_2() {
         "{stderr}"
     );
 
-    let out = capa(&["up", "-f", dir.join("missing.yaml").to_str().unwrap()]);
+    let out = capa(
+        "bad-spec",
+        &["up", "-f", dir.join("missing.yaml").to_str().unwrap()],
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -194,13 +201,16 @@ fn an_unreachable_endpoint_is_one_clear_error() {
         .local_addr()
         .unwrap()
         .port();
-    let out = capa(&[
-        "up",
-        "-f",
-        example().to_str().unwrap(),
-        "--endpoint",
-        &format!("http://127.0.0.1:{port}"),
-    ]);
+    let out = capa(
+        "unreachable",
+        &[
+            "up",
+            "-f",
+            example().to_str().unwrap(),
+            "--endpoint",
+            &format!("http://127.0.0.1:{port}"),
+        ],
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("DescribeAvailabilityZones"), "{stderr}");
@@ -209,6 +219,7 @@ fn an_unreachable_endpoint_is_one_clear_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_with_machines_then_machine_commands() {
+    const TEST: &str = "machines";
     let fake = fakeaws::spawn().await.unwrap();
     let endpoint = fake.endpoint().to_string();
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -227,7 +238,7 @@ async fn up_with_machines_then_machine_commands() {
         ]);
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = v.iter().map(String::as_str).collect();
-            capa(&refs)
+            capa(TEST, &refs)
         })
     };
     let up = run(vec!["up"]).await.unwrap();
@@ -310,13 +321,16 @@ async fn up_retries_transient_errors_and_stops_on_the_others() {
     };
     let up = |endpoint: String| {
         tokio::task::spawn_blocking(move || {
-            capa(&[
-                "up",
-                "-f",
-                example().to_str().unwrap(),
-                "--endpoint",
-                &endpoint,
-            ])
+            capa(
+                "retries",
+                &[
+                    "up",
+                    "-f",
+                    example().to_str().unwrap(),
+                    "--endpoint",
+                    &endpoint,
+                ],
+            )
         })
     };
 
