@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::Config;
@@ -422,9 +422,8 @@ impl Fake {
         // A character XML 1.0 forbids could never be answered back (every describe of it
         // would be unparseable): refused at the door, as AWS refuses it, naming it by code.
         if let Some((key, c)) = form.pairs().find_map(|(k, v)| {
-            k.chars()
-                .chain(v.chars())
-                .find(|c| !crate::protocol::xml::is_xml_char(*c))
+            crate::protocol::xml::first_non_xml_char(k)
+                .or_else(|| crate::protocol::xml::first_non_xml_char(v))
                 .map(|c| (k.to_string(), c))
         }) {
             let why = format!(
@@ -927,7 +926,8 @@ fn to_response(answer: Answer) -> Response {
         HeaderValue::from_static("text/xml;charset=UTF-8"),
     );
     if let Ok(v) = HeaderValue::from_str(&answer.request_id) {
-        h.insert("x-amzn-RequestId", v);
+        // HTTP/1 writes header names in lower case: AWS's `x-amzn-RequestId` is this one.
+        h.insert(HeaderName::from_static("x-amzn-requestid"), v);
     }
     response
 }

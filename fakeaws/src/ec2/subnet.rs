@@ -166,7 +166,7 @@ impl Filterable for (&Subnet, &Region) {
             "availability-zone" | "availabilityZone" => one(s.zone.clone()),
             "availability-zone-id" => one(s.zone_id.clone()),
             "available-ip-address-count" => one(s.available_addresses().to_string()),
-            "cidr" | "cidr-block" | "cidrBlock" => one(s.cidr.to_string()),
+            "cidr" | "cidr-block" | "cidrBlock" => one(crate::ec2::vpc::cidr_text(&s.cidr)),
             "default-for-az" | "defaultForAz" => flag(s.default_for_az),
             "enable-dns64" | "ipv6-native" | "map-customer-owned-ip-on-launch" => flag(false),
             "map-public-ip-on-launch" => flag(s.map_public_ip_on_launch),
@@ -216,7 +216,7 @@ fn render(region: &Region, s: &Subnet) -> SubnetOut {
         subnet_id: Some(s.id.clone()),
         state: Some(s.state),
         vpc_id: Some(s.vpc_id.clone()),
-        cidr_block: Some(s.cidr.to_string()),
+        cidr_block: Some(crate::ec2::vpc::cidr_text(&s.cidr)),
         available_ip_address_count: Some(
             i32::try_from(s.available_addresses()).unwrap_or(i32::MAX),
         ),

@@ -75,6 +75,31 @@ pub fn parse_cidr(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
     Ok(net)
 }
 
+/// `net` as AWS writes it (`10.0.0.0/16`), without the formatting machinery: every describe
+/// of a VPC, subnet or route table writes one or more.
+pub fn cidr_text(net: &Ipv4Net) -> String {
+    let mut out = String::with_capacity(18);
+    for (i, octet) in net.addr().octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        push_decimal(&mut out, octet);
+    }
+    out.push('/');
+    push_decimal(&mut out, net.prefix_len());
+    out
+}
+
+fn push_decimal(out: &mut String, n: u8) {
+    if n >= 100 {
+        out.push(char::from(b'0' + n / 100));
+    }
+    if n >= 10 {
+        out.push(char::from(b'0' + n / 10 % 10));
+    }
+    out.push(char::from(b'0' + n % 10));
+}
+
 impl Filterable for (&Vpc, &Region) {
     const NAMES: &'static [&'static str] = &[
         "cidr",
@@ -102,7 +127,7 @@ impl Filterable for (&Vpc, &Region) {
     fn values(&self, name: &str) -> Vec<String> {
         let (v, region) = *self;
         match name {
-            "cidr" | "cidr-block-association.cidr-block" => one(v.cidr.to_string()),
+            "cidr" | "cidr-block-association.cidr-block" => one(cidr_text(&v.cidr)),
             "cidr-block-association.association-id" => one(v.cidr_association_id.clone()),
             "cidr-block-association.state" => one("associated"),
             "dhcp-options-id" => one(v.dhcp_options_id.clone()),
@@ -121,7 +146,7 @@ fn render(region: &Region, v: &Vpc) -> VpcOut {
         instance_tenancy: Some(v.tenancy),
         cidr_block_association_set: Some(vec![VpcCidrBlockAssociation {
             association_id: Some(v.cidr_association_id.clone()),
-            cidr_block: Some(v.cidr.to_string()),
+            cidr_block: Some(cidr_text(&v.cidr)),
             cidr_block_state: Some(VpcCidrBlockState {
                 state: Some(VpcCidrBlockStateCode::Associated),
                 status_message: None,
@@ -134,7 +159,7 @@ fn render(region: &Region, v: &Vpc) -> VpcOut {
         }),
         vpc_id: Some(v.id.clone()),
         state: Some(v.state),
-        cidr_block: Some(v.cidr.to_string()),
+        cidr_block: Some(cidr_text(&v.cidr)),
         dhcp_options_id: Some(v.dhcp_options_id.clone()),
         ..Default::default()
     }
@@ -389,7 +414,7 @@ impl Region {
 #[cfg(test)]
 mod cidr_tests {
     #![allow(clippy::unwrap_used)]
-    use super::parse_cidr;
+    use super::{Ipv4Net, cidr_text, parse_cidr};
 
     #[test]
     fn cidrs_are_taken_as_aws_takes_them() {
@@ -410,6 +435,14 @@ mod cidr_tests {
         ] {
             let e = parse_cidr(bad, "cidrBlock").unwrap_err();
             assert_eq!(e.code, "InvalidParameterValue", "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cidr_text_writes_what_display_writes(a: u32, len in 0u8..=32) {
+            let net = Ipv4Net::new(std::net::Ipv4Addr::from(a), len).unwrap().trunc();
+            proptest::prop_assert_eq!(cidr_text(&net), net.to_string());
         }
     }
 }

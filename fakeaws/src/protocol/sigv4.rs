@@ -200,18 +200,20 @@ pub fn from_authorization(header: &str) -> Option<Scope> {
 
 /// Parses the scope out of a credential `AKID/DATE/REGION/SERVICE/aws4_request`.
 pub fn from_credential(cred: &str) -> Option<Scope> {
-    let parts: Vec<&str> = cred.trim().split('/').collect();
-    match parts.as_slice() {
-        [_key, _date, region, service, "aws4_request"]
-            if !region.is_empty() && !service.is_empty() =>
-        {
-            Some(Scope {
-                region: (*region).to_string(),
-                service: (*service).to_string(),
-            })
-        }
-        _ => None,
+    let mut parts = cred.trim().split('/');
+    let (_key, _date) = (parts.next()?, parts.next()?);
+    let (region, service, terminator) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some()
+        || terminator != "aws4_request"
+        || region.is_empty()
+        || service.is_empty()
+    {
+        return None;
     }
+    Some(Scope {
+        region: region.to_string(),
+        service: service.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,19 @@ pub fn is_xml_char(c: char) -> bool {
         | '\u{10000}'..='\u{10FFFF}')
 }
 
+/// The first character of `s` that XML 1.0 forbids, if any. Text of bytes that are neither
+/// control characters nor 0xEF (which starts U+FFFE and U+FFFF, and some allowed characters)
+/// holds none, and is passed over without decoding a character.
+pub fn first_non_xml_char(s: &str) -> Option<char> {
+    let clean = s
+        .bytes()
+        .all(|b| (b >= 0x20 && b != 0xEF) || matches!(b, b'\t' | b'\n' | b'\r'));
+    if clean {
+        return None;
+    }
+    s.chars().find(|c| !is_xml_char(*c))
+}
+
 /// Escapes text for an XML element or attribute. A character XML 1.0 forbids (which no
 /// request can store, but a message may quote) becomes U+FFFD, so that every answer parses;
 /// a carriage return is written `&#13;`, since an XML reader turns a literal one (and CR LF)
@@ -35,11 +48,21 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// other control character but tab and line feed, and no U+FFFE or U+FFFF (whose UTF-8 starts
 /// with 0xEF, as some allowed characters' does too: those take the slow path, unharmed).
 fn is_plain(s: &str) -> bool {
-    s.bytes().all(|b| {
-        !matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
-            && (b >= 0x20 || b == b'\t' || b == b'\n')
-    })
+    s.bytes().all(|b| PLAIN[usize::from(b)])
 }
+
+/// [`is_plain`]'s answer for each byte, looked up rather than worked out: every text of every
+/// answer goes through it.
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = !matches!(b as u8, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
+            && (b >= 0x20 || b == 0x09 || b == 0x0A);
+        b += 1;
+    }
+    t
+};
 
 /// Appends `s` to `out` escaped as [`escape`] escapes it, in one pass: the text as it is when
 /// it holds nothing to escape (the common case), else character by character.
@@ -61,6 +84,10 @@ pub fn escape_into(out: &mut String, s: &str) {
         }
     }
 }
+
+/// What an answer's buffer starts with: a describe of a few resources fits, a larger one
+/// grows from there.
+const ANSWER_CAPACITY: usize = 4096;
 
 /// A growing XML document.
 #[derive(Debug, Default)]
@@ -89,6 +116,13 @@ impl<T: EncodeMembers> Encode for T {
 }
 
 impl XmlWriter {
+    /// A writer whose buffer holds a typical answer without growing.
+    pub fn for_answer() -> Self {
+        XmlWriter {
+            buf: String::with_capacity(ANSWER_CAPACITY),
+        }
+    }
+
     /// Opens the element `name`.
     pub fn open(&mut self, name: &str) {
         self.buf.push('<');
@@ -199,23 +233,37 @@ const XML_DECL: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 /// The ec2Query success body of `op`.
 pub fn ec2_response<T: EncodeMembers>(op: &str, ns: &str, request_id: &str, out: &T) -> String {
-    let mut w = XmlWriter::default();
-    w.buf.push_str(XML_DECL);
-    w.buf.push_str(&format!("<{op}Response xmlns=\"{ns}\">"));
+    let mut w = XmlWriter::for_answer();
+    w.open_response(op, ns);
     w.text("requestId", request_id);
     out.encode_members(&mut w);
-    w.close(&format!("{op}Response"));
+    w.close_response(op);
     w.into_string()
+}
+
+impl XmlWriter {
+    /// The declaration and `<OpResponse xmlns="ns">`.
+    fn open_response(&mut self, op: &str, ns: &str) {
+        for part in [XML_DECL, "<", op, "Response xmlns=\"", ns, "\">"] {
+            self.buf.push_str(part);
+        }
+    }
+
+    /// `</OpResponse>`.
+    fn close_response(&mut self, op: &str) {
+        for part in ["</", op, "Response>"] {
+            self.buf.push_str(part);
+        }
+    }
 }
 
 /// The ec2Query success body of an operation without output: `<return>true</return>`.
 pub fn ec2_return_true(op: &str, ns: &str, request_id: &str) -> String {
-    let mut w = XmlWriter::default();
-    w.buf.push_str(XML_DECL);
-    w.buf.push_str(&format!("<{op}Response xmlns=\"{ns}\">"));
+    let mut w = XmlWriter::for_answer();
+    w.open_response(op, ns);
     w.text("requestId", request_id);
     w.text("return", "true");
-    w.close(&format!("{op}Response"));
+    w.close_response(op);
     w.into_string()
 }
 
@@ -226,9 +274,8 @@ pub fn query_response<T: EncodeMembers>(
     request_id: &str,
     out: Option<&T>,
 ) -> String {
-    let mut w = XmlWriter::default();
-    w.buf.push_str(XML_DECL);
-    w.buf.push_str(&format!("<{op}Response xmlns=\"{ns}\">"));
+    let mut w = XmlWriter::for_answer();
+    w.open_response(op, ns);
     let result = format!("{op}Result");
     match out {
         Some(o) => o.encode(&mut w, &result),
@@ -239,7 +286,7 @@ pub fn query_response<T: EncodeMembers>(
     w.open("ResponseMetadata");
     w.text("RequestId", request_id);
     w.close("ResponseMetadata");
-    w.close(&format!("{op}Response"));
+    w.close_response(op);
     w.into_string()
 }
 
@@ -287,6 +334,16 @@ mod tests {
         assert_eq!(escape("tab\tok"), "tab\tok");
         assert!(!is_xml_char('\u{0}') && !is_xml_char('\u{FFFF}'));
         assert!(is_xml_char('\u{10FFFF}') && is_xml_char('é'));
+        for (text, first) in [
+            ("", None),
+            ("plain, é, \u{FFFD}, \u{EFFF}, \t\r\n", None),
+            ("a\u{1}b\u{0}", Some('\u{1}')),
+            ("ok \u{FFFE}", Some('\u{FFFE}')),
+            ("\u{EFFF}\u{FFFF}", Some('\u{FFFF}')),
+            ("\u{7F}", None),
+        ] {
+            assert_eq!(first_non_xml_char(text), first, "{text:?}");
+        }
     }
 
     #[test]

@@ -158,7 +158,9 @@ impl Filterable for (&RouteTable, &Region) {
                 .collect(),
             "owner-id" => one(region.account_id.clone()),
             "route-table-id" => one(t.id.clone()),
-            "route.destination-cidr-block" => routes().map(|r| r.destination.to_string()).collect(),
+            "route.destination-cidr-block" => routes()
+                .map(|r| crate::ec2::vpc::cidr_text(&r.destination))
+                .collect(),
             "route.gateway-id" => routes().filter_map(|r| target_ids(&r.target).0).collect(),
             "route.nat-gateway-id" => routes().filter_map(|r| target_ids(&r.target).1).collect(),
             "route.instance-id" => routes().filter_map(|r| target_ids(&r.target).2).collect(),
@@ -212,7 +214,7 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                     let (gateway_id, nat_gateway_id, instance_id, network_interface_id) =
                         target_ids(&r.target);
                     RouteOut {
-                        destination_cidr_block: Some(r.destination.to_string()),
+                        destination_cidr_block: Some(crate::ec2::vpc::cidr_text(&r.destination)),
                         gateway_id,
                         nat_gateway_id,
                         instance_owner_id: instance_id.as_ref().map(|_| region.account_id.clone()),
