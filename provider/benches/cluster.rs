@@ -21,8 +21,7 @@ async fn down(a: &ClusterActuator, c: &provider::spec::Cluster) {
 }
 
 fn cluster(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();

@@ -170,13 +170,33 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     }
     let out = call.send().await.map_err(aws("RunInstances"))?;
     if let Some(i) = out.instances().first() {
-        let st = status_of(i, true);
+        let mut st = status_of(i, true);
+        if st.state == "pending" {
+            // Looked at once more before the pass waits for it: running already, it holds
+            // nothing up. (A bastion this read does not show yet is still pending.)
+            if let Some(now) = by_id(s, &st.id).await? {
+                st = status_of(&now, true);
+            }
+        }
         if st.state == "pending" {
             s.wait(format!("bastion {} is pending", st.id));
         }
         s.status.bastion = Some(st);
     }
     Ok(())
+}
+
+/// The instance `id` as a filtered describe shows it (a filter, unlike InstanceIds, does not
+/// refuse an id AWS does not show yet).
+async fn by_id(s: &Scope<'_>, id: &str) -> Result<Option<Instance>, Error> {
+    let out = s
+        .ec2()
+        .describe_instances()
+        .filters(filter("instance-id", &[id]))
+        .send()
+        .await
+        .map_err(aws("DescribeInstances"))?;
+    Ok(instances_of(&out).next().cloned())
 }
 
 /// Terminates the cluster's own bastion and waits until it is terminated (its group cannot
@@ -200,7 +220,13 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
                         .send()
                         .await
                         .map_err(aws("TerminateInstances"))?;
-                    s.wait(format!("bastion {id} is shutting down"));
+                    // Looked at once more: terminated already, it holds its group no more.
+                    let now = by_id(s, &id).await?;
+                    let gone = now.and_then(|i| i.state().and_then(|x| x.name()).cloned())
+                        == Some(InstanceStateName::Terminated);
+                    if !gone {
+                        s.wait(format!("bastion {id} is shutting down"));
+                    }
                 }
             }
         }

@@ -89,6 +89,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .addresses
             .unwrap_or_default()
     };
+    let mut created = Vec::new();
     for (zone, subnet_id) in wanted {
         let name = format!("{}-nat-{zone}", s.name());
         let named: Vec<&NatGateway> = current
@@ -244,15 +245,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .state()
             .map(|x| x.as_str().to_string())
             .unwrap_or_default();
-        if state != "available" {
-            s.wait(format!("nat gateway {id} is {state}"));
-        }
         let public_ip = n
             .nat_gateway_addresses()
             .first()
             .and_then(|a| a.public_ip())
             .unwrap_or_default()
             .to_string();
+        created.push(s.status.nat_gateways.len());
         s.status.nat_gateways.push(NatStatus {
             id,
             zone,
@@ -261,6 +260,58 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             public_ip,
             state,
         });
+    }
+    recheck_created(s, created).await
+}
+
+/// Looks once more at the gateways this pass created (`created`: their indexes in the
+/// status) before the pass waits for them: a gateway that became available meanwhile holds
+/// nothing up (its routes are made in this pass, not the next). One call, only in a pass that
+/// created a gateway; a gateway this read does not show yet (AWS's describes lag behind its
+/// creates) is still pending.
+async fn recheck_created(s: &mut Scope<'_>, created: Vec<usize>) -> Result<(), Error> {
+    let ids: Vec<String> = created
+        .iter()
+        .filter_map(|&i| s.status.nat_gateways.get(i))
+        .filter(|n| n.state != "available")
+        .map(|n| n.id.clone())
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let now = s
+        .ec2()
+        .describe_nat_gateways()
+        .filter(filter("nat-gateway-id", &ids))
+        .send()
+        .await
+        .map_err(aws("DescribeNatGateways"))?
+        .nat_gateways
+        .unwrap_or_default();
+    for i in created {
+        let Some(n) = s.status.nat_gateways.get_mut(i) else {
+            continue;
+        };
+        if let Some(seen) = now
+            .iter()
+            .find(|g| g.nat_gateway_id() == Some(n.id.as_str()))
+        {
+            if let Some(state) = seen.state() {
+                n.state = state.as_str().to_string();
+            }
+            if let Some(ip) = seen
+                .nat_gateway_addresses()
+                .first()
+                .and_then(|a| a.public_ip())
+            {
+                n.public_ip = ip.to_string();
+            }
+        }
+        if n.state != "available" {
+            let what = format!("nat gateway {} is {}", n.id, n.state);
+            s.wait(what);
+        }
     }
     Ok(())
 }
@@ -280,12 +331,12 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         .map_err(aws("DescribeNatGateways"))?
         .nat_gateways
         .unwrap_or_default();
-    let mut pending = false;
+    let mut deleting = Vec::new();
+    let mut deleted_now = Vec::new();
     for n in owned {
         let id = n.nat_gateway_id().unwrap_or_default().to_string();
         if n.state() == Some(&NatGatewayState::Deleting) {
-            s.wait(format!("nat gateway {id} is deleting"));
-            pending = true;
+            deleting.push(id);
             continue;
         }
         if !s.act(format!("delete nat gateway {id}")) {
@@ -299,15 +350,36 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
             .await
             .map_err(aws("DeleteNatGateway"))
         {
-            Ok(_) => {
-                s.wait(format!("nat gateway {id} is deleting"));
-                pending = true;
-            }
+            Ok(_) => deleted_now.push(id),
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e.into()),
         }
     }
-    if pending {
+    // The gateways this pass deleted are looked at once more: gone already, they hold
+    // nothing up (the addresses, the subnets and the internet gateway go in this pass). One
+    // call, only in a pass that deleted a gateway.
+    if !deleted_now.is_empty() {
+        let ids: Vec<&str> = deleted_now.iter().map(String::as_str).collect();
+        let gone: Vec<String> = s
+            .ec2()
+            .describe_nat_gateways()
+            .filter(filter("nat-gateway-id", &ids))
+            .filter(filter("state", &["deleted"]))
+            .send()
+            .await
+            .map_err(aws("DescribeNatGateways"))?
+            .nat_gateways
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| n.nat_gateway_id().map(String::from))
+            .collect();
+        deleted_now.retain(|id| !gone.contains(id));
+    }
+    deleting.extend(deleted_now);
+    for id in &deleting {
+        s.wait(format!("nat gateway {id} is deleting"));
+    }
+    if !deleting.is_empty() {
         return Ok(());
     }
     let addresses = s
