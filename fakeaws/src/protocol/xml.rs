@@ -48,21 +48,11 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// other control character but tab and line feed, and no U+FFFE or U+FFFF (whose UTF-8 starts
 /// with 0xEF, as some allowed characters' does too: those take the slow path, unharmed).
 fn is_plain(s: &str) -> bool {
-    s.bytes().all(|b| PLAIN[usize::from(b)])
+    s.bytes().all(|b| {
+        !matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
+            && (b >= 0x20 || b == b'\t' || b == b'\n')
+    })
 }
-
-/// [`is_plain`]'s answer for each byte, looked up rather than worked out: every text of every
-/// answer goes through it.
-const PLAIN: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = !matches!(b as u8, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
-            && (b >= 0x20 || b == 0x09 || b == 0x0A);
-        b += 1;
-    }
-    t
-};
 
 /// Appends `s` to `out` escaped as [`escape`] escapes it, in one pass: the text as it is when
 /// it holds nothing to escape (the common case), else character by character.

@@ -408,7 +408,7 @@ async fn configure_health_check(
 
 /// Deletes the load balancer if the cluster owns it, and waits until it is gone.
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
-    delete_service_load_balancers(s).await?;
+    let listed = delete_service_load_balancers(s).await?;
     if s.plan
         .spec
         .control_plane_load_balancer
@@ -418,10 +418,21 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     }
     let name = s.plan.load_balancer_name.clone();
-    if describe(s, &name).await?.is_none() {
-        return Ok(());
-    }
-    let (managed, _) = owned_by_cluster(s, &name).await?;
+    // Shown in the listing of the VPC: its tags are at hand. Else (no VPC, or a listing that
+    // does not show it yet) looked up by name.
+    let managed = match listed {
+        Some(tags) => ownership::is_managed(
+            s.name(),
+            tags.iter()
+                .map(|t| (t.key(), t.value().unwrap_or_default())),
+        ),
+        None => {
+            if describe(s, &name).await?.is_none() {
+                return Ok(());
+            }
+            owned_by_cluster(s, &name).await?.0
+        }
+    };
     if !managed || !s.act(format!("delete load balancer {name}")) {
         return Ok(());
     }
@@ -437,13 +448,8 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// The names of the classic load balancers in `vpc_id` tagged `key=owned` and not carrying
-/// the provider's own ownership tag.
-async fn service_load_balancers(
-    s: &Scope<'_>,
-    vpc_id: &str,
-    key: &str,
-) -> Result<Vec<String>, Error> {
+/// The classic load balancers in `vpc_id`, each with its tags.
+async fn in_vpc_with_tags(s: &Scope<'_>, vpc_id: &str) -> Result<Vec<(String, Vec<Tag>)>, Error> {
     let mut in_vpc = Vec::new();
     let mut marker: Option<String> = None;
     loop {
@@ -476,14 +482,8 @@ async fn service_load_balancers(
             .await
             .map_err(aws("DescribeTags"))?;
         for d in tags.tag_descriptions() {
-            let pairs = || {
-                d.tags()
-                    .iter()
-                    .map(|t| (t.key(), t.value().unwrap_or_default()))
-            };
-            let service = pairs().any(|(k, v)| k == key && v == ownership::OWNED);
-            if service && !ownership::is_managed(s.name(), pairs()) {
-                out.extend(d.load_balancer_name().map(String::from));
+            if let Some(name) = d.load_balancer_name() {
+                out.push((name.to_string(), d.tags().to_vec()));
             }
         }
     }
@@ -491,16 +491,31 @@ async fn service_load_balancers(
 }
 
 /// Deletes the load balancers the cloud controller manager made for the cluster's Services
-/// (tagged `kubernetes.io/cluster/<name>=owned`, in the cluster's VPC).
-async fn delete_service_load_balancers(s: &mut Scope<'_>) -> Result<(), Error> {
+/// (tagged `kubernetes.io/cluster/<name>=owned`, in the cluster's VPC, without the
+/// provider's own ownership tag). Returns the tags of the cluster's own balancer when the
+/// listing of the VPC showed it (its step then reads them from here, not again).
+async fn delete_service_load_balancers(s: &mut Scope<'_>) -> Result<Option<Vec<Tag>>, Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
-        return Ok(());
+        return Ok(None);
     };
     if is_new(&vpc_id) {
-        return Ok(());
+        return Ok(None);
     }
     let key = ownership::kubernetes_cluster_key(s.name());
-    for name in service_load_balancers(s, &vpc_id, &key).await? {
+    let listed = in_vpc_with_tags(s, &vpc_id).await?;
+    let own = listed
+        .iter()
+        .find(|(name, _)| *name == s.plan.load_balancer_name)
+        .map(|(_, tags)| tags.clone());
+    for (name, tags) in listed {
+        let pairs = || {
+            tags.iter()
+                .map(|t| (t.key(), t.value().unwrap_or_default()))
+        };
+        let service = pairs().any(|(k, v)| k == key && v == ownership::OWNED);
+        if !service || ownership::is_managed(s.name(), pairs()) {
+            continue;
+        }
         if !s.act(format!("delete the Service load balancer {name}")) {
             continue;
         }
@@ -516,5 +531,5 @@ async fn delete_service_load_balancers(s: &mut Scope<'_>) -> Result<(), Error> {
             s.wait(format!("Service load balancer {name} is being deleted"));
         }
     }
-    Ok(())
+    Ok(own)
 }
