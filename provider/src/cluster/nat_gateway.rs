@@ -279,16 +279,7 @@ async fn recheck_created(s: &mut Scope<'_>, created: Vec<usize>) -> Result<(), E
     if ids.is_empty() {
         return Ok(());
     }
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let now = s
-        .ec2()
-        .describe_nat_gateways()
-        .filter(filter("nat-gateway-id", &ids))
-        .send()
-        .await
-        .map_err(aws("DescribeNatGateways"))?
-        .nat_gateways
-        .unwrap_or_default();
+    let now = by_ids(s, &ids).await?;
     for i in created {
         let Some(n) = s.status.nat_gateways.get_mut(i) else {
             continue;
@@ -314,6 +305,20 @@ async fn recheck_created(s: &mut Scope<'_>, created: Vec<usize>) -> Result<(), E
         }
     }
     Ok(())
+}
+
+/// The gateways `ids` as a filtered describe shows them (a filter, unlike NatGatewayIds, does
+/// not refuse an id AWS does not show yet).
+async fn by_ids(s: &Scope<'_>, ids: &[String]) -> Result<Vec<NatGateway>, Error> {
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    Ok(s.ec2()
+        .describe_nat_gateways()
+        .filter(filter("nat-gateway-id", &ids))
+        .send()
+        .await
+        .map_err(aws("DescribeNatGateways"))?
+        .nat_gateways
+        .unwrap_or_default())
 }
 
 /// Deletes the cluster's NAT gateways, then (once they are gone) releases its addresses.
@@ -359,21 +364,13 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     // nothing up (the addresses, the subnets and the internet gateway go in this pass). One
     // call, only in a pass that deleted a gateway.
     if !deleted_now.is_empty() {
-        let ids: Vec<&str> = deleted_now.iter().map(String::as_str).collect();
-        let gone: Vec<String> = s
-            .ec2()
-            .describe_nat_gateways()
-            .filter(filter("nat-gateway-id", &ids))
-            .filter(filter("state", &["deleted"]))
-            .send()
-            .await
-            .map_err(aws("DescribeNatGateways"))?
-            .nat_gateways
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|n| n.nat_gateway_id().map(String::from))
-            .collect();
-        deleted_now.retain(|id| !gone.contains(id));
+        let now = by_ids(s, &deleted_now).await?;
+        deleted_now.retain(|id| {
+            !now.iter().any(|n| {
+                n.nat_gateway_id() == Some(id.as_str())
+                    && n.state() == Some(&NatGatewayState::Deleted)
+            })
+        });
     }
     deleting.extend(deleted_now);
     for id in &deleting {
