@@ -113,6 +113,14 @@ pub fn ec2_pairs(tags: &[aws_sdk_ec2::types::Tag]) -> impl Iterator<Item = (&str
         .map(|t| (t.key().unwrap_or_default(), t.value().unwrap_or_default()))
 }
 
+/// Classic ELB tags as pairs.
+pub fn elb_pairs(
+    tags: &[aws_sdk_elasticloadbalancing::types::Tag],
+) -> impl Iterator<Item = (&str, &str)> {
+    tags.iter()
+        .map(|t| (t.key(), t.value().unwrap_or_default()))
+}
+
 /// The value of tag `key`.
 pub fn ec2_tag<'a>(tags: &'a [aws_sdk_ec2::types::Tag], key: &str) -> Option<&'a str> {
     tags.iter()

@@ -113,6 +113,20 @@ impl XmlWriter {
         }
     }
 
+    /// The declaration and `<OpResponse xmlns="ns">`.
+    fn open_response(&mut self, op: &str, ns: &str) {
+        for part in [XML_DECL, "<", op, "Response xmlns=\"", ns, "\">"] {
+            self.buf.push_str(part);
+        }
+    }
+
+    /// `</OpResponse>`.
+    fn close_response(&mut self, op: &str) {
+        for part in ["</", op, "Response>"] {
+            self.buf.push_str(part);
+        }
+    }
+
     /// Opens the element `name`.
     pub fn open(&mut self, name: &str) {
         self.buf.push('<');
@@ -229,22 +243,6 @@ pub fn ec2_response<T: EncodeMembers>(op: &str, ns: &str, request_id: &str, out:
     out.encode_members(&mut w);
     w.close_response(op);
     w.into_string()
-}
-
-impl XmlWriter {
-    /// The declaration and `<OpResponse xmlns="ns">`.
-    fn open_response(&mut self, op: &str, ns: &str) {
-        for part in [XML_DECL, "<", op, "Response xmlns=\"", ns, "\">"] {
-            self.buf.push_str(part);
-        }
-    }
-
-    /// `</OpResponse>`.
-    fn close_response(&mut self, op: &str) {
-        for part in ["</", op, "Response>"] {
-            self.buf.push_str(part);
-        }
-    }
 }
 
 /// The ec2Query success body of an operation without output: `<return>true</return>`.

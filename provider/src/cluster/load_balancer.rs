@@ -43,11 +43,7 @@ async fn owned_by_cluster(s: &Scope<'_>, name: &str) -> Result<(bool, Vec<Tag>),
         .first()
         .map(|d| d.tags().to_vec())
         .unwrap_or_default();
-    let managed = ownership::is_managed(
-        s.name(),
-        tags.iter()
-            .map(|t| (t.key(), t.value().unwrap_or_default())),
-    );
+    let managed = ownership::is_managed(s.name(), ownership::elb_pairs(&tags));
     Ok((managed, tags))
 }
 
@@ -421,11 +417,7 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     // Shown in the listing of the VPC: its tags are at hand. Else (no VPC, or a listing that
     // does not show it yet) looked up by name.
     let managed = match listed {
-        Some(tags) => ownership::is_managed(
-            s.name(),
-            tags.iter()
-                .map(|t| (t.key(), t.value().unwrap_or_default())),
-        ),
+        Some(tags) => ownership::is_managed(s.name(), ownership::elb_pairs(&tags)),
         None => {
             if describe(s, &name).await?.is_none() {
                 return Ok(());
@@ -508,12 +500,8 @@ async fn delete_service_load_balancers(s: &mut Scope<'_>) -> Result<Option<Vec<T
         .find(|(name, _)| *name == s.plan.load_balancer_name)
         .map(|(_, tags)| tags.clone());
     for (name, tags) in listed {
-        let pairs = || {
-            tags.iter()
-                .map(|t| (t.key(), t.value().unwrap_or_default()))
-        };
-        let service = pairs().any(|(k, v)| k == key && v == ownership::OWNED);
-        if !service || ownership::is_managed(s.name(), pairs()) {
+        let service = ownership::elb_pairs(&tags).any(|(k, v)| k == key && v == ownership::OWNED);
+        if !service || ownership::is_managed(s.name(), ownership::elb_pairs(&tags)) {
             continue;
         }
         if !s.act(format!("delete the Service load balancer {name}")) {
