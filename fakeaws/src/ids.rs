@@ -68,14 +68,37 @@ impl IdGen {
     pub fn request_id(&mut self) -> String {
         let a = self.next_u64();
         let b = self.next_u64();
-        format!(
-            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-            a >> 32,
-            (a >> 16) & 0xFFFF,
-            a & 0xFFF,
-            0x8000 | ((b >> 48) & 0x3FFF),
-            b & 0xFFFF_FFFF_FFFF
-        )
+        uuid_text(a, b)
+    }
+}
+
+/// The UUID (version 4, RFC 4122 variant) made of `a` and `b`: 8-4-4-4-12 hex digits of a's
+/// high half, a's next 16 bits, the version and a's low 12 bits, the variant and b's top 14
+/// bits, and b's low 48 bits. Written digit by digit (one per answer, so the formatting
+/// machinery is worth avoiding).
+fn uuid_text(a: u64, b: u64) -> String {
+    let mut id = String::with_capacity(36);
+    push_hex(&mut id, a >> 32, 8);
+    id.push('-');
+    push_hex(&mut id, (a >> 16) & 0xFFFF, 4);
+    id.push('-');
+    push_hex(&mut id, 0x4000 | (a & 0xFFF), 4);
+    id.push('-');
+    push_hex(&mut id, 0x8000 | ((b >> 48) & 0x3FFF), 4);
+    id.push('-');
+    push_hex(&mut id, b & 0xFFFF_FFFF_FFFF, 12);
+    id
+}
+
+/// Appends the low `digits` hex digits of `v`, in lower case, zero-padded.
+fn push_hex(out: &mut String, v: u64, digits: u32) {
+    for i in (0..digits).rev() {
+        let nibble = ((v >> (4 * i)) & 0xF) as u8;
+        out.push(char::from(if nibble < 10 {
+            b'0' + nibble
+        } else {
+            b'a' + nibble - 10
+        }));
     }
 }
 
@@ -102,5 +125,20 @@ mod tests {
         assert_ne!(id, a.resource("vpc"));
         assert!(!is_well_formed("vpc-xyz", "vpc"));
         assert_eq!(a.request_id().len(), 36);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn request_ids_are_the_uuids_format_writes(a: u64, b: u64) {
+            let formatted = format!(
+                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+                a >> 32,
+                (a >> 16) & 0xFFFF,
+                a & 0xFFF,
+                0x8000 | ((b >> 48) & 0x3FFF),
+                b & 0xFFFF_FFFF_FFFF
+            );
+            proptest::prop_assert_eq!(uuid_text(a, b), formatted);
+        }
     }
 }

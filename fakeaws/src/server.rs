@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use axum::body::Bytes;
+use axum::extract::FromRequest;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::Config;
@@ -141,7 +142,14 @@ const MAX_LOGGED_REGION: usize = 32;
 
 /// At most `n` characters of `s`.
 fn capped(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
+    // No more bytes than that: no more characters either.
+    if s.len() <= n {
+        return s.to_string();
+    }
+    match s.char_indices().nth(n) {
+        Some((end, _)) => s.get(..end).unwrap_or_default().to_string(),
+        None => s.to_string(),
+    }
 }
 
 /// One request the fake answered, as its call log keeps it.
@@ -203,6 +211,15 @@ enum Service {
 enum Op {
     Ec2(ec2::Action),
     Elb(elb::Action),
+}
+
+impl Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Ec2(a) => a.name(),
+            Op::Elb(a) => a.name(),
+        }
+    }
 }
 
 impl Fake {
@@ -312,6 +329,9 @@ impl Fake {
     /// The region `name`, created as AWS hands it out on first use.
     pub fn region(&self, name: &str) -> Arc<Mutex<Region>> {
         let mut regions = lock(&self.inner.regions);
+        if let Some(region) = regions.get(name) {
+            return region.clone();
+        }
         regions
             .entry(name.to_string())
             .or_insert_with(|| Arc::new(Mutex::new(Region::new(name, &self.inner.config))))
@@ -371,7 +391,7 @@ impl Fake {
                 .map(|s| s.service);
             if let Err(refusal) = sigv4::verify(credentials, request, std::time::SystemTime::now())
             {
-                let service = match service.as_deref() {
+                let service = match service {
                     Some("elasticloadbalancing") => Some(Service::Elb),
                     Some("ec2") => Some(Service::Ec2),
                     _ => None,
@@ -389,12 +409,15 @@ impl Fake {
     pub fn handle(&self, authorization: Option<&str>, query: &[u8], body: &[u8]) -> Answer {
         let request_id = lock(&self.inner.request_ids).request_id();
         let mut form = FormReader::from_urlencoded(&[query, body]);
-        let scope = authorization
-            .and_then(sigv4::from_authorization)
-            .or_else(|| {
-                form.peek("X-Amz-Credential")
-                    .and_then(sigv4::from_credential)
-            });
+        // A presigned request's credential is copied out of the form, which decoding consumes.
+        let presigned;
+        let scope = match authorization.and_then(sigv4::from_authorization) {
+            Some(scope) => Some(scope),
+            None => {
+                presigned = form.peek("X-Amz-Credential").map(str::to_string);
+                presigned.as_deref().and_then(sigv4::from_credential)
+            }
+        };
         let Some(scope) = scope else {
             let err = ApiError::new(
                 Common::MissingAuthenticationToken,
@@ -405,7 +428,7 @@ impl Fake {
             .with_status(400);
             return answer_error(&err, None, request_id);
         };
-        let service = match scope.service.as_str() {
+        let service = match scope.service {
             "ec2" => Service::Ec2,
             "elasticloadbalancing" => Service::Elb,
             other => {
@@ -438,10 +461,14 @@ impl Fake {
             return answer_error(&err, Some(service), request_id);
         }
         let action = capped(form.peek("Action").unwrap_or_default(), MAX_LOGGED_ACTION);
-        let region = capped(&scope.region, MAX_LOGGED_REGION);
+        let region = capped(scope.region, MAX_LOGGED_REGION);
         let started = std::time::Instant::now();
         let mut effects = Effects::default();
-        let result = self.dispatch(service, &scope.region, &mut form, &request_id, &mut effects);
+        // The answer is written after the region is let go (dispatch holds it), so that the
+        // region's other callers don't wait for the XML.
+        let result = self
+            .dispatch(service, scope.region, &mut form, &mut effects)
+            .map(|answered| answered.encode(&request_id));
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
             region = %region,
@@ -450,7 +477,7 @@ impl Fake {
             "request"
         );
         let call = Call {
-            service: scope.service.clone(),
+            service: scope.service.to_string(),
             region,
             action,
             error: result.as_ref().err().map(|e| e.code.to_string()),
@@ -487,9 +514,8 @@ impl Fake {
         service: Service,
         region: &str,
         form: &mut FormReader,
-        request_id: &str,
         effects: &mut Effects,
-    ) -> Result<String, ApiError> {
+    ) -> Result<Answered, ApiError> {
         let (api_version, operations, label) = match service {
             Service::Ec2 => (ec2::API_VERSION, ec2::ALL_OPERATIONS, "EC2"),
             Service::Elb => (
@@ -498,7 +524,7 @@ impl Fake {
                 "Elastic Load Balancing",
             ),
         };
-        let action = form
+        let named = form
             .peek("Action")
             .filter(|a| !a.is_empty())
             .ok_or_else(|| {
@@ -506,8 +532,14 @@ impl Fake {
                     Common::MissingAction,
                     "The request must contain the parameter Action",
                 )
-            })?
-            .to_string();
+            })?;
+        // Looked up now, while the form holds it; an unserved one is answered after the
+        // version and the region are checked.
+        let op = match service {
+            Service::Ec2 => ec2::Action::from_name(named).map(Op::Ec2),
+            Service::Elb => elb::Action::from_name(named).map(Op::Elb),
+        }
+        .ok_or_else(|| unserved(named, operations, label));
         match form.peek("Version") {
             None | Some("") => return Err(ApiError::missing_parameter("Version")),
             Some(v) if v == api_version => {}
@@ -535,22 +567,19 @@ impl Fake {
             ));
         }
         let state = self.region(region);
-        let op = match service {
-            Service::Ec2 => ec2::Action::from_name(&action).map(Op::Ec2),
-            Service::Elb => elb::Action::from_name(&action).map(Op::Elb),
-        }
-        .ok_or_else(|| unserved(&action, operations, label))?;
+        let op = op?;
+        let action = op.name();
         let name = match service {
             Service::Ec2 => "ec2",
             Service::Elb => "elasticloadbalancing",
         };
         let mut guard = lock(&state);
         guard.tick();
-        admit(&mut guard, service, &action, form)?;
+        admit(&mut guard, service, action, form)?;
         let decision = {
             let mut faults = lock(&self.inner.faults);
             let zone = faults.wants_zone().then(|| zone_of(&guard, form)).flatten();
-            faults.before_in(name, &action, region, zone.as_deref())
+            faults.before_in(name, action, region, zone.as_deref())
         };
         if decision.latency > Duration::ZERO {
             effects.latency = decision.latency;
@@ -564,13 +593,12 @@ impl Fake {
         if let Verdict::Refuse(err) = verdict {
             return Err(err);
         }
-        let noted =
-            consistency::before(&mut guard, matches!(service, Service::Elb), &action, form)?;
+        let noted = consistency::before(&mut guard, matches!(service, Service::Elb), action, form)?;
         let result = match op {
-            Op::Ec2(op) => ec2::call(&mut *guard, op, form, request_id),
+            Op::Ec2(op) => ec2::execute(&mut *guard, op, form).map(Answered::Ec2),
             Op::Elb(op) => {
                 form.set_constraint(Constraint::AwsQuery);
-                elb::call(&mut *guard, op, form, request_id)
+                elb::execute(&mut *guard, op, form).map(Answered::Elb)
             }
         };
         consistency::after(&mut guard, noted, result.is_ok());
@@ -585,6 +613,23 @@ impl Fake {
                 result
             }
             _ => result,
+        }
+    }
+}
+
+/// A served operation's answer, not yet written. It lives for one request, on the stack: the
+/// size of its largest variant costs a copy, which a box would trade for an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Answered {
+    Ec2(ec2::Response),
+    Elb(elb::Response),
+}
+
+impl Answered {
+    fn encode(&self, request_id: &str) -> String {
+        match self {
+            Answered::Ec2(r) => r.encode(request_id),
+            Answered::Elb(r) => r.encode(request_id),
         }
     }
 }
@@ -830,13 +875,14 @@ async fn control_http(
         .into_response()
 }
 
-async fn handle_http(
-    State(fake): State<Fake>,
-    method: Method,
-    headers: HeaderMap,
-    uri: Uri,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Response {
+async fn handle_http(State(fake): State<Fake>, request: axum::extract::Request) -> Response {
+    // The head is read where it lies (no copy of the headers); the body through axum's own
+    // extractor, which applies the body limit.
+    let (mut parts, body) = request.into_parts();
+    let mut for_body = axum::extract::Request::new(body);
+    *for_body.extensions_mut() = std::mem::take(&mut parts.extensions);
+    let body = Bytes::from_request(for_body, &()).await;
+    let (method, headers, uri) = (&parts.method, &parts.headers, &parts.uri);
     let head = uri.path_and_query().map_or(1, |p| p.as_str().len())
         + method.as_str().len()
         + headers
@@ -854,13 +900,13 @@ async fn handle_http(
         )
         .with_status(431);
         let request_id = lock(&fake.inner.request_ids).request_id();
-        return to_response(answer_error(&err, service_of(&headers), request_id));
+        return to_response(answer_error(&err, service_of(headers), request_id));
     }
     let body = match body {
         Ok(b) => b,
         // Too large (or unreadable): answered in the service's own error shape, not as text.
         Err(rejection) => {
-            let service = service_of(&headers);
+            let service = service_of(headers);
             let status = rejection.status();
             let err = if status == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
@@ -882,17 +928,26 @@ async fn handle_http(
             return to_response(answer_error(&err, service, request_id));
         }
     };
-    let pairs: Vec<(&str, &str)> = headers
-        .iter()
-        .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
-        .collect();
     let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
-    let answer = fake.handle_request(&sigv4::Request {
-        method: method.as_str(),
-        path_and_query,
-        headers: &pairs,
-        body: &body,
-    });
+    let answer = if fake.inner.config.credentials.is_empty() {
+        // Nothing to verify: the credential scope is all the fake reads of the headers.
+        let authorization = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let query = path_and_query.split_once('?').map_or("", |(_, q)| q);
+        fake.handle(authorization, query.as_bytes(), &body)
+    } else {
+        let pairs: Vec<(&str, &str)> = headers
+            .iter()
+            .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
+            .collect();
+        fake.handle_request(&sigv4::Request {
+            method: method.as_str(),
+            path_and_query,
+            headers: &pairs,
+            body: &body,
+        })
+    };
     if answer.delay > Duration::ZERO {
         tokio::time::sleep(answer.delay).await;
     }
@@ -909,7 +964,7 @@ fn service_of(headers: &HeaderMap) -> Option<Service> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(sigv4::from_authorization)
-        .and_then(|s| match s.service.as_str() {
+        .and_then(|s| match s.service {
             "ec2" => Some(Service::Ec2),
             "elasticloadbalancing" => Some(Service::Elb),
             _ => None,
@@ -918,14 +973,14 @@ fn service_of(headers: &HeaderMap) -> Option<Service> {
 
 /// The HTTP response of `answer`: its status, its XML, AWS's headers.
 fn to_response(answer: Answer) -> Response {
-    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let mut response = (status, answer.body).into_response();
+    let mut response = Response::new(axum::body::Body::from(answer.body));
+    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/xml;charset=UTF-8"),
     );
-    if let Ok(v) = HeaderValue::from_str(&answer.request_id) {
+    if let Ok(v) = HeaderValue::from_maybe_shared(Bytes::from(answer.request_id)) {
         // HTTP/1 writes header names in lower case: AWS's `x-amzn-RequestId` is this one.
         h.insert(HeaderName::from_static("x-amzn-requestid"), v);
     }

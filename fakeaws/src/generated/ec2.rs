@@ -18858,14 +18858,468 @@ pub trait Api {
     ) -> Result<DeleteKeyPairResult, ApiError>;
 }
 
-/// Decodes and validates the input of `action` from `r`, calls `api`, and encodes
-/// the response body.
-pub fn call<A: Api + ?Sized>(
+/// What a served operation answered, not yet written: the server writes it after it
+/// lets go of the region, so that encoding holds nobody up.
+#[allow(clippy::large_enum_variant)]
+pub enum Response {
+    /// `DescribeAvailabilityZones`
+    DescribeAvailabilityZones(DescribeAvailabilityZonesResult),
+    /// `CreateVpc`
+    CreateVpc(CreateVpcResult),
+    /// `DescribeVpcs`
+    DescribeVpcs(DescribeVpcsResult),
+    /// `DeleteVpc`
+    DeleteVpc,
+    /// `ModifyVpcAttribute`
+    ModifyVpcAttribute,
+    /// `DescribeVpcAttribute`
+    DescribeVpcAttribute(DescribeVpcAttributeResult),
+    /// `CreateSubnet`
+    CreateSubnet(CreateSubnetResult),
+    /// `DescribeSubnets`
+    DescribeSubnets(DescribeSubnetsResult),
+    /// `DeleteSubnet`
+    DeleteSubnet,
+    /// `ModifySubnetAttribute`
+    ModifySubnetAttribute,
+    /// `CreateInternetGateway`
+    CreateInternetGateway(CreateInternetGatewayResult),
+    /// `AttachInternetGateway`
+    AttachInternetGateway,
+    /// `DetachInternetGateway`
+    DetachInternetGateway,
+    /// `DeleteInternetGateway`
+    DeleteInternetGateway,
+    /// `DescribeInternetGateways`
+    DescribeInternetGateways(DescribeInternetGatewaysResult),
+    /// `CreateTags`
+    CreateTags,
+    /// `DeleteTags`
+    DeleteTags,
+    /// `DescribeTags`
+    DescribeTags(DescribeTagsResult),
+    /// `AllocateAddress`
+    AllocateAddress(AllocateAddressResult),
+    /// `DescribeAddresses`
+    DescribeAddresses(DescribeAddressesResult),
+    /// `AssociateAddress`
+    AssociateAddress(AssociateAddressResult),
+    /// `DisassociateAddress`
+    DisassociateAddress,
+    /// `ReleaseAddress`
+    ReleaseAddress,
+    /// `CreateNatGateway`
+    CreateNatGateway(CreateNatGatewayResult),
+    /// `DescribeNatGateways`
+    DescribeNatGateways(DescribeNatGatewaysResult),
+    /// `DeleteNatGateway`
+    DeleteNatGateway(DeleteNatGatewayResult),
+    /// `DescribeNetworkAcls`
+    DescribeNetworkAcls(DescribeNetworkAclsResult),
+    /// `CreateRouteTable`
+    CreateRouteTable(CreateRouteTableResult),
+    /// `DescribeRouteTables`
+    DescribeRouteTables(DescribeRouteTablesResult),
+    /// `DeleteRouteTable`
+    DeleteRouteTable,
+    /// `CreateRoute`
+    CreateRoute(CreateRouteResult),
+    /// `ReplaceRoute`
+    ReplaceRoute,
+    /// `DeleteRoute`
+    DeleteRoute,
+    /// `AssociateRouteTable`
+    AssociateRouteTable(AssociateRouteTableResult),
+    /// `DisassociateRouteTable`
+    DisassociateRouteTable,
+    /// `CreateSecurityGroup`
+    CreateSecurityGroup(CreateSecurityGroupResult),
+    /// `DescribeSecurityGroups`
+    DescribeSecurityGroups(DescribeSecurityGroupsResult),
+    /// `DeleteSecurityGroup`
+    DeleteSecurityGroup(DeleteSecurityGroupResult),
+    /// `AuthorizeSecurityGroupIngress`
+    AuthorizeSecurityGroupIngress(AuthorizeSecurityGroupIngressResult),
+    /// `AuthorizeSecurityGroupEgress`
+    AuthorizeSecurityGroupEgress(AuthorizeSecurityGroupEgressResult),
+    /// `RevokeSecurityGroupIngress`
+    RevokeSecurityGroupIngress(RevokeSecurityGroupIngressResult),
+    /// `RevokeSecurityGroupEgress`
+    RevokeSecurityGroupEgress(RevokeSecurityGroupEgressResult),
+    /// `DescribeSecurityGroupRules`
+    DescribeSecurityGroupRules(DescribeSecurityGroupRulesResult),
+    /// `RunInstances`
+    RunInstances(Reservation),
+    /// `DescribeInstances`
+    DescribeInstances(DescribeInstancesResult),
+    /// `TerminateInstances`
+    TerminateInstances(TerminateInstancesResult),
+    /// `StopInstances`
+    StopInstances(StopInstancesResult),
+    /// `StartInstances`
+    StartInstances(StartInstancesResult),
+    /// `DescribeInstanceStatus`
+    DescribeInstanceStatus(DescribeInstanceStatusResult),
+    /// `DescribeInstanceAttribute`
+    DescribeInstanceAttribute(InstanceAttribute),
+    /// `DescribeVolumes`
+    DescribeVolumes(DescribeVolumesResult),
+    /// `DescribeNetworkInterfaces`
+    DescribeNetworkInterfaces(DescribeNetworkInterfacesResult),
+    /// `ModifyNetworkInterfaceAttribute`
+    ModifyNetworkInterfaceAttribute,
+    /// `DescribeImages`
+    DescribeImages(DescribeImagesResult),
+    /// `RegisterImage`
+    RegisterImage(RegisterImageResult),
+    /// `DeregisterImage`
+    DeregisterImage(DeregisterImageResult),
+    /// `CreateKeyPair`
+    CreateKeyPair(KeyPair),
+    /// `ImportKeyPair`
+    ImportKeyPair(ImportKeyPairResult),
+    /// `DescribeKeyPairs`
+    DescribeKeyPairs(DescribeKeyPairsResult),
+    /// `DeleteKeyPair`
+    DeleteKeyPair(DeleteKeyPairResult),
+}
+
+impl Response {
+    /// The response body of this answer, with `request_id`.
+    pub fn encode(&self, request_id: &str) -> String {
+        match self {
+            Self::DescribeAvailabilityZones(output) => crate::protocol::xml::ec2_response(
+                "DescribeAvailabilityZones",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::CreateVpc(output) => {
+                crate::protocol::xml::ec2_response("CreateVpc", XML_NAMESPACE, request_id, output)
+            }
+            Self::DescribeVpcs(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpcs",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeleteVpc => {
+                crate::protocol::xml::ec2_return_true("DeleteVpc", XML_NAMESPACE, request_id)
+            }
+            Self::ModifyVpcAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifyVpcAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeVpcAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpcAttribute",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::CreateSubnet(output) => crate::protocol::xml::ec2_response(
+                "CreateSubnet",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeSubnets(output) => crate::protocol::xml::ec2_response(
+                "DescribeSubnets",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeleteSubnet => {
+                crate::protocol::xml::ec2_return_true("DeleteSubnet", XML_NAMESPACE, request_id)
+            }
+            Self::ModifySubnetAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifySubnetAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::CreateInternetGateway(output) => crate::protocol::xml::ec2_response(
+                "CreateInternetGateway",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::AttachInternetGateway => crate::protocol::xml::ec2_return_true(
+                "AttachInternetGateway",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DetachInternetGateway => crate::protocol::xml::ec2_return_true(
+                "DetachInternetGateway",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DeleteInternetGateway => crate::protocol::xml::ec2_return_true(
+                "DeleteInternetGateway",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeInternetGateways(output) => crate::protocol::xml::ec2_response(
+                "DescribeInternetGateways",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::CreateTags => {
+                crate::protocol::xml::ec2_return_true("CreateTags", XML_NAMESPACE, request_id)
+            }
+            Self::DeleteTags => {
+                crate::protocol::xml::ec2_return_true("DeleteTags", XML_NAMESPACE, request_id)
+            }
+            Self::DescribeTags(output) => crate::protocol::xml::ec2_response(
+                "DescribeTags",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::AllocateAddress(output) => crate::protocol::xml::ec2_response(
+                "AllocateAddress",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeAddresses(output) => crate::protocol::xml::ec2_response(
+                "DescribeAddresses",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::AssociateAddress(output) => crate::protocol::xml::ec2_response(
+                "AssociateAddress",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DisassociateAddress => crate::protocol::xml::ec2_return_true(
+                "DisassociateAddress",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::ReleaseAddress => {
+                crate::protocol::xml::ec2_return_true("ReleaseAddress", XML_NAMESPACE, request_id)
+            }
+            Self::CreateNatGateway(output) => crate::protocol::xml::ec2_response(
+                "CreateNatGateway",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeNatGateways(output) => crate::protocol::xml::ec2_response(
+                "DescribeNatGateways",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeleteNatGateway(output) => crate::protocol::xml::ec2_response(
+                "DeleteNatGateway",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeNetworkAcls(output) => crate::protocol::xml::ec2_response(
+                "DescribeNetworkAcls",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::CreateRouteTable(output) => crate::protocol::xml::ec2_response(
+                "CreateRouteTable",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeRouteTables(output) => crate::protocol::xml::ec2_response(
+                "DescribeRouteTables",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeleteRouteTable => {
+                crate::protocol::xml::ec2_return_true("DeleteRouteTable", XML_NAMESPACE, request_id)
+            }
+            Self::CreateRoute(output) => {
+                crate::protocol::xml::ec2_response("CreateRoute", XML_NAMESPACE, request_id, output)
+            }
+            Self::ReplaceRoute => {
+                crate::protocol::xml::ec2_return_true("ReplaceRoute", XML_NAMESPACE, request_id)
+            }
+            Self::DeleteRoute => {
+                crate::protocol::xml::ec2_return_true("DeleteRoute", XML_NAMESPACE, request_id)
+            }
+            Self::AssociateRouteTable(output) => crate::protocol::xml::ec2_response(
+                "AssociateRouteTable",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DisassociateRouteTable => crate::protocol::xml::ec2_return_true(
+                "DisassociateRouteTable",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::CreateSecurityGroup(output) => crate::protocol::xml::ec2_response(
+                "CreateSecurityGroup",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeSecurityGroups(output) => crate::protocol::xml::ec2_response(
+                "DescribeSecurityGroups",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeleteSecurityGroup(output) => crate::protocol::xml::ec2_response(
+                "DeleteSecurityGroup",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::AuthorizeSecurityGroupIngress(output) => crate::protocol::xml::ec2_response(
+                "AuthorizeSecurityGroupIngress",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::AuthorizeSecurityGroupEgress(output) => crate::protocol::xml::ec2_response(
+                "AuthorizeSecurityGroupEgress",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::RevokeSecurityGroupIngress(output) => crate::protocol::xml::ec2_response(
+                "RevokeSecurityGroupIngress",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::RevokeSecurityGroupEgress(output) => crate::protocol::xml::ec2_response(
+                "RevokeSecurityGroupEgress",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeSecurityGroupRules(output) => crate::protocol::xml::ec2_response(
+                "DescribeSecurityGroupRules",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::RunInstances(output) => crate::protocol::xml::ec2_response(
+                "RunInstances",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeInstances(output) => crate::protocol::xml::ec2_response(
+                "DescribeInstances",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::TerminateInstances(output) => crate::protocol::xml::ec2_response(
+                "TerminateInstances",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::StopInstances(output) => crate::protocol::xml::ec2_response(
+                "StopInstances",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::StartInstances(output) => crate::protocol::xml::ec2_response(
+                "StartInstances",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeInstanceStatus(output) => crate::protocol::xml::ec2_response(
+                "DescribeInstanceStatus",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeInstanceAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeInstanceAttribute",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeVolumes(output) => crate::protocol::xml::ec2_response(
+                "DescribeVolumes",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeNetworkInterfaces(output) => crate::protocol::xml::ec2_response(
+                "DescribeNetworkInterfaces",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::ModifyNetworkInterfaceAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifyNetworkInterfaceAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeImages(output) => crate::protocol::xml::ec2_response(
+                "DescribeImages",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::RegisterImage(output) => crate::protocol::xml::ec2_response(
+                "RegisterImage",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeregisterImage(output) => crate::protocol::xml::ec2_response(
+                "DeregisterImage",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::CreateKeyPair(output) => crate::protocol::xml::ec2_response(
+                "CreateKeyPair",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::ImportKeyPair(output) => crate::protocol::xml::ec2_response(
+                "ImportKeyPair",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeKeyPairs(output) => crate::protocol::xml::ec2_response(
+                "DescribeKeyPairs",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DeleteKeyPair(output) => crate::protocol::xml::ec2_response(
+                "DeleteKeyPair",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+        }
+    }
+}
+
+/// Decodes and validates the input of `action` from `r`, and calls `api`.
+pub fn execute<A: Api + ?Sized>(
     api: &mut A,
     action: Action,
     r: &mut FormReader,
-    request_id: &str,
-) -> Result<String, ApiError> {
+) -> Result<Response, ApiError> {
     match action {
         Action::DescribeAvailabilityZones => {
             r.reject_unsupported("DescribeAvailabilityZones", &[])?;
@@ -18875,12 +19329,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_availability_zones(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeAvailabilityZones",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeAvailabilityZones(
+                api.describe_availability_zones(input)?,
             ))
         }
         Action::CreateVpc => {
@@ -18903,13 +19353,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_vpc(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateVpc",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::CreateVpc(api.create_vpc(input)?))
         }
         Action::DescribeVpcs => {
             r.reject_unsupported("DescribeVpcs", &[])?;
@@ -18918,13 +19362,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_vpcs(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeVpcs",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeVpcs(api.describe_vpcs(input)?))
         }
         Action::DeleteVpc => {
             r.reject_unsupported("DeleteVpc", &[])?;
@@ -18934,11 +19372,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.delete_vpc(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DeleteVpc",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DeleteVpc)
         }
         Action::ModifyVpcAttribute => {
             r.reject_unsupported("ModifyVpcAttribute", &[])?;
@@ -18946,11 +19380,7 @@ pub fn call<A: Api + ?Sized>(
             r.finish()?;
 
             api.modify_vpc_attribute(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "ModifyVpcAttribute",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::ModifyVpcAttribute)
         }
         Action::DescribeVpcAttribute => {
             r.reject_unsupported("DescribeVpcAttribute", &[])?;
@@ -18959,12 +19389,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_vpc_attribute(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeVpcAttribute",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeVpcAttribute(
+                api.describe_vpc_attribute(input)?,
             ))
         }
         Action::CreateSubnet => {
@@ -18985,13 +19411,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_subnet(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateSubnet",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::CreateSubnet(api.create_subnet(input)?))
         }
         Action::DescribeSubnets => {
             r.reject_unsupported("DescribeSubnets", &[])?;
@@ -19000,13 +19420,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_subnets(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeSubnets",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeSubnets(api.describe_subnets(input)?))
         }
         Action::DeleteSubnet => {
             r.reject_unsupported("DeleteSubnet", &[])?;
@@ -19016,11 +19430,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.delete_subnet(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DeleteSubnet",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DeleteSubnet)
         }
         Action::ModifySubnetAttribute => {
             r.reject_unsupported(
@@ -19039,11 +19449,7 @@ pub fn call<A: Api + ?Sized>(
             r.finish()?;
 
             api.modify_subnet_attribute(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "ModifySubnetAttribute",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::ModifySubnetAttribute)
         }
         Action::CreateInternetGateway => {
             r.reject_unsupported("CreateInternetGateway", &[])?;
@@ -19052,12 +19458,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_internet_gateway(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateInternetGateway",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::CreateInternetGateway(
+                api.create_internet_gateway(input)?,
             ))
         }
         Action::AttachInternetGateway => {
@@ -19068,11 +19470,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.attach_internet_gateway(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "AttachInternetGateway",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::AttachInternetGateway)
         }
         Action::DetachInternetGateway => {
             r.reject_unsupported("DetachInternetGateway", &[])?;
@@ -19082,11 +19480,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.detach_internet_gateway(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DetachInternetGateway",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DetachInternetGateway)
         }
         Action::DeleteInternetGateway => {
             r.reject_unsupported("DeleteInternetGateway", &[])?;
@@ -19096,11 +19490,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.delete_internet_gateway(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DeleteInternetGateway",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DeleteInternetGateway)
         }
         Action::DescribeInternetGateways => {
             r.reject_unsupported("DescribeInternetGateways", &[])?;
@@ -19110,12 +19500,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_internet_gateways(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeInternetGateways",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeInternetGateways(
+                api.describe_internet_gateways(input)?,
             ))
         }
         Action::CreateTags => {
@@ -19126,11 +19512,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.create_tags(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "CreateTags",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::CreateTags)
         }
         Action::DeleteTags => {
             r.reject_unsupported("DeleteTags", &[])?;
@@ -19140,11 +19522,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.delete_tags(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DeleteTags",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DeleteTags)
         }
         Action::DescribeTags => {
             r.reject_unsupported("DescribeTags", &[])?;
@@ -19153,13 +19531,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_tags(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeTags",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeTags(api.describe_tags(input)?))
         }
         Action::AllocateAddress => {
             r.reject_unsupported(
@@ -19177,13 +19549,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.allocate_address(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "AllocateAddress",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::AllocateAddress(api.allocate_address(input)?))
         }
         Action::DescribeAddresses => {
             r.reject_unsupported("DescribeAddresses", &[])?;
@@ -19192,13 +19558,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_addresses(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeAddresses",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeAddresses(api.describe_addresses(input)?))
         }
         Action::AssociateAddress => {
             r.reject_unsupported("AssociateAddress", &["PublicIp"])?;
@@ -19207,13 +19567,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.associate_address(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "AssociateAddress",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::AssociateAddress(api.associate_address(input)?))
         }
         Action::DisassociateAddress => {
             r.reject_unsupported("DisassociateAddress", &["PublicIp"])?;
@@ -19223,11 +19577,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.disassociate_address(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DisassociateAddress",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DisassociateAddress)
         }
         Action::ReleaseAddress => {
             r.reject_unsupported("ReleaseAddress", &["PublicIp", "NetworkBorderGroup"])?;
@@ -19237,11 +19587,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.release_address(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "ReleaseAddress",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::ReleaseAddress)
         }
         Action::CreateNatGateway => {
             r.reject_unsupported(
@@ -19261,13 +19607,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_nat_gateway(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateNatGateway",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::CreateNatGateway(api.create_nat_gateway(input)?))
         }
         Action::DescribeNatGateways => {
             r.reject_unsupported("DescribeNatGateways", &[])?;
@@ -19276,12 +19616,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_nat_gateways(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeNatGateways",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeNatGateways(
+                api.describe_nat_gateways(input)?,
             ))
         }
         Action::DeleteNatGateway => {
@@ -19291,13 +19627,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_nat_gateway(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DeleteNatGateway",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DeleteNatGateway(api.delete_nat_gateway(input)?))
         }
         Action::DescribeNetworkAcls => {
             r.reject_unsupported("DescribeNetworkAcls", &[])?;
@@ -19306,12 +19636,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_network_acls(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeNetworkAcls",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeNetworkAcls(
+                api.describe_network_acls(input)?,
             ))
         }
         Action::CreateRouteTable => {
@@ -19321,13 +19647,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_route_table(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateRouteTable",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::CreateRouteTable(api.create_route_table(input)?))
         }
         Action::DescribeRouteTables => {
             r.reject_unsupported("DescribeRouteTables", &[])?;
@@ -19336,12 +19656,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_route_tables(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeRouteTables",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeRouteTables(
+                api.describe_route_tables(input)?,
             ))
         }
         Action::DeleteRouteTable => {
@@ -19352,11 +19668,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.delete_route_table(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DeleteRouteTable",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DeleteRouteTable)
         }
         Action::CreateRoute => {
             r.reject_unsupported(
@@ -19379,13 +19691,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_route(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateRoute",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::CreateRoute(api.create_route(input)?))
         }
         Action::ReplaceRoute => {
             r.reject_unsupported(
@@ -19409,11 +19715,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.replace_route(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "ReplaceRoute",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::ReplaceRoute)
         }
         Action::DeleteRoute => {
             r.reject_unsupported(
@@ -19426,11 +19728,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.delete_route(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DeleteRoute",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DeleteRoute)
         }
         Action::AssociateRouteTable => {
             r.reject_unsupported("AssociateRouteTable", &["GatewayId", "PublicIpv4Pool"])?;
@@ -19439,12 +19737,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.associate_route_table(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "AssociateRouteTable",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::AssociateRouteTable(
+                api.associate_route_table(input)?,
             ))
         }
         Action::DisassociateRouteTable => {
@@ -19456,11 +19750,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.disassociate_route_table(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "DisassociateRouteTable",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::DisassociateRouteTable)
         }
         Action::CreateSecurityGroup => {
             r.reject_unsupported("CreateSecurityGroup", &[])?;
@@ -19469,12 +19759,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_security_group(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateSecurityGroup",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::CreateSecurityGroup(
+                api.create_security_group(input)?,
             ))
         }
         Action::DescribeSecurityGroups => {
@@ -19485,12 +19771,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_security_groups(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeSecurityGroups",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeSecurityGroups(
+                api.describe_security_groups(input)?,
             ))
         }
         Action::DeleteSecurityGroup => {
@@ -19500,12 +19782,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_security_group(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DeleteSecurityGroup",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DeleteSecurityGroup(
+                api.delete_security_group(input)?,
             ))
         }
         Action::AuthorizeSecurityGroupIngress => {
@@ -19519,12 +19797,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.authorize_security_group_ingress(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "AuthorizeSecurityGroupIngress",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::AuthorizeSecurityGroupIngress(
+                api.authorize_security_group_ingress(input)?,
             ))
         }
         Action::AuthorizeSecurityGroupEgress => {
@@ -19538,12 +19812,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.authorize_security_group_egress(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "AuthorizeSecurityGroupEgress",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::AuthorizeSecurityGroupEgress(
+                api.authorize_security_group_egress(input)?,
             ))
         }
         Action::RevokeSecurityGroupIngress => {
@@ -19557,12 +19827,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.revoke_security_group_ingress(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "RevokeSecurityGroupIngress",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::RevokeSecurityGroupIngress(
+                api.revoke_security_group_ingress(input)?,
             ))
         }
         Action::RevokeSecurityGroupEgress => {
@@ -19576,12 +19842,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.revoke_security_group_egress(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "RevokeSecurityGroupEgress",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::RevokeSecurityGroupEgress(
+                api.revoke_security_group_egress(input)?,
             ))
         }
         Action::DescribeSecurityGroupRules => {
@@ -19592,12 +19854,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_security_group_rules(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeSecurityGroupRules",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeSecurityGroupRules(
+                api.describe_security_group_rules(input)?,
             ))
         }
         Action::RunInstances => {
@@ -19633,13 +19891,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.run_instances(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "RunInstances",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::RunInstances(api.run_instances(input)?))
         }
         Action::DescribeInstances => {
             r.reject_unsupported("DescribeInstances", &["IncludeManagedResources"])?;
@@ -19648,13 +19900,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_instances(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeInstances",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeInstances(api.describe_instances(input)?))
         }
         Action::TerminateInstances => {
             r.reject_unsupported("TerminateInstances", &["Force", "SkipOsShutdown"])?;
@@ -19663,12 +19909,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.terminate_instances(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "TerminateInstances",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::TerminateInstances(
+                api.terminate_instances(input)?,
             ))
         }
         Action::StopInstances => {
@@ -19678,13 +19920,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.stop_instances(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "StopInstances",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::StopInstances(api.stop_instances(input)?))
         }
         Action::StartInstances => {
             r.reject_unsupported("StartInstances", &["AdditionalInfo"])?;
@@ -19693,13 +19929,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.start_instances(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "StartInstances",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::StartInstances(api.start_instances(input)?))
         }
         Action::DescribeInstanceStatus => {
             r.reject_unsupported("DescribeInstanceStatus", &["IncludeManagedResources"])?;
@@ -19709,12 +19939,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_instance_status(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeInstanceStatus",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeInstanceStatus(
+                api.describe_instance_status(input)?,
             ))
         }
         Action::DescribeInstanceAttribute => {
@@ -19725,12 +19951,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_instance_attribute(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeInstanceAttribute",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeInstanceAttribute(
+                api.describe_instance_attribute(input)?,
             ))
         }
         Action::DescribeVolumes => {
@@ -19740,13 +19962,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_volumes(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeVolumes",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeVolumes(api.describe_volumes(input)?))
         }
         Action::DescribeNetworkInterfaces => {
             r.reject_unsupported("DescribeNetworkInterfaces", &["IncludeManagedResources"])?;
@@ -19756,12 +19972,8 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_network_interfaces(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeNetworkInterfaces",
-                XML_NAMESPACE,
-                request_id,
-                &output,
+            Ok(Response::DescribeNetworkInterfaces(
+                api.describe_network_interfaces(input)?,
             ))
         }
         Action::ModifyNetworkInterfaceAttribute => {
@@ -19786,11 +19998,7 @@ pub fn call<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             api.modify_network_interface_attribute(input)?;
-            Ok(crate::protocol::xml::ec2_return_true(
-                "ModifyNetworkInterfaceAttribute",
-                XML_NAMESPACE,
-                request_id,
-            ))
+            Ok(Response::ModifyNetworkInterfaceAttribute)
         }
         Action::DescribeImages => {
             r.reject_unsupported("DescribeImages", &["IncludeDisabled"])?;
@@ -19799,13 +20007,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_images(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeImages",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeImages(api.describe_images(input)?))
         }
         Action::RegisterImage => {
             r.reject_unsupported(
@@ -19826,13 +20028,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.register_image(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "RegisterImage",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::RegisterImage(api.register_image(input)?))
         }
         Action::DeregisterImage => {
             r.reject_unsupported("DeregisterImage", &["DeleteAssociatedSnapshots"])?;
@@ -19841,13 +20037,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.deregister_image(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DeregisterImage",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DeregisterImage(api.deregister_image(input)?))
         }
         Action::CreateKeyPair => {
             r.reject_unsupported("CreateKeyPair", &[])?;
@@ -19856,13 +20046,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.create_key_pair(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "CreateKeyPair",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::CreateKeyPair(api.create_key_pair(input)?))
         }
         Action::ImportKeyPair => {
             r.reject_unsupported("ImportKeyPair", &[])?;
@@ -19871,13 +20055,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.import_key_pair(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "ImportKeyPair",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::ImportKeyPair(api.import_key_pair(input)?))
         }
         Action::DescribeKeyPairs => {
             r.reject_unsupported("DescribeKeyPairs", &[])?;
@@ -19886,13 +20064,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.describe_key_pairs(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DescribeKeyPairs",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DescribeKeyPairs(api.describe_key_pairs(input)?))
         }
         Action::DeleteKeyPair => {
             r.reject_unsupported("DeleteKeyPair", &[])?;
@@ -19901,13 +20073,7 @@ pub fn call<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            let output = api.delete_key_pair(input)?;
-            Ok(crate::protocol::xml::ec2_response(
-                "DeleteKeyPair",
-                XML_NAMESPACE,
-                request_id,
-                &output,
-            ))
+            Ok(Response::DeleteKeyPair(api.delete_key_pair(input)?))
         }
     }
 }

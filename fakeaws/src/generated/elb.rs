@@ -1504,26 +1504,176 @@ pub trait Api {
     ) -> Result<DeleteLoadBalancerListenerOutput, ApiError>;
 }
 
-/// Decodes and validates the input of `action` from `r`, calls `api`, and encodes
-/// the response body.
-pub fn call<A: Api + ?Sized>(
+/// What a served operation answered, not yet written: the server writes it after it
+/// lets go of the region, so that encoding holds nobody up.
+#[allow(clippy::large_enum_variant)]
+pub enum Response {
+    /// `CreateLoadBalancer`
+    CreateLoadBalancer(CreateAccessPointOutput),
+    /// `DescribeLoadBalancers`
+    DescribeLoadBalancers(DescribeAccessPointsOutput),
+    /// `DeleteLoadBalancer`
+    DeleteLoadBalancer(DeleteAccessPointOutput),
+    /// `ConfigureHealthCheck`
+    ConfigureHealthCheck(ConfigureHealthCheckOutput),
+    /// `DescribeLoadBalancerAttributes`
+    DescribeLoadBalancerAttributes(DescribeLoadBalancerAttributesOutput),
+    /// `ModifyLoadBalancerAttributes`
+    ModifyLoadBalancerAttributes(ModifyLoadBalancerAttributesOutput),
+    /// `RegisterInstancesWithLoadBalancer`
+    RegisterInstancesWithLoadBalancer(RegisterEndPointsOutput),
+    /// `DeregisterInstancesFromLoadBalancer`
+    DeregisterInstancesFromLoadBalancer(DeregisterEndPointsOutput),
+    /// `DescribeInstanceHealth`
+    DescribeInstanceHealth(DescribeEndPointStateOutput),
+    /// `AddTags`
+    AddTags(AddTagsOutput),
+    /// `RemoveTags`
+    RemoveTags(RemoveTagsOutput),
+    /// `DescribeTags`
+    DescribeTags(DescribeTagsOutput),
+    /// `AttachLoadBalancerToSubnets`
+    AttachLoadBalancerToSubnets(AttachLoadBalancerToSubnetsOutput),
+    /// `DetachLoadBalancerFromSubnets`
+    DetachLoadBalancerFromSubnets(DetachLoadBalancerFromSubnetsOutput),
+    /// `ApplySecurityGroupsToLoadBalancer`
+    ApplySecurityGroupsToLoadBalancer(ApplySecurityGroupsToLoadBalancerOutput),
+    /// `CreateLoadBalancerListeners`
+    CreateLoadBalancerListeners(CreateLoadBalancerListenerOutput),
+    /// `DeleteLoadBalancerListeners`
+    DeleteLoadBalancerListeners(DeleteLoadBalancerListenerOutput),
+}
+
+impl Response {
+    /// The response body of this answer, with `request_id`.
+    pub fn encode(&self, request_id: &str) -> String {
+        match self {
+            Self::CreateLoadBalancer(output) => crate::protocol::xml::query_response(
+                "CreateLoadBalancer",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::DescribeLoadBalancers(output) => crate::protocol::xml::query_response(
+                "DescribeLoadBalancers",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::DeleteLoadBalancer(output) => crate::protocol::xml::query_response(
+                "DeleteLoadBalancer",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::ConfigureHealthCheck(output) => crate::protocol::xml::query_response(
+                "ConfigureHealthCheck",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::DescribeLoadBalancerAttributes(output) => crate::protocol::xml::query_response(
+                "DescribeLoadBalancerAttributes",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::ModifyLoadBalancerAttributes(output) => crate::protocol::xml::query_response(
+                "ModifyLoadBalancerAttributes",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::RegisterInstancesWithLoadBalancer(output) => {
+                crate::protocol::xml::query_response(
+                    "RegisterInstancesWithLoadBalancer",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(output),
+                )
+            }
+            Self::DeregisterInstancesFromLoadBalancer(output) => {
+                crate::protocol::xml::query_response(
+                    "DeregisterInstancesFromLoadBalancer",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(output),
+                )
+            }
+            Self::DescribeInstanceHealth(output) => crate::protocol::xml::query_response(
+                "DescribeInstanceHealth",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::AddTags(output) => crate::protocol::xml::query_response(
+                "AddTags",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::RemoveTags(output) => crate::protocol::xml::query_response(
+                "RemoveTags",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::DescribeTags(output) => crate::protocol::xml::query_response(
+                "DescribeTags",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::AttachLoadBalancerToSubnets(output) => crate::protocol::xml::query_response(
+                "AttachLoadBalancerToSubnets",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::DetachLoadBalancerFromSubnets(output) => crate::protocol::xml::query_response(
+                "DetachLoadBalancerFromSubnets",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::ApplySecurityGroupsToLoadBalancer(output) => {
+                crate::protocol::xml::query_response(
+                    "ApplySecurityGroupsToLoadBalancer",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(output),
+                )
+            }
+            Self::CreateLoadBalancerListeners(output) => crate::protocol::xml::query_response(
+                "CreateLoadBalancerListeners",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+            Self::DeleteLoadBalancerListeners(output) => crate::protocol::xml::query_response(
+                "DeleteLoadBalancerListeners",
+                XML_NAMESPACE,
+                request_id,
+                Some(output),
+            ),
+        }
+    }
+}
+
+/// Decodes and validates the input of `action` from `r`, and calls `api`.
+pub fn execute<A: Api + ?Sized>(
     api: &mut A,
     action: Action,
     r: &mut FormReader,
-    request_id: &str,
-) -> Result<String, ApiError> {
+) -> Result<Response, ApiError> {
     match action {
         Action::CreateLoadBalancer => {
             r.reject_unsupported("CreateLoadBalancer", &[])?;
             let input = FormReader::required(CreateAccessPointInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.create_load_balancer(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "CreateLoadBalancer",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::CreateLoadBalancer(
+                api.create_load_balancer(input)?,
             ))
         }
         Action::DescribeLoadBalancers => {
@@ -1531,12 +1681,8 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(DescribeAccessPointsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.describe_load_balancers(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DescribeLoadBalancers",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DescribeLoadBalancers(
+                api.describe_load_balancers(input)?,
             ))
         }
         Action::DeleteLoadBalancer => {
@@ -1544,12 +1690,8 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(DeleteAccessPointInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.delete_load_balancer(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DeleteLoadBalancer",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DeleteLoadBalancer(
+                api.delete_load_balancer(input)?,
             ))
         }
         Action::ConfigureHealthCheck => {
@@ -1557,12 +1699,8 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(ConfigureHealthCheckInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.configure_health_check(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "ConfigureHealthCheck",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::ConfigureHealthCheck(
+                api.configure_health_check(input)?,
             ))
         }
         Action::DescribeLoadBalancerAttributes => {
@@ -1571,12 +1709,8 @@ pub fn call<A: Api + ?Sized>(
                 FormReader::required(DescribeLoadBalancerAttributesInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.describe_load_balancer_attributes(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DescribeLoadBalancerAttributes",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DescribeLoadBalancerAttributes(
+                api.describe_load_balancer_attributes(input)?,
             ))
         }
         Action::ModifyLoadBalancerAttributes => {
@@ -1585,12 +1719,8 @@ pub fn call<A: Api + ?Sized>(
                 FormReader::required(ModifyLoadBalancerAttributesInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.modify_load_balancer_attributes(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "ModifyLoadBalancerAttributes",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::ModifyLoadBalancerAttributes(
+                api.modify_load_balancer_attributes(input)?,
             ))
         }
         Action::RegisterInstancesWithLoadBalancer => {
@@ -1598,12 +1728,8 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(RegisterEndPointsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.register_instances_with_load_balancer(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "RegisterInstancesWithLoadBalancer",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::RegisterInstancesWithLoadBalancer(
+                api.register_instances_with_load_balancer(input)?,
             ))
         }
         Action::DeregisterInstancesFromLoadBalancer => {
@@ -1611,12 +1737,8 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(DeregisterEndPointsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.deregister_instances_from_load_balancer(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DeregisterInstancesFromLoadBalancer",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DeregisterInstancesFromLoadBalancer(
+                api.deregister_instances_from_load_balancer(input)?,
             ))
         }
         Action::DescribeInstanceHealth => {
@@ -1624,12 +1746,8 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(DescribeEndPointStateInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.describe_instance_health(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DescribeInstanceHealth",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DescribeInstanceHealth(
+                api.describe_instance_health(input)?,
             ))
         }
         Action::AddTags => {
@@ -1637,39 +1755,21 @@ pub fn call<A: Api + ?Sized>(
             let input = FormReader::required(AddTagsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.add_tags(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "AddTags",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
-            ))
+            Ok(Response::AddTags(api.add_tags(input)?))
         }
         Action::RemoveTags => {
             r.reject_unsupported("RemoveTags", &[])?;
             let input = FormReader::required(RemoveTagsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.remove_tags(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "RemoveTags",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
-            ))
+            Ok(Response::RemoveTags(api.remove_tags(input)?))
         }
         Action::DescribeTags => {
             r.reject_unsupported("DescribeTags", &[])?;
             let input = FormReader::required(DescribeTagsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.describe_tags(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DescribeTags",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
-            ))
+            Ok(Response::DescribeTags(api.describe_tags(input)?))
         }
         Action::AttachLoadBalancerToSubnets => {
             r.reject_unsupported("AttachLoadBalancerToSubnets", &[])?;
@@ -1677,12 +1777,8 @@ pub fn call<A: Api + ?Sized>(
                 FormReader::required(AttachLoadBalancerToSubnetsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.attach_load_balancer_to_subnets(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "AttachLoadBalancerToSubnets",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::AttachLoadBalancerToSubnets(
+                api.attach_load_balancer_to_subnets(input)?,
             ))
         }
         Action::DetachLoadBalancerFromSubnets => {
@@ -1691,12 +1787,8 @@ pub fn call<A: Api + ?Sized>(
                 FormReader::required(DetachLoadBalancerFromSubnetsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.detach_load_balancer_from_subnets(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DetachLoadBalancerFromSubnets",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DetachLoadBalancerFromSubnets(
+                api.detach_load_balancer_from_subnets(input)?,
             ))
         }
         Action::ApplySecurityGroupsToLoadBalancer => {
@@ -1708,12 +1800,8 @@ pub fn call<A: Api + ?Sized>(
             )?;
             r.finish()?;
 
-            let output = api.apply_security_groups_to_load_balancer(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "ApplySecurityGroupsToLoadBalancer",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::ApplySecurityGroupsToLoadBalancer(
+                api.apply_security_groups_to_load_balancer(input)?,
             ))
         }
         Action::CreateLoadBalancerListeners => {
@@ -1722,12 +1810,8 @@ pub fn call<A: Api + ?Sized>(
                 FormReader::required(CreateLoadBalancerListenerInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.create_load_balancer_listeners(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "CreateLoadBalancerListeners",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::CreateLoadBalancerListeners(
+                api.create_load_balancer_listeners(input)?,
             ))
         }
         Action::DeleteLoadBalancerListeners => {
@@ -1736,12 +1820,8 @@ pub fn call<A: Api + ?Sized>(
                 FormReader::required(DeleteLoadBalancerListenerInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            let output = api.delete_load_balancer_listeners(input)?;
-            Ok(crate::protocol::xml::query_response(
-                "DeleteLoadBalancerListeners",
-                XML_NAMESPACE,
-                request_id,
-                Some(&output),
+            Ok(Response::DeleteLoadBalancerListeners(
+                api.delete_load_balancer_listeners(input)?,
             ))
         }
     }

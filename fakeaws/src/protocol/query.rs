@@ -137,9 +137,8 @@ impl FormReader {
 
     /// Removes the envelope parameters, leaving only the operation's input.
     pub fn strip_envelope(&mut self) {
-        for k in ENVELOPE_KEYS {
-            self.params.remove(*k);
-        }
+        self.params
+            .retain(|k, _| !ENVELOPE_KEYS.contains(&k.as_str()));
     }
 
     /// Takes the raw value at exactly `key`.
@@ -160,6 +159,10 @@ impl FormReader {
 
     /// Whether any parameter is the member `name` of `at`, or lies under it.
     fn has_member(&self, at: &str, name: &str) -> bool {
+        // Nothing left to read (a describe without parameters): no search per member.
+        if self.params.is_empty() {
+            return false;
+        }
         let mut buf = [0u8; 256];
         match join_into(&mut buf, at, name) {
             Some(key) => self.has_prefix(key),

@@ -155,8 +155,8 @@ pub fn verify(
     settings.excluded_headers = Some(Vec::new());
     let params = v4::SigningParams::builder()
         .identity(&identity)
-        .region(&scope_region.region)
-        .name(&scope_region.service)
+        .region(scope_region.region)
+        .name(scope_region.service)
         .time(signed_at)
         .settings(settings)
         .build()
@@ -179,17 +179,18 @@ pub fn verify(
     }
 }
 
-/// The parts of a credential scope the fake routes on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scope {
+/// The parts of a credential scope the fake routes on, borrowed from the text they were
+/// parsed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope<'a> {
     /// The region, such as `us-east-1`.
-    pub region: String,
+    pub region: &'a str,
     /// The signing name, such as `ec2` or `elasticloadbalancing`.
-    pub service: String,
+    pub service: &'a str,
 }
 
 /// Parses the scope out of an `Authorization` header value.
-pub fn from_authorization(header: &str) -> Option<Scope> {
+pub fn from_authorization(header: &str) -> Option<Scope<'_>> {
     let rest = header.trim().strip_prefix("AWS4-HMAC-SHA256")?;
     let cred = rest
         .split(',')
@@ -199,7 +200,7 @@ pub fn from_authorization(header: &str) -> Option<Scope> {
 }
 
 /// Parses the scope out of a credential `AKID/DATE/REGION/SERVICE/aws4_request`.
-pub fn from_credential(cred: &str) -> Option<Scope> {
+pub fn from_credential(cred: &str) -> Option<Scope<'_>> {
     let mut parts = cred.trim().split('/');
     let (_key, _date) = (parts.next()?, parts.next()?);
     let (region, service, terminator) = (parts.next()?, parts.next()?, parts.next()?);
@@ -210,10 +211,7 @@ pub fn from_credential(cred: &str) -> Option<Scope> {
     {
         return None;
     }
-    Some(Scope {
-        region: region.to_string(),
-        service: service.to_string(),
-    })
+    Some(Scope { region, service })
 }
 
 #[cfg(test)]
@@ -227,8 +225,8 @@ mod tests {
         assert_eq!(
             from_authorization(h),
             Some(Scope {
-                region: "eu-west-1".into(),
-                service: "ec2".into()
+                region: "eu-west-1",
+                service: "ec2"
             })
         );
         assert_eq!(from_authorization("Bearer x"), None);

@@ -21,9 +21,11 @@ pub fn is_xml_char(c: char) -> bool {
 /// control characters nor 0xEF (which starts U+FFFE and U+FFFF, and some allowed characters)
 /// holds none, and is passed over without decoding a character.
 pub fn first_non_xml_char(s: &str) -> Option<char> {
-    let clean = s
-        .bytes()
-        .all(|b| (b >= 0x20 && b != 0xEF) || matches!(b, b'\t' | b'\n' | b'\r'));
+    // As in `is_plain`: no early exit, so that the scan is vector compares.
+    let clean = s.bytes().fold(true, |clean, b| {
+        let control = (b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r');
+        clean & !control & (b != 0xEF)
+    });
     if clean {
         return None;
     }
@@ -48,9 +50,12 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// other control character but tab and line feed, and no U+FFFE or U+FFFF (whose UTF-8 starts
 /// with 0xEF, as some allowed characters' does too: those take the slow path, unharmed).
 fn is_plain(s: &str) -> bool {
-    s.bytes().all(|b| {
-        !matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'\r' | 0xEF)
-            && (b >= 0x20 || b == b'\t' || b == b'\n')
+    // Every byte is tested, without stopping at the first that is not plain: texts are short
+    // and nearly always plain, and a loop without an early exit becomes vector compares.
+    s.bytes().fold(true, |plain, b| {
+        let markup = (b == b'<') | (b == b'>') | (b == b'&') | (b == b'"') | (b == b'\'');
+        let control = (b < 0x20) & (b != b'\t') & (b != b'\n');
+        plain & !markup & !control & (b != 0xEF)
     })
 }
 

@@ -301,6 +301,17 @@ pub struct Noted {
     deleting: Vec<(String, Ghost)>,
 }
 
+impl Noted {
+    /// Nothing noted: the call leaves nothing for [`after`] to do (every call while the
+    /// region plays no consistency window).
+    fn is_empty(&self) -> bool {
+        !self.recording
+            && self.tags_before.is_empty()
+            && self.new_load_balancer.is_none()
+            && self.deleting.is_empty()
+    }
+}
+
 /// Before a call of `action`: refuses it with the NotFound answer of the first hidden thing
 /// it names (filters aside: a filter only matches), and notes what [`after`] needs.
 pub fn before(
@@ -395,6 +406,9 @@ pub fn before(
 
 /// After a call: when it succeeded, hides what it created and holds back the tags it wrote.
 pub fn after(region: &mut Region, noted: Noted, succeeded: bool) {
+    if noted.is_empty() {
+        return;
+    }
     let minted = if noted.recording {
         region.ids.take_recorded()
     } else {

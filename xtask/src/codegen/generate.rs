@@ -444,6 +444,8 @@ impl<'a> Generator<'a> {
         let mut froms = String::new();
         let mut methods = String::new();
         let mut arms = String::new();
+        let mut responses = String::new();
+        let mut encodes = String::new();
         for (op, _) in self.allowed {
             let def = &self.model["operations"][op];
             let input = def["input"]["shape"].as_str().context("input")?;
@@ -477,34 +479,46 @@ impl<'a> Generator<'a> {
             } else {
                 ""
             };
-            let encode = match (self.protocol, def["output"]["shape"].as_str()) {
-                (Protocol::Ec2, Some(_)) => format!(
-                    "Ok(crate::protocol::xml::ec2_response({op:?}, XML_NAMESPACE, request_id, &output))"
+            let has_output = def["output"]["shape"].is_string();
+            let encode = match (self.protocol, has_output) {
+                (Protocol::Ec2, true) => format!(
+                    "crate::protocol::xml::ec2_response({op:?}, XML_NAMESPACE, request_id, output)"
                 ),
-                (Protocol::Ec2, None) => format!(
-                    "Ok(crate::protocol::xml::ec2_return_true({op:?}, XML_NAMESPACE, request_id))"
+                (Protocol::Ec2, false) => format!(
+                    "crate::protocol::xml::ec2_return_true({op:?}, XML_NAMESPACE, request_id)"
                 ),
-                (Protocol::Query, Some(_)) => format!(
-                    "Ok(crate::protocol::xml::query_response({op:?}, XML_NAMESPACE, request_id, Some(&output)))"
+                (Protocol::Query, true) => format!(
+                    "crate::protocol::xml::query_response({op:?}, XML_NAMESPACE, request_id, Some(output))"
                 ),
-                (Protocol::Query, None) => format!(
-                    "Ok(crate::protocol::xml::query_response::<()>({op:?}, XML_NAMESPACE, request_id, None))"
+                (Protocol::Query, false) => format!(
+                    "crate::protocol::xml::query_response::<()>({op:?}, XML_NAMESPACE, request_id, None)"
                 ),
             };
-            let call = if def["output"]["shape"].is_string() {
-                format!("let output = api.{method}(input)?;")
+            if has_output {
+                let _ = writeln!(responses, "    /// `{op}`\n    {op}({output_ty}),");
+                let _ = writeln!(encodes, "            Self::{op}(output) => {encode},");
+                let _ = writeln!(
+                    arms,
+                    "        Action::{op} => {{\n            \
+                     r.reject_unsupported({op:?}, &[{}])?;\n            \
+                     let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
+                     r.finish()?;\n            {dry_run}\n            \
+                     Ok(Response::{op}(api.{method}(input)?))\n        }}",
+                    unsupported.join(", ")
+                );
             } else {
-                format!("api.{method}(input)?;")
-            };
-            let _ = writeln!(
-                arms,
-                "        Action::{op} => {{\n            \
-                 r.reject_unsupported({op:?}, &[{}])?;\n            \
-                 let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
-                 r.finish()?;\n            {dry_run}\n            \
-                 {call}\n            {encode}\n        }}",
-                unsupported.join(", ")
-            );
+                let _ = writeln!(responses, "    /// `{op}`\n    {op},");
+                let _ = writeln!(encodes, "            Self::{op} => {encode},");
+                let _ = writeln!(
+                    arms,
+                    "        Action::{op} => {{\n            \
+                     r.reject_unsupported({op:?}, &[{}])?;\n            \
+                     let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
+                     r.finish()?;\n            {dry_run}\n            \
+                     api.{method}(input)?;\n            Ok(Response::{op})\n        }}",
+                    unsupported.join(", ")
+                );
+            }
         }
         let _ = writeln!(
             self.out,
@@ -518,9 +532,15 @@ impl<'a> Generator<'a> {
              pub fn from_name(s: &str) -> Option<Self> {{\n        Some(match s {{\n{froms}            _ => return None,\n        }})\n    }}\n}}\n\n\
              /// The semantics behind the wire layer: one method per served operation.\n\
              pub trait Api {{\n{methods}}}\n\n\
-             /// Decodes and validates the input of `action` from `r`, calls `api`, and encodes\n\
-             /// the response body.\n\
-             pub fn call<A: Api + ?Sized>(api: &mut A, action: Action, r: &mut FormReader, request_id: &str) -> Result<String, ApiError> {{\n    \
+             /// What a served operation answered, not yet written: the server writes it after it\n\
+             /// lets go of the region, so that encoding holds nobody up.\n\
+             #[allow(clippy::large_enum_variant)]\n\
+             pub enum Response {{\n{responses}}}\n\n\
+             impl Response {{\n    \
+             /// The response body of this answer, with `request_id`.\n    \
+             pub fn encode(&self, request_id: &str) -> String {{\n        match self {{\n{encodes}        }}\n    }}\n}}\n\n\
+             /// Decodes and validates the input of `action` from `r`, and calls `api`.\n\
+             pub fn execute<A: Api + ?Sized>(api: &mut A, action: Action, r: &mut FormReader) -> Result<Response, ApiError> {{\n    \
              match action {{\n{arms}\n    }}\n}}\n"
         );
         Ok(())
