@@ -125,6 +125,8 @@ fn main() {
         fake_rates.push(load(&client, fake_addr, each, expect));
         ceiling_rates.push(load(&client, ceiling_addr, each, expect));
     }
+    // Each round's rate, to show how much the machine moved during the run.
+    eprintln!("rounds, req/s: fake {fake_rates:.0?}, ceiling {ceiling_rates:.0?}");
     let (f, c) = (median(fake_rates), median(ceiling_rates));
     println!("figure\tdescribe_vpcs_16_connections_fake\t{f:.0}\treq/s\t-");
     println!("figure\tdescribe_vpcs_16_connections_ceiling\t{c:.0}\treq/s\t-");

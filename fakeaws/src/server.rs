@@ -367,7 +367,8 @@ impl Fake {
     /// Whether `name` is a region this fake serves: one of [`AWS_REGIONS`], or one it was
     /// told of.
     pub fn knows_region(&self, name: &str) -> bool {
-        AWS_REGIONS.contains(&name) || self.inner.config.extra_regions.iter().any(|r| r == name)
+        AWS_REGIONS.binary_search(&name).is_ok()
+            || self.inner.config.extra_regions.iter().any(|r| r == name)
     }
 
     /// Runs `f` on the account's fault rules (to add, list or clear them).
@@ -444,11 +445,16 @@ impl Fake {
         };
         // A character XML 1.0 forbids could never be answered back (every describe of it
         // would be unparseable): refused at the door, as AWS refuses it, naming it by code.
-        if let Some((key, c)) = form.pairs().find_map(|(k, v)| {
-            crate::protocol::xml::first_non_xml_char(k)
-                .or_else(|| crate::protocol::xml::first_non_xml_char(v))
-                .map(|c| (k.to_string(), c))
-        }) {
+        // The first such parameter in key order is named.
+        if let Some((key, c)) = form
+            .pairs()
+            .filter_map(|(k, v)| {
+                crate::protocol::xml::first_non_xml_char(k)
+                    .or_else(|| crate::protocol::xml::first_non_xml_char(v))
+                    .map(|c| (k, c))
+            })
+            .min_by_key(|(k, _)| *k)
+        {
             let why = format!(
                 "Value for parameter {key} is invalid: it holds the character U+{:04X}, which \
                  XML 1.0 does not allow.",
@@ -749,6 +755,7 @@ fn refused(refusal: &sigv4::Refusal, service: Option<Service>) -> ApiError {
 /// The regions of AWS's partitions (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-eusc),
 /// as the SDKs' endpoint metadata lists them. Only these exist, with those the fake was told
 /// of ([`crate::Config::extra_regions`]): a made-up name is `InvalidRegion`, never a new region.
+/// Sorted, for a binary search per request.
 pub const AWS_REGIONS: &[&str] = &[
     "af-south-1",
     "ap-east-1",
@@ -1002,4 +1009,19 @@ fn cut_connection() -> Response {
         .headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from_static("512"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_regions_are_sorted_for_their_binary_search() {
+        assert!(AWS_REGIONS.windows(2).all(|w| w[0] < w[1]));
+        let fake = Fake::new(Config::default());
+        for region in AWS_REGIONS {
+            assert!(fake.knows_region(region), "{region}");
+        }
+        assert!(!fake.knows_region("xx-made-up-1"));
+    }
 }

@@ -36,7 +36,11 @@ const ENVELOPE_KEYS: &[&str] = &[
 /// The parameters of one request, consumed as they are decoded.
 #[derive(Debug, Default)]
 pub struct FormReader {
+    /// The operation's input, by key.
     params: BTreeMap<String, String>,
+    /// The envelope (`Action`, `Version`, a presigned request's `X-Amz-*`): set aside as it
+    /// is read, since every request carries it and no operation decodes it.
+    envelope: Vec<(String, String)>,
     /// How a value outside the model's constraints is reported: EC2 says
     /// `InvalidParameterValue`, awsQuery services (ELB) say `ValidationError`.
     constraint: Constraint,
@@ -83,15 +87,23 @@ fn join(at: &str, name: &str) -> String {
 impl FormReader {
     /// A reader over `x-www-form-urlencoded` bytes (the body, or the query string).
     pub fn from_urlencoded(parts: &[&[u8]]) -> Self {
-        let mut params = BTreeMap::new();
+        let mut r = FormReader::default();
         for part in parts {
             for (k, v) in form_urlencoded::parse(part) {
-                params.insert(k.into_owned(), v.into_owned());
+                r.insert(k.into_owned(), v.into_owned());
             }
         }
-        FormReader {
-            params,
-            constraint: Constraint::Ec2,
+        r
+    }
+
+    /// Adds a parameter; a key given twice keeps its last value.
+    fn insert(&mut self, key: String, value: String) {
+        if !ENVELOPE_KEYS.contains(&key.as_str()) {
+            self.params.insert(key, value);
+        } else if let Some(slot) = self.envelope.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+        } else {
+            self.envelope.push((key, value));
         }
     }
 
@@ -99,13 +111,11 @@ impl FormReader {
     pub fn from_pairs<K: Into<String>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        FormReader {
-            params: pairs
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-            constraint: Constraint::Ec2,
+        let mut r = FormReader::default();
+        for (k, v) in pairs {
+            r.insert(k.into(), v.into());
         }
+        r
     }
 
     /// Sets how constraint violations are reported (EC2 by default).
@@ -127,18 +137,28 @@ impl FormReader {
 
     /// The value of an envelope parameter such as `Action` or `Version`, without consuming it.
     pub fn peek(&self, key: &str) -> Option<&str> {
-        self.params.get(key).map(String::as_str)
+        match self.params.get(key) {
+            Some(v) => Some(v.as_str()),
+            None => self
+                .envelope
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str()),
+        }
     }
 
-    /// Every parameter, in key order.
+    /// Every parameter: the operation's input in key order, then the envelope (until it is
+    /// stripped).
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.params
+            .iter()
+            .chain(self.envelope.iter().map(|(k, v)| (k, v)))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// Removes the envelope parameters, leaving only the operation's input.
     pub fn strip_envelope(&mut self) {
-        self.params
-            .retain(|k, _| !ENVELOPE_KEYS.contains(&k.as_str()));
+        self.envelope.clear();
     }
 
     /// Takes the raw value at exactly `key`.
@@ -496,6 +516,25 @@ mod tests {
         let r = FormReader::from_pairs([("Filter.1-x", "a"), ("Filter.10.Name", "b")]);
         assert!(!r.has_prefix("Filter.1"));
         assert!(r.has_prefix("Filter.10"));
+    }
+
+    #[test]
+    fn the_envelope_is_read_until_stripped_and_never_decoded() {
+        let mut r = FormReader::from_urlencoded(&[
+            b"Action=DescribeVpcs&Version=2016-11-15&VpcId.1=vpc-1",
+            b"Action=DescribeSubnets",
+        ]);
+        // A key given twice keeps its last value, as it does in the input.
+        assert_eq!(r.peek("Action"), Some("DescribeSubnets"));
+        assert_eq!(r.peek("VpcId.1"), Some("vpc-1"));
+        let mut keys: Vec<&str> = r.pairs().map(|(k, _)| k).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["Action", "Version", "VpcId.1"]);
+        r.strip_envelope();
+        assert_eq!(r.peek("Action"), None);
+        assert_eq!(r.pairs().count(), 1);
+        assert_eq!(r.take("VpcId.1").as_deref(), Some("vpc-1"));
+        assert!(r.finish().is_ok());
     }
 
     #[test]

@@ -191,11 +191,11 @@ pub struct Scope<'a> {
 
 /// Parses the scope out of an `Authorization` header value.
 pub fn from_authorization(header: &str) -> Option<Scope<'_>> {
-    let rest = header.trim().strip_prefix("AWS4-HMAC-SHA256")?;
+    // Spaces after a part are the credential's own to trim (from_credential does).
+    let rest = header.trim_start().strip_prefix("AWS4-HMAC-SHA256")?;
     let cred = rest
         .split(',')
-        .map(str::trim)
-        .find_map(|p| p.strip_prefix("Credential="))?;
+        .find_map(|p| p.trim_start().strip_prefix("Credential="))?;
     from_credential(cred)
 }
 
