@@ -494,31 +494,31 @@ impl<'a> Generator<'a> {
                     "crate::protocol::xml::query_response::<()>({op:?}, XML_NAMESPACE, request_id, None)"
                 ),
             };
-            if has_output {
-                let _ = writeln!(responses, "    /// `{op}`\n    {op}({output_ty}),");
-                let _ = writeln!(encodes, "            Self::{op}(output) => {encode},");
-                let _ = writeln!(
-                    arms,
-                    "        Action::{op} => {{\n            \
-                     r.reject_unsupported({op:?}, &[{}])?;\n            \
-                     let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
-                     r.finish()?;\n            {dry_run}\n            \
-                     Ok(Response::{op}(api.{method}(input)?))\n        }}",
-                    unsupported.join(", ")
-                );
+            // The response variant, its pattern in `encode`, and how the arm serves it.
+            let (variant, pattern, serve) = if has_output {
+                (
+                    format!("{op}({output_ty})"),
+                    format!("{op}(output)"),
+                    format!("Ok(Response::{op}(api.{method}(input)?))"),
+                )
             } else {
-                let _ = writeln!(responses, "    /// `{op}`\n    {op},");
-                let _ = writeln!(encodes, "            Self::{op} => {encode},");
-                let _ = writeln!(
-                    arms,
-                    "        Action::{op} => {{\n            \
-                     r.reject_unsupported({op:?}, &[{}])?;\n            \
-                     let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
-                     r.finish()?;\n            {dry_run}\n            \
-                     api.{method}(input)?;\n            Ok(Response::{op})\n        }}",
-                    unsupported.join(", ")
-                );
-            }
+                (
+                    op.to_string(),
+                    op.to_string(),
+                    format!("api.{method}(input)?;\n            Ok(Response::{op})"),
+                )
+            };
+            let _ = writeln!(responses, "    /// `{op}`\n    {variant},");
+            let _ = writeln!(encodes, "            Self::{pattern} => {encode},");
+            let _ = writeln!(
+                arms,
+                "        Action::{op} => {{\n            \
+                 r.reject_unsupported({op:?}, &[{}])?;\n            \
+                 let input = FormReader::required({input_ty}::decode(r, \"\")?, \"\", \"\")?;\n            \
+                 r.finish()?;\n            {dry_run}\n            \
+                 {serve}\n        }}",
+                unsupported.join(", ")
+            );
         }
         let _ = writeln!(
             self.out,
