@@ -314,6 +314,9 @@ impl Region {
 
     /// Applies every state transition that is due; called before each request.
     pub fn tick(&mut self) {
+        if self.transitions.pending() == 0 {
+            return;
+        }
         let now = self.clock.now();
         // A step may schedule another that is due at once (`stopping` then `stopped` is not
         // one of them, but a purge with no delay is): loop until nothing is due.

@@ -2,6 +2,7 @@
 //! checks the envelope (`Action`, `Version`), runs the generated dispatch under the region's
 //! lock, and answers with the service's XML or error envelope and `x-amzn-RequestId`.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -141,26 +142,27 @@ const MAX_LOGGED_ACTION: usize = 64;
 const MAX_LOGGED_REGION: usize = 32;
 
 /// At most `n` characters of `s`.
-fn capped(s: &str, n: usize) -> String {
+fn capped(s: &str, n: usize) -> Cow<'static, str> {
     // No more bytes than that: no more characters either.
     if s.len() <= n {
-        return s.to_string();
+        return Cow::Owned(s.to_string());
     }
     match s.char_indices().nth(n) {
-        Some((end, _)) => s.get(..end).unwrap_or_default().to_string(),
-        None => s.to_string(),
+        Some((end, _)) => Cow::Owned(s.get(..end).unwrap_or_default().to_string()),
+        None => Cow::Owned(s.to_string()),
     }
 }
 
 /// One request the fake answered, as its call log keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Call {
-    /// `ec2` or `elasticloadbalancing` (empty when the request named no service).
-    pub service: String,
+    /// `ec2` or `elasticloadbalancing` (empty when the request named no service). The log
+    /// borrows the names it knows (services, regions, served actions) rather than copy them.
+    pub service: Cow<'static, str>,
     /// The region of the request's credential scope.
-    pub region: String,
+    pub region: Cow<'static, str>,
     /// The `Action` parameter.
-    pub action: String,
+    pub action: Cow<'static, str>,
     /// The error code answered, or `None` for a success.
     pub error: Option<String>,
     /// How long the answer took, in microseconds: the fake's own work plus any latency a
@@ -466,8 +468,21 @@ impl Fake {
             };
             return answer_error(&err, Some(service), request_id);
         }
-        let action = capped(form.peek("Action").unwrap_or_default(), MAX_LOGGED_ACTION);
-        let region = capped(scope.region, MAX_LOGGED_REGION);
+        // The log names a served action and a known region by the fake's own copy of it.
+        let named = form.peek("Action").unwrap_or_default();
+        let action = match service {
+            Service::Ec2 => ec2::Action::from_name(named).map(|a| a.name()),
+            Service::Elb => elb::Action::from_name(named).map(|a| a.name()),
+        }
+        .map_or_else(|| capped(named, MAX_LOGGED_ACTION), Cow::Borrowed);
+        let region = AWS_REGIONS
+            .binary_search(&scope.region)
+            .ok()
+            .and_then(|i| AWS_REGIONS.get(i))
+            .map_or_else(
+                || capped(scope.region, MAX_LOGGED_REGION),
+                |r| Cow::Borrowed(*r),
+            );
         let started = std::time::Instant::now();
         let mut effects = Effects::default();
         // The answer is written after the region is let go (dispatch holds it), so that the
@@ -483,7 +498,10 @@ impl Fake {
             "request"
         );
         let call = Call {
-            service: scope.service.to_string(),
+            service: Cow::Borrowed(match service {
+                Service::Ec2 => "ec2",
+                Service::Elb => "elasticloadbalancing",
+            }),
             region,
             action,
             error: result.as_ref().err().map(|e| e.code.to_string()),

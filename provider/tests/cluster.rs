@@ -66,7 +66,7 @@ fn mutating(fake: &fakeaws::FakeAws) -> Vec<String> {
         .take_calls()
         .into_iter()
         .filter(|c| c.is_mutating())
-        .map(|c| c.action)
+        .map(|c| c.action.into_owned())
         .collect()
 }
 
@@ -1037,7 +1037,7 @@ async fn immutable_changes_and_bad_specs_are_refused_without_changes() {
         fake.fake()
             .take_calls()
             .into_iter()
-            .map(|c| c.action)
+            .map(|c| c.action.into_owned())
             .collect()
     };
     // Nothing but the zone lookup, which the clients read on the first reconcile and keep.

@@ -437,7 +437,7 @@ async fn update_converges_mutable_fields_and_refuses_immutable_ones() {
         .take_calls()
         .into_iter()
         .filter(|c| c.is_mutating())
-        .map(|c| c.action)
+        .map(|c| c.action.into_owned())
         .collect();
     calls.sort();
     assert_eq!(

@@ -141,12 +141,13 @@ impl Filterable for (&Vpc, &Region) {
 }
 
 fn render(region: &Region, v: &Vpc) -> VpcOut {
+    let cidr = cidr_text(&v.cidr);
     VpcOut {
         owner_id: Some(region.account_id.clone()),
         instance_tenancy: Some(v.tenancy),
         cidr_block_association_set: Some(vec![VpcCidrBlockAssociation {
             association_id: Some(v.cidr_association_id.clone()),
-            cidr_block: Some(cidr_text(&v.cidr)),
+            cidr_block: Some(cidr.clone()),
             cidr_block_state: Some(VpcCidrBlockState {
                 state: Some(VpcCidrBlockStateCode::Associated),
                 status_message: None,
@@ -159,7 +160,7 @@ fn render(region: &Region, v: &Vpc) -> VpcOut {
         }),
         vpc_id: Some(v.id.clone()),
         state: Some(v.state),
-        cidr_block: Some(cidr_text(&v.cidr)),
+        cidr_block: Some(cidr),
         dhcp_options_id: Some(v.dhcp_options_id.clone()),
         ..Default::default()
     }

@@ -21,15 +21,46 @@ pub fn is_xml_char(c: char) -> bool {
 /// control characters nor 0xEF (which starts U+FFFE and U+FFFF, and some allowed characters)
 /// holds none, and is passed over without decoding a character.
 pub fn first_non_xml_char(s: &str) -> Option<char> {
-    // As in `is_plain`: no early exit, so that the scan is vector compares.
-    let clean = s.bytes().fold(true, |clean, b| {
-        let control = (b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r');
-        clean & !control & (b != 0xEF)
-    });
-    if clean {
+    if s.bytes().all(|b| class(b) & XML_CLEAN != 0) {
         return None;
     }
     s.chars().find(|c| !is_xml_char(*c))
+}
+
+/// A byte that, wherever it stands in UTF-8 text, cannot start or be part of a character XML
+/// 1.0 forbids: not a control character other than tab, line feed and carriage return, and
+/// not 0xEF (the first byte of U+FFFE and U+FFFF, and of some allowed characters).
+const XML_CLEAN: u8 = 1;
+/// A byte [`escape`] leaves as it is: an [`XML_CLEAN`] one that is neither markup (`<>&"'`)
+/// nor a carriage return.
+const PLAIN: u8 = 2;
+
+/// The classes of each byte value, looked up once per byte of every text written or read.
+static BYTE_CLASS: [u8; 256] = byte_classes();
+
+/// The classes of `b`.
+fn class(b: u8) -> u8 {
+    BYTE_CLASS.get(usize::from(b)).copied().unwrap_or(0)
+}
+
+// Every index is below 256 (the loop's bound), which a const fn cannot say with `get_mut`.
+#[allow(clippy::indexing_slicing)]
+const fn byte_classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        let control = byte < 0x20 && byte != b'\t' && byte != b'\n' && byte != b'\r';
+        if !control && byte != 0xEF {
+            t[b] |= XML_CLEAN;
+            let markup = matches!(byte, b'<' | b'>' | b'&' | b'"' | b'\'');
+            if !markup && byte != b'\r' {
+                t[b] |= PLAIN;
+            }
+        }
+        b += 1;
+    }
+    t
 }
 
 /// Escapes text for an XML element or attribute. A character XML 1.0 forbids (which no
@@ -50,13 +81,7 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// other control character but tab and line feed, and no U+FFFE or U+FFFF (whose UTF-8 starts
 /// with 0xEF, as some allowed characters' does too: those take the slow path, unharmed).
 fn is_plain(s: &str) -> bool {
-    // Every byte is tested, without stopping at the first that is not plain: texts are short
-    // and nearly always plain, and a loop without an early exit becomes vector compares.
-    s.bytes().fold(true, |plain, b| {
-        let markup = (b == b'<') | (b == b'>') | (b == b'&') | (b == b'"') | (b == b'\'');
-        let control = (b < 0x20) & (b != b'\t') & (b != b'\n');
-        plain & !markup & !control & (b != 0xEF)
-    })
+    s.bytes().all(|b| class(b) & PLAIN != 0)
 }
 
 /// Appends `s` to `out` escaped as [`escape`] escapes it, in one pass: the text as it is when
@@ -148,9 +173,15 @@ impl XmlWriter {
 
     /// Writes `<name>text</name>`, escaped.
     pub fn text(&mut self, name: &str, text: &str) {
-        self.open(name);
+        // Room for the whole element once, rather than a check per piece.
+        self.buf.reserve(2 * name.len() + text.len() + 5);
+        self.buf.push('<');
+        self.buf.push_str(name);
+        self.buf.push('>');
         escape_into(&mut self.buf, text);
-        self.close(name);
+        self.buf.push_str("</");
+        self.buf.push_str(name);
+        self.buf.push('>');
     }
 
     /// Writes an optional member.
@@ -290,6 +321,21 @@ impl EncodeMembers for () {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The byte table says what the definitions say, for any text.
+        #[test]
+        fn the_byte_table_classes_text_as_the_definitions_do(s in "\\PC*|[\\x00-\\x20<>&\"'\u{FFFE}\u{FFFF}\u{E000}\u{FFFD}a]*") {
+            let plain = s.chars().all(|c| is_xml_char(c) && !matches!(c, '<' | '>' | '&' | '"' | '\'' | '\r'));
+            // A character whose UTF-8 starts with 0xEF takes the slow path, unharmed.
+            let slow = s.bytes().any(|b| b == 0xEF);
+            proptest::prop_assert_eq!(is_plain(&s), plain && !slow);
+            proptest::prop_assert_eq!(first_non_xml_char(&s), s.chars().find(|c| !is_xml_char(*c)));
+            let mut out = String::new();
+            escape_into(&mut out, &s);
+            proptest::prop_assert_eq!(out == s, plain);
+        }
+    }
 
     #[test]
     fn escaping_appends_each_character_as_xml_needs_it() {

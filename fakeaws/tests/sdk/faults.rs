@@ -206,7 +206,7 @@ async fn server_errors_are_retried_and_named_errors_are_not() {
         .calls()
         .into_iter()
         .filter(|c| !c.action.starts_with("Describe"))
-        .map(|c| (c.action, c.error))
+        .map(|c| (c.action.into_owned(), c.error))
         .collect();
     let expected = [
         ("CreateVpc", Some("InternalError")),

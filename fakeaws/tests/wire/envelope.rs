@@ -324,7 +324,7 @@ fn the_call_log_keeps_a_bounded_entry_whatever_the_request() {
         "Action=DescribeInstanceCreditSpecifications&Version=2016-11-15",
     );
     assert_eq!(
-        f.calls().last().map(|c| c.action.as_str()),
+        f.calls().last().map(|c| &*c.action),
         Some("DescribeInstanceCreditSpecifications")
     );
 }
