@@ -2,8 +2,8 @@
 //! (`fakeaws::server::serve_app`, the one `fakeaws` serves on) with a bare axum handler that
 //! answers every request with the fake's own DescribeVpcs answer, canned. Both are loaded in
 //! the same run by the same load generator (16 keep-alive HTTP/1.1 connections from hyper's
-//! client, each sending its next request when the last is answered), in alternating rounds, so
-//! the ratio of their medians holds on a noisy machine where the absolute figures don't.
+//! client, each sending its next request when the last is answered), in alternating rounds (11
+//! of 2 s each, the order swapped every round), so the ratio of their medians holds on a noisy machine where the absolute figures don't.
 //!
 //! Prints `figure` lines (`cargo xtask bench` collects them). Under `cargo test --benches` (no
 //! `--bench` argument) it runs one short round of each, as a smoke check.
@@ -32,18 +32,7 @@ fn runtime(name: &str) -> tokio::runtime::Runtime {
 
 /// Serves `app` on 127.0.0.1 on `rt`'s threads until the process ends.
 fn start(rt: &tokio::runtime::Runtime, app: axum::Router) -> SocketAddr {
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(fakeaws::server::serve_app(
-            listener,
-            app,
-            std::future::pending(),
-        ));
-        addr
-    })
+    rt.block_on(fakeaws::server::spawn_app(app)).unwrap()
 }
 
 /// One connection's requests until `until`; the answers' bodies, read whole, are checked.
@@ -98,7 +87,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
     let (rounds, each) = if bench {
-        (7, Duration::from_secs(2))
+        (11, Duration::from_secs(2))
     } else {
         (1, Duration::from_millis(200))
     };
@@ -121,9 +110,16 @@ fn main() {
     load(&client, fake_addr, each / 4, expect);
     load(&client, ceiling_addr, each / 4, expect);
     let (mut fake_rates, mut ceiling_rates) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        fake_rates.push(load(&client, fake_addr, each, expect));
-        ceiling_rates.push(load(&client, ceiling_addr, each, expect));
+    for round in 0..rounds {
+        // Which goes first changes from round to round, so that neither always follows the
+        // other (and inherits what it left: connections closing, caches, the scheduler).
+        if round % 2 == 0 {
+            fake_rates.push(load(&client, fake_addr, each, expect));
+            ceiling_rates.push(load(&client, ceiling_addr, each, expect));
+        } else {
+            ceiling_rates.push(load(&client, ceiling_addr, each, expect));
+            fake_rates.push(load(&client, fake_addr, each, expect));
+        }
     }
     // Each round's rate, to show how much the machine moved during the run.
     eprintln!("rounds, req/s: fake {fake_rates:.0?}, ceiling {ceiling_rates:.0?}");

@@ -132,6 +132,20 @@ pub async fn serve_app(
     Ok(())
 }
 
+/// Serves `app` as [`serve_app`] does, on `127.0.0.1` at a port of the system's choosing, on
+/// the current runtime for as long as it runs; returns the address. The benchmarks serve
+/// their ceilings (a bare handler with a canned answer) this way.
+pub async fn spawn_app(app: axum::Router) -> std::io::Result<std::net::SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        if let Err(e) = serve_app(listener, app, std::future::pending()).await {
+            tracing::error!(error = %e, "server stopped");
+        }
+    });
+    Ok(addr)
+}
+
 /// The longest `Action` the call log keeps: longer than any operation of the models
 /// (`DescribeInstanceCreditSpecifications`...), so a real one is kept whole and a made-up one
 /// cannot grow the log. With the region name capped too, an entry holds at most a few hundred

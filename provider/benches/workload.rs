@@ -85,18 +85,8 @@ fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> f64 {
         async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
     });
     let server = runtime(FLOOR_THREADS);
-    let endpoint = server.block_on(async {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(fakeaws::server::serve_app(
-            listener,
-            canned,
-            std::future::pending(),
-        ));
-        format!("http://{addr}")
-    });
+    let addr = server.block_on(fakeaws::server::spawn_app(canned)).unwrap();
+    let endpoint = format!("http://{addr}");
     let clients = Clients::for_endpoint(&endpoint, "us-east-1");
     let describe = |n: usize| {
         client.block_on(async {
