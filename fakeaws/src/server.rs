@@ -223,6 +223,25 @@ enum Service {
     Elb,
 }
 
+impl Service {
+    /// The service a credential scope names, if the fake serves it.
+    fn from_name(name: &str) -> Option<Service> {
+        match name {
+            "ec2" => Some(Service::Ec2),
+            "elasticloadbalancing" => Some(Service::Elb),
+            _ => None,
+        }
+    }
+
+    /// Its name in a credential scope (and in the call log).
+    fn name(self) -> &'static str {
+        match self {
+            Service::Ec2 => "ec2",
+            Service::Elb => "elasticloadbalancing",
+        }
+    }
+}
+
 /// A served operation of either service.
 enum Op {
     Ec2(ec2::Action),
@@ -230,6 +249,14 @@ enum Op {
 }
 
 impl Op {
+    /// The operation `service` serves under the `Action` `named`, if any.
+    fn of(service: Service, named: &str) -> Option<Op> {
+        match service {
+            Service::Ec2 => ec2::Action::from_name(named).map(Op::Ec2),
+            Service::Elb => elb::Action::from_name(named).map(Op::Elb),
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Op::Ec2(a) => a.name(),
@@ -383,8 +410,7 @@ impl Fake {
     /// Whether `name` is a region this fake serves: one of [`AWS_REGIONS`], or one it was
     /// told of.
     pub fn knows_region(&self, name: &str) -> bool {
-        AWS_REGIONS.binary_search(&name).is_ok()
-            || self.inner.config.extra_regions.iter().any(|r| r == name)
+        aws_region(name).is_some() || self.inner.config.extra_regions.iter().any(|r| r == name)
     }
 
     /// Runs `f` on the account's fault rules (to add, list or clear them).
@@ -408,11 +434,7 @@ impl Fake {
                 .map(|s| s.service);
             if let Err(refusal) = sigv4::verify(credentials, request, std::time::SystemTime::now())
             {
-                let service = match service {
-                    Some("elasticloadbalancing") => Some(Service::Elb),
-                    Some("ec2") => Some(Service::Ec2),
-                    _ => None,
-                };
+                let service = service.and_then(Service::from_name);
                 let request_id = lock(&self.inner.request_ids).request_id();
                 return answer_error(&refused(&refusal, service), service, request_id);
             }
@@ -445,19 +467,16 @@ impl Fake {
             .with_status(400);
             return answer_error(&err, None, request_id);
         };
-        let service = match scope.service {
-            "ec2" => Service::Ec2,
-            "elasticloadbalancing" => Service::Elb,
-            other => {
-                let err = ApiError::new(
-                    Common::UnknownService,
-                    format!(
-                        "fakeaws serves the services ec2 and elasticloadbalancing; the request \
-                         is signed for '{other}'"
-                    ),
-                );
-                return answer_error(&err, None, request_id);
-            }
+        let Some(service) = Service::from_name(scope.service) else {
+            let err = ApiError::new(
+                Common::UnknownService,
+                format!(
+                    "fakeaws serves the services ec2 and elasticloadbalancing; the request is \
+                     signed for '{}'",
+                    scope.service
+                ),
+            );
+            return answer_error(&err, None, request_id);
         };
         // A character XML 1.0 forbids could never be answered back (every describe of it
         // would be unparseable): refused at the door, as AWS refuses it, naming it by code.
@@ -482,27 +501,22 @@ impl Fake {
             };
             return answer_error(&err, Some(service), request_id);
         }
-        // The log names a served action and a known region by the fake's own copy of it.
+        // The operation is looked up once, for the dispatch and the log; the log names a
+        // served action and a real region by the fake's own copy of the name.
         let named = form.peek("Action").unwrap_or_default();
-        let action = match service {
-            Service::Ec2 => ec2::Action::from_name(named).map(|a| a.name()),
-            Service::Elb => elb::Action::from_name(named).map(|a| a.name()),
-        }
-        .map_or_else(|| capped(named, MAX_LOGGED_ACTION), Cow::Borrowed);
-        let region = AWS_REGIONS
-            .binary_search(&scope.region)
-            .ok()
-            .and_then(|i| AWS_REGIONS.get(i))
-            .map_or_else(
-                || capped(scope.region, MAX_LOGGED_REGION),
-                |r| Cow::Borrowed(*r),
-            );
+        let op = Op::of(service, named);
+        let action = op.as_ref().map_or_else(
+            || capped(named, MAX_LOGGED_ACTION),
+            |op| Cow::Borrowed(op.name()),
+        );
+        let region = aws_region(scope.region)
+            .map_or_else(|| capped(scope.region, MAX_LOGGED_REGION), Cow::Borrowed);
         let started = std::time::Instant::now();
         let mut effects = Effects::default();
         // The answer is written after the region is let go (dispatch holds it), so that the
         // region's other callers don't wait for the XML.
         let result = self
-            .dispatch(service, scope.region, &mut form, &mut effects)
+            .dispatch(service, op, scope.region, &mut form, &mut effects)
             .map(|answered| answered.encode(&request_id));
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
@@ -512,10 +526,7 @@ impl Fake {
             "request"
         );
         let call = Call {
-            service: Cow::Borrowed(match service {
-                Service::Ec2 => "ec2",
-                Service::Elb => "elasticloadbalancing",
-            }),
+            service: Cow::Borrowed(service.name()),
             region,
             action,
             error: result.as_ref().err().map(|e| e.code.to_string()),
@@ -550,6 +561,7 @@ impl Fake {
     fn dispatch(
         &self,
         service: Service,
+        op: Option<Op>,
         region: &str,
         form: &mut FormReader,
         effects: &mut Effects,
@@ -571,13 +583,9 @@ impl Fake {
                     "The request must contain the parameter Action",
                 )
             })?;
-        // Looked up now, while the form holds it; an unserved one is answered after the
-        // version and the region are checked.
-        let op = match service {
-            Service::Ec2 => ec2::Action::from_name(named).map(Op::Ec2),
-            Service::Elb => elb::Action::from_name(named).map(Op::Elb),
-        }
-        .ok_or_else(|| unserved(named, operations, label));
+        // Named now, while the form holds it; an unserved one is answered after the version
+        // and the region are checked.
+        let op = op.ok_or_else(|| unserved(named, operations, label));
         match form.peek("Version") {
             None | Some("") => return Err(ApiError::missing_parameter("Version")),
             Some(v) if v == api_version => {}
@@ -607,10 +615,7 @@ impl Fake {
         let state = self.region(region);
         let op = op?;
         let action = op.name();
-        let name = match service {
-            Service::Ec2 => "ec2",
-            Service::Elb => "elasticloadbalancing",
-        };
+        let name = service.name();
         let mut guard = lock(&state);
         guard.tick();
         admit(&mut guard, service, action, form)?;
@@ -787,7 +792,7 @@ fn refused(refusal: &sigv4::Refusal, service: Option<Service>) -> ApiError {
 /// The regions of AWS's partitions (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-eusc),
 /// as the SDKs' endpoint metadata lists them. Only these exist, with those the fake was told
 /// of ([`crate::Config::extra_regions`]): a made-up name is `InvalidRegion`, never a new region.
-/// Sorted, for a binary search per request.
+/// Sorted, for a binary search per request ([`aws_region`]).
 pub const AWS_REGIONS: &[&str] = &[
     "af-south-1",
     "ap-east-1",
@@ -832,6 +837,12 @@ pub const AWS_REGIONS: &[&str] = &[
     "us-west-1",
     "us-west-2",
 ];
+
+/// The fake's own copy of `name`, if it is one of [`AWS_REGIONS`].
+fn aws_region(name: &str) -> Option<&'static str> {
+    let i = AWS_REGIONS.binary_search(&name).ok()?;
+    AWS_REGIONS.get(i).copied()
+}
 
 /// Whether `s` has the shape of a region name (`xx-yyyy-N`), as a flag adding one must.
 pub fn is_region_shaped(s: &str) -> bool {
@@ -1003,11 +1014,7 @@ fn service_of(headers: &HeaderMap) -> Option<Service> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(sigv4::from_authorization)
-        .and_then(|s| match s.service {
-            "ec2" => Some(Service::Ec2),
-            "elasticloadbalancing" => Some(Service::Elb),
-            _ => None,
-        })
+        .and_then(|s| Service::from_name(s.service))
 }
 
 /// The HTTP response of `answer`: its status, its XML, AWS's headers.

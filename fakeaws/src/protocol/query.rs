@@ -188,7 +188,8 @@ impl FormReader {
         }
     }
 
-    /// The value of an envelope parameter such as `Action` or `Version`, without consuming it.
+    /// The value of a parameter, of the input or of the envelope (`Action`, `Version`, ...),
+    /// without consuming it.
     pub fn peek(&self, key: &str) -> Option<&str> {
         match self.params.get(key) {
             Some(v) => Some(v.as_str()),
