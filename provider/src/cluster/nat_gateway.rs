@@ -54,6 +54,17 @@ fn token(cluster: &str, zone: &str, subnet_id: &str, replaced: usize) -> String 
     ownership::client_token(&parts)
 }
 
+/// The gateway named `name` among `current` that is up or coming up.
+fn live<'a>(current: &'a [NatGateway], name: &str) -> Option<&'a NatGateway> {
+    current.iter().find(|n| {
+        ownership::ec2_tag(n.tags(), "Name") == Some(name)
+            && matches!(
+                n.state(),
+                Some(NatGatewayState::Pending | NatGatewayState::Available)
+            )
+    })
+}
+
 /// Reconciles the NAT gateways (and their addresses).
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
@@ -77,7 +88,22 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .nat_gateways
             .unwrap_or_default()
     };
-    let addresses = if wanted.is_empty() {
+    // The addresses are read only when a zone needs work on its gateway: one to create, or
+    // tags to converge. A gateway in place whose tags are settled has its address's settled
+    // too: the address's tags converge before its gateway's (below), and a reused address's
+    // before its gateway is created; so a steady-state pass makes no DescribeAddresses.
+    let needs_addresses = wanted.iter().any(|(zone, _)| {
+        let name = format!("{}-nat-{zone}", s.name());
+        match live(&current, &name) {
+            Some(n) => {
+                let want = s.ec2_tags(&ResourceType::Natgateway, "nat", &name);
+                let (missing, dropped) = ownership::tag_changes(n.tags(), &want);
+                !missing.is_empty() || !dropped.is_empty()
+            }
+            None => true,
+        }
+    });
+    let addresses = if !needs_addresses {
         Vec::new()
     } else {
         s.ec2()
@@ -96,12 +122,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .iter()
             .filter(|n| ownership::ec2_tag(n.tags(), "Name") == Some(name.as_str()))
             .collect();
-        if let Some(n) = named.iter().find(|n| {
-            matches!(
-                n.state(),
-                Some(NatGatewayState::Pending | NatGatewayState::Available)
-            )
-        }) {
+        if let Some(n) = live(&current, &name) {
             let id = n.nat_gateway_id().unwrap_or_default().to_string();
             let state = n
                 .state()
@@ -110,9 +131,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             if state == "pending" {
                 s.wait(format!("nat gateway {id} is pending"));
             }
-            // The spec's tags converge on the gateway and on its address.
-            s.ensure_tags(&id, n.tags(), ResourceType::Natgateway, "nat", &name)
-                .await?;
+            // The spec's tags converge on the address, then on the gateway (in that order:
+            // a gateway whose tags are settled vouches for its address's).
             let eip_name = format!("{}-eip-nat-{zone}", s.name());
             let held = n
                 .nat_gateway_addresses()
@@ -127,6 +147,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 s.ensure_tags(alloc, a.tags(), ResourceType::ElasticIp, "nat", &eip_name)
                     .await?;
             }
+            s.ensure_tags(&id, n.tags(), ResourceType::Natgateway, "nat", &name)
+                .await?;
             s.status.nat_gateways.push(NatStatus {
                 id,
                 zone,
@@ -198,7 +220,14 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .or_else(|| ours.first().filter(|_| replaced == 0))
             .copied();
         let allocation_id = match free {
-            Some(a) => a.allocation_id().unwrap_or_default().to_string(),
+            Some(a) => {
+                // A reused address (allocated by a pass that stopped before its gateway was
+                // made) takes the spec's tags now, before its gateway vouches for them.
+                let alloc = a.allocation_id().unwrap_or_default().to_string();
+                s.ensure_tags(&alloc, a.tags(), ResourceType::ElasticIp, "nat", &eip_name)
+                    .await?;
+                alloc
+            }
             None => {
                 if !s.act(format!("allocate elastic ip ({eip_name})")) {
                     "<new elastic ip>".to_string()
