@@ -12,6 +12,7 @@ use aws_sdk_elasticloadbalancing::types::{
     LoadBalancerDescription, Tag,
 };
 
+use super::scope::LoadBalancerSeen;
 use super::{LoadBalancerStatus, Scope, is_new};
 use crate::aws_error::{Class, aws};
 use crate::error::Error;
@@ -93,6 +94,7 @@ pub async fn preflight(s: &mut Scope<'_>) -> Result<(), Error> {
     }
     let name = &s.plan.load_balancer_name;
     let Some(d) = describe(s, name).await? else {
+        s.load_balancer_seen = LoadBalancerSeen::Absent;
         return Ok(());
     };
     let (managed, tags) = owned_by_cluster(s, name).await?;
@@ -107,7 +109,7 @@ pub async fn preflight(s: &mut Scope<'_>) -> Result<(), Error> {
             wanted: spec.scheme.as_str().to_string(),
         });
     }
-    s.load_balancer_seen = Some((d, tags));
+    s.load_balancer_seen = LoadBalancerSeen::Present(d, tags);
     Ok(())
 }
 
@@ -158,19 +160,24 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .map_err(|e| Error::Conflict(format!("health check: {e}")))?;
     let tags = s.tags("apiserver", &name);
 
-    let seen = s.load_balancer_seen.take();
+    let seen = std::mem::take(&mut s.load_balancer_seen);
     let found = if is_new(&vpc_id) {
         None
-    } else if let Some(seen) = seen {
-        Some(seen)
-    } else if let Some(d) = describe(s, &name).await? {
-        let (managed, current_tags) = owned_by_cluster(s, &name).await?;
-        if !managed {
-            return Err(name_taken(&name, s.name()));
-        }
-        Some((d, current_tags))
     } else {
-        None
+        match seen {
+            LoadBalancerSeen::Present(d, tags) => Some((d, tags)),
+            LoadBalancerSeen::Absent => None,
+            LoadBalancerSeen::NotRead => match describe(s, &name).await? {
+                Some(d) => {
+                    let (managed, current_tags) = owned_by_cluster(s, &name).await?;
+                    if !managed {
+                        return Err(name_taken(&name, s.name()));
+                    }
+                    Some((d, current_tags))
+                }
+                None => None,
+            },
+        }
     };
     let created = found.is_none();
     let d = match found {
@@ -303,31 +310,39 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     call = call.tags(t);
                 }
             }
-            match call.send().await.map_err(aws("CreateLoadBalancer")) {
-                Ok(_) => {}
+            let made = match call.send().await.map_err(aws("CreateLoadBalancer")) {
+                Ok(made) => made,
                 // No describe showed the name before the create: the balancer this cluster
                 // created a moment ago (its answer lost), not visible yet.
                 Err(e) if e.class() == Class::Duplicate => {
                     return Err(Error::NotVisibleYet(format!("load balancer {name}")));
                 }
                 Err(e) => return Err(e.into()),
+            };
+            // AWS may not show the new balancer for a moment: its health check is tried
+            // again until it does.
+            if s.act(format!(
+                "configure health check {} on {name}",
+                health_check.target()
+            )) {
+                until_visible(s.clients, || async {
+                    s.elb()
+                        .configure_health_check()
+                        .load_balancer_name(&name)
+                        .health_check(health_check.clone())
+                        .send()
+                        .await
+                        .map_err(aws("ConfigureHealthCheck"))
+                })
+                .await?;
             }
-            // AWS may not show the new balancer for a moment.
-            let shown = until_visible(s.clients, || async {
-                s.elb()
-                    .describe_load_balancers()
-                    .load_balancer_names(&name)
-                    .send()
-                    .await
-                    .map_err(aws("DescribeLoadBalancers"))
-            })
-            .await;
-            let d = crate::sdk::found(shown)?
-                .and_then(|o| o.load_balancer_descriptions().first().cloned())
-                .ok_or_else(|| Error::NotVisibleYet(format!("load balancer {name}")))?;
-            configure_health_check(s, &name, health_check.clone()).await?;
-            // What the status takes from it (name, DNS name, scheme) is fixed at creation.
-            d
+            // What the status takes (name, DNS name, scheme) is fixed at creation, and the
+            // create answers the DNS name.
+            LoadBalancerDescription::builder()
+                .load_balancer_name(&name)
+                .set_dns_name(made.dns_name)
+                .scheme(scheme)
+                .build()
         }
     };
 

@@ -30,16 +30,28 @@ pub struct Scope<'a> {
     pub planned: Vec<String>,
     /// What is pending.
     pub waiting: Vec<String>,
-    /// The cluster's own load balancer and its tags, as the preflight read them (nothing
-    /// between the preflight and the load balancer's step changes it): its step reads them
-    /// from here instead of again.
-    pub(super) load_balancer_seen: Option<(
-        aws_sdk_elasticloadbalancing::types::LoadBalancerDescription,
-        Vec<aws_sdk_elasticloadbalancing::types::Tag>,
-    )>,
+    /// The cluster's own load balancer as the preflight read it (nothing between the
+    /// preflight and the load balancer's step changes it): its step reads it from here
+    /// instead of again.
+    pub(super) load_balancer_seen: LoadBalancerSeen,
     /// Whether this pass created the VPC: then nothing else is in it yet (no one else knows
     /// its id), and the steps skip their describes of what it holds.
     pub(super) vpc_created: bool,
+}
+
+/// What the preflight read of the cluster's own load balancer.
+#[derive(Debug, Default)]
+pub(super) enum LoadBalancerSeen {
+    /// Not read (the spec names an existing balancer, or the read was taken).
+    #[default]
+    NotRead,
+    /// There is none.
+    Absent,
+    /// The balancer and its tags.
+    Present(
+        aws_sdk_elasticloadbalancing::types::LoadBalancerDescription,
+        Vec<aws_sdk_elasticloadbalancing::types::Tag>,
+    ),
 }
 
 impl<'a> Scope<'a> {
@@ -51,7 +63,7 @@ impl<'a> Scope<'a> {
             dry_run,
             planned: Vec::new(),
             waiting: Vec::new(),
-            load_balancer_seen: None,
+            load_balancer_seen: LoadBalancerSeen::NotRead,
             vpc_created: false,
         }
     }
