@@ -109,7 +109,7 @@ pub async fn preflight(s: &mut Scope<'_>) -> Result<(), Error> {
             wanted: spec.scheme.as_str().to_string(),
         });
     }
-    s.load_balancer_seen = LoadBalancerSeen::Present(d, tags);
+    s.load_balancer_seen = LoadBalancerSeen::Present(Box::new(d), tags);
     Ok(())
 }
 
@@ -165,7 +165,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         None
     } else {
         match seen {
-            LoadBalancerSeen::Present(d, tags) => Some((d, tags)),
+            LoadBalancerSeen::Present(d, tags) => Some((*d, tags)),
             LoadBalancerSeen::Absent => None,
             LoadBalancerSeen::NotRead => match describe(s, &name).await? {
                 Some(d) => {

@@ -49,7 +49,7 @@ pub(super) enum LoadBalancerSeen {
     Absent,
     /// The balancer and its tags.
     Present(
-        aws_sdk_elasticloadbalancing::types::LoadBalancerDescription,
+        Box<aws_sdk_elasticloadbalancing::types::LoadBalancerDescription>,
         Vec<aws_sdk_elasticloadbalancing::types::Tag>,
     ),
 }
