@@ -1,8 +1,8 @@
 //! Deletes everything a conformance run tagged (`capa-conformance-run=<id>`), or every run
 //! older than a cutoff, in the provider's order of deletion (`Step::deletion_order`): load
 //! balancers, instances (bastions and machines, waiting until terminated), security groups
-//! (rules first), route tables, NAT gateways (waiting until deleted) and their addresses,
-//! gateways, subnets, VPCs. Used after each case on a shared target and by `cargo xtask
+//! (rules first), NAT gateways (waiting until deleted) and their addresses, gateways,
+//! subnets, route tables, VPCs. Used after each case on a shared target and by `cargo xtask
 //! sweep` after a crashed run.
 
 use std::time::{Duration, Instant};

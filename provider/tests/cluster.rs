@@ -1133,6 +1133,86 @@ async fn a_bastion_in_a_preexisting_public_subnet_gets_a_public_address() {
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
 
+/// Delete removes the route tables after the subnets, whose deletion in the same pass ends
+/// their associations: no DisassociateRouteTable, unless an association outlives them (a
+/// subnet someone else made in the cluster's VPC and associated with a table by hand, which
+/// stays; the table goes all the same).
+#[tokio::test]
+async fn route_tables_go_after_their_subnets_and_only_foreign_associations_are_removed() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n");
+    up(&a, &c).await;
+    fake.fake().take_calls();
+    down(&a, &c).await;
+    let calls = mutating(&fake);
+    assert!(calls.iter().any(|c| c == "DeleteRouteTable"), "{calls:?}");
+    assert!(
+        !calls.iter().any(|c| c == "DisassociateRouteTable"),
+        "{calls:?}"
+    );
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    let o = up(&a, &c).await;
+    let vpc_id = o.status.vpc.as_ref().unwrap().id.clone();
+    let zone = o.status.subnets[0].zone.clone();
+    let foreign = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.64.0/24")
+        .availability_zone(&zone)
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let table = o.status.route_tables[0].id.clone();
+    ec2.associate_route_table()
+        .route_table_id(&table)
+        .subnet_id(&foreign)
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    // The VPC cannot go while the foreign subnet is in it; everything else does.
+    for _ in 0..3 {
+        let _ = a.delete(&c).await;
+    }
+    let calls = mutating(&fake);
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| *c == "DisassociateRouteTable")
+            .count(),
+        1,
+        "{calls:?}"
+    );
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter("route-table-id", &[&table]))
+        .send()
+        .await
+        .unwrap();
+    assert!(tables.route_tables().is_empty(), "the table is gone");
+    let left = ec2
+        .describe_subnets()
+        .subnet_ids(&foreign)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(left.subnets().len(), 1, "the foreign subnet stays");
+    ec2.delete_subnet()
+        .subnet_id(&foreign)
+        .send()
+        .await
+        .unwrap();
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
+
 /// The value of tag `key` on each of cluster c1's Elastic IPs.
 async fn eip_tag(ec2: &aws_sdk_ec2::Client, key: &str) -> Vec<Option<String>> {
     let addresses = ec2

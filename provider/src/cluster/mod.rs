@@ -1,6 +1,7 @@
 //! The cluster actuator: reconcile and delete a cluster's network, security groups, bastion
 //! and API load balancer. The order is stated once, in [`Step::ORDER`]: reconcile walks it,
-//! delete walks it backwards (and conformance's census and sweep walk it too). Every step
+//! delete walks it backwards, each step after those it is [`Step::deleted_after`] (and
+//! conformance's census and sweep walk the same orders). Every step
 //! describes what AWS holds (finding the cluster's own resources by tag, so a lost status
 //! never leads to a twin), decides, and acts only where AWS differs from the spec; in the
 //! pass that creates the VPC, the steps skip describing what it holds (nothing yet).
@@ -63,9 +64,30 @@ impl Step {
         Step::LoadBalancer,
     ];
 
-    /// The steps in the order of deletion.
-    pub fn deletion_order() -> impl Iterator<Item = Step> {
-        Self::ORDER.into_iter().rev()
+    /// The steps in the order of deletion: [`ORDER`](Self::ORDER) backwards, each step
+    /// moved after the steps it is [`deleted_after`](Self::deleted_after). So route tables
+    /// go after the subnets.
+    pub fn deletion_order() -> Vec<Step> {
+        let mut order: Vec<Step> = Vec::with_capacity(Self::ORDER.len());
+        while order.len() < Self::ORDER.len() {
+            let placed = order.len();
+            for step in Self::ORDER.into_iter().rev() {
+                if !order.contains(&step) && step.deleted_after().iter().all(|b| order.contains(b))
+                {
+                    order.push(step);
+                }
+            }
+            if order.len() == placed {
+                // A cycle in `deleted_after` (a test rules it out): the rest as written.
+                let rest: Vec<Step> = Self::ORDER
+                    .into_iter()
+                    .rev()
+                    .filter(|x| !order.contains(x))
+                    .collect();
+                order.extend(rest);
+            }
+        }
+        order
     }
 
     /// The steps whose resources must be gone before this step's can be deleted, as AWS
@@ -89,6 +111,18 @@ impl Step {
                 Step::LoadBalancer,
             ],
             Step::NatGateway | Step::RouteTable | Step::Bastion | Step::LoadBalancer => &[],
+        }
+    }
+
+    /// The steps whose delete comes before this step's in a pass: those it
+    /// [`needs_gone`](Self::needs_gone), and for route tables the subnets. A subnet's
+    /// deletion ends its route table association, so a table whose subnets went earlier in
+    /// the pass needs no DisassociateRouteTable; it does not wait for them (while they stay,
+    /// its associations are removed and it goes, so delete carries on).
+    pub fn deleted_after(self) -> &'static [Step] {
+        match self {
+            Step::RouteTable => &[Step::Subnet],
+            other => other.needs_gone(),
         }
     }
 
@@ -223,7 +257,7 @@ impl ClusterActuator {
         })
     }
 
-    /// Deletes what the cluster owns, in reverse order, continuing past failures; never
+    /// Deletes what the cluster owns, in [`Step::deletion_order`], continuing past failures; never
     /// touches pre-existing resources. Done when [`Outcome::is_done`].
     #[tracing::instrument(skip_all, fields(cluster = %cluster.metadata.name))]
     pub async fn delete(&self, cluster: &Cluster) -> Result<Outcome, Error> {
@@ -259,5 +293,39 @@ impl ClusterActuator {
             1 => Err(errors.remove(0)),
             _ => Err(Error::Many(errors)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step;
+
+    #[test]
+    fn deletion_order_holds_every_step_once_each_after_what_it_is_deleted_after() {
+        let order = Step::deletion_order();
+        let mut sorted = order.clone();
+        sorted.sort();
+        let mut all = Step::ORDER.to_vec();
+        all.sort();
+        assert_eq!(sorted, all);
+        for (i, step) in order.iter().enumerate() {
+            for b in step.deleted_after() {
+                let at = order.iter().position(|x| x == b).unwrap();
+                assert!(at < i, "{step:?} is deleted before {b:?}: {order:?}");
+            }
+        }
+        assert_eq!(
+            order,
+            [
+                Step::LoadBalancer,
+                Step::Bastion,
+                Step::SecurityGroup,
+                Step::NatGateway,
+                Step::InternetGateway,
+                Step::Subnet,
+                Step::RouteTable,
+                Step::Vpc,
+            ]
+        );
     }
 }

@@ -186,7 +186,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Disassociates and deletes the cluster's own route tables.
+/// Deletes the cluster's own route tables. It runs after the subnets' step: the subnets it
+/// deleted took their associations along; an association still there (a subnet still going
+/// away, or one someone associated by hand) is removed first.
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
