@@ -1213,19 +1213,24 @@ async fn route_tables_go_after_their_subnets_and_only_foreign_associations_are_r
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
 
-/// The value of tag `key` on each of cluster c1's Elastic IPs.
-async fn eip_tag(ec2: &aws_sdk_ec2::Client, key: &str) -> Vec<Option<String>> {
-    let addresses = ec2
-        .describe_addresses()
+/// Cluster c1's Elastic IPs.
+async fn owned_addresses(ec2: &aws_sdk_ec2::Client) -> Vec<aws_sdk_ec2::types::Address> {
+    ec2.describe_addresses()
         .filters(filter(
             "tag:sigs.k8s.io/cluster-api-provider-aws/cluster/c1",
             &["owned"],
         ))
         .send()
         .await
-        .unwrap();
-    addresses
-        .addresses()
+        .unwrap()
+        .addresses
+        .unwrap_or_default()
+}
+
+/// The value of tag `key` on each of cluster c1's Elastic IPs.
+async fn eip_tag(ec2: &aws_sdk_ec2::Client, key: &str) -> Vec<Option<String>> {
+    owned_addresses(ec2)
+        .await
         .iter()
         .map(|a| {
             a.tags()
@@ -1341,16 +1346,11 @@ async fn a_failed_nat_gateway_is_deleted_and_replaced() {
         ],
         "the failed gateway deleted, one available in its place"
     );
-    let addresses = ec2
-        .describe_addresses()
-        .filters(filter(
-            "tag:sigs.k8s.io/cluster-api-provider-aws/cluster/c1",
-            &["owned"],
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(addresses.addresses().len(), 1, "the Elastic IP is reused");
+    assert_eq!(
+        owned_addresses(&ec2).await.len(),
+        1,
+        "the Elastic IP is reused"
+    );
     let available = nats
         .nat_gateways()
         .iter()
