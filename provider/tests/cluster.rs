@@ -1062,8 +1062,8 @@ async fn delete_spares_what_others_put_in_the_cluster_vpc() {
     let ec2 = fake.ec2_client();
     let c = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
     let o = up(&a, &c).await;
-    let vpc = o.status.vpc.unwrap().id;
-    // Someone else adds a subnet and a group to the cluster's VPC.
+    let vpc = o.status.vpc.clone().unwrap().id;
+    // Someone else adds a subnet and a group to the cluster's VPC...
     let theirs = ec2
         .create_subnet()
         .vpc_id(&vpc)
@@ -1076,12 +1076,38 @@ async fn delete_spares_what_others_put_in_the_cluster_vpc() {
         .unwrap()
         .subnet_id
         .unwrap();
+    // ... and associates it with one of the cluster's route tables by hand.
+    let table = o.status.route_tables[0].id.clone();
+    ec2.associate_route_table()
+        .route_table_id(&table)
+        .subnet_id(&theirs)
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
     for _ in 0..4 {
         let o = a.delete(&c).await.unwrap();
         if o.is_done() {
             panic!("the VPC cannot go while it holds someone else's subnet");
         }
     }
+    // The association outlives the cluster's subnets: it is removed, and the table goes.
+    let calls = mutating(&fake);
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| *c == "DisassociateRouteTable")
+            .count(),
+        1,
+        "{calls:?}"
+    );
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter("route-table-id", &[&table]))
+        .send()
+        .await
+        .unwrap();
+    assert!(tables.route_tables().is_empty(), "the table is gone");
     let d = ec2
         .describe_subnets()
         .subnet_ids(&theirs)
@@ -1134,11 +1160,10 @@ async fn a_bastion_in_a_preexisting_public_subnet_gets_a_public_address() {
 }
 
 /// Delete removes the route tables after the subnets, whose deletion in the same pass ends
-/// their associations: no DisassociateRouteTable, unless an association outlives them (a
-/// subnet someone else made in the cluster's VPC and associated with a table by hand, which
-/// stays; the table goes all the same).
+/// their associations: no DisassociateRouteTable (an association that outlives them is
+/// removed: `delete_spares_what_others_put_in_the_cluster_vpc`).
 #[tokio::test]
-async fn route_tables_go_after_their_subnets_and_only_foreign_associations_are_removed() {
+async fn route_tables_go_after_their_subnets_without_disassociating() {
     let fake = fake().await;
     let a = actuator(&fake);
     let ec2 = fake.ec2_client();
@@ -1152,64 +1177,6 @@ async fn route_tables_go_after_their_subnets_and_only_foreign_associations_are_r
         !calls.iter().any(|c| c == "DisassociateRouteTable"),
         "{calls:?}"
     );
-    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
-
-    let o = up(&a, &c).await;
-    let vpc_id = o.status.vpc.as_ref().unwrap().id.clone();
-    let zone = o.status.subnets[0].zone.clone();
-    let foreign = ec2
-        .create_subnet()
-        .vpc_id(&vpc_id)
-        .cidr_block("10.0.64.0/24")
-        .availability_zone(&zone)
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
-    let table = o.status.route_tables[0].id.clone();
-    ec2.associate_route_table()
-        .route_table_id(&table)
-        .subnet_id(&foreign)
-        .send()
-        .await
-        .unwrap();
-    fake.fake().take_calls();
-    // The VPC cannot go while the foreign subnet is in it; everything else does.
-    for _ in 0..3 {
-        let _ = a.delete(&c).await;
-    }
-    let calls = mutating(&fake);
-    assert_eq!(
-        calls
-            .iter()
-            .filter(|c| *c == "DisassociateRouteTable")
-            .count(),
-        1,
-        "{calls:?}"
-    );
-    let tables = ec2
-        .describe_route_tables()
-        .filters(filter("route-table-id", &[&table]))
-        .send()
-        .await
-        .unwrap();
-    assert!(tables.route_tables().is_empty(), "the table is gone");
-    let left = ec2
-        .describe_subnets()
-        .subnet_ids(&foreign)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(left.subnets().len(), 1, "the foreign subnet stays");
-    ec2.delete_subnet()
-        .subnet_id(&foreign)
-        .send()
-        .await
-        .unwrap();
-    down(&a, &c).await;
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
 
