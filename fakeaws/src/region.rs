@@ -7,7 +7,7 @@ use crate::ec2::error::Code;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Config;
-use crate::ec2::filter::Filters;
+use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
     availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, nat_gateway,
     network_acl, network_interface, route_table, security_group, subnet, tags, volume, vpc,
@@ -133,6 +133,11 @@ impl Index {
                 self.0.remove(key);
             }
         }
+    }
+
+    /// The ids under `key`, borrowed.
+    pub fn set(&self, key: &str) -> Option<&BTreeSet<String>> {
+        self.0.get(key)
     }
 
     /// The ids under `key`.
@@ -337,17 +342,19 @@ impl Region {
         }
     }
 
-    /// The ids that can match `filters`, from the tag, VPC and subnet indexes.
-    pub fn candidates(&self, filters: &Filters) -> Option<BTreeSet<String>> {
-        filters.candidates(&self.tags, |name, value| {
-            let mut ids = match name {
-                "vpc-id" => self.by_vpc.get(value),
-                "subnet-id" => self.by_subnet.get(value),
+    /// The ids of `kind` that can match `filters`, from the tag, VPC and subnet indexes, and
+    /// the kind's own id filter (`nat-gateway-id`).
+    pub fn candidates<'a>(&'a self, kind: Kind, filters: &'a Filters) -> Option<BTreeSet<&'a str>> {
+        filters.candidates(&self.tags, kind.prefix(), |name, value| {
+            if name == kind.id_filter() {
+                return Some(Served::ids(vec![value]));
+            }
+            let index = match name {
+                "vpc-id" => &self.by_vpc,
+                "subnet-id" => &self.by_subnet,
                 _ => return None,
             };
-            // The VPC or subnet itself matches its own id.
-            ids.insert(value.to_string());
-            Some(ids)
+            Some(Served::sets(index.set(value).into_iter().collect()))
         })
     }
 

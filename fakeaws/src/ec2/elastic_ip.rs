@@ -214,7 +214,7 @@ pub fn describe_addresses(
         &region.consistency,
         &region.addresses,
         Some(&ids),
-        region.candidates(&filters),
+        region.candidates(Kind::ElasticIp, &filters),
         |a| filters.matches(&(a, region), region.tags.get(&a.allocation_id)),
     )?;
     Ok(DescribeAddressesResult {

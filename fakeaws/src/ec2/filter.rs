@@ -6,6 +6,7 @@
 //! bounded amount per record: linear in what the region holds.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 use crate::ec2::tags::TagStore;
 use crate::generated::ec2::Filter;
@@ -87,46 +88,54 @@ impl Filters {
         Ok(Filters { list })
     }
 
-    /// The ids that can possibly match, from the tag index and the resource's own `index`
-    /// (name, exact value -> ids); `None` when no filter is served by an index.
-    pub fn candidates(
-        &self,
-        tags: &TagStore,
-        index: impl Fn(&str, &str) -> Option<BTreeSet<String>>,
-    ) -> Option<BTreeSet<String>> {
-        let mut result: Option<BTreeSet<String>> = None;
+    /// The ids of the kind with id prefix `prefix` (`nat`) that can possibly match, from the
+    /// tag index and the resource's own `index` (name, exact value -> what it holds of that
+    /// value); `None` when no filter is served by an index. Of the filters an index serves,
+    /// the one naming the fewest ids of the kind gives them: every record still goes through
+    /// [`matches`](Self::matches), which applies every filter, so no intersection is needed,
+    /// and nothing the indexes hold is copied. The indexes hold ids of every kind, in id
+    /// order, so a kind's ids are one range of each set.
+    pub fn candidates<'a>(
+        &'a self,
+        tags: &'a TagStore,
+        prefix: &str,
+        index: impl Fn(&str, &'a str) -> Option<Served<'a>>,
+    ) -> Option<BTreeSet<&'a str>> {
+        let dashed = format!("{prefix}-");
+        let mut best: Option<(usize, Served<'a>)> = None;
         for (name, values) in &self.list {
             if values.is_empty() || values.iter().any(|v| v.contains(['*', '?', '\\'])) {
                 continue;
             }
-            let lookup = |v: &str| -> Option<BTreeSet<String>> {
+            let lookup = |v: &'a str| -> Option<Served<'a>> {
                 if let Some(key) = name.strip_prefix("tag:") {
-                    Some(tags.ids_with(key, Some(v)))
+                    Some(Served::sets(tags.sets_with(key, Some(v))))
                 } else if name == "tag-key" {
-                    Some(tags.ids_with(v, None))
+                    Some(Served::sets(tags.sets_with(v, None)))
                 } else {
                     index(name, v)
                 }
             };
-            let mut set = BTreeSet::new();
-            let mut served = true;
+            let mut served = Served::default();
+            let mut all_served = true;
             for v in values {
                 match lookup(v) {
-                    Some(ids) => set.extend(ids),
+                    Some(more) => {
+                        served.sets.extend(more.sets);
+                        served.ids.extend(more.ids);
+                    }
                     None => {
-                        served = false;
+                        all_served = false;
                         break;
                     }
                 }
             }
-            if served {
-                result = Some(match result {
-                    None => set,
-                    Some(r) => r.intersection(&set).cloned().collect(),
-                });
+            let size = served.len(&dashed);
+            if all_served && best.as_ref().is_none_or(|(fewest, _)| size < *fewest) {
+                best = Some((size, served));
             }
         }
-        result
+        best.map(|(_, served)| served.of_kind(&dashed).collect())
     }
 
     /// Whether `record` (with `tags`) passes every filter.
@@ -136,26 +145,96 @@ impl Filters {
         tags: Option<&BTreeMap<String, String>>,
     ) -> bool {
         self.list.iter().all(|(name, wanted)| {
-            let have: Vec<String> = if let Some(key) = name.strip_prefix("tag:") {
-                tags.and_then(|t| t.get(key)).cloned().into_iter().collect()
+            if let Some(key) = name.strip_prefix("tag:") {
+                any_match(
+                    wanted,
+                    tags.and_then(|t| t.get(key))
+                        .map(String::as_str)
+                        .into_iter(),
+                )
             } else if name == "tag-key" {
-                tags.map(|t| t.keys().cloned().collect())
-                    .unwrap_or_default()
+                any_match(
+                    wanted,
+                    tags.into_iter().flat_map(|t| t.keys()).map(String::as_str),
+                )
             } else if name == "tag-value" {
-                tags.map(|t| t.values().cloned().collect())
-                    .unwrap_or_default()
+                any_match(
+                    wanted,
+                    tags.into_iter()
+                        .flat_map(|t| t.values())
+                        .map(String::as_str),
+                )
             } else {
-                record.values(name)
-            };
-            wanted
-                .iter()
-                .any(|pattern| have.iter().any(|v| glob(pattern, v)))
+                any_match(wanted, record.values(name).iter().map(String::as_str))
+            }
         })
     }
 }
 
+/// What an index holds for one filter value: its sets of ids, borrowed, and ids it names
+/// outright (a VPC matches its own id).
+#[derive(Debug, Default)]
+pub struct Served<'a> {
+    sets: Vec<&'a BTreeSet<String>>,
+    ids: Vec<&'a str>,
+}
+
+impl<'a> Served<'a> {
+    /// The ids of `sets`.
+    pub fn sets(sets: Vec<&'a BTreeSet<String>>) -> Self {
+        Served {
+            sets,
+            ids: Vec::new(),
+        }
+    }
+
+    /// Also `id`.
+    pub fn and(mut self, id: &'a str) -> Self {
+        self.ids.push(id);
+        self
+    }
+
+    /// Of outright ids.
+    pub fn ids(ids: Vec<&'a str>) -> Self {
+        Served {
+            sets: Vec::new(),
+            ids,
+        }
+    }
+
+    /// The ids starting with `dashed` (`nat-`), one twice when two sets hold it.
+    fn of_kind<'s>(&'s self, dashed: &'s str) -> impl Iterator<Item = &'a str> + 's {
+        let in_sets = self.sets.iter().flat_map(move |set| {
+            set.range::<str, _>((Bound::Included(dashed), Bound::Unbounded))
+                .map(String::as_str)
+                .take_while(move |id| id.starts_with(dashed))
+        });
+        in_sets.chain(
+            self.ids
+                .iter()
+                .copied()
+                .filter(move |id| id.starts_with(dashed)),
+        )
+    }
+
+    /// How many ids of the kind: what choosing this filter costs.
+    fn len(&self, dashed: &str) -> usize {
+        self.of_kind(dashed).count()
+    }
+}
+
+/// Whether any of `have` matches any `wanted` pattern.
+fn any_match<'t>(wanted: &[String], have: impl Iterator<Item = &'t str> + Clone) -> bool {
+    wanted
+        .iter()
+        .any(|pattern| have.clone().any(|v| glob(pattern, v)))
+}
+
 /// Matches `text` against an EC2 filter value: `*` any run, `?` one character, `\` escapes.
 pub fn glob(pattern: &str, text: &str) -> bool {
+    if !pattern.contains(['*', '?', '\\']) {
+        return pattern == text;
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     let (mut pi, mut ti) = (0, 0);

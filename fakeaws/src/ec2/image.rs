@@ -338,7 +338,7 @@ pub fn describe_images(
         &region.consistency,
         &region.images,
         input.image_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::Image, &filters),
         |i| {
             (owners.is_empty() || owners.iter().any(|o| owned_by(region, i, o)))
                 && (users.is_empty()

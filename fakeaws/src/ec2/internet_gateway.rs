@@ -229,7 +229,7 @@ pub fn describe_internet_gateways(
         &region.consistency,
         &region.internet_gateways,
         input.internet_gateway_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::InternetGateway, &filters),
         |g| filters.matches(&(g, region), region.tags.get(&g.id)),
     )?;
     let (items, next) = page::page(

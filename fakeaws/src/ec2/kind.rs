@@ -150,6 +150,27 @@ impl Kind {
         self.row().prefix
     }
 
+    /// The filter that names a record of this kind by its own id, such as `vpc-id`.
+    pub const fn id_filter(self) -> &'static str {
+        match self {
+            Kind::Vpc => "vpc-id",
+            Kind::Subnet => "subnet-id",
+            Kind::InternetGateway => "internet-gateway-id",
+            Kind::DhcpOptions => "dhcp-options-id",
+            Kind::ElasticIp => "allocation-id",
+            Kind::NatGateway => "nat-gateway-id",
+            Kind::RouteTable => "route-table-id",
+            Kind::NetworkAcl => "network-acl-id",
+            Kind::SecurityGroup => "group-id",
+            Kind::SecurityGroupRule => "security-group-rule-id",
+            Kind::NetworkInterface => "network-interface-id",
+            Kind::Instance => "instance-id",
+            Kind::Volume => "volume-id",
+            Kind::Image => "image-id",
+            Kind::KeyPair => "key-pair-id",
+        }
+    }
+
     /// The error code stem, such as `InvalidVpcID`.
     pub const fn code(self) -> &'static str {
         self.row().code
@@ -247,7 +268,7 @@ impl Kind {
         seen: &'a Consistency,
         map: &'a BTreeMap<String, T>,
         ids: Option<&[String]>,
-        candidates: Option<BTreeSet<String>>,
+        candidates: Option<BTreeSet<&str>>,
         keep: impl Fn(&T) -> bool,
     ) -> Result<Vec<&'a T>, ApiError> {
         if ids.is_some_and(|i| !i.is_empty()) {
@@ -261,7 +282,7 @@ impl Kind {
             // Every ghost goes through `keep`, which applies every filter: the indexes that
             // gave the candidates no longer know it.
             let mut all: BTreeMap<&String, &T> = match &candidates {
-                Some(c) => c.iter().filter_map(|id| map.get_key_value(id)).collect(),
+                Some(c) => c.iter().filter_map(|id| map.get_key_value(*id)).collect(),
                 None => map.iter().collect(),
             };
             all.extend(seen.ghosts::<T>());
@@ -276,7 +297,7 @@ impl Kind {
             Some(c) => c
                 .iter()
                 .filter(|id| !seen.hides(id))
-                .filter_map(|id| map.get(id))
+                .filter_map(|id| map.get(*id))
                 .filter(|t| keep(t))
                 .collect(),
             None => map

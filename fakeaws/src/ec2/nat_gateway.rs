@@ -335,8 +335,8 @@ pub fn describe_nat_gateways(
         &region.nat_gateways,
         None,
         match input.nat_gateway_ids.as_ref().filter(|i| !i.is_empty()) {
-            Some(ids) => Some(ids.iter().cloned().collect()),
-            None => region.candidates(&filters),
+            Some(ids) => Some(ids.iter().map(String::as_str).collect()),
+            None => region.candidates(Kind::NatGateway, &filters),
         },
         |n| filters.matches(&(n, region), region.tags.get(&n.id)),
     )?;

@@ -189,7 +189,7 @@ pub fn describe_network_acls(
         &region.consistency,
         &region.network_acls,
         input.network_acl_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::NetworkAcl, &filters),
         |a| filters.matches(&(a, region), region.tags.get(&a.id)),
     )?;
     let (items, next) = page::page(

@@ -390,7 +390,7 @@ pub fn describe_network_interfaces(
         &region.consistency,
         &region.network_interfaces,
         input.network_interface_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::NetworkInterface, &filters),
         |e| filters.matches(&(e, region), region.tags.get(&e.id)),
     )?;
     let (items, next) = page::page(

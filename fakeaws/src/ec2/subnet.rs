@@ -363,7 +363,7 @@ pub fn describe_subnets(
         &region.consistency,
         &region.subnets,
         input.subnet_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::Subnet, &filters),
         |s| filters.matches(&(s, region), region.tags.get(&s.id)),
     )?;
     let (items, next) = page::page(

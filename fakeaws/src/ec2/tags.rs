@@ -118,14 +118,15 @@ impl TagStore {
         }
     }
 
-    /// The ids carrying tag `key` (with `value`, when given), from the index.
-    pub fn ids_with(&self, key: &str, value: Option<&str>) -> BTreeSet<String> {
+    /// The sets of ids carrying tag `key` (with `value`, when given), borrowed from the
+    /// index: one per value.
+    pub fn sets_with(&self, key: &str, value: Option<&str>) -> Vec<&BTreeSet<String>> {
         let Some(values) = self.index.get(key) else {
-            return BTreeSet::new();
+            return Vec::new();
         };
         match value {
-            Some(v) => values.get(v).cloned().unwrap_or_default(),
-            None => values.values().flatten().cloned().collect(),
+            Some(v) => values.get(v).into_iter().collect(),
+            None => values.values().collect(),
         }
     }
 }

@@ -173,7 +173,7 @@ pub fn describe_volumes(
             &region.consistency,
             &region.volumes,
             input.volume_ids.as_deref(),
-            region.candidates(&filters),
+            region.candidates(Kind::Volume, &filters),
             |v| filters.matches(&(v, region), region.tags.get(&v.id)),
         )
         .map_err(|e| {

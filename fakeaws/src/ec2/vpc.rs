@@ -258,7 +258,7 @@ pub fn describe_vpcs(
         &region.consistency,
         &region.vpcs,
         input.vpc_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::Vpc, &filters),
         |v| filters.matches(&(v, region), region.tags.get(&v.id)),
     )?;
     let (items, next) = page::page(

@@ -2,7 +2,7 @@
 
 use aws_sdk_ec2::types::{ResourceType, Tag};
 
-use crate::{code, empty_fake, filter, vpc};
+use crate::{code, empty_fake, filter, subnet, vpc};
 
 fn tag(k: &str, v: &str) -> Tag {
     Tag::builder().key(k).value(v).build()
@@ -220,6 +220,122 @@ async fn filter_values_are_capped() {
         .send()
         .await;
     assert_eq!(code(too_long), "InvalidParameterValue");
+}
+
+/// Filters answered from the indexes (a tag, `vpc-id`, a resource's own id) combine as
+/// filters do, whichever of them the fake reads first: every one must hold, and a tag other
+/// kinds carry too brings none of them into the answer.
+#[tokio::test]
+async fn indexed_filters_all_hold_and_keep_to_the_kind() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    let b = vpc(&ec2, "10.1.0.0/16").await;
+    let a1 = subnet(&ec2, &a, "10.0.1.0/24", "us-east-1a").await;
+    let a2 = subnet(&ec2, &a, "10.0.2.0/24", "us-east-1a").await;
+    let b1 = subnet(&ec2, &b, "10.1.1.0/24", "us-east-1a").await;
+    let group = ec2
+        .create_security_group()
+        .vpc_id(&a)
+        .group_name("g")
+        .description("d")
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    ec2.create_tags()
+        .resources(&a)
+        .resources(&a1)
+        .resources(&b1)
+        .resources(&group)
+        .tags(tag("team", "x"))
+        .send()
+        .await
+        .unwrap();
+    let subnets = |filters: Vec<aws_sdk_ec2::types::Filter>| {
+        let ec2 = ec2.clone();
+        async move {
+            let mut ids: Vec<String> = ec2
+                .describe_subnets()
+                .set_filters(Some(filters))
+                .send()
+                .await
+                .unwrap()
+                .subnets()
+                .iter()
+                .filter_map(|s| s.subnet_id().map(String::from))
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        subnets(vec![filter("tag:team", &["x"])]).await,
+        sorted(vec![a1.clone(), b1.clone()])
+    );
+    assert_eq!(
+        subnets(vec![filter("vpc-id", &[&a]), filter("tag:team", &["x"])]).await,
+        vec![a1.clone()]
+    );
+    assert_eq!(
+        subnets(vec![filter("tag:team", &["x"]), filter("vpc-id", &[&b])]).await,
+        vec![b1.clone()]
+    );
+    assert_eq!(
+        subnets(vec![
+            filter("subnet-id", &[&a2, &b1]),
+            filter("tag-key", &["team"])
+        ])
+        .await,
+        vec![b1.clone()]
+    );
+    assert_eq!(
+        subnets(vec![filter("subnet-id", &[&a1]), filter("vpc-id", &[&b])]).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        subnets(vec![filter("subnet-id", &["subnet-0123456789abcdef0"])]).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        subnets(vec![filter("vpc-id", &[&a])]).await,
+        sorted(vec![a1.clone(), a2.clone()])
+    );
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(filter("tag:team", &["x"]))
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<_> = vpcs.vpcs().iter().filter_map(|v| v.vpc_id()).collect();
+    assert_eq!(ids, vec![a.as_str()]);
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(filter("vpc-id", &[&b]))
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<_> = vpcs.vpcs().iter().filter_map(|v| v.vpc_id()).collect();
+    assert_eq!(ids, vec![b.as_str()]);
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("group-id", &[&group]))
+        .filters(filter("vpc-id", &[&a]))
+        .filters(filter("tag:team", &["x"]))
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<_> = groups
+        .security_groups()
+        .iter()
+        .filter_map(|g| g.group_id())
+        .collect();
+    assert_eq!(ids, vec![group.as_str()]);
 }
 
 /// A value with carriage returns, tabs and markup reads back exactly as it was stored: the

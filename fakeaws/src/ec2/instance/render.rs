@@ -216,7 +216,7 @@ pub fn describe_instances(
         &region.consistency,
         &region.instances,
         input.instance_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::Instance, &filters),
         |i| filters.matches(&(i, region), region.tags.get(&i.id)),
     )?;
     let mut by_reservation: BTreeMap<&str, Vec<&Instance>> = BTreeMap::new();

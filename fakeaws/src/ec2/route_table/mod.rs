@@ -343,7 +343,7 @@ pub fn describe_route_tables(
         &region.consistency,
         &region.route_tables,
         input.route_table_ids.as_deref(),
-        region.candidates(&filters),
+        region.candidates(Kind::RouteTable, &filters),
         |t| filters.matches(&(t, region), region.tags.get(&t.id)),
     )?;
     let (items, next) = page::page(

@@ -123,7 +123,7 @@ pub fn describe_security_groups(
         &region.consistency,
         &region.security_groups,
         Some(&ids),
-        region.candidates(&filters),
+        region.candidates(Kind::SecurityGroup, &filters),
         |g| filters.matches(&(g, region), region.tags.get(&g.id)),
     )?;
     let (items, next) = page::page(
