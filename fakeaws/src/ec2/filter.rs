@@ -172,7 +172,7 @@ impl Filters {
 }
 
 /// What an index holds for one filter value: its sets of ids, borrowed, and ids it names
-/// outright (a VPC matches its own id).
+/// outright (the value of a kind's own id filter, such as `nat-gateway-id`).
 #[derive(Debug, Default)]
 pub struct Served<'a> {
     sets: Vec<&'a BTreeSet<String>>,
@@ -188,13 +188,7 @@ impl<'a> Served<'a> {
         }
     }
 
-    /// Also `id`.
-    pub fn and(mut self, id: &'a str) -> Self {
-        self.ids.push(id);
-        self
-    }
-
-    /// Of outright ids.
+    /// The ids `ids`, named outright.
     pub fn ids(ids: Vec<&'a str>) -> Self {
         Served {
             sets: Vec::new(),
