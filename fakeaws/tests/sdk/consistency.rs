@@ -11,7 +11,7 @@ use aws_sdk_elasticloadbalancing::types::Listener;
 use fakeaws::sim::consistency::Windows;
 use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
 
-use crate::{code, empty_fake, filter, instance, instance_ids, subnet, tag_spec, vpc};
+use crate::{code, empty_fake, filter, instance, instance_ids, subnet, subnet_ids, tag_spec, vpc};
 
 fn lag(fake: &fakeaws::FakeAws, create: &[(&str, f64)], tags: f64) {
     let windows = Windows {
@@ -255,20 +255,7 @@ async fn a_deleted_resource_is_still_listed_until_its_window_ends() {
         .unwrap();
 
     let only = vec![subnet.clone()];
-    let subnets = |filters: Vec<aws_sdk_ec2::types::Filter>| {
-        let ec2 = ec2.clone();
-        async move {
-            ec2.describe_subnets()
-                .set_filters(Some(filters))
-                .send()
-                .await
-                .unwrap()
-                .subnets()
-                .iter()
-                .map(|s| s.subnet_id().unwrap().to_string())
-                .collect::<Vec<_>>()
-        }
-    };
+    let subnets = |filters| subnet_ids(&ec2, filters);
     assert_eq!(subnets(vec![]).await, only);
     assert_eq!(subnets(vec![filter("tag:Name", &["going"])]).await, only);
     assert_eq!(subnets(vec![filter("vpc-id", &[&vpc])]).await, only);

@@ -141,6 +141,38 @@ pub async fn instance(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
     r.instances()[0].instance_id().unwrap().to_string()
 }
 
+/// The ids of the subnets a DescribeSubnets with `filters` answers, sorted.
+pub async fn subnet_ids(ec2: &aws_sdk_ec2::Client, filters: Vec<Filter>) -> Vec<String> {
+    let mut ids: Vec<String> = ec2
+        .describe_subnets()
+        .set_filters(Some(filters))
+        .send()
+        .await
+        .unwrap()
+        .subnets()
+        .iter()
+        .filter_map(|s| s.subnet_id().map(String::from))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The ids of the VPCs a DescribeVpcs with `filters` answers, sorted.
+pub async fn vpc_ids(ec2: &aws_sdk_ec2::Client, filters: Vec<Filter>) -> Vec<String> {
+    let mut ids: Vec<String> = ec2
+        .describe_vpcs()
+        .set_filters(Some(filters))
+        .send()
+        .await
+        .unwrap()
+        .vpcs()
+        .iter()
+        .filter_map(|v| v.vpc_id().map(String::from))
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// The ids of the instances a DescribeInstances with `filters` (name, one value) answers.
 pub async fn instance_ids(ec2: &aws_sdk_ec2::Client, filters: &[(&str, &str)]) -> Vec<String> {
     let mut call = ec2.describe_instances();

@@ -2,7 +2,7 @@
 
 use aws_sdk_ec2::types::{ResourceType, Tag};
 
-use crate::{code, empty_fake, filter, subnet, vpc};
+use crate::{code, empty_fake, filter, subnet, subnet_ids, vpc, vpc_ids};
 
 fn tag(k: &str, v: &str) -> Tag {
     Tag::builder().key(k).value(v).build()
@@ -253,23 +253,7 @@ async fn indexed_filters_all_hold_and_keep_to_the_kind() {
         .send()
         .await
         .unwrap();
-    let subnets = |filters: Vec<aws_sdk_ec2::types::Filter>| {
-        let ec2 = ec2.clone();
-        async move {
-            let mut ids: Vec<String> = ec2
-                .describe_subnets()
-                .set_filters(Some(filters))
-                .send()
-                .await
-                .unwrap()
-                .subnets()
-                .iter()
-                .filter_map(|s| s.subnet_id().map(String::from))
-                .collect();
-            ids.sort();
-            ids
-        }
-    };
+    let subnets = |filters| subnet_ids(&ec2, filters);
     let sorted = |mut v: Vec<String>| {
         v.sort();
         v
@@ -306,22 +290,14 @@ async fn indexed_filters_all_hold_and_keep_to_the_kind() {
         subnets(vec![filter("vpc-id", &[&a])]).await,
         sorted(vec![a1.clone(), a2.clone()])
     );
-    let vpcs = ec2
-        .describe_vpcs()
-        .filters(filter("tag:team", &["x"]))
-        .send()
-        .await
-        .unwrap();
-    let ids: Vec<_> = vpcs.vpcs().iter().filter_map(|v| v.vpc_id()).collect();
-    assert_eq!(ids, vec![a.as_str()]);
-    let vpcs = ec2
-        .describe_vpcs()
-        .filters(filter("vpc-id", &[&b]))
-        .send()
-        .await
-        .unwrap();
-    let ids: Vec<_> = vpcs.vpcs().iter().filter_map(|v| v.vpc_id()).collect();
-    assert_eq!(ids, vec![b.as_str()]);
+    assert_eq!(
+        vpc_ids(&ec2, vec![filter("tag:team", &["x"])]).await,
+        vec![a.clone()]
+    );
+    assert_eq!(
+        vpc_ids(&ec2, vec![filter("vpc-id", &[&b])]).await,
+        vec![b.clone()]
+    );
     let groups = ec2
         .describe_security_groups()
         .filters(filter("group-id", &[&group]))
