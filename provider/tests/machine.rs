@@ -590,6 +590,10 @@ fn cloud_init_schema(text: &str) {
         "--config-file".as_ref(),
         rendered.as_os_str(),
     ]);
+    // Kept when a check fails, to look at; gone when all passed.
+    for file in [raw, data, rendered] {
+        let _ = std::fs::remove_file(file);
+    }
 }
 
 #[tokio::test]

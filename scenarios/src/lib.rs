@@ -532,6 +532,7 @@ mod tests {
         )
         .unwrap();
         let err = load(&path).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&path);
         assert!(
             err.contains("file's stem")
                 && err.contains("unknown field `throttle`")

@@ -16,13 +16,30 @@ fn capa(test: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_capa"))
         .args(args)
         .env_remove("RUST_LOG")
-        .env(
-            "XDG_STATE_HOME",
-            std::env::temp_dir().join(format!("capa-cli-state-{}-{test}", std::process::id())),
-        )
+        .env("XDG_STATE_HOME", state_home(test))
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .output()
         .expect("capa runs")
+}
+
+/// The scratch directory of the test named `test`.
+fn state_home(test: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("capa-cli-state-{}-{test}", std::process::id()))
+}
+
+/// A test's scratch directory, removed when the test ends (passed or failed).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn of(test: &str) -> Self {
+        Scratch(state_home(test))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn example() -> PathBuf {
@@ -39,6 +56,7 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn up_on_the_embedded_fake_builds_the_example() {
+    let _scratch = Scratch::of("embedded");
     let out = capa("embedded", &["up", "-f", example().to_str().unwrap()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -61,6 +79,7 @@ fn up_on_the_embedded_fake_builds_the_example() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_status_plan_down_against_an_endpoint() {
     const TEST: &str = "endpoint";
+    let _scratch = Scratch::of(TEST);
     let fake = fakeaws::spawn().await.unwrap();
     let endpoint = fake.endpoint().to_string();
     let file = example();
@@ -162,7 +181,8 @@ async fn up_status_plan_down_against_an_endpoint() {
 
 #[test]
 fn a_bad_spec_lists_every_problem_and_exits_2() {
-    let dir = std::env::temp_dir().join(format!("capa-cli-{}", std::process::id()));
+    let scratch = Scratch::of("bad-spec");
+    let dir = scratch.0.clone();
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.yaml");
     std::fs::write(
@@ -195,6 +215,7 @@ fn a_bad_spec_lists_every_problem_and_exits_2() {
 
 #[test]
 fn an_unreachable_endpoint_is_one_clear_error() {
+    let _scratch = Scratch::of("unreachable");
     // A port nobody listens on: bind, note the port, close.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -220,6 +241,7 @@ fn an_unreachable_endpoint_is_one_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_with_machines_then_machine_commands() {
     const TEST: &str = "machines";
+    let _scratch = Scratch::of(TEST);
     let fake = fakeaws::spawn().await.unwrap();
     let endpoint = fake.endpoint().to_string();
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -311,6 +333,7 @@ async fn up_with_machines_then_machine_commands() {
 async fn up_retries_transient_errors_and_stops_on_the_others() {
     use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
 
+    let _scratch = Scratch::of("retries");
     let create_vpc = |effect: Effect, times: u64| Rule {
         on: Match {
             action: Some("CreateVpc".into()),
