@@ -154,9 +154,34 @@ impl Index {
         self.0
             .get(key)
             .into_iter()
-            .flatten()
-            .filter(move |id| id.split('-').next() == Some(prefix))
+            .flat_map(move |ids| ids_of_kind(ids, prefix))
     }
+}
+
+/// The ids of `ids` with the id prefix `prefix` (`rtb` for `rtb-...`): one range of the set,
+/// since ids sort by their prefix, so a set holding every kind is not walked whole.
+pub fn ids_of_kind<'a, 'p>(
+    ids: &'a BTreeSet<String>,
+    prefix: &'p str,
+) -> impl Iterator<Item = &'a String> + 'p
+where
+    'a: 'p,
+{
+    let of_kind = move |id: &&String| {
+        id.strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('-'))
+    };
+    // Ids sorting after `prefix` but before `prefix-` (none the fake makes) come first; the
+    // kind's own end at the first id past them.
+    ids.range::<str, _>((
+        std::ops::Bound::Included(prefix),
+        std::ops::Bound::Unbounded,
+    ))
+    .skip_while(move |id| {
+        id.strip_prefix(prefix)
+            .is_some_and(|rest| rest.bytes().next().is_none_or(|b| b < b'-'))
+    })
+    .take_while(of_kind)
 }
 
 /// Per-region quotas, AWS's defaults unless configured.
@@ -392,5 +417,35 @@ impl Region {
         } else {
             Err(kind.not_found(&[id]))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_is_its_own_range_even_beside_longer_prefixes() {
+        let ids: BTreeSet<String> = [
+            "i-0",
+            "i-1",
+            "igw-2",
+            "rtb-3",
+            "rtbassoc-4",
+            "sg-5",
+            "sgr-6",
+            "subnet-7",
+            "vpc-8",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        let of = |prefix: &str| -> Vec<String> { ids_of_kind(&ids, prefix).cloned().collect() };
+        assert_eq!(of("i"), ["i-0", "i-1"]);
+        assert_eq!(of("igw"), ["igw-2"]);
+        assert_eq!(of("rtb"), ["rtb-3"]);
+        assert_eq!(of("sg"), ["sg-5"]);
+        assert_eq!(of("subnet"), ["subnet-7"]);
+        assert!(of("nat").is_empty() && of("s").is_empty() && of("vpc-8").is_empty());
     }
 }

@@ -6,11 +6,11 @@
 //! bounded amount per record: linear in what the region holds.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Bound;
 
 use crate::ec2::tags::TagStore;
 use crate::generated::ec2::Filter;
 use crate::protocol::error::ApiError;
+use crate::region::ids_of_kind;
 
 /// The most filter values one call may carry, across its filters (EC2's limit).
 pub const MAX_FILTER_VALUES: usize = 200;
@@ -88,7 +88,7 @@ impl Filters {
         Ok(Filters { list })
     }
 
-    /// The ids of the kind with id prefix `prefix` (`nat`) that can possibly match, from the
+    /// The ids of the kind with the id prefix `prefix` (`nat`) that can possibly match, from the
     /// tag index and the resource's own `index` (name, exact value -> what it holds of that
     /// value); `None` when no filter is served by an index. Of the filters an index serves,
     /// the one naming the fewest ids of the kind gives them: every record still goes through
@@ -101,7 +101,6 @@ impl Filters {
         prefix: &str,
         index: impl Fn(&str, &'a str) -> Option<Served<'a>>,
     ) -> Option<BTreeSet<&'a str>> {
-        let dashed = format!("{prefix}-");
         let mut best: Option<(usize, Served<'a>)> = None;
         for (name, values) in &self.list {
             if values.is_empty() || values.iter().any(|v| v.contains(['*', '?', '\\'])) {
@@ -130,12 +129,15 @@ impl Filters {
                     }
                 }
             }
-            let size = served.len(&dashed);
-            if all_served && best.as_ref().is_none_or(|(fewest, _)| size < *fewest) {
+            if !all_served {
+                continue;
+            }
+            let size = served.len(prefix);
+            if best.as_ref().is_none_or(|(fewest, _)| size < *fewest) {
                 best = Some((size, served));
             }
         }
-        best.map(|(_, served)| served.of_kind(&dashed).collect())
+        best.map(|(_, served)| served.of_kind(prefix).collect())
     }
 
     /// Whether `record` (with `tags`) passes every filter.
@@ -196,24 +198,21 @@ impl<'a> Served<'a> {
         }
     }
 
-    /// The ids starting with `dashed` (`nat-`), one twice when two sets hold it.
-    fn of_kind<'s>(&'s self, dashed: &'s str) -> impl Iterator<Item = &'a str> + 's {
-        let in_sets = self.sets.iter().flat_map(move |set| {
-            set.range::<str, _>((Bound::Included(dashed), Bound::Unbounded))
-                .map(String::as_str)
-                .take_while(move |id| id.starts_with(dashed))
-        });
-        in_sets.chain(
-            self.ids
-                .iter()
-                .copied()
-                .filter(move |id| id.starts_with(dashed)),
-        )
+    /// The ids with the id prefix `prefix` (`nat`), one twice when two sets hold it.
+    fn of_kind<'s>(&'s self, prefix: &'s str) -> impl Iterator<Item = &'a str> + 's {
+        let in_sets = self
+            .sets
+            .iter()
+            .flat_map(move |set| ids_of_kind(set, prefix).map(String::as_str));
+        in_sets.chain(self.ids.iter().copied().filter(move |id| {
+            id.strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('-'))
+        }))
     }
 
     /// How many ids of the kind: what choosing this filter costs.
-    fn len(&self, dashed: &str) -> usize {
-        self.of_kind(dashed).count()
+    fn len(&self, prefix: &str) -> usize {
+        self.of_kind(prefix).count()
     }
 }
 
