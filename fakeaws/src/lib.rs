@@ -27,6 +27,7 @@ pub mod generated;
 pub mod ids;
 pub mod protocol;
 pub mod region;
+mod repoll;
 pub mod server;
 pub mod sim;
 pub mod state;

@@ -117,7 +117,7 @@ pub async fn serve_app(
         let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            if let Err(e) = crate::repoll::repoll(connection).await {
                 tracing::debug!(error = %e, "connection ended");
             }
         });

@@ -5,12 +5,16 @@
 //! HTTP layer, request decoding, the service and the answer's encoding) divided by the calls
 //! it answered. Also: wall time per cluster up and down, and the process's peak RSS.
 //!
-//! Beside it, the floor of that figure on this machine: the same HTTP stack
+//! The workload runs twice: on the provider's own runtime (two worker threads), and on a
+//! one-thread client, as boto3 and the aws CLI drive AWS (one call after another, the way the
+//! issue's reference figures were measured).
+//!
+//! Beside each, the floor of that figure on this machine: the same HTTP stack
 //! (`fakeaws::server::serve_app`) answering every request with a canned DescribeVpcs answer
-//! (no decoding, no state, no encoding), called as many times, one call after another, by the
-//! same SDK client. What the fake costs above that floor is its own work; the floor itself is
-//! the HTTP layer and the kernel (socket reads and writes, thread wakeups), which no handler
-//! can spend less than.
+//! (the body read, but no decoding, no state, no encoding), called as many times, one call
+//! after another, by the same SDK client. What the fake costs above that floor is its own
+//! work; the floor itself is the HTTP layer and the kernel (socket reads and writes, thread
+//! wakeups), which no handler can spend less than.
 //!
 //! Prints `figure` lines (`cargo xtask bench` collects them). Under `cargo test --benches` (no
 //! `--bench` argument) it runs one cluster, as a smoke check.
@@ -80,7 +84,7 @@ fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> f64 {
     );
     assert_eq!(answer.status, 200, "{}", answer.body);
     let body = axum::body::Bytes::from(answer.body);
-    let canned = axum::Router::new().fallback(move || {
+    let canned = axum::Router::new().fallback(move |_body: axum::body::Bytes| {
         let body = body.clone();
         async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
     });
@@ -103,12 +107,23 @@ fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> f64 {
     cpu as f64 / 1e6 / calls as f64
 }
 
-fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    let rounds = if bench { 40 } else { 1 };
-    let server = runtime(SERVER_THREADS);
-    let client = runtime("provider");
-    let fake = server.block_on(fakeaws::spawn()).unwrap();
+/// One client's pass over the workload: `rounds` clusters up and down.
+struct Pass {
+    /// Server CPU per call, in ms.
+    per_call: f64,
+    /// Calls the fake answered (its call log).
+    logged: usize,
+    /// The fake's own time per call from its log, in ms.
+    handled_per_call: f64,
+    /// Wall time per cluster up and down, in ms.
+    wall_per_cluster: f64,
+    /// Calls the provider made per cluster.
+    calls_per_cluster: u64,
+}
+
+/// Runs the workload on `client` against `fake`: a warm-up cluster (connections, the zone
+/// lookup, the allocator), then `rounds` measured ones. Prints where the fake's time went.
+fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize) -> Pass {
     let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
     let a = ClusterActuator::new(clients.clone());
     let spec = example();
@@ -118,7 +133,6 @@ fn main() {
             while !a.delete(&spec).await.unwrap().is_done() {}
         })
     };
-    // A warm-up: connections, the zone lookup, the allocator.
     once();
     let calls_before = fake.fake().calls().len();
     let cpu_before = cpu_ns_of_threads(SERVER_THREADS);
@@ -129,20 +143,16 @@ fn main() {
     let wall = started.elapsed();
     let cpu = cpu_ns_of_threads(SERVER_THREADS) - cpu_before;
     // The call log keeps the latest 100,000 calls: far more than these rounds make.
-    let calls = clients.calls.total();
-    let logged = fake.fake().calls().len() - calls_before;
+    let log = fake.fake().calls();
+    let log = &log[calls_before..];
+    let logged = log.len();
     assert!(logged > 0 && cpu > 0, "no calls or no server CPU measured");
-    let per_call = cpu as f64 / 1e6 / logged as f64;
     // The fake's own time per call, as its log measures it (from the decoded request to the
     // encoded answer: lookups, the operation, the XML).
-    let handled: u64 = fake.fake().calls()[calls_before..]
-        .iter()
-        .map(|c| c.micros)
-        .sum();
+    let handled: u64 = log.iter().map(|c| c.micros).sum();
     // Where the fake's time goes: the operations that took most of it, on stderr.
     let mut by_action = std::collections::BTreeMap::<&str, (u64, u64)>::new();
-    let log = fake.fake().calls();
-    for c in &log[calls_before..] {
+    for c in log {
         let e = by_action.entry(&c.action).or_default();
         e.0 += 1;
         e.1 += c.micros;
@@ -156,8 +166,28 @@ fn main() {
             100.0 * *micros as f64 / handled.max(1) as f64
         );
     }
+    Pass {
+        per_call: cpu as f64 / 1e6 / logged as f64,
+        logged,
+        handled_per_call: handled as f64 / 1e3 / logged as f64,
+        wall_per_cluster: wall.as_secs_f64() * 1e3 / rounds as f64,
+        calls_per_cluster: clients.calls.total() / (rounds as u64 + 1),
+    }
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let rounds = if bench { 40 } else { 1 };
+    let server = runtime(SERVER_THREADS);
+    let fake = server.block_on(fakeaws::spawn()).unwrap();
+
+    // The provider as it runs: its runtime's two workers.
+    let client = runtime("provider");
+    let p = pass(&client, &fake, rounds);
+    let logged = p.logged;
     println!(
-        "figure\tworkload_server_cpu_per_call\t{per_call:.4}\tms ({logged} calls, {rounds} clusters)\t<= 0.05"
+        "figure\tworkload_server_cpu_per_call\t{:.4}\tms ({logged} calls, {rounds} clusters)\t<= 0.05",
+        p.per_call
     );
     let floor = floor_cpu_per_call(&client, logged);
     println!(
@@ -167,16 +197,42 @@ fn main() {
     println!(
         "figure\tworkload_fake_time_per_call\t{:.4}\tms (from the call log: the operation and \
          its answer)\t-",
-        handled as f64 / 1e3 / logged as f64
+        p.handled_per_call
     );
     println!(
         "figure\tworkload_server_cpu_per_call_above_floor\t{:.4}\tms (the fake's own work)\t-",
-        per_call - floor
+        p.per_call - floor
     );
     println!(
         "figure\tworkload_cluster_up_and_down\t{:.1}\tms per cluster ({} calls each)\t-",
-        wall.as_secs_f64() * 1e3 / rounds as f64,
-        calls / (rounds as u64 + 1)
+        p.wall_per_cluster, p.calls_per_cluster
+    );
+
+    // The same workload driven as boto3 and the aws CLI drive AWS, the way the issue's
+    // reference figures were measured: one thread, one call after another. The server's
+    // share of each call's wakeups is smaller when the client's thread is the one it wakes.
+    let sequential = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A fake of its own, which starts as the first did (the first holds what its clusters
+    // left: the terminated instances and deleted gateways AWS lists for an hour).
+    let fresh = server.block_on(fakeaws::spawn()).unwrap();
+    let s = pass(&sequential, &fresh, rounds);
+    println!(
+        "figure\tworkload_server_cpu_per_call_sequential_client\t{:.4}\tms ({} calls, {rounds} \
+         clusters, a one-thread client)\t<= 0.05",
+        s.per_call, s.logged
+    );
+    let floor = floor_cpu_per_call(&sequential, s.logged);
+    println!(
+        "figure\tworkload_floor_cpu_per_call_sequential_client\t{floor:.4}\tms (the canned \
+         answer, the same one-thread client)\t-"
+    );
+    println!(
+        "figure\tworkload_server_cpu_per_call_above_floor_sequential_client\t{:.4}\tms (the \
+         fake's own work)\t-",
+        s.per_call - floor
     );
     println!(
         "figure\tworkload_peak_rss\t{:.1}\tMiB (the process: fake and provider)\t-",
