@@ -117,37 +117,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_wake_during_its_own_poll_is_a_poll_again_not_a_wake_of_the_task() {
+    /// One poll of `repoll` over a future that wakes itself during its first `self_wakes`
+    /// polls: what the poll gave, how often the future was polled, how often the task was woken.
+    fn poll_once(self_wakes: usize) -> (Poll<usize>, usize, usize) {
         let count = Arc::new(Count::default());
         let waker = Waker::from(Arc::clone(&count));
         let mut cx = Context::from_waker(&waker);
         let polls = Arc::new(AtomicUsize::new(0));
         let mut f = std::pin::pin!(repoll(SelfWaking {
-            self_wakes: 2,
+            self_wakes,
             polls: Arc::clone(&polls),
         }));
-        assert_eq!(f.as_mut().poll(&mut cx), Poll::Ready(3));
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        let poll = f.as_mut().poll(&mut cx);
+        (
+            poll,
+            polls.load(Ordering::SeqCst),
+            count.0.load(Ordering::SeqCst),
+        )
+    }
+
+    #[test]
+    fn a_wake_during_its_own_poll_is_a_poll_again_not_a_wake_of_the_task() {
+        assert_eq!(poll_once(2), (Poll::Ready(3), 3, 0));
     }
 
     #[test]
     fn one_that_wakes_itself_every_time_goes_back_to_the_scheduler() {
-        let count = Arc::new(Count::default());
-        let waker = Waker::from(Arc::clone(&count));
-        let mut cx = Context::from_waker(&waker);
-        let polls = Arc::new(AtomicUsize::new(0));
-        let mut f = std::pin::pin!(repoll(SelfWaking {
-            self_wakes: 100,
-            polls: Arc::clone(&polls),
-        }));
-        assert!(f.as_mut().poll(&mut cx).is_pending());
-        assert_eq!(polls.load(Ordering::SeqCst), MAX_REPOLLS + 1);
-        assert_eq!(
-            count.0.load(Ordering::SeqCst),
-            1,
-            "the task is woken to run again"
-        );
+        // Polled as often as allowed, then the task is woken to run again, behind the others.
+        assert_eq!(poll_once(100), (Poll::Pending, MAX_REPOLLS + 1, 1));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
