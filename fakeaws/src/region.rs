@@ -167,10 +167,6 @@ pub fn ids_of_kind<'a, 'p>(
 where
     'a: 'p,
 {
-    let of_kind = move |id: &&String| {
-        id.strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('-'))
-    };
     // Ids sorting after `prefix` but before `prefix-` (none the fake makes) come first; the
     // kind's own end at the first id past them.
     ids.range::<str, _>((
@@ -181,7 +177,13 @@ where
         id.strip_prefix(prefix)
             .is_some_and(|rest| rest.bytes().next().is_none_or(|b| b < b'-'))
     })
-    .take_while(of_kind)
+    .take_while(move |id| is_of_kind(id, prefix))
+}
+
+/// Whether `id` has the id prefix `prefix` (`rtb-...`, not `rtbassoc-...`).
+pub fn is_of_kind(id: &str, prefix: &str) -> bool {
+    id.strip_prefix(prefix)
+        .is_some_and(|rest| rest.starts_with('-'))
 }
 
 /// Per-region quotas, AWS's defaults unless configured.

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::ec2::tags::TagStore;
 use crate::generated::ec2::Filter;
 use crate::protocol::error::ApiError;
-use crate::region::ids_of_kind;
+use crate::region::{ids_of_kind, is_of_kind};
 
 /// The most filter values one call may carry, across its filters (EC2's limit).
 pub const MAX_FILTER_VALUES: usize = 200;
@@ -204,10 +204,12 @@ impl<'a> Served<'a> {
             .sets
             .iter()
             .flat_map(move |set| ids_of_kind(set, prefix).map(String::as_str));
-        in_sets.chain(self.ids.iter().copied().filter(move |id| {
-            id.strip_prefix(prefix)
-                .is_some_and(|rest| rest.starts_with('-'))
-        }))
+        in_sets.chain(
+            self.ids
+                .iter()
+                .copied()
+                .filter(move |id| is_of_kind(id, prefix)),
+        )
     }
 
     /// How many ids of the kind: what choosing this filter costs.

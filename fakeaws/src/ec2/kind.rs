@@ -1,7 +1,8 @@
 //! The table of EC2 resource kinds: for each, its id prefix, the stem of its error codes
 //! (`InvalidVpcID` -> `InvalidVpcID.NotFound`, `.Malformed`), the noun of its messages, and
-//! the resource type it carries in tags (and, beside the table, the filter naming its own id). Every module names its kind from here; tagging
-//! checks and DescribeTags read the same rows.
+//! the resource type it carries in tags (and, beside the table, the filter naming its own
+//! id). Every module names its kind from here; tagging checks and DescribeTags read the same
+//! rows.
 
 use std::collections::{BTreeMap, BTreeSet};
 
