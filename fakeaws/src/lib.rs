@@ -26,6 +26,7 @@ pub mod elb;
 pub mod generated;
 pub mod ids;
 pub mod protocol;
+mod refusal;
 pub mod region;
 mod repoll;
 pub mod server;

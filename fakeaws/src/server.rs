@@ -65,14 +65,11 @@ pub const MAX_BODY: usize = 2 * 1024 * 1024;
 /// beyond what an SDK sends (a few hundred bytes to a few KiB), as AWS's endpoints take.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-/// The most header fields a request may carry.
+/// The most header fields a request may carry: the HTTP layer's own limit (hyper parses 100
+/// into a table on the stack), whose refusal `crate::refusal` answers in the service's shape.
+/// A head of more bytes than [`MAX_HEADER_BYTES`] but less than the HTTP layer buffers
+/// (about 400 KiB) reaches the handler, which refuses it in the same shape.
 pub const MAX_HEADERS: usize = 100;
-
-/// What the HTTP layer reads before it gives up on a request head (its own 431, without a
-/// body): well past [`MAX_HEADER_BYTES`] and [`MAX_HEADERS`], so that the endpoint, not the
-/// HTTP layer, answers an over-size head, in the service's error shape.
-const HTTP_HEAD_BUFFER: usize = 8 * 1024 * 1024;
-const HTTP_MAX_HEADERS: usize = 1024;
 
 /// Serves `fake` on `listener` (HTTP/1.1, keep-alive) until `shutdown` completes; then lets the
 /// connections in flight finish their requests (up to 10 s) and returns.
@@ -94,9 +91,10 @@ pub async fn serve_app(
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.max_buf_size(HTTP_HEAD_BUFFER)
-        .max_headers(HTTP_MAX_HEADERS)
-        .keep_alive(true);
+    // hyper's own limits on a head (100 fields, about 400 KiB buffered): a head past them is
+    // refused by hyper, and that refusal rewritten in the service's shape by `Shaped`.
+    http.keep_alive(true);
+    let mut connections = 0u64;
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -113,6 +111,8 @@ pub async fn serve_app(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        connections += 1;
+        let stream = crate::refusal::Shaped::new(stream, connections);
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
@@ -217,9 +217,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-#[derive(Clone, Copy)]
-enum Service {
+/// A service the fake serves.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Service {
+    /// EC2 (ec2Query).
     Ec2,
+    /// Classic ELB (awsQuery).
     Elb,
 }
 
