@@ -413,7 +413,12 @@ impl Fake {
     /// Whether `name` is a region this fake serves: one of [`AWS_REGIONS`], or one it was
     /// told of.
     pub fn knows_region(&self, name: &str) -> bool {
-        aws_region(name).is_some() || self.inner.config.extra_regions.iter().any(|r| r == name)
+        aws_region(name).is_some() || self.is_extra_region(name)
+    }
+
+    /// Whether `name` is a region the fake was told of, beside AWS's.
+    fn is_extra_region(&self, name: &str) -> bool {
+        self.inner.config.extra_regions.iter().any(|r| r == name)
     }
 
     /// Runs `f` on the account's fault rules (to add, list or clear them).
@@ -512,14 +517,15 @@ impl Fake {
             || capped(named, MAX_LOGGED_ACTION),
             |op| Cow::Borrowed(op.name()),
         );
-        let region = aws_region(scope.region)
-            .map_or_else(|| capped(scope.region, MAX_LOGGED_REGION), Cow::Borrowed);
+        let aws = aws_region(scope.region);
+        let known = aws.is_some() || self.is_extra_region(scope.region);
+        let region = aws.map_or_else(|| capped(scope.region, MAX_LOGGED_REGION), Cow::Borrowed);
         let started = std::time::Instant::now();
         let mut effects = Effects::default();
         // The answer is written after the region is let go (dispatch holds it), so that the
         // region's other callers don't wait for the XML.
         let result = self
-            .dispatch(service, op, scope.region, &mut form, &mut effects)
+            .dispatch(service, op, (scope.region, known), &mut form, &mut effects)
             .map(|answered| answered.encode(&request_id));
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
@@ -565,7 +571,7 @@ impl Fake {
         &self,
         service: Service,
         op: Option<Op>,
-        region: &str,
+        (region, known): (&str, bool),
         form: &mut FormReader,
         effects: &mut Effects,
     ) -> Result<Answered, ApiError> {
@@ -609,7 +615,7 @@ impl Fake {
             }
         }
         form.strip_envelope();
-        if !self.knows_region(region) {
+        if !known {
             return Err(ApiError::new(
                 Common::InvalidRegion,
                 format!("'{region}' is not a region name"),

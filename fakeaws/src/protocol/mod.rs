@@ -20,7 +20,7 @@ macro_rules! wire_enum {
         }
         impl $crate::protocol::xml::Encode for $t {
             fn encode(&self, w: &mut $crate::protocol::xml::XmlWriter, name: &str) {
-                w.text(name, self.as_str());
+                w.plain(name, self.as_str());
             }
         }
         // Stored (in the state file) as the wire value, so a stored state reads like AWS's.

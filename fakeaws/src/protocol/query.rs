@@ -5,9 +5,6 @@
 //! (`UnknownParameter`). Lists are `Key.N` (ec2Query, always flattened) or
 //! `Key.member.N` (awsQuery); structures are `Key.Member`.
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
-
 use aws_smithy_types::date_time::Format;
 use aws_smithy_types::{Blob, DateTime};
 
@@ -36,8 +33,19 @@ const ENVELOPE_KEYS: &[&str] = &[
 /// The parameters of one request, consumed as they are decoded.
 #[derive(Debug, Default)]
 pub struct FormReader {
-    /// The operation's input, by key.
-    params: BTreeMap<String, String>,
+    /// The operation's input, sorted by key, one entry per key (the last value given); a
+    /// value is `None` once taken. A sorted vector rather than a map: a request holds a few
+    /// dozen keys at most, read one by one (a binary search over contiguous keys), and taking
+    /// one is clearing its slot, where a map would rebalance.
+    params: Vec<(String, Option<String>)>,
+    /// How many values in `params` are not taken yet.
+    left: usize,
+    /// The keys under the structure last read (`at.`...): the range of `params` they fill,
+    /// and the length of `at`. Its members are looked up within that range alone, by what
+    /// follows `at.`.
+    scope: Option<(usize, usize, usize)>,
+    /// Where the member last found is in `params`: taking it needs no search.
+    hit: Option<usize>,
     /// The envelope (`Action`, `Version`, a presigned request's `X-Amz-*`): set aside as it
     /// is read, since every request carries it and no operation decodes it.
     envelope: Vec<(String, String)>,
@@ -74,6 +82,20 @@ fn join_into<'b>(buf: &'b mut [u8; 256], at: &str, name: &str) -> Option<&'b str
     w.write_all(name.as_bytes()).ok()?;
     let len = 256 - w.len();
     std::str::from_utf8(buf.get(..len)?).ok()
+}
+
+/// Whether `k` sorts before `at` followed by the byte `sep`.
+fn below(k: &str, at: &str, sep: u8) -> bool {
+    let (k, at) = (k.as_bytes(), at.as_bytes());
+    match k.get(..at.len()) {
+        Some(head) => match head.cmp(at) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => k.get(at.len()).is_none_or(|b| *b < sep),
+        },
+        // Shorter than `at`: before it unless it sorts after `at`'s start.
+        None => at.get(..k.len()).is_some_and(|start| k <= start),
+    }
 }
 
 fn join(at: &str, name: &str) -> String {
@@ -132,6 +154,7 @@ impl FormReader {
     /// A reader over `x-www-form-urlencoded` bytes (the body, or the query string).
     pub fn from_urlencoded(parts: &[&[u8]]) -> Self {
         let mut r = FormReader::default();
+        let mut input = Vec::new();
         for part in parts {
             // As `form_urlencoded::parse` splits: pairs between '&'s (empty ones skipped),
             // the key up to the first '=', a pair without one an empty value.
@@ -143,16 +166,17 @@ impl FormReader {
                     ),
                     None => (pair, &[][..]),
                 };
-                r.insert(decode_component(key), decode_component(value));
+                r.insert(&mut input, decode_component(key), decode_component(value));
             }
         }
+        r.set_params(input);
         r
     }
 
-    /// Adds a parameter; a key given twice keeps its last value.
-    fn insert(&mut self, key: String, value: String) {
+    /// Sets a parameter of the envelope aside, or adds one to `input`.
+    fn insert(&mut self, input: &mut Vec<(String, String)>, key: String, value: String) {
         if !ENVELOPE_KEYS.contains(&key.as_str()) {
-            self.params.insert(key, value);
+            input.push((key, value));
         } else if let Some(slot) = self.envelope.iter_mut().find(|(k, _)| *k == key) {
             slot.1 = value;
         } else {
@@ -160,14 +184,76 @@ impl FormReader {
         }
     }
 
+    /// Takes the input's parameters, in the order given: a key given twice keeps its last
+    /// value.
+    fn set_params(&mut self, mut input: Vec<(String, String)>) {
+        // Stable: of the pairs with one key, the last given stays last.
+        input.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut params: Vec<(String, Option<String>)> = Vec::with_capacity(input.len());
+        for (k, v) in input {
+            match params.last_mut() {
+                Some(last) if last.0 == k => last.1 = Some(v),
+                _ => params.push((k, Some(v))),
+            }
+        }
+        self.left = params.len();
+        self.params = params;
+    }
+
+    /// Where `key` is in `params`, taken or not.
+    fn position(&self, key: &str) -> Option<usize> {
+        if let Some(i) = self
+            .hit
+            .filter(|i| self.params.get(*i).is_some_and(|(k, _)| k == key))
+        {
+            return Some(i);
+        }
+        self.params
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+    }
+
+    /// The range of `params` whose keys lie under `at.` (`at` not the root), when any do.
+    fn scope_of(&mut self, at: &str) -> Option<(usize, usize)> {
+        if let Some((lo, hi, len)) = self.scope {
+            // A non-empty range of keys under `x.`, with `x` as long as `at`, whose first
+            // key starts with `at`, is `at`'s.
+            let first = self.params.get(lo).map(|(k, _)| k.as_bytes());
+            if len == at.len() && first.and_then(|k| k.get(..len)) == Some(at.as_bytes()) {
+                return Some((lo, hi));
+            }
+        }
+        // The keys from `at.` up to `at/` ('/' follows '.').
+        let lo = self.params.partition_point(|(k, _)| below(k, at, b'.'));
+        let hi = self.params.partition_point(|(k, _)| below(k, at, b'/'));
+        if lo >= hi {
+            return None;
+        }
+        self.scope = Some((lo, hi, at.len()));
+        Some((lo, hi))
+    }
+
+    /// The untaken parameters from the first key not below `from`, in key order.
+    fn keys_from<'a>(&'a self, from: &str) -> impl Iterator<Item = &'a str> + 'a {
+        let start = self.params.partition_point(|(k, _)| k.as_str() < from);
+        self.params
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| k.as_str())
+    }
+
     /// A reader over already decoded pairs.
     pub fn from_pairs<K: Into<String>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
         let mut r = FormReader::default();
+        let mut input = Vec::new();
         for (k, v) in pairs {
-            r.insert(k.into(), v.into());
+            r.insert(&mut input, k.into(), v.into());
         }
+        r.set_params(input);
         r
     }
 
@@ -191,8 +277,11 @@ impl FormReader {
     /// The value of a parameter, of the input or of the envelope (`Action`, `Version`, ...),
     /// without consuming it.
     pub fn peek(&self, key: &str) -> Option<&str> {
-        match self.params.get(key) {
-            Some(v) => Some(v.as_str()),
+        match self
+            .position(key)
+            .and_then(|i| self.params.get(i)?.1.as_deref())
+        {
+            Some(v) => Some(v),
             None => self
                 .envelope
                 .iter()
@@ -206,8 +295,8 @@ impl FormReader {
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.params
             .iter()
-            .chain(self.envelope.iter().map(|(k, v)| (k, v)))
-            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_deref()?)))
+            .chain(self.envelope.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 
     /// Removes the envelope parameters, leaving only the operation's input.
@@ -217,7 +306,10 @@ impl FormReader {
 
     /// Takes the raw value at exactly `key`.
     pub fn take(&mut self, key: &str) -> Option<String> {
-        self.params.remove(key)
+        let i = self.position(key)?;
+        let value = self.params.get_mut(i)?.1.take()?;
+        self.left -= 1;
+        Some(value)
     }
 
     /// Whether any parameter is `at` itself or lies under `at.` (always true for the root).
@@ -225,31 +317,49 @@ impl FormReader {
         if at.is_empty() {
             return true;
         }
-        self.params
-            .range::<str, _>((Bound::Included(at), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(at))
-            .any(|(k, _)| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
+        self.keys_from(at)
+            .take_while(|k| k.starts_with(at))
+            .any(|k| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
     }
 
     /// Whether any parameter is the member `name` of `at`, or lies under it.
-    fn has_member(&self, at: &str, name: &str) -> bool {
-        // Nothing left to read (a describe without parameters): no search per member.
-        if self.params.is_empty() {
+    fn has_member(&mut self, at: &str, name: &str) -> bool {
+        // Nothing left to read (a describe without parameters, or a request whose members
+        // were all read): no search per member.
+        if self.left == 0 {
             return false;
         }
-        let mut buf = [0u8; 256];
-        match join_into(&mut buf, at, name) {
-            Some(key) => self.has_prefix(key),
-            None => self.has_prefix(&join(at, name)),
+        if at.is_empty() {
+            return self.has_prefix(name);
         }
+        let Some((lo, hi)) = self.scope_of(at) else {
+            return false;
+        };
+        let skip = at.len() + 1;
+        let under = self.params.get(lo..hi).unwrap_or_default();
+        fn rest(k: &str, skip: usize) -> &[u8] {
+            k.get(skip..).unwrap_or_default().as_bytes()
+        }
+        let name = name.as_bytes();
+        let start = under.partition_point(|(k, _)| rest(k, skip) < name);
+        let found = under
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|(k, _)| rest(k, skip).starts_with(name))
+            .position(|(k, v)| {
+                let r = rest(k, skip);
+                v.is_some() && (r.len() == name.len() || r.get(name.len()) == Some(&b'.'))
+            });
+        self.hit = found.map(|i| lo + start + i);
+        found.is_some()
     }
 
     /// How many parameters lie under `at.` (the members of a list such as `InstanceId`).
     pub fn count_under(&self, at: &str) -> usize {
         let prefix = format!("{at}.");
-        self.params
-            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(&prefix))
+        self.keys_from(&prefix)
+            .take_while(|k| k.starts_with(&prefix))
             .count()
     }
 
@@ -260,7 +370,11 @@ impl FormReader {
         if !self.has_member(at, name) {
             return Ok(None);
         }
-        T::decode(self, &join(at, name))
+        let mut buf = [0u8; 256];
+        match join_into(&mut buf, at, name) {
+            Some(key) => T::decode(self, key),
+            None => T::decode(self, &join(at, name)),
+        }
     }
 
     /// Reads the list member `name` of the structure at `at`: `name.N` when `item` is `None`
@@ -274,27 +388,29 @@ impl FormReader {
         if !self.has_member(at, name) {
             return Ok(None);
         }
-        let base = join(at, name);
-        let prefix = match item {
-            Some(item) => format!("{base}.{item}"),
-            None => base.clone(),
-        };
+        // One key, grown and cut back: `at.name`, `.item` after it (awsQuery), then `.N`.
+        let mut key = join(at, name);
+        let base = key.len();
+        if let Some(item) = item {
+            key.push('.');
+            key.push_str(item);
+        }
+        let prefix = key.len();
         let mut present = false;
-        if self.params.get(&base).is_some_and(String::is_empty) {
-            self.params.remove(&base);
-            present = true;
+        for (end, applies) in [(base, true), (prefix, item.is_some())] {
+            let k = key.get(..end).unwrap_or_default();
+            if applies && self.peek(k).is_some_and(str::is_empty) {
+                self.take(k);
+                present = true;
+            }
         }
-        if item.is_some() && self.params.get(&prefix).is_some_and(String::is_empty) {
-            self.params.remove(&prefix);
-            present = true;
-        }
-        let dotted = format!("{prefix}.");
+        key.push('.');
+        let dotted = key.as_str();
         let mut indices: Vec<u32> = self
-            .params
-            .range::<str, _>((Bound::Included(dotted.as_str()), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(&dotted))
-            .filter_map(|(k, _)| {
-                let rest = &k[dotted.len()..];
+            .keys_from(dotted)
+            .take_while(|k| k.starts_with(dotted))
+            .filter_map(|k| {
+                let rest = k.get(dotted.len()..).unwrap_or_default();
                 let seg = rest.split('.').next().unwrap_or(rest);
                 if seg.starts_with('0') {
                     return None;
@@ -309,7 +425,10 @@ impl FormReader {
         }
         let mut out = Vec::with_capacity(indices.len());
         for i in indices {
-            if let Some(v) = T::decode(self, &format!("{prefix}.{i}"))? {
+            use std::fmt::Write;
+            key.truncate(prefix + 1);
+            let _ = write!(key, "{i}");
+            if let Some(v) = T::decode(self, &key)? {
                 out.push(v);
             }
         }
@@ -439,8 +558,8 @@ impl FormReader {
 
     /// Fails with `UnknownParameter` when a parameter was not part of the operation's input.
     pub fn finish(&mut self) -> Result<(), ApiError> {
-        match self.params.keys().next() {
-            Some(k) => Err(ApiError::unknown_parameter(k)),
+        match self.params.iter().find(|(_, v)| v.is_some()) {
+            Some((k, _)) => Err(ApiError::unknown_parameter(k)),
             None => Ok(()),
         }
     }
@@ -533,6 +652,8 @@ impl Decode for Blob {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     proptest::proptest! {
@@ -558,6 +679,33 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// A member is found, through the range of its structure's keys or at the root, when
+        /// and only when an untaken key is it or lies under it; whatever was looked up before.
+        #[test]
+        fn members_are_found_as_their_definition_says(
+            keys in proptest::collection::vec("[AB.1/-]{0,6}", 0..12),
+            taken in proptest::collection::vec(0usize..12, 0..4),
+            lookups in proptest::collection::vec(("[AB.1/-]{0,3}", "[AB.1/-]{1,3}"), 1..12),
+        ) {
+            let mut r = FormReader::from_pairs(keys.iter().map(|k| (k.as_str(), "v")));
+            for i in taken {
+                if let Some(k) = keys.get(i) {
+                    r.take(k);
+                }
+            }
+            let left: Vec<String> = r.pairs().map(|(k, _)| k.to_string()).collect();
+            for (at, name) in lookups {
+                let member = join(&at, &name);
+                let expected = left.iter().any(|k| {
+                    k.strip_prefix(member.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                });
+                proptest::prop_assert_eq!(r.has_member(&at, &name), expected, "{} {}", at, name);
+            }
+        }
+    }
+
     #[test]
     fn lists_are_ordered_by_index_and_bare_key_is_empty() {
         let mut r = FormReader::from_pairs([("Id.10", "c"), ("Id.2", "b"), ("Id.1", "a")]);
@@ -580,7 +728,7 @@ mod tests {
             }
         }
         let key = format!("A.b.{long}");
-        let r = FormReader::from_pairs([("Filter.1.Name", "x"), (key.as_str(), "y")]);
+        let mut r = FormReader::from_pairs([("Filter.1.Name", "x"), (key.as_str(), "y")]);
         assert!(r.has_member("Filter.1", "Name"));
         assert!(r.has_member("", "Filter"));
         assert!(!r.has_member("Filter", "Name"));

@@ -184,6 +184,20 @@ impl XmlWriter {
         self.buf.push('>');
     }
 
+    /// Writes `<name>text</name>` for a text that holds nothing to escape (an enum's wire
+    /// value, a number, a boolean, a timestamp): no scan of it.
+    pub fn plain(&mut self, name: &str, text: &str) {
+        debug_assert!(is_plain(text), "{text:?}");
+        self.buf.reserve(2 * name.len() + text.len() + 5);
+        self.buf.push('<');
+        self.buf.push_str(name);
+        self.buf.push('>');
+        self.buf.push_str(text);
+        self.buf.push_str("</");
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+
     /// Writes an optional member.
     pub fn field<T: Encode>(&mut self, name: &str, value: &Option<T>) {
         if let Some(v) = value {
@@ -232,7 +246,7 @@ impl Encode for String {
 
 impl Encode for bool {
     fn encode(&self, w: &mut XmlWriter, name: &str) {
-        w.text(name, if *self { "true" } else { "false" });
+        w.plain(name, if *self { "true" } else { "false" });
     }
 }
 
@@ -240,7 +254,7 @@ macro_rules! encode_display {
     ($($t:ty),*) => {$(
         impl Encode for $t {
             fn encode(&self, w: &mut XmlWriter, name: &str) {
-                w.text(name, &self.to_string());
+                w.plain(name, &self.to_string());
             }
         }
     )*};
@@ -249,13 +263,13 @@ encode_display!(i32, i64, f32, f64);
 
 impl Encode for DateTime {
     fn encode(&self, w: &mut XmlWriter, name: &str) {
-        w.text(name, &format_timestamp(*self));
+        w.plain(name, &format_timestamp(*self));
     }
 }
 
 impl Encode for Blob {
     fn encode(&self, w: &mut XmlWriter, name: &str) {
-        w.text(name, &aws_smithy_types::base64::encode(self.as_ref()));
+        w.plain(name, &aws_smithy_types::base64::encode(self.as_ref()));
     }
 }
 
