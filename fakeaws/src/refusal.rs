@@ -154,6 +154,21 @@ impl<T> Shaped<T> {
 }
 
 impl<T: AsyncWrite + Unpin> Shaped<T> {
+    /// Whether `written` is to be replaced: a refusal is being written in its place, or
+    /// `written` is hyper's refusal, whose replacement is then set to be written.
+    fn intercept(&mut self, written: &[u8]) -> bool {
+        if self.pending.is_none()
+            && let Some(bytes) = self.replacement(written)
+        {
+            self.pending = Some(Pending {
+                bytes,
+                written: 0,
+                replaces: written.len(),
+            });
+        }
+        self.pending.is_some()
+    }
+
     /// Writes what is left of the refusal; ready with the count of hyper's bytes it stands
     /// for once all of it is written.
     fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
@@ -197,17 +212,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Shaped<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        if this.pending.is_none() {
-            match this.replacement(buf) {
-                Some(bytes) => {
-                    this.pending = Some(Pending {
-                        bytes,
-                        written: 0,
-                        replaces: buf.len(),
-                    });
-                }
-                None => return Pin::new(&mut this.io).poll_write(cx, buf),
-            }
+        if !this.intercept(buf) {
+            return Pin::new(&mut this.io).poll_write(cx, buf);
         }
         this.poll_pending(cx)
     }
@@ -218,20 +224,14 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Shaped<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        if this.pending.is_none() {
-            // hyper's refusal is a head alone, in one buffer.
-            let first = bufs.iter().find(|b| !b.is_empty());
-            let whole = bufs.iter().filter(|b| !b.is_empty()).count() == 1;
-            match first.filter(|_| whole).and_then(|b| this.replacement(b)) {
-                Some(bytes) => {
-                    this.pending = Some(Pending {
-                        bytes,
-                        written: 0,
-                        replaces: first.map_or(0, |b| b.len()),
-                    });
-                }
-                None => return Pin::new(&mut this.io).poll_write_vectored(cx, bufs),
-            }
+        // hyper's refusal is a head alone, in one buffer.
+        let mut written = bufs.iter().filter(|b| !b.is_empty());
+        let intercepted = match (written.next(), written.next()) {
+            (Some(only), None) => this.intercept(only),
+            _ => this.pending.is_some(),
+        };
+        if !intercepted {
+            return Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
         }
         this.poll_pending(cx)
     }
@@ -241,24 +241,12 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Shaped<T> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.pending.is_some() {
-            match self.poll_pending(cx) {
-                Poll::Ready(Ok(_)) => {}
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
+        std::task::ready!(self.poll_pending(cx))?;
         Pin::new(&mut self.io).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.pending.is_some() {
-            match self.poll_pending(cx) {
-                Poll::Ready(Ok(_)) => {}
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
+        std::task::ready!(self.poll_pending(cx))?;
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
