@@ -31,7 +31,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::ids::IdGen;
 use crate::protocol::error::{ApiError, Common};
-use crate::server::{MAX_HEADER_BYTES, MAX_HEADERS, Service};
+use crate::server::{MAX_HEADER_BYTES, MAX_HEADERS, Service, answer_error};
 
 /// The end of every SigV4 credential scope, in an `Authorization` header or a presigned
 /// query string (where the slashes may be written `%2F`, and are then not recognized: such a
@@ -77,10 +77,9 @@ impl<T> Shaped<T> {
     fn note_scopes(&mut self, read: &[u8]) {
         for at in SCOPE_END.find_iter(read) {
             let before = read.get(..at).unwrap_or_default();
-            if before.ends_with(b"/ec2") {
-                self.service = Some(Service::Ec2);
-            } else if before.ends_with(b"/elasticloadbalancing") {
-                self.service = Some(Service::Elb);
+            let named = before.rsplit(|b| *b == b'/').next().unwrap_or_default();
+            if let Some(service) = std::str::from_utf8(named).ok().and_then(Service::from_name) {
+                self.service = Some(service);
             }
         }
     }
@@ -119,7 +118,6 @@ impl<T> Shaped<T> {
                 kept.push(line);
             }
         }
-        let request_id = self.ids.request_id();
         let err = ApiError::new(
             Common::RequestHeaderSectionTooLarge,
             format!(
@@ -127,12 +125,8 @@ impl<T> Shaped<T> {
                  {MAX_HEADER_BYTES} bytes in {MAX_HEADERS} fields."
             ),
         );
-        let body = match self.service {
-            Some(Service::Elb) => {
-                err.to_query_xml(crate::generated::elb::XML_NAMESPACE, &request_id, true)
-            }
-            _ => err.to_ec2_xml(&request_id),
-        };
+        let answer = answer_error(&err, self.service, self.ids.request_id());
+        let (body, request_id) = (answer.body, answer.request_id);
         let mut out = Vec::with_capacity(end + body.len() + 160);
         for line in std::iter::once(status).chain(kept) {
             out.extend_from_slice(line);

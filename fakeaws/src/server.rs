@@ -228,7 +228,7 @@ pub(crate) enum Service {
 
 impl Service {
     /// The service a credential scope names, if the fake serves it.
-    fn from_name(name: &str) -> Option<Service> {
+    pub(crate) fn from_name(name: &str) -> Option<Service> {
         match name {
             "ec2" => Some(Service::Ec2),
             "elasticloadbalancing" => Some(Service::Elb),
@@ -881,7 +881,7 @@ fn unserved(action: &str, operations: &[&str], label: &str) -> ApiError {
     }
 }
 
-fn answer_error(err: &ApiError, service: Option<Service>, request_id: String) -> Answer {
+pub(crate) fn answer_error(err: &ApiError, service: Option<Service>, request_id: String) -> Answer {
     let body = match service {
         Some(Service::Elb) => {
             let sender = elb::MODELED_ERRORS

@@ -175,26 +175,18 @@ impl XmlWriter {
     pub fn text(&mut self, name: &str, text: &str) {
         // Room for the whole element once, rather than a check per piece.
         self.buf.reserve(2 * name.len() + text.len() + 5);
-        self.buf.push('<');
-        self.buf.push_str(name);
-        self.buf.push('>');
+        self.open(name);
         escape_into(&mut self.buf, text);
-        self.buf.push_str("</");
-        self.buf.push_str(name);
-        self.buf.push('>');
+        self.close(name);
     }
 
     /// Writes `<name>text</name>` for a text that holds nothing to escape (an enum's wire
     /// value, a number, a boolean, a timestamp): no scan of it.
     pub fn plain(&mut self, name: &str, text: &str) {
         self.buf.reserve(2 * name.len() + text.len() + 5);
-        self.buf.push('<');
-        self.buf.push_str(name);
-        self.buf.push('>');
+        self.open(name);
         self.buf.push_str(text);
-        self.buf.push_str("</");
-        self.buf.push_str(name);
-        self.buf.push('>');
+        self.close(name);
     }
 
     /// Writes an optional member.
