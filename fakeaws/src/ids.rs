@@ -1,6 +1,8 @@
 //! AWS-style resource ids (`vpc-` + 17 hex digits) and request ids from a seeded generator,
 //! so a run with the same seed and the same requests gives the same ids.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// A deterministic generator of ids (splitmix64).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct IdGen {
@@ -26,11 +28,8 @@ impl IdGen {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.state = self.state.wrapping_add(STEP);
+        mix(self.state)
     }
 
     /// A new id such as `vpc-0a1b2c3d4e5f60718`: `prefix-` and 17 hex digits.
@@ -69,6 +68,57 @@ impl IdGen {
         let a = self.next_u64();
         let b = self.next_u64();
         uuid_text(a, b)
+    }
+}
+
+/// How far the generator's state moves per 64 bits drawn (splitmix64's increment).
+const STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The 64 bits drawn at state `z` (splitmix64's output function).
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The account's request ids, drawn by any thread without a lock: each id takes the
+/// generator's next two steps in one atomic addition, so that one caller after another gets
+/// the ids [`IdGen::request_id`] would give from the same state.
+#[derive(Debug)]
+pub struct RequestIds {
+    state: AtomicU64,
+}
+
+impl RequestIds {
+    /// Ids that continue from `from`'s state.
+    pub fn new(from: &IdGen) -> Self {
+        RequestIds {
+            state: AtomicU64::new(from.state),
+        }
+    }
+
+    /// The next request id.
+    pub fn next(&self) -> String {
+        let s = self
+            .state
+            .fetch_add(STEP.wrapping_mul(2), Ordering::Relaxed);
+        uuid_text(
+            mix(s.wrapping_add(STEP)),
+            mix(s.wrapping_add(STEP).wrapping_add(STEP)),
+        )
+    }
+
+    /// A generator at the current state (what the state file keeps).
+    pub fn generator(&self) -> IdGen {
+        IdGen {
+            state: self.state.load(Ordering::Relaxed),
+            recorded: None,
+        }
+    }
+
+    /// Continues from `from`'s state (a restored account).
+    pub fn restore(&self, from: &IdGen) {
+        self.state.store(from.state, Ordering::Relaxed);
     }
 }
 
@@ -125,6 +175,19 @@ mod tests {
         assert_ne!(id, a.resource("vpc"));
         assert!(!is_well_formed("vpc-xyz", "vpc"));
         assert_eq!(a.request_id().len(), 36);
+    }
+
+    #[test]
+    fn lock_free_request_ids_follow_the_generator() {
+        let mut generator = IdGen::new(7, "request-ids");
+        let ids = RequestIds::new(&generator);
+        for _ in 0..5 {
+            assert_eq!(ids.next(), generator.request_id());
+        }
+        assert_eq!(ids.generator().state, generator.state);
+        let other = RequestIds::new(&IdGen::new(8, "x"));
+        other.restore(&generator);
+        assert_eq!(other.next(), generator.request_id());
     }
 
     proptest::proptest! {

@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::Config;
 use crate::generated::{ec2, elb};
-use crate::ids::IdGen;
+use crate::ids::{IdGen, RequestIds};
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
 use crate::protocol::query::{Constraint, FormReader};
@@ -25,7 +25,7 @@ use crate::protocol::sigv4;
 use crate::region::Region;
 use crate::sim::clock::Clock;
 use crate::sim::consistency;
-use crate::sim::faults::{Faults, Verdict};
+use crate::sim::faults::{Decision, Faults, Verdict};
 use crate::sim::throttle::{Category, Limit};
 use crate::state::{self, StateError};
 
@@ -38,11 +38,24 @@ pub struct Fake {
 #[derive(Debug)]
 struct Inner {
     config: Config,
-    regions: Mutex<HashMap<String, Arc<Mutex<Region>>>>,
-    request_ids: Mutex<IdGen>,
+    regions: Regions,
+    request_ids: RequestIds,
     calls: Mutex<Vec<Call>>,
     faults: Mutex<Faults>,
+    /// Whether `faults` holds any rule: a call reads this rather than take the lock, while
+    /// there is none.
+    faults_armed: AtomicBool,
     store: Option<Store>,
+}
+
+/// The account's regions. Each region the fake serves ([`AWS_REGIONS`], then the
+/// configuration's extra ones, by index) has a slot, filled on first use and read by every
+/// call after without a lock (no map to search under a lock, no count to share); any other
+/// region (named through [`Fake::region`], or kept in a state file) is in `others`.
+#[derive(Debug)]
+struct Regions {
+    served: Vec<OnceLock<Arc<Mutex<Region>>>>,
+    others: Mutex<HashMap<String, Arc<Mutex<Region>>>>,
 }
 
 /// Where the account is saved (`--state-file`), and how far the saves have come.
@@ -288,11 +301,17 @@ impl Fake {
             }),
         );
         if let Some(loaded) = loaded {
-            *lock(&fake.inner.request_ids) = loaded.request_ids;
-            let mut regions = lock(&fake.inner.regions);
+            fake.inner.request_ids.restore(&loaded.request_ids);
+            let mut others = lock(&fake.inner.regions.others);
             for (name, region) in loaded.regions {
-                let region = region.restored(&fake.inner.config);
-                regions.insert(name, Arc::new(Mutex::new(region)));
+                let region = Arc::new(Mutex::new(region.restored(&fake.inner.config)));
+                // Every slot is empty yet; a region the fake does not serve is kept aside.
+                let slot = fake
+                    .slot(&name)
+                    .and_then(|i| fake.inner.regions.served.get(i));
+                if let Err(region) = slot.map_or(Err(region.clone()), |s| s.set(region)) {
+                    others.insert(name, region);
+                }
             }
         }
         fake.save()?;
@@ -318,10 +337,14 @@ impl Fake {
             return Ok(());
         }
         let covers = store.changes.load(Ordering::SeqCst);
-        let mut regions: Vec<(String, Arc<Mutex<Region>>)> = lock(&self.inner.regions)
+        let mut regions: Vec<(String, Arc<Mutex<Region>>)> = lock(&self.inner.regions.others)
             .iter()
             .map(|(name, region)| (name.clone(), region.clone()))
             .collect();
+        regions.extend(
+            self.served_regions()
+                .map(|(n, r)| (n.to_string(), r.clone())),
+        );
         // Regions are locked in name order; nothing else ever holds two region locks.
         regions.sort_by(|a, b| a.0.cmp(&b.0));
         let guards: Vec<(&str, MutexGuard<'_, Region>)> = regions
@@ -329,7 +352,7 @@ impl Fake {
             .map(|(name, region)| (name.as_str(), lock(region)))
             .collect();
         let by_name: BTreeMap<&str, &Region> = guards.iter().map(|(n, g)| (*n, &**g)).collect();
-        let request_ids = lock(&self.inner.request_ids).clone();
+        let request_ids = self.inner.request_ids.generator();
         state::save(
             &store.path,
             &self.inner.config.account_id,
@@ -355,12 +378,17 @@ impl Fake {
         for rule in &config.faults {
             faults.add(rule.clone());
         }
+        let served = AWS_REGIONS.len() + config.extra_regions.len();
         Fake {
             inner: Arc::new(Inner {
                 config,
-                regions: Mutex::new(HashMap::new()),
-                request_ids: Mutex::new(request_ids),
+                regions: Regions {
+                    served: (0..served).map(|_| OnceLock::new()).collect(),
+                    others: Mutex::new(HashMap::new()),
+                },
+                request_ids: RequestIds::new(&request_ids),
                 calls: Mutex::new(Vec::new()),
+                faults_armed: AtomicBool::new(!faults.is_empty()),
                 faults: Mutex::new(faults),
                 store,
             }),
@@ -374,14 +402,47 @@ impl Fake {
 
     /// The region `name`, created as AWS hands it out on first use.
     pub fn region(&self, name: &str) -> Arc<Mutex<Region>> {
-        let mut regions = lock(&self.inner.regions);
-        if let Some(region) = regions.get(name) {
+        if let Some(region) = self.slot(name).and_then(|i| self.served_region(i, name)) {
             return region.clone();
         }
-        regions
+        lock(&self.inner.regions.others)
             .entry(name.to_string())
             .or_insert_with(|| Arc::new(Mutex::new(Region::new(name, &self.inner.config))))
             .clone()
+    }
+
+    /// The slot of the region `name`, when the fake serves it: its index in [`AWS_REGIONS`],
+    /// or after them, in the configuration's extra regions.
+    fn slot(&self, name: &str) -> Option<usize> {
+        let packed = pack_region(name.as_bytes());
+        let aws = packed
+            .and_then(|p| PACKED_REGIONS.binary_search(&p).ok())
+            // Padding is zeros: a name that ends in zero bytes packs as the name without.
+            .filter(|i| AWS_REGIONS.get(*i) == Some(&name));
+        aws.or_else(|| {
+            let extra = &self.inner.config.extra_regions;
+            extra
+                .iter()
+                .position(|r| r == name)
+                .map(|i| AWS_REGIONS.len() + i)
+        })
+    }
+
+    /// The served region in slot `i` (named `name`), created on first use.
+    fn served_region(&self, i: usize, name: &str) -> Option<&Arc<Mutex<Region>>> {
+        let slot = self.inner.regions.served.get(i)?;
+        Some(slot.get_or_init(|| Arc::new(Mutex::new(Region::new(name, &self.inner.config)))))
+    }
+
+    /// The served regions created so far, with their names.
+    fn served_regions(&self) -> impl Iterator<Item = (&str, &Arc<Mutex<Region>>)> {
+        let names = AWS_REGIONS
+            .iter()
+            .copied()
+            .chain(self.inner.config.extra_regions.iter().map(String::as_str));
+        names
+            .zip(&self.inner.regions.served)
+            .filter_map(|(name, slot)| Some((name, slot.get()?)))
     }
 
     /// Every request answered since the start (or the last `take_calls`), in order.
@@ -405,25 +466,29 @@ impl Fake {
     /// Forgets everything: every region (they start again as AWS hands them out), the call
     /// log and the fault rules.
     pub fn reset(&self) {
-        lock(&self.inner.regions).clear();
+        // A served region's slot stays; what it holds starts again, as a first use makes it.
+        for (name, region) in self.served_regions() {
+            *lock(region) = Region::new(name, &self.inner.config);
+        }
+        lock(&self.inner.regions.others).clear();
         lock(&self.inner.calls).clear();
-        lock(&self.inner.faults).clear();
+        self.with_faults(Faults::clear);
     }
 
     /// Whether `name` is a region this fake serves: one of [`AWS_REGIONS`], or one it was
     /// told of.
     pub fn knows_region(&self, name: &str) -> bool {
-        aws_region(name).is_some() || self.is_extra_region(name)
-    }
-
-    /// Whether `name` is a region the fake was told of, beside AWS's.
-    fn is_extra_region(&self, name: &str) -> bool {
-        self.inner.config.extra_regions.iter().any(|r| r == name)
+        self.slot(name).is_some()
     }
 
     /// Runs `f` on the account's fault rules (to add, list or clear them).
     pub fn with_faults<R>(&self, f: impl FnOnce(&mut Faults) -> R) -> R {
-        f(&mut lock(&self.inner.faults))
+        let mut faults = lock(&self.inner.faults);
+        let out = f(&mut faults);
+        self.inner
+            .faults_armed
+            .store(!faults.is_empty(), Ordering::SeqCst);
+        out
     }
 
     /// Serves one HTTP request: when the fake holds credentials, its signature is verified
@@ -443,7 +508,7 @@ impl Fake {
             if let Err(refusal) = sigv4::verify(credentials, request, std::time::SystemTime::now())
             {
                 let service = service.and_then(Service::from_name);
-                let request_id = lock(&self.inner.request_ids).request_id();
+                let request_id = self.inner.request_ids.next();
                 return answer_error(&refused(&refusal, service), service, request_id);
             }
         }
@@ -454,7 +519,7 @@ impl Fake {
     /// No signature is verified here (in-process callers hold no secrets); HTTP requests go
     /// through [`handle_request`](Self::handle_request).
     pub fn handle(&self, authorization: Option<&str>, query: &[u8], body: &[u8]) -> Answer {
-        let request_id = lock(&self.inner.request_ids).request_id();
+        let request_id = self.inner.request_ids.next();
         let mut form = FormReader::from_urlencoded(&[query, body]);
         // A presigned request's credential is copied out of the form, which decoding consumes.
         let presigned;
@@ -517,15 +582,17 @@ impl Fake {
             || capped(named, MAX_LOGGED_ACTION),
             |op| Cow::Borrowed(op.name()),
         );
-        let aws = aws_region(scope.region);
-        let known = aws.is_some() || self.is_extra_region(scope.region);
-        let region = aws.map_or_else(|| capped(scope.region, MAX_LOGGED_REGION), Cow::Borrowed);
+        let slot = self.slot(scope.region);
+        let region = match slot.and_then(|i| AWS_REGIONS.get(i)) {
+            Some(aws) => Cow::Borrowed(*aws),
+            None => capped(scope.region, MAX_LOGGED_REGION),
+        };
         let started = std::time::Instant::now();
         let mut effects = Effects::default();
         // The answer is written after the region is let go (dispatch holds it), so that the
         // region's other callers don't wait for the XML.
         let result = self
-            .dispatch(service, op, (scope.region, known), &mut form, &mut effects)
+            .dispatch(service, op, (scope.region, slot), &mut form, &mut effects)
             .map(|answered| answered.encode(&request_id));
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
@@ -571,7 +638,7 @@ impl Fake {
         &self,
         service: Service,
         op: Option<Op>,
-        (region, known): (&str, bool),
+        (region, slot): (&str, Option<usize>),
         form: &mut FormReader,
         effects: &mut Effects,
     ) -> Result<Answered, ApiError> {
@@ -615,23 +682,24 @@ impl Fake {
             }
         }
         form.strip_envelope();
-        if !known {
+        let Some(state) = slot.and_then(|i| self.served_region(i, region)) else {
             return Err(ApiError::new(
                 Common::InvalidRegion,
                 format!("'{region}' is not a region name"),
             ));
-        }
-        let state = self.region(region);
+        };
         let op = op?;
         let action = op.name();
         let name = service.name();
-        let mut guard = lock(&state);
+        let mut guard = lock(state);
         guard.tick();
         admit(&mut guard, service, action, form)?;
-        let decision = {
+        let decision = if self.inner.faults_armed.load(Ordering::SeqCst) {
             let mut faults = lock(&self.inner.faults);
             let zone = faults.wants_zone().then(|| zone_of(&guard, form)).flatten();
             faults.before_in(name, action, region, zone.as_deref())
+        } else {
+            Decision::proceed()
         };
         if decision.latency > Duration::ZERO {
             effects.latency = decision.latency;
@@ -801,7 +869,7 @@ fn refused(refusal: &sigv4::Refusal, service: Option<Service>) -> ApiError {
 /// The regions of AWS's partitions (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-eusc),
 /// as the SDKs' endpoint metadata lists them. Only these exist, with those the fake was told
 /// of ([`crate::Config::extra_regions`]): a made-up name is `InvalidRegion`, never a new region.
-/// Sorted, for a binary search per request ([`aws_region`]).
+/// Sorted, for a binary search per request (`Fake::slot`); a region's slot is its index here.
 pub const AWS_REGIONS: &[&str] = &[
     "af-south-1",
     "ap-east-1",
@@ -847,10 +915,44 @@ pub const AWS_REGIONS: &[&str] = &[
     "us-west-2",
 ];
 
-/// The fake's own copy of `name`, if it is one of [`AWS_REGIONS`].
-fn aws_region(name: &str) -> Option<&'static str> {
-    let i = AWS_REGIONS.binary_search(&name).ok()?;
-    AWS_REGIONS.get(i).copied()
+/// [`AWS_REGIONS`], each packed into one number ([`pack_region`]): searched by comparing
+/// numbers rather than text, in the same order.
+static PACKED_REGIONS: [u128; AWS_REGIONS.len()] = pack_regions();
+
+/// The bytes of a name of at most 16, big-endian in a `u128` and zero-padded, so that packed
+/// names sort as the names do (no region name holds a zero byte); `None` for a longer name.
+// The index is below the length it is checked against, which a const fn cannot say with
+// `get`.
+#[allow(clippy::indexing_slicing)]
+const fn pack_region(name: &[u8]) -> Option<u128> {
+    if name.len() > 16 {
+        return None;
+    }
+    let mut packed = 0u128;
+    let mut i = 0;
+    while i < 16 {
+        let byte = if i < name.len() { name[i] } else { 0 };
+        packed = packed << 8 | byte as u128;
+        i += 1;
+    }
+    Some(packed)
+}
+
+// The indexes are below the lengths they are checked against, which a const fn cannot say
+// with `get`.
+#[allow(clippy::indexing_slicing)]
+const fn pack_regions() -> [u128; AWS_REGIONS.len()] {
+    let mut out = [0u128; AWS_REGIONS.len()];
+    let mut i = 0;
+    while i < AWS_REGIONS.len() {
+        // A longer name would be 0, out of order: a test checks the order.
+        out[i] = match pack_region(AWS_REGIONS[i].as_bytes()) {
+            Some(p) => p,
+            None => 0,
+        };
+        i += 1;
+    }
+    out
 }
 
 /// Whether `s` has the shape of a region name (`xx-yyyy-N`), as a flag adding one must.
@@ -958,7 +1060,7 @@ async fn handle_http(State(fake): State<Fake>, request: axum::extract::Request) 
             ),
         )
         .with_status(431);
-        let request_id = lock(&fake.inner.request_ids).request_id();
+        let request_id = fake.inner.request_ids.next();
         return to_response(answer_error(&err, service_of(headers), request_id));
     }
     let body = match body {
@@ -983,7 +1085,7 @@ async fn handle_http(State(fake): State<Fake>, request: axum::extract::Request) 
                 )
                 .with_status(status.as_u16())
             };
-            let request_id = lock(&fake.inner.request_ids).request_id();
+            let request_id = fake.inner.request_ids.next();
             return to_response(answer_error(&err, service, request_id));
         }
     };
@@ -1066,10 +1168,13 @@ mod tests {
     #[test]
     fn the_regions_are_sorted_for_their_binary_search() {
         assert!(AWS_REGIONS.windows(2).all(|w| w[0] < w[1]));
+        assert!(PACKED_REGIONS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(pack_region(&[b'a'; 17]), None);
         let fake = Fake::new(Config::default());
         for region in AWS_REGIONS {
             assert!(fake.knows_region(region), "{region}");
         }
         assert!(!fake.knows_region("xx-made-up-1"));
+        assert!(!fake.knows_region("us-east-1\0") && fake.knows_region("us-east-1"));
     }
 }

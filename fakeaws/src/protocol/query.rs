@@ -48,7 +48,8 @@ pub struct FormReader {
     hit: Option<usize>,
     /// The envelope (`Action`, `Version`, a presigned request's `X-Amz-*`): set aside as it
     /// is read, since every request carries it and no operation decodes it.
-    envelope: Vec<(String, String)>,
+    /// Each by its key's place in [`ENVELOPE_KEYS`].
+    envelope: Vec<(usize, String)>,
     /// How a value outside the model's constraints is reported: EC2 says
     /// `InvalidParameterValue`, awsQuery services (ELB) say `ValidationError`.
     constraint: Constraint,
@@ -96,6 +97,11 @@ fn below(k: &str, at: &str, sep: u8) -> bool {
         // Shorter than `at`: before it unless it sorts after `at`'s start.
         None => at.get(..k.len()).is_some_and(|start| k <= start),
     }
+}
+
+/// Where the envelope key `key` (its bytes as given, or decoded) is in [`ENVELOPE_KEYS`].
+fn envelope_key(key: &[u8]) -> Option<usize> {
+    ENVELOPE_KEYS.iter().position(|k| k.as_bytes() == key)
 }
 
 fn join(at: &str, name: &str) -> String {
@@ -166,7 +172,12 @@ impl FormReader {
                     ),
                     None => (pair, &[][..]),
                 };
-                r.insert(&mut input, decode_component(key), decode_component(value));
+                // An envelope key, nearly always given as it is, is matched before it would be
+                // copied.
+                match envelope_key(key) {
+                    Some(k) => r.set_envelope(k, decode_component(value)),
+                    None => r.insert(&mut input, decode_component(key), decode_component(value)),
+                }
             }
         }
         r.set_params(input);
@@ -175,12 +186,18 @@ impl FormReader {
 
     /// Sets a parameter of the envelope aside, or adds one to `input`.
     fn insert(&mut self, input: &mut Vec<(String, String)>, key: String, value: String) {
-        if !ENVELOPE_KEYS.contains(&key.as_str()) {
-            input.push((key, value));
-        } else if let Some(slot) = self.envelope.iter_mut().find(|(k, _)| *k == key) {
-            slot.1 = value;
-        } else {
-            self.envelope.push((key, value));
+        match envelope_key(key.as_bytes()) {
+            Some(k) => self.set_envelope(k, value),
+            None => input.push((key, value)),
+        }
+    }
+
+    /// Sets the envelope parameter at `index` in [`ENVELOPE_KEYS`] (the last value given
+    /// stays).
+    fn set_envelope(&mut self, index: usize, value: String) {
+        match self.envelope.iter_mut().find(|(i, _)| *i == index) {
+            Some(slot) => slot.1 = value,
+            None => self.envelope.push((index, value)),
         }
     }
 
@@ -282,11 +299,10 @@ impl FormReader {
             .and_then(|i| self.params.get(i)?.1.as_deref())
         {
             Some(v) => Some(v),
-            None => self
-                .envelope
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str()),
+            None => envelope_key(key.as_bytes()).and_then(|index| {
+                let (_, v) = self.envelope.iter().find(|(i, _)| *i == index)?;
+                Some(v.as_str())
+            }),
         }
     }
 
@@ -296,7 +312,11 @@ impl FormReader {
         self.params
             .iter()
             .filter_map(|(k, v)| Some((k.as_str(), v.as_deref()?)))
-            .chain(self.envelope.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .chain(
+                self.envelope
+                    .iter()
+                    .filter_map(|(i, v)| Some((*ENVELOPE_KEYS.get(*i)?, v.as_str()))),
+            )
     }
 
     /// Removes the envelope parameters, leaving only the operation's input.

@@ -199,16 +199,26 @@ pub fn from_authorization(header: &str) -> Option<Scope<'_>> {
     from_credential(cred)
 }
 
-/// Parses the scope out of a credential `AKID/DATE/REGION/SERVICE/aws4_request`.
+/// Parses the scope out of a credential `AKID/DATE/REGION/SERVICE/aws4_request`: exactly
+/// five parts, read in one pass over its bytes.
 pub fn from_credential(cred: &str) -> Option<Scope<'_>> {
-    let mut parts = cred.trim().split('/');
-    let (_key, _date) = (parts.next()?, parts.next()?);
-    let (region, service, terminator) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some()
-        || terminator != "aws4_request"
-        || region.is_empty()
-        || service.is_empty()
-    {
+    let cred = cred.trim();
+    // Where the four slashes are.
+    let mut slashes = [0usize; 4];
+    let mut n = 0;
+    for (i, b) in cred.bytes().enumerate() {
+        if b == b'/' {
+            *slashes.get_mut(n)? = i;
+            n += 1;
+        }
+    }
+    let [_, date_end, region_end, service_end] = slashes;
+    if n != 4 || cred.get(service_end + 1..)? != "aws4_request" {
+        return None;
+    }
+    let region = cred.get(date_end + 1..region_end)?;
+    let service = cred.get(region_end + 1..service_end)?;
+    if region.is_empty() || service.is_empty() {
         return None;
     }
     Some(Scope { region, service })
@@ -217,6 +227,29 @@ pub fn from_credential(cred: &str) -> Option<Scope<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scope as its definition reads it: five '/'-separated parts, the last
+    /// `aws4_request`, region and service not empty.
+    fn by_definition(cred: &str) -> Option<Scope<'_>> {
+        let parts: Vec<&str> = cred.trim().split('/').collect();
+        match parts.as_slice() {
+            [_, _, region, service, "aws4_request"]
+                if !region.is_empty() && !service.is_empty() =>
+            {
+                Some(Scope { region, service })
+            }
+            _ => None,
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_credential_parser_reads_as_the_definition_does(
+            cred in "[ /a-z0-9_-]{0,12}(/[a-z0-9-]{0,3}){0,5}(/aws4_request)?[ /]?"
+        ) {
+            proptest::prop_assert_eq!(from_credential(&cred), by_definition(&cred));
+        }
+    }
 
     #[test]
     fn parses_the_sdk_header() {
@@ -231,5 +264,25 @@ mod tests {
         );
         assert_eq!(from_authorization("Bearer x"), None);
         assert_eq!(from_credential("AKID/20261129//ec2/aws4_request"), None);
+        assert_eq!(
+            from_credential("AKID/20261129/eu-west-1//aws4_request"),
+            None
+        );
+        assert_eq!(
+            from_credential("AKID/20261129/eu-west-1/ec2/aws4_request/x"),
+            None
+        );
+        assert_eq!(from_credential("AKID/20261129/eu-west-1/ec2"), None);
+        assert_eq!(
+            from_credential("AKID/20261129/eu-west-1/ec2/aws4_requests"),
+            None
+        );
+        assert_eq!(
+            from_credential(" /d/eu-west-1/ec2/aws4_request "),
+            Some(Scope {
+                region: "eu-west-1",
+                service: "ec2"
+            })
+        );
     }
 }

@@ -244,7 +244,23 @@ pub struct Decision {
     pub async_failure: Option<(Subject, String, String)>,
 }
 
+impl Decision {
+    /// The decision on a call no rule matches: it proceeds, on time.
+    pub fn proceed() -> Self {
+        Decision {
+            verdict: Verdict::Proceed,
+            latency: std::time::Duration::ZERO,
+            async_failure: None,
+        }
+    }
+}
+
 impl Faults {
+    /// Whether there is no rule.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
     /// No rules; `seed` draws the probabilities.
     pub fn new(seed: u64) -> Self {
         Faults {
