@@ -591,9 +591,13 @@ impl Fake {
         let mut effects = Effects::default();
         // The answer is written after the region is let go (dispatch holds it), so that the
         // region's other callers don't wait for the XML.
+        let served = op.as_ref().map(Op::name);
         let result = self
             .dispatch(service, op, (scope.region, slot), &mut form, &mut effects)
-            .map(|answered| answered.encode(&request_id));
+            .map(|answered| match served {
+                Some(action) => write_answer(action, answered, &request_id),
+                None => answered.encode(&request_id),
+            });
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
             region = %region,
@@ -740,6 +744,7 @@ impl Fake {
 /// A served operation's answer, not yet written. It lives for one request, on the stack: the
 /// size of its largest variant costs a copy, which a box would trade for an allocation.
 #[allow(clippy::large_enum_variant)]
+#[derive(Debug, PartialEq)]
 enum Answered {
     Ec2(ec2::Response),
     Elb(elb::Response),
@@ -752,6 +757,97 @@ impl Answered {
             Answered::Elb(r) => r.encode(request_id),
         }
     }
+
+    /// Where `request_id` sits in `body`, this answer written with it: in EC2's answer the
+    /// first element (`requestId`), in ELB's the last (`ResponseMetadata`'s `RequestId`).
+    /// Text is escaped, so a tag cannot hide in a value.
+    fn request_id_at(&self, body: &str, request_id: &str) -> Option<usize> {
+        let at = match self {
+            Answered::Ec2(_) => body.find("<requestId>")? + "<requestId>".len(),
+            Answered::Elb(_) => body.rfind("<RequestId>")? + "<RequestId>".len(),
+        };
+        let end = at.checked_add(request_id.len())?;
+        (body.get(at..end)? == request_id).then_some(at)
+    }
+}
+
+/// An answer a thread wrote, kept so that an equal one is not written again: equal answers
+/// are written alike but for their request ids (the generated answers hold no float, whose
+/// `0.0 == -0.0` would break that).
+struct Written {
+    /// The operation.
+    action: &'static str,
+    answered: Answered,
+    body: String,
+    /// Where the request id sits in `body`.
+    id_at: usize,
+    id_len: usize,
+}
+
+/// How many read-only operations' last answers a thread keeps.
+const WRITTEN_KEPT: usize = 8;
+
+/// The largest answer kept: pollers repeat small describes; a large answer is written anew.
+const WRITTEN_MAX: usize = 64 * 1024;
+
+thread_local! {
+    static WRITTEN: std::cell::RefCell<Vec<Written>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The body of `answered` with `request_id`. A read-only operation (`Describe*`, `Get*`,
+/// `List*`) that answers what this thread last answered it (a poller waiting on a state, a
+/// reconcile finding nothing to do) gets that answer's text with its own request id, rather
+/// than the XML written again; any other is written.
+fn write_answer(action: &'static str, answered: Answered, request_id: &str) -> String {
+    if !["Describe", "Get", "List"]
+        .iter()
+        .any(|p| action.starts_with(p))
+    {
+        return answered.encode(request_id);
+    }
+    WRITTEN.with(|written| {
+        let Ok(mut written) = written.try_borrow_mut() else {
+            return answered.encode(request_id);
+        };
+        let kept = written.iter().position(|w| w.action == action);
+        if let Some(w) = kept.and_then(|i| written.get(i))
+            && w.answered == answered
+        {
+            let mut body = String::with_capacity(w.body.len() - w.id_len + request_id.len());
+            body.push_str(w.body.get(..w.id_at).unwrap_or_default());
+            body.push_str(request_id);
+            body.push_str(w.body.get(w.id_at + w.id_len..).unwrap_or_default());
+            return body;
+        }
+        let body = answered.encode(request_id);
+        let Some(id_at) = answered
+            .request_id_at(&body, request_id)
+            .filter(|_| body.len() <= WRITTEN_MAX)
+        else {
+            return body;
+        };
+        let w = Written {
+            action,
+            answered,
+            body: body.clone(),
+            id_at,
+            id_len: request_id.len(),
+        };
+        match kept {
+            Some(i) => {
+                if let Some(slot) = written.get_mut(i) {
+                    *slot = w;
+                }
+            }
+            None if written.len() < WRITTEN_KEPT => written.push(w),
+            // Full: the oldest kept goes.
+            None => {
+                written.remove(0);
+                written.push(w);
+            }
+        }
+        body
+    })
 }
 
 /// The availability zone a call places something in: named (`Placement.AvailabilityZone`,
@@ -1176,5 +1272,98 @@ mod tests {
         }
         assert!(!fake.knows_region("xx-made-up-1"));
         assert!(!fake.knows_region("us-east-1\0") && fake.knows_region("us-east-1"));
+    }
+
+    fn vpc(id: &str, cidr: &str) -> ec2::Vpc {
+        ec2::Vpc {
+            vpc_id: Some(id.to_string()),
+            cidr_block: Some(cidr.to_string()),
+            ..ec2::Vpc::default()
+        }
+    }
+
+    #[test]
+    fn a_kept_answer_is_written_as_a_new_one_would_be() {
+        let vpcs = |v: Vec<ec2::Vpc>| {
+            Answered::Ec2(ec2::Response::DescribeVpcs(ec2::DescribeVpcsResult {
+                vpcs: Some(v),
+                next_token: None,
+            }))
+        };
+        let lbs = |n: &str| {
+            Answered::Elb(elb::Response::DescribeLoadBalancers(
+                elb::DescribeAccessPointsOutput {
+                    load_balancer_descriptions: None,
+                    next_marker: Some(n.to_string()),
+                },
+            ))
+        };
+        let answers = [
+            ("DescribeVpcs", vpcs(vec![vpc("vpc-1", "10.0.0.0/16")])),
+            ("DescribeVpcs", vpcs(vec![vpc("vpc-1", "10.0.0.0/16")])),
+            // One member changed: written anew, and kept in place of the last.
+            ("DescribeVpcs", vpcs(vec![vpc("vpc-1", "10.1.0.0/16")])),
+            ("DescribeVpcs", vpcs(vec![vpc("vpc-1", "10.1.0.0/16")])),
+            ("DescribeVpcs", vpcs(vec![])),
+            ("DescribeLoadBalancers", lbs("a<b")),
+            ("DescribeLoadBalancers", lbs("a<b")),
+            ("DescribeVpcs", vpcs(vec![])),
+        ];
+        for (i, (action, answered)) in answers.into_iter().enumerate() {
+            let id = format!("00000000-0000-4000-8000-{i:012}");
+            let want = answered.encode(&id);
+            assert_eq!(write_answer(action, answered, &id), want, "answer {i}");
+        }
+        // A thread keeps a bounded few.
+        for i in 0..2 * WRITTEN_KEPT {
+            let action: &'static str = format!("DescribeThing{i}").leak();
+            write_answer(action, vpcs(vec![]), "00000000-0000-4000-8000-000000000000");
+        }
+        assert_eq!(WRITTEN.with(|w| w.borrow().len()), WRITTEN_KEPT);
+    }
+
+    #[test]
+    fn equal_answers_are_written_alike_because_no_answer_holds_a_float() {
+        for generated in [
+            include_str!("generated/ec2.rs"),
+            include_str!("generated/elb.rs"),
+        ] {
+            for float in ["f32", "f64"] {
+                assert!(
+                    !generated.contains(float),
+                    "a generated shape holds {float}"
+                );
+            }
+        }
+    }
+
+    const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
+                        SignedHeaders=host, Signature=0";
+
+    #[test]
+    fn a_repeated_describe_sees_every_change_in_between() {
+        let fake = Fake::new(Config::default());
+        let describe = || {
+            let a = fake.handle(Some(AUTH), b"", b"Action=DescribeVpcs&Version=2016-11-15");
+            assert_eq!(a.status, 200, "{}", a.body);
+            (a.body.replace(&a.request_id, "ID"), a.request_id)
+        };
+        let (first, id1) = describe();
+        let (second, id2) = describe();
+        assert_eq!(first, second);
+        assert_ne!(id1, id2);
+        let vpc_id = first
+            .split("<vpcId>")
+            .nth(1)
+            .and_then(|r| r.split('<').next())
+            .unwrap_or_default()
+            .to_string();
+        let tag = format!(
+            "Action=CreateTags&Version=2016-11-15&ResourceId.1={vpc_id}&Tag.1.Key=k&Tag.1.Value=v"
+        );
+        assert_eq!(fake.handle(Some(AUTH), b"", tag.as_bytes()).status, 200);
+        let (third, _) = describe();
+        assert_ne!(third, first);
+        assert!(third.contains("<key>k</key><value>v</value>"), "{third}");
     }
 }

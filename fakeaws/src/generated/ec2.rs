@@ -18859,8 +18859,10 @@ pub trait Api {
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
-/// lets go of the region, so that encoding holds nobody up.
+/// lets go of the region, so that encoding holds nobody up. Two equal answers
+/// are written alike (no member is a float), which lets the server reuse one.
 #[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     /// `DescribeAvailabilityZones`
     DescribeAvailabilityZones(DescribeAvailabilityZonesResult),

@@ -533,8 +533,10 @@ impl<'a> Generator<'a> {
              /// The semantics behind the wire layer: one method per served operation.\n\
              pub trait Api {{\n{methods}}}\n\n\
              /// What a served operation answered, not yet written: the server writes it after it\n\
-             /// lets go of the region, so that encoding holds nobody up.\n\
+             /// lets go of the region, so that encoding holds nobody up. Two equal answers\n\
+             /// are written alike (no member is a float), which lets the server reuse one.\n\
              #[allow(clippy::large_enum_variant)]\n\
+             #[derive(Debug, Clone, PartialEq)]\n\
              pub enum Response {{\n{responses}}}\n\n\
              impl Response {{\n    \
              /// The response body of this answer, with `request_id`.\n    \
