@@ -203,10 +203,15 @@ pub struct Call {
 impl Call {
     /// Whether the action can change state: anything but `Describe*`, `Get*` and `List*`.
     pub fn is_mutating(&self) -> bool {
-        !["Describe", "Get", "List"]
-            .iter()
-            .any(|p| self.action.starts_with(p))
+        !is_read_only(&self.action)
     }
+}
+
+/// Whether the action only reads: `Describe*`, `Get*` or `List*`.
+fn is_read_only(action: &str) -> bool {
+    ["Describe", "Get", "List"]
+        .iter()
+        .any(|p| action.starts_with(p))
 }
 
 /// A response before it becomes HTTP: status, XML body, request id.
@@ -309,7 +314,11 @@ impl Fake {
                 let slot = fake
                     .slot(&name)
                     .and_then(|i| fake.inner.regions.served.get(i));
-                if let Err(region) = slot.map_or(Err(region.clone()), |s| s.set(region)) {
+                let placed = match slot {
+                    Some(slot) => slot.set(region),
+                    None => Err(region),
+                };
+                if let Err(region) = placed {
                     others.insert(name, region);
                 }
             }
@@ -799,10 +808,7 @@ thread_local! {
 /// reconcile finding nothing to do) gets that answer's text with its own request id, rather
 /// than the XML written again; any other is written.
 fn write_answer(action: &'static str, answered: Answered, request_id: &str) -> String {
-    if !["Describe", "Get", "List"]
-        .iter()
-        .any(|p| action.starts_with(p))
-    {
+    if !is_read_only(action) {
         return answered.encode(request_id);
     }
     WRITTEN.with(|written| {

@@ -303,16 +303,12 @@ impl Faults {
         region: &str,
         zone: Option<&str>,
     ) -> Decision {
+        if self.rules.is_empty() {
+            return Decision::proceed();
+        }
         let mut verdict = Verdict::Proceed;
         let mut latency = std::time::Duration::ZERO;
         let mut async_failure = None;
-        if self.rules.is_empty() {
-            return Decision {
-                verdict,
-                latency,
-                async_failure,
-            };
-        }
         for (rule, seen) in &mut self.rules {
             if !rule.on.matches_in(service, action, region, zone) {
                 continue;
