@@ -4,6 +4,14 @@ use std::net::SocketAddr;
 
 use clap::Parser;
 
+/// mimalloc rather than the system's allocator: serving a request allocates and frees many
+/// small strings (the form's values, the answer's records and XML), and mimalloc's per-thread
+/// free lists serve them with less CPU than glibc's malloc (`provider/benches/workload.rs`,
+/// which runs the fake with this allocator, measures it). In-process fakes
+/// (`fakeaws::spawn`) use whatever allocator their program has.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A fake AWS EC2 + classic ELB endpoint for tests and local development.
 #[derive(Parser)]
 #[command(name = "fakeaws", version)]

@@ -40,7 +40,7 @@ struct Inner {
     config: Config,
     regions: Regions,
     request_ids: RequestIds,
-    calls: Mutex<Vec<Call>>,
+    calls: Mutex<CallLog>,
     faults: Mutex<Faults>,
     /// Whether `faults` holds any rule: a call reads this rather than take the lock, while
     /// there is none.
@@ -70,6 +70,58 @@ struct Store {
 
 /// How many calls the log keeps before it drops the oldest half.
 const CALL_LOG_LIMIT: usize = 100_000;
+
+/// How many calls one chunk of the call log holds.
+const CALL_LOG_CHUNK: usize = 1024;
+
+/// The calls answered, oldest first, in chunks of [`CALL_LOG_CHUNK`]: logging a call never
+/// copies the calls before it (one vector would copy them all each time it grew, under the
+/// log's lock), and forgetting the oldest drops whole chunks.
+#[derive(Debug, Default)]
+struct CallLog {
+    chunks: std::collections::VecDeque<Vec<Call>>,
+    len: usize,
+}
+
+impl CallLog {
+    fn push(&mut self, call: Call) {
+        if self.len >= CALL_LOG_LIMIT {
+            // A long-running server keeps the most recent half (at least).
+            while let Some(oldest) = self.chunks.front() {
+                if self.len - oldest.len() < CALL_LOG_LIMIT / 2 {
+                    break;
+                }
+                self.len -= oldest.len();
+                self.chunks.pop_front();
+            }
+        }
+        match self.chunks.back_mut() {
+            Some(last) if last.len() < CALL_LOG_CHUNK => last.push(call),
+            _ => {
+                let mut chunk = Vec::with_capacity(CALL_LOG_CHUNK);
+                chunk.push(call);
+                self.chunks.push_back(chunk);
+            }
+        }
+        self.len += 1;
+    }
+
+    fn to_vec(&self) -> Vec<Call> {
+        let mut all = Vec::with_capacity(self.len);
+        for chunk in &self.chunks {
+            all.extend_from_slice(chunk);
+        }
+        all
+    }
+
+    fn into_vec(self) -> Vec<Call> {
+        let mut all = Vec::with_capacity(self.len);
+        for chunk in self.chunks {
+            all.extend(chunk);
+        }
+        all
+    }
+}
 
 /// The largest request body the endpoint takes (axum's default, stated).
 pub const MAX_BODY: usize = 2 * 1024 * 1024;
@@ -396,7 +448,7 @@ impl Fake {
                     others: Mutex::new(HashMap::new()),
                 },
                 request_ids: RequestIds::new(&request_ids),
-                calls: Mutex::new(Vec::new()),
+                calls: Mutex::new(CallLog::default()),
                 faults_armed: AtomicBool::new(!faults.is_empty()),
                 faults: Mutex::new(faults),
                 store,
@@ -456,12 +508,12 @@ impl Fake {
 
     /// Every request answered since the start (or the last `take_calls`), in order.
     pub fn calls(&self) -> Vec<Call> {
-        lock(&self.inner.calls).clone()
+        lock(&self.inner.calls).to_vec()
     }
 
     /// Returns the call log and empties it.
     pub fn take_calls(&self) -> Vec<Call> {
-        std::mem::take(&mut *lock(&self.inner.calls))
+        std::mem::take(&mut *lock(&self.inner.calls)).into_vec()
     }
 
     /// Runs `f` on the region `name` under its lock (tests and admin tools use this to read
@@ -480,7 +532,7 @@ impl Fake {
             *lock(region) = Region::new(name, &self.inner.config);
         }
         lock(&self.inner.regions.others).clear();
-        lock(&self.inner.calls).clear();
+        *lock(&self.inner.calls) = CallLog::default();
         self.with_faults(Faults::clear);
     }
 
@@ -563,15 +615,7 @@ impl Fake {
         // A character XML 1.0 forbids could never be answered back (every describe of it
         // would be unparseable): refused at the door, as AWS refuses it, naming it by code.
         // The first such parameter in key order is named.
-        if let Some((key, c)) = form
-            .pairs()
-            .filter_map(|(k, v)| {
-                crate::protocol::xml::first_non_xml_char(k)
-                    .or_else(|| crate::protocol::xml::first_non_xml_char(v))
-                    .map(|c| (k, c))
-            })
-            .min_by_key(|(k, _)| *k)
-        {
+        if let Some((key, c)) = form.first_non_xml() {
             let why = format!(
                 "Value for parameter {key} is invalid: it holds the character U+{:04X}, which \
                  XML 1.0 does not allow.",
@@ -625,13 +669,7 @@ impl Fake {
         if call.is_mutating() && !call.action.is_empty() {
             self.saved_after_change();
         }
-        let mut calls = lock(&self.inner.calls);
-        if calls.len() >= CALL_LOG_LIMIT {
-            // A long-running server keeps the most recent half.
-            calls.drain(..CALL_LOG_LIMIT / 2);
-        }
-        calls.push(call);
-        drop(calls);
+        lock(&self.inner.calls).push(call);
         let mut answer = match result {
             Ok(body) => Answer {
                 status: 200,
@@ -1266,6 +1304,31 @@ fn cut_connection() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_call_log_keeps_the_latest_calls_in_order_and_at_most_its_limit() {
+        let call = |n: u64| Call {
+            service: Cow::Borrowed("ec2"),
+            region: Cow::Borrowed("us-east-1"),
+            action: Cow::Borrowed("DescribeVpcs"),
+            error: None,
+            micros: n,
+            cut: false,
+        };
+        let mut log = CallLog::default();
+        let total = 2 * CALL_LOG_LIMIT + 3 * CALL_LOG_CHUNK + 7;
+        for n in 0..total {
+            log.push(call(n as u64));
+            assert!(log.len <= CALL_LOG_LIMIT, "{}", log.len);
+        }
+        let kept = log.to_vec();
+        assert_eq!(kept.len(), log.len);
+        assert!(kept.len() >= CALL_LOG_LIMIT / 2, "{}", kept.len());
+        // The latest calls, oldest first, none missing in between.
+        let first = (total - kept.len()) as u64;
+        assert!(kept.iter().map(|c| c.micros).eq(first..total as u64));
+        assert_eq!(log.into_vec(), kept);
+    }
 
     #[test]
     fn the_regions_are_sorted_for_their_binary_search() {

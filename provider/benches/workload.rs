@@ -16,12 +16,20 @@
 //! work; the floor itself is the HTTP layer and the kernel (socket reads and writes, thread
 //! wakeups), which no handler can spend less than.
 //!
+//! The process runs with the allocator of the standalone fakeaws server (mimalloc,
+//! `fakeaws/src/main.rs`), so that the server CPU is the server's as it is shipped: the
+//! issue's reference figures were measured against standalone servers.
+//!
 //! Prints `figure` lines (`cargo xtask bench` collects them). Under `cargo test --benches` (no
 //! `--bench` argument) it runs one cluster, as a smoke check.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Instant;
+
+/// The standalone fakeaws server's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use provider::{Clients, ClusterActuator};
 

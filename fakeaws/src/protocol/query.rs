@@ -33,17 +33,24 @@ const ENVELOPE_KEYS: &[&str] = &[
 /// The parameters of one request, consumed as they are decoded.
 #[derive(Debug, Default)]
 pub struct FormReader {
+    /// Every decoded key and value of the operation's input, one after another: one buffer
+    /// for the request rather than two strings per parameter. A value is copied out of it
+    /// when it is taken.
+    text: String,
     /// The operation's input, sorted by key, one entry per key (the last value given); a
     /// value is `None` once taken. A sorted vector rather than a map: a request holds a few
     /// dozen keys at most, read one by one (a binary search over contiguous keys), and taking
     /// one is clearing its slot, where a map would rebalance.
-    params: Vec<(String, Option<String>)>,
+    params: Vec<Param>,
     /// How many values in `params` are not taken yet.
     left: usize,
-    /// The keys under the structure last read (`at.`...): the range of `params` they fill,
-    /// and the length of `at`. Its members are looked up within that range alone, by what
-    /// follows `at.`.
-    scope: Option<(usize, usize, usize)>,
+    /// The keys under the structures last read (`at.`...): the range of `params` they fill,
+    /// and the length of `at`. Their members are looked up within that range alone, by what
+    /// follows `at.`. Several, since a structure's lists nest other structures between its
+    /// members (`IpPermissions.1`, then `IpPermissions.1.IpRanges.1`, then back).
+    scopes: [Option<(usize, usize, usize)>; SCOPES],
+    /// Where the next scope found is kept in `scopes` (the oldest is replaced).
+    next_scope: usize,
     /// Where the member last found is in `params`: taking it needs no search.
     hit: Option<usize>,
     /// The envelope (`Action`, `Version`, a presigned request's `X-Amz-*`): set aside as it
@@ -53,6 +60,24 @@ pub struct FormReader {
     /// How a value outside the model's constraints is reported: EC2 says
     /// `InvalidParameterValue`, awsQuery services (ELB) say `ValidationError`.
     constraint: Constraint,
+}
+
+/// How many structures' key ranges a reader keeps ([`FormReader::scope_of`]).
+const SCOPES: usize = 4;
+
+/// Where a text lies in [`FormReader::text`]: its start and end.
+type Span = (usize, usize);
+
+/// One parameter of the input: where its key and its value (until taken) lie in the text.
+#[derive(Debug, Clone, Copy)]
+struct Param {
+    key: Span,
+    value: Option<Span>,
+}
+
+/// The text at `span` of `text`.
+fn spanned(text: &str, (start, end): Span) -> &str {
+    text.get(start..end).unwrap_or_default()
 }
 
 /// The error style of a model-constraint violation (range, length, count).
@@ -112,26 +137,22 @@ fn join(at: &str, name: &str) -> String {
     }
 }
 
-/// Decodes one form component as `form_urlencoded` does ('+' is a space, `%XX` the byte XX, a
-/// '%' without two hex digits after it itself, UTF-8 that does not decode replaced by U+FFFD),
-/// in one pass and one allocation. A component with neither '+' nor '%' (nearly all an SDK
-/// sends) is copied as it is.
-fn decode_component(bytes: &[u8]) -> String {
+/// Appends the bytes form component `bytes` stands for to `out`: '+' is a space, `%XX` the
+/// byte XX, a '%' without two hex digits after it itself. A component with neither '+' nor
+/// '%' (nearly all an SDK sends) is copied as it is.
+fn decode_into(out: &mut Vec<u8>, bytes: &[u8]) {
     let plain = bytes
         .iter()
         .fold(true, |plain, b| plain & (*b != b'+') & (*b != b'%'));
     if plain {
-        return match std::str::from_utf8(bytes) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-        };
+        out.extend_from_slice(bytes);
+        return;
     }
     fn hex(b: u8) -> Option<u8> {
         char::from(b)
             .to_digit(16)
             .and_then(|d| u8::try_from(d).ok())
     }
-    let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         i += 1;
@@ -150,6 +171,13 @@ fn decode_component(bytes: &[u8]) -> String {
             b => out.push(b),
         }
     }
+}
+
+/// Decodes one form component as `form_urlencoded` does ([`decode_into`], then UTF-8 that
+/// does not decode replaced by U+FFFD).
+fn decode_component(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    decode_into(&mut out, bytes);
     match String::from_utf8(out) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -159,8 +187,33 @@ fn decode_component(bytes: &[u8]) -> String {
 impl FormReader {
     /// A reader over `x-www-form-urlencoded` bytes (the body, or the query string).
     pub fn from_urlencoded(parts: &[&[u8]]) -> Self {
+        // Every component decoded into one buffer, checked as UTF-8 once. When that fails, or
+        // when the buffer decodes only across the components' edges, each component is
+        // decoded on its own (invalid UTF-8 replaced within it).
+        Self::parse(parts, false).unwrap_or_else(|| Self::parse(parts, true).unwrap_or_default())
+    }
+
+    /// [`from_urlencoded`](Self::from_urlencoded) decoding the components into one buffer:
+    /// as they are (`None` unless the whole is UTF-8 and each component is), or each one
+    /// with its invalid UTF-8 replaced (`lossy`).
+    fn parse(parts: &[&[u8]], lossy: bool) -> Option<Self> {
         let mut r = FormReader::default();
-        let mut input = Vec::new();
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let pairs = parts
+            .iter()
+            .map(|p| p.iter().filter(|b| **b == b'&').count() + 1)
+            .sum();
+        let mut bytes = Vec::with_capacity(total);
+        let mut input: Vec<(Span, Span)> = Vec::with_capacity(pairs);
+        let decode = |bytes: &mut Vec<u8>, component: &[u8]| -> Span {
+            let start = bytes.len();
+            if lossy {
+                bytes.extend_from_slice(decode_component(component).as_bytes());
+            } else {
+                decode_into(bytes, component);
+            }
+            (start, bytes.len())
+        };
         for part in parts {
             // As `form_urlencoded::parse` splits: pairs between '&'s (empty ones skipped),
             // the key up to the first '=', a pair without one an empty value.
@@ -173,23 +226,28 @@ impl FormReader {
                     None => (pair, &[][..]),
                 };
                 // An envelope key, nearly always given as it is, is matched before it would be
-                // copied.
-                match envelope_key(key) {
-                    Some(k) => r.set_envelope(k, decode_component(value)),
-                    None => r.insert(&mut input, decode_component(key), decode_component(value)),
+                // copied; one given encoded, once decoded.
+                if let Some(k) = envelope_key(key) {
+                    r.set_envelope(k, decode_component(value));
+                    continue;
                 }
+                let k = decode(&mut bytes, key);
+                if let Some(e) = bytes.get(k.0..k.1).and_then(envelope_key) {
+                    bytes.truncate(k.0);
+                    r.set_envelope(e, decode_component(value));
+                    continue;
+                }
+                let v = decode(&mut bytes, value);
+                input.push((k, v));
             }
         }
-        r.set_params(input);
-        r
-    }
-
-    /// Sets a parameter of the envelope aside, or adds one to `input`.
-    fn insert(&mut self, input: &mut Vec<(String, String)>, key: String, value: String) {
-        match envelope_key(key.as_bytes()) {
-            Some(k) => self.set_envelope(k, value),
-            None => input.push((key, value)),
+        let text = String::from_utf8(bytes).ok()?;
+        let edges = |(s, e): Span| text.is_char_boundary(s) && text.is_char_boundary(e);
+        if !lossy && !input.iter().all(|(k, v)| edges(*k) && edges(*v)) {
+            return None;
         }
+        r.set_params(text, input);
+        Some(r)
     }
 
     /// Sets the envelope parameter at `index` in [`ENVELOPE_KEYS`] (the last value given
@@ -201,64 +259,78 @@ impl FormReader {
         }
     }
 
-    /// Takes the input's parameters, in the order given: a key given twice keeps its last
-    /// value.
-    fn set_params(&mut self, mut input: Vec<(String, String)>) {
+    /// Takes the input's parameters (their keys and values in `text`), in the order given: a
+    /// key given twice keeps its last value.
+    fn set_params(&mut self, text: String, mut input: Vec<(Span, Span)>) {
         // Stable: of the pairs with one key, the last given stays last.
-        input.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut params: Vec<(String, Option<String>)> = Vec::with_capacity(input.len());
+        input.sort_by(|a, b| spanned(&text, a.0).cmp(spanned(&text, b.0)));
+        let mut params: Vec<Param> = Vec::with_capacity(input.len());
         for (k, v) in input {
             match params.last_mut() {
-                Some(last) if last.0 == k => last.1 = Some(v),
-                _ => params.push((k, Some(v))),
+                Some(last) if spanned(&text, last.key) == spanned(&text, k) => last.value = Some(v),
+                _ => params.push(Param {
+                    key: k,
+                    value: Some(v),
+                }),
             }
         }
         self.left = params.len();
         self.params = params;
+        self.text = text;
+    }
+
+    /// The key of `p`.
+    fn key(&self, p: &Param) -> &str {
+        spanned(&self.text, p.key)
     }
 
     /// Where `key` is in `params`, taken or not.
     fn position(&self, key: &str) -> Option<usize> {
         if let Some(i) = self
             .hit
-            .filter(|i| self.params.get(*i).is_some_and(|(k, _)| k == key))
+            .filter(|i| self.params.get(*i).is_some_and(|p| self.key(p) == key))
         {
             return Some(i);
         }
-        self.params
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
-            .ok()
+        self.params.binary_search_by(|p| self.key(p).cmp(key)).ok()
     }
 
     /// The range of `params` whose keys lie under `at.` (`at` not the root), when any do.
     fn scope_of(&mut self, at: &str) -> Option<(usize, usize)> {
-        if let Some((lo, hi, len)) = self.scope {
+        for &(lo, hi, len) in self.scopes.iter().flatten() {
             // A non-empty range of keys under `x.`, with `x` as long as `at`, whose first
             // key starts with `at`, is `at`'s.
-            let first = self.params.get(lo).map(|(k, _)| k.as_bytes());
+            let first = self.params.get(lo).map(|p| self.key(p).as_bytes());
             if len == at.len() && first.and_then(|k| k.get(..len)) == Some(at.as_bytes()) {
                 return Some((lo, hi));
             }
         }
         // The keys from `at.` up to `at/` ('/' follows '.').
-        let lo = self.params.partition_point(|(k, _)| below(k, at, b'.'));
-        let hi = self.params.partition_point(|(k, _)| below(k, at, b'/'));
+        let lo = self
+            .params
+            .partition_point(|p| below(self.key(p), at, b'.'));
+        let hi = self
+            .params
+            .partition_point(|p| below(self.key(p), at, b'/'));
         if lo >= hi {
             return None;
         }
-        self.scope = Some((lo, hi, at.len()));
+        if let Some(slot) = self.scopes.get_mut(self.next_scope) {
+            *slot = Some((lo, hi, at.len()));
+        }
+        self.next_scope = (self.next_scope + 1) % SCOPES;
         Some((lo, hi))
     }
 
     /// The untaken parameters from the first key not below `from`, in key order.
     fn keys_from<'a>(&'a self, from: &str) -> impl Iterator<Item = &'a str> + 'a {
-        let start = self.params.partition_point(|(k, _)| k.as_str() < from);
+        let start = self.params.partition_point(|p| self.key(p) < from);
         self.params
             .get(start..)
             .unwrap_or_default()
             .iter()
-            .filter(|(_, v)| v.is_some())
-            .map(|(k, _)| k.as_str())
+            .filter(|p| p.value.is_some())
+            .map(|p| self.key(p))
     }
 
     /// A reader over already decoded pairs.
@@ -266,11 +338,22 @@ impl FormReader {
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
         let mut r = FormReader::default();
+        let mut text = String::new();
         let mut input = Vec::new();
         for (k, v) in pairs {
-            r.insert(&mut input, k.into(), v.into());
+            let (k, v) = (k.into(), v.into());
+            match envelope_key(k.as_bytes()) {
+                Some(e) => r.set_envelope(e, v),
+                None => {
+                    let start = text.len();
+                    text.push_str(&k);
+                    let mid = text.len();
+                    text.push_str(&v);
+                    input.push(((start, mid), (mid, text.len())));
+                }
+            }
         }
-        r.set_params(input);
+        r.set_params(text, input);
         r
     }
 
@@ -294,16 +377,13 @@ impl FormReader {
     /// The value of a parameter, of the input or of the envelope (`Action`, `Version`, ...),
     /// without consuming it.
     pub fn peek(&self, key: &str) -> Option<&str> {
-        match self
-            .position(key)
-            .and_then(|i| self.params.get(i)?.1.as_deref())
-        {
-            Some(v) => Some(v),
-            None => envelope_key(key.as_bytes()).and_then(|index| {
-                let (_, v) = self.envelope.iter().find(|(i, _)| *i == index)?;
-                Some(v.as_str())
-            }),
+        // An envelope key is never one of the input's: it is set aside as it is read.
+        if let Some(index) = envelope_key(key.as_bytes()) {
+            let (_, v) = self.envelope.iter().find(|(i, _)| *i == index)?;
+            return Some(v.as_str());
         }
+        let i = self.position(key)?;
+        Some(spanned(&self.text, self.params.get(i)?.value?))
     }
 
     /// Every parameter: the operation's input in key order, then the envelope (until it is
@@ -311,12 +391,34 @@ impl FormReader {
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.params
             .iter()
-            .filter_map(|(k, v)| Some((k.as_str(), v.as_deref()?)))
+            .filter_map(|p| Some((self.key(p), spanned(&self.text, p.value?))))
             .chain(
                 self.envelope
                     .iter()
                     .filter_map(|(i, v)| Some((*ENVELOPE_KEYS.get(*i)?, v.as_str()))),
             )
+    }
+
+    /// The first parameter, in key order, holding a character XML 1.0 forbids (in its key or
+    /// its value), and that character. One pass over the request's text finds none in nearly
+    /// every request; the parameters are looked at one by one only when it does.
+    pub fn first_non_xml(&self) -> Option<(&str, char)> {
+        use crate::protocol::xml::first_non_xml_char;
+        if first_non_xml_char(&self.text).is_none()
+            && self
+                .envelope
+                .iter()
+                .all(|(_, v)| first_non_xml_char(v).is_none())
+        {
+            return None;
+        }
+        self.pairs()
+            .filter_map(|(k, v)| {
+                first_non_xml_char(k)
+                    .or_else(|| first_non_xml_char(v))
+                    .map(|c| (k, c))
+            })
+            .min_by_key(|(k, _)| *k)
     }
 
     /// Removes the envelope parameters, leaving only the operation's input.
@@ -327,9 +429,9 @@ impl FormReader {
     /// Takes the raw value at exactly `key`.
     pub fn take(&mut self, key: &str) -> Option<String> {
         let i = self.position(key)?;
-        let value = self.params.get_mut(i)?.1.take()?;
+        let value = self.params.get_mut(i)?.value.take()?;
         self.left -= 1;
-        Some(value)
+        Some(spanned(&self.text, value).to_owned())
     }
 
     /// Whether any parameter is `at` itself or lies under `at.` (always true for the root).
@@ -357,19 +459,20 @@ impl FormReader {
         };
         let skip = at.len() + 1;
         let under = self.params.get(lo..hi).unwrap_or_default();
+        let text = self.text.as_str();
         fn rest(k: &str, skip: usize) -> &[u8] {
             k.get(skip..).unwrap_or_default().as_bytes()
         }
         let name = name.as_bytes();
-        let start = under.partition_point(|(k, _)| rest(k, skip) < name);
+        let start = under.partition_point(|p| rest(spanned(text, p.key), skip) < name);
         let found = under
             .get(start..)
             .unwrap_or_default()
             .iter()
-            .take_while(|(k, _)| rest(k, skip).starts_with(name))
-            .position(|(k, v)| {
-                let r = rest(k, skip);
-                v.is_some() && (r.len() == name.len() || r.get(name.len()) == Some(&b'.'))
+            .take_while(|p| rest(spanned(text, p.key), skip).starts_with(name))
+            .position(|p| {
+                let r = rest(spanned(text, p.key), skip);
+                p.value.is_some() && (r.len() == name.len() || r.get(name.len()) == Some(&b'.'))
             });
         self.hit = found.map(|i| lo + start + i);
         found.is_some()
@@ -578,8 +681,8 @@ impl FormReader {
 
     /// Fails with `UnknownParameter` when a parameter was not part of the operation's input.
     pub fn finish(&mut self) -> Result<(), ApiError> {
-        match self.params.iter().find(|(_, v)| v.is_some()) {
-            Some((k, _)) => Err(ApiError::unknown_parameter(k)),
+        match self.params.iter().find(|p| p.value.is_some()) {
+            Some(p) => Err(ApiError::unknown_parameter(self.key(p))),
             None => Ok(()),
         }
     }
@@ -724,6 +827,38 @@ mod tests {
                 proptest::prop_assert_eq!(r.has_member(&at, &name), expected, "{} {}", at, name);
             }
         }
+    }
+
+    #[test]
+    fn a_component_is_decoded_on_its_own_even_when_the_whole_would_be_utf8() {
+        // `%C3` ends the key and `%A9` starts the value: together they are `é`, but each
+        // component alone is invalid UTF-8, replaced within it as `form_urlencoded` does.
+        let raw = b"K%C3=%A9v&Ok=%C3%A9";
+        let r = FormReader::from_urlencoded(&[raw]);
+        let ours: BTreeMap<&str, &str> = r.pairs().collect();
+        let theirs: BTreeMap<String, String> = form_urlencoded::parse(raw)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let theirs: BTreeMap<&str, &str> = theirs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(ours, theirs);
+        assert_eq!(r.peek("Ok"), Some("é"));
+        assert_eq!(r.peek("K\u{FFFD}"), Some("\u{FFFD}v"));
+    }
+
+    #[test]
+    fn the_first_parameter_holding_a_forbidden_character_is_named() {
+        let r = FormReader::from_urlencoded(&[b"Action=X&B=%01&A.2=ok&A.1=%EF%BF%BE&C=\t"]);
+        assert_eq!(r.first_non_xml(), Some(("A.1", '\u{FFFE}')));
+        let r = FormReader::from_urlencoded(&[b"Action=X&B=fine&A=%09%0A%0D"]);
+        assert_eq!(r.first_non_xml(), None);
+        // A value given twice: only the one kept counts.
+        let r = FormReader::from_urlencoded(&[b"B=%01&B=fine"]);
+        assert_eq!(r.first_non_xml(), None);
+        let r = FormReader::from_urlencoded(&[b"Version=%01&B=fine"]);
+        assert_eq!(r.first_non_xml(), Some(("Version", '\u{1}')));
     }
 
     #[test]
