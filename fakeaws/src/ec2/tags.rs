@@ -70,16 +70,32 @@ impl TagStore {
 
     /// Sets one tag.
     pub fn set(&mut self, id: &str, key: String, value: String) {
-        let entry = self.by_resource.entry(id.to_string()).or_default();
-        if let Some(old) = entry.insert(key.clone(), value.clone()) {
+        // The maps are searched by the borrowed names before an owned copy is made: a
+        // resource's id, a tag's key and most values are already there.
+        let tags = match self.by_resource.get_mut(id) {
+            Some(tags) => tags,
+            None => self.by_resource.entry(id.to_string()).or_default(),
+        };
+        let old = match tags.get_mut(&key) {
+            Some(v) if *v == value => return,
+            Some(v) => Some(std::mem::replace(v, value.clone())),
+            None => {
+                tags.insert(key.clone(), value.clone());
+                None
+            }
+        };
+        if let Some(old) = old {
             self.unindex(id, &key, &old);
         }
-        self.index
-            .entry(key)
-            .or_default()
-            .entry(value)
-            .or_default()
-            .insert(id.to_string());
+        let values = match self.index.get_mut(&key) {
+            Some(values) => values,
+            None => self.index.entry(key).or_default(),
+        };
+        let ids = match values.get_mut(&value) {
+            Some(ids) => ids,
+            None => values.entry(value).or_default(),
+        };
+        ids.insert(id.to_string());
     }
 
     /// Removes one tag.

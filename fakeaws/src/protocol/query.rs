@@ -44,6 +44,9 @@ pub struct FormReader {
     params: Vec<Param>,
     /// How many values in `params` are not taken yet.
     left: usize,
+    /// The first bytes of the input's keys, as bits: a member whose name starts otherwise is
+    /// absent without a search (most of an operation's members are absent from a request).
+    firsts: [u64; 4],
     /// The keys under the structures last read (`at.`...): the range of `params` they fill,
     /// and the length of `at`. Their members are looked up within that range alone, by what
     /// follows `at.`. Several, since a structure's lists nest other structures between its
@@ -274,8 +277,17 @@ impl FormReader {
                 }),
             }
         }
+        let mut firsts = [0u64; 4];
+        for p in &params {
+            if let Some(&b) = spanned(&text, p.key).as_bytes().first()
+                && let Some(word) = firsts.get_mut(usize::from(b >> 6))
+            {
+                *word |= 1 << (b & 63);
+            }
+        }
         self.left = params.len();
         self.params = params;
+        self.firsts = firsts;
         self.text = text;
     }
 
@@ -436,8 +448,16 @@ impl FormReader {
 
     /// Whether any parameter is `at` itself or lies under `at.` (always true for the root).
     pub fn has_prefix(&self, at: &str) -> bool {
-        if at.is_empty() {
+        let Some(&first) = at.as_bytes().first() else {
             return true;
+        };
+        let word = self
+            .firsts
+            .get(usize::from(first >> 6))
+            .copied()
+            .unwrap_or(0);
+        if word & (1 << (first & 63)) == 0 {
+            return false;
         }
         self.keys_from(at)
             .take_while(|k| k.starts_with(at))
