@@ -202,10 +202,13 @@ impl FormReader {
     fn parse(parts: &[&[u8]], lossy: bool) -> Option<Self> {
         let mut r = FormReader::default();
         let total: usize = parts.iter().map(|p| p.len()).sum();
+        // Room for what an SDK sends; a request of more pairs (or of empty ones: `&&&`) grows
+        // it as it needs, rather than reserving for every '&'.
         let pairs = parts
             .iter()
-            .map(|p| p.iter().filter(|b| **b == b'&').count() + 1)
-            .sum();
+            .map(|p| memchr::memchr_iter(b'&', p).count() + 1)
+            .sum::<usize>()
+            .min(256);
         let mut bytes = Vec::with_capacity(total);
         let mut input: Vec<(Span, Span)> = Vec::with_capacity(pairs);
         let decode = |bytes: &mut Vec<u8>, component: &[u8]| -> Span {
