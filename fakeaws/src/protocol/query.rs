@@ -201,16 +201,19 @@ impl FormReader {
     /// with its invalid UTF-8 replaced (`lossy`).
     fn parse(parts: &[&[u8]], lossy: bool) -> Option<Self> {
         let mut r = FormReader::default();
-        let total: usize = parts.iter().map(|p| p.len()).sum();
-        // Room for what an SDK sends; a request of more pairs (or of empty ones: `&&&`) grows
-        // it as it needs, rather than reserving for every '&'.
-        let pairs = parts
-            .iter()
-            .map(|p| memchr::memchr_iter(b'&', p).count() + 1)
-            .sum::<usize>()
-            .min(256);
-        let mut bytes = Vec::with_capacity(total);
-        let mut input: Vec<(Span, Span)> = Vec::with_capacity(pairs);
+        // Nothing is reserved for a request of the envelope alone (a describe without
+        // parameters); at the input's first key, room for all of its text, and for the pairs
+        // an SDK sends (a request of more, or of empty ones: `&&&`, grows it as it needs).
+        let mut bytes = Vec::new();
+        let mut input: Vec<(Span, Span)> = Vec::new();
+        let reserve = |bytes: &mut Vec<u8>, input: &mut Vec<(Span, Span)>| {
+            bytes.reserve(parts.iter().map(|p| p.len()).sum());
+            let pairs = parts
+                .iter()
+                .map(|p| memchr::memchr_iter(b'&', p).count() + 1)
+                .sum::<usize>();
+            input.reserve(pairs.min(256));
+        };
         let decode = |bytes: &mut Vec<u8>, component: &[u8]| -> Span {
             let start = bytes.len();
             if lossy {
@@ -236,6 +239,9 @@ impl FormReader {
                 if let Some(k) = envelope_key(key) {
                     r.set_envelope(k, decode_component(value));
                     continue;
+                }
+                if bytes.capacity() == 0 {
+                    reserve(&mut bytes, &mut input);
                 }
                 let k = decode(&mut bytes, key);
                 if let Some(e) = bytes.get(k.0..k.1).and_then(envelope_key) {
