@@ -107,19 +107,11 @@ impl CallLog {
     }
 
     fn to_vec(&self) -> Vec<Call> {
-        let mut all = Vec::with_capacity(self.len);
-        for chunk in &self.chunks {
-            all.extend_from_slice(chunk);
-        }
-        all
+        self.chunks.iter().flatten().cloned().collect()
     }
 
     fn into_vec(self) -> Vec<Call> {
-        let mut all = Vec::with_capacity(self.len);
-        for chunk in self.chunks {
-            all.extend(chunk);
-        }
-        all
+        self.chunks.into_iter().flatten().collect()
     }
 }
 

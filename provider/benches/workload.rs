@@ -27,11 +27,11 @@
 
 use std::time::Instant;
 
+use provider::{Clients, ClusterActuator};
+
 /// The standalone fakeaws server's allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use provider::{Clients, ClusterActuator};
 
 const SERVER_THREADS: &str = "fakeaws-server";
 const FLOOR_THREADS: &str = "canned-server";

@@ -277,21 +277,21 @@ impl FormReader {
         // Stable: of the pairs with one key, the last given stays last.
         input.sort_by(|a, b| spanned(&text, a.0).cmp(spanned(&text, b.0)));
         let mut params: Vec<Param> = Vec::with_capacity(input.len());
+        let mut firsts = [0u64; 4];
         for (k, v) in input {
             match params.last_mut() {
                 Some(last) if spanned(&text, last.key) == spanned(&text, k) => last.value = Some(v),
-                _ => params.push(Param {
-                    key: k,
-                    value: Some(v),
-                }),
-            }
-        }
-        let mut firsts = [0u64; 4];
-        for p in &params {
-            if let Some(&b) = spanned(&text, p.key).as_bytes().first()
-                && let Some(word) = firsts.get_mut(usize::from(b >> 6))
-            {
-                *word |= 1 << (b & 63);
+                _ => {
+                    if let Some(&b) = spanned(&text, k).as_bytes().first()
+                        && let Some(word) = firsts.get_mut(usize::from(b >> 6))
+                    {
+                        *word |= 1 << (b & 63);
+                    }
+                    params.push(Param {
+                        key: k,
+                        value: Some(v),
+                    });
+                }
             }
         }
         self.left = params.len();
