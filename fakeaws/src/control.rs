@@ -43,7 +43,8 @@ fn ok(body: Value) -> Reply {
     Reply { status: 200, body }
 }
 
-fn bad(status: u16, message: impl Into<String>) -> Reply {
+/// A refusal: `status` and `{"error": message}`.
+pub(crate) fn bad(status: u16, message: impl Into<String>) -> Reply {
     Reply {
         status,
         body: json!({ "error": message.into() }),

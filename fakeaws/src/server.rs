@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::FromRequest;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -115,7 +114,8 @@ impl CallLog {
     }
 }
 
-/// The largest request body the endpoint takes (axum's default, stated).
+/// The largest request body the endpoint takes (2 MiB, axum's default): a larger one is refused with 413
+/// in the service's error shape (on the control endpoint, in JSON).
 pub const MAX_BODY: usize = 2 * 1024 * 1024;
 
 /// The most header bytes (request line and every `name: value`) a request may carry: far
@@ -1143,22 +1143,43 @@ pub(crate) fn answer_error(err: &ApiError, service: Option<Service>, request_id:
 }
 
 /// The axum router serving the fake on every path, and the control endpoint under
-/// `/_fakeaws/` (`crate::control`).
+/// `/_fakeaws/` (`crate::control`). One handler takes every request and reads its body up to
+/// [`MAX_BODY`] itself: no route table to search and no layer to pass through on the way to
+/// the fake.
 pub fn router(fake: Fake) -> axum::Router {
-    axum::Router::new()
-        .route("/_fakeaws/{*path}", axum::routing::any(control_http))
-        .fallback(handle_http)
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
-        .with_state(fake)
+    axum::Router::new().fallback(handle_http).with_state(fake)
 }
 
-async fn control_http(
-    State(fake): State<Fake>,
-    axum::extract::Path(path): axum::extract::Path<String>,
-    method: Method,
-    body: Bytes,
+/// The body of a request, read whole up to [`MAX_BODY`] bytes; or the status of the refusal:
+/// 413 for a larger one, 400 for one that could not be read.
+async fn read_body(body: axum::body::Body) -> Result<Bytes, StatusCode> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(StatusCode::PAYLOAD_TOO_LARGE),
+        Err(_) => Err(StatusCode::BAD_REQUEST),
+    }
+}
+
+/// A request to the control endpoint: `path` is what follows `/_fakeaws/`, still
+/// percent-encoded.
+fn control_http(
+    fake: &Fake,
+    method: &Method,
+    path: &str,
+    body: Result<Bytes, StatusCode>,
 ) -> Response {
-    let reply = crate::control::handle(&fake, method.as_str(), &path, &body);
+    let reply = match (
+        percent_encoding::percent_decode_str(path).decode_utf8(),
+        body,
+    ) {
+        (Ok(path), Ok(body)) => crate::control::handle(fake, method.as_str(), &path, &body),
+        (Err(_), _) => crate::control::bad(400, "the path is not valid UTF-8"),
+        (_, Err(status)) => crate::control::bad(
+            status.as_u16(),
+            format!("the body could not be read whole (at most {MAX_BODY} bytes)"),
+        ),
+    };
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::BAD_REQUEST);
     (
         status,
@@ -1169,13 +1190,13 @@ async fn control_http(
 }
 
 async fn handle_http(State(fake): State<Fake>, request: axum::extract::Request) -> Response {
-    // The head is read where it lies (no copy of the headers); the body through axum's own
-    // extractor, which applies the body limit.
-    let (mut parts, body) = request.into_parts();
-    let mut for_body = axum::extract::Request::new(body);
-    *for_body.extensions_mut() = std::mem::take(&mut parts.extensions);
-    let body = Bytes::from_request(for_body, &()).await;
+    // The head is read where it lies (no copy of the headers); the body up to its limit.
+    let (parts, body) = request.into_parts();
+    let body = read_body(body).await;
     let (method, headers, uri) = (&parts.method, &parts.headers, &parts.uri);
+    if let Some(path) = uri.path().strip_prefix(crate::control::PREFIX) {
+        return control_http(&fake, method, path, body);
+    }
     let head = uri.path_and_query().map_or(1, |p| p.as_str().len())
         + method.as_str().len()
         + headers
@@ -1198,9 +1219,8 @@ async fn handle_http(State(fake): State<Fake>, request: axum::extract::Request) 
     let body = match body {
         Ok(b) => b,
         // Too large (or unreadable): answered in the service's own error shape, not as text.
-        Err(rejection) => {
+        Err(status) => {
             let service = service_of(headers);
-            let status = rejection.status();
             let err = if status == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
                     Common::RequestEntityTooLarge,

@@ -194,6 +194,48 @@ async fn an_oversized_body_gets_an_aws_shaped_413() {
     }
 }
 
+/// The control endpoint reads its path percent-decoded, and answers a body larger than the
+/// endpoint takes with a JSON refusal (413), changing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_control_path_is_percent_decoded_and_its_body_limited() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let addr = fake.addr();
+    tokio::task::spawn_blocking(move || {
+        let (status, rules) = http(addr, "GET", "/_fakeaws/fault%73", "");
+        assert_eq!((status, rules), (200, json!([])));
+        let (status, reply) = http(addr, "GET", "/_fakeaws/fault%FF", "");
+        assert_eq!(status, 400, "{reply}");
+        // A list of rules padded past the limit with spaces (valid JSON, were it taken).
+        let rule = json!({"on": {"action": "CreateVpc"}, "effect": {"error": {
+            "code": "VpcLimitExceeded", "status": 400, "message": "no"}}});
+        let body = format!("[{rule}{}]", " ".repeat(fakeaws::server::MAX_BODY));
+        // The server may answer and close before the whole body is sent.
+        let mut s = TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /_fakeaws/faults HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        let _ = s.write_all(body.as_bytes());
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+        let raw = String::from_utf8_lossy(&raw);
+        let status: u16 = raw.split(' ').nth(1).unwrap().parse().unwrap();
+        assert_eq!(status, 413, "{raw}");
+        let (_, payload) = raw.split_once("\r\n\r\n").unwrap();
+        let reply: Value = serde_json::from_str(payload).unwrap();
+        assert!(
+            reply["error"].as_str().unwrap().contains("bytes"),
+            "{reply}"
+        );
+        let (_, rules) = http(addr, "GET", "/_fakeaws/faults", "");
+        assert_eq!(rules, json!([]), "the refused rule was not added");
+    })
+    .await
+    .unwrap();
+}
+
 /// Sends one raw request with `extra` header lines to `addr` and returns the whole answer.
 fn raw_request(addr: std::net::SocketAddr, service: &str, extra: &str) -> String {
     let body = "Action=DescribeVpcs&Version=2016-11-15";
