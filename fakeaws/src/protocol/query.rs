@@ -30,6 +30,19 @@ const ENVELOPE_KEYS: &[&str] = &[
     "Expires",
 ];
 
+/// One item of a list, as [`FormReader::list_items`] finds it.
+#[derive(Debug)]
+struct ListItem {
+    /// Its index (`N` of `name.N`).
+    index: u32,
+    /// Where the key `name.N` itself is in `params`.
+    exact: Option<usize>,
+    /// The range of `params` under `name.N.`.
+    under: Option<(usize, usize)>,
+    /// Whether any of its keys is untaken.
+    live: bool,
+}
+
 /// The parameters of one request, consumed as they are decoded.
 #[derive(Debug, Default)]
 pub struct FormReader {
@@ -318,13 +331,8 @@ impl FormReader {
 
     /// The range of `params` whose keys lie under `at.` (`at` not the root), when any do.
     fn scope_of(&mut self, at: &str) -> Option<(usize, usize)> {
-        for &(lo, hi, len) in self.scopes.iter().flatten() {
-            // A non-empty range of keys under `x.`, with `x` as long as `at`, whose first
-            // key starts with `at`, is `at`'s.
-            let first = self.params.get(lo).map(|p| self.key(p).as_bytes());
-            if len == at.len() && first.and_then(|k| k.get(..len)) == Some(at.as_bytes()) {
-                return Some((lo, hi));
-            }
+        if let Some(range) = self.cached_scope(at) {
+            return Some(range);
         }
         // The keys from `at.` up to `at/` ('/' follows '.').
         let lo = self
@@ -336,11 +344,28 @@ impl FormReader {
         if lo >= hi {
             return None;
         }
+        self.keep_scope(lo, hi, at.len());
+        Some((lo, hi))
+    }
+
+    /// The range of `params` under `at.` when it is one of the scopes kept.
+    fn cached_scope(&self, at: &str) -> Option<(usize, usize)> {
+        self.scopes.iter().flatten().find_map(|&(lo, hi, len)| {
+            // A non-empty range of keys under `x.`, with `x` as long as `at`, whose first key
+            // starts with `at`, is `at`'s.
+            let first = self.params.get(lo).map(|p| self.key(p).as_bytes());
+            (len == at.len() && first.and_then(|k| k.get(..len)) == Some(at.as_bytes()))
+                .then_some((lo, hi))
+        })
+    }
+
+    /// Keeps `lo..hi`, not empty, as the range of `params` under a key of `len` bytes and a
+    /// dot (the oldest scope kept is replaced).
+    fn keep_scope(&mut self, lo: usize, hi: usize, len: usize) {
         if let Some(slot) = self.scopes.get_mut(self.next_scope) {
-            *slot = Some((lo, hi, at.len()));
+            *slot = Some((lo, hi, len));
         }
         self.next_scope = (self.next_scope + 1) % SCOPES;
-        Some((lo, hi))
     }
 
     /// The untaken parameters from the first key not below `from`, in key order.
@@ -468,6 +493,15 @@ impl FormReader {
         if word & (1 << (first & 63)) == 0 {
             return false;
         }
+        // A list's item, whose keys the list has just found: no search.
+        if let Some((lo, hi)) = self.cached_scope(at)
+            && self
+                .params
+                .get(lo..hi)
+                .is_some_and(|under| under.iter().any(|p| p.value.is_some()))
+        {
+            return true;
+        }
         self.keys_from(at)
             .take_while(|k| k.starts_with(at))
             .any(|k| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
@@ -557,34 +591,92 @@ impl FormReader {
             }
         }
         key.push('.');
-        let dotted = key.as_str();
-        let mut indices: Vec<u32> = self
-            .keys_from(dotted)
-            .take_while(|k| k.starts_with(dotted))
-            .filter_map(|k| {
-                let rest = k.get(dotted.len()..).unwrap_or_default();
-                let seg = rest.split('.').next().unwrap_or(rest);
-                if seg.starts_with('0') {
-                    return None;
-                }
-                seg.parse::<u32>().ok()
-            })
-            .collect();
-        indices.sort_unstable();
-        indices.dedup();
-        if indices.is_empty() && !present {
+        let items = self.list_items(&key);
+        if items.is_empty() && !present {
             return Ok(None);
         }
-        let mut out = Vec::with_capacity(indices.len());
-        for i in indices {
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
             use std::fmt::Write;
             key.truncate(prefix + 1);
-            let _ = write!(key, "{i}");
+            let _ = write!(key, "{}", item.index);
+            // Where the item's keys are is known: its decoding searches for none of them.
+            if let Some(at) = item.exact {
+                self.hit = Some(at);
+            }
+            if let Some((lo, hi)) = item.under {
+                self.keep_scope(lo, hi, key.len());
+            }
             if let Some(v) = T::decode(self, &key)? {
                 out.push(v);
             }
         }
         Ok(Some(out))
+    }
+
+    /// The items of the list whose keys start with `dotted` (`name.`, or `name.item.`), in the
+    /// order of their indices: each index given by an untaken key (`dotted` then a number
+    /// without leading zeros, alone or before a dot), with where its keys are in `params`.
+    fn list_items(&self, dotted: &str) -> Vec<ListItem> {
+        let start = self.params.partition_point(|p| self.key(p) < dotted);
+        let mut items: Vec<ListItem> = Vec::new();
+        let under = self.params.get(start..).unwrap_or_default();
+        for (at, p) in (start..).zip(under) {
+            let Some(rest) = self.key(p).strip_prefix(dotted) else {
+                break;
+            };
+            let (seg, nested) = match rest.split_once('.') {
+                Some((seg, _)) => (seg, true),
+                None => (rest, false),
+            };
+            if seg.starts_with('0') {
+                continue;
+            }
+            let Ok(index) = seg.parse::<u32>() else {
+                continue;
+            };
+            // Only the index's own spelling (`1`, not `+1`) is where its keys are; the keys
+            // under `dotted` and one index lie together, as they sort.
+            let canonical = seg.bytes().all(|b| b.is_ascii_digit());
+            let same = items.last_mut().filter(|i| i.index == index && canonical);
+            let item = match same {
+                Some(item) => item,
+                None => {
+                    items.push(ListItem {
+                        index,
+                        exact: None,
+                        under: None,
+                        live: false,
+                    });
+                    let Some(item) = items.last_mut() else {
+                        continue;
+                    };
+                    item
+                }
+            };
+            item.live |= p.value.is_some();
+            if !canonical {
+                continue;
+            }
+            if nested {
+                item.under = Some(item.under.map_or((at, at + 1), |(lo, _)| (lo, at + 1)));
+            } else {
+                item.exact = Some(at);
+            }
+        }
+        items.retain(|i| i.live);
+        // Lexical order (`10` before `2`) to the order of the indices; an index spelled two
+        // ways (`1`, `+1`) is read once.
+        items.sort_by_key(|i| i.index);
+        items.dedup_by(|later, first| {
+            if later.index != first.index {
+                return false;
+            }
+            first.exact = first.exact.or(later.exact);
+            first.under = first.under.or(later.under);
+            true
+        });
+        items
     }
 
     /// Turns an absent required member into `MissingParameter`.
@@ -855,6 +947,65 @@ mod tests {
                 });
                 proptest::prop_assert_eq!(r.has_member(&at, &name), expected, "{} {}", at, name);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A list of structures is read as its definition says, whatever its keys: an item
+        /// for each index an untaken key gives (`L.N` or `L.N.member`, `N` a number without
+        /// leading zeros, `+1` being 1), in the order of the indices, read at `L.N` when an
+        /// untaken key is there or under it; the members of each as given there.
+        #[test]
+        fn list_items_are_read_as_their_definition_says(
+            keys in proptest::collection::vec(
+                ("(1|2|10|01|\\+1|x)", "(|\\.Key|\\.Value|\\.Other|-x)"),
+                0..10,
+            ),
+            taken in proptest::collection::vec(0usize..10, 0..3),
+        ) {
+            use crate::generated::ec2::Tag;
+            let keys: Vec<String> = keys.iter().map(|(i, m)| format!("L.{i}{m}")).collect();
+            // Each value is its key.
+            let mut r = FormReader::from_pairs(keys.iter().map(|k| (k.as_str(), k.as_str())));
+            for i in taken {
+                if let Some(k) = keys.get(i) {
+                    r.take(k);
+                }
+            }
+            let left: std::collections::BTreeSet<String> =
+                r.pairs().map(|(k, _)| k.to_string()).collect();
+            let indices: std::collections::BTreeSet<u32> = left
+                .iter()
+                .filter_map(|k| {
+                    let seg = k.strip_prefix("L.")?.split('.').next()?;
+                    if seg.starts_with('0') {
+                        return None;
+                    }
+                    seg.parse().ok()
+                })
+                .collect();
+            let expected: Vec<(Option<String>, Option<String>)> = indices
+                .iter()
+                .filter_map(|i| {
+                    let at = format!("L.{i}");
+                    let dotted = format!("{at}.");
+                    left.iter()
+                        .any(|k| *k == at || k.starts_with(&dotted))
+                        .then(|| {
+                            (
+                                left.get(&format!("{at}.Key")).cloned(),
+                                left.get(&format!("{at}.Value")).cloned(),
+                            )
+                        })
+                })
+                .collect();
+            let got: Option<Vec<Tag>> = r.list_field("", "L", None).unwrap();
+            let got: Vec<_> = got
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| (t.key, t.value))
+                .collect();
+            proptest::prop_assert_eq!(got, expected, "{:?}", left);
         }
     }
 
