@@ -151,6 +151,21 @@ async fn faults_throttling_clock_calls_and_reset_over_http() {
     assert_eq!(vpcs.vpcs()[0].is_default(), Some(true));
 }
 
+/// Sends a request of `head` (its request line and header lines) and `body` to `addr`, and
+/// returns the whole answer. The server may answer and close before the whole body is sent.
+fn send_large(addr: std::net::SocketAddr, head: &str, body: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let _ = s.write_all(body.as_bytes());
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
 /// A body larger than the endpoint takes gets the service's own error shape (XML, its
 /// envelope, 413), not a text answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -164,19 +179,11 @@ async fn an_oversized_body_gets_an_aws_shaped_413() {
                 "Action=DescribeVpcs&Version=2016-11-15&Filler={}",
                 "x".repeat(fakeaws::server::MAX_BODY + 1)
             );
-            let mut s = TcpStream::connect(addr).unwrap();
             let head = format!(
                 "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-                 Authorization: AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/{service}/aws4_request, SignedHeaders=host, Signature=00\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
+                 Authorization: AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/{service}/aws4_request, SignedHeaders=host, Signature=00\r\n"
             );
-            s.write_all(head.as_bytes()).unwrap();
-            // The server may answer and close before the whole body is sent.
-            let _ = s.write_all(body.as_bytes());
-            let mut raw = Vec::new();
-            let _ = s.read_to_end(&mut raw);
-            out.push(String::from_utf8_lossy(&raw).into_owned());
+            out.push(send_large(addr, &head, &body));
         }
         out
     })
@@ -209,18 +216,10 @@ async fn the_control_path_is_percent_decoded_and_its_body_limited() {
         let rule = json!({"on": {"action": "CreateVpc"}, "effect": {"error": {
             "code": "VpcLimitExceeded", "status": 400, "message": "no"}}});
         let body = format!("[{rule}{}]", " ".repeat(fakeaws::server::MAX_BODY));
-        // The server may answer and close before the whole body is sent.
-        let mut s = TcpStream::connect(addr).unwrap();
         let head = format!(
-            "POST /_fakeaws/faults HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
+            "POST /_fakeaws/faults HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n"
         );
-        s.write_all(head.as_bytes()).unwrap();
-        let _ = s.write_all(body.as_bytes());
-        let mut raw = Vec::new();
-        let _ = s.read_to_end(&mut raw);
-        let raw = String::from_utf8_lossy(&raw);
+        let raw = send_large(addr, &head, &body);
         let status: u16 = raw.split(' ').nth(1).unwrap().parse().unwrap();
         assert_eq!(status, 413, "{raw}");
         let (_, payload) = raw.split_once("\r\n\r\n").unwrap();
