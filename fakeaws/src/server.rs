@@ -114,8 +114,8 @@ impl CallLog {
     }
 }
 
-/// The largest request body the endpoint takes (2 MiB, axum's default): a larger one is refused with 413
-/// in the service's error shape (on the control endpoint, in JSON).
+/// The largest request body the endpoint takes (2 MiB, axum's default): a larger one is
+/// refused with 413 in the service's error shape (on the control endpoint, in JSON).
 pub const MAX_BODY: usize = 2 * 1024 * 1024;
 
 /// The most header bytes (request line and every `name: value`) a request may carry: far
