@@ -17,7 +17,7 @@
 //! wakeups), which no handler can spend less than.
 //!
 //! Then the fake's own work alone, without sockets or threads: the requests of one cluster up
-//! and down, as the SDK sent them (recorded by a server that hands each to `Fake::handle`),
+//! and down, as the SDK sent them (recorded in front of the fake's own router),
 //! replayed into fresh fakes one after another in a loop, with the fake's code and data hot.
 //! On a noisy machine this is the steadiest figure of what a change to the fake costs.
 //!
@@ -124,13 +124,12 @@ fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> f64 {
 type Recorded = (Option<String>, String, axum::body::Bytes);
 
 /// The requests of one cluster brought up and deleted by the provider through the SDK, served
-/// by a fake that records each before it handles it.
+/// by the fake's own router behind a layer that records each as it passes.
 fn record_cluster(client: &tokio::runtime::Runtime) -> Vec<Recorded> {
-    let fake = fakeaws::Fake::new(fakeaws::Config::default());
     let recorded = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Recorded>::new()));
     let sink = recorded.clone();
-    let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-        let (fake, sink) = (fake.clone(), sink.clone());
+    let record = move |request: axum::extract::Request, next: axum::middleware::Next| {
+        let sink = sink.clone();
         async move {
             let (parts, body) = request.into_parts();
             let body = axum::body::to_bytes(body, fakeaws::server::MAX_BODY)
@@ -142,13 +141,15 @@ fn record_cluster(client: &tokio::runtime::Runtime) -> Vec<Recorded> {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
             let query = parts.uri.query().unwrap_or_default().to_string();
-            let answer = fake.handle(authorization.as_deref(), query.as_bytes(), &body);
-            sink.lock().unwrap().push((authorization, query, body));
-            let mut response = axum::response::Response::new(axum::body::Body::from(answer.body));
-            *response.status_mut() = axum::http::StatusCode::from_u16(answer.status).unwrap();
-            response
+            sink.lock()
+                .unwrap()
+                .push((authorization, query, body.clone()));
+            next.run(axum::extract::Request::from_parts(parts, body.into()))
+                .await
         }
-    });
+    };
+    let app = fakeaws::server::router(fakeaws::Fake::new(fakeaws::Config::default()))
+        .layer(axum::middleware::from_fn(record));
     let addr = client.block_on(fakeaws::server::spawn_app(app)).unwrap();
     let a = ClusterActuator::new(Clients::for_endpoint(
         &format!("http://{addr}"),

@@ -638,21 +638,16 @@ impl FormReader {
             // Only the index's own spelling (`1`, not `+1`) is where its keys are; the keys
             // under `dotted` and one index lie together, as they sort.
             let canonical = seg.bytes().all(|b| b.is_ascii_digit());
-            let same = items.last_mut().filter(|i| i.index == index && canonical);
-            let item = match same {
-                Some(item) => item,
-                None => {
-                    items.push(ListItem {
-                        index,
-                        exact: None,
-                        under: None,
-                        live: false,
-                    });
-                    let Some(item) = items.last_mut() else {
-                        continue;
-                    };
-                    item
-                }
+            if !items.last().is_some_and(|i| i.index == index && canonical) {
+                items.push(ListItem {
+                    index,
+                    exact: None,
+                    under: None,
+                    live: false,
+                });
+            }
+            let Some(item) = items.last_mut() else {
+                continue;
             };
             item.live |= p.value.is_some();
             if !canonical {
