@@ -29,9 +29,18 @@ use crate::generated::ec2::*;
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
-/// The request without its ClientToken, to compare retries with the same token.
-pub fn fingerprint<T: std::fmt::Debug>(input: &T) -> String {
-    format!("{input:?}")
+/// The fingerprint of a create request, its ClientToken taken out: what the idempotency
+/// ledger compares a retry with the same token against. A hash of every parameter rather than
+/// the request itself, which the ledger would keep for as long as the region lives (user data
+/// and all). Two requests that differ have the same fingerprint with a chance of 2^-64, and
+/// the same request always has the same one in a build (std's `DefaultHasher::new` has fixed
+/// keys); a state file written by a build of another Rust release may compare a retry as
+/// changed.
+pub fn fingerprint<T: std::hash::Hash>(input: &T) -> String {
+    use std::hash::Hasher;
+    let mut hasher = std::hash::DefaultHasher::new();
+    input.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 impl Api for Region {
@@ -411,5 +420,47 @@ impl Api for Region {
         input: DeleteKeyPairRequest,
     ) -> Result<DeleteKeyPairResult, ApiError> {
         key_pair::delete_key_pair(self, input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(value: &str) -> CreateRouteTableRequest {
+        CreateRouteTableRequest {
+            tag_specifications: Some(vec![TagSpecification {
+                resource_type: Some(ResourceType::RouteTable),
+                tags: Some(vec![Tag {
+                    key: Some("Name".into()),
+                    value: Some(value.into()),
+                }]),
+            }]),
+            client_token: None,
+            dry_run: None,
+            vpc_id: "vpc-1".into(),
+        }
+    }
+
+    #[test]
+    fn a_fingerprint_tells_requests_apart_down_to_a_nested_member() {
+        assert_eq!(fingerprint(&request("a")), fingerprint(&request("a")));
+        assert_ne!(fingerprint(&request("a")), fingerprint(&request("b")));
+        // A tag moved from the value into the key is another request, though the text is
+        // the same.
+        let mut moved = request("");
+        if let Some(tag) = moved
+            .tag_specifications
+            .as_mut()
+            .and_then(|s| s.first_mut())
+            .and_then(|s| s.tags.as_mut())
+            .and_then(|t| t.first_mut())
+        {
+            tag.key = Some("Namea".into());
+        }
+        assert_ne!(fingerprint(&request("a")), fingerprint(&moved));
+        let mut absent = request("a");
+        absent.dry_run = Some(false);
+        assert_ne!(fingerprint(&request("a")), fingerprint(&absent));
     }
 }

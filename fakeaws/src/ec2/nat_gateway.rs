@@ -127,13 +127,11 @@ fn render(region: &Region, n: &NatGateway) -> NatGatewayOut {
 /// `CreateNatGateway`; a ClientToken makes retries answer the same gateway.
 pub fn create_nat_gateway(
     region: &mut Region,
-    input: CreateNatGatewayRequest,
+    mut input: CreateNatGatewayRequest,
 ) -> Result<CreateNatGatewayResult, ApiError> {
-    let print = fingerprint(&CreateNatGatewayRequest {
-        client_token: None,
-        ..input.clone()
-    });
-    let token = input.client_token.clone();
+    // The token is taken out first: the fingerprint is of every other parameter.
+    let token = input.client_token.take();
+    let print = fingerprint(&input);
     if let Some(id) = region
         .ledger
         .replay("CreateNatGateway", token.as_deref(), &print)?

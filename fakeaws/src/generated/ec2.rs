@@ -915,7 +915,7 @@ impl EncodeMembers for Address {
 }
 
 /// The `AllocateAddressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AllocateAddressRequest {
     pub domain: Option<DomainType>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
@@ -1067,7 +1067,7 @@ impl ArchitectureValues {
 crate::protocol::wire_enum!(ArchitectureValues);
 
 /// The `AssociateAddressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssociateAddressRequest {
     pub allocation_id: Option<String>,
     pub instance_id: Option<String>,
@@ -1114,7 +1114,7 @@ impl EncodeMembers for AssociateAddressResult {
 }
 
 /// The `AssociateRouteTableRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssociateRouteTableRequest {
     pub dry_run: Option<bool>,
     pub subnet_id: Option<String>,
@@ -1156,7 +1156,7 @@ impl EncodeMembers for AssociateRouteTableResult {
 }
 
 /// The `AttachInternetGatewayRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AttachInternetGatewayRequest {
     pub dry_run: Option<bool>,
     pub internet_gateway_id: String,
@@ -1257,7 +1257,7 @@ impl AttachmentStatus {
 crate::protocol::wire_enum!(AttachmentStatus);
 
 /// The `AttributeBooleanValue` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AttributeBooleanValue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<bool>,
@@ -1281,7 +1281,7 @@ impl EncodeMembers for AttributeBooleanValue {
 }
 
 /// The `AttributeValue` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AttributeValue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
@@ -1305,7 +1305,7 @@ impl EncodeMembers for AttributeValue {
 }
 
 /// The `AuthorizeSecurityGroupEgressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AuthorizeSecurityGroupEgressRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
@@ -1362,7 +1362,7 @@ impl EncodeMembers for AuthorizeSecurityGroupEgressResult {
 }
 
 /// The `AuthorizeSecurityGroupIngressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AuthorizeSecurityGroupIngressRequest {
     pub cidr_ip: Option<String>,
     pub from_port: Option<i32>,
@@ -1694,7 +1694,7 @@ impl EncodeMembers for AvailabilityZoneSubGeography {
 }
 
 /// The `BlockDeviceMapping` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BlockDeviceMapping {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ebs: Option<EbsBlockDevice>,
@@ -1920,7 +1920,7 @@ impl EncodeMembers for ConnectionTrackingConfiguration {
 }
 
 /// The `ConnectionTrackingSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ConnectionTrackingSpecificationRequest {
     pub tcp_established_timeout: Option<i32>,
     pub udp_stream_timeout: Option<i32>,
@@ -2018,7 +2018,7 @@ impl EncodeMembers for CpuOptions {
 }
 
 /// The `CreateInternetGatewayRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateInternetGatewayRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
@@ -2053,7 +2053,7 @@ impl EncodeMembers for CreateInternetGatewayResult {
 }
 
 /// The `CreateKeyPairRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateKeyPairRequest {
     pub key_name: String,
     pub key_type: Option<KeyType>,
@@ -2084,7 +2084,7 @@ impl Decode for CreateKeyPairRequest {
 }
 
 /// The `CreateNatGatewayRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateNatGatewayRequest {
     pub allocation_id: Option<String>,
     pub client_token: Option<String>,
@@ -2134,7 +2134,7 @@ impl EncodeMembers for CreateNatGatewayResult {
 }
 
 /// The `CreateRouteRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateRouteRequest {
     pub dry_run: Option<bool>,
     pub route_table_id: String,
@@ -2185,7 +2185,7 @@ impl EncodeMembers for CreateRouteResult {
 }
 
 /// The `CreateRouteTableRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateRouteTableRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub client_token: Option<String>,
@@ -2230,7 +2230,7 @@ impl EncodeMembers for CreateRouteTableResult {
 }
 
 /// The `CreateSecurityGroupRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateSecurityGroupRequest {
     pub description: String,
     pub group_name: String,
@@ -2282,7 +2282,7 @@ impl EncodeMembers for CreateSecurityGroupResult {
 }
 
 /// The `CreateSubnetRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateSubnetRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub availability_zone: Option<String>,
@@ -2330,7 +2330,7 @@ impl EncodeMembers for CreateSubnetResult {
 }
 
 /// The `CreateTagsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateTagsRequest {
     pub dry_run: Option<bool>,
     pub resources: Vec<String>,
@@ -2356,7 +2356,7 @@ impl Decode for CreateTagsRequest {
 }
 
 /// The `CreateVpcRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpcRequest {
     pub cidr_block: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
@@ -2397,7 +2397,7 @@ impl EncodeMembers for CreateVpcResult {
 }
 
 /// The `DeleteInternetGatewayRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteInternetGatewayRequest {
     pub dry_run: Option<bool>,
     pub internet_gateway_id: String,
@@ -2420,7 +2420,7 @@ impl Decode for DeleteInternetGatewayRequest {
 }
 
 /// The `DeleteKeyPairRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteKeyPairRequest {
     pub key_name: Option<String>,
     pub key_pair_id: Option<String>,
@@ -2461,7 +2461,7 @@ impl EncodeMembers for DeleteKeyPairResult {
 }
 
 /// The `DeleteNatGatewayRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteNatGatewayRequest {
     pub dry_run: Option<bool>,
     pub nat_gateway_id: String,
@@ -2497,7 +2497,7 @@ impl EncodeMembers for DeleteNatGatewayResult {
 }
 
 /// The `DeleteRouteRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteRouteRequest {
     pub dry_run: Option<bool>,
     pub route_table_id: String,
@@ -2522,7 +2522,7 @@ impl Decode for DeleteRouteRequest {
 }
 
 /// The `DeleteRouteTableRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteRouteTableRequest {
     pub dry_run: Option<bool>,
     pub route_table_id: String,
@@ -2544,7 +2544,7 @@ impl Decode for DeleteRouteTableRequest {
 }
 
 /// The `DeleteSecurityGroupRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteSecurityGroupRequest {
     pub group_id: Option<String>,
     pub group_name: Option<String>,
@@ -2602,7 +2602,7 @@ impl EncodeMembers for DeleteSnapshotReturnCode {
 }
 
 /// The `DeleteSubnetRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteSubnetRequest {
     pub subnet_id: String,
     pub dry_run: Option<bool>,
@@ -2621,7 +2621,7 @@ impl Decode for DeleteSubnetRequest {
 }
 
 /// The `DeleteTagsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteTagsRequest {
     pub dry_run: Option<bool>,
     pub resources: Vec<String>,
@@ -2646,7 +2646,7 @@ impl Decode for DeleteTagsRequest {
 }
 
 /// The `DeleteVpcRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteVpcRequest {
     pub vpc_id: String,
     pub dry_run: Option<bool>,
@@ -2665,7 +2665,7 @@ impl Decode for DeleteVpcRequest {
 }
 
 /// The `DeregisterImageRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeregisterImageRequest {
     pub image_id: String,
     pub dry_run: Option<bool>,
@@ -2705,7 +2705,7 @@ impl EncodeMembers for DeregisterImageResult {
 }
 
 /// The `DescribeAddressesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeAddressesRequest {
     pub public_ips: Option<Vec<String>>,
     pub dry_run: Option<bool>,
@@ -2746,7 +2746,7 @@ impl EncodeMembers for DescribeAddressesResult {
 }
 
 /// The `DescribeAvailabilityZonesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeAvailabilityZonesRequest {
     pub zone_names: Option<Vec<String>>,
     pub zone_ids: Option<Vec<String>>,
@@ -2790,7 +2790,7 @@ impl EncodeMembers for DescribeAvailabilityZonesResult {
 }
 
 /// The `DescribeImagesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeImagesRequest {
     pub executable_users: Option<Vec<String>>,
     pub image_ids: Option<Vec<String>>,
@@ -2846,7 +2846,7 @@ impl EncodeMembers for DescribeImagesResult {
 }
 
 /// The `DescribeInstanceAttributeRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeInstanceAttributeRequest {
     pub dry_run: Option<bool>,
     pub instance_id: String,
@@ -2872,7 +2872,7 @@ impl Decode for DescribeInstanceAttributeRequest {
 }
 
 /// The `DescribeInstanceStatusRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeInstanceStatusRequest {
     pub instance_ids: Option<Vec<String>>,
     pub max_results: Option<i32>,
@@ -2922,7 +2922,7 @@ impl EncodeMembers for DescribeInstanceStatusResult {
 }
 
 /// The `DescribeInstancesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeInstancesRequest {
     pub instance_ids: Option<Vec<String>>,
     pub dry_run: Option<bool>,
@@ -2969,7 +2969,7 @@ impl EncodeMembers for DescribeInstancesResult {
 }
 
 /// The `DescribeInternetGatewaysRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeInternetGatewaysRequest {
     pub next_token: Option<String>,
     pub max_results: Option<i32>,
@@ -3023,7 +3023,7 @@ impl EncodeMembers for DescribeInternetGatewaysResult {
 }
 
 /// The `DescribeKeyPairsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeKeyPairsRequest {
     pub key_names: Option<Vec<String>>,
     pub key_pair_ids: Option<Vec<String>>,
@@ -3067,7 +3067,7 @@ impl EncodeMembers for DescribeKeyPairsResult {
 }
 
 /// The `DescribeNatGatewaysRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeNatGatewaysRequest {
     pub dry_run: Option<bool>,
     pub filter: Option<Vec<Filter>>,
@@ -3121,7 +3121,7 @@ impl EncodeMembers for DescribeNatGatewaysResult {
 }
 
 /// The `DescribeNetworkAclsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeNetworkAclsRequest {
     pub next_token: Option<String>,
     pub max_results: Option<i32>,
@@ -3175,7 +3175,7 @@ impl EncodeMembers for DescribeNetworkAclsResult {
 }
 
 /// The `DescribeNetworkInterfacesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeNetworkInterfacesRequest {
     pub next_token: Option<String>,
     pub max_results: Option<i32>,
@@ -3229,7 +3229,7 @@ impl EncodeMembers for DescribeNetworkInterfacesResult {
 }
 
 /// The `DescribeRouteTablesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeRouteTablesRequest {
     pub next_token: Option<String>,
     pub max_results: Option<i32>,
@@ -3283,7 +3283,7 @@ impl EncodeMembers for DescribeRouteTablesResult {
 }
 
 /// The `DescribeSecurityGroupRulesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeSecurityGroupRulesRequest {
     pub filters: Option<Vec<Filter>>,
     pub security_group_rule_ids: Option<Vec<String>>,
@@ -3337,7 +3337,7 @@ impl EncodeMembers for DescribeSecurityGroupRulesResult {
 }
 
 /// The `DescribeSecurityGroupsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeSecurityGroupsRequest {
     pub group_ids: Option<Vec<String>>,
     pub group_names: Option<Vec<String>>,
@@ -3394,7 +3394,7 @@ impl EncodeMembers for DescribeSecurityGroupsResult {
 }
 
 /// The `DescribeSubnetsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeSubnetsRequest {
     pub filters: Option<Vec<Filter>>,
     pub subnet_ids: Option<Vec<String>>,
@@ -3448,7 +3448,7 @@ impl EncodeMembers for DescribeSubnetsResult {
 }
 
 /// The `DescribeTagsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeTagsRequest {
     pub dry_run: Option<bool>,
     pub filters: Option<Vec<Filter>>,
@@ -3492,7 +3492,7 @@ impl EncodeMembers for DescribeTagsResult {
 }
 
 /// The `DescribeVolumesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeVolumesRequest {
     pub volume_ids: Option<Vec<String>>,
     pub dry_run: Option<bool>,
@@ -3539,7 +3539,7 @@ impl EncodeMembers for DescribeVolumesResult {
 }
 
 /// The `DescribeVpcAttributeRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeVpcAttributeRequest {
     pub attribute: VpcAttributeName,
     pub vpc_id: String,
@@ -3591,7 +3591,7 @@ impl EncodeMembers for DescribeVpcAttributeResult {
 }
 
 /// The `DescribeVpcsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeVpcsRequest {
     pub filters: Option<Vec<Filter>>,
     pub vpc_ids: Option<Vec<String>>,
@@ -3645,7 +3645,7 @@ impl EncodeMembers for DescribeVpcsResult {
 }
 
 /// The `DetachInternetGatewayRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DetachInternetGatewayRequest {
     pub dry_run: Option<bool>,
     pub internet_gateway_id: String,
@@ -3703,7 +3703,7 @@ impl DeviceType {
 crate::protocol::wire_enum!(DeviceType);
 
 /// The `DisassociateAddressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateAddressRequest {
     pub association_id: Option<String>,
     pub dry_run: Option<bool>,
@@ -3724,7 +3724,7 @@ impl Decode for DisassociateAddressRequest {
 }
 
 /// The `DisassociateRouteTableRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateRouteTableRequest {
     pub dry_run: Option<bool>,
     pub association_id: String,
@@ -3777,7 +3777,7 @@ impl DomainType {
 crate::protocol::wire_enum!(DomainType);
 
 /// The `EbsBlockDevice` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct EbsBlockDevice {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
@@ -4002,7 +4002,7 @@ impl EncodeMembers for ElasticInferenceAcceleratorAssociation {
 }
 
 /// The `EnaSrdSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct EnaSrdSpecificationRequest {
     pub ena_srd_enabled: Option<bool>,
     pub ena_srd_udp_specification: Option<EnaSrdUdpSpecificationRequest>,
@@ -4023,7 +4023,7 @@ impl Decode for EnaSrdSpecificationRequest {
 }
 
 /// The `EnaSrdUdpSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct EnaSrdUdpSpecificationRequest {
     pub ena_srd_udp_enabled: Option<bool>,
 }
@@ -4104,7 +4104,7 @@ impl EventCode {
 crate::protocol::wire_enum!(EventCode);
 
 /// The `Filter` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct Filter {
     pub name: Option<String>,
     pub values: Option<Vec<String>>,
@@ -4263,7 +4263,7 @@ impl EncodeMembers for IamInstanceProfile {
 }
 
 /// The `IamInstanceProfileSpecification` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct IamInstanceProfileSpecification {
     pub arn: Option<String>,
     pub name: Option<String>,
@@ -4589,7 +4589,7 @@ impl ImdsSupportValues {
 crate::protocol::wire_enum!(ImdsSupportValues);
 
 /// The `ImportKeyPairRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ImportKeyPairRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
@@ -5184,7 +5184,7 @@ impl EncodeMembers for InstanceIpv4Prefix {
 }
 
 /// The `InstanceIpv6Address` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct InstanceIpv6Address {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address: Option<String>,
@@ -5321,7 +5321,7 @@ impl InstanceMetadataEndpointState {
 crate::protocol::wire_enum!(InstanceMetadataEndpointState);
 
 /// The `InstanceMetadataOptionsRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct InstanceMetadataOptionsRequest {
     pub http_tokens: Option<HttpTokensState>,
     pub http_put_response_hop_limit: Option<i32>,
@@ -5609,7 +5609,7 @@ impl EncodeMembers for InstanceNetworkInterfaceAttachment {
 }
 
 /// The `InstanceNetworkInterfaceSpecification` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct InstanceNetworkInterfaceSpecification {
     pub associate_public_ip_address: Option<bool>,
     pub delete_on_termination: Option<bool>,
@@ -13342,7 +13342,7 @@ impl EncodeMembers for InternetGatewayAttachment {
 }
 
 /// The `IpPermission` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct IpPermission {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_protocol: Option<String>,
@@ -13398,7 +13398,7 @@ impl EncodeMembers for IpPermission {
 }
 
 /// The `IpRange` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct IpRange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -13478,7 +13478,7 @@ impl EncodeMembers for Ipv4PrefixSpecification {
 }
 
 /// The `Ipv4PrefixSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct Ipv4PrefixSpecificationRequest {
     pub ipv4_prefix: Option<String>,
 }
@@ -13539,7 +13539,7 @@ impl EncodeMembers for Ipv6PrefixSpecification {
 }
 
 /// The `Ipv6PrefixSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct Ipv6PrefixSpecificationRequest {
     pub ipv6_prefix: Option<String>,
 }
@@ -13555,7 +13555,7 @@ impl Decode for Ipv6PrefixSpecificationRequest {
 }
 
 /// The `Ipv6Range` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ipv6Range {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -13721,7 +13721,7 @@ impl EncodeMembers for LicenseConfiguration {
 }
 
 /// The `ModifyNetworkInterfaceAttributeRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyNetworkInterfaceAttributeRequest {
     pub dry_run: Option<bool>,
     pub network_interface_id: String,
@@ -13753,7 +13753,7 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
 }
 
 /// The `ModifySubnetAttributeRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifySubnetAttributeRequest {
     pub map_public_ip_on_launch: Option<AttributeBooleanValue>,
     pub subnet_id: String,
@@ -13782,7 +13782,7 @@ impl Decode for ModifySubnetAttributeRequest {
 }
 
 /// The `ModifyVpcAttributeRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyVpcAttributeRequest {
     pub enable_dns_hostnames: Option<AttributeBooleanValue>,
     pub enable_dns_support: Option<AttributeBooleanValue>,
@@ -14767,7 +14767,7 @@ impl EncodeMembers for PerformanceStatusSummary {
 }
 
 /// The `Placement` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Placement {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
@@ -14882,7 +14882,7 @@ impl EncodeMembers for PortRange {
 }
 
 /// The `PrefixListId` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PrefixListId {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -14965,7 +14965,7 @@ impl EncodeMembers for PrivateDnsNameOptionsResponse {
 }
 
 /// The `PrivateIpAddressSpecification` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct PrivateIpAddressSpecification {
     pub primary: Option<bool>,
     pub private_ip_address: Option<String>,
@@ -15125,7 +15125,7 @@ impl EncodeMembers for ReferencedSecurityGroup {
 }
 
 /// The `RegisterImageRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RegisterImageRequest {
     pub boot_mode: Option<BootModeValues>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
@@ -15193,7 +15193,7 @@ impl EncodeMembers for RegisterImageResult {
 }
 
 /// The `ReleaseAddressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ReleaseAddressRequest {
     pub allocation_id: Option<String>,
     pub dry_run: Option<bool>,
@@ -15214,7 +15214,7 @@ impl Decode for ReleaseAddressRequest {
 }
 
 /// The `ReplaceRouteRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ReplaceRouteRequest {
     pub local_target: Option<bool>,
     pub dry_run: Option<bool>,
@@ -15890,7 +15890,7 @@ impl ResourceType {
 crate::protocol::wire_enum!(ResourceType);
 
 /// The `RevokeSecurityGroupEgressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RevokeSecurityGroupEgressRequest {
     pub security_group_rule_ids: Option<Vec<String>>,
     pub dry_run: Option<bool>,
@@ -15958,7 +15958,7 @@ impl EncodeMembers for RevokeSecurityGroupEgressResult {
 }
 
 /// The `RevokeSecurityGroupIngressRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RevokeSecurityGroupIngressRequest {
     pub cidr_ip: Option<String>,
     pub from_port: Option<i32>,
@@ -16383,7 +16383,7 @@ impl RuleAction {
 crate::protocol::wire_enum!(RuleAction);
 
 /// The `RunInstancesMonitoringEnabled` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RunInstancesMonitoringEnabled {
     pub metric_category_ids: Option<Vec<String>>,
     pub enabled: bool,
@@ -16405,7 +16405,7 @@ impl Decode for RunInstancesMonitoringEnabled {
 }
 
 /// The `RunInstancesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RunInstancesRequest {
     pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
     pub image_id: Option<String>,
@@ -16883,7 +16883,7 @@ impl SnapshotReturnCodes {
 crate::protocol::wire_enum!(SnapshotReturnCodes);
 
 /// The `StartInstancesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct StartInstancesRequest {
     pub instance_ids: Vec<String>,
     pub dry_run: Option<bool>,
@@ -17003,7 +17003,7 @@ impl StatusType {
 crate::protocol::wire_enum!(StatusType);
 
 /// The `StopInstancesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct StopInstancesRequest {
     pub instance_ids: Vec<String>,
     pub dry_run: Option<bool>,
@@ -17330,7 +17330,7 @@ impl SummaryStatus {
 crate::protocol::wire_enum!(SummaryStatus);
 
 /// The `Tag` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
@@ -17381,7 +17381,7 @@ impl EncodeMembers for TagDescription {
 }
 
 /// The `TagSpecification` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct TagSpecification {
     pub resource_type: Option<ResourceType>,
     pub tags: Option<Vec<Tag>>,
@@ -17437,7 +17437,7 @@ impl Tenancy {
 crate::protocol::wire_enum!(Tenancy);
 
 /// The `TerminateInstancesRequest` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct TerminateInstancesRequest {
     pub instance_ids: Vec<String>,
     pub dry_run: Option<bool>,
@@ -17500,7 +17500,7 @@ impl TpmSupportValues {
 crate::protocol::wire_enum!(TpmSupportValues);
 
 /// The `UserIdGroupPair` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct UserIdGroupPair {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

@@ -55,7 +55,7 @@ pub const ALL_OPERATIONS: &[&str] = &[
 ];
 
 /// The `AccessLog` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AccessLog {
     pub enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,7 +96,7 @@ impl EncodeMembers for AccessLog {
 }
 
 /// The `AddTagsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AddTagsInput {
     pub load_balancer_names: Vec<String>,
     pub tags: Vec<Tag>,
@@ -130,7 +130,7 @@ impl EncodeMembers for AddTagsOutput {
 }
 
 /// The `AdditionalAttribute` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AdditionalAttribute {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
@@ -177,7 +177,7 @@ impl EncodeMembers for AppCookieStickinessPolicy {
 }
 
 /// The `ApplySecurityGroupsToLoadBalancerInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ApplySecurityGroupsToLoadBalancerInput {
     pub load_balancer_name: String,
     pub security_groups: Vec<String>,
@@ -214,7 +214,7 @@ impl EncodeMembers for ApplySecurityGroupsToLoadBalancerOutput {
 }
 
 /// The `AttachLoadBalancerToSubnetsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AttachLoadBalancerToSubnetsInput {
     pub load_balancer_name: String,
     pub subnets: Vec<String>,
@@ -268,7 +268,7 @@ impl EncodeMembers for BackendServerDescription {
 }
 
 /// The `ConfigureHealthCheckInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ConfigureHealthCheckInput {
     pub load_balancer_name: String,
     pub health_check: HealthCheck,
@@ -305,7 +305,7 @@ impl EncodeMembers for ConfigureHealthCheckOutput {
 }
 
 /// The `ConnectionDraining` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionDraining {
     pub enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -333,7 +333,7 @@ impl EncodeMembers for ConnectionDraining {
 }
 
 /// The `ConnectionSettings` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionSettings {
     pub idle_timeout: i32,
 }
@@ -364,7 +364,7 @@ impl EncodeMembers for ConnectionSettings {
 }
 
 /// The `CreateAccessPointInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateAccessPointInput {
     pub load_balancer_name: String,
     pub listeners: Vec<Listener>,
@@ -417,7 +417,7 @@ impl EncodeMembers for CreateAccessPointOutput {
 }
 
 /// The `CreateLoadBalancerListenerInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateLoadBalancerListenerInput {
     pub load_balancer_name: String,
     pub listeners: Vec<Listener>,
@@ -449,7 +449,7 @@ impl EncodeMembers for CreateLoadBalancerListenerOutput {
 }
 
 /// The `CrossZoneLoadBalancing` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CrossZoneLoadBalancing {
     pub enabled: bool,
 }
@@ -473,7 +473,7 @@ impl EncodeMembers for CrossZoneLoadBalancing {
 }
 
 /// The `DeleteAccessPointInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteAccessPointInput {
     pub load_balancer_name: String,
 }
@@ -499,7 +499,7 @@ impl EncodeMembers for DeleteAccessPointOutput {
 }
 
 /// The `DeleteLoadBalancerListenerInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteLoadBalancerListenerInput {
     pub load_balancer_name: String,
     pub load_balancer_ports: Vec<i32>,
@@ -532,7 +532,7 @@ impl EncodeMembers for DeleteLoadBalancerListenerOutput {
 }
 
 /// The `DeregisterEndPointsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeregisterEndPointsInput {
     pub load_balancer_name: String,
     pub instances: Vec<Instance>,
@@ -569,7 +569,7 @@ impl EncodeMembers for DeregisterEndPointsOutput {
 }
 
 /// The `DescribeAccessPointsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeAccessPointsInput {
     pub load_balancer_names: Option<Vec<String>>,
     pub marker: Option<String>,
@@ -621,7 +621,7 @@ impl EncodeMembers for DescribeAccessPointsOutput {
 }
 
 /// The `DescribeEndPointStateInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeEndPointStateInput {
     pub load_balancer_name: String,
     pub instances: Option<Vec<Instance>>,
@@ -657,7 +657,7 @@ impl EncodeMembers for DescribeEndPointStateOutput {
 }
 
 /// The `DescribeLoadBalancerAttributesInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeLoadBalancerAttributesInput {
     pub load_balancer_name: String,
 }
@@ -688,7 +688,7 @@ impl EncodeMembers for DescribeLoadBalancerAttributesOutput {
 }
 
 /// The `DescribeTagsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeTagsInput {
     pub load_balancer_names: Vec<String>,
 }
@@ -729,7 +729,7 @@ impl EncodeMembers for DescribeTagsOutput {
 }
 
 /// The `DetachLoadBalancerFromSubnetsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DetachLoadBalancerFromSubnetsInput {
     pub load_balancer_name: String,
     pub subnets: Vec<String>,
@@ -766,7 +766,7 @@ impl EncodeMembers for DetachLoadBalancerFromSubnetsOutput {
 }
 
 /// The `HealthCheck` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct HealthCheck {
     pub target: String,
     pub interval: i32,
@@ -829,7 +829,7 @@ impl EncodeMembers for HealthCheck {
 }
 
 /// The `Instance` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Instance {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
@@ -893,7 +893,7 @@ impl EncodeMembers for LBCookieStickinessPolicy {
 }
 
 /// The `Listener` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Listener {
     pub protocol: String,
     pub load_balancer_port: i32,
@@ -963,7 +963,7 @@ impl EncodeMembers for ListenerDescription {
 }
 
 /// The `LoadBalancerAttributes` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LoadBalancerAttributes {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_zone_load_balancing: Option<CrossZoneLoadBalancing>,
@@ -1091,7 +1091,7 @@ impl EncodeMembers for LoadBalancerDescription {
 }
 
 /// The `ModifyLoadBalancerAttributesInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyLoadBalancerAttributesInput {
     pub load_balancer_name: String,
     pub load_balancer_attributes: LoadBalancerAttributes,
@@ -1160,7 +1160,7 @@ impl EncodeMembers for Policies {
 }
 
 /// The `RegisterEndPointsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RegisterEndPointsInput {
     pub load_balancer_name: String,
     pub instances: Vec<Instance>,
@@ -1197,7 +1197,7 @@ impl EncodeMembers for RegisterEndPointsOutput {
 }
 
 /// The `RemoveTagsInput` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RemoveTagsInput {
     pub load_balancer_names: Vec<String>,
     pub tags: Vec<TagKeyOnly>,
@@ -1248,7 +1248,7 @@ impl EncodeMembers for SourceSecurityGroup {
 }
 
 /// The `Tag` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
     pub key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1295,7 +1295,7 @@ impl EncodeMembers for TagDescription {
 }
 
 /// The `TagKeyOnly` shape.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct TagKeyOnly {
     pub key: Option<String>,
 }

@@ -329,10 +329,13 @@ impl<'a> Generator<'a> {
                 let _ = writeln!(encode, "        {line}");
             }
         }
-        let derive = if is_input && !is_output {
-            "Debug, Clone, PartialEq"
-        } else {
-            "Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize"
+        // An input is hashed for the idempotency ledger's fingerprint of a request.
+        let derive = match (is_input, is_output) {
+            (true, false) => "Debug, Clone, PartialEq, Hash",
+            (true, true) => {
+                "Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize"
+            }
+            _ => "Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize",
         };
         let _ = writeln!(
             self.out,

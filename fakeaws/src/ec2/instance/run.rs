@@ -47,13 +47,11 @@ pub(super) struct Planned {
 /// `RunInstances`; the same ClientToken with the same request answers the same reservation.
 pub fn run_instances(
     region: &mut Region,
-    input: RunInstancesRequest,
+    mut input: RunInstancesRequest,
 ) -> Result<Reservation, ApiError> {
-    let print = fingerprint(&RunInstancesRequest {
-        client_token: None,
-        ..input.clone()
-    });
-    let token = input.client_token.clone();
+    // The token is taken out first: the fingerprint is of every other parameter.
+    let token = input.client_token.take();
+    let print = fingerprint(&input);
     if let Some(reservation_id) = region
         .ledger
         .replay("RunInstances", token.as_deref(), &print)?

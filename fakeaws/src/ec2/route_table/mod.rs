@@ -291,13 +291,11 @@ pub fn delete_main(region: &mut Region, vpc_id: &str) {
 /// `CreateRouteTable`.
 pub fn create_route_table(
     region: &mut Region,
-    input: CreateRouteTableRequest,
+    mut input: CreateRouteTableRequest,
 ) -> Result<CreateRouteTableResult, ApiError> {
-    let print = fingerprint(&CreateRouteTableRequest {
-        client_token: None,
-        ..input.clone()
-    });
-    let token = input.client_token.clone();
+    // The token is taken out first: the fingerprint is of every other parameter.
+    let token = input.client_token.take();
+    let print = fingerprint(&input);
     if let Some(id) = region
         .ledger
         .replay("CreateRouteTable", token.as_deref(), &print)?
