@@ -16,6 +16,11 @@
 //! work; the floor itself is the HTTP layer and the kernel (socket reads and writes, thread
 //! wakeups), which no handler can spend less than.
 //!
+//! With each, how many times per call the server's threads were preempted (taken off their
+//! CPU while they still had work, `nonvoluntary_ctxt_switches`), beside the floor's: a thread
+//! preempted mid-call resumes later with colder caches, and on two cores that happens more
+//! the longer each call keeps the server busy and the more client threads want the cores.
+//!
 //! Then the fake's own work alone, without sockets or threads: the requests of one cluster up
 //! and down, as the SDK sent them (recorded in front of the fake's own router),
 //! replayed into fresh fakes one after another in a loop, with the fake's code and data hot.
@@ -55,8 +60,8 @@ fn runtime(name: &str) -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// CPU time, in nanoseconds, used so far by this process's threads named `name`.
-fn cpu_ns_of_threads(name: &str) -> u64 {
+/// The sum of `read` over this process's threads named `name`.
+fn sum_over_threads(name: &str, read: impl Fn(&std::path::Path) -> Option<u64>) -> u64 {
     let mut total = 0;
     for task in std::fs::read_dir("/proc/self/task").unwrap() {
         let dir = task.unwrap().path();
@@ -65,14 +70,32 @@ fn cpu_ns_of_threads(name: &str) -> u64 {
         if !name.starts_with(comm.trim()) || comm.trim().is_empty() {
             continue;
         }
-        let stat = std::fs::read_to_string(dir.join("schedstat")).unwrap_or_default();
-        total += stat
-            .split_whitespace()
-            .next()
-            .and_then(|ns| ns.parse::<u64>().ok())
-            .unwrap_or(0);
+        total += read(&dir).unwrap_or(0);
     }
     total
+}
+
+/// CPU time, in nanoseconds, used so far by this process's threads named `name`.
+fn cpu_ns_of_threads(name: &str) -> u64 {
+    sum_over_threads(name, |dir| {
+        let stat = std::fs::read_to_string(dir.join("schedstat")).ok()?;
+        stat.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// How many times so far this process's threads named `name` were taken off their CPU while
+/// they still had work (`nonvoluntary_ctxt_switches`): preempted by another thread, whose
+/// run on that CPU leaves them colder caches when they resume.
+fn preemptions_of_threads(name: &str) -> u64 {
+    sum_over_threads(name, |dir| {
+        let status = std::fs::read_to_string(dir.join("status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 fn peak_rss_mib() -> f64 {
@@ -86,8 +109,9 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// Server CPU per call, in ms, of `calls` DescribeVpcs made one after another through the SDK
-/// against the fake's HTTP stack answering each with a canned answer.
-fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> f64 {
+/// against the fake's HTTP stack answering each with a canned answer; and how many times per
+/// call the server's threads were preempted.
+fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> (f64, f64) {
     const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
                         SignedHeaders=host, Signature=0";
     let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
@@ -115,9 +139,14 @@ fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> f64 {
     };
     describe(100);
     let before = cpu_ns_of_threads(FLOOR_THREADS);
+    let preempted_before = preemptions_of_threads(FLOOR_THREADS);
     describe(calls);
     let cpu = cpu_ns_of_threads(FLOOR_THREADS) - before;
-    cpu as f64 / 1e6 / calls as f64
+    let preempted = preemptions_of_threads(FLOOR_THREADS) - preempted_before;
+    (
+        cpu as f64 / 1e6 / calls as f64,
+        preempted as f64 / calls as f64,
+    )
 }
 
 /// One request as the SDK sent it: its `Authorization` header, query string and body.
@@ -187,6 +216,8 @@ fn replay_per_call(requests: &[Recorded], rounds: usize) -> f64 {
 struct Pass {
     /// Server CPU per call, in ms.
     per_call: f64,
+    /// How many times per call the server's threads were preempted.
+    preempted_per_call: f64,
     /// Calls the fake answered (its call log).
     logged: usize,
     /// The fake's own time per call from its log, in ms.
@@ -212,12 +243,14 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
     once();
     let calls_before = fake.fake().calls().len();
     let cpu_before = cpu_ns_of_threads(SERVER_THREADS);
+    let preempted_before = preemptions_of_threads(SERVER_THREADS);
     let started = Instant::now();
     for _ in 0..rounds {
         once();
     }
     let wall = started.elapsed();
     let cpu = cpu_ns_of_threads(SERVER_THREADS) - cpu_before;
+    let preempted = preemptions_of_threads(SERVER_THREADS) - preempted_before;
     // The call log keeps the latest 100,000 calls: far more than these rounds make.
     let log = fake.fake().calls();
     let log = &log[calls_before..];
@@ -244,6 +277,7 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
     }
     Pass {
         per_call: cpu as f64 / 1e6 / logged as f64,
+        preempted_per_call: preempted as f64 / logged as f64,
         logged,
         handled_per_call: handled as f64 / 1e3 / logged as f64,
         wall_per_cluster: wall.as_secs_f64() * 1e3 / rounds as f64,
@@ -265,7 +299,7 @@ fn main() {
         "figure\tworkload_server_cpu_per_call\t{:.4}\tms ({logged} calls, {rounds} clusters)\t<= 0.05",
         p.per_call
     );
-    let floor = floor_cpu_per_call(&client, logged);
+    let (floor, floor_preempted) = floor_cpu_per_call(&client, logged);
     println!(
         "figure\tworkload_floor_cpu_per_call\t{floor:.4}\tms (the HTTP stack answering a canned \
          DescribeVpcs, {logged} SDK calls)\t-"
@@ -278,6 +312,11 @@ fn main() {
     println!(
         "figure\tworkload_server_cpu_per_call_above_floor\t{:.4}\tms (the fake's own work)\t-",
         p.per_call - floor
+    );
+    println!(
+        "figure\tworkload_server_preemptions_per_call\t{:.3}\tper call (the server's threads \
+         taken off their CPU with work left; the floor's {floor_preempted:.3})\t-",
+        p.preempted_per_call
     );
     println!(
         "figure\tworkload_cluster_up_and_down\t{:.1}\tms per cluster ({} calls each)\t-",
@@ -300,7 +339,7 @@ fn main() {
          clusters, a one-thread client)\t<= 0.05",
         s.per_call, s.logged
     );
-    let floor = floor_cpu_per_call(&sequential, s.logged);
+    let (floor, floor_preempted) = floor_cpu_per_call(&sequential, s.logged);
     println!(
         "figure\tworkload_floor_cpu_per_call_sequential_client\t{floor:.4}\tms (the canned \
          answer, the same one-thread client)\t-"
@@ -309,6 +348,11 @@ fn main() {
         "figure\tworkload_server_cpu_per_call_above_floor_sequential_client\t{:.4}\tms (the \
          fake's own work)\t-",
         s.per_call - floor
+    );
+    println!(
+        "figure\tworkload_server_preemptions_per_call_sequential_client\t{:.3}\tper call (the \
+         floor's {floor_preempted:.3})\t-",
+        s.preempted_per_call
     );
     println!(
         "figure\tworkload_peak_rss\t{:.1}\tMiB (the process: fake and provider)\t-",
