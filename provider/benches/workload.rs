@@ -98,6 +98,31 @@ fn preemptions_of_threads(name: &str) -> u64 {
     })
 }
 
+/// What this process's threads named `name` have used so far: CPU time and preemptions.
+#[derive(Clone, Copy)]
+struct Used {
+    cpu_ns: u64,
+    preempted: u64,
+}
+
+impl Used {
+    fn now(name: &str) -> Self {
+        Used {
+            cpu_ns: cpu_ns_of_threads(name),
+            preempted: preemptions_of_threads(name),
+        }
+    }
+
+    /// Per call of `calls` made since `self` was taken: CPU in ms, and preemptions.
+    fn per_call_since(self, name: &str, calls: usize) -> (f64, f64) {
+        let now = Used::now(name);
+        (
+            (now.cpu_ns - self.cpu_ns) as f64 / 1e6 / calls as f64,
+            (now.preempted - self.preempted) as f64 / calls as f64,
+        )
+    }
+}
+
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let kib: f64 = status
@@ -138,15 +163,9 @@ fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> (f64, f
         })
     };
     describe(100);
-    let before = cpu_ns_of_threads(FLOOR_THREADS);
-    let preempted_before = preemptions_of_threads(FLOOR_THREADS);
+    let before = Used::now(FLOOR_THREADS);
     describe(calls);
-    let cpu = cpu_ns_of_threads(FLOOR_THREADS) - before;
-    let preempted = preemptions_of_threads(FLOOR_THREADS) - preempted_before;
-    (
-        cpu as f64 / 1e6 / calls as f64,
-        preempted as f64 / calls as f64,
-    )
+    before.per_call_since(FLOOR_THREADS, calls)
 }
 
 /// One request as the SDK sent it: its `Authorization` header, query string and body.
@@ -242,20 +261,21 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
     };
     once();
     let calls_before = fake.fake().calls().len();
-    let cpu_before = cpu_ns_of_threads(SERVER_THREADS);
-    let preempted_before = preemptions_of_threads(SERVER_THREADS);
+    let before = Used::now(SERVER_THREADS);
     let started = Instant::now();
     for _ in 0..rounds {
         once();
     }
     let wall = started.elapsed();
-    let cpu = cpu_ns_of_threads(SERVER_THREADS) - cpu_before;
-    let preempted = preemptions_of_threads(SERVER_THREADS) - preempted_before;
     // The call log keeps the latest 100,000 calls: far more than these rounds make.
     let log = fake.fake().calls();
     let log = &log[calls_before..];
     let logged = log.len();
-    assert!(logged > 0 && cpu > 0, "no calls or no server CPU measured");
+    let (per_call, preempted_per_call) = before.per_call_since(SERVER_THREADS, logged.max(1));
+    assert!(
+        logged > 0 && per_call > 0.0,
+        "no calls or no server CPU measured"
+    );
     // The fake's own time per call, as its log measures it (from the decoded request to the
     // encoded answer: lookups, the operation, the XML).
     let handled: u64 = log.iter().map(|c| c.micros).sum();
@@ -276,8 +296,8 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
         );
     }
     Pass {
-        per_call: cpu as f64 / 1e6 / logged as f64,
-        preempted_per_call: preempted as f64 / logged as f64,
+        per_call,
+        preempted_per_call,
         logged,
         handled_per_call: handled as f64 / 1e3 / logged as f64,
         wall_per_cluster: wall.as_secs_f64() * 1e3 / rounds as f64,
