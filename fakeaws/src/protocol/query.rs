@@ -147,9 +147,33 @@ fn envelope_key(key: &[u8]) -> Option<usize> {
 
 fn join(at: &str, name: &str) -> String {
     if at.is_empty() {
-        name.to_string()
-    } else {
-        format!("{at}.{name}")
+        return name.to_string();
+    }
+    let mut key = String::with_capacity(at.len() + 1 + name.len());
+    key.push_str(at);
+    key.push('.');
+    key.push_str(name);
+    key
+}
+
+/// Appends `n` in decimal (a list item's index), without the formatting machinery: it is
+/// written once per item of every list a request holds.
+fn push_index(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        if let Some(d) = digits.get_mut(len) {
+            *d = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        }
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for d in digits.iter().take(len).rev() {
+        out.push(char::from(*d));
     }
 }
 
@@ -157,36 +181,35 @@ fn join(at: &str, name: &str) -> String {
 /// byte XX, a '%' without two hex digits after it itself. A component with neither '+' nor
 /// '%' (nearly all an SDK sends) is copied as it is.
 fn decode_into(out: &mut Vec<u8>, bytes: &[u8]) {
-    let plain = bytes
-        .iter()
-        .fold(true, |plain, b| plain & (*b != b'+') & (*b != b'%'));
-    if plain {
-        out.extend_from_slice(bytes);
-        return;
-    }
-    fn hex(b: u8) -> Option<u8> {
-        char::from(b)
+    fn hex(b: Option<&u8>) -> Option<u8> {
+        char::from(*b?)
             .to_digit(16)
             .and_then(|d| u8::try_from(d).ok())
     }
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        i += 1;
-        match b {
-            b'+' => out.push(b' '),
-            b'%' => match (
-                bytes.get(i).copied().and_then(hex),
-                bytes.get(i + 1).copied().and_then(hex),
-            ) {
+    // The text between one '+' or '%' and the next is copied whole (an SDK's base64 user data
+    // holds an escape every few dozen bytes).
+    let mut rest = bytes;
+    while let Some(at) = memchr::memchr2(b'+', b'%', rest) {
+        out.extend_from_slice(rest.get(..at).unwrap_or_default());
+        let next = match rest.get(at) {
+            Some(b'+') => {
+                out.push(b' ');
+                at + 1
+            }
+            _ => match (hex(rest.get(at + 1)), hex(rest.get(at + 2))) {
                 (Some(hi), Some(lo)) => {
                     out.push(hi << 4 | lo);
-                    i += 2;
+                    at + 3
                 }
-                _ => out.push(b'%'),
+                _ => {
+                    out.push(b'%');
+                    at + 1
+                }
             },
-            b => out.push(b),
-        }
+        };
+        rest = rest.get(next..).unwrap_or_default();
     }
+    out.extend_from_slice(rest);
 }
 
 /// Decodes one form component as `form_urlencoded` does ([`decode_into`], then UTF-8 that
@@ -239,8 +262,15 @@ impl FormReader {
         for part in parts {
             // As `form_urlencoded::parse` splits: pairs between '&'s (empty ones skipped),
             // the key up to the first '=', a pair without one an empty value.
-            for pair in part.split(|b| *b == b'&').filter(|p| !p.is_empty()) {
-                let (key, value) = match pair.iter().position(|b| *b == b'=') {
+            let mut from = 0;
+            let ends = memchr::memchr_iter(b'&', part).chain(std::iter::once(part.len()));
+            for end in ends {
+                let pair = part.get(from..end).unwrap_or_default();
+                from = end + 1;
+                if pair.is_empty() {
+                    continue;
+                }
+                let (key, value) = match memchr::memchr(b'=', pair) {
                     Some(at) => (
                         pair.get(..at).unwrap_or_default(),
                         pair.get(at + 1..).unwrap_or_default(),
@@ -597,9 +627,8 @@ impl FormReader {
         }
         let mut out = Vec::with_capacity(items.len());
         for item in items {
-            use std::fmt::Write;
             key.truncate(prefix + 1);
-            let _ = write!(key, "{}", item.index);
+            push_index(&mut key, item.index);
             // Where the item's keys are is known: its decoding searches for none of them.
             if let Some(at) = item.exact {
                 self.hit = Some(at);
@@ -689,17 +718,16 @@ impl FormReader {
         max: Option<i64>,
     ) -> Result<(), ApiError> {
         let Some(v) = value else { return Ok(()) };
-        let key = join(at, name);
         if let Some(min) = min.filter(|m| v < *m) {
             return Err(self.violation(
-                &key,
+                &join(at, name),
                 &v.to_string(),
                 &format!("Member must have value greater than or equal to {min}"),
             ));
         }
         if let Some(max) = max.filter(|m| v > *m) {
             return Err(self.violation(
-                &key,
+                &join(at, name),
                 &v.to_string(),
                 &format!("Member must have value less than or equal to {max}"),
             ));

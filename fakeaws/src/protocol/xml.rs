@@ -21,43 +21,45 @@ pub fn is_xml_char(c: char) -> bool {
 /// control characters nor 0xEF (which starts U+FFFE and U+FFFF, and some allowed characters)
 /// holds none, and is passed over without decoding a character.
 pub fn first_non_xml_char(s: &str) -> Option<char> {
-    if s.bytes().all(|b| class(b) & XML_CLEAN != 0) {
+    // A fold rather than `all`: no early exit, so the compiler checks many bytes at a time
+    // (a request's user data is kilobytes of text, and nearly every text is clean).
+    if s.bytes().fold(true, |clean, b| clean & xml_clean(b)) {
         return None;
     }
     s.chars().find(|c| !is_xml_char(*c))
 }
 
-/// A byte that, wherever it stands in UTF-8 text, cannot start or be part of a character XML
+/// Whether `b`, wherever it stands in UTF-8 text, cannot start or be part of a character XML
 /// 1.0 forbids: not a control character other than tab, line feed and carriage return, and
 /// not 0xEF (the first byte of U+FFFE and U+FFFF, and of some allowed characters).
-const XML_CLEAN: u8 = 1;
-/// A byte [`escape`] leaves as it is: an [`XML_CLEAN`] one that is neither markup (`<>&"'`)
-/// nor a carriage return.
-const PLAIN: u8 = 2;
-
-/// The classes of each byte value, looked up once per byte of every text written or read.
-static BYTE_CLASS: [u8; 256] = byte_classes();
-
-/// The classes of `b`.
-fn class(b: u8) -> u8 {
-    BYTE_CLASS.get(usize::from(b)).copied().unwrap_or(0)
+const fn xml_clean(b: u8) -> bool {
+    (b >= 0x20) & (b != 0xEF) | (b == b'\t') | (b == b'\n') | (b == b'\r')
 }
+
+/// Whether [`escape`] leaves `b` as it is: an [`xml_clean`] byte that is neither markup
+/// (`<>&"'`) nor a carriage return.
+const fn plain_byte(b: u8) -> bool {
+    xml_clean(b)
+        & (b != b'<')
+        & (b != b'>')
+        & (b != b'&')
+        & (b != b'"')
+        & (b != b'\'')
+        & (b != b'\r')
+}
+
+/// [`plain_byte`] of each byte value: the text written into answers is mostly short (ids,
+/// names, tag values), which one lookup per byte, stopping at the first byte to escape,
+/// serves best.
+static PLAIN_BYTES: [bool; 256] = plain_bytes();
 
 // Every index is below 256 (the loop's bound), which a const fn cannot say with `get_mut`.
 #[allow(clippy::indexing_slicing)]
-const fn byte_classes() -> [u8; 256] {
-    let mut t = [0u8; 256];
+const fn plain_bytes() -> [bool; 256] {
+    let mut t = [false; 256];
     let mut b = 0;
     while b < 256 {
-        let byte = b as u8;
-        let control = byte < 0x20 && byte != b'\t' && byte != b'\n' && byte != b'\r';
-        if !control && byte != 0xEF {
-            t[b] |= XML_CLEAN;
-            let markup = matches!(byte, b'<' | b'>' | b'&' | b'"' | b'\'');
-            if !markup && byte != b'\r' {
-                t[b] |= PLAIN;
-            }
-        }
+        t[b] = plain_byte(b as u8);
         b += 1;
     }
     t
@@ -81,7 +83,8 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// other control character but tab and line feed, and no U+FFFE or U+FFFF (whose UTF-8 starts
 /// with 0xEF, as some allowed characters' does too: those take the slow path, unharmed).
 fn is_plain(s: &str) -> bool {
-    s.bytes().all(|b| class(b) & PLAIN != 0)
+    s.bytes()
+        .all(|b| PLAIN_BYTES.get(usize::from(b)).copied().unwrap_or(false))
 }
 
 /// Appends `s` to `out` escaped as [`escape`] escapes it, in one pass: the text as it is when
