@@ -198,6 +198,14 @@ mod tests {
 
     proptest::proptest! {
         #[test]
+        fn resource_ids_are_what_format_writes(state: u64, prefix in "[a-z-]{1,24}") {
+            let mut ids = IdGen { state, recorded: None };
+            let mut drawn = ids.clone();
+            let (hi, lo) = (drawn.next_u64() & 0xF, drawn.next_u64());
+            proptest::prop_assert_eq!(ids.resource(&prefix), format!("{prefix}-{hi:x}{lo:016x}"));
+        }
+
+        #[test]
         fn request_ids_are_the_uuids_format_writes(a: u64, b: u64) {
             let formatted = format!(
                 "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",

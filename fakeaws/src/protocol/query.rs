@@ -1121,6 +1121,15 @@ mod tests {
     }
 
     #[test]
+    fn list_indices_are_written_as_display_writes_them() {
+        for n in [0, 7, 10, 99, 100, 65_536, u32::MAX] {
+            let mut key = String::from("Tag.");
+            push_index(&mut key, n);
+            assert_eq!(key, format!("Tag.{n}"));
+        }
+    }
+
+    #[test]
     fn leftovers_are_unknown_parameters() {
         let mut r = FormReader::from_pairs([("Bogus", "1")]);
         assert_eq!(r.finish().unwrap_err().code, "UnknownParameter");
