@@ -26,6 +26,11 @@
 //! replayed into fresh fakes one after another in a loop, with the fake's code and data hot.
 //! On a noisy machine this is the steadiest figure of what a change to the fake costs.
 //!
+//! With `--replay-only`, it records one cluster and replays it [`REPLAYS`] times, once, and
+//! prints how many requests `Fake::handle` served in all (`handled` and the count): what
+//! `cargo xtask bench` runs under callgrind, when valgrind is installed, for the instructions
+//! the fake executes per request, a figure the machine's noise does not move.
+//!
 //! The process runs with the allocator of the standalone fakeaws server (mimalloc,
 //! `fakeaws/src/main.rs`), so that the server CPU is the server's as it is shipped: the
 //! issue's reference figures were measured against standalone servers.
@@ -217,18 +222,23 @@ fn replay_per_call(requests: &[Recorded], rounds: usize) -> f64 {
     let mut best = f64::MAX;
     for _ in 0..5 {
         let started = Instant::now();
-        for _ in 0..rounds {
-            let fake = fakeaws::Fake::new(fakeaws::Config::default());
-            for (authorization, query, body) in requests {
-                let answer = fake.handle(authorization.as_deref(), query.as_bytes(), body);
-                assert!(answer.status < 500, "{}", answer.body);
-                std::hint::black_box(answer);
-            }
-        }
+        replay(requests, rounds);
         let per_call = started.elapsed().as_secs_f64() * 1e6 / (rounds * requests.len()) as f64;
         best = best.min(per_call);
     }
     best
+}
+
+/// `requests` handled by a fresh fake, `rounds` times over.
+fn replay(requests: &[Recorded], rounds: usize) {
+    for _ in 0..rounds {
+        let fake = fakeaws::Fake::new(fakeaws::Config::default());
+        for (authorization, query, body) in requests {
+            let answer = fake.handle(authorization.as_deref(), query.as_bytes(), body);
+            assert!(answer.status < 500, "{}", answer.body);
+            std::hint::black_box(answer);
+        }
+    }
 }
 
 /// One client's pass over the workload: `rounds` clusters up and down.
@@ -305,7 +315,18 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
     }
 }
 
+/// How many times `--replay-only` replays the recorded cluster.
+const REPLAYS: usize = 20;
+
 fn main() {
+    if std::env::args().any(|a| a == "--replay-only") {
+        let client = runtime("provider");
+        let requests = record_cluster(&client);
+        replay(&requests, REPLAYS);
+        // Recording served each request once too.
+        println!("handled\t{}", (REPLAYS + 1) * requests.len());
+        return;
+    }
     let bench = std::env::args().any(|a| a == "--bench");
     let rounds = if bench { 40 } else { 1 };
     let server = runtime(SERVER_THREADS);

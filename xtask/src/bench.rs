@@ -8,6 +8,10 @@
 //! - the conformance suite against the in-process fake (release build, `--cases N`): generated
 //!   cases and scenarios per second.
 //!
+//! - when valgrind is installed, the workload bench's replay (`--replay-only`) under
+//!   callgrind, collecting inside `Fake::handle` only: the instructions the fake executes per
+//!   request, which the machine's noise does not move (a change's cost, read exactly).
+//!
 //! Figures with a numeric target (`>= 0.75`, `< 1000`, `<= 0.05`) are marked met or missed.
 
 use std::io::{BufRead, BufReader};
@@ -89,6 +93,7 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
     if args.cases > 0 {
         figures.push(conformance_rate(root, &cargo, args.cases)?);
     }
+    figures.extend(instructions_per_call(root, &cargo)?);
     print_medians(&target_dir(root))?;
     println!("\n{:<56} {:>12}  {:<36} target", "figure", "value", "unit");
     for f in &figures {
@@ -147,6 +152,60 @@ fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
         value: format!("{:.2}", ran as f64 / wall),
         unit: format!("cases/s ({ran} cases, --cases {cases})"),
         target: "-".into(),
+    })
+}
+
+/// The instructions `Fake::handle` executes per request over the workload bench's replay,
+/// counted by callgrind (collection toggled on inside `Fake::handle` alone); `None` when
+/// valgrind is not installed.
+fn instructions_per_call(root: &Path, cargo: &str) -> Result<Option<Figure>> {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("valgrind is not installed: no instruction count");
+        return Ok(None);
+    }
+    let profile = target_dir(root).join("callgrind.workload.out");
+    // The bench binary `cargo bench` just built, run through valgrind (a runner builds
+    // nothing again).
+    let runner = format!(
+        "target.'cfg(all())'.runner = ['valgrind', '--tool=callgrind', \
+         '--toggle-collect=*Fake::handle*', '--callgrind-out-file={}']",
+        profile.display()
+    );
+    let out = Command::new(cargo)
+        .current_dir(root)
+        .args(["bench", "--quiet", "--locked", "--workspace", "--config"])
+        .arg(runner)
+        .args(["--bench", "workload", "--", "--replay-only"])
+        .output()
+        .context("running the workload replay under callgrind")?;
+    if !out.status.success() {
+        bail!(
+            "the workload replay under callgrind failed: {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let handled = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("handled\t")?.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .context("the replay did not say how many requests it handled")?;
+    let collected = collected_in(&stderr).context("callgrind reported no instruction count")?;
+    Ok(Some(Figure {
+        name: "workload_replayed_fake_instructions_per_call".into(),
+        value: format!("{}", collected / handled),
+        unit: format!("instructions ({handled} requests in Fake::handle, callgrind)"),
+        target: "-".into(),
+    }))
+}
+
+/// The instructions callgrind collected, from its summary on stderr (`==PID== Collected : N`).
+fn collected_in(stderr: &str) -> Option<u64> {
+    stderr.lines().find_map(|l| {
+        let (_, n) = l.split_once("Collected :")?;
+        n.trim().replace(',', "").parse().ok()
     })
 }
 
@@ -225,6 +284,13 @@ mod tests {
                      scenario a-long-name-of-a-scenario      1   pass        219\n\
                      3 passed, 1 failed in 53.3 s\n";
         assert_eq!(cases_in(table), 7);
+    }
+
+    #[test]
+    fn callgrinds_count_is_read_from_its_summary() {
+        let stderr = "==4242== Events    : Ir\n==4242== Collected : 131656898\n==4242== \n";
+        assert_eq!(collected_in(stderr), Some(131_656_898));
+        assert_eq!(collected_in("==1== I   refs:      1,234\n"), None);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! (`UnknownParameter`). Lists are `Key.N` (ec2Query, always flattened) or
 //! `Key.member.N` (awsQuery); structures are `Key.Member`.
 
+use std::borrow::Cow;
+
 use aws_smithy_types::date_time::Format;
 use aws_smithy_types::{Blob, DateTime};
 
@@ -12,7 +14,7 @@ use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
 
 /// Parameters that belong to the request envelope rather than to an operation's input.
-const ENVELOPE_KEYS: &[&str] = &[
+const ENVELOPE_KEYS: [&str; 15] = [
     "Action",
     "Version",
     "X-Amz-Algorithm",
@@ -71,8 +73,9 @@ pub struct FormReader {
     hit: Option<usize>,
     /// The envelope (`Action`, `Version`, a presigned request's `X-Amz-*`): set aside as it
     /// is read, since every request carries it and no operation decodes it.
-    /// Each by its key's place in [`ENVELOPE_KEYS`].
-    envelope: Vec<(usize, String)>,
+    /// Each at its key's place in [`ENVELOPE_KEYS`]; a served action's name and an API
+    /// version, as nearly every request gives them, are the fake's own copies.
+    envelope: [Option<Cow<'static, str>>; ENVELOPE_KEYS.len()],
     /// How a value outside the model's constraints is reported: EC2 says
     /// `InvalidParameterValue`, awsQuery services (ELB) say `ValidationError`.
     constraint: Constraint,
@@ -177,6 +180,39 @@ fn push_index(out: &mut String, n: u32) {
     }
 }
 
+/// Text shorter than this is searched byte by byte: memchr's setup costs more on it.
+const SHORT: usize = 16;
+
+/// Where `byte` first is in `hay`.
+fn find(byte: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < SHORT {
+        hay.iter().position(|b| *b == byte)
+    } else {
+        memchr::memchr(byte, hay)
+    }
+}
+
+/// The pairs of a form: the text between one '&' and the next (empty ones included).
+struct Pairs<'a>(Option<&'a [u8]>);
+
+impl<'a> Iterator for Pairs<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.0?;
+        match find(b'&', rest) {
+            Some(at) => {
+                self.0 = rest.get(at + 1..);
+                rest.get(..at)
+            }
+            None => {
+                self.0 = None;
+                Some(rest)
+            }
+        }
+    }
+}
+
 /// Appends the bytes form component `bytes` stands for to `out`: '+' is a space, `%XX` the
 /// byte XX, a '%' without two hex digits after it itself. A component with neither '+' nor
 /// '%' (nearly all an SDK sends) is copied as it is.
@@ -188,8 +224,15 @@ fn decode_into(out: &mut Vec<u8>, bytes: &[u8]) {
     }
     // The text between one '+' or '%' and the next is copied whole (an SDK's base64 user data
     // holds an escape every few dozen bytes).
+    fn escape_at(hay: &[u8]) -> Option<usize> {
+        if hay.len() < SHORT {
+            hay.iter().position(|b| matches!(b, b'+' | b'%'))
+        } else {
+            memchr::memchr2(b'+', b'%', hay)
+        }
+    }
     let mut rest = bytes;
-    while let Some(at) = memchr::memchr2(b'+', b'%', rest) {
+    while let Some(at) = escape_at(rest) {
         out.extend_from_slice(rest.get(..at).unwrap_or_default());
         let next = match rest.get(at) {
             Some(b'+') => {
@@ -210,6 +253,31 @@ fn decode_into(out: &mut Vec<u8>, bytes: &[u8]) {
         rest = rest.get(next..).unwrap_or_default();
     }
     out.extend_from_slice(rest);
+}
+
+/// The value of the envelope parameter at `index` in [`ENVELOPE_KEYS`], given as `raw`: a
+/// served action's name or an API version given as it is (as every SDK gives them) is the
+/// generated code's own text, without a copy; anything else is decoded.
+fn envelope_value(index: usize, raw: &[u8]) -> Cow<'static, str> {
+    use crate::generated::{ec2, elb};
+    // Names and versions are letters, digits and dashes: nothing to decode. (One pass over a
+    // few bytes; memchr's setup costs more on text this short.)
+    let known = Some(raw)
+        .filter(|raw| raw.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-'))
+        .and_then(|raw| std::str::from_utf8(raw).ok())
+        .and_then(|v| match ENVELOPE_KEYS.get(index) {
+            Some(&"Action") => ec2::Action::from_name(v)
+                .map(|a| a.name())
+                .or_else(|| elb::Action::from_name(v).map(|a| a.name())),
+            Some(&"Version") => [ec2::API_VERSION, elb::API_VERSION]
+                .into_iter()
+                .find(|known| *known == v),
+            _ => None,
+        });
+    match known {
+        Some(v) => Cow::Borrowed(v),
+        None => Cow::Owned(decode_component(raw)),
+    }
 }
 
 /// Decodes one form component as `form_urlencoded` does ([`decode_into`], then UTF-8 that
@@ -262,15 +330,11 @@ impl FormReader {
         for part in parts {
             // As `form_urlencoded::parse` splits: pairs between '&'s (empty ones skipped),
             // the key up to the first '=', a pair without one an empty value.
-            let mut from = 0;
-            let ends = memchr::memchr_iter(b'&', part).chain(std::iter::once(part.len()));
-            for end in ends {
-                let pair = part.get(from..end).unwrap_or_default();
-                from = end + 1;
+            for pair in Pairs(Some(part)) {
                 if pair.is_empty() {
                     continue;
                 }
-                let (key, value) = match memchr::memchr(b'=', pair) {
+                let (key, value) = match find(b'=', pair) {
                     Some(at) => (
                         pair.get(..at).unwrap_or_default(),
                         pair.get(at + 1..).unwrap_or_default(),
@@ -280,7 +344,7 @@ impl FormReader {
                 // An envelope key, nearly always given as it is, is matched before it would be
                 // copied; one given encoded, once decoded.
                 if let Some(k) = envelope_key(key) {
-                    r.set_envelope(k, decode_component(value));
+                    r.set_envelope(k, envelope_value(k, value));
                     continue;
                 }
                 if bytes.capacity() == 0 {
@@ -289,7 +353,7 @@ impl FormReader {
                 let k = decode(&mut bytes, key);
                 if let Some(e) = bytes.get(k.0..k.1).and_then(envelope_key) {
                     bytes.truncate(k.0);
-                    r.set_envelope(e, decode_component(value));
+                    r.set_envelope(e, envelope_value(e, value));
                     continue;
                 }
                 let v = decode(&mut bytes, value);
@@ -307,10 +371,9 @@ impl FormReader {
 
     /// Sets the envelope parameter at `index` in [`ENVELOPE_KEYS`] (the last value given
     /// stays).
-    fn set_envelope(&mut self, index: usize, value: String) {
-        match self.envelope.iter_mut().find(|(i, _)| *i == index) {
-            Some(slot) => slot.1 = value,
-            None => self.envelope.push((index, value)),
+    fn set_envelope(&mut self, index: usize, value: Cow<'static, str>) {
+        if let Some(slot) = self.envelope.get_mut(index) {
+            *slot = Some(value);
         }
     }
 
@@ -419,7 +482,7 @@ impl FormReader {
         for (k, v) in pairs {
             let (k, v) = (k.into(), v.into());
             match envelope_key(k.as_bytes()) {
-                Some(e) => r.set_envelope(e, v),
+                Some(e) => r.set_envelope(e, Cow::Owned(v)),
                 None => {
                     let start = text.len();
                     text.push_str(&k);
@@ -455,8 +518,7 @@ impl FormReader {
     pub fn peek(&self, key: &str) -> Option<&str> {
         // An envelope key is never one of the input's: it is set aside as it is read.
         if let Some(index) = envelope_key(key.as_bytes()) {
-            let (_, v) = self.envelope.iter().find(|(i, _)| *i == index)?;
-            return Some(v.as_str());
+            return self.envelope.get(index)?.as_deref();
         }
         let i = self.position(key)?;
         Some(spanned(&self.text, self.params.get(i)?.value?))
@@ -469,9 +531,10 @@ impl FormReader {
             .iter()
             .filter_map(|p| Some((self.key(p), spanned(&self.text, p.value?))))
             .chain(
-                self.envelope
+                ENVELOPE_KEYS
                     .iter()
-                    .filter_map(|(i, v)| Some((*ENVELOPE_KEYS.get(*i)?, v.as_str()))),
+                    .zip(&self.envelope)
+                    .filter_map(|(k, v)| Some((*k, v.as_deref()?))),
             )
     }
 
@@ -484,7 +547,10 @@ impl FormReader {
             && self
                 .envelope
                 .iter()
-                .all(|(_, v)| first_non_xml_char(v).is_none())
+                .flatten()
+                // The fake's own names and versions are clean.
+                .filter(|v| matches!(v, Cow::Owned(_)))
+                .all(|v| first_non_xml_char(v).is_none())
         {
             return None;
         }
@@ -499,7 +565,7 @@ impl FormReader {
 
     /// Removes the envelope parameters, leaving only the operation's input.
     pub fn strip_envelope(&mut self) {
-        self.envelope.clear();
+        self.envelope = Default::default();
     }
 
     /// Takes the raw value at exactly `key`.
