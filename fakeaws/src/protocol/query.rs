@@ -162,33 +162,21 @@ fn join(at: &str, name: &str) -> String {
 /// Appends `n` in decimal (a list item's index), without the formatting machinery: it is
 /// written once per item of every list a request holds.
 fn push_index(out: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut len = 0;
-    let mut rest = n;
-    loop {
-        if let Some(d) = digits.get_mut(len) {
-            *d = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        }
-        len += 1;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+    if n >= 10 {
+        push_index(out, n / 10);
     }
-    for d in digits.iter().take(len).rev() {
-        out.push(char::from(*d));
-    }
+    out.push(char::from(b'0' + u8::try_from(n % 10).unwrap_or(0)));
 }
 
 /// Text shorter than this is searched byte by byte: memchr's setup costs more on it.
 const SHORT: usize = 16;
 
-/// Where `byte` first is in `hay`.
-fn find(byte: u8, hay: &[u8]) -> Option<usize> {
+/// Where `a` or `b` first is in `hay`.
+fn find(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     if hay.len() < SHORT {
-        hay.iter().position(|b| *b == byte)
+        hay.iter().position(|x| *x == a || *x == b)
     } else {
-        memchr::memchr(byte, hay)
+        memchr::memchr2(a, b, hay)
     }
 }
 
@@ -200,7 +188,7 @@ impl<'a> Iterator for Pairs<'a> {
 
     fn next(&mut self) -> Option<&'a [u8]> {
         let rest = self.0?;
-        match find(b'&', rest) {
+        match find(b'&', b'&', rest) {
             Some(at) => {
                 self.0 = rest.get(at + 1..);
                 rest.get(..at)
@@ -224,15 +212,8 @@ fn decode_into(out: &mut Vec<u8>, bytes: &[u8]) {
     }
     // The text between one '+' or '%' and the next is copied whole (an SDK's base64 user data
     // holds an escape every few dozen bytes).
-    fn escape_at(hay: &[u8]) -> Option<usize> {
-        if hay.len() < SHORT {
-            hay.iter().position(|b| matches!(b, b'+' | b'%'))
-        } else {
-            memchr::memchr2(b'+', b'%', hay)
-        }
-    }
     let mut rest = bytes;
-    while let Some(at) = escape_at(rest) {
+    while let Some(at) = find(b'+', b'%', rest) {
         out.extend_from_slice(rest.get(..at).unwrap_or_default());
         let next = match rest.get(at) {
             Some(b'+') => {
@@ -334,7 +315,7 @@ impl FormReader {
                 if pair.is_empty() {
                     continue;
                 }
-                let (key, value) = match find(b'=', pair) {
+                let (key, value) = match find(b'=', b'=', pair) {
                     Some(at) => (
                         pair.get(..at).unwrap_or_default(),
                         pair.get(at + 1..).unwrap_or_default(),

@@ -193,11 +193,6 @@ pub struct Scope<'a> {
 pub fn from_authorization(header: &str) -> Option<Scope<'_>> {
     // Spaces after a part are the credential's own to trim (from_credential does).
     let rest = header.trim_start().strip_prefix("AWS4-HMAC-SHA256")?;
-    // Where SDKs put it: first, up to the first comma.
-    if let Some(first) = rest.trim_start().strip_prefix("Credential=") {
-        let end = first.bytes().position(|b| b == b',').unwrap_or(first.len());
-        return from_credential(first.get(..end)?);
-    }
     let cred = rest
         .split(',')
         .find_map(|p| p.trim_start().strip_prefix("Credential="))?;
@@ -208,16 +203,17 @@ pub fn from_authorization(header: &str) -> Option<Scope<'_>> {
 /// five parts, read in one pass over its bytes.
 pub fn from_credential(cred: &str) -> Option<Scope<'_>> {
     let cred = cred.trim();
-    // Where the four slashes are: each found after the one before; then no fifth.
-    let bytes = cred.as_bytes();
-    let after = |from: usize| {
-        let rest = bytes.get(from..)?;
-        rest.iter().position(|b| *b == b'/').map(|at| from + at)
-    };
-    let date_end = after(after(0)? + 1)?;
-    let region_end = after(date_end + 1)?;
-    let service_end = after(region_end + 1)?;
-    if cred.get(service_end + 1..)? != "aws4_request" {
+    // Where the four slashes are.
+    let mut slashes = [0usize; 4];
+    let mut n = 0;
+    for (i, b) in cred.bytes().enumerate() {
+        if b == b'/' {
+            *slashes.get_mut(n)? = i;
+            n += 1;
+        }
+    }
+    let [_, date_end, region_end, service_end] = slashes;
+    if n != 4 || cred.get(service_end + 1..)? != "aws4_request" {
         return None;
     }
     let region = cred.get(date_end + 1..region_end)?;
@@ -247,19 +243,6 @@ mod tests {
     }
 
     proptest::proptest! {
-        #[test]
-        fn the_header_parser_reads_as_the_definition_does(
-            h in " ?AWS4-HMAC-SHA256 ?((Credential=[a-z0-9/ -]{0,16}(/aws4_request)?|SignedHeaders=[a-z;]{0,5}|Signature=[0-9a-f]{0,4}) ?, ?){0,3}(Credential=[a-z0-9/-]{0,20}(/aws4_request)?)?"
-        ) {
-            // The scope of the first comma-separated part that is a credential.
-            let definition = h
-                .trim_start()
-                .strip_prefix("AWS4-HMAC-SHA256")
-                .and_then(|rest| rest.split(',').find_map(|p| p.trim_start().strip_prefix("Credential=")))
-                .and_then(by_definition);
-            proptest::prop_assert_eq!(from_authorization(&h), definition);
-        }
-
         #[test]
         fn the_credential_parser_reads_as_the_definition_does(
             cred in "[ /a-z0-9_-]{0,12}(/[a-z0-9-]{0,3}){0,5}(/aws4_request)?[ /]?"
