@@ -70,6 +70,10 @@ pub struct Region {
     /// The region's availability zones.
     #[serde(skip)]
     pub(crate) zones: Vec<availability_zone::Zone>,
+    /// The regions the fake serves beside AWS's own (`Config::extra_regions`), which
+    /// DescribeRegions lists with the commercial partition's.
+    #[serde(skip)]
+    pub(crate) extra_regions: Vec<String>,
     /// The DHCP options set every VPC is associated with.
     pub(crate) default_dhcp_options_id: String,
     /// VPCs by id.
@@ -288,6 +292,7 @@ impl Region {
             name: name.to_string(),
             account_id: config.account_id.clone(),
             zones: availability_zone::zones_of(name),
+            extra_regions: Vec::new(),
             ids,
             clock: config.clock.clone(),
             transitions: Transitions::default(),
@@ -331,10 +336,11 @@ impl Region {
         self
     }
 
-    /// Applies what `config` says of every region: quotas, consistency windows, transition
-    /// delays and throttling.
+    /// Applies what `config` says of every region: quotas, the regions served beside AWS's,
+    /// consistency windows, transition delays and throttling.
     fn configure(&mut self, config: &Config) {
         self.limits = config.limits.clone();
+        self.extra_regions = config.extra_regions.clone();
         self.consistency.set_windows(config.consistency.clone());
         for (subject, delay) in &config.delays {
             self.transitions.set_delay(*subject, *delay);

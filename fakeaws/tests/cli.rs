@@ -93,6 +93,27 @@ async fn aws_cli_builds_and_reads_a_network() {
         secret: "not-a-secret",
     };
     tokio::task::spawn_blocking(move || {
+        // The first call many a script makes.
+        let regions = cli
+            .run(&["ec2", "describe-regions", "--region-names", "us-east-1"])
+            .unwrap();
+        assert_eq!(
+            regions["Regions"][0]["Endpoint"],
+            "ec2.us-east-1.amazonaws.com"
+        );
+        let platforms = cli
+            .run(&[
+                "ec2",
+                "describe-account-attributes",
+                "--attribute-names",
+                "supported-platforms",
+            ])
+            .unwrap();
+        assert_eq!(
+            platforms["AccountAttributes"][0]["AttributeValues"][0]["AttributeValue"],
+            "VPC"
+        );
+
         let vpc = cli
             .run(&[
                 "ec2",

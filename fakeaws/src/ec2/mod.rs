@@ -3,6 +3,7 @@
 //! noun, taggable resource type); `impl Api for Region` routes each generated operation to
 //! its module.
 
+pub mod account;
 pub mod availability_zone;
 pub mod elastic_ip;
 pub mod error;
@@ -49,6 +50,20 @@ impl Api for Region {
         input: DescribeAvailabilityZonesRequest,
     ) -> Result<DescribeAvailabilityZonesResult, ApiError> {
         availability_zone::describe_availability_zones(self, input)
+    }
+
+    fn describe_regions(
+        &mut self,
+        input: DescribeRegionsRequest,
+    ) -> Result<DescribeRegionsResult, ApiError> {
+        account::describe_regions(self, input)
+    }
+
+    fn describe_account_attributes(
+        &mut self,
+        input: DescribeAccountAttributesRequest,
+    ) -> Result<DescribeAccountAttributesResult, ApiError> {
+        account::describe_account_attributes(self, input)
     }
 
     fn create_vpc(&mut self, input: CreateVpcRequest) -> Result<CreateVpcResult, ApiError> {

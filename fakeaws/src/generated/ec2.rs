@@ -855,6 +855,84 @@ pub const ALL_OPERATIONS: &[&str] = &[
     "WithdrawByoipCidr",
 ];
 
+/// The `AccountAttribute` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AccountAttribute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_values: Option<Vec<AccountAttributeValue>>,
+}
+
+impl EncodeMembers for AccountAttribute {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attributeName", &self.attribute_name);
+        w.list_field("attributeValueSet", "item", &self.attribute_values);
+    }
+}
+
+/// The `AccountAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccountAttributeName {
+    /// `supported-platforms`
+    SupportedPlatforms,
+    /// `default-vpc`
+    DefaultVpc,
+    /// `max-instances`
+    MaxInstances,
+    /// `vpc-max-security-groups-per-interface`
+    VpcMaxSecurityGroupsPerInterface,
+    /// `max-elastic-ips`
+    MaxElasticIps,
+    /// `vpc-max-elastic-ips`
+    VpcMaxElasticIps,
+}
+
+impl AccountAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["supported-platforms", "default-vpc"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::SupportedPlatforms => "supported-platforms",
+            Self::DefaultVpc => "default-vpc",
+            Self::MaxInstances => "max-instances",
+            Self::VpcMaxSecurityGroupsPerInterface => "vpc-max-security-groups-per-interface",
+            Self::MaxElasticIps => "max-elastic-ips",
+            Self::VpcMaxElasticIps => "vpc-max-elastic-ips",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "supported-platforms" => Self::SupportedPlatforms,
+            "default-vpc" => Self::DefaultVpc,
+            "max-instances" => Self::MaxInstances,
+            "vpc-max-security-groups-per-interface" => Self::VpcMaxSecurityGroupsPerInterface,
+            "max-elastic-ips" => Self::MaxElasticIps,
+            "vpc-max-elastic-ips" => Self::VpcMaxElasticIps,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AccountAttributeName);
+
+/// The `AccountAttributeValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AccountAttributeValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_value: Option<String>,
+}
+
+impl EncodeMembers for AccountAttributeValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attributeValue", &self.attribute_value);
+    }
+}
+
 /// The `Address` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Address {
@@ -2704,6 +2782,41 @@ impl EncodeMembers for DeregisterImageResult {
     }
 }
 
+/// The `DescribeAccountAttributesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeAccountAttributesRequest {
+    pub dry_run: Option<bool>,
+    pub attribute_names: Option<Vec<AccountAttributeName>>,
+}
+
+impl Decode for DescribeAccountAttributesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let dry_run = r.field(at_, "DryRun")?;
+        let attribute_names = r.list_field(at_, "AttributeName", None)?;
+        Ok(Some(Self {
+            dry_run,
+            attribute_names,
+        }))
+    }
+}
+
+/// The `DescribeAccountAttributesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeAccountAttributesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_attributes: Option<Vec<AccountAttribute>>,
+}
+
+impl EncodeMembers for DescribeAccountAttributesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("accountAttributeSet", "item", &self.account_attributes);
+    }
+}
+
 /// The `DescribeAddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeAddressesRequest {
@@ -3225,6 +3338,47 @@ impl EncodeMembers for DescribeNetworkInterfacesResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("networkInterfaceSet", "item", &self.network_interfaces);
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeRegionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeRegionsRequest {
+    pub region_names: Option<Vec<String>>,
+    pub all_regions: Option<bool>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeRegionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let region_names = r.list_field(at_, "RegionName", None)?;
+        let all_regions = r.field(at_, "AllRegions")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let filters = r.list_field(at_, "Filter", None)?;
+        Ok(Some(Self {
+            region_names,
+            all_regions,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeRegionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeRegionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regions: Option<Vec<Region>>,
+}
+
+impl EncodeMembers for DescribeRegionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("regionInfo", "item", &self.regions);
     }
 }
 
@@ -15124,6 +15278,43 @@ impl EncodeMembers for ReferencedSecurityGroup {
     }
 }
 
+/// The `Region` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Region {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opt_in_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geography: Option<Vec<RegionGeography>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+}
+
+impl EncodeMembers for Region {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("optInStatus", &self.opt_in_status);
+        w.list_field("geographySet", "item", &self.geography);
+        w.field("regionName", &self.region_name);
+        w.field("regionEndpoint", &self.endpoint);
+    }
+}
+
+/// The `RegionGeography` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RegionGeography {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl EncodeMembers for RegionGeography {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("name", &self.name);
+    }
+}
+
 /// The `RegisterImageRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RegisterImageRequest {
@@ -18348,6 +18539,10 @@ pub const MODELED_ERRORS: &[(&str, u16, bool)] = &[];
 pub enum Action {
     /// `DescribeAvailabilityZones`
     DescribeAvailabilityZones,
+    /// `DescribeRegions`
+    DescribeRegions,
+    /// `DescribeAccountAttributes`
+    DescribeAccountAttributes,
     /// `CreateVpc`
     CreateVpc,
     /// `DescribeVpcs`
@@ -18473,6 +18668,8 @@ impl Action {
     pub fn name(&self) -> &'static str {
         match self {
             Self::DescribeAvailabilityZones => "DescribeAvailabilityZones",
+            Self::DescribeRegions => "DescribeRegions",
+            Self::DescribeAccountAttributes => "DescribeAccountAttributes",
             Self::CreateVpc => "CreateVpc",
             Self::DescribeVpcs => "DescribeVpcs",
             Self::DeleteVpc => "DeleteVpc",
@@ -18538,6 +18735,8 @@ impl Action {
     pub fn from_name(s: &str) -> Option<Self> {
         Some(match s {
             "DescribeAvailabilityZones" => Self::DescribeAvailabilityZones,
+            "DescribeRegions" => Self::DescribeRegions,
+            "DescribeAccountAttributes" => Self::DescribeAccountAttributes,
             "CreateVpc" => Self::CreateVpc,
             "DescribeVpcs" => Self::DescribeVpcs,
             "DeleteVpc" => Self::DeleteVpc,
@@ -18609,6 +18808,16 @@ pub trait Api {
         &mut self,
         input: DescribeAvailabilityZonesRequest,
     ) -> Result<DescribeAvailabilityZonesResult, ApiError>;
+    /// Serves `DescribeRegions`.
+    fn describe_regions(
+        &mut self,
+        input: DescribeRegionsRequest,
+    ) -> Result<DescribeRegionsResult, ApiError>;
+    /// Serves `DescribeAccountAttributes`.
+    fn describe_account_attributes(
+        &mut self,
+        input: DescribeAccountAttributesRequest,
+    ) -> Result<DescribeAccountAttributesResult, ApiError>;
     /// Serves `CreateVpc`.
     fn create_vpc(&mut self, input: CreateVpcRequest) -> Result<CreateVpcResult, ApiError>;
     /// Serves `DescribeVpcs`.
@@ -18866,6 +19075,10 @@ pub trait Api {
 pub enum Response {
     /// `DescribeAvailabilityZones`
     DescribeAvailabilityZones(DescribeAvailabilityZonesResult),
+    /// `DescribeRegions`
+    DescribeRegions(DescribeRegionsResult),
+    /// `DescribeAccountAttributes`
+    DescribeAccountAttributes(DescribeAccountAttributesResult),
     /// `CreateVpc`
     CreateVpc(CreateVpcResult),
     /// `DescribeVpcs`
@@ -18992,6 +19205,18 @@ impl Response {
         match self {
             Self::DescribeAvailabilityZones(output) => crate::protocol::xml::ec2_response(
                 "DescribeAvailabilityZones",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeRegions(output) => crate::protocol::xml::ec2_response(
+                "DescribeRegions",
+                XML_NAMESPACE,
+                request_id,
+                output,
+            ),
+            Self::DescribeAccountAttributes(output) => crate::protocol::xml::ec2_response(
+                "DescribeAccountAttributes",
                 XML_NAMESPACE,
                 request_id,
                 output,
@@ -19333,6 +19558,27 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeAvailabilityZones(
                 api.describe_availability_zones(input)?,
+            ))
+        }
+        Action::DescribeRegions => {
+            r.reject_unsupported("DescribeRegions", &[])?;
+            let input = FormReader::required(DescribeRegionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeRegions(api.describe_regions(input)?))
+        }
+        Action::DescribeAccountAttributes => {
+            r.reject_unsupported("DescribeAccountAttributes", &[])?;
+            let input =
+                FormReader::required(DescribeAccountAttributesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeAccountAttributes(
+                api.describe_account_attributes(input)?,
             ))
         }
         Action::CreateVpc => {

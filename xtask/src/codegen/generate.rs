@@ -4,10 +4,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-/// Enum values AWS sends that its model's enum does not list, by shape: an attached internet
-/// gateway's attachment is `available` on the wire (what the AWS CLI and the SDKs show), while
-/// the model's `AttachmentStatus` says `attached`.
-const WIRE_EXTRAS: &[(&str, &str)] = &[("AttachmentStatus", "available")];
+/// Enum values AWS sends or takes that its model's enum does not list, by shape: an attached
+/// internet gateway's attachment is `available` on the wire (what the AWS CLI and the SDKs
+/// show), while the model's `AttachmentStatus` says `attached`; DescribeAccountAttributes
+/// takes the four attribute names its documentation lists beside the model's two.
+const WIRE_EXTRAS: &[(&str, &str)] = &[
+    ("AttachmentStatus", "available"),
+    ("AccountAttributeName", "max-instances"),
+    (
+        "AccountAttributeName",
+        "vpc-max-security-groups-per-interface",
+    ),
+    ("AccountAttributeName", "max-elastic-ips"),
+    ("AccountAttributeName", "vpc-max-elastic-ips"),
+];
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};

@@ -1,0 +1,270 @@
+//! DescribeRegions and DescribeAccountAttributes through the SDK.
+
+use aws_sdk_ec2::types::{AccountAttributeName, DomainType};
+
+use crate::{code, empty_fake, filter};
+
+/// The names DescribeRegions lists in `region`, with `build` adding to the request.
+async fn listed(
+    ec2: &aws_sdk_ec2::Client,
+    build: impl FnOnce(
+        aws_sdk_ec2::operation::describe_regions::builders::DescribeRegionsFluentBuilder,
+    ) -> aws_sdk_ec2::operation::describe_regions::builders::DescribeRegionsFluentBuilder,
+) -> Vec<String> {
+    build(ec2.describe_regions())
+        .send()
+        .await
+        .unwrap()
+        .regions()
+        .iter()
+        .map(|r| r.region_name().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn regions_of_the_callers_partition_are_listed() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let ec2 = fake.ec2_client_in("eu-west-1");
+    let out = ec2.describe_regions().send().await.unwrap();
+    let names: Vec<&str> = out
+        .regions()
+        .iter()
+        .map(|r| r.region_name().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    for name in ["us-east-1", "eu-west-1", "ap-southeast-2", "af-south-1"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    // Other partitions are not the commercial partition's regions.
+    for name in ["cn-north-1", "us-gov-west-1", "us-iso-east-1"] {
+        assert!(!names.contains(&name), "{name} listed in {names:?}");
+    }
+    let us_east_1 = out
+        .regions()
+        .iter()
+        .find(|r| r.region_name() == Some("us-east-1"))
+        .unwrap();
+    assert_eq!(us_east_1.endpoint(), Some("ec2.us-east-1.amazonaws.com"));
+    assert_eq!(us_east_1.opt_in_status(), Some("opt-in-not-required"));
+    // Every region is enabled for the fake's account: AllRegions lists no more.
+    assert_eq!(listed(&ec2, |r| r.all_regions(true)).await, names);
+
+    // Opt-in regions are opted in; the filters read the listed values.
+    let opted = listed(&ec2, |r| r.filters(filter("opt-in-status", &["opted-in"]))).await;
+    assert!(opted.contains(&"af-south-1".to_string()), "{opted:?}");
+    assert!(!opted.contains(&"us-east-1".to_string()), "{opted:?}");
+    assert_eq!(
+        listed(&ec2, |r| r.filters(filter("region-name", &["us-*-2"]))).await,
+        ["us-east-2", "us-west-2"]
+    );
+    assert_eq!(
+        listed(&ec2, |r| r
+            .filters(filter("endpoint", &["ec2.eu-west-3.amazonaws.com"])))
+        .await,
+        ["eu-west-3"]
+    );
+    assert_eq!(
+        code(
+            ec2.describe_regions()
+                .filters(filter("region", &["us-east-1"]))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+
+    // Named regions, any order given, come back in the listing's order; a name that is not a
+    // region of the partition is refused.
+    assert_eq!(
+        listed(&ec2, |r| r
+            .region_names("us-west-2")
+            .region_names("eu-west-1"))
+        .await,
+        ["eu-west-1", "us-west-2"]
+    );
+    let err = ec2
+        .describe_regions()
+        .region_names("us-east-1")
+        .region_names("moon-base-1")
+        .send()
+        .await
+        .unwrap_err();
+    let err = err.into_service_error();
+    assert_eq!(
+        aws_sdk_ec2::error::ProvideErrorMetadata::code(&err),
+        Some("InvalidParameterValue")
+    );
+    assert!(
+        aws_sdk_ec2::error::ProvideErrorMetadata::message(&err)
+            .unwrap()
+            .contains("moon-base-1")
+    );
+    assert_eq!(
+        code(
+            ec2.describe_regions()
+                .region_names("cn-north-1")
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(ec2.describe_regions().dry_run(true).send().await),
+        "DryRunOperation"
+    );
+}
+
+#[tokio::test]
+async fn other_partitions_and_added_regions() {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        extra_regions: vec!["lab-local-1".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let china = fake.ec2_client_in("cn-north-1");
+    let out = china.describe_regions().send().await.unwrap();
+    let listed: Vec<(&str, &str)> = out
+        .regions()
+        .iter()
+        .map(|r| (r.region_name().unwrap(), r.endpoint().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("cn-north-1", "ec2.cn-north-1.amazonaws.com.cn"),
+            ("cn-northwest-1", "ec2.cn-northwest-1.amazonaws.com.cn"),
+        ]
+    );
+    // A region the fake was told to serve is listed with the commercial partition's, and
+    // lists them from itself.
+    for from in ["us-east-1", "lab-local-1"] {
+        let names = self::listed(&fake.ec2_client_in(from), |r| r).await;
+        assert!(names.contains(&"lab-local-1".to_string()), "{names:?}");
+        assert!(names.contains(&"us-east-1".to_string()), "{names:?}");
+    }
+}
+
+/// The values DescribeAccountAttributes answers, by attribute name.
+async fn attributes(ec2: &aws_sdk_ec2::Client, names: &[&str]) -> Vec<(String, Vec<String>)> {
+    let mut request = ec2.describe_account_attributes();
+    for n in names {
+        request = request.attribute_names(AccountAttributeName::from(*n));
+    }
+    request
+        .send()
+        .await
+        .unwrap()
+        .account_attributes()
+        .iter()
+        .map(|a| {
+            (
+                a.attribute_name().unwrap().to_string(),
+                a.attribute_values()
+                    .iter()
+                    .map(|v| v.attribute_value().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn account_attributes_name_the_default_vpc_and_the_quotas() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let ec2 = fake.ec2_client();
+    let default_vpc = ec2_default(&ec2).await;
+    let all = attributes(&ec2, &[]).await;
+    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "vpc-max-security-groups-per-interface",
+            "max-instances",
+            "supported-platforms",
+            "default-vpc",
+            "max-elastic-ips",
+            "vpc-max-elastic-ips",
+        ]
+    );
+    assert_eq!(
+        attributes(&ec2, &["default-vpc"]).await,
+        [("default-vpc".to_string(), vec![default_vpc.clone()])]
+    );
+    assert_eq!(
+        attributes(&ec2, &["supported-platforms"]).await,
+        [("supported-platforms".to_string(), vec!["VPC".to_string()])]
+    );
+    // The names the documentation lists beside the model's two are taken too.
+    assert_eq!(
+        attributes(&ec2, &["vpc-max-elastic-ips", "default-vpc"]).await,
+        [
+            ("default-vpc".to_string(), vec![default_vpc]),
+            ("vpc-max-elastic-ips".to_string(), vec!["5".to_string()]),
+        ]
+    );
+    assert_eq!(
+        code(
+            ec2.describe_account_attributes()
+                .attribute_names(AccountAttributeName::from("max-vpcs"))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+}
+
+/// The default VPC's id, as DescribeVpcs lists it.
+async fn ec2_default(ec2: &aws_sdk_ec2::Client) -> String {
+    ec2.describe_vpcs()
+        .filters(filter("is-default", &["true"]))
+        .send()
+        .await
+        .unwrap()
+        .vpcs()[0]
+        .vpc_id()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn account_attributes_follow_raised_quotas_and_a_missing_default_vpc() {
+    let mut limits = fakeaws::region::Limits::default();
+    limits.set("elastic-ips", 7).unwrap();
+    limits.set("instances", 40).unwrap();
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        limits,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ec2 = fake.ec2_client();
+    let got = attributes(&ec2, &["max-instances", "vpc-max-elastic-ips"]).await;
+    assert_eq!(
+        got,
+        [
+            ("max-instances".to_string(), vec!["40".to_string()]),
+            ("vpc-max-elastic-ips".to_string(), vec!["7".to_string()]),
+        ]
+    );
+    // The reported number is what AllocateAddress allows.
+    for _ in 0..7 {
+        ec2.allocate_address()
+            .domain(DomainType::Vpc)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        code(ec2.allocate_address().domain(DomainType::Vpc).send().await),
+        "AddressLimitExceeded"
+    );
+
+    let without = empty_fake().await;
+    assert_eq!(
+        attributes(&without.ec2_client(), &["default-vpc"]).await,
+        [("default-vpc".to_string(), vec!["none".to_string()])]
+    );
+}
