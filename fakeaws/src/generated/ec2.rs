@@ -19070,35 +19070,36 @@ pub trait Api {
 /// What a served operation answered, not yet written: the server writes it after it
 /// lets go of the region, so that encoding holds nobody up. Two equal answers
 /// are written alike (no member is a float), which lets the server reuse one.
-#[allow(clippy::large_enum_variant)]
+/// Each output is boxed: an answer is moved several times on its way to the
+/// writer, and the largest output is hundreds of bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     /// `DescribeAvailabilityZones`
-    DescribeAvailabilityZones(DescribeAvailabilityZonesResult),
+    DescribeAvailabilityZones(Box<DescribeAvailabilityZonesResult>),
     /// `DescribeRegions`
-    DescribeRegions(DescribeRegionsResult),
+    DescribeRegions(Box<DescribeRegionsResult>),
     /// `DescribeAccountAttributes`
-    DescribeAccountAttributes(DescribeAccountAttributesResult),
+    DescribeAccountAttributes(Box<DescribeAccountAttributesResult>),
     /// `CreateVpc`
-    CreateVpc(CreateVpcResult),
+    CreateVpc(Box<CreateVpcResult>),
     /// `DescribeVpcs`
-    DescribeVpcs(DescribeVpcsResult),
+    DescribeVpcs(Box<DescribeVpcsResult>),
     /// `DeleteVpc`
     DeleteVpc,
     /// `ModifyVpcAttribute`
     ModifyVpcAttribute,
     /// `DescribeVpcAttribute`
-    DescribeVpcAttribute(DescribeVpcAttributeResult),
+    DescribeVpcAttribute(Box<DescribeVpcAttributeResult>),
     /// `CreateSubnet`
-    CreateSubnet(CreateSubnetResult),
+    CreateSubnet(Box<CreateSubnetResult>),
     /// `DescribeSubnets`
-    DescribeSubnets(DescribeSubnetsResult),
+    DescribeSubnets(Box<DescribeSubnetsResult>),
     /// `DeleteSubnet`
     DeleteSubnet,
     /// `ModifySubnetAttribute`
     ModifySubnetAttribute,
     /// `CreateInternetGateway`
-    CreateInternetGateway(CreateInternetGatewayResult),
+    CreateInternetGateway(Box<CreateInternetGatewayResult>),
     /// `AttachInternetGateway`
     AttachInternetGateway,
     /// `DetachInternetGateway`
@@ -19106,97 +19107,97 @@ pub enum Response {
     /// `DeleteInternetGateway`
     DeleteInternetGateway,
     /// `DescribeInternetGateways`
-    DescribeInternetGateways(DescribeInternetGatewaysResult),
+    DescribeInternetGateways(Box<DescribeInternetGatewaysResult>),
     /// `CreateTags`
     CreateTags,
     /// `DeleteTags`
     DeleteTags,
     /// `DescribeTags`
-    DescribeTags(DescribeTagsResult),
+    DescribeTags(Box<DescribeTagsResult>),
     /// `AllocateAddress`
-    AllocateAddress(AllocateAddressResult),
+    AllocateAddress(Box<AllocateAddressResult>),
     /// `DescribeAddresses`
-    DescribeAddresses(DescribeAddressesResult),
+    DescribeAddresses(Box<DescribeAddressesResult>),
     /// `AssociateAddress`
-    AssociateAddress(AssociateAddressResult),
+    AssociateAddress(Box<AssociateAddressResult>),
     /// `DisassociateAddress`
     DisassociateAddress,
     /// `ReleaseAddress`
     ReleaseAddress,
     /// `CreateNatGateway`
-    CreateNatGateway(CreateNatGatewayResult),
+    CreateNatGateway(Box<CreateNatGatewayResult>),
     /// `DescribeNatGateways`
-    DescribeNatGateways(DescribeNatGatewaysResult),
+    DescribeNatGateways(Box<DescribeNatGatewaysResult>),
     /// `DeleteNatGateway`
-    DeleteNatGateway(DeleteNatGatewayResult),
+    DeleteNatGateway(Box<DeleteNatGatewayResult>),
     /// `DescribeNetworkAcls`
-    DescribeNetworkAcls(DescribeNetworkAclsResult),
+    DescribeNetworkAcls(Box<DescribeNetworkAclsResult>),
     /// `CreateRouteTable`
-    CreateRouteTable(CreateRouteTableResult),
+    CreateRouteTable(Box<CreateRouteTableResult>),
     /// `DescribeRouteTables`
-    DescribeRouteTables(DescribeRouteTablesResult),
+    DescribeRouteTables(Box<DescribeRouteTablesResult>),
     /// `DeleteRouteTable`
     DeleteRouteTable,
     /// `CreateRoute`
-    CreateRoute(CreateRouteResult),
+    CreateRoute(Box<CreateRouteResult>),
     /// `ReplaceRoute`
     ReplaceRoute,
     /// `DeleteRoute`
     DeleteRoute,
     /// `AssociateRouteTable`
-    AssociateRouteTable(AssociateRouteTableResult),
+    AssociateRouteTable(Box<AssociateRouteTableResult>),
     /// `DisassociateRouteTable`
     DisassociateRouteTable,
     /// `CreateSecurityGroup`
-    CreateSecurityGroup(CreateSecurityGroupResult),
+    CreateSecurityGroup(Box<CreateSecurityGroupResult>),
     /// `DescribeSecurityGroups`
-    DescribeSecurityGroups(DescribeSecurityGroupsResult),
+    DescribeSecurityGroups(Box<DescribeSecurityGroupsResult>),
     /// `DeleteSecurityGroup`
-    DeleteSecurityGroup(DeleteSecurityGroupResult),
+    DeleteSecurityGroup(Box<DeleteSecurityGroupResult>),
     /// `AuthorizeSecurityGroupIngress`
-    AuthorizeSecurityGroupIngress(AuthorizeSecurityGroupIngressResult),
+    AuthorizeSecurityGroupIngress(Box<AuthorizeSecurityGroupIngressResult>),
     /// `AuthorizeSecurityGroupEgress`
-    AuthorizeSecurityGroupEgress(AuthorizeSecurityGroupEgressResult),
+    AuthorizeSecurityGroupEgress(Box<AuthorizeSecurityGroupEgressResult>),
     /// `RevokeSecurityGroupIngress`
-    RevokeSecurityGroupIngress(RevokeSecurityGroupIngressResult),
+    RevokeSecurityGroupIngress(Box<RevokeSecurityGroupIngressResult>),
     /// `RevokeSecurityGroupEgress`
-    RevokeSecurityGroupEgress(RevokeSecurityGroupEgressResult),
+    RevokeSecurityGroupEgress(Box<RevokeSecurityGroupEgressResult>),
     /// `DescribeSecurityGroupRules`
-    DescribeSecurityGroupRules(DescribeSecurityGroupRulesResult),
+    DescribeSecurityGroupRules(Box<DescribeSecurityGroupRulesResult>),
     /// `RunInstances`
-    RunInstances(Reservation),
+    RunInstances(Box<Reservation>),
     /// `DescribeInstances`
-    DescribeInstances(DescribeInstancesResult),
+    DescribeInstances(Box<DescribeInstancesResult>),
     /// `TerminateInstances`
-    TerminateInstances(TerminateInstancesResult),
+    TerminateInstances(Box<TerminateInstancesResult>),
     /// `StopInstances`
-    StopInstances(StopInstancesResult),
+    StopInstances(Box<StopInstancesResult>),
     /// `StartInstances`
-    StartInstances(StartInstancesResult),
+    StartInstances(Box<StartInstancesResult>),
     /// `DescribeInstanceStatus`
-    DescribeInstanceStatus(DescribeInstanceStatusResult),
+    DescribeInstanceStatus(Box<DescribeInstanceStatusResult>),
     /// `DescribeInstanceAttribute`
-    DescribeInstanceAttribute(InstanceAttribute),
+    DescribeInstanceAttribute(Box<InstanceAttribute>),
     /// `DescribeVolumes`
-    DescribeVolumes(DescribeVolumesResult),
+    DescribeVolumes(Box<DescribeVolumesResult>),
     /// `DescribeNetworkInterfaces`
-    DescribeNetworkInterfaces(DescribeNetworkInterfacesResult),
+    DescribeNetworkInterfaces(Box<DescribeNetworkInterfacesResult>),
     /// `ModifyNetworkInterfaceAttribute`
     ModifyNetworkInterfaceAttribute,
     /// `DescribeImages`
-    DescribeImages(DescribeImagesResult),
+    DescribeImages(Box<DescribeImagesResult>),
     /// `RegisterImage`
-    RegisterImage(RegisterImageResult),
+    RegisterImage(Box<RegisterImageResult>),
     /// `DeregisterImage`
-    DeregisterImage(DeregisterImageResult),
+    DeregisterImage(Box<DeregisterImageResult>),
     /// `CreateKeyPair`
-    CreateKeyPair(KeyPair),
+    CreateKeyPair(Box<KeyPair>),
     /// `ImportKeyPair`
-    ImportKeyPair(ImportKeyPairResult),
+    ImportKeyPair(Box<ImportKeyPairResult>),
     /// `DescribeKeyPairs`
-    DescribeKeyPairs(DescribeKeyPairsResult),
+    DescribeKeyPairs(Box<DescribeKeyPairsResult>),
     /// `DeleteKeyPair`
-    DeleteKeyPair(DeleteKeyPairResult),
+    DeleteKeyPair(Box<DeleteKeyPairResult>),
 }
 
 impl Response {
@@ -19207,28 +19208,31 @@ impl Response {
                 "DescribeAvailabilityZones",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeRegions(output) => crate::protocol::xml::ec2_response(
                 "DescribeRegions",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeAccountAttributes(output) => crate::protocol::xml::ec2_response(
                 "DescribeAccountAttributes",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
-            Self::CreateVpc(output) => {
-                crate::protocol::xml::ec2_response("CreateVpc", XML_NAMESPACE, request_id, output)
-            }
+            Self::CreateVpc(output) => crate::protocol::xml::ec2_response(
+                "CreateVpc",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
             Self::DescribeVpcs(output) => crate::protocol::xml::ec2_response(
                 "DescribeVpcs",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeleteVpc => {
                 crate::protocol::xml::ec2_return_true("DeleteVpc", XML_NAMESPACE, request_id)
@@ -19242,19 +19246,19 @@ impl Response {
                 "DescribeVpcAttribute",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::CreateSubnet(output) => crate::protocol::xml::ec2_response(
                 "CreateSubnet",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeSubnets(output) => crate::protocol::xml::ec2_response(
                 "DescribeSubnets",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeleteSubnet => {
                 crate::protocol::xml::ec2_return_true("DeleteSubnet", XML_NAMESPACE, request_id)
@@ -19268,7 +19272,7 @@ impl Response {
                 "CreateInternetGateway",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::AttachInternetGateway => crate::protocol::xml::ec2_return_true(
                 "AttachInternetGateway",
@@ -19289,7 +19293,7 @@ impl Response {
                 "DescribeInternetGateways",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::CreateTags => {
                 crate::protocol::xml::ec2_return_true("CreateTags", XML_NAMESPACE, request_id)
@@ -19301,25 +19305,25 @@ impl Response {
                 "DescribeTags",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::AllocateAddress(output) => crate::protocol::xml::ec2_response(
                 "AllocateAddress",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeAddresses(output) => crate::protocol::xml::ec2_response(
                 "DescribeAddresses",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::AssociateAddress(output) => crate::protocol::xml::ec2_response(
                 "AssociateAddress",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DisassociateAddress => crate::protocol::xml::ec2_return_true(
                 "DisassociateAddress",
@@ -19333,44 +19337,47 @@ impl Response {
                 "CreateNatGateway",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeNatGateways(output) => crate::protocol::xml::ec2_response(
                 "DescribeNatGateways",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeleteNatGateway(output) => crate::protocol::xml::ec2_response(
                 "DeleteNatGateway",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeNetworkAcls(output) => crate::protocol::xml::ec2_response(
                 "DescribeNetworkAcls",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::CreateRouteTable(output) => crate::protocol::xml::ec2_response(
                 "CreateRouteTable",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeRouteTables(output) => crate::protocol::xml::ec2_response(
                 "DescribeRouteTables",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeleteRouteTable => {
                 crate::protocol::xml::ec2_return_true("DeleteRouteTable", XML_NAMESPACE, request_id)
             }
-            Self::CreateRoute(output) => {
-                crate::protocol::xml::ec2_response("CreateRoute", XML_NAMESPACE, request_id, output)
-            }
+            Self::CreateRoute(output) => crate::protocol::xml::ec2_response(
+                "CreateRoute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
             Self::ReplaceRoute => {
                 crate::protocol::xml::ec2_return_true("ReplaceRoute", XML_NAMESPACE, request_id)
             }
@@ -19381,7 +19388,7 @@ impl Response {
                 "AssociateRouteTable",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DisassociateRouteTable => crate::protocol::xml::ec2_return_true(
                 "DisassociateRouteTable",
@@ -19392,103 +19399,103 @@ impl Response {
                 "CreateSecurityGroup",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeSecurityGroups(output) => crate::protocol::xml::ec2_response(
                 "DescribeSecurityGroups",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeleteSecurityGroup(output) => crate::protocol::xml::ec2_response(
                 "DeleteSecurityGroup",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::AuthorizeSecurityGroupIngress(output) => crate::protocol::xml::ec2_response(
                 "AuthorizeSecurityGroupIngress",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::AuthorizeSecurityGroupEgress(output) => crate::protocol::xml::ec2_response(
                 "AuthorizeSecurityGroupEgress",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::RevokeSecurityGroupIngress(output) => crate::protocol::xml::ec2_response(
                 "RevokeSecurityGroupIngress",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::RevokeSecurityGroupEgress(output) => crate::protocol::xml::ec2_response(
                 "RevokeSecurityGroupEgress",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeSecurityGroupRules(output) => crate::protocol::xml::ec2_response(
                 "DescribeSecurityGroupRules",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::RunInstances(output) => crate::protocol::xml::ec2_response(
                 "RunInstances",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeInstances(output) => crate::protocol::xml::ec2_response(
                 "DescribeInstances",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::TerminateInstances(output) => crate::protocol::xml::ec2_response(
                 "TerminateInstances",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::StopInstances(output) => crate::protocol::xml::ec2_response(
                 "StopInstances",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::StartInstances(output) => crate::protocol::xml::ec2_response(
                 "StartInstances",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeInstanceStatus(output) => crate::protocol::xml::ec2_response(
                 "DescribeInstanceStatus",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeInstanceAttribute(output) => crate::protocol::xml::ec2_response(
                 "DescribeInstanceAttribute",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeVolumes(output) => crate::protocol::xml::ec2_response(
                 "DescribeVolumes",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeNetworkInterfaces(output) => crate::protocol::xml::ec2_response(
                 "DescribeNetworkInterfaces",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::ModifyNetworkInterfaceAttribute => crate::protocol::xml::ec2_return_true(
                 "ModifyNetworkInterfaceAttribute",
@@ -19499,43 +19506,43 @@ impl Response {
                 "DescribeImages",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::RegisterImage(output) => crate::protocol::xml::ec2_response(
                 "RegisterImage",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeregisterImage(output) => crate::protocol::xml::ec2_response(
                 "DeregisterImage",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::CreateKeyPair(output) => crate::protocol::xml::ec2_response(
                 "CreateKeyPair",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::ImportKeyPair(output) => crate::protocol::xml::ec2_response(
                 "ImportKeyPair",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DescribeKeyPairs(output) => crate::protocol::xml::ec2_response(
                 "DescribeKeyPairs",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
             Self::DeleteKeyPair(output) => crate::protocol::xml::ec2_response(
                 "DeleteKeyPair",
                 XML_NAMESPACE,
                 request_id,
-                output,
+                &**output,
             ),
         }
     }
@@ -19556,9 +19563,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeAvailabilityZones(
+            Ok(Response::DescribeAvailabilityZones(Box::new(
                 api.describe_availability_zones(input)?,
-            ))
+            )))
         }
         Action::DescribeRegions => {
             r.reject_unsupported("DescribeRegions", &[])?;
@@ -19567,7 +19574,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeRegions(api.describe_regions(input)?))
+            Ok(Response::DescribeRegions(Box::new(
+                api.describe_regions(input)?,
+            )))
         }
         Action::DescribeAccountAttributes => {
             r.reject_unsupported("DescribeAccountAttributes", &[])?;
@@ -19577,9 +19586,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeAccountAttributes(
+            Ok(Response::DescribeAccountAttributes(Box::new(
                 api.describe_account_attributes(input)?,
-            ))
+            )))
         }
         Action::CreateVpc => {
             r.reject_unsupported(
@@ -19601,7 +19610,7 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateVpc(api.create_vpc(input)?))
+            Ok(Response::CreateVpc(Box::new(api.create_vpc(input)?)))
         }
         Action::DescribeVpcs => {
             r.reject_unsupported("DescribeVpcs", &[])?;
@@ -19610,7 +19619,7 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeVpcs(api.describe_vpcs(input)?))
+            Ok(Response::DescribeVpcs(Box::new(api.describe_vpcs(input)?)))
         }
         Action::DeleteVpc => {
             r.reject_unsupported("DeleteVpc", &[])?;
@@ -19637,9 +19646,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeVpcAttribute(
+            Ok(Response::DescribeVpcAttribute(Box::new(
                 api.describe_vpc_attribute(input)?,
-            ))
+            )))
         }
         Action::CreateSubnet => {
             r.reject_unsupported(
@@ -19659,7 +19668,7 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateSubnet(api.create_subnet(input)?))
+            Ok(Response::CreateSubnet(Box::new(api.create_subnet(input)?)))
         }
         Action::DescribeSubnets => {
             r.reject_unsupported("DescribeSubnets", &[])?;
@@ -19668,7 +19677,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeSubnets(api.describe_subnets(input)?))
+            Ok(Response::DescribeSubnets(Box::new(
+                api.describe_subnets(input)?,
+            )))
         }
         Action::DeleteSubnet => {
             r.reject_unsupported("DeleteSubnet", &[])?;
@@ -19706,9 +19717,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateInternetGateway(
+            Ok(Response::CreateInternetGateway(Box::new(
                 api.create_internet_gateway(input)?,
-            ))
+            )))
         }
         Action::AttachInternetGateway => {
             r.reject_unsupported("AttachInternetGateway", &[])?;
@@ -19748,9 +19759,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeInternetGateways(
+            Ok(Response::DescribeInternetGateways(Box::new(
                 api.describe_internet_gateways(input)?,
-            ))
+            )))
         }
         Action::CreateTags => {
             r.reject_unsupported("CreateTags", &[])?;
@@ -19779,7 +19790,7 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeTags(api.describe_tags(input)?))
+            Ok(Response::DescribeTags(Box::new(api.describe_tags(input)?)))
         }
         Action::AllocateAddress => {
             r.reject_unsupported(
@@ -19797,7 +19808,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::AllocateAddress(api.allocate_address(input)?))
+            Ok(Response::AllocateAddress(Box::new(
+                api.allocate_address(input)?,
+            )))
         }
         Action::DescribeAddresses => {
             r.reject_unsupported("DescribeAddresses", &[])?;
@@ -19806,7 +19819,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeAddresses(api.describe_addresses(input)?))
+            Ok(Response::DescribeAddresses(Box::new(
+                api.describe_addresses(input)?,
+            )))
         }
         Action::AssociateAddress => {
             r.reject_unsupported("AssociateAddress", &["PublicIp"])?;
@@ -19815,7 +19830,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::AssociateAddress(api.associate_address(input)?))
+            Ok(Response::AssociateAddress(Box::new(
+                api.associate_address(input)?,
+            )))
         }
         Action::DisassociateAddress => {
             r.reject_unsupported("DisassociateAddress", &["PublicIp"])?;
@@ -19855,7 +19872,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateNatGateway(api.create_nat_gateway(input)?))
+            Ok(Response::CreateNatGateway(Box::new(
+                api.create_nat_gateway(input)?,
+            )))
         }
         Action::DescribeNatGateways => {
             r.reject_unsupported("DescribeNatGateways", &[])?;
@@ -19864,9 +19883,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeNatGateways(
+            Ok(Response::DescribeNatGateways(Box::new(
                 api.describe_nat_gateways(input)?,
-            ))
+            )))
         }
         Action::DeleteNatGateway => {
             r.reject_unsupported("DeleteNatGateway", &[])?;
@@ -19875,7 +19894,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DeleteNatGateway(api.delete_nat_gateway(input)?))
+            Ok(Response::DeleteNatGateway(Box::new(
+                api.delete_nat_gateway(input)?,
+            )))
         }
         Action::DescribeNetworkAcls => {
             r.reject_unsupported("DescribeNetworkAcls", &[])?;
@@ -19884,9 +19905,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeNetworkAcls(
+            Ok(Response::DescribeNetworkAcls(Box::new(
                 api.describe_network_acls(input)?,
-            ))
+            )))
         }
         Action::CreateRouteTable => {
             r.reject_unsupported("CreateRouteTable", &[])?;
@@ -19895,7 +19916,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateRouteTable(api.create_route_table(input)?))
+            Ok(Response::CreateRouteTable(Box::new(
+                api.create_route_table(input)?,
+            )))
         }
         Action::DescribeRouteTables => {
             r.reject_unsupported("DescribeRouteTables", &[])?;
@@ -19904,9 +19927,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeRouteTables(
+            Ok(Response::DescribeRouteTables(Box::new(
                 api.describe_route_tables(input)?,
-            ))
+            )))
         }
         Action::DeleteRouteTable => {
             r.reject_unsupported("DeleteRouteTable", &[])?;
@@ -19939,7 +19962,7 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateRoute(api.create_route(input)?))
+            Ok(Response::CreateRoute(Box::new(api.create_route(input)?)))
         }
         Action::ReplaceRoute => {
             r.reject_unsupported(
@@ -19985,9 +20008,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::AssociateRouteTable(
+            Ok(Response::AssociateRouteTable(Box::new(
                 api.associate_route_table(input)?,
-            ))
+            )))
         }
         Action::DisassociateRouteTable => {
             r.reject_unsupported("DisassociateRouteTable", &[])?;
@@ -20007,9 +20030,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateSecurityGroup(
+            Ok(Response::CreateSecurityGroup(Box::new(
                 api.create_security_group(input)?,
-            ))
+            )))
         }
         Action::DescribeSecurityGroups => {
             r.reject_unsupported("DescribeSecurityGroups", &[])?;
@@ -20019,9 +20042,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeSecurityGroups(
+            Ok(Response::DescribeSecurityGroups(Box::new(
                 api.describe_security_groups(input)?,
-            ))
+            )))
         }
         Action::DeleteSecurityGroup => {
             r.reject_unsupported("DeleteSecurityGroup", &[])?;
@@ -20030,9 +20053,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DeleteSecurityGroup(
+            Ok(Response::DeleteSecurityGroup(Box::new(
                 api.delete_security_group(input)?,
-            ))
+            )))
         }
         Action::AuthorizeSecurityGroupIngress => {
             r.reject_unsupported(
@@ -20045,9 +20068,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::AuthorizeSecurityGroupIngress(
+            Ok(Response::AuthorizeSecurityGroupIngress(Box::new(
                 api.authorize_security_group_ingress(input)?,
-            ))
+            )))
         }
         Action::AuthorizeSecurityGroupEgress => {
             r.reject_unsupported(
@@ -20060,9 +20083,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::AuthorizeSecurityGroupEgress(
+            Ok(Response::AuthorizeSecurityGroupEgress(Box::new(
                 api.authorize_security_group_egress(input)?,
-            ))
+            )))
         }
         Action::RevokeSecurityGroupIngress => {
             r.reject_unsupported(
@@ -20075,9 +20098,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::RevokeSecurityGroupIngress(
+            Ok(Response::RevokeSecurityGroupIngress(Box::new(
                 api.revoke_security_group_ingress(input)?,
-            ))
+            )))
         }
         Action::RevokeSecurityGroupEgress => {
             r.reject_unsupported(
@@ -20090,9 +20113,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::RevokeSecurityGroupEgress(
+            Ok(Response::RevokeSecurityGroupEgress(Box::new(
                 api.revoke_security_group_egress(input)?,
-            ))
+            )))
         }
         Action::DescribeSecurityGroupRules => {
             r.reject_unsupported("DescribeSecurityGroupRules", &[])?;
@@ -20102,9 +20125,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeSecurityGroupRules(
+            Ok(Response::DescribeSecurityGroupRules(Box::new(
                 api.describe_security_group_rules(input)?,
-            ))
+            )))
         }
         Action::RunInstances => {
             r.reject_unsupported(
@@ -20139,7 +20162,7 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::RunInstances(api.run_instances(input)?))
+            Ok(Response::RunInstances(Box::new(api.run_instances(input)?)))
         }
         Action::DescribeInstances => {
             r.reject_unsupported("DescribeInstances", &["IncludeManagedResources"])?;
@@ -20148,7 +20171,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeInstances(api.describe_instances(input)?))
+            Ok(Response::DescribeInstances(Box::new(
+                api.describe_instances(input)?,
+            )))
         }
         Action::TerminateInstances => {
             r.reject_unsupported("TerminateInstances", &["Force", "SkipOsShutdown"])?;
@@ -20157,9 +20182,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::TerminateInstances(
+            Ok(Response::TerminateInstances(Box::new(
                 api.terminate_instances(input)?,
-            ))
+            )))
         }
         Action::StopInstances => {
             r.reject_unsupported("StopInstances", &["Hibernate", "SkipOsShutdown"])?;
@@ -20168,7 +20193,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::StopInstances(api.stop_instances(input)?))
+            Ok(Response::StopInstances(Box::new(
+                api.stop_instances(input)?,
+            )))
         }
         Action::StartInstances => {
             r.reject_unsupported("StartInstances", &["AdditionalInfo"])?;
@@ -20177,7 +20204,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::StartInstances(api.start_instances(input)?))
+            Ok(Response::StartInstances(Box::new(
+                api.start_instances(input)?,
+            )))
         }
         Action::DescribeInstanceStatus => {
             r.reject_unsupported("DescribeInstanceStatus", &["IncludeManagedResources"])?;
@@ -20187,9 +20216,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeInstanceStatus(
+            Ok(Response::DescribeInstanceStatus(Box::new(
                 api.describe_instance_status(input)?,
-            ))
+            )))
         }
         Action::DescribeInstanceAttribute => {
             r.reject_unsupported("DescribeInstanceAttribute", &[])?;
@@ -20199,9 +20228,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeInstanceAttribute(
+            Ok(Response::DescribeInstanceAttribute(Box::new(
                 api.describe_instance_attribute(input)?,
-            ))
+            )))
         }
         Action::DescribeVolumes => {
             r.reject_unsupported("DescribeVolumes", &["IncludeManagedResources"])?;
@@ -20210,7 +20239,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeVolumes(api.describe_volumes(input)?))
+            Ok(Response::DescribeVolumes(Box::new(
+                api.describe_volumes(input)?,
+            )))
         }
         Action::DescribeNetworkInterfaces => {
             r.reject_unsupported("DescribeNetworkInterfaces", &["IncludeManagedResources"])?;
@@ -20220,9 +20251,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeNetworkInterfaces(
+            Ok(Response::DescribeNetworkInterfaces(Box::new(
                 api.describe_network_interfaces(input)?,
-            ))
+            )))
         }
         Action::ModifyNetworkInterfaceAttribute => {
             r.reject_unsupported(
@@ -20255,7 +20286,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeImages(api.describe_images(input)?))
+            Ok(Response::DescribeImages(Box::new(
+                api.describe_images(input)?,
+            )))
         }
         Action::RegisterImage => {
             r.reject_unsupported(
@@ -20276,7 +20309,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::RegisterImage(api.register_image(input)?))
+            Ok(Response::RegisterImage(Box::new(
+                api.register_image(input)?,
+            )))
         }
         Action::DeregisterImage => {
             r.reject_unsupported("DeregisterImage", &["DeleteAssociatedSnapshots"])?;
@@ -20285,7 +20320,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DeregisterImage(api.deregister_image(input)?))
+            Ok(Response::DeregisterImage(Box::new(
+                api.deregister_image(input)?,
+            )))
         }
         Action::CreateKeyPair => {
             r.reject_unsupported("CreateKeyPair", &[])?;
@@ -20294,7 +20331,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::CreateKeyPair(api.create_key_pair(input)?))
+            Ok(Response::CreateKeyPair(Box::new(
+                api.create_key_pair(input)?,
+            )))
         }
         Action::ImportKeyPair => {
             r.reject_unsupported("ImportKeyPair", &[])?;
@@ -20303,7 +20342,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::ImportKeyPair(api.import_key_pair(input)?))
+            Ok(Response::ImportKeyPair(Box::new(
+                api.import_key_pair(input)?,
+            )))
         }
         Action::DescribeKeyPairs => {
             r.reject_unsupported("DescribeKeyPairs", &[])?;
@@ -20312,7 +20353,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DescribeKeyPairs(api.describe_key_pairs(input)?))
+            Ok(Response::DescribeKeyPairs(Box::new(
+                api.describe_key_pairs(input)?,
+            )))
         }
         Action::DeleteKeyPair => {
             r.reject_unsupported("DeleteKeyPair", &[])?;
@@ -20321,7 +20364,9 @@ pub fn execute<A: Api + ?Sized>(
             if input.dry_run == Some(true) {
                 return Err(ApiError::dry_run());
             }
-            Ok(Response::DeleteKeyPair(api.delete_key_pair(input)?))
+            Ok(Response::DeleteKeyPair(Box::new(
+                api.delete_key_pair(input)?,
+            )))
         }
     }
 }

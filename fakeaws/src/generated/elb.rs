@@ -1507,43 +1507,44 @@ pub trait Api {
 /// What a served operation answered, not yet written: the server writes it after it
 /// lets go of the region, so that encoding holds nobody up. Two equal answers
 /// are written alike (no member is a float), which lets the server reuse one.
-#[allow(clippy::large_enum_variant)]
+/// Each output is boxed: an answer is moved several times on its way to the
+/// writer, and the largest output is hundreds of bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     /// `CreateLoadBalancer`
-    CreateLoadBalancer(CreateAccessPointOutput),
+    CreateLoadBalancer(Box<CreateAccessPointOutput>),
     /// `DescribeLoadBalancers`
-    DescribeLoadBalancers(DescribeAccessPointsOutput),
+    DescribeLoadBalancers(Box<DescribeAccessPointsOutput>),
     /// `DeleteLoadBalancer`
-    DeleteLoadBalancer(DeleteAccessPointOutput),
+    DeleteLoadBalancer(Box<DeleteAccessPointOutput>),
     /// `ConfigureHealthCheck`
-    ConfigureHealthCheck(ConfigureHealthCheckOutput),
+    ConfigureHealthCheck(Box<ConfigureHealthCheckOutput>),
     /// `DescribeLoadBalancerAttributes`
-    DescribeLoadBalancerAttributes(DescribeLoadBalancerAttributesOutput),
+    DescribeLoadBalancerAttributes(Box<DescribeLoadBalancerAttributesOutput>),
     /// `ModifyLoadBalancerAttributes`
-    ModifyLoadBalancerAttributes(ModifyLoadBalancerAttributesOutput),
+    ModifyLoadBalancerAttributes(Box<ModifyLoadBalancerAttributesOutput>),
     /// `RegisterInstancesWithLoadBalancer`
-    RegisterInstancesWithLoadBalancer(RegisterEndPointsOutput),
+    RegisterInstancesWithLoadBalancer(Box<RegisterEndPointsOutput>),
     /// `DeregisterInstancesFromLoadBalancer`
-    DeregisterInstancesFromLoadBalancer(DeregisterEndPointsOutput),
+    DeregisterInstancesFromLoadBalancer(Box<DeregisterEndPointsOutput>),
     /// `DescribeInstanceHealth`
-    DescribeInstanceHealth(DescribeEndPointStateOutput),
+    DescribeInstanceHealth(Box<DescribeEndPointStateOutput>),
     /// `AddTags`
-    AddTags(AddTagsOutput),
+    AddTags(Box<AddTagsOutput>),
     /// `RemoveTags`
-    RemoveTags(RemoveTagsOutput),
+    RemoveTags(Box<RemoveTagsOutput>),
     /// `DescribeTags`
-    DescribeTags(DescribeTagsOutput),
+    DescribeTags(Box<DescribeTagsOutput>),
     /// `AttachLoadBalancerToSubnets`
-    AttachLoadBalancerToSubnets(AttachLoadBalancerToSubnetsOutput),
+    AttachLoadBalancerToSubnets(Box<AttachLoadBalancerToSubnetsOutput>),
     /// `DetachLoadBalancerFromSubnets`
-    DetachLoadBalancerFromSubnets(DetachLoadBalancerFromSubnetsOutput),
+    DetachLoadBalancerFromSubnets(Box<DetachLoadBalancerFromSubnetsOutput>),
     /// `ApplySecurityGroupsToLoadBalancer`
-    ApplySecurityGroupsToLoadBalancer(ApplySecurityGroupsToLoadBalancerOutput),
+    ApplySecurityGroupsToLoadBalancer(Box<ApplySecurityGroupsToLoadBalancerOutput>),
     /// `CreateLoadBalancerListeners`
-    CreateLoadBalancerListeners(CreateLoadBalancerListenerOutput),
+    CreateLoadBalancerListeners(Box<CreateLoadBalancerListenerOutput>),
     /// `DeleteLoadBalancerListeners`
-    DeleteLoadBalancerListeners(DeleteLoadBalancerListenerOutput),
+    DeleteLoadBalancerListeners(Box<DeleteLoadBalancerListenerOutput>),
 }
 
 impl Response {
@@ -1554,44 +1555,44 @@ impl Response {
                 "CreateLoadBalancer",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::DescribeLoadBalancers(output) => crate::protocol::xml::query_response(
                 "DescribeLoadBalancers",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::DeleteLoadBalancer(output) => crate::protocol::xml::query_response(
                 "DeleteLoadBalancer",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::ConfigureHealthCheck(output) => crate::protocol::xml::query_response(
                 "ConfigureHealthCheck",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::DescribeLoadBalancerAttributes(output) => crate::protocol::xml::query_response(
                 "DescribeLoadBalancerAttributes",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::ModifyLoadBalancerAttributes(output) => crate::protocol::xml::query_response(
                 "ModifyLoadBalancerAttributes",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::RegisterInstancesWithLoadBalancer(output) => {
                 crate::protocol::xml::query_response(
                     "RegisterInstancesWithLoadBalancer",
                     XML_NAMESPACE,
                     request_id,
-                    Some(output),
+                    Some(&**output),
                 )
             }
             Self::DeregisterInstancesFromLoadBalancer(output) => {
@@ -1599,64 +1600,64 @@ impl Response {
                     "DeregisterInstancesFromLoadBalancer",
                     XML_NAMESPACE,
                     request_id,
-                    Some(output),
+                    Some(&**output),
                 )
             }
             Self::DescribeInstanceHealth(output) => crate::protocol::xml::query_response(
                 "DescribeInstanceHealth",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::AddTags(output) => crate::protocol::xml::query_response(
                 "AddTags",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::RemoveTags(output) => crate::protocol::xml::query_response(
                 "RemoveTags",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::DescribeTags(output) => crate::protocol::xml::query_response(
                 "DescribeTags",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::AttachLoadBalancerToSubnets(output) => crate::protocol::xml::query_response(
                 "AttachLoadBalancerToSubnets",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::DetachLoadBalancerFromSubnets(output) => crate::protocol::xml::query_response(
                 "DetachLoadBalancerFromSubnets",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::ApplySecurityGroupsToLoadBalancer(output) => {
                 crate::protocol::xml::query_response(
                     "ApplySecurityGroupsToLoadBalancer",
                     XML_NAMESPACE,
                     request_id,
-                    Some(output),
+                    Some(&**output),
                 )
             }
             Self::CreateLoadBalancerListeners(output) => crate::protocol::xml::query_response(
                 "CreateLoadBalancerListeners",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
             Self::DeleteLoadBalancerListeners(output) => crate::protocol::xml::query_response(
                 "DeleteLoadBalancerListeners",
                 XML_NAMESPACE,
                 request_id,
-                Some(output),
+                Some(&**output),
             ),
         }
     }
@@ -1674,36 +1675,36 @@ pub fn execute<A: Api + ?Sized>(
             let input = FormReader::required(CreateAccessPointInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::CreateLoadBalancer(
+            Ok(Response::CreateLoadBalancer(Box::new(
                 api.create_load_balancer(input)?,
-            ))
+            )))
         }
         Action::DescribeLoadBalancers => {
             r.reject_unsupported("DescribeLoadBalancers", &[])?;
             let input = FormReader::required(DescribeAccessPointsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DescribeLoadBalancers(
+            Ok(Response::DescribeLoadBalancers(Box::new(
                 api.describe_load_balancers(input)?,
-            ))
+            )))
         }
         Action::DeleteLoadBalancer => {
             r.reject_unsupported("DeleteLoadBalancer", &[])?;
             let input = FormReader::required(DeleteAccessPointInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DeleteLoadBalancer(
+            Ok(Response::DeleteLoadBalancer(Box::new(
                 api.delete_load_balancer(input)?,
-            ))
+            )))
         }
         Action::ConfigureHealthCheck => {
             r.reject_unsupported("ConfigureHealthCheck", &[])?;
             let input = FormReader::required(ConfigureHealthCheckInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::ConfigureHealthCheck(
+            Ok(Response::ConfigureHealthCheck(Box::new(
                 api.configure_health_check(input)?,
-            ))
+            )))
         }
         Action::DescribeLoadBalancerAttributes => {
             r.reject_unsupported("DescribeLoadBalancerAttributes", &[])?;
@@ -1711,9 +1712,9 @@ pub fn execute<A: Api + ?Sized>(
                 FormReader::required(DescribeLoadBalancerAttributesInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DescribeLoadBalancerAttributes(
+            Ok(Response::DescribeLoadBalancerAttributes(Box::new(
                 api.describe_load_balancer_attributes(input)?,
-            ))
+            )))
         }
         Action::ModifyLoadBalancerAttributes => {
             r.reject_unsupported("ModifyLoadBalancerAttributes", &[])?;
@@ -1721,57 +1722,57 @@ pub fn execute<A: Api + ?Sized>(
                 FormReader::required(ModifyLoadBalancerAttributesInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::ModifyLoadBalancerAttributes(
+            Ok(Response::ModifyLoadBalancerAttributes(Box::new(
                 api.modify_load_balancer_attributes(input)?,
-            ))
+            )))
         }
         Action::RegisterInstancesWithLoadBalancer => {
             r.reject_unsupported("RegisterInstancesWithLoadBalancer", &[])?;
             let input = FormReader::required(RegisterEndPointsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::RegisterInstancesWithLoadBalancer(
+            Ok(Response::RegisterInstancesWithLoadBalancer(Box::new(
                 api.register_instances_with_load_balancer(input)?,
-            ))
+            )))
         }
         Action::DeregisterInstancesFromLoadBalancer => {
             r.reject_unsupported("DeregisterInstancesFromLoadBalancer", &[])?;
             let input = FormReader::required(DeregisterEndPointsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DeregisterInstancesFromLoadBalancer(
+            Ok(Response::DeregisterInstancesFromLoadBalancer(Box::new(
                 api.deregister_instances_from_load_balancer(input)?,
-            ))
+            )))
         }
         Action::DescribeInstanceHealth => {
             r.reject_unsupported("DescribeInstanceHealth", &[])?;
             let input = FormReader::required(DescribeEndPointStateInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DescribeInstanceHealth(
+            Ok(Response::DescribeInstanceHealth(Box::new(
                 api.describe_instance_health(input)?,
-            ))
+            )))
         }
         Action::AddTags => {
             r.reject_unsupported("AddTags", &[])?;
             let input = FormReader::required(AddTagsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::AddTags(api.add_tags(input)?))
+            Ok(Response::AddTags(Box::new(api.add_tags(input)?)))
         }
         Action::RemoveTags => {
             r.reject_unsupported("RemoveTags", &[])?;
             let input = FormReader::required(RemoveTagsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::RemoveTags(api.remove_tags(input)?))
+            Ok(Response::RemoveTags(Box::new(api.remove_tags(input)?)))
         }
         Action::DescribeTags => {
             r.reject_unsupported("DescribeTags", &[])?;
             let input = FormReader::required(DescribeTagsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DescribeTags(api.describe_tags(input)?))
+            Ok(Response::DescribeTags(Box::new(api.describe_tags(input)?)))
         }
         Action::AttachLoadBalancerToSubnets => {
             r.reject_unsupported("AttachLoadBalancerToSubnets", &[])?;
@@ -1779,9 +1780,9 @@ pub fn execute<A: Api + ?Sized>(
                 FormReader::required(AttachLoadBalancerToSubnetsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::AttachLoadBalancerToSubnets(
+            Ok(Response::AttachLoadBalancerToSubnets(Box::new(
                 api.attach_load_balancer_to_subnets(input)?,
-            ))
+            )))
         }
         Action::DetachLoadBalancerFromSubnets => {
             r.reject_unsupported("DetachLoadBalancerFromSubnets", &[])?;
@@ -1789,9 +1790,9 @@ pub fn execute<A: Api + ?Sized>(
                 FormReader::required(DetachLoadBalancerFromSubnetsInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DetachLoadBalancerFromSubnets(
+            Ok(Response::DetachLoadBalancerFromSubnets(Box::new(
                 api.detach_load_balancer_from_subnets(input)?,
-            ))
+            )))
         }
         Action::ApplySecurityGroupsToLoadBalancer => {
             r.reject_unsupported("ApplySecurityGroupsToLoadBalancer", &[])?;
@@ -1802,9 +1803,9 @@ pub fn execute<A: Api + ?Sized>(
             )?;
             r.finish()?;
 
-            Ok(Response::ApplySecurityGroupsToLoadBalancer(
+            Ok(Response::ApplySecurityGroupsToLoadBalancer(Box::new(
                 api.apply_security_groups_to_load_balancer(input)?,
-            ))
+            )))
         }
         Action::CreateLoadBalancerListeners => {
             r.reject_unsupported("CreateLoadBalancerListeners", &[])?;
@@ -1812,9 +1813,9 @@ pub fn execute<A: Api + ?Sized>(
                 FormReader::required(CreateLoadBalancerListenerInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::CreateLoadBalancerListeners(
+            Ok(Response::CreateLoadBalancerListeners(Box::new(
                 api.create_load_balancer_listeners(input)?,
-            ))
+            )))
         }
         Action::DeleteLoadBalancerListeners => {
             r.reject_unsupported("DeleteLoadBalancerListeners", &[])?;
@@ -1822,9 +1823,9 @@ pub fn execute<A: Api + ?Sized>(
                 FormReader::required(DeleteLoadBalancerListenerInput::decode(r, "")?, "", "")?;
             r.finish()?;
 
-            Ok(Response::DeleteLoadBalancerListeners(
+            Ok(Response::DeleteLoadBalancerListeners(Box::new(
                 api.delete_load_balancer_listeners(input)?,
-            ))
+            )))
         }
     }
 }
