@@ -20,6 +20,7 @@
 
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
+pub mod answers;
 pub mod control;
 pub mod ec2;
 pub mod elb;

@@ -70,6 +70,10 @@ pub struct Region {
     /// The region's availability zones.
     #[serde(skip)]
     pub(crate) zones: Vec<availability_zone::Zone>,
+    /// The last answers of the operations whose answers are kept, and the generation of
+    /// the region's records they were made at.
+    #[serde(skip)]
+    pub(crate) answers: crate::answers::Answers,
     /// The regions the fake serves beside AWS's own (`Config::extra_regions`), which
     /// DescribeRegions lists with the commercial partition's.
     #[serde(skip)]
@@ -293,6 +297,7 @@ impl Region {
             account_id: config.account_id.clone(),
             zones: availability_zone::zones_of(name),
             extra_regions: Vec::new(),
+            answers: Default::default(),
             ids,
             clock: config.clock.clone(),
             transitions: Transitions::default(),
@@ -363,6 +368,7 @@ impl Region {
             if due.is_empty() {
                 return;
             }
+            self.answers.changed();
             for (subject, id) in due {
                 match subject {
                     Subject::Instance => instance::advance(self, &id),

@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use axum::response::{IntoResponse, Response};
 
 use crate::Config;
+use crate::answers::KEPT_OPERATIONS;
 use crate::generated::{ec2, elb};
 use crate::ids::{IdGen, RequestIds};
 use crate::protocol::error::ApiError;
@@ -44,6 +45,9 @@ struct Inner {
     /// Whether `faults` holds any rule: a call reads this rather than take the lock, while
     /// there is none.
     faults_armed: AtomicBool,
+    /// Whether a region was handed out whole (`Fake::region`): changes made through it go
+    /// unseen, so no answer is kept or given again from then on (`crate::answers`).
+    handed_out: AtomicBool,
     store: Option<Store>,
 }
 
@@ -443,6 +447,7 @@ impl Fake {
                 calls: Mutex::new(CallLog::default()),
                 faults_armed: AtomicBool::new(!faults.is_empty()),
                 faults: Mutex::new(faults),
+                handed_out: AtomicBool::new(false),
                 store,
             }),
         }
@@ -453,8 +458,17 @@ impl Fake {
         &self.inner.config
     }
 
-    /// The region `name`, created as AWS hands it out on first use.
+    /// The region `name`, created as AWS hands it out on first use. What is changed through
+    /// it is unseen by the fake until it is locked again, so from then on the fake keeps no
+    /// answer for a poller ([`crate::answers`]); [`with_region`](Self::with_region) has no
+    /// such cost.
     pub fn region(&self, name: &str) -> Arc<Mutex<Region>> {
+        self.inner.handed_out.store(true, Ordering::SeqCst);
+        self.region_of(name)
+    }
+
+    /// The region `name`, created as AWS hands it out on first use.
+    fn region_of(&self, name: &str) -> Arc<Mutex<Region>> {
         if let Some(region) = self.slot(name).and_then(|i| self.served_region(i, name)) {
             return region.clone();
         }
@@ -511,8 +525,10 @@ impl Fake {
     /// Runs `f` on the region `name` under its lock (tests and admin tools use this to read
     /// or steer the state, e.g. to advance the clock).
     pub fn with_region<R>(&self, name: &str, f: impl FnOnce(&mut Region) -> R) -> R {
-        let region = self.region(name);
+        let region = self.region_of(name);
         let mut guard = lock(&region);
+        // Whatever `f` changes, no answer kept before is given again.
+        guard.answers.changed();
         f(&mut guard)
     }
 
@@ -637,11 +653,29 @@ impl Fake {
         // The answer is written after the region is let go (dispatch holds it), so that the
         // region's other callers don't wait for the XML.
         let served = op.as_ref().map(Op::name);
+        let request = Request {
+            region: (scope.region, slot),
+            raw: (query, body),
+            id: &request_id,
+        };
         let result = self
-            .dispatch(service, op, (scope.region, slot), &mut form, &mut effects)
-            .map(|answered| match served {
-                Some(action) => write_answer(action, answered, &request_id),
-                None => answered.encode(&request_id),
+            .dispatch(service, op, &request, &mut form, &mut effects)
+            .map(|served_now| match (served_now, served) {
+                (Served::Kept(text), _) => text,
+                (Served::Fresh(answered, keep), Some(action)) => {
+                    let text = write_answer(action, answered, &request_id);
+                    if let Some((region, generation)) = keep {
+                        lock(&region).answers.keep(
+                            action,
+                            generation,
+                            request.raw,
+                            &text,
+                            &request_id,
+                        );
+                    }
+                    text
+                }
+                (Served::Fresh(answered, _), None) => answered.encode(&request_id),
             });
         let took = started.elapsed() + effects.latency;
         tracing::debug!(
@@ -681,10 +715,11 @@ impl Fake {
         &self,
         service: Service,
         op: Option<Op>,
-        (region, slot): (&str, Option<usize>),
+        request: &Request<'_>,
         form: &mut FormReader,
         effects: &mut Effects,
-    ) -> Result<Answered, ApiError> {
+    ) -> Result<Served, ApiError> {
+        let (region, slot) = request.region;
         let (api_version, operations, label) = match service {
             Service::Ec2 => (ec2::API_VERSION, ec2::ALL_OPERATIONS, "EC2"),
             Service::Elb => (
@@ -736,7 +771,22 @@ impl Fake {
         let name = service.name();
         let mut guard = lock(state);
         guard.tick();
+        // Whether the answer may come from the region's kept answers, or go to them: a kept
+        // operation (one that only reads the region), while no answer depends on the clock
+        // or on counts (`crate::answers`). Any other call may change the region (eventual
+        // consistency shows what is due on any call), and no answer kept before it is given
+        // again.
+        let keeps = KEPT_OPERATIONS.binary_search(&action).is_ok()
+            && !self.inner.faults_armed.load(Ordering::SeqCst)
+            && !self.inner.handed_out.load(Ordering::SeqCst)
+            && guard.consistency.is_idle();
+        if !keeps {
+            guard.answers.changed();
+        }
         admit(&mut guard, service, action, form)?;
+        if keeps && let Some(text) = guard.answers.answer(action, request.raw, request.id) {
+            return Ok(Served::Kept(text));
+        }
         let decision = if self.inner.faults_armed.load(Ordering::SeqCst) {
             let mut faults = lock(&self.inner.faults);
             let zone = faults.wants_zone().then(|| zone_of(&guard, form)).flatten();
@@ -757,13 +807,15 @@ impl Fake {
             return Err(err);
         }
         let noted = consistency::before(&mut guard, matches!(service, Service::Elb), action, form)?;
+        let keep = keeps.then(|| (Arc::clone(state), guard.answers.generation()));
         let result = match op {
             Op::Ec2(op) => ec2::execute(&mut *guard, op, form).map(Answered::Ec2),
             Op::Elb(op) => {
                 form.set_constraint(Constraint::AwsQuery);
                 elb::execute(&mut *guard, op, form).map(Answered::Elb)
             }
-        };
+        }
+        .map(|answered| Served::Fresh(answered, keep));
         consistency::after(&mut guard, noted, result.is_ok());
         // The state the call started fails at its next step (taken after this call).
         if let (Some((subject, code, message)), true) = (&decision.async_failure, result.is_ok()) {
@@ -778,6 +830,28 @@ impl Fake {
             _ => result,
         }
     }
+}
+
+/// One request's parts that [`Fake::dispatch`] needs beside its form.
+struct Request<'a> {
+    /// The region's name and slot.
+    region: (&'a str, Option<usize>),
+    /// The query string and the body, as they came.
+    raw: (&'a [u8], &'a [u8]),
+    /// The request id.
+    id: &'a str,
+}
+
+/// What [`Fake::dispatch`] gives back.
+enum Served {
+    /// An answer to write; with the region and the generation it was made at when it is to be
+    /// kept once written.
+    Fresh(
+        Answered,
+        Option<(Arc<Mutex<Region>>, crate::answers::Generation)>,
+    ),
+    /// The text of the answer kept for this request, with its request id.
+    Kept(String),
 }
 
 /// A served operation's answer, not yet written. Small: each service's `Response` holds its
@@ -848,11 +922,9 @@ fn write_answer(action: &'static str, answered: Answered, request_id: &str) -> S
         let kept = written.iter().position(|w| w.action == action);
         if let Some(w) = kept.and_then(|i| written.get(i))
             && w.answered == answered
+            && let Some(body) =
+                crate::answers::with_request_id(&w.body, (w.id_at, w.id_len), request_id)
         {
-            let mut body = String::with_capacity(w.body.len() - w.id_len + request_id.len());
-            body.push_str(w.body.get(..w.id_at).unwrap_or_default());
-            body.push_str(request_id);
-            body.push_str(w.body.get(w.id_at + w.id_len..).unwrap_or_default());
             return body;
         }
         let body = answered.encode(request_id);
@@ -1448,5 +1520,70 @@ mod tests {
         let (third, _) = describe();
         assert_ne!(third, first);
         assert!(third.contains("<key>k</key><value>v</value>"), "{third}");
+    }
+
+    /// A VPC made by the fake's own semantics, bypassing the wire (as a test or an admin tool
+    /// holding the region would).
+    fn make_vpc(region: &mut Region, cidr: &str) {
+        let mut form = FormReader::from_pairs([("CidrBlock", cidr)]);
+        assert!(ec2::execute(region, ec2::Action::CreateVpc, &mut form).is_ok());
+    }
+
+    #[test]
+    fn a_kept_answer_is_not_given_after_a_change_made_outside_a_request() {
+        let fake = Fake::new(Config::default());
+        let describe = || {
+            let a = fake.handle(Some(AUTH), b"", b"Action=DescribeVpcs&Version=2016-11-15");
+            assert_eq!(a.status, 200, "{}", a.body);
+            a.body
+        };
+        describe();
+        describe();
+        // Through `with_region`.
+        fake.with_region("us-east-1", |r| make_vpc(r, "10.61.0.0/16"));
+        assert!(describe().contains("10.61.0.0/16"));
+        describe();
+        // Through a region handed out whole, changed after the next answer was kept.
+        let region = fake.region("us-east-1");
+        describe();
+        make_vpc(&mut lock(&region), "10.62.0.0/16");
+        assert!(describe().contains("10.62.0.0/16"));
+    }
+
+    #[test]
+    fn a_kept_answer_is_not_given_after_a_transition_is_applied() {
+        let fake = Fake::new(Config {
+            clock: Clock::virtual_at(std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000)),
+            ..Config::default()
+        });
+        let region = fake.region_of("us-east-1");
+        let generation = || lock(&region).answers.generation();
+        let before = generation();
+        // Nothing due: a tick changes nothing.
+        lock(&region).tick();
+        assert_eq!(generation(), before);
+        {
+            let mut r = lock(&region);
+            let now = r.clock.now();
+            r.transitions.schedule(
+                now,
+                crate::sim::transitions::Subject::NatGatewayPurge,
+                "nat-0",
+            );
+            r.tick();
+        }
+        assert_eq!(generation(), before, "scheduled, not due yet");
+        lock(&region).clock.advance(Duration::from_secs(7200));
+        lock(&region).tick();
+        assert_ne!(generation(), before);
+    }
+
+    #[test]
+    fn kept_operations_are_sorted_served_reads() {
+        assert!(KEPT_OPERATIONS.windows(2).all(|w| w[0] < w[1]));
+        for name in KEPT_OPERATIONS {
+            assert!(ec2::Action::from_name(name).is_some(), "{name}");
+            assert!(is_read_only(name), "{name}");
+        }
     }
 }
