@@ -16,8 +16,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The operations whose answers are kept: each is served by a function taking `&Region`,
-/// and reads no clock (`crate::ec2::mod`'s `impl Api for Region`).
+/// The EC2 operations whose answers are kept (ELB's are not: its DescribeTags is another
+/// operation of the same name): each is served by a function taking `&Region`, and reads no
+/// clock (`crate::ec2::mod`'s `impl Api for Region`).
 pub const KEPT_OPERATIONS: &[&str] = &[
     "DescribeAccountAttributes",
     "DescribeAvailabilityZones",

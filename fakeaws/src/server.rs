@@ -776,7 +776,8 @@ impl Fake {
         // or on counts (`crate::answers`). Any other call may change the region (eventual
         // consistency shows what is due on any call), and no answer kept before it is given
         // again.
-        let keeps = KEPT_OPERATIONS.binary_search(&action).is_ok()
+        let keeps = matches!(service, Service::Ec2)
+            && KEPT_OPERATIONS.binary_search(&action).is_ok()
             && !self.inner.faults_armed.load(Ordering::SeqCst)
             && !self.inner.handed_out.load(Ordering::SeqCst)
             && guard.consistency.is_idle();
