@@ -32,6 +32,9 @@ fn region_with(n: usize) -> (Fake, String) {
             vpcs: n,
             ..Limits::default()
         },
+        // Every request runs its describe: the figures are the describes' own cost, not a
+        // repeated request's kept answer.
+        keep_answers: false,
         ..Config::default()
     });
     let mut probe = String::new();

@@ -98,6 +98,12 @@ impl Answers {
         self.kept.clear();
     }
 
+    /// How many answers are kept.
+    #[cfg(test)]
+    pub fn kept(&self) -> usize {
+        self.kept.len()
+    }
+
     /// The region's generation now.
     pub fn generation(&self) -> Generation {
         self.generation

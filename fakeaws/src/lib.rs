@@ -58,6 +58,10 @@ pub struct Config {
     /// Access key -> secret. When any is given, every request over HTTP must be signed (SigV4)
     /// with one of them; without, any signature passes.
     pub credentials: std::collections::BTreeMap<String, String>,
+    /// Whether a repeated request of a describe that only reads its region is answered from
+    /// the region's kept answer while nothing changed (`answers`; default: true). Off, every
+    /// request runs its operation: what benchmarks of an operation's own cost set.
+    pub keep_answers: bool,
     /// Regions served beside AWS's own ([`server::AWS_REGIONS`]), such as a local zone's
     /// test region (`fakeaws --region NAME`); any other name is `InvalidRegion`.
     pub extra_regions: Vec<String>,
@@ -109,6 +113,7 @@ impl Default for Config {
             delays: std::collections::BTreeMap::new(),
             credentials: std::collections::BTreeMap::new(),
             extra_regions: Vec::new(),
+            keep_answers: true,
         }
     }
 }

@@ -776,7 +776,8 @@ impl Fake {
         // or on counts (`crate::answers`). Any other call may change the region (eventual
         // consistency shows what is due on any call), and no answer kept before it is given
         // again.
-        let keeps = matches!(service, Service::Ec2)
+        let keeps = self.inner.config.keep_answers
+            && matches!(service, Service::Ec2)
             && KEPT_OPERATIONS.binary_search(&action).is_ok()
             && !self.inner.faults_armed.load(Ordering::SeqCst)
             && !self.inner.handed_out.load(Ordering::SeqCst)
@@ -1577,6 +1578,22 @@ mod tests {
         lock(&region).clock.advance(Duration::from_secs(7200));
         lock(&region).tick();
         assert_ne!(generation(), before);
+    }
+
+    #[test]
+    fn answers_are_kept_unless_the_configuration_says_not() {
+        for keep_answers in [true, false] {
+            let fake = Fake::new(Config {
+                keep_answers,
+                ..Config::default()
+            });
+            for _ in 0..2 {
+                let a = fake.handle(Some(AUTH), b"", b"Action=DescribeVpcs&Version=2016-11-15");
+                assert_eq!(a.status, 200, "{}", a.body);
+            }
+            let kept = lock(&fake.region_of("us-east-1")).answers.kept();
+            assert_eq!(kept, usize::from(keep_answers));
+        }
     }
 
     #[test]
