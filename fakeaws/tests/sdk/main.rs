@@ -35,6 +35,17 @@ pub fn code<T, E: ProvideErrorMetadata>(r: Result<T, E>) -> String {
     }
 }
 
+/// The error code and message of a failed SDK call.
+pub fn code_and_message<T, E: ProvideErrorMetadata>(r: Result<T, E>) -> (String, String) {
+    match r {
+        Ok(_) => panic!("expected an error, the call succeeded"),
+        Err(e) => (
+            e.code().unwrap_or("<no code>").to_string(),
+            e.message().unwrap_or_default().to_string(),
+        ),
+    }
+}
+
 /// A filter with one or more values.
 pub fn filter(name: &str, values: &[&str]) -> Filter {
     let mut f = Filter::builder().name(name);
