@@ -12,6 +12,12 @@
 //!   callgrind, collecting inside `Fake::handle` only: the instructions the fake executes per
 //!   request, which the machine's noise does not move (a change's cost, read exactly).
 //!
+//! - when perf is installed and may sample, the workload bench under `perf record` (the CPU
+//!   clock, with call chains): of the samples of the fake's server threads and of the canned
+//!   floor's, the share in the kernel, and the share inside the kernel waking the client's
+//!   thread as an answer is sent (`sock_def_readable`). What the floor is made of, read from a
+//!   profile rather than guessed: the part no handler can spend less than.
+//!
 //! Figures with a numeric target (`>= 0.75`, `< 1000`, `<= 0.05`) are marked met or missed.
 
 use std::io::{BufRead, BufReader};
@@ -94,6 +100,7 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
         figures.push(conformance_rate(root, &cargo, args.cases)?);
     }
     figures.extend(instructions_per_call(root, &cargo)?);
+    figures.extend(kernel_shares(root, &cargo)?);
     print_medians(&target_dir(root))?;
     println!("\n{:<56} {:>12}  {:<36} target", "figure", "value", "unit");
     for f in &figures {
@@ -164,20 +171,17 @@ fn instructions_per_call(root: &Path, cargo: &str) -> Result<Option<Figure>> {
         return Ok(None);
     }
     let profile = target_dir(root).join("callgrind.workload.out");
-    // The bench binary `cargo bench` just built, run through valgrind (a runner builds
-    // nothing again).
-    let runner = format!(
-        "target.'cfg(all())'.runner = ['valgrind', '--tool=callgrind', \
-         '--toggle-collect=*Fake::handle*', '--callgrind-out-file={}']",
-        profile.display()
-    );
-    let out = Command::new(cargo)
-        .current_dir(root)
-        .args(["bench", "--quiet", "--locked", "--workspace", "--config"])
-        .arg(runner)
-        .args(["--bench", "workload", "--", "--replay-only"])
-        .output()
-        .context("running the workload replay under callgrind")?;
+    let out = workload_under(
+        root,
+        cargo,
+        &format!(
+            "'valgrind', '--tool=callgrind', '--toggle-collect=*Fake::handle*', \
+             '--callgrind-out-file={}'",
+            profile.display()
+        ),
+        "--replay-only",
+    )
+    .context("running the workload replay under callgrind")?;
     if !out.status.success() {
         bail!(
             "the workload replay under callgrind failed: {}\n{}",
@@ -201,12 +205,172 @@ fn instructions_per_call(root: &Path, cargo: &str) -> Result<Option<Figure>> {
     }))
 }
 
+/// The workload bench binary `cargo bench` just built, run with `arg` through `runner` (a
+/// comma-separated list of quoted words, a TOML array's items: the runner builds nothing
+/// again).
+fn workload_under(
+    root: &Path,
+    cargo: &str,
+    runner: &str,
+    arg: &str,
+) -> std::io::Result<std::process::Output> {
+    Command::new(cargo)
+        .current_dir(root)
+        .args(["bench", "--quiet", "--locked", "--workspace", "--config"])
+        .arg(format!("target.'cfg(all())'.runner = [{runner}]"))
+        .args(["--bench", "workload", "--", arg])
+        .output()
+}
+
 /// The instructions callgrind collected, from its summary on stderr (`==PID== Collected : N`).
 fn collected_in(stderr: &str) -> Option<u64> {
     stderr.lines().find_map(|l| {
         let (_, n) = l.split_once("Collected :")?;
         n.trim().replace(',', "").parse().ok()
     })
+}
+
+/// The workload bench's server threads (`provider/benches/workload.rs`): the fake's, and the
+/// canned floor's; and the figure name each is reported under.
+const PROFILED_THREADS: [(&str, &str); 2] = [
+    ("fakeaws-server", "workload_server"),
+    ("canned-server", "workload_floor"),
+];
+
+/// The kernel function in which a socket's reader is woken when data reaches it: on loopback,
+/// the sender's `write` runs it, waking the client's thread (on another CPU, an interrupt to it).
+const WAKING_THE_READER: &str = "sock_def_readable";
+
+/// Where the workload's server threads spend their CPU, from `perf record` of the workload
+/// bench: per thread kind, the share of its samples in the kernel and the share waking the
+/// client. Empty when perf is not installed or may not sample (`perf_event_paranoid`).
+fn kernel_shares(root: &Path, cargo: &str) -> Result<Vec<Figure>> {
+    if Command::new("perf").arg("--version").output().is_err() {
+        println!("perf is not installed: no kernel share of the server's CPU");
+        return Ok(Vec::new());
+    }
+    let data = target_dir(root).join("perf.workload.data");
+    let out = workload_under(
+        root,
+        cargo,
+        &format!(
+            "'perf', 'record', '--quiet', '-e', 'cpu-clock', '-g', '-o', '{}', '--'",
+            data.display()
+        ),
+        "--bench",
+    )
+    .context("running the workload bench under perf")?;
+    if !out.status.success() {
+        println!(
+            "perf could not profile the workload ({}): no kernel share of the server's CPU\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return Ok(Vec::new());
+    }
+    let mut script = Command::new("perf")
+        .args(["script", "--no-inline", "-F", "comm,ip,sym", "-i"])
+        .arg(&data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("running perf script")?;
+    let mut tally = SampleTally::default();
+    if let Some(stdout) = script.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            tally.line(&line.context("reading perf script's output")?);
+        }
+    }
+    tally.end_sample();
+    script.wait().context("waiting for perf script")?;
+    let mut figures = Vec::new();
+    for (comm, figure) in PROFILED_THREADS {
+        let Some(t) = tally.threads.get(comm).filter(|t| t.samples > 0) else {
+            continue;
+        };
+        let share = |n: u64| format!("{:.1}", 100.0 * n as f64 / t.samples as f64);
+        figures.push(Figure {
+            name: format!("{figure}_cpu_in_kernel"),
+            value: share(t.kernel),
+            unit: format!("% of {} samples of its threads (perf)", t.samples),
+            target: "-".into(),
+        });
+        // Without the kernel's symbols, no frame is named and the wake-up is not seen.
+        if tally.kernel_named {
+            figures.push(Figure {
+                name: format!("{figure}_cpu_waking_the_client"),
+                value: share(t.waking),
+                unit: format!("% of its samples in {WAKING_THE_READER} (perf)"),
+                target: "-".into(),
+            });
+        }
+    }
+    Ok(figures)
+}
+
+/// What one kind of thread's samples held.
+#[derive(Default, Debug, PartialEq)]
+struct ThreadSamples {
+    samples: u64,
+    /// Samples taken in the kernel (their innermost frame's address is the kernel's).
+    kernel: u64,
+    /// Samples taken while waking a socket's reader ([`WAKING_THE_READER`] on the stack).
+    waking: u64,
+}
+
+/// Samples of `perf script -F comm,ip,sym` tallied per thread name: a sample is a line naming
+/// the thread, then one line per frame (a tab, the address, the symbol), innermost first.
+#[derive(Default)]
+struct SampleTally {
+    threads: std::collections::BTreeMap<String, ThreadSamples>,
+    /// The sample being read: its thread, whether its innermost frame is the kernel's,
+    /// whether it is waking a reader, and how many frames were read.
+    comm: Option<String>,
+    kernel: bool,
+    waking: bool,
+    frames: usize,
+    /// Whether any kernel frame had a name (perf read the kernel's symbols).
+    kernel_named: bool,
+}
+
+impl SampleTally {
+    fn line(&mut self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        if !line.starts_with(char::is_whitespace) {
+            self.end_sample();
+            self.comm = Some(line.trim().to_string());
+            return;
+        }
+        let mut parts = line.split_whitespace();
+        let in_kernel = parts
+            .next()
+            .and_then(|ip| u64::from_str_radix(ip, 16).ok())
+            .is_some_and(|ip| ip >= 0xffff_8000_0000_0000);
+        let symbol = parts.next().unwrap_or_default();
+        if self.frames == 0 {
+            self.kernel = in_kernel;
+        }
+        self.frames += 1;
+        if in_kernel && !symbol.is_empty() && symbol != "[unknown]" {
+            self.kernel_named = true;
+        }
+        self.waking |= symbol == WAKING_THE_READER;
+    }
+
+    /// Counts the sample read so far, if any.
+    fn end_sample(&mut self) {
+        if let Some(comm) = self.comm.take() {
+            let t = self.threads.entry(comm).or_default();
+            t.samples += 1;
+            t.kernel += u64::from(self.kernel);
+            t.waking += u64::from(self.waking);
+        }
+        self.kernel = false;
+        self.waking = false;
+        self.frames = 0;
+    }
 }
 
 /// The cases a conformance table ran: the sum of its rows' case counts. Rows are
@@ -291,6 +455,49 @@ mod tests {
         let stderr = "==4242== Events    : Ir\n==4242== Collected : 131656898\n==4242== \n";
         assert_eq!(collected_in(stderr), Some(131_656_898));
         assert_eq!(collected_in("==1== I   refs:      1,234\n"), None);
+    }
+
+    #[test]
+    fn perf_samples_are_tallied_per_thread_in_the_kernel_and_waking_the_client() {
+        let script = "canned-server \n\
+                      \tffffffff82261179 _raw_spin_unlock_irqrestore\n\
+                      \tffffffff81d0c6a1 sock_def_readable\n\
+                      \tffffffff81d3e0d0 tcp_sendmsg\n\
+                      \t          1416c20 hyper::proto::h1::io::Buffered::poll_flush\n\
+                      \n\
+                      canned-server \n\
+                      \tffffffff8224d116 do_syscall_64\n\
+                      \t           20ca3 epoll_wait\n\
+                      \n\
+                      canned-server \n\
+                      \t           cf9750 mi_malloc\n\
+                      \n\
+                      fakeaws-server \n\
+                      \t           cf9750 fakeaws::server::Fake::handle\n\
+                      \t      ffffffff81d0c6a1 sock_def_readable\n";
+        let mut tally = SampleTally::default();
+        for line in script.lines() {
+            tally.line(line);
+        }
+        tally.end_sample();
+        assert_eq!(
+            tally.threads["canned-server"],
+            ThreadSamples {
+                samples: 3,
+                kernel: 2,
+                waking: 1
+            }
+        );
+        // Only the innermost frame says where a sample was taken.
+        assert_eq!(
+            tally.threads["fakeaws-server"],
+            ThreadSamples {
+                samples: 1,
+                kernel: 0,
+                waking: 1
+            }
+        );
+        assert!(tally.kernel_named);
     }
 
     #[test]
