@@ -1,8 +1,8 @@
 //! DescribeRegions and DescribeAccountAttributes through the SDK.
 
-use aws_sdk_ec2::types::{AccountAttributeName, DomainType};
+use aws_sdk_ec2::types::AccountAttributeName;
 
-use crate::{code, empty_fake, filter};
+use crate::{allocate_addresses_up_to, code, default_vpc_id, empty_fake, filter};
 
 /// The names DescribeRegions lists in `region`, with `build` adding to the request.
 async fn listed(
@@ -167,7 +167,7 @@ async fn attributes(ec2: &aws_sdk_ec2::Client, names: &[&str]) -> Vec<(String, V
 async fn account_attributes_name_the_default_vpc_and_the_quotas() {
     let fake = fakeaws::spawn().await.unwrap();
     let ec2 = fake.ec2_client();
-    let default_vpc = ec2_default(&ec2).await;
+    let default_vpc = default_vpc_id(&ec2).await;
     let all = attributes(&ec2, &[]).await;
     let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
@@ -208,19 +208,6 @@ async fn account_attributes_name_the_default_vpc_and_the_quotas() {
     );
 }
 
-/// The default VPC's id, as DescribeVpcs lists it.
-async fn ec2_default(ec2: &aws_sdk_ec2::Client) -> String {
-    ec2.describe_vpcs()
-        .filters(filter("is-default", &["true"]))
-        .send()
-        .await
-        .unwrap()
-        .vpcs()[0]
-        .vpc_id()
-        .unwrap()
-        .to_string()
-}
-
 #[tokio::test]
 async fn account_attributes_follow_raised_quotas_and_a_missing_default_vpc() {
     let mut limits = fakeaws::region::Limits::default();
@@ -242,17 +229,7 @@ async fn account_attributes_follow_raised_quotas_and_a_missing_default_vpc() {
         ]
     );
     // The reported number is what AllocateAddress allows.
-    for _ in 0..7 {
-        ec2.allocate_address()
-            .domain(DomainType::Vpc)
-            .send()
-            .await
-            .unwrap();
-    }
-    assert_eq!(
-        code(ec2.allocate_address().domain(DomainType::Vpc).send().await),
-        "AddressLimitExceeded"
-    );
+    allocate_addresses_up_to(&ec2, 7).await;
 
     let without = empty_fake().await;
     assert_eq!(

@@ -12,7 +12,7 @@ use aws_sdk_ec2::types::{
 };
 use aws_sdk_elasticloadbalancing::types::{Instance as LbInstance, Listener};
 
-use crate::{code, filter, tag_spec};
+use crate::{code, default_vpc_id, filter, tag_spec};
 
 const OWNED: (&str, &str) = ("sigs.k8s.io/cluster-api-provider-aws/cluster/c1", "owned");
 const ZONES: [&str; 3] = ["us-east-1a", "us-east-1b", "us-east-1c"];
@@ -122,16 +122,7 @@ async fn whole_cluster_up_then_down_leaves_only_the_default_vpc() {
     .await
     .unwrap();
     let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
-    let default_vpc = ec2
-        .describe_vpcs()
-        .filters(filter("is-default", &["true"]))
-        .send()
-        .await
-        .unwrap()
-        .vpcs()[0]
-        .vpc_id()
-        .unwrap()
-        .to_string();
+    let default_vpc = default_vpc_id(&ec2).await;
     let before = census(&ec2, &default_vpc).await;
     assert!(before.iter().all(|(_, n)| *n == 0), "{before:?}");
 

@@ -2,7 +2,9 @@
 
 use aws_sdk_ec2::types::{DomainType, ResourceType};
 
-use crate::{code, empty_fake, filter, gateway, instance, subnet, tag_spec, vpc};
+use crate::{
+    allocate_addresses_up_to, code, empty_fake, filter, gateway, instance, subnet, tag_spec, vpc,
+};
 
 #[tokio::test]
 async fn allocate_associate_release() {
@@ -155,17 +157,7 @@ async fn allocate_associate_release() {
 async fn address_limit() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
-    for _ in 0..5 {
-        ec2.allocate_address()
-            .domain(DomainType::Vpc)
-            .send()
-            .await
-            .unwrap();
-    }
-    assert_eq!(
-        code(ec2.allocate_address().domain(DomainType::Vpc).send().await),
-        "AddressLimitExceeded"
-    );
+    allocate_addresses_up_to(&ec2, 5).await;
     assert_eq!(
         ec2.describe_addresses()
             .send()

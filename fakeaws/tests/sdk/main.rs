@@ -185,6 +185,30 @@ pub async fn vpc_ids(ec2: &aws_sdk_ec2::Client, filters: Vec<Filter>) -> Vec<Str
     ids
 }
 
+/// The default VPC's id, as DescribeVpcs lists it.
+pub async fn default_vpc_id(ec2: &aws_sdk_ec2::Client) -> String {
+    let ids = vpc_ids(ec2, vec![filter("is-default", &["true"])]).await;
+    assert_eq!(ids.len(), 1, "one default VPC: {ids:?}");
+    ids.into_iter().next().unwrap_or_default()
+}
+
+/// Allocates `quota` Elastic IPs, each accepted, and checks that one more is refused with
+/// `AddressLimitExceeded`.
+pub async fn allocate_addresses_up_to(ec2: &aws_sdk_ec2::Client, quota: usize) {
+    use aws_sdk_ec2::types::DomainType;
+    for _ in 0..quota {
+        ec2.allocate_address()
+            .domain(DomainType::Vpc)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        code(ec2.allocate_address().domain(DomainType::Vpc).send().await),
+        "AddressLimitExceeded"
+    );
+}
+
 /// The ids of the instances a DescribeInstances with `filters` (name, one value) answers.
 pub async fn instance_ids(ec2: &aws_sdk_ec2::Client, filters: &[(&str, &str)]) -> Vec<String> {
     let mut call = ec2.describe_instances();
