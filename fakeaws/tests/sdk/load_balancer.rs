@@ -94,7 +94,8 @@ async fn create_describe_delete() {
     assert_eq!(lb.health_check().unwrap().target(), "TCP:6443");
     assert!(lb.created_time().is_some());
 
-    // The name is taken, whatever the configuration.
+    // The name is taken: a create asking for another configuration (here, without its tags)
+    // is refused.
     let dup = elb
         .create_load_balancer()
         .load_balancer_name("test-apiserver")
@@ -105,6 +106,7 @@ async fn create_describe_delete() {
         .await;
     let err = dup.unwrap_err().into_service_error();
     assert!(err.is_duplicate_access_point_name_exception(), "{err:?}");
+    assert!(err.message().unwrap().contains("different tags"), "{err:?}");
 
     // A subnet in use by a load balancer cannot be deleted.
     assert_eq!(
@@ -141,6 +143,173 @@ async fn create_describe_delete() {
         .send()
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_create_repeating_the_configuration_answers_the_existing_load_balancer() {
+    let fake = empty_fake().await;
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (vpc_id, subnets) = network(&ec2, true).await;
+    let group = |name: &'static str| {
+        ec2.create_security_group()
+            .group_name(name)
+            .description("api load balancer")
+            .vpc_id(&vpc_id)
+            .send()
+    };
+    let sg = group("lb").await.unwrap().group_id.unwrap();
+    let other_sg = group("other").await.unwrap().group_id.unwrap();
+    let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build().unwrap();
+    // The configuration of the first create; each call may change one part of it.
+    let create =
+        |listener: Listener, subnets: Vec<String>, sg: &str, scheme: &str, tags: Vec<Tag>| {
+            elb.create_load_balancer()
+                .load_balancer_name("api")
+                .listeners(listener)
+                .set_subnets(Some(subnets))
+                .security_groups(sg)
+                .scheme(scheme)
+                .set_tags(Some(tags))
+                .send()
+        };
+    let owner = || vec![tag("owner", "me"), tag("role", "api")];
+    let first = create(listener(), subnets.clone(), &sg, "internet-facing", owner())
+        .await
+        .unwrap();
+    let dns = first.dns_name().unwrap().to_string();
+
+    // The same again (its lists in another order): the same load balancer, no second one.
+    let mut reordered = subnets.clone();
+    reordered.reverse();
+    let tags_reordered = vec![tag("role", "api"), tag("owner", "me")];
+    let again = create(
+        listener(),
+        reordered,
+        &sg,
+        "internet-facing",
+        tags_reordered,
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.dns_name(), Some(dns.as_str()));
+    let all = elb.describe_load_balancers().send().await.unwrap();
+    assert_eq!(all.load_balancer_descriptions().len(), 1);
+    assert_eq!(
+        all.load_balancer_descriptions()[0].dns_name(),
+        Some(dns.as_str())
+    );
+
+    // Any part otherwise: `DuplicateLoadBalancerName`, naming the part, and nothing changes.
+    let other_listener = Listener::builder()
+        .protocol("TCP")
+        .load_balancer_port(443)
+        .instance_port(6443)
+        .build()
+        .unwrap();
+    let cases = [
+        (
+            create(
+                other_listener,
+                subnets.clone(),
+                &sg,
+                "internet-facing",
+                owner(),
+            )
+            .await,
+            "listeners",
+        ),
+        (
+            create(
+                listener(),
+                subnets[..1].to_vec(),
+                &sg,
+                "internet-facing",
+                owner(),
+            )
+            .await,
+            "subnets",
+        ),
+        (
+            create(
+                listener(),
+                subnets.clone(),
+                &other_sg,
+                "internet-facing",
+                owner(),
+            )
+            .await,
+            "security groups",
+        ),
+        (
+            create(listener(), subnets.clone(), &sg, "internal", owner()).await,
+            "scheme",
+        ),
+        (
+            create(
+                listener(),
+                subnets.clone(),
+                &sg,
+                "internet-facing",
+                vec![tag("owner", "me")],
+            )
+            .await,
+            "tags",
+        ),
+    ];
+    for (result, part) in cases {
+        let (code, message) = crate::code_and_message(result);
+        assert_eq!(code, "DuplicateLoadBalancerName", "{part}");
+        assert_eq!(
+            message,
+            format!(
+                "Load Balancer named api already exists and it is configured with different {part}."
+            )
+        );
+    }
+    let lb = &elb
+        .describe_load_balancers()
+        .send()
+        .await
+        .unwrap()
+        .load_balancer_descriptions()[0]
+        .clone();
+    assert_eq!(lb.listener_descriptions().len(), 1);
+    assert_eq!(lb.subnets().len(), 2);
+    assert_eq!(lb.security_groups(), std::slice::from_ref(&sg));
+    assert_eq!(lb.scheme(), Some("internet-facing"));
+    let described_tags = elb
+        .describe_tags()
+        .load_balancer_names("api")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(described_tags.tag_descriptions()[0].tags().len(), 2);
+
+    // What counts is the load balancer as it is now: after a tag is added, the first
+    // configuration is another one.
+    elb.add_tags()
+        .load_balancer_names("api")
+        .tags(tag("extra", "1"))
+        .send()
+        .await
+        .unwrap();
+    let (code, message) = crate::code_and_message(
+        create(listener(), subnets.clone(), &sg, "internet-facing", owner()).await,
+    );
+    assert_eq!(code, "DuplicateLoadBalancerName");
+    assert!(message.ends_with("different tags."), "{message}");
+    let mut with_extra = owner();
+    with_extra.push(tag("extra", "1"));
+    let now = create(
+        listener(),
+        subnets.clone(),
+        &sg,
+        "internet-facing",
+        with_extra,
+    )
+    .await
+    .unwrap();
+    assert_eq!(now.dns_name(), Some(dns.as_str()));
 }
 
 #[tokio::test]

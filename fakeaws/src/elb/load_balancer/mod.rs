@@ -123,7 +123,52 @@ fn check_name(name: &str) -> Result<(), ApiError> {
     }
 }
 
-/// `CreateLoadBalancer`: a name already in use in the region is `DuplicateLoadBalancerName`.
+/// What a `CreateLoadBalancer` asks for, checked and normalised, beside what a load balancer
+/// of that name already has.
+struct Configuration<'a> {
+    internal: bool,
+    listeners: &'a [Listener],
+    subnets: &'a [String],
+    security_groups: &'a [String],
+    tags: &'a BTreeMap<String, String>,
+}
+
+impl Configuration<'_> {
+    /// What of `lb`'s configuration (as it is now: later changes to its subnets, groups,
+    /// listeners or tags count) this one asks otherwise, first of its listeners, subnets,
+    /// security groups, scheme and tags; `None` when it is the same (lists compared as sets).
+    fn differs_from(&self, lb: &LoadBalancer) -> Option<&'static str> {
+        fn set<T: Ord + Clone>(items: &[T]) -> Vec<T> {
+            let mut items = items.to_vec();
+            items.sort();
+            items.dedup();
+            items
+        }
+        let ports = |ls: &[Listener]| {
+            let mut ls = ls.to_vec();
+            ls.sort_by_key(|l| l.load_balancer_port);
+            ls
+        };
+        if ports(self.listeners) != ports(&lb.listeners) {
+            Some("listeners")
+        } else if set(self.subnets) != set(&lb.subnets) {
+            Some("subnets")
+        } else if set(self.security_groups) != set(&lb.security_groups) {
+            Some("security groups")
+        } else if self.internal != lb.internal {
+            Some("scheme")
+        } else if *self.tags != lb.tags {
+            Some("tags")
+        } else {
+            None
+        }
+    }
+}
+
+/// `CreateLoadBalancer`. A name already in use in the region is answered as AWS answers it
+/// (undocumented in the API reference, but what the service does): with the existing load
+/// balancer's DNS name when the request repeats its configuration, so a create retried after
+/// a lost answer succeeds; otherwise `DuplicateLoadBalancerName`, naming what differs.
 pub fn create_load_balancer(
     region: &mut Region,
     input: CreateAccessPointInput,
@@ -181,11 +226,28 @@ pub fn create_load_balancer(
             .into_iter()
             .collect(),
     };
-    if region.load_balancers.contains_key(&name) {
-        return Err(ApiError::new(
-            Code::DuplicateLoadBalancerName,
-            format!("Load balancer name '{name}' already exists for this account."),
-        ));
+    // A create repeating a load balancer's configuration is answered with that load balancer,
+    // changing nothing; one that asks for another configuration under its name is refused.
+    if let Some(existing) = region.load_balancers.get(&name) {
+        let asked = Configuration {
+            internal,
+            listeners: &listeners,
+            subnets: &subnet_ids,
+            security_groups: &security_groups,
+            tags: &tags,
+        };
+        return match asked.differs_from(existing) {
+            None => Ok(CreateAccessPointOutput {
+                dns_name: Some(existing.dns_name.clone()),
+            }),
+            Some(what) => Err(ApiError::new(
+                Code::DuplicateLoadBalancerName,
+                format!(
+                    "Load Balancer named {name} already exists and it is configured with \
+                     different {what}."
+                ),
+            )),
+        };
     }
     if region.load_balancers.len() >= region.limits.load_balancers {
         return Err(ApiError::new(
