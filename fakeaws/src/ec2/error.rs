@@ -46,6 +46,9 @@ error_codes! {
         InvalidGroupNotFound = "InvalidGroup.NotFound",
         /// An id of no known kind.
         InvalidID = "InvalidID",
+        /// An instance attribute value that instance cannot take (its type, its shutdown
+        /// behaviour).
+        InvalidInstanceAttributeValue = "InvalidInstanceAttributeValue",
         /// The address is in use.
         InvalidIPAddressInUse = "InvalidIPAddress.InUse",
         /// Key material that is not a public key.

@@ -384,6 +384,13 @@ impl Api for Region {
         network_interface::describe_network_interfaces(self, input)
     }
 
+    fn modify_instance_attribute(
+        &mut self,
+        input: ModifyInstanceAttributeRequest,
+    ) -> Result<(), ApiError> {
+        instance::modify_instance_attribute(self, input)
+    }
+
     fn modify_network_interface_attribute(
         &mut self,
         input: ModifyNetworkInterfaceAttributeRequest,

@@ -13874,6 +13874,62 @@ impl EncodeMembers for LicenseConfiguration {
     }
 }
 
+/// The `ModifyInstanceAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstanceAttributeRequest {
+    pub source_dest_check: Option<AttributeBooleanValue>,
+    pub disable_api_stop: Option<AttributeBooleanValue>,
+    pub dry_run: Option<bool>,
+    pub instance_id: String,
+    pub attribute: Option<InstanceAttributeName>,
+    pub value: Option<String>,
+    pub disable_api_termination: Option<AttributeBooleanValue>,
+    pub instance_type: Option<AttributeValue>,
+    pub user_data: Option<SecureBlobAttributeValue>,
+    pub instance_initiated_shutdown_behavior: Option<AttributeValue>,
+    pub groups: Option<Vec<String>>,
+    pub ebs_optimized: Option<AttributeBooleanValue>,
+    pub ena_support: Option<AttributeBooleanValue>,
+}
+
+impl Decode for ModifyInstanceAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let source_dest_check = r.field(at_, "SourceDestCheck")?;
+        let disable_api_stop = r.field(at_, "DisableApiStop")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let instance_id = r.field(at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let attribute = r.field(at_, "Attribute")?;
+        let value = r.field(at_, "Value")?;
+        let disable_api_termination = r.field(at_, "DisableApiTermination")?;
+        let instance_type = r.field(at_, "InstanceType")?;
+        let user_data = r.field(at_, "UserData")?;
+        let instance_initiated_shutdown_behavior =
+            r.field(at_, "InstanceInitiatedShutdownBehavior")?;
+        let groups = r.list_field(at_, "GroupId", None)?;
+        let ebs_optimized = r.field(at_, "EbsOptimized")?;
+        let ena_support = r.field(at_, "EnaSupport")?;
+        Ok(Some(Self {
+            source_dest_check,
+            disable_api_stop,
+            dry_run,
+            instance_id,
+            attribute,
+            value,
+            disable_api_termination,
+            instance_type,
+            user_data,
+            instance_initiated_shutdown_behavior,
+            groups,
+            ebs_optimized,
+            ena_support,
+        }))
+    }
+}
+
 /// The `ModifyNetworkInterfaceAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyNetworkInterfaceAttributeRequest {
@@ -16612,6 +16668,7 @@ pub struct RunInstancesRequest {
     pub user_data: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub metadata_options: Option<InstanceMetadataOptionsRequest>,
+    pub disable_api_stop: Option<bool>,
     pub dry_run: Option<bool>,
     pub disable_api_termination: Option<bool>,
     pub instance_initiated_shutdown_behavior: Option<ShutdownBehavior>,
@@ -16643,6 +16700,7 @@ impl Decode for RunInstancesRequest {
         let user_data = r.field(at_, "UserData")?;
         let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
         let metadata_options = r.field(at_, "MetadataOptions")?;
+        let disable_api_stop = r.field(at_, "DisableApiStop")?;
         let dry_run = r.field(at_, "DryRun")?;
         let disable_api_termination = r.field(at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
@@ -16667,6 +16725,7 @@ impl Decode for RunInstancesRequest {
             user_data,
             tag_specifications,
             metadata_options,
+            disable_api_stop,
             dry_run,
             disable_api_termination,
             instance_initiated_shutdown_behavior,
@@ -16818,6 +16877,22 @@ impl SecondaryInterfaceType {
 }
 
 crate::protocol::wire_enum!(SecondaryInterfaceType);
+
+/// The `SecureBlobAttributeValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SecureBlobAttributeValue {
+    pub value: Option<Blob>,
+}
+
+impl Decode for SecureBlobAttributeValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let value = r.field(at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
 
 /// The `SecurityGroup` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -18641,6 +18716,8 @@ pub enum Action {
     DescribeInstanceStatus,
     /// `DescribeInstanceAttribute`
     DescribeInstanceAttribute,
+    /// `ModifyInstanceAttribute`
+    ModifyInstanceAttribute,
     /// `DescribeVolumes`
     DescribeVolumes,
     /// `DescribeNetworkInterfaces`
@@ -18719,6 +18796,7 @@ impl Action {
             Self::StartInstances => "StartInstances",
             Self::DescribeInstanceStatus => "DescribeInstanceStatus",
             Self::DescribeInstanceAttribute => "DescribeInstanceAttribute",
+            Self::ModifyInstanceAttribute => "ModifyInstanceAttribute",
             Self::DescribeVolumes => "DescribeVolumes",
             Self::DescribeNetworkInterfaces => "DescribeNetworkInterfaces",
             Self::ModifyNetworkInterfaceAttribute => "ModifyNetworkInterfaceAttribute",
@@ -18786,6 +18864,7 @@ impl Action {
             "StartInstances" => Self::StartInstances,
             "DescribeInstanceStatus" => Self::DescribeInstanceStatus,
             "DescribeInstanceAttribute" => Self::DescribeInstanceAttribute,
+            "ModifyInstanceAttribute" => Self::ModifyInstanceAttribute,
             "DescribeVolumes" => Self::DescribeVolumes,
             "DescribeNetworkInterfaces" => Self::DescribeNetworkInterfaces,
             "ModifyNetworkInterfaceAttribute" => Self::ModifyNetworkInterfaceAttribute,
@@ -19018,6 +19097,11 @@ pub trait Api {
         &mut self,
         input: DescribeInstanceAttributeRequest,
     ) -> Result<InstanceAttribute, ApiError>;
+    /// Serves `ModifyInstanceAttribute`.
+    fn modify_instance_attribute(
+        &mut self,
+        input: ModifyInstanceAttributeRequest,
+    ) -> Result<(), ApiError>;
     /// Serves `DescribeVolumes`.
     fn describe_volumes(
         &mut self,
@@ -19178,6 +19262,8 @@ pub enum Response {
     DescribeInstanceStatus(Box<DescribeInstanceStatusResult>),
     /// `DescribeInstanceAttribute`
     DescribeInstanceAttribute(Box<InstanceAttribute>),
+    /// `ModifyInstanceAttribute`
+    ModifyInstanceAttribute,
     /// `DescribeVolumes`
     DescribeVolumes(Box<DescribeVolumesResult>),
     /// `DescribeNetworkInterfaces`
@@ -19484,6 +19570,11 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::ModifyInstanceAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifyInstanceAttribute",
+                XML_NAMESPACE,
+                request_id,
             ),
             Self::DescribeVolumes(output) => crate::protocol::xml::ec2_response(
                 "DescribeVolumes",
@@ -20149,7 +20240,6 @@ pub fn execute<A: Api + ?Sized>(
                     "EnclaveOptions",
                     "PrivateDnsNameOptions",
                     "MaintenanceOptions",
-                    "DisableApiStop",
                     "EnablePrimaryIpv6",
                     "NetworkPerformanceOptions",
                     "Operator",
@@ -20231,6 +20321,26 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DescribeInstanceAttribute(Box::new(
                 api.describe_instance_attribute(input)?,
             )))
+        }
+        Action::ModifyInstanceAttribute => {
+            r.reject_unsupported(
+                "ModifyInstanceAttribute",
+                &[
+                    "EnclaveOptions",
+                    "BlockDeviceMapping",
+                    "Kernel",
+                    "Ramdisk",
+                    "SriovNetSupport",
+                ],
+            )?;
+            let input =
+                FormReader::required(ModifyInstanceAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.modify_instance_attribute(input)?;
+            Ok(Response::ModifyInstanceAttribute)
         }
         Action::DescribeVolumes => {
             r.reject_unsupported("DescribeVolumes", &["IncludeManagedResources"])?;

@@ -12,6 +12,7 @@ mod envelope;
 mod faults;
 mod image_key_pair;
 mod instance;
+mod instance_attribute;
 mod internet_gateway;
 mod load_balancer;
 mod nat_gateway;

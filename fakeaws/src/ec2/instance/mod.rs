@@ -7,10 +7,11 @@
 //!
 //! `run` launches (RunInstances: volumes, capacity, the records), `placement` decides where a
 //! launch goes (interface, subnet, zone, groups, profile), `render` answers
-//! DescribeInstances and DescribeInstanceAttribute, `filter` holds the instance filters,
-//! `state` the state machine (Terminate, Stop, Start, and the transitions the clock
-//! applies), `status` DescribeInstanceStatus.
+//! DescribeInstances and DescribeInstanceAttribute, `attribute` ModifyInstanceAttribute,
+//! `filter` holds the instance filters, `state` the state machine (Terminate, Stop, Start,
+//! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
+mod attribute;
 mod filter;
 mod placement;
 mod render;
@@ -27,12 +28,19 @@ use crate::generated::ec2::{
     InstanceType, ShutdownBehavior, Tenancy,
 };
 
+pub use attribute::modify_instance_attribute;
 use placement::{Placement, groups_of_launch, iam_profile_name, placement, primary_interface};
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};
 pub use run::run_instances;
 pub use state::{advance, purge, start_instances, stop_instances, terminate_instances};
 pub use status::describe_instance_status;
+
+/// The default of a flag that is on unless said otherwise (for state files written before
+/// the flag was kept).
+fn enabled() -> bool {
+    true
+}
 
 /// AWS's limit on user data: 16 KiB before base64 encoding.
 pub const MAX_USER_DATA: usize = 16 * 1024;
@@ -94,6 +102,12 @@ pub struct Instance {
     pub monitoring: bool,
     /// Termination protection.
     pub disable_api_termination: bool,
+    /// Stop protection.
+    #[serde(default)]
+    pub disable_api_stop: bool,
+    /// Enhanced networking (ENA), on for every image the fake holds.
+    #[serde(default = "enabled")]
+    pub ena_support: bool,
     /// `stop` or `terminate` on an OS shutdown.
     pub shutdown_behavior: ShutdownBehavior,
     /// Its instance metadata options.

@@ -145,7 +145,7 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         }),
         client_token: i.client_token.clone(),
         ebs_optimized: Some(i.ebs_optimized),
-        ena_support: Some(true),
+        ena_support: Some(i.ena_support),
         hypervisor: Some(HypervisorType::Xen),
         iam_instance_profile: i.iam_profile.as_ref().map(|(arn, id)| IamInstanceProfile {
             arn: Some(arn.clone()),
@@ -283,8 +283,8 @@ pub fn describe_instance_attribute(
         }
         InstanceAttributeName::GroupSet => a.groups = out.security_groups,
         InstanceAttributeName::EbsOptimized => a.ebs_optimized = flag(i.ebs_optimized),
-        InstanceAttributeName::EnaSupport => a.ena_support = flag(true),
-        InstanceAttributeName::DisableApiStop => a.disable_api_stop = flag(false),
+        InstanceAttributeName::EnaSupport => a.ena_support = flag(i.ena_support),
+        InstanceAttributeName::DisableApiStop => a.disable_api_stop = flag(i.disable_api_stop),
         InstanceAttributeName::ProductCodes => a.product_codes = Some(Vec::new()),
         InstanceAttributeName::Kernel | InstanceAttributeName::Ramdisk => {}
         other => {

@@ -39,6 +39,16 @@ pub(super) fn architecture_of(t: InstanceType) -> ArchitectureValues {
     }
 }
 
+/// User data of `len` bytes (decoded) is within AWS's limit.
+pub(super) fn check_user_data_size(len: usize) -> Result<(), ApiError> {
+    if len > MAX_USER_DATA {
+        return Err(ApiError::invalid_value(format!(
+            "User data is limited to {MAX_USER_DATA} bytes; {len} given."
+        )));
+    }
+    Ok(())
+}
+
 pub(super) struct Planned {
     pub(super) volume: Volume,
     pub(super) device: String,
@@ -106,12 +116,7 @@ pub fn run_instances(
     if let Some(data) = &input.user_data {
         let raw = aws_smithy_types::base64::decode(data.trim())
             .map_err(|_| ApiError::invalid_value("Invalid BASE64 encoding of user data."))?;
-        if raw.len() > MAX_USER_DATA {
-            return Err(ApiError::invalid_value(format!(
-                "User data is limited to {MAX_USER_DATA} bytes; {} given.",
-                raw.len()
-            )));
-        }
+        check_user_data_size(raw.len())?;
     }
     let private_ip = match nic
         .as_ref()
@@ -275,6 +280,8 @@ pub fn run_instances(
             ebs_optimized: input.ebs_optimized.unwrap_or(false),
             monitoring: input.monitoring.as_ref().is_some_and(|m| m.enabled),
             disable_api_termination: input.disable_api_termination.unwrap_or(false),
+            disable_api_stop: input.disable_api_stop.unwrap_or(false),
+            ena_support: true,
             shutdown_behavior: input
                 .instance_initiated_shutdown_behavior
                 .unwrap_or(ShutdownBehavior::Stop),

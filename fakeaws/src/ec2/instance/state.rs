@@ -206,6 +206,15 @@ pub fn stop_instances(
     input: StopInstancesRequest,
 ) -> Result<StopInstancesResult, ApiError> {
     let instances = checked(region, &input.instance_ids)?;
+    if let Some(p) = instances.iter().find(|i| i.disable_api_stop) {
+        return Err(ApiError::new(
+            Code::OperationNotPermitted,
+            format!(
+                "The instance '{}' may not be stopped. Modify its 'disableApiStop' instance attribute and try again.",
+                p.id
+            ),
+        ));
+    }
     for i in &instances {
         match i.state {
             InstanceStateName::Pending => {

@@ -1,0 +1,300 @@
+//! `ModifyInstanceAttribute`: one attribute per call, named by its own member
+//! (`InstanceType.Value`, `SourceDestCheck.Value`, `GroupId.N`, ...) or by `Attribute` with a
+//! plain `Value`. The type, the user data, EBS optimisation and ENA support change only while
+//! the instance is stopped; the groups and the source/destination check are its primary
+//! interface's; termination and stop protection are what TerminateInstances and
+//! StopInstances refuse on.
+
+use crate::ec2::Kind;
+use crate::ec2::error::Code;
+use crate::ec2::network_interface::modify_network_interface_attribute;
+use crate::generated::ec2::{
+    AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceStateName, InstanceType,
+    ModifyInstanceAttributeRequest, ModifyNetworkInterfaceAttributeRequest, ShutdownBehavior,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+use super::run::{architecture_of, check_user_data_size};
+
+/// One change an instance can be asked for.
+enum Change {
+    InstanceType(String),
+    /// Base64, as DescribeInstanceAttribute gives it back.
+    UserData(String),
+    DisableApiTermination(bool),
+    DisableApiStop(bool),
+    ShutdownBehavior(String),
+    SourceDestCheck(bool),
+    Groups(Vec<String>),
+    EbsOptimized(bool),
+    EnaSupport(bool),
+}
+
+impl Change {
+    /// The attribute's name, as `Attribute` spells it.
+    fn name(&self) -> &'static str {
+        match self {
+            Change::InstanceType(_) => "instanceType",
+            Change::UserData(_) => "userData",
+            Change::DisableApiTermination(_) => "disableApiTermination",
+            Change::DisableApiStop(_) => "disableApiStop",
+            Change::ShutdownBehavior(_) => "instanceInitiatedShutdownBehavior",
+            Change::SourceDestCheck(_) => "sourceDestCheck",
+            Change::Groups(_) => "groupSet",
+            Change::EbsOptimized(_) => "ebsOptimized",
+            Change::EnaSupport(_) => "enaSupport",
+        }
+    }
+
+    /// Whether the instance must be stopped for it.
+    fn needs_stopped(&self) -> bool {
+        matches!(
+            self,
+            Change::InstanceType(_)
+                | Change::UserData(_)
+                | Change::EbsOptimized(_)
+                | Change::EnaSupport(_)
+        )
+    }
+}
+
+/// The value of a `*.Value` boolean member named `member`.
+fn flag(v: AttributeBooleanValue, member: &str) -> Result<bool, ApiError> {
+    v.value
+        .ok_or_else(|| ApiError::missing_parameter(&format!("{member}.Value")))
+}
+
+/// The value of a `*.Value` string member named `member`.
+fn text(v: AttributeValue, member: &str) -> Result<String, ApiError> {
+    v.value
+        .ok_or_else(|| ApiError::missing_parameter(&format!("{member}.Value")))
+}
+
+/// `Value` read as a boolean for the attribute `name`.
+fn plain_flag(value: &str, name: &str) -> Result<bool, ApiError> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(ApiError::invalid_parameter(
+            "Value",
+            other,
+            &format!("The attribute {name} takes true or false."),
+        )),
+    }
+}
+
+/// The change `Attribute` and `Value` ask for.
+fn plain(attribute: InstanceAttributeName, value: Option<String>) -> Result<Change, ApiError> {
+    let name = attribute.as_str();
+    let value = || {
+        value
+            .clone()
+            .ok_or_else(|| ApiError::missing_parameter("Value"))
+    };
+    Ok(match attribute {
+        InstanceAttributeName::InstanceType => Change::InstanceType(value()?),
+        InstanceAttributeName::UserData => Change::UserData(value()?),
+        InstanceAttributeName::DisableApiTermination => {
+            Change::DisableApiTermination(plain_flag(&value()?, name)?)
+        }
+        InstanceAttributeName::DisableApiStop => {
+            Change::DisableApiStop(plain_flag(&value()?, name)?)
+        }
+        InstanceAttributeName::InstanceInitiatedShutdownBehavior => {
+            Change::ShutdownBehavior(value()?)
+        }
+        InstanceAttributeName::SourceDestCheck => {
+            Change::SourceDestCheck(plain_flag(&value()?, name)?)
+        }
+        InstanceAttributeName::EbsOptimized => Change::EbsOptimized(plain_flag(&value()?, name)?),
+        InstanceAttributeName::EnaSupport => Change::EnaSupport(plain_flag(&value()?, name)?),
+        InstanceAttributeName::GroupSet => {
+            return Err(ApiError::invalid_combination(
+                "The attribute groupSet is modified with GroupId.N, not with Value.",
+            ));
+        }
+        InstanceAttributeName::RootDeviceName | InstanceAttributeName::ProductCodes => {
+            return Err(ApiError::invalid_parameter(
+                "Attribute",
+                name,
+                "This attribute cannot be modified.",
+            ));
+        }
+        other => {
+            return Err(ApiError::not_implemented(format!(
+                "fakeaws does not modify the instance attribute {}",
+                other.as_str()
+            )));
+        }
+    })
+}
+
+/// Every change `input` asks for, in the order of the model's members.
+fn changes(input: ModifyInstanceAttributeRequest) -> Result<Vec<Change>, ApiError> {
+    let mut out = Vec::new();
+    if let Some(v) = input.source_dest_check {
+        out.push(Change::SourceDestCheck(flag(v, "SourceDestCheck")?));
+    }
+    if let Some(v) = input.disable_api_stop {
+        out.push(Change::DisableApiStop(flag(v, "DisableApiStop")?));
+    }
+    if let Some(a) = input.attribute {
+        out.push(plain(a, input.value)?);
+    } else if input.value.is_some() {
+        return Err(ApiError::missing_parameter("Attribute"));
+    }
+    if let Some(v) = input.disable_api_termination {
+        out.push(Change::DisableApiTermination(flag(
+            v,
+            "DisableApiTermination",
+        )?));
+    }
+    if let Some(v) = input.instance_type {
+        out.push(Change::InstanceType(text(v, "InstanceType")?));
+    }
+    if let Some(v) = input.user_data {
+        let bytes = v
+            .value
+            .ok_or_else(|| ApiError::missing_parameter("UserData.Value"))?;
+        out.push(Change::UserData(aws_smithy_types::base64::encode(
+            bytes.as_ref(),
+        )));
+    }
+    if let Some(v) = input.instance_initiated_shutdown_behavior {
+        out.push(Change::ShutdownBehavior(text(
+            v,
+            "InstanceInitiatedShutdownBehavior",
+        )?));
+    }
+    if let Some(groups) = input.groups {
+        out.push(Change::Groups(groups));
+    }
+    if let Some(v) = input.ebs_optimized {
+        out.push(Change::EbsOptimized(flag(v, "EbsOptimized")?));
+    }
+    if let Some(v) = input.ena_support {
+        out.push(Change::EnaSupport(flag(v, "EnaSupport")?));
+    }
+    Ok(out)
+}
+
+/// `ModifyInstanceAttribute`.
+pub fn modify_instance_attribute(
+    region: &mut Region,
+    input: ModifyInstanceAttributeRequest,
+) -> Result<(), ApiError> {
+    let id = input.instance_id.clone();
+    let i = Kind::Instance.get(&region.instances, &id)?;
+    let mut asked = changes(input)?;
+    let change = match asked.len() {
+        0 => {
+            return Err(ApiError::missing_parameter(
+                "Attribute (or one attribute's own member, such as InstanceType.Value)",
+            ));
+        }
+        1 => asked.remove(0),
+        _ => {
+            let names: Vec<&str> = asked.iter().map(Change::name).collect();
+            return Err(ApiError::invalid_combination(format!(
+                "Fields for multiple attribute types specified: {}",
+                names.join(", ")
+            )));
+        }
+    };
+    if i.is_gone() {
+        return Err(ApiError::new(
+            Code::IncorrectInstanceState,
+            format!("The instance '{id}' is not in a state from which it can be modified."),
+        ));
+    }
+    if change.needs_stopped() && i.state != InstanceStateName::Stopped {
+        return Err(ApiError::new(
+            Code::IncorrectInstanceState,
+            format!("The instance '{id}' is not in the 'stopped' state."),
+        ));
+    }
+    let on_interface = |groups, source_dest_check| ModifyNetworkInterfaceAttributeRequest {
+        dry_run: None,
+        network_interface_id: i.eni_id.clone(),
+        description: None,
+        source_dest_check,
+        groups,
+    };
+    let architecture = i.architecture;
+    let current_type = i.instance_type;
+    // Checked first, applied after: a refused change leaves the instance as it was.
+    let change = match change {
+        Change::InstanceType(t) => {
+            let wanted = InstanceType::from_wire(&t).ok_or_else(|| {
+                ApiError::new(
+                    Code::InvalidInstanceAttributeValue,
+                    format!("Value ({t}) for parameter instanceType is invalid."),
+                )
+            })?;
+            if architecture_of(wanted) != architecture {
+                return Err(ApiError::new(
+                    Code::InvalidInstanceAttributeValue,
+                    format!(
+                        "Modifying the instance type from {} to {t} is not allowed: the \
+                         instance's image is {}, the type {}.",
+                        current_type.as_str(),
+                        architecture.as_str(),
+                        architecture_of(wanted).as_str()
+                    ),
+                ));
+            }
+            Change::InstanceType(t)
+        }
+        Change::UserData(data) => {
+            let raw = aws_smithy_types::base64::decode(data.trim())
+                .map_err(|_| ApiError::invalid_value("Invalid BASE64 encoding of user data."))?;
+            check_user_data_size(raw.len())?;
+            Change::UserData(data)
+        }
+        Change::ShutdownBehavior(b) => {
+            if ShutdownBehavior::from_wire(&b).is_none() {
+                return Err(ApiError::new(
+                    Code::InvalidInstanceAttributeValue,
+                    format!(
+                        "Value ({b}) for parameter instanceInitiatedShutdownBehavior is \
+                         invalid: it must be stop or terminate."
+                    ),
+                ));
+            }
+            Change::ShutdownBehavior(b)
+        }
+        // The primary interface's groups and check, checked and set as
+        // ModifyNetworkInterfaceAttribute checks and sets them.
+        Change::Groups(groups) => {
+            return modify_network_interface_attribute(region, on_interface(Some(groups), None));
+        }
+        Change::SourceDestCheck(v) => {
+            let check = AttributeBooleanValue { value: Some(v) };
+            return modify_network_interface_attribute(region, on_interface(None, Some(check)));
+        }
+        other => other,
+    };
+    let Some(i) = region.instances.0.get_mut(&id) else {
+        return Err(Kind::Instance.not_found(&[&id]));
+    };
+    match change {
+        Change::InstanceType(t) => {
+            if let Some(t) = InstanceType::from_wire(&t) {
+                i.instance_type = t;
+            }
+        }
+        Change::UserData(data) => i.user_data = Some(data),
+        Change::DisableApiTermination(v) => i.disable_api_termination = v,
+        Change::DisableApiStop(v) => i.disable_api_stop = v,
+        Change::ShutdownBehavior(b) => {
+            if let Some(b) = ShutdownBehavior::from_wire(&b) {
+                i.shutdown_behavior = b;
+            }
+        }
+        Change::EbsOptimized(v) => i.ebs_optimized = v,
+        Change::EnaSupport(v) => i.ena_support = v,
+        Change::Groups(_) | Change::SourceDestCheck(_) => {}
+    }
+    Ok(())
+}

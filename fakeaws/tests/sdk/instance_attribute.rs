@@ -1,0 +1,343 @@
+//! ModifyInstanceAttribute through the SDK: each attribute changed and read back with
+//! DescribeInstanceAttribute and DescribeInstances; what needs a stopped instance; one
+//! attribute per call; termination and stop protection refusing TerminateInstances and
+//! StopInstances until lifted.
+
+use std::time::Duration;
+
+use aws_sdk_ec2::client::Waiters;
+use aws_sdk_ec2::primitives::Blob;
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceStateName,
+    SecureBlobAttributeValue,
+};
+
+use crate::{code, code_and_message, empty_fake, instance, subnet, vpc};
+
+fn yes(v: bool) -> AttributeBooleanValue {
+    AttributeBooleanValue::builder().value(v).build()
+}
+
+fn value(v: &str) -> AttributeValue {
+    AttributeValue::builder().value(v).build()
+}
+
+/// Waits until the instance is in `state`.
+async fn wait(ec2: &aws_sdk_ec2::Client, id: &str, state: InstanceStateName) {
+    let wait = Duration::from_secs(5);
+    match state {
+        InstanceStateName::Running => {
+            ec2.wait_until_instance_running()
+                .instance_ids(id)
+                .wait(wait)
+                .await
+                .unwrap();
+        }
+        InstanceStateName::Stopped => {
+            ec2.wait_until_instance_stopped()
+                .instance_ids(id)
+                .wait(wait)
+                .await
+                .unwrap();
+        }
+        other => panic!("no waiter for {other:?}"),
+    }
+}
+
+async fn attribute(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+    name: InstanceAttributeName,
+) -> aws_sdk_ec2::operation::describe_instance_attribute::DescribeInstanceAttributeOutput {
+    ec2.describe_instance_attribute()
+        .instance_id(id)
+        .attribute(name)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn protection_and_shutdown_behaviour_change_while_running() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let id = instance(&ec2, &s).await;
+    wait(&ec2, &id, InstanceStateName::Running).await;
+
+    // Termination protection: TerminateInstances is refused until it is lifted.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .disable_api_termination(yes(true))
+        .send()
+        .await
+        .unwrap();
+    let a = attribute(&ec2, &id, InstanceAttributeName::DisableApiTermination).await;
+    assert_eq!(a.disable_api_termination().unwrap().value(), Some(true));
+    assert_eq!(
+        code(ec2.terminate_instances().instance_ids(&id).send().await),
+        "OperationNotPermitted"
+    );
+
+    // Stop protection, set the plain way (`Attribute` and `Value`): StopInstances refused.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .attribute(InstanceAttributeName::DisableApiStop)
+        .value("true")
+        .send()
+        .await
+        .unwrap();
+    let a = attribute(&ec2, &id, InstanceAttributeName::DisableApiStop).await;
+    assert_eq!(a.disable_api_stop().unwrap().value(), Some(true));
+    let (refusal, message) = code_and_message(ec2.stop_instances().instance_ids(&id).send().await);
+    assert_eq!(refusal, "OperationNotPermitted");
+    assert!(message.contains("disableApiStop"), "{message}");
+    let running = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        running.reservations()[0].instances()[0]
+            .state()
+            .unwrap()
+            .name(),
+        Some(&InstanceStateName::Running),
+        "refused, so still running"
+    );
+
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .instance_initiated_shutdown_behavior(value("terminate"))
+        .send()
+        .await
+        .unwrap();
+    let a = attribute(
+        &ec2,
+        &id,
+        InstanceAttributeName::InstanceInitiatedShutdownBehavior,
+    )
+    .await;
+    assert_eq!(
+        a.instance_initiated_shutdown_behavior().unwrap().value(),
+        Some("terminate")
+    );
+    let refused = ec2
+        .modify_instance_attribute()
+        .instance_id(&id)
+        .instance_initiated_shutdown_behavior(value("hibernate"))
+        .send()
+        .await;
+    assert_eq!(code(refused), "InvalidInstanceAttributeValue");
+
+    // Source/destination check: the primary interface's, as DescribeNetworkInterfaces shows.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .source_dest_check(yes(false))
+        .send()
+        .await
+        .unwrap();
+    let a = attribute(&ec2, &id, InstanceAttributeName::SourceDestCheck).await;
+    assert_eq!(a.source_dest_check().unwrap().value(), Some(false));
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let i = &d.reservations()[0].instances()[0];
+    assert_eq!(i.source_dest_check(), Some(false));
+    let eni = i.network_interfaces()[0].network_interface_id().unwrap();
+    let enis = ec2
+        .describe_network_interfaces()
+        .network_interface_ids(eni)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        enis.network_interfaces()[0].source_dest_check(),
+        Some(false)
+    );
+
+    // Security groups: replaced on the primary interface; one of another VPC is refused.
+    let group = |vpc: String, name: &'static str| {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.create_security_group()
+                .group_name(name)
+                .description(name)
+                .vpc_id(vpc)
+                .send()
+                .await
+                .unwrap()
+                .group_id
+                .unwrap()
+        }
+    };
+    let sg = group(vpc_id.clone(), "nodes").await;
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .groups(&sg)
+        .send()
+        .await
+        .unwrap();
+    let a = attribute(&ec2, &id, InstanceAttributeName::GroupSet).await;
+    let ids: Vec<&str> = a.groups().iter().filter_map(|g| g.group_id()).collect();
+    assert_eq!(ids, [sg.as_str()]);
+    let other_vpc = vpc(&ec2, "10.1.0.0/16").await;
+    let elsewhere = group(other_vpc, "elsewhere").await;
+    let refused = ec2
+        .modify_instance_attribute()
+        .instance_id(&id)
+        .groups(&elsewhere)
+        .send()
+        .await;
+    assert!(code(refused).starts_with("InvalidGroup"));
+    let a = attribute(&ec2, &id, InstanceAttributeName::GroupSet).await;
+    assert_eq!(a.groups()[0].group_id(), Some(sg.as_str()), "unchanged");
+
+    // Lifting the protections lets the instance stop and terminate again.
+    for lift in [
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .disable_api_stop(yes(false)),
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .disable_api_termination(yes(false)),
+    ] {
+        lift.send().await.unwrap();
+    }
+    ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let (code, _) = code_and_message(
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .disable_api_termination(yes(true))
+            .send()
+            .await,
+    );
+    assert_eq!(
+        code, "IncorrectInstanceState",
+        "a terminated instance is not modified"
+    );
+}
+
+#[tokio::test]
+async fn type_and_user_data_change_only_while_stopped() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let id = instance(&ec2, &s).await;
+    wait(&ec2, &id, InstanceStateName::Running).await;
+
+    let to_large = || {
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .instance_type(value("m5.large"))
+            .send()
+    };
+    let (code, message) = code_and_message(to_large().await);
+    assert_eq!(code, "IncorrectInstanceState");
+    assert_eq!(
+        message,
+        format!("The instance '{id}' is not in the 'stopped' state.")
+    );
+    let new_data = Blob::new(b"#cloud-config\nruncmd: [echo resized]\n".to_vec());
+    let user_data = || {
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .user_data(
+                SecureBlobAttributeValue::builder()
+                    .value(new_data.clone())
+                    .build(),
+            )
+            .send()
+    };
+    assert_eq!(
+        code_and_message(user_data().await).0,
+        "IncorrectInstanceState"
+    );
+
+    ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+    wait(&ec2, &id, InstanceStateName::Stopped).await;
+    to_large().await.unwrap();
+    user_data().await.unwrap();
+    let a = attribute(&ec2, &id, InstanceAttributeName::InstanceType).await;
+    assert_eq!(a.instance_type().unwrap().value(), Some("m5.large"));
+    // User data is given back base64, as it was sent.
+    let a = attribute(&ec2, &id, InstanceAttributeName::UserData).await;
+    let back = aws_smithy_types::base64::decode(a.user_data().unwrap().value().unwrap()).unwrap();
+    assert_eq!(back, new_data.as_ref());
+
+    // A type of another architecture, or none of AWS's, is refused and changes nothing.
+    for wanted in ["m6g.large", "m5.enormous"] {
+        let (code, _) = code_and_message(
+            ec2.modify_instance_attribute()
+                .instance_id(&id)
+                .instance_type(value(wanted))
+                .send()
+                .await,
+        );
+        assert_eq!(code, "InvalidInstanceAttributeValue", "{wanted}");
+    }
+    // One attribute per call.
+    let (code, message) = code_and_message(
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .instance_type(value("t3.large"))
+            .ebs_optimized(yes(true))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterCombination");
+    assert!(
+        message.contains("instanceType") && message.contains("ebsOptimized"),
+        "{message}"
+    );
+    // None at all.
+    let (code, _) = code_and_message(
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "MissingParameter");
+
+    ec2.start_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    wait(&ec2, &id, InstanceStateName::Running).await;
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        d.reservations()[0].instances()[0]
+            .instance_type()
+            .map(|t| t.as_str()),
+        Some("m5.large"),
+        "started again as the type it was given"
+    );
+    assert_eq!(
+        code_and_message(
+            ec2.modify_instance_attribute()
+                .instance_id("i-0123456789abcdef0")
+                .disable_api_termination(yes(true))
+                .send()
+                .await
+        )
+        .0,
+        "InvalidInstanceID.NotFound"
+    );
+}
