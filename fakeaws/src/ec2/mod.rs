@@ -391,6 +391,13 @@ impl Api for Region {
         instance::modify_instance_attribute(self, input)
     }
 
+    fn modify_instance_metadata_options(
+        &mut self,
+        input: ModifyInstanceMetadataOptionsRequest,
+    ) -> Result<ModifyInstanceMetadataOptionsResult, ApiError> {
+        instance::modify_instance_metadata_options(self, input)
+    }
+
     fn modify_network_interface_attribute(
         &mut self,
         input: ModifyNetworkInterfaceAttributeRequest,

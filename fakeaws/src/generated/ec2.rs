@@ -13930,6 +13930,60 @@ impl Decode for ModifyInstanceAttributeRequest {
     }
 }
 
+/// The `ModifyInstanceMetadataOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstanceMetadataOptionsRequest {
+    pub instance_id: String,
+    pub http_tokens: Option<HttpTokensState>,
+    pub http_put_response_hop_limit: Option<i32>,
+    pub http_endpoint: Option<InstanceMetadataEndpointState>,
+    pub dry_run: Option<bool>,
+    pub http_protocol_ipv6: Option<InstanceMetadataProtocolState>,
+    pub instance_metadata_tags: Option<InstanceMetadataTagsState>,
+}
+
+impl Decode for ModifyInstanceMetadataOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_id = r.field(at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let http_tokens = r.field(at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field(at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field(at_, "HttpEndpoint")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        let http_protocol_ipv6 = r.field(at_, "HttpProtocolIpv6")?;
+        let instance_metadata_tags = r.field(at_, "InstanceMetadataTags")?;
+        Ok(Some(Self {
+            instance_id,
+            http_tokens,
+            http_put_response_hop_limit,
+            http_endpoint,
+            dry_run,
+            http_protocol_ipv6,
+            instance_metadata_tags,
+        }))
+    }
+}
+
+/// The `ModifyInstanceMetadataOptionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyInstanceMetadataOptionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_metadata_options: Option<InstanceMetadataOptionsResponse>,
+}
+
+impl EncodeMembers for ModifyInstanceMetadataOptionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("instanceMetadataOptions", &self.instance_metadata_options);
+    }
+}
+
 /// The `ModifyNetworkInterfaceAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyNetworkInterfaceAttributeRequest {
@@ -18718,6 +18772,8 @@ pub enum Action {
     DescribeInstanceAttribute,
     /// `ModifyInstanceAttribute`
     ModifyInstanceAttribute,
+    /// `ModifyInstanceMetadataOptions`
+    ModifyInstanceMetadataOptions,
     /// `DescribeVolumes`
     DescribeVolumes,
     /// `DescribeNetworkInterfaces`
@@ -18797,6 +18853,7 @@ impl Action {
             Self::DescribeInstanceStatus => "DescribeInstanceStatus",
             Self::DescribeInstanceAttribute => "DescribeInstanceAttribute",
             Self::ModifyInstanceAttribute => "ModifyInstanceAttribute",
+            Self::ModifyInstanceMetadataOptions => "ModifyInstanceMetadataOptions",
             Self::DescribeVolumes => "DescribeVolumes",
             Self::DescribeNetworkInterfaces => "DescribeNetworkInterfaces",
             Self::ModifyNetworkInterfaceAttribute => "ModifyNetworkInterfaceAttribute",
@@ -18865,6 +18922,7 @@ impl Action {
             "DescribeInstanceStatus" => Self::DescribeInstanceStatus,
             "DescribeInstanceAttribute" => Self::DescribeInstanceAttribute,
             "ModifyInstanceAttribute" => Self::ModifyInstanceAttribute,
+            "ModifyInstanceMetadataOptions" => Self::ModifyInstanceMetadataOptions,
             "DescribeVolumes" => Self::DescribeVolumes,
             "DescribeNetworkInterfaces" => Self::DescribeNetworkInterfaces,
             "ModifyNetworkInterfaceAttribute" => Self::ModifyNetworkInterfaceAttribute,
@@ -19102,6 +19160,11 @@ pub trait Api {
         &mut self,
         input: ModifyInstanceAttributeRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `ModifyInstanceMetadataOptions`.
+    fn modify_instance_metadata_options(
+        &mut self,
+        input: ModifyInstanceMetadataOptionsRequest,
+    ) -> Result<ModifyInstanceMetadataOptionsResult, ApiError>;
     /// Serves `DescribeVolumes`.
     fn describe_volumes(
         &mut self,
@@ -19264,6 +19327,8 @@ pub enum Response {
     DescribeInstanceAttribute(Box<InstanceAttribute>),
     /// `ModifyInstanceAttribute`
     ModifyInstanceAttribute,
+    /// `ModifyInstanceMetadataOptions`
+    ModifyInstanceMetadataOptions(Box<ModifyInstanceMetadataOptionsResult>),
     /// `DescribeVolumes`
     DescribeVolumes(Box<DescribeVolumesResult>),
     /// `DescribeNetworkInterfaces`
@@ -19575,6 +19640,12 @@ impl Response {
                 "ModifyInstanceAttribute",
                 XML_NAMESPACE,
                 request_id,
+            ),
+            Self::ModifyInstanceMetadataOptions(output) => crate::protocol::xml::ec2_response(
+                "ModifyInstanceMetadataOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
             ),
             Self::DescribeVolumes(output) => crate::protocol::xml::ec2_response(
                 "DescribeVolumes",
@@ -20341,6 +20412,18 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.modify_instance_attribute(input)?;
             Ok(Response::ModifyInstanceAttribute)
+        }
+        Action::ModifyInstanceMetadataOptions => {
+            r.reject_unsupported("ModifyInstanceMetadataOptions", &[])?;
+            let input =
+                FormReader::required(ModifyInstanceMetadataOptionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyInstanceMetadataOptions(Box::new(
+                api.modify_instance_metadata_options(input)?,
+            )))
         }
         Action::DescribeVolumes => {
             r.reject_unsupported("DescribeVolumes", &["IncludeManagedResources"])?;

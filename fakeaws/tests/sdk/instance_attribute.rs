@@ -1,7 +1,8 @@
 //! ModifyInstanceAttribute through the SDK: each attribute changed and read back with
 //! DescribeInstanceAttribute and DescribeInstances; what needs a stopped instance; one
 //! attribute per call; termination and stop protection refusing TerminateInstances and
-//! StopInstances until lifted.
+//! StopInstances until lifted. ModifyInstanceMetadataOptions: `pending` until the options
+//! apply.
 
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ use aws_sdk_ec2::types::{
     AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceStateName,
     SecureBlobAttributeValue,
 };
+
+use fakeaws::sim::transitions::Subject;
 
 use crate::{code, code_and_message, empty_fake, instance, subnet, vpc};
 
@@ -57,14 +60,21 @@ async fn attribute(
         .unwrap()
 }
 
-#[tokio::test]
-async fn protection_and_shutdown_behaviour_change_while_running() {
+/// A fresh fake with one running instance: the fake, its EC2 client, the instance's VPC and
+/// the instance.
+async fn running_instance() -> (fakeaws::FakeAws, aws_sdk_ec2::Client, String, String) {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
     let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
     let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
     let id = instance(&ec2, &s).await;
     wait(&ec2, &id, InstanceStateName::Running).await;
+    (fake, ec2, vpc_id, id)
+}
+
+#[tokio::test]
+async fn protection_and_shutdown_behaviour_change_while_running() {
+    let (_fake, ec2, vpc_id, id) = running_instance().await;
 
     // Termination protection: TerminateInstances is refused until it is lifted.
     ec2.modify_instance_attribute()
@@ -230,12 +240,7 @@ async fn protection_and_shutdown_behaviour_change_while_running() {
 
 #[tokio::test]
 async fn type_and_user_data_change_only_while_stopped() {
-    let fake = empty_fake().await;
-    let ec2 = fake.ec2_client();
-    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
-    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
-    let id = instance(&ec2, &s).await;
-    wait(&ec2, &id, InstanceStateName::Running).await;
+    let (_fake, ec2, _, id) = running_instance().await;
 
     let to_large = || {
         ec2.modify_instance_attribute()
@@ -340,4 +345,104 @@ async fn type_and_user_data_change_only_while_stopped() {
         .0,
         "InvalidInstanceID.NotFound"
     );
+}
+
+/// The instance's metadata options as DescribeInstances shows them.
+async fn metadata(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+) -> aws_sdk_ec2::types::InstanceMetadataOptionsResponse {
+    let d = ec2
+        .describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap();
+    d.reservations()[0].instances()[0]
+        .metadata_options()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn metadata_options_are_pending_until_they_apply() {
+    use aws_sdk_ec2::types::{HttpTokensState, InstanceMetadataOptionsState as State};
+    let (fake, ec2, _, id) = running_instance().await;
+    let hold = |held: bool| {
+        fake.fake().with_region("us-east-1", |r| {
+            if held {
+                r.transitions.hold(Subject::Instance);
+            } else {
+                r.transitions.release(Subject::Instance);
+            }
+        })
+    };
+
+    // Running: the answer and the describes say `pending` until the instance's next step.
+    hold(true);
+    let out = ec2
+        .modify_instance_metadata_options()
+        .instance_id(&id)
+        .http_tokens(HttpTokensState::Optional)
+        .http_put_response_hop_limit(3)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.instance_id(), Some(id.as_str()));
+    let m = out.instance_metadata_options().unwrap();
+    assert_eq!(m.state(), Some(&State::Pending));
+    assert_eq!(m.http_tokens(), Some(&HttpTokensState::Optional));
+    assert_eq!(m.http_put_response_hop_limit(), Some(3));
+    assert_eq!(metadata(&ec2, &id).await.state(), Some(&State::Pending));
+    hold(false);
+    let m = metadata(&ec2, &id).await;
+    assert_eq!(m.state(), Some(&State::Applied));
+    assert_eq!(m.http_tokens(), Some(&HttpTokensState::Optional));
+    assert_eq!(m.http_put_response_hop_limit(), Some(3));
+
+    // A hop limit outside 1..=64 is refused and changes nothing.
+    let refused = ec2
+        .modify_instance_metadata_options()
+        .instance_id(&id)
+        .http_put_response_hop_limit(65)
+        .send()
+        .await;
+    assert_eq!(code(refused), "InvalidParameterValue");
+    assert_eq!(
+        metadata(&ec2, &id).await.http_put_response_hop_limit(),
+        Some(3)
+    );
+
+    // Stopped: pending until the instance runs again.
+    ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+    wait(&ec2, &id, InstanceStateName::Stopped).await;
+    ec2.modify_instance_metadata_options()
+        .instance_id(&id)
+        .http_tokens(HttpTokensState::Required)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metadata(&ec2, &id).await.state(), Some(&State::Pending));
+    ec2.start_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    wait(&ec2, &id, InstanceStateName::Running).await;
+    let m = metadata(&ec2, &id).await;
+    assert_eq!(m.state(), Some(&State::Applied));
+    assert_eq!(m.http_tokens(), Some(&HttpTokensState::Required));
+
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let refused = ec2
+        .modify_instance_metadata_options()
+        .instance_id(&id)
+        .http_tokens(HttpTokensState::Optional)
+        .send()
+        .await;
+    assert_eq!(code(refused), "IncorrectInstanceState");
 }

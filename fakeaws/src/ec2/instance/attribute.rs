@@ -1,19 +1,28 @@
+//! `ModifyInstanceAttribute` and `ModifyInstanceMetadataOptions`.
+//!
 //! `ModifyInstanceAttribute`: one attribute per call, named by its own member
 //! (`InstanceType.Value`, `SourceDestCheck.Value`, `GroupId.N`, ...) or by `Attribute` with a
 //! plain `Value`. The type, the user data, EBS optimisation and ENA support change only while
 //! the instance is stopped; the groups and the source/destination check are its primary
 //! interface's; termination and stop protection are what TerminateInstances and
 //! StopInstances refuse on.
+//!
+//! `ModifyInstanceMetadataOptions`, on a running or stopped instance: the options change at
+//! once and are `pending` until they apply, on a running instance at its next step (the
+//! clock's, as for its state) and on a stopped one when it runs again.
 
 use crate::ec2::Kind;
 use crate::ec2::error::Code;
 use crate::ec2::network_interface::modify_network_interface_attribute;
 use crate::generated::ec2::{
-    AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceStateName, InstanceType,
-    ModifyInstanceAttributeRequest, ModifyNetworkInterfaceAttributeRequest, ShutdownBehavior,
+    AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceMetadataOptionsState,
+    InstanceStateName, InstanceType, ModifyInstanceAttributeRequest,
+    ModifyInstanceMetadataOptionsRequest, ModifyInstanceMetadataOptionsResult,
+    ModifyNetworkInterfaceAttributeRequest, ShutdownBehavior,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
+use crate::sim::transitions::Subject;
 
 use super::run::{architecture_of, check_user_data_size};
 
@@ -297,4 +306,68 @@ pub fn modify_instance_attribute(
         Change::Groups(_) | Change::SourceDestCheck(_) => {}
     }
     Ok(())
+}
+
+/// The hop limits the instance metadata service takes.
+const HOP_LIMITS: std::ops::RangeInclusive<i32> = 1..=64;
+
+/// `ModifyInstanceMetadataOptions`.
+pub fn modify_instance_metadata_options(
+    region: &mut Region,
+    input: ModifyInstanceMetadataOptionsRequest,
+) -> Result<ModifyInstanceMetadataOptionsResult, ApiError> {
+    let id = input.instance_id.clone();
+    let i = Kind::Instance.get(&region.instances, &id)?;
+    let state = i.state;
+    if !matches!(
+        state,
+        InstanceStateName::Running | InstanceStateName::Stopped
+    ) {
+        return Err(ApiError::new(
+            Code::IncorrectInstanceState,
+            format!(
+                "The instance '{id}' is not in the 'running' or 'stopped' state: its metadata \
+                 options cannot be modified."
+            ),
+        ));
+    }
+    if let Some(hops) = input.http_put_response_hop_limit
+        && !HOP_LIMITS.contains(&hops)
+    {
+        return Err(ApiError::invalid_parameter(
+            "HttpPutResponseHopLimit",
+            &hops.to_string(),
+            "It must be an integer from 1 to 64.",
+        ));
+    }
+    let Some(i) = region.instances.0.get_mut(&id) else {
+        return Err(Kind::Instance.not_found(&[&id]));
+    };
+    let m = &mut i.metadata;
+    let asked = [
+        input.http_tokens.map(|v| m.http_tokens = Some(v)),
+        input
+            .http_put_response_hop_limit
+            .map(|v| m.http_put_response_hop_limit = Some(v)),
+        input.http_endpoint.map(|v| m.http_endpoint = Some(v)),
+        input
+            .http_protocol_ipv6
+            .map(|v| m.http_protocol_ipv6 = Some(v)),
+        input
+            .instance_metadata_tags
+            .map(|v| m.instance_metadata_tags = Some(v)),
+    ];
+    if asked.iter().any(Option::is_some) {
+        m.state = Some(InstanceMetadataOptionsState::Pending);
+    }
+    let options = m.clone();
+    // A running instance applies them at its next step; a stopped one when it runs again.
+    if state == InstanceStateName::Running && asked.iter().any(Option::is_some) {
+        let now = region.clock.now();
+        region.transitions.schedule(now, Subject::Instance, &id);
+    }
+    Ok(ModifyInstanceMetadataOptionsResult {
+        instance_id: Some(id),
+        instance_metadata_options: Some(options),
+    })
 }

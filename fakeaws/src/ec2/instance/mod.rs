@@ -28,7 +28,7 @@ use crate::generated::ec2::{
     InstanceType, ShutdownBehavior, Tenancy,
 };
 
-pub use attribute::modify_instance_attribute;
+pub use attribute::{modify_instance_attribute, modify_instance_metadata_options};
 use placement::{Placement, groups_of_launch, iam_profile_name, placement, primary_interface};
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};

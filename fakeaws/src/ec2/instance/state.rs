@@ -7,8 +7,9 @@ use crate::ec2::network_interface::{self, PublicIp};
 use crate::ec2::volume;
 use crate::ec2::{Kind, elastic_ip};
 use crate::generated::ec2::{
-    InstanceStateChange, InstanceStateName, StartInstancesRequest, StartInstancesResult,
-    StopInstancesRequest, StopInstancesResult, TerminateInstancesRequest, TerminateInstancesResult,
+    InstanceMetadataOptionsState, InstanceStateChange, InstanceStateName, StartInstancesRequest,
+    StartInstancesResult, StopInstancesRequest, StopInstancesResult, TerminateInstancesRequest,
+    TerminateInstancesResult,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -106,6 +107,13 @@ pub fn advance(region: &mut Region, id: &str) {
             terminate_now(region, id, &eni, user_initiated_shutdown());
         }
         _ => {}
+    }
+    // Metadata options modified while it ran, or while it was stopped, apply once it runs.
+    if let Some(i) = region.instances.0.get_mut(id)
+        && i.state == InstanceStateName::Running
+        && i.metadata.state == Some(InstanceMetadataOptionsState::Pending)
+    {
+        i.metadata.state = Some(InstanceMetadataOptionsState::Applied);
     }
 }
 
