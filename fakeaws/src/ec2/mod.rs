@@ -356,6 +356,10 @@ impl Api for Region {
         instance::start_instances(self, input)
     }
 
+    fn reboot_instances(&mut self, input: RebootInstancesRequest) -> Result<(), ApiError> {
+        instance::reboot_instances(self, input)
+    }
+
     fn describe_instance_attribute(
         &mut self,
         input: DescribeInstanceAttributeRequest,

@@ -15362,6 +15362,28 @@ impl EncodeMembers for PublicIpDnsNameOptions {
     }
 }
 
+/// The `RebootInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RebootInstancesRequest {
+    pub instance_ids: Vec<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for RebootInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        if !r.has_prefix(at_) {
+            return Ok(None);
+        }
+        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let dry_run = r.field(at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_ids,
+            dry_run,
+        }))
+    }
+}
+
 /// The `ReferencedSecurityGroup` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReferencedSecurityGroup {
@@ -18766,6 +18788,8 @@ pub enum Action {
     StopInstances,
     /// `StartInstances`
     StartInstances,
+    /// `RebootInstances`
+    RebootInstances,
     /// `DescribeInstanceStatus`
     DescribeInstanceStatus,
     /// `DescribeInstanceAttribute`
@@ -18850,6 +18874,7 @@ impl Action {
             Self::TerminateInstances => "TerminateInstances",
             Self::StopInstances => "StopInstances",
             Self::StartInstances => "StartInstances",
+            Self::RebootInstances => "RebootInstances",
             Self::DescribeInstanceStatus => "DescribeInstanceStatus",
             Self::DescribeInstanceAttribute => "DescribeInstanceAttribute",
             Self::ModifyInstanceAttribute => "ModifyInstanceAttribute",
@@ -18919,6 +18944,7 @@ impl Action {
             "TerminateInstances" => Self::TerminateInstances,
             "StopInstances" => Self::StopInstances,
             "StartInstances" => Self::StartInstances,
+            "RebootInstances" => Self::RebootInstances,
             "DescribeInstanceStatus" => Self::DescribeInstanceStatus,
             "DescribeInstanceAttribute" => Self::DescribeInstanceAttribute,
             "ModifyInstanceAttribute" => Self::ModifyInstanceAttribute,
@@ -19145,6 +19171,8 @@ pub trait Api {
         &mut self,
         input: StartInstancesRequest,
     ) -> Result<StartInstancesResult, ApiError>;
+    /// Serves `RebootInstances`.
+    fn reboot_instances(&mut self, input: RebootInstancesRequest) -> Result<(), ApiError>;
     /// Serves `DescribeInstanceStatus`.
     fn describe_instance_status(
         &mut self,
@@ -19321,6 +19349,8 @@ pub enum Response {
     StopInstances(Box<StopInstancesResult>),
     /// `StartInstances`
     StartInstances(Box<StartInstancesResult>),
+    /// `RebootInstances`
+    RebootInstances,
     /// `DescribeInstanceStatus`
     DescribeInstanceStatus(Box<DescribeInstanceStatusResult>),
     /// `DescribeInstanceAttribute`
@@ -19624,6 +19654,9 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::RebootInstances => {
+                crate::protocol::xml::ec2_return_true("RebootInstances", XML_NAMESPACE, request_id)
+            }
             Self::DescribeInstanceStatus(output) => crate::protocol::xml::ec2_response(
                 "DescribeInstanceStatus",
                 XML_NAMESPACE,
@@ -20368,6 +20401,16 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::StartInstances(Box::new(
                 api.start_instances(input)?,
             )))
+        }
+        Action::RebootInstances => {
+            r.reject_unsupported("RebootInstances", &[])?;
+            let input = FormReader::required(RebootInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.reboot_instances(input)?;
+            Ok(Response::RebootInstances)
         }
         Action::DescribeInstanceStatus => {
             r.reject_unsupported("DescribeInstanceStatus", &["IncludeManagedResources"])?;

@@ -11,7 +11,7 @@ use aws_sdk_ec2::types::{
 };
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, empty_fake, filter, image, instance, subnet, tag_spec, vpc};
+use crate::{code, empty_fake, filter, image, instance, subnet, tag_spec, vpc, wait};
 
 const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
 
@@ -897,4 +897,58 @@ async fn every_accepted_instance_filter_is_answered() {
             .unwrap();
         assert!(out.reservations().is_empty(), "{name} matches no instance");
     }
+}
+
+#[tokio::test]
+async fn reboot_keeps_a_running_instance_running_and_is_refused_when_stopped() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let id = instance(&ec2, &s).await;
+    let state = || async {
+        let d = ec2
+            .describe_instances()
+            .instance_ids(&id)
+            .send()
+            .await
+            .unwrap();
+        d.reservations()[0].instances()[0]
+            .state()
+            .unwrap()
+            .name()
+            .cloned()
+            .unwrap()
+    };
+    let reboot = || ec2.reboot_instances().instance_ids(&id).send();
+    wait(&ec2, &id, InstanceStateName::Running).await;
+    reboot().await.unwrap();
+    assert_eq!(state().await, InstanceStateName::Running);
+    // An unknown id among them: nothing is rebooted, the id is named.
+    let unknown = ec2
+        .reboot_instances()
+        .instance_ids(&id)
+        .instance_ids("i-0123456789abcdef0")
+        .send()
+        .await;
+    assert_eq!(code(unknown), "InvalidInstanceID.NotFound");
+
+    ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+    wait(&ec2, &id, InstanceStateName::Stopped).await;
+    assert_eq!(code(reboot().await), "IncorrectInstanceState");
+    assert_eq!(
+        state().await,
+        InstanceStateName::Stopped,
+        "not started by it"
+    );
+
+    // A terminated instance's reboot is ignored, as AWS documents.
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    wait(&ec2, &id, InstanceStateName::Terminated).await;
+    reboot().await.unwrap();
+    assert_eq!(state().await, InstanceStateName::Terminated);
 }

@@ -4,9 +4,6 @@
 //! StopInstances until lifted. ModifyInstanceMetadataOptions: `pending` until the options
 //! apply.
 
-use std::time::Duration;
-
-use aws_sdk_ec2::client::Waiters;
 use aws_sdk_ec2::primitives::Blob;
 use aws_sdk_ec2::types::{
     AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceStateName,
@@ -15,7 +12,7 @@ use aws_sdk_ec2::types::{
 
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, empty_fake, instance, subnet, vpc};
+use crate::{code, code_and_message, empty_fake, instance, subnet, vpc, wait};
 
 fn yes(v: bool) -> AttributeBooleanValue {
     AttributeBooleanValue::builder().value(v).build()
@@ -23,28 +20,6 @@ fn yes(v: bool) -> AttributeBooleanValue {
 
 fn value(v: &str) -> AttributeValue {
     AttributeValue::builder().value(v).build()
-}
-
-/// Waits until the instance is in `state`.
-async fn wait(ec2: &aws_sdk_ec2::Client, id: &str, state: InstanceStateName) {
-    let wait = Duration::from_secs(5);
-    match state {
-        InstanceStateName::Running => {
-            ec2.wait_until_instance_running()
-                .instance_ids(id)
-                .wait(wait)
-                .await
-                .unwrap();
-        }
-        InstanceStateName::Stopped => {
-            ec2.wait_until_instance_stopped()
-                .instance_ids(id)
-                .wait(wait)
-                .await
-                .unwrap();
-        }
-        other => panic!("no waiter for {other:?}"),
-    }
 }
 
 async fn attribute(

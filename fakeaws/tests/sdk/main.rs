@@ -225,3 +225,38 @@ pub async fn instance_ids(ec2: &aws_sdk_ec2::Client, filters: &[(&str, &str)]) -
         .filter_map(|i| i.instance_id().map(String::from))
         .collect()
 }
+
+/// Waits until the instance is in `state`.
+pub async fn wait(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+    state: aws_sdk_ec2::types::InstanceStateName,
+) {
+    use aws_sdk_ec2::client::Waiters;
+    use aws_sdk_ec2::types::InstanceStateName as State;
+    let wait = std::time::Duration::from_secs(5);
+    match state {
+        State::Running => {
+            ec2.wait_until_instance_running()
+                .instance_ids(id)
+                .wait(wait)
+                .await
+                .unwrap();
+        }
+        State::Stopped => {
+            ec2.wait_until_instance_stopped()
+                .instance_ids(id)
+                .wait(wait)
+                .await
+                .unwrap();
+        }
+        State::Terminated => {
+            ec2.wait_until_instance_terminated()
+                .instance_ids(id)
+                .wait(wait)
+                .await
+                .unwrap();
+        }
+        other => panic!("no waiter for {other:?}"),
+    }
+}

@@ -1,5 +1,6 @@
 //! Instances: RunInstances, DescribeInstances, TerminateInstances, StopInstances,
-//! StartInstances, DescribeInstanceStatus. Each instance has a primary network interface
+//! StartInstances, RebootInstances, DescribeInstanceStatus, DescribeInstanceAttribute,
+//! ModifyInstanceAttribute, ModifyInstanceMetadataOptions. Each instance has a primary network interface
 //! (with a private address from its subnet, and a public one when the subnet maps them) and
 //! EBS volumes from its image and block device mappings. States follow AWS: `pending` ->
 //! `running` -> `stopping` -> `stopped`, and `shutting-down` -> `terminated`, which stays
@@ -8,7 +9,7 @@
 //! `run` launches (RunInstances: volumes, capacity, the records), `placement` decides where a
 //! launch goes (interface, subnet, zone, groups, profile), `render` answers
 //! DescribeInstances and DescribeInstanceAttribute, `attribute` ModifyInstanceAttribute,
-//! `filter` holds the instance filters, `state` the state machine (Terminate, Stop, Start,
+//! `filter` holds the instance filters, `state` the state machine (Terminate, Stop, Start, Reboot,
 //! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
 mod attribute;
@@ -33,7 +34,9 @@ use placement::{Placement, groups_of_launch, iam_profile_name, placement, primar
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};
 pub use run::run_instances;
-pub use state::{advance, purge, start_instances, stop_instances, terminate_instances};
+pub use state::{
+    advance, purge, reboot_instances, start_instances, stop_instances, terminate_instances,
+};
 pub use status::describe_instance_status;
 
 /// The default of a flag that is on unless said otherwise (for state files written before

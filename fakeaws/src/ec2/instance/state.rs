@@ -7,9 +7,9 @@ use crate::ec2::network_interface::{self, PublicIp};
 use crate::ec2::volume;
 use crate::ec2::{Kind, elastic_ip};
 use crate::generated::ec2::{
-    InstanceMetadataOptionsState, InstanceStateChange, InstanceStateName, StartInstancesRequest,
-    StartInstancesResult, StopInstancesRequest, StopInstancesResult, TerminateInstancesRequest,
-    TerminateInstancesResult,
+    InstanceMetadataOptionsState, InstanceStateChange, InstanceStateName, RebootInstancesRequest,
+    StartInstancesRequest, StartInstancesResult, StopInstancesRequest, StopInstancesResult,
+    TerminateInstancesRequest, TerminateInstancesResult,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -261,6 +261,31 @@ pub fn stop_instances(
     Ok(StopInstancesResult {
         stopping_instances: Some(out),
     })
+}
+
+/// `RebootInstances`: every id checked first; a running instance's reboot is queued (it stays
+/// `running`, as AWS shows a rebooting instance), a terminated one's ignored, as AWS
+/// documents; one pending, stopping, stopped or shutting down cannot be rebooted.
+pub fn reboot_instances(
+    region: &mut Region,
+    input: RebootInstancesRequest,
+) -> Result<(), ApiError> {
+    let instances = checked(region, &input.instance_ids)?;
+    if let Some(i) = instances.iter().find(|i| {
+        !matches!(
+            i.state,
+            InstanceStateName::Running | InstanceStateName::Terminated
+        )
+    }) {
+        return Err(ApiError::new(
+            Code::IncorrectInstanceState,
+            format!(
+                "The instance '{}' is not in a state from which it can be rebooted.",
+                i.id
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `StartInstances`.
