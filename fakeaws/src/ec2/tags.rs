@@ -63,9 +63,29 @@ impl TagStore {
 
     /// Gives a newly created resource its tags.
     pub fn insert(&mut self, id: &str, tags: BTreeMap<String, String>) {
-        for (k, v) in tags {
-            self.set(id, k, v);
+        if tags.is_empty() {
+            return;
         }
+        if self.by_resource.get(id).is_some_and(|t| !t.is_empty()) {
+            for (k, v) in tags {
+                self.set(id, k, v);
+            }
+            return;
+        }
+        // A resource without tags yet (every create): its map is kept as given, and each
+        // pair indexed, the key and value copied only when the index lacks them.
+        for (k, v) in &tags {
+            let values = match self.index.get_mut(k) {
+                Some(values) => values,
+                None => self.index.entry(k.clone()).or_default(),
+            };
+            let ids = match values.get_mut(v) {
+                Some(ids) => ids,
+                None => values.entry(v.clone()).or_default(),
+            };
+            ids.insert(id.to_string());
+        }
+        self.by_resource.insert(id.to_string(), tags);
     }
 
     /// Sets one tag.
@@ -207,14 +227,15 @@ fn validate_tag(tag: &Tag) -> Result<(String, String), ApiError> {
     if key.is_empty() {
         return Err(ApiError::invalid_value("Tag key must have a value"));
     }
-    if key.chars().count() > 128 {
+    // No more characters than bytes: the count is needed only past the limit in bytes.
+    if key.len() > 128 && key.chars().count() > 128 {
         return Err(ApiError::invalid_parameter(
             "Tag.Key",
             &key,
             "Tag keys can be at most 128 characters long.",
         ));
     }
-    if value.chars().count() > 256 {
+    if value.len() > 256 && value.chars().count() > 256 {
         return Err(ApiError::invalid_parameter(
             "Tag.Value",
             &value,
@@ -359,4 +380,65 @@ pub fn describe_tags(
 /// The resource type of an id, from the kind table.
 pub fn resource_type_of(id: &str) -> Option<ResourceType> {
     Kind::of_id(id).map(Kind::resource_type)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// The ids the index holds for `key` (and `value`), sorted.
+    fn indexed(store: &TagStore, key: &str, value: Option<&str>) -> Vec<String> {
+        let mut ids: Vec<String> = store
+            .sets_with(key, value)
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    #[test]
+    fn inserted_tags_are_kept_and_indexed_as_set_ones_are() {
+        let mut by_insert = TagStore::default();
+        let mut by_set = TagStore::default();
+        let given = [("Name", "a"), ("cluster", "owned")];
+        by_insert.insert("vpc-1", tags(&given));
+        for (k, v) in given {
+            by_set.set("vpc-1", k.to_string(), v.to_string());
+        }
+        by_insert.insert("vpc-2", tags(&[("cluster", "owned")]));
+        by_set.set("vpc-2", "cluster".into(), "owned".into());
+        for store in [&by_insert, &by_set] {
+            assert_eq!(store.get("vpc-1"), Some(&tags(&given)));
+            assert_eq!(indexed(store, "cluster", Some("owned")), ["vpc-1", "vpc-2"]);
+            assert_eq!(indexed(store, "Name", None), ["vpc-1"]);
+        }
+        assert_eq!(by_insert.index, by_set.index);
+    }
+
+    #[test]
+    fn insert_onto_tags_already_held_replaces_values_and_unindexes_the_old() {
+        let mut store = TagStore::default();
+        store.insert("vpc-1", tags(&[("Name", "a"), ("keep", "1")]));
+        store.insert("vpc-1", tags(&[("Name", "b")]));
+        assert_eq!(
+            store.get("vpc-1"),
+            Some(&tags(&[("Name", "b"), ("keep", "1")]))
+        );
+        assert!(indexed(&store, "Name", Some("a")).is_empty());
+        assert_eq!(indexed(&store, "Name", Some("b")), ["vpc-1"]);
+        store.insert("vpc-2", BTreeMap::new());
+        assert_eq!(store.get("vpc-2"), None);
+        store.remove_resource("vpc-1");
+        assert!(store.index.is_empty(), "{:?}", store.index);
+    }
 }

@@ -344,6 +344,7 @@ pub fn modify_instance_metadata_options(
         return Err(Kind::Instance.not_found(&[&id]));
     };
     let m = &mut i.metadata;
+    // Each option given is set; which were given decides whether anything is pending.
     let asked = [
         input.http_tokens.map(|v| m.http_tokens = Some(v)),
         input
