@@ -11,7 +11,7 @@ use aws_sdk_ec2::types::{
 };
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, empty_fake, filter, image, instance, subnet, tag_spec, vpc, wait};
+use crate::{code, described, empty_fake, filter, image, instance, subnet, tag_spec, vpc, wait};
 
 const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
 
@@ -907,18 +907,8 @@ async fn reboot_keeps_a_running_instance_running_and_is_refused_when_stopped() {
     let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
     let id = instance(&ec2, &s).await;
     let state = || async {
-        let d = ec2
-            .describe_instances()
-            .instance_ids(&id)
-            .send()
-            .await
-            .unwrap();
-        d.reservations()[0].instances()[0]
-            .state()
-            .unwrap()
-            .name()
-            .cloned()
-            .unwrap()
+        let i = described(&ec2, &id).await;
+        i.state().and_then(|s| s.name()).cloned().unwrap()
     };
     let reboot = || ec2.reboot_instances().instance_ids(&id).send();
     wait(&ec2, &id, InstanceStateName::Running).await;

@@ -12,7 +12,7 @@ use aws_sdk_ec2::types::{
 
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, empty_fake, instance, subnet, vpc, wait};
+use crate::{code, code_and_message, described, empty_fake, instance, subnet, vpc, wait};
 
 fn yes(v: bool) -> AttributeBooleanValue {
     AttributeBooleanValue::builder().value(v).build()
@@ -78,17 +78,8 @@ async fn protection_and_shutdown_behaviour_change_while_running() {
     let (refusal, message) = code_and_message(ec2.stop_instances().instance_ids(&id).send().await);
     assert_eq!(refusal, "OperationNotPermitted");
     assert!(message.contains("disableApiStop"), "{message}");
-    let running = ec2
-        .describe_instances()
-        .instance_ids(&id)
-        .send()
-        .await
-        .unwrap();
     assert_eq!(
-        running.reservations()[0].instances()[0]
-            .state()
-            .unwrap()
-            .name(),
+        described(&ec2, &id).await.state().unwrap().name(),
         Some(&InstanceStateName::Running),
         "refused, so still running"
     );
@@ -126,13 +117,7 @@ async fn protection_and_shutdown_behaviour_change_while_running() {
         .unwrap();
     let a = attribute(&ec2, &id, InstanceAttributeName::SourceDestCheck).await;
     assert_eq!(a.source_dest_check().unwrap().value(), Some(false));
-    let d = ec2
-        .describe_instances()
-        .instance_ids(&id)
-        .send()
-        .await
-        .unwrap();
-    let i = &d.reservations()[0].instances()[0];
+    let i = described(&ec2, &id).await;
     assert_eq!(i.source_dest_check(), Some(false));
     let eni = i.network_interfaces()[0].network_interface_id().unwrap();
     let enis = ec2
@@ -296,14 +281,9 @@ async fn type_and_user_data_change_only_while_stopped() {
         .await
         .unwrap();
     wait(&ec2, &id, InstanceStateName::Running).await;
-    let d = ec2
-        .describe_instances()
-        .instance_ids(&id)
-        .send()
-        .await
-        .unwrap();
     assert_eq!(
-        d.reservations()[0].instances()[0]
+        described(&ec2, &id)
+            .await
             .instance_type()
             .map(|t| t.as_str()),
         Some("m5.large"),
@@ -327,16 +307,7 @@ async fn metadata(
     ec2: &aws_sdk_ec2::Client,
     id: &str,
 ) -> aws_sdk_ec2::types::InstanceMetadataOptionsResponse {
-    let d = ec2
-        .describe_instances()
-        .instance_ids(id)
-        .send()
-        .await
-        .unwrap();
-    d.reservations()[0].instances()[0]
-        .metadata_options()
-        .unwrap()
-        .clone()
+    described(ec2, id).await.metadata_options().unwrap().clone()
 }
 
 #[tokio::test]

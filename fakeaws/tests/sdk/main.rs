@@ -260,3 +260,14 @@ pub async fn wait(
         other => panic!("no waiter for {other:?}"),
     }
 }
+
+/// The instance `id` as DescribeInstances shows it.
+pub async fn described(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::Instance {
+    let d = ec2
+        .describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap();
+    d.reservations()[0].instances()[0].clone()
+}
