@@ -24,6 +24,7 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 use crate::sim::transitions::Subject;
 
+use super::Instance;
 use super::run::{architecture_of, check_user_data_size};
 
 /// One change an instance can be asked for.
@@ -233,7 +234,7 @@ pub fn modify_instance_attribute(
     let architecture = i.architecture;
     let current_type = i.instance_type;
     // Checked first, applied after: a refused change leaves the instance as it was.
-    let change = match change {
+    let apply: Box<dyn FnOnce(&mut Instance)> = match change {
         Change::InstanceType(t) => {
             let wanted = InstanceType::from_wire(&t).ok_or_else(|| {
                 ApiError::new(
@@ -253,26 +254,30 @@ pub fn modify_instance_attribute(
                     ),
                 ));
             }
-            Change::InstanceType(t)
+            Box::new(move |i| i.instance_type = wanted)
         }
         Change::UserData(data) => {
             let raw = aws_smithy_types::base64::decode(data.trim())
                 .map_err(|_| ApiError::invalid_value("Invalid BASE64 encoding of user data."))?;
             check_user_data_size(raw.len())?;
-            Change::UserData(data)
+            Box::new(move |i| i.user_data = Some(data))
         }
         Change::ShutdownBehavior(b) => {
-            if ShutdownBehavior::from_wire(&b).is_none() {
-                return Err(ApiError::new(
+            let behaviour = ShutdownBehavior::from_wire(&b).ok_or_else(|| {
+                ApiError::new(
                     Code::InvalidInstanceAttributeValue,
                     format!(
                         "Value ({b}) for parameter instanceInitiatedShutdownBehavior is \
                          invalid: it must be stop or terminate."
                     ),
-                ));
-            }
-            Change::ShutdownBehavior(b)
+                )
+            })?;
+            Box::new(move |i| i.shutdown_behavior = behaviour)
         }
+        Change::DisableApiTermination(v) => Box::new(move |i| i.disable_api_termination = v),
+        Change::DisableApiStop(v) => Box::new(move |i| i.disable_api_stop = v),
+        Change::EbsOptimized(v) => Box::new(move |i| i.ebs_optimized = v),
+        Change::EnaSupport(v) => Box::new(move |i| i.ena_support = v),
         // The primary interface's groups and check, checked and set as
         // ModifyNetworkInterfaceAttribute checks and sets them.
         Change::Groups(groups) => {
@@ -282,29 +287,11 @@ pub fn modify_instance_attribute(
             let check = AttributeBooleanValue { value: Some(v) };
             return modify_network_interface_attribute(region, on_interface(None, Some(check)));
         }
-        other => other,
     };
     let Some(i) = region.instances.0.get_mut(&id) else {
         return Err(Kind::Instance.not_found(&[&id]));
     };
-    match change {
-        Change::InstanceType(t) => {
-            if let Some(t) = InstanceType::from_wire(&t) {
-                i.instance_type = t;
-            }
-        }
-        Change::UserData(data) => i.user_data = Some(data),
-        Change::DisableApiTermination(v) => i.disable_api_termination = v,
-        Change::DisableApiStop(v) => i.disable_api_stop = v,
-        Change::ShutdownBehavior(b) => {
-            if let Some(b) = ShutdownBehavior::from_wire(&b) {
-                i.shutdown_behavior = b;
-            }
-        }
-        Change::EbsOptimized(v) => i.ebs_optimized = v,
-        Change::EnaSupport(v) => i.ena_support = v,
-        Change::Groups(_) | Change::SourceDestCheck(_) => {}
-    }
+    apply(i);
     Ok(())
 }
 
@@ -344,8 +331,8 @@ pub fn modify_instance_metadata_options(
         return Err(Kind::Instance.not_found(&[&id]));
     };
     let m = &mut i.metadata;
-    // Each option given is set; which were given decides whether anything is pending.
-    let asked = [
+    // Each option given is set; whether any was decides whether anything is pending.
+    let changed = [
         input.http_tokens.map(|v| m.http_tokens = Some(v)),
         input
             .http_put_response_hop_limit
@@ -357,13 +344,15 @@ pub fn modify_instance_metadata_options(
         input
             .instance_metadata_tags
             .map(|v| m.instance_metadata_tags = Some(v)),
-    ];
-    if asked.iter().any(Option::is_some) {
+    ]
+    .iter()
+    .any(Option::is_some);
+    if changed {
         m.state = Some(InstanceMetadataOptionsState::Pending);
     }
     let options = m.clone();
     // A running instance applies them at its next step; a stopped one when it runs again.
-    if state == InstanceStateName::Running && asked.iter().any(Option::is_some) {
+    if state == InstanceStateName::Running && changed {
         let now = region.clock.now();
         region.transitions.schedule(now, Subject::Instance, &id);
     }

@@ -168,21 +168,38 @@ pub(super) fn set_state(region: &mut Region, id: &str, to: InstanceStateName, re
     region.transitions.schedule(at, Subject::Instance, id);
 }
 
+/// `OperationNotPermitted` naming the first of `instances` whose protection is on (its
+/// `attribute`, which keeps it from being `done`).
+fn refuse_protected(
+    instances: &[&Instance],
+    protected: fn(&Instance) -> bool,
+    done: &str,
+    attribute: &str,
+) -> Result<(), ApiError> {
+    match instances.iter().find(|i| protected(i)) {
+        Some(i) => Err(ApiError::new(
+            Code::OperationNotPermitted,
+            format!(
+                "The instance '{}' may not be {done}. Modify its '{attribute}' instance attribute and try again.",
+                i.id
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `TerminateInstances`: idempotent for instances already terminating.
 pub fn terminate_instances(
     region: &mut Region,
     input: TerminateInstancesRequest,
 ) -> Result<TerminateInstancesResult, ApiError> {
     let instances = checked(region, &input.instance_ids)?;
-    if let Some(p) = instances.iter().find(|i| i.disable_api_termination) {
-        return Err(ApiError::new(
-            Code::OperationNotPermitted,
-            format!(
-                "The instance '{}' may not be terminated. Modify its 'disableApiTermination' instance attribute and try again.",
-                p.id
-            ),
-        ));
-    }
+    refuse_protected(
+        &instances,
+        |i| i.disable_api_termination,
+        "terminated",
+        "disableApiTermination",
+    )?;
     let plan: Vec<(String, InstanceStateName)> =
         instances.iter().map(|i| (i.id.clone(), i.state)).collect();
     let mut out = Vec::new();
@@ -214,15 +231,12 @@ pub fn stop_instances(
     input: StopInstancesRequest,
 ) -> Result<StopInstancesResult, ApiError> {
     let instances = checked(region, &input.instance_ids)?;
-    if let Some(p) = instances.iter().find(|i| i.disable_api_stop) {
-        return Err(ApiError::new(
-            Code::OperationNotPermitted,
-            format!(
-                "The instance '{}' may not be stopped. Modify its 'disableApiStop' instance attribute and try again.",
-                p.id
-            ),
-        ));
-    }
+    refuse_protected(
+        &instances,
+        |i| i.disable_api_stop,
+        "stopped",
+        "disableApiStop",
+    )?;
     for i in &instances {
         match i.state {
             InstanceStateName::Pending => {
