@@ -1002,12 +1002,12 @@ pub struct AllocateAddressRequest {
 
 impl Decode for AllocateAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Domain", "DryRun", "TagSpecification"]) else {
             return Ok(None);
-        }
-        let domain = r.field(at_, "Domain")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let domain = r.field_at(m_[0], at_, "Domain")?;
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             domain,
             tag_specifications,
@@ -1157,15 +1157,25 @@ pub struct AssociateAddressRequest {
 
 impl Decode for AssociateAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllocationId",
+                "AllowReassociation",
+                "DryRun",
+                "InstanceId",
+                "NetworkInterfaceId",
+                "PrivateIpAddress",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let allocation_id = r.field(at_, "AllocationId")?;
-        let instance_id = r.field(at_, "InstanceId")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
-        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
-        let allow_reassociation = r.field(at_, "AllowReassociation")?;
+        };
+        let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
+        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[4], at_, "NetworkInterfaceId")?;
+        let private_ip_address = r.field_at(m_[5], at_, "PrivateIpAddress")?;
+        let allow_reassociation = r.field_at(m_[1], at_, "AllowReassociation")?;
         Ok(Some(Self {
             allocation_id,
             instance_id,
@@ -1201,12 +1211,12 @@ pub struct AssociateRouteTableRequest {
 
 impl Decode for AssociateRouteTableRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "RouteTableId", "SubnetId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let subnet_id = r.field(at_, "SubnetId")?;
-        let route_table_id = r.field(at_, "RouteTableId")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let subnet_id = r.field_at(m_[2], at_, "SubnetId")?;
+        let route_table_id = r.field_at(m_[1], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         Ok(Some(Self {
             dry_run,
@@ -1243,14 +1253,14 @@ pub struct AttachInternetGatewayRequest {
 
 impl Decode for AttachInternetGatewayRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "InternetGatewayId", "VpcId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let internet_gateway_id = r.field(at_, "InternetGatewayId")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let internet_gateway_id = r.field_at(m_[1], at_, "InternetGatewayId")?;
         let internet_gateway_id =
             FormReader::required(internet_gateway_id, at_, "InternetGatewayId")?;
-        let vpc_id = r.field(at_, "VpcId")?;
+        let vpc_id = r.field_at(m_[2], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         Ok(Some(Self {
             dry_run,
@@ -1343,10 +1353,10 @@ pub struct AttributeBooleanValue {
 
 impl Decode for AttributeBooleanValue {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Value"]) else {
             return Ok(None);
-        }
-        let value = r.field(at_, "Value")?;
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
         Ok(Some(Self { value }))
     }
 }
@@ -1367,10 +1377,10 @@ pub struct AttributeValue {
 
 impl Decode for AttributeValue {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Value"]) else {
             return Ok(None);
-        }
-        let value = r.field(at_, "Value")?;
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
         Ok(Some(Self { value }))
     }
 }
@@ -1397,18 +1407,30 @@ pub struct AuthorizeSecurityGroupEgressRequest {
 
 impl Decode for AuthorizeSecurityGroupEgressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrIp",
+                "DryRun",
+                "FromPort",
+                "GroupId",
+                "IpPermissions",
+                "IpProtocol",
+                "TagSpecification",
+                "ToPort",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let group_id = r.field(at_, "GroupId")?;
+        };
+        let tag_specifications = r.list_at(m_[6], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let group_id = r.field_at(m_[3], at_, "GroupId")?;
         let group_id = FormReader::required(group_id, at_, "GroupId")?;
-        let ip_protocol = r.field(at_, "IpProtocol")?;
-        let from_port = r.field(at_, "FromPort")?;
-        let to_port = r.field(at_, "ToPort")?;
-        let cidr_ip = r.field(at_, "CidrIp")?;
-        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
+        let ip_protocol = r.field_at(m_[5], at_, "IpProtocol")?;
+        let from_port = r.field_at(m_[2], at_, "FromPort")?;
+        let to_port = r.field_at(m_[7], at_, "ToPort")?;
+        let cidr_ip = r.field_at(m_[0], at_, "CidrIp")?;
+        let ip_permissions = r.list_at(m_[4], at_, "IpPermissions", None)?;
         Ok(Some(Self {
             tag_specifications,
             dry_run,
@@ -1455,18 +1477,31 @@ pub struct AuthorizeSecurityGroupIngressRequest {
 
 impl Decode for AuthorizeSecurityGroupIngressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrIp",
+                "DryRun",
+                "FromPort",
+                "GroupId",
+                "GroupName",
+                "IpPermissions",
+                "IpProtocol",
+                "TagSpecification",
+                "ToPort",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let cidr_ip = r.field(at_, "CidrIp")?;
-        let from_port = r.field(at_, "FromPort")?;
-        let group_id = r.field(at_, "GroupId")?;
-        let group_name = r.field(at_, "GroupName")?;
-        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
-        let ip_protocol = r.field(at_, "IpProtocol")?;
-        let to_port = r.field(at_, "ToPort")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let cidr_ip = r.field_at(m_[0], at_, "CidrIp")?;
+        let from_port = r.field_at(m_[2], at_, "FromPort")?;
+        let group_id = r.field_at(m_[3], at_, "GroupId")?;
+        let group_name = r.field_at(m_[4], at_, "GroupName")?;
+        let ip_permissions = r.list_at(m_[5], at_, "IpPermissions", None)?;
+        let ip_protocol = r.field_at(m_[6], at_, "IpProtocol")?;
+        let to_port = r.field_at(m_[8], at_, "ToPort")?;
+        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             cidr_ip,
             from_port,
@@ -1786,13 +1821,13 @@ pub struct BlockDeviceMapping {
 
 impl Decode for BlockDeviceMapping {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DeviceName", "Ebs", "NoDevice", "VirtualName"]) else {
             return Ok(None);
-        }
-        let ebs = r.field(at_, "Ebs")?;
-        let no_device = r.field(at_, "NoDevice")?;
-        let device_name = r.field(at_, "DeviceName")?;
-        let virtual_name = r.field(at_, "VirtualName")?;
+        };
+        let ebs = r.field_at(m_[1], at_, "Ebs")?;
+        let no_device = r.field_at(m_[2], at_, "NoDevice")?;
+        let device_name = r.field_at(m_[0], at_, "DeviceName")?;
+        let virtual_name = r.field_at(m_[3], at_, "VirtualName")?;
         Ok(Some(Self {
             ebs,
             no_device,
@@ -2007,12 +2042,15 @@ pub struct ConnectionTrackingSpecificationRequest {
 
 impl Decode for ConnectionTrackingSpecificationRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["TcpEstablishedTimeout", "UdpStreamTimeout", "UdpTimeout"],
+        ) else {
             return Ok(None);
-        }
-        let tcp_established_timeout = r.field(at_, "TcpEstablishedTimeout")?;
-        let udp_stream_timeout = r.field(at_, "UdpStreamTimeout")?;
-        let udp_timeout = r.field(at_, "UdpTimeout")?;
+        };
+        let tcp_established_timeout = r.field_at(m_[0], at_, "TcpEstablishedTimeout")?;
+        let udp_stream_timeout = r.field_at(m_[1], at_, "UdpStreamTimeout")?;
+        let udp_timeout = r.field_at(m_[2], at_, "UdpTimeout")?;
         Ok(Some(Self {
             tcp_established_timeout,
             udp_stream_timeout,
@@ -2104,11 +2142,11 @@ pub struct CreateInternetGatewayRequest {
 
 impl Decode for CreateInternetGatewayRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "TagSpecification"]) else {
             return Ok(None);
-        }
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let tag_specifications = r.list_at(m_[1], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             tag_specifications,
             dry_run,
@@ -2142,15 +2180,24 @@ pub struct CreateKeyPairRequest {
 
 impl Decode for CreateKeyPairRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "KeyFormat",
+                "KeyName",
+                "KeyType",
+                "TagSpecification",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let key_name = r.field(at_, "KeyName")?;
+        };
+        let key_name = r.field_at(m_[2], at_, "KeyName")?;
         let key_name = FormReader::required(key_name, at_, "KeyName")?;
-        let key_type = r.field(at_, "KeyType")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let key_format = r.field(at_, "KeyFormat")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let key_type = r.field_at(m_[3], at_, "KeyType")?;
+        let tag_specifications = r.list_at(m_[4], at_, "TagSpecification", None)?;
+        let key_format = r.field_at(m_[1], at_, "KeyFormat")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             key_name,
             key_type,
@@ -2174,15 +2221,25 @@ pub struct CreateNatGatewayRequest {
 
 impl Decode for CreateNatGatewayRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllocationId",
+                "ClientToken",
+                "ConnectivityType",
+                "DryRun",
+                "SubnetId",
+                "TagSpecification",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let allocation_id = r.field(at_, "AllocationId")?;
-        let client_token = r.field(at_, "ClientToken")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let subnet_id = r.field(at_, "SubnetId")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let connectivity_type = r.field(at_, "ConnectivityType")?;
+        };
+        let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
+        let client_token = r.field_at(m_[1], at_, "ClientToken")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let subnet_id = r.field_at(m_[4], at_, "SubnetId")?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let connectivity_type = r.field_at(m_[2], at_, "ConnectivityType")?;
         Ok(Some(Self {
             allocation_id,
             client_token,
@@ -2225,17 +2282,28 @@ pub struct CreateRouteRequest {
 
 impl Decode for CreateRouteRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DestinationCidrBlock",
+                "DryRun",
+                "GatewayId",
+                "InstanceId",
+                "NatGatewayId",
+                "NetworkInterfaceId",
+                "RouteTableId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let route_table_id = r.field(at_, "RouteTableId")?;
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[6], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
-        let destination_cidr_block = r.field(at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field(at_, "GatewayId")?;
-        let instance_id = r.field(at_, "InstanceId")?;
-        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
-        let nat_gateway_id = r.field(at_, "NatGatewayId")?;
+        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
+        let gateway_id = r.field_at(m_[2], at_, "GatewayId")?;
+        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[5], at_, "NetworkInterfaceId")?;
+        let nat_gateway_id = r.field_at(m_[4], at_, "NatGatewayId")?;
         Ok(Some(Self {
             dry_run,
             route_table_id,
@@ -2273,13 +2341,14 @@ pub struct CreateRouteTableRequest {
 
 impl Decode for CreateRouteTableRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["ClientToken", "DryRun", "TagSpecification", "VpcId"])
+        else {
             return Ok(None);
-        }
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let client_token = r.field(at_, "ClientToken")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let vpc_id = r.field(at_, "VpcId")?;
+        };
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         Ok(Some(Self {
             tag_specifications,
@@ -2319,16 +2388,25 @@ pub struct CreateSecurityGroupRequest {
 
 impl Decode for CreateSecurityGroupRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "GroupDescription",
+                "GroupName",
+                "TagSpecification",
+                "VpcId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let description = r.field(at_, "GroupDescription")?;
+        };
+        let description = r.field_at(m_[1], at_, "GroupDescription")?;
         let description = FormReader::required(description, at_, "GroupDescription")?;
-        let group_name = r.field(at_, "GroupName")?;
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
         let group_name = FormReader::required(group_name, at_, "GroupName")?;
-        let vpc_id = r.field(at_, "VpcId")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let vpc_id = r.field_at(m_[4], at_, "VpcId")?;
+        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             description,
             group_name,
@@ -2372,16 +2450,26 @@ pub struct CreateSubnetRequest {
 
 impl Decode for CreateSubnetRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "CidrBlock",
+                "DryRun",
+                "TagSpecification",
+                "VpcId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let availability_zone = r.field(at_, "AvailabilityZone")?;
-        let availability_zone_id = r.field(at_, "AvailabilityZoneId")?;
-        let cidr_block = r.field(at_, "CidrBlock")?;
-        let vpc_id = r.field(at_, "VpcId")?;
+        };
+        let tag_specifications = r.list_at(m_[4], at_, "TagSpecification", None)?;
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        let cidr_block = r.field_at(m_[2], at_, "CidrBlock")?;
+        let vpc_id = r.field_at(m_[5], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
             tag_specifications,
             availability_zone,
@@ -2417,13 +2505,13 @@ pub struct CreateTagsRequest {
 
 impl Decode for CreateTagsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "ResourceId", "Tag"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let resources = r.list_field(at_, "ResourceId", None)?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let resources = r.list_at(m_[1], at_, "ResourceId", None)?;
         let resources = FormReader::required(resources, at_, "ResourceId")?;
-        let tags = r.list_field(at_, "Tag", None)?;
+        let tags = r.list_at(m_[2], at_, "Tag", None)?;
         let tags = FormReader::required(tags, at_, "Tag")?;
         Ok(Some(Self {
             dry_run,
@@ -2444,13 +2532,16 @@ pub struct CreateVpcRequest {
 
 impl Decode for CreateVpcRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["CidrBlock", "DryRun", "InstanceTenancy", "TagSpecification"],
+        ) else {
             return Ok(None);
-        }
-        let cidr_block = r.field(at_, "CidrBlock")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let instance_tenancy = r.field(at_, "InstanceTenancy")?;
+        };
+        let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
+        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let instance_tenancy = r.field_at(m_[2], at_, "InstanceTenancy")?;
         Ok(Some(Self {
             cidr_block,
             tag_specifications,
@@ -2483,11 +2574,11 @@ pub struct DeleteInternetGatewayRequest {
 
 impl Decode for DeleteInternetGatewayRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "InternetGatewayId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let internet_gateway_id = r.field(at_, "InternetGatewayId")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let internet_gateway_id = r.field_at(m_[1], at_, "InternetGatewayId")?;
         let internet_gateway_id =
             FormReader::required(internet_gateway_id, at_, "InternetGatewayId")?;
         Ok(Some(Self {
@@ -2507,12 +2598,12 @@ pub struct DeleteKeyPairRequest {
 
 impl Decode for DeleteKeyPairRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "KeyName", "KeyPairId"]) else {
             return Ok(None);
-        }
-        let key_name = r.field(at_, "KeyName")?;
-        let key_pair_id = r.field(at_, "KeyPairId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let key_name = r.field_at(m_[1], at_, "KeyName")?;
+        let key_pair_id = r.field_at(m_[2], at_, "KeyPairId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             key_name,
             key_pair_id,
@@ -2547,11 +2638,11 @@ pub struct DeleteNatGatewayRequest {
 
 impl Decode for DeleteNatGatewayRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "NatGatewayId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let nat_gateway_id = r.field(at_, "NatGatewayId")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let nat_gateway_id = r.field_at(m_[1], at_, "NatGatewayId")?;
         let nat_gateway_id = FormReader::required(nat_gateway_id, at_, "NatGatewayId")?;
         Ok(Some(Self {
             dry_run,
@@ -2584,13 +2675,13 @@ pub struct DeleteRouteRequest {
 
 impl Decode for DeleteRouteRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DestinationCidrBlock", "DryRun", "RouteTableId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let route_table_id = r.field(at_, "RouteTableId")?;
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[2], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
-        let destination_cidr_block = r.field(at_, "DestinationCidrBlock")?;
+        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
         Ok(Some(Self {
             dry_run,
             route_table_id,
@@ -2608,11 +2699,11 @@ pub struct DeleteRouteTableRequest {
 
 impl Decode for DeleteRouteTableRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "RouteTableId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let route_table_id = r.field(at_, "RouteTableId")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[1], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         Ok(Some(Self {
             dry_run,
@@ -2631,12 +2722,12 @@ pub struct DeleteSecurityGroupRequest {
 
 impl Decode for DeleteSecurityGroupRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "GroupId", "GroupName"]) else {
             return Ok(None);
-        }
-        let group_id = r.field(at_, "GroupId")?;
-        let group_name = r.field(at_, "GroupName")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let group_id = r.field_at(m_[1], at_, "GroupId")?;
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             group_id,
             group_name,
@@ -2688,12 +2779,12 @@ pub struct DeleteSubnetRequest {
 
 impl Decode for DeleteSubnetRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "SubnetId"]) else {
             return Ok(None);
-        }
-        let subnet_id = r.field(at_, "SubnetId")?;
+        };
+        let subnet_id = r.field_at(m_[1], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self { subnet_id, dry_run }))
     }
 }
@@ -2708,13 +2799,13 @@ pub struct DeleteTagsRequest {
 
 impl Decode for DeleteTagsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "ResourceId", "Tag"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let resources = r.list_field(at_, "ResourceId", None)?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let resources = r.list_at(m_[1], at_, "ResourceId", None)?;
         let resources = FormReader::required(resources, at_, "ResourceId")?;
-        let tags = r.list_field(at_, "Tag", None)?;
+        let tags = r.list_at(m_[2], at_, "Tag", None)?;
         Ok(Some(Self {
             dry_run,
             resources,
@@ -2732,12 +2823,12 @@ pub struct DeleteVpcRequest {
 
 impl Decode for DeleteVpcRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcId"]) else {
             return Ok(None);
-        }
-        let vpc_id = r.field(at_, "VpcId")?;
+        };
+        let vpc_id = r.field_at(m_[1], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self { vpc_id, dry_run }))
     }
 }
@@ -2751,12 +2842,12 @@ pub struct DeregisterImageRequest {
 
 impl Decode for DeregisterImageRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageId"]) else {
             return Ok(None);
-        }
-        let image_id = r.field(at_, "ImageId")?;
+        };
+        let image_id = r.field_at(m_[1], at_, "ImageId")?;
         let image_id = FormReader::required(image_id, at_, "ImageId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self { image_id, dry_run }))
     }
 }
@@ -2791,11 +2882,11 @@ pub struct DescribeAccountAttributesRequest {
 
 impl Decode for DescribeAccountAttributesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["AttributeName", "DryRun"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let attribute_names = r.list_field(at_, "AttributeName", None)?;
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let attribute_names = r.list_at(m_[0], at_, "AttributeName", None)?;
         Ok(Some(Self {
             dry_run,
             attribute_names,
@@ -2828,13 +2919,13 @@ pub struct DescribeAddressesRequest {
 
 impl Decode for DescribeAddressesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["AllocationId", "DryRun", "Filter", "PublicIp"]) else {
             return Ok(None);
-        }
-        let public_ips = r.list_field(at_, "PublicIp", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
-        let allocation_ids = r.list_field(at_, "AllocationId", None)?;
+        };
+        let public_ips = r.list_at(m_[3], at_, "PublicIp", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
+        let allocation_ids = r.list_at(m_[0], at_, "AllocationId", None)?;
         Ok(Some(Self {
             public_ips,
             dry_run,
@@ -2870,14 +2961,23 @@ pub struct DescribeAvailabilityZonesRequest {
 
 impl Decode for DescribeAvailabilityZonesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllAvailabilityZones",
+                "DryRun",
+                "Filter",
+                "ZoneId",
+                "ZoneName",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let zone_names = r.list_field(at_, "ZoneName", None)?;
-        let zone_ids = r.list_field(at_, "ZoneId", None)?;
-        let all_availability_zones = r.field(at_, "AllAvailabilityZones")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        };
+        let zone_names = r.list_at(m_[4], at_, "ZoneName", None)?;
+        let zone_ids = r.list_at(m_[3], at_, "ZoneId", None)?;
+        let all_availability_zones = r.field_at(m_[0], at_, "AllAvailabilityZones")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
         Ok(Some(Self {
             zone_names,
             zone_ids,
@@ -2917,17 +3017,29 @@ pub struct DescribeImagesRequest {
 
 impl Decode for DescribeImagesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "ExecutableBy",
+                "Filter",
+                "ImageId",
+                "IncludeDeprecated",
+                "MaxResults",
+                "NextToken",
+                "Owner",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let executable_users = r.list_field(at_, "ExecutableBy", None)?;
-        let image_ids = r.list_field(at_, "ImageId", None)?;
-        let owners = r.list_field(at_, "Owner", None)?;
-        let include_deprecated = r.field(at_, "IncludeDeprecated")?;
-        let max_results = r.field(at_, "MaxResults")?;
-        let next_token = r.field(at_, "NextToken")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        };
+        let executable_users = r.list_at(m_[1], at_, "ExecutableBy", None)?;
+        let image_ids = r.list_at(m_[3], at_, "ImageId", None)?;
+        let owners = r.list_at(m_[7], at_, "Owner", None)?;
+        let include_deprecated = r.field_at(m_[4], at_, "IncludeDeprecated")?;
+        let max_results = r.field_at(m_[5], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[6], at_, "NextToken")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
         Ok(Some(Self {
             executable_users,
             image_ids,
@@ -2968,13 +3080,13 @@ pub struct DescribeInstanceAttributeRequest {
 
 impl Decode for DescribeInstanceAttributeRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "InstanceId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let instance_id = r.field(at_, "InstanceId")?;
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
         let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
-        let attribute = r.field(at_, "Attribute")?;
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
         let attribute = FormReader::required(attribute, at_, "Attribute")?;
         Ok(Some(Self {
             dry_run,
@@ -2997,15 +3109,25 @@ pub struct DescribeInstanceStatusRequest {
 
 impl Decode for DescribeInstanceStatusRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "IncludeAllInstances",
+                "InstanceId",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let instance_ids = r.list_field(at_, "InstanceId", None)?;
-        let max_results = r.field(at_, "MaxResults")?;
-        let next_token = r.field(at_, "NextToken")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
-        let include_all_instances = r.field(at_, "IncludeAllInstances")?;
+        };
+        let instance_ids = r.list_at(m_[3], at_, "InstanceId", None)?;
+        let max_results = r.field_at(m_[4], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[5], at_, "NextToken")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let include_all_instances = r.field_at(m_[2], at_, "IncludeAllInstances")?;
         Ok(Some(Self {
             instance_ids,
             max_results,
@@ -3046,14 +3168,17 @@ pub struct DescribeInstancesRequest {
 
 impl Decode for DescribeInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "InstanceId", "MaxResults", "NextToken"],
+        ) else {
             return Ok(None);
-        }
-        let instance_ids = r.list_field(at_, "InstanceId", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let instance_ids = r.list_at(m_[2], at_, "InstanceId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
         Ok(Some(Self {
             instance_ids,
             dry_run,
@@ -3093,11 +3218,20 @@ pub struct DescribeInternetGatewaysRequest {
 
 impl Decode for DescribeInternetGatewaysRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "InternetGatewayId",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3105,9 +3239,9 @@ impl Decode for DescribeInternetGatewaysRequest {
             Some(5),
             Some(1000),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let internet_gateway_ids = r.list_field(at_, "InternetGatewayId", None)?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let internet_gateway_ids = r.list_at(m_[2], at_, "InternetGatewayId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
         Ok(Some(Self {
             next_token,
             max_results,
@@ -3147,14 +3281,23 @@ pub struct DescribeKeyPairsRequest {
 
 impl Decode for DescribeKeyPairsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "IncludePublicKey",
+                "KeyName",
+                "KeyPairId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let key_names = r.list_field(at_, "KeyName", None)?;
-        let key_pair_ids = r.list_field(at_, "KeyPairId", None)?;
-        let include_public_key = r.field(at_, "IncludePublicKey")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        };
+        let key_names = r.list_at(m_[3], at_, "KeyName", None)?;
+        let key_pair_ids = r.list_at(m_[4], at_, "KeyPairId", None)?;
+        let include_public_key = r.field_at(m_[2], at_, "IncludePublicKey")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
         Ok(Some(Self {
             key_names,
             key_pair_ids,
@@ -3191,12 +3334,21 @@ pub struct DescribeNatGatewaysRequest {
 
 impl Decode for DescribeNatGatewaysRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NatGatewayId",
+                "NextToken",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let filter = r.list_field(at_, "Filter", None)?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filter = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3204,8 +3356,8 @@ impl Decode for DescribeNatGatewaysRequest {
             Some(5),
             Some(1000),
         )?;
-        let nat_gateway_ids = r.list_field(at_, "NatGatewayId", None)?;
-        let next_token = r.field(at_, "NextToken")?;
+        let nat_gateway_ids = r.list_at(m_[3], at_, "NatGatewayId", None)?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
         Ok(Some(Self {
             dry_run,
             filter,
@@ -3245,11 +3397,20 @@ pub struct DescribeNetworkAclsRequest {
 
 impl Decode for DescribeNetworkAclsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NetworkAclId",
+                "NextToken",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3257,9 +3418,9 @@ impl Decode for DescribeNetworkAclsRequest {
             Some(5),
             Some(1000),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let network_acl_ids = r.list_field(at_, "NetworkAclId", None)?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let network_acl_ids = r.list_at(m_[3], at_, "NetworkAclId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
         Ok(Some(Self {
             next_token,
             max_results,
@@ -3299,11 +3460,20 @@ pub struct DescribeNetworkInterfacesRequest {
 
 impl Decode for DescribeNetworkInterfacesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NetworkInterfaceId",
+                "NextToken",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3311,9 +3481,9 @@ impl Decode for DescribeNetworkInterfacesRequest {
             Some(5),
             Some(1000),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let network_interface_ids = r.list_field(at_, "NetworkInterfaceId", None)?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let network_interface_ids = r.list_at(m_[3], at_, "NetworkInterfaceId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
         Ok(Some(Self {
             next_token,
             max_results,
@@ -3352,13 +3522,13 @@ pub struct DescribeRegionsRequest {
 
 impl Decode for DescribeRegionsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["AllRegions", "DryRun", "Filter", "RegionName"]) else {
             return Ok(None);
-        }
-        let region_names = r.list_field(at_, "RegionName", None)?;
-        let all_regions = r.field(at_, "AllRegions")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        };
+        let region_names = r.list_at(m_[3], at_, "RegionName", None)?;
+        let all_regions = r.field_at(m_[0], at_, "AllRegions")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
         Ok(Some(Self {
             region_names,
             all_regions,
@@ -3394,11 +3564,20 @@ pub struct DescribeRouteTablesRequest {
 
 impl Decode for DescribeRouteTablesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "RouteTableId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3406,9 +3585,9 @@ impl Decode for DescribeRouteTablesRequest {
             Some(5),
             Some(100),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let route_table_ids = r.list_field(at_, "RouteTableId", None)?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let route_table_ids = r.list_at(m_[4], at_, "RouteTableId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
         Ok(Some(Self {
             next_token,
             max_results,
@@ -3448,14 +3627,23 @@ pub struct DescribeSecurityGroupRulesRequest {
 
 impl Decode for DescribeSecurityGroupRulesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "SecurityGroupRuleId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let filters = r.list_field(at_, "Filter", None)?;
-        let security_group_rule_ids = r.list_field(at_, "SecurityGroupRuleId", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let security_group_rule_ids = r.list_at(m_[4], at_, "SecurityGroupRuleId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3503,13 +3691,23 @@ pub struct DescribeSecurityGroupsRequest {
 
 impl Decode for DescribeSecurityGroupsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "GroupId",
+                "GroupName",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let group_ids = r.list_field(at_, "GroupId", None)?;
-        let group_names = r.list_field(at_, "GroupName", None)?;
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let group_ids = r.list_at(m_[2], at_, "GroupId", None)?;
+        let group_names = r.list_at(m_[3], at_, "GroupName", None)?;
+        let next_token = r.field_at(m_[5], at_, "NextToken")?;
+        let max_results = r.field_at(m_[4], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3517,8 +3715,8 @@ impl Decode for DescribeSecurityGroupsRequest {
             Some(5),
             Some(1000),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
         Ok(Some(Self {
             group_ids,
             group_names,
@@ -3559,13 +3757,16 @@ pub struct DescribeSubnetsRequest {
 
 impl Decode for DescribeSubnetsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "SubnetId"],
+        ) else {
             return Ok(None);
-        }
-        let filters = r.list_field(at_, "Filter", None)?;
-        let subnet_ids = r.list_field(at_, "SubnetId", None)?;
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let subnet_ids = r.list_at(m_[4], at_, "SubnetId", None)?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3573,7 +3774,7 @@ impl Decode for DescribeSubnetsRequest {
             Some(5),
             Some(1000),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             filters,
             subnet_ids,
@@ -3612,13 +3813,13 @@ pub struct DescribeTagsRequest {
 
 impl Decode for DescribeTagsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "Filter", "MaxResults", "NextToken"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
-        let max_results = r.field(at_, "MaxResults")?;
-        let next_token = r.field(at_, "NextToken")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
         Ok(Some(Self {
             dry_run,
             filters,
@@ -3657,14 +3858,17 @@ pub struct DescribeVolumesRequest {
 
 impl Decode for DescribeVolumesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "VolumeId"],
+        ) else {
             return Ok(None);
-        }
-        let volume_ids = r.list_field(at_, "VolumeId", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let filters = r.list_field(at_, "Filter", None)?;
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let volume_ids = r.list_at(m_[4], at_, "VolumeId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         Ok(Some(Self {
             volume_ids,
             dry_run,
@@ -3702,14 +3906,14 @@ pub struct DescribeVpcAttributeRequest {
 
 impl Decode for DescribeVpcAttributeRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "VpcId"]) else {
             return Ok(None);
-        }
-        let attribute = r.field(at_, "Attribute")?;
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
         let attribute = FormReader::required(attribute, at_, "Attribute")?;
-        let vpc_id = r.field(at_, "VpcId")?;
+        let vpc_id = r.field_at(m_[2], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             attribute,
             vpc_id,
@@ -3756,13 +3960,16 @@ pub struct DescribeVpcsRequest {
 
 impl Decode for DescribeVpcsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "VpcId"],
+        ) else {
             return Ok(None);
-        }
-        let filters = r.list_field(at_, "Filter", None)?;
-        let vpc_ids = r.list_field(at_, "VpcId", None)?;
-        let next_token = r.field(at_, "NextToken")?;
-        let max_results = r.field(at_, "MaxResults")?;
+        };
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let vpc_ids = r.list_at(m_[4], at_, "VpcId", None)?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
         r.check_range(
             max_results.map(i64::from),
             at_,
@@ -3770,7 +3977,7 @@ impl Decode for DescribeVpcsRequest {
             Some(5),
             Some(1000),
         )?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             filters,
             vpc_ids,
@@ -3808,14 +4015,14 @@ pub struct DetachInternetGatewayRequest {
 
 impl Decode for DetachInternetGatewayRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "InternetGatewayId", "VpcId"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let internet_gateway_id = r.field(at_, "InternetGatewayId")?;
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let internet_gateway_id = r.field_at(m_[1], at_, "InternetGatewayId")?;
         let internet_gateway_id =
             FormReader::required(internet_gateway_id, at_, "InternetGatewayId")?;
-        let vpc_id = r.field(at_, "VpcId")?;
+        let vpc_id = r.field_at(m_[2], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         Ok(Some(Self {
             dry_run,
@@ -3865,11 +4072,11 @@ pub struct DisassociateAddressRequest {
 
 impl Decode for DisassociateAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["AssociationId", "DryRun"]) else {
             return Ok(None);
-        }
-        let association_id = r.field(at_, "AssociationId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             association_id,
             dry_run,
@@ -3886,11 +4093,11 @@ pub struct DisassociateRouteTableRequest {
 
 impl Decode for DisassociateRouteTableRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["AssociationId", "DryRun"]) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let association_id = r.field(at_, "AssociationId")?;
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
         let association_id = FormReader::required(association_id, at_, "AssociationId")?;
         Ok(Some(Self {
             dry_run,
@@ -3963,22 +4170,39 @@ pub struct EbsBlockDevice {
 
 impl Decode for EbsBlockDevice {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "DeleteOnTermination",
+                "EbsCardIndex",
+                "Encrypted",
+                "Iops",
+                "KmsKeyId",
+                "OutpostArn",
+                "SnapshotId",
+                "Throughput",
+                "VolumeInitializationRate",
+                "VolumeSize",
+                "VolumeType",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let delete_on_termination = r.field(at_, "DeleteOnTermination")?;
-        let iops = r.field(at_, "Iops")?;
-        let snapshot_id = r.field(at_, "SnapshotId")?;
-        let volume_size = r.field(at_, "VolumeSize")?;
-        let volume_type = r.field(at_, "VolumeType")?;
-        let kms_key_id = r.field(at_, "KmsKeyId")?;
-        let throughput = r.field(at_, "Throughput")?;
-        let outpost_arn = r.field(at_, "OutpostArn")?;
-        let availability_zone = r.field(at_, "AvailabilityZone")?;
-        let encrypted = r.field(at_, "Encrypted")?;
-        let volume_initialization_rate = r.field(at_, "VolumeInitializationRate")?;
-        let availability_zone_id = r.field(at_, "AvailabilityZoneId")?;
-        let ebs_card_index = r.field(at_, "EbsCardIndex")?;
+        };
+        let delete_on_termination = r.field_at(m_[2], at_, "DeleteOnTermination")?;
+        let iops = r.field_at(m_[5], at_, "Iops")?;
+        let snapshot_id = r.field_at(m_[8], at_, "SnapshotId")?;
+        let volume_size = r.field_at(m_[11], at_, "VolumeSize")?;
+        let volume_type = r.field_at(m_[12], at_, "VolumeType")?;
+        let kms_key_id = r.field_at(m_[6], at_, "KmsKeyId")?;
+        let throughput = r.field_at(m_[9], at_, "Throughput")?;
+        let outpost_arn = r.field_at(m_[7], at_, "OutpostArn")?;
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let encrypted = r.field_at(m_[4], at_, "Encrypted")?;
+        let volume_initialization_rate = r.field_at(m_[10], at_, "VolumeInitializationRate")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        let ebs_card_index = r.field_at(m_[3], at_, "EbsCardIndex")?;
         Ok(Some(Self {
             delete_on_termination,
             iops,
@@ -4164,11 +4388,11 @@ pub struct EnaSrdSpecificationRequest {
 
 impl Decode for EnaSrdSpecificationRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["EnaSrdEnabled", "EnaSrdUdpSpecification"]) else {
             return Ok(None);
-        }
-        let ena_srd_enabled = r.field(at_, "EnaSrdEnabled")?;
-        let ena_srd_udp_specification = r.field(at_, "EnaSrdUdpSpecification")?;
+        };
+        let ena_srd_enabled = r.field_at(m_[0], at_, "EnaSrdEnabled")?;
+        let ena_srd_udp_specification = r.field_at(m_[1], at_, "EnaSrdUdpSpecification")?;
         Ok(Some(Self {
             ena_srd_enabled,
             ena_srd_udp_specification,
@@ -4184,10 +4408,10 @@ pub struct EnaSrdUdpSpecificationRequest {
 
 impl Decode for EnaSrdUdpSpecificationRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["EnaSrdUdpEnabled"]) else {
             return Ok(None);
-        }
-        let ena_srd_udp_enabled = r.field(at_, "EnaSrdUdpEnabled")?;
+        };
+        let ena_srd_udp_enabled = r.field_at(m_[0], at_, "EnaSrdUdpEnabled")?;
         Ok(Some(Self {
             ena_srd_udp_enabled,
         }))
@@ -4266,11 +4490,11 @@ pub struct Filter {
 
 impl Decode for Filter {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Name", "Value"]) else {
             return Ok(None);
-        }
-        let name = r.field(at_, "Name")?;
-        let values = r.list_field(at_, "Value", None)?;
+        };
+        let name = r.field_at(m_[0], at_, "Name")?;
+        let values = r.list_at(m_[1], at_, "Value", None)?;
         Ok(Some(Self { name, values }))
     }
 }
@@ -4425,11 +4649,11 @@ pub struct IamInstanceProfileSpecification {
 
 impl Decode for IamInstanceProfileSpecification {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Arn", "Name"]) else {
             return Ok(None);
-        }
-        let arn = r.field(at_, "Arn")?;
-        let name = r.field(at_, "Name")?;
+        };
+        let arn = r.field_at(m_[0], at_, "Arn")?;
+        let name = r.field_at(m_[1], at_, "Name")?;
         Ok(Some(Self { arn, name }))
     }
 }
@@ -4753,14 +4977,17 @@ pub struct ImportKeyPairRequest {
 
 impl Decode for ImportKeyPairRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "KeyName", "PublicKeyMaterial", "TagSpecification"],
+        ) else {
             return Ok(None);
-        }
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let key_name = r.field(at_, "KeyName")?;
+        };
+        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let key_name = r.field_at(m_[1], at_, "KeyName")?;
         let key_name = FormReader::required(key_name, at_, "KeyName")?;
-        let public_key_material = r.field(at_, "PublicKeyMaterial")?;
+        let public_key_material = r.field_at(m_[2], at_, "PublicKeyMaterial")?;
         let public_key_material =
             FormReader::required(public_key_material, at_, "PublicKeyMaterial")?;
         Ok(Some(Self {
@@ -5348,11 +5575,11 @@ pub struct InstanceIpv6Address {
 
 impl Decode for InstanceIpv6Address {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Ipv6Address", "IsPrimaryIpv6"]) else {
             return Ok(None);
-        }
-        let ipv6_address = r.field(at_, "Ipv6Address")?;
-        let is_primary_ipv6 = r.field(at_, "IsPrimaryIpv6")?;
+        };
+        let ipv6_address = r.field_at(m_[0], at_, "Ipv6Address")?;
+        let is_primary_ipv6 = r.field_at(m_[1], at_, "IsPrimaryIpv6")?;
         Ok(Some(Self {
             ipv6_address,
             is_primary_ipv6,
@@ -5486,14 +5713,23 @@ pub struct InstanceMetadataOptionsRequest {
 
 impl Decode for InstanceMetadataOptionsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "HttpEndpoint",
+                "HttpProtocolIpv6",
+                "HttpPutResponseHopLimit",
+                "HttpTokens",
+                "InstanceMetadataTags",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let http_tokens = r.field(at_, "HttpTokens")?;
-        let http_put_response_hop_limit = r.field(at_, "HttpPutResponseHopLimit")?;
-        let http_endpoint = r.field(at_, "HttpEndpoint")?;
-        let http_protocol_ipv6 = r.field(at_, "HttpProtocolIpv6")?;
-        let instance_metadata_tags = r.field(at_, "InstanceMetadataTags")?;
+        };
+        let http_tokens = r.field_at(m_[3], at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field_at(m_[2], at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field_at(m_[0], at_, "HttpEndpoint")?;
+        let http_protocol_ipv6 = r.field_at(m_[1], at_, "HttpProtocolIpv6")?;
+        let instance_metadata_tags = r.field_at(m_[4], at_, "InstanceMetadataTags")?;
         Ok(Some(Self {
             http_tokens,
             http_put_response_hop_limit,
@@ -5792,32 +6028,61 @@ pub struct InstanceNetworkInterfaceSpecification {
 
 impl Decode for InstanceNetworkInterfaceSpecification {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AssociateCarrierIpAddress",
+                "AssociatePublicIpAddress",
+                "ConnectionTrackingSpecification",
+                "DeleteOnTermination",
+                "Description",
+                "DeviceIndex",
+                "EnaQueueCount",
+                "EnaSrdSpecification",
+                "InterfaceType",
+                "Ipv4Prefix",
+                "Ipv4PrefixCount",
+                "Ipv6AddressCount",
+                "Ipv6Addresses",
+                "Ipv6Prefix",
+                "Ipv6PrefixCount",
+                "NetworkCardIndex",
+                "NetworkInterfaceId",
+                "PrimaryIpv6",
+                "PrivateIpAddress",
+                "PrivateIpAddresses",
+                "SecondaryPrivateIpAddressCount",
+                "SecurityGroupId",
+                "SubnetId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let associate_public_ip_address = r.field(at_, "AssociatePublicIpAddress")?;
-        let delete_on_termination = r.field(at_, "DeleteOnTermination")?;
-        let description = r.field(at_, "Description")?;
-        let device_index = r.field(at_, "DeviceIndex")?;
-        let groups = r.list_field(at_, "SecurityGroupId", None)?;
-        let ipv6_address_count = r.field(at_, "Ipv6AddressCount")?;
-        let ipv6_addresses = r.list_field(at_, "Ipv6Addresses", None)?;
-        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
-        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
-        let private_ip_addresses = r.list_field(at_, "PrivateIpAddresses", None)?;
-        let secondary_private_ip_address_count = r.field(at_, "SecondaryPrivateIpAddressCount")?;
-        let subnet_id = r.field(at_, "SubnetId")?;
-        let associate_carrier_ip_address = r.field(at_, "AssociateCarrierIpAddress")?;
-        let interface_type = r.field(at_, "InterfaceType")?;
-        let network_card_index = r.field(at_, "NetworkCardIndex")?;
-        let ipv4_prefixes = r.list_field(at_, "Ipv4Prefix", None)?;
-        let ipv4_prefix_count = r.field(at_, "Ipv4PrefixCount")?;
-        let ipv6_prefixes = r.list_field(at_, "Ipv6Prefix", None)?;
-        let ipv6_prefix_count = r.field(at_, "Ipv6PrefixCount")?;
-        let primary_ipv6 = r.field(at_, "PrimaryIpv6")?;
-        let ena_srd_specification = r.field(at_, "EnaSrdSpecification")?;
-        let connection_tracking_specification = r.field(at_, "ConnectionTrackingSpecification")?;
-        let ena_queue_count = r.field(at_, "EnaQueueCount")?;
+        };
+        let associate_public_ip_address = r.field_at(m_[1], at_, "AssociatePublicIpAddress")?;
+        let delete_on_termination = r.field_at(m_[3], at_, "DeleteOnTermination")?;
+        let description = r.field_at(m_[4], at_, "Description")?;
+        let device_index = r.field_at(m_[5], at_, "DeviceIndex")?;
+        let groups = r.list_at(m_[21], at_, "SecurityGroupId", None)?;
+        let ipv6_address_count = r.field_at(m_[11], at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_at(m_[12], at_, "Ipv6Addresses", None)?;
+        let network_interface_id = r.field_at(m_[16], at_, "NetworkInterfaceId")?;
+        let private_ip_address = r.field_at(m_[18], at_, "PrivateIpAddress")?;
+        let private_ip_addresses = r.list_at(m_[19], at_, "PrivateIpAddresses", None)?;
+        let secondary_private_ip_address_count =
+            r.field_at(m_[20], at_, "SecondaryPrivateIpAddressCount")?;
+        let subnet_id = r.field_at(m_[22], at_, "SubnetId")?;
+        let associate_carrier_ip_address = r.field_at(m_[0], at_, "AssociateCarrierIpAddress")?;
+        let interface_type = r.field_at(m_[8], at_, "InterfaceType")?;
+        let network_card_index = r.field_at(m_[15], at_, "NetworkCardIndex")?;
+        let ipv4_prefixes = r.list_at(m_[9], at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field_at(m_[10], at_, "Ipv4PrefixCount")?;
+        let ipv6_prefixes = r.list_at(m_[13], at_, "Ipv6Prefix", None)?;
+        let ipv6_prefix_count = r.field_at(m_[14], at_, "Ipv6PrefixCount")?;
+        let primary_ipv6 = r.field_at(m_[17], at_, "PrimaryIpv6")?;
+        let ena_srd_specification = r.field_at(m_[7], at_, "EnaSrdSpecification")?;
+        let connection_tracking_specification =
+            r.field_at(m_[2], at_, "ConnectionTrackingSpecification")?;
+        let ena_queue_count = r.field_at(m_[6], at_, "EnaQueueCount")?;
         Ok(Some(Self {
             associate_public_ip_address,
             delete_on_termination,
@@ -13516,16 +13781,27 @@ pub struct IpPermission {
 
 impl Decode for IpPermission {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "FromPort",
+                "Groups",
+                "IpProtocol",
+                "IpRanges",
+                "Ipv6Ranges",
+                "PrefixListIds",
+                "ToPort",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let ip_protocol = r.field(at_, "IpProtocol")?;
-        let from_port = r.field(at_, "FromPort")?;
-        let to_port = r.field(at_, "ToPort")?;
-        let user_id_group_pairs = r.list_field(at_, "Groups", None)?;
-        let ip_ranges = r.list_field(at_, "IpRanges", None)?;
-        let ipv6_ranges = r.list_field(at_, "Ipv6Ranges", None)?;
-        let prefix_list_ids = r.list_field(at_, "PrefixListIds", None)?;
+        };
+        let ip_protocol = r.field_at(m_[2], at_, "IpProtocol")?;
+        let from_port = r.field_at(m_[0], at_, "FromPort")?;
+        let to_port = r.field_at(m_[6], at_, "ToPort")?;
+        let user_id_group_pairs = r.list_at(m_[1], at_, "Groups", None)?;
+        let ip_ranges = r.list_at(m_[3], at_, "IpRanges", None)?;
+        let ipv6_ranges = r.list_at(m_[4], at_, "Ipv6Ranges", None)?;
+        let prefix_list_ids = r.list_at(m_[5], at_, "PrefixListIds", None)?;
         Ok(Some(Self {
             ip_protocol,
             from_port,
@@ -13562,11 +13838,11 @@ pub struct IpRange {
 
 impl Decode for IpRange {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["CidrIp", "Description"]) else {
             return Ok(None);
-        }
-        let description = r.field(at_, "Description")?;
-        let cidr_ip = r.field(at_, "CidrIp")?;
+        };
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let cidr_ip = r.field_at(m_[0], at_, "CidrIp")?;
         Ok(Some(Self {
             description,
             cidr_ip,
@@ -13639,10 +13915,10 @@ pub struct Ipv4PrefixSpecificationRequest {
 
 impl Decode for Ipv4PrefixSpecificationRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Ipv4Prefix"]) else {
             return Ok(None);
-        }
-        let ipv4_prefix = r.field(at_, "Ipv4Prefix")?;
+        };
+        let ipv4_prefix = r.field_at(m_[0], at_, "Ipv4Prefix")?;
         Ok(Some(Self { ipv4_prefix }))
     }
 }
@@ -13700,10 +13976,10 @@ pub struct Ipv6PrefixSpecificationRequest {
 
 impl Decode for Ipv6PrefixSpecificationRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Ipv6Prefix"]) else {
             return Ok(None);
-        }
-        let ipv6_prefix = r.field(at_, "Ipv6Prefix")?;
+        };
+        let ipv6_prefix = r.field_at(m_[0], at_, "Ipv6Prefix")?;
         Ok(Some(Self { ipv6_prefix }))
     }
 }
@@ -13719,11 +13995,11 @@ pub struct Ipv6Range {
 
 impl Decode for Ipv6Range {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["CidrIpv6", "Description"]) else {
             return Ok(None);
-        }
-        let description = r.field(at_, "Description")?;
-        let cidr_ipv6 = r.field(at_, "CidrIpv6")?;
+        };
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let cidr_ipv6 = r.field_at(m_[0], at_, "CidrIpv6")?;
         Ok(Some(Self {
             description,
             cidr_ipv6,
@@ -13894,24 +14170,41 @@ pub struct ModifyInstanceAttributeRequest {
 
 impl Decode for ModifyInstanceAttributeRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Attribute",
+                "DisableApiStop",
+                "DisableApiTermination",
+                "DryRun",
+                "EbsOptimized",
+                "EnaSupport",
+                "GroupId",
+                "InstanceId",
+                "InstanceInitiatedShutdownBehavior",
+                "InstanceType",
+                "SourceDestCheck",
+                "UserData",
+                "Value",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let source_dest_check = r.field(at_, "SourceDestCheck")?;
-        let disable_api_stop = r.field(at_, "DisableApiStop")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let instance_id = r.field(at_, "InstanceId")?;
+        };
+        let source_dest_check = r.field_at(m_[10], at_, "SourceDestCheck")?;
+        let disable_api_stop = r.field_at(m_[1], at_, "DisableApiStop")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let instance_id = r.field_at(m_[7], at_, "InstanceId")?;
         let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
-        let attribute = r.field(at_, "Attribute")?;
-        let value = r.field(at_, "Value")?;
-        let disable_api_termination = r.field(at_, "DisableApiTermination")?;
-        let instance_type = r.field(at_, "InstanceType")?;
-        let user_data = r.field(at_, "UserData")?;
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let value = r.field_at(m_[12], at_, "Value")?;
+        let disable_api_termination = r.field_at(m_[2], at_, "DisableApiTermination")?;
+        let instance_type = r.field_at(m_[9], at_, "InstanceType")?;
+        let user_data = r.field_at(m_[11], at_, "UserData")?;
         let instance_initiated_shutdown_behavior =
-            r.field(at_, "InstanceInitiatedShutdownBehavior")?;
-        let groups = r.list_field(at_, "GroupId", None)?;
-        let ebs_optimized = r.field(at_, "EbsOptimized")?;
-        let ena_support = r.field(at_, "EnaSupport")?;
+            r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
+        let groups = r.list_at(m_[6], at_, "GroupId", None)?;
+        let ebs_optimized = r.field_at(m_[4], at_, "EbsOptimized")?;
+        let ena_support = r.field_at(m_[5], at_, "EnaSupport")?;
         Ok(Some(Self {
             source_dest_check,
             disable_api_stop,
@@ -13944,17 +14237,28 @@ pub struct ModifyInstanceMetadataOptionsRequest {
 
 impl Decode for ModifyInstanceMetadataOptionsRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "HttpEndpoint",
+                "HttpProtocolIpv6",
+                "HttpPutResponseHopLimit",
+                "HttpTokens",
+                "InstanceId",
+                "InstanceMetadataTags",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let instance_id = r.field(at_, "InstanceId")?;
+        };
+        let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
         let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
-        let http_tokens = r.field(at_, "HttpTokens")?;
-        let http_put_response_hop_limit = r.field(at_, "HttpPutResponseHopLimit")?;
-        let http_endpoint = r.field(at_, "HttpEndpoint")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let http_protocol_ipv6 = r.field(at_, "HttpProtocolIpv6")?;
-        let instance_metadata_tags = r.field(at_, "InstanceMetadataTags")?;
+        let http_tokens = r.field_at(m_[4], at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field_at(m_[3], at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field_at(m_[1], at_, "HttpEndpoint")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let http_protocol_ipv6 = r.field_at(m_[2], at_, "HttpProtocolIpv6")?;
+        let instance_metadata_tags = r.field_at(m_[6], at_, "InstanceMetadataTags")?;
         Ok(Some(Self {
             instance_id,
             http_tokens,
@@ -13996,16 +14300,25 @@ pub struct ModifyNetworkInterfaceAttributeRequest {
 
 impl Decode for ModifyNetworkInterfaceAttributeRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Description",
+                "DryRun",
+                "NetworkInterfaceId",
+                "SecurityGroupId",
+                "SourceDestCheck",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let dry_run = r.field(at_, "DryRun")?;
-        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[2], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
-        let description = r.field(at_, "Description")?;
-        let source_dest_check = r.field(at_, "SourceDestCheck")?;
-        let groups = r.list_field(at_, "SecurityGroupId", None)?;
+        let description = r.field_at(m_[0], at_, "Description")?;
+        let source_dest_check = r.field_at(m_[4], at_, "SourceDestCheck")?;
+        let groups = r.list_at(m_[3], at_, "SecurityGroupId", None)?;
         Ok(Some(Self {
             dry_run,
             network_interface_id,
@@ -14027,15 +14340,24 @@ pub struct ModifySubnetAttributeRequest {
 
 impl Decode for ModifySubnetAttributeRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "EnableResourceNameDnsARecordOnLaunch",
+                "MapPublicIpOnLaunch",
+                "PrivateDnsHostnameTypeOnLaunch",
+                "SubnetId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let map_public_ip_on_launch = r.field(at_, "MapPublicIpOnLaunch")?;
-        let subnet_id = r.field(at_, "SubnetId")?;
+        };
+        let map_public_ip_on_launch = r.field_at(m_[1], at_, "MapPublicIpOnLaunch")?;
+        let subnet_id = r.field_at(m_[3], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
-        let private_dns_hostname_type_on_launch = r.field(at_, "PrivateDnsHostnameTypeOnLaunch")?;
+        let private_dns_hostname_type_on_launch =
+            r.field_at(m_[2], at_, "PrivateDnsHostnameTypeOnLaunch")?;
         let enable_resource_name_dns_a_record_on_launch =
-            r.field(at_, "EnableResourceNameDnsARecordOnLaunch")?;
+            r.field_at(m_[0], at_, "EnableResourceNameDnsARecordOnLaunch")?;
         Ok(Some(Self {
             map_public_ip_on_launch,
             subnet_id,
@@ -14056,15 +14378,23 @@ pub struct ModifyVpcAttributeRequest {
 
 impl Decode for ModifyVpcAttributeRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "EnableDnsHostnames",
+                "EnableDnsSupport",
+                "EnableNetworkAddressUsageMetrics",
+                "VpcId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let enable_dns_hostnames = r.field(at_, "EnableDnsHostnames")?;
-        let enable_dns_support = r.field(at_, "EnableDnsSupport")?;
-        let vpc_id = r.field(at_, "VpcId")?;
+        };
+        let enable_dns_hostnames = r.field_at(m_[0], at_, "EnableDnsHostnames")?;
+        let enable_dns_support = r.field_at(m_[1], at_, "EnableDnsSupport")?;
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let enable_network_address_usage_metrics =
-            r.field(at_, "EnableNetworkAddressUsageMetrics")?;
+            r.field_at(m_[2], at_, "EnableNetworkAddressUsageMetrics")?;
         Ok(Some(Self {
             enable_dns_hostnames,
             enable_dns_support,
@@ -15057,19 +15387,33 @@ pub struct Placement {
 
 impl Decode for Placement {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Affinity",
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "GroupId",
+                "GroupName",
+                "HostId",
+                "HostResourceGroupArn",
+                "PartitionNumber",
+                "SpreadDomain",
+                "Tenancy",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let availability_zone_id = r.field(at_, "AvailabilityZoneId")?;
-        let affinity = r.field(at_, "Affinity")?;
-        let group_name = r.field(at_, "GroupName")?;
-        let partition_number = r.field(at_, "PartitionNumber")?;
-        let host_id = r.field(at_, "HostId")?;
-        let tenancy = r.field(at_, "Tenancy")?;
-        let spread_domain = r.field(at_, "SpreadDomain")?;
-        let host_resource_group_arn = r.field(at_, "HostResourceGroupArn")?;
-        let group_id = r.field(at_, "GroupId")?;
-        let availability_zone = r.field(at_, "AvailabilityZone")?;
+        };
+        let availability_zone_id = r.field_at(m_[2], at_, "AvailabilityZoneId")?;
+        let affinity = r.field_at(m_[0], at_, "Affinity")?;
+        let group_name = r.field_at(m_[4], at_, "GroupName")?;
+        let partition_number = r.field_at(m_[7], at_, "PartitionNumber")?;
+        let host_id = r.field_at(m_[5], at_, "HostId")?;
+        let tenancy = r.field_at(m_[9], at_, "Tenancy")?;
+        let spread_domain = r.field_at(m_[8], at_, "SpreadDomain")?;
+        let host_resource_group_arn = r.field_at(m_[6], at_, "HostResourceGroupArn")?;
+        let group_id = r.field_at(m_[3], at_, "GroupId")?;
+        let availability_zone = r.field_at(m_[1], at_, "AvailabilityZone")?;
         Ok(Some(Self {
             availability_zone_id,
             affinity,
@@ -15156,11 +15500,11 @@ pub struct PrefixListId {
 
 impl Decode for PrefixListId {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Description", "PrefixListId"]) else {
             return Ok(None);
-        }
-        let description = r.field(at_, "Description")?;
-        let prefix_list_id = r.field(at_, "PrefixListId")?;
+        };
+        let description = r.field_at(m_[0], at_, "Description")?;
+        let prefix_list_id = r.field_at(m_[1], at_, "PrefixListId")?;
         Ok(Some(Self {
             description,
             prefix_list_id,
@@ -15237,11 +15581,11 @@ pub struct PrivateIpAddressSpecification {
 
 impl Decode for PrivateIpAddressSpecification {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Primary", "PrivateIpAddress"]) else {
             return Ok(None);
-        }
-        let primary = r.field(at_, "Primary")?;
-        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
+        };
+        let primary = r.field_at(m_[0], at_, "Primary")?;
+        let private_ip_address = r.field_at(m_[1], at_, "PrivateIpAddress")?;
         Ok(Some(Self {
             primary,
             private_ip_address,
@@ -15371,12 +15715,12 @@ pub struct RebootInstancesRequest {
 
 impl Decode for RebootInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId"]) else {
             return Ok(None);
-        }
-        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        };
+        let instance_ids = r.list_at(m_[1], at_, "InstanceId", None)?;
         let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             instance_ids,
             dry_run,
@@ -15464,16 +15808,30 @@ pub struct RegisterImageRequest {
 
 impl Decode for RegisterImageRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Architecture",
+                "BlockDeviceMapping",
+                "BootMode",
+                "Description",
+                "DryRun",
+                "EnaSupport",
+                "Name",
+                "RootDeviceName",
+                "TagSpecification",
+                "VirtualizationType",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let boot_mode = r.field(at_, "BootMode")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let name = r.field(at_, "Name")?;
+        };
+        let boot_mode = r.field_at(m_[2], at_, "BootMode")?;
+        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        let name = r.field_at(m_[6], at_, "Name")?;
         r.check_length(name.as_deref(), at_, "Name", Some(3), Some(128))?;
         let name = FormReader::required(name, at_, "Name")?;
-        let description = r.field(at_, "Description")?;
+        let description = r.field_at(m_[3], at_, "Description")?;
         r.check_length(
             description.as_deref(),
             at_,
@@ -15481,11 +15839,11 @@ impl Decode for RegisterImageRequest {
             Some(0),
             Some(255),
         )?;
-        let architecture = r.field(at_, "Architecture")?;
-        let root_device_name = r.field(at_, "RootDeviceName")?;
-        let block_device_mappings = r.list_field(at_, "BlockDeviceMapping", None)?;
-        let virtualization_type = r.field(at_, "VirtualizationType")?;
-        let ena_support = r.field(at_, "EnaSupport")?;
+        let architecture = r.field_at(m_[0], at_, "Architecture")?;
+        let root_device_name = r.field_at(m_[7], at_, "RootDeviceName")?;
+        let block_device_mappings = r.list_at(m_[1], at_, "BlockDeviceMapping", None)?;
+        let virtualization_type = r.field_at(m_[9], at_, "VirtualizationType")?;
+        let ena_support = r.field_at(m_[5], at_, "EnaSupport")?;
         Ok(Some(Self {
             boot_mode,
             tag_specifications,
@@ -15524,11 +15882,11 @@ pub struct ReleaseAddressRequest {
 
 impl Decode for ReleaseAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["AllocationId", "DryRun"]) else {
             return Ok(None);
-        }
-        let allocation_id = r.field(at_, "AllocationId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             allocation_id,
             dry_run,
@@ -15551,18 +15909,30 @@ pub struct ReplaceRouteRequest {
 
 impl Decode for ReplaceRouteRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DestinationCidrBlock",
+                "DryRun",
+                "GatewayId",
+                "InstanceId",
+                "LocalTarget",
+                "NatGatewayId",
+                "NetworkInterfaceId",
+                "RouteTableId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let local_target = r.field(at_, "LocalTarget")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let route_table_id = r.field(at_, "RouteTableId")?;
+        };
+        let local_target = r.field_at(m_[4], at_, "LocalTarget")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[7], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
-        let destination_cidr_block = r.field(at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field(at_, "GatewayId")?;
-        let instance_id = r.field(at_, "InstanceId")?;
-        let network_interface_id = r.field(at_, "NetworkInterfaceId")?;
-        let nat_gateway_id = r.field(at_, "NatGatewayId")?;
+        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
+        let gateway_id = r.field_at(m_[2], at_, "GatewayId")?;
+        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[6], at_, "NetworkInterfaceId")?;
+        let nat_gateway_id = r.field_at(m_[5], at_, "NatGatewayId")?;
         Ok(Some(Self {
             local_target,
             dry_run,
@@ -16227,18 +16597,30 @@ pub struct RevokeSecurityGroupEgressRequest {
 
 impl Decode for RevokeSecurityGroupEgressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrIp",
+                "DryRun",
+                "FromPort",
+                "GroupId",
+                "IpPermissions",
+                "IpProtocol",
+                "SecurityGroupRuleId",
+                "ToPort",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let security_group_rule_ids = r.list_field(at_, "SecurityGroupRuleId", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let group_id = r.field(at_, "GroupId")?;
+        };
+        let security_group_rule_ids = r.list_at(m_[6], at_, "SecurityGroupRuleId", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let group_id = r.field_at(m_[3], at_, "GroupId")?;
         let group_id = FormReader::required(group_id, at_, "GroupId")?;
-        let ip_protocol = r.field(at_, "IpProtocol")?;
-        let from_port = r.field(at_, "FromPort")?;
-        let to_port = r.field(at_, "ToPort")?;
-        let cidr_ip = r.field(at_, "CidrIp")?;
-        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
+        let ip_protocol = r.field_at(m_[5], at_, "IpProtocol")?;
+        let from_port = r.field_at(m_[2], at_, "FromPort")?;
+        let to_port = r.field_at(m_[7], at_, "ToPort")?;
+        let cidr_ip = r.field_at(m_[0], at_, "CidrIp")?;
+        let ip_permissions = r.list_at(m_[4], at_, "IpPermissions", None)?;
         Ok(Some(Self {
             security_group_rule_ids,
             dry_run,
@@ -16296,18 +16678,31 @@ pub struct RevokeSecurityGroupIngressRequest {
 
 impl Decode for RevokeSecurityGroupIngressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrIp",
+                "DryRun",
+                "FromPort",
+                "GroupId",
+                "GroupName",
+                "IpPermissions",
+                "IpProtocol",
+                "SecurityGroupRuleId",
+                "ToPort",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let cidr_ip = r.field(at_, "CidrIp")?;
-        let from_port = r.field(at_, "FromPort")?;
-        let group_id = r.field(at_, "GroupId")?;
-        let group_name = r.field(at_, "GroupName")?;
-        let ip_permissions = r.list_field(at_, "IpPermissions", None)?;
-        let ip_protocol = r.field(at_, "IpProtocol")?;
-        let to_port = r.field(at_, "ToPort")?;
-        let security_group_rule_ids = r.list_field(at_, "SecurityGroupRuleId", None)?;
-        let dry_run = r.field(at_, "DryRun")?;
+        };
+        let cidr_ip = r.field_at(m_[0], at_, "CidrIp")?;
+        let from_port = r.field_at(m_[2], at_, "FromPort")?;
+        let group_id = r.field_at(m_[3], at_, "GroupId")?;
+        let group_name = r.field_at(m_[4], at_, "GroupName")?;
+        let ip_permissions = r.list_at(m_[5], at_, "IpPermissions", None)?;
+        let ip_protocol = r.field_at(m_[6], at_, "IpProtocol")?;
+        let to_port = r.field_at(m_[8], at_, "ToPort")?;
+        let security_group_rule_ids = r.list_at(m_[7], at_, "SecurityGroupRuleId", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             cidr_ip,
             from_port,
@@ -16714,11 +17109,11 @@ pub struct RunInstancesMonitoringEnabled {
 
 impl Decode for RunInstancesMonitoringEnabled {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Enabled", "MetricCategoryId"]) else {
             return Ok(None);
-        }
-        let metric_category_ids = r.list_field(at_, "MetricCategoryId", None)?;
-        let enabled = r.field(at_, "Enabled")?;
+        };
+        let metric_category_ids = r.list_at(m_[1], at_, "MetricCategoryId", None)?;
+        let enabled = r.field_at(m_[0], at_, "Enabled")?;
         let enabled = FormReader::required(enabled, at_, "Enabled")?;
         Ok(Some(Self {
             metric_category_ids,
@@ -16757,35 +17152,62 @@ pub struct RunInstancesRequest {
 
 impl Decode for RunInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "BlockDeviceMapping",
+                "ClientToken",
+                "DisableApiStop",
+                "DisableApiTermination",
+                "DryRun",
+                "EbsOptimized",
+                "IamInstanceProfile",
+                "ImageId",
+                "InstanceInitiatedShutdownBehavior",
+                "InstanceType",
+                "KeyName",
+                "MaxCount",
+                "MetadataOptions",
+                "MinCount",
+                "Monitoring",
+                "NetworkInterface",
+                "Placement",
+                "PrivateIpAddress",
+                "SecurityGroup",
+                "SecurityGroupId",
+                "SubnetId",
+                "TagSpecification",
+                "UserData",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let block_device_mappings = r.list_field(at_, "BlockDeviceMapping", None)?;
-        let image_id = r.field(at_, "ImageId")?;
-        let instance_type = r.field(at_, "InstanceType")?;
-        let key_name = r.field(at_, "KeyName")?;
-        let max_count = r.field(at_, "MaxCount")?;
+        };
+        let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
+        let image_id = r.field_at(m_[7], at_, "ImageId")?;
+        let instance_type = r.field_at(m_[9], at_, "InstanceType")?;
+        let key_name = r.field_at(m_[10], at_, "KeyName")?;
+        let max_count = r.field_at(m_[11], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field(at_, "MinCount")?;
+        let min_count = r.field_at(m_[13], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field(at_, "Monitoring")?;
-        let placement = r.field(at_, "Placement")?;
-        let security_group_ids = r.list_field(at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_field(at_, "SecurityGroup", None)?;
-        let subnet_id = r.field(at_, "SubnetId")?;
-        let user_data = r.field(at_, "UserData")?;
-        let tag_specifications = r.list_field(at_, "TagSpecification", None)?;
-        let metadata_options = r.field(at_, "MetadataOptions")?;
-        let disable_api_stop = r.field(at_, "DisableApiStop")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let disable_api_termination = r.field(at_, "DisableApiTermination")?;
+        let monitoring = r.field_at(m_[14], at_, "Monitoring")?;
+        let placement = r.field_at(m_[16], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[19], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[18], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[20], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[22], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[21], at_, "TagSpecification", None)?;
+        let metadata_options = r.field_at(m_[12], at_, "MetadataOptions")?;
+        let disable_api_stop = r.field_at(m_[2], at_, "DisableApiStop")?;
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
-            r.field(at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field(at_, "PrivateIpAddress")?;
-        let client_token = r.field(at_, "ClientToken")?;
-        let network_interfaces = r.list_field(at_, "NetworkInterface", None)?;
-        let iam_instance_profile = r.field(at_, "IamInstanceProfile")?;
-        let ebs_optimized = r.field(at_, "EbsOptimized")?;
+            r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
+        let private_ip_address = r.field_at(m_[17], at_, "PrivateIpAddress")?;
+        let client_token = r.field_at(m_[1], at_, "ClientToken")?;
+        let network_interfaces = r.list_at(m_[15], at_, "NetworkInterface", None)?;
+        let iam_instance_profile = r.field_at(m_[6], at_, "IamInstanceProfile")?;
+        let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
         Ok(Some(Self {
             block_device_mappings,
             image_id,
@@ -16962,10 +17384,10 @@ pub struct SecureBlobAttributeValue {
 
 impl Decode for SecureBlobAttributeValue {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Value"]) else {
             return Ok(None);
-        }
-        let value = r.field(at_, "Value")?;
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
         Ok(Some(Self { value }))
     }
 }
@@ -17233,12 +17655,12 @@ pub struct StartInstancesRequest {
 
 impl Decode for StartInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId"]) else {
             return Ok(None);
-        }
-        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        };
+        let instance_ids = r.list_at(m_[1], at_, "InstanceId", None)?;
         let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             instance_ids,
             dry_run,
@@ -17354,13 +17776,13 @@ pub struct StopInstancesRequest {
 
 impl Decode for StopInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "Force", "InstanceId"]) else {
             return Ok(None);
-        }
-        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        };
+        let instance_ids = r.list_at(m_[2], at_, "InstanceId", None)?;
         let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
-        let dry_run = r.field(at_, "DryRun")?;
-        let force = r.field(at_, "Force")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let force = r.field_at(m_[1], at_, "Force")?;
         Ok(Some(Self {
             instance_ids,
             dry_run,
@@ -17682,11 +18104,11 @@ pub struct Tag {
 
 impl Decode for Tag {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Key", "Value"]) else {
             return Ok(None);
-        }
-        let key = r.field(at_, "Key")?;
-        let value = r.field(at_, "Value")?;
+        };
+        let key = r.field_at(m_[0], at_, "Key")?;
+        let value = r.field_at(m_[1], at_, "Value")?;
         Ok(Some(Self { key, value }))
     }
 }
@@ -17731,11 +18153,11 @@ pub struct TagSpecification {
 
 impl Decode for TagSpecification {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["ResourceType", "Tag"]) else {
             return Ok(None);
-        }
-        let resource_type = r.field(at_, "ResourceType")?;
-        let tags = r.list_field(at_, "Tag", None)?;
+        };
+        let resource_type = r.field_at(m_[0], at_, "ResourceType")?;
+        let tags = r.list_at(m_[1], at_, "Tag", None)?;
         Ok(Some(Self {
             resource_type,
             tags,
@@ -17787,12 +18209,12 @@ pub struct TerminateInstancesRequest {
 
 impl Decode for TerminateInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId"]) else {
             return Ok(None);
-        }
-        let instance_ids = r.list_field(at_, "InstanceId", None)?;
+        };
+        let instance_ids = r.list_at(m_[1], at_, "InstanceId", None)?;
         let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
-        let dry_run = r.field(at_, "DryRun")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             instance_ids,
             dry_run,
@@ -17862,16 +18284,27 @@ pub struct UserIdGroupPair {
 
 impl Decode for UserIdGroupPair {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Description",
+                "GroupId",
+                "GroupName",
+                "PeeringStatus",
+                "UserId",
+                "VpcId",
+                "VpcPeeringConnectionId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let description = r.field(at_, "Description")?;
-        let user_id = r.field(at_, "UserId")?;
-        let group_name = r.field(at_, "GroupName")?;
-        let group_id = r.field(at_, "GroupId")?;
-        let vpc_id = r.field(at_, "VpcId")?;
-        let vpc_peering_connection_id = r.field(at_, "VpcPeeringConnectionId")?;
-        let peering_status = r.field(at_, "PeeringStatus")?;
+        };
+        let description = r.field_at(m_[0], at_, "Description")?;
+        let user_id = r.field_at(m_[4], at_, "UserId")?;
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
+        let group_id = r.field_at(m_[1], at_, "GroupId")?;
+        let vpc_id = r.field_at(m_[5], at_, "VpcId")?;
+        let vpc_peering_connection_id = r.field_at(m_[6], at_, "VpcPeeringConnectionId")?;
+        let peering_status = r.field_at(m_[3], at_, "PeeringStatus")?;
         Ok(Some(Self {
             description,
             user_id,

@@ -68,14 +68,17 @@ pub struct AccessLog {
 
 impl Decode for AccessLog {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &["EmitInterval", "Enabled", "S3BucketName", "S3BucketPrefix"],
+        ) else {
             return Ok(None);
-        }
-        let enabled = r.field(at_, "Enabled")?;
+        };
+        let enabled = r.field_at(m_[1], at_, "Enabled")?;
         let enabled = FormReader::required(enabled, at_, "Enabled")?;
-        let s3_bucket_name = r.field(at_, "S3BucketName")?;
-        let emit_interval = r.field(at_, "EmitInterval")?;
-        let s3_bucket_prefix = r.field(at_, "S3BucketPrefix")?;
+        let s3_bucket_name = r.field_at(m_[2], at_, "S3BucketName")?;
+        let emit_interval = r.field_at(m_[0], at_, "EmitInterval")?;
+        let s3_bucket_prefix = r.field_at(m_[3], at_, "S3BucketPrefix")?;
         Ok(Some(Self {
             enabled,
             s3_bucket_name,
@@ -104,13 +107,13 @@ pub struct AddTagsInput {
 
 impl Decode for AddTagsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerNames", "Tags"]) else {
             return Ok(None);
-        }
-        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
+        };
+        let load_balancer_names = r.list_at(m_[0], at_, "LoadBalancerNames", Some("member"))?;
         let load_balancer_names =
             FormReader::required(load_balancer_names, at_, "LoadBalancerNames")?;
-        let tags = r.list_field(at_, "Tags", Some("member"))?;
+        let tags = r.list_at(m_[1], at_, "Tags", Some("member"))?;
         r.check_count(tags.as_ref().map(Vec::len), at_, "Tags", Some(1), None)?;
         let tags = FormReader::required(tags, at_, "Tags")?;
         Ok(Some(Self {
@@ -140,12 +143,12 @@ pub struct AdditionalAttribute {
 
 impl Decode for AdditionalAttribute {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Key", "Value"]) else {
             return Ok(None);
-        }
-        let key = r.field(at_, "Key")?;
+        };
+        let key = r.field_at(m_[0], at_, "Key")?;
         r.check_length(key.as_deref(), at_, "Key", None, Some(256))?;
-        let value = r.field(at_, "Value")?;
+        let value = r.field_at(m_[1], at_, "Value")?;
         r.check_length(value.as_deref(), at_, "Value", None, Some(256))?;
         Ok(Some(Self { key, value }))
     }
@@ -185,12 +188,12 @@ pub struct ApplySecurityGroupsToLoadBalancerInput {
 
 impl Decode for ApplySecurityGroupsToLoadBalancerInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerName", "SecurityGroups"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let security_groups = r.list_field(at_, "SecurityGroups", Some("member"))?;
+        let security_groups = r.list_at(m_[1], at_, "SecurityGroups", Some("member"))?;
         let security_groups = FormReader::required(security_groups, at_, "SecurityGroups")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -222,12 +225,12 @@ pub struct AttachLoadBalancerToSubnetsInput {
 
 impl Decode for AttachLoadBalancerToSubnetsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerName", "Subnets"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let subnets = r.list_field(at_, "Subnets", Some("member"))?;
+        let subnets = r.list_at(m_[1], at_, "Subnets", Some("member"))?;
         let subnets = FormReader::required(subnets, at_, "Subnets")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -276,12 +279,12 @@ pub struct ConfigureHealthCheckInput {
 
 impl Decode for ConfigureHealthCheckInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["HealthCheck", "LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let health_check = r.field(at_, "HealthCheck")?;
+        let health_check = r.field_at(m_[0], at_, "HealthCheck")?;
         let health_check = FormReader::required(health_check, at_, "HealthCheck")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -314,12 +317,12 @@ pub struct ConnectionDraining {
 
 impl Decode for ConnectionDraining {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Enabled", "Timeout"]) else {
             return Ok(None);
-        }
-        let enabled = r.field(at_, "Enabled")?;
+        };
+        let enabled = r.field_at(m_[0], at_, "Enabled")?;
         let enabled = FormReader::required(enabled, at_, "Enabled")?;
-        let timeout = r.field(at_, "Timeout")?;
+        let timeout = r.field_at(m_[1], at_, "Timeout")?;
         Ok(Some(Self { enabled, timeout }))
     }
 }
@@ -340,10 +343,10 @@ pub struct ConnectionSettings {
 
 impl Decode for ConnectionSettings {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["IdleTimeout"]) else {
             return Ok(None);
-        }
-        let idle_timeout = r.field(at_, "IdleTimeout")?;
+        };
+        let idle_timeout = r.field_at(m_[0], at_, "IdleTimeout")?;
         r.check_range(
             idle_timeout.map(i64::from),
             at_,
@@ -377,18 +380,29 @@ pub struct CreateAccessPointInput {
 
 impl Decode for CreateAccessPointInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZones",
+                "Listeners",
+                "LoadBalancerName",
+                "Scheme",
+                "SecurityGroups",
+                "Subnets",
+                "Tags",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[2], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let listeners = r.list_field(at_, "Listeners", Some("member"))?;
+        let listeners = r.list_at(m_[1], at_, "Listeners", Some("member"))?;
         let listeners = FormReader::required(listeners, at_, "Listeners")?;
-        let availability_zones = r.list_field(at_, "AvailabilityZones", Some("member"))?;
-        let subnets = r.list_field(at_, "Subnets", Some("member"))?;
-        let security_groups = r.list_field(at_, "SecurityGroups", Some("member"))?;
-        let scheme = r.field(at_, "Scheme")?;
-        let tags = r.list_field(at_, "Tags", Some("member"))?;
+        let availability_zones = r.list_at(m_[0], at_, "AvailabilityZones", Some("member"))?;
+        let subnets = r.list_at(m_[5], at_, "Subnets", Some("member"))?;
+        let security_groups = r.list_at(m_[4], at_, "SecurityGroups", Some("member"))?;
+        let scheme = r.field_at(m_[3], at_, "Scheme")?;
+        let tags = r.list_at(m_[6], at_, "Tags", Some("member"))?;
         r.check_count(tags.as_ref().map(Vec::len), at_, "Tags", Some(1), None)?;
         Ok(Some(Self {
             load_balancer_name,
@@ -425,12 +439,12 @@ pub struct CreateLoadBalancerListenerInput {
 
 impl Decode for CreateLoadBalancerListenerInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Listeners", "LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let listeners = r.list_field(at_, "Listeners", Some("member"))?;
+        let listeners = r.list_at(m_[0], at_, "Listeners", Some("member"))?;
         let listeners = FormReader::required(listeners, at_, "Listeners")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -456,10 +470,10 @@ pub struct CrossZoneLoadBalancing {
 
 impl Decode for CrossZoneLoadBalancing {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Enabled"]) else {
             return Ok(None);
-        }
-        let enabled = r.field(at_, "Enabled")?;
+        };
+        let enabled = r.field_at(m_[0], at_, "Enabled")?;
         let enabled = FormReader::required(enabled, at_, "Enabled")?;
         Ok(Some(Self { enabled }))
     }
@@ -480,10 +494,10 @@ pub struct DeleteAccessPointInput {
 
 impl Decode for DeleteAccessPointInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
         Ok(Some(Self { load_balancer_name }))
     }
@@ -507,12 +521,12 @@ pub struct DeleteLoadBalancerListenerInput {
 
 impl Decode for DeleteLoadBalancerListenerInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerName", "LoadBalancerPorts"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let load_balancer_ports = r.list_field(at_, "LoadBalancerPorts", Some("member"))?;
+        let load_balancer_ports = r.list_at(m_[1], at_, "LoadBalancerPorts", Some("member"))?;
         let load_balancer_ports =
             FormReader::required(load_balancer_ports, at_, "LoadBalancerPorts")?;
         Ok(Some(Self {
@@ -540,12 +554,12 @@ pub struct DeregisterEndPointsInput {
 
 impl Decode for DeregisterEndPointsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Instances", "LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let instances = r.list_field(at_, "Instances", Some("member"))?;
+        let instances = r.list_at(m_[0], at_, "Instances", Some("member"))?;
         let instances = FormReader::required(instances, at_, "Instances")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -578,12 +592,12 @@ pub struct DescribeAccessPointsInput {
 
 impl Decode for DescribeAccessPointsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerNames", "Marker", "PageSize"]) else {
             return Ok(None);
-        }
-        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
-        let marker = r.field(at_, "Marker")?;
-        let page_size = r.field(at_, "PageSize")?;
+        };
+        let load_balancer_names = r.list_at(m_[0], at_, "LoadBalancerNames", Some("member"))?;
+        let marker = r.field_at(m_[1], at_, "Marker")?;
+        let page_size = r.field_at(m_[2], at_, "PageSize")?;
         r.check_range(
             page_size.map(i64::from),
             at_,
@@ -629,12 +643,12 @@ pub struct DescribeEndPointStateInput {
 
 impl Decode for DescribeEndPointStateInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Instances", "LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let instances = r.list_field(at_, "Instances", Some("member"))?;
+        let instances = r.list_at(m_[0], at_, "Instances", Some("member"))?;
         Ok(Some(Self {
             load_balancer_name,
             instances,
@@ -664,10 +678,10 @@ pub struct DescribeLoadBalancerAttributesInput {
 
 impl Decode for DescribeLoadBalancerAttributesInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
         Ok(Some(Self { load_balancer_name }))
     }
@@ -695,10 +709,10 @@ pub struct DescribeTagsInput {
 
 impl Decode for DescribeTagsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerNames"]) else {
             return Ok(None);
-        }
-        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
+        };
+        let load_balancer_names = r.list_at(m_[0], at_, "LoadBalancerNames", Some("member"))?;
         r.check_count(
             load_balancer_names.as_ref().map(Vec::len),
             at_,
@@ -737,12 +751,12 @@ pub struct DetachLoadBalancerFromSubnetsInput {
 
 impl Decode for DetachLoadBalancerFromSubnetsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerName", "Subnets"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let subnets = r.list_field(at_, "Subnets", Some("member"))?;
+        let subnets = r.list_at(m_[1], at_, "Subnets", Some("member"))?;
         let subnets = FormReader::required(subnets, at_, "Subnets")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -777,18 +791,27 @@ pub struct HealthCheck {
 
 impl Decode for HealthCheck {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "HealthyThreshold",
+                "Interval",
+                "Target",
+                "Timeout",
+                "UnhealthyThreshold",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let target = r.field(at_, "Target")?;
+        };
+        let target = r.field_at(m_[2], at_, "Target")?;
         let target = FormReader::required(target, at_, "Target")?;
-        let interval = r.field(at_, "Interval")?;
+        let interval = r.field_at(m_[1], at_, "Interval")?;
         r.check_range(interval.map(i64::from), at_, "Interval", Some(5), Some(300))?;
         let interval = FormReader::required(interval, at_, "Interval")?;
-        let timeout = r.field(at_, "Timeout")?;
+        let timeout = r.field_at(m_[3], at_, "Timeout")?;
         r.check_range(timeout.map(i64::from), at_, "Timeout", Some(2), Some(60))?;
         let timeout = FormReader::required(timeout, at_, "Timeout")?;
-        let unhealthy_threshold = r.field(at_, "UnhealthyThreshold")?;
+        let unhealthy_threshold = r.field_at(m_[4], at_, "UnhealthyThreshold")?;
         r.check_range(
             unhealthy_threshold.map(i64::from),
             at_,
@@ -798,7 +821,7 @@ impl Decode for HealthCheck {
         )?;
         let unhealthy_threshold =
             FormReader::required(unhealthy_threshold, at_, "UnhealthyThreshold")?;
-        let healthy_threshold = r.field(at_, "HealthyThreshold")?;
+        let healthy_threshold = r.field_at(m_[0], at_, "HealthyThreshold")?;
         r.check_range(
             healthy_threshold.map(i64::from),
             at_,
@@ -837,10 +860,10 @@ pub struct Instance {
 
 impl Decode for Instance {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["InstanceId"]) else {
             return Ok(None);
-        }
-        let instance_id = r.field(at_, "InstanceId")?;
+        };
+        let instance_id = r.field_at(m_[0], at_, "InstanceId")?;
         Ok(Some(Self { instance_id }))
     }
 }
@@ -906,15 +929,24 @@ pub struct Listener {
 
 impl Decode for Listener {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "InstancePort",
+                "InstanceProtocol",
+                "LoadBalancerPort",
+                "Protocol",
+                "SSLCertificateId",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let protocol = r.field(at_, "Protocol")?;
+        };
+        let protocol = r.field_at(m_[3], at_, "Protocol")?;
         let protocol = FormReader::required(protocol, at_, "Protocol")?;
-        let load_balancer_port = r.field(at_, "LoadBalancerPort")?;
+        let load_balancer_port = r.field_at(m_[2], at_, "LoadBalancerPort")?;
         let load_balancer_port = FormReader::required(load_balancer_port, at_, "LoadBalancerPort")?;
-        let instance_protocol = r.field(at_, "InstanceProtocol")?;
-        let instance_port = r.field(at_, "InstancePort")?;
+        let instance_protocol = r.field_at(m_[1], at_, "InstanceProtocol")?;
+        let instance_port = r.field_at(m_[0], at_, "InstancePort")?;
         r.check_range(
             instance_port.map(i64::from),
             at_,
@@ -923,7 +955,7 @@ impl Decode for Listener {
             Some(65535),
         )?;
         let instance_port = FormReader::required(instance_port, at_, "InstancePort")?;
-        let ssl_certificate_id = r.field(at_, "SSLCertificateId")?;
+        let ssl_certificate_id = r.field_at(m_[4], at_, "SSLCertificateId")?;
         Ok(Some(Self {
             protocol,
             load_balancer_port,
@@ -979,14 +1011,24 @@ pub struct LoadBalancerAttributes {
 
 impl Decode for LoadBalancerAttributes {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AccessLog",
+                "AdditionalAttributes",
+                "ConnectionDraining",
+                "ConnectionSettings",
+                "CrossZoneLoadBalancing",
+            ],
+        ) else {
             return Ok(None);
-        }
-        let cross_zone_load_balancing = r.field(at_, "CrossZoneLoadBalancing")?;
-        let access_log = r.field(at_, "AccessLog")?;
-        let connection_draining = r.field(at_, "ConnectionDraining")?;
-        let connection_settings = r.field(at_, "ConnectionSettings")?;
-        let additional_attributes = r.list_field(at_, "AdditionalAttributes", Some("member"))?;
+        };
+        let cross_zone_load_balancing = r.field_at(m_[4], at_, "CrossZoneLoadBalancing")?;
+        let access_log = r.field_at(m_[0], at_, "AccessLog")?;
+        let connection_draining = r.field_at(m_[2], at_, "ConnectionDraining")?;
+        let connection_settings = r.field_at(m_[3], at_, "ConnectionSettings")?;
+        let additional_attributes =
+            r.list_at(m_[1], at_, "AdditionalAttributes", Some("member"))?;
         r.check_count(
             additional_attributes.as_ref().map(Vec::len),
             at_,
@@ -1099,12 +1141,12 @@ pub struct ModifyLoadBalancerAttributesInput {
 
 impl Decode for ModifyLoadBalancerAttributesInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerAttributes", "LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let load_balancer_attributes = r.field(at_, "LoadBalancerAttributes")?;
+        let load_balancer_attributes = r.field_at(m_[0], at_, "LoadBalancerAttributes")?;
         let load_balancer_attributes =
             FormReader::required(load_balancer_attributes, at_, "LoadBalancerAttributes")?;
         Ok(Some(Self {
@@ -1168,12 +1210,12 @@ pub struct RegisterEndPointsInput {
 
 impl Decode for RegisterEndPointsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Instances", "LoadBalancerName"]) else {
             return Ok(None);
-        }
-        let load_balancer_name = r.field(at_, "LoadBalancerName")?;
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
         let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
-        let instances = r.list_field(at_, "Instances", Some("member"))?;
+        let instances = r.list_at(m_[0], at_, "Instances", Some("member"))?;
         let instances = FormReader::required(instances, at_, "Instances")?;
         Ok(Some(Self {
             load_balancer_name,
@@ -1205,13 +1247,13 @@ pub struct RemoveTagsInput {
 
 impl Decode for RemoveTagsInput {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["LoadBalancerNames", "Tags"]) else {
             return Ok(None);
-        }
-        let load_balancer_names = r.list_field(at_, "LoadBalancerNames", Some("member"))?;
+        };
+        let load_balancer_names = r.list_at(m_[0], at_, "LoadBalancerNames", Some("member"))?;
         let load_balancer_names =
             FormReader::required(load_balancer_names, at_, "LoadBalancerNames")?;
-        let tags = r.list_field(at_, "Tags", Some("member"))?;
+        let tags = r.list_at(m_[1], at_, "Tags", Some("member"))?;
         r.check_count(tags.as_ref().map(Vec::len), at_, "Tags", Some(1), None)?;
         let tags = FormReader::required(tags, at_, "Tags")?;
         Ok(Some(Self {
@@ -1257,13 +1299,13 @@ pub struct Tag {
 
 impl Decode for Tag {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Key", "Value"]) else {
             return Ok(None);
-        }
-        let key = r.field(at_, "Key")?;
+        };
+        let key = r.field_at(m_[0], at_, "Key")?;
         r.check_length(key.as_deref(), at_, "Key", Some(1), Some(128))?;
         let key = FormReader::required(key, at_, "Key")?;
-        let value = r.field(at_, "Value")?;
+        let value = r.field_at(m_[1], at_, "Value")?;
         r.check_length(value.as_deref(), at_, "Value", Some(0), Some(256))?;
         Ok(Some(Self { key, value }))
     }
@@ -1302,10 +1344,10 @@ pub struct TagKeyOnly {
 
 impl Decode for TagKeyOnly {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        if !r.has_prefix(at_) {
+        let Some(m_) = r.members(at_, &["Key"]) else {
             return Ok(None);
-        }
-        let key = r.field(at_, "Key")?;
+        };
+        let key = r.field_at(m_[0], at_, "Key")?;
         r.check_length(key.as_deref(), at_, "Key", Some(1), Some(128))?;
         Ok(Some(Self { key }))
     }

@@ -10,14 +10,15 @@ pub mod xml;
 /// `from_wire`.
 macro_rules! wire_enum {
     ($t:ty) => {
-        impl $crate::protocol::query::Decode for $t {
-            fn decode(
-                r: &mut $crate::protocol::query::FormReader,
-                key: &str,
-            ) -> Result<Option<Self>, $crate::protocol::error::ApiError> {
-                r.enum_value(key, <$t>::from_wire, <$t>::VALUES)
+        impl $crate::protocol::query::Scalar for $t {
+            fn parse(
+                raw: String,
+                key: $crate::protocol::query::KeyText<'_>,
+            ) -> Result<Self, $crate::protocol::error::ApiError> {
+                $crate::protocol::query::enum_scalar(raw, key, <$t>::from_wire, <$t>::VALUES)
             }
         }
+        $crate::protocol::query::scalar_decode!($t);
         impl $crate::protocol::xml::Encode for $t {
             fn encode(&self, w: &mut $crate::protocol::xml::XmlWriter, name: &str) {
                 w.plain(name, self.as_str());

@@ -32,6 +32,11 @@ const ENVELOPE_KEYS: [&str; 15] = [
     "Expires",
 ];
 
+/// Where `Action` is in [`ENVELOPE_KEYS`].
+const ACTION: usize = 0;
+/// Where `Version` is in [`ENVELOPE_KEYS`].
+const VERSION: usize = 1;
+
 /// One item of a list, as [`FormReader::list_items`] finds it.
 #[derive(Debug)]
 struct ListItem {
@@ -113,19 +118,52 @@ pub enum Constraint {
 pub trait Decode: Sized {
     /// Reads the value at `key` (a structure: every key under `key.`); `None` when absent.
     fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError>;
+
+    /// Reads the member `name` of the structure (or the item `name` of the list) at `at`,
+    /// which the reader has `found`: the key is built only when the value is more than the
+    /// one parameter there.
+    fn decode_member(
+        r: &mut FormReader,
+        found: Found,
+        at: &str,
+        name: &str,
+    ) -> Result<Option<Self>, ApiError> {
+        let mut buf = [0u8; 256];
+        match join_into(&mut buf, at, name) {
+            Some(key) => Self::decode_item(r, found, key),
+            None => Self::decode_item(r, found, &join(at, name)),
+        }
+    }
+
+    /// Reads the value at `key`, which the reader has `found` (a list's item, or a member
+    /// whose key is built).
+    fn decode_item(r: &mut FormReader, found: Found, key: &str) -> Result<Option<Self>, ApiError> {
+        r.hit = Some(found.index);
+        Self::decode(r, key)
+    }
+}
+
+/// A member that a request gives, as [`FormReader::members`] finds it: its first untaken
+/// parameter (its own key, or the first under it), and whether that is its own key. Only the
+/// reader makes one, for the reader that holds that parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct Found {
+    /// Where the parameter is in the reader's `params`.
+    index: usize,
+    /// Whether its key is the member's own (not one under it).
+    own: bool,
 }
 
 /// `at.name` (or `name` at the root) written into `buf`, when it fits: the key of a member
 /// whose presence is checked before it is read, without an allocation for the many members a
 /// request leaves out.
 fn join_into<'b>(buf: &'b mut [u8; 256], at: &str, name: &str) -> Option<&'b str> {
-    use std::io::Write;
-    let mut w: &mut [u8] = buf.as_mut_slice();
     let dot: &[u8] = if at.is_empty() { b"" } else { b"." };
-    w.write_all(at.as_bytes()).ok()?;
-    w.write_all(dot).ok()?;
-    w.write_all(name.as_bytes()).ok()?;
-    let len = 256 - w.len();
+    let mut len = 0;
+    for part in [at.as_bytes(), dot, name.as_bytes()] {
+        buf.get_mut(len..len + part.len())?.copy_from_slice(part);
+        len += part.len();
+    }
     std::str::from_utf8(buf.get(..len)?).ok()
 }
 
@@ -246,11 +284,11 @@ fn envelope_value(index: usize, raw: &[u8]) -> Cow<'static, str> {
     let known = Some(raw)
         .filter(|raw| raw.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-'))
         .and_then(|raw| std::str::from_utf8(raw).ok())
-        .and_then(|v| match ENVELOPE_KEYS.get(index) {
-            Some(&"Action") => ec2::Action::from_name(v)
+        .and_then(|v| match index {
+            ACTION => ec2::Action::from_name(v)
                 .map(|a| a.name())
                 .or_else(|| elb::Action::from_name(v).map(|a| a.name())),
-            Some(&"Version") => [ec2::API_VERSION, elb::API_VERSION]
+            VERSION => [ec2::API_VERSION, elb::API_VERSION]
                 .into_iter()
                 .find(|known| *known == v),
             _ => None,
@@ -424,7 +462,14 @@ impl FormReader {
 
     /// The range of `params` under `at.` when it is one of the scopes kept.
     fn cached_scope(&self, at: &str) -> Option<(usize, usize)> {
-        self.scopes.iter().flatten().find_map(|&(lo, hi, len)| {
+        // The newest first: a list keeps its item's range just before the item is read.
+        let mut newest = (1..=SCOPES).filter_map(|back| {
+            self.scopes
+                .get((self.next_scope + SCOPES - back) % SCOPES)
+                .copied()
+                .flatten()
+        });
+        newest.find_map(|(lo, hi, len)| {
             // A non-empty range of keys under `x.`, with `x` as long as `at`, whose first key
             // starts with `at`, is `at`'s.
             let first = self.params.get(lo).map(|p| self.key(p).as_bytes());
@@ -584,20 +629,23 @@ impl FormReader {
             .any(|k| k.len() == at.len() || k.as_bytes().get(at.len()) == Some(&b'.'))
     }
 
-    /// Whether any parameter is the member `name` of `at`, or lies under it.
-    fn has_member(&mut self, at: &str, name: &str) -> bool {
+    /// The member `name` of `at` as the request gives it: its first untaken parameter, the
+    /// member's own key or one under it; `None` when no untaken key is either.
+    fn member_index(&mut self, at: &str, name: &str) -> Option<Found> {
         // Nothing left to read (a describe without parameters, or a request whose members
         // were all read): no search per member.
         if self.left == 0 {
-            return false;
+            return None;
         }
-        if at.is_empty() {
-            return self.has_prefix(name);
-        }
-        let Some((lo, hi)) = self.scope_of(at) else {
-            return false;
+        let (lo, hi, skip) = if at.is_empty() {
+            if !self.has_prefix(name) {
+                return None;
+            }
+            (0, self.params.len(), 0)
+        } else {
+            let (lo, hi) = self.scope_of(at)?;
+            (lo, hi, at.len() + 1)
         };
-        let skip = at.len() + 1;
         let under = self.params.get(lo..hi).unwrap_or_default();
         let text = self.text.as_str();
         fn rest(k: &str, skip: usize) -> &[u8] {
@@ -605,7 +653,7 @@ impl FormReader {
         }
         let name = name.as_bytes();
         let start = under.partition_point(|p| rest(spanned(text, p.key), skip) < name);
-        let found = under
+        under
             .get(start..)
             .unwrap_or_default()
             .iter()
@@ -613,9 +661,106 @@ impl FormReader {
             .position(|p| {
                 let r = rest(spanned(text, p.key), skip);
                 p.value.is_some() && (r.len() == name.len() || r.get(name.len()) == Some(&b'.'))
-            });
-        self.hit = found.map(|i| lo + start + i);
-        found.is_some()
+            })
+            .map(|i| {
+                let index = lo + start + i;
+                let own = self
+                    .params
+                    .get(index)
+                    .is_some_and(|p| p.key.1 - p.key.0 == skip + name.len());
+                Found { index, own }
+            })
+    }
+
+    /// Whether any parameter is the member `name` of `at`, or lies under it.
+    #[cfg(test)]
+    fn has_member(&mut self, at: &str, name: &str) -> bool {
+        self.member_index(at, name).is_some()
+    }
+
+    /// The members of the structure at `at` that the request gives, each where
+    /// [`member_index`](Self::member_index) would find it, in one pass over the structure's
+    /// keys: `names` are the keys of its members, sorted (none holds a dot). `None` when no
+    /// untaken key is `at` or lies under it (the root, `at` empty, is always there).
+    pub fn members<const N: usize>(
+        &mut self,
+        at: &str,
+        names: &[&str; N],
+    ) -> Option<[Option<Found>; N]> {
+        let mut found = [None; N];
+        let (lo, hi, skip) = if at.is_empty() {
+            (0, self.params.len(), 0)
+        } else if self.left == 0 {
+            return None;
+        } else {
+            match self.scope_of(at) {
+                Some((lo, hi)) => (lo, hi, at.len() + 1),
+                // Only `at` itself can be there (and is, when untaken).
+                None => {
+                    let own = self
+                        .position(at)
+                        .and_then(|i| self.params.get(i))
+                        .is_some_and(|p| p.value.is_some());
+                    return own.then_some(found);
+                }
+            }
+        };
+        let text = self.text.as_str();
+        // The last member found, and its key: the keys under one member lie together, so a
+        // key that starts with it is under it, without a search.
+        let mut last: Option<(usize, &[u8])> = None;
+        let mut any = false;
+        for (index, p) in (lo..).zip(self.params.get(lo..hi).unwrap_or_default()) {
+            if p.value.is_none() {
+                continue;
+            }
+            any = true;
+            let rest = spanned(text, p.key)
+                .as_bytes()
+                .get(skip..)
+                .unwrap_or_default();
+            if let Some((_, name)) = last
+                && let Some(after) = rest.strip_prefix(name)
+                && after.first().is_none_or(|b| *b == b'.')
+            {
+                continue;
+            }
+            let seg = match rest.iter().position(|b| *b == b'.') {
+                Some(dot) => rest.get(..dot).unwrap_or_default(),
+                None => rest,
+            };
+            last = None;
+            if let Ok(j) = names.binary_search_by(|n| n.as_bytes().cmp(seg))
+                && let Some(slot) = found.get_mut(j)
+            {
+                if slot.is_none() {
+                    *slot = Some(Found {
+                        index,
+                        own: seg.len() == rest.len(),
+                    });
+                }
+                last = Some((j, seg));
+            }
+        }
+        if !any && !at.is_empty() {
+            let own = self
+                .position(at)
+                .and_then(|i| self.params.get(i))
+                .is_some_and(|p| p.value.is_some());
+            return own.then_some(found);
+        }
+        Some(found)
+    }
+
+    /// The value of the parameter `found`, taken, when it is the member's own key (a scalar
+    /// has no keys under it).
+    pub fn take_found(&mut self, found: Found) -> Option<String> {
+        if !found.own {
+            return None;
+        }
+        let value = self.params.get_mut(found.index)?.value.take()?;
+        self.left -= 1;
+        Some(spanned(&self.text, value).to_owned())
     }
 
     /// How many parameters lie under `at.` (the members of a list such as `InstanceId`).
@@ -628,15 +773,23 @@ impl FormReader {
 
     /// Reads member `name` of the structure at `at`.
     pub fn field<T: Decode>(&mut self, at: &str, name: &str) -> Result<Option<T>, ApiError> {
-        // Nothing at or under the key: absent, without walking the member's own members (a
-        // request sets few of the many its model allows).
-        if !self.has_member(at, name) {
-            return Ok(None);
-        }
-        let mut buf = [0u8; 256];
-        match join_into(&mut buf, at, name) {
-            Some(key) => T::decode(self, key),
-            None => T::decode(self, &join(at, name)),
+        let found = self.member_index(at, name);
+        self.field_at(found, at, name)
+    }
+
+    /// Reads member `name` of the structure at `at`, which [`members`](Self::members) found
+    /// (or not: absent).
+    pub fn field_at<T: Decode>(
+        &mut self,
+        found: Option<Found>,
+        at: &str,
+        name: &str,
+    ) -> Result<Option<T>, ApiError> {
+        match found {
+            // Nothing at or under the key: absent, without walking the member's own members
+            // (a request sets few of the many its model allows).
+            None => Ok(None),
+            Some(found) => T::decode_member(self, found, at, name),
         }
     }
 
@@ -648,42 +801,69 @@ impl FormReader {
         name: &str,
         item: Option<&str>,
     ) -> Result<Option<Vec<T>>, ApiError> {
-        if !self.has_member(at, name) {
+        let found = self.member_index(at, name);
+        self.list_at(found, at, name, item)
+    }
+
+    /// Reads the list member `name` of the structure at `at`, which
+    /// [`members`](Self::members) found (or not: absent), as
+    /// [`list_field`](Self::list_field) does.
+    pub fn list_at<T: Decode>(
+        &mut self,
+        found: Option<Found>,
+        at: &str,
+        name: &str,
+        item: Option<&str>,
+    ) -> Result<Option<Vec<T>>, ApiError> {
+        let Some(found) = found else {
             return Ok(None);
-        }
-        // One key, grown and cut back: `at.name`, `.item` after it (awsQuery), then `.N`.
-        let mut key = join(at, name);
-        let base = key.len();
-        if let Some(item) = item {
-            key.push('.');
-            key.push_str(item);
-        }
-        let prefix = key.len();
+        };
         let mut present = false;
-        for (end, applies) in [(base, true), (prefix, item.is_some())] {
-            let k = key.get(..end).unwrap_or_default();
-            if applies && self.peek(k).is_some_and(str::is_empty) {
-                self.take(k);
+        // A bare `name=`: the member's own key, the first of its keys when untaken.
+        if found.own
+            && self
+                .params
+                .get(found.index)
+                .and_then(|p| p.value)
+                .is_some_and(|(start, end)| start == end)
+        {
+            self.take_found(found);
+            present = true;
+        }
+        // `name.item.N` (awsQuery), or `name.N`.
+        let mut prefix = join(at, name);
+        if let Some(item) = item {
+            prefix.push('.');
+            prefix.push_str(item);
+            if self.peek(&prefix).is_some_and(str::is_empty) {
+                self.take(&prefix);
                 present = true;
             }
         }
-        key.push('.');
-        let items = self.list_items(&key);
+        prefix.push('.');
+        let items = self.list_items(&prefix, found.index);
         if items.is_empty() && !present {
             return Ok(None);
         }
+        // One key, `prefix.N`, its index cut and written again for each item.
+        let mut key = prefix;
+        let dotted = key.len();
         let mut out = Vec::with_capacity(items.len());
         for item in items {
-            key.truncate(prefix + 1);
-            push_index(&mut key, item.index);
             // Where the item's keys are is known: its decoding searches for none of them.
-            if let Some(at) = item.exact {
-                self.hit = Some(at);
-            }
+            let (own, first) = match (item.exact, item.under) {
+                (Some(at), _) => (true, at),
+                (None, Some((lo, _))) => (false, lo),
+                // Only another spelling of the index (`+1`) is there: not the item's key.
+                (None, None) => continue,
+            };
+            key.truncate(dotted);
+            push_index(&mut key, item.index);
             if let Some((lo, hi)) = item.under {
                 self.keep_scope(lo, hi, key.len());
             }
-            if let Some(v) = T::decode(self, &key)? {
+            let found = Found { index: first, own };
+            if let Some(v) = T::decode_item(self, found, &key)? {
                 out.push(v);
             }
         }
@@ -693,8 +873,14 @@ impl FormReader {
     /// The items of the list whose keys start with `dotted` (`name.`, or `name.item.`), in the
     /// order of their indices: each index given by an untaken key (`dotted` then a number
     /// without leading zeros, alone or before a dot), with where its keys are in `params`.
-    fn list_items(&self, dotted: &str) -> Vec<ListItem> {
-        let start = self.params.partition_point(|p| self.key(p) < dotted);
+    /// Keys before `from` are not looked at: none of them is untaken and under `dotted`.
+    fn list_items(&self, dotted: &str, from: usize) -> Vec<ListItem> {
+        let start = from
+            + self
+                .params
+                .get(from..)
+                .unwrap_or_default()
+                .partition_point(|p| self.key(p) < dotted);
         let mut items: Vec<ListItem> = Vec::new();
         let under = self.params.get(start..).unwrap_or_default();
         for (at, p) in (start..).zip(under) {
@@ -834,34 +1020,6 @@ impl FormReader {
         Ok(())
     }
 
-    /// Reads an enum value, rejecting anything outside the model's values.
-    pub fn enum_value<T>(
-        &mut self,
-        key: &str,
-        parse: fn(&str) -> Option<T>,
-        values: &[&str],
-    ) -> Result<Option<T>, ApiError> {
-        let Some(raw) = self.take(key) else {
-            return Ok(None);
-        };
-        match parse(&raw) {
-            Some(v) => Ok(Some(v)),
-            None => {
-                let shown: Vec<&str> = values.iter().take(20).copied().collect();
-                let more = if values.len() > shown.len() {
-                    ", ..."
-                } else {
-                    ""
-                };
-                Err(ApiError::invalid_parameter(
-                    key,
-                    &raw,
-                    &format!("Valid values: {}{more}", shown.join(", ")),
-                ))
-            }
-        }
-    }
-
     /// Fails with `NotImplemented` when the request sets a member fakeaws does not serve.
     pub fn reject_unsupported(&self, op: &str, keys: &[&str]) -> Result<(), ApiError> {
         match keys.iter().find(|k| self.has_prefix(k)) {
@@ -881,89 +1039,163 @@ impl FormReader {
     }
 }
 
-fn parsed<T: std::str::FromStr>(
-    r: &mut FormReader,
-    key: &str,
-    what: &str,
-) -> Result<Option<T>, ApiError> {
-    match r.take(key) {
-        None => Ok(None),
-        Some(raw) => raw
-            .trim()
-            .parse::<T>()
-            .map(Some)
-            .map_err(|_| ApiError::invalid_parameter(key, &raw, &format!("Expected {what}."))),
+/// Where a value was read, for the errors that name it: a key as given, or the member `name`
+/// of the structure at `at` (joined only when an error names it).
+#[derive(Debug, Clone, Copy)]
+pub enum KeyText<'a> {
+    /// A whole key.
+    Whole(&'a str),
+    /// The member `.1` of the structure (or list) at `.0`.
+    Member(&'a str, &'a str),
+}
+
+impl KeyText<'_> {
+    /// The key as text.
+    pub fn text(&self) -> Cow<'_, str> {
+        match *self {
+            KeyText::Whole(key) => Cow::Borrowed(key),
+            KeyText::Member(at, name) => Cow::Owned(join(at, name)),
+        }
     }
 }
 
-impl Decode for String {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        Ok(r.take(key))
+/// A value that is one parameter (a string, a number, a boolean, a timestamp, a blob, an
+/// enum): read from its raw text.
+pub trait Scalar: Sized {
+    /// The value `raw` stands for; `key` names it when it stands for none.
+    fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError>;
+}
+
+/// The scalar `raw` stands for, when there is one; `key` names it when it stands for none.
+pub fn scalar<T: Scalar>(raw: Option<String>, key: KeyText<'_>) -> Result<Option<T>, ApiError> {
+    raw.map(|raw| T::parse(raw, key)).transpose()
+}
+
+/// Implements [`Decode`] for a [`Scalar`]: its value is the one parameter at its key.
+macro_rules! scalar_decode {
+    ($t:ty) => {
+        impl $crate::protocol::query::Decode for $t {
+            fn decode(
+                r: &mut $crate::protocol::query::FormReader,
+                key: &str,
+            ) -> Result<Option<Self>, $crate::protocol::error::ApiError> {
+                use $crate::protocol::query::{KeyText, scalar};
+                scalar(r.take(key), KeyText::Whole(key))
+            }
+
+            fn decode_member(
+                r: &mut $crate::protocol::query::FormReader,
+                found: $crate::protocol::query::Found,
+                at: &str,
+                name: &str,
+            ) -> Result<Option<Self>, $crate::protocol::error::ApiError> {
+                use $crate::protocol::query::{KeyText, scalar};
+                scalar(r.take_found(found), KeyText::Member(at, name))
+            }
+
+            fn decode_item(
+                r: &mut $crate::protocol::query::FormReader,
+                found: $crate::protocol::query::Found,
+                key: &str,
+            ) -> Result<Option<Self>, $crate::protocol::error::ApiError> {
+                use $crate::protocol::query::{KeyText, scalar};
+                scalar(r.take_found(found), KeyText::Whole(key))
+            }
+        }
+    };
+}
+pub(crate) use scalar_decode;
+
+/// `raw` (trimmed) as a `T`, or `InvalidParameterValue` saying it was expected to be `what`.
+fn parsed<T: std::str::FromStr>(raw: String, key: KeyText<'_>, what: &str) -> Result<T, ApiError> {
+    raw.trim()
+        .parse::<T>()
+        .map_err(|_| ApiError::invalid_parameter(&key.text(), &raw, &format!("Expected {what}.")))
+}
+
+impl Scalar for String {
+    fn parse(raw: String, _key: KeyText<'_>) -> Result<Self, ApiError> {
+        Ok(raw)
     }
 }
 
-impl Decode for i32 {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        parsed(r, key, "an integer")
-    }
+/// Implements [`Scalar`] for number types, each read as `FromStr` reads it.
+macro_rules! number_scalar {
+    ($($t:ty: $what:literal),*) => {$(
+        impl Scalar for $t {
+            fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError> {
+                parsed(raw, key, $what)
+            }
+        }
+    )*};
 }
+number_scalar!(i32: "an integer", i64: "an integer", f64: "a number", f32: "a number");
 
-impl Decode for i64 {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        parsed(r, key, "an integer")
-    }
-}
-
-impl Decode for f64 {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        parsed(r, key, "a number")
-    }
-}
-
-impl Decode for f32 {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        parsed(r, key, "a number")
-    }
-}
-
-impl Decode for bool {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        match r.take(key) {
-            None => Ok(None),
-            Some(raw) if raw.eq_ignore_ascii_case("true") => Ok(Some(true)),
-            Some(raw) if raw.eq_ignore_ascii_case("false") => Ok(Some(false)),
-            Some(raw) => Err(ApiError::invalid_parameter(
-                key,
+impl Scalar for bool {
+    fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError> {
+        if raw.eq_ignore_ascii_case("true") {
+            Ok(true)
+        } else if raw.eq_ignore_ascii_case("false") {
+            Ok(false)
+        } else {
+            Err(ApiError::invalid_parameter(
+                &key.text(),
                 &raw,
                 "Expected true or false.",
-            )),
+            ))
         }
     }
 }
 
-impl Decode for DateTime {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        match r.take(key) {
-            None => Ok(None),
-            Some(raw) => DateTime::from_str(&raw, Format::DateTimeWithOffset)
-                .or_else(|_| DateTime::from_str(&raw, Format::EpochSeconds))
-                .map(Some)
-                .map_err(|_| {
-                    ApiError::invalid_parameter(key, &raw, "Expected an ISO 8601 timestamp.")
-                }),
-        }
+impl Scalar for DateTime {
+    fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError> {
+        DateTime::from_str(&raw, Format::DateTimeWithOffset)
+            .or_else(|_| DateTime::from_str(&raw, Format::EpochSeconds))
+            .map_err(|_| {
+                ApiError::invalid_parameter(&key.text(), &raw, "Expected an ISO 8601 timestamp.")
+            })
     }
 }
 
-impl Decode for Blob {
-    fn decode(r: &mut FormReader, key: &str) -> Result<Option<Self>, ApiError> {
-        match r.take(key) {
-            None => Ok(None),
-            Some(raw) => aws_smithy_types::base64::decode(raw.trim())
-                .map(|b| Some(Blob::new(b)))
-                .map_err(|_| ApiError::invalid_parameter(key, "(blob)", "Expected base64.")),
-        }
+impl Scalar for Blob {
+    fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError> {
+        aws_smithy_types::base64::decode(raw.trim())
+            .map(Blob::new)
+            .map_err(|_| ApiError::invalid_parameter(&key.text(), "(blob)", "Expected base64."))
     }
+}
+
+scalar_decode!(String);
+scalar_decode!(i32);
+scalar_decode!(i64);
+scalar_decode!(f64);
+scalar_decode!(f32);
+scalar_decode!(bool);
+scalar_decode!(DateTime);
+scalar_decode!(Blob);
+
+/// An enum's value: one of `values` (the model's), as `parse` reads it; anything else is
+/// `InvalidParameterValue` listing (the first twenty of) them.
+pub fn enum_scalar<T>(
+    raw: String,
+    key: KeyText<'_>,
+    parse: fn(&str) -> Option<T>,
+    values: &[&str],
+) -> Result<T, ApiError> {
+    if let Some(v) = parse(&raw) {
+        return Ok(v);
+    }
+    let shown: Vec<&str> = values.iter().take(20).copied().collect();
+    let more = if values.len() > shown.len() {
+        ", ..."
+    } else {
+        ""
+    };
+    Err(ApiError::invalid_parameter(
+        &key.text(),
+        &raw,
+        &format!("Valid values: {}{more}", shown.join(", ")),
+    ))
 }
 
 #[cfg(test)]
@@ -1018,6 +1250,42 @@ mod tests {
                         .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
                 });
                 proptest::prop_assert_eq!(r.has_member(&at, &name), expected, "{} {}", at, name);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A structure's members found in one pass are what looking each up finds: the same
+        /// parameter, or none; and the structure is there when and only when an untaken key
+        /// is it or lies under it (the root always).
+        #[test]
+        fn members_found_together_are_found_one_by_one(
+            keys in proptest::collection::vec("[AB.1/-]{0,6}", 0..12),
+            taken in proptest::collection::vec(0usize..12, 0..4),
+            ats in proptest::collection::vec("[AB.1/-]{0,3}", 1..6),
+        ) {
+            let mut r = FormReader::from_pairs(keys.iter().map(|k| (k.as_str(), "v")));
+            for i in taken {
+                if let Some(k) = keys.get(i) {
+                    r.take(k);
+                }
+            }
+            let names = ["A", "AB", "B", "B1", "BA"];
+            for at in ats {
+                let together = r.members(&at, &names);
+                let there = at.is_empty() || r.has_prefix(&at);
+                proptest::prop_assert_eq!(together.is_some(), there, "{}", at);
+                let Some(together) = together else { continue };
+                for (name, found) in names.iter().zip(together) {
+                    let alone = r.member_index(&at, name);
+                    proptest::prop_assert_eq!(
+                        found.map(|f| (f.index, f.own)),
+                        alone.map(|f| (f.index, f.own)),
+                        "{} {}",
+                        at,
+                        name
+                    );
+                }
             }
         }
     }
@@ -1176,6 +1444,12 @@ mod tests {
             push_index(&mut key, n);
             assert_eq!(key, format!("Tag.{n}"));
         }
+    }
+
+    #[test]
+    fn the_envelope_names_are_where_their_constants_say() {
+        assert_eq!(ENVELOPE_KEYS.get(ACTION), Some(&"Action"));
+        assert_eq!(ENVELOPE_KEYS.get(VERSION), Some(&"Version"));
     }
 
     #[test]

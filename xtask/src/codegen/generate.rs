@@ -263,6 +263,23 @@ impl<'a> Generator<'a> {
             .filter(|(m, _)| top_level.as_ref().is_none_or(|s| s.contains(m)))
             .collect();
 
+        // The input keys of the members, sorted: what a structure's decoder looks its
+        // members up by (`FormReader::members`), each by its place in this list.
+        let mut keys: Vec<String> = if is_input {
+            included
+                .iter()
+                .map(|(m, member)| self.input_key(m, member))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        keys.sort();
+        if let Some(k) = keys.iter().find(|k| k.contains('.')) {
+            bail!("{name}: the input key {k} holds a dot");
+        }
+        if keys.windows(2).any(|w| w[0] == w[1]) {
+            bail!("{name}: two members share an input key");
+        }
         let mut fields = String::new();
         let mut decode = String::new();
         let mut encode = String::new();
@@ -296,6 +313,7 @@ impl<'a> Generator<'a> {
             let tshape = self.shape(target)?;
             if is_input {
                 let key = self.input_key(mname, member);
+                let slot = keys.binary_search(&key).ok().context("member key")?;
                 let read = if tshape["type"] == "list" {
                     let item = match self.protocol {
                         Protocol::Ec2 => "None".to_string(),
@@ -306,9 +324,9 @@ impl<'a> Generator<'a> {
                                 .unwrap_or("member")
                         ),
                     };
-                    format!("r.list_field(at_, {key:?}, {item})?")
+                    format!("r.list_at(m_[{slot}], at_, {key:?}, {item})?")
                 } else {
-                    format!("r.field(at_, {key:?})?")
+                    format!("r.field_at(m_[{slot}], at_, {key:?})?")
                 };
                 let _ = writeln!(decode, "        let {field} = {read};");
                 if let Some(check) = constraint_check(tshape, &field, &key) {
@@ -353,12 +371,15 @@ impl<'a> Generator<'a> {
         );
         if is_input {
             let names: Vec<String> = included.iter().map(|(m, _)| field_name(m)).collect();
+            let keys: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
+            let found = if keys.is_empty() { "_" } else { "m_" };
             let _ = writeln!(
                 self.out,
                 "impl Decode for {ty} {{\n    \
                  fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {{\n        \
-                 if !r.has_prefix(at_) {{ return Ok(None); }}\n{decode}        \
+                 let Some({found}) = r.members(at_, &[{}]) else {{ return Ok(None); }};\n{decode}        \
                  Ok(Some(Self {{ {} }}))\n    }}\n}}\n",
+                keys.join(", "),
                 names.join(", ")
             );
         }
