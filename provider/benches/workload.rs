@@ -16,6 +16,13 @@
 //! work; the floor itself is the HTTP layer and the kernel (socket reads and writes, thread
 //! wakeups), which no handler can spend less than.
 //!
+//! The clusters of a pass are measured in batches, then the floor in as many batches of as
+//! many calls, and every figure is the median of its batches': the machine's speed drifts
+//! (another VM on the host, its own housekeeping), and a burst of noise moves one batch
+//! rather than the figure. (The floor's batches do not alternate with the fake's: a batch
+//! that follows the floor's finds the fake's code and data cold, which measured about 10%
+//! more server CPU per call than the same batches run back to back.)
+//!
 //! With each, how many times per call the server's threads were preempted (taken off their
 //! CPU while they still had work, `nonvoluntary_ctxt_switches`), beside the floor's: a thread
 //! preempted mid-call resumes later with colder caches, and on two cores that happens more
@@ -138,39 +145,65 @@ fn peak_rss_mib() -> f64 {
     kib / 1024.0
 }
 
-/// Server CPU per call, in ms, of `calls` DescribeVpcs made one after another through the SDK
-/// against the fake's HTTP stack answering each with a canned answer; and how many times per
-/// call the server's threads were preempted.
-fn floor_cpu_per_call(client: &tokio::runtime::Runtime, calls: usize) -> (f64, f64) {
-    const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
-                        SignedHeaders=host, Signature=0";
-    let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
-        Some(AUTH),
-        b"",
-        b"Action=DescribeVpcs&Version=2016-11-15",
-    );
-    assert_eq!(answer.status, 200, "{}", answer.body);
-    let body = axum::body::Bytes::from(answer.body);
-    let canned = axum::Router::new().fallback(move |_body: axum::body::Bytes| {
-        let body = body.clone();
-        async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
-    });
-    let server = runtime(FLOOR_THREADS);
-    let addr = server.block_on(fakeaws::server::spawn_app(canned)).unwrap();
-    let endpoint = format!("http://{addr}");
-    let clients = Clients::for_endpoint(&endpoint, "us-east-1");
-    let describe = |n: usize| {
+/// The floor: the fake's HTTP stack (`fakeaws::server::serve_app`) on a runtime of its own,
+/// answering every request with a canned DescribeVpcs answer, and an SDK client for it.
+struct Floor {
+    _server: tokio::runtime::Runtime,
+    clients: Clients,
+}
+
+impl Floor {
+    fn start() -> Self {
+        const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
+                            SignedHeaders=host, Signature=0";
+        let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
+            Some(AUTH),
+            b"",
+            b"Action=DescribeVpcs&Version=2016-11-15",
+        );
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let body = axum::body::Bytes::from(answer.body);
+        let canned = axum::Router::new().fallback(move |_body: axum::body::Bytes| {
+            let body = body.clone();
+            async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
+        });
+        let server = runtime(FLOOR_THREADS);
+        let addr = server.block_on(fakeaws::server::spawn_app(canned)).unwrap();
+        Floor {
+            _server: server,
+            clients: Clients::for_endpoint(&format!("http://{addr}"), "us-east-1"),
+        }
+    }
+
+    /// `n` DescribeVpcs made one after another on `client`.
+    fn describe(&self, client: &tokio::runtime::Runtime, n: usize) {
         client.block_on(async {
             for _ in 0..n {
-                let out = clients.ec2.describe_vpcs().send().await.unwrap();
+                let out = self.clients.ec2.describe_vpcs().send().await.unwrap();
                 assert_eq!(out.vpcs().len(), 1);
             }
         })
-    };
-    describe(100);
-    let before = Used::now(FLOOR_THREADS);
-    describe(calls);
-    before.per_call_since(FLOOR_THREADS, calls)
+    }
+
+    /// Server CPU per call, in ms, of `calls` made on `client`; and how many times per call
+    /// the server's threads were preempted.
+    fn per_call(&self, client: &tokio::runtime::Runtime, calls: usize) -> (f64, f64) {
+        let before = Used::now(FLOOR_THREADS);
+        self.describe(client, calls);
+        before.per_call_since(FLOOR_THREADS, calls)
+    }
+}
+
+/// The median of `values` (the mean of the middle two when their number is even).
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// One request as the SDK sent it: its `Authorization` header, query string and body.
@@ -241,12 +274,21 @@ fn replay(requests: &[Recorded], rounds: usize) {
     }
 }
 
-/// One client's pass over the workload: `rounds` clusters up and down.
+/// One client's pass over the workload: `rounds` clusters up and down, in batches, then as
+/// many calls to the floor in as many batches.
 struct Pass {
-    /// Server CPU per call, in ms.
+    /// Server CPU per call, in ms: the median of the batches'.
     per_call: f64,
-    /// How many times per call the server's threads were preempted.
+    /// The floor's server CPU per call, in ms: the median of its batches'.
+    floor: f64,
+    /// The fake above its floor, in ms: the difference of the two medians.
+    above_floor: f64,
+    /// How many times per call the server's threads were preempted (over all batches).
     preempted_per_call: f64,
+    /// The same of the floor's.
+    floor_preempted_per_call: f64,
+    /// How many batches the figures are the medians of.
+    batches: usize,
     /// Calls the fake answered (its call log).
     logged: usize,
     /// The fake's own time per call from its log, in ms.
@@ -257,9 +299,19 @@ struct Pass {
     calls_per_cluster: u64,
 }
 
-/// Runs the workload on `client` against `fake`: a warm-up cluster (connections, the zone
-/// lookup, the allocator), then `rounds` measured ones. Prints where the fake's time went.
-fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize) -> Pass {
+/// How many batches a pass's clusters are measured in: the figures are their medians, so
+/// that a burst of the machine's noise moves one batch, not the figure.
+const BATCHES: usize = 8;
+
+/// Runs the workload on `client` against `fake`, and as many calls against `floor`: a
+/// warm-up (connections, the zone lookup, the allocator), then `rounds` measured clusters
+/// in [`BATCHES`] batches. Prints where the fake's time went.
+fn pass(
+    client: &tokio::runtime::Runtime,
+    fake: &fakeaws::FakeAws,
+    floor: &Floor,
+    rounds: usize,
+) -> Pass {
     let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
     let a = ClusterActuator::new(clients.clone());
     let spec = example();
@@ -271,17 +323,39 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
     };
     once();
     let calls_before = fake.fake().calls().len();
-    let before = Used::now(SERVER_THREADS);
-    let started = Instant::now();
-    for _ in 0..rounds {
-        once();
+    let batches = BATCHES.min(rounds);
+    let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
+    let (mut preempted, mut floor_preempted) = (0.0, 0.0);
+    let mut wall = std::time::Duration::ZERO;
+    for batch in 0..batches {
+        let clusters = rounds / batches + usize::from(batch < rounds % batches);
+        let logged_before = fake.fake().calls().len();
+        let before = Used::now(SERVER_THREADS);
+        let started = Instant::now();
+        for _ in 0..clusters {
+            once();
+        }
+        wall += started.elapsed();
+        // The call log keeps the latest 100,000 calls: far more than these rounds make.
+        let calls = fake.fake().calls().len() - logged_before;
+        let (cpu, pre) = before.per_call_since(SERVER_THREADS, calls.max(1));
+        ours.push(cpu);
+        sizes.push(calls.max(1));
+        preempted += pre * calls as f64;
     }
-    let wall = started.elapsed();
-    // The call log keeps the latest 100,000 calls: far more than these rounds make.
+    // The floor, batch for batch: as many calls as each of the fake's batches answered.
+    // (After the fake's, not between them: a batch that follows the floor's finds the fake's
+    // code and data cold, which costs it more than a workload of its own would.)
+    floor.describe(client, 100);
+    for calls in sizes {
+        let (floor_cpu, floor_pre) = floor.per_call(client, calls);
+        floors.push(floor_cpu);
+        floor_preempted += floor_pre * calls as f64;
+    }
     let log = fake.fake().calls();
     let log = &log[calls_before..];
     let logged = log.len();
-    let (per_call, preempted_per_call) = before.per_call_since(SERVER_THREADS, logged.max(1));
+    let per_call = median(&ours);
     assert!(
         logged > 0 && per_call > 0.0,
         "no calls or no server CPU measured"
@@ -305,9 +379,14 @@ fn pass(client: &tokio::runtime::Runtime, fake: &fakeaws::FakeAws, rounds: usize
             100.0 * *micros as f64 / handled.max(1) as f64
         );
     }
+    eprintln!("server CPU per call by batch (ms), fake: {ours:.4?}; floor: {floors:.4?}");
     Pass {
         per_call,
-        preempted_per_call,
+        floor: median(&floors),
+        above_floor: per_call - median(&floors),
+        preempted_per_call: preempted / logged.max(1) as f64,
+        floor_preempted_per_call: floor_preempted / logged.max(1) as f64,
+        batches,
         logged,
         handled_per_call: handled as f64 / 1e3 / logged as f64,
         wall_per_cluster: wall.as_secs_f64() * 1e3 / rounds as f64,
@@ -332,18 +411,20 @@ fn main() {
     let server = runtime(SERVER_THREADS);
     let fake = server.block_on(fakeaws::spawn()).unwrap();
 
-    // The provider as it runs: its runtime's two workers.
+    // The provider as it runs: its runtime's two workers. (Each client has a floor of its
+    // own: an SDK client's connections live on the runtime that made them.)
     let client = runtime("provider");
-    let p = pass(&client, &fake, rounds);
+    let p = pass(&client, &fake, &Floor::start(), rounds);
     let logged = p.logged;
     println!(
-        "figure\tworkload_server_cpu_per_call\t{:.4}\tms ({logged} calls, {rounds} clusters)\t<= 0.05",
-        p.per_call
+        "figure\tworkload_server_cpu_per_call\t{:.4}\tms (median of {} batches; {logged} calls, \
+         {rounds} clusters)\t<= 0.05",
+        p.per_call, p.batches
     );
-    let (floor, floor_preempted) = floor_cpu_per_call(&client, logged);
     println!(
-        "figure\tworkload_floor_cpu_per_call\t{floor:.4}\tms (the HTTP stack answering a canned \
-         DescribeVpcs, {logged} SDK calls)\t-"
+        "figure\tworkload_floor_cpu_per_call\t{:.4}\tms (the HTTP stack answering a canned \
+         DescribeVpcs, as many SDK calls after each batch; median)\t-",
+        p.floor
     );
     println!(
         "figure\tworkload_fake_time_per_call\t{:.4}\tms (from the call log: the operation and \
@@ -351,13 +432,14 @@ fn main() {
         p.handled_per_call
     );
     println!(
-        "figure\tworkload_server_cpu_per_call_above_floor\t{:.4}\tms (the fake's own work)\t-",
-        p.per_call - floor
+        "figure\tworkload_server_cpu_per_call_above_floor\t{:.4}\tms (the fake's own work; \
+         the medians' difference)\t-",
+        p.above_floor
     );
     println!(
         "figure\tworkload_server_preemptions_per_call\t{:.3}\tper call (the server's threads \
-         taken off their CPU with work left; the floor's {floor_preempted:.3})\t-",
-        p.preempted_per_call
+         taken off their CPU with work left; the floor's {:.3})\t-",
+        p.preempted_per_call, p.floor_preempted_per_call
     );
     println!(
         "figure\tworkload_cluster_up_and_down\t{:.1}\tms per cluster ({} calls each)\t-",
@@ -374,26 +456,26 @@ fn main() {
     // A fake of its own, which starts as the first did (the first holds what its clusters
     // left: the terminated instances and deleted gateways AWS lists for an hour).
     let fresh = server.block_on(fakeaws::spawn()).unwrap();
-    let s = pass(&sequential, &fresh, rounds);
+    let s = pass(&sequential, &fresh, &Floor::start(), rounds);
     println!(
-        "figure\tworkload_server_cpu_per_call_sequential_client\t{:.4}\tms ({} calls, {rounds} \
-         clusters, a one-thread client)\t<= 0.05",
-        s.per_call, s.logged
+        "figure\tworkload_server_cpu_per_call_sequential_client\t{:.4}\tms (median of {} \
+         batches; {} calls, {rounds} clusters, a one-thread client)\t<= 0.05",
+        s.per_call, s.batches, s.logged
     );
-    let (floor, floor_preempted) = floor_cpu_per_call(&sequential, s.logged);
     println!(
-        "figure\tworkload_floor_cpu_per_call_sequential_client\t{floor:.4}\tms (the canned \
-         answer, the same one-thread client)\t-"
+        "figure\tworkload_floor_cpu_per_call_sequential_client\t{:.4}\tms (the canned \
+         answer, the same one-thread client; median)\t-",
+        s.floor
     );
     println!(
         "figure\tworkload_server_cpu_per_call_above_floor_sequential_client\t{:.4}\tms (the \
-         fake's own work)\t-",
-        s.per_call - floor
+         fake's own work; the medians' difference)\t-",
+        s.above_floor
     );
     println!(
         "figure\tworkload_server_preemptions_per_call_sequential_client\t{:.3}\tper call (the \
-         floor's {floor_preempted:.3})\t-",
-        s.preempted_per_call
+         floor's {:.3})\t-",
+        s.preempted_per_call, s.floor_preempted_per_call
     );
     println!(
         "figure\tworkload_peak_rss\t{:.1}\tMiB (the process: fake and provider)\t-",
