@@ -218,6 +218,15 @@ fn find(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     }
 }
 
+/// Where `a` first is in `hay`.
+fn find_byte(a: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < SHORT {
+        hay.iter().position(|x| *x == a)
+    } else {
+        memchr::memchr(a, hay)
+    }
+}
+
 /// The pairs of a form: the text between one '&' and the next (empty ones included).
 struct Pairs<'a>(Option<&'a [u8]>);
 
@@ -226,7 +235,7 @@ impl<'a> Iterator for Pairs<'a> {
 
     fn next(&mut self) -> Option<&'a [u8]> {
         let rest = self.0?;
-        match find(b'&', b'&', rest) {
+        match find_byte(b'&', rest) {
             Some(at) => {
                 self.0 = rest.get(at + 1..);
                 rest.get(..at)
@@ -353,7 +362,7 @@ impl FormReader {
                 if pair.is_empty() {
                     continue;
                 }
-                let (key, value) = match find(b'=', b'=', pair) {
+                let (key, value) = match find_byte(b'=', pair) {
                     Some(at) => (
                         pair.get(..at).unwrap_or_default(),
                         pair.get(at + 1..).unwrap_or_default(),
