@@ -221,6 +221,14 @@ fn tag_limit() -> ApiError {
     )
 }
 
+/// Whether `key` starts with `aws:`, in any case: AWS keeps those tag keys for itself. (The
+/// first four bytes are compared as they are, without a lower-cased copy of the key.)
+pub(crate) fn is_reserved_key(key: &str) -> bool {
+    key.as_bytes()
+        .get(..4)
+        .is_some_and(|head| head.eq_ignore_ascii_case(b"aws:"))
+}
+
 fn validate_tag(tag: &Tag) -> Result<(String, String), ApiError> {
     let key = tag.key.clone().unwrap_or_default();
     let value = tag.value.clone().unwrap_or_default();
@@ -242,7 +250,7 @@ fn validate_tag(tag: &Tag) -> Result<(String, String), ApiError> {
             "Tag values can be at most 256 characters long.",
         ));
     }
-    if key.to_ascii_lowercase().starts_with("aws:") {
+    if is_reserved_key(&key) {
         return Err(ApiError::invalid_value(format!(
             "Tag key '{key}' is invalid: tag keys starting with 'aws:' are reserved for internal use"
         )));
@@ -404,6 +412,16 @@ mod tests {
         ids.sort();
         ids.dedup();
         ids
+    }
+
+    #[test]
+    fn reserved_keys_are_found_in_any_case() {
+        for key in ["aws:x", "AWS:", "Aws:cloudformation:stack"] {
+            assert!(is_reserved_key(key), "{key}");
+        }
+        for key in ["aws", "awsx:", "x-aws:", "", "é:aws:"] {
+            assert!(!is_reserved_key(key), "{key}");
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub(super) fn check_tags(tags: &[Tag]) -> Result<BTreeMap<String, String>, ApiEr
         {
             return Err(validation(format!("Invalid tag '{}'", t.key)));
         }
-        if t.key.to_ascii_lowercase().starts_with("aws:") {
+        if crate::ec2::tags::is_reserved_key(&t.key) {
             return Err(validation(format!(
                 "Tag key '{}' uses the reserved prefix aws:",
                 t.key
