@@ -705,19 +705,13 @@ impl FormReader {
             match self.scope_of(at) {
                 Some((lo, hi)) => (lo, hi, at.len() + 1),
                 // Only `at` itself can be there (and is, when untaken).
-                None => {
-                    let own = self
-                        .position(at)
-                        .and_then(|i| self.params.get(i))
-                        .is_some_and(|p| p.value.is_some());
-                    return own.then_some(found);
-                }
+                None => return self.untaken(at).then_some(found),
             }
         };
         let text = self.text.as_str();
-        // The last member found, and its key: the keys under one member lie together, so a
-        // key that starts with it is under it, without a search.
-        let mut last: Option<(usize, &[u8])> = None;
+        // The key of the last member found: the keys under one member lie together, so a key
+        // that starts with it is under it, without a search.
+        let mut last: Option<&[u8]> = None;
         let mut any = false;
         for (index, p) in (lo..).zip(self.params.get(lo..hi).unwrap_or_default()) {
             if p.value.is_none() {
@@ -728,7 +722,7 @@ impl FormReader {
                 .as_bytes()
                 .get(skip..)
                 .unwrap_or_default();
-            if let Some((_, name)) = last
+            if let Some(name) = last
                 && let Some(after) = rest.strip_prefix(name)
                 && after.first().is_none_or(|b| *b == b'.')
             {
@@ -748,17 +742,20 @@ impl FormReader {
                         own: seg.len() == rest.len(),
                     });
                 }
-                last = Some((j, seg));
+                last = Some(seg);
             }
         }
         if !any && !at.is_empty() {
-            let own = self
-                .position(at)
-                .and_then(|i| self.params.get(i))
-                .is_some_and(|p| p.value.is_some());
-            return own.then_some(found);
+            return self.untaken(at).then_some(found);
         }
         Some(found)
+    }
+
+    /// Whether `key` itself is a parameter not taken yet.
+    fn untaken(&self, key: &str) -> bool {
+        self.position(key)
+            .and_then(|i| self.params.get(i))
+            .is_some_and(|p| p.value.is_some())
     }
 
     /// The value of the parameter `found`, taken, when it is the member's own key (a scalar
