@@ -639,7 +639,9 @@ impl FormReader {
     }
 
     /// The member `name` of `at` as the request gives it: its first untaken parameter, the
-    /// member's own key or one under it; `None` when no untaken key is either.
+    /// member's own key or one under it; `None` when no untaken key is either. Looked up on
+    /// its own: the definition a proptest holds [`members`](Self::members) to.
+    #[cfg(test)]
     fn member_index(&mut self, at: &str, name: &str) -> Option<Found> {
         // Nothing left to read (a describe without parameters, or a request whose members
         // were all read): no search per member.
@@ -687,10 +689,11 @@ impl FormReader {
         self.member_index(at, name).is_some()
     }
 
-    /// The members of the structure at `at` that the request gives, each where
-    /// [`member_index`](Self::member_index) would find it, in one pass over the structure's
-    /// keys: `names` are the keys of its members, sorted (none holds a dot). `None` when no
-    /// untaken key is `at` or lies under it (the root, `at` empty, is always there).
+    /// The members of the structure at `at` that the request gives, each found at its first
+    /// untaken parameter (as a lookup of that member alone finds it), in one pass over the
+    /// structure's keys: `names` are the keys of its members, sorted (none holds a dot).
+    /// `None` when no untaken key is `at` or lies under it (the root, `at` empty, is always
+    /// there).
     pub fn members<const N: usize>(
         &mut self,
         at: &str,
@@ -777,12 +780,6 @@ impl FormReader {
             .count()
     }
 
-    /// Reads member `name` of the structure at `at`.
-    pub fn field<T: Decode>(&mut self, at: &str, name: &str) -> Result<Option<T>, ApiError> {
-        let found = self.member_index(at, name);
-        self.field_at(found, at, name)
-    }
-
     /// Reads member `name` of the structure at `at`, which [`members`](Self::members) found
     /// (or not: absent).
     pub fn field_at<T: Decode>(
@@ -799,9 +796,10 @@ impl FormReader {
         }
     }
 
-    /// Reads the list member `name` of the structure at `at`: `name.N` when `item` is `None`
-    /// (ec2Query), `name.item.N` otherwise (awsQuery). A bare `name=` is an empty list.
-    pub fn list_field<T: Decode>(
+    /// Reads the list member `name` of the structure at `at` (looked up on its own: the
+    /// tests' way in; generated decoders use [`list_at`](Self::list_at)).
+    #[cfg(test)]
+    fn list_field<T: Decode>(
         &mut self,
         at: &str,
         name: &str,
@@ -812,8 +810,8 @@ impl FormReader {
     }
 
     /// Reads the list member `name` of the structure at `at`, which
-    /// [`members`](Self::members) found (or not: absent), as
-    /// [`list_field`](Self::list_field) does.
+    /// [`members`](Self::members) found (or not: absent): `name.N` when `item` is `None`
+    /// (ec2Query), `name.item.N` otherwise (awsQuery). A bare `name=` is an empty list.
     pub fn list_at<T: Decode>(
         &mut self,
         found: Option<Found>,
