@@ -5,9 +5,13 @@
 //! HTTP layer, request decoding, the service and the answer's encoding) divided by the calls
 //! it answered. Also: wall time per cluster up and down, and the process's peak RSS.
 //!
-//! The workload runs twice: on the provider's own runtime (two worker threads), and on a
+//! The workload runs on the provider's own runtime (two worker threads), and on a
 //! one-thread client, as boto3 and the aws CLI drive AWS (one call after another, the way the
-//! issue's reference figures were measured).
+//! issue's reference figures were measured). Then, when `python3` has boto3, by boto3 itself
+//! from a process of its own (`boto3_cluster.py`: the example cluster's resources made and
+//! deleted in the order the provider makes them), the way the issue measured its reference
+//! figures; its floor is boto3's DescribeVpcs answered by the canned handler. A Python client
+//! often sends a request's head and body in two writes, so the server wakes twice for one call.
 //!
 //! Beside each, the floor of that figure on this machine: the same HTTP stack
 //! (`fakeaws::server::serve_app`) answering every request with a canned DescribeVpcs answer
@@ -149,6 +153,7 @@ fn peak_rss_mib() -> f64 {
 /// answering every request with a canned DescribeVpcs answer, and an SDK client for it.
 struct Floor {
     _server: tokio::runtime::Runtime,
+    endpoint: String,
     clients: Clients,
 }
 
@@ -169,9 +174,11 @@ impl Floor {
         });
         let server = runtime(FLOOR_THREADS);
         let addr = server.block_on(fakeaws::server::spawn_app(canned)).unwrap();
+        let endpoint = format!("http://{addr}");
         Floor {
             _server: server,
-            clients: Clients::for_endpoint(&format!("http://{addr}"), "us-east-1"),
+            clients: Clients::for_endpoint(&endpoint, "us-east-1"),
+            endpoint,
         }
     }
 
@@ -394,6 +401,82 @@ fn pass(
     }
 }
 
+/// The boto3 client (`boto3_cluster.py`), fed to `python3 -` on its standard input.
+const BOTO3_CLIENT: &str = include_str!("boto3_cluster.py");
+
+/// Whether this machine's `python3` has boto3.
+fn boto3_installed() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import boto3"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs the boto3 client against `endpoint` (`cluster N FIRST`: clusters FIRST.. up and
+/// down; `describe N`: N DescribeVpcs) in a process of its own; the calls it made.
+fn boto3(endpoint: &str, args: &[String]) -> usize {
+    use std::io::Write;
+    let mut child = std::process::Command::new("python3")
+        .arg("-")
+        .arg(endpoint)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(BOTO3_CLIENT.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the boto3 client failed: {}",
+        out.status
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("calls ")?.trim().parse().ok())
+        .unwrap()
+}
+
+/// The boto3 client's pass: `rounds` clusters up and down against `fake`, in batches, each
+/// batch a process of its own (after a warm-up cluster); then the floor, as many
+/// DescribeVpcs from boto3 in as many batches. Server CPU per call: the medians of the
+/// batches', the fake's and the floor's.
+fn boto3_pass(fake: &fakeaws::FakeAws, floor: &Floor, rounds: usize) -> (f64, f64, usize) {
+    boto3(fake.endpoint(), &["cluster".into(), "1".into()]);
+    let batches = BATCHES.min(rounds);
+    let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
+    let mut first = 1;
+    for batch in 0..batches {
+        let clusters = rounds / batches + usize::from(batch < rounds % batches);
+        let logged_before = fake.fake().calls().len();
+        let before = Used::now(SERVER_THREADS);
+        boto3(
+            fake.endpoint(),
+            &["cluster".into(), clusters.to_string(), first.to_string()],
+        );
+        first += clusters;
+        let calls = (fake.fake().calls().len() - logged_before).max(1);
+        ours.push(before.per_call_since(SERVER_THREADS, calls).0);
+        sizes.push(calls);
+    }
+    boto3(&floor.endpoint, &["describe".into(), "100".into()]);
+    for calls in &sizes {
+        let before = Used::now(FLOOR_THREADS);
+        let made = boto3(&floor.endpoint, &["describe".into(), calls.to_string()]);
+        floors.push(before.per_call_since(FLOOR_THREADS, made).0);
+    }
+    eprintln!(
+        "boto3 client, server CPU per call by batch (ms), fake: {ours:.4?}; floor: {floors:.4?}"
+    );
+    (median(&ours), median(&floors), sizes.iter().sum())
+}
+
 /// How many times `--replay-only` replays the recorded cluster.
 const REPLAYS: usize = 20;
 
@@ -481,6 +564,30 @@ fn main() {
         "figure\tworkload_peak_rss\t{:.1}\tMiB (the process: fake and provider)\t-",
         peak_rss_mib()
     );
+
+    // The same cluster driven by boto3 from a process of its own, as the issue's reference
+    // figures were measured (a Python tool's client, one call after another).
+    if boto3_installed() {
+        let fresh = server.block_on(fakeaws::spawn()).unwrap();
+        let (per_call, floor, calls) = boto3_pass(&fresh, &Floor::start(), rounds);
+        println!(
+            "figure\tworkload_server_cpu_per_call_boto3_client\t{per_call:.4}\tms (median of \
+             {} batches; {calls} calls, {rounds} clusters, boto3 in a process of its own)\t<= \
+             0.05",
+            BATCHES.min(rounds)
+        );
+        println!(
+            "figure\tworkload_floor_cpu_per_call_boto3_client\t{floor:.4}\tms (the canned \
+             answer, as many DescribeVpcs from boto3; median)\t-"
+        );
+        println!(
+            "figure\tworkload_server_cpu_per_call_above_floor_boto3_client\t{:.4}\tms (the \
+             fake's own work; the medians' difference)\t-",
+            per_call - floor
+        );
+    } else {
+        eprintln!("python3 has no boto3: no boto3 client pass");
+    }
     // The fake alone, hot: one cluster's requests replayed, each round into a fresh fake
     // (whose first request creates the region and its default VPC, as in the passes above).
     let requests = record_cluster(&client);
