@@ -1,7 +1,7 @@
 """The workload bench's boto3 client (provider/benches/workload.rs runs it).
 
-    python3 - ENDPOINT cluster N   # N clusters brought up and deleted, one call after another
-    python3 - ENDPOINT describe N  # N DescribeVpcs calls (the canned floor's load)
+    python3 - ENDPOINT cluster N FIRST  # clusters FIRST.. (N of them) up and deleted again
+    python3 - ENDPOINT describe N 0     # N DescribeVpcs calls (the canned floor's load)
 
 A cluster is what the provider builds for the three-zone example, in the order a Cluster API
 provider makes the calls: a VPC with DNS support, a public and a private subnet per zone, an
@@ -17,7 +17,7 @@ import sys
 import boto3
 from botocore.config import Config
 
-ENDPOINT, MODE, N = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ENDPOINT, MODE, N, FIRST = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 OPTIONS = dict(
     endpoint_url=ENDPOINT,
     region_name="us-east-1",
@@ -184,8 +184,7 @@ def cluster(n):
 
 
 if MODE == "cluster":
-    first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
-    for n in range(first, first + N):
+    for n in range(FIRST, FIRST + N):
         cluster(n)
 elif MODE == "describe":
     for _ in range(N):

@@ -6,11 +6,11 @@
 //! it answered. Also: wall time per cluster up and down, and the process's peak RSS.
 //!
 //! The workload runs on the provider's own runtime (two worker threads), and on a
-//! one-thread client, as boto3 and the aws CLI drive AWS (one call after another, the way the
-//! issue's reference figures were measured). Then, when `python3` has boto3, by boto3 itself
-//! from a process of its own (`boto3_cluster.py`: the example cluster's resources made and
-//! deleted in the order the provider makes them), the way the issue measured its reference
-//! figures; its floor is boto3's DescribeVpcs answered by the canned handler. A Python client
+//! one-thread client, as boto3 and the aws CLI drive AWS (one call after another). Then, when
+//! `python3` has boto3, by boto3 itself from a process of its own (`boto3_cluster.py`: the
+//! example cluster's resources made and deleted in the order the provider makes them), the
+//! way the issue measured its reference figures; its floor is boto3's DescribeVpcs answered
+//! by the canned handler. A Python client
 //! often sends a request's head and body in two writes, so the server wakes twice for one call.
 //!
 //! Beside each, the floor of that figure on this machine: the same HTTP stack
@@ -310,6 +310,15 @@ struct Pass {
 /// that a burst of the machine's noise moves one batch, not the figure.
 const BATCHES: usize = 8;
 
+/// How many clusters each batch of a pass of `rounds` clusters holds: [`BATCHES`] batches
+/// (fewer when there are fewer clusters), as even as the division allows.
+fn batch_sizes(rounds: usize) -> Vec<usize> {
+    let batches = BATCHES.min(rounds);
+    (0..batches)
+        .map(|batch| rounds / batches + usize::from(batch < rounds % batches))
+        .collect()
+}
+
 /// Runs the workload on `client` against `fake`, and as many calls against `floor`: a
 /// warm-up (connections, the zone lookup, the allocator), then `rounds` measured clusters
 /// in [`BATCHES`] batches. Prints where the fake's time went.
@@ -330,12 +339,11 @@ fn pass(
     };
     once();
     let calls_before = fake.fake().calls().len();
-    let batches = BATCHES.min(rounds);
+    let batches = batch_sizes(rounds);
     let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
     let (mut preempted, mut floor_preempted) = (0.0, 0.0);
     let mut wall = std::time::Duration::ZERO;
-    for batch in 0..batches {
-        let clusters = rounds / batches + usize::from(batch < rounds % batches);
+    for &clusters in &batches {
         let logged_before = fake.fake().calls().len();
         let before = Used::now(SERVER_THREADS);
         let started = Instant::now();
@@ -393,7 +401,7 @@ fn pass(
         above_floor: per_call - median(&floors),
         preempted_per_call: preempted / logged.max(1) as f64,
         floor_preempted_per_call: floor_preempted / logged.max(1) as f64,
-        batches,
+        batches: batches.len(),
         logged,
         handled_per_call: handled as f64 / 1e3 / logged as f64,
         wall_per_cluster: wall.as_secs_f64() * 1e3 / rounds as f64,
@@ -413,14 +421,14 @@ fn boto3_installed() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Runs the boto3 client against `endpoint` (`cluster N FIRST`: clusters FIRST.. up and
-/// down; `describe N`: N DescribeVpcs) in a process of its own; the calls it made.
-fn boto3(endpoint: &str, args: &[String]) -> usize {
+/// Runs the boto3 client against `endpoint` in a process of its own, in `mode` `cluster`
+/// (clusters `first` to `first + n - 1` up and down) or `describe` (`n` DescribeVpcs); the
+/// calls it made.
+fn boto3(endpoint: &str, mode: &str, n: usize, first: usize) -> usize {
     use std::io::Write;
     let mut child = std::process::Command::new("python3")
         .arg("-")
-        .arg(endpoint)
-        .args(args)
+        .args([endpoint, mode, &n.to_string(), &first.to_string()])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -448,27 +456,22 @@ fn boto3(endpoint: &str, args: &[String]) -> usize {
 /// DescribeVpcs from boto3 in as many batches. Server CPU per call: the medians of the
 /// batches', the fake's and the floor's.
 fn boto3_pass(fake: &fakeaws::FakeAws, floor: &Floor, rounds: usize) -> (f64, f64, usize) {
-    boto3(fake.endpoint(), &["cluster".into(), "1".into()]);
-    let batches = BATCHES.min(rounds);
+    boto3(fake.endpoint(), "cluster", 1, 0);
     let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
     let mut first = 1;
-    for batch in 0..batches {
-        let clusters = rounds / batches + usize::from(batch < rounds % batches);
+    for clusters in batch_sizes(rounds) {
         let logged_before = fake.fake().calls().len();
         let before = Used::now(SERVER_THREADS);
-        boto3(
-            fake.endpoint(),
-            &["cluster".into(), clusters.to_string(), first.to_string()],
-        );
+        boto3(fake.endpoint(), "cluster", clusters, first);
         first += clusters;
         let calls = (fake.fake().calls().len() - logged_before).max(1);
         ours.push(before.per_call_since(SERVER_THREADS, calls).0);
         sizes.push(calls);
     }
-    boto3(&floor.endpoint, &["describe".into(), "100".into()]);
-    for calls in &sizes {
+    boto3(&floor.endpoint, "describe", 100, 0);
+    for &calls in &sizes {
         let before = Used::now(FLOOR_THREADS);
-        let made = boto3(&floor.endpoint, &["describe".into(), calls.to_string()]);
+        let made = boto3(&floor.endpoint, "describe", calls, 0);
         floors.push(before.per_call_since(FLOOR_THREADS, made).0);
     }
     eprintln!(
@@ -574,7 +577,7 @@ fn main() {
             "figure\tworkload_server_cpu_per_call_boto3_client\t{per_call:.4}\tms (median of \
              {} batches; {calls} calls, {rounds} clusters, boto3 in a process of its own)\t<= \
              0.05",
-            BATCHES.min(rounds)
+            batch_sizes(rounds).len()
         );
         println!(
             "figure\tworkload_floor_cpu_per_call_boto3_client\t{floor:.4}\tms (the canned \
