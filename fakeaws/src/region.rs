@@ -201,6 +201,8 @@ pub struct Limits {
     pub vpcs: usize,
     /// Subnets per VPC (AWS: 200).
     pub subnets_per_vpc: usize,
+    /// IPv4 CIDR blocks per VPC, the primary one included (AWS: 5).
+    pub cidr_blocks_per_vpc: usize,
     /// Internet gateways per region (AWS: 5).
     pub internet_gateways: usize,
     /// Elastic IPs per region (AWS: 5).
@@ -224,6 +226,7 @@ impl Default for Limits {
         Limits {
             vpcs: 5,
             subnets_per_vpc: 200,
+            cidr_blocks_per_vpc: 5,
             internet_gateways: 5,
             elastic_ips: 5,
             nat_gateways_per_zone: 5,
@@ -241,6 +244,7 @@ impl Limits {
     pub const NAMES: &'static [(&'static str, &'static str)] = &[
         ("vpcs", "VPCs per Region"),
         ("subnets-per-vpc", "Subnets per VPC"),
+        ("cidr-blocks-per-vpc", "IPv4 CIDR blocks per VPC"),
         ("internet-gateways", "Internet gateways per Region"),
         ("elastic-ips", "EC2-VPC Elastic IPs"),
         (
@@ -265,6 +269,7 @@ impl Limits {
         let slot = match name {
             "vpcs" => &mut self.vpcs,
             "subnets-per-vpc" => &mut self.subnets_per_vpc,
+            "cidr-blocks-per-vpc" => &mut self.cidr_blocks_per_vpc,
             "internet-gateways" => &mut self.internet_gateways,
             "elastic-ips" => &mut self.elastic_ips,
             "nat-gateways-per-zone" => &mut self.nat_gateways_per_zone,

@@ -16,6 +16,8 @@ error_codes! {
         AddressLimitExceeded = "AddressLimitExceeded",
         /// A default security group cannot be deleted.
         CannotDelete = "CannotDelete",
+        /// The VPC holds as many IPv4 ranges as its quota allows.
+        CidrLimitExceeded = "CidrLimitExceeded",
         /// The internet gateway or address is not attached where the call says.
         GatewayNotAttached = "Gateway.NotAttached",
         /// A ClientToken reused with another request.
@@ -73,6 +75,8 @@ error_codes! {
         InvalidSubnetRange = "InvalidSubnet.Range",
         /// No volume of that id.
         InvalidVolumeNotFound = "InvalidVolume.NotFound",
+        /// No VPC range association of that id.
+        InvalidVpcCidrBlockAssociationIDNotFound = "InvalidVpcCidrBlockAssociationID.NotFound",
         /// The VPC CIDR is of a wrong size.
         InvalidVpcRange = "InvalidVpc.Range",
         /// A required input is missing.

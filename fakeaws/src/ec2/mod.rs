@@ -23,6 +23,7 @@ pub mod subnet;
 pub mod tags;
 pub mod volume;
 pub mod vpc;
+pub mod vpc_cidr;
 
 pub use kind::Kind;
 
@@ -90,6 +91,20 @@ impl Api for Region {
         input: DescribeVpcAttributeRequest,
     ) -> Result<DescribeVpcAttributeResult, ApiError> {
         vpc::describe_vpc_attribute(self, input)
+    }
+
+    fn associate_vpc_cidr_block(
+        &mut self,
+        input: AssociateVpcCidrBlockRequest,
+    ) -> Result<AssociateVpcCidrBlockResult, ApiError> {
+        vpc_cidr::associate_vpc_cidr_block(self, input)
+    }
+
+    fn disassociate_vpc_cidr_block(
+        &mut self,
+        input: DisassociateVpcCidrBlockRequest,
+    ) -> Result<DisassociateVpcCidrBlockResult, ApiError> {
+        vpc_cidr::disassociate_vpc_cidr_block(self, input)
     }
 
     fn create_subnet(

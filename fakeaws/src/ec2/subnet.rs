@@ -262,12 +262,12 @@ pub fn create_subnet(
     input: CreateSubnetRequest,
 ) -> Result<CreateSubnetResult, ApiError> {
     let vpc = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
-    let vpc_cidr = vpc.cidr;
     let raw = input
         .cidr_block
         .ok_or_else(|| ApiError::missing_parameter("CidrBlock"))?;
     let cidr = parse_cidr(&raw, "cidrBlock")?;
-    if !(16..=28).contains(&cidr.prefix_len()) || !vpc_cidr.contains(&cidr) {
+    // Within one of the VPC's ranges (a subnet never spans two).
+    if !(16..=28).contains(&cidr.prefix_len()) || vpc.range_holding(&cidr).is_none() {
         return Err(ApiError::new(
             Code::InvalidSubnetRange,
             format!("The CIDR '{raw}' is invalid."),

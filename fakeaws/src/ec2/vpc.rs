@@ -1,5 +1,6 @@
-//! VPCs: CreateVpc, DescribeVpcs, DeleteVpc, ModifyVpcAttribute, DescribeVpcAttribute, and
-//! the default VPC every region starts with.
+//! VPCs: CreateVpc, DescribeVpcs, DeleteVpc, ModifyVpcAttribute, DescribeVpcAttribute,
+//! AssociateVpcCidrBlock and DisassociateVpcCidrBlock (secondary IPv4 ranges), and the default
+//! VPC every region starts with.
 
 use ipnet::Ipv4Net;
 
@@ -48,6 +49,41 @@ pub struct Vpc {
     pub dns_hostnames: bool,
     /// The `enableNetworkAddressUsageMetrics` attribute.
     pub address_usage_metrics: bool,
+    /// The secondary IPv4 ranges (`AssociateVpcCidrBlock`), in the order associated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondary: Vec<SecondaryCidr>,
+}
+
+/// A secondary IPv4 range of a VPC.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SecondaryCidr {
+    /// `vpc-cidr-assoc-...`.
+    pub association_id: String,
+    /// The range.
+    #[serde(with = "crate::state::with::text")]
+    pub cidr: Ipv4Net,
+}
+
+impl Vpc {
+    /// Every IPv4 range of the VPC with its association id: the primary first, then the
+    /// secondary ones in the order they were associated.
+    pub fn associations(&self) -> impl Iterator<Item = (&str, Ipv4Net)> {
+        std::iter::once((self.cidr_association_id.as_str(), self.cidr)).chain(
+            self.secondary
+                .iter()
+                .map(|s| (s.association_id.as_str(), s.cidr)),
+        )
+    }
+
+    /// Every IPv4 range of the VPC, the primary first.
+    pub fn cidrs(&self) -> impl Iterator<Item = Ipv4Net> {
+        self.associations().map(|(_, cidr)| cidr)
+    }
+
+    /// The range of the VPC that holds `net` whole, if any: a subnet lies within one range.
+    pub fn range_holding(&self, net: &Ipv4Net) -> Option<Ipv4Net> {
+        self.cidrs().find(|c| c.contains(net))
+    }
 }
 
 /// Parses an IPv4 CIDR as AWS takes it: exactly `a.b.c.d/n`, each number in decimal without a
@@ -127,8 +163,11 @@ impl Filterable for (&Vpc, &Region) {
     fn values(&self, name: &str) -> Vec<String> {
         let (v, region) = *self;
         match name {
-            "cidr" | "cidr-block-association.cidr-block" => one(cidr_text(&v.cidr)),
-            "cidr-block-association.association-id" => one(v.cidr_association_id.clone()),
+            "cidr" => one(cidr_text(&v.cidr)),
+            "cidr-block-association.cidr-block" => v.cidrs().map(|c| cidr_text(&c)).collect(),
+            "cidr-block-association.association-id" => {
+                v.associations().map(|(id, _)| id.to_string()).collect()
+            }
             "cidr-block-association.state" => one("associated"),
             "dhcp-options-id" => one(v.dhcp_options_id.clone()),
             "is-default" => flag(v.is_default),
@@ -145,14 +184,11 @@ fn render(region: &Region, v: &Vpc) -> VpcOut {
     VpcOut {
         owner_id: Some(region.account_id.clone()),
         instance_tenancy: Some(v.tenancy),
-        cidr_block_association_set: Some(vec![VpcCidrBlockAssociation {
-            association_id: Some(v.cidr_association_id.clone()),
-            cidr_block: Some(cidr.clone()),
-            cidr_block_state: Some(VpcCidrBlockState {
-                state: Some(VpcCidrBlockStateCode::Associated),
-                status_message: None,
-            }),
-        }]),
+        cidr_block_association_set: Some(
+            v.associations()
+                .map(|(id, c)| association(id, c, VpcCidrBlockStateCode::Associated))
+                .collect(),
+        ),
         is_default: Some(v.is_default),
         tags: region.tags.tag_set(&v.id),
         block_public_access_states: Some(BlockPublicAccessStates {
@@ -163,6 +199,22 @@ fn render(region: &Region, v: &Vpc) -> VpcOut {
         cidr_block: Some(cidr),
         dhcp_options_id: Some(v.dhcp_options_id.clone()),
         ..Default::default()
+    }
+}
+
+/// One of a VPC's IPv4 ranges as AWS writes it, in `state`.
+pub(super) fn association(
+    id: &str,
+    cidr: Ipv4Net,
+    state: VpcCidrBlockStateCode,
+) -> VpcCidrBlockAssociation {
+    VpcCidrBlockAssociation {
+        association_id: Some(id.to_string()),
+        cidr_block: Some(cidr_text(&cidr)),
+        cidr_block_state: Some(VpcCidrBlockState {
+            state: Some(state),
+            status_message: None,
+        }),
     }
 }
 
@@ -178,6 +230,7 @@ fn new_vpc(region: &mut Region, cidr: Ipv4Net, tenancy: Tenancy, is_default: boo
         dns_support: true,
         dns_hostnames: is_default,
         address_usage_metrics: false,
+        secondary: Vec::new(),
     }
 }
 
@@ -403,6 +456,20 @@ pub fn describe_vpc_attribute(
         }
     }
     Ok(out)
+}
+
+/// Adds a secondary range to the VPC `vpc_id` (`crate::ec2::vpc_cidr` checks it first).
+pub(super) fn add_range(region: &mut Region, vpc_id: &str, range: SecondaryCidr) {
+    if let Some(v) = region.vpcs.0.get_mut(vpc_id) {
+        v.secondary.push(range);
+    }
+}
+
+/// Removes the secondary range of association `association_id` from the VPC `vpc_id`.
+pub(super) fn remove_range(region: &mut Region, vpc_id: &str, association_id: &str) {
+    if let Some(v) = region.vpcs.0.get_mut(vpc_id) {
+        v.secondary.retain(|s| s.association_id != association_id);
+    }
 }
 
 impl Region {

@@ -1243,6 +1243,48 @@ impl EncodeMembers for AssociateRouteTableResult {
     }
 }
 
+/// The `AssociateVpcCidrBlockRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssociateVpcCidrBlockRequest {
+    pub cidr_block: Option<String>,
+    pub vpc_id: String,
+}
+
+impl Decode for AssociateVpcCidrBlockRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CidrBlock", "VpcId"]) else {
+            return Ok(None);
+        };
+        let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
+        let vpc_id = r.field_at(m_[1], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        Ok(Some(Self { cidr_block, vpc_id }))
+    }
+}
+
+/// The `AssociateVpcCidrBlockResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssociateVpcCidrBlockResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block_association: Option<VpcIpv6CidrBlockAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block_association: Option<VpcCidrBlockAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+}
+
+impl EncodeMembers for AssociateVpcCidrBlockResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "ipv6CidrBlockAssociation",
+            &self.ipv6_cidr_block_association,
+        );
+        w.field("cidrBlockAssociation", &self.cidr_block_association);
+        w.field("vpcId", &self.vpc_id);
+    }
+}
+
 /// The `AttachInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AttachInternetGatewayRequest {
@@ -4103,6 +4145,46 @@ impl Decode for DisassociateRouteTableRequest {
             dry_run,
             association_id,
         }))
+    }
+}
+
+/// The `DisassociateVpcCidrBlockRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisassociateVpcCidrBlockRequest {
+    pub association_id: String,
+}
+
+impl Decode for DisassociateVpcCidrBlockRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId"]) else {
+            return Ok(None);
+        };
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        Ok(Some(Self { association_id }))
+    }
+}
+
+/// The `DisassociateVpcCidrBlockResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisassociateVpcCidrBlockResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block_association: Option<VpcIpv6CidrBlockAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block_association: Option<VpcCidrBlockAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+}
+
+impl EncodeMembers for DisassociateVpcCidrBlockResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "ipv6CidrBlockAssociation",
+            &self.ipv6_cidr_block_association,
+        );
+        w.field("cidrBlockAssociation", &self.cidr_block_association);
+        w.field("vpcId", &self.vpc_id);
     }
 }
 
@@ -19137,6 +19219,10 @@ pub enum Action {
     ModifyVpcAttribute,
     /// `DescribeVpcAttribute`
     DescribeVpcAttribute,
+    /// `AssociateVpcCidrBlock`
+    AssociateVpcCidrBlock,
+    /// `DisassociateVpcCidrBlock`
+    DisassociateVpcCidrBlock,
     /// `CreateSubnet`
     CreateSubnet,
     /// `DescribeSubnets`
@@ -19265,6 +19351,8 @@ impl Action {
             Self::DeleteVpc => "DeleteVpc",
             Self::ModifyVpcAttribute => "ModifyVpcAttribute",
             Self::DescribeVpcAttribute => "DescribeVpcAttribute",
+            Self::AssociateVpcCidrBlock => "AssociateVpcCidrBlock",
+            Self::DisassociateVpcCidrBlock => "DisassociateVpcCidrBlock",
             Self::CreateSubnet => "CreateSubnet",
             Self::DescribeSubnets => "DescribeSubnets",
             Self::DeleteSubnet => "DeleteSubnet",
@@ -19335,6 +19423,8 @@ impl Action {
             "DeleteVpc" => Self::DeleteVpc,
             "ModifyVpcAttribute" => Self::ModifyVpcAttribute,
             "DescribeVpcAttribute" => Self::DescribeVpcAttribute,
+            "AssociateVpcCidrBlock" => Self::AssociateVpcCidrBlock,
+            "DisassociateVpcCidrBlock" => Self::DisassociateVpcCidrBlock,
             "CreateSubnet" => Self::CreateSubnet,
             "DescribeSubnets" => Self::DescribeSubnets,
             "DeleteSubnet" => Self::DeleteSubnet,
@@ -19428,6 +19518,16 @@ pub trait Api {
         &mut self,
         input: DescribeVpcAttributeRequest,
     ) -> Result<DescribeVpcAttributeResult, ApiError>;
+    /// Serves `AssociateVpcCidrBlock`.
+    fn associate_vpc_cidr_block(
+        &mut self,
+        input: AssociateVpcCidrBlockRequest,
+    ) -> Result<AssociateVpcCidrBlockResult, ApiError>;
+    /// Serves `DisassociateVpcCidrBlock`.
+    fn disassociate_vpc_cidr_block(
+        &mut self,
+        input: DisassociateVpcCidrBlockRequest,
+    ) -> Result<DisassociateVpcCidrBlockResult, ApiError>;
     /// Serves `CreateSubnet`.
     fn create_subnet(&mut self, input: CreateSubnetRequest)
     -> Result<CreateSubnetResult, ApiError>;
@@ -19698,6 +19798,10 @@ pub enum Response {
     ModifyVpcAttribute,
     /// `DescribeVpcAttribute`
     DescribeVpcAttribute(Box<DescribeVpcAttributeResult>),
+    /// `AssociateVpcCidrBlock`
+    AssociateVpcCidrBlock(Box<AssociateVpcCidrBlockResult>),
+    /// `DisassociateVpcCidrBlock`
+    DisassociateVpcCidrBlock(Box<DisassociateVpcCidrBlockResult>),
     /// `CreateSubnet`
     CreateSubnet(Box<CreateSubnetResult>),
     /// `DescribeSubnets`
@@ -19858,6 +19962,18 @@ impl Response {
             ),
             Self::DescribeVpcAttribute(output) => crate::protocol::xml::ec2_response(
                 "DescribeVpcAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AssociateVpcCidrBlock(output) => crate::protocol::xml::ec2_response(
+                "AssociateVpcCidrBlock",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DisassociateVpcCidrBlock(output) => crate::protocol::xml::ec2_response(
+                "DisassociateVpcCidrBlock",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -20276,6 +20392,37 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeVpcAttribute(Box::new(
                 api.describe_vpc_attribute(input)?,
+            )))
+        }
+        Action::AssociateVpcCidrBlock => {
+            r.reject_unsupported(
+                "AssociateVpcCidrBlock",
+                &[
+                    "Ipv6CidrBlockNetworkBorderGroup",
+                    "Ipv6Pool",
+                    "Ipv6CidrBlock",
+                    "Ipv4IpamPoolId",
+                    "Ipv4NetmaskLength",
+                    "Ipv6IpamPoolId",
+                    "Ipv6NetmaskLength",
+                    "AmazonProvidedIpv6CidrBlock",
+                ],
+            )?;
+            let input = FormReader::required(AssociateVpcCidrBlockRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::AssociateVpcCidrBlock(Box::new(
+                api.associate_vpc_cidr_block(input)?,
+            )))
+        }
+        Action::DisassociateVpcCidrBlock => {
+            r.reject_unsupported("DisassociateVpcCidrBlock", &[])?;
+            let input =
+                FormReader::required(DisassociateVpcCidrBlockRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DisassociateVpcCidrBlock(Box::new(
+                api.disassociate_vpc_cidr_block(input)?,
             )))
         }
         Action::CreateSubnet => {

@@ -24,6 +24,7 @@ mod state;
 mod subnet;
 mod tags;
 mod vpc;
+mod vpc_cidr;
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};

@@ -154,6 +154,14 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .vpc_id
         .unwrap();
     let subnet = crate::subnet(&ec2, &vpc, "10.40.1.0/24", "us-east-1a").await;
+    // A secondary range, with a subnet in it and its local route in every table.
+    ec2.associate_vpc_cidr_block()
+        .vpc_id(&vpc)
+        .cidr_block("10.41.0.0/16")
+        .send()
+        .await
+        .unwrap();
+    crate::subnet(&ec2, &vpc, "10.41.1.0/24", "us-east-1b").await;
     let igw = crate::gateway(&ec2, &vpc).await;
     let rt = ec2
         .create_route_table()

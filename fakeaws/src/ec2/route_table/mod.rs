@@ -241,7 +241,8 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
     }
 }
 
-fn new_table(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, main: bool) -> RouteTable {
+/// A table of `vpc_id` with a `local` route for each of the VPC's ranges `cidrs`.
+fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[Ipv4Net], main: bool) -> RouteTable {
     let id = region.ids.resource("rtb");
     let mut associations = Vec::new();
     if main {
@@ -254,13 +255,56 @@ fn new_table(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, main: bool) -> Ro
         id,
         vpc_id: vpc_id.to_string(),
         main,
-        routes: vec![Route {
-            destination: cidr,
-            target: Target::Local,
-            from_table: true,
-        }],
+        routes: cidrs.iter().map(|&c| local_route(c)).collect(),
         associations,
     }
+}
+
+/// The `local` route of a VPC range: the table's own, made with it (or with the range).
+fn local_route(cidr: Ipv4Net) -> Route {
+    Route {
+        destination: cidr,
+        target: Target::Local,
+        from_table: true,
+    }
+}
+
+/// Adds the `local` route of `cidr`, a range just associated with `vpc_id`, to every table of
+/// the VPC, as AWS does.
+pub fn add_local_routes(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) {
+    let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "rtb").cloned().collect();
+    for id in ids {
+        if let Some(t) = region.route_tables.0.get_mut(&id) {
+            t.routes.push(local_route(cidr));
+        }
+    }
+}
+
+/// Removes the `local` route of `cidr`, a range disassociated from `vpc_id`, from every table
+/// of the VPC.
+pub fn remove_local_routes(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) {
+    let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "rtb").cloned().collect();
+    for id in ids {
+        if let Some(t) = region.route_tables.0.get_mut(&id) {
+            t.routes
+                .retain(|r| !(r.target == Target::Local && r.destination == cidr));
+        }
+    }
+}
+
+/// The first route of a table of `vpc_id`, other than a `local` one, whose destination lies
+/// within `cidr` (or is `cidr`): a range that would swallow it cannot be associated.
+pub fn route_within(region: &Region, vpc_id: &str, cidr: &Ipv4Net) -> Option<(String, Ipv4Net)> {
+    region
+        .by_vpc
+        .of_kind(vpc_id, "rtb")
+        .filter_map(|id| region.route_tables.get(id))
+        .find_map(|t| {
+            t.routes
+                .iter()
+                .find(|r| r.target != Target::Local && cidr.contains(&r.destination))
+                .map(|r| (t.id.clone(), r.destination))
+        })
 }
 
 fn insert(region: &mut Region, table: RouteTable) {
@@ -270,7 +314,7 @@ fn insert(region: &mut Region, table: RouteTable) {
 
 /// Creates a VPC's main route table; returns its id.
 pub fn create_main(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) -> String {
-    let table = new_table(region, vpc_id, cidr, true);
+    let table = new_table(region, vpc_id, &[cidr], true);
     let id = table.id.clone();
     insert(region, table);
     id
@@ -306,7 +350,10 @@ pub fn create_route_table(
             client_token: token,
         });
     }
-    let cidr = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?.cidr;
+    let cidrs: Vec<Ipv4Net> = Kind::Vpc
+        .get(&region.vpcs, &input.vpc_id)?
+        .cidrs()
+        .collect();
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),
         ResourceType::RouteTable,
@@ -317,7 +364,7 @@ pub fn create_route_table(
             "The maximum number of route tables has been reached.",
         ));
     }
-    let table = new_table(region, &input.vpc_id, cidr, false);
+    let table = new_table(region, &input.vpc_id, &cidrs, false);
     region.tags.insert(&table.id, tags);
     region
         .ledger

@@ -162,8 +162,8 @@ pub fn create_route(
             format!("The route identified by {dest} already exists."),
         ));
     }
-    let vpc_cidr = region.vpcs.get(&t.vpc_id).map(|v| v.cidr);
-    if vpc_cidr.is_some_and(|c| c.contains(&dest)) {
+    let vpc = region.vpcs.get(&t.vpc_id);
+    if vpc.and_then(|v| v.range_holding(&dest)).is_some() {
         return Err(ApiError::invalid_parameter(
             "destinationCidrBlock",
             &dest.to_string(),
