@@ -403,9 +403,11 @@ impl Region {
     }
 
     /// Fails with the kind's NotFound code unless `id` names an existing resource; an id of
-    /// no known kind is `InvalidID`.
+    /// no known kind, or not shaped as its kind's ids are (`vpc-zz`), is `InvalidID`, as
+    /// CreateTags and DeleteTags answer it.
     pub fn check_taggable(&self, id: &str) -> Result<(), ApiError> {
-        let Some(kind) = Kind::of_id(id) else {
+        let Some(kind) = Kind::of_id(id).filter(|k| crate::ids::is_well_formed(id, k.prefix()))
+        else {
             return Err(ApiError::new(
                 Code::InvalidID,
                 format!("The ID '{id}' is not valid"),

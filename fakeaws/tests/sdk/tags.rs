@@ -105,16 +105,26 @@ async fn errors_change_nothing() {
         .send()
         .await;
     assert_eq!(code(r), "InvalidVpcID.NotFound");
-    assert_eq!(
-        code(
-            ec2.create_tags()
-                .resources("nonsense")
-                .tags(tag("k", "v"))
-                .send()
-                .await
-        ),
-        "InvalidID"
-    );
+    // An id of no kind, or of a known kind but not shaped as its ids are.
+    for bad in ["nonsense", "vpc-zz", "i-123", "sg-0123456789abcdefg"] {
+        assert_eq!(
+            code(
+                ec2.create_tags()
+                    .resources(&a)
+                    .resources(bad)
+                    .tags(tag("k", "v"))
+                    .send()
+                    .await
+            ),
+            "InvalidID",
+            "{bad}"
+        );
+        assert_eq!(
+            code(ec2.delete_tags().resources(bad).send().await),
+            "InvalidID",
+            "{bad}"
+        );
+    }
     assert_eq!(
         code(
             ec2.create_tags()
