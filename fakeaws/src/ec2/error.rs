@@ -24,6 +24,9 @@ error_codes! {
         IdempotentParameterMismatch = "IdempotentParameterMismatch",
         /// The instance's state does not allow the call.
         IncorrectInstanceState = "IncorrectInstanceState",
+        /// The resource is not in a state the call can act on (a volume not attached, an
+        /// instance neither running nor stopped).
+        IncorrectState = "IncorrectState",
         /// The region's instance quota is used up.
         InstanceLimitExceeded = "InstanceLimitExceeded",
         /// The public address pool is empty.
@@ -40,6 +43,8 @@ error_codes! {
         InvalidAddressNotFound = "InvalidAddress.NotFound",
         /// No association of that id.
         InvalidAssociationIDNotFound = "InvalidAssociationID.NotFound",
+        /// The volume is not attached as the request says.
+        InvalidAttachmentNotFound = "InvalidAttachment.NotFound",
         /// A block device mapping that cannot be.
         InvalidBlockDeviceMapping = "InvalidBlockDeviceMapping",
         /// A security group of that name exists in the VPC.
@@ -75,6 +80,8 @@ error_codes! {
         InvalidSubnetRange = "InvalidSubnet.Range",
         /// No volume of that id.
         InvalidVolumeNotFound = "InvalidVolume.NotFound",
+        /// The volume and the instance are in different zones.
+        InvalidVolumeZoneMismatch = "InvalidVolume.ZoneMismatch",
         /// No VPC range association of that id.
         InvalidVpcCidrBlockAssociationIDNotFound = "InvalidVpcCidrBlockAssociationID.NotFound",
         /// The VPC CIDR is of a wrong size.
@@ -105,6 +112,8 @@ error_codes! {
         VPCIdNotSpecified = "VPCIdNotSpecified",
         /// The region's VPC quota is used up.
         VpcLimitExceeded = "VpcLimitExceeded",
+        /// The volume is attached.
+        VolumeInUse = "VolumeInUse",
     }
 }
 

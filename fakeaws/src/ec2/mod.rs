@@ -389,6 +389,22 @@ impl Api for Region {
         instance::describe_instance_status(self, input)
     }
 
+    fn create_volume(&mut self, input: CreateVolumeRequest) -> Result<Volume, ApiError> {
+        volume::create_volume(self, input)
+    }
+
+    fn attach_volume(&mut self, input: AttachVolumeRequest) -> Result<VolumeAttachment, ApiError> {
+        volume::attach_volume(self, input)
+    }
+
+    fn detach_volume(&mut self, input: DetachVolumeRequest) -> Result<VolumeAttachment, ApiError> {
+        volume::detach_volume(self, input)
+    }
+
+    fn delete_volume(&mut self, input: DeleteVolumeRequest) -> Result<(), ApiError> {
+        volume::delete_volume(self, input)
+    }
+
     fn describe_volumes(
         &mut self,
         input: DescribeVolumesRequest,

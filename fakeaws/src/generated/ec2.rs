@@ -1312,6 +1312,36 @@ impl Decode for AttachInternetGatewayRequest {
     }
 }
 
+/// The `AttachVolumeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AttachVolumeRequest {
+    pub device: String,
+    pub instance_id: String,
+    pub volume_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AttachVolumeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Device", "DryRun", "InstanceId", "VolumeId"]) else {
+            return Ok(None);
+        };
+        let device = r.field_at(m_[0], at_, "Device")?;
+        let device = FormReader::required(device, at_, "Device")?;
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let volume_id = r.field_at(m_[3], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            device,
+            instance_id,
+            volume_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `AttachmentEnaSrdSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AttachmentEnaSrdSpecification {
@@ -2563,6 +2593,65 @@ impl Decode for CreateTagsRequest {
     }
 }
 
+/// The `CreateVolumeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVolumeRequest {
+    pub availability_zone: Option<String>,
+    pub availability_zone_id: Option<String>,
+    pub encrypted: Option<bool>,
+    pub iops: Option<i32>,
+    pub size: Option<i32>,
+    pub volume_type: Option<VolumeType>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub throughput: Option<i32>,
+    pub client_token: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateVolumeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "ClientToken",
+                "DryRun",
+                "Encrypted",
+                "Iops",
+                "Size",
+                "TagSpecification",
+                "Throughput",
+                "VolumeType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        let encrypted = r.field_at(m_[4], at_, "Encrypted")?;
+        let iops = r.field_at(m_[5], at_, "Iops")?;
+        let size = r.field_at(m_[6], at_, "Size")?;
+        let volume_type = r.field_at(m_[9], at_, "VolumeType")?;
+        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+        let throughput = r.field_at(m_[8], at_, "Throughput")?;
+        let client_token = r.field_at(m_[2], at_, "ClientToken")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        Ok(Some(Self {
+            availability_zone,
+            availability_zone_id,
+            encrypted,
+            iops,
+            size,
+            volume_type,
+            tag_specifications,
+            throughput,
+            client_token,
+            dry_run,
+        }))
+    }
+}
+
 /// The `CreateVpcRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpcRequest {
@@ -2853,6 +2942,25 @@ impl Decode for DeleteTagsRequest {
             resources,
             tags,
         }))
+    }
+}
+
+/// The `DeleteVolumeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteVolumeRequest {
+    pub volume_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteVolumeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VolumeId"]) else {
+            return Ok(None);
+        };
+        let volume_id = r.field_at(m_[1], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { volume_id, dry_run }))
     }
 }
 
@@ -4070,6 +4178,40 @@ impl Decode for DetachInternetGatewayRequest {
             dry_run,
             internet_gateway_id,
             vpc_id,
+        }))
+    }
+}
+
+/// The `DetachVolumeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DetachVolumeRequest {
+    pub device: Option<String>,
+    pub force: Option<bool>,
+    pub instance_id: Option<String>,
+    pub volume_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DetachVolumeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["Device", "DryRun", "Force", "InstanceId", "VolumeId"],
+        ) else {
+            return Ok(None);
+        };
+        let device = r.field_at(m_[0], at_, "Device")?;
+        let force = r.field_at(m_[2], at_, "Force")?;
+        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
+        let volume_id = r.field_at(m_[4], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            device,
+            force,
+            instance_id,
+            volume_id,
+            dry_run,
         }))
     }
 }
@@ -19319,6 +19461,14 @@ pub enum Action {
     ModifyInstanceMetadataOptions,
     /// `DescribeVolumes`
     DescribeVolumes,
+    /// `CreateVolume`
+    CreateVolume,
+    /// `AttachVolume`
+    AttachVolume,
+    /// `DetachVolume`
+    DetachVolume,
+    /// `DeleteVolume`
+    DeleteVolume,
     /// `DescribeNetworkInterfaces`
     DescribeNetworkInterfaces,
     /// `ModifyNetworkInterfaceAttribute`
@@ -19401,6 +19551,10 @@ impl Action {
             Self::ModifyInstanceAttribute => "ModifyInstanceAttribute",
             Self::ModifyInstanceMetadataOptions => "ModifyInstanceMetadataOptions",
             Self::DescribeVolumes => "DescribeVolumes",
+            Self::CreateVolume => "CreateVolume",
+            Self::AttachVolume => "AttachVolume",
+            Self::DetachVolume => "DetachVolume",
+            Self::DeleteVolume => "DeleteVolume",
             Self::DescribeNetworkInterfaces => "DescribeNetworkInterfaces",
             Self::ModifyNetworkInterfaceAttribute => "ModifyNetworkInterfaceAttribute",
             Self::DescribeImages => "DescribeImages",
@@ -19473,6 +19627,10 @@ impl Action {
             "ModifyInstanceAttribute" => Self::ModifyInstanceAttribute,
             "ModifyInstanceMetadataOptions" => Self::ModifyInstanceMetadataOptions,
             "DescribeVolumes" => Self::DescribeVolumes,
+            "CreateVolume" => Self::CreateVolume,
+            "AttachVolume" => Self::AttachVolume,
+            "DetachVolume" => Self::DetachVolume,
+            "DeleteVolume" => Self::DeleteVolume,
             "DescribeNetworkInterfaces" => Self::DescribeNetworkInterfaces,
             "ModifyNetworkInterfaceAttribute" => Self::ModifyNetworkInterfaceAttribute,
             "DescribeImages" => Self::DescribeImages,
@@ -19731,6 +19889,14 @@ pub trait Api {
         &mut self,
         input: DescribeVolumesRequest,
     ) -> Result<DescribeVolumesResult, ApiError>;
+    /// Serves `CreateVolume`.
+    fn create_volume(&mut self, input: CreateVolumeRequest) -> Result<Volume, ApiError>;
+    /// Serves `AttachVolume`.
+    fn attach_volume(&mut self, input: AttachVolumeRequest) -> Result<VolumeAttachment, ApiError>;
+    /// Serves `DetachVolume`.
+    fn detach_volume(&mut self, input: DetachVolumeRequest) -> Result<VolumeAttachment, ApiError>;
+    /// Serves `DeleteVolume`.
+    fn delete_volume(&mut self, input: DeleteVolumeRequest) -> Result<(), ApiError>;
     /// Serves `DescribeNetworkInterfaces`.
     fn describe_network_interfaces(
         &mut self,
@@ -19898,6 +20064,14 @@ pub enum Response {
     ModifyInstanceMetadataOptions(Box<ModifyInstanceMetadataOptionsResult>),
     /// `DescribeVolumes`
     DescribeVolumes(Box<DescribeVolumesResult>),
+    /// `CreateVolume`
+    CreateVolume(Box<Volume>),
+    /// `AttachVolume`
+    AttachVolume(Box<VolumeAttachment>),
+    /// `DetachVolume`
+    DetachVolume(Box<VolumeAttachment>),
+    /// `DeleteVolume`
+    DeleteVolume,
     /// `DescribeNetworkInterfaces`
     DescribeNetworkInterfaces(Box<DescribeNetworkInterfacesResult>),
     /// `ModifyNetworkInterfaceAttribute`
@@ -20235,6 +20409,27 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::CreateVolume(output) => crate::protocol::xml::ec2_response(
+                "CreateVolume",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AttachVolume(output) => crate::protocol::xml::ec2_response(
+                "AttachVolume",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DetachVolume(output) => crate::protocol::xml::ec2_response(
+                "DetachVolume",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteVolume => {
+                crate::protocol::xml::ec2_return_true("DeleteVolume", XML_NAMESPACE, request_id)
+            }
             Self::DescribeNetworkInterfaces(output) => crate::protocol::xml::ec2_response(
                 "DescribeNetworkInterfaces",
                 XML_NAMESPACE,
@@ -21058,6 +21253,53 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DescribeVolumes(Box::new(
                 api.describe_volumes(input)?,
             )))
+        }
+        Action::CreateVolume => {
+            r.reject_unsupported(
+                "CreateVolume",
+                &[
+                    "KmsKeyId",
+                    "OutpostArn",
+                    "SnapshotId",
+                    "MultiAttachEnabled",
+                    "VolumeInitializationRate",
+                    "Operator",
+                ],
+            )?;
+            let input = FormReader::required(CreateVolumeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateVolume(Box::new(api.create_volume(input)?)))
+        }
+        Action::AttachVolume => {
+            r.reject_unsupported("AttachVolume", &["EbsCardIndex"])?;
+            let input = FormReader::required(AttachVolumeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AttachVolume(Box::new(api.attach_volume(input)?)))
+        }
+        Action::DetachVolume => {
+            r.reject_unsupported("DetachVolume", &[])?;
+            let input = FormReader::required(DetachVolumeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DetachVolume(Box::new(api.detach_volume(input)?)))
+        }
+        Action::DeleteVolume => {
+            r.reject_unsupported("DeleteVolume", &[])?;
+            let input = FormReader::required(DeleteVolumeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_volume(input)?;
+            Ok(Response::DeleteVolume)
         }
         Action::DescribeNetworkInterfaces => {
             r.reject_unsupported("DescribeNetworkInterfaces", &["IncludeManagedResources"])?;

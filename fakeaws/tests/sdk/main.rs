@@ -23,6 +23,7 @@ mod signatures;
 mod state;
 mod subnet;
 mod tags;
+mod volume;
 mod vpc;
 mod vpc_cidr;
 

@@ -119,6 +119,25 @@ pub struct Instance {
     pub tenancy: Tenancy,
 }
 
+/// Records the volume `volume_id` attached to the instance `id` at `device` (AttachVolume).
+pub fn volume_attached(
+    region: &mut crate::region::Region,
+    id: &str,
+    device: &str,
+    volume_id: &str,
+) {
+    if let Some(i) = region.instances.0.get_mut(id) {
+        i.volumes.push((device.to_string(), volume_id.to_string()));
+    }
+}
+
+/// Forgets the volume `volume_id` of the instance `id` (DetachVolume).
+pub fn volume_detached(region: &mut crate::region::Region, id: &str, volume_id: &str) {
+    if let Some(i) = region.instances.0.get_mut(id) {
+        i.volumes.retain(|(_, v)| v != volume_id);
+    }
+}
+
 impl Instance {
     /// Whether the instance is terminated (or on its way there).
     pub fn is_gone(&self) -> bool {

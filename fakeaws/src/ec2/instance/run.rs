@@ -15,7 +15,7 @@ use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
     InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
     InstanceMetadataTagsState, InstanceStateName, InstanceType, NetworkInterfaceType, Reservation,
-    ResourceType, RunInstancesRequest, ShutdownBehavior, Tenancy, VolumeType,
+    ResourceType, RunInstancesRequest, ShutdownBehavior, Tenancy,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -404,50 +404,22 @@ pub(super) fn planned(
     zone: &str,
     root: bool,
 ) -> Result<Planned, ApiError> {
-    let volume_type = ebs.volume_type.unwrap_or(VolumeType::Gp3);
-    let (min, max) = match volume_type {
-        VolumeType::Gp2 | VolumeType::Gp3 => (1, 16384),
-        VolumeType::Io1 | VolumeType::Io2 => (4, 65536),
-        VolumeType::St1 | VolumeType::Sc1 => (125, 16384),
-        VolumeType::Standard => (1, 1024),
+    let spec = volume::Spec {
+        volume_type: ebs.volume_type,
+        size,
+        iops: ebs.iops,
+        throughput: ebs.throughput,
+        encrypted: ebs.encrypted,
     };
-    if size < min || size > max {
-        return Err(ApiError::invalid_parameter(
-            "size",
-            &size.to_string(),
-            &format!(
-                "Volumes of type {} are {min} to {max} GiB.",
-                volume_type.as_str()
-            ),
-        ));
-    }
-    if matches!(volume_type, VolumeType::Io1 | VolumeType::Io2) && ebs.iops.is_none() {
-        return Err(ApiError::missing_parameter("BlockDeviceMapping.N.Ebs.Iops"));
-    }
-    let iops = match volume_type {
-        VolumeType::Gp3 => Some(ebs.iops.unwrap_or(3000)),
-        VolumeType::Gp2 => Some((size * 3).clamp(100, 16000)),
-        VolumeType::Io1 | VolumeType::Io2 => ebs.iops,
-        _ => None,
-    };
+    let mut volume = volume::specified(&spec, snapshot_id, zone, "BlockDeviceMapping.N.Ebs.")?;
+    volume.attachment = Some(VolumeAttachment {
+        instance_id: String::new(),
+        device: device.to_string(),
+        delete_on_termination: ebs.delete_on_termination.unwrap_or(root),
+        attach_time: DateTime::from_secs(0),
+    });
     Ok(Planned {
         device: device.to_string(),
-        volume: Volume {
-            id: String::new(),
-            size,
-            volume_type,
-            iops,
-            throughput: (volume_type == VolumeType::Gp3).then(|| ebs.throughput.unwrap_or(125)),
-            encrypted: ebs.encrypted.unwrap_or(false),
-            zone: zone.to_string(),
-            snapshot_id,
-            attachment: Some(VolumeAttachment {
-                instance_id: String::new(),
-                device: device.to_string(),
-                delete_on_termination: ebs.delete_on_termination.unwrap_or(root),
-                attach_time: DateTime::from_secs(0),
-            }),
-            created: DateTime::from_secs(0),
-        },
+        volume,
     })
 }

@@ -1,5 +1,10 @@
-//! EBS volumes: DescribeVolumes, and the volumes RunInstances makes from block device
-//! mappings (deleted with their instance when DeleteOnTermination is set).
+//! EBS volumes: DescribeVolumes, the volumes RunInstances makes from block device mappings
+//! (deleted with their instance when DeleteOnTermination is set), and, in `lifecycle`,
+//! CreateVolume, AttachVolume, DetachVolume and DeleteVolume.
+
+mod lifecycle;
+
+pub use lifecycle::{attach_volume, create_volume, delete_volume, detach_volume};
 
 use std::collections::BTreeMap;
 
@@ -59,6 +64,85 @@ pub struct Volume {
     /// When it was created.
     #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
+}
+
+/// What a request asks of a volume (CreateVolume, or a block device mapping of RunInstances).
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// The type (gp3 when not given).
+    pub volume_type: Option<VolumeType>,
+    /// The size in GiB.
+    pub size: i32,
+    /// Provisioned IOPS.
+    pub iops: Option<i32>,
+    /// Throughput in MiB/s.
+    pub throughput: Option<i32>,
+    /// Encryption.
+    pub encrypted: Option<bool>,
+}
+
+/// The volume `spec` asks for in `zone`, checked as EBS checks it (each type's sizes, IOPS
+/// required by io1 and io2 and taken only by them and gp3, throughput only by gp3), with
+/// EBS's defaults (gp2's 3 IOPS per GiB, gp3's 3,000 IOPS and 125 MiB/s); not attached, not yet
+/// given an id. `at` prefixes the names of missing members (`BlockDeviceMapping.N.Ebs.`).
+pub fn specified(
+    spec: &Spec,
+    snapshot_id: Option<String>,
+    zone: &str,
+    at: &str,
+) -> Result<Volume, ApiError> {
+    let volume_type = spec.volume_type.unwrap_or(VolumeType::Gp3);
+    let size = spec.size;
+    let (min, max) = match volume_type {
+        VolumeType::Gp2 | VolumeType::Gp3 => (1, 16384),
+        VolumeType::Io1 | VolumeType::Io2 => (4, 65536),
+        VolumeType::St1 | VolumeType::Sc1 => (125, 16384),
+        VolumeType::Standard => (1, 1024),
+    };
+    if size < min || size > max {
+        return Err(ApiError::invalid_parameter(
+            "size",
+            &size.to_string(),
+            &format!(
+                "Volumes of type {} are {min} to {max} GiB.",
+                volume_type.as_str()
+            ),
+        ));
+    }
+    let provisioned = matches!(volume_type, VolumeType::Io1 | VolumeType::Io2);
+    if provisioned && spec.iops.is_none() {
+        return Err(ApiError::missing_parameter(&format!("{at}Iops")));
+    }
+    if spec.iops.is_some() && !provisioned && volume_type != VolumeType::Gp3 {
+        return Err(ApiError::invalid_combination(format!(
+            "The parameter iops is not supported for {} volumes.",
+            volume_type.as_str()
+        )));
+    }
+    if spec.throughput.is_some() && volume_type != VolumeType::Gp3 {
+        return Err(ApiError::invalid_combination(format!(
+            "The parameter throughput is not supported for {} volumes.",
+            volume_type.as_str()
+        )));
+    }
+    let iops = match volume_type {
+        VolumeType::Gp3 => Some(spec.iops.unwrap_or(3000)),
+        VolumeType::Gp2 => Some((size * 3).clamp(100, 16000)),
+        VolumeType::Io1 | VolumeType::Io2 => spec.iops,
+        _ => None,
+    };
+    Ok(Volume {
+        id: String::new(),
+        size,
+        volume_type,
+        iops,
+        throughput: (volume_type == VolumeType::Gp3).then(|| spec.throughput.unwrap_or(125)),
+        encrypted: spec.encrypted.unwrap_or(false),
+        zone: zone.to_string(),
+        snapshot_id,
+        attachment: None,
+        created: DateTime::from_secs(0),
+    })
 }
 
 impl Filterable for (&Volume, &Region) {

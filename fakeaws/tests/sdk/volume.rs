@@ -1,0 +1,350 @@
+//! EBS volumes through the SDK: CreateVolume, AttachVolume, DetachVolume, DeleteVolume, as
+//! DescribeVolumes and DescribeInstances then show them.
+
+use aws_sdk_ec2::types::{
+    ResourceType, VolumeAttachmentState, VolumeState, VolumeType as SdkVolumeType,
+};
+
+use crate::{code, empty_fake, subnet, tag_spec, vpc};
+
+/// The volume `id` as DescribeVolumes answers it.
+async fn volume(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::Volume {
+    let out = ec2.describe_volumes().volume_ids(id).send().await.unwrap();
+    out.volumes()[0].clone()
+}
+
+/// A gp3 volume of `size` GiB in `zone`; its id.
+async fn new_volume(ec2: &aws_sdk_ec2::Client, zone: &str, size: i32) -> String {
+    let out = ec2
+        .create_volume()
+        .availability_zone(zone)
+        .size(size)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.state(), Some(&VolumeState::Creating));
+    out.volume_id.unwrap()
+}
+
+/// The instance `id`'s block devices: (device, volume id).
+async fn block_devices(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<(String, String)> {
+    let out = ec2
+        .describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap();
+    out.reservations()[0].instances()[0]
+        .block_device_mappings()
+        .iter()
+        .map(|m| {
+            (
+                m.device_name().unwrap().to_string(),
+                m.ebs().and_then(|e| e.volume_id()).unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// An instance in a new subnet of us-east-1a, running; its id and its root device's name.
+async fn running_instance(ec2: &aws_sdk_ec2::Client) -> (String, String) {
+    let vpc_id = vpc(ec2, "10.0.0.0/16").await;
+    let subnet_id = subnet(ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let id = crate::instance(ec2, &subnet_id).await;
+    let out = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let root = out.reservations()[0].instances()[0]
+        .root_device_name()
+        .unwrap()
+        .to_string();
+    (id, root)
+}
+
+#[tokio::test]
+async fn a_created_volume_is_available_with_ebs_defaults_and_its_tags() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let request = || {
+        ec2.create_volume()
+            .availability_zone("us-east-1b")
+            .size(20)
+            .tag_specifications(tag_spec(ResourceType::Volume, &[("Name", "data")]))
+            .client_token("vol-token")
+    };
+    let created = request().send().await.unwrap();
+    assert_eq!(created.state(), Some(&VolumeState::Creating));
+    let id = created.volume_id().unwrap().to_string();
+    let v = volume(&ec2, &id).await;
+    assert_eq!(v.state(), Some(&VolumeState::Available));
+    assert_eq!(v.availability_zone(), Some("us-east-1b"));
+    assert_eq!(v.size(), Some(20));
+    assert_eq!(v.volume_type(), Some(&SdkVolumeType::Gp3));
+    assert_eq!((v.iops(), v.throughput()), (Some(3000), Some(125)));
+    assert!(v.attachments().is_empty());
+    assert_eq!(v.tags()[0].value(), Some("data"));
+    // The same token and request: the same volume; another request with it: refused.
+    let again = request().send().await.unwrap();
+    assert_eq!(again.volume_id(), Some(id.as_str()));
+    assert_eq!(
+        code(
+            ec2.create_volume()
+                .availability_zone("us-east-1b")
+                .size(30)
+                .client_token("vol-token")
+                .send()
+                .await
+        ),
+        "IdempotentParameterMismatch"
+    );
+    // A gp2 volume's IOPS follow its size; io1 takes the IOPS asked for.
+    let gp2 = ec2
+        .create_volume()
+        .availability_zone_id("use1-az1")
+        .size(100)
+        .volume_type(SdkVolumeType::Gp2)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gp2.availability_zone(), Some("us-east-1a"));
+    assert_eq!(gp2.iops(), Some(300));
+    let io1 = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(100)
+        .volume_type(SdkVolumeType::Io1)
+        .iops(2000)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(io1.iops(), Some(2000));
+    assert_eq!(
+        ec2.describe_volumes().send().await.unwrap().volumes().len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_volume_request_is_checked_as_ebs_checks_it_and_a_refusal_creates_nothing() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let refused =
+        |r: aws_sdk_ec2::operation::create_volume::builders::CreateVolumeFluentBuilder| async move {
+            code(r.send().await)
+        };
+    let in_a = || ec2.create_volume().availability_zone("us-east-1a");
+    assert_eq!(
+        refused(ec2.create_volume().size(8)).await,
+        "MissingParameter"
+    );
+    assert_eq!(
+        refused(ec2.create_volume().availability_zone("us-east-1z").size(8)).await,
+        "InvalidParameterValue"
+    );
+    assert_eq!(refused(in_a()).await, "MissingParameter");
+    assert_eq!(refused(in_a().size(0)).await, "InvalidParameterValue");
+    assert_eq!(refused(in_a().size(16385)).await, "InvalidParameterValue");
+    assert_eq!(
+        refused(in_a().size(100).volume_type(SdkVolumeType::St1)).await,
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        refused(in_a().size(100).volume_type(SdkVolumeType::Io2)).await,
+        "MissingParameter"
+    );
+    assert_eq!(
+        refused(in_a().size(100).volume_type(SdkVolumeType::Gp2).iops(500)).await,
+        "InvalidParameterCombination"
+    );
+    assert_eq!(
+        refused(
+            in_a()
+                .size(100)
+                .volume_type(SdkVolumeType::Io1)
+                .iops(500)
+                .throughput(200)
+        )
+        .await,
+        "InvalidParameterCombination"
+    );
+    assert_eq!(
+        refused(in_a().size(100).snapshot_id("snap-0123456789abcdef0")).await,
+        "NotImplemented"
+    );
+    assert!(
+        ec2.describe_volumes()
+            .send()
+            .await
+            .unwrap()
+            .volumes()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_volume_is_attached_to_an_instance_of_its_zone_and_detached_again() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (instance, root) = running_instance(&ec2).await;
+    let id = new_volume(&ec2, "us-east-1a", 50).await;
+    let attached = ec2
+        .attach_volume()
+        .volume_id(&id)
+        .instance_id(&instance)
+        .device("/dev/sdf")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(attached.state(), Some(&VolumeAttachmentState::Attaching));
+    assert_eq!(attached.device(), Some("/dev/sdf"));
+    let v = volume(&ec2, &id).await;
+    assert_eq!(v.state(), Some(&VolumeState::InUse));
+    let a = &v.attachments()[0];
+    assert_eq!(a.instance_id(), Some(instance.as_str()));
+    assert_eq!(a.state(), Some(&VolumeAttachmentState::Attached));
+    assert_eq!(a.delete_on_termination(), Some(false));
+    assert!(
+        block_devices(&ec2, &instance)
+            .await
+            .contains(&("/dev/sdf".to_string(), id.clone()))
+    );
+    // Found by the attachment filters.
+    let by_instance = ec2
+        .describe_volumes()
+        .filters(crate::filter("attachment.instance-id", &[&instance]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_instance.volumes().len(), 2);
+
+    // Not twice, not where the instance has a device, not in another zone, not deleted.
+    let other = new_volume(&ec2, "us-east-1a", 10).await;
+    let elsewhere = new_volume(&ec2, "us-east-1b", 10).await;
+    let attach = |volume: &str, device: &str| {
+        ec2.attach_volume()
+            .volume_id(volume)
+            .instance_id(&instance)
+            .device(device)
+            .send()
+    };
+    assert_eq!(code(attach(&id, "/dev/sdg").await), "VolumeInUse");
+    assert_eq!(
+        code(attach(&other, "/dev/sdf").await),
+        "InvalidParameterValue"
+    );
+    assert_eq!(code(attach(&other, &root).await), "InvalidParameterValue");
+    assert_eq!(
+        code(attach(&other, "/dev/nvme1n1").await),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(attach(&elsewhere, "/dev/sdg").await),
+        "InvalidVolume.ZoneMismatch"
+    );
+    assert_eq!(
+        code(attach("vol-0123456789abcdef0", "/dev/sdg").await),
+        "InvalidVolume.NotFound"
+    );
+    assert_eq!(
+        code(ec2.delete_volume().volume_id(&id).send().await),
+        "VolumeInUse"
+    );
+
+    // Detached only as attached, never the root volume of a running instance.
+    let root_volume = block_devices(&ec2, &instance)
+        .await
+        .into_iter()
+        .find(|(d, _)| *d == root)
+        .unwrap()
+        .1;
+    assert_eq!(
+        code(ec2.detach_volume().volume_id(&root_volume).send().await),
+        "IncorrectState"
+    );
+    assert_eq!(
+        code(
+            ec2.detach_volume()
+                .volume_id(&id)
+                .device("/dev/sdh")
+                .send()
+                .await
+        ),
+        "InvalidAttachment.NotFound"
+    );
+    let detached = ec2
+        .detach_volume()
+        .volume_id(&id)
+        .instance_id(&instance)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(detached.state(), Some(&VolumeAttachmentState::Detaching));
+    let v = volume(&ec2, &id).await;
+    assert_eq!(v.state(), Some(&VolumeState::Available));
+    assert!(v.attachments().is_empty());
+    assert!(
+        !block_devices(&ec2, &instance)
+            .await
+            .iter()
+            .any(|(_, v)| *v == id)
+    );
+    assert_eq!(
+        code(ec2.detach_volume().volume_id(&id).send().await),
+        "IncorrectState"
+    );
+    // Free again: attached at the same device, or deleted.
+    attach(&other, "/dev/sdf").await.unwrap();
+    ec2.delete_volume().volume_id(&id).send().await.unwrap();
+    assert_eq!(
+        code(ec2.describe_volumes().volume_ids(&id).send().await),
+        "InvalidVolume.NotFound"
+    );
+    assert_eq!(
+        code(ec2.delete_volume().volume_id(&id).send().await),
+        "InvalidVolume.NotFound"
+    );
+}
+
+#[tokio::test]
+async fn an_attached_volume_outlives_its_terminated_instance() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (instance, _) = running_instance(&ec2).await;
+    let id = new_volume(&ec2, "us-east-1a", 50).await;
+    ec2.attach_volume()
+        .volume_id(&id)
+        .instance_id(&instance)
+        .device("/dev/xvdf")
+        .send()
+        .await
+        .unwrap();
+    ec2.terminate_instances()
+        .instance_ids(&instance)
+        .send()
+        .await
+        .unwrap();
+    crate::wait(
+        &ec2,
+        &instance,
+        aws_sdk_ec2::types::InstanceStateName::Terminated,
+    )
+    .await;
+    let v = volume(&ec2, &id).await;
+    assert_eq!(v.state(), Some(&VolumeState::Available));
+    assert!(v.attachments().is_empty());
+    // A terminated instance takes no volume.
+    assert_eq!(
+        code(
+            ec2.attach_volume()
+                .volume_id(&id)
+                .instance_id(&instance)
+                .device("/dev/xvdf")
+                .send()
+                .await
+        ),
+        "IncorrectState"
+    );
+}
