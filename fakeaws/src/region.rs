@@ -215,6 +215,10 @@ pub struct Limits {
     pub rules_per_group: usize,
     /// Route tables per VPC (AWS: 200).
     pub route_tables_per_vpc: usize,
+    /// Network ACLs per VPC, its default one included (AWS: 200).
+    pub network_acls_per_vpc: usize,
+    /// Numbered rules per network ACL, in each direction (AWS: 20).
+    pub rules_per_network_acl: usize,
     /// Instances not terminated, per region.
     pub instances: usize,
     /// Classic load balancers per region (AWS: 20).
@@ -233,6 +237,8 @@ impl Default for Limits {
             security_groups_per_vpc: 2500,
             rules_per_group: 60,
             route_tables_per_vpc: 200,
+            network_acls_per_vpc: 200,
+            rules_per_network_acl: 20,
             instances: 256,
             load_balancers: 20,
         }
@@ -257,6 +263,8 @@ impl Limits {
             "Inbound or outbound rules per security group",
         ),
         ("route-tables-per-vpc", "Route tables per VPC"),
+        ("network-acls-per-vpc", "Network ACLs per VPC"),
+        ("rules-per-network-acl", "Rules per network ACL"),
         (
             "instances",
             "Running On-Demand instances (counted as instances here)",
@@ -276,6 +284,8 @@ impl Limits {
             "security-groups-per-vpc" => &mut self.security_groups_per_vpc,
             "rules-per-group" => &mut self.rules_per_group,
             "route-tables-per-vpc" => &mut self.route_tables_per_vpc,
+            "network-acls-per-vpc" => &mut self.network_acls_per_vpc,
+            "rules-per-network-acl" => &mut self.rules_per_network_acl,
             "instances" => &mut self.instances,
             "load-balancers" => &mut self.load_balancers,
             other => {

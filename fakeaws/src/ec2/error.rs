@@ -64,6 +64,8 @@ error_codes! {
         InvalidKeyPairDuplicate = "InvalidKeyPair.Duplicate",
         /// No key pair of that name.
         InvalidKeyPairNotFound = "InvalidKeyPair.NotFound",
+        /// No entry of that rule number and direction.
+        InvalidNetworkAclEntryNotFound = "InvalidNetworkAclEntry.NotFound",
         /// A NextToken this fake did not hand out.
         InvalidPaginationToken = "InvalidPaginationToken",
         /// The rule exists.
@@ -92,6 +94,12 @@ error_codes! {
         NatGatewayLimitExceeded = "NatGatewayLimitExceeded",
         /// No NAT gateway of that id (DeleteNatGateway's code).
         NatGatewayNotFound = "NatGatewayNotFound",
+        /// The VPC holds as many network ACLs as its quota allows.
+        NetworkAclLimitExceeded = "NetworkAclLimitExceeded",
+        /// An entry of that rule number and direction exists.
+        NetworkAclEntryAlreadyExists = "NetworkAclEntryAlreadyExists",
+        /// The ACL holds as many entries in that direction as the quota allows.
+        NetworkAclEntryLimitExceeded = "NetworkAclEntryLimitExceeded",
         /// The call is not permitted (termination protection, ...).
         OperationNotPermitted = "OperationNotPermitted",
         /// The resource is already attached or associated.

@@ -239,6 +239,45 @@ impl Api for Region {
         route_table::create_route_table(self, input)
     }
 
+    fn create_network_acl(
+        &mut self,
+        input: CreateNetworkAclRequest,
+    ) -> Result<CreateNetworkAclResult, ApiError> {
+        network_acl::create_network_acl(self, input)
+    }
+
+    fn delete_network_acl(&mut self, input: DeleteNetworkAclRequest) -> Result<(), ApiError> {
+        network_acl::delete_network_acl(self, input)
+    }
+
+    fn create_network_acl_entry(
+        &mut self,
+        input: CreateNetworkAclEntryRequest,
+    ) -> Result<(), ApiError> {
+        network_acl::create_network_acl_entry(self, input)
+    }
+
+    fn replace_network_acl_entry(
+        &mut self,
+        input: ReplaceNetworkAclEntryRequest,
+    ) -> Result<(), ApiError> {
+        network_acl::replace_network_acl_entry(self, input)
+    }
+
+    fn delete_network_acl_entry(
+        &mut self,
+        input: DeleteNetworkAclEntryRequest,
+    ) -> Result<(), ApiError> {
+        network_acl::delete_network_acl_entry(self, input)
+    }
+
+    fn replace_network_acl_association(
+        &mut self,
+        input: ReplaceNetworkAclAssociationRequest,
+    ) -> Result<ReplaceNetworkAclAssociationResult, ApiError> {
+        network_acl::replace_network_acl_association(self, input)
+    }
+
     fn describe_network_acls(
         &mut self,
         input: DescribeNetworkAclsRequest,

@@ -402,6 +402,7 @@ pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<
     region.by_vpc.remove(&vpc_id, &id);
     region.tags.remove_resource(&id);
     crate::ec2::route_table::forget_subnet(region, &id);
+    crate::ec2::network_acl::forget_subnet(region, &id);
     Ok(())
 }
 

@@ -2340,6 +2340,112 @@ impl EncodeMembers for CreateNatGatewayResult {
     }
 }
 
+/// The `CreateNetworkAclEntryRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateNetworkAclEntryRequest {
+    pub dry_run: Option<bool>,
+    pub network_acl_id: String,
+    pub rule_number: i32,
+    pub protocol: String,
+    pub rule_action: RuleAction,
+    pub egress: bool,
+    pub cidr_block: Option<String>,
+    pub icmp_type_code: Option<IcmpTypeCode>,
+    pub port_range: Option<PortRange>,
+}
+
+impl Decode for CreateNetworkAclEntryRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrBlock",
+                "DryRun",
+                "Egress",
+                "Icmp",
+                "NetworkAclId",
+                "PortRange",
+                "Protocol",
+                "RuleAction",
+                "RuleNumber",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let network_acl_id = r.field_at(m_[4], at_, "NetworkAclId")?;
+        let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
+        let rule_number = r.field_at(m_[8], at_, "RuleNumber")?;
+        let rule_number = FormReader::required(rule_number, at_, "RuleNumber")?;
+        let protocol = r.field_at(m_[6], at_, "Protocol")?;
+        let protocol = FormReader::required(protocol, at_, "Protocol")?;
+        let rule_action = r.field_at(m_[7], at_, "RuleAction")?;
+        let rule_action = FormReader::required(rule_action, at_, "RuleAction")?;
+        let egress = r.field_at(m_[2], at_, "Egress")?;
+        let egress = FormReader::required(egress, at_, "Egress")?;
+        let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
+        let icmp_type_code = r.field_at(m_[3], at_, "Icmp")?;
+        let port_range = r.field_at(m_[5], at_, "PortRange")?;
+        Ok(Some(Self {
+            dry_run,
+            network_acl_id,
+            rule_number,
+            protocol,
+            rule_action,
+            egress,
+            cidr_block,
+            icmp_type_code,
+            port_range,
+        }))
+    }
+}
+
+/// The `CreateNetworkAclRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateNetworkAclRequest {
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub client_token: Option<String>,
+    pub dry_run: Option<bool>,
+    pub vpc_id: String,
+}
+
+impl Decode for CreateNetworkAclRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["ClientToken", "DryRun", "TagSpecification", "VpcId"])
+        else {
+            return Ok(None);
+        };
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        Ok(Some(Self {
+            tag_specifications,
+            client_token,
+            dry_run,
+            vpc_id,
+        }))
+    }
+}
+
+/// The `CreateNetworkAclResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateNetworkAclResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_acl: Option<NetworkAcl>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+}
+
+impl EncodeMembers for CreateNetworkAclResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkAcl", &self.network_acl);
+        w.field("clientToken", &self.client_token);
+    }
+}
+
 /// The `CreateRouteRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateRouteRequest {
@@ -2793,6 +2899,58 @@ impl EncodeMembers for DeleteNatGatewayResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("natGatewayId", &self.nat_gateway_id);
+    }
+}
+
+/// The `DeleteNetworkAclEntryRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteNetworkAclEntryRequest {
+    pub dry_run: Option<bool>,
+    pub network_acl_id: String,
+    pub rule_number: i32,
+    pub egress: bool,
+}
+
+impl Decode for DeleteNetworkAclEntryRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "Egress", "NetworkAclId", "RuleNumber"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let network_acl_id = r.field_at(m_[2], at_, "NetworkAclId")?;
+        let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
+        let rule_number = r.field_at(m_[3], at_, "RuleNumber")?;
+        let rule_number = FormReader::required(rule_number, at_, "RuleNumber")?;
+        let egress = r.field_at(m_[1], at_, "Egress")?;
+        let egress = FormReader::required(egress, at_, "Egress")?;
+        Ok(Some(Self {
+            dry_run,
+            network_acl_id,
+            rule_number,
+            egress,
+        }))
+    }
+}
+
+/// The `DeleteNetworkAclRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteNetworkAclRequest {
+    pub dry_run: Option<bool>,
+    pub network_acl_id: String,
+}
+
+impl Decode for DeleteNetworkAclRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "NetworkAclId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let network_acl_id = r.field_at(m_[1], at_, "NetworkAclId")?;
+        let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
+        Ok(Some(Self {
+            dry_run,
+            network_acl_id,
+        }))
     }
 }
 
@@ -4883,12 +5041,23 @@ impl Decode for IamInstanceProfileSpecification {
 }
 
 /// The `IcmpTypeCode` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct IcmpTypeCode {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<i32>,
+}
+
+impl Decode for IcmpTypeCode {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Code", "Type"]) else {
+            return Ok(None);
+        };
+        let code = r.field_at(m_[0], at_, "Code")?;
+        let r#type = r.field_at(m_[1], at_, "Type")?;
+        Ok(Some(Self { code, r#type }))
+    }
 }
 
 impl EncodeMembers for IcmpTypeCode {
@@ -15697,12 +15866,23 @@ impl PlatformValues {
 crate::protocol::wire_enum!(PlatformValues);
 
 /// The `PortRange` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PortRange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<i32>,
+}
+
+impl Decode for PortRange {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["From", "To"]) else {
+            return Ok(None);
+        };
+        let from = r.field_at(m_[0], at_, "From")?;
+        let to = r.field_at(m_[1], at_, "To")?;
+        Ok(Some(Self { from, to }))
+    }
 }
 
 impl EncodeMembers for PortRange {
@@ -16114,6 +16294,106 @@ impl Decode for ReleaseAddressRequest {
         Ok(Some(Self {
             allocation_id,
             dry_run,
+        }))
+    }
+}
+
+/// The `ReplaceNetworkAclAssociationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ReplaceNetworkAclAssociationRequest {
+    pub dry_run: Option<bool>,
+    pub association_id: String,
+    pub network_acl_id: String,
+}
+
+impl Decode for ReplaceNetworkAclAssociationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId", "DryRun", "NetworkAclId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        let network_acl_id = r.field_at(m_[2], at_, "NetworkAclId")?;
+        let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
+        Ok(Some(Self {
+            dry_run,
+            association_id,
+            network_acl_id,
+        }))
+    }
+}
+
+/// The `ReplaceNetworkAclAssociationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReplaceNetworkAclAssociationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_association_id: Option<String>,
+}
+
+impl EncodeMembers for ReplaceNetworkAclAssociationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("newAssociationId", &self.new_association_id);
+    }
+}
+
+/// The `ReplaceNetworkAclEntryRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ReplaceNetworkAclEntryRequest {
+    pub dry_run: Option<bool>,
+    pub network_acl_id: String,
+    pub rule_number: i32,
+    pub protocol: String,
+    pub rule_action: RuleAction,
+    pub egress: bool,
+    pub cidr_block: Option<String>,
+    pub icmp_type_code: Option<IcmpTypeCode>,
+    pub port_range: Option<PortRange>,
+}
+
+impl Decode for ReplaceNetworkAclEntryRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrBlock",
+                "DryRun",
+                "Egress",
+                "Icmp",
+                "NetworkAclId",
+                "PortRange",
+                "Protocol",
+                "RuleAction",
+                "RuleNumber",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let network_acl_id = r.field_at(m_[4], at_, "NetworkAclId")?;
+        let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
+        let rule_number = r.field_at(m_[8], at_, "RuleNumber")?;
+        let rule_number = FormReader::required(rule_number, at_, "RuleNumber")?;
+        let protocol = r.field_at(m_[6], at_, "Protocol")?;
+        let protocol = FormReader::required(protocol, at_, "Protocol")?;
+        let rule_action = r.field_at(m_[7], at_, "RuleAction")?;
+        let rule_action = FormReader::required(rule_action, at_, "RuleAction")?;
+        let egress = r.field_at(m_[2], at_, "Egress")?;
+        let egress = FormReader::required(egress, at_, "Egress")?;
+        let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
+        let icmp_type_code = r.field_at(m_[3], at_, "Icmp")?;
+        let port_range = r.field_at(m_[5], at_, "PortRange")?;
+        Ok(Some(Self {
+            dry_run,
+            network_acl_id,
+            rule_number,
+            protocol,
+            rule_action,
+            egress,
+            cidr_block,
+            icmp_type_code,
+            port_range,
         }))
     }
 }
@@ -19407,6 +19687,18 @@ pub enum Action {
     DeleteNatGateway,
     /// `DescribeNetworkAcls`
     DescribeNetworkAcls,
+    /// `CreateNetworkAcl`
+    CreateNetworkAcl,
+    /// `DeleteNetworkAcl`
+    DeleteNetworkAcl,
+    /// `CreateNetworkAclEntry`
+    CreateNetworkAclEntry,
+    /// `ReplaceNetworkAclEntry`
+    ReplaceNetworkAclEntry,
+    /// `DeleteNetworkAclEntry`
+    DeleteNetworkAclEntry,
+    /// `ReplaceNetworkAclAssociation`
+    ReplaceNetworkAclAssociation,
     /// `CreateRouteTable`
     CreateRouteTable,
     /// `DescribeRouteTables`
@@ -19524,6 +19816,12 @@ impl Action {
             Self::DescribeNatGateways => "DescribeNatGateways",
             Self::DeleteNatGateway => "DeleteNatGateway",
             Self::DescribeNetworkAcls => "DescribeNetworkAcls",
+            Self::CreateNetworkAcl => "CreateNetworkAcl",
+            Self::DeleteNetworkAcl => "DeleteNetworkAcl",
+            Self::CreateNetworkAclEntry => "CreateNetworkAclEntry",
+            Self::ReplaceNetworkAclEntry => "ReplaceNetworkAclEntry",
+            Self::DeleteNetworkAclEntry => "DeleteNetworkAclEntry",
+            Self::ReplaceNetworkAclAssociation => "ReplaceNetworkAclAssociation",
             Self::CreateRouteTable => "CreateRouteTable",
             Self::DescribeRouteTables => "DescribeRouteTables",
             Self::DeleteRouteTable => "DeleteRouteTable",
@@ -19600,6 +19898,12 @@ impl Action {
             "DescribeNatGateways" => Self::DescribeNatGateways,
             "DeleteNatGateway" => Self::DeleteNatGateway,
             "DescribeNetworkAcls" => Self::DescribeNetworkAcls,
+            "CreateNetworkAcl" => Self::CreateNetworkAcl,
+            "DeleteNetworkAcl" => Self::DeleteNetworkAcl,
+            "CreateNetworkAclEntry" => Self::CreateNetworkAclEntry,
+            "ReplaceNetworkAclEntry" => Self::ReplaceNetworkAclEntry,
+            "DeleteNetworkAclEntry" => Self::DeleteNetworkAclEntry,
+            "ReplaceNetworkAclAssociation" => Self::ReplaceNetworkAclAssociation,
             "CreateRouteTable" => Self::CreateRouteTable,
             "DescribeRouteTables" => Self::DescribeRouteTables,
             "DeleteRouteTable" => Self::DeleteRouteTable,
@@ -19772,6 +20076,33 @@ pub trait Api {
         &mut self,
         input: DescribeNetworkAclsRequest,
     ) -> Result<DescribeNetworkAclsResult, ApiError>;
+    /// Serves `CreateNetworkAcl`.
+    fn create_network_acl(
+        &mut self,
+        input: CreateNetworkAclRequest,
+    ) -> Result<CreateNetworkAclResult, ApiError>;
+    /// Serves `DeleteNetworkAcl`.
+    fn delete_network_acl(&mut self, input: DeleteNetworkAclRequest) -> Result<(), ApiError>;
+    /// Serves `CreateNetworkAclEntry`.
+    fn create_network_acl_entry(
+        &mut self,
+        input: CreateNetworkAclEntryRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `ReplaceNetworkAclEntry`.
+    fn replace_network_acl_entry(
+        &mut self,
+        input: ReplaceNetworkAclEntryRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DeleteNetworkAclEntry`.
+    fn delete_network_acl_entry(
+        &mut self,
+        input: DeleteNetworkAclEntryRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `ReplaceNetworkAclAssociation`.
+    fn replace_network_acl_association(
+        &mut self,
+        input: ReplaceNetworkAclAssociationRequest,
+    ) -> Result<ReplaceNetworkAclAssociationResult, ApiError>;
     /// Serves `CreateRouteTable`.
     fn create_route_table(
         &mut self,
@@ -20010,6 +20341,18 @@ pub enum Response {
     DeleteNatGateway(Box<DeleteNatGatewayResult>),
     /// `DescribeNetworkAcls`
     DescribeNetworkAcls(Box<DescribeNetworkAclsResult>),
+    /// `CreateNetworkAcl`
+    CreateNetworkAcl(Box<CreateNetworkAclResult>),
+    /// `DeleteNetworkAcl`
+    DeleteNetworkAcl,
+    /// `CreateNetworkAclEntry`
+    CreateNetworkAclEntry,
+    /// `ReplaceNetworkAclEntry`
+    ReplaceNetworkAclEntry,
+    /// `DeleteNetworkAclEntry`
+    DeleteNetworkAclEntry,
+    /// `ReplaceNetworkAclAssociation`
+    ReplaceNetworkAclAssociation(Box<ReplaceNetworkAclAssociationResult>),
     /// `CreateRouteTable`
     CreateRouteTable(Box<CreateRouteTableResult>),
     /// `DescribeRouteTables`
@@ -20257,6 +20600,36 @@ impl Response {
             ),
             Self::DescribeNetworkAcls(output) => crate::protocol::xml::ec2_response(
                 "DescribeNetworkAcls",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateNetworkAcl(output) => crate::protocol::xml::ec2_response(
+                "CreateNetworkAcl",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteNetworkAcl => {
+                crate::protocol::xml::ec2_return_true("DeleteNetworkAcl", XML_NAMESPACE, request_id)
+            }
+            Self::CreateNetworkAclEntry => crate::protocol::xml::ec2_return_true(
+                "CreateNetworkAclEntry",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::ReplaceNetworkAclEntry => crate::protocol::xml::ec2_return_true(
+                "ReplaceNetworkAclEntry",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DeleteNetworkAclEntry => crate::protocol::xml::ec2_return_true(
+                "DeleteNetworkAclEntry",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::ReplaceNetworkAclAssociation(output) => crate::protocol::xml::ec2_response(
+                "ReplaceNetworkAclAssociation",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -20877,6 +21250,70 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeNetworkAcls(Box::new(
                 api.describe_network_acls(input)?,
+            )))
+        }
+        Action::CreateNetworkAcl => {
+            r.reject_unsupported("CreateNetworkAcl", &[])?;
+            let input = FormReader::required(CreateNetworkAclRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateNetworkAcl(Box::new(
+                api.create_network_acl(input)?,
+            )))
+        }
+        Action::DeleteNetworkAcl => {
+            r.reject_unsupported("DeleteNetworkAcl", &[])?;
+            let input = FormReader::required(DeleteNetworkAclRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_network_acl(input)?;
+            Ok(Response::DeleteNetworkAcl)
+        }
+        Action::CreateNetworkAclEntry => {
+            r.reject_unsupported("CreateNetworkAclEntry", &["Ipv6CidrBlock"])?;
+            let input = FormReader::required(CreateNetworkAclEntryRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.create_network_acl_entry(input)?;
+            Ok(Response::CreateNetworkAclEntry)
+        }
+        Action::ReplaceNetworkAclEntry => {
+            r.reject_unsupported("ReplaceNetworkAclEntry", &["Ipv6CidrBlock"])?;
+            let input =
+                FormReader::required(ReplaceNetworkAclEntryRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.replace_network_acl_entry(input)?;
+            Ok(Response::ReplaceNetworkAclEntry)
+        }
+        Action::DeleteNetworkAclEntry => {
+            r.reject_unsupported("DeleteNetworkAclEntry", &[])?;
+            let input = FormReader::required(DeleteNetworkAclEntryRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_network_acl_entry(input)?;
+            Ok(Response::DeleteNetworkAclEntry)
+        }
+        Action::ReplaceNetworkAclAssociation => {
+            r.reject_unsupported("ReplaceNetworkAclAssociation", &[])?;
+            let input =
+                FormReader::required(ReplaceNetworkAclAssociationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ReplaceNetworkAclAssociation(Box::new(
+                api.replace_network_acl_association(input)?,
             )))
         }
         Action::CreateRouteTable => {

@@ -48,6 +48,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
     let mut add = |what: &str, v: &dyn std::fmt::Debug| out.push_str(&format!("{what}: {v:?}\n"));
     add("vpcs", &ec2.describe_vpcs().send().await.unwrap().vpcs);
     add(
+        "network acls",
+        &ec2.describe_network_acls()
+            .send()
+            .await
+            .unwrap()
+            .network_acls,
+    );
+    add(
         "subnets",
         &ec2.describe_subnets().send().await.unwrap().subnets,
     );
@@ -161,7 +169,54 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .send()
         .await
         .unwrap();
-    crate::subnet(&ec2, &vpc, "10.41.1.0/24", "us-east-1b").await;
+    let second = crate::subnet(&ec2, &vpc, "10.41.1.0/24", "us-east-1b").await;
+    // An ACL of one's own with an entry, holding that subnet.
+    let acl = ec2
+        .create_network_acl()
+        .vpc_id(&vpc)
+        .send()
+        .await
+        .unwrap()
+        .network_acl
+        .unwrap()
+        .network_acl_id
+        .unwrap();
+    ec2.create_network_acl_entry()
+        .network_acl_id(&acl)
+        .rule_number(100)
+        .egress(false)
+        .rule_action(aws_sdk_ec2::types::RuleAction::Allow)
+        .protocol("tcp")
+        .port_range(
+            aws_sdk_ec2::types::PortRange::builder()
+                .from(443)
+                .to(443)
+                .build(),
+        )
+        .cidr_block("0.0.0.0/0")
+        .send()
+        .await
+        .unwrap();
+    let association = ec2
+        .describe_network_acls()
+        .filters(filter("association.subnet-id", &[&second]))
+        .send()
+        .await
+        .unwrap()
+        .network_acls()[0]
+        .associations()
+        .iter()
+        .find(|a| a.subnet_id() == Some(second.as_str()))
+        .unwrap()
+        .network_acl_association_id()
+        .unwrap()
+        .to_string();
+    ec2.replace_network_acl_association()
+        .association_id(association)
+        .network_acl_id(&acl)
+        .send()
+        .await
+        .unwrap();
     let igw = crate::gateway(&ec2, &vpc).await;
     let rt = ec2
         .create_route_table()

@@ -1,0 +1,418 @@
+//! Network ACLs: the default ACL every VPC gets with it (AWS's default rules: rule 100 allows
+//! all traffic in and out, the `*` rule, 32767, denies what no other rule allows), associated
+//! with every subnet of the VPC unless one is moved to another ACL, deleted with the VPC; ACLs
+//! of one's own (CreateNetworkAcl, DeleteNetworkAcl: only the `*` rules until entries are
+//! added); ReplaceNetworkAclAssociation; DescribeNetworkAcls with AWS's filters and
+//! pagination. `entry` holds the numbered entries (Create/Replace/DeleteNetworkAclEntry).
+
+mod entry;
+
+use std::collections::BTreeSet;
+
+use crate::ec2::error::Code;
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::vpc::cidr_text;
+use crate::ec2::{Kind, fingerprint, page, tags};
+use crate::generated::ec2::{
+    CreateNetworkAclRequest, CreateNetworkAclResult, DeleteNetworkAclRequest,
+    DescribeNetworkAclsRequest, DescribeNetworkAclsResult, IcmpTypeCode,
+    NetworkAcl as NetworkAclOut, NetworkAclAssociation, NetworkAclEntry, PortRange,
+    ReplaceNetworkAclAssociationRequest, ReplaceNetworkAclAssociationResult, ResourceType,
+    RuleAction,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+pub use entry::{
+    Entry, create_network_acl_entry, delete_network_acl_entry, replace_network_acl_entry,
+};
+
+crate::region::table! {
+    /// Network ACLs by id.
+    NetworkAcls of NetworkAcl
+}
+
+/// One network ACL.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct NetworkAcl {
+    /// `acl-...`.
+    pub id: String,
+    /// Its VPC.
+    pub vpc_id: String,
+    /// Whether it is its VPC's default ACL.
+    pub is_default: bool,
+    /// Its numbered entries (rules 1 to 32766, the `*` rules are implied); `None` in a state
+    /// written before entries were kept: those it was made with ([`made_with`]).
+    #[serde(default)]
+    pub entries: Option<Vec<Entry>>,
+    /// The subnets moved to it by ReplaceNetworkAclAssociation: (association id, subnet id).
+    /// A subnet of the VPC in no ACL's list is with the VPC's default ACL, by the association
+    /// made with the subnet.
+    #[serde(default)]
+    pub associations: Vec<(String, String)>,
+}
+
+impl NetworkAcl {
+    /// Its numbered entries.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.entries
+            .clone()
+            .unwrap_or_else(|| made_with(self.is_default))
+    }
+}
+
+/// The numbered entries an ACL is made with: rule 100 allowing everything both ways for a
+/// VPC's default ACL, none for one's own.
+fn made_with(is_default: bool) -> Vec<Entry> {
+    if !is_default {
+        return Vec::new();
+    }
+    [false, true]
+        .into_iter()
+        .map(|egress| Entry::everything(100, egress, RuleAction::Allow))
+        .collect()
+}
+
+/// The rule number of the `*` rule, which denies what no other rule allows.
+const STAR: i32 = 32767;
+
+fn new_acl(region: &mut Region, vpc_id: &str, is_default: bool) -> NetworkAcl {
+    let id = region.ids.resource("acl");
+    NetworkAcl {
+        id,
+        vpc_id: vpc_id.to_string(),
+        is_default,
+        entries: Some(made_with(is_default)),
+        associations: Vec::new(),
+    }
+}
+
+fn insert(region: &mut Region, acl: NetworkAcl) {
+    region.by_vpc.insert(&acl.vpc_id, &acl.id);
+    region.network_acls.0.insert(acl.id.clone(), acl);
+}
+
+/// Creates the default ACL of the new VPC `vpc_id`.
+pub fn create_default(region: &mut Region, vpc_id: &str) {
+    let acl = new_acl(region, vpc_id, true);
+    insert(region, acl);
+}
+
+/// Deletes the ACLs of the VPC `vpc_id` (going with it).
+pub fn delete_of_vpc(region: &mut Region, vpc_id: &str) {
+    let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "acl").cloned().collect();
+    for id in ids {
+        region.by_vpc.remove(vpc_id, &id);
+        region.network_acls.0.remove(&id);
+        region.tags.remove_resource(&id);
+    }
+}
+
+/// Forgets a deleted subnet's association.
+pub fn forget_subnet(region: &mut Region, subnet_id: &str) {
+    for a in region.network_acls.0.values_mut() {
+        a.associations.retain(|(_, s)| s != subnet_id);
+    }
+}
+
+/// The id of the association made with `subnet_id` (with its VPC's default ACL): stable, one
+/// per subnet.
+fn first_association_id(subnet_id: &str) -> String {
+    format!(
+        "aclassoc-{}",
+        subnet_id.strip_prefix("subnet-").unwrap_or(subnet_id)
+    )
+}
+
+/// The ACLs of the VPC `vpc_id`.
+fn acls_of<'a>(region: &'a Region, vpc_id: &str) -> impl Iterator<Item = &'a NetworkAcl> {
+    region
+        .by_vpc
+        .of_kind(vpc_id, "acl")
+        .filter_map(|id| region.network_acls.get(id))
+}
+
+/// The subnets associated with `acl`: (association id, subnet id). Those moved to it, and for
+/// a default ACL every other subnet of its VPC.
+fn subnets_of(region: &Region, acl: &NetworkAcl) -> Vec<(String, String)> {
+    let mut out = acl.associations.clone();
+    if acl.is_default {
+        let moved: BTreeSet<&str> = acls_of(region, &acl.vpc_id)
+            .flat_map(|a| a.associations.iter().map(|(_, s)| s.as_str()))
+            .collect();
+        out.extend(
+            region
+                .by_vpc
+                .of_kind(&acl.vpc_id, "subnet")
+                .filter(|s| !moved.contains(s.as_str()))
+                .map(|s| (first_association_id(s), s.clone())),
+        );
+    }
+    out
+}
+
+impl Filterable for (&NetworkAcl, &Region) {
+    const NAMES: &'static [&'static str] = &[
+        "association.association-id",
+        "association.network-acl-id",
+        "association.subnet-id",
+        "default",
+        "entry.cidr",
+        "entry.icmp.code",
+        "entry.icmp.type",
+        "entry.ipv6-cidr",
+        "entry.port-range.from",
+        "entry.port-range.to",
+        "entry.protocol",
+        "entry.rule-action",
+        "entry.egress",
+        "entry.rule-number",
+        "network-acl-id",
+        "owner-id",
+        "vpc-id",
+    ];
+    const NEVER_SET: &'static [&'static str] = &["entry.ipv6-cidr"];
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let (a, region) = *self;
+        let subnets = || subnets_of(region, a);
+        // The entries as they are listed, the `*` rules with them.
+        let entries = || render_entries(a);
+        let of_entries = |f: &dyn Fn(&NetworkAclEntry) -> Option<String>| {
+            entries().iter().filter_map(f).collect()
+        };
+        match name {
+            "association.association-id" => subnets().into_iter().map(|(id, _)| id).collect(),
+            "association.network-acl-id" => {
+                if subnets().is_empty() {
+                    Vec::new()
+                } else {
+                    one(a.id.clone())
+                }
+            }
+            "association.subnet-id" => subnets().into_iter().map(|(_, s)| s).collect(),
+            "default" => flag(a.is_default),
+            "entry.cidr" => of_entries(&|e| e.cidr_block.clone()),
+            "entry.icmp.code" => {
+                of_entries(&|e| e.icmp_type_code.as_ref()?.code.map(|c| c.to_string()))
+            }
+            "entry.icmp.type" => {
+                of_entries(&|e| e.icmp_type_code.as_ref()?.r#type.map(|t| t.to_string()))
+            }
+            "entry.port-range.from" => {
+                of_entries(&|e| e.port_range.as_ref()?.from.map(|p| p.to_string()))
+            }
+            "entry.port-range.to" => {
+                of_entries(&|e| e.port_range.as_ref()?.to.map(|p| p.to_string()))
+            }
+            "entry.protocol" => of_entries(&|e| e.protocol.clone()),
+            "entry.rule-action" => of_entries(&|e| e.rule_action.map(|r| r.as_str().to_string())),
+            "entry.egress" => of_entries(&|e| e.egress.map(|b| b.to_string())),
+            "entry.rule-number" => of_entries(&|e| e.rule_number.map(|n| n.to_string())),
+            "network-acl-id" => one(a.id.clone()),
+            "owner-id" => one(region.account_id.clone()),
+            "vpc-id" => one(a.vpc_id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The ACL's entries as AWS lists them: ingress then egress, each by rule number, the `*`
+/// rule last.
+fn render_entries(a: &NetworkAcl) -> Vec<NetworkAclEntry> {
+    let mut entries = a.entries();
+    entries.sort_by_key(|e| (e.egress, e.number));
+    let mut out = Vec::with_capacity(entries.len() + 2);
+    for egress in [false, true] {
+        out.extend(
+            entries
+                .iter()
+                .filter(|e| e.egress == egress)
+                .map(Entry::render),
+        );
+        out.push(Entry::everything(STAR, egress, RuleAction::Deny).render());
+    }
+    out
+}
+
+fn render(region: &Region, a: &NetworkAcl) -> NetworkAclOut {
+    NetworkAclOut {
+        associations: Some(
+            subnets_of(region, a)
+                .into_iter()
+                .map(|(id, s)| NetworkAclAssociation {
+                    network_acl_association_id: Some(id),
+                    network_acl_id: Some(a.id.clone()),
+                    subnet_id: Some(s),
+                })
+                .collect(),
+        ),
+        entries: Some(render_entries(a)),
+        is_default: Some(a.is_default),
+        network_acl_id: Some(a.id.clone()),
+        tags: region.tags.tag_set(&a.id),
+        vpc_id: Some(a.vpc_id.clone()),
+        owner_id: Some(region.account_id.clone()),
+    }
+}
+
+impl Entry {
+    /// An entry for all traffic of all protocols.
+    fn everything(number: i32, egress: bool, action: RuleAction) -> Entry {
+        Entry {
+            number,
+            egress,
+            action,
+            protocol: "-1".to_string(),
+            cidr: ipnet::Ipv4Net::default(),
+            ports: None,
+            icmp: None,
+        }
+    }
+
+    fn render(&self) -> NetworkAclEntry {
+        NetworkAclEntry {
+            cidr_block: Some(cidr_text(&self.cidr)),
+            egress: Some(self.egress),
+            icmp_type_code: self.icmp.map(|(t, c)| IcmpTypeCode {
+                code: Some(c),
+                r#type: Some(t),
+            }),
+            ipv6_cidr_block: None,
+            port_range: self.ports.map(|(from, to)| PortRange {
+                from: Some(from),
+                to: Some(to),
+            }),
+            protocol: Some(self.protocol.clone()),
+            rule_action: Some(self.action),
+            rule_number: Some(self.number),
+        }
+    }
+}
+
+/// `CreateNetworkAcl`: an ACL of one's own in a VPC, denying everything (its `*` rules) until
+/// entries are added; the `network ACLs per VPC` quota; the same ClientToken with the same
+/// request answers the same ACL.
+pub fn create_network_acl(
+    region: &mut Region,
+    mut input: CreateNetworkAclRequest,
+) -> Result<CreateNetworkAclResult, ApiError> {
+    let token = input.client_token.take();
+    let print = fingerprint(&input);
+    if let Some(id) = region
+        .ledger
+        .replay("CreateNetworkAcl", token.as_deref(), &print)?
+        && let Some(a) = region.network_acls.get(&id)
+    {
+        return Ok(CreateNetworkAclResult {
+            network_acl: Some(render(region, a)),
+            client_token: token,
+        });
+    }
+    Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
+    let tags = tags::from_specs(
+        input.tag_specifications.as_deref(),
+        ResourceType::NetworkAcl,
+    )?;
+    if acls_of(region, &input.vpc_id).count() >= region.limits.network_acls_per_vpc {
+        return Err(ApiError::new(
+            Code::NetworkAclLimitExceeded,
+            "The maximum number of network ACLs has been reached.",
+        ));
+    }
+    let acl = new_acl(region, &input.vpc_id, false);
+    region.tags.insert(&acl.id, tags);
+    region
+        .ledger
+        .record("CreateNetworkAcl", token.as_deref(), &print, &acl.id);
+    let out = render(region, &acl);
+    insert(region, acl);
+    Ok(CreateNetworkAclResult {
+        network_acl: Some(out),
+        client_token: token,
+    })
+}
+
+/// `DeleteNetworkAcl`: one's own ACL with no subnet; never a VPC's default ACL.
+pub fn delete_network_acl(
+    region: &mut Region,
+    input: DeleteNetworkAclRequest,
+) -> Result<(), ApiError> {
+    let id = input.network_acl_id;
+    let acl = Kind::NetworkAcl.get(&region.network_acls, &id)?;
+    if acl.is_default {
+        return Err(ApiError::invalid_value(format!(
+            "cannot delete default network ACL {id}"
+        )));
+    }
+    if !acl.associations.is_empty() {
+        return Err(ApiError::dependency_violation(format!(
+            "The networkAcl '{id}' has dependencies and cannot be deleted."
+        )));
+    }
+    let vpc_id = acl.vpc_id.clone();
+    region.by_vpc.remove(&vpc_id, &id);
+    region.network_acls.0.remove(&id);
+    region.tags.remove_resource(&id);
+    Ok(())
+}
+
+/// `ReplaceNetworkAclAssociation`: moves the subnet of an association to another ACL of its
+/// VPC; the association gets a new id (the old one is gone).
+pub fn replace_network_acl_association(
+    region: &mut Region,
+    input: ReplaceNetworkAclAssociationRequest,
+) -> Result<ReplaceNetworkAclAssociationResult, ApiError> {
+    let target = Kind::NetworkAcl.get(&region.network_acls, &input.network_acl_id)?;
+    let target_vpc = target.vpc_id.clone();
+    let subnet_id = region.network_acls.values().find_map(|a| {
+        subnets_of(region, a)
+            .into_iter()
+            .find(|(id, _)| *id == input.association_id)
+            .map(|(_, s)| (s, a.vpc_id.clone()))
+    });
+    let Some((subnet_id, vpc_id)) = subnet_id else {
+        return Err(crate::ec2::error::association_not_found(
+            &input.association_id,
+        ));
+    };
+    if vpc_id != target_vpc {
+        return Err(ApiError::invalid_value(format!(
+            "Network ACL {} and subnet {subnet_id} belong to different VPCs.",
+            input.network_acl_id
+        )));
+    }
+    forget_subnet(region, &subnet_id);
+    let new_id = region.ids.resource("aclassoc");
+    if let Some(a) = region.network_acls.0.get_mut(&input.network_acl_id) {
+        a.associations.push((new_id.clone(), subnet_id));
+    }
+    Ok(ReplaceNetworkAclAssociationResult {
+        new_association_id: Some(new_id),
+    })
+}
+
+/// `DescribeNetworkAcls`.
+pub fn describe_network_acls(
+    region: &Region,
+    input: DescribeNetworkAclsRequest,
+) -> Result<DescribeNetworkAclsResult, ApiError> {
+    let filters = Filters::parse::<(&NetworkAcl, &Region)>(input.filters)?;
+    let found = Kind::NetworkAcl.describe(
+        &region.consistency,
+        &region.network_acls,
+        input.network_acl_ids.as_deref(),
+        region.candidates(Kind::NetworkAcl, &filters),
+        |a| filters.matches(&(a, region), region.tags.get(&a.id)),
+    )?;
+    let (items, next) = page::page(
+        found,
+        |a| a.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeNetworkAclsResult {
+        network_acls: Some(items.into_iter().map(|a| render(region, a)).collect()),
+        next_token: next,
+    })
+}
