@@ -357,6 +357,25 @@ pub fn delete_network_acl(
     Ok(())
 }
 
+/// The subnet of the association `id`, and its VPC: one moved to an ACL (in that ACL's list),
+/// or one still with its VPC's default ACL by the association made with it.
+fn associated_subnet(region: &Region, id: &str) -> Option<(String, String)> {
+    let moved = region.network_acls.values().find_map(|a| {
+        a.associations
+            .iter()
+            .find(|(assoc, _)| assoc == id)
+            .map(|(_, s)| (s.clone(), a.vpc_id.clone()))
+    });
+    if moved.is_some() {
+        return moved;
+    }
+    let subnet_id = format!("subnet-{}", id.strip_prefix("aclassoc-")?);
+    let subnet = region.subnets.get(&subnet_id)?;
+    let elsewhere = acls_of(region, &subnet.vpc_id)
+        .any(|a| a.associations.iter().any(|(_, s)| *s == subnet_id));
+    (!elsewhere).then(|| (subnet_id, subnet.vpc_id.clone()))
+}
+
 /// `ReplaceNetworkAclAssociation`: moves the subnet of an association to another ACL of its
 /// VPC; the association gets a new id (the old one is gone).
 pub fn replace_network_acl_association(
@@ -365,13 +384,7 @@ pub fn replace_network_acl_association(
 ) -> Result<ReplaceNetworkAclAssociationResult, ApiError> {
     let target = Kind::NetworkAcl.get(&region.network_acls, &input.network_acl_id)?;
     let target_vpc = target.vpc_id.clone();
-    let subnet_id = region.network_acls.values().find_map(|a| {
-        subnets_of(region, a)
-            .into_iter()
-            .find(|(id, _)| *id == input.association_id)
-            .map(|(_, s)| (s, a.vpc_id.clone()))
-    });
-    let Some((subnet_id, vpc_id)) = subnet_id else {
+    let Some((subnet_id, vpc_id)) = associated_subnet(region, &input.association_id) else {
         return Err(crate::ec2::error::association_not_found(
             &input.association_id,
         ));
