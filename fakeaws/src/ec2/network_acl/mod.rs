@@ -41,8 +41,9 @@ pub struct NetworkAcl {
     pub vpc_id: String,
     /// Whether it is its VPC's default ACL.
     pub is_default: bool,
-    /// Its numbered entries (rules 1 to 32766, the `*` rules are implied); `None` in a state
-    /// written before entries were kept: those it was made with ([`made_with`]).
+    /// Its numbered entries (rules 1 to 32766, the `*` rules are implied); `None` until one
+    /// is changed (and in a state written before entries were kept): those it was made with
+    /// ([`made_with`]).
     #[serde(default)]
     pub entries: Option<Vec<Entry>>,
     /// The subnets moved to it by ReplaceNetworkAclAssociation: (association id, subnet id).
@@ -82,7 +83,9 @@ fn new_acl(region: &mut Region, vpc_id: &str, is_default: bool) -> NetworkAcl {
         id,
         vpc_id: vpc_id.to_string(),
         is_default,
-        entries: Some(made_with(is_default)),
+        // Those it is made with until one changes (a VPC's default ACL is seldom changed:
+        // no copy of AWS's defaults per VPC).
+        entries: None,
         associations: Vec::new(),
     }
 }
