@@ -135,14 +135,19 @@ fn acls_of<'a>(region: &'a Region, vpc_id: &str) -> impl Iterator<Item = &'a Net
         .filter_map(|id| region.network_acls.get(id))
 }
 
+/// The subnets of the VPC `vpc_id` moved to an ACL by ReplaceNetworkAclAssociation.
+fn moved_subnets<'a>(region: &'a Region, vpc_id: &str) -> BTreeSet<&'a str> {
+    acls_of(region, vpc_id)
+        .flat_map(|a| a.associations.iter().map(|(_, s)| s.as_str()))
+        .collect()
+}
+
 /// The subnets associated with `acl`: (association id, subnet id). Those moved to it, and for
 /// a default ACL every other subnet of its VPC.
 fn subnets_of(region: &Region, acl: &NetworkAcl) -> Vec<(String, String)> {
     let mut out = acl.associations.clone();
     if acl.is_default {
-        let moved: BTreeSet<&str> = acls_of(region, &acl.vpc_id)
-            .flat_map(|a| a.associations.iter().map(|(_, s)| s.as_str()))
-            .collect();
+        let moved = moved_subnets(region, &acl.vpc_id);
         out.extend(
             region
                 .by_vpc
@@ -374,9 +379,8 @@ fn associated_subnet(region: &Region, id: &str) -> Option<(String, String)> {
     }
     let subnet_id = format!("subnet-{}", id.strip_prefix("aclassoc-")?);
     let subnet = region.subnets.get(&subnet_id)?;
-    let elsewhere = acls_of(region, &subnet.vpc_id)
-        .any(|a| a.associations.iter().any(|(_, s)| *s == subnet_id));
-    (!elsewhere).then(|| (subnet_id, subnet.vpc_id.clone()))
+    let moved = moved_subnets(region, &subnet.vpc_id).contains(subnet_id.as_str());
+    (!moved).then(|| (subnet_id, subnet.vpc_id.clone()))
 }
 
 /// `ReplaceNetworkAclAssociation`: moves the subnet of an association to another ACL of its

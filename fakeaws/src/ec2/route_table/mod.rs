@@ -272,22 +272,24 @@ fn local_route(cidr: Ipv4Net) -> Route {
 /// Adds the `local` route of `cidr`, a range just associated with `vpc_id`, to every table of
 /// the VPC, as AWS does.
 pub fn add_local_routes(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) {
-    let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "rtb").cloned().collect();
-    for id in ids {
-        if let Some(t) = region.route_tables.0.get_mut(&id) {
-            t.routes.push(local_route(cidr));
-        }
-    }
+    for_each_table(region, vpc_id, |t| t.routes.push(local_route(cidr)));
 }
 
 /// Removes the `local` route of `cidr`, a range disassociated from `vpc_id`, from every table
 /// of the VPC.
 pub fn remove_local_routes(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) {
+    for_each_table(region, vpc_id, |t| {
+        t.routes
+            .retain(|r| !(r.target == Target::Local && r.destination == cidr));
+    });
+}
+
+/// Changes every table of the VPC `vpc_id` with `change`.
+fn for_each_table(region: &mut Region, vpc_id: &str, mut change: impl FnMut(&mut RouteTable)) {
     let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "rtb").cloned().collect();
     for id in ids {
         if let Some(t) = region.route_tables.0.get_mut(&id) {
-            t.routes
-                .retain(|r| !(r.target == Target::Local && r.destination == cidr));
+            change(t);
         }
     }
 }

@@ -201,15 +201,16 @@ pub fn detach_volume(
             ),
         ));
     }
-    let is_root = region
+    // The root volume of an instance that is neither stopped nor gone.
+    let holds_root = region
         .instances
         .get(&attachment.instance_id)
-        .is_some_and(|i| i.root_device_name == attachment.device && !i.is_gone());
-    let stopped = region
-        .instances
-        .get(&attachment.instance_id)
-        .is_some_and(|i| i.state == InstanceStateName::Stopped);
-    if is_root && !stopped {
+        .is_some_and(|i| {
+            i.root_device_name == attachment.device
+                && !i.is_gone()
+                && i.state != InstanceStateName::Stopped
+        });
+    if holds_root {
         return Err(ApiError::new(
             Code::IncorrectState,
             format!(
