@@ -11,6 +11,7 @@ use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
     availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, nat_gateway,
     network_acl, network_interface, route_table, security_group, subnet, tags, volume, vpc,
+    vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -105,6 +106,8 @@ pub struct Region {
     pub(crate) instances: instance::Instances,
     /// Volumes by id.
     pub(crate) volumes: volume::Volumes,
+    #[serde(default)]
+    pub(crate) vpc_endpoints: vpc_endpoint::VpcEndpoints,
     /// Images by id.
     pub(crate) images: image::Images,
     /// Key pairs by name.
@@ -223,6 +226,10 @@ pub struct Limits {
     pub instances: usize,
     /// Classic load balancers per region (AWS: 20).
     pub load_balancers: usize,
+    /// Gateway VPC endpoints per region.
+    pub gateway_endpoints: usize,
+    /// Interface VPC endpoints per VPC.
+    pub interface_endpoints_per_vpc: usize,
 }
 
 impl Default for Limits {
@@ -241,6 +248,8 @@ impl Default for Limits {
             rules_per_network_acl: 20,
             instances: 256,
             load_balancers: 20,
+            gateway_endpoints: 20,
+            interface_endpoints_per_vpc: 50,
         }
     }
 }
@@ -270,6 +279,11 @@ impl Limits {
             "Running On-Demand instances (counted as instances here)",
         ),
         ("load-balancers", "Classic Load Balancers per Region"),
+        ("gateway-endpoints", "Gateway VPC endpoints per Region"),
+        (
+            "interface-endpoints-per-vpc",
+            "Interface and Gateway Load Balancer endpoints per VPC",
+        ),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -288,6 +302,8 @@ impl Limits {
             "rules-per-network-acl" => &mut self.rules_per_network_acl,
             "instances" => &mut self.instances,
             "load-balancers" => &mut self.load_balancers,
+            "gateway-endpoints" => &mut self.gateway_endpoints,
+            "interface-endpoints-per-vpc" => &mut self.interface_endpoints_per_vpc,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -333,6 +349,7 @@ impl Region {
             network_interfaces: Default::default(),
             instances: Default::default(),
             volumes: Default::default(),
+            vpc_endpoints: Default::default(),
             images: Default::default(),
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),
@@ -391,6 +408,7 @@ impl Region {
                     Subject::NatGateway => nat_gateway::advance(self, &id),
                     Subject::NatGatewayPurge => nat_gateway::purge(self, &id),
                     Subject::LoadBalancerRegistration => load_balancer::advance(self, &id),
+                    Subject::VpcEndpoint => vpc_endpoint::advance(self, &id),
                 }
             }
         }
@@ -442,6 +460,7 @@ impl Region {
             Kind::Volume => self.volumes.contains_key(id),
             Kind::Image => self.images.contains_key(id),
             Kind::KeyPair => self.key_pairs.values().any(|k| k.id == id),
+            Kind::VpcEndpoint => self.vpc_endpoints.contains_key(id),
         };
         if exists {
             Ok(())

@@ -59,11 +59,16 @@ struct Listed {
     opt_in_status: &'static str,
 }
 
+/// The domain of `region`'s endpoints: `amazonaws.com`, `amazonaws.com.cn`, ...
+pub fn domain_of(region: &str) -> &'static str {
+    partition_of(region)
+        .and_then(|p| PARTITIONS.get(p))
+        .map_or("amazonaws.com", |(_, domain)| *domain)
+}
+
 impl Listed {
     fn of(name: &str) -> Self {
-        let domain = partition_of(name)
-            .and_then(|p| PARTITIONS.get(p))
-            .map_or("amazonaws.com", |(_, domain)| *domain);
+        let domain = domain_of(name);
         Listed {
             name: name.to_string(),
             endpoint: format!("ec2.{name}.{domain}"),

@@ -51,11 +51,22 @@ error_codes! {
         InvalidGroupDuplicate = "InvalidGroup.Duplicate",
         /// No security group of that id or name.
         InvalidGroupNotFound = "InvalidGroup.NotFound",
+        /// An interface endpoint's subnets in one zone.
+        DuplicateSubnetsInSameZone = "DuplicateSubnetsInSameZone",
         /// An id of no known kind.
         InvalidID = "InvalidID",
         /// An instance attribute value that instance cannot take (its type, its shutdown
         /// behaviour).
         InvalidInstanceAttributeValue = "InvalidInstanceAttributeValue",
+        /// A parameter that does not apply, or a value it cannot take (VPC endpoints' code
+        /// for what other calls answer `InvalidParameterValue`).
+        InvalidParameter = "InvalidParameter",
+        /// An endpoint policy that is not JSON.
+        InvalidPolicyDocument = "InvalidPolicyDocument",
+        /// No VPC endpoint of that id (DeleteVpcEndpoints' code, in its unsuccessful items).
+        InvalidVpcEndpointNotFound = "InvalidVpcEndpoint.NotFound",
+        /// No endpoint service of that name in the region.
+        InvalidServiceName = "InvalidServiceName",
         /// The address is in use.
         InvalidIPAddressInUse = "InvalidIPAddress.InUse",
         /// Key material that is not a public key.
@@ -120,6 +131,8 @@ error_codes! {
         VPCIdNotSpecified = "VPCIdNotSpecified",
         /// The region's VPC quota is used up.
         VpcLimitExceeded = "VpcLimitExceeded",
+        /// The region's gateway endpoint quota or the VPC's interface endpoint quota is used up.
+        VpcEndpointLimitExceeded = "VpcEndpointLimitExceeded",
         /// The volume is attached.
         VolumeInUse = "VolumeInUse",
     }

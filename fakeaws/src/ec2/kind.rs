@@ -44,6 +44,8 @@ pub enum Kind {
     Image,
     /// Key pairs, by key pair id (`key-`).
     KeyPair,
+    /// VPC endpoints (`vpce-`).
+    VpcEndpoint,
 }
 
 /// One row of the table.
@@ -56,7 +58,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -72,6 +74,7 @@ impl Kind {
         Kind::Volume,
         Kind::Image,
         Kind::KeyPair,
+        Kind::VpcEndpoint,
     ];
 
     /// The table.
@@ -137,6 +140,12 @@ impl Kind {
             Kind::Volume => ("vol", "InvalidVolume", "volume", ResourceType::Volume),
             Kind::Image => ("ami", "InvalidAMIID", "image", ResourceType::Image),
             Kind::KeyPair => ("key", "InvalidKeyPair", "key pair", ResourceType::KeyPair),
+            Kind::VpcEndpoint => (
+                "vpce",
+                "InvalidVpcEndpointId",
+                "Vpc Endpoint",
+                ResourceType::VpcEndpoint,
+            ),
         };
         Row {
             prefix,
@@ -169,6 +178,7 @@ impl Kind {
             Kind::Volume => "volume-id",
             Kind::Image => "image-id",
             Kind::KeyPair => "key-pair-id",
+            Kind::VpcEndpoint => "vpc-endpoint-id",
         }
     }
 

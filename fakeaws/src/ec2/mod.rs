@@ -24,6 +24,7 @@ pub mod tags;
 pub mod volume;
 pub mod vpc;
 pub mod vpc_cidr;
+pub mod vpc_endpoint;
 
 pub use kind::Kind;
 
@@ -209,6 +210,41 @@ impl Api for Region {
 
     fn release_address(&mut self, input: ReleaseAddressRequest) -> Result<(), ApiError> {
         elastic_ip::release_address(self, input)
+    }
+
+    fn create_vpc_endpoint(
+        &mut self,
+        input: CreateVpcEndpointRequest,
+    ) -> Result<CreateVpcEndpointResult, ApiError> {
+        vpc_endpoint::create_vpc_endpoint(self, input)
+    }
+
+    fn describe_vpc_endpoints(
+        &mut self,
+        input: DescribeVpcEndpointsRequest,
+    ) -> Result<DescribeVpcEndpointsResult, ApiError> {
+        vpc_endpoint::describe_vpc_endpoints(self, input)
+    }
+
+    fn delete_vpc_endpoints(
+        &mut self,
+        input: DeleteVpcEndpointsRequest,
+    ) -> Result<DeleteVpcEndpointsResult, ApiError> {
+        vpc_endpoint::delete_vpc_endpoints(self, input)
+    }
+
+    fn modify_vpc_endpoint(
+        &mut self,
+        input: ModifyVpcEndpointRequest,
+    ) -> Result<ModifyVpcEndpointResult, ApiError> {
+        vpc_endpoint::modify_vpc_endpoint(self, input)
+    }
+
+    fn describe_vpc_endpoint_services(
+        &mut self,
+        input: DescribeVpcEndpointServicesRequest,
+    ) -> Result<DescribeVpcEndpointServicesResult, ApiError> {
+        vpc_endpoint::service::describe_vpc_endpoint_services(self, input)
     }
 
     fn create_nat_gateway(

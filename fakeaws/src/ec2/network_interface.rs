@@ -158,6 +158,14 @@ pub fn set_public_ip(region: &mut Region, id: &str, public: Option<PublicIp>) ->
     std::mem::replace(&mut eni.public_ip, public)
 }
 
+/// Sets the security groups of interface `id` (one another service manages: its checks are
+/// that service's). Nothing happens for an interface that does not exist.
+pub fn set_groups(region: &mut Region, id: &str, groups: Vec<String>) {
+    if let Some(eni) = region.network_interfaces.0.get_mut(id) {
+        eni.groups = groups;
+    }
+}
+
 /// Attaches interface `id` to an instance as `attachment`; returns its private address.
 pub fn attach(region: &mut Region, id: &str, attachment: Attachment) -> Result<Ipv4Addr, ApiError> {
     let eni = Kind::NetworkInterface.get_mut(&mut region.network_interfaces.0, id)?;

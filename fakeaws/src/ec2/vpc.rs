@@ -344,6 +344,8 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
                 .instances
                 .get(r)
                 .is_some_and(|i| i.state != crate::generated::ec2::InstanceStateName::Terminated),
+            // An endpoint blocks its VPC until it is gone, deleting or not.
+            Some("vpce") => region.vpc_endpoints.contains_key(r),
             Some("nat") => region.nat_gateways.get(r).is_some_and(|n| {
                 !matches!(
                     n.state,

@@ -2758,6 +2758,91 @@ impl Decode for CreateVolumeRequest {
     }
 }
 
+/// The `CreateVpcEndpointRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVpcEndpointRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_endpoint_type: Option<VpcEndpointType>,
+    pub vpc_id: String,
+    pub service_name: Option<String>,
+    pub policy_document: Option<String>,
+    pub route_table_ids: Option<Vec<String>>,
+    pub subnet_ids: Option<Vec<String>>,
+    pub security_group_ids: Option<Vec<String>>,
+    pub ip_address_type: Option<IpAddressType>,
+    pub client_token: Option<String>,
+    pub private_dns_enabled: Option<bool>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+}
+
+impl Decode for CreateVpcEndpointRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DryRun",
+                "IpAddressType",
+                "PolicyDocument",
+                "PrivateDnsEnabled",
+                "RouteTableId",
+                "SecurityGroupId",
+                "ServiceName",
+                "SubnetId",
+                "TagSpecification",
+                "VpcEndpointType",
+                "VpcId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let vpc_endpoint_type = r.field_at(m_[10], at_, "VpcEndpointType")?;
+        let vpc_id = r.field_at(m_[11], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let service_name = r.field_at(m_[7], at_, "ServiceName")?;
+        let policy_document = r.field_at(m_[3], at_, "PolicyDocument")?;
+        let route_table_ids = r.list_at(m_[5], at_, "RouteTableId", None)?;
+        let subnet_ids = r.list_at(m_[8], at_, "SubnetId", None)?;
+        let security_group_ids = r.list_at(m_[6], at_, "SecurityGroupId", None)?;
+        let ip_address_type = r.field_at(m_[2], at_, "IpAddressType")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let private_dns_enabled = r.field_at(m_[4], at_, "PrivateDnsEnabled")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_endpoint_type,
+            vpc_id,
+            service_name,
+            policy_document,
+            route_table_ids,
+            subnet_ids,
+            security_group_ids,
+            ip_address_type,
+            client_token,
+            private_dns_enabled,
+            tag_specifications,
+        }))
+    }
+}
+
+/// The `CreateVpcEndpointResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateVpcEndpointResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_endpoint: Option<VpcEndpoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+}
+
+impl EncodeMembers for CreateVpcEndpointResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpcEndpoint", &self.vpc_endpoint);
+        w.field("clientToken", &self.client_token);
+    }
+}
+
 /// The `CreateVpcRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpcRequest {
@@ -3119,6 +3204,42 @@ impl Decode for DeleteVolumeRequest {
         let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
         let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self { volume_id, dry_run }))
+    }
+}
+
+/// The `DeleteVpcEndpointsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteVpcEndpointsRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_endpoint_ids: Vec<String>,
+}
+
+impl Decode for DeleteVpcEndpointsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcEndpointId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_endpoint_ids = r.list_at(m_[1], at_, "VpcEndpointId", None)?;
+        let vpc_endpoint_ids = FormReader::required(vpc_endpoint_ids, at_, "VpcEndpointId")?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_endpoint_ids,
+        }))
+    }
+}
+
+/// The `DeleteVpcEndpointsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteVpcEndpointsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful: Option<Vec<UnsuccessfulItem>>,
+}
+
+impl EncodeMembers for DeleteVpcEndpointsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("unsuccessful", "item", &self.unsuccessful);
     }
 }
 
@@ -4256,6 +4377,115 @@ impl EncodeMembers for DescribeVpcAttributeResult {
     }
 }
 
+/// The `DescribeVpcEndpointServicesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVpcEndpointServicesRequest {
+    pub dry_run: Option<bool>,
+    pub service_names: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeVpcEndpointServicesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "ServiceName"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let service_names = r.list_at(m_[4], at_, "ServiceName", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            service_names,
+            filters,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeVpcEndpointServicesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVpcEndpointServicesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_details: Option<Vec<ServiceDetail>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeVpcEndpointServicesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("serviceNameSet", "item", &self.service_names);
+        w.list_field("serviceDetailSet", "item", &self.service_details);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeVpcEndpointsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVpcEndpointsRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_endpoint_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeVpcEndpointsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "VpcEndpointId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_endpoint_ids = r.list_at(m_[4], at_, "VpcEndpointId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_endpoint_ids,
+            filters,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeVpcEndpointsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVpcEndpointsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_endpoints: Option<Vec<VpcEndpoint>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeVpcEndpointsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("vpcEndpointSet", "item", &self.vpc_endpoints);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
 /// The `DescribeVpcsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeVpcsRequest {
@@ -4487,6 +4717,127 @@ impl EncodeMembers for DisassociateVpcCidrBlockResult {
         w.field("vpcId", &self.vpc_id);
     }
 }
+
+/// The `DnsEntry` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DnsEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosted_zone_id: Option<String>,
+}
+
+impl EncodeMembers for DnsEntry {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("dnsName", &self.dns_name);
+        w.field("hostedZoneId", &self.hosted_zone_id);
+    }
+}
+
+/// The `DnsNameState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DnsNameState {
+    /// `pendingVerification`
+    PendingVerification,
+    /// `verified`
+    Verified,
+    /// `failed`
+    Failed,
+}
+
+impl DnsNameState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pendingVerification", "verified", "failed"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::PendingVerification => "pendingVerification",
+            Self::Verified => "verified",
+            Self::Failed => "failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pendingVerification" => Self::PendingVerification,
+            "verified" => Self::Verified,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DnsNameState);
+
+/// The `DnsOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DnsOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_record_ip_type: Option<DnsRecordIpType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_only_for_inbound_resolver_endpoint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_preference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_specified_domains: Option<Vec<String>>,
+}
+
+impl EncodeMembers for DnsOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("dnsRecordIpType", &self.dns_record_ip_type);
+        w.field(
+            "privateDnsOnlyForInboundResolverEndpoint",
+            &self.private_dns_only_for_inbound_resolver_endpoint,
+        );
+        w.field("privateDnsPreference", &self.private_dns_preference);
+        w.list_field(
+            "privateDnsSpecifiedDomainSet",
+            "item",
+            &self.private_dns_specified_domains,
+        );
+    }
+}
+
+/// The `DnsRecordIpType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DnsRecordIpType {
+    /// `ipv4`
+    Ipv4,
+    /// `dualstack`
+    Dualstack,
+    /// `ipv6`
+    Ipv6,
+    /// `service-defined`
+    ServiceDefined,
+}
+
+impl DnsRecordIpType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipv4", "dualstack", "ipv6", "service-defined"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ipv4 => "ipv4",
+            Self::Dualstack => "dualstack",
+            Self::Ipv6 => "ipv6",
+            Self::ServiceDefined => "service-defined",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipv4" => Self::Ipv4,
+            "dualstack" => Self::Dualstack,
+            "ipv6" => Self::Ipv6,
+            "service-defined" => Self::ServiceDefined,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DnsRecordIpType);
 
 /// The `DomainType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14153,6 +14504,41 @@ impl EncodeMembers for InternetGatewayAttachment {
     }
 }
 
+/// The `IpAddressType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpAddressType {
+    /// `ipv4`
+    Ipv4,
+    /// `dualstack`
+    Dualstack,
+    /// `ipv6`
+    Ipv6,
+}
+
+impl IpAddressType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipv4", "dualstack", "ipv6"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ipv4 => "ipv4",
+            Self::Dualstack => "dualstack",
+            Self::Ipv6 => "ipv6",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipv4" => Self::Ipv4,
+            "dualstack" => Self::Dualstack,
+            "ipv6" => Self::Ipv6,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpAddressType);
+
 /// The `IpPermission` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct IpPermission {
@@ -14529,6 +14915,23 @@ impl KeyType {
 
 crate::protocol::wire_enum!(KeyType);
 
+/// The `LastError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LastError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl EncodeMembers for LastError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("message", &self.message);
+        w.field("code", &self.code);
+    }
+}
+
 /// The `LicenseConfiguration` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LicenseConfiguration {
@@ -14794,6 +15197,84 @@ impl Decode for ModifyVpcAttributeRequest {
             vpc_id,
             enable_network_address_usage_metrics,
         }))
+    }
+}
+
+/// The `ModifyVpcEndpointRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyVpcEndpointRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_endpoint_id: String,
+    pub reset_policy: Option<bool>,
+    pub policy_document: Option<String>,
+    pub add_route_table_ids: Option<Vec<String>>,
+    pub remove_route_table_ids: Option<Vec<String>>,
+    pub add_subnet_ids: Option<Vec<String>>,
+    pub remove_subnet_ids: Option<Vec<String>>,
+    pub add_security_group_ids: Option<Vec<String>>,
+    pub remove_security_group_ids: Option<Vec<String>>,
+    pub private_dns_enabled: Option<bool>,
+}
+
+impl Decode for ModifyVpcEndpointRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddRouteTableId",
+                "AddSecurityGroupId",
+                "AddSubnetId",
+                "DryRun",
+                "PolicyDocument",
+                "PrivateDnsEnabled",
+                "RemoveRouteTableId",
+                "RemoveSecurityGroupId",
+                "RemoveSubnetId",
+                "ResetPolicy",
+                "VpcEndpointId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let vpc_endpoint_id = r.field_at(m_[10], at_, "VpcEndpointId")?;
+        let vpc_endpoint_id = FormReader::required(vpc_endpoint_id, at_, "VpcEndpointId")?;
+        let reset_policy = r.field_at(m_[9], at_, "ResetPolicy")?;
+        let policy_document = r.field_at(m_[4], at_, "PolicyDocument")?;
+        let add_route_table_ids = r.list_at(m_[0], at_, "AddRouteTableId", None)?;
+        let remove_route_table_ids = r.list_at(m_[6], at_, "RemoveRouteTableId", None)?;
+        let add_subnet_ids = r.list_at(m_[2], at_, "AddSubnetId", None)?;
+        let remove_subnet_ids = r.list_at(m_[8], at_, "RemoveSubnetId", None)?;
+        let add_security_group_ids = r.list_at(m_[1], at_, "AddSecurityGroupId", None)?;
+        let remove_security_group_ids = r.list_at(m_[7], at_, "RemoveSecurityGroupId", None)?;
+        let private_dns_enabled = r.field_at(m_[5], at_, "PrivateDnsEnabled")?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_endpoint_id,
+            reset_policy,
+            policy_document,
+            add_route_table_ids,
+            remove_route_table_ids,
+            add_subnet_ids,
+            remove_subnet_ids,
+            add_security_group_ids,
+            remove_security_group_ids,
+            private_dns_enabled,
+        }))
+    }
+}
+
+/// The `ModifyVpcEndpointResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyVpcEndpointResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyVpcEndpointResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -15732,6 +16213,121 @@ impl EncodeMembers for OperatorResponse {
     }
 }
 
+/// The `PayerResponsibility` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PayerResponsibility {
+    /// `ServiceOwner`
+    ServiceOwner,
+}
+
+impl PayerResponsibility {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ServiceOwner"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::ServiceOwner => "ServiceOwner",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ServiceOwner" => Self::ServiceOwner,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PayerResponsibility);
+
+/// The `PayerResponsibilityEntry` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PayerResponsibilityEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<PayerResponsibilityScope>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payer_responsibility_type: Option<PayerResponsibilityType>,
+}
+
+impl EncodeMembers for PayerResponsibilityEntry {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("scope", &self.scope);
+        w.field("payerResponsibilityType", &self.payer_responsibility_type);
+    }
+}
+
+/// The `PayerResponsibilityScope` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PayerResponsibilityScope {
+    /// `vpc-endpoint-charges`
+    VpcEndpointCharges,
+    /// `resource-gateway-charges`
+    ResourceGatewayCharges,
+}
+
+impl PayerResponsibilityScope {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["vpc-endpoint-charges", "resource-gateway-charges"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::VpcEndpointCharges => "vpc-endpoint-charges",
+            Self::ResourceGatewayCharges => "resource-gateway-charges",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "vpc-endpoint-charges" => Self::VpcEndpointCharges,
+            "resource-gateway-charges" => Self::ResourceGatewayCharges,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PayerResponsibilityScope);
+
+/// The `PayerResponsibilityType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PayerResponsibilityType {
+    /// `vpc-endpoint-account`
+    VpcEndpointAccount,
+    /// `resource-gateway-account`
+    ResourceGatewayAccount,
+    /// `vpc-endpoint-service-account`
+    VpcEndpointServiceAccount,
+}
+
+impl PayerResponsibilityType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "vpc-endpoint-account",
+        "resource-gateway-account",
+        "vpc-endpoint-service-account",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::VpcEndpointAccount => "vpc-endpoint-account",
+            Self::ResourceGatewayAccount => "resource-gateway-account",
+            Self::VpcEndpointServiceAccount => "vpc-endpoint-service-account",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "vpc-endpoint-account" => Self::VpcEndpointAccount,
+            "resource-gateway-account" => Self::ResourceGatewayAccount,
+            "vpc-endpoint-service-account" => Self::VpcEndpointServiceAccount,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PayerResponsibilityType);
+
 /// The `PerformanceStatusSummary` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PerformanceStatusSummary {
@@ -15921,6 +16517,20 @@ impl EncodeMembers for PrefixListId {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("description", &self.description);
         w.field("prefixListId", &self.prefix_list_id);
+    }
+}
+
+/// The `PrivateDnsDetails` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PrivateDnsDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_name: Option<String>,
+}
+
+impl EncodeMembers for PrivateDnsDetails {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("privateDnsName", &self.private_dns_name);
     }
 }
 
@@ -17934,6 +18544,23 @@ impl EncodeMembers for SecurityGroup {
     }
 }
 
+/// The `SecurityGroupIdentifier` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SecurityGroupIdentifier {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+}
+
+impl EncodeMembers for SecurityGroupIdentifier {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupId", &self.group_id);
+        w.field("groupName", &self.group_name);
+    }
+}
+
 /// The `SecurityGroupRule` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecurityGroupRule {
@@ -17987,6 +18614,113 @@ impl EncodeMembers for SecurityGroupRule {
     }
 }
 
+/// The `ServiceConnectivityType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ServiceConnectivityType {
+    /// `ipv4`
+    Ipv4,
+    /// `ipv6`
+    Ipv6,
+}
+
+impl ServiceConnectivityType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipv4", "ipv6"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ipv4 => "ipv4",
+            Self::Ipv6 => "ipv6",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipv4" => Self::Ipv4,
+            "ipv6" => Self::Ipv6,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ServiceConnectivityType);
+
+/// The `ServiceDetail` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ServiceDetail {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_type: Option<Vec<ServiceTypeDetail>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zones: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_endpoint_dns_names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_names: Option<Vec<PrivateDnsDetails>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_endpoint_policy_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_required: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manages_vpc_endpoints: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payer_responsibility: Option<PayerResponsibility>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_name_verification_state: Option<DnsNameState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_ip_address_types: Option<Vec<ServiceConnectivityType>>,
+}
+
+impl EncodeMembers for ServiceDetail {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("serviceName", &self.service_name);
+        w.field("serviceId", &self.service_id);
+        w.list_field("serviceType", "item", &self.service_type);
+        w.field("serviceRegion", &self.service_region);
+        w.list_field("availabilityZoneIdSet", "item", &self.availability_zone_ids);
+        w.list_field("availabilityZoneSet", "item", &self.availability_zones);
+        w.field("owner", &self.owner);
+        w.list_field(
+            "baseEndpointDnsNameSet",
+            "item",
+            &self.base_endpoint_dns_names,
+        );
+        w.field("privateDnsName", &self.private_dns_name);
+        w.list_field("privateDnsNameSet", "item", &self.private_dns_names);
+        w.field(
+            "vpcEndpointPolicySupported",
+            &self.vpc_endpoint_policy_supported,
+        );
+        w.field("acceptanceRequired", &self.acceptance_required);
+        w.field("managesVpcEndpoints", &self.manages_vpc_endpoints);
+        w.field("payerResponsibility", &self.payer_responsibility);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field(
+            "privateDnsNameVerificationState",
+            &self.private_dns_name_verification_state,
+        );
+        w.list_field(
+            "supportedIpAddressTypeSet",
+            "item",
+            &self.supported_ip_address_types,
+        );
+    }
+}
+
 /// The `ServiceManaged` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ServiceManaged {
@@ -18025,6 +18759,55 @@ impl ServiceManaged {
 }
 
 crate::protocol::wire_enum!(ServiceManaged);
+
+/// The `ServiceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ServiceType {
+    /// `Interface`
+    Interface,
+    /// `Gateway`
+    Gateway,
+    /// `GatewayLoadBalancer`
+    GatewayLoadBalancer,
+}
+
+impl ServiceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["Interface", "Gateway", "GatewayLoadBalancer"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Interface => "Interface",
+            Self::Gateway => "Gateway",
+            Self::GatewayLoadBalancer => "GatewayLoadBalancer",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "Interface" => Self::Interface,
+            "Gateway" => Self::Gateway,
+            "GatewayLoadBalancer" => Self::GatewayLoadBalancer,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ServiceType);
+
+/// The `ServiceTypeDetail` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ServiceTypeDetail {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_type: Option<ServiceType>,
+}
+
+impl EncodeMembers for ServiceTypeDetail {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("serviceType", &self.service_type);
+    }
+}
 
 /// The `SeverityLabel` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -18185,6 +18968,75 @@ impl EncodeMembers for StartInstancesResult {
         w.list_field("instancesSet", "item", &self.starting_instances);
     }
 }
+
+/// The `State` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum State {
+    /// `pendingAcceptance`
+    PendingAcceptance,
+    /// `pending`
+    Pending,
+    /// `available`
+    Available,
+    /// `deleting`
+    Deleting,
+    /// `deleted`
+    Deleted,
+    /// `rejected`
+    Rejected,
+    /// `failed`
+    Failed,
+    /// `expired`
+    Expired,
+    /// `partial`
+    Partial,
+}
+
+impl State {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "pendingAcceptance",
+        "pending",
+        "available",
+        "deleting",
+        "deleted",
+        "rejected",
+        "failed",
+        "expired",
+        "partial",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::PendingAcceptance => "pendingAcceptance",
+            Self::Pending => "pending",
+            Self::Available => "available",
+            Self::Deleting => "deleting",
+            Self::Deleted => "deleted",
+            Self::Rejected => "rejected",
+            Self::Failed => "failed",
+            Self::Expired => "expired",
+            Self::Partial => "partial",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pendingAcceptance" => Self::PendingAcceptance,
+            "pending" => Self::Pending,
+            "available" => Self::Available,
+            "deleting" => Self::Deleting,
+            "deleted" => Self::Deleted,
+            "rejected" => Self::Rejected,
+            "failed" => Self::Failed,
+            "expired" => Self::Expired,
+            "partial" => Self::Partial,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(State);
 
 /// The `StateReason` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -18472,6 +19324,23 @@ impl SubnetCidrBlockStateCode {
 }
 
 crate::protocol::wire_enum!(SubnetCidrBlockStateCode);
+
+/// The `SubnetIpPrefixes` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SubnetIpPrefixes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_prefixes: Option<Vec<String>>,
+}
+
+impl EncodeMembers for SubnetIpPrefixes {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("subnetId", &self.subnet_id);
+        w.list_field("ipPrefixSet", "item", &self.ip_prefixes);
+    }
+}
 
 /// The `SubnetIpv6CidrBlockAssociation` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -18766,6 +19635,40 @@ impl TpmSupportValues {
 }
 
 crate::protocol::wire_enum!(TpmSupportValues);
+
+/// The `UnsuccessfulItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnsuccessfulItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<UnsuccessfulItemError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+}
+
+impl EncodeMembers for UnsuccessfulItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("error", &self.error);
+        w.field("resourceId", &self.resource_id);
+    }
+}
+
+/// The `UnsuccessfulItemError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnsuccessfulItemError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for UnsuccessfulItemError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
 
 /// The `UserIdGroupPair` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
@@ -19552,6 +20455,154 @@ impl VpcEncryptionControlState {
 
 crate::protocol::wire_enum!(VpcEncryptionControlState);
 
+/// The `VpcEndpoint` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpcEndpoint {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_endpoint_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_endpoint_type: Option<VpcEndpointType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_document: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_table_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<SecurityGroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_address_type: Option<IpAddressType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_options: Option<DnsOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester_managed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_entries: Option<Vec<DnsEntry>>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<LastError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_prefixes: Option<Vec<SubnetIpPrefixes>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_prefixes: Option<Vec<SubnetIpPrefixes>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_network_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_configuration_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payer_responsibilities: Option<Vec<PayerResponsibilityEntry>>,
+}
+
+impl EncodeMembers for VpcEndpoint {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpcEndpointId", &self.vpc_endpoint_id);
+        w.field("vpcEndpointType", &self.vpc_endpoint_type);
+        w.field("vpcId", &self.vpc_id);
+        w.field("serviceName", &self.service_name);
+        w.field("state", &self.state);
+        w.field("policyDocument", &self.policy_document);
+        w.list_field("routeTableIdSet", "item", &self.route_table_ids);
+        w.list_field("subnetIdSet", "item", &self.subnet_ids);
+        w.list_field("groupSet", "item", &self.groups);
+        w.field("ipAddressType", &self.ip_address_type);
+        w.field("dnsOptions", &self.dns_options);
+        w.field("privateDnsEnabled", &self.private_dns_enabled);
+        w.field("requesterManaged", &self.requester_managed);
+        w.list_field("networkInterfaceIdSet", "item", &self.network_interface_ids);
+        w.list_field("dnsEntrySet", "item", &self.dns_entries);
+        w.field("creationTimestamp", &self.creation_timestamp);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("ownerId", &self.owner_id);
+        w.field("lastError", &self.last_error);
+        w.list_field("ipv4PrefixSet", "item", &self.ipv4_prefixes);
+        w.list_field("ipv6PrefixSet", "item", &self.ipv6_prefixes);
+        w.field("failureReason", &self.failure_reason);
+        w.field("serviceNetworkArn", &self.service_network_arn);
+        w.field("resourceConfigurationArn", &self.resource_configuration_arn);
+        w.field("serviceRegion", &self.service_region);
+        w.list_field(
+            "payerResponsibilitySet",
+            "item",
+            &self.payer_responsibilities,
+        );
+    }
+}
+
+/// The `VpcEndpointType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VpcEndpointType {
+    /// `Interface`
+    Interface,
+    /// `Gateway`
+    Gateway,
+    /// `GatewayLoadBalancer`
+    GatewayLoadBalancer,
+    /// `Resource`
+    Resource,
+    /// `ServiceNetwork`
+    ServiceNetwork,
+    /// `Tunnel`
+    Tunnel,
+}
+
+impl VpcEndpointType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "Interface",
+        "Gateway",
+        "GatewayLoadBalancer",
+        "Resource",
+        "ServiceNetwork",
+        "Tunnel",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Interface => "Interface",
+            Self::Gateway => "Gateway",
+            Self::GatewayLoadBalancer => "GatewayLoadBalancer",
+            Self::Resource => "Resource",
+            Self::ServiceNetwork => "ServiceNetwork",
+            Self::Tunnel => "Tunnel",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "Interface" => Self::Interface,
+            "Gateway" => Self::Gateway,
+            "GatewayLoadBalancer" => Self::GatewayLoadBalancer,
+            "Resource" => Self::Resource,
+            "ServiceNetwork" => Self::ServiceNetwork,
+            "Tunnel" => Self::Tunnel,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VpcEndpointType);
+
 /// The `VpcIpv6CidrBlockAssociation` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpcIpv6CidrBlockAssociation {
@@ -19779,6 +20830,16 @@ pub enum Action {
     DescribeKeyPairs,
     /// `DeleteKeyPair`
     DeleteKeyPair,
+    /// `CreateVpcEndpoint`
+    CreateVpcEndpoint,
+    /// `DescribeVpcEndpoints`
+    DescribeVpcEndpoints,
+    /// `DeleteVpcEndpoints`
+    DeleteVpcEndpoints,
+    /// `ModifyVpcEndpoint`
+    ModifyVpcEndpoint,
+    /// `DescribeVpcEndpointServices`
+    DescribeVpcEndpointServices,
 }
 
 impl Action {
@@ -19862,6 +20923,11 @@ impl Action {
             Self::ImportKeyPair => "ImportKeyPair",
             Self::DescribeKeyPairs => "DescribeKeyPairs",
             Self::DeleteKeyPair => "DeleteKeyPair",
+            Self::CreateVpcEndpoint => "CreateVpcEndpoint",
+            Self::DescribeVpcEndpoints => "DescribeVpcEndpoints",
+            Self::DeleteVpcEndpoints => "DeleteVpcEndpoints",
+            Self::ModifyVpcEndpoint => "ModifyVpcEndpoint",
+            Self::DescribeVpcEndpointServices => "DescribeVpcEndpointServices",
         }
     }
     /// The served operation of that name, if any.
@@ -19944,6 +21010,11 @@ impl Action {
             "ImportKeyPair" => Self::ImportKeyPair,
             "DescribeKeyPairs" => Self::DescribeKeyPairs,
             "DeleteKeyPair" => Self::DeleteKeyPair,
+            "CreateVpcEndpoint" => Self::CreateVpcEndpoint,
+            "DescribeVpcEndpoints" => Self::DescribeVpcEndpoints,
+            "DeleteVpcEndpoints" => Self::DeleteVpcEndpoints,
+            "ModifyVpcEndpoint" => Self::ModifyVpcEndpoint,
+            "DescribeVpcEndpointServices" => Self::DescribeVpcEndpointServices,
             _ => return None,
         })
     }
@@ -20270,6 +21341,31 @@ pub trait Api {
         &mut self,
         input: DeleteKeyPairRequest,
     ) -> Result<DeleteKeyPairResult, ApiError>;
+    /// Serves `CreateVpcEndpoint`.
+    fn create_vpc_endpoint(
+        &mut self,
+        input: CreateVpcEndpointRequest,
+    ) -> Result<CreateVpcEndpointResult, ApiError>;
+    /// Serves `DescribeVpcEndpoints`.
+    fn describe_vpc_endpoints(
+        &mut self,
+        input: DescribeVpcEndpointsRequest,
+    ) -> Result<DescribeVpcEndpointsResult, ApiError>;
+    /// Serves `DeleteVpcEndpoints`.
+    fn delete_vpc_endpoints(
+        &mut self,
+        input: DeleteVpcEndpointsRequest,
+    ) -> Result<DeleteVpcEndpointsResult, ApiError>;
+    /// Serves `ModifyVpcEndpoint`.
+    fn modify_vpc_endpoint(
+        &mut self,
+        input: ModifyVpcEndpointRequest,
+    ) -> Result<ModifyVpcEndpointResult, ApiError>;
+    /// Serves `DescribeVpcEndpointServices`.
+    fn describe_vpc_endpoint_services(
+        &mut self,
+        input: DescribeVpcEndpointServicesRequest,
+    ) -> Result<DescribeVpcEndpointServicesResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -20433,6 +21529,16 @@ pub enum Response {
     DescribeKeyPairs(Box<DescribeKeyPairsResult>),
     /// `DeleteKeyPair`
     DeleteKeyPair(Box<DeleteKeyPairResult>),
+    /// `CreateVpcEndpoint`
+    CreateVpcEndpoint(Box<CreateVpcEndpointResult>),
+    /// `DescribeVpcEndpoints`
+    DescribeVpcEndpoints(Box<DescribeVpcEndpointsResult>),
+    /// `DeleteVpcEndpoints`
+    DeleteVpcEndpoints(Box<DeleteVpcEndpointsResult>),
+    /// `ModifyVpcEndpoint`
+    ModifyVpcEndpoint(Box<ModifyVpcEndpointResult>),
+    /// `DescribeVpcEndpointServices`
+    DescribeVpcEndpointServices(Box<DescribeVpcEndpointServicesResult>),
 }
 
 impl Response {
@@ -20852,6 +21958,36 @@ impl Response {
             ),
             Self::DeleteKeyPair(output) => crate::protocol::xml::ec2_response(
                 "DeleteKeyPair",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateVpcEndpoint(output) => crate::protocol::xml::ec2_response(
+                "CreateVpcEndpoint",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVpcEndpoints(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpcEndpoints",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteVpcEndpoints(output) => crate::protocol::xml::ec2_response(
+                "DeleteVpcEndpoints",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyVpcEndpoint(output) => crate::protocol::xml::ec2_response(
+                "ModifyVpcEndpoint",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVpcEndpointServices(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpcEndpointServices",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -21861,6 +22997,74 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DeleteKeyPair(Box::new(
                 api.delete_key_pair(input)?,
+            )))
+        }
+        Action::CreateVpcEndpoint => {
+            r.reject_unsupported(
+                "CreateVpcEndpoint",
+                &[
+                    "DnsOptions",
+                    "SubnetConfiguration",
+                    "ServiceNetworkArn",
+                    "ResourceConfigurationArn",
+                    "ServiceRegion",
+                ],
+            )?;
+            let input = FormReader::required(CreateVpcEndpointRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateVpcEndpoint(Box::new(
+                api.create_vpc_endpoint(input)?,
+            )))
+        }
+        Action::DescribeVpcEndpoints => {
+            r.reject_unsupported("DescribeVpcEndpoints", &[])?;
+            let input = FormReader::required(DescribeVpcEndpointsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVpcEndpoints(Box::new(
+                api.describe_vpc_endpoints(input)?,
+            )))
+        }
+        Action::DeleteVpcEndpoints => {
+            r.reject_unsupported("DeleteVpcEndpoints", &[])?;
+            let input = FormReader::required(DeleteVpcEndpointsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteVpcEndpoints(Box::new(
+                api.delete_vpc_endpoints(input)?,
+            )))
+        }
+        Action::ModifyVpcEndpoint => {
+            r.reject_unsupported(
+                "ModifyVpcEndpoint",
+                &["IpAddressType", "DnsOptions", "SubnetConfiguration"],
+            )?;
+            let input = FormReader::required(ModifyVpcEndpointRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyVpcEndpoint(Box::new(
+                api.modify_vpc_endpoint(input)?,
+            )))
+        }
+        Action::DescribeVpcEndpointServices => {
+            r.reject_unsupported("DescribeVpcEndpointServices", &["ServiceRegion"])?;
+            let input =
+                FormReader::required(DescribeVpcEndpointServicesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVpcEndpointServices(Box::new(
+                api.describe_vpc_endpoint_services(input)?,
             )))
         }
     }

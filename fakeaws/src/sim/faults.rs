@@ -137,7 +137,9 @@ pub enum Effect {
     /// it: the NAT gateway of a CreateNatGateway goes to `failed` with this failure code and
     /// message; the instance of a RunInstances to `terminated` with this state reason (a
     /// `Server.*` code); the instance of a RegisterInstancesWithLoadBalancer stays
-    /// `OutOfService` with this reason. Only for those three actions.
+    /// `OutOfService` with this reason; the interface endpoint of a CreateVpcEndpoint goes
+    /// to `failed` with this code and message as its last error. Only for those four
+    /// actions.
     AsyncFailure {
         /// The failure code, such as `InsufficientFreeAddressesInSubnet` or
         /// `Server.InternalError`.
@@ -153,6 +155,7 @@ pub fn async_subject(action: &str) -> Option<Subject> {
         "CreateNatGateway" => Some(Subject::NatGateway),
         "RunInstances" => Some(Subject::Instance),
         "RegisterInstancesWithLoadBalancer" => Some(Subject::LoadBalancerRegistration),
+        "CreateVpcEndpoint" => Some(Subject::VpcEndpoint),
         _ => None,
     }
 }

@@ -23,19 +23,27 @@ pub enum Subject {
     NatGatewayPurge,
     /// An instance registered with a classic load balancer passing its health check.
     LoadBalancerRegistration,
+    /// A VPC endpoint leaving `pending` or `deleting`.
+    VpcEndpoint,
 }
 
 impl Subject {
     /// The names of the subjects whose steps a profile can slow (`Subject::named`).
-    pub const NAMES: &'static [&'static str] =
-        &["instance", "natGateway", "loadBalancerRegistration"];
+    pub const NAMES: &'static [&'static str] = &[
+        "instance",
+        "natGateway",
+        "loadBalancerRegistration",
+        "vpcEndpoint",
+    ];
 
-    /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`.
+    /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
+    /// `vpcEndpoint`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
             "natGateway" => Some(Subject::NatGateway),
             "loadBalancerRegistration" => Some(Subject::LoadBalancerRegistration),
+            "vpcEndpoint" => Some(Subject::VpcEndpoint),
             _ => None,
         }
     }

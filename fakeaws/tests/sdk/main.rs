@@ -26,6 +26,7 @@ mod tags;
 mod volume;
 mod vpc;
 mod vpc_cidr;
+mod vpc_endpoint;
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
@@ -92,6 +93,17 @@ pub async fn vpc(ec2: &aws_sdk_ec2::Client, cidr: &str) -> String {
         .unwrap()
         .vpc_id
         .unwrap()
+}
+
+/// Creates a route table in `vpc_id` and returns its id.
+pub async fn route_table(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> String {
+    let out = ec2
+        .create_route_table()
+        .vpc_id(vpc_id)
+        .send()
+        .await
+        .unwrap();
+    out.route_table.unwrap().route_table_id.unwrap()
 }
 
 /// Creates a subnet and returns its id.

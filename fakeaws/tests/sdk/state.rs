@@ -112,6 +112,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .network_interfaces,
     );
     add(
+        "vpc endpoints",
+        &ec2.describe_vpc_endpoints()
+            .send()
+            .await
+            .unwrap()
+            .vpc_endpoints,
+    );
+    add(
         "key pairs",
         &ec2.describe_key_pairs().send().await.unwrap().key_pairs,
     );
@@ -261,6 +269,24 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
                 .ip_ranges(IpRange::builder().cidr_ip("0.0.0.0/0").build())
                 .build(),
         )
+        .send()
+        .await
+        .unwrap();
+    // A gateway endpoint routing the table, and an interface endpoint with its interface.
+    ec2.create_vpc_endpoint()
+        .vpc_id(&vpc)
+        .service_name("com.amazonaws.us-east-1.s3")
+        .route_table_ids(&rt)
+        .send()
+        .await
+        .unwrap();
+    ec2.create_vpc_endpoint()
+        .vpc_endpoint_type(aws_sdk_ec2::types::VpcEndpointType::Interface)
+        .vpc_id(&vpc)
+        .service_name("com.amazonaws.us-east-1.sts")
+        .subnet_ids(&subnet)
+        .security_group_ids(&group)
+        .private_dns_enabled(false)
         .send()
         .await
         .unwrap();

@@ -3,7 +3,7 @@
 
 use aws_sdk_ec2::types::VpcCidrBlockStateCode;
 
-use crate::{code, empty_fake, filter, subnet, vpc, vpc_ids};
+use crate::{code, empty_fake, filter, route_table, subnet, vpc, vpc_ids};
 
 /// The VPC's ranges as DescribeVpcs lists them: (association id, CIDR, state).
 async fn ranges(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> Vec<(String, String, String)> {
@@ -74,16 +74,6 @@ async fn subnet_refused(ec2: &aws_sdk_ec2::Client, vpc_id: &str, cidr: &str) -> 
     )
 }
 
-async fn new_table(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> String {
-    let out = ec2
-        .create_route_table()
-        .vpc_id(vpc_id)
-        .send()
-        .await
-        .unwrap();
-    out.route_table.unwrap().route_table_id.unwrap()
-}
-
 async fn associate(ec2: &aws_sdk_ec2::Client, vpc_id: &str, cidr: &str) -> String {
     let out = ec2
         .associate_vpc_cidr_block()
@@ -108,7 +98,7 @@ async fn an_associated_range_holds_subnets_and_has_a_local_route_in_every_table(
     let ec2 = fake.ec2_client();
     let vpc_id = vpc(&ec2, "10.1.0.0/16").await;
     let main = main_table(&ec2, &vpc_id).await;
-    let before = new_table(&ec2, &vpc_id).await;
+    let before = route_table(&ec2, &vpc_id).await;
     // Before the association a subnet there is outside the VPC.
     assert_eq!(
         subnet_refused(&ec2, &vpc_id, "10.2.0.0/24").await,
@@ -133,7 +123,7 @@ async fn an_associated_range_holds_subnets_and_has_a_local_route_in_every_table(
     assert_eq!(described.vpcs()[0].cidr_block(), Some("10.1.0.0/16"));
 
     // Every table of the VPC routes the range locally, one made later too.
-    let after = new_table(&ec2, &vpc_id).await;
+    let after = route_table(&ec2, &vpc_id).await;
     for table in [&main, &before, &after] {
         assert_eq!(
             local_routes(&ec2, table).await,

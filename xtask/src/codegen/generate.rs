@@ -19,6 +19,22 @@ const WIRE_EXTRAS: &[(&str, &str)] = &[
     ("AccountAttributeName", "vpc-max-elastic-ips"),
 ];
 
+/// Enum values AWS spells on the wire otherwise than its model does, by shape: a VPC
+/// endpoint's `State` is `available`, `pendingAcceptance`, ... on the wire (what the AWS CLI
+/// shows, and what terraform's provider matches on), while the model's enum capitalises
+/// them. The enum sends and takes the wire's spelling.
+const WIRE_SPELLINGS: &[(&str, &str, &str)] = &[
+    ("State", "PendingAcceptance", "pendingAcceptance"),
+    ("State", "Pending", "pending"),
+    ("State", "Available", "available"),
+    ("State", "Deleting", "deleting"),
+    ("State", "Deleted", "deleted"),
+    ("State", "Rejected", "rejected"),
+    ("State", "Failed", "failed"),
+    ("State", "Expired", "expired"),
+    ("State", "Partial", "partial"),
+];
+
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
@@ -401,7 +417,14 @@ impl<'a> Generator<'a> {
             .as_array()
             .context("enum values")?
             .iter()
-            .filter_map(|v| v.as_str().map(String::from))
+            .filter_map(|v| v.as_str())
+            .map(|v| {
+                WIRE_SPELLINGS
+                    .iter()
+                    .find(|(shape, model, _)| *shape == name && *model == v)
+                    .map_or(v, |(_, _, wire)| *wire)
+                    .to_string()
+            })
             .collect();
         // Values AWS answers that the model's enum lacks: the enum takes them too (after the
         // model's), while `VALUES` stays the model's.

@@ -12,7 +12,7 @@ use ipnet::Ipv4Net;
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
-use crate::ec2::{Kind, fingerprint, page, tags};
+use crate::ec2::{Kind, fingerprint, page, tags, vpc_endpoint};
 use crate::generated::ec2::{
     CreateRouteTableRequest, CreateRouteTableResult, DescribeRouteTablesRequest,
     DescribeRouteTablesResult, ResourceType, Route as RouteOut, RouteOrigin, RouteState,
@@ -114,12 +114,11 @@ impl Filterable for (&RouteTable, &Region) {
         "route.vpc-peering-connection-id",
         "vpc-id",
     ];
-    // No gateway associations, IPv6, prefix lists, egress-only gateways, transit gateways or
-    // peering connections here.
+    // No gateway associations, IPv6, egress-only gateways, transit gateways or peering
+    // connections here (prefix lists only as gateway endpoints' routes).
     const NEVER_SET: &'static [&'static str] = &[
         "association.gateway-id",
         "route.destination-ipv6-cidr-block",
-        "route.destination-prefix-list-id",
         "route.egress-only-internet-gateway-id",
         "route.transit-gateway-id",
         "route.vpc-peering-connection-id",
@@ -128,6 +127,8 @@ impl Filterable for (&RouteTable, &Region) {
     fn values(&self, name: &str) -> Vec<String> {
         let (t, region) = *self;
         let routes = || t.routes.iter();
+        // Gateway endpoints' routes: to a prefix list, through the endpoint, made by it.
+        let endpoint_routes = || vpc_endpoint::gateway_routes(region, &t.vpc_id, &t.id);
         match name {
             "association.route-table-association-id" => {
                 t.associations.iter().map(|a| a.id.clone()).collect()
@@ -161,7 +162,13 @@ impl Filterable for (&RouteTable, &Region) {
             "route.destination-cidr-block" => routes()
                 .map(|r| crate::ec2::vpc::cidr_text(&r.destination))
                 .collect(),
-            "route.gateway-id" => routes().filter_map(|r| target_ids(&r.target).0).collect(),
+            "route.gateway-id" => routes()
+                .filter_map(|r| target_ids(&r.target).0)
+                .chain(endpoint_routes().into_iter().map(|(e, _)| e))
+                .collect(),
+            "route.destination-prefix-list-id" => {
+                endpoint_routes().into_iter().map(|(_, pl)| pl).collect()
+            }
             "route.nat-gateway-id" => routes().filter_map(|r| target_ids(&r.target).1).collect(),
             "route.instance-id" => routes().filter_map(|r| target_ids(&r.target).2).collect(),
             "route.origin" => routes()
@@ -173,6 +180,7 @@ impl Filterable for (&RouteTable, &Region) {
                     }
                     .to_string()
                 })
+                .chain(endpoint_routes().iter().map(|_| "CreateRoute".to_string()))
                 .collect(),
             "route.state" => routes()
                 .map(|r| {
@@ -183,6 +191,7 @@ impl Filterable for (&RouteTable, &Region) {
                     }
                     .to_string()
                 })
+                .chain(endpoint_routes().iter().map(|_| "active".to_string()))
                 .collect(),
             "vpc-id" => one(t.vpc_id.clone()),
             _ => Vec::new(),
@@ -233,6 +242,17 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                         ..Default::default()
                     }
                 })
+                .chain(
+                    vpc_endpoint::gateway_routes(region, &t.vpc_id, &t.id)
+                        .into_iter()
+                        .map(|(endpoint, prefix_list)| RouteOut {
+                            destination_prefix_list_id: Some(prefix_list),
+                            gateway_id: Some(endpoint),
+                            origin: Some(RouteOrigin::CreateRoute),
+                            state: Some(RouteState::Active),
+                            ..Default::default()
+                        }),
+                )
                 .collect(),
         ),
         tags: region.tags.tag_set(&t.id),

@@ -80,6 +80,7 @@ pub fn delete_route_table(
         )));
     }
     let vpc_id = t.vpc_id.clone();
+    crate::ec2::vpc_endpoint::forget_route_table(region, &vpc_id, &input.route_table_id);
     region.route_tables.0.remove(&input.route_table_id);
     region.by_vpc.remove(&vpc_id, &input.route_table_id);
     region.tags.remove_resource(&input.route_table_id);
