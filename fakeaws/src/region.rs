@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::Config;
 use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
-    availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, nat_gateway,
-    network_acl, network_interface, route_table, security_group, subnet, tags, volume, vpc,
-    vpc_endpoint,
+    availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, launch_template,
+    nat_gateway, network_acl, network_interface, route_table, security_group, subnet, tags, volume,
+    vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -108,6 +108,8 @@ pub struct Region {
     pub(crate) volumes: volume::Volumes,
     #[serde(default)]
     pub(crate) vpc_endpoints: vpc_endpoint::VpcEndpoints,
+    #[serde(default)]
+    pub(crate) launch_templates: launch_template::LaunchTemplates,
     /// Images by id.
     pub(crate) images: image::Images,
     /// Key pairs by name.
@@ -230,6 +232,8 @@ pub struct Limits {
     pub gateway_endpoints: usize,
     /// Interface VPC endpoints per VPC.
     pub interface_endpoints_per_vpc: usize,
+    /// Launch templates per region.
+    pub launch_templates: usize,
 }
 
 impl Default for Limits {
@@ -250,6 +254,7 @@ impl Default for Limits {
             load_balancers: 20,
             gateway_endpoints: 20,
             interface_endpoints_per_vpc: 50,
+            launch_templates: 5000,
         }
     }
 }
@@ -284,6 +289,7 @@ impl Limits {
             "interface-endpoints-per-vpc",
             "Interface and Gateway Load Balancer endpoints per VPC",
         ),
+        ("launch-templates", "Launch templates per Region"),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -304,6 +310,7 @@ impl Limits {
             "load-balancers" => &mut self.load_balancers,
             "gateway-endpoints" => &mut self.gateway_endpoints,
             "interface-endpoints-per-vpc" => &mut self.interface_endpoints_per_vpc,
+            "launch-templates" => &mut self.launch_templates,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -350,6 +357,7 @@ impl Region {
             instances: Default::default(),
             volumes: Default::default(),
             vpc_endpoints: Default::default(),
+            launch_templates: Default::default(),
             images: Default::default(),
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),
@@ -461,6 +469,7 @@ impl Region {
             Kind::Image => self.images.contains_key(id),
             Kind::KeyPair => self.key_pairs.values().any(|k| k.id == id),
             Kind::VpcEndpoint => self.vpc_endpoints.contains_key(id),
+            Kind::LaunchTemplate => self.launch_templates.contains_key(id),
         };
         if exists {
             Ok(())

@@ -887,8 +887,9 @@ impl Answered {
 }
 
 /// An answer a thread wrote, kept so that an equal one is not written again: equal answers
-/// are written alike but for their request ids (the generated answers hold no float, whose
-/// `0.0 == -0.0` would break that).
+/// are written alike but for their request ids (the generated answers hold no bare float,
+/// whose `0.0 == -0.0` would break that: a model's numbers are `protocol::Float`, equal only
+/// when their bits are).
 struct Written {
     /// The operation.
     action: &'static str,

@@ -81,6 +81,13 @@ pub fn run(root: &Path, args: &Args) -> Result<()> {
         if !out.status.success() {
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
+            // libFuzzer never ran (the target did not build): not a crash of the target.
+            if stat("number_of_executed_units").is_none() && !log.contains("ERROR: libFuzzer") {
+                bail!(
+                    "fuzz target {t} did not run (cargo fuzz failed before fuzzing):\n{}",
+                    tail.join("\n")
+                );
+            }
             bail!(
                 "fuzz target {t} found a crash (input under {}):\n{}",
                 artifacts.display(),

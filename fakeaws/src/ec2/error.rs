@@ -67,6 +67,16 @@ error_codes! {
         InvalidVpcEndpointNotFound = "InvalidVpcEndpoint.NotFound",
         /// No endpoint service of that name in the region.
         InvalidServiceName = "InvalidServiceName",
+        /// No version of that number (or alias) in the launch template.
+        InvalidLaunchTemplateIdVersionNotFound = "InvalidLaunchTemplateId.VersionNotFound",
+        /// A launch template of that name exists.
+        InvalidLaunchTemplateNameAlreadyExistsException =
+            "InvalidLaunchTemplateName.AlreadyExistsException",
+        /// A launch template name that is not 3 to 128 of the allowed characters.
+        InvalidLaunchTemplateNameMalformedException =
+            "InvalidLaunchTemplateName.MalformedException",
+        /// No launch template of that name.
+        InvalidLaunchTemplateNameNotFoundException = "InvalidLaunchTemplateName.NotFoundException",
         /// The address is in use.
         InvalidIPAddressInUse = "InvalidIPAddress.InUse",
         /// Key material that is not a public key.
@@ -101,6 +111,8 @@ error_codes! {
         InvalidVpcRange = "InvalidVpc.Range",
         /// A required input is missing.
         MissingInput = "MissingInput",
+        /// The region's launch template quota is used up.
+        LaunchTemplateLimitExceeded = "LaunchTemplateLimitExceeded",
         /// The zone's NAT gateway quota is used up.
         NatGatewayLimitExceeded = "NatGatewayLimitExceeded",
         /// No NAT gateway of that id (DeleteNatGateway's code).

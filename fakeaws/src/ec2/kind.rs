@@ -46,6 +46,8 @@ pub enum Kind {
     KeyPair,
     /// VPC endpoints (`vpce-`).
     VpcEndpoint,
+    /// Launch templates (`lt-`).
+    LaunchTemplate,
 }
 
 /// One row of the table.
@@ -58,7 +60,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -75,6 +77,7 @@ impl Kind {
         Kind::Image,
         Kind::KeyPair,
         Kind::VpcEndpoint,
+        Kind::LaunchTemplate,
     ];
 
     /// The table.
@@ -146,6 +149,12 @@ impl Kind {
                 "Vpc Endpoint",
                 ResourceType::VpcEndpoint,
             ),
+            Kind::LaunchTemplate => (
+                "lt",
+                "InvalidLaunchTemplateId",
+                "launch template",
+                ResourceType::LaunchTemplate,
+            ),
         };
         Row {
             prefix,
@@ -179,6 +188,7 @@ impl Kind {
             Kind::Image => "image-id",
             Kind::KeyPair => "key-pair-id",
             Kind::VpcEndpoint => "vpc-endpoint-id",
+            Kind::LaunchTemplate => "launch-template-id",
         }
     }
 

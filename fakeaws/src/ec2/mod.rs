@@ -13,6 +13,7 @@ pub mod instance;
 pub mod internet_gateway;
 pub mod key_pair;
 pub mod kind;
+pub mod launch_template;
 pub mod nat_gateway;
 pub mod network_acl;
 pub mod network_interface;
@@ -210,6 +211,55 @@ impl Api for Region {
 
     fn release_address(&mut self, input: ReleaseAddressRequest) -> Result<(), ApiError> {
         elastic_ip::release_address(self, input)
+    }
+
+    fn create_launch_template(
+        &mut self,
+        input: CreateLaunchTemplateRequest,
+    ) -> Result<CreateLaunchTemplateResult, ApiError> {
+        launch_template::create_launch_template(self, input)
+    }
+
+    fn create_launch_template_version(
+        &mut self,
+        input: CreateLaunchTemplateVersionRequest,
+    ) -> Result<CreateLaunchTemplateVersionResult, ApiError> {
+        launch_template::create_launch_template_version(self, input)
+    }
+
+    fn describe_launch_templates(
+        &mut self,
+        input: DescribeLaunchTemplatesRequest,
+    ) -> Result<DescribeLaunchTemplatesResult, ApiError> {
+        launch_template::describe_launch_templates(self, input)
+    }
+
+    fn describe_launch_template_versions(
+        &mut self,
+        input: DescribeLaunchTemplateVersionsRequest,
+    ) -> Result<DescribeLaunchTemplateVersionsResult, ApiError> {
+        launch_template::describe_launch_template_versions(self, input)
+    }
+
+    fn modify_launch_template(
+        &mut self,
+        input: ModifyLaunchTemplateRequest,
+    ) -> Result<ModifyLaunchTemplateResult, ApiError> {
+        launch_template::modify_launch_template(self, input)
+    }
+
+    fn delete_launch_template(
+        &mut self,
+        input: DeleteLaunchTemplateRequest,
+    ) -> Result<DeleteLaunchTemplateResult, ApiError> {
+        launch_template::delete_launch_template(self, input)
+    }
+
+    fn delete_launch_template_versions(
+        &mut self,
+        input: DeleteLaunchTemplateVersionsRequest,
+    ) -> Result<DeleteLaunchTemplateVersionsResult, ApiError> {
+        launch_template::delete_launch_template_versions(self, input)
     }
 
     fn create_vpc_endpoint(

@@ -10,6 +10,8 @@
     non_camel_case_types
 )]
 
+#[allow(unused_imports)]
+use crate::protocol::Float;
 use crate::protocol::error::ApiError;
 use crate::protocol::query::{Decode, FormReader};
 use crate::protocol::xml::{EncodeMembers, XmlWriter};
@@ -854,6 +856,278 @@ pub const ALL_OPERATIONS: &[&str] = &[
     "ValidateSecurityGroupQuotasForInterface",
     "WithdrawByoipCidr",
 ];
+
+/// The `AcceleratorCount` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AcceleratorCount {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i32>,
+}
+
+impl EncodeMembers for AcceleratorCount {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `AcceleratorCountRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AcceleratorCountRequest {
+    pub min: Option<i32>,
+    pub max: Option<i32>,
+}
+
+impl Decode for AcceleratorCountRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `AcceleratorManufacturer` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AcceleratorManufacturer {
+    /// `amazon-web-services`
+    AmazonWebServices,
+    /// `amd`
+    Amd,
+    /// `nvidia`
+    Nvidia,
+    /// `xilinx`
+    Xilinx,
+    /// `habana`
+    Habana,
+}
+
+impl AcceleratorManufacturer {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["amazon-web-services", "amd", "nvidia", "xilinx", "habana"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::AmazonWebServices => "amazon-web-services",
+            Self::Amd => "amd",
+            Self::Nvidia => "nvidia",
+            Self::Xilinx => "xilinx",
+            Self::Habana => "habana",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "amazon-web-services" => Self::AmazonWebServices,
+            "amd" => Self::Amd,
+            "nvidia" => Self::Nvidia,
+            "xilinx" => Self::Xilinx,
+            "habana" => Self::Habana,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AcceleratorManufacturer);
+
+/// The `AcceleratorName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AcceleratorName {
+    /// `a100`
+    A100,
+    /// `inferentia`
+    Inferentia,
+    /// `k520`
+    K520,
+    /// `k80`
+    K80,
+    /// `m60`
+    M60,
+    /// `radeon-pro-v520`
+    RadeonProV520,
+    /// `t4`
+    T4,
+    /// `vu9p`
+    Vu9p,
+    /// `v100`
+    V100,
+    /// `a10g`
+    A10g,
+    /// `h100`
+    H100,
+    /// `t4g`
+    T4g,
+    /// `l40s`
+    L40s,
+    /// `l4`
+    L4,
+    /// `gaudi-hl-205`
+    GaudiHl205,
+    /// `inferentia2`
+    Inferentia2,
+    /// `trainium`
+    Trainium,
+    /// `trainium2`
+    Trainium2,
+    /// `u30`
+    U30,
+}
+
+impl AcceleratorName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "a100",
+        "inferentia",
+        "k520",
+        "k80",
+        "m60",
+        "radeon-pro-v520",
+        "t4",
+        "vu9p",
+        "v100",
+        "a10g",
+        "h100",
+        "t4g",
+        "l40s",
+        "l4",
+        "gaudi-hl-205",
+        "inferentia2",
+        "trainium",
+        "trainium2",
+        "u30",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::A100 => "a100",
+            Self::Inferentia => "inferentia",
+            Self::K520 => "k520",
+            Self::K80 => "k80",
+            Self::M60 => "m60",
+            Self::RadeonProV520 => "radeon-pro-v520",
+            Self::T4 => "t4",
+            Self::Vu9p => "vu9p",
+            Self::V100 => "v100",
+            Self::A10g => "a10g",
+            Self::H100 => "h100",
+            Self::T4g => "t4g",
+            Self::L40s => "l40s",
+            Self::L4 => "l4",
+            Self::GaudiHl205 => "gaudi-hl-205",
+            Self::Inferentia2 => "inferentia2",
+            Self::Trainium => "trainium",
+            Self::Trainium2 => "trainium2",
+            Self::U30 => "u30",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "a100" => Self::A100,
+            "inferentia" => Self::Inferentia,
+            "k520" => Self::K520,
+            "k80" => Self::K80,
+            "m60" => Self::M60,
+            "radeon-pro-v520" => Self::RadeonProV520,
+            "t4" => Self::T4,
+            "vu9p" => Self::Vu9p,
+            "v100" => Self::V100,
+            "a10g" => Self::A10g,
+            "h100" => Self::H100,
+            "t4g" => Self::T4g,
+            "l40s" => Self::L40s,
+            "l4" => Self::L4,
+            "gaudi-hl-205" => Self::GaudiHl205,
+            "inferentia2" => Self::Inferentia2,
+            "trainium" => Self::Trainium,
+            "trainium2" => Self::Trainium2,
+            "u30" => Self::U30,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AcceleratorName);
+
+/// The `AcceleratorTotalMemoryMiB` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AcceleratorTotalMemoryMiB {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i32>,
+}
+
+impl EncodeMembers for AcceleratorTotalMemoryMiB {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `AcceleratorTotalMemoryMiBRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AcceleratorTotalMemoryMiBRequest {
+    pub min: Option<i32>,
+    pub max: Option<i32>,
+}
+
+impl Decode for AcceleratorTotalMemoryMiBRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `AcceleratorType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AcceleratorType {
+    /// `gpu`
+    Gpu,
+    /// `fpga`
+    Fpga,
+    /// `inference`
+    Inference,
+    /// `media`
+    Media,
+}
+
+impl AcceleratorType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["gpu", "fpga", "inference", "media"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Gpu => "gpu",
+            Self::Fpga => "fpga",
+            Self::Inference => "inference",
+            Self::Media => "media",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "gpu" => Self::Gpu,
+            "fpga" => Self::Fpga,
+            "inference" => Self::Inference,
+            "media" => Self::Media,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AcceleratorType);
 
 /// The `AccountAttribute` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -1878,6 +2152,106 @@ impl EncodeMembers for AvailabilityZoneSubGeography {
     }
 }
 
+/// The `BareMetal` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BareMetal {
+    /// `included`
+    Included,
+    /// `required`
+    Required,
+    /// `excluded`
+    Excluded,
+}
+
+impl BareMetal {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["included", "required", "excluded"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Included => "included",
+            Self::Required => "required",
+            Self::Excluded => "excluded",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "included" => Self::Included,
+            "required" => Self::Required,
+            "excluded" => Self::Excluded,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(BareMetal);
+
+/// The `BaselineEbsBandwidthMbps` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BaselineEbsBandwidthMbps {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i32>,
+}
+
+impl EncodeMembers for BaselineEbsBandwidthMbps {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `BaselineEbsBandwidthMbpsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct BaselineEbsBandwidthMbpsRequest {
+    pub min: Option<i32>,
+    pub max: Option<i32>,
+}
+
+impl Decode for BaselineEbsBandwidthMbpsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `BaselinePerformanceFactors` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BaselinePerformanceFactors {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuPerformanceFactor>,
+}
+
+impl EncodeMembers for BaselinePerformanceFactors {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cpu", &self.cpu);
+    }
+}
+
+/// The `BaselinePerformanceFactorsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct BaselinePerformanceFactorsRequest {
+    pub cpu: Option<CpuPerformanceFactorRequest>,
+}
+
+impl Decode for BaselinePerformanceFactorsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Cpu"]) else {
+            return Ok(None);
+        };
+        let cpu = r.field_at(m_[0], at_, "Cpu")?;
+        Ok(Some(Self { cpu }))
+    }
+}
+
 /// The `BlockDeviceMapping` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BlockDeviceMapping {
@@ -2006,6 +2380,41 @@ impl BootModeValues {
 
 crate::protocol::wire_enum!(BootModeValues);
 
+/// The `BurstablePerformance` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BurstablePerformance {
+    /// `included`
+    Included,
+    /// `required`
+    Required,
+    /// `excluded`
+    Excluded,
+}
+
+impl BurstablePerformance {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["included", "required", "excluded"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Included => "included",
+            Self::Required => "required",
+            Self::Excluded => "excluded",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "included" => Self::Included,
+            "required" => Self::Required,
+            "excluded" => Self::Excluded,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(BurstablePerformance);
+
 /// The `CapacityReservationPreference` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CapacityReservationPreference {
@@ -2064,6 +2473,34 @@ impl EncodeMembers for CapacityReservationSpecificationResponse {
     }
 }
 
+/// The `CapacityReservationTarget` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CapacityReservationTarget {
+    pub capacity_reservation_id: Option<String>,
+    pub capacity_reservation_resource_group_arn: Option<String>,
+}
+
+impl Decode for CapacityReservationTarget {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CapacityReservationId",
+                "CapacityReservationResourceGroupArn",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let capacity_reservation_id = r.field_at(m_[0], at_, "CapacityReservationId")?;
+        let capacity_reservation_resource_group_arn =
+            r.field_at(m_[1], at_, "CapacityReservationResourceGroupArn")?;
+        Ok(Some(Self {
+            capacity_reservation_id,
+            capacity_reservation_resource_group_arn,
+        }))
+    }
+}
+
 /// The `CapacityReservationTargetResponse` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CapacityReservationTargetResponse {
@@ -2101,6 +2538,26 @@ impl EncodeMembers for ConnectionTrackingConfiguration {
         w.field("tcpEstablishedTimeout", &self.tcp_established_timeout);
         w.field("udpStreamTimeout", &self.udp_stream_timeout);
         w.field("udpTimeout", &self.udp_timeout);
+    }
+}
+
+/// The `ConnectionTrackingSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConnectionTrackingSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_established_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_stream_timeout: Option<i32>,
+}
+
+impl EncodeMembers for ConnectionTrackingSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("tcpEstablishedTimeout", &self.tcp_established_timeout);
+        w.field("udpTimeout", &self.udp_timeout);
+        w.field("udpStreamTimeout", &self.udp_stream_timeout);
     }
 }
 
@@ -2182,6 +2639,45 @@ impl ConnectivityType {
 
 crate::protocol::wire_enum!(ConnectivityType);
 
+/// The `CpuManufacturer` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CpuManufacturer {
+    /// `intel`
+    Intel,
+    /// `amd`
+    Amd,
+    /// `amazon-web-services`
+    AmazonWebServices,
+    /// `apple`
+    Apple,
+}
+
+impl CpuManufacturer {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["intel", "amd", "amazon-web-services", "apple"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Intel => "intel",
+            Self::Amd => "amd",
+            Self::AmazonWebServices => "amazon-web-services",
+            Self::Apple => "apple",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "intel" => Self::Intel,
+            "amd" => Self::Amd,
+            "amazon-web-services" => Self::AmazonWebServices,
+            "apple" => Self::Apple,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CpuManufacturer);
+
 /// The `CpuOptions` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CpuOptions {
@@ -2202,6 +2698,36 @@ impl EncodeMembers for CpuOptions {
         w.field("threadsPerCore", &self.threads_per_core);
         w.field("amdSevSnp", &self.amd_sev_snp);
         w.field("nestedVirtualization", &self.nested_virtualization);
+    }
+}
+
+/// The `CpuPerformanceFactor` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuPerformanceFactor {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<Vec<PerformanceFactorReference>>,
+}
+
+impl EncodeMembers for CpuPerformanceFactor {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("referenceSet", "item", &self.references);
+    }
+}
+
+/// The `CpuPerformanceFactorRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CpuPerformanceFactorRequest {
+    pub references: Option<Vec<PerformanceFactorReferenceRequest>>,
+}
+
+impl Decode for CpuPerformanceFactorRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Reference"]) else {
+            return Ok(None);
+        };
+        let references = r.list_at(m_[0], at_, "Reference", None)?;
+        Ok(Some(Self { references }))
     }
 }
 
@@ -2277,6 +2803,161 @@ impl Decode for CreateKeyPairRequest {
             key_format,
             dry_run,
         }))
+    }
+}
+
+/// The `CreateLaunchTemplateRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateLaunchTemplateRequest {
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+    pub launch_template_name: String,
+    pub version_description: Option<String>,
+    pub launch_template_data: RequestLaunchTemplateData,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+}
+
+impl Decode for CreateLaunchTemplateRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DryRun",
+                "LaunchTemplateData",
+                "LaunchTemplateName",
+                "TagSpecification",
+                "VersionDescription",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let launch_template_name = r.field_at(m_[3], at_, "LaunchTemplateName")?;
+        let launch_template_name =
+            FormReader::required(launch_template_name, at_, "LaunchTemplateName")?;
+        let version_description = r.field_at(m_[5], at_, "VersionDescription")?;
+        r.check_length(
+            version_description.as_deref(),
+            at_,
+            "VersionDescription",
+            Some(0),
+            Some(255),
+        )?;
+        let launch_template_data = r.field_at(m_[2], at_, "LaunchTemplateData")?;
+        let launch_template_data =
+            FormReader::required(launch_template_data, at_, "LaunchTemplateData")?;
+        let tag_specifications = r.list_at(m_[4], at_, "TagSpecification", None)?;
+        Ok(Some(Self {
+            dry_run,
+            client_token,
+            launch_template_name,
+            version_description,
+            launch_template_data,
+            tag_specifications,
+        }))
+    }
+}
+
+/// The `CreateLaunchTemplateResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateLaunchTemplateResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<ValidationWarning>,
+}
+
+impl EncodeMembers for CreateLaunchTemplateResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplate", &self.launch_template);
+        w.field("warning", &self.warning);
+    }
+}
+
+/// The `CreateLaunchTemplateVersionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateLaunchTemplateVersionRequest {
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+    pub source_version: Option<String>,
+    pub version_description: Option<String>,
+    pub launch_template_data: RequestLaunchTemplateData,
+    pub resolve_alias: Option<bool>,
+}
+
+impl Decode for CreateLaunchTemplateVersionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DryRun",
+                "LaunchTemplateData",
+                "LaunchTemplateId",
+                "LaunchTemplateName",
+                "ResolveAlias",
+                "SourceVersion",
+                "VersionDescription",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let launch_template_id = r.field_at(m_[3], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[4], at_, "LaunchTemplateName")?;
+        r.check_length(
+            launch_template_name.as_deref(),
+            at_,
+            "LaunchTemplateName",
+            Some(3),
+            Some(128),
+        )?;
+        let source_version = r.field_at(m_[6], at_, "SourceVersion")?;
+        let version_description = r.field_at(m_[7], at_, "VersionDescription")?;
+        r.check_length(
+            version_description.as_deref(),
+            at_,
+            "VersionDescription",
+            Some(0),
+            Some(255),
+        )?;
+        let launch_template_data = r.field_at(m_[2], at_, "LaunchTemplateData")?;
+        let launch_template_data =
+            FormReader::required(launch_template_data, at_, "LaunchTemplateData")?;
+        let resolve_alias = r.field_at(m_[5], at_, "ResolveAlias")?;
+        Ok(Some(Self {
+            dry_run,
+            client_token,
+            launch_template_id,
+            launch_template_name,
+            source_version,
+            version_description,
+            launch_template_data,
+            resolve_alias,
+        }))
+    }
+}
+
+/// The `CreateLaunchTemplateVersionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateLaunchTemplateVersionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_version: Option<LaunchTemplateVersion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<ValidationWarning>,
+}
+
+impl EncodeMembers for CreateLaunchTemplateVersionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplateVersion", &self.launch_template_version);
+        w.field("warning", &self.warning);
     }
 }
 
@@ -2887,6 +3568,37 @@ impl EncodeMembers for CreateVpcResult {
     }
 }
 
+/// The `CreditSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreditSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_credits: Option<String>,
+}
+
+impl EncodeMembers for CreditSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cpuCredits", &self.cpu_credits);
+    }
+}
+
+/// The `CreditSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreditSpecificationRequest {
+    pub cpu_credits: String,
+}
+
+impl Decode for CreditSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CpuCredits"]) else {
+            return Ok(None);
+        };
+        let cpu_credits = r.field_at(m_[0], at_, "CpuCredits")?;
+        let cpu_credits = FormReader::required(cpu_credits, at_, "CpuCredits")?;
+        Ok(Some(Self { cpu_credits }))
+    }
+}
+
 /// The `DeleteInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteInternetGatewayRequest {
@@ -2948,6 +3660,164 @@ impl EncodeMembers for DeleteKeyPairResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("return", &self.r#return);
         w.field("keyPairId", &self.key_pair_id);
+    }
+}
+
+/// The `DeleteLaunchTemplateRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteLaunchTemplateRequest {
+    pub dry_run: Option<bool>,
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+}
+
+impl Decode for DeleteLaunchTemplateRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "LaunchTemplateId", "LaunchTemplateName"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let launch_template_id = r.field_at(m_[1], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[2], at_, "LaunchTemplateName")?;
+        r.check_length(
+            launch_template_name.as_deref(),
+            at_,
+            "LaunchTemplateName",
+            Some(3),
+            Some(128),
+        )?;
+        Ok(Some(Self {
+            dry_run,
+            launch_template_id,
+            launch_template_name,
+        }))
+    }
+}
+
+/// The `DeleteLaunchTemplateResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteLaunchTemplateResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplate>,
+}
+
+impl EncodeMembers for DeleteLaunchTemplateResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplate", &self.launch_template);
+    }
+}
+
+/// The `DeleteLaunchTemplateVersionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteLaunchTemplateVersionsRequest {
+    pub dry_run: Option<bool>,
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+    pub versions: Vec<String>,
+}
+
+impl Decode for DeleteLaunchTemplateVersionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "LaunchTemplateId",
+                "LaunchTemplateName",
+                "LaunchTemplateVersion",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let launch_template_id = r.field_at(m_[1], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[2], at_, "LaunchTemplateName")?;
+        r.check_length(
+            launch_template_name.as_deref(),
+            at_,
+            "LaunchTemplateName",
+            Some(3),
+            Some(128),
+        )?;
+        let versions = r.list_at(m_[3], at_, "LaunchTemplateVersion", None)?;
+        let versions = FormReader::required(versions, at_, "LaunchTemplateVersion")?;
+        Ok(Some(Self {
+            dry_run,
+            launch_template_id,
+            launch_template_name,
+            versions,
+        }))
+    }
+}
+
+/// The `DeleteLaunchTemplateVersionsResponseErrorItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteLaunchTemplateVersionsResponseErrorItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_number: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_error: Option<ResponseError>,
+}
+
+impl EncodeMembers for DeleteLaunchTemplateVersionsResponseErrorItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplateId", &self.launch_template_id);
+        w.field("launchTemplateName", &self.launch_template_name);
+        w.field("versionNumber", &self.version_number);
+        w.field("responseError", &self.response_error);
+    }
+}
+
+/// The `DeleteLaunchTemplateVersionsResponseSuccessItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteLaunchTemplateVersionsResponseSuccessItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_number: Option<i64>,
+}
+
+impl EncodeMembers for DeleteLaunchTemplateVersionsResponseSuccessItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplateId", &self.launch_template_id);
+        w.field("launchTemplateName", &self.launch_template_name);
+        w.field("versionNumber", &self.version_number);
+    }
+}
+
+/// The `DeleteLaunchTemplateVersionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteLaunchTemplateVersionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successfully_deleted_launch_template_versions:
+        Option<Vec<DeleteLaunchTemplateVersionsResponseSuccessItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessfully_deleted_launch_template_versions:
+        Option<Vec<DeleteLaunchTemplateVersionsResponseErrorItem>>,
+}
+
+impl EncodeMembers for DeleteLaunchTemplateVersionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "successfullyDeletedLaunchTemplateVersionSet",
+            "item",
+            &self.successfully_deleted_launch_template_versions,
+        );
+        w.list_field(
+            "unsuccessfullyDeletedLaunchTemplateVersionSet",
+            "item",
+            &self.unsuccessfully_deleted_launch_template_versions,
+        );
     }
 }
 
@@ -3748,6 +4618,160 @@ impl EncodeMembers for DescribeKeyPairsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("keySet", "item", &self.key_pairs);
+    }
+}
+
+/// The `DescribeLaunchTemplateVersionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeLaunchTemplateVersionsRequest {
+    pub dry_run: Option<bool>,
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+    pub versions: Option<Vec<String>>,
+    pub min_version: Option<String>,
+    pub max_version: Option<String>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub filters: Option<Vec<Filter>>,
+    pub resolve_alias: Option<bool>,
+}
+
+impl Decode for DescribeLaunchTemplateVersionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "LaunchTemplateId",
+                "LaunchTemplateName",
+                "LaunchTemplateVersion",
+                "MaxResults",
+                "MaxVersion",
+                "MinVersion",
+                "NextToken",
+                "ResolveAlias",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let launch_template_id = r.field_at(m_[2], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[3], at_, "LaunchTemplateName")?;
+        r.check_length(
+            launch_template_name.as_deref(),
+            at_,
+            "LaunchTemplateName",
+            Some(3),
+            Some(128),
+        )?;
+        let versions = r.list_at(m_[4], at_, "LaunchTemplateVersion", None)?;
+        let min_version = r.field_at(m_[7], at_, "MinVersion")?;
+        let max_version = r.field_at(m_[6], at_, "MaxVersion")?;
+        let next_token = r.field_at(m_[8], at_, "NextToken")?;
+        let max_results = r.field_at(m_[5], at_, "MaxResults")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let resolve_alias = r.field_at(m_[9], at_, "ResolveAlias")?;
+        Ok(Some(Self {
+            dry_run,
+            launch_template_id,
+            launch_template_name,
+            versions,
+            min_version,
+            max_version,
+            next_token,
+            max_results,
+            filters,
+            resolve_alias,
+        }))
+    }
+}
+
+/// The `DescribeLaunchTemplateVersionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeLaunchTemplateVersionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_versions: Option<Vec<LaunchTemplateVersion>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeLaunchTemplateVersionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "launchTemplateVersionSet",
+            "item",
+            &self.launch_template_versions,
+        );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeLaunchTemplatesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeLaunchTemplatesRequest {
+    pub dry_run: Option<bool>,
+    pub launch_template_ids: Option<Vec<String>>,
+    pub launch_template_names: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+}
+
+impl Decode for DescribeLaunchTemplatesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "LaunchTemplateId",
+                "LaunchTemplateName",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let launch_template_ids = r.list_at(m_[2], at_, "LaunchTemplateId", None)?;
+        let launch_template_names = r.list_at(m_[3], at_, "LaunchTemplateName", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let next_token = r.field_at(m_[5], at_, "NextToken")?;
+        let max_results = r.field_at(m_[4], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(200),
+        )?;
+        Ok(Some(Self {
+            dry_run,
+            launch_template_ids,
+            launch_template_names,
+            filters,
+            next_token,
+            max_results,
+        }))
+    }
+}
+
+/// The `DescribeLaunchTemplatesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeLaunchTemplatesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_templates: Option<Vec<LaunchTemplate>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeLaunchTemplatesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("launchTemplates", "item", &self.launch_templates);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -5076,6 +6100,37 @@ impl EncodeMembers for ElasticGpuAssociation {
     }
 }
 
+/// The `ElasticGpuSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ElasticGpuSpecification {
+    pub r#type: String,
+}
+
+impl Decode for ElasticGpuSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Type"]) else {
+            return Ok(None);
+        };
+        let r#type = r.field_at(m_[0], at_, "Type")?;
+        let r#type = FormReader::required(r#type, at_, "Type")?;
+        Ok(Some(Self { r#type }))
+    }
+}
+
+/// The `ElasticGpuSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ElasticGpuSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+}
+
+impl EncodeMembers for ElasticGpuSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("type", &self.r#type);
+    }
+}
+
 /// The `ElasticInferenceAcceleratorAssociation` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ElasticInferenceAcceleratorAssociation {
@@ -6294,6 +7349,72 @@ impl InstanceBootModeValues {
 
 crate::protocol::wire_enum!(InstanceBootModeValues);
 
+/// The `InstanceGeneration` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceGeneration {
+    /// `current`
+    Current,
+    /// `previous`
+    Previous,
+}
+
+impl InstanceGeneration {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["current", "previous"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Current => "current",
+            Self::Previous => "previous",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "current" => Self::Current,
+            "previous" => Self::Previous,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceGeneration);
+
+/// The `InstanceInterruptionBehavior` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceInterruptionBehavior {
+    /// `hibernate`
+    Hibernate,
+    /// `stop`
+    Stop,
+    /// `terminate`
+    Terminate,
+}
+
+impl InstanceInterruptionBehavior {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["hibernate", "stop", "terminate"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Hibernate => "hibernate",
+            Self::Stop => "stop",
+            Self::Terminate => "terminate",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "hibernate" => Self::Hibernate,
+            "stop" => Self::Stop,
+            "terminate" => Self::Terminate,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceInterruptionBehavior);
+
 /// The `InstanceIpv4Prefix` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceIpv4Prefix {
@@ -6336,6 +7457,22 @@ impl EncodeMembers for InstanceIpv6Address {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("ipv6Address", &self.ipv6_address);
         w.field("isPrimaryIpv6", &self.is_primary_ipv6);
+    }
+}
+
+/// The `InstanceIpv6AddressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct InstanceIpv6AddressRequest {
+    pub ipv6_address: Option<String>,
+}
+
+impl Decode for InstanceIpv6AddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Ipv6Address"]) else {
+            return Ok(None);
+        };
+        let ipv6_address = r.field_at(m_[0], at_, "Ipv6Address")?;
+        Ok(Some(Self { ipv6_address }))
     }
 }
 
@@ -6922,6 +8059,274 @@ impl InstanceRebootMigrationState {
 }
 
 crate::protocol::wire_enum!(InstanceRebootMigrationState);
+
+/// The `InstanceRequirements` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceRequirements {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_cpu_count: Option<VCpuCountRange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mi_b: Option<MemoryMiB>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_manufacturers: Option<Vec<CpuManufacturer>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gi_b_per_v_cpu: Option<MemoryGiBPerVCpu>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded_instance_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_generations: Option<Vec<InstanceGeneration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_max_price_percentage_over_lowest_price: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_demand_max_price_percentage_over_lowest_price: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bare_metal: Option<BareMetal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstable_performance: Option<BurstablePerformance>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_hibernate_support: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_count: Option<NetworkInterfaceCount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_storage: Option<LocalStorage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_storage_types: Option<Vec<LocalStorageType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_local_storage_gb: Option<TotalLocalStorageGB>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_ebs_bandwidth_mbps: Option<BaselineEbsBandwidthMbps>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_types: Option<Vec<AcceleratorType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_count: Option<AcceleratorCount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_manufacturers: Option<Vec<AcceleratorManufacturer>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_names: Option<Vec<AcceleratorName>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_total_memory_mi_b: Option<AcceleratorTotalMemoryMiB>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_bandwidth_gbps: Option<NetworkBandwidthGbps>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_instance_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_spot_price_as_percentage_of_optimal_on_demand_price: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_performance_factors: Option<BaselinePerformanceFactors>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_encryption_in_transit: Option<bool>,
+}
+
+impl EncodeMembers for InstanceRequirements {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vCpuCount", &self.v_cpu_count);
+        w.field("memoryMiB", &self.memory_mi_b);
+        w.list_field("cpuManufacturerSet", "item", &self.cpu_manufacturers);
+        w.field("memoryGiBPerVCpu", &self.memory_gi_b_per_v_cpu);
+        w.list_field(
+            "excludedInstanceTypeSet",
+            "item",
+            &self.excluded_instance_types,
+        );
+        w.list_field("instanceGenerationSet", "item", &self.instance_generations);
+        w.field(
+            "spotMaxPricePercentageOverLowestPrice",
+            &self.spot_max_price_percentage_over_lowest_price,
+        );
+        w.field(
+            "onDemandMaxPricePercentageOverLowestPrice",
+            &self.on_demand_max_price_percentage_over_lowest_price,
+        );
+        w.field("bareMetal", &self.bare_metal);
+        w.field("burstablePerformance", &self.burstable_performance);
+        w.field("requireHibernateSupport", &self.require_hibernate_support);
+        w.field("networkInterfaceCount", &self.network_interface_count);
+        w.field("localStorage", &self.local_storage);
+        w.list_field("localStorageTypeSet", "item", &self.local_storage_types);
+        w.field("totalLocalStorageGB", &self.total_local_storage_gb);
+        w.field(
+            "baselineEbsBandwidthMbps",
+            &self.baseline_ebs_bandwidth_mbps,
+        );
+        w.list_field("acceleratorTypeSet", "item", &self.accelerator_types);
+        w.field("acceleratorCount", &self.accelerator_count);
+        w.list_field(
+            "acceleratorManufacturerSet",
+            "item",
+            &self.accelerator_manufacturers,
+        );
+        w.list_field("acceleratorNameSet", "item", &self.accelerator_names);
+        w.field(
+            "acceleratorTotalMemoryMiB",
+            &self.accelerator_total_memory_mi_b,
+        );
+        w.field("networkBandwidthGbps", &self.network_bandwidth_gbps);
+        w.list_field(
+            "allowedInstanceTypeSet",
+            "item",
+            &self.allowed_instance_types,
+        );
+        w.field(
+            "maxSpotPriceAsPercentageOfOptimalOnDemandPrice",
+            &self.max_spot_price_as_percentage_of_optimal_on_demand_price,
+        );
+        w.field(
+            "baselinePerformanceFactors",
+            &self.baseline_performance_factors,
+        );
+        w.field(
+            "requireEncryptionInTransit",
+            &self.require_encryption_in_transit,
+        );
+    }
+}
+
+/// The `InstanceRequirementsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct InstanceRequirementsRequest {
+    pub v_cpu_count: VCpuCountRangeRequest,
+    pub memory_mi_b: MemoryMiBRequest,
+    pub cpu_manufacturers: Option<Vec<CpuManufacturer>>,
+    pub memory_gi_b_per_v_cpu: Option<MemoryGiBPerVCpuRequest>,
+    pub excluded_instance_types: Option<Vec<String>>,
+    pub instance_generations: Option<Vec<InstanceGeneration>>,
+    pub spot_max_price_percentage_over_lowest_price: Option<i32>,
+    pub on_demand_max_price_percentage_over_lowest_price: Option<i32>,
+    pub bare_metal: Option<BareMetal>,
+    pub burstable_performance: Option<BurstablePerformance>,
+    pub require_hibernate_support: Option<bool>,
+    pub network_interface_count: Option<NetworkInterfaceCountRequest>,
+    pub local_storage: Option<LocalStorage>,
+    pub local_storage_types: Option<Vec<LocalStorageType>>,
+    pub total_local_storage_gb: Option<TotalLocalStorageGBRequest>,
+    pub baseline_ebs_bandwidth_mbps: Option<BaselineEbsBandwidthMbpsRequest>,
+    pub accelerator_types: Option<Vec<AcceleratorType>>,
+    pub accelerator_count: Option<AcceleratorCountRequest>,
+    pub accelerator_manufacturers: Option<Vec<AcceleratorManufacturer>>,
+    pub accelerator_names: Option<Vec<AcceleratorName>>,
+    pub accelerator_total_memory_mi_b: Option<AcceleratorTotalMemoryMiBRequest>,
+    pub network_bandwidth_gbps: Option<NetworkBandwidthGbpsRequest>,
+    pub allowed_instance_types: Option<Vec<String>>,
+    pub max_spot_price_as_percentage_of_optimal_on_demand_price: Option<i32>,
+    pub baseline_performance_factors: Option<BaselinePerformanceFactorsRequest>,
+    pub require_encryption_in_transit: Option<bool>,
+}
+
+impl Decode for InstanceRequirementsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AcceleratorCount",
+                "AcceleratorManufacturer",
+                "AcceleratorName",
+                "AcceleratorTotalMemoryMiB",
+                "AcceleratorType",
+                "AllowedInstanceType",
+                "BareMetal",
+                "BaselineEbsBandwidthMbps",
+                "BaselinePerformanceFactors",
+                "BurstablePerformance",
+                "CpuManufacturer",
+                "ExcludedInstanceType",
+                "InstanceGeneration",
+                "LocalStorage",
+                "LocalStorageType",
+                "MaxSpotPriceAsPercentageOfOptimalOnDemandPrice",
+                "MemoryGiBPerVCpu",
+                "MemoryMiB",
+                "NetworkBandwidthGbps",
+                "NetworkInterfaceCount",
+                "OnDemandMaxPricePercentageOverLowestPrice",
+                "RequireEncryptionInTransit",
+                "RequireHibernateSupport",
+                "SpotMaxPricePercentageOverLowestPrice",
+                "TotalLocalStorageGB",
+                "VCpuCount",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let v_cpu_count = r.field_at(m_[25], at_, "VCpuCount")?;
+        let v_cpu_count = FormReader::required(v_cpu_count, at_, "VCpuCount")?;
+        let memory_mi_b = r.field_at(m_[17], at_, "MemoryMiB")?;
+        let memory_mi_b = FormReader::required(memory_mi_b, at_, "MemoryMiB")?;
+        let cpu_manufacturers = r.list_at(m_[10], at_, "CpuManufacturer", None)?;
+        let memory_gi_b_per_v_cpu = r.field_at(m_[16], at_, "MemoryGiBPerVCpu")?;
+        let excluded_instance_types = r.list_at(m_[11], at_, "ExcludedInstanceType", None)?;
+        r.check_count(
+            excluded_instance_types.as_ref().map(Vec::len),
+            at_,
+            "ExcludedInstanceType",
+            Some(0),
+            Some(400),
+        )?;
+        let instance_generations = r.list_at(m_[12], at_, "InstanceGeneration", None)?;
+        let spot_max_price_percentage_over_lowest_price =
+            r.field_at(m_[23], at_, "SpotMaxPricePercentageOverLowestPrice")?;
+        let on_demand_max_price_percentage_over_lowest_price =
+            r.field_at(m_[20], at_, "OnDemandMaxPricePercentageOverLowestPrice")?;
+        let bare_metal = r.field_at(m_[6], at_, "BareMetal")?;
+        let burstable_performance = r.field_at(m_[9], at_, "BurstablePerformance")?;
+        let require_hibernate_support = r.field_at(m_[22], at_, "RequireHibernateSupport")?;
+        let network_interface_count = r.field_at(m_[19], at_, "NetworkInterfaceCount")?;
+        let local_storage = r.field_at(m_[13], at_, "LocalStorage")?;
+        let local_storage_types = r.list_at(m_[14], at_, "LocalStorageType", None)?;
+        let total_local_storage_gb = r.field_at(m_[24], at_, "TotalLocalStorageGB")?;
+        let baseline_ebs_bandwidth_mbps = r.field_at(m_[7], at_, "BaselineEbsBandwidthMbps")?;
+        let accelerator_types = r.list_at(m_[4], at_, "AcceleratorType", None)?;
+        let accelerator_count = r.field_at(m_[0], at_, "AcceleratorCount")?;
+        let accelerator_manufacturers = r.list_at(m_[1], at_, "AcceleratorManufacturer", None)?;
+        let accelerator_names = r.list_at(m_[2], at_, "AcceleratorName", None)?;
+        let accelerator_total_memory_mi_b = r.field_at(m_[3], at_, "AcceleratorTotalMemoryMiB")?;
+        let network_bandwidth_gbps = r.field_at(m_[18], at_, "NetworkBandwidthGbps")?;
+        let allowed_instance_types = r.list_at(m_[5], at_, "AllowedInstanceType", None)?;
+        r.check_count(
+            allowed_instance_types.as_ref().map(Vec::len),
+            at_,
+            "AllowedInstanceType",
+            Some(0),
+            Some(400),
+        )?;
+        let max_spot_price_as_percentage_of_optimal_on_demand_price = r.field_at(
+            m_[15],
+            at_,
+            "MaxSpotPriceAsPercentageOfOptimalOnDemandPrice",
+        )?;
+        let baseline_performance_factors = r.field_at(m_[8], at_, "BaselinePerformanceFactors")?;
+        let require_encryption_in_transit =
+            r.field_at(m_[21], at_, "RequireEncryptionInTransit")?;
+        Ok(Some(Self {
+            v_cpu_count,
+            memory_mi_b,
+            cpu_manufacturers,
+            memory_gi_b_per_v_cpu,
+            excluded_instance_types,
+            instance_generations,
+            spot_max_price_percentage_over_lowest_price,
+            on_demand_max_price_percentage_over_lowest_price,
+            bare_metal,
+            burstable_performance,
+            require_hibernate_support,
+            network_interface_count,
+            local_storage,
+            local_storage_types,
+            total_local_storage_gb,
+            baseline_ebs_bandwidth_mbps,
+            accelerator_types,
+            accelerator_count,
+            accelerator_manufacturers,
+            accelerator_names,
+            accelerator_total_memory_mi_b,
+            network_bandwidth_gbps,
+            allowed_instance_types,
+            max_spot_price_as_percentage_of_optimal_on_demand_price,
+            baseline_performance_factors,
+            require_encryption_in_transit,
+        }))
+    }
+}
 
 /// The `InstanceSecondaryInterface` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -14702,6 +16107,20 @@ impl Decode for Ipv4PrefixSpecificationRequest {
     }
 }
 
+/// The `Ipv4PrefixSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ipv4PrefixSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_prefix: Option<String>,
+}
+
+impl EncodeMembers for Ipv4PrefixSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv4Prefix", &self.ipv4_prefix);
+    }
+}
+
 /// The `Ipv6AddressAttribute` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ipv6AddressAttribute {
@@ -14760,6 +16179,20 @@ impl Decode for Ipv6PrefixSpecificationRequest {
         };
         let ipv6_prefix = r.field_at(m_[0], at_, "Ipv6Prefix")?;
         Ok(Some(Self { ipv6_prefix }))
+    }
+}
+
+/// The `Ipv6PrefixSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ipv6PrefixSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_prefix: Option<String>,
+}
+
+impl EncodeMembers for Ipv6PrefixSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6Prefix", &self.ipv6_prefix);
     }
 }
 
@@ -14932,6 +16365,1554 @@ impl EncodeMembers for LastError {
     }
 }
 
+/// The `LaunchTemplate` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_name: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_version_number: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_version_number: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorResponse>,
+}
+
+impl EncodeMembers for LaunchTemplate {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplateId", &self.launch_template_id);
+        w.field("launchTemplateName", &self.launch_template_name);
+        w.field("createTime", &self.create_time);
+        w.field("createdBy", &self.created_by);
+        w.field("defaultVersionNumber", &self.default_version_number);
+        w.field("latestVersionNumber", &self.latest_version_number);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("operator", &self.operator);
+    }
+}
+
+/// The `LaunchTemplateAutoRecoveryState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateAutoRecoveryState {
+    /// `default`
+    Default,
+    /// `disabled`
+    Disabled,
+}
+
+impl LaunchTemplateAutoRecoveryState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateAutoRecoveryState);
+
+/// The `LaunchTemplateBlockDeviceMapping` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateBlockDeviceMapping {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs: Option<LaunchTemplateEbsBlockDevice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_device: Option<String>,
+}
+
+impl EncodeMembers for LaunchTemplateBlockDeviceMapping {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("deviceName", &self.device_name);
+        w.field("virtualName", &self.virtual_name);
+        w.field("ebs", &self.ebs);
+        w.field("noDevice", &self.no_device);
+    }
+}
+
+/// The `LaunchTemplateBlockDeviceMappingRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateBlockDeviceMappingRequest {
+    pub device_name: Option<String>,
+    pub virtual_name: Option<String>,
+    pub ebs: Option<LaunchTemplateEbsBlockDeviceRequest>,
+    pub no_device: Option<String>,
+}
+
+impl Decode for LaunchTemplateBlockDeviceMappingRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DeviceName", "Ebs", "NoDevice", "VirtualName"]) else {
+            return Ok(None);
+        };
+        let device_name = r.field_at(m_[0], at_, "DeviceName")?;
+        let virtual_name = r.field_at(m_[3], at_, "VirtualName")?;
+        let ebs = r.field_at(m_[1], at_, "Ebs")?;
+        let no_device = r.field_at(m_[2], at_, "NoDevice")?;
+        Ok(Some(Self {
+            device_name,
+            virtual_name,
+            ebs,
+            no_device,
+        }))
+    }
+}
+
+/// The `LaunchTemplateCapacityReservationSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateCapacityReservationSpecificationRequest {
+    pub capacity_reservation_preference: Option<CapacityReservationPreference>,
+    pub capacity_reservation_target: Option<CapacityReservationTarget>,
+}
+
+impl Decode for LaunchTemplateCapacityReservationSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["CapacityReservationPreference", "CapacityReservationTarget"],
+        ) else {
+            return Ok(None);
+        };
+        let capacity_reservation_preference =
+            r.field_at(m_[0], at_, "CapacityReservationPreference")?;
+        let capacity_reservation_target = r.field_at(m_[1], at_, "CapacityReservationTarget")?;
+        Ok(Some(Self {
+            capacity_reservation_preference,
+            capacity_reservation_target,
+        }))
+    }
+}
+
+/// The `LaunchTemplateCapacityReservationSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateCapacityReservationSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_preference: Option<CapacityReservationPreference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_target: Option<CapacityReservationTargetResponse>,
+}
+
+impl EncodeMembers for LaunchTemplateCapacityReservationSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "capacityReservationPreference",
+            &self.capacity_reservation_preference,
+        );
+        w.field(
+            "capacityReservationTarget",
+            &self.capacity_reservation_target,
+        );
+    }
+}
+
+/// The `LaunchTemplateCpuOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateCpuOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_per_core: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amd_sev_snp: Option<AmdSevSnpSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_virtualization: Option<NestedVirtualizationSpecification>,
+}
+
+impl EncodeMembers for LaunchTemplateCpuOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("coreCount", &self.core_count);
+        w.field("threadsPerCore", &self.threads_per_core);
+        w.field("amdSevSnp", &self.amd_sev_snp);
+        w.field("nestedVirtualization", &self.nested_virtualization);
+    }
+}
+
+/// The `LaunchTemplateCpuOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateCpuOptionsRequest {
+    pub core_count: Option<i32>,
+    pub threads_per_core: Option<i32>,
+    pub amd_sev_snp: Option<AmdSevSnpSpecification>,
+    pub nested_virtualization: Option<NestedVirtualizationSpecification>,
+}
+
+impl Decode for LaunchTemplateCpuOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AmdSevSnp",
+                "CoreCount",
+                "NestedVirtualization",
+                "ThreadsPerCore",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let core_count = r.field_at(m_[1], at_, "CoreCount")?;
+        let threads_per_core = r.field_at(m_[3], at_, "ThreadsPerCore")?;
+        let amd_sev_snp = r.field_at(m_[0], at_, "AmdSevSnp")?;
+        let nested_virtualization = r.field_at(m_[2], at_, "NestedVirtualization")?;
+        Ok(Some(Self {
+            core_count,
+            threads_per_core,
+            amd_sev_snp,
+            nested_virtualization,
+        }))
+    }
+}
+
+/// The `LaunchTemplateEbsBlockDevice` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateEbsBlockDevice {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_type: Option<VolumeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_initialization_rate: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_card_index: Option<i32>,
+}
+
+impl EncodeMembers for LaunchTemplateEbsBlockDevice {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("encrypted", &self.encrypted);
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("iops", &self.iops);
+        w.field("kmsKeyId", &self.kms_key_id);
+        w.field("snapshotId", &self.snapshot_id);
+        w.field("volumeSize", &self.volume_size);
+        w.field("volumeType", &self.volume_type);
+        w.field("throughput", &self.throughput);
+        w.field("volumeInitializationRate", &self.volume_initialization_rate);
+        w.field("ebsCardIndex", &self.ebs_card_index);
+    }
+}
+
+/// The `LaunchTemplateEbsBlockDeviceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateEbsBlockDeviceRequest {
+    pub encrypted: Option<bool>,
+    pub delete_on_termination: Option<bool>,
+    pub iops: Option<i32>,
+    pub kms_key_id: Option<String>,
+    pub snapshot_id: Option<String>,
+    pub volume_size: Option<i32>,
+    pub volume_type: Option<VolumeType>,
+    pub throughput: Option<i32>,
+    pub volume_initialization_rate: Option<i32>,
+    pub ebs_card_index: Option<i32>,
+}
+
+impl Decode for LaunchTemplateEbsBlockDeviceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DeleteOnTermination",
+                "EbsCardIndex",
+                "Encrypted",
+                "Iops",
+                "KmsKeyId",
+                "SnapshotId",
+                "Throughput",
+                "VolumeInitializationRate",
+                "VolumeSize",
+                "VolumeType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let encrypted = r.field_at(m_[2], at_, "Encrypted")?;
+        let delete_on_termination = r.field_at(m_[0], at_, "DeleteOnTermination")?;
+        let iops = r.field_at(m_[3], at_, "Iops")?;
+        let kms_key_id = r.field_at(m_[4], at_, "KmsKeyId")?;
+        let snapshot_id = r.field_at(m_[5], at_, "SnapshotId")?;
+        let volume_size = r.field_at(m_[8], at_, "VolumeSize")?;
+        let volume_type = r.field_at(m_[9], at_, "VolumeType")?;
+        let throughput = r.field_at(m_[6], at_, "Throughput")?;
+        let volume_initialization_rate = r.field_at(m_[7], at_, "VolumeInitializationRate")?;
+        let ebs_card_index = r.field_at(m_[1], at_, "EbsCardIndex")?;
+        Ok(Some(Self {
+            encrypted,
+            delete_on_termination,
+            iops,
+            kms_key_id,
+            snapshot_id,
+            volume_size,
+            volume_type,
+            throughput,
+            volume_initialization_rate,
+            ebs_card_index,
+        }))
+    }
+}
+
+/// The `LaunchTemplateElasticInferenceAccelerator` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateElasticInferenceAccelerator {
+    pub r#type: String,
+    pub count: Option<i32>,
+}
+
+impl Decode for LaunchTemplateElasticInferenceAccelerator {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Count", "Type"]) else {
+            return Ok(None);
+        };
+        let r#type = r.field_at(m_[1], at_, "Type")?;
+        let r#type = FormReader::required(r#type, at_, "Type")?;
+        let count = r.field_at(m_[0], at_, "Count")?;
+        r.check_range(count.map(i64::from), at_, "Count", Some(1), None)?;
+        Ok(Some(Self { r#type, count }))
+    }
+}
+
+/// The `LaunchTemplateElasticInferenceAcceleratorResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateElasticInferenceAcceleratorResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+}
+
+impl EncodeMembers for LaunchTemplateElasticInferenceAcceleratorResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("type", &self.r#type);
+        w.field("count", &self.count);
+    }
+}
+
+/// The `LaunchTemplateEnaSrdSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateEnaSrdSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_srd_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_srd_udp_specification: Option<LaunchTemplateEnaSrdUdpSpecification>,
+}
+
+impl EncodeMembers for LaunchTemplateEnaSrdSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enaSrdEnabled", &self.ena_srd_enabled);
+        w.field("enaSrdUdpSpecification", &self.ena_srd_udp_specification);
+    }
+}
+
+/// The `LaunchTemplateEnaSrdUdpSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateEnaSrdUdpSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_srd_udp_enabled: Option<bool>,
+}
+
+impl EncodeMembers for LaunchTemplateEnaSrdUdpSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enaSrdUdpEnabled", &self.ena_srd_udp_enabled);
+    }
+}
+
+/// The `LaunchTemplateEnclaveOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateEnclaveOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+
+impl EncodeMembers for LaunchTemplateEnclaveOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enabled", &self.enabled);
+    }
+}
+
+/// The `LaunchTemplateEnclaveOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateEnclaveOptionsRequest {
+    pub enabled: Option<bool>,
+}
+
+impl Decode for LaunchTemplateEnclaveOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Enabled"]) else {
+            return Ok(None);
+        };
+        let enabled = r.field_at(m_[0], at_, "Enabled")?;
+        Ok(Some(Self { enabled }))
+    }
+}
+
+/// The `LaunchTemplateErrorCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateErrorCode {
+    /// `launchTemplateIdDoesNotExist`
+    LaunchTemplateIdDoesNotExist,
+    /// `launchTemplateIdMalformed`
+    LaunchTemplateIdMalformed,
+    /// `launchTemplateNameDoesNotExist`
+    LaunchTemplateNameDoesNotExist,
+    /// `launchTemplateNameMalformed`
+    LaunchTemplateNameMalformed,
+    /// `launchTemplateVersionDoesNotExist`
+    LaunchTemplateVersionDoesNotExist,
+    /// `unexpectedError`
+    UnexpectedError,
+}
+
+impl LaunchTemplateErrorCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "launchTemplateIdDoesNotExist",
+        "launchTemplateIdMalformed",
+        "launchTemplateNameDoesNotExist",
+        "launchTemplateNameMalformed",
+        "launchTemplateVersionDoesNotExist",
+        "unexpectedError",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LaunchTemplateIdDoesNotExist => "launchTemplateIdDoesNotExist",
+            Self::LaunchTemplateIdMalformed => "launchTemplateIdMalformed",
+            Self::LaunchTemplateNameDoesNotExist => "launchTemplateNameDoesNotExist",
+            Self::LaunchTemplateNameMalformed => "launchTemplateNameMalformed",
+            Self::LaunchTemplateVersionDoesNotExist => "launchTemplateVersionDoesNotExist",
+            Self::UnexpectedError => "unexpectedError",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "launchTemplateIdDoesNotExist" => Self::LaunchTemplateIdDoesNotExist,
+            "launchTemplateIdMalformed" => Self::LaunchTemplateIdMalformed,
+            "launchTemplateNameDoesNotExist" => Self::LaunchTemplateNameDoesNotExist,
+            "launchTemplateNameMalformed" => Self::LaunchTemplateNameMalformed,
+            "launchTemplateVersionDoesNotExist" => Self::LaunchTemplateVersionDoesNotExist,
+            "unexpectedError" => Self::UnexpectedError,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateErrorCode);
+
+/// The `LaunchTemplateHibernationOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateHibernationOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configured: Option<bool>,
+}
+
+impl EncodeMembers for LaunchTemplateHibernationOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("configured", &self.configured);
+    }
+}
+
+/// The `LaunchTemplateHibernationOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateHibernationOptionsRequest {
+    pub configured: Option<bool>,
+}
+
+impl Decode for LaunchTemplateHibernationOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Configured"]) else {
+            return Ok(None);
+        };
+        let configured = r.field_at(m_[0], at_, "Configured")?;
+        Ok(Some(Self { configured }))
+    }
+}
+
+/// The `LaunchTemplateHttpTokensState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateHttpTokensState {
+    /// `optional`
+    Optional,
+    /// `required`
+    Required,
+}
+
+impl LaunchTemplateHttpTokensState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["optional", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateHttpTokensState);
+
+/// The `LaunchTemplateIamInstanceProfileSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateIamInstanceProfileSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl EncodeMembers for LaunchTemplateIamInstanceProfileSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("arn", &self.arn);
+        w.field("name", &self.name);
+    }
+}
+
+/// The `LaunchTemplateIamInstanceProfileSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateIamInstanceProfileSpecificationRequest {
+    pub arn: Option<String>,
+    pub name: Option<String>,
+}
+
+impl Decode for LaunchTemplateIamInstanceProfileSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Arn", "Name"]) else {
+            return Ok(None);
+        };
+        let arn = r.field_at(m_[0], at_, "Arn")?;
+        let name = r.field_at(m_[1], at_, "Name")?;
+        Ok(Some(Self { arn, name }))
+    }
+}
+
+/// The `LaunchTemplateInstanceMaintenanceOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateInstanceMaintenanceOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_recovery: Option<LaunchTemplateAutoRecoveryState>,
+}
+
+impl EncodeMembers for LaunchTemplateInstanceMaintenanceOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("autoRecovery", &self.auto_recovery);
+    }
+}
+
+/// The `LaunchTemplateInstanceMaintenanceOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateInstanceMaintenanceOptionsRequest {
+    pub auto_recovery: Option<LaunchTemplateAutoRecoveryState>,
+}
+
+impl Decode for LaunchTemplateInstanceMaintenanceOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AutoRecovery"]) else {
+            return Ok(None);
+        };
+        let auto_recovery = r.field_at(m_[0], at_, "AutoRecovery")?;
+        Ok(Some(Self { auto_recovery }))
+    }
+}
+
+/// The `LaunchTemplateInstanceMarketOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateInstanceMarketOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub market_type: Option<MarketType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_options: Option<LaunchTemplateSpotMarketOptions>,
+}
+
+impl EncodeMembers for LaunchTemplateInstanceMarketOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("marketType", &self.market_type);
+        w.field("spotOptions", &self.spot_options);
+    }
+}
+
+/// The `LaunchTemplateInstanceMarketOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateInstanceMarketOptionsRequest {
+    pub market_type: Option<MarketType>,
+    pub spot_options: Option<LaunchTemplateSpotMarketOptionsRequest>,
+}
+
+impl Decode for LaunchTemplateInstanceMarketOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["MarketType", "SpotOptions"]) else {
+            return Ok(None);
+        };
+        let market_type = r.field_at(m_[0], at_, "MarketType")?;
+        let spot_options = r.field_at(m_[1], at_, "SpotOptions")?;
+        Ok(Some(Self {
+            market_type,
+            spot_options,
+        }))
+    }
+}
+
+/// The `LaunchTemplateInstanceMetadataEndpointState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateInstanceMetadataEndpointState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl LaunchTemplateInstanceMetadataEndpointState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateInstanceMetadataEndpointState);
+
+/// The `LaunchTemplateInstanceMetadataOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateInstanceMetadataOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<LaunchTemplateInstanceMetadataOptionsState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_tokens: Option<LaunchTemplateHttpTokensState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_put_response_hop_limit: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_endpoint: Option<LaunchTemplateInstanceMetadataEndpointState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_protocol_ipv6: Option<LaunchTemplateInstanceMetadataProtocolIpv6>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_metadata_tags: Option<LaunchTemplateInstanceMetadataTagsState>,
+}
+
+impl EncodeMembers for LaunchTemplateInstanceMetadataOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("state", &self.state);
+        w.field("httpTokens", &self.http_tokens);
+        w.field("httpPutResponseHopLimit", &self.http_put_response_hop_limit);
+        w.field("httpEndpoint", &self.http_endpoint);
+        w.field("httpProtocolIpv6", &self.http_protocol_ipv6);
+        w.field("instanceMetadataTags", &self.instance_metadata_tags);
+    }
+}
+
+/// The `LaunchTemplateInstanceMetadataOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateInstanceMetadataOptionsRequest {
+    pub http_tokens: Option<LaunchTemplateHttpTokensState>,
+    pub http_put_response_hop_limit: Option<i32>,
+    pub http_endpoint: Option<LaunchTemplateInstanceMetadataEndpointState>,
+    pub http_protocol_ipv6: Option<LaunchTemplateInstanceMetadataProtocolIpv6>,
+    pub instance_metadata_tags: Option<LaunchTemplateInstanceMetadataTagsState>,
+}
+
+impl Decode for LaunchTemplateInstanceMetadataOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "HttpEndpoint",
+                "HttpProtocolIpv6",
+                "HttpPutResponseHopLimit",
+                "HttpTokens",
+                "InstanceMetadataTags",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let http_tokens = r.field_at(m_[3], at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field_at(m_[2], at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field_at(m_[0], at_, "HttpEndpoint")?;
+        let http_protocol_ipv6 = r.field_at(m_[1], at_, "HttpProtocolIpv6")?;
+        let instance_metadata_tags = r.field_at(m_[4], at_, "InstanceMetadataTags")?;
+        Ok(Some(Self {
+            http_tokens,
+            http_put_response_hop_limit,
+            http_endpoint,
+            http_protocol_ipv6,
+            instance_metadata_tags,
+        }))
+    }
+}
+
+/// The `LaunchTemplateInstanceMetadataOptionsState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateInstanceMetadataOptionsState {
+    /// `pending`
+    Pending,
+    /// `applied`
+    Applied,
+}
+
+impl LaunchTemplateInstanceMetadataOptionsState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pending", "applied"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Applied => "applied",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "applied" => Self::Applied,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateInstanceMetadataOptionsState);
+
+/// The `LaunchTemplateInstanceMetadataProtocolIpv6` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateInstanceMetadataProtocolIpv6 {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl LaunchTemplateInstanceMetadataProtocolIpv6 {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateInstanceMetadataProtocolIpv6);
+
+/// The `LaunchTemplateInstanceMetadataTagsState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaunchTemplateInstanceMetadataTagsState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl LaunchTemplateInstanceMetadataTagsState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LaunchTemplateInstanceMetadataTagsState);
+
+/// The `LaunchTemplateInstanceNetworkInterfaceSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateInstanceNetworkInterfaceSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub associate_carrier_ip_address: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub associate_public_ip_address: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_addresses: Option<Vec<PrivateIpAddressSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary_private_ip_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecificationResponse>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_prefix_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecificationResponse>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_prefix_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_ipv6: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_srd_specification: Option<LaunchTemplateEnaSrdSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_tracking_specification: Option<ConnectionTrackingSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_queue_count: Option<i32>,
+}
+
+impl EncodeMembers for LaunchTemplateInstanceNetworkInterfaceSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "associateCarrierIpAddress",
+            &self.associate_carrier_ip_address,
+        );
+        w.field(
+            "associatePublicIpAddress",
+            &self.associate_public_ip_address,
+        );
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("description", &self.description);
+        w.field("deviceIndex", &self.device_index);
+        w.list_field("groupSet", "groupId", &self.groups);
+        w.field("interfaceType", &self.interface_type);
+        w.field("ipv6AddressCount", &self.ipv6_address_count);
+        w.list_field("ipv6AddressesSet", "item", &self.ipv6_addresses);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("privateIpAddress", &self.private_ip_address);
+        w.list_field("privateIpAddressesSet", "item", &self.private_ip_addresses);
+        w.field(
+            "secondaryPrivateIpAddressCount",
+            &self.secondary_private_ip_address_count,
+        );
+        w.field("subnetId", &self.subnet_id);
+        w.field("networkCardIndex", &self.network_card_index);
+        w.list_field("ipv4PrefixSet", "item", &self.ipv4_prefixes);
+        w.field("ipv4PrefixCount", &self.ipv4_prefix_count);
+        w.list_field("ipv6PrefixSet", "item", &self.ipv6_prefixes);
+        w.field("ipv6PrefixCount", &self.ipv6_prefix_count);
+        w.field("primaryIpv6", &self.primary_ipv6);
+        w.field("enaSrdSpecification", &self.ena_srd_specification);
+        w.field(
+            "connectionTrackingSpecification",
+            &self.connection_tracking_specification,
+        );
+        w.field("enaQueueCount", &self.ena_queue_count);
+    }
+}
+
+/// The `LaunchTemplateInstanceNetworkInterfaceSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateInstanceNetworkInterfaceSpecificationRequest {
+    pub associate_carrier_ip_address: Option<bool>,
+    pub associate_public_ip_address: Option<bool>,
+    pub delete_on_termination: Option<bool>,
+    pub description: Option<String>,
+    pub device_index: Option<i32>,
+    pub groups: Option<Vec<String>>,
+    pub interface_type: Option<String>,
+    pub ipv6_address_count: Option<i32>,
+    pub ipv6_addresses: Option<Vec<InstanceIpv6AddressRequest>>,
+    pub network_interface_id: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub private_ip_addresses: Option<Vec<PrivateIpAddressSpecification>>,
+    pub secondary_private_ip_address_count: Option<i32>,
+    pub subnet_id: Option<String>,
+    pub network_card_index: Option<i32>,
+    pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecificationRequest>>,
+    pub ipv4_prefix_count: Option<i32>,
+    pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecificationRequest>>,
+    pub ipv6_prefix_count: Option<i32>,
+    pub primary_ipv6: Option<bool>,
+    pub ena_srd_specification: Option<EnaSrdSpecificationRequest>,
+    pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
+    pub ena_queue_count: Option<i32>,
+}
+
+impl Decode for LaunchTemplateInstanceNetworkInterfaceSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AssociateCarrierIpAddress",
+                "AssociatePublicIpAddress",
+                "ConnectionTrackingSpecification",
+                "DeleteOnTermination",
+                "Description",
+                "DeviceIndex",
+                "EnaQueueCount",
+                "EnaSrdSpecification",
+                "InterfaceType",
+                "Ipv4Prefix",
+                "Ipv4PrefixCount",
+                "Ipv6AddressCount",
+                "Ipv6Addresses",
+                "Ipv6Prefix",
+                "Ipv6PrefixCount",
+                "NetworkCardIndex",
+                "NetworkInterfaceId",
+                "PrimaryIpv6",
+                "PrivateIpAddress",
+                "PrivateIpAddresses",
+                "SecondaryPrivateIpAddressCount",
+                "SecurityGroupId",
+                "SubnetId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let associate_carrier_ip_address = r.field_at(m_[0], at_, "AssociateCarrierIpAddress")?;
+        let associate_public_ip_address = r.field_at(m_[1], at_, "AssociatePublicIpAddress")?;
+        let delete_on_termination = r.field_at(m_[3], at_, "DeleteOnTermination")?;
+        let description = r.field_at(m_[4], at_, "Description")?;
+        let device_index = r.field_at(m_[5], at_, "DeviceIndex")?;
+        let groups = r.list_at(m_[21], at_, "SecurityGroupId", None)?;
+        let interface_type = r.field_at(m_[8], at_, "InterfaceType")?;
+        let ipv6_address_count = r.field_at(m_[11], at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_at(m_[12], at_, "Ipv6Addresses", None)?;
+        let network_interface_id = r.field_at(m_[16], at_, "NetworkInterfaceId")?;
+        let private_ip_address = r.field_at(m_[18], at_, "PrivateIpAddress")?;
+        let private_ip_addresses = r.list_at(m_[19], at_, "PrivateIpAddresses", None)?;
+        let secondary_private_ip_address_count =
+            r.field_at(m_[20], at_, "SecondaryPrivateIpAddressCount")?;
+        let subnet_id = r.field_at(m_[22], at_, "SubnetId")?;
+        let network_card_index = r.field_at(m_[15], at_, "NetworkCardIndex")?;
+        let ipv4_prefixes = r.list_at(m_[9], at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field_at(m_[10], at_, "Ipv4PrefixCount")?;
+        let ipv6_prefixes = r.list_at(m_[13], at_, "Ipv6Prefix", None)?;
+        let ipv6_prefix_count = r.field_at(m_[14], at_, "Ipv6PrefixCount")?;
+        let primary_ipv6 = r.field_at(m_[17], at_, "PrimaryIpv6")?;
+        let ena_srd_specification = r.field_at(m_[7], at_, "EnaSrdSpecification")?;
+        let connection_tracking_specification =
+            r.field_at(m_[2], at_, "ConnectionTrackingSpecification")?;
+        let ena_queue_count = r.field_at(m_[6], at_, "EnaQueueCount")?;
+        Ok(Some(Self {
+            associate_carrier_ip_address,
+            associate_public_ip_address,
+            delete_on_termination,
+            description,
+            device_index,
+            groups,
+            interface_type,
+            ipv6_address_count,
+            ipv6_addresses,
+            network_interface_id,
+            private_ip_address,
+            private_ip_addresses,
+            secondary_private_ip_address_count,
+            subnet_id,
+            network_card_index,
+            ipv4_prefixes,
+            ipv4_prefix_count,
+            ipv6_prefixes,
+            ipv6_prefix_count,
+            primary_ipv6,
+            ena_srd_specification,
+            connection_tracking_specification,
+            ena_queue_count,
+        }))
+    }
+}
+
+/// The `LaunchTemplateInstanceSecondaryInterfaceSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateInstanceSecondaryInterfaceSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_addresses: Option<Vec<SecondaryInterfacePrivateIpAddressSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary_subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_type: Option<SecondaryInterfaceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_card_index: Option<i32>,
+}
+
+impl EncodeMembers for LaunchTemplateInstanceSecondaryInterfaceSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("deviceIndex", &self.device_index);
+        w.list_field("privateIpAddressesSet", "item", &self.private_ip_addresses);
+        w.field("privateIpAddressCount", &self.private_ip_address_count);
+        w.field("secondarySubnetId", &self.secondary_subnet_id);
+        w.field("interfaceType", &self.interface_type);
+        w.field("networkCardIndex", &self.network_card_index);
+    }
+}
+
+/// The `LaunchTemplateInstanceSecondaryInterfaceSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateInstanceSecondaryInterfaceSpecificationRequest {
+    pub delete_on_termination: Option<bool>,
+    pub device_index: Option<i32>,
+    pub private_ip_addresses: Option<Vec<SecondaryInterfacePrivateIpAddressSpecificationRequest>>,
+    pub private_ip_address_count: Option<i32>,
+    pub secondary_subnet_id: Option<String>,
+    pub interface_type: Option<SecondaryInterfaceType>,
+    pub network_card_index: Option<i32>,
+}
+
+impl Decode for LaunchTemplateInstanceSecondaryInterfaceSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DeleteOnTermination",
+                "DeviceIndex",
+                "InterfaceType",
+                "NetworkCardIndex",
+                "PrivateIpAddress",
+                "PrivateIpAddressCount",
+                "SecondarySubnetId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let delete_on_termination = r.field_at(m_[0], at_, "DeleteOnTermination")?;
+        let device_index = r.field_at(m_[1], at_, "DeviceIndex")?;
+        let private_ip_addresses = r.list_at(m_[4], at_, "PrivateIpAddress", None)?;
+        let private_ip_address_count = r.field_at(m_[5], at_, "PrivateIpAddressCount")?;
+        let secondary_subnet_id = r.field_at(m_[6], at_, "SecondarySubnetId")?;
+        let interface_type = r.field_at(m_[2], at_, "InterfaceType")?;
+        let network_card_index = r.field_at(m_[3], at_, "NetworkCardIndex")?;
+        Ok(Some(Self {
+            delete_on_termination,
+            device_index,
+            private_ip_addresses,
+            private_ip_address_count,
+            secondary_subnet_id,
+            interface_type,
+            network_card_index,
+        }))
+    }
+}
+
+/// The `LaunchTemplateLicenseConfiguration` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateLicenseConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license_configuration_arn: Option<String>,
+}
+
+impl EncodeMembers for LaunchTemplateLicenseConfiguration {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("licenseConfigurationArn", &self.license_configuration_arn);
+    }
+}
+
+/// The `LaunchTemplateLicenseConfigurationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateLicenseConfigurationRequest {
+    pub license_configuration_arn: Option<String>,
+}
+
+impl Decode for LaunchTemplateLicenseConfigurationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["LicenseConfigurationArn"]) else {
+            return Ok(None);
+        };
+        let license_configuration_arn = r.field_at(m_[0], at_, "LicenseConfigurationArn")?;
+        Ok(Some(Self {
+            license_configuration_arn,
+        }))
+    }
+}
+
+/// The `LaunchTemplateNetworkPerformanceOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateNetworkPerformanceOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_weighting: Option<InstanceBandwidthWeighting>,
+}
+
+impl EncodeMembers for LaunchTemplateNetworkPerformanceOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("bandwidthWeighting", &self.bandwidth_weighting);
+    }
+}
+
+/// The `LaunchTemplateNetworkPerformanceOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateNetworkPerformanceOptionsRequest {
+    pub bandwidth_weighting: Option<InstanceBandwidthWeighting>,
+}
+
+impl Decode for LaunchTemplateNetworkPerformanceOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["BandwidthWeighting"]) else {
+            return Ok(None);
+        };
+        let bandwidth_weighting = r.field_at(m_[0], at_, "BandwidthWeighting")?;
+        Ok(Some(Self {
+            bandwidth_weighting,
+        }))
+    }
+}
+
+/// The `LaunchTemplatePlacement` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplatePlacement {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenancy: Option<Tenancy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_domain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_resource_group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_number: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+}
+
+impl EncodeMembers for LaunchTemplatePlacement {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("affinity", &self.affinity);
+        w.field("groupName", &self.group_name);
+        w.field("hostId", &self.host_id);
+        w.field("tenancy", &self.tenancy);
+        w.field("spreadDomain", &self.spread_domain);
+        w.field("hostResourceGroupArn", &self.host_resource_group_arn);
+        w.field("partitionNumber", &self.partition_number);
+        w.field("groupId", &self.group_id);
+    }
+}
+
+/// The `LaunchTemplatePlacementRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplatePlacementRequest {
+    pub availability_zone: Option<String>,
+    pub availability_zone_id: Option<String>,
+    pub affinity: Option<String>,
+    pub group_name: Option<String>,
+    pub host_id: Option<String>,
+    pub tenancy: Option<Tenancy>,
+    pub spread_domain: Option<String>,
+    pub host_resource_group_arn: Option<String>,
+    pub partition_number: Option<i32>,
+    pub group_id: Option<String>,
+}
+
+impl Decode for LaunchTemplatePlacementRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Affinity",
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "GroupId",
+                "GroupName",
+                "HostId",
+                "HostResourceGroupArn",
+                "PartitionNumber",
+                "SpreadDomain",
+                "Tenancy",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let availability_zone = r.field_at(m_[1], at_, "AvailabilityZone")?;
+        let availability_zone_id = r.field_at(m_[2], at_, "AvailabilityZoneId")?;
+        let affinity = r.field_at(m_[0], at_, "Affinity")?;
+        let group_name = r.field_at(m_[4], at_, "GroupName")?;
+        let host_id = r.field_at(m_[5], at_, "HostId")?;
+        let tenancy = r.field_at(m_[9], at_, "Tenancy")?;
+        let spread_domain = r.field_at(m_[8], at_, "SpreadDomain")?;
+        let host_resource_group_arn = r.field_at(m_[6], at_, "HostResourceGroupArn")?;
+        let partition_number = r.field_at(m_[7], at_, "PartitionNumber")?;
+        let group_id = r.field_at(m_[3], at_, "GroupId")?;
+        Ok(Some(Self {
+            availability_zone,
+            availability_zone_id,
+            affinity,
+            group_name,
+            host_id,
+            tenancy,
+            spread_domain,
+            host_resource_group_arn,
+            partition_number,
+            group_id,
+        }))
+    }
+}
+
+/// The `LaunchTemplatePrivateDnsNameOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplatePrivateDnsNameOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname_type: Option<HostnameType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_resource_name_dns_a_record: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_resource_name_dns_aaaa_record: Option<bool>,
+}
+
+impl EncodeMembers for LaunchTemplatePrivateDnsNameOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("hostnameType", &self.hostname_type);
+        w.field(
+            "enableResourceNameDnsARecord",
+            &self.enable_resource_name_dns_a_record,
+        );
+        w.field(
+            "enableResourceNameDnsAAAARecord",
+            &self.enable_resource_name_dns_aaaa_record,
+        );
+    }
+}
+
+/// The `LaunchTemplatePrivateDnsNameOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplatePrivateDnsNameOptionsRequest {
+    pub hostname_type: Option<HostnameType>,
+    pub enable_resource_name_dns_a_record: Option<bool>,
+    pub enable_resource_name_dns_aaaa_record: Option<bool>,
+}
+
+impl Decode for LaunchTemplatePrivateDnsNameOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "EnableResourceNameDnsAAAARecord",
+                "EnableResourceNameDnsARecord",
+                "HostnameType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let hostname_type = r.field_at(m_[2], at_, "HostnameType")?;
+        let enable_resource_name_dns_a_record =
+            r.field_at(m_[1], at_, "EnableResourceNameDnsARecord")?;
+        let enable_resource_name_dns_aaaa_record =
+            r.field_at(m_[0], at_, "EnableResourceNameDnsAAAARecord")?;
+        Ok(Some(Self {
+            hostname_type,
+            enable_resource_name_dns_a_record,
+            enable_resource_name_dns_aaaa_record,
+        }))
+    }
+}
+
+/// The `LaunchTemplateSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateSpecification {
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+    pub version: Option<String>,
+}
+
+impl Decode for LaunchTemplateSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["LaunchTemplateId", "LaunchTemplateName", "Version"])
+        else {
+            return Ok(None);
+        };
+        let launch_template_id = r.field_at(m_[0], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[1], at_, "LaunchTemplateName")?;
+        let version = r.field_at(m_[2], at_, "Version")?;
+        Ok(Some(Self {
+            launch_template_id,
+            launch_template_name,
+            version,
+        }))
+    }
+}
+
+/// The `LaunchTemplateSpotMarketOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateSpotMarketOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_price: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_instance_type: Option<SpotInstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_duration_minutes: Option<i32>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_interruption_behavior: Option<InstanceInterruptionBehavior>,
+}
+
+impl EncodeMembers for LaunchTemplateSpotMarketOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("maxPrice", &self.max_price);
+        w.field("spotInstanceType", &self.spot_instance_type);
+        w.field("blockDurationMinutes", &self.block_duration_minutes);
+        w.field("validUntil", &self.valid_until);
+        w.field(
+            "instanceInterruptionBehavior",
+            &self.instance_interruption_behavior,
+        );
+    }
+}
+
+/// The `LaunchTemplateSpotMarketOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateSpotMarketOptionsRequest {
+    pub max_price: Option<String>,
+    pub spot_instance_type: Option<SpotInstanceType>,
+    pub block_duration_minutes: Option<i32>,
+    pub valid_until: Option<DateTime>,
+    pub instance_interruption_behavior: Option<InstanceInterruptionBehavior>,
+}
+
+impl Decode for LaunchTemplateSpotMarketOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "BlockDurationMinutes",
+                "InstanceInterruptionBehavior",
+                "MaxPrice",
+                "SpotInstanceType",
+                "ValidUntil",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let max_price = r.field_at(m_[2], at_, "MaxPrice")?;
+        let spot_instance_type = r.field_at(m_[3], at_, "SpotInstanceType")?;
+        let block_duration_minutes = r.field_at(m_[0], at_, "BlockDurationMinutes")?;
+        let valid_until = r.field_at(m_[4], at_, "ValidUntil")?;
+        let instance_interruption_behavior =
+            r.field_at(m_[1], at_, "InstanceInterruptionBehavior")?;
+        Ok(Some(Self {
+            max_price,
+            spot_instance_type,
+            block_duration_minutes,
+            valid_until,
+            instance_interruption_behavior,
+        }))
+    }
+}
+
+/// The `LaunchTemplateTagSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateTagSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<ResourceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for LaunchTemplateTagSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("resourceType", &self.resource_type);
+        w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `LaunchTemplateTagSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplateTagSpecificationRequest {
+    pub resource_type: Option<ResourceType>,
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl Decode for LaunchTemplateTagSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["ResourceType", "Tag"]) else {
+            return Ok(None);
+        };
+        let resource_type = r.field_at(m_[0], at_, "ResourceType")?;
+        let tags = r.list_at(m_[1], at_, "Tag", None)?;
+        Ok(Some(Self {
+            resource_type,
+            tags,
+        }))
+    }
+}
+
+/// The `LaunchTemplateVersion` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateVersion {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_number: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_description: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_version: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_data: Option<ResponseLaunchTemplateData>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorResponse>,
+}
+
+impl EncodeMembers for LaunchTemplateVersion {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplateId", &self.launch_template_id);
+        w.field("launchTemplateName", &self.launch_template_name);
+        w.field("versionNumber", &self.version_number);
+        w.field("versionDescription", &self.version_description);
+        w.field("createTime", &self.create_time);
+        w.field("createdBy", &self.created_by);
+        w.field("defaultVersion", &self.default_version);
+        w.field("launchTemplateData", &self.launch_template_data);
+        w.field("operator", &self.operator);
+    }
+}
+
+/// The `LaunchTemplatesMonitoring` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplatesMonitoring {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_category_ids: Option<Vec<String>>,
+}
+
+impl EncodeMembers for LaunchTemplatesMonitoring {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enabled", &self.enabled);
+        w.list_field("metricCategoryIdSet", "item", &self.metric_category_ids);
+    }
+}
+
+/// The `LaunchTemplatesMonitoringRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchTemplatesMonitoringRequest {
+    pub enabled: Option<bool>,
+    pub metric_category_ids: Option<Vec<String>>,
+}
+
+impl Decode for LaunchTemplatesMonitoringRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Enabled", "MetricCategoryId"]) else {
+            return Ok(None);
+        };
+        let enabled = r.field_at(m_[0], at_, "Enabled")?;
+        let metric_category_ids = r.list_at(m_[1], at_, "MetricCategoryId", None)?;
+        Ok(Some(Self {
+            enabled,
+            metric_category_ids,
+        }))
+    }
+}
+
 /// The `LicenseConfiguration` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LicenseConfiguration {
@@ -14943,6 +17924,187 @@ impl EncodeMembers for LicenseConfiguration {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("licenseConfigurationArn", &self.license_configuration_arn);
+    }
+}
+
+/// The `LocalStorage` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LocalStorage {
+    /// `included`
+    Included,
+    /// `required`
+    Required,
+    /// `excluded`
+    Excluded,
+}
+
+impl LocalStorage {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["included", "required", "excluded"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Included => "included",
+            Self::Required => "required",
+            Self::Excluded => "excluded",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "included" => Self::Included,
+            "required" => Self::Required,
+            "excluded" => Self::Excluded,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LocalStorage);
+
+/// The `LocalStorageType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LocalStorageType {
+    /// `hdd`
+    Hdd,
+    /// `ssd`
+    Ssd,
+}
+
+impl LocalStorageType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["hdd", "ssd"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Hdd => "hdd",
+            Self::Ssd => "ssd",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "hdd" => Self::Hdd,
+            "ssd" => Self::Ssd,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LocalStorageType);
+
+/// The `MarketType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MarketType {
+    /// `spot`
+    Spot,
+    /// `capacity-block`
+    CapacityBlock,
+    /// `interruptible-capacity-reservation`
+    InterruptibleCapacityReservation,
+    /// `on-demand`
+    OnDemand,
+}
+
+impl MarketType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "spot",
+        "capacity-block",
+        "interruptible-capacity-reservation",
+        "on-demand",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Spot => "spot",
+            Self::CapacityBlock => "capacity-block",
+            Self::InterruptibleCapacityReservation => "interruptible-capacity-reservation",
+            Self::OnDemand => "on-demand",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "spot" => Self::Spot,
+            "capacity-block" => Self::CapacityBlock,
+            "interruptible-capacity-reservation" => Self::InterruptibleCapacityReservation,
+            "on-demand" => Self::OnDemand,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(MarketType);
+
+/// The `MemoryGiBPerVCpu` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemoryGiBPerVCpu {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Float>,
+}
+
+impl EncodeMembers for MemoryGiBPerVCpu {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `MemoryGiBPerVCpuRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct MemoryGiBPerVCpuRequest {
+    pub min: Option<Float>,
+    pub max: Option<Float>,
+}
+
+impl Decode for MemoryGiBPerVCpuRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `MemoryMiB` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemoryMiB {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i32>,
+}
+
+impl EncodeMembers for MemoryMiB {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `MemoryMiBRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct MemoryMiBRequest {
+    pub min: i32,
+    pub max: Option<i32>,
+}
+
+impl Decode for MemoryMiBRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let min = FormReader::required(min, at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
     }
 }
 
@@ -15081,6 +18243,66 @@ impl EncodeMembers for ModifyInstanceMetadataOptionsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("instanceId", &self.instance_id);
         w.field("instanceMetadataOptions", &self.instance_metadata_options);
+    }
+}
+
+/// The `ModifyLaunchTemplateRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyLaunchTemplateRequest {
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+    pub default_version: Option<String>,
+}
+
+impl Decode for ModifyLaunchTemplateRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DryRun",
+                "LaunchTemplateId",
+                "LaunchTemplateName",
+                "SetDefaultVersion",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let launch_template_id = r.field_at(m_[2], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[3], at_, "LaunchTemplateName")?;
+        r.check_length(
+            launch_template_name.as_deref(),
+            at_,
+            "LaunchTemplateName",
+            Some(3),
+            Some(128),
+        )?;
+        let default_version = r.field_at(m_[4], at_, "SetDefaultVersion")?;
+        Ok(Some(Self {
+            dry_run,
+            client_token,
+            launch_template_id,
+            launch_template_name,
+            default_version,
+        }))
+    }
+}
+
+/// The `ModifyLaunchTemplateResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyLaunchTemplateResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplate>,
+}
+
+impl EncodeMembers for ModifyLaunchTemplateResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplate", &self.launch_template);
     }
 }
 
@@ -15803,6 +19025,41 @@ impl EncodeMembers for NetworkAclEntry {
     }
 }
 
+/// The `NetworkBandwidthGbps` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkBandwidthGbps {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Float>,
+}
+
+impl EncodeMembers for NetworkBandwidthGbps {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `NetworkBandwidthGbpsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct NetworkBandwidthGbpsRequest {
+    pub min: Option<Float>,
+    pub max: Option<Float>,
+}
+
+impl Decode for NetworkBandwidthGbpsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
 /// The `NetworkInterface` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterface {
@@ -15984,6 +19241,41 @@ impl EncodeMembers for NetworkInterfaceAttachment {
         w.field("status", &self.status);
         w.field("enaSrdSpecification", &self.ena_srd_specification);
         w.field("enaQueueCount", &self.ena_queue_count);
+    }
+}
+
+/// The `NetworkInterfaceCount` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkInterfaceCount {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i32>,
+}
+
+impl EncodeMembers for NetworkInterfaceCount {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `NetworkInterfaceCountRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct NetworkInterfaceCountRequest {
+    pub min: Option<i32>,
+    pub max: Option<i32>,
+}
+
+impl Decode for NetworkInterfaceCountRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
     }
 }
 
@@ -16193,6 +19485,22 @@ impl NetworkInterfaceType {
 
 crate::protocol::wire_enum!(NetworkInterfaceType);
 
+/// The `OperatorRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct OperatorRequest {
+    pub principal: Option<String>,
+}
+
+impl Decode for OperatorRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Principal"]) else {
+            return Ok(None);
+        };
+        let principal = r.field_at(m_[0], at_, "Principal")?;
+        Ok(Some(Self { principal }))
+    }
+}
+
 /// The `OperatorResponse` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OperatorResponse {
@@ -16327,6 +19635,36 @@ impl PayerResponsibilityType {
 }
 
 crate::protocol::wire_enum!(PayerResponsibilityType);
+
+/// The `PerformanceFactorReference` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerformanceFactorReference {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_family: Option<String>,
+}
+
+impl EncodeMembers for PerformanceFactorReference {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceFamily", &self.instance_family);
+    }
+}
+
+/// The `PerformanceFactorReferenceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct PerformanceFactorReferenceRequest {
+    pub instance_family: Option<String>,
+}
+
+impl Decode for PerformanceFactorReferenceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["InstanceFamily"]) else {
+            return Ok(None);
+        };
+        let instance_family = r.field_at(m_[0], at_, "InstanceFamily")?;
+        Ok(Some(Self { instance_family }))
+    }
+}
 
 /// The `PerformanceStatusSummary` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -16587,9 +19925,11 @@ impl EncodeMembers for PrivateDnsNameOptionsResponse {
 }
 
 /// The `PrivateIpAddressSpecification` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PrivateIpAddressSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
 }
 
@@ -16604,6 +19944,14 @@ impl Decode for PrivateIpAddressSpecification {
             primary,
             private_ip_address,
         }))
+    }
+}
+
+impl EncodeMembers for PrivateIpAddressSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("primary", &self.primary);
+        w.field("privateIpAddress", &self.private_ip_address);
     }
 }
 
@@ -17056,6 +20404,166 @@ impl Decode for ReplaceRouteRequest {
             instance_id,
             network_interface_id,
             nat_gateway_id,
+        }))
+    }
+}
+
+/// The `RequestLaunchTemplateData` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RequestLaunchTemplateData {
+    pub kernel_id: Option<String>,
+    pub ebs_optimized: Option<bool>,
+    pub iam_instance_profile: Option<LaunchTemplateIamInstanceProfileSpecificationRequest>,
+    pub block_device_mappings: Option<Vec<LaunchTemplateBlockDeviceMappingRequest>>,
+    pub network_interfaces: Option<Vec<LaunchTemplateInstanceNetworkInterfaceSpecificationRequest>>,
+    pub image_id: Option<String>,
+    pub instance_type: Option<InstanceType>,
+    pub key_name: Option<String>,
+    pub monitoring: Option<LaunchTemplatesMonitoringRequest>,
+    pub placement: Option<LaunchTemplatePlacementRequest>,
+    pub ram_disk_id: Option<String>,
+    pub disable_api_termination: Option<bool>,
+    pub instance_initiated_shutdown_behavior: Option<ShutdownBehavior>,
+    pub user_data: Option<String>,
+    pub tag_specifications: Option<Vec<LaunchTemplateTagSpecificationRequest>>,
+    pub elastic_gpu_specifications: Option<Vec<ElasticGpuSpecification>>,
+    pub elastic_inference_accelerators: Option<Vec<LaunchTemplateElasticInferenceAccelerator>>,
+    pub security_group_ids: Option<Vec<String>>,
+    pub security_groups: Option<Vec<String>>,
+    pub instance_market_options: Option<LaunchTemplateInstanceMarketOptionsRequest>,
+    pub credit_specification: Option<CreditSpecificationRequest>,
+    pub cpu_options: Option<LaunchTemplateCpuOptionsRequest>,
+    pub capacity_reservation_specification:
+        Option<LaunchTemplateCapacityReservationSpecificationRequest>,
+    pub license_specifications: Option<Vec<LaunchTemplateLicenseConfigurationRequest>>,
+    pub hibernation_options: Option<LaunchTemplateHibernationOptionsRequest>,
+    pub metadata_options: Option<LaunchTemplateInstanceMetadataOptionsRequest>,
+    pub enclave_options: Option<LaunchTemplateEnclaveOptionsRequest>,
+    pub instance_requirements: Option<InstanceRequirementsRequest>,
+    pub private_dns_name_options: Option<LaunchTemplatePrivateDnsNameOptionsRequest>,
+    pub maintenance_options: Option<LaunchTemplateInstanceMaintenanceOptionsRequest>,
+    pub disable_api_stop: Option<bool>,
+    pub operator: Option<OperatorRequest>,
+    pub network_performance_options: Option<LaunchTemplateNetworkPerformanceOptionsRequest>,
+    pub secondary_interfaces:
+        Option<Vec<LaunchTemplateInstanceSecondaryInterfaceSpecificationRequest>>,
+}
+
+impl Decode for RequestLaunchTemplateData {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "BlockDeviceMapping",
+                "CapacityReservationSpecification",
+                "CpuOptions",
+                "CreditSpecification",
+                "DisableApiStop",
+                "DisableApiTermination",
+                "EbsOptimized",
+                "ElasticGpuSpecification",
+                "ElasticInferenceAccelerator",
+                "EnclaveOptions",
+                "HibernationOptions",
+                "IamInstanceProfile",
+                "ImageId",
+                "InstanceInitiatedShutdownBehavior",
+                "InstanceMarketOptions",
+                "InstanceRequirements",
+                "InstanceType",
+                "KernelId",
+                "KeyName",
+                "LicenseSpecification",
+                "MaintenanceOptions",
+                "MetadataOptions",
+                "Monitoring",
+                "NetworkInterface",
+                "NetworkPerformanceOptions",
+                "Operator",
+                "Placement",
+                "PrivateDnsNameOptions",
+                "RamDiskId",
+                "SecondaryInterface",
+                "SecurityGroup",
+                "SecurityGroupId",
+                "TagSpecification",
+                "UserData",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let kernel_id = r.field_at(m_[17], at_, "KernelId")?;
+        let ebs_optimized = r.field_at(m_[6], at_, "EbsOptimized")?;
+        let iam_instance_profile = r.field_at(m_[11], at_, "IamInstanceProfile")?;
+        let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
+        let network_interfaces = r.list_at(m_[23], at_, "NetworkInterface", None)?;
+        let image_id = r.field_at(m_[12], at_, "ImageId")?;
+        let instance_type = r.field_at(m_[16], at_, "InstanceType")?;
+        let key_name = r.field_at(m_[18], at_, "KeyName")?;
+        let monitoring = r.field_at(m_[22], at_, "Monitoring")?;
+        let placement = r.field_at(m_[26], at_, "Placement")?;
+        let ram_disk_id = r.field_at(m_[28], at_, "RamDiskId")?;
+        let disable_api_termination = r.field_at(m_[5], at_, "DisableApiTermination")?;
+        let instance_initiated_shutdown_behavior =
+            r.field_at(m_[13], at_, "InstanceInitiatedShutdownBehavior")?;
+        let user_data = r.field_at(m_[33], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[32], at_, "TagSpecification", None)?;
+        let elastic_gpu_specifications = r.list_at(m_[7], at_, "ElasticGpuSpecification", None)?;
+        let elastic_inference_accelerators =
+            r.list_at(m_[8], at_, "ElasticInferenceAccelerator", None)?;
+        let security_group_ids = r.list_at(m_[31], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[30], at_, "SecurityGroup", None)?;
+        let instance_market_options = r.field_at(m_[14], at_, "InstanceMarketOptions")?;
+        let credit_specification = r.field_at(m_[3], at_, "CreditSpecification")?;
+        let cpu_options = r.field_at(m_[2], at_, "CpuOptions")?;
+        let capacity_reservation_specification =
+            r.field_at(m_[1], at_, "CapacityReservationSpecification")?;
+        let license_specifications = r.list_at(m_[19], at_, "LicenseSpecification", None)?;
+        let hibernation_options = r.field_at(m_[10], at_, "HibernationOptions")?;
+        let metadata_options = r.field_at(m_[21], at_, "MetadataOptions")?;
+        let enclave_options = r.field_at(m_[9], at_, "EnclaveOptions")?;
+        let instance_requirements = r.field_at(m_[15], at_, "InstanceRequirements")?;
+        let private_dns_name_options = r.field_at(m_[27], at_, "PrivateDnsNameOptions")?;
+        let maintenance_options = r.field_at(m_[20], at_, "MaintenanceOptions")?;
+        let disable_api_stop = r.field_at(m_[4], at_, "DisableApiStop")?;
+        let operator = r.field_at(m_[25], at_, "Operator")?;
+        let network_performance_options = r.field_at(m_[24], at_, "NetworkPerformanceOptions")?;
+        let secondary_interfaces = r.list_at(m_[29], at_, "SecondaryInterface", None)?;
+        Ok(Some(Self {
+            kernel_id,
+            ebs_optimized,
+            iam_instance_profile,
+            block_device_mappings,
+            network_interfaces,
+            image_id,
+            instance_type,
+            key_name,
+            monitoring,
+            placement,
+            ram_disk_id,
+            disable_api_termination,
+            instance_initiated_shutdown_behavior,
+            user_data,
+            tag_specifications,
+            elastic_gpu_specifications,
+            elastic_inference_accelerators,
+            security_group_ids,
+            security_groups,
+            instance_market_options,
+            credit_specification,
+            cpu_options,
+            capacity_reservation_specification,
+            license_specifications,
+            hibernation_options,
+            metadata_options,
+            enclave_options,
+            instance_requirements,
+            private_dns_name_options,
+            maintenance_options,
+            disable_api_stop,
+            operator,
+            network_performance_options,
+            secondary_interfaces,
         }))
     }
 }
@@ -17696,6 +21204,155 @@ impl ResourceType {
 
 crate::protocol::wire_enum!(ResourceType);
 
+/// The `ResponseError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResponseError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<LaunchTemplateErrorCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for ResponseError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `ResponseLaunchTemplateData` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResponseLaunchTemplateData {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_optimized: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile: Option<LaunchTemplateIamInstanceProfileSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_device_mappings: Option<Vec<LaunchTemplateBlockDeviceMapping>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interfaces: Option<Vec<LaunchTemplateInstanceNetworkInterfaceSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<LaunchTemplatesMonitoring>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<LaunchTemplatePlacement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_disk_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_api_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_initiated_shutdown_behavior: Option<ShutdownBehavior>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_data: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_specifications: Option<Vec<LaunchTemplateTagSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic_gpu_specifications: Option<Vec<ElasticGpuSpecificationResponse>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic_inference_accelerators:
+        Option<Vec<LaunchTemplateElasticInferenceAcceleratorResponse>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_group_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_groups: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_market_options: Option<LaunchTemplateInstanceMarketOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_specification: Option<CreditSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_options: Option<LaunchTemplateCpuOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_specification:
+        Option<LaunchTemplateCapacityReservationSpecificationResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license_specifications: Option<Vec<LaunchTemplateLicenseConfiguration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hibernation_options: Option<LaunchTemplateHibernationOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata_options: Option<LaunchTemplateInstanceMetadataOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enclave_options: Option<LaunchTemplateEnclaveOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_requirements: Option<InstanceRequirements>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dns_name_options: Option<LaunchTemplatePrivateDnsNameOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance_options: Option<LaunchTemplateInstanceMaintenanceOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_api_stop: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_performance_options: Option<LaunchTemplateNetworkPerformanceOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary_interfaces: Option<Vec<LaunchTemplateInstanceSecondaryInterfaceSpecification>>,
+}
+
+impl EncodeMembers for ResponseLaunchTemplateData {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("kernelId", &self.kernel_id);
+        w.field("ebsOptimized", &self.ebs_optimized);
+        w.field("iamInstanceProfile", &self.iam_instance_profile);
+        w.list_field("blockDeviceMappingSet", "item", &self.block_device_mappings);
+        w.list_field("networkInterfaceSet", "item", &self.network_interfaces);
+        w.field("imageId", &self.image_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("keyName", &self.key_name);
+        w.field("monitoring", &self.monitoring);
+        w.field("placement", &self.placement);
+        w.field("ramDiskId", &self.ram_disk_id);
+        w.field("disableApiTermination", &self.disable_api_termination);
+        w.field(
+            "instanceInitiatedShutdownBehavior",
+            &self.instance_initiated_shutdown_behavior,
+        );
+        w.field("userData", &self.user_data);
+        w.list_field("tagSpecificationSet", "item", &self.tag_specifications);
+        w.list_field(
+            "elasticGpuSpecificationSet",
+            "item",
+            &self.elastic_gpu_specifications,
+        );
+        w.list_field(
+            "elasticInferenceAcceleratorSet",
+            "item",
+            &self.elastic_inference_accelerators,
+        );
+        w.list_field("securityGroupIdSet", "item", &self.security_group_ids);
+        w.list_field("securityGroupSet", "item", &self.security_groups);
+        w.field("instanceMarketOptions", &self.instance_market_options);
+        w.field("creditSpecification", &self.credit_specification);
+        w.field("cpuOptions", &self.cpu_options);
+        w.field(
+            "capacityReservationSpecification",
+            &self.capacity_reservation_specification,
+        );
+        w.list_field("licenseSet", "item", &self.license_specifications);
+        w.field("hibernationOptions", &self.hibernation_options);
+        w.field("metadataOptions", &self.metadata_options);
+        w.field("enclaveOptions", &self.enclave_options);
+        w.field("instanceRequirements", &self.instance_requirements);
+        w.field("privateDnsNameOptions", &self.private_dns_name_options);
+        w.field("maintenanceOptions", &self.maintenance_options);
+        w.field("disableApiStop", &self.disable_api_stop);
+        w.field("operator", &self.operator);
+        w.field(
+            "networkPerformanceOptions",
+            &self.network_performance_options,
+        );
+        w.list_field("secondaryInterfaceSet", "item", &self.secondary_interfaces);
+    }
+}
+
 /// The `RevokeSecurityGroupEgressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RevokeSecurityGroupEgressRequest {
@@ -18252,6 +21909,7 @@ pub struct RunInstancesRequest {
     pub subnet_id: Option<String>,
     pub user_data: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub launch_template: Option<LaunchTemplateSpecification>,
     pub metadata_options: Option<InstanceMetadataOptionsRequest>,
     pub disable_api_stop: Option<bool>,
     pub dry_run: Option<bool>,
@@ -18280,6 +21938,7 @@ impl Decode for RunInstancesRequest {
                 "InstanceInitiatedShutdownBehavior",
                 "InstanceType",
                 "KeyName",
+                "LaunchTemplate",
                 "MaxCount",
                 "MetadataOptions",
                 "MinCount",
@@ -18300,26 +21959,27 @@ impl Decode for RunInstancesRequest {
         let image_id = r.field_at(m_[7], at_, "ImageId")?;
         let instance_type = r.field_at(m_[9], at_, "InstanceType")?;
         let key_name = r.field_at(m_[10], at_, "KeyName")?;
-        let max_count = r.field_at(m_[11], at_, "MaxCount")?;
+        let max_count = r.field_at(m_[12], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field_at(m_[13], at_, "MinCount")?;
+        let min_count = r.field_at(m_[14], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field_at(m_[14], at_, "Monitoring")?;
-        let placement = r.field_at(m_[16], at_, "Placement")?;
-        let security_group_ids = r.list_at(m_[19], at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_at(m_[18], at_, "SecurityGroup", None)?;
-        let subnet_id = r.field_at(m_[20], at_, "SubnetId")?;
-        let user_data = r.field_at(m_[22], at_, "UserData")?;
-        let tag_specifications = r.list_at(m_[21], at_, "TagSpecification", None)?;
-        let metadata_options = r.field_at(m_[12], at_, "MetadataOptions")?;
+        let monitoring = r.field_at(m_[15], at_, "Monitoring")?;
+        let placement = r.field_at(m_[17], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[20], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[19], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[21], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[23], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[22], at_, "TagSpecification", None)?;
+        let launch_template = r.field_at(m_[11], at_, "LaunchTemplate")?;
+        let metadata_options = r.field_at(m_[13], at_, "MetadataOptions")?;
         let disable_api_stop = r.field_at(m_[2], at_, "DisableApiStop")?;
         let dry_run = r.field_at(m_[4], at_, "DryRun")?;
         let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
             r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field_at(m_[17], at_, "PrivateIpAddress")?;
+        let private_ip_address = r.field_at(m_[18], at_, "PrivateIpAddress")?;
         let client_token = r.field_at(m_[1], at_, "ClientToken")?;
-        let network_interfaces = r.list_at(m_[15], at_, "NetworkInterface", None)?;
+        let network_interfaces = r.list_at(m_[16], at_, "NetworkInterface", None)?;
         let iam_instance_profile = r.field_at(m_[6], at_, "IamInstanceProfile")?;
         let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
         Ok(Some(Self {
@@ -18336,6 +21996,7 @@ impl Decode for RunInstancesRequest {
             subnet_id,
             user_data,
             tag_specifications,
+            launch_template,
             metadata_options,
             disable_api_stop,
             dry_run,
@@ -18429,6 +22090,36 @@ impl EncodeMembers for ScanResults {
             "criticalFixAvailableSince",
             &self.critical_fix_available_since,
         );
+    }
+}
+
+/// The `SecondaryInterfacePrivateIpAddressSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SecondaryInterfacePrivateIpAddressSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_address: Option<String>,
+}
+
+impl EncodeMembers for SecondaryInterfacePrivateIpAddressSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("privateIpAddress", &self.private_ip_address);
+    }
+}
+
+/// The `SecondaryInterfacePrivateIpAddressSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SecondaryInterfacePrivateIpAddressSpecificationRequest {
+    pub private_ip_address: Option<String>,
+}
+
+impl Decode for SecondaryInterfacePrivateIpAddressSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["PrivateIpAddress"]) else {
+            return Ok(None);
+        };
+        let private_ip_address = r.field_at(m_[0], at_, "PrivateIpAddress")?;
+        Ok(Some(Self { private_ip_address }))
     }
 }
 
@@ -18932,6 +22623,37 @@ impl SnapshotReturnCodes {
 }
 
 crate::protocol::wire_enum!(SnapshotReturnCodes);
+
+/// The `SpotInstanceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpotInstanceType {
+    /// `one-time`
+    OneTime,
+    /// `persistent`
+    Persistent,
+}
+
+impl SpotInstanceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["one-time", "persistent"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::OneTime => "one-time",
+            Self::Persistent => "persistent",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "one-time" => Self::OneTime,
+            "persistent" => Self::Persistent,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SpotInstanceType);
 
 /// The `StartInstancesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -19609,6 +23331,41 @@ impl EncodeMembers for TerminateInstancesResult {
     }
 }
 
+/// The `TotalLocalStorageGB` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TotalLocalStorageGB {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Float>,
+}
+
+impl EncodeMembers for TotalLocalStorageGB {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `TotalLocalStorageGBRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct TotalLocalStorageGBRequest {
+    pub min: Option<Float>,
+    pub max: Option<Float>,
+}
+
+impl Decode for TotalLocalStorageGBRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
 /// The `TpmSupportValues` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TpmSupportValues {
@@ -19734,6 +23491,73 @@ impl EncodeMembers for UserIdGroupPair {
         w.field("vpcId", &self.vpc_id);
         w.field("vpcPeeringConnectionId", &self.vpc_peering_connection_id);
         w.field("peeringStatus", &self.peering_status);
+    }
+}
+
+/// The `VCpuCountRange` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VCpuCountRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i32>,
+}
+
+impl EncodeMembers for VCpuCountRange {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("min", &self.min);
+        w.field("max", &self.max);
+    }
+}
+
+/// The `VCpuCountRangeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct VCpuCountRangeRequest {
+    pub min: i32,
+    pub max: Option<i32>,
+}
+
+impl Decode for VCpuCountRangeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Max", "Min"]) else {
+            return Ok(None);
+        };
+        let min = r.field_at(m_[1], at_, "Min")?;
+        let min = FormReader::required(min, at_, "Min")?;
+        let max = r.field_at(m_[0], at_, "Max")?;
+        Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `ValidationError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ValidationError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for ValidationError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `ValidationWarning` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ValidationWarning {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<ValidationError>>,
+}
+
+impl EncodeMembers for ValidationWarning {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("errorSet", "item", &self.errors);
     }
 }
 
@@ -20840,6 +24664,20 @@ pub enum Action {
     ModifyVpcEndpoint,
     /// `DescribeVpcEndpointServices`
     DescribeVpcEndpointServices,
+    /// `CreateLaunchTemplate`
+    CreateLaunchTemplate,
+    /// `CreateLaunchTemplateVersion`
+    CreateLaunchTemplateVersion,
+    /// `DescribeLaunchTemplates`
+    DescribeLaunchTemplates,
+    /// `DescribeLaunchTemplateVersions`
+    DescribeLaunchTemplateVersions,
+    /// `ModifyLaunchTemplate`
+    ModifyLaunchTemplate,
+    /// `DeleteLaunchTemplate`
+    DeleteLaunchTemplate,
+    /// `DeleteLaunchTemplateVersions`
+    DeleteLaunchTemplateVersions,
 }
 
 impl Action {
@@ -20928,6 +24766,13 @@ impl Action {
             Self::DeleteVpcEndpoints => "DeleteVpcEndpoints",
             Self::ModifyVpcEndpoint => "ModifyVpcEndpoint",
             Self::DescribeVpcEndpointServices => "DescribeVpcEndpointServices",
+            Self::CreateLaunchTemplate => "CreateLaunchTemplate",
+            Self::CreateLaunchTemplateVersion => "CreateLaunchTemplateVersion",
+            Self::DescribeLaunchTemplates => "DescribeLaunchTemplates",
+            Self::DescribeLaunchTemplateVersions => "DescribeLaunchTemplateVersions",
+            Self::ModifyLaunchTemplate => "ModifyLaunchTemplate",
+            Self::DeleteLaunchTemplate => "DeleteLaunchTemplate",
+            Self::DeleteLaunchTemplateVersions => "DeleteLaunchTemplateVersions",
         }
     }
     /// The served operation of that name, if any.
@@ -21015,6 +24860,13 @@ impl Action {
             "DeleteVpcEndpoints" => Self::DeleteVpcEndpoints,
             "ModifyVpcEndpoint" => Self::ModifyVpcEndpoint,
             "DescribeVpcEndpointServices" => Self::DescribeVpcEndpointServices,
+            "CreateLaunchTemplate" => Self::CreateLaunchTemplate,
+            "CreateLaunchTemplateVersion" => Self::CreateLaunchTemplateVersion,
+            "DescribeLaunchTemplates" => Self::DescribeLaunchTemplates,
+            "DescribeLaunchTemplateVersions" => Self::DescribeLaunchTemplateVersions,
+            "ModifyLaunchTemplate" => Self::ModifyLaunchTemplate,
+            "DeleteLaunchTemplate" => Self::DeleteLaunchTemplate,
+            "DeleteLaunchTemplateVersions" => Self::DeleteLaunchTemplateVersions,
             _ => return None,
         })
     }
@@ -21366,6 +25218,41 @@ pub trait Api {
         &mut self,
         input: DescribeVpcEndpointServicesRequest,
     ) -> Result<DescribeVpcEndpointServicesResult, ApiError>;
+    /// Serves `CreateLaunchTemplate`.
+    fn create_launch_template(
+        &mut self,
+        input: CreateLaunchTemplateRequest,
+    ) -> Result<CreateLaunchTemplateResult, ApiError>;
+    /// Serves `CreateLaunchTemplateVersion`.
+    fn create_launch_template_version(
+        &mut self,
+        input: CreateLaunchTemplateVersionRequest,
+    ) -> Result<CreateLaunchTemplateVersionResult, ApiError>;
+    /// Serves `DescribeLaunchTemplates`.
+    fn describe_launch_templates(
+        &mut self,
+        input: DescribeLaunchTemplatesRequest,
+    ) -> Result<DescribeLaunchTemplatesResult, ApiError>;
+    /// Serves `DescribeLaunchTemplateVersions`.
+    fn describe_launch_template_versions(
+        &mut self,
+        input: DescribeLaunchTemplateVersionsRequest,
+    ) -> Result<DescribeLaunchTemplateVersionsResult, ApiError>;
+    /// Serves `ModifyLaunchTemplate`.
+    fn modify_launch_template(
+        &mut self,
+        input: ModifyLaunchTemplateRequest,
+    ) -> Result<ModifyLaunchTemplateResult, ApiError>;
+    /// Serves `DeleteLaunchTemplate`.
+    fn delete_launch_template(
+        &mut self,
+        input: DeleteLaunchTemplateRequest,
+    ) -> Result<DeleteLaunchTemplateResult, ApiError>;
+    /// Serves `DeleteLaunchTemplateVersions`.
+    fn delete_launch_template_versions(
+        &mut self,
+        input: DeleteLaunchTemplateVersionsRequest,
+    ) -> Result<DeleteLaunchTemplateVersionsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -21539,6 +25426,20 @@ pub enum Response {
     ModifyVpcEndpoint(Box<ModifyVpcEndpointResult>),
     /// `DescribeVpcEndpointServices`
     DescribeVpcEndpointServices(Box<DescribeVpcEndpointServicesResult>),
+    /// `CreateLaunchTemplate`
+    CreateLaunchTemplate(Box<CreateLaunchTemplateResult>),
+    /// `CreateLaunchTemplateVersion`
+    CreateLaunchTemplateVersion(Box<CreateLaunchTemplateVersionResult>),
+    /// `DescribeLaunchTemplates`
+    DescribeLaunchTemplates(Box<DescribeLaunchTemplatesResult>),
+    /// `DescribeLaunchTemplateVersions`
+    DescribeLaunchTemplateVersions(Box<DescribeLaunchTemplateVersionsResult>),
+    /// `ModifyLaunchTemplate`
+    ModifyLaunchTemplate(Box<ModifyLaunchTemplateResult>),
+    /// `DeleteLaunchTemplate`
+    DeleteLaunchTemplate(Box<DeleteLaunchTemplateResult>),
+    /// `DeleteLaunchTemplateVersions`
+    DeleteLaunchTemplateVersions(Box<DeleteLaunchTemplateVersionsResult>),
 }
 
 impl Response {
@@ -21988,6 +25889,48 @@ impl Response {
             ),
             Self::DescribeVpcEndpointServices(output) => crate::protocol::xml::ec2_response(
                 "DescribeVpcEndpointServices",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateLaunchTemplate(output) => crate::protocol::xml::ec2_response(
+                "CreateLaunchTemplate",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateLaunchTemplateVersion(output) => crate::protocol::xml::ec2_response(
+                "CreateLaunchTemplateVersion",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeLaunchTemplates(output) => crate::protocol::xml::ec2_response(
+                "DescribeLaunchTemplates",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeLaunchTemplateVersions(output) => crate::protocol::xml::ec2_response(
+                "DescribeLaunchTemplateVersions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyLaunchTemplate(output) => crate::protocol::xml::ec2_response(
+                "ModifyLaunchTemplate",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteLaunchTemplate(output) => crate::protocol::xml::ec2_response(
+                "DeleteLaunchTemplate",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteLaunchTemplateVersions(output) => crate::protocol::xml::ec2_response(
+                "DeleteLaunchTemplateVersions",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -22682,7 +26625,6 @@ pub fn execute<A: Api + ?Sized>(
                     "RamdiskId",
                     "ElasticGpuSpecification",
                     "ElasticInferenceAccelerator",
-                    "LaunchTemplate",
                     "InstanceMarketOptions",
                     "CreditSpecification",
                     "CpuOptions",
@@ -23065,6 +27007,93 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeVpcEndpointServices(Box::new(
                 api.describe_vpc_endpoint_services(input)?,
+            )))
+        }
+        Action::CreateLaunchTemplate => {
+            r.reject_unsupported("CreateLaunchTemplate", &["Operator"])?;
+            let input = FormReader::required(CreateLaunchTemplateRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateLaunchTemplate(Box::new(
+                api.create_launch_template(input)?,
+            )))
+        }
+        Action::CreateLaunchTemplateVersion => {
+            r.reject_unsupported("CreateLaunchTemplateVersion", &[])?;
+            let input =
+                FormReader::required(CreateLaunchTemplateVersionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateLaunchTemplateVersion(Box::new(
+                api.create_launch_template_version(input)?,
+            )))
+        }
+        Action::DescribeLaunchTemplates => {
+            r.reject_unsupported("DescribeLaunchTemplates", &["IncludeManagedResources"])?;
+            let input =
+                FormReader::required(DescribeLaunchTemplatesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeLaunchTemplates(Box::new(
+                api.describe_launch_templates(input)?,
+            )))
+        }
+        Action::DescribeLaunchTemplateVersions => {
+            r.reject_unsupported(
+                "DescribeLaunchTemplateVersions",
+                &["IncludeManagedResources"],
+            )?;
+            let input = FormReader::required(
+                DescribeLaunchTemplateVersionsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeLaunchTemplateVersions(Box::new(
+                api.describe_launch_template_versions(input)?,
+            )))
+        }
+        Action::ModifyLaunchTemplate => {
+            r.reject_unsupported("ModifyLaunchTemplate", &[])?;
+            let input = FormReader::required(ModifyLaunchTemplateRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyLaunchTemplate(Box::new(
+                api.modify_launch_template(input)?,
+            )))
+        }
+        Action::DeleteLaunchTemplate => {
+            r.reject_unsupported("DeleteLaunchTemplate", &[])?;
+            let input = FormReader::required(DeleteLaunchTemplateRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteLaunchTemplate(Box::new(
+                api.delete_launch_template(input)?,
+            )))
+        }
+        Action::DeleteLaunchTemplateVersions => {
+            r.reject_unsupported("DeleteLaunchTemplateVersions", &[])?;
+            let input =
+                FormReader::required(DeleteLaunchTemplateVersionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteLaunchTemplateVersions(Box::new(
+                api.delete_launch_template_versions(input)?,
             )))
         }
     }

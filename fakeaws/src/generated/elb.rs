@@ -10,6 +10,8 @@
     non_camel_case_types
 )]
 
+#[allow(unused_imports)]
+use crate::protocol::Float;
 use crate::protocol::error::ApiError;
 use crate::protocol::query::{Decode, FormReader};
 use crate::protocol::xml::{EncodeMembers, XmlWriter};

@@ -6,6 +6,28 @@ pub mod query;
 pub mod sigv4;
 pub mod xml;
 
+/// A number of a model's `double` or `float` shape, compared and hashed by its bits: a
+/// request holding one can be fingerprinted (`Hash`), and two answers that compare equal are
+/// written alike (`0.0` and `-0.0` differ here, as their text does), which the answers a
+/// server thread keeps rely on.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Float(pub f64);
+
+impl PartialEq for Float {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Float {}
+
+impl std::hash::Hash for Float {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
 /// Implements `Decode` and `Encode` for a generated enum with `VALUES`, `as_str` and
 /// `from_wire`.
 macro_rules! wire_enum {
@@ -40,3 +62,26 @@ macro_rules! wire_enum {
     };
 }
 pub(crate) use wire_enum;
+
+#[cfg(test)]
+mod tests {
+    use super::Float;
+    use std::hash::{DefaultHasher, Hash, Hasher};
+
+    fn hash(f: Float) -> u64 {
+        let mut h = DefaultHasher::new();
+        f.hash(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn floats_are_equal_only_when_written_alike() {
+        assert_eq!(Float(1.5), Float(1.5));
+        assert_eq!(hash(Float(1.5)), hash(Float(1.5)));
+        // Equal as numbers, written differently: not equal here.
+        assert_ne!(Float(0.0), Float(-0.0));
+        assert_ne!(Float(0.0).0.to_string(), Float(-0.0).0.to_string());
+        // A NaN is itself, so an answer holding one is still kept and reused.
+        assert_eq!(Float(f64::NAN), Float(f64::NAN));
+    }
+}

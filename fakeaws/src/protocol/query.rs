@@ -1135,6 +1135,12 @@ macro_rules! number_scalar {
 }
 number_scalar!(i32: "an integer", i64: "an integer", f64: "a number", f32: "a number");
 
+impl Scalar for crate::protocol::Float {
+    fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError> {
+        parsed(raw, key, "a number").map(crate::protocol::Float)
+    }
+}
+
 impl Scalar for bool {
     fn parse(raw: String, key: KeyText<'_>) -> Result<Self, ApiError> {
         if raw.eq_ignore_ascii_case("true") {
@@ -1174,6 +1180,7 @@ scalar_decode!(i32);
 scalar_decode!(i64);
 scalar_decode!(f64);
 scalar_decode!(f32);
+scalar_decode!(crate::protocol::Float);
 scalar_decode!(bool);
 scalar_decode!(DateTime);
 scalar_decode!(Blob);

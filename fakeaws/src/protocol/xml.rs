@@ -255,6 +255,12 @@ macro_rules! encode_display {
 }
 encode_display!(i32, i64, f32, f64);
 
+impl Encode for crate::protocol::Float {
+    fn encode(&self, w: &mut XmlWriter, name: &str) {
+        w.plain(name, &self.0.to_string());
+    }
+}
+
 impl Encode for DateTime {
     fn encode(&self, w: &mut XmlWriter, name: &str) {
         w.plain(name, &format_timestamp(*self));

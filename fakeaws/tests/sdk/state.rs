@@ -120,6 +120,15 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .vpc_endpoints,
     );
     add(
+        "launch templates",
+        &ec2.describe_launch_template_versions()
+            .launch_template_name("kept")
+            .send()
+            .await
+            .unwrap()
+            .launch_template_versions,
+    );
+    add(
         "key pairs",
         &ec2.describe_key_pairs().send().await.unwrap().key_pairs,
     );
@@ -287,6 +296,35 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .subnet_ids(&subnet)
         .security_group_ids(&group)
         .private_dns_enabled(false)
+        .send()
+        .await
+        .unwrap();
+    // A launch template with two versions, the second the default.
+    ec2.create_launch_template()
+        .launch_template_name("kept")
+        .launch_template_data(
+            aws_sdk_ec2::types::RequestLaunchTemplateData::builder()
+                .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+                .security_group_ids(&group)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    ec2.create_launch_template_version()
+        .launch_template_name("kept")
+        .source_version("1")
+        .launch_template_data(
+            aws_sdk_ec2::types::RequestLaunchTemplateData::builder()
+                .ebs_optimized(true)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    ec2.modify_launch_template()
+        .launch_template_name("kept")
+        .default_version("2")
         .send()
         .await
         .unwrap();

@@ -175,6 +175,8 @@ impl<'a> Generator<'a> {
              use crate::protocol::query::{{Decode, FormReader}};\n\
              use crate::protocol::xml::{{EncodeMembers, XmlWriter}};\n\
              #[allow(unused_imports)]\n\
+             use crate::protocol::Float;\n\
+             #[allow(unused_imports)]\n\
              use aws_smithy_types::{{Blob, DateTime}};\n\n",
             meta["serviceId"].as_str().unwrap_or(svc),
             meta["protocol"].as_str().unwrap_or(""),
@@ -229,8 +231,8 @@ impl<'a> Generator<'a> {
             "integer" => "i32".into(),
             "long" => "i64".into(),
             "boolean" => "bool".into(),
-            "double" => "f64".into(),
-            "float" => "f32".into(),
+            // Compared and hashed by their bits (`crate::protocol::Float`).
+            "double" | "float" => "Float".into(),
             "timestamp" => "DateTime".into(),
             "blob" => "Blob".into(),
             "list" => format!(

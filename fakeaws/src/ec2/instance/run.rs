@@ -10,7 +10,7 @@ use crate::ec2::error::{self, Code};
 
 use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterface, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
-use crate::ec2::{Kind, elastic_ip, fingerprint, image, tags};
+use crate::ec2::{Kind, elastic_ip, fingerprint, image, launch_template, tags};
 use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
     InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
@@ -68,6 +68,12 @@ pub fn run_instances(
     {
         return Ok(reservation(region, &reservation_id));
     }
+    // A launch template fills in what the request leaves out; its instances are tagged
+    // with the template and version, as AWS tags them.
+    let template = match input.launch_template.take() {
+        Some(spec) => Some(launch_template::resolve(region, &spec, &mut input)?),
+        None => None,
+    };
     if input.min_count < 1 || input.max_count < input.min_count {
         return Err(ApiError::invalid_value(format!(
             "MinCount ({}) must be at least 1 and at most MaxCount ({}).",
@@ -241,6 +247,18 @@ pub fn run_instances(
         }
         if let Some(t) = volume_tags_etc.get(&ResourceType::Instance) {
             region.tags.insert(&id, t.clone());
+        }
+        if let Some((template_id, version)) = &template {
+            region.tags.set(
+                &id,
+                "aws:ec2launchtemplate:id".to_string(),
+                template_id.clone(),
+            );
+            region.tags.set(
+                &id,
+                "aws:ec2launchtemplate:version".to_string(),
+                version.to_string(),
+            );
         }
         let metadata = input.metadata_options.as_ref();
         let instance = Instance {
