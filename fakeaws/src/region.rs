@@ -10,8 +10,8 @@ use crate::Config;
 use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
     availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, launch_template,
-    nat_gateway, network_acl, network_interface, route_table, security_group, subnet, tags, volume,
-    vpc, vpc_endpoint,
+    nat_gateway, network_acl, network_interface, placement_group, route_table, security_group,
+    subnet, tags, volume, vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -110,6 +110,8 @@ pub struct Region {
     pub(crate) vpc_endpoints: vpc_endpoint::VpcEndpoints,
     #[serde(default)]
     pub(crate) launch_templates: launch_template::LaunchTemplates,
+    #[serde(default)]
+    pub(crate) placement_groups: placement_group::PlacementGroups,
     /// Images by id.
     pub(crate) images: image::Images,
     /// Key pairs by name.
@@ -234,6 +236,8 @@ pub struct Limits {
     pub interface_endpoints_per_vpc: usize,
     /// Launch templates per region.
     pub launch_templates: usize,
+    /// Placement groups per region.
+    pub placement_groups: usize,
 }
 
 impl Default for Limits {
@@ -255,6 +259,7 @@ impl Default for Limits {
             gateway_endpoints: 20,
             interface_endpoints_per_vpc: 50,
             launch_templates: 5000,
+            placement_groups: 500,
         }
     }
 }
@@ -290,6 +295,7 @@ impl Limits {
             "Interface and Gateway Load Balancer endpoints per VPC",
         ),
         ("launch-templates", "Launch templates per Region"),
+        ("placement-groups", "Placement groups per Region"),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -311,6 +317,7 @@ impl Limits {
             "gateway-endpoints" => &mut self.gateway_endpoints,
             "interface-endpoints-per-vpc" => &mut self.interface_endpoints_per_vpc,
             "launch-templates" => &mut self.launch_templates,
+            "placement-groups" => &mut self.placement_groups,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -358,6 +365,7 @@ impl Region {
             volumes: Default::default(),
             vpc_endpoints: Default::default(),
             launch_templates: Default::default(),
+            placement_groups: Default::default(),
             images: Default::default(),
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),
@@ -470,6 +478,7 @@ impl Region {
             Kind::KeyPair => self.key_pairs.values().any(|k| k.id == id),
             Kind::VpcEndpoint => self.vpc_endpoints.contains_key(id),
             Kind::LaunchTemplate => self.launch_templates.contains_key(id),
+            Kind::PlacementGroup => self.placement_groups.contains_key(id),
         };
         if exists {
             Ok(())

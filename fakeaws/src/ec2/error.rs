@@ -63,6 +63,12 @@ error_codes! {
         InvalidParameter = "InvalidParameter",
         /// An endpoint policy that is not JSON.
         InvalidPolicyDocument = "InvalidPolicyDocument",
+        /// A placement group of that name exists.
+        InvalidPlacementGroupDuplicate = "InvalidPlacementGroup.Duplicate",
+        /// The placement group holds instances.
+        InvalidPlacementGroupInUse = "InvalidPlacementGroup.InUse",
+        /// No placement group of that name.
+        InvalidPlacementGroupUnknown = "InvalidPlacementGroup.Unknown",
         /// No VPC endpoint of that id (DeleteVpcEndpoints' code, in its unsuccessful items).
         InvalidVpcEndpointNotFound = "InvalidVpcEndpoint.NotFound",
         /// No endpoint service of that name in the region.
@@ -113,6 +119,8 @@ error_codes! {
         MissingInput = "MissingInput",
         /// The region's launch template quota is used up.
         LaunchTemplateLimitExceeded = "LaunchTemplateLimitExceeded",
+        /// The region's placement group quota is used up.
+        PlacementGroupLimitExceeded = "PlacementGroupLimitExceeded",
         /// The zone's NAT gateway quota is used up.
         NatGatewayLimitExceeded = "NatGatewayLimitExceeded",
         /// No NAT gateway of that id (DeleteNatGateway's code).

@@ -48,6 +48,8 @@ pub enum Kind {
     VpcEndpoint,
     /// Launch templates (`lt-`).
     LaunchTemplate,
+    /// Placement groups (`pg-`).
+    PlacementGroup,
 }
 
 /// One row of the table.
@@ -60,7 +62,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 18] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -78,6 +80,7 @@ impl Kind {
         Kind::KeyPair,
         Kind::VpcEndpoint,
         Kind::LaunchTemplate,
+        Kind::PlacementGroup,
     ];
 
     /// The table.
@@ -155,6 +158,12 @@ impl Kind {
                 "launch template",
                 ResourceType::LaunchTemplate,
             ),
+            Kind::PlacementGroup => (
+                "pg",
+                "InvalidPlacementGroupId",
+                "placement group",
+                ResourceType::PlacementGroup,
+            ),
         };
         Row {
             prefix,
@@ -189,6 +198,7 @@ impl Kind {
             Kind::KeyPair => "key-pair-id",
             Kind::VpcEndpoint => "vpc-endpoint-id",
             Kind::LaunchTemplate => "launch-template-id",
+            Kind::PlacementGroup => "group-id",
         }
     }
 

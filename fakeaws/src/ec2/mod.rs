@@ -18,6 +18,7 @@ pub mod nat_gateway;
 pub mod network_acl;
 pub mod network_interface;
 pub mod page;
+pub mod placement_group;
 pub mod route_table;
 pub mod security_group;
 pub mod subnet;
@@ -211,6 +212,27 @@ impl Api for Region {
 
     fn release_address(&mut self, input: ReleaseAddressRequest) -> Result<(), ApiError> {
         elastic_ip::release_address(self, input)
+    }
+
+    fn create_placement_group(
+        &mut self,
+        input: CreatePlacementGroupRequest,
+    ) -> Result<CreatePlacementGroupResult, ApiError> {
+        placement_group::create_placement_group(self, input)
+    }
+
+    fn describe_placement_groups(
+        &mut self,
+        input: DescribePlacementGroupsRequest,
+    ) -> Result<DescribePlacementGroupsResult, ApiError> {
+        placement_group::describe_placement_groups(self, input)
+    }
+
+    fn delete_placement_group(
+        &mut self,
+        input: DeletePlacementGroupRequest,
+    ) -> Result<(), ApiError> {
+        placement_group::delete_placement_group(self, input)
     }
 
     fn create_launch_template(

@@ -3127,6 +3127,63 @@ impl EncodeMembers for CreateNetworkAclResult {
     }
 }
 
+/// The `CreatePlacementGroupRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreatePlacementGroupRequest {
+    pub partition_count: Option<i32>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub spread_level: Option<SpreadLevel>,
+    pub dry_run: Option<bool>,
+    pub group_name: Option<String>,
+    pub strategy: Option<PlacementStrategy>,
+}
+
+impl Decode for CreatePlacementGroupRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "GroupName",
+                "PartitionCount",
+                "SpreadLevel",
+                "Strategy",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let partition_count = r.field_at(m_[2], at_, "PartitionCount")?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let spread_level = r.field_at(m_[3], at_, "SpreadLevel")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let group_name = r.field_at(m_[1], at_, "GroupName")?;
+        let strategy = r.field_at(m_[4], at_, "Strategy")?;
+        Ok(Some(Self {
+            partition_count,
+            tag_specifications,
+            spread_level,
+            dry_run,
+            group_name,
+            strategy,
+        }))
+    }
+}
+
+/// The `CreatePlacementGroupResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreatePlacementGroupResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_group: Option<PlacementGroup>,
+}
+
+impl EncodeMembers for CreatePlacementGroupResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("placementGroup", &self.placement_group);
+    }
+}
+
 /// The `CreateRouteRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateRouteRequest {
@@ -3905,6 +3962,28 @@ impl Decode for DeleteNetworkAclRequest {
         Ok(Some(Self {
             dry_run,
             network_acl_id,
+        }))
+    }
+}
+
+/// The `DeletePlacementGroupRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeletePlacementGroupRequest {
+    pub dry_run: Option<bool>,
+    pub group_name: String,
+}
+
+impl Decode for DeletePlacementGroupRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "GroupName"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let group_name = r.field_at(m_[1], at_, "GroupName")?;
+        let group_name = FormReader::required(group_name, at_, "GroupName")?;
+        Ok(Some(Self {
+            dry_run,
+            group_name,
         }))
     }
 }
@@ -4961,6 +5040,47 @@ impl EncodeMembers for DescribeNetworkInterfacesResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("networkInterfaceSet", "item", &self.network_interfaces);
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribePlacementGroupsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribePlacementGroupsRequest {
+    pub group_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub group_names: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribePlacementGroupsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "Filter", "GroupId", "GroupName"]) else {
+            return Ok(None);
+        };
+        let group_ids = r.list_at(m_[2], at_, "GroupId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let group_names = r.list_at(m_[3], at_, "GroupName", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            group_ids,
+            dry_run,
+            group_names,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribePlacementGroupsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribePlacementGroupsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_groups: Option<Vec<PlacementGroup>>,
+}
+
+impl EncodeMembers for DescribePlacementGroupsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("placementGroupSet", "item", &self.placement_groups);
     }
 }
 
@@ -19772,6 +19892,129 @@ impl EncodeMembers for Placement {
     }
 }
 
+/// The `PlacementGroup` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlacementGroup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<PlacementGroupState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<PlacementStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_level: Option<SpreadLevel>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_group_id: Option<String>,
+}
+
+impl EncodeMembers for PlacementGroup {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupName", &self.group_name);
+        w.field("state", &self.state);
+        w.field("strategy", &self.strategy);
+        w.field("partitionCount", &self.partition_count);
+        w.field("groupId", &self.group_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("groupArn", &self.group_arn);
+        w.field("spreadLevel", &self.spread_level);
+        w.field("linkedGroupId", &self.linked_group_id);
+        w.field("operator", &self.operator);
+        w.field("parentGroupId", &self.parent_group_id);
+    }
+}
+
+/// The `PlacementGroupState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PlacementGroupState {
+    /// `pending`
+    Pending,
+    /// `available`
+    Available,
+    /// `deleting`
+    Deleting,
+    /// `deleted`
+    Deleted,
+}
+
+impl PlacementGroupState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pending", "available", "deleting", "deleted"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Available => "available",
+            Self::Deleting => "deleting",
+            Self::Deleted => "deleted",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "available" => Self::Available,
+            "deleting" => Self::Deleting,
+            "deleted" => Self::Deleted,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PlacementGroupState);
+
+/// The `PlacementStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PlacementStrategy {
+    /// `cluster`
+    Cluster,
+    /// `spread`
+    Spread,
+    /// `partition`
+    Partition,
+    /// `precision-time`
+    PrecisionTime,
+}
+
+impl PlacementStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["cluster", "spread", "partition", "precision-time"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Cluster => "cluster",
+            Self::Spread => "spread",
+            Self::Partition => "partition",
+            Self::PrecisionTime => "precision-time",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "cluster" => Self::Cluster,
+            "spread" => Self::Spread,
+            "partition" => Self::Partition,
+            "precision-time" => Self::PrecisionTime,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PlacementStrategy);
+
 /// The `PlatformValues` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PlatformValues {
@@ -22655,6 +22898,37 @@ impl SpotInstanceType {
 
 crate::protocol::wire_enum!(SpotInstanceType);
 
+/// The `SpreadLevel` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpreadLevel {
+    /// `host`
+    Host,
+    /// `rack`
+    Rack,
+}
+
+impl SpreadLevel {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["host", "rack"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Host => "host",
+            Self::Rack => "rack",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "host" => Self::Host,
+            "rack" => Self::Rack,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SpreadLevel);
+
 /// The `StartInstancesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct StartInstancesRequest {
@@ -24678,6 +24952,12 @@ pub enum Action {
     DeleteLaunchTemplate,
     /// `DeleteLaunchTemplateVersions`
     DeleteLaunchTemplateVersions,
+    /// `CreatePlacementGroup`
+    CreatePlacementGroup,
+    /// `DescribePlacementGroups`
+    DescribePlacementGroups,
+    /// `DeletePlacementGroup`
+    DeletePlacementGroup,
 }
 
 impl Action {
@@ -24773,6 +25053,9 @@ impl Action {
             Self::ModifyLaunchTemplate => "ModifyLaunchTemplate",
             Self::DeleteLaunchTemplate => "DeleteLaunchTemplate",
             Self::DeleteLaunchTemplateVersions => "DeleteLaunchTemplateVersions",
+            Self::CreatePlacementGroup => "CreatePlacementGroup",
+            Self::DescribePlacementGroups => "DescribePlacementGroups",
+            Self::DeletePlacementGroup => "DeletePlacementGroup",
         }
     }
     /// The served operation of that name, if any.
@@ -24867,6 +25150,9 @@ impl Action {
             "ModifyLaunchTemplate" => Self::ModifyLaunchTemplate,
             "DeleteLaunchTemplate" => Self::DeleteLaunchTemplate,
             "DeleteLaunchTemplateVersions" => Self::DeleteLaunchTemplateVersions,
+            "CreatePlacementGroup" => Self::CreatePlacementGroup,
+            "DescribePlacementGroups" => Self::DescribePlacementGroups,
+            "DeletePlacementGroup" => Self::DeletePlacementGroup,
             _ => return None,
         })
     }
@@ -25253,6 +25539,21 @@ pub trait Api {
         &mut self,
         input: DeleteLaunchTemplateVersionsRequest,
     ) -> Result<DeleteLaunchTemplateVersionsResult, ApiError>;
+    /// Serves `CreatePlacementGroup`.
+    fn create_placement_group(
+        &mut self,
+        input: CreatePlacementGroupRequest,
+    ) -> Result<CreatePlacementGroupResult, ApiError>;
+    /// Serves `DescribePlacementGroups`.
+    fn describe_placement_groups(
+        &mut self,
+        input: DescribePlacementGroupsRequest,
+    ) -> Result<DescribePlacementGroupsResult, ApiError>;
+    /// Serves `DeletePlacementGroup`.
+    fn delete_placement_group(
+        &mut self,
+        input: DeletePlacementGroupRequest,
+    ) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -25440,6 +25741,12 @@ pub enum Response {
     DeleteLaunchTemplate(Box<DeleteLaunchTemplateResult>),
     /// `DeleteLaunchTemplateVersions`
     DeleteLaunchTemplateVersions(Box<DeleteLaunchTemplateVersionsResult>),
+    /// `CreatePlacementGroup`
+    CreatePlacementGroup(Box<CreatePlacementGroupResult>),
+    /// `DescribePlacementGroups`
+    DescribePlacementGroups(Box<DescribePlacementGroupsResult>),
+    /// `DeletePlacementGroup`
+    DeletePlacementGroup,
 }
 
 impl Response {
@@ -25934,6 +26241,23 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::CreatePlacementGroup(output) => crate::protocol::xml::ec2_response(
+                "CreatePlacementGroup",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribePlacementGroups(output) => crate::protocol::xml::ec2_response(
+                "DescribePlacementGroups",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeletePlacementGroup => crate::protocol::xml::ec2_return_true(
+                "DeletePlacementGroup",
+                XML_NAMESPACE,
+                request_id,
             ),
         }
     }
@@ -27095,6 +27419,42 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DeleteLaunchTemplateVersions(Box::new(
                 api.delete_launch_template_versions(input)?,
             )))
+        }
+        Action::CreatePlacementGroup => {
+            r.reject_unsupported(
+                "CreatePlacementGroup",
+                &["LinkedGroupId", "Operator", "ParentGroupId"],
+            )?;
+            let input = FormReader::required(CreatePlacementGroupRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreatePlacementGroup(Box::new(
+                api.create_placement_group(input)?,
+            )))
+        }
+        Action::DescribePlacementGroups => {
+            r.reject_unsupported("DescribePlacementGroups", &[])?;
+            let input =
+                FormReader::required(DescribePlacementGroupsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribePlacementGroups(Box::new(
+                api.describe_placement_groups(input)?,
+            )))
+        }
+        Action::DeletePlacementGroup => {
+            r.reject_unsupported("DeletePlacementGroup", &[])?;
+            let input = FormReader::required(DeletePlacementGroupRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_placement_group(input)?;
+            Ok(Response::DeletePlacementGroup)
         }
     }
 }

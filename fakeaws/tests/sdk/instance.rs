@@ -479,7 +479,7 @@ async fn validation_rejects_and_launches_nothing() {
             base()
                 .placement(
                     aws_sdk_ec2::types::Placement::builder()
-                        .group_name("spread")
+                        .host_id("h-0123456789abcdef0")
                         .build()
                 )
                 .send()
@@ -785,12 +785,24 @@ async fn every_accepted_instance_filter_is_answered() {
     let fake = fakeaws::spawn().await.unwrap();
     let ec2 = fake.ec2_client();
     ec2.create_key_pair().key_name("ops").send().await.unwrap();
+    // A partition placement group, for the placement filters.
+    ec2.create_placement_group()
+        .group_name("every")
+        .strategy(aws_sdk_ec2::types::PlacementStrategy::Partition)
+        .send()
+        .await
+        .unwrap();
     let ami = image(&ec2, AMI).await;
     let run = ec2
         .run_instances()
         .image_id(&ami)
         .instance_type(InstanceType::T3Small)
         .key_name("ops")
+        .placement(
+            aws_sdk_ec2::types::Placement::builder()
+                .group_name("every")
+                .build(),
+        )
         .client_token("every-filter")
         .iam_instance_profile(IamInstanceProfileSpecification::builder().name("p").build())
         .min_count(1)

@@ -129,6 +129,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .launch_template_versions,
     );
     add(
+        "placement groups",
+        &ec2.describe_placement_groups()
+            .send()
+            .await
+            .unwrap()
+            .placement_groups,
+    );
+    add(
         "key pairs",
         &ec2.describe_key_pairs().send().await.unwrap().key_pairs,
     );
@@ -296,6 +304,14 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .subnet_ids(&subnet)
         .security_group_ids(&group)
         .private_dns_enabled(false)
+        .send()
+        .await
+        .unwrap();
+    // A partition placement group.
+    ec2.create_placement_group()
+        .group_name("kept")
+        .strategy(aws_sdk_ec2::types::PlacementStrategy::Partition)
+        .partition_count(3)
         .send()
         .await
         .unwrap();

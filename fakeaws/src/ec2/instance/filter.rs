@@ -9,12 +9,10 @@ use super::*;
 
 impl Filterable for (&Instance, &Region) {
     // On-demand (no spot request, no lifecycle), Linux (no platform), and no dedicated host,
-    // placement group, product code or requester.
+    // product code or requester.
     const NEVER_SET: &'static [&'static str] = &[
         "affinity",
         "instance-lifecycle",
-        "placement-group-name",
-        "placement-partition-number",
         "platform",
         "product-code",
         "requester-id",
@@ -94,6 +92,15 @@ impl Filterable for (&Instance, &Region) {
         match name {
             "architecture" => one(i.architecture.as_str()),
             "availability-zone" => one(i.zone.clone()),
+            "placement-group-name" => i
+                .placement_group
+                .as_deref()
+                .and_then(|g| crate::ec2::placement_group::name_of(region, g))
+                .map(one)
+                .unwrap_or_default(),
+            "placement-partition-number" => {
+                i.partition.map(|p| one(p.to_string())).unwrap_or_default()
+            }
             "block-device-mapping.device-name" => {
                 i.volumes.iter().map(|(d, _)| d.clone()).collect()
             }

@@ -117,6 +117,12 @@ pub struct Instance {
     pub metadata: InstanceMetadataOptionsResponse,
     /// Its tenancy.
     pub tenancy: Tenancy,
+    /// The placement group it was launched into, by id.
+    #[serde(default)]
+    pub placement_group: Option<String>,
+    /// Its partition, in a partition placement group.
+    #[serde(default)]
+    pub partition: Option<i32>,
 }
 
 /// Records the volume `volume_id` attached to the instance `id` at `device` (AttachVolume).

@@ -118,9 +118,6 @@ pub(super) fn placement(
         let unserved = [
             ("AvailabilityZoneId", p.availability_zone_id.is_some()),
             ("Affinity", p.affinity.is_some()),
-            ("GroupName", p.group_name.is_some()),
-            ("GroupId", p.group_id.is_some()),
-            ("PartitionNumber", p.partition_number.is_some()),
             ("HostId", p.host_id.is_some()),
             ("HostResourceGroupArn", p.host_resource_group_arn.is_some()),
             ("SpreadDomain", p.spread_domain.is_some()),

@@ -179,7 +179,14 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         placement: Some(Placement {
             availability_zone: Some(i.zone.clone()),
             availability_zone_id: region.zone(&i.zone).map(|z| z.id.clone()),
-            group_name: Some(String::new()),
+            group_name: Some(
+                i.placement_group
+                    .as_deref()
+                    .and_then(|g| crate::ec2::placement_group::name_of(region, g))
+                    .unwrap_or_default(),
+            ),
+            group_id: i.placement_group.clone(),
+            partition_number: i.partition,
             tenancy: Some(i.tenancy),
             ..Default::default()
         }),

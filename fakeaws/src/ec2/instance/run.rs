@@ -10,7 +10,7 @@ use crate::ec2::error::{self, Code};
 
 use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterface, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
-use crate::ec2::{Kind, elastic_ip, fingerprint, image, launch_template, tags};
+use crate::ec2::{Kind, elastic_ip, fingerprint, image, launch_template, placement_group, tags};
 use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
     InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
@@ -192,6 +192,17 @@ pub fn run_instances(
         });
     }
 
+    // The placement group named, and each instance's partition in it.
+    let group = match &input.placement {
+        Some(p) => placement_group::for_launch(
+            region,
+            p.group_name.as_deref(),
+            p.group_id.as_deref(),
+            p.partition_number,
+            count,
+        )?,
+        None => None,
+    };
     let reservation_id = region.ids.resource("r");
     let now = region.clock.now_datetime();
     let account = region.account_id.clone();
@@ -336,6 +347,8 @@ pub fn run_instances(
                 .as_ref()
                 .and_then(|p| p.tenancy)
                 .unwrap_or(Tenancy::Default),
+            placement_group: group.as_ref().map(|g| g.group_id.clone()),
+            partition: group.as_ref().and_then(|g| g.partition(index)),
         };
         region.by_vpc.insert(&vpc_id, &id);
         region.by_subnet.insert(&subnet_id, &id);
