@@ -4,8 +4,9 @@
 //! A group is `available` once made (AWS answers it so) and gone once deleted. Its strategy is
 //! recorded: a `partition` group has 1 to 7 partitions (2 unless told), and each instance
 //! launched into it is in one (the one asked for, else the partition holding the fewest); a
-//! `spread` group's level is `rack` (`host` is for Outposts). A group holding an instance
-//! that is not terminated cannot be deleted.
+//! `spread` group's level is `rack` (`host` is for Outposts); a `cluster` group (the strategy
+//! of a group made without one) lies in the one zone of its instances. A group holding an
+//! instance that is not terminated cannot be deleted.
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, one};
@@ -116,9 +117,9 @@ pub fn create_placement_group(
             "A placement group name is 1 to 255 ASCII characters.",
         ));
     }
-    let strategy = input
-        .strategy
-        .ok_or_else(|| ApiError::missing_parameter("Strategy"))?;
+    // The strategy is optional in the API (CloudFormation leaves it out too); a group made
+    // without one is a cluster group, as the AWS tools that default it make it.
+    let strategy = input.strategy.unwrap_or(PlacementStrategy::Cluster);
     let partitions = match (strategy, input.partition_count) {
         (PlacementStrategy::Partition, None) => Some(2),
         (PlacementStrategy::Partition, Some(n)) if (1..=MAX_PARTITIONS).contains(&n) => Some(n),
@@ -245,14 +246,14 @@ impl InGroup {
     }
 }
 
-/// The group a launch names (by `GroupName` or `GroupId`, not both) and, for a partition group,
-/// the partition of each of its `count` instances (the one asked for, else each in the
-/// partition holding the fewest).
+/// The group a launch into `zone` names (by `GroupName` or `GroupId`, not both) and, for a
+/// partition group, the partition of each of its `count` instances (the one asked for, else
+/// each in the partition holding the fewest). A cluster group lies in one zone: a launch into
+/// another while it holds an instance is `InvalidPlacementGroup.InUse`, as on AWS.
 pub fn for_launch(
     region: &Region,
-    name: Option<&str>,
-    id: Option<&str>,
-    partition: Option<i32>,
+    (name, id, partition): (Option<&str>, Option<&str>, Option<i32>),
+    zone: &str,
     count: usize,
 ) -> Result<Option<InGroup>, ApiError> {
     let group = match (name, id) {
@@ -272,6 +273,21 @@ pub fn for_launch(
             return Ok(None);
         }
     };
+    let members = || {
+        region
+            .instances
+            .values()
+            .filter(|i| !i.is_gone() && i.placement_group.as_deref() == Some(group.id.as_str()))
+    };
+    if group.strategy == PlacementStrategy::Cluster && members().any(|i| i.zone != zone) {
+        return Err(ApiError::new(
+            Code::InvalidPlacementGroupInUse,
+            format!(
+                "The placement group '{}' is in use in another availability zone: {zone}",
+                group.name
+            ),
+        ));
+    }
     let Some(partitions) = group.partitions else {
         if partition.is_some() {
             return Err(ApiError::invalid_combination(format!(
@@ -302,13 +318,11 @@ pub fn for_launch(
         }));
     }
     let mut held: Vec<usize> = vec![0; usize::try_from(partitions).unwrap_or(0)];
-    for i in region.instances.values() {
-        if !i.is_gone()
-            && i.placement_group.as_deref() == Some(group.id.as_str())
-            && let Some(slot) = i
-                .partition
-                .and_then(|p| usize::try_from(p - 1).ok())
-                .and_then(|p| held.get_mut(p))
+    for i in members() {
+        if let Some(slot) = i
+            .partition
+            .and_then(|p| usize::try_from(p - 1).ok())
+            .and_then(|p| held.get_mut(p))
         {
             *slot += 1;
         }

@@ -198,7 +198,11 @@ async fn bad_groups_and_launches_are_refused() {
                 .strategy(PlacementStrategy::Spread),
             "InvalidPlacementGroup.Duplicate",
         ),
-        (create(), "MissingParameter"),
+        (
+            ec2.create_placement_group()
+                .strategy(PlacementStrategy::Cluster),
+            "MissingParameter",
+        ),
         (
             create()
                 .strategy(PlacementStrategy::Partition)
@@ -245,9 +249,39 @@ async fn bad_groups_and_launches_are_refused() {
     .send()
     .await;
     assert_eq!(code(partition_of_cluster), "InvalidParameterCombination");
+    // A cluster group lies in one zone.
+    let b = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1b").await;
+    let into = |subnet: &str| {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::C5Large)
+            .subnet_id(subnet)
+            .min_count(1)
+            .max_count(1)
+            .placement(Placement::builder().group_name("hpc").build())
+    };
+    let first = into(&s).send().await.unwrap();
+    let (c, m) = crate::code_and_message(into(&b).send().await);
+    assert_eq!(c, "InvalidPlacementGroup.InUse");
+    assert!(m.contains("another availability zone"), "{m}");
     let instances = ec2.describe_instances().send().await.unwrap();
-    assert!(
-        instances.reservations().is_empty(),
+    assert_eq!(
+        instances.reservations().len(),
+        1,
         "no refused launch made an instance"
     );
+    assert_eq!(
+        instances.reservations()[0].instances()[0].instance_id(),
+        first.instances()[0].instance_id()
+    );
+    // A group made without a strategy is a cluster group.
+    let plain = ec2
+        .create_placement_group()
+        .group_name("plain")
+        .send()
+        .await
+        .unwrap()
+        .placement_group
+        .unwrap();
+    assert_eq!(plain.strategy(), Some(&PlacementStrategy::Cluster));
 }

@@ -196,9 +196,12 @@ pub fn run_instances(
     let group = match &input.placement {
         Some(p) => placement_group::for_launch(
             region,
-            p.group_name.as_deref(),
-            p.group_id.as_deref(),
-            p.partition_number,
+            (
+                p.group_name.as_deref(),
+                p.group_id.as_deref(),
+                p.partition_number,
+            ),
+            &zone,
             count,
         )?,
         None => None,
