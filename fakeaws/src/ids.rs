@@ -49,6 +49,18 @@ impl IdGen {
         id
     }
 
+    /// A new short id such as `sir-0a1b2c3d`: `prefix-` and 8 hex digits (Spot requests').
+    pub fn short(&mut self, prefix: &str) -> String {
+        let mut id = String::with_capacity(prefix.len() + 9);
+        id.push_str(prefix);
+        id.push('-');
+        push_hex(&mut id, self.next_u64(), 8);
+        if let Some(recorded) = &mut self.recorded {
+            recorded.push(id.clone());
+        }
+        id
+    }
+
     /// Starts recording the resource ids made (the consistency layer hides them).
     pub fn record(&mut self) {
         self.recorded = Some(Vec::new());

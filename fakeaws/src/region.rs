@@ -11,7 +11,7 @@ use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
     availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, launch_template,
     nat_gateway, network_acl, network_interface, placement_group, route_table, security_group,
-    subnet, tags, volume, vpc, vpc_endpoint,
+    spot_request, subnet, tags, volume, vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -112,6 +112,8 @@ pub struct Region {
     pub(crate) launch_templates: launch_template::LaunchTemplates,
     #[serde(default)]
     pub(crate) placement_groups: placement_group::PlacementGroups,
+    #[serde(default)]
+    pub(crate) spot_requests: spot_request::SpotRequests,
     /// Images by id.
     pub(crate) images: image::Images,
     /// Key pairs by name.
@@ -366,6 +368,7 @@ impl Region {
             vpc_endpoints: Default::default(),
             launch_templates: Default::default(),
             placement_groups: Default::default(),
+            spot_requests: Default::default(),
             images: Default::default(),
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),
@@ -479,6 +482,7 @@ impl Region {
             Kind::VpcEndpoint => self.vpc_endpoints.contains_key(id),
             Kind::LaunchTemplate => self.launch_templates.contains_key(id),
             Kind::PlacementGroup => self.placement_groups.contains_key(id),
+            Kind::SpotInstanceRequest => self.spot_requests.contains_key(id),
         };
         if exists {
             Ok(())

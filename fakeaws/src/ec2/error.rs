@@ -143,6 +143,8 @@ error_codes! {
         RulesPerSecurityGroupLimitExceeded = "RulesPerSecurityGroupLimitExceeded",
         /// The VPC's security group quota is used up.
         SecurityGroupLimitExceeded = "SecurityGroupLimitExceeded",
+        /// The operation does not apply to this resource (stopping a one-time Spot Instance).
+        UnsupportedOperation = "UnsupportedOperation",
         /// The VPC's subnet quota is used up.
         SubnetLimitExceeded = "SubnetLimitExceeded",
         /// More than 50 tags on a resource.

@@ -50,6 +50,8 @@ pub enum Kind {
     LaunchTemplate,
     /// Placement groups (`pg-`).
     PlacementGroup,
+    /// Spot Instance requests (`sir-`).
+    SpotInstanceRequest,
 }
 
 /// One row of the table.
@@ -62,7 +64,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 18] = [
+    pub const ALL: [Kind; 19] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -81,6 +83,7 @@ impl Kind {
         Kind::VpcEndpoint,
         Kind::LaunchTemplate,
         Kind::PlacementGroup,
+        Kind::SpotInstanceRequest,
     ];
 
     /// The table.
@@ -164,6 +167,12 @@ impl Kind {
                 "placement group",
                 ResourceType::PlacementGroup,
             ),
+            Kind::SpotInstanceRequest => (
+                "sir",
+                "InvalidSpotInstanceRequestID",
+                "spot instance request",
+                ResourceType::SpotInstancesRequest,
+            ),
         };
         Row {
             prefix,
@@ -199,6 +208,7 @@ impl Kind {
             Kind::VpcEndpoint => "vpc-endpoint-id",
             Kind::LaunchTemplate => "launch-template-id",
             Kind::PlacementGroup => "group-id",
+            Kind::SpotInstanceRequest => "spot-instance-request-id",
         }
     }
 

@@ -21,6 +21,7 @@ pub mod page;
 pub mod placement_group;
 pub mod route_table;
 pub mod security_group;
+pub mod spot_request;
 pub mod subnet;
 pub mod tags;
 pub mod volume;
@@ -212,6 +213,20 @@ impl Api for Region {
 
     fn release_address(&mut self, input: ReleaseAddressRequest) -> Result<(), ApiError> {
         elastic_ip::release_address(self, input)
+    }
+
+    fn describe_spot_instance_requests(
+        &mut self,
+        input: DescribeSpotInstanceRequestsRequest,
+    ) -> Result<DescribeSpotInstanceRequestsResult, ApiError> {
+        spot_request::describe_spot_instance_requests(self, input)
+    }
+
+    fn cancel_spot_instance_requests(
+        &mut self,
+        input: CancelSpotInstanceRequestsRequest,
+    ) -> Result<CancelSpotInstanceRequestsResult, ApiError> {
+        spot_request::cancel_spot_instance_requests(self, input)
     }
 
     fn create_placement_group(

@@ -2415,6 +2415,108 @@ impl BurstablePerformance {
 
 crate::protocol::wire_enum!(BurstablePerformance);
 
+/// The `CancelSpotInstanceRequestState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CancelSpotInstanceRequestState {
+    /// `active`
+    Active,
+    /// `open`
+    Open,
+    /// `closed`
+    Closed,
+    /// `cancelled`
+    Cancelled,
+    /// `completed`
+    Completed,
+}
+
+impl CancelSpotInstanceRequestState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["active", "open", "closed", "cancelled", "completed"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Open => "open",
+            Self::Closed => "closed",
+            Self::Cancelled => "cancelled",
+            Self::Completed => "completed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "active" => Self::Active,
+            "open" => Self::Open,
+            "closed" => Self::Closed,
+            "cancelled" => Self::Cancelled,
+            "completed" => Self::Completed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CancelSpotInstanceRequestState);
+
+/// The `CancelSpotInstanceRequestsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CancelSpotInstanceRequestsRequest {
+    pub dry_run: Option<bool>,
+    pub spot_instance_request_ids: Vec<String>,
+}
+
+impl Decode for CancelSpotInstanceRequestsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "SpotInstanceRequestId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let spot_instance_request_ids = r.list_at(m_[1], at_, "SpotInstanceRequestId", None)?;
+        let spot_instance_request_ids =
+            FormReader::required(spot_instance_request_ids, at_, "SpotInstanceRequestId")?;
+        Ok(Some(Self {
+            dry_run,
+            spot_instance_request_ids,
+        }))
+    }
+}
+
+/// The `CancelSpotInstanceRequestsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CancelSpotInstanceRequestsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_spot_instance_requests: Option<Vec<CancelledSpotInstanceRequest>>,
+}
+
+impl EncodeMembers for CancelSpotInstanceRequestsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "spotInstanceRequestSet",
+            "item",
+            &self.cancelled_spot_instance_requests,
+        );
+    }
+}
+
+/// The `CancelledSpotInstanceRequest` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CancelledSpotInstanceRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_instance_request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<CancelSpotInstanceRequestState>,
+}
+
+impl EncodeMembers for CancelledSpotInstanceRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("spotInstanceRequestId", &self.spot_instance_request_id);
+        w.field("state", &self.state);
+    }
+}
+
 /// The `CapacityReservationPreference` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CapacityReservationPreference {
@@ -2562,10 +2664,13 @@ impl EncodeMembers for ConnectionTrackingSpecification {
 }
 
 /// The `ConnectionTrackingSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionTrackingSpecificationRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_established_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_stream_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_timeout: Option<i32>,
 }
 
@@ -2585,6 +2690,15 @@ impl Decode for ConnectionTrackingSpecificationRequest {
             udp_stream_timeout,
             udp_timeout,
         }))
+    }
+}
+
+impl EncodeMembers for ConnectionTrackingSpecificationRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("TcpEstablishedTimeout", &self.tcp_established_timeout);
+        w.field("UdpStreamTimeout", &self.udp_stream_timeout);
+        w.field("UdpTimeout", &self.udp_timeout);
     }
 }
 
@@ -5318,6 +5432,66 @@ impl EncodeMembers for DescribeSecurityGroupsResult {
     }
 }
 
+/// The `DescribeSpotInstanceRequestsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeSpotInstanceRequestsRequest {
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub spot_instance_request_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeSpotInstanceRequestsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "SpotInstanceRequestId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let spot_instance_request_ids = r.list_at(m_[4], at_, "SpotInstanceRequestId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            next_token,
+            max_results,
+            dry_run,
+            spot_instance_request_ids,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeSpotInstanceRequestsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeSpotInstanceRequestsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_instance_requests: Option<Vec<SpotInstanceRequest>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeSpotInstanceRequestsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "spotInstanceRequestSet",
+            "item",
+            &self.spot_instance_requests,
+        );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
 /// The `DescribeSubnetsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeSubnetsRequest {
@@ -6288,9 +6462,11 @@ impl EncodeMembers for ElasticInferenceAcceleratorAssociation {
 }
 
 /// The `EnaSrdSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct EnaSrdSpecificationRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_udp_specification: Option<EnaSrdUdpSpecificationRequest>,
 }
 
@@ -6308,9 +6484,18 @@ impl Decode for EnaSrdSpecificationRequest {
     }
 }
 
+impl EncodeMembers for EnaSrdSpecificationRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("EnaSrdEnabled", &self.ena_srd_enabled);
+        w.field("EnaSrdUdpSpecification", &self.ena_srd_udp_specification);
+    }
+}
+
 /// The `EnaSrdUdpSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct EnaSrdUdpSpecificationRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_udp_enabled: Option<bool>,
 }
 
@@ -6323,6 +6508,13 @@ impl Decode for EnaSrdUdpSpecificationRequest {
         Ok(Some(Self {
             ena_srd_udp_enabled,
         }))
+    }
+}
+
+impl EncodeMembers for EnaSrdUdpSpecificationRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("EnaSrdUdpEnabled", &self.ena_srd_udp_enabled);
     }
 }
 
@@ -6549,9 +6741,11 @@ impl EncodeMembers for IamInstanceProfile {
 }
 
 /// The `IamInstanceProfileSpecification` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct IamInstanceProfileSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
@@ -6563,6 +6757,14 @@ impl Decode for IamInstanceProfileSpecification {
         let arn = r.field_at(m_[0], at_, "Arn")?;
         let name = r.field_at(m_[1], at_, "Name")?;
         Ok(Some(Self { arn, name }))
+    }
+}
+
+impl EncodeMembers for IamInstanceProfileSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("arn", &self.arn);
+        w.field("name", &self.name);
     }
 }
 
@@ -7671,6 +7873,27 @@ impl EncodeMembers for InstanceMaintenanceOptions {
     }
 }
 
+/// The `InstanceMarketOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct InstanceMarketOptionsRequest {
+    pub market_type: Option<MarketType>,
+    pub spot_options: Option<SpotMarketOptions>,
+}
+
+impl Decode for InstanceMarketOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["MarketType", "SpotOptions"]) else {
+            return Ok(None);
+        };
+        let market_type = r.field_at(m_[0], at_, "MarketType")?;
+        let spot_options = r.field_at(m_[1], at_, "SpotOptions")?;
+        Ok(Some(Self {
+            market_type,
+            spot_options,
+        }))
+    }
+}
+
 /// The `InstanceMetadataEndpointState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum InstanceMetadataEndpointState {
@@ -8000,30 +8223,53 @@ impl EncodeMembers for InstanceNetworkInterfaceAttachment {
 }
 
 /// The `InstanceNetworkInterfaceSpecification` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct InstanceNetworkInterfaceSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub associate_public_ip_address: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_ip_addresses: Option<Vec<PrivateIpAddressSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_private_ip_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub associate_carrier_ip_address: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecificationRequest>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefix_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecificationRequest>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefix_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary_ipv6: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_srd_specification: Option<EnaSrdSpecificationRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ena_queue_count: Option<i32>,
 }
 
@@ -8109,6 +8355,47 @@ impl Decode for InstanceNetworkInterfaceSpecification {
             connection_tracking_specification,
             ena_queue_count,
         }))
+    }
+}
+
+impl EncodeMembers for InstanceNetworkInterfaceSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "associatePublicIpAddress",
+            &self.associate_public_ip_address,
+        );
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("description", &self.description);
+        w.field("deviceIndex", &self.device_index);
+        w.list_field("SecurityGroupId", "SecurityGroupId", &self.groups);
+        w.field("ipv6AddressCount", &self.ipv6_address_count);
+        w.list_field("ipv6AddressesSet", "item", &self.ipv6_addresses);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("privateIpAddress", &self.private_ip_address);
+        w.list_field("privateIpAddressesSet", "item", &self.private_ip_addresses);
+        w.field(
+            "secondaryPrivateIpAddressCount",
+            &self.secondary_private_ip_address_count,
+        );
+        w.field("subnetId", &self.subnet_id);
+        w.field(
+            "AssociateCarrierIpAddress",
+            &self.associate_carrier_ip_address,
+        );
+        w.field("InterfaceType", &self.interface_type);
+        w.field("NetworkCardIndex", &self.network_card_index);
+        w.list_field("Ipv4Prefix", "item", &self.ipv4_prefixes);
+        w.field("Ipv4PrefixCount", &self.ipv4_prefix_count);
+        w.list_field("Ipv6Prefix", "item", &self.ipv6_prefixes);
+        w.field("Ipv6PrefixCount", &self.ipv6_prefix_count);
+        w.field("PrimaryIpv6", &self.primary_ipv6);
+        w.field("EnaSrdSpecification", &self.ena_srd_specification);
+        w.field(
+            "ConnectionTrackingSpecification",
+            &self.connection_tracking_specification,
+        );
+        w.field("EnaQueueCount", &self.ena_queue_count);
     }
 }
 
@@ -16212,8 +16499,9 @@ impl EncodeMembers for Ipv4PrefixSpecification {
 }
 
 /// The `Ipv4PrefixSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ipv4PrefixSpecificationRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_prefix: Option<String>,
 }
 
@@ -16224,6 +16512,13 @@ impl Decode for Ipv4PrefixSpecificationRequest {
         };
         let ipv4_prefix = r.field_at(m_[0], at_, "Ipv4Prefix")?;
         Ok(Some(Self { ipv4_prefix }))
+    }
+}
+
+impl EncodeMembers for Ipv4PrefixSpecificationRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("Ipv4Prefix", &self.ipv4_prefix);
     }
 }
 
@@ -16287,8 +16582,9 @@ impl EncodeMembers for Ipv6PrefixSpecification {
 }
 
 /// The `Ipv6PrefixSpecificationRequest` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ipv6PrefixSpecificationRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_prefix: Option<String>,
 }
 
@@ -16299,6 +16595,13 @@ impl Decode for Ipv6PrefixSpecificationRequest {
         };
         let ipv6_prefix = r.field_at(m_[0], at_, "Ipv6Prefix")?;
         Ok(Some(Self { ipv6_prefix }))
+    }
+}
+
+impl EncodeMembers for Ipv6PrefixSpecificationRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("Ipv6Prefix", &self.ipv6_prefix);
     }
 }
 
@@ -16482,6 +16785,62 @@ impl EncodeMembers for LastError {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("message", &self.message);
         w.field("code", &self.code);
+    }
+}
+
+/// The `LaunchSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_data: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addressing_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_optimized: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile: Option<IamInstanceProfileSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interfaces: Option<Vec<InstanceNetworkInterfaceSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<SpotPlacement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramdisk_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_groups: Option<Vec<GroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<RunInstancesMonitoringEnabled>,
+}
+
+impl EncodeMembers for LaunchSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("userData", &self.user_data);
+        w.field("addressingType", &self.addressing_type);
+        w.list_field("blockDeviceMapping", "item", &self.block_device_mappings);
+        w.field("ebsOptimized", &self.ebs_optimized);
+        w.field("iamInstanceProfile", &self.iam_instance_profile);
+        w.field("imageId", &self.image_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("kernelId", &self.kernel_id);
+        w.field("keyName", &self.key_name);
+        w.list_field("networkInterfaceSet", "item", &self.network_interfaces);
+        w.field("placement", &self.placement);
+        w.field("ramdiskId", &self.ramdisk_id);
+        w.field("subnetId", &self.subnet_id);
+        w.list_field("groupSet", "item", &self.security_groups);
+        w.field("monitoring", &self.monitoring);
     }
 }
 
@@ -20311,6 +20670,50 @@ impl EncodeMembers for PublicIpDnsNameOptions {
     }
 }
 
+/// The `RIProductDescription` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RIProductDescription {
+    /// `Linux/UNIX`
+    LinuxUNIX,
+    /// `Linux/UNIX (Amazon VPC)`
+    LinuxUNIXAmazonVPC,
+    /// `Windows`
+    Windows,
+    /// `Windows (Amazon VPC)`
+    WindowsAmazonVPC,
+}
+
+impl RIProductDescription {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "Linux/UNIX",
+        "Linux/UNIX (Amazon VPC)",
+        "Windows",
+        "Windows (Amazon VPC)",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LinuxUNIX => "Linux/UNIX",
+            Self::LinuxUNIXAmazonVPC => "Linux/UNIX (Amazon VPC)",
+            Self::Windows => "Windows",
+            Self::WindowsAmazonVPC => "Windows (Amazon VPC)",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "Linux/UNIX" => Self::LinuxUNIX,
+            "Linux/UNIX (Amazon VPC)" => Self::LinuxUNIXAmazonVPC,
+            "Windows" => Self::Windows,
+            "Windows (Amazon VPC)" => Self::WindowsAmazonVPC,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RIProductDescription);
+
 /// The `RebootInstancesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RebootInstancesRequest {
@@ -22115,8 +22518,9 @@ impl RuleAction {
 crate::protocol::wire_enum!(RuleAction);
 
 /// The `RunInstancesMonitoringEnabled` shape.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RunInstancesMonitoringEnabled {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_category_ids: Option<Vec<String>>,
     pub enabled: bool,
 }
@@ -22133,6 +22537,14 @@ impl Decode for RunInstancesMonitoringEnabled {
             metric_category_ids,
             enabled,
         }))
+    }
+}
+
+impl EncodeMembers for RunInstancesMonitoringEnabled {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("MetricCategoryId", "item", &self.metric_category_ids);
+        w.value("enabled", &self.enabled);
     }
 }
 
@@ -22153,6 +22565,7 @@ pub struct RunInstancesRequest {
     pub user_data: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub launch_template: Option<LaunchTemplateSpecification>,
+    pub instance_market_options: Option<InstanceMarketOptionsRequest>,
     pub metadata_options: Option<InstanceMetadataOptionsRequest>,
     pub disable_api_stop: Option<bool>,
     pub dry_run: Option<bool>,
@@ -22179,6 +22592,7 @@ impl Decode for RunInstancesRequest {
                 "IamInstanceProfile",
                 "ImageId",
                 "InstanceInitiatedShutdownBehavior",
+                "InstanceMarketOptions",
                 "InstanceType",
                 "KeyName",
                 "LaunchTemplate",
@@ -22200,29 +22614,30 @@ impl Decode for RunInstancesRequest {
         };
         let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
         let image_id = r.field_at(m_[7], at_, "ImageId")?;
-        let instance_type = r.field_at(m_[9], at_, "InstanceType")?;
-        let key_name = r.field_at(m_[10], at_, "KeyName")?;
-        let max_count = r.field_at(m_[12], at_, "MaxCount")?;
+        let instance_type = r.field_at(m_[10], at_, "InstanceType")?;
+        let key_name = r.field_at(m_[11], at_, "KeyName")?;
+        let max_count = r.field_at(m_[13], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field_at(m_[14], at_, "MinCount")?;
+        let min_count = r.field_at(m_[15], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field_at(m_[15], at_, "Monitoring")?;
-        let placement = r.field_at(m_[17], at_, "Placement")?;
-        let security_group_ids = r.list_at(m_[20], at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_at(m_[19], at_, "SecurityGroup", None)?;
-        let subnet_id = r.field_at(m_[21], at_, "SubnetId")?;
-        let user_data = r.field_at(m_[23], at_, "UserData")?;
-        let tag_specifications = r.list_at(m_[22], at_, "TagSpecification", None)?;
-        let launch_template = r.field_at(m_[11], at_, "LaunchTemplate")?;
-        let metadata_options = r.field_at(m_[13], at_, "MetadataOptions")?;
+        let monitoring = r.field_at(m_[16], at_, "Monitoring")?;
+        let placement = r.field_at(m_[18], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[21], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[20], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[22], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[24], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[23], at_, "TagSpecification", None)?;
+        let launch_template = r.field_at(m_[12], at_, "LaunchTemplate")?;
+        let instance_market_options = r.field_at(m_[9], at_, "InstanceMarketOptions")?;
+        let metadata_options = r.field_at(m_[14], at_, "MetadataOptions")?;
         let disable_api_stop = r.field_at(m_[2], at_, "DisableApiStop")?;
         let dry_run = r.field_at(m_[4], at_, "DryRun")?;
         let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
             r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field_at(m_[18], at_, "PrivateIpAddress")?;
+        let private_ip_address = r.field_at(m_[19], at_, "PrivateIpAddress")?;
         let client_token = r.field_at(m_[1], at_, "ClientToken")?;
-        let network_interfaces = r.list_at(m_[16], at_, "NetworkInterface", None)?;
+        let network_interfaces = r.list_at(m_[17], at_, "NetworkInterface", None)?;
         let iam_instance_profile = r.field_at(m_[6], at_, "IamInstanceProfile")?;
         let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
         Ok(Some(Self {
@@ -22240,6 +22655,7 @@ impl Decode for RunInstancesRequest {
             user_data,
             tag_specifications,
             launch_template,
+            instance_market_options,
             metadata_options,
             disable_api_stop,
             dry_run,
@@ -22867,6 +23283,178 @@ impl SnapshotReturnCodes {
 
 crate::protocol::wire_enum!(SnapshotReturnCodes);
 
+/// The `SpotInstanceRequest` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpotInstanceRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_block_hourly_price: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_duration_minutes: Option<i32>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<SpotInstanceStateFault>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_specification: Option<LaunchSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched_availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched_availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_description: Option<RIProductDescription>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_instance_request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_price: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<SpotInstanceState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SpotInstanceStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<SpotInstanceType>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_interruption_behavior: Option<InstanceInterruptionBehavior>,
+}
+
+impl EncodeMembers for SpotInstanceRequest {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("actualBlockHourlyPrice", &self.actual_block_hourly_price);
+        w.field("availabilityZoneGroup", &self.availability_zone_group);
+        w.field("blockDurationMinutes", &self.block_duration_minutes);
+        w.field("createTime", &self.create_time);
+        w.field("fault", &self.fault);
+        w.field("instanceId", &self.instance_id);
+        w.field("launchGroup", &self.launch_group);
+        w.field("launchSpecification", &self.launch_specification);
+        w.field("launchedAvailabilityZone", &self.launched_availability_zone);
+        w.field(
+            "launchedAvailabilityZoneId",
+            &self.launched_availability_zone_id,
+        );
+        w.field("productDescription", &self.product_description);
+        w.field("spotInstanceRequestId", &self.spot_instance_request_id);
+        w.field("spotPrice", &self.spot_price);
+        w.field("state", &self.state);
+        w.field("status", &self.status);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("type", &self.r#type);
+        w.field("validFrom", &self.valid_from);
+        w.field("validUntil", &self.valid_until);
+        w.field(
+            "instanceInterruptionBehavior",
+            &self.instance_interruption_behavior,
+        );
+    }
+}
+
+/// The `SpotInstanceState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpotInstanceState {
+    /// `open`
+    Open,
+    /// `active`
+    Active,
+    /// `closed`
+    Closed,
+    /// `cancelled`
+    Cancelled,
+    /// `failed`
+    Failed,
+    /// `disabled`
+    Disabled,
+}
+
+impl SpotInstanceState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "open",
+        "active",
+        "closed",
+        "cancelled",
+        "failed",
+        "disabled",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Active => "active",
+            Self::Closed => "closed",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "open" => Self::Open,
+            "active" => Self::Active,
+            "closed" => Self::Closed,
+            "cancelled" => Self::Cancelled,
+            "failed" => Self::Failed,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SpotInstanceState);
+
+/// The `SpotInstanceStateFault` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpotInstanceStateFault {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for SpotInstanceStateFault {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `SpotInstanceStatus` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpotInstanceStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_time: Option<DateTime>,
+}
+
+impl EncodeMembers for SpotInstanceStatus {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+        w.field("updateTime", &self.update_time);
+    }
+}
+
 /// The `SpotInstanceType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SpotInstanceType {
@@ -22897,6 +23485,69 @@ impl SpotInstanceType {
 }
 
 crate::protocol::wire_enum!(SpotInstanceType);
+
+/// The `SpotMarketOptions` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SpotMarketOptions {
+    pub max_price: Option<String>,
+    pub spot_instance_type: Option<SpotInstanceType>,
+    pub block_duration_minutes: Option<i32>,
+    pub valid_until: Option<DateTime>,
+    pub instance_interruption_behavior: Option<InstanceInterruptionBehavior>,
+}
+
+impl Decode for SpotMarketOptions {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "BlockDurationMinutes",
+                "InstanceInterruptionBehavior",
+                "MaxPrice",
+                "SpotInstanceType",
+                "ValidUntil",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let max_price = r.field_at(m_[2], at_, "MaxPrice")?;
+        let spot_instance_type = r.field_at(m_[3], at_, "SpotInstanceType")?;
+        let block_duration_minutes = r.field_at(m_[0], at_, "BlockDurationMinutes")?;
+        let valid_until = r.field_at(m_[4], at_, "ValidUntil")?;
+        let instance_interruption_behavior =
+            r.field_at(m_[1], at_, "InstanceInterruptionBehavior")?;
+        Ok(Some(Self {
+            max_price,
+            spot_instance_type,
+            block_duration_minutes,
+            valid_until,
+            instance_interruption_behavior,
+        }))
+    }
+}
+
+/// The `SpotPlacement` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpotPlacement {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenancy: Option<Tenancy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+}
+
+impl EncodeMembers for SpotPlacement {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("groupName", &self.group_name);
+        w.field("tenancy", &self.tenancy);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+    }
+}
 
 /// The `SpreadLevel` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24958,6 +25609,10 @@ pub enum Action {
     DescribePlacementGroups,
     /// `DeletePlacementGroup`
     DeletePlacementGroup,
+    /// `DescribeSpotInstanceRequests`
+    DescribeSpotInstanceRequests,
+    /// `CancelSpotInstanceRequests`
+    CancelSpotInstanceRequests,
 }
 
 impl Action {
@@ -25056,6 +25711,8 @@ impl Action {
             Self::CreatePlacementGroup => "CreatePlacementGroup",
             Self::DescribePlacementGroups => "DescribePlacementGroups",
             Self::DeletePlacementGroup => "DeletePlacementGroup",
+            Self::DescribeSpotInstanceRequests => "DescribeSpotInstanceRequests",
+            Self::CancelSpotInstanceRequests => "CancelSpotInstanceRequests",
         }
     }
     /// The served operation of that name, if any.
@@ -25153,6 +25810,8 @@ impl Action {
             "CreatePlacementGroup" => Self::CreatePlacementGroup,
             "DescribePlacementGroups" => Self::DescribePlacementGroups,
             "DeletePlacementGroup" => Self::DeletePlacementGroup,
+            "DescribeSpotInstanceRequests" => Self::DescribeSpotInstanceRequests,
+            "CancelSpotInstanceRequests" => Self::CancelSpotInstanceRequests,
             _ => return None,
         })
     }
@@ -25554,6 +26213,16 @@ pub trait Api {
         &mut self,
         input: DeletePlacementGroupRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `DescribeSpotInstanceRequests`.
+    fn describe_spot_instance_requests(
+        &mut self,
+        input: DescribeSpotInstanceRequestsRequest,
+    ) -> Result<DescribeSpotInstanceRequestsResult, ApiError>;
+    /// Serves `CancelSpotInstanceRequests`.
+    fn cancel_spot_instance_requests(
+        &mut self,
+        input: CancelSpotInstanceRequestsRequest,
+    ) -> Result<CancelSpotInstanceRequestsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -25747,6 +26416,10 @@ pub enum Response {
     DescribePlacementGroups(Box<DescribePlacementGroupsResult>),
     /// `DeletePlacementGroup`
     DeletePlacementGroup,
+    /// `DescribeSpotInstanceRequests`
+    DescribeSpotInstanceRequests(Box<DescribeSpotInstanceRequestsResult>),
+    /// `CancelSpotInstanceRequests`
+    CancelSpotInstanceRequests(Box<CancelSpotInstanceRequestsResult>),
 }
 
 impl Response {
@@ -26258,6 +26931,18 @@ impl Response {
                 "DeletePlacementGroup",
                 XML_NAMESPACE,
                 request_id,
+            ),
+            Self::DescribeSpotInstanceRequests(output) => crate::protocol::xml::ec2_response(
+                "DescribeSpotInstanceRequests",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CancelSpotInstanceRequests(output) => crate::protocol::xml::ec2_response(
+                "CancelSpotInstanceRequests",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
             ),
         }
     }
@@ -26949,7 +27634,6 @@ pub fn execute<A: Api + ?Sized>(
                     "RamdiskId",
                     "ElasticGpuSpecification",
                     "ElasticInferenceAccelerator",
-                    "InstanceMarketOptions",
                     "CreditSpecification",
                     "CpuOptions",
                     "CapacityReservationSpecification",
@@ -27455,6 +28139,30 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.delete_placement_group(input)?;
             Ok(Response::DeletePlacementGroup)
+        }
+        Action::DescribeSpotInstanceRequests => {
+            r.reject_unsupported("DescribeSpotInstanceRequests", &[])?;
+            let input =
+                FormReader::required(DescribeSpotInstanceRequestsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeSpotInstanceRequests(Box::new(
+                api.describe_spot_instance_requests(input)?,
+            )))
+        }
+        Action::CancelSpotInstanceRequests => {
+            r.reject_unsupported("CancelSpotInstanceRequests", &[])?;
+            let input =
+                FormReader::required(CancelSpotInstanceRequestsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CancelSpotInstanceRequests(Box::new(
+                api.cancel_spot_instance_requests(input)?,
+            )))
         }
     }
 }

@@ -22,6 +22,7 @@ mod placement_group;
 mod route_table;
 mod security_group;
 mod signatures;
+mod spot;
 mod state;
 mod subnet;
 mod tags;

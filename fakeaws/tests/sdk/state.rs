@@ -129,6 +129,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .launch_template_versions,
     );
     add(
+        "spot requests",
+        &ec2.describe_spot_instance_requests()
+            .send()
+            .await
+            .unwrap()
+            .spot_instance_requests,
+    );
+    add(
         "placement groups",
         &ec2.describe_placement_groups()
             .send()
@@ -304,6 +312,21 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .subnet_ids(&subnet)
         .security_group_ids(&group)
         .private_dns_enabled(false)
+        .send()
+        .await
+        .unwrap();
+    // A Spot Instance and its request.
+    ec2.run_instances()
+        .image_id(crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Small)
+        .subnet_id(&subnet)
+        .instance_market_options(
+            aws_sdk_ec2::types::InstanceMarketOptionsRequest::builder()
+                .market_type(aws_sdk_ec2::types::MarketType::Spot)
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
         .send()
         .await
         .unwrap();

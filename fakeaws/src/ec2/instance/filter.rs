@@ -8,16 +8,9 @@ use crate::region::Region;
 use super::*;
 
 impl Filterable for (&Instance, &Region) {
-    // On-demand (no spot request, no lifecycle), Linux (no platform), and no dedicated host,
-    // product code or requester.
-    const NEVER_SET: &'static [&'static str] = &[
-        "affinity",
-        "instance-lifecycle",
-        "platform",
-        "product-code",
-        "requester-id",
-        "spot-instance-request-id",
-    ];
+    // Linux (no platform), and no dedicated host, product code or requester.
+    const NEVER_SET: &'static [&'static str] =
+        &["affinity", "platform", "product-code", "requester-id"];
     const NAMES: &'static [&'static str] = &[
         "affinity",
         "architecture",
@@ -92,6 +85,12 @@ impl Filterable for (&Instance, &Region) {
         match name {
             "architecture" => one(i.architecture.as_str()),
             "availability-zone" => one(i.zone.clone()),
+            "instance-lifecycle" => i
+                .spot_request
+                .as_ref()
+                .map(|_| one("spot"))
+                .unwrap_or_default(),
+            "spot-instance-request-id" => i.spot_request.clone().map(one).unwrap_or_default(),
             "placement-group-name" => i
                 .placement_group
                 .as_deref()

@@ -123,6 +123,17 @@ pub struct Instance {
     /// Its partition, in a partition placement group.
     #[serde(default)]
     pub partition: Option<i32>,
+    /// Its Spot Instance request, for a Spot Instance.
+    #[serde(default)]
+    pub spot_request: Option<String>,
+}
+
+/// The security groups of instance `i` (its primary interface's), as its answers list them.
+pub fn security_groups(
+    region: &crate::region::Region,
+    i: &Instance,
+) -> Vec<crate::generated::ec2::GroupIdentifier> {
+    render::groups_of(region, i)
 }
 
 /// Records the volume `volume_id` attached to the instance `id` at `device` (AttachVolume).

@@ -147,6 +147,11 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         ebs_optimized: Some(i.ebs_optimized),
         ena_support: Some(i.ena_support),
         hypervisor: Some(HypervisorType::Xen),
+        instance_lifecycle: i
+            .spot_request
+            .as_ref()
+            .map(|_| crate::generated::ec2::InstanceLifecycleType::Spot),
+        spot_instance_request_id: i.spot_request.clone(),
         iam_instance_profile: i.iam_profile.as_ref().map(|(arn, id)| IamInstanceProfile {
             arn: Some(arn.clone()),
             id: Some(id.clone()),

@@ -10,7 +10,9 @@ use crate::ec2::error::{self, Code};
 
 use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterface, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
-use crate::ec2::{Kind, elastic_ip, fingerprint, image, launch_template, placement_group, tags};
+use crate::ec2::{
+    Kind, elastic_ip, fingerprint, image, launch_template, placement_group, spot_request, tags,
+};
 use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
     InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
@@ -145,14 +147,16 @@ pub fn run_instances(
         }
         None => None,
     };
-    let volume_tags_etc = tags::from_specs_for(
-        input.tag_specifications.as_deref(),
-        &[
-            ResourceType::Instance,
-            ResourceType::Volume,
-            ResourceType::NetworkInterface,
-        ],
-    )?;
+    let spot = spot_request::plan(input.instance_market_options.as_ref())?;
+    let mut taggable = vec![
+        ResourceType::Instance,
+        ResourceType::Volume,
+        ResourceType::NetworkInterface,
+    ];
+    if spot.is_some() {
+        taggable.push(ResourceType::SpotInstancesRequest);
+    }
+    let volume_tags_etc = tags::from_specs_for(input.tag_specifications.as_deref(), &taggable)?;
     let iam_profile = iam_profile_name(&input)?;
     let block_devices = plan_volumes(region, &input, &image, &zone)?;
 
@@ -352,7 +356,16 @@ pub fn run_instances(
                 .unwrap_or(Tenancy::Default),
             placement_group: group.as_ref().map(|g| g.group_id.clone()),
             partition: group.as_ref().and_then(|g| g.partition(index)),
+            spot_request: None,
         };
+        let mut instance = instance;
+        if let Some(spot) = &spot {
+            let request = spot_request::fulfilled(region, spot, &id);
+            if let Some(t) = volume_tags_etc.get(&ResourceType::SpotInstancesRequest) {
+                region.tags.insert(&request, t.clone());
+            }
+            instance.spot_request = Some(request);
+        }
         region.by_vpc.insert(&vpc_id, &id);
         region.by_subnet.insert(&subnet_id, &id);
         region.instances.0.insert(id.clone(), instance);

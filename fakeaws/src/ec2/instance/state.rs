@@ -123,6 +123,9 @@ pub fn purge(region: &mut Region, id: &str) {
         && i.state == InstanceStateName::Terminated
     {
         let (vpc, subnet) = (i.vpc_id.clone(), i.subnet_id.clone());
+        if let Some(request) = i.spot_request.clone() {
+            crate::ec2::spot_request::forget(region, &request);
+        }
         region.instances.0.remove(id);
         region.by_vpc.remove(&vpc, id);
         region.by_subnet.remove(&subnet, id);
@@ -202,6 +205,13 @@ pub fn terminate_instances(
     )?;
     let plan: Vec<(String, InstanceStateName)> =
         instances.iter().map(|i| (i.id.clone(), i.state)).collect();
+    let spot: Vec<String> = instances
+        .iter()
+        .filter_map(|i| i.spot_request.clone())
+        .collect();
+    for request in spot {
+        crate::ec2::spot_request::instance_terminated(region, &request);
+    }
     let mut out = Vec::new();
     for (id, previous) in plan {
         let current = if matches!(
@@ -258,6 +268,9 @@ pub fn stop_instances(
                 ));
             }
             _ => {}
+        }
+        if i.spot_request.is_some() {
+            return Err(crate::ec2::spot_request::cannot_stop(&i.id));
         }
     }
     let plan: Vec<(String, InstanceStateName)> =

@@ -1,0 +1,251 @@
+//! Spot Instances through the SDK: RunInstances with `InstanceMarketOptions`, the one-time
+//! request each instance has, DescribeSpotInstanceRequests and its filters, what stopping,
+//! terminating and cancelling do, and the options AWS refuses.
+
+use aws_sdk_ec2::types::{
+    InstanceInterruptionBehavior, InstanceLifecycleType, InstanceMarketOptionsRequest,
+    InstanceType, MarketType, ResourceType, SpotInstanceState, SpotInstanceType, SpotMarketOptions,
+};
+
+use crate::{code, empty_fake, filter, image, subnet, tag_spec, vpc};
+
+fn spot(options: SpotMarketOptions) -> InstanceMarketOptionsRequest {
+    InstanceMarketOptionsRequest::builder()
+        .market_type(MarketType::Spot)
+        .spot_options(options)
+        .build()
+}
+
+async fn request(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::SpotInstanceRequest {
+    ec2.describe_spot_instance_requests()
+        .spot_instance_request_ids(id)
+        .send()
+        .await
+        .unwrap()
+        .spot_instance_requests()[0]
+        .clone()
+}
+
+#[tokio::test]
+async fn a_spot_launch_holds_a_one_time_request() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launched = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Large)
+        .subnet_id(&s)
+        .min_count(2)
+        .max_count(2)
+        .instance_market_options(spot(SpotMarketOptions::builder().max_price("0.05").build()))
+        .tag_specifications(tag_spec(
+            ResourceType::SpotInstancesRequest,
+            &[("pool", "workers")],
+        ))
+        .send()
+        .await
+        .unwrap();
+    let instances = launched.instances();
+    assert_eq!(instances.len(), 2);
+    let (a, b) = (&instances[0], &instances[1]);
+    assert_eq!(a.instance_lifecycle(), Some(&InstanceLifecycleType::Spot));
+    let (sir_a, sir_b) = (
+        a.spot_instance_request_id().unwrap().to_string(),
+        b.spot_instance_request_id().unwrap().to_string(),
+    );
+    assert!(
+        sir_a.starts_with("sir-") && sir_a != sir_b,
+        "{sir_a} {sir_b}"
+    );
+
+    let r = request(&ec2, &sir_a).await;
+    assert_eq!(r.state(), Some(&SpotInstanceState::Active));
+    assert_eq!(r.status().unwrap().code(), Some("fulfilled"));
+    assert_eq!(r.instance_id(), a.instance_id());
+    assert_eq!(r.spot_price(), Some("0.05"));
+    assert_eq!(r.r#type(), Some(&SpotInstanceType::OneTime));
+    assert_eq!(
+        r.instance_interruption_behavior(),
+        Some(&InstanceInterruptionBehavior::Terminate)
+    );
+    assert_eq!(r.launched_availability_zone(), Some("us-east-1a"));
+    let spec = r.launch_specification().unwrap();
+    assert_eq!(spec.image_id(), Some(ami.as_str()));
+    assert_eq!(spec.instance_type(), Some(&InstanceType::M5Large));
+    assert_eq!(spec.security_groups()[0].group_name(), Some("default"));
+    assert_eq!(r.tags()[0].value(), Some("workers"));
+
+    // Filters, on the requests and on the instances.
+    let by = |name: &str, value: &str| {
+        ec2.describe_spot_instance_requests()
+            .filters(filter(name, &[value]))
+    };
+    let count = |out: aws_sdk_ec2::operation::describe_spot_instance_requests::DescribeSpotInstanceRequestsOutput| {
+        out.spot_instance_requests().len()
+    };
+    assert_eq!(count(by("state", "active").send().await.unwrap()), 2);
+    assert_eq!(
+        count(by("launch.instance-type", "m5.large").send().await.unwrap()),
+        2
+    );
+    assert_eq!(
+        count(
+            by("instance-id", a.instance_id().unwrap())
+                .send()
+                .await
+                .unwrap()
+        ),
+        1
+    );
+    assert_eq!(count(by("tag:pool", "workers").send().await.unwrap()), 2);
+    assert_eq!(count(by("launch.kernel-id", "*").send().await.unwrap()), 0);
+    let spot_instances = ec2
+        .describe_instances()
+        .filters(filter("instance-lifecycle", &["spot"]))
+        .filters(filter("spot-instance-request-id", &[&sir_b]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        spot_instances.reservations()[0].instances()[0].instance_id(),
+        b.instance_id()
+    );
+
+    // A one-time request's instance cannot be stopped; terminating it closes the request;
+    // cancelling leaves the instance running.
+    let stop = ec2
+        .stop_instances()
+        .instance_ids(a.instance_id().unwrap())
+        .send()
+        .await;
+    assert_eq!(code(stop), "UnsupportedOperation");
+    ec2.terminate_instances()
+        .instance_ids(a.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let closed = request(&ec2, &sir_a).await;
+    assert_eq!(closed.state(), Some(&SpotInstanceState::Closed));
+    assert_eq!(
+        closed.status().unwrap().code(),
+        Some("instance-terminated-by-user")
+    );
+    let cancelled = ec2
+        .cancel_spot_instance_requests()
+        .spot_instance_request_ids(&sir_a)
+        .spot_instance_request_ids(&sir_b)
+        .send()
+        .await
+        .unwrap();
+    let states: Vec<&str> = cancelled
+        .cancelled_spot_instance_requests()
+        .iter()
+        .map(|c| c.state().unwrap().as_str())
+        .collect();
+    assert_eq!(states, ["closed", "cancelled"]);
+    let b_now = request(&ec2, &sir_b).await;
+    assert_eq!(b_now.state(), Some(&SpotInstanceState::Cancelled));
+    assert_eq!(
+        b_now.status().unwrap().code(),
+        Some("request-canceled-and-instance-running")
+    );
+    let still = ec2
+        .describe_instances()
+        .instance_ids(b.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        still.reservations()[0].instances()[0]
+            .state()
+            .unwrap()
+            .name()
+            .unwrap()
+            .as_str(),
+        "running"
+    );
+    let unknown = ec2
+        .describe_spot_instance_requests()
+        .spot_instance_request_ids("sir-0123abcd")
+        .send()
+        .await;
+    assert_eq!(code(unknown), "InvalidSpotInstanceRequestID.NotFound");
+}
+
+#[tokio::test]
+async fn spot_options_aws_refuses_launch_nothing() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let run = || {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::M5Large)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+    };
+    let cases = [
+        (
+            run().instance_market_options(spot(
+                SpotMarketOptions::builder()
+                    .spot_instance_type(SpotInstanceType::Persistent)
+                    .build(),
+            )),
+            "InvalidParameterCombination",
+        ),
+        (
+            run().instance_market_options(spot(
+                SpotMarketOptions::builder()
+                    .spot_instance_type(SpotInstanceType::Persistent)
+                    .instance_interruption_behavior(InstanceInterruptionBehavior::Stop)
+                    .build(),
+            )),
+            "NotImplemented",
+        ),
+        (
+            run().instance_market_options(spot(
+                SpotMarketOptions::builder().max_price("0.0001").build(),
+            )),
+            "InvalidParameterValue",
+        ),
+        (
+            run().instance_market_options(spot(
+                SpotMarketOptions::builder().max_price("cheap").build(),
+            )),
+            "InvalidParameterValue",
+        ),
+        (
+            run().instance_market_options(spot(
+                SpotMarketOptions::builder()
+                    .valid_until(aws_sdk_ec2::primitives::DateTime::from_secs(1_900_000_000))
+                    .build(),
+            )),
+            "InvalidParameterCombination",
+        ),
+        (
+            run().tag_specifications(tag_spec(ResourceType::SpotInstancesRequest, &[("a", "b")])),
+            "InvalidParameterValue",
+        ),
+        (
+            run().instance_market_options(
+                InstanceMarketOptionsRequest::builder()
+                    .market_type(MarketType::CapacityBlock)
+                    .build(),
+            ),
+            "NotImplemented",
+        ),
+    ];
+    for (call, want) in cases {
+        assert_eq!(code(call.send().await), want);
+    }
+    let instances = ec2.describe_instances().send().await.unwrap();
+    assert!(instances.reservations().is_empty());
+    let requests = ec2.describe_spot_instance_requests().send().await.unwrap();
+    assert!(requests.spot_instance_requests().is_empty());
+}
