@@ -524,3 +524,76 @@ async fn bad_templates_are_refused() {
         "nothing else was made"
     );
 }
+
+#[tokio::test]
+async fn a_template_can_launch_spot_instances() {
+    use aws_sdk_ec2::types::{
+        InstanceLifecycleType, LaunchTemplateInstanceMarketOptionsRequest,
+        LaunchTemplateSpotMarketOptionsRequest, MarketType,
+    };
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let ami = image(&ec2, UBUNTU).await;
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let data = RequestLaunchTemplateData::builder()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Large)
+        .instance_market_options(
+            LaunchTemplateInstanceMarketOptionsRequest::builder()
+                .market_type(MarketType::Spot)
+                .spot_options(
+                    LaunchTemplateSpotMarketOptionsRequest::builder()
+                        .max_price("0.1")
+                        .build(),
+                )
+                .build(),
+        )
+        .build();
+    let version = ec2
+        .create_launch_template()
+        .launch_template_name("spot-workers")
+        .launch_template_data(data)
+        .send()
+        .await
+        .unwrap();
+    assert!(version.launch_template().is_some());
+    let described = ec2
+        .describe_launch_template_versions()
+        .launch_template_name("spot-workers")
+        .send()
+        .await
+        .unwrap();
+    let market = described.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap()
+        .instance_market_options()
+        .unwrap();
+    assert_eq!(market.market_type(), Some(&MarketType::Spot));
+    assert_eq!(market.spot_options().unwrap().max_price(), Some("0.1"));
+    let launched = ec2
+        .run_instances()
+        .min_count(1)
+        .max_count(1)
+        .subnet_id(&s)
+        .launch_template(
+            LaunchTemplateSpecification::builder()
+                .launch_template_name("spot-workers")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let i = &launched.instances()[0];
+    assert_eq!(i.instance_lifecycle(), Some(&InstanceLifecycleType::Spot));
+    let request = ec2
+        .describe_spot_instance_requests()
+        .spot_instance_request_ids(i.spot_instance_request_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        request.spot_instance_requests()[0].spot_price(),
+        Some("0.1")
+    );
+}

@@ -4,15 +4,16 @@
 
 use crate::generated::ec2::{
     BlockDeviceMapping, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification,
-    InstanceMetadataEndpointState, InstanceMetadataOptionsRequest, InstanceMetadataProtocolState,
-    InstanceMetadataTagsState, InstanceNetworkInterfaceSpecification,
-    LaunchTemplateBlockDeviceMapping, LaunchTemplateEbsBlockDevice,
-    LaunchTemplateIamInstanceProfileSpecification, LaunchTemplateInstanceMetadataOptions,
+    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
+    InstanceMetadataProtocolState, InstanceMetadataTagsState,
+    InstanceNetworkInterfaceSpecification, LaunchTemplateBlockDeviceMapping,
+    LaunchTemplateEbsBlockDevice, LaunchTemplateIamInstanceProfileSpecification,
+    LaunchTemplateInstanceMarketOptions, LaunchTemplateInstanceMetadataOptions,
     LaunchTemplateInstanceMetadataOptionsState,
     LaunchTemplateInstanceNetworkInterfaceSpecification, LaunchTemplatePlacement,
-    LaunchTemplateTagSpecification, LaunchTemplatesMonitoring, Placement,
-    RequestLaunchTemplateData, ResponseLaunchTemplateData, RunInstancesMonitoringEnabled,
-    RunInstancesRequest, Tag, TagSpecification,
+    LaunchTemplateSpotMarketOptions, LaunchTemplateTagSpecification, LaunchTemplatesMonitoring,
+    Placement, RequestLaunchTemplateData, ResponseLaunchTemplateData,
+    RunInstancesMonitoringEnabled, RunInstancesRequest, SpotMarketOptions, Tag, TagSpecification,
 };
 use crate::protocol::error::ApiError;
 
@@ -39,7 +40,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
             d.elastic_inference_accelerators.is_some(),
             "ElasticInferenceAccelerators",
         ),
-        (d.instance_market_options.is_some(), "InstanceMarketOptions"),
         (d.credit_specification.is_some(), "CreditSpecification"),
         (d.cpu_options.is_some(), "CpuOptions"),
         (
@@ -220,6 +220,18 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                 instance_metadata_tags: m.instance_metadata_tags,
             }),
         disable_api_stop: d.disable_api_stop,
+        instance_market_options: d.instance_market_options.map(|m| {
+            LaunchTemplateInstanceMarketOptions {
+                market_type: m.market_type,
+                spot_options: m.spot_options.map(|s| LaunchTemplateSpotMarketOptions {
+                    max_price: s.max_price,
+                    spot_instance_type: s.spot_instance_type,
+                    block_duration_minutes: s.block_duration_minutes,
+                    valid_until: s.valid_until,
+                    instance_interruption_behavior: s.instance_interruption_behavior,
+                }),
+            }
+        }),
         ..Default::default()
     })
 }
@@ -331,6 +343,20 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                 })
                 .collect()
         });
+    }
+    if input.instance_market_options.is_none() {
+        input.instance_market_options =
+            d.instance_market_options
+                .map(|m| InstanceMarketOptionsRequest {
+                    market_type: m.market_type,
+                    spot_options: m.spot_options.map(|s| SpotMarketOptions {
+                        max_price: s.max_price,
+                        spot_instance_type: s.spot_instance_type,
+                        block_duration_minutes: s.block_duration_minutes,
+                        valid_until: s.valid_until,
+                        instance_interruption_behavior: s.instance_interruption_behavior,
+                    }),
+                });
     }
     if input.placement.is_none() {
         input.placement = d.placement.map(|p| Placement {
