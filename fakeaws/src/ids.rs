@@ -36,25 +36,26 @@ impl IdGen {
     pub fn resource(&mut self, prefix: &str) -> String {
         let hi = self.next_u64() & 0xF;
         let lo = self.next_u64();
-        // Written digit by digit: an id is made for every resource, and the formatting
-        // machinery cost several times the rest of the call.
-        let mut id = String::with_capacity(prefix.len() + 18);
-        id.push_str(prefix);
-        id.push('-');
-        push_hex(&mut id, hi, 1);
-        push_hex(&mut id, lo, 16);
-        if let Some(recorded) = &mut self.recorded {
-            recorded.push(id.clone());
-        }
-        id
+        self.made(prefix, &[(hi, 1), (lo, 16)])
     }
 
     /// A new short id such as `sir-0a1b2c3d`: `prefix-` and 8 hex digits (Spot requests').
     pub fn short(&mut self, prefix: &str) -> String {
-        let mut id = String::with_capacity(prefix.len() + 9);
+        let v = self.next_u64();
+        self.made(prefix, &[(v, 8)])
+    }
+
+    /// The id `prefix-` and the hex digits of `parts` (value, digits), recorded when
+    /// recording. Written digit by digit: an id is made for every resource, and the
+    /// formatting machinery cost several times the rest of the call.
+    fn made(&mut self, prefix: &str, parts: &[(u64, u32)]) -> String {
+        let digits: u32 = parts.iter().map(|(_, d)| d).sum();
+        let mut id = String::with_capacity(prefix.len() + 1 + digits as usize);
         id.push_str(prefix);
         id.push('-');
-        push_hex(&mut id, self.next_u64(), 8);
+        for &(v, d) in parts {
+            push_hex(&mut id, v, d);
+        }
         if let Some(recorded) = &mut self.recorded {
             recorded.push(id.clone());
         }
@@ -170,6 +171,19 @@ fn push_hex(out: &mut String, v: u64, digits: u32) {
     }
 }
 
+/// `n` written as `len` characters of `alphabet` (least significant first): the short
+/// random parts of names such as a VPC endpoint's DNS names or a hosted zone's id.
+pub fn spell(mut n: u64, alphabet: &[u8], len: usize) -> String {
+    let base = alphabet.len().max(1) as u64;
+    let mut out = String::with_capacity(len);
+    for _ in 0..len {
+        let i = usize::try_from(n % base).unwrap_or(0);
+        out.extend(alphabet.get(i).map(|&b| char::from(b)));
+        n /= base;
+    }
+    out
+}
+
 /// Whether `id` is shaped like an id with `prefix`: `prefix-` and 8 or 17 hex digits.
 pub fn is_well_formed(id: &str, prefix: &str) -> bool {
     id.strip_prefix(prefix)
@@ -193,6 +207,19 @@ mod tests {
         assert_ne!(id, a.resource("vpc"));
         assert!(!is_well_formed("vpc-xyz", "vpc"));
         assert_eq!(a.request_id().len(), 36);
+        let short = a.short("sir");
+        assert!(
+            is_well_formed(&short, "sir") && short.len() == 12,
+            "{short}"
+        );
+    }
+
+    #[test]
+    fn spelled_least_significant_first() {
+        assert_eq!(spell(0, b"ab", 3), "aaa");
+        // 6 is 110 in binary: written from its lowest digit.
+        assert_eq!(spell(6, b"ab", 3), "abb");
+        assert_eq!(spell(35, b"0123456789abcdefghijklmnopqrstuvwxyz", 2), "z0");
     }
 
     #[test]

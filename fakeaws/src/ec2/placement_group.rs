@@ -13,7 +13,7 @@ use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::{Kind, tags};
 use crate::generated::ec2::{
     CreatePlacementGroupRequest, CreatePlacementGroupResult, DeletePlacementGroupRequest,
-    DescribePlacementGroupsRequest, DescribePlacementGroupsResult,
+    DescribePlacementGroupsRequest, DescribePlacementGroupsResult, Placement,
     PlacementGroup as PlacementGroupOut, PlacementGroupState, PlacementStrategy, ResourceType,
     SpreadLevel,
 };
@@ -252,10 +252,15 @@ impl InGroup {
 /// another while it holds an instance is `InvalidPlacementGroup.InUse`, as on AWS.
 pub fn for_launch(
     region: &Region,
-    (name, id, partition): (Option<&str>, Option<&str>, Option<i32>),
+    placement: &Placement,
     zone: &str,
     count: usize,
 ) -> Result<Option<InGroup>, ApiError> {
+    let (name, id, partition) = (
+        placement.group_name.as_deref(),
+        placement.group_id.as_deref(),
+        placement.partition_number,
+    );
     let group = match (name, id) {
         (Some(_), Some(_)) => {
             return Err(ApiError::invalid_combination(

@@ -148,15 +148,19 @@ pub fn run_instances(
         None => None,
     };
     let spot = spot_request::plan(input.instance_market_options.as_ref())?;
-    let mut taggable = vec![
+    // A Spot launch's request is taggable too.
+    let taggable = [
         ResourceType::Instance,
         ResourceType::Volume,
         ResourceType::NetworkInterface,
+        ResourceType::SpotInstancesRequest,
     ];
-    if spot.is_some() {
-        taggable.push(ResourceType::SpotInstancesRequest);
-    }
-    let volume_tags_etc = tags::from_specs_for(input.tag_specifications.as_deref(), &taggable)?;
+    let taggable = if spot.is_some() {
+        &taggable[..]
+    } else {
+        &taggable[..3]
+    };
+    let volume_tags_etc = tags::from_specs_for(input.tag_specifications.as_deref(), taggable)?;
     let iam_profile = iam_profile_name(&input)?;
     let block_devices = plan_volumes(region, &input, &image, &zone)?;
 
@@ -198,16 +202,7 @@ pub fn run_instances(
 
     // The placement group named, and each instance's partition in it.
     let group = match &input.placement {
-        Some(p) => placement_group::for_launch(
-            region,
-            (
-                p.group_name.as_deref(),
-                p.group_id.as_deref(),
-                p.partition_number,
-            ),
-            &zone,
-            count,
-        )?,
+        Some(p) => placement_group::for_launch(region, p, &zone, count)?,
         None => None,
     };
     let reservation_id = region.ids.resource("r");
@@ -279,7 +274,7 @@ pub fn run_instances(
             );
         }
         let metadata = input.metadata_options.as_ref();
-        let instance = Instance {
+        let mut instance = Instance {
             id: id.clone(),
             reservation_id: reservation_id.clone(),
             launch_index: i32::try_from(index).unwrap_or(0),
@@ -358,7 +353,6 @@ pub fn run_instances(
             partition: group.as_ref().and_then(|g| g.partition(index)),
             spot_request: None,
         };
-        let mut instance = instance;
         if let Some(spot) = &spot {
             let request = spot_request::fulfilled(region, spot, &id);
             if let Some(t) = volume_tags_etc.get(&ResourceType::SpotInstancesRequest) {

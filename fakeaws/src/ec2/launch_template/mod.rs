@@ -268,16 +268,10 @@ pub fn create_launch_template_version(
         .replay("CreateLaunchTemplateVersion", token.as_deref(), &print)?;
     if let Some(key) = replayed
         && let Some((id, n)) = key.split_once(' ')
-        && let Some(t) = region.launch_templates.get(id)
-        && let Some((n, v)) = n
-            .parse::<i64>()
-            .ok()
-            .and_then(|n| t.versions.get_key_value(&n))
+        && let Ok(n) = n.parse::<i64>()
+        && let Some(out) = version_made(region, id, n)
     {
-        return Ok(CreateLaunchTemplateVersionResult {
-            launch_template_version: Some(render_version(region, t, *n, v)),
-            warning: None,
-        });
+        return Ok(out);
     }
     let id = named(
         region,
@@ -287,16 +281,12 @@ pub fn create_launch_template_version(
     check_description(input.version_description.as_ref())?;
     let given = data::from_request(input.launch_template_data)?;
     let t = Kind::LaunchTemplate.get(&region.launch_templates, &id)?;
-    let data = match input.source_version.as_deref() {
-        Some(source) => {
-            let n = t.number(source)?;
-            let base = t
-                .versions
-                .get(&n)
-                .map(|v| v.data.clone())
-                .unwrap_or_default();
-            data::overlay(&base, given)?
-        }
+    let source = match input.source_version.as_deref() {
+        Some(v) => t.versions.get(&t.number(v)?),
+        None => None,
+    };
+    let data = match source {
+        Some(source) => data::overlay(&source.data, given)?,
         None => given,
     };
     let now = region.clock.now_datetime();
@@ -319,12 +309,14 @@ pub fn create_launch_template_version(
         &print,
         &format!("{id} {n}"),
     );
-    let t = Kind::LaunchTemplate.get(&region.launch_templates, &id)?;
-    let v = t
-        .versions
-        .get(&n)
-        .ok_or_else(|| version_not_found(&id, &n.to_string()))?;
-    Ok(CreateLaunchTemplateVersionResult {
+    version_made(region, &id, n).ok_or_else(|| version_not_found(&id, &n.to_string()))
+}
+
+/// The answer of a CreateLaunchTemplateVersion that made version `n` of template `id`.
+fn version_made(region: &Region, id: &str, n: i64) -> Option<CreateLaunchTemplateVersionResult> {
+    let t = region.launch_templates.get(id)?;
+    let v = t.versions.get(&n)?;
+    Some(CreateLaunchTemplateVersionResult {
         launch_template_version: Some(render_version(region, t, n, v)),
         warning: None,
     })

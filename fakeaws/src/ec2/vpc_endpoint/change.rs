@@ -191,15 +191,11 @@ fn check_private_dns(
 
 /// The part of a new interface endpoint's DNS names after its id: 8 letters and digits.
 fn dns_stem(region: &mut Region) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut n = region.ids.next_u64();
-    let mut stem = String::with_capacity(8);
-    for _ in 0..8 {
-        let i = (n % ALPHABET.len() as u64) as usize;
-        stem.push(char::from(ALPHABET.get(i).copied().unwrap_or(b'a')));
-        n /= ALPHABET.len() as u64;
-    }
-    stem
+    crate::ids::spell(
+        region.ids.next_u64(),
+        b"abcdefghijklmnopqrstuvwxyz0123456789",
+        8,
+    )
 }
 
 /// Makes an interface in each of `subnets` for endpoint `id`; on a failure, the ones made
@@ -236,8 +232,8 @@ fn make_interfaces(
     Ok(made)
 }
 
-/// The endpoints of `kind` that count against its quota where `vpc_id` would hold one more:
-/// gateway endpoints in the region, interface endpoints in the VPC.
+/// `VpcEndpointLimitExceeded` when one more endpoint of `kind` in `vpc_id` would pass its
+/// quota: gateway endpoints count per region, interface endpoints per VPC.
 fn check_quota(region: &Region, kind: VpcEndpointType, vpc_id: &str) -> Result<(), ApiError> {
     let (count, limit) = if kind == VpcEndpointType::Gateway {
         let count = region

@@ -80,6 +80,11 @@ impl VpcEndpoint {
         Service::by_short(&self.service)
     }
 
+    /// Its service's full name (`com.amazonaws.REGION.SHORT`).
+    fn service_name(&self, region: &Region) -> String {
+        Service::full_name(&region.name, &self.service)
+    }
+
     /// Whether it still stands (not failed, not on its way out).
     fn stands(&self) -> bool {
         matches!(self.state, State::Pending | State::Available)
@@ -101,7 +106,7 @@ impl Filterable for (&VpcEndpoint, &Region) {
         let (e, region) = *self;
         match name {
             "ip-address-type" => one("ipv4"),
-            "service-name" => one(format!("com.amazonaws.{}.{}", region.name, e.service)),
+            "service-name" => one(e.service_name(region)),
             "service-region" => one(region.name.clone()),
             "vpc-id" => one(e.vpc_id.clone()),
             "vpc-endpoint-id" => one(e.id.clone()),
@@ -154,15 +159,11 @@ fn dns_entries(region: &Region, e: &VpcEndpoint) -> Vec<DnsEntry> {
 
 /// A Route 53 hosted zone id, the same for the same `parts`.
 fn hosted_zone(parts: &[&str]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let mut hash = service::stable_hash(parts);
-    let mut id = String::from("Z");
-    for _ in 0..13 {
-        let i = (hash % ALPHABET.len() as u64) as usize;
-        id.push(char::from(ALPHABET.get(i).copied().unwrap_or(b'Z')));
-        hash /= ALPHABET.len() as u64;
-    }
-    id
+    let hash = service::stable_hash(parts);
+    format!(
+        "Z{}",
+        crate::ids::spell(hash, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 13)
+    )
 }
 
 fn render(region: &Region, e: &VpcEndpoint) -> VpcEndpointOut {
@@ -171,7 +172,7 @@ fn render(region: &Region, e: &VpcEndpoint) -> VpcEndpointOut {
         vpc_endpoint_id: Some(e.id.clone()),
         vpc_endpoint_type: Some(e.kind),
         vpc_id: Some(e.vpc_id.clone()),
-        service_name: Some(format!("com.amazonaws.{}.{}", region.name, e.service)),
+        service_name: Some(e.service_name(region)),
         state: Some(e.state),
         policy_document: Some(e.policy.clone()),
         route_table_ids: Some(e.route_table_ids.clone()),
@@ -188,7 +189,6 @@ fn render(region: &Region, e: &VpcEndpoint) -> VpcEndpointOut {
         ip_address_type: Some(IpAddressType::Ipv4),
         dns_options: interface.then_some(DnsOptions {
             dns_record_ip_type: Some(DnsRecordIpType::Ipv4),
-            private_dns_only_for_inbound_resolver_endpoint: None,
             ..Default::default()
         }),
         private_dns_enabled: Some(e.private_dns),

@@ -78,7 +78,12 @@ impl Service {
 
     /// Its full name in `region`.
     pub fn name(self, region: &str) -> String {
-        format!("com.amazonaws.{region}.{}", self.short)
+        Service::full_name(region, self.short)
+    }
+
+    /// The full name of the service `short` in `region`: `com.amazonaws.REGION.SHORT`.
+    pub fn full_name(region: &str, short: &str) -> String {
+        format!("com.amazonaws.{region}.{short}")
     }
 
     /// The public name of the service in `region`, which an interface endpoint with private
