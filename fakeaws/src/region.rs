@@ -240,6 +240,9 @@ pub struct Limits {
     pub launch_templates: usize,
     /// Placement groups per region.
     pub placement_groups: usize,
+    /// Network interfaces per region (CreateNetworkInterface counts every interface of the
+    /// region, those launches and other services make included).
+    pub network_interfaces: usize,
 }
 
 impl Default for Limits {
@@ -262,6 +265,7 @@ impl Default for Limits {
             interface_endpoints_per_vpc: 50,
             launch_templates: 5000,
             placement_groups: 500,
+            network_interfaces: 5000,
         }
     }
 }
@@ -298,6 +302,7 @@ impl Limits {
         ),
         ("launch-templates", "Launch templates per Region"),
         ("placement-groups", "Placement groups per Region"),
+        ("network-interfaces", "Network interfaces per Region"),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -320,6 +325,7 @@ impl Limits {
             "interface-endpoints-per-vpc" => &mut self.interface_endpoints_per_vpc,
             "launch-templates" => &mut self.launch_templates,
             "placement-groups" => &mut self.placement_groups,
+            "network-interfaces" => &mut self.network_interfaces,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -428,6 +434,9 @@ impl Region {
                     Subject::NatGatewayPurge => nat_gateway::purge(self, &id),
                     Subject::LoadBalancerRegistration => load_balancer::advance(self, &id),
                     Subject::VpcEndpoint => vpc_endpoint::advance(self, &id),
+                    Subject::NetworkInterface => {
+                        network_interface::lifecycle::advance(self, &id);
+                    }
                 }
             }
         }

@@ -22,6 +22,16 @@ error_codes! {
         GatewayNotAttached = "Gateway.NotAttached",
         /// A ClientToken reused with another request.
         IdempotentParameterMismatch = "IdempotentParameterMismatch",
+        /// The instance holds as many network interfaces as its type takes.
+        AttachmentLimitExceeded = "AttachmentLimitExceeded",
+        /// No network interface attachment of that id.
+        InvalidAttachmentIDNotFound = "InvalidAttachmentID.NotFound",
+        /// The network interface is attached elsewhere, or another service's.
+        InvalidNetworkInterfaceInUse = "InvalidNetworkInterface.InUse",
+        /// The region's network interface quota is used up.
+        NetworkInterfaceLimitExceeded = "NetworkInterfaceLimitExceeded",
+        /// More private addresses than the interface takes.
+        PrivateIpAddressLimitExceeded = "PrivateIpAddressLimitExceeded",
         /// The instance's state does not allow the call.
         IncorrectInstanceState = "IncorrectInstanceState",
         /// The resource is not in a state the call can act on (a volume not attached, an

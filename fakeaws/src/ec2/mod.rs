@@ -599,7 +599,63 @@ impl Api for Region {
         &mut self,
         input: ModifyNetworkInterfaceAttributeRequest,
     ) -> Result<(), ApiError> {
-        network_interface::modify_network_interface_attribute(self, input)
+        network_interface::attribute::modify_network_interface_attribute(self, input)
+    }
+
+    fn describe_network_interface_attribute(
+        &mut self,
+        input: DescribeNetworkInterfaceAttributeRequest,
+    ) -> Result<DescribeNetworkInterfaceAttributeResult, ApiError> {
+        network_interface::attribute::describe_network_interface_attribute(self, input)
+    }
+
+    fn reset_network_interface_attribute(
+        &mut self,
+        input: ResetNetworkInterfaceAttributeRequest,
+    ) -> Result<(), ApiError> {
+        network_interface::attribute::reset_network_interface_attribute(self, input)
+    }
+
+    fn create_network_interface(
+        &mut self,
+        input: CreateNetworkInterfaceRequest,
+    ) -> Result<CreateNetworkInterfaceResult, ApiError> {
+        network_interface::lifecycle::create_network_interface(self, input)
+    }
+
+    fn delete_network_interface(
+        &mut self,
+        input: DeleteNetworkInterfaceRequest,
+    ) -> Result<(), ApiError> {
+        network_interface::lifecycle::delete_network_interface(self, input)
+    }
+
+    fn attach_network_interface(
+        &mut self,
+        input: AttachNetworkInterfaceRequest,
+    ) -> Result<AttachNetworkInterfaceResult, ApiError> {
+        network_interface::lifecycle::attach_network_interface(self, input)
+    }
+
+    fn detach_network_interface(
+        &mut self,
+        input: DetachNetworkInterfaceRequest,
+    ) -> Result<(), ApiError> {
+        network_interface::lifecycle::detach_network_interface(self, input)
+    }
+
+    fn assign_private_ip_addresses(
+        &mut self,
+        input: AssignPrivateIpAddressesRequest,
+    ) -> Result<AssignPrivateIpAddressesResult, ApiError> {
+        network_interface::address::assign_private_ip_addresses(self, input)
+    }
+
+    fn unassign_private_ip_addresses(
+        &mut self,
+        input: UnassignPrivateIpAddressesRequest,
+    ) -> Result<(), ApiError> {
+        network_interface::address::unassign_private_ip_addresses(self, input)
     }
 
     fn describe_images(

@@ -1418,6 +1418,86 @@ impl ArchitectureValues {
 
 crate::protocol::wire_enum!(ArchitectureValues);
 
+/// The `AssignPrivateIpAddressesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssignPrivateIpAddressesRequest {
+    pub network_interface_id: String,
+    pub private_ip_addresses: Option<Vec<String>>,
+    pub secondary_private_ip_address_count: Option<i32>,
+    pub allow_reassignment: Option<bool>,
+}
+
+impl Decode for AssignPrivateIpAddressesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllowReassignment",
+                "NetworkInterfaceId",
+                "PrivateIpAddress",
+                "SecondaryPrivateIpAddressCount",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let private_ip_addresses = r.list_at(m_[2], at_, "PrivateIpAddress", None)?;
+        let secondary_private_ip_address_count =
+            r.field_at(m_[3], at_, "SecondaryPrivateIpAddressCount")?;
+        let allow_reassignment = r.field_at(m_[0], at_, "AllowReassignment")?;
+        Ok(Some(Self {
+            network_interface_id,
+            private_ip_addresses,
+            secondary_private_ip_address_count,
+            allow_reassignment,
+        }))
+    }
+}
+
+/// The `AssignPrivateIpAddressesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssignPrivateIpAddressesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assigned_private_ip_addresses: Option<Vec<AssignedPrivateIpAddress>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assigned_ipv4_prefixes: Option<Vec<Ipv4PrefixSpecification>>,
+}
+
+impl EncodeMembers for AssignPrivateIpAddressesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.list_field(
+            "assignedPrivateIpAddressesSet",
+            "item",
+            &self.assigned_private_ip_addresses,
+        );
+        w.list_field(
+            "assignedIpv4PrefixSet",
+            "item",
+            &self.assigned_ipv4_prefixes,
+        );
+    }
+}
+
+/// The `AssignedPrivateIpAddress` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssignedPrivateIpAddress {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip_address: Option<String>,
+}
+
+impl EncodeMembers for AssignedPrivateIpAddress {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("privateIpAddress", &self.private_ip_address);
+    }
+}
+
 /// The `AssociateAddressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssociateAddressRequest {
@@ -1583,6 +1663,66 @@ impl Decode for AttachInternetGatewayRequest {
             internet_gateway_id,
             vpc_id,
         }))
+    }
+}
+
+/// The `AttachNetworkInterfaceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AttachNetworkInterfaceRequest {
+    pub network_card_index: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub network_interface_id: String,
+    pub instance_id: String,
+    pub device_index: i32,
+}
+
+impl Decode for AttachNetworkInterfaceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DeviceIndex",
+                "DryRun",
+                "InstanceId",
+                "NetworkCardIndex",
+                "NetworkInterfaceId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let network_card_index = r.field_at(m_[3], at_, "NetworkCardIndex")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[4], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let device_index = r.field_at(m_[0], at_, "DeviceIndex")?;
+        let device_index = FormReader::required(device_index, at_, "DeviceIndex")?;
+        Ok(Some(Self {
+            network_card_index,
+            dry_run,
+            network_interface_id,
+            instance_id,
+            device_index,
+        }))
+    }
+}
+
+/// The `AttachNetworkInterfaceResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AttachNetworkInterfaceResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_card_index: Option<i32>,
+}
+
+impl EncodeMembers for AttachNetworkInterfaceResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachmentId", &self.attachment_id);
+        w.field("networkCardIndex", &self.network_card_index);
     }
 }
 
@@ -3241,6 +3381,80 @@ impl EncodeMembers for CreateNetworkAclResult {
     }
 }
 
+/// The `CreateNetworkInterfaceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateNetworkInterfaceRequest {
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub client_token: Option<String>,
+    pub subnet_id: String,
+    pub description: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub groups: Option<Vec<String>>,
+    pub private_ip_addresses: Option<Vec<PrivateIpAddressSpecification>>,
+    pub secondary_private_ip_address_count: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateNetworkInterfaceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "Description",
+                "DryRun",
+                "PrivateIpAddress",
+                "PrivateIpAddresses",
+                "SecondaryPrivateIpAddressCount",
+                "SecurityGroupId",
+                "SubnetId",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let subnet_id = r.field_at(m_[7], at_, "SubnetId")?;
+        let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let private_ip_address = r.field_at(m_[3], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[6], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[4], at_, "PrivateIpAddresses", None)?;
+        let secondary_private_ip_address_count =
+            r.field_at(m_[5], at_, "SecondaryPrivateIpAddressCount")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            tag_specifications,
+            client_token,
+            subnet_id,
+            description,
+            private_ip_address,
+            groups,
+            private_ip_addresses,
+            secondary_private_ip_address_count,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateNetworkInterfaceResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateNetworkInterfaceResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface: Option<NetworkInterface>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+}
+
+impl EncodeMembers for CreateNetworkInterfaceResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkInterface", &self.network_interface);
+        w.field("clientToken", &self.client_token);
+    }
+}
+
 /// The `CreatePlacementGroupRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreatePlacementGroupRequest {
@@ -4076,6 +4290,29 @@ impl Decode for DeleteNetworkAclRequest {
         Ok(Some(Self {
             dry_run,
             network_acl_id,
+        }))
+    }
+}
+
+/// The `DeleteNetworkInterfaceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteNetworkInterfaceRequest {
+    pub dry_run: Option<bool>,
+    pub network_interface_id: String,
+}
+
+impl Decode for DeleteNetworkInterfaceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "NetworkInterfaceId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        Ok(Some(Self {
+            dry_run,
+            network_interface_id,
         }))
     }
 }
@@ -5094,6 +5331,64 @@ impl EncodeMembers for DescribeNetworkAclsResult {
     }
 }
 
+/// The `DescribeNetworkInterfaceAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeNetworkInterfaceAttributeRequest {
+    pub dry_run: Option<bool>,
+    pub network_interface_id: String,
+    pub attribute: Option<NetworkInterfaceAttribute>,
+}
+
+impl Decode for DescribeNetworkInterfaceAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "NetworkInterfaceId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[2], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        Ok(Some(Self {
+            dry_run,
+            network_interface_id,
+            attribute,
+        }))
+    }
+}
+
+/// The `DescribeNetworkInterfaceAttributeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeNetworkInterfaceAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment: Option<NetworkInterfaceAttachment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<GroupIdentifier>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_dest_check: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub associate_public_ip_address: Option<bool>,
+}
+
+impl EncodeMembers for DescribeNetworkInterfaceAttributeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachment", &self.attachment);
+        w.field("description", &self.description);
+        w.list_field("groupSet", "item", &self.groups);
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.field("sourceDestCheck", &self.source_dest_check);
+        w.field(
+            "associatePublicIpAddress",
+            &self.associate_public_ip_address,
+        );
+    }
+}
+
 /// The `DescribeNetworkInterfacesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeNetworkInterfacesRequest {
@@ -5884,6 +6179,31 @@ impl Decode for DetachInternetGatewayRequest {
             dry_run,
             internet_gateway_id,
             vpc_id,
+        }))
+    }
+}
+
+/// The `DetachNetworkInterfaceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DetachNetworkInterfaceRequest {
+    pub dry_run: Option<bool>,
+    pub attachment_id: String,
+    pub force: Option<bool>,
+}
+
+impl Decode for DetachNetworkInterfaceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AttachmentId", "DryRun", "Force"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let attachment_id = r.field_at(m_[0], at_, "AttachmentId")?;
+        let attachment_id = FormReader::required(attachment_id, at_, "AttachmentId")?;
+        let force = r.field_at(m_[2], at_, "Force")?;
+        Ok(Some(Self {
+            dry_run,
+            attachment_id,
+            force,
         }))
     }
 }
@@ -18793,6 +19113,7 @@ pub struct ModifyNetworkInterfaceAttributeRequest {
     pub description: Option<AttributeValue>,
     pub source_dest_check: Option<AttributeBooleanValue>,
     pub groups: Option<Vec<String>>,
+    pub attachment: Option<NetworkInterfaceAttachmentChanges>,
 }
 
 impl Decode for ModifyNetworkInterfaceAttributeRequest {
@@ -18800,6 +19121,7 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
         let Some(m_) = r.members(
             at_,
             &[
+                "Attachment",
                 "Description",
                 "DryRun",
                 "NetworkInterfaceId",
@@ -18809,19 +19131,21 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
         ) else {
             return Ok(None);
         };
-        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let network_interface_id = r.field_at(m_[2], at_, "NetworkInterfaceId")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[3], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
-        let description = r.field_at(m_[0], at_, "Description")?;
-        let source_dest_check = r.field_at(m_[4], at_, "SourceDestCheck")?;
-        let groups = r.list_at(m_[3], at_, "SecurityGroupId", None)?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let source_dest_check = r.field_at(m_[5], at_, "SourceDestCheck")?;
+        let groups = r.list_at(m_[4], at_, "SecurityGroupId", None)?;
+        let attachment = r.field_at(m_[0], at_, "Attachment")?;
         Ok(Some(Self {
             dry_run,
             network_interface_id,
             description,
             source_dest_check,
             groups,
+            attachment,
         }))
     }
 }
@@ -19723,6 +20047,90 @@ impl EncodeMembers for NetworkInterfaceAttachment {
     }
 }
 
+/// The `NetworkInterfaceAttachmentChanges` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct NetworkInterfaceAttachmentChanges {
+    pub default_ena_queue_count: Option<bool>,
+    pub ena_queue_count: Option<i32>,
+    pub attachment_id: Option<String>,
+    pub delete_on_termination: Option<bool>,
+}
+
+impl Decode for NetworkInterfaceAttachmentChanges {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AttachmentId",
+                "DefaultEnaQueueCount",
+                "DeleteOnTermination",
+                "EnaQueueCount",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let default_ena_queue_count = r.field_at(m_[1], at_, "DefaultEnaQueueCount")?;
+        let ena_queue_count = r.field_at(m_[3], at_, "EnaQueueCount")?;
+        let attachment_id = r.field_at(m_[0], at_, "AttachmentId")?;
+        let delete_on_termination = r.field_at(m_[2], at_, "DeleteOnTermination")?;
+        Ok(Some(Self {
+            default_ena_queue_count,
+            ena_queue_count,
+            attachment_id,
+            delete_on_termination,
+        }))
+    }
+}
+
+/// The `NetworkInterfaceAttribute` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NetworkInterfaceAttribute {
+    /// `description`
+    Description,
+    /// `groupSet`
+    GroupSet,
+    /// `sourceDestCheck`
+    SourceDestCheck,
+    /// `attachment`
+    Attachment,
+    /// `associatePublicIpAddress`
+    AssociatePublicIpAddress,
+}
+
+impl NetworkInterfaceAttribute {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "description",
+        "groupSet",
+        "sourceDestCheck",
+        "attachment",
+        "associatePublicIpAddress",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Description => "description",
+            Self::GroupSet => "groupSet",
+            Self::SourceDestCheck => "sourceDestCheck",
+            Self::Attachment => "attachment",
+            Self::AssociatePublicIpAddress => "associatePublicIpAddress",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "description" => Self::Description,
+            "groupSet" => Self::GroupSet,
+            "sourceDestCheck" => Self::SourceDestCheck,
+            "attachment" => Self::Attachment,
+            "associatePublicIpAddress" => Self::AssociatePublicIpAddress,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NetworkInterfaceAttribute);
+
 /// The `NetworkInterfaceCount` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterfaceCount {
@@ -19814,6 +20222,8 @@ pub enum NetworkInterfaceStatus {
     InUse,
     /// `detaching`
     Detaching,
+    /// `pending`
+    Pending,
 }
 
 impl NetworkInterfaceStatus {
@@ -19833,6 +20243,7 @@ impl NetworkInterfaceStatus {
             Self::Attaching => "attaching",
             Self::InUse => "in-use",
             Self::Detaching => "detaching",
+            Self::Pending => "pending",
         }
     }
     /// Parses a wire value.
@@ -19843,6 +20254,7 @@ impl NetworkInterfaceStatus {
             "attaching" => Self::Attaching,
             "in-use" => Self::InUse,
             "detaching" => Self::Detaching,
+            "pending" => Self::Pending,
             _ => return None,
         })
     }
@@ -21237,6 +21649,32 @@ impl EncodeMembers for Reservation {
         w.field("requesterId", &self.requester_id);
         w.list_field("groupSet", "item", &self.groups);
         w.list_field("instancesSet", "item", &self.instances);
+    }
+}
+
+/// The `ResetNetworkInterfaceAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ResetNetworkInterfaceAttributeRequest {
+    pub dry_run: Option<bool>,
+    pub network_interface_id: String,
+    pub source_dest_check: Option<String>,
+}
+
+impl Decode for ResetNetworkInterfaceAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "NetworkInterfaceId", "SourceDestCheck"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let source_dest_check = r.field_at(m_[2], at_, "SourceDestCheck")?;
+        Ok(Some(Self {
+            dry_run,
+            network_interface_id,
+            source_dest_check,
+        }))
     }
 }
 
@@ -24318,6 +24756,29 @@ impl TpmSupportValues {
 
 crate::protocol::wire_enum!(TpmSupportValues);
 
+/// The `UnassignPrivateIpAddressesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct UnassignPrivateIpAddressesRequest {
+    pub network_interface_id: String,
+    pub private_ip_addresses: Option<Vec<String>>,
+}
+
+impl Decode for UnassignPrivateIpAddressesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["NetworkInterfaceId", "PrivateIpAddress"]) else {
+            return Ok(None);
+        };
+        let network_interface_id = r.field_at(m_[0], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let private_ip_addresses = r.list_at(m_[1], at_, "PrivateIpAddress", None)?;
+        Ok(Some(Self {
+            network_interface_id,
+            private_ip_addresses,
+        }))
+    }
+}
+
 /// The `UnsuccessfulItem` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UnsuccessfulItem {
@@ -25613,6 +26074,22 @@ pub enum Action {
     DescribeSpotInstanceRequests,
     /// `CancelSpotInstanceRequests`
     CancelSpotInstanceRequests,
+    /// `CreateNetworkInterface`
+    CreateNetworkInterface,
+    /// `DeleteNetworkInterface`
+    DeleteNetworkInterface,
+    /// `AttachNetworkInterface`
+    AttachNetworkInterface,
+    /// `DetachNetworkInterface`
+    DetachNetworkInterface,
+    /// `AssignPrivateIpAddresses`
+    AssignPrivateIpAddresses,
+    /// `UnassignPrivateIpAddresses`
+    UnassignPrivateIpAddresses,
+    /// `DescribeNetworkInterfaceAttribute`
+    DescribeNetworkInterfaceAttribute,
+    /// `ResetNetworkInterfaceAttribute`
+    ResetNetworkInterfaceAttribute,
 }
 
 impl Action {
@@ -25713,6 +26190,14 @@ impl Action {
             Self::DeletePlacementGroup => "DeletePlacementGroup",
             Self::DescribeSpotInstanceRequests => "DescribeSpotInstanceRequests",
             Self::CancelSpotInstanceRequests => "CancelSpotInstanceRequests",
+            Self::CreateNetworkInterface => "CreateNetworkInterface",
+            Self::DeleteNetworkInterface => "DeleteNetworkInterface",
+            Self::AttachNetworkInterface => "AttachNetworkInterface",
+            Self::DetachNetworkInterface => "DetachNetworkInterface",
+            Self::AssignPrivateIpAddresses => "AssignPrivateIpAddresses",
+            Self::UnassignPrivateIpAddresses => "UnassignPrivateIpAddresses",
+            Self::DescribeNetworkInterfaceAttribute => "DescribeNetworkInterfaceAttribute",
+            Self::ResetNetworkInterfaceAttribute => "ResetNetworkInterfaceAttribute",
         }
     }
     /// The served operation of that name, if any.
@@ -25812,6 +26297,14 @@ impl Action {
             "DeletePlacementGroup" => Self::DeletePlacementGroup,
             "DescribeSpotInstanceRequests" => Self::DescribeSpotInstanceRequests,
             "CancelSpotInstanceRequests" => Self::CancelSpotInstanceRequests,
+            "CreateNetworkInterface" => Self::CreateNetworkInterface,
+            "DeleteNetworkInterface" => Self::DeleteNetworkInterface,
+            "AttachNetworkInterface" => Self::AttachNetworkInterface,
+            "DetachNetworkInterface" => Self::DetachNetworkInterface,
+            "AssignPrivateIpAddresses" => Self::AssignPrivateIpAddresses,
+            "UnassignPrivateIpAddresses" => Self::UnassignPrivateIpAddresses,
+            "DescribeNetworkInterfaceAttribute" => Self::DescribeNetworkInterfaceAttribute,
+            "ResetNetworkInterfaceAttribute" => Self::ResetNetworkInterfaceAttribute,
             _ => return None,
         })
     }
@@ -26223,6 +26716,46 @@ pub trait Api {
         &mut self,
         input: CancelSpotInstanceRequestsRequest,
     ) -> Result<CancelSpotInstanceRequestsResult, ApiError>;
+    /// Serves `CreateNetworkInterface`.
+    fn create_network_interface(
+        &mut self,
+        input: CreateNetworkInterfaceRequest,
+    ) -> Result<CreateNetworkInterfaceResult, ApiError>;
+    /// Serves `DeleteNetworkInterface`.
+    fn delete_network_interface(
+        &mut self,
+        input: DeleteNetworkInterfaceRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `AttachNetworkInterface`.
+    fn attach_network_interface(
+        &mut self,
+        input: AttachNetworkInterfaceRequest,
+    ) -> Result<AttachNetworkInterfaceResult, ApiError>;
+    /// Serves `DetachNetworkInterface`.
+    fn detach_network_interface(
+        &mut self,
+        input: DetachNetworkInterfaceRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `AssignPrivateIpAddresses`.
+    fn assign_private_ip_addresses(
+        &mut self,
+        input: AssignPrivateIpAddressesRequest,
+    ) -> Result<AssignPrivateIpAddressesResult, ApiError>;
+    /// Serves `UnassignPrivateIpAddresses`.
+    fn unassign_private_ip_addresses(
+        &mut self,
+        input: UnassignPrivateIpAddressesRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DescribeNetworkInterfaceAttribute`.
+    fn describe_network_interface_attribute(
+        &mut self,
+        input: DescribeNetworkInterfaceAttributeRequest,
+    ) -> Result<DescribeNetworkInterfaceAttributeResult, ApiError>;
+    /// Serves `ResetNetworkInterfaceAttribute`.
+    fn reset_network_interface_attribute(
+        &mut self,
+        input: ResetNetworkInterfaceAttributeRequest,
+    ) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -26420,6 +26953,22 @@ pub enum Response {
     DescribeSpotInstanceRequests(Box<DescribeSpotInstanceRequestsResult>),
     /// `CancelSpotInstanceRequests`
     CancelSpotInstanceRequests(Box<CancelSpotInstanceRequestsResult>),
+    /// `CreateNetworkInterface`
+    CreateNetworkInterface(Box<CreateNetworkInterfaceResult>),
+    /// `DeleteNetworkInterface`
+    DeleteNetworkInterface,
+    /// `AttachNetworkInterface`
+    AttachNetworkInterface(Box<AttachNetworkInterfaceResult>),
+    /// `DetachNetworkInterface`
+    DetachNetworkInterface,
+    /// `AssignPrivateIpAddresses`
+    AssignPrivateIpAddresses(Box<AssignPrivateIpAddressesResult>),
+    /// `UnassignPrivateIpAddresses`
+    UnassignPrivateIpAddresses,
+    /// `DescribeNetworkInterfaceAttribute`
+    DescribeNetworkInterfaceAttribute(Box<DescribeNetworkInterfaceAttributeResult>),
+    /// `ResetNetworkInterfaceAttribute`
+    ResetNetworkInterfaceAttribute,
 }
 
 impl Response {
@@ -26943,6 +27492,50 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::CreateNetworkInterface(output) => crate::protocol::xml::ec2_response(
+                "CreateNetworkInterface",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteNetworkInterface => crate::protocol::xml::ec2_return_true(
+                "DeleteNetworkInterface",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::AttachNetworkInterface(output) => crate::protocol::xml::ec2_response(
+                "AttachNetworkInterface",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DetachNetworkInterface => crate::protocol::xml::ec2_return_true(
+                "DetachNetworkInterface",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::AssignPrivateIpAddresses(output) => crate::protocol::xml::ec2_response(
+                "AssignPrivateIpAddresses",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::UnassignPrivateIpAddresses => crate::protocol::xml::ec2_return_true(
+                "UnassignPrivateIpAddresses",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeNetworkInterfaceAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeNetworkInterfaceAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ResetNetworkInterfaceAttribute => crate::protocol::xml::ec2_return_true(
+                "ResetNetworkInterfaceAttribute",
+                XML_NAMESPACE,
+                request_id,
             ),
         }
     }
@@ -27845,7 +28438,6 @@ pub fn execute<A: Api + ?Sized>(
                     "ConnectionTrackingSpecification",
                     "AssociatePublicIpAddress",
                     "AssociatedSubnetId",
-                    "Attachment",
                 ],
             )?;
             let input = FormReader::required(
@@ -28163,6 +28755,120 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::CancelSpotInstanceRequests(Box::new(
                 api.cancel_spot_instance_requests(input)?,
             )))
+        }
+        Action::CreateNetworkInterface => {
+            r.reject_unsupported(
+                "CreateNetworkInterface",
+                &[
+                    "Ipv4Prefix",
+                    "Ipv4PrefixCount",
+                    "Ipv6Prefix",
+                    "Ipv6PrefixCount",
+                    "InterfaceType",
+                    "EnablePrimaryIpv6",
+                    "ConnectionTrackingSpecification",
+                    "Operator",
+                    "Ipv6Addresses",
+                    "Ipv6AddressCount",
+                ],
+            )?;
+            let input =
+                FormReader::required(CreateNetworkInterfaceRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateNetworkInterface(Box::new(
+                api.create_network_interface(input)?,
+            )))
+        }
+        Action::DeleteNetworkInterface => {
+            r.reject_unsupported("DeleteNetworkInterface", &[])?;
+            let input =
+                FormReader::required(DeleteNetworkInterfaceRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_network_interface(input)?;
+            Ok(Response::DeleteNetworkInterface)
+        }
+        Action::AttachNetworkInterface => {
+            r.reject_unsupported(
+                "AttachNetworkInterface",
+                &["EnaSrdSpecification", "EnaQueueCount"],
+            )?;
+            let input =
+                FormReader::required(AttachNetworkInterfaceRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AttachNetworkInterface(Box::new(
+                api.attach_network_interface(input)?,
+            )))
+        }
+        Action::DetachNetworkInterface => {
+            r.reject_unsupported("DetachNetworkInterface", &[])?;
+            let input =
+                FormReader::required(DetachNetworkInterfaceRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.detach_network_interface(input)?;
+            Ok(Response::DetachNetworkInterface)
+        }
+        Action::AssignPrivateIpAddresses => {
+            r.reject_unsupported(
+                "AssignPrivateIpAddresses",
+                &["Ipv4Prefix", "Ipv4PrefixCount"],
+            )?;
+            let input =
+                FormReader::required(AssignPrivateIpAddressesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::AssignPrivateIpAddresses(Box::new(
+                api.assign_private_ip_addresses(input)?,
+            )))
+        }
+        Action::UnassignPrivateIpAddresses => {
+            r.reject_unsupported("UnassignPrivateIpAddresses", &["Ipv4Prefix"])?;
+            let input =
+                FormReader::required(UnassignPrivateIpAddressesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            api.unassign_private_ip_addresses(input)?;
+            Ok(Response::UnassignPrivateIpAddresses)
+        }
+        Action::DescribeNetworkInterfaceAttribute => {
+            r.reject_unsupported("DescribeNetworkInterfaceAttribute", &[])?;
+            let input = FormReader::required(
+                DescribeNetworkInterfaceAttributeRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeNetworkInterfaceAttribute(Box::new(
+                api.describe_network_interface_attribute(input)?,
+            )))
+        }
+        Action::ResetNetworkInterfaceAttribute => {
+            r.reject_unsupported("ResetNetworkInterfaceAttribute", &[])?;
+            let input = FormReader::required(
+                ResetNetworkInterfaceAttributeRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.reset_network_interface_attribute(input)?;
+            Ok(Response::ResetNetworkInterfaceAttribute)
         }
     }
 }

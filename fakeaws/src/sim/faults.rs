@@ -46,13 +46,14 @@ pub fn action_kind(service: &str, action: &str) -> Option<&'static str> {
         return Some("load-balancer");
     }
     // Most specific first: "RouteTable" before "Route", "NatGateway" before anything else.
-    const NOUNS: [(&str, &str); 13] = [
+    const NOUNS: [(&str, &str); 14] = [
         ("NatGateway", "natgateway"),
         ("InternetGateway", "internet-gateway"),
         ("RouteTable", "route-table"),
         ("Route", "route-table"),
         ("SecurityGroup", "security-group"),
         ("NetworkInterface", "network-interface"),
+        ("PrivateIpAddresses", "network-interface"),
         ("Subnet", "subnet"),
         ("Vpc", "vpc"),
         ("Address", "elastic-ip"),

@@ -25,6 +25,8 @@ pub enum Subject {
     LoadBalancerRegistration,
     /// A VPC endpoint leaving `pending` or `deleting`.
     VpcEndpoint,
+    /// A network interface leaving `pending`, or its attachment `attaching` or `detaching`.
+    NetworkInterface,
 }
 
 impl Subject {
@@ -34,16 +36,18 @@ impl Subject {
         "natGateway",
         "loadBalancerRegistration",
         "vpcEndpoint",
+        "networkInterface",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
-    /// `vpcEndpoint`.
+    /// `vpcEndpoint`, `networkInterface`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
             "natGateway" => Some(Subject::NatGateway),
             "loadBalancerRegistration" => Some(Subject::LoadBalancerRegistration),
             "vpcEndpoint" => Some(Subject::VpcEndpoint),
+            "networkInterface" => Some(Subject::NetworkInterface),
             _ => None,
         }
     }

@@ -18,6 +18,7 @@ mod launch_template;
 mod load_balancer;
 mod nat_gateway;
 mod network_acl;
+mod network_interface;
 mod placement_group;
 mod route_table;
 mod security_group;

@@ -448,6 +448,31 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .send()
         .await
         .unwrap();
+    // An interface of the user's, attached at device index 1 with a secondary address.
+    let eni = ec2
+        .create_network_interface()
+        .subnet_id(&subnet)
+        .description("kept")
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap();
+    ec2.assign_private_ip_addresses()
+        .network_interface_id(&eni)
+        .secondary_private_ip_address_count(1)
+        .send()
+        .await
+        .unwrap();
+    ec2.attach_network_interface()
+        .network_interface_id(&eni)
+        .instance_id(&instance)
+        .device_index(1)
+        .send()
+        .await
+        .unwrap();
     // Written now, shown 10 s later: still held back when the fake stops.
     ec2.create_tags()
         .resources(&vpc)

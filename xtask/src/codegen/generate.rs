@@ -7,9 +7,12 @@ use std::fmt::Write as _;
 /// Enum values AWS sends or takes that its model's enum does not list, by shape: an attached
 /// internet gateway's attachment is `available` on the wire (what the AWS CLI and the SDKs
 /// show), while the model's `AttachmentStatus` says `attached`; DescribeAccountAttributes
-/// takes the four attribute names its documentation lists beside the model's two.
+/// takes the four attribute names its documentation lists beside the model's two; a network
+/// interface CreateNetworkInterface just made is `pending` (the API reference's example
+/// answer), a status the model's `NetworkInterfaceStatus` leaves out.
 const WIRE_EXTRAS: &[(&str, &str)] = &[
     ("AttachmentStatus", "available"),
+    ("NetworkInterfaceStatus", "pending"),
     ("AccountAttributeName", "max-instances"),
     (
         "AccountAttributeName",

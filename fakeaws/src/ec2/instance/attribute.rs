@@ -13,7 +13,7 @@
 
 use crate::ec2::Kind;
 use crate::ec2::error::Code;
-use crate::ec2::network_interface::modify_network_interface_attribute;
+use crate::ec2::network_interface::attribute::modify_network_interface_attribute;
 use crate::generated::ec2::{
     AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceMetadataOptionsState,
     InstanceStateName, InstanceType, ModifyInstanceAttributeRequest,
@@ -230,6 +230,7 @@ pub fn modify_instance_attribute(
         description: None,
         source_dest_check,
         groups,
+        attachment: None,
     };
     let architecture = i.architecture;
     let current_type = i.instance_type;

@@ -76,6 +76,13 @@ impl Filterable for (&Instance, &Region) {
         let (i, region) = *self;
         let eni = region.network_interfaces.get(&i.eni_id);
         let public = eni.and_then(|e| e.public_ip.as_ref());
+        // Every interface attached to it, the primary first.
+        let enis = || {
+            std::iter::once(&i.eni_id)
+                .chain(&i.secondary_enis)
+                .filter_map(|id| region.network_interfaces.get(id))
+                .filter(|e| e.attachment.as_ref().is_some_and(|a| a.instance_id == i.id))
+        };
         let attachments = || {
             i.volumes
                 .iter()
@@ -117,9 +124,8 @@ impl Filterable for (&Instance, &Region) {
                 .map(|p| network_interface::public_dns(region, p.ip))
                 .into_iter()
                 .collect(),
-            "group-id" | "instance.group-id" | "network-interface.group-id" => {
-                eni.map(|e| e.groups.clone()).unwrap_or_default()
-            }
+            "group-id" | "instance.group-id" => eni.map(|e| e.groups.clone()).unwrap_or_default(),
+            "network-interface.group-id" => enis().flat_map(|e| e.groups.clone()).collect(),
             "group-name" | "instance.group-name" => groups_of(region, i)
                 .into_iter()
                 .filter_map(|g| g.group_name)
@@ -133,9 +139,10 @@ impl Filterable for (&Instance, &Region) {
             "instance-state-code" => one(state_code(i.state).to_string()),
             "instance-state-name" => one(i.state.as_str()),
             "instance-type" => one(i.instance_type.as_str()),
-            "ip-address" | "network-interface.association.public-ip" => {
-                public.map(|p| p.ip.to_string()).into_iter().collect()
-            }
+            "ip-address" => public.map(|p| p.ip.to_string()).into_iter().collect(),
+            "network-interface.association.public-ip" => enis()
+                .filter_map(|e| e.public_ip.as_ref().map(|p| p.ip.to_string()))
+                .collect(),
             "key-name" => i.key_name.clone().into_iter().collect(),
             "launch-index" => one(i.launch_index.to_string()),
             "launch-time" => one(format_timestamp(i.launch_time)),
@@ -152,15 +159,17 @@ impl Filterable for (&Instance, &Region) {
                 .into_iter()
                 .collect(),
             "monitoring-state" => one(if i.monitoring { "enabled" } else { "disabled" }),
-            "network-interface.network-interface-id" => one(i.eni_id.clone()),
-            "network-interface.subnet-id" | "subnet-id" => one(i.subnet_id.clone()),
+            "network-interface.network-interface-id" => enis().map(|e| e.id.clone()).collect(),
+            "network-interface.subnet-id" => enis().map(|e| e.subnet_id.clone()).collect(),
+            "subnet-id" => one(i.subnet_id.clone()),
             "network-interface.vpc-id" | "vpc-id" => one(i.vpc_id.clone()),
             "network-interface.private-ip-address"
-            | "network-interface.addresses.private-ip-address"
-            | "private-ip-address" => one(i.private_ip.to_string()),
-            "network-interface.attachment.attachment-id" => eni
-                .and_then(|e| e.attachment.as_ref().map(|a| a.id.clone()))
-                .into_iter()
+            | "network-interface.addresses.private-ip-address" => enis()
+                .flat_map(|e| e.addresses().map(|ip| ip.to_string()).collect::<Vec<_>>())
+                .collect(),
+            "private-ip-address" => one(i.private_ip.to_string()),
+            "network-interface.attachment.attachment-id" => enis()
+                .filter_map(|e| e.attachment.as_ref().map(|a| a.id.clone()))
                 .collect(),
             "owner-id" => one(region.account_id.clone()),
             "platform-details" => one("Linux/UNIX"),

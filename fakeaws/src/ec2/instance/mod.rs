@@ -24,6 +24,8 @@ use std::net::Ipv4Addr;
 
 use aws_smithy_types::DateTime;
 
+use crate::region::Region;
+
 use crate::generated::ec2::{
     ArchitectureValues, InstanceMetadataOptionsResponse, InstanceState, InstanceStateName,
     InstanceType, ShutdownBehavior, Tenancy,
@@ -78,6 +80,10 @@ pub struct Instance {
     pub zone: String,
     /// Its primary interface.
     pub eni_id: String,
+    /// The interfaces AttachNetworkInterface attached to it (attaching, attached or
+    /// detaching), in the order they were attached.
+    #[serde(default)]
+    pub secondary_enis: Vec<String>,
     /// Its private address (kept after termination, as AWS shows it).
     pub private_ip: Ipv4Addr,
     /// Its state.
@@ -182,4 +188,30 @@ fn state(s: InstanceStateName) -> InstanceState {
         code: Some(state_code(s)),
         name: Some(s),
     }
+}
+
+/// Notes that interface `eni_id` is now attached to instance `id` (AttachNetworkInterface).
+pub fn add_interface(region: &mut Region, id: &str, eni_id: &str) {
+    if let Some(i) = region.instances.0.get_mut(id) {
+        i.secondary_enis.push(eni_id.to_string());
+    }
+}
+
+/// Notes that interface `eni_id` is no longer attached to instance `id` (its detachment is
+/// done).
+pub fn drop_interface(region: &mut Region, id: &str, eni_id: &str) {
+    if let Some(i) = region.instances.0.get_mut(id) {
+        i.secondary_enis.retain(|e| e != eni_id);
+    }
+}
+
+/// The interfaces of instance `id`, the primary first, its list of the others emptied (it is
+/// being terminated).
+pub fn take_interfaces(region: &mut Region, id: &str) -> Vec<String> {
+    let Some(i) = region.instances.0.get_mut(id) else {
+        return Vec::new();
+    };
+    std::iter::once(i.eni_id.clone())
+        .chain(std::mem::take(&mut i.secondary_enis))
+        .collect()
 }

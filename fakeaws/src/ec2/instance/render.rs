@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::ec2::filter::Filters;
-use crate::ec2::network_interface::{self};
+use crate::ec2::network_interface::{self, NetworkInterface};
 use crate::ec2::{Kind, page};
 use crate::generated::ec2::{
     AttachmentStatus, AttributeBooleanValue, AttributeValue, DescribeInstanceAttributeRequest,
@@ -62,61 +62,92 @@ pub(super) fn groups_of(region: &Region, i: &Instance) -> Vec<GroupIdentifier> {
         .unwrap_or_default()
 }
 
+/// The interfaces attached to instance `i` (any phase), by device index.
+fn interfaces_of<'r>(region: &'r Region, i: &Instance) -> Vec<&'r NetworkInterface> {
+    let mut all: Vec<&NetworkInterface> = std::iter::once(&i.eni_id)
+        .chain(&i.secondary_enis)
+        .filter_map(|id| region.network_interfaces.get(id))
+        .filter(|e| e.attachment.as_ref().is_some_and(|a| a.instance_id == i.id))
+        .collect();
+    all.sort_by_key(|e| e.attachment.as_ref().map_or(0, |a| a.device_index));
+    all
+}
+
+/// One of an instance's interfaces, as DescribeInstances shows it.
+fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkInterface {
+    let association = e
+        .public_ip
+        .as_ref()
+        .map(|p| InstanceNetworkInterfaceAssociation {
+            ip_owner_id: Some(if p.allocation_id.is_some() {
+                region.account_id.clone()
+            } else {
+                "amazon".into()
+            }),
+            public_dns_name: Some(network_interface::public_dns(region, p.ip)),
+            public_ip: Some(p.ip.to_string()),
+            ..Default::default()
+        });
+    let groups = e
+        .groups
+        .iter()
+        .map(|g| GroupIdentifier {
+            group_id: Some(g.clone()),
+            group_name: region.security_groups.get(g).map(|s| s.name.clone()),
+        })
+        .collect();
+    InstanceNetworkInterface {
+        association: association.clone(),
+        attachment: e
+            .attachment
+            .as_ref()
+            .map(|a| InstanceNetworkInterfaceAttachment {
+                attach_time: Some(a.attach_time),
+                attachment_id: Some(a.id.clone()),
+                delete_on_termination: Some(a.delete_on_termination),
+                device_index: Some(a.device_index),
+                status: Some(a.phase.status()),
+                network_card_index: Some(0),
+                ..Default::default()
+            }),
+        description: Some(e.description.clone()),
+        groups: Some(groups),
+        ipv6_addresses: Some(Vec::new()),
+        mac_address: Some(e.mac.clone()),
+        network_interface_id: Some(e.id.clone()),
+        owner_id: Some(region.account_id.clone()),
+        private_dns_name: Some(network_interface::private_dns(region, e.private_ip)),
+        private_ip_address: Some(e.private_ip.to_string()),
+        private_ip_addresses: Some(
+            e.addresses()
+                .enumerate()
+                .map(|(n, ip)| InstancePrivateIpAddress {
+                    association: if n == 0 { association.clone() } else { None },
+                    primary: Some(n == 0),
+                    private_dns_name: Some(network_interface::private_dns(region, ip)),
+                    private_ip_address: Some(ip.to_string()),
+                })
+                .collect(),
+        ),
+        source_dest_check: Some(e.source_dest_check),
+        status: Some(NetworkInterfaceStatus::InUse),
+        subnet_id: Some(e.subnet_id.clone()),
+        vpc_id: Some(e.vpc_id.clone()),
+        interface_type: Some("interface".into()),
+        ..Default::default()
+    }
+}
+
 pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
     let eni = region.network_interfaces.get(&i.eni_id);
     let public = eni.and_then(|e| e.public_ip.as_ref());
     let private_dns = network_interface::private_dns(region, i.private_ip);
     let public_dns = public.map(|p| network_interface::public_dns(region, p.ip));
-    let association = public.map(|p| InstanceNetworkInterfaceAssociation {
-        ip_owner_id: Some(if p.allocation_id.is_some() {
-            region.account_id.clone()
-        } else {
-            "amazon".into()
-        }),
-        public_dns_name: public_dns.clone(),
-        public_ip: Some(p.ip.to_string()),
-        ..Default::default()
-    });
     let groups = groups_of(region, i);
-    let network_interfaces = eni
-        .map(|e| {
-            vec![InstanceNetworkInterface {
-                association: association.clone(),
-                attachment: e
-                    .attachment
-                    .as_ref()
-                    .map(|a| InstanceNetworkInterfaceAttachment {
-                        attach_time: Some(a.attach_time),
-                        attachment_id: Some(a.id.clone()),
-                        delete_on_termination: Some(true),
-                        device_index: Some(a.device_index),
-                        status: Some(AttachmentStatus::Attached),
-                        network_card_index: Some(0),
-                        ..Default::default()
-                    }),
-                description: Some(e.description.clone()),
-                groups: Some(groups.clone()),
-                ipv6_addresses: Some(Vec::new()),
-                mac_address: Some(e.mac.clone()),
-                network_interface_id: Some(e.id.clone()),
-                owner_id: Some(region.account_id.clone()),
-                private_dns_name: Some(private_dns.clone()),
-                private_ip_address: Some(e.private_ip.to_string()),
-                private_ip_addresses: Some(vec![InstancePrivateIpAddress {
-                    association: association.clone(),
-                    primary: Some(true),
-                    private_dns_name: Some(private_dns.clone()),
-                    private_ip_address: Some(e.private_ip.to_string()),
-                }]),
-                source_dest_check: Some(e.source_dest_check),
-                status: Some(NetworkInterfaceStatus::InUse),
-                subnet_id: Some(e.subnet_id.clone()),
-                vpc_id: Some(e.vpc_id.clone()),
-                interface_type: Some("interface".into()),
-                ..Default::default()
-            }]
-        })
-        .unwrap_or_default();
+    let network_interfaces = interfaces_of(region, i)
+        .into_iter()
+        .map(|e| instance_interface(region, e))
+        .collect();
     let gone = i.state == InstanceStateName::Terminated;
     InstanceOut {
         architecture: Some(i.architecture),

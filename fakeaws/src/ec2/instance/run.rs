@@ -8,7 +8,9 @@ use aws_smithy_types::DateTime;
 
 use crate::ec2::error::{self, Code};
 
-use crate::ec2::network_interface::{self, Attachment as EniAttachment, NewInterface, PublicIp};
+use crate::ec2::network_interface::{
+    self, Attachment as EniAttachment, NewInterface, Phase, PublicIp,
+};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
 use crate::ec2::{
     Kind, elastic_ip, fingerprint, image, launch_template, placement_group, spot_request, tags,
@@ -231,6 +233,11 @@ pub fn run_instances(
                 instance_id: id.clone(),
                 device_index: 0,
                 attach_time: now,
+                delete_on_termination: nic
+                    .as_ref()
+                    .and_then(|n| n.delete_on_termination)
+                    .unwrap_or(true),
+                phase: Phase::Attached,
             },
         )?;
         if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
@@ -286,6 +293,7 @@ pub fn run_instances(
             vpc_id: vpc_id.clone(),
             zone: zone.clone(),
             eni_id,
+            secondary_enis: Vec::new(),
             private_ip: eni_private_ip,
             state: InstanceStateName::Pending,
             state_reason: None,

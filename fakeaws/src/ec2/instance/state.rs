@@ -25,15 +25,15 @@ fn user_initiated_shutdown() -> (String, String) {
     )
 }
 
-/// Ends instance `id`: its interface and the volumes that go with it are released, it is
+/// Ends instance `id`: its interfaces and the volumes that go with it are released, it is
 /// `terminated` with `reason`, and it is forgotten after AWS's hour.
-fn terminate_now(region: &mut Region, id: &str, eni: &str, reason: (String, String)) {
+fn terminate_now(region: &mut Region, id: &str, reason: (String, String)) {
     let volumes: Vec<String> = region
         .instances
         .get(id)
         .map(|i| i.volumes.iter().map(|(_, v)| v.clone()).collect())
         .unwrap_or_default();
-    network_interface::delete(region, eni);
+    network_interface::lifecycle::release_for(region, id);
     volume::release_for(region, id, &volumes);
     if let Some(i) = region.instances.0.get_mut(id) {
         i.state = InstanceStateName::Terminated;
@@ -57,7 +57,7 @@ pub fn advance(region: &mut Region, id: &str) {
             if let Some(reason) = region.transitions.take_failure(Subject::Instance) =>
         {
             // A launch AWS could not complete: terminated, with its Server.* state reason.
-            terminate_now(region, id, &eni, reason);
+            terminate_now(region, id, reason);
         }
         InstanceStateName::Pending => {
             let maps = region
@@ -104,7 +104,7 @@ pub fn advance(region: &mut Region, id: &str) {
             }
         }
         InstanceStateName::ShuttingDown => {
-            terminate_now(region, id, &eni, user_initiated_shutdown());
+            terminate_now(region, id, user_initiated_shutdown());
         }
         _ => {}
     }

@@ -1,23 +1,56 @@
-//! Network interfaces: DescribeNetworkInterfaces, ModifyNetworkInterfaceAttribute, and the
-//! interfaces other resources make (an instance's primary interface, a NAT gateway's).
+//! Network interfaces: the interfaces other resources make (an instance's primary interface,
+//! a NAT gateway's, an interface endpoint's) and those a user makes, attaches to instances
+//! and gives more addresses (`lifecycle`, `address`); DescribeNetworkInterfaces, and the
+//! attribute calls (`attribute`).
 
 use std::net::Ipv4Addr;
 
 use aws_smithy_types::DateTime;
 
-use crate::ec2::error::{self};
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::{Kind, page, subnet};
 use crate::generated::ec2::{
     AttachmentStatus, DescribeNetworkInterfacesRequest, DescribeNetworkInterfacesResult,
-    GroupIdentifier, ModifyNetworkInterfaceAttributeRequest,
-    NetworkInterface as NetworkInterfaceOut, NetworkInterfaceAssociation,
+    GroupIdentifier, NetworkInterface as NetworkInterfaceOut, NetworkInterfaceAssociation,
     NetworkInterfaceAttachment, NetworkInterfacePrivateIpAddress, NetworkInterfaceStatus,
     NetworkInterfaceType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
+
+pub mod address;
+pub mod attribute;
+pub mod lifecycle;
+pub mod limits;
+
+/// Where an attachment is in its life: AttachNetworkInterface's `attaching` and
+/// DetachNetworkInterface's `detaching` last until the clock's next step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Phase {
+    /// Being attached.
+    Attaching,
+    /// Attached.
+    #[default]
+    Attached,
+    /// Being detached: the interface is still in use.
+    Detaching,
+}
+
+impl Phase {
+    /// The attachment status AWS shows for it.
+    pub fn status(self) -> AttachmentStatus {
+        match self {
+            Phase::Attaching => AttachmentStatus::Attaching,
+            Phase::Attached => AttachmentStatus::Attached,
+            Phase::Detaching => AttachmentStatus::Detaching,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
 
 /// An interface's attachment to an instance.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -31,6 +64,13 @@ pub struct Attachment {
     /// When it was attached.
     #[serde(with = "crate::state::with::time")]
     pub attach_time: DateTime,
+    /// Whether terminating the instance deletes the interface (true for the interfaces a
+    /// launch makes, false for one AttachNetworkInterface attaches).
+    #[serde(default = "yes")]
+    pub delete_on_termination: bool,
+    /// Attaching, attached or detaching.
+    #[serde(default)]
+    pub phase: Phase,
 }
 
 /// A public address mapped to an interface.
@@ -62,6 +102,13 @@ pub struct NetworkInterface {
     pub zone: String,
     /// Its primary private address.
     pub private_ip: Ipv4Addr,
+    /// Its secondary private addresses, in the order they were assigned.
+    #[serde(default)]
+    pub secondary_ips: Vec<Ipv4Addr>,
+    /// Whether it is still `pending` (CreateNetworkInterface's answer, until the clock's next
+    /// step).
+    #[serde(default)]
+    pub pending: bool,
     /// Its MAC address.
     pub mac: String,
     /// Its security groups.
@@ -120,6 +167,8 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             vpc_id,
             zone,
             private_ip,
+            secondary_ips: Vec::new(),
+            pending: false,
             mac,
             groups: new.groups,
             interface_type: new.interface_type,
@@ -139,7 +188,9 @@ pub fn delete(region: &mut Region, id: &str) {
     let Some(eni) = region.network_interfaces.0.remove(id) else {
         return;
     };
-    subnet::release_address(region, &eni.subnet_id, eni.private_ip);
+    for ip in std::iter::once(eni.private_ip).chain(eni.secondary_ips.iter().copied()) {
+        subnet::release_address(region, &eni.subnet_id, ip);
+    }
     region.by_vpc.remove(&eni.vpc_id, id);
     region.by_subnet.remove(&eni.subnet_id, id);
     region.tags.remove_resource(id);
@@ -225,8 +276,16 @@ impl Filterable for (&NetworkInterface, &Region) {
         let public = || e.public_ip.as_ref();
         let att = || e.attachment.as_ref();
         match name {
-            "addresses.private-ip-address" | "private-ip-address" => one(e.private_ip.to_string()),
-            "addresses.primary" => flag(true),
+            "addresses.private-ip-address" | "private-ip-address" => {
+                e.addresses().map(|ip| ip.to_string()).collect()
+            }
+            "addresses.primary" => {
+                let mut v = flag(true);
+                if !e.secondary_ips.is_empty() {
+                    v.extend(flag(false));
+                }
+                v
+            }
             "addresses.association.public-ip" | "association.public-ip" => {
                 public().map(|p| p.ip.to_string()).into_iter().collect()
             }
@@ -251,9 +310,10 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .into_iter()
                 .collect(),
             "attachment.attachment-id" => att().map(|a| a.id.clone()).into_iter().collect(),
-            "attachment.delete-on-termination" => {
-                att().map(|_| "true".to_string()).into_iter().collect()
-            }
+            "attachment.delete-on-termination" => att()
+                .map(|a| a.delete_on_termination.to_string())
+                .into_iter()
+                .collect(),
             "attachment.device-index" => att()
                 .map(|a| a.device_index.to_string())
                 .into_iter()
@@ -263,7 +323,10 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .map(|_| region.account_id.clone())
                 .into_iter()
                 .collect(),
-            "attachment.status" => att().map(|_| "attached".to_string()).into_iter().collect(),
+            "attachment.status" => att()
+                .map(|a| a.phase.status().as_str().to_string())
+                .into_iter()
+                .collect(),
             "availability-zone" => one(e.zone.clone()),
             "description" => one(e.description.clone()),
             "group-id" => e.groups.clone(),
@@ -308,10 +371,40 @@ pub fn public_dns(region: &Region, ip: Ipv4Addr) -> String {
 }
 
 fn status(e: &NetworkInterface) -> NetworkInterfaceStatus {
-    if e.attachment.is_some() || e.requester_managed {
+    if e.pending {
+        NetworkInterfaceStatus::Pending
+    } else if e.in_use() {
         NetworkInterfaceStatus::InUse
     } else {
         NetworkInterfaceStatus::Available
+    }
+}
+
+impl NetworkInterface {
+    /// Whether it is attached (or being attached or detached), or another service's: what
+    /// keeps it from DeleteNetworkInterface and from another attachment.
+    pub fn in_use(&self) -> bool {
+        self.attachment.is_some() || self.requester_managed
+    }
+
+    /// Its private addresses, the primary first.
+    pub fn addresses(&self) -> impl Iterator<Item = Ipv4Addr> + '_ {
+        std::iter::once(self.private_ip).chain(self.secondary_ips.iter().copied())
+    }
+}
+
+/// The SDK shape of an interface's attachment.
+pub fn render_attachment(region: &Region, a: &Attachment) -> NetworkInterfaceAttachment {
+    NetworkInterfaceAttachment {
+        attach_time: Some(a.attach_time),
+        attachment_id: Some(a.id.clone()),
+        delete_on_termination: Some(a.delete_on_termination),
+        device_index: Some(a.device_index),
+        network_card_index: Some(0),
+        instance_id: Some(a.instance_id.clone()),
+        instance_owner_id: Some(region.account_id.clone()),
+        status: Some(a.phase.status()),
+        ..Default::default()
     }
 }
 
@@ -331,17 +424,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
     });
     NetworkInterfaceOut {
         association: association.clone(),
-        attachment: e.attachment.as_ref().map(|a| NetworkInterfaceAttachment {
-            attach_time: Some(a.attach_time),
-            attachment_id: Some(a.id.clone()),
-            delete_on_termination: Some(true),
-            device_index: Some(a.device_index),
-            network_card_index: Some(0),
-            instance_id: Some(a.instance_id.clone()),
-            instance_owner_id: Some(region.account_id.clone()),
-            status: Some(AttachmentStatus::Attached),
-            ..Default::default()
-        }),
+        attachment: e.attachment.as_ref().map(|a| render_attachment(region, a)),
         availability_zone: Some(e.zone.clone()),
         availability_zone_id: region.zone(&e.zone).map(|z| z.id.clone()),
         description: Some(e.description.clone()),
@@ -361,12 +444,17 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         owner_id: Some(region.account_id.clone()),
         private_dns_name: Some(private_dns(region, e.private_ip)),
         private_ip_address: Some(e.private_ip.to_string()),
-        private_ip_addresses: Some(vec![NetworkInterfacePrivateIpAddress {
-            association,
-            primary: Some(true),
-            private_dns_name: Some(private_dns(region, e.private_ip)),
-            private_ip_address: Some(e.private_ip.to_string()),
-        }]),
+        private_ip_addresses: Some(
+            e.addresses()
+                .enumerate()
+                .map(|(n, ip)| NetworkInterfacePrivateIpAddress {
+                    association: if n == 0 { association.clone() } else { None },
+                    primary: Some(n == 0),
+                    private_dns_name: Some(private_dns(region, ip)),
+                    private_ip_address: Some(ip.to_string()),
+                })
+                .collect(),
+        ),
         requester_managed: Some(e.requester_managed),
         source_dest_check: Some(e.source_dest_check),
         status: Some(status(e)),
@@ -411,69 +499,4 @@ pub fn describe_network_interfaces(
         network_interfaces: Some(items.into_iter().map(|e| render(region, e)).collect()),
         next_token: next,
     })
-}
-
-/// `ModifyNetworkInterfaceAttribute`: one attribute per call (groups, source/destination
-/// check, description).
-pub fn modify_network_interface_attribute(
-    region: &mut Region,
-    input: ModifyNetworkInterfaceAttributeRequest,
-) -> Result<(), ApiError> {
-    let eni =
-        Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
-    let given = usize::from(input.groups.is_some())
-        + usize::from(input.source_dest_check.is_some())
-        + usize::from(input.description.is_some());
-    if given == 0 {
-        return Err(ApiError::missing_parameter(
-            "Groups, SourceDestCheck or Description",
-        ));
-    }
-    if given > 1 {
-        return Err(ApiError::invalid_combination(
-            "Fields for multiple attribute types specified",
-        ));
-    }
-    if let Some(groups) = &input.groups {
-        if groups.is_empty() {
-            return Err(ApiError::missing_parameter("SecurityGroupId"));
-        }
-        for g in groups {
-            let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
-            if group.vpc_id != eni.vpc_id {
-                return Err(error::group_not_in_vpc(g, &eni.vpc_id));
-            }
-        }
-    }
-    let source_dest = input
-        .source_dest_check
-        .as_ref()
-        .map(|v| {
-            v.value
-                .ok_or_else(|| ApiError::missing_parameter("SourceDestCheck.Value"))
-        })
-        .transpose()?;
-    let Some(eni) = region
-        .network_interfaces
-        .0
-        .get_mut(&input.network_interface_id)
-    else {
-        return Err(Kind::NetworkInterface.not_found(&[&input.network_interface_id]));
-    };
-    if let Some(groups) = input.groups {
-        let mut unique = Vec::new();
-        for g in groups {
-            if !unique.contains(&g) {
-                unique.push(g);
-            }
-        }
-        eni.groups = unique;
-    }
-    if let Some(v) = source_dest {
-        eni.source_dest_check = v;
-    }
-    if let Some(d) = input.description.and_then(|d| d.value) {
-        eni.description = d;
-    }
-    Ok(())
 }

@@ -1,0 +1,427 @@
+//! The interfaces a user makes: CreateNetworkInterface (`pending` until the clock's next
+//! step), AttachNetworkInterface (`attaching`, then `attached`), DetachNetworkInterface
+//! (`detaching`, then the interface is `available` again) and DeleteNetworkInterface (only an
+//! interface nothing uses), and what an instance's termination does to its interfaces.
+
+use std::net::Ipv4Addr;
+
+use crate::ec2::error::{self, Code};
+use crate::ec2::instance::{self, Instance};
+use crate::ec2::{Kind, fingerprint, security_group, subnet, tags};
+use crate::generated::ec2::{
+    AttachNetworkInterfaceRequest, AttachNetworkInterfaceResult, CreateNetworkInterfaceRequest,
+    CreateNetworkInterfaceResult, DeleteNetworkInterfaceRequest, DetachNetworkInterfaceRequest,
+    InstanceStateName, NetworkInterfaceType, ResourceType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+use crate::sim::transitions::Subject;
+
+use super::{Attachment, NewInterface, Phase, limits, render};
+
+/// A private address given in a request: an IPv4 address, or AWS's answer naming `param`.
+pub(super) fn parse_ip(param: &str, raw: &str) -> Result<Ipv4Addr, ApiError> {
+    raw.trim()
+        .parse()
+        .ok()
+        .filter(|_| raw.trim() == raw)
+        .ok_or_else(|| ApiError::invalid_parameter(param, raw, "Not an IPv4 address."))
+}
+
+/// The addresses CreateNetworkInterface asks for: the primary (if named) and the secondaries
+/// named, from `PrivateIpAddress` and `PrivateIpAddresses` (at most one of them primary).
+fn wanted_addresses(
+    input: &CreateNetworkInterfaceRequest,
+) -> Result<(Option<Ipv4Addr>, Vec<Ipv4Addr>), ApiError> {
+    let mut primary = input
+        .private_ip_address
+        .as_deref()
+        .map(|raw| parse_ip("privateIpAddress", raw))
+        .transpose()?;
+    let specs = input.private_ip_addresses.as_deref().unwrap_or_default();
+    if specs.iter().filter(|s| s.primary == Some(true)).count() > 1 {
+        return Err(ApiError::invalid_value(
+            "Only one of the private IP addresses may be primary.",
+        ));
+    }
+    let mut secondaries = Vec::new();
+    for spec in specs {
+        let raw = spec
+            .private_ip_address
+            .as_deref()
+            .ok_or_else(|| ApiError::missing_parameter("PrivateIpAddresses.N.PrivateIpAddress"))?;
+        let ip = parse_ip("privateIpAddresses", raw)?;
+        if spec.primary == Some(true) {
+            if primary.is_some_and(|p| p != ip) {
+                return Err(ApiError::invalid_combination(
+                    "The primary private IP address given in PrivateIpAddress differs from the one marked primary in PrivateIpAddresses.",
+                ));
+            }
+            primary = Some(ip);
+        } else {
+            secondaries.push(ip);
+        }
+    }
+    let mut seen: Vec<Ipv4Addr> = primary.into_iter().collect();
+    for ip in &secondaries {
+        if seen.contains(ip) {
+            return Err(ApiError::invalid_value(format!(
+                "The address {ip} is given more than once."
+            )));
+        }
+        seen.push(*ip);
+    }
+    Ok((primary, secondaries))
+}
+
+/// `CreateNetworkInterface`: an interface in a subnet, with its security groups (the VPC's
+/// default group when none are named) and addresses (the lowest free ones unless named);
+/// `pending` until the clock's next step. A ClientToken makes retries answer the same
+/// interface.
+pub fn create_network_interface(
+    region: &mut Region,
+    mut input: CreateNetworkInterfaceRequest,
+) -> Result<CreateNetworkInterfaceResult, ApiError> {
+    let token = input.client_token.take();
+    let print = fingerprint(&input);
+    if let Some(id) = region
+        .ledger
+        .replay("CreateNetworkInterface", token.as_deref(), &print)?
+        && let Some(e) = region.network_interfaces.get(&id)
+    {
+        return Ok(CreateNetworkInterfaceResult {
+            network_interface: Some(render(region, e)),
+            client_token: token,
+        });
+    }
+    let subnet = Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
+    let vpc_id = subnet.vpc_id.clone();
+    let (primary, named) = wanted_addresses(&input)?;
+    for ip in primary.iter().chain(&named) {
+        subnet.check_free(*ip)?;
+    }
+    let count = match input.secondary_private_ip_address_count {
+        None => 0,
+        Some(n) if n >= 1 && named.is_empty() => usize::try_from(n).unwrap_or(0),
+        Some(n) if n >= 1 => {
+            return Err(ApiError::invalid_combination(
+                "SecondaryPrivateIpAddressCount cannot be used with secondary addresses named in PrivateIpAddresses.",
+            ));
+        }
+        Some(n) => {
+            return Err(ApiError::invalid_parameter(
+                "secondaryPrivateIpAddressCount",
+                &n.to_string(),
+                "The count must be at least 1.",
+            ));
+        }
+    };
+    if named.len() + count > limits::MOST_PER_INTERFACE - 1 {
+        return Err(too_many_addresses());
+    }
+    let needed = 1 + named.len() + count;
+    if needed > usize::try_from(subnet.available_addresses()).unwrap_or(usize::MAX) {
+        return Err(ApiError::new(
+            Code::InsufficientFreeAddressesInSubnet,
+            format!(
+                "There are not enough free addresses in subnet '{}' to satisfy the requested number of addresses.",
+                input.subnet_id
+            ),
+        ));
+    }
+    let groups = match input.groups.take().filter(|g| !g.is_empty()) {
+        Some(groups) => {
+            let mut unique: Vec<String> = Vec::new();
+            for g in groups {
+                let group = Kind::SecurityGroup.get(&region.security_groups, &g)?;
+                if group.vpc_id != vpc_id {
+                    return Err(error::group_not_in_vpc(&g, &vpc_id));
+                }
+                if !unique.contains(&g) {
+                    unique.push(g);
+                }
+            }
+            unique
+        }
+        None => security_group::default_of(region, &vpc_id)
+            .into_iter()
+            .collect(),
+    };
+    let tags = tags::from_specs(
+        input.tag_specifications.as_deref(),
+        ResourceType::NetworkInterface,
+    )?;
+    if region.network_interfaces.len() >= region.limits.network_interfaces {
+        return Err(ApiError::new(
+            Code::NetworkInterfaceLimitExceeded,
+            "You have reached the maximum number of network interfaces in this region.",
+        ));
+    }
+    let id = super::create(
+        region,
+        NewInterface {
+            subnet_id: &input.subnet_id,
+            groups,
+            interface_type: NetworkInterfaceType::Interface,
+            requester_managed: false,
+            description: input.description.take().unwrap_or_default(),
+            private_ip: primary,
+        },
+    )?;
+    let mut secondaries = Vec::with_capacity(named.len() + count);
+    for wanted in named.into_iter().map(Some).chain((0..count).map(|_| None)) {
+        let (ip, _, _) = subnet::allocate_address(region, &input.subnet_id, wanted)?;
+        secondaries.push(ip);
+    }
+    region.tags.insert(&id, tags);
+    region
+        .ledger
+        .record("CreateNetworkInterface", token.as_deref(), &print, &id);
+    let now = region.clock.now();
+    region
+        .transitions
+        .schedule(now, Subject::NetworkInterface, &id);
+    if let Some(eni) = region.network_interfaces.0.get_mut(&id) {
+        eni.secondary_ips = secondaries;
+        eni.pending = true;
+    }
+    let eni = Kind::NetworkInterface.get(&region.network_interfaces, &id)?;
+    let out = render(region, eni);
+    Ok(CreateNetworkInterfaceResult {
+        network_interface: Some(out),
+        client_token: token,
+    })
+}
+
+/// `PrivateIpAddressLimitExceeded`, AWS's answer to more addresses than an interface takes.
+pub(super) fn too_many_addresses() -> ApiError {
+    ApiError::new(
+        Code::PrivateIpAddressLimitExceeded,
+        "Number of private addresses will exceed limit.",
+    )
+}
+
+/// AWS's answer to deleting or attaching an interface something uses.
+fn in_use(id: &str) -> ApiError {
+    ApiError::invalid_value(format!("Network interface '{id}' is currently in use."))
+}
+
+/// `DeleteNetworkInterface`: only an interface that is not attached (nor being detached) and
+/// that no other service manages; its addresses go back to its subnet.
+pub fn delete_network_interface(
+    region: &mut Region,
+    input: DeleteNetworkInterfaceRequest,
+) -> Result<(), ApiError> {
+    let eni =
+        Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
+    if eni.in_use() {
+        return Err(in_use(&eni.id));
+    }
+    super::delete(region, &input.network_interface_id);
+    Ok(())
+}
+
+/// `AttachNetworkInterface`: an interface to a running or stopped instance in its zone, at a
+/// free device index, within the instance type's interface count; `attaching` until the
+/// clock's next step. Terminating the instance leaves the interface (DeleteOnTermination is
+/// false until ModifyNetworkInterfaceAttribute sets it).
+pub fn attach_network_interface(
+    region: &mut Region,
+    input: AttachNetworkInterfaceRequest,
+) -> Result<AttachNetworkInterfaceResult, ApiError> {
+    if input.network_card_index.is_some_and(|n| n != 0) {
+        return Err(ApiError::not_implemented(
+            "fakeaws models instance types with one network card: NetworkCardIndex must be 0",
+        ));
+    }
+    let eni =
+        Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
+    let instance = Kind::Instance.get(&region.instances, &input.instance_id)?;
+    if eni.in_use() {
+        return Err(ApiError::new(
+            Code::InvalidNetworkInterfaceInUse,
+            format!("Interface: [{}] in use.", eni.id),
+        ));
+    }
+    if !matches!(
+        instance.state,
+        InstanceStateName::Running | InstanceStateName::Stopped
+    ) {
+        return Err(ApiError::new(
+            Code::IncorrectInstanceState,
+            format!(
+                "The instance '{}' is not in a state from which a network interface can be attached.",
+                instance.id
+            ),
+        ));
+    }
+    if eni.vpc_id != instance.vpc_id || eni.zone != instance.zone {
+        return Err(ApiError::invalid_combination(format!(
+            "Network interface '{}' and instance '{}' must be in the same VPC and availability zone.",
+            eni.id, instance.id
+        )));
+    }
+    if input.device_index < 0 {
+        return Err(ApiError::invalid_parameter(
+            "deviceIndex",
+            &input.device_index.to_string(),
+            "The device index must be 0 or more.",
+        ));
+    }
+    let attached = attached_to(region, instance);
+    if attached
+        .iter()
+        .any(|(_, index)| *index == input.device_index)
+    {
+        return Err(ApiError::invalid_value(format!(
+            "Instance '{}' already has an interface attached at device index '{}'.",
+            instance.id, input.device_index
+        )));
+    }
+    let count = attached.len() + 1;
+    if let Some(l) = limits::of(instance.instance_type) {
+        if count > l.interfaces {
+            return Err(ApiError::new(
+                Code::AttachmentLimitExceeded,
+                format!(
+                    "Interface count {count} exceeds the limit for {}",
+                    instance.instance_type.as_str()
+                ),
+            ));
+        }
+        if eni.addresses().count() > l.ipv4_per_interface {
+            return Err(too_many_addresses());
+        }
+    }
+    let instance_id = instance.id.clone();
+    let attachment_id = region.ids.resource("eni-attach");
+    let attachment = Attachment {
+        id: attachment_id.clone(),
+        instance_id: instance_id.clone(),
+        device_index: input.device_index,
+        attach_time: region.clock.now_datetime(),
+        delete_on_termination: false,
+        phase: Phase::Attaching,
+    };
+    super::attach(region, &input.network_interface_id, attachment)?;
+    instance::add_interface(region, &instance_id, &input.network_interface_id);
+    let now = region.clock.now();
+    region
+        .transitions
+        .schedule(now, Subject::NetworkInterface, &input.network_interface_id);
+    Ok(AttachNetworkInterfaceResult {
+        attachment_id: Some(attachment_id),
+        network_card_index: Some(0),
+    })
+}
+
+/// The interfaces attached to `instance` (any phase), with their device indexes.
+pub fn attached_to<'r>(region: &'r Region, instance: &Instance) -> Vec<(&'r str, i32)> {
+    std::iter::once(&instance.eni_id)
+        .chain(&instance.secondary_enis)
+        .filter_map(|id| region.network_interfaces.get(id))
+        .filter_map(|e| {
+            e.attachment
+                .as_ref()
+                .filter(|a| a.instance_id == instance.id)
+                .map(|a| (e.id.as_str(), a.device_index))
+        })
+        .collect()
+}
+
+/// `DetachNetworkInterface`: a secondary interface, by its attachment; `detaching` (and in
+/// use) until the clock's next step, then `available`. The primary interface stays.
+pub fn detach_network_interface(
+    region: &mut Region,
+    input: DetachNetworkInterfaceRequest,
+) -> Result<(), ApiError> {
+    let Some(eni) = region.network_interfaces.values().find(|e| {
+        e.attachment
+            .as_ref()
+            .is_some_and(|a| a.id == input.attachment_id)
+    }) else {
+        return Err(ApiError::new(
+            Code::InvalidAttachmentIDNotFound,
+            format!(
+                "The attachment ID '{}' does not exist.",
+                input.attachment_id
+            ),
+        ));
+    };
+    let id = eni.id.clone();
+    let Some(attachment) = eni.attachment.as_ref() else {
+        return Err(Kind::NetworkInterface.not_found(&[&id]));
+    };
+    if attachment.device_index == 0 {
+        return Err(ApiError::new(
+            Code::OperationNotPermitted,
+            "The network interface at device index 0 and networkCard index 0 cannot be detached.",
+        ));
+    }
+    if attachment.phase == Phase::Detaching {
+        return Ok(());
+    }
+    if let Some(a) = region
+        .network_interfaces
+        .0
+        .get_mut(&id)
+        .and_then(|e| e.attachment.as_mut())
+    {
+        a.phase = Phase::Detaching;
+    }
+    let now = region.clock.now();
+    region
+        .transitions
+        .schedule(now, Subject::NetworkInterface, &id);
+    Ok(())
+}
+
+/// Finishes what interface `id` was doing: `pending` becomes `available`, `attaching`
+/// `attached`, and `detaching` leaves it unattached.
+pub fn advance(region: &mut Region, id: &str) {
+    let Some(eni) = region.network_interfaces.0.get_mut(id) else {
+        return;
+    };
+    eni.pending = false;
+    let detached = match eni.attachment.as_mut() {
+        Some(a) if a.phase == Phase::Attaching => {
+            a.phase = Phase::Attached;
+            None
+        }
+        Some(a) if a.phase == Phase::Detaching => Some(a.instance_id.clone()),
+        _ => None,
+    };
+    if let Some(instance_id) = detached {
+        eni.attachment = None;
+        instance::drop_interface(region, &instance_id, id);
+    }
+}
+
+/// What terminating an instance does to its interfaces: each that is deleted on termination
+/// goes (the primary, unless told otherwise), the others are detached and `available`.
+pub fn release_for(region: &mut Region, instance_id: &str) {
+    for id in instance::take_interfaces(region, instance_id) {
+        let Some(eni) = region.network_interfaces.0.get_mut(&id) else {
+            continue;
+        };
+        match eni.attachment.as_ref() {
+            Some(a) if a.instance_id == instance_id && a.delete_on_termination => {
+                super::delete(region, &id);
+            }
+            Some(a) if a.instance_id == instance_id => {
+                eni.attachment = None;
+                // A pool address goes with the instance; an Elastic IP stays with the
+                // interface.
+                if eni
+                    .public_ip
+                    .as_ref()
+                    .is_some_and(|p| p.allocation_id.is_none())
+                    && let Some(p) = eni.public_ip.take()
+                {
+                    crate::ec2::elastic_ip::give_back_public_ip(region, p.ip);
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,1054 @@
+//! Network interfaces a user makes, through the SDK: creation (`pending`, then `available`),
+//! secondary addresses, attachment to an instance and detachment (each through its transient
+//! state), the attribute calls, what an instance's termination leaves behind, and what a
+//! leftover interface keeps from deletion. Every refused call is checked to change nothing.
+
+use aws_sdk_ec2::client::Waiters;
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, InstanceType, NetworkInterface, NetworkInterfaceAttachmentChanges,
+    NetworkInterfaceAttribute, PrivateIpAddressSpecification, ResourceType,
+};
+use fakeaws::sim::transitions::Subject;
+
+use crate::{code, code_and_message, empty_fake, filter, image, instance, subnet, tag_spec, vpc};
+
+async fn create(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
+    ec2.create_network_interface()
+        .subnet_id(subnet_id)
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap()
+}
+
+async fn group(ec2: &aws_sdk_ec2::Client, vpc_id: &str, name: &str) -> String {
+    ec2.create_security_group()
+        .group_name(name)
+        .description(name)
+        .vpc_id(vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap()
+}
+
+async fn describe(ec2: &aws_sdk_ec2::Client, id: &str) -> NetworkInterface {
+    ec2.describe_network_interfaces()
+        .network_interface_ids(id)
+        .send()
+        .await
+        .unwrap()
+        .network_interfaces()[0]
+        .clone()
+}
+
+/// The private addresses of an interface, the primary first.
+fn addresses(e: &NetworkInterface) -> Vec<(String, bool)> {
+    e.private_ip_addresses()
+        .iter()
+        .map(|a| {
+            (
+                a.private_ip_address().unwrap().to_string(),
+                a.primary().unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn free_addresses(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> i32 {
+    ec2.describe_subnets()
+        .subnet_ids(subnet_id)
+        .send()
+        .await
+        .unwrap()
+        .subnets()[0]
+        .available_ip_address_count()
+        .unwrap()
+}
+
+/// The ids of the interfaces in `vpc_id`, sorted.
+async fn interfaces_in(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> Vec<String> {
+    let mut ids: Vec<String> = ec2
+        .describe_network_interfaces()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .send()
+        .await
+        .unwrap()
+        .network_interfaces()
+        .iter()
+        .map(|e| e.network_interface_id().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn an_interface_is_pending_then_available_and_its_deletion_frees_its_addresses() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let free = free_addresses(&ec2, &s).await;
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.hold(Subject::NetworkInterface)
+    });
+    let made = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .description("pod network")
+        .secondary_private_ip_address_count(2)
+        .tag_specifications(tag_spec(
+            ResourceType::NetworkInterface,
+            &[("cluster.k8s.amazonaws.com/name", "demo")],
+        ))
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap();
+    let id = made.network_interface_id().unwrap().to_string();
+    assert!(id.starts_with("eni-"));
+    assert_eq!(made.status().unwrap().as_str(), "pending");
+    assert_eq!(made.description(), Some("pod network"));
+    assert_eq!(made.availability_zone(), Some("us-east-1a"));
+    assert_eq!(made.requester_managed(), Some(false));
+    assert!(made.attachment().is_none());
+    // The VPC's default group, when none is named.
+    let default_group = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter("group-name", &["default"]))
+        .send()
+        .await
+        .unwrap()
+        .security_groups()[0]
+        .group_id()
+        .unwrap()
+        .to_string();
+    assert_eq!(made.groups()[0].group_id(), Some(default_group.as_str()));
+    // The subnet's lowest free addresses, the primary first.
+    assert_eq!(
+        addresses(&made),
+        [
+            ("10.0.1.4".to_string(), true),
+            ("10.0.1.5".to_string(), false),
+            ("10.0.1.6".to_string(), false),
+        ]
+    );
+    assert_eq!(free_addresses(&ec2, &s).await, free - 3);
+    let pending = ec2
+        .describe_network_interfaces()
+        .filters(filter("status", &["pending"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pending.network_interfaces().len(), 1);
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.release(Subject::NetworkInterface)
+    });
+    ec2.wait_until_network_interface_available()
+        .network_interface_ids(&id)
+        .wait(std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    let e = describe(&ec2, &id).await;
+    assert_eq!(e.status().unwrap().as_str(), "available");
+    assert_eq!(e.tag_set()[0].value(), Some("demo"));
+    for (name, value) in [
+        ("addresses.private-ip-address", "10.0.1.6"),
+        ("private-ip-address", "10.0.1.5"),
+        ("group-id", default_group.as_str()),
+        ("description", "pod network"),
+        ("tag:cluster.k8s.amazonaws.com/name", "demo"),
+        ("status", "available"),
+    ] {
+        let found = ec2
+            .describe_network_interfaces()
+            .filters(filter(name, &[value]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(found.network_interfaces().len(), 1, "{name}={value}");
+    }
+
+    ec2.delete_network_interface()
+        .network_interface_id(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            ec2.describe_network_interfaces()
+                .network_interface_ids(&id)
+                .send()
+                .await
+        ),
+        "InvalidNetworkInterfaceID.NotFound"
+    );
+    assert_eq!(free_addresses(&ec2, &s).await, free);
+    assert_eq!(
+        code(
+            ec2.delete_network_interface()
+                .network_interface_id(&id)
+                .send()
+                .await
+        ),
+        "InvalidNetworkInterfaceID.NotFound"
+    );
+}
+
+#[tokio::test]
+async fn creation_checks_its_request_and_a_client_token_replays() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let other_vpc = vpc(&ec2, "10.1.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let foreign_group = group(&ec2, &other_vpc, "elsewhere").await;
+    let taken = create(&ec2, &s).await;
+    let free = free_addresses(&ec2, &s).await;
+
+    let refused = [
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id("subnet-0123456789abcdef0")
+                    .send()
+                    .await,
+            ),
+            "InvalidSubnetID.NotFound",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .groups(&foreign_group)
+                    .send()
+                    .await,
+            ),
+            "InvalidGroup.NotFound",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .private_ip_address("10.0.2.9")
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterValue",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .private_ip_address("10.0.1.4")
+                    .send()
+                    .await,
+            ),
+            "InvalidIPAddress.InUse",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .private_ip_address("10.0.1.300")
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterValue",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .private_ip_addresses(
+                        PrivateIpAddressSpecification::builder()
+                            .private_ip_address("10.0.1.20")
+                            .build(),
+                    )
+                    .secondary_private_ip_address_count(2)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterCombination",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .secondary_private_ip_address_count(64)
+                    .send()
+                    .await,
+            ),
+            "PrivateIpAddressLimitExceeded",
+        ),
+        (
+            code(
+                ec2.create_network_interface()
+                    .subnet_id(&s)
+                    .interface_type("efa".into())
+                    .send()
+                    .await,
+            ),
+            "NotImplemented",
+        ),
+    ];
+    for (got, expected) in refused {
+        assert_eq!(got, expected);
+    }
+    assert_eq!(interfaces_in(&ec2, &vpc_id).await, [taken.as_str()]);
+    assert_eq!(free_addresses(&ec2, &s).await, free);
+
+    // Named addresses: the one marked primary, and a secondary.
+    let request = || {
+        ec2.create_network_interface()
+            .subnet_id(&s)
+            .private_ip_addresses(
+                PrivateIpAddressSpecification::builder()
+                    .private_ip_address("10.0.1.30")
+                    .primary(true)
+                    .build(),
+            )
+            .private_ip_addresses(
+                PrivateIpAddressSpecification::builder()
+                    .private_ip_address("10.0.1.31")
+                    .primary(false)
+                    .build(),
+            )
+            .client_token("eni-once")
+    };
+    let named = request().send().await.unwrap().network_interface.unwrap();
+    assert_eq!(named.private_ip_address(), Some("10.0.1.30"));
+    assert_eq!(
+        addresses(&named),
+        [
+            ("10.0.1.30".to_string(), true),
+            ("10.0.1.31".to_string(), false)
+        ]
+    );
+    let again = request().send().await.unwrap().network_interface.unwrap();
+    assert_eq!(again.network_interface_id(), named.network_interface_id());
+    assert_eq!(
+        code(
+            ec2.create_network_interface()
+                .subnet_id(&s)
+                .description("something else")
+                .client_token("eni-once")
+                .send()
+                .await
+        ),
+        "IdempotentParameterMismatch"
+    );
+    assert_eq!(interfaces_in(&ec2, &vpc_id).await.len(), 2);
+}
+
+#[tokio::test]
+async fn interfaces_attach_and_detach_through_their_transient_states() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let i = instance(&ec2, &s).await; // t3.medium: 3 interfaces
+    let first = create(&ec2, &s).await;
+    let second = create(&ec2, &s).await;
+    let third = create(&ec2, &s).await;
+
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.hold(Subject::NetworkInterface)
+    });
+    let attached = ec2
+        .attach_network_interface()
+        .network_interface_id(&first)
+        .instance_id(&i)
+        .device_index(1)
+        .send()
+        .await
+        .unwrap();
+    let attachment_id = attached.attachment_id().unwrap().to_string();
+    assert!(attachment_id.starts_with("eni-attach-"));
+    assert_eq!(attached.network_card_index(), Some(0));
+    let e = describe(&ec2, &first).await;
+    assert_eq!(
+        e.attachment().unwrap().status().unwrap().as_str(),
+        "attaching"
+    );
+    assert_eq!(e.status().unwrap().as_str(), "in-use");
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.release(Subject::NetworkInterface)
+    });
+    let e = describe(&ec2, &first).await;
+    let a = e.attachment().unwrap();
+    assert_eq!(a.status().unwrap().as_str(), "attached");
+    assert_eq!(a.instance_id(), Some(i.as_str()));
+    assert_eq!(a.device_index(), Some(1));
+    assert_eq!(a.delete_on_termination(), Some(false));
+
+    // The instance lists both, by device index; its filters find it by either.
+    let shown = ec2
+        .describe_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap()
+        .reservations()[0]
+        .instances()[0]
+        .clone();
+    let indexes: Vec<(i32, String)> = shown
+        .network_interfaces()
+        .iter()
+        .map(|n| {
+            (
+                n.attachment().unwrap().device_index().unwrap(),
+                n.network_interface_id().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(indexes.len(), 2);
+    assert_eq!(indexes[0].0, 0);
+    assert_eq!(indexes[1], (1, first.clone()));
+    let found = ec2
+        .describe_instances()
+        .filters(filter("network-interface.network-interface-id", &[&first]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.reservations().len(), 1);
+
+    let refused = [
+        (
+            code(
+                ec2.delete_network_interface()
+                    .network_interface_id(&first)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterValue",
+        ),
+        (
+            code(
+                ec2.attach_network_interface()
+                    .network_interface_id(&second)
+                    .instance_id(&i)
+                    .device_index(1)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterValue",
+        ),
+        (
+            code(
+                ec2.attach_network_interface()
+                    .network_interface_id(&first)
+                    .instance_id(&i)
+                    .device_index(2)
+                    .send()
+                    .await,
+            ),
+            "InvalidNetworkInterface.InUse",
+        ),
+        (
+            code(
+                ec2.attach_network_interface()
+                    .network_interface_id(&second)
+                    .instance_id("i-0123456789abcdef0")
+                    .device_index(2)
+                    .send()
+                    .await,
+            ),
+            "InvalidInstanceID.NotFound",
+        ),
+        (
+            code(
+                ec2.detach_network_interface()
+                    .attachment_id("eni-attach-0123456789abcdef0")
+                    .send()
+                    .await,
+            ),
+            "InvalidAttachmentID.NotFound",
+        ),
+    ];
+    for (got, expected) in refused {
+        assert_eq!(got, expected);
+    }
+    let (c, m) = code_and_message(
+        ec2.delete_network_interface()
+            .network_interface_id(&first)
+            .send()
+            .await,
+    );
+    assert_eq!(
+        (c.as_str(), m),
+        (
+            "InvalidParameterValue",
+            format!("Network interface '{first}' is currently in use.")
+        )
+    );
+    // The primary interface stays.
+    let primary_attachment = shown.network_interfaces()[0]
+        .attachment()
+        .unwrap()
+        .attachment_id()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        code(
+            ec2.detach_network_interface()
+                .attachment_id(&primary_attachment)
+                .send()
+                .await
+        ),
+        "OperationNotPermitted"
+    );
+
+    // A third interface passes the type's count of three.
+    ec2.attach_network_interface()
+        .network_interface_id(&second)
+        .instance_id(&i)
+        .device_index(2)
+        .send()
+        .await
+        .unwrap();
+    let (c, m) = code_and_message(
+        ec2.attach_network_interface()
+            .network_interface_id(&third)
+            .instance_id(&i)
+            .device_index(3)
+            .send()
+            .await,
+    );
+    assert_eq!(
+        (c.as_str(), m.as_str()),
+        (
+            "AttachmentLimitExceeded",
+            "Interface count 4 exceeds the limit for t3.medium"
+        )
+    );
+    assert_eq!(
+        describe(&ec2, &third).await.status().unwrap().as_str(),
+        "available"
+    );
+
+    // Detaching: still in use (deleting it now fails, as AWS answers a deletion that
+    // comes too soon), then available.
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.hold(Subject::NetworkInterface)
+    });
+    ec2.detach_network_interface()
+        .attachment_id(&attachment_id)
+        .send()
+        .await
+        .unwrap();
+    let e = describe(&ec2, &first).await;
+    assert_eq!(
+        e.attachment().unwrap().status().unwrap().as_str(),
+        "detaching"
+    );
+    assert_eq!(
+        code(
+            ec2.delete_network_interface()
+                .network_interface_id(&first)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.release(Subject::NetworkInterface)
+    });
+    let e = describe(&ec2, &first).await;
+    assert!(e.attachment().is_none());
+    assert_eq!(e.status().unwrap().as_str(), "available");
+    let shown = ec2
+        .describe_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap()
+        .reservations()[0]
+        .instances()[0]
+        .network_interfaces()
+        .len();
+    assert_eq!(shown, 2);
+    // Its index is free again.
+    ec2.attach_network_interface()
+        .network_interface_id(&third)
+        .instance_id(&i)
+        .device_index(1)
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_network_interface()
+        .network_interface_id(&first)
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_interface_attaches_only_in_its_instance_zone() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let a = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let b = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1b").await;
+    let i = instance(&ec2, &a).await;
+    let elsewhere = create(&ec2, &b).await;
+    assert_eq!(
+        code(
+            ec2.attach_network_interface()
+                .network_interface_id(&elsewhere)
+                .instance_id(&i)
+                .device_index(1)
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+    assert!(describe(&ec2, &elsewhere).await.attachment().is_none());
+    // Another subnet of the same zone is fine.
+    let a2 = subnet(&ec2, &vpc_id, "10.0.3.0/24", "us-east-1a").await;
+    let beside = create(&ec2, &a2).await;
+    ec2.attach_network_interface()
+        .network_interface_id(&beside)
+        .instance_id(&i)
+        .device_index(1)
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn termination_deletes_what_is_deleted_on_termination_and_leaves_the_rest() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let group = group(&ec2, &vpc_id, "pods").await;
+    let i = instance(&ec2, &s).await;
+    let kept = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .groups(&group)
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap();
+    let dropped = create(&ec2, &s).await;
+    for (eni, index) in [(&kept, 1), (&dropped, 2)] {
+        ec2.attach_network_interface()
+            .network_interface_id(eni)
+            .instance_id(&i)
+            .device_index(index)
+            .send()
+            .await
+            .unwrap();
+    }
+    let dropped_attachment = describe(&ec2, &dropped)
+        .await
+        .attachment()
+        .unwrap()
+        .attachment_id()
+        .unwrap()
+        .to_string();
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&dropped)
+        .attachment(
+            NetworkInterfaceAttachmentChanges::builder()
+                .attachment_id(&dropped_attachment)
+                .delete_on_termination(true)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    // The attachment id must be the interface's own.
+    assert_eq!(
+        code(
+            ec2.modify_network_interface_attribute()
+                .network_interface_id(&kept)
+                .attachment(
+                    NetworkInterfaceAttachmentChanges::builder()
+                        .attachment_id(&dropped_attachment)
+                        .delete_on_termination(true)
+                        .build(),
+                )
+                .send()
+                .await
+        ),
+        "InvalidAttachmentID.NotFound"
+    );
+    let found = ec2
+        .describe_network_interfaces()
+        .filters(filter("attachment.delete-on-termination", &["true"]))
+        .filters(filter("attachment.instance-id", &[&i]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.network_interfaces().len(), 2);
+
+    ec2.terminate_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap();
+    ec2.wait_until_instance_terminated()
+        .instance_ids(&i)
+        .wait(std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    // The primary interface and the one deleted on termination are gone; the other is left
+    // available, as an interface a CNI plugin leaks is.
+    assert_eq!(interfaces_in(&ec2, &vpc_id).await, [kept.as_str()]);
+    let left = describe(&ec2, &kept).await;
+    assert!(left.attachment().is_none());
+    assert_eq!(left.status().unwrap().as_str(), "available");
+    // What it holds can't be deleted while it stays.
+    assert_eq!(
+        code(ec2.delete_subnet().subnet_id(&s).send().await),
+        "DependencyViolation"
+    );
+    assert_eq!(
+        code(ec2.delete_security_group().group_id(&group).send().await),
+        "DependencyViolation"
+    );
+    ec2.delete_network_interface()
+        .network_interface_id(&kept)
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_security_group()
+        .group_id(&group)
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_subnet().subnet_id(&s).send().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_primary_interface_kept_on_termination_stays_available() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let i = instance(&ec2, &s).await;
+    let shown = ec2
+        .describe_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap()
+        .reservations()[0]
+        .instances()[0]
+        .network_interfaces()[0]
+        .clone();
+    let primary = shown.network_interface_id().unwrap().to_string();
+    let attachment = shown.attachment().unwrap();
+    assert_eq!(attachment.delete_on_termination(), Some(true));
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&primary)
+        .attachment(
+            NetworkInterfaceAttachmentChanges::builder()
+                .attachment_id(attachment.attachment_id().unwrap())
+                .delete_on_termination(false)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    ec2.terminate_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap();
+    let left = describe(&ec2, &primary).await;
+    assert!(left.attachment().is_none());
+    assert_eq!(left.status().unwrap().as_str(), "available");
+}
+
+#[tokio::test]
+async fn secondary_addresses_are_assigned_moved_and_unassigned() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let i = instance(&ec2, &s).await; // t3.medium: 6 addresses an interface
+    let eni = create(&ec2, &s).await;
+    ec2.attach_network_interface()
+        .network_interface_id(&eni)
+        .instance_id(&i)
+        .device_index(1)
+        .send()
+        .await
+        .unwrap();
+    let given = ec2
+        .assign_private_ip_addresses()
+        .network_interface_id(&eni)
+        .secondary_private_ip_address_count(3)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(given.network_interface_id(), Some(eni.as_str()));
+    let assigned: Vec<&str> = given
+        .assigned_private_ip_addresses()
+        .iter()
+        .map(|a| a.private_ip_address().unwrap())
+        .collect();
+    assert_eq!(assigned.len(), 3);
+    ec2.assign_private_ip_addresses()
+        .network_interface_id(&eni)
+        .private_ip_addresses("10.0.1.100")
+        .send()
+        .await
+        .unwrap();
+    let e = describe(&ec2, &eni).await;
+    assert_eq!(e.private_ip_addresses().len(), 5);
+    assert_eq!(addresses(&e)[4], ("10.0.1.100".to_string(), false));
+    // The instance shows them on its interface.
+    let on_instance = ec2
+        .describe_instances()
+        .filters(filter(
+            "network-interface.addresses.private-ip-address",
+            &["10.0.1.100"],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(on_instance.reservations().len(), 1);
+    let free = free_addresses(&ec2, &s).await;
+
+    let refused = [
+        (
+            code(
+                ec2.assign_private_ip_addresses()
+                    .network_interface_id(&eni)
+                    .secondary_private_ip_address_count(2)
+                    .send()
+                    .await,
+            ),
+            "PrivateIpAddressLimitExceeded",
+        ),
+        (
+            code(
+                ec2.assign_private_ip_addresses()
+                    .network_interface_id(&eni)
+                    .private_ip_addresses("10.0.1.101")
+                    .secondary_private_ip_address_count(1)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterCombination",
+        ),
+        (
+            code(
+                ec2.assign_private_ip_addresses()
+                    .network_interface_id(&eni)
+                    .send()
+                    .await,
+            ),
+            "MissingParameter",
+        ),
+        (
+            code(
+                ec2.unassign_private_ip_addresses()
+                    .network_interface_id(&eni)
+                    .private_ip_addresses(e.private_ip_address().unwrap())
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterValue",
+        ),
+        (
+            code(
+                ec2.unassign_private_ip_addresses()
+                    .network_interface_id(&eni)
+                    .private_ip_addresses("10.0.1.100")
+                    .private_ip_addresses("10.0.1.200")
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterValue",
+        ),
+    ];
+    for (got, expected) in refused {
+        assert_eq!(got, expected);
+    }
+    assert_eq!(describe(&ec2, &eni).await.private_ip_addresses().len(), 5);
+    assert_eq!(free_addresses(&ec2, &s).await, free);
+
+    // Another interface takes an address only when told it may move.
+    let other = create(&ec2, &s).await;
+    assert_eq!(
+        code(
+            ec2.assign_private_ip_addresses()
+                .network_interface_id(&other)
+                .private_ip_addresses("10.0.1.100")
+                .send()
+                .await
+        ),
+        "InvalidIPAddress.InUse"
+    );
+    ec2.assign_private_ip_addresses()
+        .network_interface_id(&other)
+        .private_ip_addresses("10.0.1.100")
+        .allow_reassignment(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(describe(&ec2, &eni).await.private_ip_addresses().len(), 4);
+    assert_eq!(
+        addresses(&describe(&ec2, &other).await)[1],
+        ("10.0.1.100".to_string(), false)
+    );
+    // A primary address never moves.
+    let primary = describe(&ec2, &eni)
+        .await
+        .private_ip_address()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        code(
+            ec2.assign_private_ip_addresses()
+                .network_interface_id(&other)
+                .private_ip_addresses(&primary)
+                .allow_reassignment(true)
+                .send()
+                .await
+        ),
+        "InvalidIPAddress.InUse"
+    );
+
+    ec2.unassign_private_ip_addresses()
+        .network_interface_id(&eni)
+        .private_ip_addresses(assigned[0])
+        .send()
+        .await
+        .unwrap();
+    let e = describe(&ec2, &eni).await;
+    assert_eq!(e.private_ip_addresses().len(), 3);
+    assert!(addresses(&e).iter().all(|(a, _)| a != assigned[0]));
+    assert_eq!(free_addresses(&ec2, &s).await, free);
+}
+
+#[tokio::test]
+async fn attributes_are_described_one_at_a_time_and_reset() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let i = instance(&ec2, &s).await;
+    let eni = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .description("router")
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap();
+    let attachment = ec2
+        .attach_network_interface()
+        .network_interface_id(&eni)
+        .instance_id(&i)
+        .device_index(1)
+        .send()
+        .await
+        .unwrap()
+        .attachment_id
+        .unwrap();
+    let attribute = |a: NetworkInterfaceAttribute| {
+        ec2.describe_network_interface_attribute()
+            .network_interface_id(&eni)
+            .attribute(a)
+            .send()
+    };
+    let d = attribute(NetworkInterfaceAttribute::Description)
+        .await
+        .unwrap();
+    assert_eq!(d.network_interface_id(), Some(eni.as_str()));
+    assert_eq!(d.description().unwrap().value(), Some("router"));
+    assert!(d.groups().is_empty() && d.attachment().is_none());
+    let g = attribute(NetworkInterfaceAttribute::GroupSet)
+        .await
+        .unwrap();
+    assert_eq!(g.groups()[0].group_name(), Some("default"));
+    let a = attribute(NetworkInterfaceAttribute::Attachment)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.attachment().unwrap().attachment_id(),
+        Some(attachment.as_str())
+    );
+    assert_eq!(a.attachment().unwrap().instance_id(), Some(i.as_str()));
+    assert_eq!(
+        code(
+            ec2.describe_network_interface_attribute()
+                .network_interface_id(&eni)
+                .send()
+                .await
+        ),
+        "MissingParameter"
+    );
+
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&eni)
+        .source_dest_check(AttributeBooleanValue::builder().value(false).build())
+        .send()
+        .await
+        .unwrap();
+    let check = attribute(NetworkInterfaceAttribute::SourceDestCheck)
+        .await
+        .unwrap();
+    assert_eq!(check.source_dest_check().unwrap().value(), Some(false));
+    ec2.reset_network_interface_attribute()
+        .network_interface_id(&eni)
+        .source_dest_check("sourceDestCheck")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(describe(&ec2, &eni).await.source_dest_check(), Some(true));
+}
+
+#[tokio::test]
+async fn a_region_holds_as_many_interfaces_as_its_quota() {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        default_vpc: false,
+        limits: {
+            let mut l = fakeaws::Limits::default();
+            l.set("network-interfaces", 2).unwrap();
+            l
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    // An instance's own interface counts.
+    ec2.run_instances()
+        .image_id(ami)
+        .instance_type(InstanceType::T3Micro)
+        .subnet_id(&s)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    create(&ec2, &s).await;
+    assert_eq!(
+        code(ec2.create_network_interface().subnet_id(&s).send().await),
+        "NetworkInterfaceLimitExceeded"
+    );
+    assert_eq!(interfaces_in(&ec2, &vpc_id).await.len(), 2);
+}
