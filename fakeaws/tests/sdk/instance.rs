@@ -758,7 +758,8 @@ async fn primary_interface_can_ask_for_a_public_address() {
                 .send()
                 .await
         ),
-        "NotImplemented"
+        // An interface of the user's is attached as it is, when it exists.
+        "InvalidNetworkInterfaceID.NotFound"
     );
 }
 

@@ -5,8 +5,9 @@
 
 use aws_sdk_ec2::client::Waiters;
 use aws_sdk_ec2::types::{
-    AttributeBooleanValue, InstanceType, NetworkInterface, NetworkInterfaceAttachmentChanges,
-    NetworkInterfaceAttribute, PrivateIpAddressSpecification, ResourceType,
+    AttributeBooleanValue, InstanceNetworkInterfaceSpecification, InstanceType, NetworkInterface,
+    NetworkInterfaceAttachmentChanges, NetworkInterfaceAttribute, PrivateIpAddressSpecification,
+    ResourceType,
 };
 use fakeaws::sim::transitions::Subject;
 
@@ -1051,4 +1052,246 @@ async fn a_region_holds_as_many_interfaces_as_its_quota() {
         "NetworkInterfaceLimitExceeded"
     );
     assert_eq!(interfaces_in(&ec2, &vpc_id).await.len(), 2);
+}
+
+/// A launch of one `t3.medium` (3 interfaces of 6 addresses) placed by its interfaces.
+fn launch(
+    ec2: &aws_sdk_ec2::Client,
+    ami: &str,
+    nics: Vec<InstanceNetworkInterfaceSpecification>,
+) -> aws_sdk_ec2::operation::run_instances::builders::RunInstancesFluentBuilder {
+    ec2.run_instances()
+        .image_id(ami)
+        .instance_type(InstanceType::T3Medium)
+        .min_count(1)
+        .max_count(1)
+        .set_network_interfaces(Some(nics))
+}
+
+fn new_nic(
+    index: i32,
+    subnet_id: &str,
+) -> aws_sdk_ec2::types::builders::InstanceNetworkInterfaceSpecificationBuilder {
+    InstanceNetworkInterfaceSpecification::builder()
+        .device_index(index)
+        .subnet_id(subnet_id)
+}
+
+fn user_nic(index: i32, eni: &str) -> InstanceNetworkInterfaceSpecification {
+    InstanceNetworkInterfaceSpecification::builder()
+        .device_index(index)
+        .network_interface_id(eni)
+        .build()
+}
+
+#[tokio::test]
+async fn a_launch_takes_several_interfaces_new_and_the_users() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let a = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let a2 = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let users = create(&ec2, &a).await;
+    let launched = launch(
+        &ec2,
+        &ami,
+        vec![
+            new_nic(0, &a)
+                .secondary_private_ip_address_count(2)
+                .description("primary")
+                .build(),
+            user_nic(1, &users),
+            new_nic(2, &a2).delete_on_termination(false).build(),
+        ],
+    )
+    .tag_specifications(tag_spec(
+        ResourceType::NetworkInterface,
+        &[("made-by", "launch")],
+    ))
+    .send()
+    .await
+    .unwrap();
+    let i = launched.instances()[0].clone();
+    let id = i.instance_id().unwrap().to_string();
+    assert_eq!(i.subnet_id(), Some(a.as_str()));
+    let nics: Vec<(i32, String, usize, bool)> = i
+        .network_interfaces()
+        .iter()
+        .map(|n| {
+            let att = n.attachment().unwrap();
+            (
+                att.device_index().unwrap(),
+                n.subnet_id().unwrap().to_string(),
+                n.private_ip_addresses().len(),
+                att.delete_on_termination().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        nics,
+        [
+            (0, a.clone(), 3, true),
+            (1, a.clone(), 1, false),
+            (2, a2.clone(), 1, false)
+        ]
+    );
+    assert_eq!(
+        i.network_interfaces()[1].network_interface_id(),
+        Some(users.as_str())
+    );
+    assert_eq!(
+        i.private_ip_address(),
+        i.network_interfaces()[0].private_ip_address()
+    );
+    // The launch's tags go on the interfaces it made, not on the user's.
+    let tagged = ec2
+        .describe_network_interfaces()
+        .filters(filter("tag:made-by", &["launch"]))
+        .send()
+        .await
+        .unwrap();
+    let mut tagged: Vec<&str> = tagged
+        .network_interfaces()
+        .iter()
+        .map(|e| e.subnet_id().unwrap())
+        .collect();
+    tagged.sort();
+    assert_eq!(tagged, [a.as_str(), a2.as_str()]);
+    let third = i.network_interfaces()[2]
+        .network_interface_id()
+        .unwrap()
+        .to_string();
+
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let mut left = interfaces_in(&ec2, &vpc_id).await;
+    let mut expected = vec![users.clone(), third];
+    left.sort();
+    expected.sort();
+    assert_eq!(left, expected);
+    assert_eq!(
+        describe(&ec2, &users).await.status().unwrap().as_str(),
+        "available"
+    );
+}
+
+#[tokio::test]
+async fn a_launch_on_the_users_interface_takes_its_subnet_groups_and_address() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let a = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let b = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1b").await;
+    let g = group(&ec2, &vpc_id, "fixed").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let eni = ec2
+        .create_network_interface()
+        .subnet_id(&a)
+        .groups(&g)
+        .private_ip_address("10.0.1.77")
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap();
+    let spare = create(&ec2, &a).await;
+    let spares = [create(&ec2, &a).await, create(&ec2, &a).await];
+    let elsewhere = create(&ec2, &b).await;
+
+    // (interfaces, MaxCount, the answer)
+    let refused = [
+        (vec![user_nic(0, &eni)], 2, "InvalidParameterCombination"),
+        (
+            vec![
+                InstanceNetworkInterfaceSpecification::builder()
+                    .device_index(0)
+                    .network_interface_id(&eni)
+                    .subnet_id(&a)
+                    .build(),
+            ],
+            1,
+            "InvalidParameterCombination",
+        ),
+        (vec![user_nic(1, &eni)], 1, "InvalidParameterValue"),
+        (
+            vec![user_nic(0, &eni), user_nic(0, &spare)],
+            1,
+            "InvalidParameterValue",
+        ),
+        (
+            vec![
+                new_nic(0, &a).associate_public_ip_address(true).build(),
+                user_nic(1, &spare),
+            ],
+            1,
+            "InvalidParameterCombination",
+        ),
+        (
+            vec![
+                user_nic(0, &eni),
+                user_nic(1, &spare),
+                user_nic(2, &spares[0]),
+                user_nic(3, &spares[1]),
+            ],
+            1,
+            "AttachmentLimitExceeded",
+        ),
+        (
+            vec![user_nic(0, &eni), user_nic(1, &elsewhere)],
+            1,
+            "InvalidParameterCombination",
+        ),
+        (
+            vec![new_nic(0, &a).secondary_private_ip_address_count(6).build()],
+            1,
+            "PrivateIpAddressLimitExceeded",
+        ),
+        (
+            vec![user_nic(0, "eni-0123456789abcdef0")],
+            1,
+            "InvalidNetworkInterfaceID.NotFound",
+        ),
+    ];
+    for (nics, max, expected) in refused {
+        let got = code(launch(&ec2, &ami, nics).max_count(max).send().await);
+        assert_eq!(got, expected, "{max}");
+    }
+    let none = ec2.describe_instances().send().await.unwrap();
+    assert!(none.reservations().is_empty());
+    assert_eq!(interfaces_in(&ec2, &vpc_id).await.len(), 5);
+    assert!(describe(&ec2, &eni).await.attachment().is_none());
+
+    let i = launch(&ec2, &ami, vec![user_nic(0, &eni)])
+        .send()
+        .await
+        .unwrap()
+        .instances()[0]
+        .clone();
+    assert_eq!(i.private_ip_address(), Some("10.0.1.77"));
+    assert_eq!(i.subnet_id(), Some(a.as_str()));
+    assert_eq!(i.security_groups()[0].group_id(), Some(g.as_str()));
+    assert_eq!(i.public_ip_address(), None);
+    let (c, m) = code_and_message(launch(&ec2, &ami, vec![user_nic(0, &eni)]).send().await);
+    assert_eq!(
+        (c.as_str(), m),
+        (
+            "InvalidNetworkInterface.InUse",
+            format!("Interface: [{eni}] in use.")
+        )
+    );
+    // Not deleted with the instance: it was the user's.
+    ec2.terminate_instances()
+        .instance_ids(i.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let left = describe(&ec2, &eni).await;
+    assert_eq!(left.status().unwrap().as_str(), "available");
+    assert_eq!(left.private_ip_address(), Some("10.0.1.77"));
 }

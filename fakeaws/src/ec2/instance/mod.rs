@@ -14,6 +14,7 @@
 
 mod attribute;
 mod filter;
+mod nics;
 mod placement;
 mod render;
 mod run;
@@ -32,7 +33,9 @@ use crate::generated::ec2::{
 };
 
 pub use attribute::{modify_instance_attribute, modify_instance_metadata_options};
-use placement::{Placement, groups_of_launch, iam_profile_name, placement, primary_interface};
+use placement::{
+    Placement, existing_interface, groups_of_launch, iam_profile_name, launch_interfaces, placement,
+};
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};
 pub use run::run_instances;

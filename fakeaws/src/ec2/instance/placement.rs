@@ -3,6 +3,7 @@
 //! named), whether it gets a public address, its security groups, its instance profile.
 
 use crate::ec2::error::{self, Code};
+use crate::ec2::network_interface::NetworkInterface;
 use crate::ec2::{Kind, security_group};
 use crate::generated::ec2::{InstanceNetworkInterfaceSpecification, RunInstancesRequest};
 use crate::protocol::error::ApiError;
@@ -16,21 +17,24 @@ pub(super) struct Placement {
     pub(super) maps_public: bool,
 }
 
-/// The primary interface of a `NetworkInterfaces` launch (device index 0, a new interface in a
-/// subnet, optionally with a public address), checked as AWS checks it; `None` without one.
-pub(super) fn primary_interface(
+/// The interfaces of a `NetworkInterfaces` launch, checked as AWS checks them: one at device
+/// index 0 (the primary), each index once; each interface either one the user made
+/// (`NetworkInterfaceId`, attached as it is, for a single instance) or a new one in a subnet.
+/// Answers the primary's specification (`None` without `NetworkInterfaces`) and the others,
+/// by device index.
+pub(super) fn launch_interfaces(
     input: &RunInstancesRequest,
-) -> Result<Option<InstanceNetworkInterfaceSpecification>, ApiError> {
+) -> Result<
+    (
+        Option<InstanceNetworkInterfaceSpecification>,
+        Vec<InstanceNetworkInterfaceSpecification>,
+    ),
+    ApiError,
+> {
     let list = input.network_interfaces.as_deref().unwrap_or_default();
-    let one = match list {
-        [] => return Ok(None),
-        [one] => one,
-        _ => {
-            return Err(ApiError::not_implemented(
-                "fakeaws launches instances with one network interface (DeviceIndex 0)",
-            ));
-        }
-    };
+    if list.is_empty() {
+        return Ok((None, Vec::new()));
+    }
     if input.subnet_id.is_some() {
         return Err(ApiError::invalid_combination(
             "Network interfaces and an instance-level subnet ID may not be specified on the same request",
@@ -49,33 +53,102 @@ pub(super) fn primary_interface(
             "Network interfaces and an instance-level security groups may not be specified on the same request",
         ));
     }
-    if input.private_ip_address.is_some() && one.private_ip_address.is_some() {
+    let mut by_index: Vec<&InstanceNetworkInterfaceSpecification> = Vec::with_capacity(list.len());
+    for one in list {
+        let Some(index) = one.device_index else {
+            return Err(ApiError::invalid_value(
+                "Each network interface requires a device index.",
+            ));
+        };
+        if index < 0 {
+            return Err(ApiError::invalid_parameter(
+                "deviceIndex",
+                &index.to_string(),
+                "The device index must be 0 or more.",
+            ));
+        }
+        if by_index.iter().any(|o| o.device_index == Some(index)) {
+            return Err(ApiError::invalid_value(format!(
+                "More than one network interface is given device index {index}."
+            )));
+        }
+        check_served(one)?;
+        by_index.push(one);
+    }
+    by_index.sort_by_key(|o| o.device_index);
+    let Some((primary, others)) = by_index
+        .split_first()
+        .filter(|(p, _)| p.device_index == Some(0))
+    else {
+        return Err(ApiError::invalid_value(
+            "When specifying network interfaces, you must include a device at index 0.",
+        ));
+    };
+    if input.private_ip_address.is_some() && primary.private_ip_address.is_some() {
         return Err(ApiError::invalid_combination(
             "Network interfaces and an instance-level private IP address may not be specified on the same request",
         ));
     }
-    match one.device_index {
-        None => {
-            return Err(ApiError::invalid_value(
-                "Each network interface requires a device index.",
+    if list.len() > 1
+        && list
+            .iter()
+            .any(|o| o.associate_public_ip_address == Some(true))
+    {
+        return Err(ApiError::invalid_combination(
+            "The associatePublicIPAddress parameter cannot be specified when launching with multiple network interfaces.",
+        ));
+    }
+    for one in list {
+        if one.network_interface_id.is_none() {
+            if one.subnet_id.is_none() {
+                return Err(ApiError::missing_parameter(&format!(
+                    "NetworkInterface.{}.SubnetId",
+                    one.device_index.unwrap_or_default() + 1
+                )));
+            }
+            continue;
+        }
+        if input.max_count > 1 {
+            return Err(ApiError::invalid_combination(
+                "A network interface given by its ID can be attached to a single instance: MaxCount must be 1.",
             ));
         }
-        Some(0) => {}
-        Some(_) => {
-            return Err(ApiError::not_implemented(
-                "fakeaws launches instances with only their primary interface (DeviceIndex 0)",
-            ));
+        let new_members = [
+            ("SubnetId", one.subnet_id.is_some()),
+            ("Groups", one.groups.is_some()),
+            ("PrivateIpAddress", one.private_ip_address.is_some()),
+            ("PrivateIpAddresses", one.private_ip_addresses.is_some()),
+            (
+                "SecondaryPrivateIpAddressCount",
+                one.secondary_private_ip_address_count.is_some(),
+            ),
+            ("Description", one.description.is_some()),
+            (
+                "AssociatePublicIpAddress",
+                one.associate_public_ip_address.is_some(),
+            ),
+            (
+                "DeleteOnTermination",
+                one.delete_on_termination == Some(true),
+            ),
+        ];
+        if let Some((name, _)) = new_members.iter().find(|(_, set)| *set) {
+            return Err(ApiError::invalid_combination(format!(
+                "A network interface given by its ID is attached as it is: {name} applies only to a new network interface."
+            )));
         }
     }
+    Ok((
+        Some((*primary).clone()),
+        others.iter().map(|o| (*o).clone()).collect(),
+    ))
+}
+
+/// `NotImplemented` for a member of a launch interface the fake does not serve.
+fn check_served(one: &InstanceNetworkInterfaceSpecification) -> Result<(), ApiError> {
     let unserved = [
-        ("NetworkInterfaceId", one.network_interface_id.is_some()),
         ("Ipv6AddressCount", one.ipv6_address_count.is_some()),
         ("Ipv6Addresses", one.ipv6_addresses.is_some()),
-        ("PrivateIpAddresses", one.private_ip_addresses.is_some()),
-        (
-            "SecondaryPrivateIpAddressCount",
-            one.secondary_private_ip_address_count.is_some(),
-        ),
         (
             "AssociateCarrierIpAddress",
             one.associate_carrier_ip_address.is_some(),
@@ -102,10 +175,26 @@ pub(super) fn primary_interface(
             "fakeaws does not serve NetworkInterface.N.{name} of RunInstances"
         )));
     }
-    if one.subnet_id.is_none() {
-        return Err(ApiError::missing_parameter("NetworkInterface.1.SubnetId"));
+    Ok(())
+}
+
+/// The interface the user made that a launch interface names, if it names one: it must
+/// exist and be available (`InvalidNetworkInterface.InUse`, AWS's words).
+pub(super) fn existing_interface<'r>(
+    region: &'r Region,
+    one: &InstanceNetworkInterfaceSpecification,
+) -> Result<Option<&'r NetworkInterface>, ApiError> {
+    let Some(id) = one.network_interface_id.as_deref() else {
+        return Ok(None);
+    };
+    let eni = Kind::NetworkInterface.get(&region.network_interfaces, id)?;
+    if eni.in_use() || eni.pending {
+        return Err(ApiError::new(
+            Code::InvalidNetworkInterfaceInUse,
+            format!("Interface: [{id}] in use."),
+        ));
     }
-    Ok(Some(one.clone()))
+    Ok(Some(eni))
 }
 
 /// The subnet, VPC and zone of a launch, and whether it maps a public address.
@@ -132,8 +221,13 @@ pub(super) fn placement(
         .placement
         .as_ref()
         .and_then(|p| p.availability_zone.clone());
+    let existing = match nic {
+        Some(n) => existing_interface(region, n)?,
+        None => None,
+    };
     let requested_subnet = nic
         .and_then(|n| n.subnet_id.clone())
+        .or_else(|| existing.map(|e| e.subnet_id.clone()))
         .or_else(|| input.subnet_id.clone());
     let subnet_id = match &requested_subnet {
         Some(s) => Kind::Subnet.get(&region.subnets, s)?.id.clone(),
@@ -159,9 +253,11 @@ pub(super) fn placement(
         }
     };
     let s = Kind::Subnet.get(&region.subnets, &subnet_id)?;
-    let maps_public = nic
-        .and_then(|n| n.associate_public_ip_address)
-        .unwrap_or(s.map_public_ip_on_launch);
+    // An interface the user made keeps its own addresses.
+    let maps_public = existing.is_none()
+        && nic
+            .and_then(|n| n.associate_public_ip_address)
+            .unwrap_or(s.map_public_ip_on_launch);
     let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
     if let Some(z) = &placement_zone
         && *z != zone
@@ -186,6 +282,11 @@ pub(super) fn groups_of_launch(
     nic: Option<&InstanceNetworkInterfaceSpecification>,
     vpc_id: &str,
 ) -> Result<Vec<String>, ApiError> {
+    if let Some(n) = nic
+        && let Some(e) = existing_interface(region, n)?
+    {
+        return Ok(e.groups.clone());
+    }
     let mut groups = Vec::new();
     let group_ids = nic
         .and_then(|n| n.groups.clone())

@@ -2,15 +2,11 @@
 //! user data, profile, interfaces, block devices, capacity), then the instances, their primary
 //! interfaces and volumes, and the ClientToken ledger.
 
-use std::net::Ipv4Addr;
-
 use aws_smithy_types::DateTime;
 
 use crate::ec2::error::{self, Code};
 
-use crate::ec2::network_interface::{
-    self, Attachment as EniAttachment, NewInterface, Phase, PublicIp,
-};
+use crate::ec2::network_interface::{self, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
 use crate::ec2::{
     Kind, elastic_ip, fingerprint, image, launch_template, placement_group, spot_request, tags,
@@ -18,8 +14,8 @@ use crate::ec2::{
 use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
     InstanceMetadataOptionsResponse, InstanceMetadataOptionsState, InstanceMetadataProtocolState,
-    InstanceMetadataTagsState, InstanceStateName, InstanceType, NetworkInterfaceType, Reservation,
-    ResourceType, RunInstancesRequest, ShutdownBehavior, Tenancy,
+    InstanceMetadataTagsState, InstanceStateName, InstanceType, Reservation, ResourceType,
+    RunInstancesRequest, ShutdownBehavior, Tenancy,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -110,7 +106,7 @@ pub fn run_instances(
             image.architecture.as_str()
         )));
     }
-    let nic = primary_interface(&input)?;
+    let (nic, other_nics) = launch_interfaces(&input)?;
     let Placement {
         subnet_id,
         vpc_id,
@@ -128,27 +124,19 @@ pub fn run_instances(
             .map_err(|_| ApiError::invalid_value("Invalid BASE64 encoding of user data."))?;
         check_user_data_size(raw.len())?;
     }
-    let private_ip = match nic
-        .as_ref()
-        .and_then(|n| n.private_ip_address.as_ref())
-        .or(input.private_ip_address.as_ref())
-    {
-        Some(raw) => {
-            if input.max_count > 1 {
-                return Err(ApiError::invalid_combination(
-                    "PrivateIpAddress cannot be used with MaxCount greater than 1.",
-                ));
-            }
-            let ip: Ipv4Addr = raw.parse().map_err(|_| {
-                ApiError::invalid_parameter("privateIpAddress", raw, "Not an IPv4 address.")
-            })?;
-            Kind::Subnet
-                .get(&region.subnets, &subnet_id)?
-                .check_free(ip)?;
-            Some(ip)
-        }
-        None => None,
-    };
+    let interfaces = nics::Plan::new(
+        region,
+        &input,
+        nic.as_ref(),
+        &other_nics,
+        &nics::Primary {
+            subnet_id: &subnet_id,
+            vpc_id: &vpc_id,
+            zone: &zone,
+            groups: &groups,
+        },
+        instance_type,
+    )?;
     let spot = spot_request::plan(input.instance_market_options.as_ref())?;
     // A Spot launch's request is taggable too.
     let taggable = [
@@ -176,12 +164,7 @@ pub fn run_instances(
         region.instances.values().filter(|i| !i.is_gone()).count()
     };
     let room = region.limits.instances.saturating_sub(live);
-    let free = usize::try_from(
-        Kind::Subnet
-            .get(&region.subnets, &subnet_id)?
-            .available_addresses(),
-    )
-    .unwrap_or(0);
+    let free = interfaces.fits(region, wanted)?;
     let minimum = usize::try_from(input.min_count).unwrap_or(1);
     let count = wanted.min(room).min(free);
     if count < minimum {
@@ -213,33 +196,12 @@ pub fn run_instances(
     let mut launched = Vec::with_capacity(count);
     for index in 0..count {
         let id = region.ids.resource("i");
-        let eni_id = network_interface::create(
-            region,
-            NewInterface {
-                subnet_id: &subnet_id,
-                groups: groups.clone(),
-                interface_type: NetworkInterfaceType::Interface,
-                requester_managed: false,
-                description: String::new(),
-                private_ip,
-            },
-        )?;
-        let attachment_id = region.ids.resource("eni-attach");
-        let eni_private_ip = network_interface::attach(
-            region,
-            &eni_id,
-            EniAttachment {
-                id: attachment_id,
-                instance_id: id.clone(),
-                device_index: 0,
-                attach_time: now,
-                delete_on_termination: nic
-                    .as_ref()
-                    .and_then(|n| n.delete_on_termination)
-                    .unwrap_or(true),
-                phase: Phase::Attached,
-            },
-        )?;
+        let nics::Made {
+            primary: eni_id,
+            private_ip: eni_private_ip,
+            others: secondary_enis,
+            new: new_enis,
+        } = interfaces.realize(region, &id, now)?;
         if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
             network_interface::set_public_ip(
                 region,
@@ -252,7 +214,9 @@ pub fn run_instances(
             );
         }
         if let Some(t) = volume_tags_etc.get(&ResourceType::NetworkInterface) {
-            region.tags.insert(&eni_id, t.clone());
+            for eni in &new_enis {
+                region.tags.insert(eni, t.clone());
+            }
         }
         let mut volumes = Vec::new();
         for planned in &block_devices {
@@ -293,7 +257,7 @@ pub fn run_instances(
             vpc_id: vpc_id.clone(),
             zone: zone.clone(),
             eni_id,
-            secondary_enis: Vec::new(),
+            secondary_enis,
             private_ip: eni_private_ip,
             state: InstanceStateName::Pending,
             state_reason: None,

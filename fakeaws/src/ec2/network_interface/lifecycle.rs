@@ -11,7 +11,7 @@ use crate::ec2::{Kind, fingerprint, security_group, subnet, tags};
 use crate::generated::ec2::{
     AttachNetworkInterfaceRequest, AttachNetworkInterfaceResult, CreateNetworkInterfaceRequest,
     CreateNetworkInterfaceResult, DeleteNetworkInterfaceRequest, DetachNetworkInterfaceRequest,
-    InstanceStateName, NetworkInterfaceType, ResourceType,
+    InstanceStateName, NetworkInterfaceType, PrivateIpAddressSpecification, ResourceType,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -28,50 +28,138 @@ pub(super) fn parse_ip(param: &str, raw: &str) -> Result<Ipv4Addr, ApiError> {
         .ok_or_else(|| ApiError::invalid_parameter(param, raw, "Not an IPv4 address."))
 }
 
-/// The addresses CreateNetworkInterface asks for: the primary (if named) and the secondaries
-/// named, from `PrivateIpAddress` and `PrivateIpAddresses` (at most one of them primary).
-fn wanted_addresses(
-    input: &CreateNetworkInterfaceRequest,
-) -> Result<(Option<Ipv4Addr>, Vec<Ipv4Addr>), ApiError> {
-    let mut primary = input
-        .private_ip_address
-        .as_deref()
-        .map(|raw| parse_ip("privateIpAddress", raw))
-        .transpose()?;
-    let specs = input.private_ip_addresses.as_deref().unwrap_or_default();
-    if specs.iter().filter(|s| s.primary == Some(true)).count() > 1 {
-        return Err(ApiError::invalid_value(
-            "Only one of the private IP addresses may be primary.",
-        ));
-    }
-    let mut secondaries = Vec::new();
-    for spec in specs {
-        let raw = spec
-            .private_ip_address
-            .as_deref()
-            .ok_or_else(|| ApiError::missing_parameter("PrivateIpAddresses.N.PrivateIpAddress"))?;
-        let ip = parse_ip("privateIpAddresses", raw)?;
-        if spec.primary == Some(true) {
-            if primary.is_some_and(|p| p != ip) {
+/// The private addresses a new interface asks for (CreateNetworkInterface, or an interface
+/// of a launch): its primary, if named, and its secondaries, named or counted.
+pub struct Requested {
+    /// The primary address, if named.
+    pub primary: Option<Ipv4Addr>,
+    /// The secondary addresses named.
+    pub named: Vec<Ipv4Addr>,
+    /// How many secondary addresses the subnet's lowest free ones fill.
+    pub count: usize,
+}
+
+impl Requested {
+    /// From `PrivateIpAddress`, `PrivateIpAddresses` (at most one marked primary, agreeing
+    /// with `PrivateIpAddress`) and `SecondaryPrivateIpAddressCount` (not with named
+    /// secondaries), each address once, at most [`limits::MOST_PER_INTERFACE`] in all.
+    pub fn parse(
+        private_ip_address: Option<&str>,
+        specs: &[PrivateIpAddressSpecification],
+        count: Option<i32>,
+    ) -> Result<Self, ApiError> {
+        let mut primary = private_ip_address
+            .map(|raw| parse_ip("privateIpAddress", raw))
+            .transpose()?;
+        if specs.iter().filter(|s| s.primary == Some(true)).count() > 1 {
+            return Err(ApiError::invalid_value(
+                "Only one of the private IP addresses may be primary.",
+            ));
+        }
+        let mut named = Vec::new();
+        for spec in specs {
+            let raw = spec.private_ip_address.as_deref().ok_or_else(|| {
+                ApiError::missing_parameter("PrivateIpAddresses.N.PrivateIpAddress")
+            })?;
+            let ip = parse_ip("privateIpAddresses", raw)?;
+            if spec.primary == Some(true) {
+                if primary.is_some_and(|p| p != ip) {
+                    return Err(ApiError::invalid_combination(
+                        "The primary private IP address given in PrivateIpAddress differs from the one marked primary in PrivateIpAddresses.",
+                    ));
+                }
+                primary = Some(ip);
+            } else {
+                if primary == Some(ip) || named.contains(&ip) {
+                    return Err(ApiError::invalid_value(format!(
+                        "The address {ip} is given more than once."
+                    )));
+                }
+                named.push(ip);
+            }
+        }
+        if primary.is_some_and(|p| named.contains(&p)) {
+            return Err(ApiError::invalid_value(
+                "The primary address is given again as a secondary address.",
+            ));
+        }
+        let count = match count {
+            None => 0,
+            Some(n) if n >= 1 && named.is_empty() => usize::try_from(n).unwrap_or(usize::MAX),
+            Some(n) if n >= 1 => {
                 return Err(ApiError::invalid_combination(
-                    "The primary private IP address given in PrivateIpAddress differs from the one marked primary in PrivateIpAddresses.",
+                    "SecondaryPrivateIpAddressCount cannot be used with secondary addresses named in PrivateIpAddresses.",
                 ));
             }
-            primary = Some(ip);
-        } else {
+            Some(n) => {
+                return Err(ApiError::invalid_parameter(
+                    "secondaryPrivateIpAddressCount",
+                    &n.to_string(),
+                    "The count must be at least 1.",
+                ));
+            }
+        };
+        let requested = Requested {
+            primary,
+            named,
+            count,
+        };
+        if requested.addresses() > limits::MOST_PER_INTERFACE {
+            return Err(too_many_addresses());
+        }
+        Ok(requested)
+    }
+
+    /// How many addresses the interface holds, its primary included.
+    pub fn addresses(&self) -> usize {
+        1 + self.named.len() + self.count
+    }
+
+    /// Checks the named addresses are free in `subnet_id`.
+    pub fn check_free(&self, region: &Region, subnet_id: &str) -> Result<(), ApiError> {
+        let subnet = Kind::Subnet.get(&region.subnets, subnet_id)?;
+        for ip in self.primary.iter().chain(&self.named) {
+            subnet.check_free(*ip)?;
+        }
+        Ok(())
+    }
+
+    /// Gives interface `id` (made with the primary address) its secondary addresses.
+    pub fn give_secondaries(&self, region: &mut Region, id: &str) -> Result<(), ApiError> {
+        let subnet_id = Kind::NetworkInterface
+            .get(&region.network_interfaces, id)?
+            .subnet_id
+            .clone();
+        let mut secondaries = Vec::with_capacity(self.named.len() + self.count);
+        let wanted = self
+            .named
+            .iter()
+            .copied()
+            .map(Some)
+            .chain((0..self.count).map(|_| None));
+        for w in wanted {
+            let (ip, _, _) = subnet::allocate_address(region, &subnet_id, w)?;
             secondaries.push(ip);
         }
-    }
-    let mut seen: Vec<Ipv4Addr> = primary.into_iter().collect();
-    for ip in &secondaries {
-        if seen.contains(ip) {
-            return Err(ApiError::invalid_value(format!(
-                "The address {ip} is given more than once."
-            )));
+        if let Some(eni) = region.network_interfaces.0.get_mut(id) {
+            eni.secondary_ips.extend(secondaries);
         }
-        seen.push(*ip);
+        Ok(())
     }
-    Ok((primary, secondaries))
+}
+
+/// `InsufficientFreeAddressesInSubnet` unless `subnet_id` has `needed` free addresses.
+pub fn check_room(region: &Region, subnet_id: &str, needed: usize) -> Result<(), ApiError> {
+    let subnet = Kind::Subnet.get(&region.subnets, subnet_id)?;
+    if needed > usize::try_from(subnet.available_addresses()).unwrap_or(usize::MAX) {
+        return Err(ApiError::new(
+            Code::InsufficientFreeAddressesInSubnet,
+            format!(
+                "There are not enough free addresses in subnet '{subnet_id}' to satisfy the requested number of addresses."
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `CreateNetworkInterface`: an interface in a subnet, with its security groups (the VPC's
@@ -96,39 +184,13 @@ pub fn create_network_interface(
     }
     let subnet = Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
     let vpc_id = subnet.vpc_id.clone();
-    let (primary, named) = wanted_addresses(&input)?;
-    for ip in primary.iter().chain(&named) {
-        subnet.check_free(*ip)?;
-    }
-    let count = match input.secondary_private_ip_address_count {
-        None => 0,
-        Some(n) if n >= 1 && named.is_empty() => usize::try_from(n).unwrap_or(0),
-        Some(n) if n >= 1 => {
-            return Err(ApiError::invalid_combination(
-                "SecondaryPrivateIpAddressCount cannot be used with secondary addresses named in PrivateIpAddresses.",
-            ));
-        }
-        Some(n) => {
-            return Err(ApiError::invalid_parameter(
-                "secondaryPrivateIpAddressCount",
-                &n.to_string(),
-                "The count must be at least 1.",
-            ));
-        }
-    };
-    if named.len() + count > limits::MOST_PER_INTERFACE - 1 {
-        return Err(too_many_addresses());
-    }
-    let needed = 1 + named.len() + count;
-    if needed > usize::try_from(subnet.available_addresses()).unwrap_or(usize::MAX) {
-        return Err(ApiError::new(
-            Code::InsufficientFreeAddressesInSubnet,
-            format!(
-                "There are not enough free addresses in subnet '{}' to satisfy the requested number of addresses.",
-                input.subnet_id
-            ),
-        ));
-    }
+    let requested = Requested::parse(
+        input.private_ip_address.as_deref(),
+        input.private_ip_addresses.as_deref().unwrap_or_default(),
+        input.secondary_private_ip_address_count,
+    )?;
+    requested.check_free(region, &input.subnet_id)?;
+    check_room(region, &input.subnet_id, requested.addresses())?;
     let groups = match input.groups.take().filter(|g| !g.is_empty()) {
         Some(groups) => {
             let mut unique: Vec<String> = Vec::new();
@@ -165,14 +227,10 @@ pub fn create_network_interface(
             interface_type: NetworkInterfaceType::Interface,
             requester_managed: false,
             description: input.description.take().unwrap_or_default(),
-            private_ip: primary,
+            private_ip: requested.primary,
         },
     )?;
-    let mut secondaries = Vec::with_capacity(named.len() + count);
-    for wanted in named.into_iter().map(Some).chain((0..count).map(|_| None)) {
-        let (ip, _, _) = subnet::allocate_address(region, &input.subnet_id, wanted)?;
-        secondaries.push(ip);
-    }
+    requested.give_secondaries(region, &id)?;
     region.tags.insert(&id, tags);
     region
         .ledger
@@ -182,7 +240,6 @@ pub fn create_network_interface(
         .transitions
         .schedule(now, Subject::NetworkInterface, &id);
     if let Some(eni) = region.network_interfaces.0.get_mut(&id) {
-        eni.secondary_ips = secondaries;
         eni.pending = true;
     }
     let eni = Kind::NetworkInterface.get(&region.network_interfaces, &id)?;
@@ -194,7 +251,7 @@ pub fn create_network_interface(
 }
 
 /// `PrivateIpAddressLimitExceeded`, AWS's answer to more addresses than an interface takes.
-pub(super) fn too_many_addresses() -> ApiError {
+pub fn too_many_addresses() -> ApiError {
     ApiError::new(
         Code::PrivateIpAddressLimitExceeded,
         "Number of private addresses will exceed limit.",
