@@ -1295,3 +1295,256 @@ async fn a_launch_on_the_users_interface_takes_its_subnet_groups_and_address() {
     assert_eq!(left.status().unwrap().as_str(), "available");
     assert_eq!(left.private_ip_address(), Some("10.0.1.77"));
 }
+
+/// One step of the interface state machine, on the pools of a [`interfaces_keep_their_books`]
+/// case (indexes wrap around what exists).
+#[derive(Debug, Clone)]
+enum Step {
+    Create {
+        subnet: usize,
+        secondaries: i32,
+    },
+    Attach {
+        eni: usize,
+        instance: usize,
+        index: i32,
+    },
+    Detach {
+        eni: usize,
+    },
+    Assign {
+        eni: usize,
+        count: i32,
+    },
+    Unassign {
+        eni: usize,
+    },
+    Delete {
+        eni: usize,
+    },
+    DeleteOnTermination {
+        eni: usize,
+        value: bool,
+    },
+    Terminate {
+        instance: usize,
+    },
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (0..2usize, 0..3i32).prop_map(|(subnet, secondaries)| Step::Create { subnet, secondaries }),
+        3 => (0..8usize, 0..2usize, 1..4i32).prop_map(|(eni, instance, index)| Step::Attach { eni, instance, index }),
+        2 => (0..8usize).prop_map(|eni| Step::Detach { eni }),
+        2 => (0..8usize, 1..4i32).prop_map(|(eni, count)| Step::Assign { eni, count }),
+        1 => (0..8usize).prop_map(|eni| Step::Unassign { eni }),
+        2 => (0..8usize).prop_map(|eni| Step::Delete { eni }),
+        1 => (0..8usize, any::<bool>()).prop_map(|(eni, value)| Step::DeleteOnTermination { eni, value }),
+        1 => (0..2usize).prop_map(|instance| Step::Terminate { instance }),
+    ]
+}
+
+/// Runs `step` (AWS may refuse it: that is part of the behaviour under test).
+async fn run_step(ec2: &aws_sdk_ec2::Client, subnets: &[String], instances: &[String], s: &Step) {
+    let enis = {
+        let mut ids: Vec<String> = ec2
+            .describe_network_interfaces()
+            .send()
+            .await
+            .unwrap()
+            .network_interfaces()
+            .iter()
+            .map(|e| e.network_interface_id().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let eni = |n: usize| (!enis.is_empty()).then(|| enis[n % enis.len()].clone());
+    match *s {
+        Step::Create {
+            subnet,
+            secondaries,
+        } => {
+            let mut call = ec2
+                .create_network_interface()
+                .subnet_id(&subnets[subnet % subnets.len()]);
+            if secondaries > 0 {
+                call = call.secondary_private_ip_address_count(secondaries);
+            }
+            let _ = call.send().await;
+        }
+        Step::Attach {
+            eni: n,
+            instance,
+            index,
+        } => {
+            if let Some(id) = eni(n) {
+                let _ = ec2
+                    .attach_network_interface()
+                    .network_interface_id(id)
+                    .instance_id(&instances[instance % instances.len()])
+                    .device_index(index)
+                    .send()
+                    .await;
+            }
+        }
+        Step::Detach { eni: n } => {
+            if let Some(id) = eni(n)
+                && let Some(a) = describe(ec2, &id).await.attachment()
+            {
+                let _ = ec2
+                    .detach_network_interface()
+                    .attachment_id(a.attachment_id().unwrap())
+                    .send()
+                    .await;
+            }
+        }
+        Step::Assign { eni: n, count } => {
+            if let Some(id) = eni(n) {
+                let _ = ec2
+                    .assign_private_ip_addresses()
+                    .network_interface_id(id)
+                    .secondary_private_ip_address_count(count)
+                    .send()
+                    .await;
+            }
+        }
+        Step::Unassign { eni: n } => {
+            if let Some(id) = eni(n) {
+                let e = describe(ec2, &id).await;
+                if let Some(a) = e.private_ip_addresses().get(1) {
+                    let _ = ec2
+                        .unassign_private_ip_addresses()
+                        .network_interface_id(id)
+                        .private_ip_addresses(a.private_ip_address().unwrap())
+                        .send()
+                        .await;
+                }
+            }
+        }
+        Step::Delete { eni: n } => {
+            if let Some(id) = eni(n) {
+                let _ = ec2
+                    .delete_network_interface()
+                    .network_interface_id(id)
+                    .send()
+                    .await;
+            }
+        }
+        Step::DeleteOnTermination { eni: n, value } => {
+            if let Some(id) = eni(n)
+                && let Some(a) = describe(ec2, &id).await.attachment()
+            {
+                let _ = ec2
+                    .modify_network_interface_attribute()
+                    .network_interface_id(&id)
+                    .attachment(
+                        NetworkInterfaceAttachmentChanges::builder()
+                            .attachment_id(a.attachment_id().unwrap())
+                            .delete_on_termination(value)
+                            .build(),
+                    )
+                    .send()
+                    .await;
+            }
+        }
+        Step::Terminate { instance } => {
+            let _ = ec2
+                .terminate_instances()
+                .instance_ids(&instances[instance % instances.len()])
+                .send()
+                .await;
+        }
+    }
+}
+
+/// What DescribeSubnets, DescribeNetworkInterfaces and DescribeInstances hold agrees after
+/// every step: each subnet's free addresses and its interfaces' addresses add up to its
+/// size, no address is held twice, every attachment is listed by its instance (and only
+/// those), device indexes are unique, and a terminated instance holds none.
+async fn check_books(ec2: &aws_sdk_ec2::Client, subnets: &[String]) {
+    use std::collections::{BTreeMap, BTreeSet};
+    let enis = ec2.describe_network_interfaces().send().await.unwrap();
+    let mut held = BTreeSet::new();
+    let mut by_subnet: BTreeMap<String, i32> = BTreeMap::new();
+    let mut attached = BTreeSet::new();
+    for e in enis.network_interfaces() {
+        for a in e.private_ip_addresses() {
+            let ip = a.private_ip_address().unwrap().to_string();
+            assert!(held.insert(ip.clone()), "{ip} held twice");
+        }
+        *by_subnet
+            .entry(e.subnet_id().unwrap().to_string())
+            .or_default() += i32::try_from(e.private_ip_addresses().len()).unwrap();
+        if let Some(a) = e.attachment() {
+            attached.insert((
+                a.instance_id().unwrap().to_string(),
+                e.network_interface_id().unwrap().to_string(),
+                a.device_index().unwrap(),
+            ));
+        }
+    }
+    for s in subnets {
+        // A /24: 256 less AWS's five.
+        assert_eq!(
+            free_addresses(ec2, s).await + by_subnet.get(s).copied().unwrap_or(0),
+            251,
+            "{s}"
+        );
+    }
+    let mut listed = BTreeSet::new();
+    let reservations = ec2.describe_instances().send().await.unwrap();
+    for i in reservations
+        .reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+    {
+        let id = i.instance_id().unwrap().to_string();
+        let mut indexes = BTreeSet::new();
+        for n in i.network_interfaces() {
+            let index = n.attachment().unwrap().device_index().unwrap();
+            assert!(indexes.insert(index), "{id}: device index {index} twice");
+            listed.insert((
+                id.clone(),
+                n.network_interface_id().unwrap().to_string(),
+                index,
+            ));
+        }
+        let terminated = i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("terminated");
+        assert!(!terminated || i.network_interfaces().is_empty(), "{id}");
+    }
+    assert_eq!(listed, attached);
+}
+
+#[test]
+fn interfaces_keep_their_books_through_any_sequence_of_calls() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = proptest::test_runner::Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Default::default()
+    };
+    proptest::proptest!(config, |(steps in proptest::collection::vec(step(), 1..24))| {
+        rt.block_on(async {
+            let fake = empty_fake().await;
+            let ec2 = fake.ec2_client();
+            let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+            let subnets = [
+                subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await,
+                subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await,
+            ];
+            let instances = [
+                instance(&ec2, &subnets[0]).await,
+                instance(&ec2, &subnets[1]).await,
+            ];
+            for s in &steps {
+                run_step(&ec2, &subnets, &instances, s).await;
+                check_books(&ec2, &subnets).await;
+            }
+        });
+    });
+}
