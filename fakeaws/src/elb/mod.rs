@@ -1,6 +1,7 @@
 //! Classic Elastic Load Balancing semantics; `impl Api for Region` routes each generated
 //! operation to its module.
 
+pub mod account;
 pub mod error;
 pub mod load_balancer;
 
@@ -70,6 +71,13 @@ impl Api for Region {
         input: DescribeEndPointStateInput,
     ) -> Result<DescribeEndPointStateOutput, ApiError> {
         load_balancer::describe_instance_health(self, input)
+    }
+
+    fn describe_account_limits(
+        &mut self,
+        input: DescribeAccountLimitsInput,
+    ) -> Result<DescribeAccountLimitsOutput, ApiError> {
+        account::describe_account_limits(self, input)
     }
 
     fn add_tags(&mut self, input: AddTagsInput) -> Result<AddTagsOutput, ApiError> {

@@ -636,6 +636,48 @@ impl EncodeMembers for DescribeAccessPointsOutput {
     }
 }
 
+/// The `DescribeAccountLimitsInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeAccountLimitsInput {
+    pub marker: Option<String>,
+    pub page_size: Option<i32>,
+}
+
+impl Decode for DescribeAccountLimitsInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Marker", "PageSize"]) else {
+            return Ok(None);
+        };
+        let marker = r.field_at(m_[0], at_, "Marker")?;
+        let page_size = r.field_at(m_[1], at_, "PageSize")?;
+        r.check_range(
+            page_size.map(i64::from),
+            at_,
+            "PageSize",
+            Some(1),
+            Some(400),
+        )?;
+        Ok(Some(Self { marker, page_size }))
+    }
+}
+
+/// The `DescribeAccountLimitsOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeAccountLimitsOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Vec<Limit>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_marker: Option<String>,
+}
+
+impl EncodeMembers for DescribeAccountLimitsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("Limits", "member", &self.limits);
+        w.field("NextMarker", &self.next_marker);
+    }
+}
+
 /// The `DescribeEndPointStateInput` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeEndPointStateInput {
@@ -914,6 +956,23 @@ impl EncodeMembers for LBCookieStickinessPolicy {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("PolicyName", &self.policy_name);
         w.field("CookieExpirationPeriod", &self.cookie_expiration_period);
+    }
+}
+
+/// The `Limit` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Limit {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<String>,
+}
+
+impl EncodeMembers for Limit {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("Name", &self.name);
+        w.field("Max", &self.max);
     }
 }
 
@@ -1418,6 +1477,8 @@ pub enum Action {
     CreateLoadBalancerListeners,
     /// `DeleteLoadBalancerListeners`
     DeleteLoadBalancerListeners,
+    /// `DescribeAccountLimits`
+    DescribeAccountLimits,
 }
 
 impl Action {
@@ -1441,6 +1502,7 @@ impl Action {
             Self::ApplySecurityGroupsToLoadBalancer => "ApplySecurityGroupsToLoadBalancer",
             Self::CreateLoadBalancerListeners => "CreateLoadBalancerListeners",
             Self::DeleteLoadBalancerListeners => "DeleteLoadBalancerListeners",
+            Self::DescribeAccountLimits => "DescribeAccountLimits",
         }
     }
     /// The served operation of that name, if any.
@@ -1463,6 +1525,7 @@ impl Action {
             "ApplySecurityGroupsToLoadBalancer" => Self::ApplySecurityGroupsToLoadBalancer,
             "CreateLoadBalancerListeners" => Self::CreateLoadBalancerListeners,
             "DeleteLoadBalancerListeners" => Self::DeleteLoadBalancerListeners,
+            "DescribeAccountLimits" => Self::DescribeAccountLimits,
             _ => return None,
         })
     }
@@ -1546,6 +1609,11 @@ pub trait Api {
         &mut self,
         input: DeleteLoadBalancerListenerInput,
     ) -> Result<DeleteLoadBalancerListenerOutput, ApiError>;
+    /// Serves `DescribeAccountLimits`.
+    fn describe_account_limits(
+        &mut self,
+        input: DescribeAccountLimitsInput,
+    ) -> Result<DescribeAccountLimitsOutput, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -1589,6 +1657,8 @@ pub enum Response {
     CreateLoadBalancerListeners(Box<CreateLoadBalancerListenerOutput>),
     /// `DeleteLoadBalancerListeners`
     DeleteLoadBalancerListeners(Box<DeleteLoadBalancerListenerOutput>),
+    /// `DescribeAccountLimits`
+    DescribeAccountLimits(Box<DescribeAccountLimitsOutput>),
 }
 
 impl Response {
@@ -1699,6 +1769,12 @@ impl Response {
             ),
             Self::DeleteLoadBalancerListeners(output) => crate::protocol::xml::query_response(
                 "DeleteLoadBalancerListeners",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::DescribeAccountLimits(output) => crate::protocol::xml::query_response(
+                "DescribeAccountLimits",
                 XML_NAMESPACE,
                 request_id,
                 Some(&**output),
@@ -1869,6 +1945,15 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::DeleteLoadBalancerListeners(Box::new(
                 api.delete_load_balancer_listeners(input)?,
+            )))
+        }
+        Action::DescribeAccountLimits => {
+            r.reject_unsupported("DescribeAccountLimits", &[])?;
+            let input = FormReader::required(DescribeAccountLimitsInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DescribeAccountLimits(Box::new(
+                api.describe_account_limits(input)?,
             )))
         }
     }

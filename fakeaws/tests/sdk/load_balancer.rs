@@ -836,3 +836,85 @@ async fn tags_subnets_groups_and_listeners() {
         .collect();
     assert_eq!(ports, [6443]);
 }
+
+#[tokio::test]
+async fn account_limits_answer_the_quotas_by_page() {
+    let limits_of = |out: &aws_sdk_elasticloadbalancing::operation::describe_account_limits::DescribeAccountLimitsOutput| {
+        out.limits()
+            .iter()
+            .map(|l| (l.name().unwrap().to_string(), l.max().unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    let fake = empty_fake().await;
+    let elb = fake.elb_client();
+    let all = elb.describe_account_limits().send().await.unwrap();
+    assert_eq!(
+        limits_of(&all),
+        [
+            ("classic-listeners".to_string(), "100".to_string()),
+            ("classic-load-balancers".to_string(), "20".to_string()),
+            (
+                "classic-registered-instances".to_string(),
+                "1000".to_string()
+            ),
+        ]
+    );
+    assert_eq!(all.next_marker(), None);
+    // One a page, by the marker.
+    let mut names = Vec::new();
+    let mut marker: Option<String> = None;
+    loop {
+        let page = elb
+            .describe_account_limits()
+            .page_size(1)
+            .set_marker(marker.clone())
+            .send()
+            .await
+            .unwrap();
+        names.extend(limits_of(&page).into_iter().map(|(n, _)| n));
+        match page.next_marker() {
+            Some(m) => marker = Some(m.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(
+        names,
+        [
+            "classic-listeners",
+            "classic-load-balancers",
+            "classic-registered-instances"
+        ]
+    );
+    assert_eq!(
+        elb.describe_account_limits()
+            .page_size(0)
+            .send()
+            .await
+            .unwrap_err()
+            .code(),
+        Some("ValidationError")
+    );
+
+    // A raised quota is what the account reports.
+    let raised = fakeaws::spawn_with(fakeaws::Config {
+        default_vpc: false,
+        limits: {
+            let mut l = fakeaws::Limits::default();
+            l.set("load-balancers", 50).unwrap();
+            l
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let out = raised
+        .elb_client()
+        .describe_account_limits()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        limits_of(&out)[1],
+        ("classic-load-balancers".to_string(), "50".to_string())
+    );
+}

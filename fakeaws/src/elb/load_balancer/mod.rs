@@ -382,6 +382,36 @@ fn render(region: &Region, lb: &LoadBalancer) -> LoadBalancerDescription {
     }
 }
 
+/// ELB's pagination: `PageSize` (1 to 400, 400 when not given) and the name after which a
+/// `Marker` this fake handed out resumes.
+pub(crate) fn page(
+    page_size: Option<i32>,
+    marker: Option<&str>,
+) -> Result<(usize, Option<String>), ApiError> {
+    let page_size = match page_size {
+        None => 400,
+        Some(n) if (1..=400).contains(&n) => usize::try_from(n).unwrap_or(400),
+        Some(n) => {
+            return Err(validation(format!(
+                "PageSize {n} is invalid: must be between 1 and 400"
+            )));
+        }
+    };
+    let after = match marker.filter(|m| !m.is_empty()) {
+        Some(m) => Some(
+            m.strip_prefix(MARKER)
+                .ok_or_else(|| validation(format!("Invalid Marker '{m}'")))?
+                .to_string(),
+        ),
+        None => None,
+    };
+    Ok((page_size, after))
+}
+
+/// What this fake's ELB markers start with (the name after which the next page starts
+/// follows).
+pub(crate) const MARKER: &str = "fakeaws-marker:";
+
 /// `DescribeLoadBalancers`: by name (each must exist) or all, paginated by Marker/PageSize.
 pub fn describe_load_balancers(
     region: &mut Region,
@@ -392,23 +422,7 @@ pub fn describe_load_balancers(
     for n in &names {
         get(region, n)?;
     }
-    let page_size = match input.page_size {
-        None => 400,
-        Some(n) if (1..=400).contains(&n) => usize::try_from(n).unwrap_or(400),
-        Some(n) => {
-            return Err(validation(format!(
-                "PageSize {n} is invalid: must be between 1 and 400"
-            )));
-        }
-    };
-    let after = match input.marker.as_deref().filter(|m| !m.is_empty()) {
-        Some(m) => Some(
-            m.strip_prefix("fakeaws-marker:")
-                .ok_or_else(|| validation(format!("Invalid Marker '{m}'")))?
-                .to_string(),
-        ),
-        None => None,
-    };
+    let (page_size, after) = page(input.page_size, input.marker.as_deref())?;
     let mut selected: Vec<&LoadBalancer> = region
         .load_balancers
         .values()
@@ -418,9 +432,7 @@ pub fn describe_load_balancers(
         .collect();
     let next_marker = if selected.len() > page_size {
         selected.truncate(page_size);
-        selected
-            .last()
-            .map(|l| format!("fakeaws-marker:{}", l.name))
+        selected.last().map(|l| format!("{MARKER}{}", l.name))
     } else {
         None
     };
