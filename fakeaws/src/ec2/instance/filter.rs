@@ -77,12 +77,7 @@ impl Filterable for (&Instance, &Region) {
         let eni = region.network_interfaces.get(&i.eni_id);
         let public = eni.and_then(|e| e.public_ip.as_ref());
         // Every interface attached to it, the primary first.
-        let enis = || {
-            std::iter::once(&i.eni_id)
-                .chain(&i.secondary_enis)
-                .filter_map(|id| region.network_interfaces.get(id))
-                .filter(|e| e.attachment.as_ref().is_some_and(|a| a.instance_id == i.id))
-        };
+        let enis = || interfaces(region, i);
         let attachments = || {
             i.volumes
                 .iter()

@@ -193,6 +193,18 @@ fn state(s: InstanceStateName) -> InstanceState {
     }
 }
 
+/// The interfaces attached to instance `i` (attaching, attached or detaching), the primary
+/// first, then in the order they were attached.
+pub fn interfaces<'r>(
+    region: &'r Region,
+    i: &'r Instance,
+) -> impl Iterator<Item = &'r crate::ec2::network_interface::NetworkInterface> {
+    std::iter::once(&i.eni_id)
+        .chain(&i.secondary_enis)
+        .filter_map(|id| region.network_interfaces.get(id))
+        .filter(|e| e.attachment.as_ref().is_some_and(|a| a.instance_id == i.id))
+}
+
 /// Notes that interface `eni_id` is now attached to instance `id` (AttachNetworkInterface).
 pub fn add_interface(region: &mut Region, id: &str, eni_id: &str) {
     if let Some(i) = region.instances.0.get_mut(id) {

@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 
 use aws_smithy_types::DateTime;
 
-use crate::ec2::error::{self, Code};
+use crate::ec2::error::Code;
 use crate::ec2::network_interface::lifecycle::{Requested, check_room};
 use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, limits};
 use crate::ec2::{Kind, security_group};
@@ -63,22 +63,20 @@ pub(super) struct Primary<'a> {
 
 impl Plan {
     /// Plans and checks the interfaces of a launch: `nic` the primary's specification (if
-    /// the launch has `NetworkInterfaces`), `others` the rest by device index.
+    /// the launch has `NetworkInterfaces`), `users` the user's interface it names (checked
+    /// by `existing_interface`), `others` the rest by device index.
     pub(super) fn new(
         region: &Region,
         input: &RunInstancesRequest,
         nic: Option<&InstanceNetworkInterfaceSpecification>,
+        users: Option<String>,
         others: &[InstanceNetworkInterfaceSpecification],
         primary: &Primary<'_>,
         instance_type: InstanceType,
     ) -> Result<Plan, ApiError> {
         let mut interfaces = Vec::with_capacity(1 + others.len());
-        let existing_primary = match nic {
-            Some(n) => existing_interface(region, n)?,
-            None => None,
-        };
-        let made = match existing_primary {
-            Some(e) => Ok(e.id.clone()),
+        let made = match users {
+            Some(id) => Ok(id),
             None => {
                 let raw_ip = nic
                     .and_then(|n| n.private_ip_address.as_deref())
@@ -279,19 +277,8 @@ fn plan_other(
     let subnet_id = one.subnet_id.as_deref().unwrap_or_default();
     let subnet = Kind::Subnet.get(&region.subnets, subnet_id)?;
     same_place(&subnet.vpc_id, &subnet.zone, subnet_id)?;
-    let mut groups: Vec<String> = Vec::new();
-    for g in one.groups.iter().flatten() {
-        let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
-        if group.vpc_id != primary.vpc_id {
-            return Err(error::group_not_in_vpc(g, primary.vpc_id));
-        }
-        if !groups.contains(g) {
-            groups.push(g.clone());
-        }
-    }
-    if groups.is_empty() {
-        groups.extend(security_group::default_of(region, primary.vpc_id));
-    }
+    let groups =
+        security_group::of_new_interface(region, primary.vpc_id, one.groups.iter().flatten())?;
     let requested = Requested::parse(
         one.private_ip_address.as_deref(),
         one.private_ip_addresses.as_deref().unwrap_or_default(),

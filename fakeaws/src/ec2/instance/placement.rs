@@ -197,11 +197,13 @@ pub(super) fn existing_interface<'r>(
     Ok(Some(eni))
 }
 
-/// The subnet, VPC and zone of a launch, and whether it maps a public address.
+/// The subnet, VPC and zone of a launch, and whether it maps a public address (never on
+/// `existing`, the user's interface a launch takes as its primary).
 pub(super) fn placement(
     region: &Region,
     input: &RunInstancesRequest,
     nic: Option<&InstanceNetworkInterfaceSpecification>,
+    existing: Option<&NetworkInterface>,
 ) -> Result<Placement, ApiError> {
     if let Some(p) = &input.placement {
         let unserved = [
@@ -221,10 +223,6 @@ pub(super) fn placement(
         .placement
         .as_ref()
         .and_then(|p| p.availability_zone.clone());
-    let existing = match nic {
-        Some(n) => existing_interface(region, n)?,
-        None => None,
-    };
     let requested_subnet = nic
         .and_then(|n| n.subnet_id.clone())
         .or_else(|| existing.map(|e| e.subnet_id.clone()))
@@ -282,24 +280,11 @@ pub(super) fn groups_of_launch(
     nic: Option<&InstanceNetworkInterfaceSpecification>,
     vpc_id: &str,
 ) -> Result<Vec<String>, ApiError> {
-    if let Some(n) = nic
-        && let Some(e) = existing_interface(region, n)?
-    {
-        return Ok(e.groups.clone());
-    }
-    let mut groups = Vec::new();
     let group_ids = nic
-        .and_then(|n| n.groups.clone())
-        .or_else(|| input.security_group_ids.clone());
-    for g in group_ids.iter().flatten() {
-        let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
-        if group.vpc_id != vpc_id {
-            return Err(error::group_not_in_vpc(g, vpc_id));
-        }
-        if !groups.contains(g) {
-            groups.push(g.clone());
-        }
-    }
+        .and_then(|n| n.groups.as_ref())
+        .or(input.security_group_ids.as_ref());
+    let mut groups =
+        security_group::checked_in_vpc(region, vpc_id, group_ids.into_iter().flatten())?;
     for name in input.security_groups.iter().flatten() {
         let id = region
             .by_vpc

@@ -50,25 +50,13 @@ pub(super) fn groups_of(region: &Region, i: &Instance) -> Vec<GroupIdentifier> {
     region
         .network_interfaces
         .get(&i.eni_id)
-        .map(|e| {
-            e.groups
-                .iter()
-                .map(|g| GroupIdentifier {
-                    group_id: Some(g.clone()),
-                    group_name: region.security_groups.get(g).map(|s| s.name.clone()),
-                })
-                .collect()
-        })
+        .map(|e| network_interface::group_identifiers(region, &e.groups))
         .unwrap_or_default()
 }
 
 /// The interfaces attached to instance `i` (any phase), by device index.
-fn interfaces_of<'r>(region: &'r Region, i: &Instance) -> Vec<&'r NetworkInterface> {
-    let mut all: Vec<&NetworkInterface> = std::iter::once(&i.eni_id)
-        .chain(&i.secondary_enis)
-        .filter_map(|id| region.network_interfaces.get(id))
-        .filter(|e| e.attachment.as_ref().is_some_and(|a| a.instance_id == i.id))
-        .collect();
+fn interfaces_of<'r>(region: &'r Region, i: &'r Instance) -> Vec<&'r NetworkInterface> {
+    let mut all: Vec<&NetworkInterface> = interfaces(region, i).collect();
     all.sort_by_key(|e| e.attachment.as_ref().map_or(0, |a| a.device_index));
     all
 }
@@ -88,14 +76,7 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
             public_ip: Some(p.ip.to_string()),
             ..Default::default()
         });
-    let groups = e
-        .groups
-        .iter()
-        .map(|g| GroupIdentifier {
-            group_id: Some(g.clone()),
-            group_name: region.security_groups.get(g).map(|s| s.name.clone()),
-        })
-        .collect();
+    let groups = network_interface::group_identifiers(region, &e.groups);
     InstanceNetworkInterface {
         association: association.clone(),
         attachment: e

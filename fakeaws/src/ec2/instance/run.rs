@@ -107,13 +107,21 @@ pub fn run_instances(
         )));
     }
     let (nic, other_nics) = launch_interfaces(&input)?;
+    // The user's interface the launch takes as its primary, if it names one.
+    let users = match &nic {
+        Some(n) => existing_interface(region, n)?,
+        None => None,
+    };
     let Placement {
         subnet_id,
         vpc_id,
         zone,
         maps_public,
-    } = placement(region, &input, nic.as_ref())?;
-    let groups = groups_of_launch(region, &input, nic.as_ref(), &vpc_id)?;
+    } = placement(region, &input, nic.as_ref(), users)?;
+    let groups = match users {
+        Some(e) => e.groups.clone(),
+        None => groups_of_launch(region, &input, nic.as_ref(), &vpc_id)?,
+    };
     if let Some(k) = &input.key_name
         && !region.key_pairs.contains_key(k)
     {
@@ -128,6 +136,7 @@ pub fn run_instances(
         region,
         &input,
         nic.as_ref(),
+        users.map(|e| e.id.clone()),
         &other_nics,
         &nics::Primary {
             subnet_id: &subnet_id,

@@ -89,15 +89,7 @@ pub fn advance(region: &mut Region, id: &str) {
         }
         InstanceStateName::Stopping => {
             // A pool address goes back when the instance stops; an Elastic IP stays.
-            if region
-                .network_interfaces
-                .get(&eni)
-                .and_then(|e| e.public_ip.as_ref())
-                .is_some_and(|p| p.allocation_id.is_none())
-                && let Some(p) = network_interface::set_public_ip(region, &eni, None)
-            {
-                elastic_ip::give_back_public_ip(region, p.ip);
-            }
+            network_interface::drop_pool_address(region, &eni);
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Stopped;
                 i.state_reason = Some(user_initiated_shutdown());

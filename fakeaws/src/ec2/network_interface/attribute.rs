@@ -2,18 +2,17 @@
 //! DescribeNetworkInterfaceAttribute (one attribute per call) and
 //! ResetNetworkInterfaceAttribute (the source/destination check back to true).
 
-use crate::ec2::Kind;
-use crate::ec2::error::{self, Code};
+use crate::ec2::{Kind, security_group};
 use crate::generated::ec2::{
     AttributeBooleanValue, AttributeValue, DescribeNetworkInterfaceAttributeRequest,
-    DescribeNetworkInterfaceAttributeResult, GroupIdentifier,
-    ModifyNetworkInterfaceAttributeRequest, NetworkInterfaceAttachmentChanges,
-    NetworkInterfaceAttribute, ResetNetworkInterfaceAttributeRequest,
+    DescribeNetworkInterfaceAttributeResult, ModifyNetworkInterfaceAttributeRequest,
+    NetworkInterfaceAttachmentChanges, NetworkInterfaceAttribute,
+    ResetNetworkInterfaceAttributeRequest,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
-use super::{NetworkInterface, render_attachment};
+use super::{NetworkInterface, group_identifiers, render_attachment};
 
 /// `ModifyNetworkInterfaceAttribute`: one attribute per call (groups, source/destination
 /// check, description, the attachment's DeleteOnTermination).
@@ -37,17 +36,13 @@ pub fn modify_network_interface_attribute(
             "Fields for multiple attribute types specified",
         ));
     }
-    if let Some(groups) = &input.groups {
-        if groups.is_empty() {
+    let groups = match &input.groups {
+        Some(groups) if groups.is_empty() => {
             return Err(ApiError::missing_parameter("SecurityGroupId"));
         }
-        for g in groups {
-            let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
-            if group.vpc_id != eni.vpc_id {
-                return Err(error::group_not_in_vpc(g, &eni.vpc_id));
-            }
-        }
-    }
+        Some(groups) => Some(security_group::checked_in_vpc(region, &eni.vpc_id, groups)?),
+        None => None,
+    };
     let delete_on_termination = match &input.attachment {
         Some(changes) => Some(attachment_change(eni, changes)?),
         None => None,
@@ -67,14 +62,8 @@ pub fn modify_network_interface_attribute(
     else {
         return Err(Kind::NetworkInterface.not_found(&[&input.network_interface_id]));
     };
-    if let Some(groups) = input.groups {
-        let mut unique = Vec::new();
-        for g in groups {
-            if !unique.contains(&g) {
-                unique.push(g);
-            }
-        }
-        eni.groups = unique;
+    if let Some(groups) = groups {
+        eni.groups = groups;
     }
     if let Some(v) = source_dest {
         eni.source_dest_check = v;
@@ -106,10 +95,7 @@ fn attachment_change(
         .as_deref()
         .ok_or_else(|| ApiError::missing_parameter("Attachment.AttachmentId"))?;
     if eni.attachment.as_ref().is_none_or(|a| a.id != id) {
-        return Err(ApiError::new(
-            Code::InvalidAttachmentIDNotFound,
-            format!("The attachment ID '{id}' does not exist."),
-        ));
+        return Err(super::attachment_not_found(id));
     }
     changes
         .delete_on_termination
@@ -137,15 +123,7 @@ pub fn describe_network_interface_attribute(
             });
         }
         NetworkInterfaceAttribute::GroupSet => {
-            out.groups = Some(
-                eni.groups
-                    .iter()
-                    .map(|g| GroupIdentifier {
-                        group_id: Some(g.clone()),
-                        group_name: region.security_groups.get(g).map(|s| s.name.clone()),
-                    })
-                    .collect(),
-            );
+            out.groups = Some(group_identifiers(region, &eni.groups));
         }
         NetworkInterfaceAttribute::SourceDestCheck => {
             out.source_dest_check = Some(AttributeBooleanValue {

@@ -5,8 +5,8 @@
 
 use std::net::Ipv4Addr;
 
-use crate::ec2::error::{self, Code};
-use crate::ec2::instance::{self, Instance};
+use crate::ec2::error::Code;
+use crate::ec2::instance;
 use crate::ec2::{Kind, fingerprint, security_group, subnet, tags};
 use crate::generated::ec2::{
     AttachNetworkInterfaceRequest, AttachNetworkInterfaceResult, CreateNetworkInterfaceRequest,
@@ -191,24 +191,7 @@ pub fn create_network_interface(
     )?;
     requested.check_free(region, &input.subnet_id)?;
     check_room(region, &input.subnet_id, requested.addresses())?;
-    let groups = match input.groups.take().filter(|g| !g.is_empty()) {
-        Some(groups) => {
-            let mut unique: Vec<String> = Vec::new();
-            for g in groups {
-                let group = Kind::SecurityGroup.get(&region.security_groups, &g)?;
-                if group.vpc_id != vpc_id {
-                    return Err(error::group_not_in_vpc(&g, &vpc_id));
-                }
-                if !unique.contains(&g) {
-                    unique.push(g);
-                }
-            }
-            unique
-        }
-        None => security_group::default_of(region, &vpc_id)
-            .into_iter()
-            .collect(),
-    };
+    let groups = security_group::of_new_interface(region, &vpc_id, input.groups.iter().flatten())?;
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),
         ResourceType::NetworkInterface,
@@ -325,11 +308,10 @@ pub fn attach_network_interface(
             "The device index must be 0 or more.",
         ));
     }
-    let attached = attached_to(region, instance);
-    if attached
-        .iter()
-        .any(|(_, index)| *index == input.device_index)
-    {
+    let attached: Vec<i32> = instance::interfaces(region, instance)
+        .filter_map(|e| e.attachment.as_ref().map(|a| a.device_index))
+        .collect();
+    if attached.contains(&input.device_index) {
         return Err(ApiError::invalid_value(format!(
             "Instance '{}' already has an interface attached at device index '{}'.",
             instance.id, input.device_index
@@ -372,42 +354,19 @@ pub fn attach_network_interface(
     })
 }
 
-/// The interfaces attached to `instance` (any phase), with their device indexes.
-pub fn attached_to<'r>(region: &'r Region, instance: &Instance) -> Vec<(&'r str, i32)> {
-    std::iter::once(&instance.eni_id)
-        .chain(&instance.secondary_enis)
-        .filter_map(|id| region.network_interfaces.get(id))
-        .filter_map(|e| {
-            e.attachment
-                .as_ref()
-                .filter(|a| a.instance_id == instance.id)
-                .map(|a| (e.id.as_str(), a.device_index))
-        })
-        .collect()
-}
-
 /// `DetachNetworkInterface`: a secondary interface, by its attachment; `detaching` (and in
 /// use) until the clock's next step, then `available`. The primary interface stays.
 pub fn detach_network_interface(
     region: &mut Region,
     input: DetachNetworkInterfaceRequest,
 ) -> Result<(), ApiError> {
-    let Some(eni) = region.network_interfaces.values().find(|e| {
+    let Some((id, attachment)) = region.network_interfaces.values().find_map(|e| {
         e.attachment
             .as_ref()
-            .is_some_and(|a| a.id == input.attachment_id)
+            .filter(|a| a.id == input.attachment_id)
+            .map(|a| (e.id.clone(), a))
     }) else {
-        return Err(ApiError::new(
-            Code::InvalidAttachmentIDNotFound,
-            format!(
-                "The attachment ID '{}' does not exist.",
-                input.attachment_id
-            ),
-        ));
-    };
-    let id = eni.id.clone();
-    let Some(attachment) = eni.attachment.as_ref() else {
-        return Err(Kind::NetworkInterface.not_found(&[&id]));
+        return Err(super::attachment_not_found(&input.attachment_id));
     };
     if attachment.device_index == 0 {
         return Err(ApiError::new(
@@ -467,16 +426,7 @@ pub fn release_for(region: &mut Region, instance_id: &str) {
             }
             Some(a) if a.instance_id == instance_id => {
                 eni.attachment = None;
-                // A pool address goes with the instance; an Elastic IP stays with the
-                // interface.
-                if eni
-                    .public_ip
-                    .as_ref()
-                    .is_some_and(|p| p.allocation_id.is_none())
-                    && let Some(p) = eni.public_ip.take()
-                {
-                    crate::ec2::elastic_ip::give_back_public_ip(region, p.ip);
-                }
+                super::drop_pool_address(region, &id);
             }
             _ => {}
         }

@@ -224,6 +224,27 @@ pub fn attach(region: &mut Region, id: &str, attachment: Attachment) -> Result<I
     Ok(eni.private_ip)
 }
 
+/// Gives the pool public address mapped to interface `id` back to the pool, if it has one
+/// (an instance stopping or terminating); an Elastic IP stays with the interface.
+pub fn drop_pool_address(region: &mut Region, id: &str) {
+    let pooled = region
+        .network_interfaces
+        .get(id)
+        .and_then(|e| e.public_ip.as_ref())
+        .is_some_and(|p| p.allocation_id.is_none());
+    if pooled && let Some(p) = set_public_ip(region, id, None) {
+        crate::ec2::elastic_ip::give_back_public_ip(region, p.ip);
+    }
+}
+
+/// `InvalidAttachmentID.NotFound` for attachment `id`.
+pub fn attachment_not_found(id: &str) -> ApiError {
+    ApiError::new(
+        crate::ec2::error::Code::InvalidAttachmentIDNotFound,
+        format!("The attachment ID '{id}' does not exist."),
+    )
+}
+
 /// Whether any interface in `vpc_id` has a public address mapped.
 pub fn public_addresses_in(region: &Region, vpc_id: &str) -> bool {
     region
@@ -393,6 +414,17 @@ impl NetworkInterface {
     }
 }
 
+/// The SDK shape of security groups `groups`: each id with its name.
+pub fn group_identifiers(region: &Region, groups: &[String]) -> Vec<GroupIdentifier> {
+    groups
+        .iter()
+        .map(|g| GroupIdentifier {
+            group_id: Some(g.clone()),
+            group_name: region.security_groups.get(g).map(|s| s.name.clone()),
+        })
+        .collect()
+}
+
 /// The SDK shape of an interface's attachment.
 pub fn render_attachment(region: &Region, a: &Attachment) -> NetworkInterfaceAttachment {
     NetworkInterfaceAttachment {
@@ -428,15 +460,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         availability_zone: Some(e.zone.clone()),
         availability_zone_id: region.zone(&e.zone).map(|z| z.id.clone()),
         description: Some(e.description.clone()),
-        groups: Some(
-            e.groups
-                .iter()
-                .map(|g| GroupIdentifier {
-                    group_id: Some(g.clone()),
-                    group_name: region.security_groups.get(g).map(|g| g.name.clone()),
-                })
-                .collect(),
-        ),
+        groups: Some(group_identifiers(region, &e.groups)),
         interface_type: Some(e.interface_type),
         ipv6_addresses: Some(Vec::new()),
         mac_address: Some(e.mac.clone()),

@@ -178,6 +178,40 @@ pub fn default_of(region: &Region, vpc_id: &str) -> Option<String> {
         .map(|g| g.id.clone())
 }
 
+/// The groups `ids` names, each once and in order, each checked: it exists
+/// (`InvalidGroup.NotFound`) and is a group of `vpc_id`.
+pub fn checked_in_vpc<'a>(
+    region: &Region,
+    vpc_id: &str,
+    ids: impl IntoIterator<Item = &'a String>,
+) -> Result<Vec<String>, ApiError> {
+    let mut groups: Vec<String> = Vec::new();
+    for g in ids {
+        let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
+        if group.vpc_id != vpc_id {
+            return Err(error::group_not_in_vpc(g, vpc_id));
+        }
+        if !groups.contains(g) {
+            groups.push(g.clone());
+        }
+    }
+    Ok(groups)
+}
+
+/// The groups of a new interface in `vpc_id`: those `ids` names, checked as
+/// [`checked_in_vpc`] checks them, or the VPC's default group when it names none.
+pub fn of_new_interface<'a>(
+    region: &Region,
+    vpc_id: &str,
+    ids: impl IntoIterator<Item = &'a String>,
+) -> Result<Vec<String>, ApiError> {
+    let mut groups = checked_in_vpc(region, vpc_id, ids)?;
+    if groups.is_empty() {
+        groups.extend(default_of(region, vpc_id));
+    }
+    Ok(groups)
+}
+
 /// Deletes the default group of a VPC being deleted.
 pub fn delete_default(region: &mut Region, vpc_id: &str) {
     if let Some(id) = default_of(region, vpc_id) {

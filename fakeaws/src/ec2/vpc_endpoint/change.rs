@@ -1,7 +1,7 @@
 //! CreateVpcEndpoint and ModifyVpcEndpoint: what an endpoint may hold, checked as AWS checks
 //! it before anything changes.
 
-use crate::ec2::error::{self as codes, Code};
+use crate::ec2::error::Code;
 use crate::ec2::network_interface::{self, NewInterface};
 use crate::ec2::{Kind, fingerprint, security_group, tags};
 use crate::generated::ec2::{
@@ -153,13 +153,7 @@ fn check_subnets(
 
 /// Checks security groups for an interface endpoint in `vpc_id`.
 fn check_groups(region: &Region, vpc_id: &str, groups: &[String]) -> Result<(), ApiError> {
-    for g in groups {
-        let group = Kind::SecurityGroup.get(&region.security_groups, g)?;
-        if group.vpc_id != vpc_id {
-            return Err(codes::group_not_in_vpc(g, vpc_id));
-        }
-    }
-    Ok(())
+    security_group::checked_in_vpc(region, vpc_id, groups).map(|_| ())
 }
 
 /// Checks that interface endpoint `id` (None while creating) to `service` may answer the
