@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::Config;
 use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
-    availability_zone, elastic_ip, image, instance, internet_gateway, key_pair, launch_template,
-    nat_gateway, network_acl, network_interface, placement_group, route_table, security_group,
-    spot_request, subnet, tags, volume, vpc, vpc_endpoint,
+    availability_zone, egress_only_gateway, elastic_ip, image, instance, internet_gateway,
+    key_pair, launch_template, nat_gateway, network_acl, network_interface, placement_group,
+    route_table, security_group, spot_request, subnet, tags, volume, vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -87,6 +87,9 @@ pub struct Region {
     pub(crate) subnets: subnet::Subnets,
     /// Internet gateways by id.
     pub(crate) internet_gateways: internet_gateway::InternetGateways,
+    /// Egress-only internet gateways by id.
+    #[serde(default)]
+    pub(crate) egress_only_gateways: egress_only_gateway::EgressOnlyGateways,
     /// Elastic IPs by allocation id.
     pub(crate) addresses: elastic_ip::Addresses,
     /// The public IPv4 pool of Elastic IPs and instance public addresses.
@@ -212,8 +215,11 @@ pub struct Limits {
     pub subnets_per_vpc: usize,
     /// IPv4 CIDR blocks per VPC, the primary one included (AWS: 5).
     pub cidr_blocks_per_vpc: usize,
+    /// IPv6 CIDR blocks per VPC (AWS: 5).
+    pub ipv6_cidr_blocks_per_vpc: usize,
     /// Internet gateways per region (AWS: 5).
     pub internet_gateways: usize,
+
     /// Elastic IPs per region (AWS: 5).
     pub elastic_ips: usize,
     /// NAT gateways per zone (AWS: 5).
@@ -251,6 +257,7 @@ impl Default for Limits {
             vpcs: 5,
             subnets_per_vpc: 200,
             cidr_blocks_per_vpc: 5,
+            ipv6_cidr_blocks_per_vpc: 5,
             internet_gateways: 5,
             elastic_ips: 5,
             nat_gateways_per_zone: 5,
@@ -276,6 +283,7 @@ impl Limits {
         ("vpcs", "VPCs per Region"),
         ("subnets-per-vpc", "Subnets per VPC"),
         ("cidr-blocks-per-vpc", "IPv4 CIDR blocks per VPC"),
+        ("ipv6-cidr-blocks-per-vpc", "IPv6 CIDR blocks per VPC"),
         ("internet-gateways", "Internet gateways per Region"),
         ("elastic-ips", "EC2-VPC Elastic IPs"),
         (
@@ -311,6 +319,7 @@ impl Limits {
             "vpcs" => &mut self.vpcs,
             "subnets-per-vpc" => &mut self.subnets_per_vpc,
             "cidr-blocks-per-vpc" => &mut self.cidr_blocks_per_vpc,
+            "ipv6-cidr-blocks-per-vpc" => &mut self.ipv6_cidr_blocks_per_vpc,
             "internet-gateways" => &mut self.internet_gateways,
             "elastic-ips" => &mut self.elastic_ips,
             "nat-gateways-per-zone" => &mut self.nat_gateways_per_zone,
@@ -362,6 +371,7 @@ impl Region {
             vpcs: Default::default(),
             subnets: Default::default(),
             internet_gateways: Default::default(),
+            egress_only_gateways: Default::default(),
             addresses: Default::default(),
             public_ips: elastic_ip::Pool::default(),
             nat_gateways: Default::default(),
@@ -473,6 +483,7 @@ impl Region {
             Kind::Vpc => self.vpcs.contains_key(id),
             Kind::Subnet => self.subnets.contains_key(id),
             Kind::InternetGateway => self.internet_gateways.contains_key(id),
+            Kind::EgressOnlyInternetGateway => self.egress_only_gateways.contains_key(id),
             Kind::DhcpOptions => id == self.default_dhcp_options_id,
             Kind::ElasticIp => self.addresses.contains_key(id),
             Kind::NatGateway => self.nat_gateways.contains_key(id),

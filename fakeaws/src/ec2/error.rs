@@ -117,6 +117,9 @@ error_codes! {
         InvalidSubnetConflict = "InvalidSubnet.Conflict",
         /// The CIDR is outside the VPC or of a wrong size.
         InvalidSubnetRange = "InvalidSubnet.Range",
+        /// No subnet IPv6 block association of that id.
+        InvalidSubnetCidrBlockAssociationIDNotFound =
+            "InvalidSubnetCidrBlockAssociationID.NotFound",
         /// No volume of that id.
         InvalidVolumeNotFound = "InvalidVolume.NotFound",
         /// The volume and the instance are in different zones.

@@ -20,6 +20,8 @@ pub enum Kind {
     Subnet,
     /// Internet gateways (`igw-`).
     InternetGateway,
+    /// Egress-only internet gateways (`eigw-`).
+    EgressOnlyInternetGateway,
     /// DHCP options sets (`dopt-`).
     DhcpOptions,
     /// Elastic IPs, by allocation id (`eipalloc-`).
@@ -64,10 +66,11 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 19] = [
+    pub const ALL: [Kind; 20] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
+        Kind::EgressOnlyInternetGateway,
         Kind::DhcpOptions,
         Kind::ElasticIp,
         Kind::NatGateway,
@@ -96,6 +99,12 @@ impl Kind {
                 "InvalidInternetGatewayID",
                 "internetGateway",
                 ResourceType::InternetGateway,
+            ),
+            Kind::EgressOnlyInternetGateway => (
+                "eigw",
+                "InvalidEgressOnlyInternetGatewayId",
+                "egress-only internet gateway",
+                ResourceType::EgressOnlyInternetGateway,
             ),
             Kind::DhcpOptions => (
                 "dopt",
@@ -193,6 +202,7 @@ impl Kind {
             Kind::Vpc => "vpc-id",
             Kind::Subnet => "subnet-id",
             Kind::InternetGateway => "internet-gateway-id",
+            Kind::EgressOnlyInternetGateway => "egress-only-internet-gateway-id",
             Kind::DhcpOptions => "dhcp-options-id",
             Kind::ElasticIp => "allocation-id",
             Kind::NatGateway => "nat-gateway-id",

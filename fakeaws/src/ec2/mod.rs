@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod availability_zone;
+pub mod egress_only_gateway;
 pub mod elastic_ip;
 pub mod error;
 pub mod filter;
@@ -28,6 +29,7 @@ pub mod volume;
 pub mod vpc;
 pub mod vpc_cidr;
 pub mod vpc_endpoint;
+pub mod vpc_ipv6;
 
 pub use kind::Kind;
 
@@ -111,6 +113,20 @@ impl Api for Region {
         vpc_cidr::disassociate_vpc_cidr_block(self, input)
     }
 
+    fn associate_subnet_cidr_block(
+        &mut self,
+        input: AssociateSubnetCidrBlockRequest,
+    ) -> Result<AssociateSubnetCidrBlockResult, ApiError> {
+        subnet::associate_subnet_cidr_block(self, input)
+    }
+
+    fn disassociate_subnet_cidr_block(
+        &mut self,
+        input: DisassociateSubnetCidrBlockRequest,
+    ) -> Result<DisassociateSubnetCidrBlockResult, ApiError> {
+        subnet::disassociate_subnet_cidr_block(self, input)
+    }
+
     fn create_subnet(
         &mut self,
         input: CreateSubnetRequest,
@@ -169,6 +185,27 @@ impl Api for Region {
         input: DescribeInternetGatewaysRequest,
     ) -> Result<DescribeInternetGatewaysResult, ApiError> {
         internet_gateway::describe_internet_gateways(self, input)
+    }
+
+    fn create_egress_only_internet_gateway(
+        &mut self,
+        input: CreateEgressOnlyInternetGatewayRequest,
+    ) -> Result<CreateEgressOnlyInternetGatewayResult, ApiError> {
+        egress_only_gateway::create_egress_only_internet_gateway(self, input)
+    }
+
+    fn describe_egress_only_internet_gateways(
+        &mut self,
+        input: DescribeEgressOnlyInternetGatewaysRequest,
+    ) -> Result<DescribeEgressOnlyInternetGatewaysResult, ApiError> {
+        egress_only_gateway::describe_egress_only_internet_gateways(self, input)
+    }
+
+    fn delete_egress_only_internet_gateway(
+        &mut self,
+        input: DeleteEgressOnlyInternetGatewayRequest,
+    ) -> Result<DeleteEgressOnlyInternetGatewayResult, ApiError> {
+        egress_only_gateway::delete_egress_only_internet_gateway(self, input)
     }
 
     fn create_tags(&mut self, input: CreateTagsRequest) -> Result<(), ApiError> {

@@ -4,17 +4,19 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
-use ipnet::Ipv4Net;
+use ipnet::{Ipv4Net, Ipv6Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::vpc::parse_cidr;
-use crate::ec2::{Kind, page, tags};
+use crate::ec2::{Kind, page, tags, vpc_ipv6};
 use crate::generated::ec2::{
-    BlockPublicAccessMode, BlockPublicAccessStates, CreateSubnetRequest, CreateSubnetResult,
-    DeleteSubnetRequest, DescribeSubnetsRequest, DescribeSubnetsResult, HostnameType,
+    AssociateSubnetCidrBlockRequest, AssociateSubnetCidrBlockResult, BlockPublicAccessMode,
+    BlockPublicAccessStates, CreateSubnetRequest, CreateSubnetResult, DeleteSubnetRequest,
+    DescribeSubnetsRequest, DescribeSubnetsResult, DisassociateSubnetCidrBlockRequest,
+    DisassociateSubnetCidrBlockResult, HostnameType, IpSource, Ipv6AddressAttribute,
     ModifySubnetAttributeRequest, PrivateDnsNameOptionsOnLaunch, ResourceType, Subnet as SubnetOut,
-    SubnetState,
+    SubnetCidrBlockState, SubnetCidrBlockStateCode, SubnetIpv6CidrBlockAssociation, SubnetState,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
@@ -51,6 +53,22 @@ pub struct Subnet {
     pub dns_a_record: bool,
     /// Addresses in use by network interfaces.
     pub allocated: BTreeSet<Ipv4Addr>,
+    /// Its IPv6 block, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6: Option<SubnetIpv6>,
+    /// The `AssignIpv6AddressOnCreation` attribute.
+    #[serde(default)]
+    pub assign_ipv6_on_creation: bool,
+}
+
+/// A subnet's IPv6 block: a /64 of one of its VPC's blocks.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SubnetIpv6 {
+    /// `subnet-cidr-assoc-...`.
+    pub association_id: String,
+    /// The /64.
+    #[serde(with = "crate::state::with::text")]
+    pub cidr: Ipv6Net,
 }
 
 impl Subnet {
@@ -150,13 +168,10 @@ impl Filterable for (&Subnet, &Region) {
         "subnet-id",
         "vpc-id",
     ];
-    // No customer-owned pools, LNI, IPv6 or outposts here.
+    // No customer-owned pools, LNI or outposts here.
     const NEVER_SET: &'static [&'static str] = &[
         "customer-owned-ipv4-pool",
         "enable-lni-at-device-index",
-        "ipv6-cidr-block-association.ipv6-cidr-block",
-        "ipv6-cidr-block-association.association-id",
-        "ipv6-cidr-block-association.state",
         "outpost-arn",
     ];
 
@@ -169,6 +184,15 @@ impl Filterable for (&Subnet, &Region) {
             "cidr" | "cidr-block" | "cidrBlock" => one(crate::ec2::vpc::cidr_text(&s.cidr)),
             "default-for-az" | "defaultForAz" => flag(s.default_for_az),
             "enable-dns64" | "ipv6-native" | "map-customer-owned-ip-on-launch" => flag(false),
+            "ipv6-cidr-block-association.ipv6-cidr-block" => {
+                s.ipv6.iter().map(|b| b.cidr.to_string()).collect()
+            }
+            "ipv6-cidr-block-association.association-id" => {
+                s.ipv6.iter().map(|b| b.association_id.clone()).collect()
+            }
+            "ipv6-cidr-block-association.state" => {
+                s.ipv6.iter().map(|_| "associated".to_string()).collect()
+            }
             "map-public-ip-on-launch" => flag(s.map_public_ip_on_launch),
             "owner-id" => one(region.account_id.clone()),
             "private-dns-name-options-on-launch.hostname-type" => one(s.hostname_type.as_str()),
@@ -199,8 +223,13 @@ fn render(region: &Region, s: &Subnet) -> SubnetOut {
         availability_zone_id: Some(s.zone_id.clone()),
         map_customer_owned_ip_on_launch: Some(false),
         owner_id: Some(region.account_id.clone()),
-        assign_ipv6_address_on_creation: Some(false),
-        ipv6_cidr_block_association_set: Some(Vec::new()),
+        assign_ipv6_address_on_creation: Some(s.assign_ipv6_on_creation),
+        ipv6_cidr_block_association_set: Some(
+            s.ipv6
+                .iter()
+                .map(|b| ipv6_association(b, SubnetCidrBlockStateCode::Associated))
+                .collect(),
+        ),
         tags: region.tags.tag_set(&s.id),
         subnet_arn: Some(arn(region, &s.id)),
         enable_dns64: Some(false),
@@ -227,6 +256,118 @@ fn render(region: &Region, s: &Subnet) -> SubnetOut {
     }
 }
 
+/// A subnet's IPv6 block as AWS writes it, in `state`.
+fn ipv6_association(
+    b: &SubnetIpv6,
+    state: SubnetCidrBlockStateCode,
+) -> SubnetIpv6CidrBlockAssociation {
+    SubnetIpv6CidrBlockAssociation {
+        association_id: Some(b.association_id.clone()),
+        ipv6_cidr_block: Some(b.cidr.to_string()),
+        ipv6_cidr_block_state: Some(SubnetCidrBlockState {
+            state: Some(state),
+            status_message: None,
+        }),
+        ipv6_address_attribute: Some(Ipv6AddressAttribute::Public),
+        ip_source: Some(IpSource::Amazon),
+    }
+}
+
+/// Checks `raw` as the IPv6 block of a subnet of the VPC `vpc_id` (other than `except`): a
+/// /64 within one of the VPC's blocks that no other subnet of the VPC holds.
+fn check_ipv6_block(
+    region: &Region,
+    vpc_id: &str,
+    raw: &str,
+    except: Option<&str>,
+) -> Result<Ipv6Net, ApiError> {
+    let cidr = vpc_ipv6::parse_ipv6_cidr(raw, "ipv6CidrBlock")?;
+    let in_vpc = region
+        .vpcs
+        .get(vpc_id)
+        .is_some_and(|v| v.ipv6.iter().any(|b| b.cidr.contains(&cidr)));
+    if cidr.prefix_len() != vpc_ipv6::SUBNET_PREFIX || !in_vpc {
+        return Err(ApiError::new(
+            Code::InvalidSubnetRange,
+            format!(
+                "The IPv6 CIDR '{raw}' is invalid: a subnet's IPv6 block is a /64 of its VPC's IPv6 blocks."
+            ),
+        ));
+    }
+    if region
+        .by_vpc
+        .of_kind(vpc_id, "subnet")
+        .filter(|id| Some(id.as_str()) != except)
+        .filter_map(|id| region.subnets.get(id))
+        .any(|s| s.ipv6.as_ref().is_some_and(|b| b.cidr == cidr))
+    {
+        return Err(ApiError::new(
+            Code::InvalidSubnetConflict,
+            format!("The IPv6 CIDR '{raw}' conflicts with another subnet"),
+        ));
+    }
+    Ok(cidr)
+}
+
+/// `AssociateSubnetCidrBlock`: a /64 of the VPC's IPv6 blocks, for a subnet without one.
+pub fn associate_subnet_cidr_block(
+    region: &mut Region,
+    input: AssociateSubnetCidrBlockRequest,
+) -> Result<AssociateSubnetCidrBlockResult, ApiError> {
+    let subnet = Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
+    let raw = input
+        .ipv6_cidr_block
+        .as_deref()
+        .ok_or_else(|| ApiError::missing_parameter("Ipv6CidrBlock"))?;
+    if let Some(b) = &subnet.ipv6 {
+        return Err(ApiError::invalid_value(format!(
+            "The subnet '{}' already has the IPv6 CIDR block {} ({}).",
+            subnet.id, b.cidr, b.association_id
+        )));
+    }
+    let cidr = check_ipv6_block(region, &subnet.vpc_id, raw, Some(&subnet.id))?;
+    let block = SubnetIpv6 {
+        association_id: region.ids.resource("subnet-cidr-assoc"),
+        cidr,
+    };
+    let out = ipv6_association(&block, SubnetCidrBlockStateCode::Associating);
+    if let Some(s) = region.subnets.0.get_mut(&input.subnet_id) {
+        s.ipv6 = Some(block);
+    }
+    Ok(AssociateSubnetCidrBlockResult {
+        ipv6_cidr_block_association: Some(out),
+        subnet_id: Some(input.subnet_id),
+    })
+}
+
+/// `DisassociateSubnetCidrBlock`: the subnet's IPv6 block goes (the subnet stays).
+pub fn disassociate_subnet_cidr_block(
+    region: &mut Region,
+    input: DisassociateSubnetCidrBlockRequest,
+) -> Result<DisassociateSubnetCidrBlockResult, ApiError> {
+    let id = input.association_id;
+    let Some(subnet) = region
+        .subnets
+        .0
+        .values_mut()
+        .find(|s| s.ipv6.as_ref().is_some_and(|b| b.association_id == id))
+    else {
+        return Err(ApiError::new(
+            Code::InvalidSubnetCidrBlockAssociationIDNotFound,
+            format!("The subnet CIDR block association ID '{id}' does not exist"),
+        ));
+    };
+    let out = subnet
+        .ipv6
+        .take()
+        .map(|b| ipv6_association(&b, SubnetCidrBlockStateCode::Disassociating));
+    subnet.assign_ipv6_on_creation = false;
+    Ok(DisassociateSubnetCidrBlockResult {
+        ipv6_cidr_block_association: out,
+        subnet_id: Some(subnet.id.clone()),
+    })
+}
+
 /// Creates the default VPC's subnets: one /20 per zone, mapping public IPs.
 pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
     let Ok(mut ranges) = vpc_cidr.subnets(20) else {
@@ -251,6 +392,8 @@ pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
                 hostname_type: HostnameType::IpName,
                 dns_a_record: false,
                 allocated: BTreeSet::new(),
+                ipv6: None,
+                assign_ipv6_on_creation: false,
             },
         );
     }
@@ -313,6 +456,11 @@ pub fn create_subnet(
             })?
         }
     };
+    let ipv6 = input
+        .ipv6_cidr_block
+        .as_deref()
+        .map(|raw| check_ipv6_block(region, &input.vpc_id, raw, None))
+        .transpose()?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Subnet)?;
     // From the VPC index: the cost follows the VPC, not the region.
     let in_vpc = region.by_vpc.of_kind(&input.vpc_id, "subnet").count();
@@ -334,11 +482,28 @@ pub fn create_subnet(
         hostname_type: HostnameType::IpName,
         dns_a_record: false,
         allocated: BTreeSet::new(),
+        ipv6: None,
+        assign_ipv6_on_creation: false,
+    };
+    let subnet = Subnet {
+        ipv6: ipv6.map(|cidr| SubnetIpv6 {
+            association_id: region.ids.resource("subnet-cidr-assoc"),
+            cidr,
+        }),
+        ..subnet
     };
     region.tags.insert(&subnet.id, tags);
     let mut out = render(region, &subnet);
-    // AWS answers CreateSubnet while the subnet is pending; it is available right after.
+    // AWS answers CreateSubnet while the subnet is pending (and its IPv6 block still
+    // associating); both are ready right after.
     out.state = Some(SubnetState::Pending);
+    out.ipv6_cidr_block_association_set = Some(
+        subnet
+            .ipv6
+            .iter()
+            .map(|b| ipv6_association(b, SubnetCidrBlockStateCode::Associating))
+            .collect(),
+    );
     region.by_vpc.insert(&subnet.vpc_id, &subnet.id);
     region.subnets.0.insert(subnet.id.clone(), subnet);
     Ok(CreateSubnetResult { subnet: Some(out) })
@@ -414,7 +579,8 @@ pub fn modify_subnet_attribute(
     Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
     let given = usize::from(input.map_public_ip_on_launch.is_some())
         + usize::from(input.private_dns_hostname_type_on_launch.is_some())
-        + usize::from(input.enable_resource_name_dns_a_record_on_launch.is_some());
+        + usize::from(input.enable_resource_name_dns_a_record_on_launch.is_some())
+        + usize::from(input.assign_ipv6_address_on_creation.is_some());
     if given == 0 {
         return Err(ApiError::missing_parameter("MapPublicIpOnLaunch"));
     }
@@ -437,9 +603,17 @@ pub fn modify_subnet_attribute(
         .as_ref()
         .map(|v| flag_value(v, "EnableResourceNameDnsARecordOnLaunch"))
         .transpose()?;
+    let assign_ipv6 = input
+        .assign_ipv6_address_on_creation
+        .as_ref()
+        .map(|v| flag_value(v, "AssignIpv6AddressOnCreation"))
+        .transpose()?;
     let Some(subnet) = region.subnets.0.get_mut(&input.subnet_id) else {
         return Err(Kind::Subnet.not_found(&[&input.subnet_id]));
     };
+    if let Some(v) = assign_ipv6 {
+        subnet.assign_ipv6_on_creation = v;
+    }
     if let Some(v) = map_public {
         subnet.map_public_ip_on_launch = v;
     }

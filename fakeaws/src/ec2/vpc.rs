@@ -6,6 +6,7 @@ use ipnet::Ipv4Net;
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::vpc_ipv6::{self, Ipv6Block};
 use crate::ec2::{Kind, page, route_table, security_group, subnet, tags};
 use crate::generated::ec2::{
     AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateVpcRequest,
@@ -52,6 +53,9 @@ pub struct Vpc {
     /// The secondary IPv4 ranges (`AssociateVpcCidrBlock`), in the order associated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secondary: Vec<SecondaryCidr>,
+    /// The IPv6 blocks, in the order associated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ipv6: Vec<Ipv6Block>,
 }
 
 /// A secondary IPv4 range of a VPC.
@@ -152,13 +156,6 @@ impl Filterable for (&Vpc, &Region) {
         "state",
         "vpc-id",
     ];
-    // No IPv6 here.
-    const NEVER_SET: &'static [&'static str] = &[
-        "ipv6-cidr-block-association.ipv6-cidr-block",
-        "ipv6-cidr-block-association.ipv6-pool",
-        "ipv6-cidr-block-association.association-id",
-        "ipv6-cidr-block-association.state",
-    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (v, region) = *self;
@@ -170,6 +167,20 @@ impl Filterable for (&Vpc, &Region) {
             }
             "cidr-block-association.state" => one("associated"),
             "dhcp-options-id" => one(v.dhcp_options_id.clone()),
+            "ipv6-cidr-block-association.ipv6-cidr-block" => {
+                v.ipv6.iter().map(|b| b.cidr.to_string()).collect()
+            }
+            "ipv6-cidr-block-association.ipv6-pool" => v
+                .ipv6
+                .iter()
+                .map(|_| vpc_ipv6::AMAZON_POOL.to_string())
+                .collect(),
+            "ipv6-cidr-block-association.association-id" => {
+                v.ipv6.iter().map(|b| b.association_id.clone()).collect()
+            }
+            "ipv6-cidr-block-association.state" => {
+                v.ipv6.iter().map(|_| "associated".to_string()).collect()
+            }
             "is-default" => flag(v.is_default),
             "owner-id" => one(region.account_id.clone()),
             "state" => one(v.state.as_str()),
@@ -189,6 +200,12 @@ fn render(region: &Region, v: &Vpc) -> VpcOut {
                 .map(|(id, c)| association(id, c, VpcCidrBlockStateCode::Associated))
                 .collect(),
         ),
+        ipv6_cidr_block_association_set: (!v.ipv6.is_empty()).then(|| {
+            v.ipv6
+                .iter()
+                .map(|b| vpc_ipv6::association(b, VpcCidrBlockStateCode::Associated))
+                .collect()
+        }),
         is_default: Some(v.is_default),
         tags: region.tags.tag_set(&v.id),
         block_public_access_states: Some(BlockPublicAccessStates {
@@ -231,6 +248,7 @@ fn new_vpc(region: &mut Region, cidr: Ipv4Net, tenancy: Tenancy, is_default: boo
         dns_hostnames: is_default,
         address_usage_metrics: false,
         secondary: Vec::new(),
+        ipv6: Vec::new(),
     }
 }
 
@@ -282,6 +300,12 @@ pub fn create_vpc(
             "A VPC's tenancy must be default or dedicated.",
         ));
     }
+    let amazon_ipv6 = input.amazon_provided_ipv6_cidr_block == Some(true);
+    vpc_ipv6::check_border_group(
+        region,
+        amazon_ipv6,
+        input.ipv6_cidr_block_network_border_group.as_deref(),
+    )?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Vpc)?;
     if region.vpcs.len() >= region.limits.vpcs {
         return Err(ApiError::new(
@@ -290,14 +314,29 @@ pub fn create_vpc(
         ));
     }
     let vpc = new_vpc(region, cidr, tenancy, false);
-    region.tags.insert(&vpc.id, tags);
-    route_table::create_main(region, &vpc.id, cidr);
-    crate::ec2::network_acl::create_default(region, &vpc.id);
-    security_group::create_default(region, &vpc.id);
-    let mut out = render(region, &vpc);
-    // AWS answers CreateVpc while the VPC is still pending; it is available right after.
+    let id = vpc.id.clone();
+    region.tags.insert(&id, tags);
+    region.vpcs.0.insert(id.clone(), vpc);
+    route_table::create_main(region, &id, cidr);
+    crate::ec2::network_acl::create_default(region, &id);
+    security_group::create_default(region, &id);
+    if amazon_ipv6 {
+        let block = vpc_ipv6::new_block(region);
+        vpc_ipv6::add(region, &id, block);
+    }
+    let Some(vpc) = region.vpcs.get(&id) else {
+        return Err(Kind::Vpc.not_found(&[&id]));
+    };
+    let mut out = render(region, vpc);
+    // AWS answers CreateVpc while the VPC is still pending (and its IPv6 block still
+    // associating); both are ready right after.
     out.state = Some(VpcState::Pending);
-    region.vpcs.0.insert(vpc.id.clone(), vpc);
+    for a in out.ipv6_cidr_block_association_set.iter_mut().flatten() {
+        a.ipv6_cidr_block_state = Some(VpcCidrBlockState {
+            state: Some(VpcCidrBlockStateCode::Associating),
+            status_message: None,
+        });
+    }
     Ok(CreateVpcResult { vpc: Some(out) })
 }
 
@@ -464,6 +503,20 @@ pub fn describe_vpc_attribute(
 pub(super) fn add_range(region: &mut Region, vpc_id: &str, range: SecondaryCidr) {
     if let Some(v) = region.vpcs.0.get_mut(vpc_id) {
         v.secondary.push(range);
+    }
+}
+
+/// Adds an IPv6 block to the VPC `vpc_id` (`crate::ec2::vpc_ipv6` checks it first).
+pub(super) fn add_ipv6(region: &mut Region, vpc_id: &str, block: Ipv6Block) {
+    if let Some(v) = region.vpcs.0.get_mut(vpc_id) {
+        v.ipv6.push(block);
+    }
+}
+
+/// Removes the IPv6 block of association `association_id` from the VPC `vpc_id`.
+pub(super) fn remove_ipv6(region: &mut Region, vpc_id: &str, association_id: &str) {
+    if let Some(v) = region.vpcs.0.get_mut(vpc_id) {
+        v.ipv6.retain(|b| b.association_id != association_id);
     }
 }
 

@@ -6,14 +6,15 @@
 //! VPC is there, and not swallowing a route of the VPC's tables. Every table of the VPC gets
 //! the range's `local` route; subnets may then be made in it. Like CreateVpc, the answer says
 //! `associating` (`disassociating`) and the change is complete at once: the next describe
-//! shows the range `associated` (or gone). Only IPv4 is served; the IPv6 and IPAM parameters
-//! are answered `NotImplemented` by the generated layer.
+//! shows the range `associated` (or gone). An Amazon-provided IPv6 block
+//! (`AmazonProvidedIpv6CidrBlock`) is `crate::ec2::vpc_ipv6`'s; BYOIP pools and IPAM are
+//! answered `NotImplemented` by the generated layer.
 
-use ipnet::Ipv4Net;
+use ipnet::{IpNet, Ipv4Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::vpc::{SecondaryCidr, cidr_text, parse_cidr};
-use crate::ec2::{Kind, route_table, vpc};
+use crate::ec2::{Kind, route_table, vpc, vpc_ipv6};
 use crate::generated::ec2::{
     AssociateVpcCidrBlockRequest, AssociateVpcCidrBlockResult, DisassociateVpcCidrBlockRequest,
     DisassociateVpcCidrBlockResult, VpcCidrBlockStateCode,
@@ -72,18 +73,34 @@ fn restriction(primary: &Ipv4Net, ranges: &[Ipv4Net], cidr: &Ipv4Net) -> Option<
     None
 }
 
-/// `AssociateVpcCidrBlock` (IPv4).
+/// `AssociateVpcCidrBlock`: an IPv4 range, or an Amazon-provided IPv6 block.
 pub fn associate_vpc_cidr_block(
     region: &mut Region,
     input: AssociateVpcCidrBlockRequest,
 ) -> Result<AssociateVpcCidrBlockResult, ApiError> {
+    let amazon_ipv6 = input.amazon_provided_ipv6_cidr_block == Some(true);
+    if amazon_ipv6 && input.cidr_block.is_some() {
+        return Err(ApiError::invalid_combination(
+            "Specify either an IPv4 CidrBlock or AmazonProvidedIpv6CidrBlock, not both.",
+        ));
+    }
+    if amazon_ipv6 || input.ipv6_cidr_block_network_border_group.is_some() {
+        let association = vpc_ipv6::associate(
+            region,
+            &input.vpc_id,
+            amazon_ipv6,
+            input.ipv6_cidr_block_network_border_group.as_deref(),
+        )?;
+        return Ok(AssociateVpcCidrBlockResult {
+            cidr_block_association: None,
+            vpc_id: Some(input.vpc_id),
+            ipv6_cidr_block_association: Some(association),
+        });
+    }
     let vpc = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
-    let raw = input.cidr_block.ok_or_else(|| {
-        ApiError::missing_parameter(
-            "CidrBlock (fakeaws serves IPv4 ranges; an Amazon-provided IPv6 block or an IPAM \
-             pool is not implemented)",
-        )
-    })?;
+    let raw = input
+        .cidr_block
+        .ok_or_else(|| ApiError::missing_parameter("CidrBlock or AmazonProvidedIpv6CidrBlock"))?;
     let cidr = parse_cidr(&raw, "cidrBlock")?;
     let invalid = |why: String| ApiError::new(Code::InvalidVpcRange, why);
     if !(16..=28).contains(&cidr.prefix_len()) {
@@ -126,7 +143,7 @@ pub fn associate_vpc_cidr_block(
             cidr,
         },
     );
-    route_table::add_local_routes(region, &input.vpc_id, cidr);
+    route_table::add_local_routes(region, &input.vpc_id, IpNet::V4(cidr));
     Ok(AssociateVpcCidrBlockResult {
         cidr_block_association: Some(vpc::association(
             &association_id,
@@ -156,6 +173,19 @@ pub fn disassociate_vpc_cidr_block(
     });
     let (vpc_id, cidr) = match found {
         None => {
+            if let Some(vpc_id) = region
+                .vpcs
+                .values()
+                .find(|v| v.ipv6.iter().any(|b| b.association_id == id))
+                .map(|v| v.id.clone())
+            {
+                let association = vpc_ipv6::disassociate(region, &vpc_id, &id)?;
+                return Ok(DisassociateVpcCidrBlockResult {
+                    cidr_block_association: None,
+                    vpc_id: Some(vpc_id),
+                    ipv6_cidr_block_association: Some(association),
+                });
+            }
             return Err(ApiError::new(
                 Code::InvalidVpcCidrBlockAssociationIDNotFound,
                 format!("The vpc CIDR block association ID '{id}' does not exist"),
@@ -186,7 +216,7 @@ pub fn disassociate_vpc_cidr_block(
         )));
     }
     vpc::remove_range(region, &vpc_id, &id);
-    route_table::remove_local_routes(region, &vpc_id, cidr);
+    route_table::remove_local_routes(region, &vpc_id, IpNet::V4(cidr));
     Ok(DisassociateVpcCidrBlockResult {
         cidr_block_association: Some(vpc::association(
             &id,

@@ -1597,22 +1597,83 @@ impl EncodeMembers for AssociateRouteTableResult {
     }
 }
 
+/// The `AssociateSubnetCidrBlockRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssociateSubnetCidrBlockRequest {
+    pub subnet_id: String,
+    pub ipv6_cidr_block: Option<String>,
+}
+
+impl Decode for AssociateSubnetCidrBlockRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Ipv6CidrBlock", "SubnetId"]) else {
+            return Ok(None);
+        };
+        let subnet_id = r.field_at(m_[1], at_, "SubnetId")?;
+        let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
+        let ipv6_cidr_block = r.field_at(m_[0], at_, "Ipv6CidrBlock")?;
+        Ok(Some(Self {
+            subnet_id,
+            ipv6_cidr_block,
+        }))
+    }
+}
+
+/// The `AssociateSubnetCidrBlockResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssociateSubnetCidrBlockResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block_association: Option<SubnetIpv6CidrBlockAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+}
+
+impl EncodeMembers for AssociateSubnetCidrBlockResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "ipv6CidrBlockAssociation",
+            &self.ipv6_cidr_block_association,
+        );
+        w.field("subnetId", &self.subnet_id);
+    }
+}
+
 /// The `AssociateVpcCidrBlockRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssociateVpcCidrBlockRequest {
     pub cidr_block: Option<String>,
+    pub ipv6_cidr_block_network_border_group: Option<String>,
     pub vpc_id: String,
+    pub amazon_provided_ipv6_cidr_block: Option<bool>,
 }
 
 impl Decode for AssociateVpcCidrBlockRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["CidrBlock", "VpcId"]) else {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AmazonProvidedIpv6CidrBlock",
+                "CidrBlock",
+                "Ipv6CidrBlockNetworkBorderGroup",
+                "VpcId",
+            ],
+        ) else {
             return Ok(None);
         };
-        let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
-        let vpc_id = r.field_at(m_[1], at_, "VpcId")?;
+        let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
+        let ipv6_cidr_block_network_border_group =
+            r.field_at(m_[2], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
-        Ok(Some(Self { cidr_block, vpc_id }))
+        let amazon_provided_ipv6_cidr_block =
+            r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
+        Ok(Some(Self {
+            cidr_block,
+            ipv6_cidr_block_network_border_group,
+            vpc_id,
+            amazon_provided_ipv6_cidr_block,
+        }))
     }
 }
 
@@ -2985,6 +3046,55 @@ impl Decode for CpuPerformanceFactorRequest {
     }
 }
 
+/// The `CreateEgressOnlyInternetGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateEgressOnlyInternetGatewayRequest {
+    pub client_token: Option<String>,
+    pub dry_run: Option<bool>,
+    pub vpc_id: String,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+}
+
+impl Decode for CreateEgressOnlyInternetGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["ClientToken", "DryRun", "TagSpecification", "VpcId"])
+        else {
+            return Ok(None);
+        };
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        Ok(Some(Self {
+            client_token,
+            dry_run,
+            vpc_id,
+            tag_specifications,
+        }))
+    }
+}
+
+/// The `CreateEgressOnlyInternetGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateEgressOnlyInternetGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_only_internet_gateway: Option<EgressOnlyInternetGateway>,
+}
+
+impl EncodeMembers for CreateEgressOnlyInternetGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("clientToken", &self.client_token);
+        w.field(
+            "egressOnlyInternetGateway",
+            &self.egress_only_internet_gateway,
+        );
+    }
+}
+
 /// The `CreateInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateInternetGatewayRequest {
@@ -3285,6 +3395,7 @@ pub struct CreateNetworkAclEntryRequest {
     pub rule_action: RuleAction,
     pub egress: bool,
     pub cidr_block: Option<String>,
+    pub ipv6_cidr_block: Option<String>,
     pub icmp_type_code: Option<IcmpTypeCode>,
     pub port_range: Option<PortRange>,
 }
@@ -3298,6 +3409,7 @@ impl Decode for CreateNetworkAclEntryRequest {
                 "DryRun",
                 "Egress",
                 "Icmp",
+                "Ipv6CidrBlock",
                 "NetworkAclId",
                 "PortRange",
                 "Protocol",
@@ -3308,19 +3420,20 @@ impl Decode for CreateNetworkAclEntryRequest {
             return Ok(None);
         };
         let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let network_acl_id = r.field_at(m_[4], at_, "NetworkAclId")?;
+        let network_acl_id = r.field_at(m_[5], at_, "NetworkAclId")?;
         let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
-        let rule_number = r.field_at(m_[8], at_, "RuleNumber")?;
+        let rule_number = r.field_at(m_[9], at_, "RuleNumber")?;
         let rule_number = FormReader::required(rule_number, at_, "RuleNumber")?;
-        let protocol = r.field_at(m_[6], at_, "Protocol")?;
+        let protocol = r.field_at(m_[7], at_, "Protocol")?;
         let protocol = FormReader::required(protocol, at_, "Protocol")?;
-        let rule_action = r.field_at(m_[7], at_, "RuleAction")?;
+        let rule_action = r.field_at(m_[8], at_, "RuleAction")?;
         let rule_action = FormReader::required(rule_action, at_, "RuleAction")?;
         let egress = r.field_at(m_[2], at_, "Egress")?;
         let egress = FormReader::required(egress, at_, "Egress")?;
         let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
+        let ipv6_cidr_block = r.field_at(m_[4], at_, "Ipv6CidrBlock")?;
         let icmp_type_code = r.field_at(m_[3], at_, "Icmp")?;
-        let port_range = r.field_at(m_[5], at_, "PortRange")?;
+        let port_range = r.field_at(m_[6], at_, "PortRange")?;
         Ok(Some(Self {
             dry_run,
             network_acl_id,
@@ -3329,6 +3442,7 @@ impl Decode for CreateNetworkAclEntryRequest {
             rule_action,
             egress,
             cidr_block,
+            ipv6_cidr_block,
             icmp_type_code,
             port_range,
         }))
@@ -3519,6 +3633,8 @@ pub struct CreateRouteRequest {
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
     pub gateway_id: Option<String>,
+    pub destination_ipv6_cidr_block: Option<String>,
+    pub egress_only_internet_gateway_id: Option<String>,
     pub instance_id: Option<String>,
     pub network_interface_id: Option<String>,
     pub nat_gateway_id: Option<String>,
@@ -3530,7 +3646,9 @@ impl Decode for CreateRouteRequest {
             at_,
             &[
                 "DestinationCidrBlock",
+                "DestinationIpv6CidrBlock",
                 "DryRun",
+                "EgressOnlyInternetGatewayId",
                 "GatewayId",
                 "InstanceId",
                 "NatGatewayId",
@@ -3540,19 +3658,24 @@ impl Decode for CreateRouteRequest {
         ) else {
             return Ok(None);
         };
-        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[6], at_, "RouteTableId")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[8], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field_at(m_[2], at_, "GatewayId")?;
-        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
-        let network_interface_id = r.field_at(m_[5], at_, "NetworkInterfaceId")?;
-        let nat_gateway_id = r.field_at(m_[4], at_, "NatGatewayId")?;
+        let gateway_id = r.field_at(m_[4], at_, "GatewayId")?;
+        let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
+        let egress_only_internet_gateway_id =
+            r.field_at(m_[3], at_, "EgressOnlyInternetGatewayId")?;
+        let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[7], at_, "NetworkInterfaceId")?;
+        let nat_gateway_id = r.field_at(m_[6], at_, "NatGatewayId")?;
         Ok(Some(Self {
             dry_run,
             route_table_id,
             destination_cidr_block,
             gateway_id,
+            destination_ipv6_cidr_block,
+            egress_only_internet_gateway_id,
             instance_id,
             network_interface_id,
             nat_gateway_id,
@@ -3688,6 +3811,7 @@ pub struct CreateSubnetRequest {
     pub availability_zone: Option<String>,
     pub availability_zone_id: Option<String>,
     pub cidr_block: Option<String>,
+    pub ipv6_cidr_block: Option<String>,
     pub vpc_id: String,
     pub dry_run: Option<bool>,
 }
@@ -3701,17 +3825,19 @@ impl Decode for CreateSubnetRequest {
                 "AvailabilityZoneId",
                 "CidrBlock",
                 "DryRun",
+                "Ipv6CidrBlock",
                 "TagSpecification",
                 "VpcId",
             ],
         ) else {
             return Ok(None);
         };
-        let tag_specifications = r.list_at(m_[4], at_, "TagSpecification", None)?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
         let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
         let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
         let cidr_block = r.field_at(m_[2], at_, "CidrBlock")?;
-        let vpc_id = r.field_at(m_[5], at_, "VpcId")?;
+        let ipv6_cidr_block = r.field_at(m_[4], at_, "Ipv6CidrBlock")?;
+        let vpc_id = r.field_at(m_[6], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
@@ -3719,6 +3845,7 @@ impl Decode for CreateSubnetRequest {
             availability_zone,
             availability_zone_id,
             cidr_block,
+            ipv6_cidr_block,
             vpc_id,
             dry_run,
         }))
@@ -3913,28 +4040,43 @@ impl EncodeMembers for CreateVpcEndpointResult {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpcRequest {
     pub cidr_block: Option<String>,
+    pub ipv6_cidr_block_network_border_group: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
     pub instance_tenancy: Option<Tenancy>,
+    pub amazon_provided_ipv6_cidr_block: Option<bool>,
 }
 
 impl Decode for CreateVpcRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
         let Some(m_) = r.members(
             at_,
-            &["CidrBlock", "DryRun", "InstanceTenancy", "TagSpecification"],
+            &[
+                "AmazonProvidedIpv6CidrBlock",
+                "CidrBlock",
+                "DryRun",
+                "InstanceTenancy",
+                "Ipv6CidrBlockNetworkBorderGroup",
+                "TagSpecification",
+            ],
         ) else {
             return Ok(None);
         };
-        let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
-        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
-        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let instance_tenancy = r.field_at(m_[2], at_, "InstanceTenancy")?;
+        let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
+        let ipv6_cidr_block_network_border_group =
+            r.field_at(m_[4], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let instance_tenancy = r.field_at(m_[3], at_, "InstanceTenancy")?;
+        let amazon_provided_ipv6_cidr_block =
+            r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
         Ok(Some(Self {
             cidr_block,
+            ipv6_cidr_block_network_border_group,
             tag_specifications,
             dry_run,
             instance_tenancy,
+            amazon_provided_ipv6_cidr_block,
         }))
     }
 }
@@ -3981,6 +4123,47 @@ impl Decode for CreditSpecificationRequest {
         let cpu_credits = r.field_at(m_[0], at_, "CpuCredits")?;
         let cpu_credits = FormReader::required(cpu_credits, at_, "CpuCredits")?;
         Ok(Some(Self { cpu_credits }))
+    }
+}
+
+/// The `DeleteEgressOnlyInternetGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteEgressOnlyInternetGatewayRequest {
+    pub dry_run: Option<bool>,
+    pub egress_only_internet_gateway_id: String,
+}
+
+impl Decode for DeleteEgressOnlyInternetGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "EgressOnlyInternetGatewayId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let egress_only_internet_gateway_id =
+            r.field_at(m_[1], at_, "EgressOnlyInternetGatewayId")?;
+        let egress_only_internet_gateway_id = FormReader::required(
+            egress_only_internet_gateway_id,
+            at_,
+            "EgressOnlyInternetGatewayId",
+        )?;
+        Ok(Some(Self {
+            dry_run,
+            egress_only_internet_gateway_id,
+        }))
+    }
+}
+
+/// The `DeleteEgressOnlyInternetGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteEgressOnlyInternetGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_code: Option<bool>,
+}
+
+impl EncodeMembers for DeleteEgressOnlyInternetGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("returnCode", &self.return_code);
     }
 }
 
@@ -4345,21 +4528,32 @@ pub struct DeleteRouteRequest {
     pub dry_run: Option<bool>,
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
+    pub destination_ipv6_cidr_block: Option<String>,
 }
 
 impl Decode for DeleteRouteRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["DestinationCidrBlock", "DryRun", "RouteTableId"]) else {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DestinationCidrBlock",
+                "DestinationIpv6CidrBlock",
+                "DryRun",
+                "RouteTableId",
+            ],
+        ) else {
             return Ok(None);
         };
-        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[2], at_, "RouteTableId")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[3], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
+        let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
         Ok(Some(Self {
             dry_run,
             route_table_id,
             destination_cidr_block,
+            destination_ipv6_cidr_block,
         }))
     }
 }
@@ -4728,6 +4922,74 @@ impl EncodeMembers for DescribeAvailabilityZonesResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("availabilityZoneInfo", "item", &self.availability_zones);
+    }
+}
+
+/// The `DescribeEgressOnlyInternetGatewaysRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeEgressOnlyInternetGatewaysRequest {
+    pub dry_run: Option<bool>,
+    pub egress_only_internet_gateway_ids: Option<Vec<String>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeEgressOnlyInternetGatewaysRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "EgressOnlyInternetGatewayId",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let egress_only_internet_gateway_ids =
+            r.list_at(m_[1], at_, "EgressOnlyInternetGatewayId", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(255),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
+        Ok(Some(Self {
+            dry_run,
+            egress_only_internet_gateway_ids,
+            max_results,
+            next_token,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeEgressOnlyInternetGatewaysResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeEgressOnlyInternetGatewaysResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_only_internet_gateways: Option<Vec<EgressOnlyInternetGateway>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeEgressOnlyInternetGatewaysResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "egressOnlyInternetGatewaySet",
+            "item",
+            &self.egress_only_internet_gateways,
+        );
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -6316,6 +6578,43 @@ impl Decode for DisassociateRouteTableRequest {
     }
 }
 
+/// The `DisassociateSubnetCidrBlockRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisassociateSubnetCidrBlockRequest {
+    pub association_id: String,
+}
+
+impl Decode for DisassociateSubnetCidrBlockRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId"]) else {
+            return Ok(None);
+        };
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        Ok(Some(Self { association_id }))
+    }
+}
+
+/// The `DisassociateSubnetCidrBlockResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisassociateSubnetCidrBlockResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block_association: Option<SubnetIpv6CidrBlockAssociation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+}
+
+impl EncodeMembers for DisassociateSubnetCidrBlockResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "ipv6CidrBlockAssociation",
+            &self.ipv6_cidr_block_association,
+        );
+        w.field("subnetId", &self.subnet_id);
+    }
+}
+
 /// The `DisassociateVpcCidrBlockRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateVpcCidrBlockRequest {
@@ -6682,6 +6981,29 @@ impl EncodeMembers for EbsStatusSummary {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("details", "item", &self.details);
         w.field("status", &self.status);
+    }
+}
+
+/// The `EgressOnlyInternetGateway` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EgressOnlyInternetGateway {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachments: Option<Vec<InternetGatewayAttachment>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_only_internet_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for EgressOnlyInternetGateway {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("attachmentSet", "item", &self.attachments);
+        w.field(
+            "egressOnlyInternetGatewayId",
+            &self.egress_only_internet_gateway_id,
+        );
+        w.list_field("tagSet", "item", &self.tags);
     }
 }
 
@@ -19153,6 +19475,7 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
 /// The `ModifySubnetAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifySubnetAttributeRequest {
+    pub assign_ipv6_address_on_creation: Option<AttributeBooleanValue>,
     pub map_public_ip_on_launch: Option<AttributeBooleanValue>,
     pub subnet_id: String,
     pub private_dns_hostname_type_on_launch: Option<HostnameType>,
@@ -19164,6 +19487,7 @@ impl Decode for ModifySubnetAttributeRequest {
         let Some(m_) = r.members(
             at_,
             &[
+                "AssignIpv6AddressOnCreation",
                 "EnableResourceNameDnsARecordOnLaunch",
                 "MapPublicIpOnLaunch",
                 "PrivateDnsHostnameTypeOnLaunch",
@@ -19172,14 +19496,17 @@ impl Decode for ModifySubnetAttributeRequest {
         ) else {
             return Ok(None);
         };
-        let map_public_ip_on_launch = r.field_at(m_[1], at_, "MapPublicIpOnLaunch")?;
-        let subnet_id = r.field_at(m_[3], at_, "SubnetId")?;
+        let assign_ipv6_address_on_creation =
+            r.field_at(m_[0], at_, "AssignIpv6AddressOnCreation")?;
+        let map_public_ip_on_launch = r.field_at(m_[2], at_, "MapPublicIpOnLaunch")?;
+        let subnet_id = r.field_at(m_[4], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
         let private_dns_hostname_type_on_launch =
-            r.field_at(m_[2], at_, "PrivateDnsHostnameTypeOnLaunch")?;
+            r.field_at(m_[3], at_, "PrivateDnsHostnameTypeOnLaunch")?;
         let enable_resource_name_dns_a_record_on_launch =
-            r.field_at(m_[0], at_, "EnableResourceNameDnsARecordOnLaunch")?;
+            r.field_at(m_[1], at_, "EnableResourceNameDnsARecordOnLaunch")?;
         Ok(Some(Self {
+            assign_ipv6_address_on_creation,
             map_public_ip_on_launch,
             subnet_id,
             private_dns_hostname_type_on_launch,
@@ -21364,6 +21691,7 @@ pub struct ReplaceNetworkAclEntryRequest {
     pub rule_action: RuleAction,
     pub egress: bool,
     pub cidr_block: Option<String>,
+    pub ipv6_cidr_block: Option<String>,
     pub icmp_type_code: Option<IcmpTypeCode>,
     pub port_range: Option<PortRange>,
 }
@@ -21377,6 +21705,7 @@ impl Decode for ReplaceNetworkAclEntryRequest {
                 "DryRun",
                 "Egress",
                 "Icmp",
+                "Ipv6CidrBlock",
                 "NetworkAclId",
                 "PortRange",
                 "Protocol",
@@ -21387,19 +21716,20 @@ impl Decode for ReplaceNetworkAclEntryRequest {
             return Ok(None);
         };
         let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let network_acl_id = r.field_at(m_[4], at_, "NetworkAclId")?;
+        let network_acl_id = r.field_at(m_[5], at_, "NetworkAclId")?;
         let network_acl_id = FormReader::required(network_acl_id, at_, "NetworkAclId")?;
-        let rule_number = r.field_at(m_[8], at_, "RuleNumber")?;
+        let rule_number = r.field_at(m_[9], at_, "RuleNumber")?;
         let rule_number = FormReader::required(rule_number, at_, "RuleNumber")?;
-        let protocol = r.field_at(m_[6], at_, "Protocol")?;
+        let protocol = r.field_at(m_[7], at_, "Protocol")?;
         let protocol = FormReader::required(protocol, at_, "Protocol")?;
-        let rule_action = r.field_at(m_[7], at_, "RuleAction")?;
+        let rule_action = r.field_at(m_[8], at_, "RuleAction")?;
         let rule_action = FormReader::required(rule_action, at_, "RuleAction")?;
         let egress = r.field_at(m_[2], at_, "Egress")?;
         let egress = FormReader::required(egress, at_, "Egress")?;
         let cidr_block = r.field_at(m_[0], at_, "CidrBlock")?;
+        let ipv6_cidr_block = r.field_at(m_[4], at_, "Ipv6CidrBlock")?;
         let icmp_type_code = r.field_at(m_[3], at_, "Icmp")?;
-        let port_range = r.field_at(m_[5], at_, "PortRange")?;
+        let port_range = r.field_at(m_[6], at_, "PortRange")?;
         Ok(Some(Self {
             dry_run,
             network_acl_id,
@@ -21408,6 +21738,7 @@ impl Decode for ReplaceNetworkAclEntryRequest {
             rule_action,
             egress,
             cidr_block,
+            ipv6_cidr_block,
             icmp_type_code,
             port_range,
         }))
@@ -21422,6 +21753,8 @@ pub struct ReplaceRouteRequest {
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
     pub gateway_id: Option<String>,
+    pub destination_ipv6_cidr_block: Option<String>,
+    pub egress_only_internet_gateway_id: Option<String>,
     pub instance_id: Option<String>,
     pub network_interface_id: Option<String>,
     pub nat_gateway_id: Option<String>,
@@ -21433,7 +21766,9 @@ impl Decode for ReplaceRouteRequest {
             at_,
             &[
                 "DestinationCidrBlock",
+                "DestinationIpv6CidrBlock",
                 "DryRun",
+                "EgressOnlyInternetGatewayId",
                 "GatewayId",
                 "InstanceId",
                 "LocalTarget",
@@ -21444,21 +21779,26 @@ impl Decode for ReplaceRouteRequest {
         ) else {
             return Ok(None);
         };
-        let local_target = r.field_at(m_[4], at_, "LocalTarget")?;
-        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[7], at_, "RouteTableId")?;
+        let local_target = r.field_at(m_[6], at_, "LocalTarget")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[9], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field_at(m_[2], at_, "GatewayId")?;
-        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
-        let network_interface_id = r.field_at(m_[6], at_, "NetworkInterfaceId")?;
-        let nat_gateway_id = r.field_at(m_[5], at_, "NatGatewayId")?;
+        let gateway_id = r.field_at(m_[4], at_, "GatewayId")?;
+        let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
+        let egress_only_internet_gateway_id =
+            r.field_at(m_[3], at_, "EgressOnlyInternetGatewayId")?;
+        let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[8], at_, "NetworkInterfaceId")?;
+        let nat_gateway_id = r.field_at(m_[7], at_, "NatGatewayId")?;
         Ok(Some(Self {
             local_target,
             dry_run,
             route_table_id,
             destination_cidr_block,
             gateway_id,
+            destination_ipv6_cidr_block,
+            egress_only_internet_gateway_id,
             instance_id,
             network_interface_id,
             nat_gateway_id,
@@ -25906,6 +26246,10 @@ pub enum Action {
     AssociateVpcCidrBlock,
     /// `DisassociateVpcCidrBlock`
     DisassociateVpcCidrBlock,
+    /// `AssociateSubnetCidrBlock`
+    AssociateSubnetCidrBlock,
+    /// `DisassociateSubnetCidrBlock`
+    DisassociateSubnetCidrBlock,
     /// `CreateSubnet`
     CreateSubnet,
     /// `DescribeSubnets`
@@ -25924,6 +26268,12 @@ pub enum Action {
     DeleteInternetGateway,
     /// `DescribeInternetGateways`
     DescribeInternetGateways,
+    /// `CreateEgressOnlyInternetGateway`
+    CreateEgressOnlyInternetGateway,
+    /// `DescribeEgressOnlyInternetGateways`
+    DescribeEgressOnlyInternetGateways,
+    /// `DeleteEgressOnlyInternetGateway`
+    DeleteEgressOnlyInternetGateway,
     /// `CreateTags`
     CreateTags,
     /// `DeleteTags`
@@ -26106,6 +26456,8 @@ impl Action {
             Self::DescribeVpcAttribute => "DescribeVpcAttribute",
             Self::AssociateVpcCidrBlock => "AssociateVpcCidrBlock",
             Self::DisassociateVpcCidrBlock => "DisassociateVpcCidrBlock",
+            Self::AssociateSubnetCidrBlock => "AssociateSubnetCidrBlock",
+            Self::DisassociateSubnetCidrBlock => "DisassociateSubnetCidrBlock",
             Self::CreateSubnet => "CreateSubnet",
             Self::DescribeSubnets => "DescribeSubnets",
             Self::DeleteSubnet => "DeleteSubnet",
@@ -26115,6 +26467,9 @@ impl Action {
             Self::DetachInternetGateway => "DetachInternetGateway",
             Self::DeleteInternetGateway => "DeleteInternetGateway",
             Self::DescribeInternetGateways => "DescribeInternetGateways",
+            Self::CreateEgressOnlyInternetGateway => "CreateEgressOnlyInternetGateway",
+            Self::DescribeEgressOnlyInternetGateways => "DescribeEgressOnlyInternetGateways",
+            Self::DeleteEgressOnlyInternetGateway => "DeleteEgressOnlyInternetGateway",
             Self::CreateTags => "CreateTags",
             Self::DeleteTags => "DeleteTags",
             Self::DescribeTags => "DescribeTags",
@@ -26213,6 +26568,8 @@ impl Action {
             "DescribeVpcAttribute" => Self::DescribeVpcAttribute,
             "AssociateVpcCidrBlock" => Self::AssociateVpcCidrBlock,
             "DisassociateVpcCidrBlock" => Self::DisassociateVpcCidrBlock,
+            "AssociateSubnetCidrBlock" => Self::AssociateSubnetCidrBlock,
+            "DisassociateSubnetCidrBlock" => Self::DisassociateSubnetCidrBlock,
             "CreateSubnet" => Self::CreateSubnet,
             "DescribeSubnets" => Self::DescribeSubnets,
             "DeleteSubnet" => Self::DeleteSubnet,
@@ -26222,6 +26579,9 @@ impl Action {
             "DetachInternetGateway" => Self::DetachInternetGateway,
             "DeleteInternetGateway" => Self::DeleteInternetGateway,
             "DescribeInternetGateways" => Self::DescribeInternetGateways,
+            "CreateEgressOnlyInternetGateway" => Self::CreateEgressOnlyInternetGateway,
+            "DescribeEgressOnlyInternetGateways" => Self::DescribeEgressOnlyInternetGateways,
+            "DeleteEgressOnlyInternetGateway" => Self::DeleteEgressOnlyInternetGateway,
             "CreateTags" => Self::CreateTags,
             "DeleteTags" => Self::DeleteTags,
             "DescribeTags" => Self::DescribeTags,
@@ -26351,6 +26711,16 @@ pub trait Api {
         &mut self,
         input: DisassociateVpcCidrBlockRequest,
     ) -> Result<DisassociateVpcCidrBlockResult, ApiError>;
+    /// Serves `AssociateSubnetCidrBlock`.
+    fn associate_subnet_cidr_block(
+        &mut self,
+        input: AssociateSubnetCidrBlockRequest,
+    ) -> Result<AssociateSubnetCidrBlockResult, ApiError>;
+    /// Serves `DisassociateSubnetCidrBlock`.
+    fn disassociate_subnet_cidr_block(
+        &mut self,
+        input: DisassociateSubnetCidrBlockRequest,
+    ) -> Result<DisassociateSubnetCidrBlockResult, ApiError>;
     /// Serves `CreateSubnet`.
     fn create_subnet(&mut self, input: CreateSubnetRequest)
     -> Result<CreateSubnetResult, ApiError>;
@@ -26391,6 +26761,21 @@ pub trait Api {
         &mut self,
         input: DescribeInternetGatewaysRequest,
     ) -> Result<DescribeInternetGatewaysResult, ApiError>;
+    /// Serves `CreateEgressOnlyInternetGateway`.
+    fn create_egress_only_internet_gateway(
+        &mut self,
+        input: CreateEgressOnlyInternetGatewayRequest,
+    ) -> Result<CreateEgressOnlyInternetGatewayResult, ApiError>;
+    /// Serves `DescribeEgressOnlyInternetGateways`.
+    fn describe_egress_only_internet_gateways(
+        &mut self,
+        input: DescribeEgressOnlyInternetGatewaysRequest,
+    ) -> Result<DescribeEgressOnlyInternetGatewaysResult, ApiError>;
+    /// Serves `DeleteEgressOnlyInternetGateway`.
+    fn delete_egress_only_internet_gateway(
+        &mut self,
+        input: DeleteEgressOnlyInternetGatewayRequest,
+    ) -> Result<DeleteEgressOnlyInternetGatewayResult, ApiError>;
     /// Serves `CreateTags`.
     fn create_tags(&mut self, input: CreateTagsRequest) -> Result<(), ApiError>;
     /// Serves `DeleteTags`.
@@ -26785,6 +27170,10 @@ pub enum Response {
     AssociateVpcCidrBlock(Box<AssociateVpcCidrBlockResult>),
     /// `DisassociateVpcCidrBlock`
     DisassociateVpcCidrBlock(Box<DisassociateVpcCidrBlockResult>),
+    /// `AssociateSubnetCidrBlock`
+    AssociateSubnetCidrBlock(Box<AssociateSubnetCidrBlockResult>),
+    /// `DisassociateSubnetCidrBlock`
+    DisassociateSubnetCidrBlock(Box<DisassociateSubnetCidrBlockResult>),
     /// `CreateSubnet`
     CreateSubnet(Box<CreateSubnetResult>),
     /// `DescribeSubnets`
@@ -26803,6 +27192,12 @@ pub enum Response {
     DeleteInternetGateway,
     /// `DescribeInternetGateways`
     DescribeInternetGateways(Box<DescribeInternetGatewaysResult>),
+    /// `CreateEgressOnlyInternetGateway`
+    CreateEgressOnlyInternetGateway(Box<CreateEgressOnlyInternetGatewayResult>),
+    /// `DescribeEgressOnlyInternetGateways`
+    DescribeEgressOnlyInternetGateways(Box<DescribeEgressOnlyInternetGatewaysResult>),
+    /// `DeleteEgressOnlyInternetGateway`
+    DeleteEgressOnlyInternetGateway(Box<DeleteEgressOnlyInternetGatewayResult>),
     /// `CreateTags`
     CreateTags,
     /// `DeleteTags`
@@ -27031,6 +27426,18 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::AssociateSubnetCidrBlock(output) => crate::protocol::xml::ec2_response(
+                "AssociateSubnetCidrBlock",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DisassociateSubnetCidrBlock(output) => crate::protocol::xml::ec2_response(
+                "DisassociateSubnetCidrBlock",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
             Self::CreateSubnet(output) => crate::protocol::xml::ec2_response(
                 "CreateSubnet",
                 XML_NAMESPACE,
@@ -27074,6 +27481,24 @@ impl Response {
             ),
             Self::DescribeInternetGateways(output) => crate::protocol::xml::ec2_response(
                 "DescribeInternetGateways",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateEgressOnlyInternetGateway(output) => crate::protocol::xml::ec2_response(
+                "CreateEgressOnlyInternetGateway",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeEgressOnlyInternetGateways(output) => crate::protocol::xml::ec2_response(
+                "DescribeEgressOnlyInternetGateways",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteEgressOnlyInternetGateway(output) => crate::protocol::xml::ec2_response(
+                "DeleteEgressOnlyInternetGateway",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -27593,9 +28018,7 @@ pub fn execute<A: Api + ?Sized>(
                     "Ipv4NetmaskLength",
                     "Ipv6IpamPoolId",
                     "Ipv6NetmaskLength",
-                    "Ipv6CidrBlockNetworkBorderGroup",
                     "VpcEncryptionControl",
-                    "AmazonProvidedIpv6CidrBlock",
                 ],
             )?;
             let input = FormReader::required(CreateVpcRequest::decode(r, "")?, "", "")?;
@@ -27647,14 +28070,12 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "AssociateVpcCidrBlock",
                 &[
-                    "Ipv6CidrBlockNetworkBorderGroup",
                     "Ipv6Pool",
                     "Ipv6CidrBlock",
                     "Ipv4IpamPoolId",
                     "Ipv4NetmaskLength",
                     "Ipv6IpamPoolId",
                     "Ipv6NetmaskLength",
-                    "AmazonProvidedIpv6CidrBlock",
                 ],
             )?;
             let input = FormReader::required(AssociateVpcCidrBlockRequest::decode(r, "")?, "", "")?;
@@ -27674,11 +28095,33 @@ pub fn execute<A: Api + ?Sized>(
                 api.disassociate_vpc_cidr_block(input)?,
             )))
         }
+        Action::AssociateSubnetCidrBlock => {
+            r.reject_unsupported(
+                "AssociateSubnetCidrBlock",
+                &["Ipv6IpamPoolId", "Ipv6NetmaskLength"],
+            )?;
+            let input =
+                FormReader::required(AssociateSubnetCidrBlockRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::AssociateSubnetCidrBlock(Box::new(
+                api.associate_subnet_cidr_block(input)?,
+            )))
+        }
+        Action::DisassociateSubnetCidrBlock => {
+            r.reject_unsupported("DisassociateSubnetCidrBlock", &[])?;
+            let input =
+                FormReader::required(DisassociateSubnetCidrBlockRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DisassociateSubnetCidrBlock(Box::new(
+                api.disassociate_subnet_cidr_block(input)?,
+            )))
+        }
         Action::CreateSubnet => {
             r.reject_unsupported(
                 "CreateSubnet",
                 &[
-                    "Ipv6CidrBlock",
                     "OutpostArn",
                     "Ipv6Native",
                     "Ipv4IpamPoolId",
@@ -27719,7 +28162,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "ModifySubnetAttribute",
                 &[
-                    "AssignIpv6AddressOnCreation",
                     "MapCustomerOwnedIpOnLaunch",
                     "CustomerOwnedIpv4Pool",
                     "EnableDns64",
@@ -27785,6 +28227,51 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeInternetGateways(Box::new(
                 api.describe_internet_gateways(input)?,
+            )))
+        }
+        Action::CreateEgressOnlyInternetGateway => {
+            r.reject_unsupported("CreateEgressOnlyInternetGateway", &[])?;
+            let input = FormReader::required(
+                CreateEgressOnlyInternetGatewayRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateEgressOnlyInternetGateway(Box::new(
+                api.create_egress_only_internet_gateway(input)?,
+            )))
+        }
+        Action::DescribeEgressOnlyInternetGateways => {
+            r.reject_unsupported("DescribeEgressOnlyInternetGateways", &[])?;
+            let input = FormReader::required(
+                DescribeEgressOnlyInternetGatewaysRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeEgressOnlyInternetGateways(Box::new(
+                api.describe_egress_only_internet_gateways(input)?,
+            )))
+        }
+        Action::DeleteEgressOnlyInternetGateway => {
+            r.reject_unsupported("DeleteEgressOnlyInternetGateway", &[])?;
+            let input = FormReader::required(
+                DeleteEgressOnlyInternetGatewayRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteEgressOnlyInternetGateway(Box::new(
+                api.delete_egress_only_internet_gateway(input)?,
             )))
         }
         Action::CreateTags => {
@@ -27955,7 +28442,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DeleteNetworkAcl)
         }
         Action::CreateNetworkAclEntry => {
-            r.reject_unsupported("CreateNetworkAclEntry", &["Ipv6CidrBlock"])?;
+            r.reject_unsupported("CreateNetworkAclEntry", &[])?;
             let input = FormReader::required(CreateNetworkAclEntryRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -27965,7 +28452,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::CreateNetworkAclEntry)
         }
         Action::ReplaceNetworkAclEntry => {
-            r.reject_unsupported("ReplaceNetworkAclEntry", &["Ipv6CidrBlock"])?;
+            r.reject_unsupported("ReplaceNetworkAclEntry", &[])?;
             let input =
                 FormReader::required(ReplaceNetworkAclEntryRequest::decode(r, "")?, "", "")?;
             r.finish()?;
@@ -28040,8 +28527,6 @@ pub fn execute<A: Api + ?Sized>(
                     "CarrierGatewayId",
                     "CoreNetworkArn",
                     "OdbNetworkArn",
-                    "DestinationIpv6CidrBlock",
-                    "EgressOnlyInternetGatewayId",
                     "VpcPeeringConnectionId",
                 ],
             )?;
@@ -28063,8 +28548,6 @@ pub fn execute<A: Api + ?Sized>(
                     "CarrierGatewayId",
                     "CoreNetworkArn",
                     "OdbNetworkArn",
-                    "DestinationIpv6CidrBlock",
-                    "EgressOnlyInternetGatewayId",
                     "VpcPeeringConnectionId",
                 ],
             )?;
@@ -28077,10 +28560,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::ReplaceRoute)
         }
         Action::DeleteRoute => {
-            r.reject_unsupported(
-                "DeleteRoute",
-                &["DestinationPrefixListId", "DestinationIpv6CidrBlock"],
-            )?;
+            r.reject_unsupported("DeleteRoute", &["DestinationPrefixListId"])?;
             let input = FormReader::required(DeleteRouteRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {

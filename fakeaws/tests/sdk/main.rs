@@ -14,6 +14,7 @@ mod image_key_pair;
 mod instance;
 mod instance_attribute;
 mod internet_gateway;
+mod ipv6;
 mod launch_template;
 mod load_balancer;
 mod nat_gateway;

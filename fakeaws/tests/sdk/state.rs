@@ -68,6 +68,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .internet_gateways,
     );
     add(
+        "egress-only gateways",
+        &ec2.describe_egress_only_internet_gateways()
+            .send()
+            .await
+            .unwrap()
+            .egress_only_internet_gateways,
+    );
+    add(
         "route tables",
         &ec2.describe_route_tables()
             .send()
@@ -271,6 +279,51 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
     ec2.associate_route_table()
         .route_table_id(&rt)
         .subnet_id(&subnet)
+        .send()
+        .await
+        .unwrap();
+    // An IPv6 block (its local routes, the default ACL's and group's IPv6 rules), a /64 for
+    // the subnet, and an egress-only gateway with a route to it.
+    let block = ec2
+        .associate_vpc_cidr_block()
+        .vpc_id(&vpc)
+        .amazon_provided_ipv6_cidr_block(true)
+        .send()
+        .await
+        .unwrap()
+        .ipv6_cidr_block_association
+        .unwrap()
+        .ipv6_cidr_block
+        .unwrap();
+    ec2.associate_subnet_cidr_block()
+        .subnet_id(&subnet)
+        .ipv6_cidr_block(
+            block
+                .parse::<ipnet::Ipv6Net>()
+                .unwrap()
+                .subnets(64)
+                .unwrap()
+                .nth(7)
+                .unwrap()
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let eigw = ec2
+        .create_egress_only_internet_gateway()
+        .vpc_id(&vpc)
+        .send()
+        .await
+        .unwrap()
+        .egress_only_internet_gateway
+        .unwrap()
+        .egress_only_internet_gateway_id
+        .unwrap();
+    ec2.create_route()
+        .route_table_id(&rt)
+        .destination_ipv6_cidr_block("::/0")
+        .egress_only_internet_gateway_id(&eigw)
         .send()
         .await
         .unwrap();

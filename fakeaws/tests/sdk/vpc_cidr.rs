@@ -221,12 +221,12 @@ async fn a_range_is_checked_as_aws_checks_it_and_a_refusal_changes_nothing() {
         ),
         "InvalidVpcID.NotFound"
     );
-    // IPv6 is not served, and says so.
+    // An IPv6 block from a BYOIP pool is not served, and says so.
     assert_eq!(
         code(
             ec2.associate_vpc_cidr_block()
                 .vpc_id(&vpc_id)
-                .amazon_provided_ipv6_cidr_block(true)
+                .ipv6_pool("ipv6pool-ec2-0123456789abcdef0")
                 .send()
                 .await
         ),

@@ -1,13 +1,15 @@
 //! A network ACL's numbered entries: CreateNetworkAclEntry, ReplaceNetworkAclEntry,
 //! DeleteNetworkAclEntry, checked as AWS checks them (rule numbers 1 to 32766, one entry per
 //! number and direction, a protocol by number or name, a port range for TCP and UDP, an ICMP
-//! type and code for ICMP, an IPv4 CIDR, the `rules per network ACL` quota per direction).
+//! type and code for ICMP and ICMPv6, an IPv4 or IPv6 CIDR, the `rules per network ACL` quota
+//! per direction).
 
-use ipnet::Ipv4Net;
+use ipnet::IpNet;
 
 use crate::ec2::Kind;
 use crate::ec2::error::Code;
 use crate::ec2::vpc::parse_cidr;
+use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::generated::ec2::{
     CreateNetworkAclEntryRequest, DeleteNetworkAclEntryRequest, IcmpTypeCode, PortRange,
     ReplaceNetworkAclEntryRequest, RuleAction,
@@ -26,9 +28,9 @@ pub struct Entry {
     pub action: RuleAction,
     /// The protocol number, `-1` for all.
     pub protocol: String,
-    /// The IPv4 range it matches.
+    /// The range it matches, IPv4 or IPv6.
     #[serde(with = "crate::state::with::text")]
-    pub cidr: Ipv4Net,
+    pub cidr: IpNet,
     /// The ports (TCP, UDP): from, to.
     pub ports: Option<(i32, i32)>,
     /// The ICMP type and code (`-1`: all).
@@ -62,6 +64,7 @@ struct Requested<'a> {
     action: RuleAction,
     protocol: &'a str,
     cidr: Option<&'a str>,
+    ipv6_cidr: Option<&'a str>,
     ports: Option<&'a PortRange>,
     icmp: Option<&'a IcmpTypeCode>,
 }
@@ -76,6 +79,7 @@ macro_rules! requested {
             action: $input.rule_action,
             protocol: &$input.protocol,
             cidr: $input.cidr_block.as_deref(),
+            ipv6_cidr: $input.ipv6_cidr_block.as_deref(),
             ports: $input.port_range.as_ref(),
             icmp: $input.icmp_type_code.as_ref(),
         }
@@ -92,10 +96,18 @@ impl Requested<'_> {
                 "Specify a protocol number (0 to 255), -1 for all protocols, or tcp, udp or icmp.",
             )
         })?;
-        let raw = self
-            .cidr
-            .ok_or_else(|| ApiError::missing_parameter("CidrBlock"))?;
-        let cidr = parse_cidr(raw, "cidrBlock")?;
+        let cidr = match (self.cidr, self.ipv6_cidr) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::invalid_combination(
+                    "Specify either CidrBlock or Ipv6CidrBlock, not both.",
+                ));
+            }
+            (Some(raw), None) => IpNet::V4(parse_cidr(raw, "cidrBlock")?),
+            (None, Some(raw)) => IpNet::V6(parse_ipv6_cidr(raw, "ipv6CidrBlock")?),
+            (None, None) => {
+                return Err(ApiError::missing_parameter("CidrBlock or Ipv6CidrBlock"));
+            }
+        };
         let ports = match (protocol.as_str(), self.ports) {
             ("6" | "17", None) => return Err(ApiError::missing_parameter("PortRange")),
             ("6" | "17", Some(p)) => {
@@ -116,8 +128,8 @@ impl Requested<'_> {
             _ => None,
         };
         let icmp = match (protocol.as_str(), self.icmp) {
-            ("1", None) => return Err(ApiError::missing_parameter("Icmp")),
-            ("1", Some(i)) => {
+            ("1" | "58", None) => return Err(ApiError::missing_parameter("Icmp")),
+            ("1" | "58", Some(i)) => {
                 let (Some(t), Some(c)) = (i.r#type, i.code) else {
                     return Err(ApiError::missing_parameter("Icmp.Type and Icmp.Code"));
                 };
@@ -165,10 +177,10 @@ fn not_found(number: i32) -> ApiError {
 /// The entries of the ACL `id`, to change.
 fn entries_mut<'a>(region: &'a mut Region, id: &str) -> Result<&'a mut Vec<Entry>, ApiError> {
     let acl = Kind::NetworkAcl.get_mut(&mut region.network_acls.0, id)?;
-    let is_default = acl.is_default;
+    let (is_default, ipv6) = (acl.is_default, acl.ipv6);
     Ok(acl
         .entries
-        .get_or_insert_with(|| super::made_with(is_default)))
+        .get_or_insert_with(|| super::made_with(is_default, ipv6)))
 }
 
 /// `CreateNetworkAclEntry`.

@@ -9,6 +9,8 @@ mod entry;
 
 use std::collections::BTreeSet;
 
+use ipnet::IpNet;
+
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::vpc::cidr_text;
@@ -51,6 +53,10 @@ pub struct NetworkAcl {
     /// made with the subnet.
     #[serde(default)]
     pub associations: Vec<(String, String)>,
+    /// Whether its VPC has (had) an IPv6 block: its `*` rules deny `::/0` too, and a
+    /// default ACL made so allows all IPv6 traffic by rule 101.
+    #[serde(default)]
+    pub ipv6: bool,
 }
 
 impl NetworkAcl {
@@ -58,20 +64,65 @@ impl NetworkAcl {
     pub fn entries(&self) -> Vec<Entry> {
         self.entries
             .clone()
-            .unwrap_or_else(|| made_with(self.is_default))
+            .unwrap_or_else(|| made_with(self.is_default, self.ipv6))
     }
 }
 
-/// The numbered entries an ACL is made with: rule 100 allowing everything both ways for a
-/// VPC's default ACL, none for one's own.
-fn made_with(is_default: bool) -> Vec<Entry> {
+/// The numbered entries an ACL is made with: rule 100 allowing all IPv4 traffic both ways
+/// for a VPC's default ACL (and rule 101 all IPv6 traffic, in a VPC with IPv6), none for
+/// one's own.
+fn made_with(is_default: bool, ipv6: bool) -> Vec<Entry> {
     if !is_default {
         return Vec::new();
     }
-    [false, true]
-        .into_iter()
-        .map(|egress| Entry::everything(100, egress, RuleAction::Allow))
-        .collect()
+    let mut out = Vec::new();
+    for egress in [false, true] {
+        out.push(Entry::everything(100, egress, RuleAction::Allow, V4_ALL));
+        if ipv6 {
+            out.push(Entry::everything(101, egress, RuleAction::Allow, V6_ALL));
+        }
+    }
+    out
+}
+
+/// All IPv4 addresses.
+const V4_ALL: IpNet = IpNet::V4(ipnet::Ipv4Net::new_assert(
+    std::net::Ipv4Addr::UNSPECIFIED,
+    0,
+));
+
+/// All IPv6 addresses.
+const V6_ALL: IpNet = IpNet::V6(ipnet::Ipv6Net::new_assert(
+    std::net::Ipv6Addr::UNSPECIFIED,
+    0,
+));
+
+/// Marks the ACLs of `vpc_id`, which has just gained its first IPv6 block, as AWS changes
+/// them: every `*` rule denies `::/0` too, and the default ACL gets rule 101 allowing all
+/// IPv6 traffic in each direction whose rules are still the defaults (and have no rule 101).
+pub fn vpc_gained_ipv6(region: &mut Region, vpc_id: &str) {
+    let ids: Vec<String> = region.by_vpc.of_kind(vpc_id, "acl").cloned().collect();
+    for id in ids {
+        let Some(acl) = region.network_acls.0.get_mut(&id) else {
+            continue;
+        };
+        if acl.ipv6 {
+            continue;
+        }
+        acl.ipv6 = true;
+        let (Some(entries), true) = (acl.entries.as_mut(), acl.is_default) else {
+            // Unchanged entries follow `made_with`, which now adds rule 101.
+            continue;
+        };
+        for egress in [false, true] {
+            let direction: Vec<&Entry> = entries.iter().filter(|e| e.egress == egress).collect();
+            let default = Entry::everything(100, egress, RuleAction::Allow, V4_ALL);
+            let untouched = matches!(direction.as_slice(), [only] if **only == default);
+            if untouched {
+                entries.push(Entry::everything(101, egress, RuleAction::Allow, V6_ALL));
+            }
+        }
+    }
 }
 
 /// The rule number of the `*` rule, which denies what no other rule allows.
@@ -79,6 +130,7 @@ const STAR: i32 = 32767;
 
 fn new_acl(region: &mut Region, vpc_id: &str, is_default: bool) -> NetworkAcl {
     let id = region.ids.resource("acl");
+    let ipv6 = region.vpcs.get(vpc_id).is_some_and(|v| !v.ipv6.is_empty());
     NetworkAcl {
         id,
         vpc_id: vpc_id.to_string(),
@@ -87,6 +139,7 @@ fn new_acl(region: &mut Region, vpc_id: &str, is_default: bool) -> NetworkAcl {
         // no copy of AWS's defaults per VPC).
         entries: None,
         associations: Vec::new(),
+        ipv6,
     }
 }
 
@@ -179,7 +232,6 @@ impl Filterable for (&NetworkAcl, &Region) {
         "owner-id",
         "vpc-id",
     ];
-    const NEVER_SET: &'static [&'static str] = &["entry.ipv6-cidr"];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (a, region) = *self;
@@ -201,6 +253,7 @@ impl Filterable for (&NetworkAcl, &Region) {
             "association.subnet-id" => subnets().into_iter().map(|(_, s)| s).collect(),
             "default" => flag(a.is_default),
             "entry.cidr" => of_entries(&|e| e.cidr_block.clone()),
+            "entry.ipv6-cidr" => of_entries(&|e| e.ipv6_cidr_block.clone()),
             "entry.icmp.code" => {
                 of_entries(&|e| e.icmp_type_code.as_ref()?.code.map(|c| c.to_string()))
             }
@@ -238,7 +291,10 @@ fn render_entries(a: &NetworkAcl) -> Vec<NetworkAclEntry> {
                 .filter(|e| e.egress == egress)
                 .map(Entry::render),
         );
-        out.push(Entry::everything(STAR, egress, RuleAction::Deny).render());
+        out.push(Entry::everything(STAR, egress, RuleAction::Deny, V4_ALL).render());
+        if a.ipv6 {
+            out.push(Entry::everything(STAR, egress, RuleAction::Deny, V6_ALL).render());
+        }
     }
     out
 }
@@ -266,13 +322,13 @@ fn render(region: &Region, a: &NetworkAcl) -> NetworkAclOut {
 
 impl Entry {
     /// An entry for all traffic of all protocols.
-    fn everything(number: i32, egress: bool, action: RuleAction) -> Entry {
+    fn everything(number: i32, egress: bool, action: RuleAction, cidr: IpNet) -> Entry {
         Entry {
             number,
             egress,
             action,
             protocol: "-1".to_string(),
-            cidr: ipnet::Ipv4Net::default(),
+            cidr,
             ports: None,
             icmp: None,
         }
@@ -280,13 +336,19 @@ impl Entry {
 
     fn render(&self) -> NetworkAclEntry {
         NetworkAclEntry {
-            cidr_block: Some(cidr_text(&self.cidr)),
+            cidr_block: match &self.cidr {
+                IpNet::V4(c) => Some(cidr_text(c)),
+                IpNet::V6(_) => None,
+            },
             egress: Some(self.egress),
             icmp_type_code: self.icmp.map(|(t, c)| IcmpTypeCode {
                 code: Some(c),
                 r#type: Some(t),
             }),
-            ipv6_cidr_block: None,
+            ipv6_cidr_block: match &self.cidr {
+                IpNet::V6(c) => Some(c.to_string()),
+                IpNet::V4(_) => None,
+            },
             port_range: self.ports.map(|(from, to)| PortRange {
                 from: Some(from),
                 to: Some(to),

@@ -8,7 +8,7 @@
 mod association;
 mod route;
 
-use ipnet::Ipv4Net;
+use ipnet::{IpNet, Ipv4Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
@@ -41,14 +41,16 @@ pub enum Target {
     Instance(String),
     /// A network interface.
     NetworkInterface(String),
+    /// An egress-only internet gateway (IPv6 destinations only).
+    EgressOnlyGateway(String),
 }
 
 /// One route.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Route {
-    /// The destination range.
+    /// The destination range, IPv4 or IPv6.
     #[serde(with = "crate::state::with::text")]
-    pub destination: Ipv4Net,
+    pub destination: IpNet,
     /// The target.
     pub target: Target,
     /// Whether the table's creation made it (the local route).
@@ -114,12 +116,10 @@ impl Filterable for (&RouteTable, &Region) {
         "route.vpc-peering-connection-id",
         "vpc-id",
     ];
-    // No gateway associations, IPv6, egress-only gateways, transit gateways or peering
-    // connections here (prefix lists only as gateway endpoints' routes).
+    // No gateway associations, transit gateways or peering connections here (prefix lists
+    // only as gateway endpoints' routes).
     const NEVER_SET: &'static [&'static str] = &[
         "association.gateway-id",
-        "route.destination-ipv6-cidr-block",
-        "route.egress-only-internet-gateway-id",
         "route.transit-gateway-id",
         "route.vpc-peering-connection-id",
     ];
@@ -160,17 +160,31 @@ impl Filterable for (&RouteTable, &Region) {
             "owner-id" => one(region.account_id.clone()),
             "route-table-id" => one(t.id.clone()),
             "route.destination-cidr-block" => routes()
-                .map(|r| crate::ec2::vpc::cidr_text(&r.destination))
+                .filter_map(|r| match &r.destination {
+                    IpNet::V4(d) => Some(crate::ec2::vpc::cidr_text(d)),
+                    IpNet::V6(_) => None,
+                })
+                .collect(),
+            "route.destination-ipv6-cidr-block" => routes()
+                .filter_map(|r| match &r.destination {
+                    IpNet::V6(d) => Some(d.to_string()),
+                    IpNet::V4(_) => None,
+                })
+                .collect(),
+            "route.egress-only-internet-gateway-id" => routes()
+                .filter_map(|r| target_ids(&r.target).egress_only)
                 .collect(),
             "route.gateway-id" => routes()
-                .filter_map(|r| target_ids(&r.target).0)
+                .filter_map(|r| target_ids(&r.target).gateway)
                 .chain(endpoint_routes().into_iter().map(|(e, _)| e))
                 .collect(),
             "route.destination-prefix-list-id" => {
                 endpoint_routes().into_iter().map(|(_, pl)| pl).collect()
             }
-            "route.nat-gateway-id" => routes().filter_map(|r| target_ids(&r.target).1).collect(),
-            "route.instance-id" => routes().filter_map(|r| target_ids(&r.target).2).collect(),
+            "route.nat-gateway-id" => routes().filter_map(|r| target_ids(&r.target).nat).collect(),
+            "route.instance-id" => routes()
+                .filter_map(|r| target_ids(&r.target).instance)
+                .collect(),
             "route.origin" => routes()
                 .map(|r| {
                     if r.from_table {
@@ -220,15 +234,20 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
             t.routes
                 .iter()
                 .map(|r| {
-                    let (gateway_id, nat_gateway_id, instance_id, network_interface_id) =
-                        target_ids(&r.target);
+                    let ids = target_ids(&r.target);
+                    let (v4, v6) = match &r.destination {
+                        IpNet::V4(d) => (Some(crate::ec2::vpc::cidr_text(d)), None),
+                        IpNet::V6(d) => (None, Some(d.to_string())),
+                    };
                     RouteOut {
-                        destination_cidr_block: Some(crate::ec2::vpc::cidr_text(&r.destination)),
-                        gateway_id,
-                        nat_gateway_id,
-                        instance_owner_id: instance_id.as_ref().map(|_| region.account_id.clone()),
-                        instance_id,
-                        network_interface_id,
+                        destination_cidr_block: v4,
+                        destination_ipv6_cidr_block: v6,
+                        gateway_id: ids.gateway,
+                        nat_gateway_id: ids.nat,
+                        instance_owner_id: ids.instance.as_ref().map(|_| region.account_id.clone()),
+                        instance_id: ids.instance,
+                        network_interface_id: ids.eni,
+                        egress_only_internet_gateway_id: ids.egress_only,
                         origin: Some(if r.from_table {
                             RouteOrigin::CreateRouteTable
                         } else {
@@ -262,7 +281,7 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
 }
 
 /// A table of `vpc_id` with a `local` route for each of the VPC's ranges `cidrs`.
-fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[Ipv4Net], main: bool) -> RouteTable {
+fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[IpNet], main: bool) -> RouteTable {
     let id = region.ids.resource("rtb");
     let mut associations = Vec::new();
     if main {
@@ -281,7 +300,7 @@ fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[Ipv4Net], main: bool) -
 }
 
 /// The `local` route of a VPC range: the table's own, made with it (or with the range).
-fn local_route(cidr: Ipv4Net) -> Route {
+fn local_route(cidr: IpNet) -> Route {
     Route {
         destination: cidr,
         target: Target::Local,
@@ -291,13 +310,13 @@ fn local_route(cidr: Ipv4Net) -> Route {
 
 /// Adds the `local` route of `cidr`, a range just associated with `vpc_id`, to every table of
 /// the VPC, as AWS does.
-pub fn add_local_routes(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) {
+pub fn add_local_routes(region: &mut Region, vpc_id: &str, cidr: IpNet) {
     for_each_table(region, vpc_id, |t| t.routes.push(local_route(cidr)));
 }
 
 /// Removes the `local` route of `cidr`, a range disassociated from `vpc_id`, from every table
 /// of the VPC.
-pub fn remove_local_routes(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) {
+pub fn remove_local_routes(region: &mut Region, vpc_id: &str, cidr: IpNet) {
     for_each_table(region, vpc_id, |t| {
         t.routes
             .retain(|r| !(r.target == Target::Local && r.destination == cidr));
@@ -324,8 +343,11 @@ pub fn route_within(region: &Region, vpc_id: &str, cidr: &Ipv4Net) -> Option<(St
         .find_map(|t| {
             t.routes
                 .iter()
-                .find(|r| r.target != Target::Local && cidr.contains(&r.destination))
-                .map(|r| (t.id.clone(), r.destination))
+                .find_map(|r| match r.destination {
+                    IpNet::V4(d) if r.target != Target::Local && cidr.contains(&d) => Some(d),
+                    _ => None,
+                })
+                .map(|d| (t.id.clone(), d))
         })
 }
 
@@ -336,7 +358,7 @@ fn insert(region: &mut Region, table: RouteTable) {
 
 /// Creates a VPC's main route table; returns its id.
 pub fn create_main(region: &mut Region, vpc_id: &str, cidr: Ipv4Net) -> String {
-    let table = new_table(region, vpc_id, &[cidr], true);
+    let table = new_table(region, vpc_id, &[IpNet::V4(cidr)], true);
     let id = table.id.clone();
     insert(region, table);
     id
@@ -372,9 +394,11 @@ pub fn create_route_table(
             client_token: token,
         });
     }
-    let cidrs: Vec<Ipv4Net> = Kind::Vpc
-        .get(&region.vpcs, &input.vpc_id)?
+    let vpc = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
+    let cidrs: Vec<IpNet> = vpc
         .cidrs()
+        .map(IpNet::V4)
+        .chain(vpc.ipv6.iter().map(|b| IpNet::V6(b.cidr)))
         .collect();
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),

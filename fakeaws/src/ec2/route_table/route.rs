@@ -1,10 +1,11 @@
 //! Routes: a destination and a target (gateway, NAT gateway, instance, interface), checked
 //! as AWS checks them; CreateRoute, ReplaceRoute, DeleteRoute.
 
-use ipnet::Ipv4Net;
+use ipnet::{IpNet, Ipv4Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::vpc::parse_cidr;
+use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::ec2::{Kind, nat_gateway};
 use crate::generated::ec2::{
     CreateRouteRequest, CreateRouteResult, DeleteRouteRequest, DeleteRouteTableRequest,
@@ -15,21 +16,27 @@ use crate::region::Region;
 
 use super::*;
 
-pub(super) fn target_ids(
-    t: &Target,
-) -> (
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-) {
+/// A route's target as the members of AWS's `Route` that name it.
+#[derive(Default)]
+pub(super) struct TargetIds {
+    pub(super) gateway: Option<String>,
+    pub(super) nat: Option<String>,
+    pub(super) instance: Option<String>,
+    pub(super) eni: Option<String>,
+    pub(super) egress_only: Option<String>,
+}
+
+pub(super) fn target_ids(t: &Target) -> TargetIds {
+    let mut ids = TargetIds::default();
     match t {
-        Target::Local => (Some("local".into()), None, None, None),
-        Target::Gateway(g) => (Some(g.clone()), None, None, None),
-        Target::NatGateway(n) => (None, Some(n.clone()), None, None),
-        Target::Instance(i) => (None, None, Some(i.clone()), None),
-        Target::NetworkInterface(e) => (None, None, None, Some(e.clone())),
+        Target::Local => ids.gateway = Some("local".into()),
+        Target::Gateway(g) => ids.gateway = Some(g.clone()),
+        Target::NatGateway(n) => ids.nat = Some(n.clone()),
+        Target::Instance(i) => ids.instance = Some(i.clone()),
+        Target::NetworkInterface(e) => ids.eni = Some(e.clone()),
+        Target::EgressOnlyGateway(g) => ids.egress_only = Some(g.clone()),
     }
+    ids
 }
 
 /// Whether a route's target can carry traffic now (else AWS shows it as `blackhole`).
@@ -48,6 +55,10 @@ pub(super) fn is_active(region: &Region, vpc_id: &str, t: &Target) -> bool {
         }),
         Target::Instance(i) => region.instances.get(i).is_some_and(|i| !i.is_gone()),
         Target::NetworkInterface(e) => region.network_interfaces.contains_key(e),
+        Target::EgressOnlyGateway(g) => region
+            .egress_only_gateways
+            .get(g)
+            .is_some_and(|g| g.vpc_id == vpc_id),
     }
 }
 
@@ -60,7 +71,7 @@ pub fn add_route_unchecked(
 ) {
     if let Some(t) = region.route_tables.0.get_mut(table_id) {
         t.routes.push(Route {
-            destination,
+            destination: IpNet::V4(destination),
             target,
             from_table: false,
         });
@@ -87,20 +98,52 @@ pub fn delete_route_table(
     Ok(())
 }
 
-/// Resolves and checks the one target of a CreateRoute/ReplaceRoute.
+/// The target members of a CreateRoute or ReplaceRoute request.
+pub(super) struct Targets<'a> {
+    pub(super) gateway: Option<&'a str>,
+    pub(super) nat: Option<&'a str>,
+    pub(super) instance: Option<&'a str>,
+    pub(super) eni: Option<&'a str>,
+    pub(super) egress_only: Option<&'a str>,
+}
+
+/// The [`Targets`] of a CreateRoute or ReplaceRoute request (the two models have the same
+/// members).
+macro_rules! targets {
+    ($input:expr) => {
+        Targets {
+            gateway: $input.gateway_id.as_deref(),
+            nat: $input.nat_gateway_id.as_deref(),
+            instance: $input.instance_id.as_deref(),
+            eni: $input.network_interface_id.as_deref(),
+            egress_only: $input.egress_only_internet_gateway_id.as_deref(),
+        }
+    };
+}
+
+/// Resolves and checks the one target of a CreateRoute/ReplaceRoute to `dest`.
 pub(super) fn resolve_target(
     region: &Region,
     vpc_id: &str,
     table_id: &str,
-    gateway: Option<&str>,
-    nat: Option<&str>,
-    instance: Option<&str>,
-    eni: Option<&str>,
+    dest: &IpNet,
+    targets: &Targets<'_>,
 ) -> Result<Target, ApiError> {
-    let given = [gateway, nat, instance, eni].iter().flatten().count();
+    let Targets {
+        gateway,
+        nat,
+        instance,
+        eni,
+        egress_only,
+    } = *targets;
+    let given = [gateway, nat, instance, eni, egress_only]
+        .iter()
+        .flatten()
+        .count();
     if given == 0 {
         return Err(ApiError::missing_parameter(
-            "GatewayId, NatGatewayId, InstanceId or NetworkInterfaceId",
+            "GatewayId, NatGatewayId, InstanceId, NetworkInterfaceId or \
+             EgressOnlyInternetGatewayId",
         ));
     }
     if given > 1 {
@@ -122,6 +165,19 @@ pub(super) fn resolve_target(
             return Err(other_network(g));
         }
         return Ok(Target::Gateway(g.to_string()));
+    }
+    if let Some(g) = egress_only {
+        let gw = Kind::EgressOnlyInternetGateway.get(&region.egress_only_gateways, g)?;
+        if gw.vpc_id != vpc_id {
+            return Err(other_network(g));
+        }
+        if let IpNet::V4(d) = dest {
+            return Err(ApiError::invalid_value(format!(
+                "An egress-only internet gateway takes IPv6 traffic only: the route to {d} \
+                 cannot target {g}."
+            )));
+        }
+        return Ok(Target::EgressOnlyGateway(g.to_string()));
     }
     if let Some(n) = nat {
         let gw = nat_gateway::find(region, n)?;
@@ -145,9 +201,28 @@ pub(super) fn resolve_target(
     Ok(Target::NetworkInterface(e.to_string()))
 }
 
-pub(super) fn destination(raw: Option<&str>) -> Result<Ipv4Net, ApiError> {
-    let raw = raw.ok_or_else(|| ApiError::missing_parameter("DestinationCidrBlock"))?;
-    parse_cidr(raw, "destinationCidrBlock")
+/// The destination of a route: an IPv4 `DestinationCidrBlock` or an IPv6
+/// `DestinationIpv6CidrBlock`, one of the two.
+pub(super) fn destination(v4: Option<&str>, v6: Option<&str>) -> Result<IpNet, ApiError> {
+    match (v4, v6) {
+        (Some(_), Some(_)) => Err(ApiError::invalid_combination(
+            "Specify either DestinationCidrBlock or DestinationIpv6CidrBlock, not both.",
+        )),
+        (Some(raw), None) => parse_cidr(raw, "destinationCidrBlock").map(IpNet::V4),
+        (None, Some(raw)) => parse_ipv6_cidr(raw, "destinationIpv6CidrBlock").map(IpNet::V6),
+        (None, None) => Err(ApiError::missing_parameter(
+            "DestinationCidrBlock or DestinationIpv6CidrBlock",
+        )),
+    }
+}
+
+/// Whether the VPC `vpc_id` has a range holding `dest` whole (a route to it can only target
+/// an interface or an instance).
+fn within_vpc(region: &Region, vpc_id: &str, dest: &IpNet) -> bool {
+    region.vpcs.get(vpc_id).is_some_and(|v| match dest {
+        IpNet::V4(d) => v.range_holding(d).is_some(),
+        IpNet::V6(d) => v.ipv6.iter().any(|b| b.cidr.contains(d)),
+    })
 }
 
 /// `CreateRoute`.
@@ -156,30 +231,28 @@ pub fn create_route(
     input: CreateRouteRequest,
 ) -> Result<CreateRouteResult, ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
-    let dest = destination(input.destination_cidr_block.as_deref())?;
+    let dest = destination(
+        input.destination_cidr_block.as_deref(),
+        input.destination_ipv6_cidr_block.as_deref(),
+    )?;
     if t.routes.iter().any(|r| r.destination == dest) {
         return Err(ApiError::new(
             Code::RouteAlreadyExists,
             format!("The route identified by {dest} already exists."),
         ));
     }
-    let vpc = region.vpcs.get(&t.vpc_id);
-    if vpc.and_then(|v| v.range_holding(&dest)).is_some() {
+    if within_vpc(region, &t.vpc_id, &dest) {
         return Err(ApiError::invalid_parameter(
-            "destinationCidrBlock",
+            if dest.addr().is_ipv4() {
+                "destinationCidrBlock"
+            } else {
+                "destinationIpv6CidrBlock"
+            },
             &dest.to_string(),
             "The destination CIDR block is equal to or more specific than one of this VPC's CIDR blocks. This route can target only an interface or an instance.",
         ));
     }
-    let target = resolve_target(
-        region,
-        &t.vpc_id,
-        &t.id,
-        input.gateway_id.as_deref(),
-        input.nat_gateway_id.as_deref(),
-        input.instance_id.as_deref(),
-        input.network_interface_id.as_deref(),
-    )?;
+    let target = resolve_target(region, &t.vpc_id, &t.id, &dest, &targets!(input))?;
     if target == Target::Local {
         return Err(ApiError::invalid_value(
             "The local route cannot be created.",
@@ -197,15 +270,20 @@ pub fn create_route(
     })
 }
 
-pub(super) fn route_not_found(dest: &Ipv4Net, table: &str) -> ApiError {
+pub(super) fn route_not_found(dest: &IpNet, table: &str) -> ApiError {
+    let member = if dest.addr().is_ipv4() {
+        "destination-cidr-block"
+    } else {
+        "destination-ipv6-cidr-block"
+    };
     ApiError::new(
         Code::InvalidRouteNotFound,
-        format!("no route with destination-cidr-block {dest} in route table {table}"),
+        format!("no route with {member} {dest} in route table {table}"),
     )
 }
 
 /// The route of table `t` to `dest`, or `InvalidRoute.NotFound`.
-fn route_to<'a>(t: &'a RouteTable, dest: &Ipv4Net) -> Result<&'a Route, ApiError> {
+fn route_to<'a>(t: &'a RouteTable, dest: &IpNet) -> Result<&'a Route, ApiError> {
     t.routes
         .iter()
         .find(|r| r.destination == *dest)
@@ -215,20 +293,15 @@ fn route_to<'a>(t: &'a RouteTable, dest: &Ipv4Net) -> Result<&'a Route, ApiError
 /// `ReplaceRoute`.
 pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<(), ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
-    let dest = destination(input.destination_cidr_block.as_deref())?;
+    let dest = destination(
+        input.destination_cidr_block.as_deref(),
+        input.destination_ipv6_cidr_block.as_deref(),
+    )?;
     let current = route_to(t, &dest)?;
     let target = if input.local_target == Some(true) {
         Target::Local
     } else {
-        resolve_target(
-            region,
-            &t.vpc_id,
-            &t.id,
-            input.gateway_id.as_deref(),
-            input.nat_gateway_id.as_deref(),
-            input.instance_id.as_deref(),
-            input.network_interface_id.as_deref(),
-        )?
+        resolve_target(region, &t.vpc_id, &t.id, &dest, &targets!(input))?
     };
     if current.target == Target::Local && target != Target::Local {
         return Err(ApiError::invalid_value(format!(
@@ -250,7 +323,10 @@ pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<
 /// `DeleteRoute`: not the local route.
 pub fn delete_route(region: &mut Region, input: DeleteRouteRequest) -> Result<(), ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
-    let dest = destination(input.destination_cidr_block.as_deref())?;
+    let dest = destination(
+        input.destination_cidr_block.as_deref(),
+        input.destination_ipv6_cidr_block.as_deref(),
+    )?;
     let current = route_to(t, &dest)?;
     if current.target == Target::Local {
         return Err(ApiError::invalid_value(format!(

@@ -141,9 +141,10 @@ pub(super) fn revoke(
         .iter()
         .filter(|r| doomed.contains(&r.id))
         .map(|r| {
-            let (cidr, referenced) = match &r.peer {
-                Peer::Cidr(c) => (Some(c.clone()), None),
-                Peer::Group(g) => (None, Some(g.clone())),
+            let (cidr, cidr_ipv6, referenced) = match &r.peer {
+                Peer::Cidr(c) => (Some(c.clone()), None, None),
+                Peer::Ipv6Cidr(c) => (None, Some(c.clone()), None),
+                Peer::Group(g) => (None, None, Some(g.clone())),
             };
             RevokedSecurityGroupRule {
                 security_group_rule_id: Some(r.id.clone()),
@@ -153,6 +154,7 @@ pub(super) fn revoke(
                 from_port: Some(r.from.unwrap_or(-1)),
                 to_port: Some(r.to.unwrap_or(-1)),
                 cidr_ipv4: cidr,
+                cidr_ipv6,
                 referenced_group_id: referenced,
                 description: r.description.clone(),
                 ..Default::default()

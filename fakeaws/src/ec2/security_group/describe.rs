@@ -57,11 +57,9 @@ impl Filterable for (&SecurityGroup, &Region) {
         "owner-id",
         "vpc-id",
     ];
-    // Rules here have IPv4 CIDR or group peers: no IPv6 ranges or prefix lists.
+    // Rules here have CIDR or group peers: no prefix lists.
     const NEVER_SET: &'static [&'static str] = &[
-        "egress.ip-permission.ipv6-cidr",
         "egress.ip-permission.prefix-list-id",
-        "ip-permission.ipv6-cidr",
         "ip-permission.prefix-list-id",
     ];
 
@@ -87,7 +85,7 @@ impl Filterable for (&SecurityGroup, &Region) {
             .iter()
             .filter(|r| r.egress == egress)
             .filter_map(|r| match (field, &r.peer) {
-                ("cidr", Peer::Cidr(c)) => Some(c.clone()),
+                ("cidr", Peer::Cidr(c)) | ("ipv6-cidr", Peer::Ipv6Cidr(c)) => Some(c.clone()),
                 ("group-id", Peer::Group(id)) => Some(id.clone()),
                 ("group-name", Peer::Group(id)) => {
                     region.security_groups.get(id).map(|g| g.name.clone())

@@ -32,6 +32,8 @@ use rule::{RuleArgs, arn, describe_rule, permissions, render_rule, requested_rul
 pub enum Peer {
     /// An IPv4 range.
     Cidr(String),
+    /// An IPv6 range.
+    Ipv6Cidr(String),
     /// Another (or the same) security group.
     Group(String),
 }
@@ -140,6 +142,34 @@ pub(super) fn by_id_or_name<'a>(
         (Some(id), _) => Kind::SecurityGroup.get(&region.security_groups, id),
         (None, Some(name)) => by_name_in_default_vpc(region, name),
         (None, None) => Err(ApiError::missing_parameter("GroupId")),
+    }
+}
+
+/// Gives the default group of `vpc_id`, which has just gained its first IPv6 block, its
+/// outbound rule to `::/0` (unless it has one).
+pub fn vpc_gained_ipv6(region: &mut Region, vpc_id: &str) {
+    let Some(id) = default_of(region, vpc_id) else {
+        return;
+    };
+    let everywhere = Peer::Ipv6Cidr("::/0".into());
+    if region.security_groups.get(&id).is_some_and(|g| {
+        g.rules
+            .iter()
+            .any(|r| r.egress && r.peer == everywhere && r.protocol == "-1")
+    }) {
+        return;
+    }
+    let rule = Rule {
+        id: region.ids.resource("sgr"),
+        egress: true,
+        protocol: "-1".into(),
+        from: None,
+        to: None,
+        peer: everywhere,
+        description: None,
+    };
+    if let Some(g) = region.security_groups.0.get_mut(&id) {
+        g.rules.push(rule);
     }
 }
 

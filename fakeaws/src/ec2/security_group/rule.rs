@@ -5,8 +5,9 @@ use crate::ec2::Kind;
 use crate::ec2::error::{self, Code};
 
 use crate::ec2::vpc::parse_cidr;
+use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::generated::ec2::{
-    IpPermission, IpRange, ReferencedSecurityGroup, SecurityGroupRule, UserIdGroupPair,
+    IpPermission, IpRange, Ipv6Range, ReferencedSecurityGroup, SecurityGroupRule, UserIdGroupPair,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -129,11 +130,9 @@ pub(super) fn requested_rules(
                 .ok_or_else(|| ApiError::missing_parameter("IpPermissions.N.IpProtocol"))?,
         )?;
         let (from, to) = ports(&protocol, p.from_port, p.to_port)?;
-        if p.ipv6_ranges.as_ref().is_some_and(|v| !v.is_empty())
-            || p.prefix_list_ids.as_ref().is_some_and(|v| !v.is_empty())
-        {
+        if p.prefix_list_ids.as_ref().is_some_and(|v| !v.is_empty()) {
             return Err(ApiError::not_implemented(
-                "fakeaws does not implement IPv6 ranges or prefix lists in security group rules",
+                "fakeaws does not implement prefix lists in security group rules",
             ));
         }
         let mut peers = Vec::new();
@@ -144,6 +143,15 @@ pub(super) fn requested_rules(
                 .ok_or_else(|| ApiError::missing_parameter("IpPermissions.N.IpRanges.N.CidrIp"))?;
             peers.push((
                 Peer::Cidr(parse_cidr(raw, "cidrIp")?.to_string()),
+                r.description.clone(),
+            ));
+        }
+        for r in p.ipv6_ranges.iter().flatten() {
+            let raw = r.cidr_ipv6.as_deref().ok_or_else(|| {
+                ApiError::missing_parameter("IpPermissions.N.Ipv6Ranges.N.CidrIpv6")
+            })?;
+            peers.push((
+                Peer::Ipv6Cidr(parse_ipv6_cidr(raw, "cidrIpv6")?.to_string()),
                 r.description.clone(),
             ));
         }
@@ -178,7 +186,7 @@ pub(super) fn requested_rules(
         }
         if peers.is_empty() {
             return Err(ApiError::missing_parameter(
-                "IpPermissions.N.IpRanges or IpPermissions.N.Groups",
+                "IpPermissions.N.IpRanges, IpPermissions.N.Ipv6Ranges or IpPermissions.N.Groups",
             ));
         }
         for (peer, description) in peers {
@@ -201,8 +209,7 @@ pub(super) fn requested_rules(
 
 pub(super) fn describe_rule(r: &Rule) -> String {
     let peer = match &r.peer {
-        Peer::Cidr(c) => c.clone(),
-        Peer::Group(g) => g.clone(),
+        Peer::Cidr(c) | Peer::Ipv6Cidr(c) | Peer::Group(c) => c.clone(),
     };
     let proto = r.protocol.to_ascii_uppercase();
     match (r.from, r.to) {
@@ -219,9 +226,11 @@ pub(super) fn arn(region: &Region, kind: &str, id: &str) -> String {
 }
 
 pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> SecurityGroupRule {
-    let (cidr_ipv4, referenced_group_info) = match &r.peer {
-        Peer::Cidr(c) => (Some(c.clone()), None),
+    let (cidr_ipv4, cidr_ipv6, referenced_group_info) = match &r.peer {
+        Peer::Cidr(c) => (Some(c.clone()), None, None),
+        Peer::Ipv6Cidr(c) => (None, Some(c.clone()), None),
         Peer::Group(g) => (
+            None,
             None,
             Some(ReferencedSecurityGroup {
                 group_id: Some(g.clone()),
@@ -239,6 +248,7 @@ pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> S
         from_port: Some(r.from.unwrap_or(-1)),
         to_port: Some(r.to.unwrap_or(-1)),
         cidr_ipv4,
+        cidr_ipv6,
         referenced_group_info,
         description: r.description.clone(),
         tags: region.tags.tag_set(&r.id),
@@ -273,6 +283,10 @@ pub(super) fn permissions(region: &Region, rules: impl Iterator<Item = Rule>) ->
         match r.peer {
             Peer::Cidr(c) => slot.ip_ranges.get_or_insert_default().push(IpRange {
                 cidr_ip: Some(c),
+                description: r.description,
+            }),
+            Peer::Ipv6Cidr(c) => slot.ipv6_ranges.get_or_insert_default().push(Ipv6Range {
+                cidr_ipv6: Some(c),
                 description: r.description,
             }),
             Peer::Group(g) => {

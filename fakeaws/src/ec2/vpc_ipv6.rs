@@ -1,0 +1,238 @@
+//! A VPC's IPv6 blocks: the Amazon-provided /56 that CreateVpc and AssociateVpcCidrBlock
+//! request with `AmazonProvidedIpv6CidrBlock`, DisassociateVpcCidrBlock of one, and what a
+//! VPC gaining its first block changes around it (as the VPC user guide describes):
+//!
+//! - every route table of the VPC gets the block's `local` route;
+//! - the VPC's default network ACL gets rule 101 allowing all IPv6 traffic, inbound and
+//!   outbound (a direction whose rules were changed from the defaults gets none), and every
+//!   ACL of the VPC its `*` rule denying `::/0`;
+//! - the VPC's default security group gets its outbound rule to `::/0`.
+//!
+//! A block is taken at random from the region's /32 of the fake's own (`2600:1fXX::/32`, the
+//! byte `XX` from the region's name; AWS's ranges differ by region too) and never twice in a
+//! region. Like the IPv4 ranges, a block is answered `associating` (`disassociating`) and the
+//! change is complete at once.
+
+use ipnet::{IpNet, Ipv6Net};
+
+use crate::ec2::error::Code;
+use crate::ec2::{Kind, network_acl, route_table, security_group};
+use crate::generated::ec2::{
+    VpcCidrBlockState, VpcCidrBlockStateCode, VpcIpv6CidrBlockAssociation,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// One IPv6 block of a VPC.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Ipv6Block {
+    /// `vpc-cidr-assoc-...`.
+    pub association_id: String,
+    /// The /56.
+    #[serde(with = "crate::state::with::text")]
+    pub cidr: Ipv6Net,
+    /// Where AWS advertises it: the region's name.
+    pub border_group: String,
+}
+
+/// The pool a block is drawn from: what its association answers as `Ipv6Pool`.
+pub(crate) const AMAZON_POOL: &str = "Amazon";
+
+/// How long a VPC's Amazon-provided block's prefix is.
+pub const VPC_PREFIX: u8 = 56;
+
+/// How long a subnet's IPv6 block's prefix is.
+pub const SUBNET_PREFIX: u8 = 64;
+
+/// Parses an IPv6 CIDR as AWS takes it: an address, `/`, a length, no host bits.
+pub fn parse_ipv6_cidr(raw: &str, param: &str) -> Result<Ipv6Net, ApiError> {
+    let bad = || ApiError::invalid_parameter(param, raw, "This is not a valid IPv6 CIDR block.");
+    let (addr, len) = raw.split_once('/').ok_or_else(bad)?;
+    if len.is_empty() || len.len() > 3 || !len.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if addr.contains('.') || addr.contains(char::is_whitespace) {
+        return Err(bad());
+    }
+    let net = raw.parse::<Ipv6Net>().map_err(|_| bad())?;
+    if net.trunc() != net {
+        return Err(bad());
+    }
+    Ok(net)
+}
+
+/// One of a VPC's IPv6 blocks as AWS writes it, in `state`.
+pub fn association(block: &Ipv6Block, state: VpcCidrBlockStateCode) -> VpcIpv6CidrBlockAssociation {
+    VpcIpv6CidrBlockAssociation {
+        association_id: Some(block.association_id.clone()),
+        ipv6_cidr_block: Some(block.cidr.to_string()),
+        ipv6_cidr_block_state: Some(VpcCidrBlockState {
+            state: Some(state),
+            status_message: None,
+        }),
+        network_border_group: Some(block.border_group.clone()),
+        ipv6_pool: Some(AMAZON_POOL.to_string()),
+        ipv6_address_attribute: Some(crate::generated::ec2::Ipv6AddressAttribute::Public),
+        ip_source: Some(crate::generated::ec2::IpSource::Amazon),
+    }
+}
+
+/// The region's /32 of Amazon-provided blocks: `2600:1fXX::/32`.
+fn region_pool(region: &Region) -> u128 {
+    let byte = region
+        .name
+        .bytes()
+        .fold(0u8, |h, b| h.wrapping_mul(31).wrapping_add(b));
+    (0x2600_1f00_u128 | u128::from(byte)) << 96
+}
+
+/// Checks the border group a request names (the region's own name, the only one served).
+pub fn check_border_group(
+    region: &Region,
+    amazon_provided: bool,
+    border_group: Option<&str>,
+) -> Result<(), ApiError> {
+    match border_group {
+        None => Ok(()),
+        Some(_) if !amazon_provided => Err(ApiError::invalid_combination(
+            "Ipv6CidrBlockNetworkBorderGroup can only be specified with \
+             AmazonProvidedIpv6CidrBlock.",
+        )),
+        Some(g) if g == region.name => Ok(()),
+        Some(g) => Err(ApiError::invalid_parameter(
+            "ipv6CidrBlockNetworkBorderGroup",
+            g,
+            &format!(
+                "The network border group of region {} is {}.",
+                region.name, region.name
+            ),
+        )),
+    }
+}
+
+/// A new Amazon-provided block for a VPC of the region: a /56 no VPC of the region holds.
+pub fn new_block(region: &mut Region) -> Ipv6Block {
+    let pool = region_pool(region);
+    let cidr = loop {
+        // 24 bits of /56 within the /32.
+        let index = u128::from(region.ids.next_u64() & 0x00ff_ffff);
+        let addr = std::net::Ipv6Addr::from(pool | (index << 72));
+        let Ok(cidr) = Ipv6Net::new(addr, VPC_PREFIX) else {
+            continue;
+        };
+        if !region
+            .vpcs
+            .values()
+            .any(|v| v.ipv6.iter().any(|b| b.cidr == cidr))
+        {
+            break cidr;
+        }
+    };
+    Ipv6Block {
+        association_id: region.ids.resource("vpc-cidr-assoc"),
+        cidr,
+        border_group: region.name.clone(),
+    }
+}
+
+/// Adds `block` to the VPC `vpc_id` with what comes with it: the local routes, the default
+/// ACL's IPv6 rules and the default group's IPv6 egress rule when it is the VPC's first.
+pub fn add(region: &mut Region, vpc_id: &str, block: Ipv6Block) {
+    let first = region.vpcs.get(vpc_id).is_some_and(|v| v.ipv6.is_empty());
+    let cidr = block.cidr;
+    crate::ec2::vpc::add_ipv6(region, vpc_id, block);
+    route_table::add_local_routes(region, vpc_id, IpNet::V6(cidr));
+    if first {
+        network_acl::vpc_gained_ipv6(region, vpc_id);
+        security_group::vpc_gained_ipv6(region, vpc_id);
+    }
+}
+
+/// `AssociateVpcCidrBlock` with `AmazonProvidedIpv6CidrBlock`: the IPv6 CIDR blocks per VPC
+/// quota (5, `ipv6-cidr-blocks-per-vpc`; `CidrLimitExceeded`).
+pub fn associate(
+    region: &mut Region,
+    vpc_id: &str,
+    amazon_provided: bool,
+    border_group: Option<&str>,
+) -> Result<VpcIpv6CidrBlockAssociation, ApiError> {
+    let vpc = Kind::Vpc.get(&region.vpcs, vpc_id)?;
+    check_border_group(region, amazon_provided, border_group)?;
+    if vpc.ipv6.len() >= region.limits.ipv6_cidr_blocks_per_vpc {
+        return Err(ApiError::new(
+            Code::CidrLimitExceeded,
+            format!(
+                "This network '{vpc_id}' has met its maximum number of allowed IPv6 CIDRs: {}",
+                region.limits.ipv6_cidr_blocks_per_vpc
+            ),
+        ));
+    }
+    let block = new_block(region);
+    let out = association(&block, VpcCidrBlockStateCode::Associating);
+    add(region, vpc_id, block);
+    Ok(out)
+}
+
+/// DisassociateVpcCidrBlock of the IPv6 block `association_id` of the VPC `vpc_id`: refused
+/// while a subnet holds a block within it; its local routes go with it.
+pub fn disassociate(
+    region: &mut Region,
+    vpc_id: &str,
+    association_id: &str,
+) -> Result<VpcIpv6CidrBlockAssociation, ApiError> {
+    let Some(block) = region
+        .vpcs
+        .get(vpc_id)
+        .and_then(|v| v.ipv6.iter().find(|b| b.association_id == association_id))
+        .cloned()
+    else {
+        return Err(ApiError::new(
+            Code::InvalidVpcCidrBlockAssociationIDNotFound,
+            format!("The vpc CIDR block association ID '{association_id}' does not exist"),
+        ));
+    };
+    if let Some(subnet) = region
+        .by_vpc
+        .of_kind(vpc_id, "subnet")
+        .filter_map(|s| region.subnets.get(s))
+        .find(|s| {
+            s.ipv6
+                .as_ref()
+                .is_some_and(|b| block.cidr.contains(&b.cidr))
+        })
+    {
+        return Err(ApiError::dependency_violation(format!(
+            "The IPv6 CIDR '{}' of the vpc '{vpc_id}' holds the IPv6 CIDR of the subnet '{}' \
+             and cannot be disassociated.",
+            block.cidr, subnet.id
+        )));
+    }
+    crate::ec2::vpc::remove_ipv6(region, vpc_id, association_id);
+    route_table::remove_local_routes(region, vpc_id, IpNet::V6(block.cidr));
+    Ok(association(&block, VpcCidrBlockStateCode::Disassociating))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn ipv6_cidrs_are_taken_as_aws_takes_them() {
+        for ok in ["2600:1f18:abc:de00::/56", "2600:1f18:abc:de01::/64", "::/0"] {
+            assert!(parse_ipv6_cidr(ok, "ipv6CidrBlock").is_ok(), "{ok}");
+        }
+        for bad in [
+            "2600:1f18:abc:de01::/56",
+            "2600:1f18:abc:de00::",
+            "2600:1f18:abc:de00::/129",
+            " 2600:1f18::/32",
+            "10.0.0.0/16",
+            "::ffff:10.0.0.0/120",
+            "2600:1f18::/+32",
+        ] {
+            let e = parse_ipv6_cidr(bad, "ipv6CidrBlock").unwrap_err();
+            assert_eq!(e.code, "InvalidParameterValue", "{bad}");
+        }
+    }
+}
