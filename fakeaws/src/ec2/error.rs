@@ -117,6 +117,8 @@ error_codes! {
         InvalidSubnetConflict = "InvalidSubnet.Conflict",
         /// The CIDR is outside the VPC or of a wrong size.
         InvalidSubnetRange = "InvalidSubnet.Range",
+        /// A block still in use (a subnet's, while the subnet assigns IPv6 addresses).
+        InvalidCidrBlockInUse = "InvalidCidrBlock.InUse",
         /// No subnet IPv6 block association of that id.
         InvalidSubnetCidrBlockAssociationIDNotFound =
             "InvalidSubnetCidrBlockAssociationID.NotFound",

@@ -282,16 +282,21 @@ fn check_ipv6_block(
     except: Option<&str>,
 ) -> Result<Ipv6Net, ApiError> {
     let cidr = vpc_ipv6::parse_ipv6_cidr(raw, "ipv6CidrBlock")?;
+    // AWS's answers, words and all: a length other than /64 is a bad value, a /64 outside
+    // the VPC's blocks a bad range.
+    if cidr.prefix_len() != vpc_ipv6::SUBNET_PREFIX {
+        return Err(ApiError::invalid_value(format!(
+            "invalid value for parameter ipv6-cidr-block: {raw}"
+        )));
+    }
     let in_vpc = region
         .vpcs
         .get(vpc_id)
         .is_some_and(|v| v.ipv6.iter().any(|b| b.cidr.contains(&cidr)));
-    if cidr.prefix_len() != vpc_ipv6::SUBNET_PREFIX || !in_vpc {
+    if !in_vpc {
         return Err(ApiError::new(
             Code::InvalidSubnetRange,
-            format!(
-                "The IPv6 CIDR '{raw}' is invalid: a subnet's IPv6 block is a /64 of its VPC's IPv6 blocks."
-            ),
+            format!("The IPv6 CIDR '{raw}' is invalid."),
         ));
     }
     if region
@@ -340,7 +345,8 @@ pub fn associate_subnet_cidr_block(
     })
 }
 
-/// `DisassociateSubnetCidrBlock`: the subnet's IPv6 block goes (the subnet stays).
+/// `DisassociateSubnetCidrBlock`: the subnet's IPv6 block goes (the subnet stays); refused
+/// while the subnet assigns IPv6 addresses on creation, as AWS refuses it.
 pub fn disassociate_subnet_cidr_block(
     region: &mut Region,
     input: DisassociateSubnetCidrBlockRequest,
@@ -357,11 +363,19 @@ pub fn disassociate_subnet_cidr_block(
             format!("The subnet CIDR block association ID '{id}' does not exist"),
         ));
     };
+    if subnet.assign_ipv6_on_creation {
+        return Err(ApiError::new(
+            Code::InvalidCidrBlockInUse,
+            format!(
+                "The subnet IPv6 CIDR block with association ID {id} may not be disassociated, \
+                 because its subnet has assign-ipv6-address-on-creation set to true."
+            ),
+        ));
+    }
     let out = subnet
         .ipv6
         .take()
         .map(|b| ipv6_association(&b, SubnetCidrBlockStateCode::Disassociating));
-    subnet.assign_ipv6_on_creation = false;
     Ok(DisassociateSubnetCidrBlockResult {
         ipv6_cidr_block_association: out,
         subnet_id: Some(subnet.id.clone()),
@@ -612,6 +626,14 @@ pub fn modify_subnet_attribute(
         return Err(Kind::Subnet.not_found(&[&input.subnet_id]));
     };
     if let Some(v) = assign_ipv6 {
+        if v && subnet.ipv6.is_none() {
+            return Err(ApiError::invalid_value(format!(
+                "Invalid value 'true' for assign-ipv6-address-on-creation. Cannot set \
+                 assign-ipv6-address-on-creation to true unless the subnet ({}) has an IPv6 \
+                 CIDR block associated with it.",
+                subnet.id
+            )));
+        }
         subnet.assign_ipv6_on_creation = v;
     }
     if let Some(v) = map_public {

@@ -554,7 +554,7 @@ async fn subnets_take_a_slash_64_of_their_vpc() {
     for (cidr, expected) in [
         (slash64(&block, 1), "InvalidSubnet.Conflict"),
         (s("2001:db8::/64"), "InvalidSubnet.Range"),
-        (part(&block, 60, 1), "InvalidSubnet.Range"),
+        (part(&block, 60, 1), "InvalidParameterValue"),
         (s("2600:1f18::1/64"), "InvalidParameterValue"),
     ] {
         let r = ec2
@@ -606,7 +606,20 @@ async fn subnets_take_a_slash_64_of_their_vpc() {
         ),
         "MissingParameter"
     );
-    // AssignIpv6AddressOnCreation.
+    // AssignIpv6AddressOnCreation: only with a block; while set, the block stays.
+    let bare = crate::subnet(&ec2, &vpc_id, "10.0.3.0/24", "us-east-1c").await;
+    assert_eq!(
+        code(
+            ec2.modify_subnet_attribute()
+                .subnet_id(&bare)
+                .assign_ipv6_address_on_creation(
+                    AttributeBooleanValue::builder().value(true).build()
+                )
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
     ec2.modify_subnet_attribute()
         .subnet_id(&plain)
         .assign_ipv6_address_on_creation(AttributeBooleanValue::builder().value(true).build())
@@ -623,6 +636,21 @@ async fn subnets_take_a_slash_64_of_their_vpc() {
         described.subnets()[0].assign_ipv6_address_on_creation(),
         Some(true)
     );
+    assert_eq!(
+        code(
+            ec2.disassociate_subnet_cidr_block()
+                .association_id(&association)
+                .send()
+                .await
+        ),
+        "InvalidCidrBlock.InUse"
+    );
+    ec2.modify_subnet_attribute()
+        .subnet_id(&plain)
+        .assign_ipv6_address_on_creation(AttributeBooleanValue::builder().value(false).build())
+        .send()
+        .await
+        .unwrap();
     // Disassociated: the block goes, the subnet stays.
     let out = ec2
         .disassociate_subnet_cidr_block()
