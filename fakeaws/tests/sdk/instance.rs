@@ -805,6 +805,11 @@ async fn every_accepted_instance_filter_is_answered() {
                 .build(),
         )
         .client_token("every-filter")
+        // Tags on the interface, for `network-interface.tag-key` and `-value`.
+        .tag_specifications(crate::tag_spec(
+            aws_sdk_ec2::types::ResourceType::NetworkInterface,
+            &[("role", "every")],
+        ))
         .iam_instance_profile(IamInstanceProfileSpecification::builder().name("p").build())
         .min_count(1)
         .max_count(1)

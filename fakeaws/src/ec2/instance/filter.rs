@@ -8,13 +8,137 @@ use crate::region::Region;
 use super::*;
 
 impl Filterable for (&Instance, &Region) {
-    // Linux (no platform), and no dedicated host, product code or requester.
-    const NEVER_SET: &'static [&'static str] =
-        &["affinity", "platform", "product-code", "requester-id"];
+    // Linux (no platform); no dedicated host, product code, requester, capacity reservation,
+    // Outpost, operator, kernel or RAM disk; no IPv6 addresses or prefixes on interfaces; and
+    // the options DescribeInstances does not show here (boot mode, enclave, hibernation,
+    // maintenance, private DNS name and network performance options).
+    const NEVER_SET: &'static [&'static str] = &[
+        "affinity",
+        "boot-mode",
+        "capacity-reservation-id",
+        "capacity-reservation-specification.capacity-reservation-preference",
+        "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-id",
+        "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-resource-group-arn",
+        "current-instance-boot-mode",
+        "enclave-options.enabled",
+        "hibernation-options.configured",
+        "host-id",
+        "ipv6-address",
+        "kernel-id",
+        "maintenance-options.auto-recovery",
+        "metadata-options.http-protocol-ipv4",
+        "network-interface.addresses.association.carrier-ip",
+        "network-interface.addresses.association.customer-owned-ip",
+        "network-interface.association.carrier-ip",
+        "network-interface.association.customer-owned-ip",
+        "network-interface.deny-all-igw-traffic",
+        "network-interface.ipv4-prefixes.ipv4-prefix",
+        "network-interface.ipv6-address",
+        "network-interface.ipv6-addresses.ipv6-address",
+        "network-interface.ipv6-addresses.is-primary-ipv6",
+        "network-interface.ipv6-native",
+        "network-interface.ipv6-prefixes.ipv6-prefix",
+        "network-interface.operator.managed",
+        "network-interface.operator.principal",
+        "network-interface.outpost-arn",
+        "network-interface.requester-id",
+        "network-performance-options.bandwidth-weighting",
+        "operator.managed",
+        "operator.principal",
+        "outpost-arn",
+        "platform",
+        "private-dns-name-options.enable-resource-name-dns-a-record",
+        "private-dns-name-options.enable-resource-name-dns-aaaa-record",
+        "private-dns-name-options.hostname-type",
+        "product-code",
+        "product-code.type",
+        "ramdisk-id",
+        "requester-id",
+        "tpm-support",
+        "usage-operation-update-time",
+    ];
     const NAMES: &'static [&'static str] = &[
         "affinity",
         "architecture",
         "availability-zone",
+        "availability-zone-id",
+        "boot-mode",
+        "capacity-reservation-id",
+        "capacity-reservation-specification.capacity-reservation-preference",
+        "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-id",
+        "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-resource-group-arn",
+        "current-instance-boot-mode",
+        "ebs-optimized",
+        "ena-support",
+        "enclave-options.enabled",
+        "hibernation-options.configured",
+        "host-id",
+        "iam-instance-profile.id",
+        "ipv6-address",
+        "kernel-id",
+        "maintenance-options.auto-recovery",
+        "metadata-options.http-protocol-ipv4",
+        "metadata-options.http-protocol-ipv6",
+        "metadata-options.http-put-response-hop-limit",
+        "metadata-options.instance-metadata-tags",
+        "metadata-options.state",
+        "network-interface.addresses.association.allocation-id",
+        "network-interface.addresses.association.association-id",
+        "network-interface.addresses.association.carrier-ip",
+        "network-interface.addresses.association.customer-owned-ip",
+        "network-interface.addresses.association.ip-owner-id",
+        "network-interface.addresses.association.public-dns-name",
+        "network-interface.addresses.association.public-ip",
+        "network-interface.addresses.primary",
+        "network-interface.addresses.private-dns-name",
+        "network-interface.association.allocation-id",
+        "network-interface.association.association-id",
+        "network-interface.association.carrier-ip",
+        "network-interface.association.customer-owned-ip",
+        "network-interface.association.ip-owner-id",
+        "network-interface.association.public-dns-name",
+        "network-interface.attachment.attach-time",
+        "network-interface.attachment.delete-on-termination",
+        "network-interface.attachment.device-index",
+        "network-interface.attachment.instance-id",
+        "network-interface.attachment.instance-owner-id",
+        "network-interface.attachment.network-card-index",
+        "network-interface.attachment.status",
+        "network-interface.availability-zone",
+        "network-interface.deny-all-igw-traffic",
+        "network-interface.description",
+        "network-interface.group-name",
+        "network-interface.ipv4-prefixes.ipv4-prefix",
+        "network-interface.ipv6-address",
+        "network-interface.ipv6-addresses.ipv6-address",
+        "network-interface.ipv6-addresses.is-primary-ipv6",
+        "network-interface.ipv6-native",
+        "network-interface.ipv6-prefixes.ipv6-prefix",
+        "network-interface.mac-address",
+        "network-interface.operator.managed",
+        "network-interface.operator.principal",
+        "network-interface.outpost-arn",
+        "network-interface.owner-id",
+        "network-interface.private-dns-name",
+        "network-interface.public-dns-name",
+        "network-interface.requester-id",
+        "network-interface.requester-managed",
+        "network-interface.source-dest-check",
+        "network-interface.status",
+        "network-interface.tag-key",
+        "network-interface.tag-value",
+        "network-performance-options.bandwidth-weighting",
+        "operator.managed",
+        "operator.principal",
+        "outpost-arn",
+        "private-dns-name-options.enable-resource-name-dns-a-record",
+        "private-dns-name-options.enable-resource-name-dns-aaaa-record",
+        "private-dns-name-options.hostname-type",
+        "product-code.type",
+        "ramdisk-id",
+        "tpm-support",
+        "usage-operation",
+        "usage-operation-update-time",
         "block-device-mapping.attach-time",
         "block-device-mapping.delete-on-termination",
         "block-device-mapping.device-name",
@@ -180,9 +304,116 @@ impl Filterable for (&Instance, &Region) {
             "state-reason-code" => i.state_reason.iter().map(|(c, _)| c.clone()).collect(),
             "state-reason-message" => i.state_reason.iter().map(|(_, m)| m.clone()).collect(),
             "tenancy" => one(i.tenancy.as_str()),
+            "availability-zone-id" => region
+                .zone(&i.zone)
+                .map(|z| one(z.id.clone()))
+                .unwrap_or_default(),
+            "ebs-optimized" => one(i.ebs_optimized.to_string()),
+            "ena-support" => one(i.ena_support.to_string()),
+            "iam-instance-profile.id" => i.iam_profile.iter().map(|(_, id)| id.clone()).collect(),
+            "metadata-options.http-protocol-ipv6" => {
+                text(i.metadata.http_protocol_ipv6.map(|v| v.as_str()))
+            }
+            "metadata-options.http-put-response-hop-limit" => i
+                .metadata
+                .http_put_response_hop_limit
+                .map(|n| one(n.to_string()))
+                .unwrap_or_default(),
+            "metadata-options.instance-metadata-tags" => {
+                text(i.metadata.instance_metadata_tags.map(|v| v.as_str()))
+            }
+            "metadata-options.state" => text(i.metadata.state.map(|v| v.as_str())),
+            "usage-operation" => one("RunInstances"),
+            n if n.starts_with("network-interface.") => interface_values(region, enis(), n),
             "virtualization-type" => one("hvm"),
             // NEVER_SET, and names outside NAMES, which `Filters::parse` refuses.
             _ => Vec::new(),
         }
     }
+}
+
+/// `value` as a filter's values: one, or none.
+fn text(value: Option<&str>) -> Vec<String> {
+    value.map(one).unwrap_or_default()
+}
+
+/// The values of the `network-interface.*` filter `name` (those not answered above) over the
+/// instance's interfaces `enis`.
+fn interface_values<'a>(
+    region: &Region,
+    enis: impl Iterator<Item = &'a network_interface::NetworkInterface>,
+    name: &str,
+) -> Vec<String> {
+    let field = name.strip_prefix("network-interface.").unwrap_or(name);
+    let mut out = Vec::new();
+    for e in enis {
+        let public = e.public_ip.as_ref();
+        let attachment = e.attachment.as_ref();
+        let tags = region.tags.get(&e.id);
+        match field {
+            "addresses.primary" => {
+                out.extend(e.addresses().enumerate().map(|(n, _)| (n == 0).to_string()));
+            }
+            "addresses.private-dns-name" => out.extend(
+                e.addresses()
+                    .map(|ip| network_interface::private_dns(region, ip)),
+            ),
+            "private-dns-name" => out.push(network_interface::private_dns(region, e.private_ip)),
+            "addresses.association.public-ip" => {
+                out.extend(public.map(|p| p.ip.to_string()));
+            }
+            "addresses.association.ip-owner-id" | "association.ip-owner-id" => {
+                out.extend(public.map(|p| {
+                    if p.allocation_id.is_some() {
+                        region.account_id.clone()
+                    } else {
+                        "amazon".to_string()
+                    }
+                }));
+            }
+            "addresses.association.public-dns-name"
+            | "association.public-dns-name"
+            | "public-dns-name" => {
+                out.extend(public.map(|p| network_interface::public_dns(region, p.ip)));
+            }
+            "addresses.association.allocation-id" | "association.allocation-id" => {
+                out.extend(public.and_then(|p| p.allocation_id.clone()));
+            }
+            "addresses.association.association-id" | "association.association-id" => {
+                out.extend(public.and_then(|p| p.association_id.clone()));
+            }
+            "attachment.attach-time" => {
+                out.extend(attachment.map(|a| format_timestamp(a.attach_time)));
+            }
+            "attachment.delete-on-termination" => {
+                out.extend(attachment.map(|a| a.delete_on_termination.to_string()));
+            }
+            "attachment.device-index" => {
+                out.extend(attachment.map(|a| a.device_index.to_string()));
+            }
+            "attachment.instance-id" => out.extend(attachment.map(|a| a.instance_id.clone())),
+            "attachment.instance-owner-id" | "owner-id" => out.push(region.account_id.clone()),
+            "attachment.network-card-index" => out.extend(attachment.map(|_| "0".to_string())),
+            "attachment.status" => {
+                out.extend(attachment.map(|a| a.phase.status().as_str().to_string()));
+            }
+            "availability-zone" => out.push(e.zone.clone()),
+            "description" => out.push(e.description.clone()),
+            "group-name" => out.extend(
+                e.groups
+                    .iter()
+                    .filter_map(|g| region.security_groups.get(g))
+                    .map(|g| g.name.clone()),
+            ),
+            "mac-address" => out.push(e.mac.clone()),
+            "requester-managed" => out.push(e.requester_managed.to_string()),
+            "source-dest-check" => out.push(e.source_dest_check.to_string()),
+            // As DescribeInstances shows an attached interface.
+            "status" => out.push("in-use".to_string()),
+            "tag-key" => out.extend(tags.into_iter().flat_map(|t| t.keys().cloned())),
+            "tag-value" => out.extend(tags.into_iter().flat_map(|t| t.values().cloned())),
+            _ => {}
+        }
+    }
+    out
 }

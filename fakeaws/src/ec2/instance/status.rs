@@ -13,6 +13,7 @@ use super::*;
 
 pub(super) struct StatusRow<'a> {
     pub(super) instance: &'a Instance,
+    pub(super) region: &'a Region,
 }
 
 pub(super) fn summary(i: &Instance) -> SummaryStatus {
@@ -25,7 +26,9 @@ pub(super) fn summary(i: &Instance) -> SummaryStatus {
 
 impl Filterable for StatusRow<'_> {
     const NAMES: &'static [&'static str] = &[
+        "application-status.status",
         "availability-zone",
+        "availability-zone-id",
         "event.code",
         "event.description",
         "event.instance-event-id",
@@ -39,9 +42,14 @@ impl Filterable for StatusRow<'_> {
         "system-status.reachability",
         "system-status.status",
         "attached-ebs-status.status",
+        "operator.managed",
+        "operator.principal",
     ];
-    // No scheduled events here.
+    // No scheduled events, application status or operators here.
     const NEVER_SET: &'static [&'static str] = &[
+        "application-status.status",
+        "operator.managed",
+        "operator.principal",
         "event.code",
         "event.description",
         "event.instance-event-id",
@@ -55,6 +63,11 @@ impl Filterable for StatusRow<'_> {
         let i = self.instance;
         match name {
             "availability-zone" => one(i.zone.clone()),
+            "availability-zone-id" => self
+                .region
+                .zone(&i.zone)
+                .map(|z| one(z.id.clone()))
+                .unwrap_or_default(),
             "instance-state-code" => one(state_code(i.state).to_string()),
             "instance-state-name" => one(i.state.as_str()),
             "instance-status.status" | "system-status.status" | "attached-ebs-status.status" => {
@@ -93,7 +106,13 @@ pub fn describe_instance_status(
         None,
         |i| {
             (all || i.state == InstanceStateName::Running)
-                && filters.matches(&StatusRow { instance: i }, None)
+                && filters.matches(
+                    &StatusRow {
+                        instance: i,
+                        region,
+                    },
+                    None,
+                )
         },
     )?;
     let (items, next) = page::page(

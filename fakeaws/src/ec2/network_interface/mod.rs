@@ -273,12 +273,16 @@ impl Filterable for (&NetworkInterface, &Region) {
         "attachment.instance-owner-id",
         "attachment.status",
         "availability-zone",
+        "availability-zone-id",
         "description",
         "group-id",
         "group-name",
         "interface-type",
+        "ipv6-addresses.ipv6-address",
         "mac-address",
         "network-interface-id",
+        "operator.managed",
+        "operator.principal",
         "owner-id",
         "private-dns-name",
         "private-ip-address",
@@ -289,8 +293,13 @@ impl Filterable for (&NetworkInterface, &Region) {
         "subnet-id",
         "vpc-id",
     ];
-    // NAT gateways' interfaces carry no requester id here.
-    const NEVER_SET: &'static [&'static str] = &["requester-id"];
+    // NAT gateways' interfaces carry no requester id here; no IPv6 addresses or operators.
+    const NEVER_SET: &'static [&'static str] = &[
+        "ipv6-addresses.ipv6-address",
+        "operator.managed",
+        "operator.principal",
+        "requester-id",
+    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (e, region) = *self;
@@ -349,6 +358,10 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .into_iter()
                 .collect(),
             "availability-zone" => one(e.zone.clone()),
+            "availability-zone-id" => region
+                .zone(&e.zone)
+                .map(|z| one(z.id.clone()))
+                .unwrap_or_default(),
             "description" => one(e.description.clone()),
             "group-id" => e.groups.clone(),
             "group-name" => e

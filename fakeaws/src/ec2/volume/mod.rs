@@ -153,19 +153,24 @@ impl Filterable for (&Volume, &Region) {
         "attachment.instance-id",
         "attachment.status",
         "availability-zone",
+        "availability-zone-id",
         "create-time",
         "encrypted",
         "multi-attach-enabled",
         "fast-restored",
+        "operator.managed",
+        "operator.principal",
         "size",
         "snapshot-id",
         "status",
         "volume-id",
         "volume-type",
     ];
+    // No operators here.
+    const NEVER_SET: &'static [&'static str] = &["operator.managed", "operator.principal"];
 
     fn values(&self, name: &str) -> Vec<String> {
-        let (v, _) = *self;
+        let (v, region) = *self;
         let att = || v.attachment.as_ref();
         match name {
             "attachment.delete-on-termination" => att()
@@ -180,6 +185,10 @@ impl Filterable for (&Volume, &Region) {
             "attachment.instance-id" => att().map(|a| a.instance_id.clone()).into_iter().collect(),
             "attachment.status" => att().map(|_| "attached".to_string()).into_iter().collect(),
             "availability-zone" => one(v.zone.clone()),
+            "availability-zone-id" => region
+                .zone(&v.zone)
+                .map(|z| one(z.id.clone()))
+                .unwrap_or_default(),
             "create-time" => one(format_timestamp(v.created)),
             "encrypted" => flag(v.encrypted),
             "multi-attach-enabled" | "fast-restored" => flag(false),
