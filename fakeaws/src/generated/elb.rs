@@ -56,6 +56,10 @@ pub const ALL_OPERATIONS: &[&str] = &[
     "SetLoadBalancerPoliciesOfListener",
 ];
 
+/// The filter names the API reference documents for each served operation that takes filters
+/// (`tag:<key>` left out), by operation.
+pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[];
+
 /// The `AccessLog` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AccessLog {

@@ -195,6 +195,7 @@ impl<'a> Generator<'a> {
             namespace(meta["xmlNamespace"].as_str().unwrap_or("")),
         );
         self.gen_operations_list()?;
+        self.gen_documented_filters();
         let shape_names: BTreeSet<String> = self.decode.union(&self.encode).cloned().collect();
         for name in &shape_names {
             let shape = self.shape(name)?;
@@ -223,6 +224,31 @@ impl<'a> Generator<'a> {
         }
         let _ = writeln!(self.out, "];\n");
         Ok(())
+    }
+
+    /// The filter names the API reference documents for each served operation taking
+    /// filters (`documentedFilters` of the trimmed model).
+    fn gen_documented_filters(&mut self) {
+        let Some(ops) = self.model["operations"].as_object() else {
+            return;
+        };
+        let _ = writeln!(
+            self.out,
+            "/// The filter names the API reference documents for each served operation that \
+             takes filters\n/// (`tag:<key>` left out), by operation.\n\
+             pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &["
+        );
+        for (op, def) in ops {
+            let Some(names) = def["documentedFilters"].as_array() else {
+                continue;
+            };
+            let _ = writeln!(self.out, "    ({op:?}, &[");
+            for n in names {
+                let _ = writeln!(self.out, "        {:?},", n.as_str().unwrap_or_default());
+            }
+            let _ = writeln!(self.out, "    ]),");
+        }
+        let _ = writeln!(self.out, "];\n");
     }
 
     /// The Rust type of a shape used as a field.

@@ -1,5 +1,6 @@
 //! Step 1: the full model and the allowlist give the trimmed model (every operation's name;
-//! the allowlisted operations and the shapes they reach, without documentation).
+//! the allowlisted operations and the shapes they reach, without documentation, save the
+//! filter names each operation's `Filters` member documents, kept as `documentedFilters`).
 
 use std::collections::BTreeSet;
 
@@ -30,8 +31,21 @@ pub(super) fn trim(full: &Value, allowed: &Map<String, Value>) -> Result<Value> 
             .get(op)
             .with_context(|| format!("allowlisted operation {op} is not in the model"))?;
         let mut def = strip(def);
+        let filters = def["input"]["shape"]
+            .as_str()
+            .and_then(|input| shapes.get(input))
+            .and_then(|input| input["members"].as_object())
+            .and_then(|members| members.get("Filters").or_else(|| members.get("Filter")))
+            .and_then(|member| member["documentation"].as_str())
+            .map(documented_filters);
         if let Some(o) = def.as_object_mut() {
             o.remove("http");
+            if let Some(names) = filters.filter(|n| !n.is_empty()) {
+                o.insert(
+                    "documentedFilters".into(),
+                    Value::Array(names.into_iter().map(Value::String).collect()),
+                );
+            }
         }
         for key in ["input", "output"] {
             if let Some(s) = def[key]["shape"].as_str() {
@@ -83,6 +97,51 @@ pub(super) fn trim(full: &Value, allowed: &Map<String, Value>) -> Result<Value> 
     Ok(Value::Object(out))
 }
 
+/// The filter names a `Filters` member's documentation lists: each item of its outermost list
+/// that opens with a `<code>` name (a nested list holds a filter's values, not names), in
+/// order, each once; `tag:<key>` spelled as the model spells it, `tag:&lt;key&gt;`, is left out
+/// (every resource's tag filters are taken alike).
+pub(super) fn documented_filters(doc: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut depth = 0usize;
+    let mut rest = doc;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i..];
+        if let Some(r) = rest.strip_prefix("<ul>") {
+            depth += 1;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("</ul>") {
+            depth = depth.saturating_sub(1);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("<li>") {
+            rest = r;
+            let item = r.trim_start();
+            let item = item.strip_prefix("<p>").unwrap_or(item).trim_start();
+            if depth == 1
+                && let Some(code) = item.strip_prefix("<code>")
+                && let Some(end) = code.find("</code>")
+            {
+                let name = code[..end].trim();
+                // `<code>tag</code>:&lt;key&gt;`, and a bare `<code>tag</code>` ("the key/value
+                // combination of a tag"), are the `tag:<key>` filter too.
+                let tag_key =
+                    name == "tag" || code[end..].trim_start_matches("</code>").starts_with(':');
+                if !name.is_empty()
+                    && !tag_key
+                    && !name.starts_with("tag:")
+                    && !name.contains(char::is_whitespace)
+                    && !names.iter().any(|n| n == name)
+                {
+                    names.push(name.to_string());
+                }
+            }
+        } else {
+            rest = &rest[1..];
+        }
+    }
+    names
+}
+
 pub(super) fn strip(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
@@ -115,3 +174,24 @@ pub(super) fn referenced(shape: &Value) -> Vec<String> {
 
 // ---------------------------------------------------------------------------------------------
 // Step 2: generate.
+
+#[cfg(test)]
+mod tests {
+    use super::documented_filters;
+
+    #[test]
+    fn filter_names_are_the_outer_list_items_opening_with_code() {
+        let doc = "<p>The filters.</p> <ul> <li> <p> <code>state</code> - The state \
+                   (<code>pending</code> | <code>available</code>).</p> </li> <li> <p> \
+                   <code>scan-result.label</code> - The label:</p> <ul> <li> <p> \
+                   <code>critical</code> </p> </li> </ul> </li> <li> <p> <code>tag</code>:\
+                   &lt;key&gt; - A tag.</p> </li> <li> <p> <code>tag</code> - The key/value \
+                   combination.</p> </li> <li> <p>The <code>owner-id</code> is ...</p> </li> \
+                   <li> <p> <code>vpc-id</code> - The VPC.</p> </li> <li> <p> \
+                   <code>state</code> - Again.</p> </li> </ul>";
+        assert_eq!(
+            documented_filters(doc),
+            ["state", "scan-result.label", "vpc-id"]
+        );
+    }
+}
