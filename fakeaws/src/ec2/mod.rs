@@ -187,6 +187,20 @@ impl Api for Region {
         internet_gateway::describe_internet_gateways(self, input)
     }
 
+    fn assign_ipv6_addresses(
+        &mut self,
+        input: AssignIpv6AddressesRequest,
+    ) -> Result<AssignIpv6AddressesResult, ApiError> {
+        network_interface::ipv6::assign_ipv6_addresses(self, input)
+    }
+
+    fn unassign_ipv6_addresses(
+        &mut self,
+        input: UnassignIpv6AddressesRequest,
+    ) -> Result<UnassignIpv6AddressesResult, ApiError> {
+        network_interface::ipv6::unassign_ipv6_addresses(self, input)
+    }
+
     fn create_egress_only_internet_gateway(
         &mut self,
         input: CreateEgressOnlyInternetGatewayRequest,

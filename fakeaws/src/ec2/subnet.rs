@@ -2,7 +2,7 @@
 //! default subnets of the default VPC.
 
 use std::collections::BTreeSet;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use ipnet::{Ipv4Net, Ipv6Net};
 
@@ -59,6 +59,9 @@ pub struct Subnet {
     /// The `AssignIpv6AddressOnCreation` attribute.
     #[serde(default)]
     pub assign_ipv6_on_creation: bool,
+    /// IPv6 addresses in use by network interfaces.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub ipv6_allocated: BTreeSet<Ipv6Addr>,
 }
 
 /// A subnet's IPv6 block: a /64 of one of its VPC's blocks.
@@ -135,6 +138,83 @@ impl Subnet {
     /// Frees an address.
     fn release(&mut self, ip: Ipv4Addr) {
         self.allocated.remove(&ip);
+    }
+
+    /// Fails unless `ip` is a usable, free IPv6 address of this subnet's block: AWS keeps the
+    /// first four and the last address of a block.
+    pub fn check_free_ipv6(&self, ip: Ipv6Addr) -> Result<(), ApiError> {
+        let Some(block) = self.ipv6.as_ref().map(|b| b.cidr) else {
+            return Err(no_ipv6_block(&self.id));
+        };
+        // The address's place in the block (none outside it).
+        let host = u128::from(ip).checked_sub(u128::from(block.network()));
+        let last = u128::from(block.broadcast()) - u128::from(block.network());
+        let usable = block.contains(&ip) && host.is_some_and(|h| h >= 4 && h != last);
+        if !usable {
+            return Err(ApiError::invalid_parameter(
+                "ipv6Addresses",
+                &ip.to_string(),
+                &format!(
+                    "Address does not fall within the subnet's IPv6 CIDR block {block}, or is \
+                     reserved."
+                ),
+            ));
+        }
+        if self.ipv6_allocated.contains(&ip) {
+            return Err(ApiError::new(
+                Code::InvalidIPAddressInUse,
+                format!("Address {ip} is in use."),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The refusal of IPv6 addresses in subnet `id`, which has no IPv6 block.
+pub fn no_ipv6_block(id: &str) -> ApiError {
+    ApiError::invalid_value(format!(
+        "The subnet '{id}' has no IPv6 CIDR block: it has no IPv6 addresses to assign."
+    ))
+}
+
+/// Takes an IPv6 address in subnet `id` for an interface: `wanted`, or one drawn at random
+/// from the subnet's block (as AWS assigns them).
+pub fn allocate_ipv6(
+    region: &mut Region,
+    id: &str,
+    wanted: Option<Ipv6Addr>,
+) -> Result<Ipv6Addr, ApiError> {
+    let draw = region.ids.next_u64();
+    let s = Kind::Subnet.get_mut(&mut region.subnets.0, id)?;
+    let Some(block) = s.ipv6.as_ref().map(|b| b.cidr) else {
+        return Err(no_ipv6_block(id));
+    };
+    let ip = match wanted {
+        Some(ip) => {
+            s.check_free_ipv6(ip)?;
+            ip
+        }
+        None => {
+            // 2^64 addresses: a draw is free but for a vanishing chance; step on until one is.
+            let base = u128::from(block.network());
+            let mut host = u128::from(draw);
+            loop {
+                let ip = Ipv6Addr::from(base | host);
+                if s.check_free_ipv6(ip).is_ok() {
+                    break ip;
+                }
+                host = host.wrapping_add(1) & u128::from(u64::MAX);
+            }
+        }
+    };
+    s.ipv6_allocated.insert(ip);
+    Ok(ip)
+}
+
+/// Gives the IPv6 address `ip` back to subnet `id`.
+pub fn release_ipv6(region: &mut Region, id: &str, ip: Ipv6Addr) {
+    if let Some(s) = region.subnets.0.get_mut(id) {
+        s.ipv6_allocated.remove(&ip);
     }
 }
 
@@ -363,6 +443,16 @@ pub fn disassociate_subnet_cidr_block(
             format!("The subnet CIDR block association ID '{id}' does not exist"),
         ));
     };
+    if !subnet.ipv6_allocated.is_empty() {
+        return Err(ApiError::new(
+            Code::InvalidCidrBlockInUse,
+            format!(
+                "The subnet IPv6 CIDR block with association ID {id} may not be disassociated \
+                 while network interfaces hold {} of its addresses.",
+                subnet.ipv6_allocated.len()
+            ),
+        ));
+    }
     if subnet.assign_ipv6_on_creation {
         return Err(ApiError::new(
             Code::InvalidCidrBlockInUse,
@@ -408,6 +498,7 @@ pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
                 allocated: BTreeSet::new(),
                 ipv6: None,
                 assign_ipv6_on_creation: false,
+                ipv6_allocated: BTreeSet::new(),
             },
         );
     }
@@ -498,6 +589,7 @@ pub fn create_subnet(
         allocated: BTreeSet::new(),
         ipv6: None,
         assign_ipv6_on_creation: false,
+        ipv6_allocated: BTreeSet::new(),
     };
     let subnet = Subnet {
         ipv6: ipv6.map(|cidr| SubnetIpv6 {

@@ -1996,6 +1996,63 @@ impl ArchitectureValues {
 
 crate::protocol::wire_enum!(ArchitectureValues);
 
+/// The `AssignIpv6AddressesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssignIpv6AddressesRequest {
+    pub network_interface_id: String,
+    pub ipv6_addresses: Option<Vec<String>>,
+    pub ipv6_address_count: Option<i32>,
+}
+
+impl Decode for AssignIpv6AddressesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["Ipv6AddressCount", "Ipv6Addresses", "NetworkInterfaceId"],
+        ) else {
+            return Ok(None);
+        };
+        let network_interface_id = r.field_at(m_[2], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let ipv6_addresses = r.list_at(m_[1], at_, "Ipv6Addresses", None)?;
+        let ipv6_address_count = r.field_at(m_[0], at_, "Ipv6AddressCount")?;
+        Ok(Some(Self {
+            network_interface_id,
+            ipv6_addresses,
+            ipv6_address_count,
+        }))
+    }
+}
+
+/// The `AssignIpv6AddressesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssignIpv6AddressesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assigned_ipv6_addresses: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assigned_ipv6_prefixes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id: Option<String>,
+}
+
+impl EncodeMembers for AssignIpv6AddressesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "assignedIpv6Addresses",
+            "item",
+            &self.assigned_ipv6_addresses,
+        );
+        w.list_field(
+            "assignedIpv6PrefixSet",
+            "item",
+            &self.assigned_ipv6_prefixes,
+        );
+        w.field("networkInterfaceId", &self.network_interface_id);
+    }
+}
+
 /// The `AssignPrivateIpAddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssignPrivateIpAddressesRequest {
@@ -4084,6 +4141,8 @@ pub struct CreateNetworkInterfaceRequest {
     pub groups: Option<Vec<String>>,
     pub private_ip_addresses: Option<Vec<PrivateIpAddressSpecification>>,
     pub secondary_private_ip_address_count: Option<i32>,
+    pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
+    pub ipv6_address_count: Option<i32>,
     pub dry_run: Option<bool>,
 }
 
@@ -4095,6 +4154,8 @@ impl Decode for CreateNetworkInterfaceRequest {
                 "ClientToken",
                 "Description",
                 "DryRun",
+                "Ipv6AddressCount",
+                "Ipv6Addresses",
                 "PrivateIpAddress",
                 "PrivateIpAddresses",
                 "SecondaryPrivateIpAddressCount",
@@ -4105,16 +4166,18 @@ impl Decode for CreateNetworkInterfaceRequest {
         ) else {
             return Ok(None);
         };
-        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let tag_specifications = r.list_at(m_[10], at_, "TagSpecification", None)?;
         let client_token = r.field_at(m_[0], at_, "ClientToken")?;
-        let subnet_id = r.field_at(m_[7], at_, "SubnetId")?;
+        let subnet_id = r.field_at(m_[9], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
         let description = r.field_at(m_[1], at_, "Description")?;
-        let private_ip_address = r.field_at(m_[3], at_, "PrivateIpAddress")?;
-        let groups = r.list_at(m_[6], at_, "SecurityGroupId", None)?;
-        let private_ip_addresses = r.list_at(m_[4], at_, "PrivateIpAddresses", None)?;
+        let private_ip_address = r.field_at(m_[5], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[8], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[6], at_, "PrivateIpAddresses", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[5], at_, "SecondaryPrivateIpAddressCount")?;
+            r.field_at(m_[7], at_, "SecondaryPrivateIpAddressCount")?;
+        let ipv6_addresses = r.list_at(m_[4], at_, "Ipv6Addresses", None)?;
+        let ipv6_address_count = r.field_at(m_[3], at_, "Ipv6AddressCount")?;
         let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         Ok(Some(Self {
             tag_specifications,
@@ -4125,6 +4188,8 @@ impl Decode for CreateNetworkInterfaceRequest {
             groups,
             private_ip_addresses,
             secondary_private_ip_address_count,
+            ipv6_addresses,
+            ipv6_address_count,
             dry_run,
         }))
     }
@@ -23910,6 +23975,8 @@ pub struct RunInstancesRequest {
     pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
     pub image_id: Option<String>,
     pub instance_type: Option<InstanceType>,
+    pub ipv6_address_count: Option<i32>,
+    pub ipv6_addresses: Option<Vec<InstanceIpv6Address>>,
     pub key_name: Option<String>,
     pub max_count: i32,
     pub min_count: i32,
@@ -23950,6 +24017,8 @@ impl Decode for RunInstancesRequest {
                 "InstanceInitiatedShutdownBehavior",
                 "InstanceMarketOptions",
                 "InstanceType",
+                "Ipv6Address",
+                "Ipv6AddressCount",
                 "KeyName",
                 "LaunchTemplate",
                 "MaxCount",
@@ -23971,35 +24040,39 @@ impl Decode for RunInstancesRequest {
         let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
         let image_id = r.field_at(m_[7], at_, "ImageId")?;
         let instance_type = r.field_at(m_[10], at_, "InstanceType")?;
-        let key_name = r.field_at(m_[11], at_, "KeyName")?;
-        let max_count = r.field_at(m_[13], at_, "MaxCount")?;
+        let ipv6_address_count = r.field_at(m_[12], at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_at(m_[11], at_, "Ipv6Address", None)?;
+        let key_name = r.field_at(m_[13], at_, "KeyName")?;
+        let max_count = r.field_at(m_[15], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field_at(m_[15], at_, "MinCount")?;
+        let min_count = r.field_at(m_[17], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field_at(m_[16], at_, "Monitoring")?;
-        let placement = r.field_at(m_[18], at_, "Placement")?;
-        let security_group_ids = r.list_at(m_[21], at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_at(m_[20], at_, "SecurityGroup", None)?;
-        let subnet_id = r.field_at(m_[22], at_, "SubnetId")?;
-        let user_data = r.field_at(m_[24], at_, "UserData")?;
-        let tag_specifications = r.list_at(m_[23], at_, "TagSpecification", None)?;
-        let launch_template = r.field_at(m_[12], at_, "LaunchTemplate")?;
+        let monitoring = r.field_at(m_[18], at_, "Monitoring")?;
+        let placement = r.field_at(m_[20], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[23], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[22], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[24], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[26], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[25], at_, "TagSpecification", None)?;
+        let launch_template = r.field_at(m_[14], at_, "LaunchTemplate")?;
         let instance_market_options = r.field_at(m_[9], at_, "InstanceMarketOptions")?;
-        let metadata_options = r.field_at(m_[14], at_, "MetadataOptions")?;
+        let metadata_options = r.field_at(m_[16], at_, "MetadataOptions")?;
         let disable_api_stop = r.field_at(m_[2], at_, "DisableApiStop")?;
         let dry_run = r.field_at(m_[4], at_, "DryRun")?;
         let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
             r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field_at(m_[19], at_, "PrivateIpAddress")?;
+        let private_ip_address = r.field_at(m_[21], at_, "PrivateIpAddress")?;
         let client_token = r.field_at(m_[1], at_, "ClientToken")?;
-        let network_interfaces = r.list_at(m_[17], at_, "NetworkInterface", None)?;
+        let network_interfaces = r.list_at(m_[19], at_, "NetworkInterface", None)?;
         let iam_instance_profile = r.field_at(m_[6], at_, "IamInstanceProfile")?;
         let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
         Ok(Some(Self {
             block_device_mappings,
             image_id,
             instance_type,
+            ipv6_address_count,
+            ipv6_addresses,
             key_name,
             max_count,
             min_count,
@@ -25674,6 +25747,57 @@ impl TpmSupportValues {
 
 crate::protocol::wire_enum!(TpmSupportValues);
 
+/// The `UnassignIpv6AddressesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct UnassignIpv6AddressesRequest {
+    pub network_interface_id: String,
+    pub ipv6_addresses: Option<Vec<String>>,
+}
+
+impl Decode for UnassignIpv6AddressesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Ipv6Addresses", "NetworkInterfaceId"]) else {
+            return Ok(None);
+        };
+        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
+        let network_interface_id =
+            FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
+        let ipv6_addresses = r.list_at(m_[0], at_, "Ipv6Addresses", None)?;
+        Ok(Some(Self {
+            network_interface_id,
+            ipv6_addresses,
+        }))
+    }
+}
+
+/// The `UnassignIpv6AddressesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnassignIpv6AddressesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unassigned_ipv6_addresses: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unassigned_ipv6_prefixes: Option<Vec<String>>,
+}
+
+impl EncodeMembers for UnassignIpv6AddressesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkInterfaceId", &self.network_interface_id);
+        w.list_field(
+            "unassignedIpv6Addresses",
+            "item",
+            &self.unassigned_ipv6_addresses,
+        );
+        w.list_field(
+            "unassignedIpv6PrefixSet",
+            "item",
+            &self.unassigned_ipv6_prefixes,
+        );
+    }
+}
+
 /// The `UnassignPrivateIpAddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct UnassignPrivateIpAddressesRequest {
@@ -27014,6 +27138,10 @@ pub enum Action {
     AssignPrivateIpAddresses,
     /// `UnassignPrivateIpAddresses`
     UnassignPrivateIpAddresses,
+    /// `AssignIpv6Addresses`
+    AssignIpv6Addresses,
+    /// `UnassignIpv6Addresses`
+    UnassignIpv6Addresses,
     /// `DescribeNetworkInterfaceAttribute`
     DescribeNetworkInterfaceAttribute,
     /// `ResetNetworkInterfaceAttribute`
@@ -27129,6 +27257,8 @@ impl Action {
             Self::DetachNetworkInterface => "DetachNetworkInterface",
             Self::AssignPrivateIpAddresses => "AssignPrivateIpAddresses",
             Self::UnassignPrivateIpAddresses => "UnassignPrivateIpAddresses",
+            Self::AssignIpv6Addresses => "AssignIpv6Addresses",
+            Self::UnassignIpv6Addresses => "UnassignIpv6Addresses",
             Self::DescribeNetworkInterfaceAttribute => "DescribeNetworkInterfaceAttribute",
             Self::ResetNetworkInterfaceAttribute => "ResetNetworkInterfaceAttribute",
         }
@@ -27241,6 +27371,8 @@ impl Action {
             "DetachNetworkInterface" => Self::DetachNetworkInterface,
             "AssignPrivateIpAddresses" => Self::AssignPrivateIpAddresses,
             "UnassignPrivateIpAddresses" => Self::UnassignPrivateIpAddresses,
+            "AssignIpv6Addresses" => Self::AssignIpv6Addresses,
+            "UnassignIpv6Addresses" => Self::UnassignIpv6Addresses,
             "DescribeNetworkInterfaceAttribute" => Self::DescribeNetworkInterfaceAttribute,
             "ResetNetworkInterfaceAttribute" => Self::ResetNetworkInterfaceAttribute,
             _ => return None,
@@ -27709,6 +27841,16 @@ pub trait Api {
         &mut self,
         input: UnassignPrivateIpAddressesRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `AssignIpv6Addresses`.
+    fn assign_ipv6_addresses(
+        &mut self,
+        input: AssignIpv6AddressesRequest,
+    ) -> Result<AssignIpv6AddressesResult, ApiError>;
+    /// Serves `UnassignIpv6Addresses`.
+    fn unassign_ipv6_addresses(
+        &mut self,
+        input: UnassignIpv6AddressesRequest,
+    ) -> Result<UnassignIpv6AddressesResult, ApiError>;
     /// Serves `DescribeNetworkInterfaceAttribute`.
     fn describe_network_interface_attribute(
         &mut self,
@@ -27938,6 +28080,10 @@ pub enum Response {
     AssignPrivateIpAddresses(Box<AssignPrivateIpAddressesResult>),
     /// `UnassignPrivateIpAddresses`
     UnassignPrivateIpAddresses,
+    /// `AssignIpv6Addresses`
+    AssignIpv6Addresses(Box<AssignIpv6AddressesResult>),
+    /// `UnassignIpv6Addresses`
+    UnassignIpv6Addresses(Box<UnassignIpv6AddressesResult>),
     /// `DescribeNetworkInterfaceAttribute`
     DescribeNetworkInterfaceAttribute(Box<DescribeNetworkInterfaceAttributeResult>),
     /// `ResetNetworkInterfaceAttribute`
@@ -28528,6 +28674,18 @@ impl Response {
                 "UnassignPrivateIpAddresses",
                 XML_NAMESPACE,
                 request_id,
+            ),
+            Self::AssignIpv6Addresses(output) => crate::protocol::xml::ec2_response(
+                "AssignIpv6Addresses",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::UnassignIpv6Addresses(output) => crate::protocol::xml::ec2_response(
+                "UnassignIpv6Addresses",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
             ),
             Self::DescribeNetworkInterfaceAttribute(output) => crate::protocol::xml::ec2_response(
                 "DescribeNetworkInterfaceAttribute",
@@ -29279,8 +29437,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "RunInstances",
                 &[
-                    "Ipv6AddressCount",
-                    "Ipv6Address",
                     "KernelId",
                     "RamdiskId",
                     "ElasticGpuSpecification",
@@ -29826,8 +29982,6 @@ pub fn execute<A: Api + ?Sized>(
                     "EnablePrimaryIpv6",
                     "ConnectionTrackingSpecification",
                     "Operator",
-                    "Ipv6Addresses",
-                    "Ipv6AddressCount",
                 ],
             )?;
             let input =
@@ -29898,6 +30052,24 @@ pub fn execute<A: Api + ?Sized>(
 
             api.unassign_private_ip_addresses(input)?;
             Ok(Response::UnassignPrivateIpAddresses)
+        }
+        Action::AssignIpv6Addresses => {
+            r.reject_unsupported("AssignIpv6Addresses", &["Ipv6PrefixCount", "Ipv6Prefix"])?;
+            let input = FormReader::required(AssignIpv6AddressesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::AssignIpv6Addresses(Box::new(
+                api.assign_ipv6_addresses(input)?,
+            )))
+        }
+        Action::UnassignIpv6Addresses => {
+            r.reject_unsupported("UnassignIpv6Addresses", &["Ipv6Prefix"])?;
+            let input = FormReader::required(UnassignIpv6AddressesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::UnassignIpv6Addresses(Box::new(
+                api.unassign_ipv6_addresses(input)?,
+            )))
         }
         Action::DescribeNetworkInterfaceAttribute => {
             r.reject_unsupported("DescribeNetworkInterfaceAttribute", &[])?;

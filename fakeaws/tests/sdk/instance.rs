@@ -794,10 +794,61 @@ async fn every_accepted_instance_filter_is_answered() {
         .await
         .unwrap();
     let ami = image(&ec2, AMI).await;
+    // An IPv6 block for the default VPC and a /64 for one of its subnets, for the IPv6
+    // address filters.
+    let default_vpc = ec2
+        .describe_vpcs()
+        .filters(filter("is-default", &["true"]))
+        .send()
+        .await
+        .unwrap()
+        .vpcs()[0]
+        .vpc_id()
+        .unwrap()
+        .to_string();
+    let block = ec2
+        .associate_vpc_cidr_block()
+        .vpc_id(&default_vpc)
+        .amazon_provided_ipv6_cidr_block(true)
+        .send()
+        .await
+        .unwrap()
+        .ipv6_cidr_block_association
+        .unwrap()
+        .ipv6_cidr_block
+        .unwrap();
+    let default_subnet = ec2
+        .describe_subnets()
+        .filters(filter("default-for-az", &["true"]))
+        .filters(filter("availability-zone", &["us-east-1a"]))
+        .send()
+        .await
+        .unwrap()
+        .subnets()[0]
+        .subnet_id()
+        .unwrap()
+        .to_string();
+    ec2.associate_subnet_cidr_block()
+        .subnet_id(&default_subnet)
+        .ipv6_cidr_block(
+            block
+                .parse::<ipnet::Ipv6Net>()
+                .unwrap()
+                .subnets(64)
+                .unwrap()
+                .next()
+                .unwrap()
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
     let run = ec2
         .run_instances()
         .image_id(&ami)
         .instance_type(InstanceType::T3Small)
+        .subnet_id(&default_subnet)
+        .ipv6_address_count(1)
         .key_name("ops")
         .placement(
             aws_sdk_ec2::types::Placement::builder()

@@ -1078,3 +1078,300 @@ async fn ipv6_rules_in_groups_and_acls() {
     }
     assert_eq!(entries(&ec2, &acl).await.len(), 9);
 }
+
+/// The IPv6 addresses of an interface, as DescribeNetworkInterfaces lists them.
+async fn interface_ipv6(ec2: &aws_sdk_ec2::Client, eni: &str) -> Vec<std::net::Ipv6Addr> {
+    let out = ec2
+        .describe_network_interfaces()
+        .network_interface_ids(eni)
+        .send()
+        .await
+        .unwrap();
+    out.network_interfaces()[0]
+        .ipv6_addresses()
+        .iter()
+        .map(|a| a.ipv6_address().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Creates an interface in `subnet` with `count` IPv6 addresses (none when 0).
+async fn ipv6_interface(ec2: &aws_sdk_ec2::Client, subnet: &str, count: i32) -> String {
+    let mut r = ec2.create_network_interface().subnet_id(subnet);
+    if count > 0 {
+        r = r.ipv6_address_count(count);
+    }
+    r.send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap()
+}
+
+#[tokio::test]
+async fn interfaces_and_instances_take_addresses_of_their_subnets_slash_64() {
+    use aws_sdk_ec2::types::InstanceIpv6Address;
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
+    let slash64: ipnet::Ipv6Net = slash64(&block, 1).parse().unwrap();
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.1.0/24")
+        .availability_zone("us-east-1a")
+        .ipv6_cidr_block(slash64.to_string())
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let usable = |ip: &std::net::Ipv6Addr| {
+        let host = u128::from(*ip) - u128::from(slash64.network());
+        slash64.contains(ip) && host >= 4 && host != u128::from(u64::MAX)
+    };
+
+    // Drawn at random from the /64, none of AWS's reserved ones.
+    let eni = ipv6_interface(&ec2, &subnet, 2).await;
+    let drawn = interface_ipv6(&ec2, &eni).await;
+    assert_eq!(drawn.len(), 2);
+    assert_ne!(drawn[0], drawn[1]);
+    assert!(drawn.iter().all(usable), "{drawn:?}");
+    let by_filter = ec2
+        .describe_network_interfaces()
+        .filters(filter(
+            "ipv6-addresses.ipv6-address",
+            &[&drawn[0].to_string()],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_filter.network_interfaces().len(), 1);
+
+    // Named: taken as given, once; a reserved or foreign one, both forms at once, or a count
+    // below 1, refused with nothing made.
+    let named = std::net::Ipv6Addr::from(u128::from(slash64.network()) + 0x10);
+    let named_eni = ec2
+        .create_network_interface()
+        .subnet_id(&subnet)
+        .ipv6_addresses(
+            InstanceIpv6Address::builder()
+                .ipv6_address(named.to_string())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap();
+    assert_eq!(interface_ipv6(&ec2, &named_eni).await, [named]);
+    let before = ec2
+        .describe_network_interfaces()
+        .send()
+        .await
+        .unwrap()
+        .network_interfaces()
+        .len();
+    let reserved = std::net::Ipv6Addr::from(u128::from(slash64.network()) + 1);
+    for (addresses, count, expected) in [
+        (vec![named], None, "InvalidIPAddress.InUse"),
+        (vec![reserved], None, "InvalidParameterValue"),
+        (
+            vec!["2001:db8::10".parse().unwrap()],
+            None,
+            "InvalidParameterValue",
+        ),
+        (vec![named], Some(1), "InvalidParameterCombination"),
+        (vec![], Some(0), "InvalidParameterValue"),
+    ] {
+        let mut r = ec2
+            .create_network_interface()
+            .subnet_id(&subnet)
+            .set_ipv6_address_count(count);
+        for a in &addresses {
+            r = r.ipv6_addresses(
+                InstanceIpv6Address::builder()
+                    .ipv6_address(a.to_string())
+                    .build(),
+            );
+        }
+        assert_eq!(code(r.send().await), expected, "{addresses:?} {count:?}");
+    }
+    assert_eq!(
+        ec2.describe_network_interfaces()
+            .send()
+            .await
+            .unwrap()
+            .network_interfaces()
+            .len(),
+        before
+    );
+
+    // Assigned and unassigned.
+    let out = ec2
+        .assign_ipv6_addresses()
+        .network_interface_id(&eni)
+        .ipv6_address_count(1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.network_interface_id(), Some(eni.as_str()));
+    let assigned: std::net::Ipv6Addr = out.assigned_ipv6_addresses()[0].parse().unwrap();
+    assert!(usable(&assigned));
+    assert_eq!(interface_ipv6(&ec2, &eni).await.len(), 3);
+    assert_eq!(
+        code(
+            ec2.unassign_ipv6_addresses()
+                .network_interface_id(&eni)
+                .ipv6_addresses(assigned.to_string())
+                .ipv6_addresses(named.to_string())
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(interface_ipv6(&ec2, &eni).await.len(), 3);
+    let out = ec2
+        .unassign_ipv6_addresses()
+        .network_interface_id(&eni)
+        .ipv6_addresses(assigned.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.unassigned_ipv6_addresses(), [assigned.to_string()]);
+    assert_eq!(interface_ipv6(&ec2, &eni).await, drawn);
+    // A deleted interface gives its addresses back.
+    ec2.delete_network_interface()
+        .network_interface_id(&named_eni)
+        .send()
+        .await
+        .unwrap();
+    ec2.assign_ipv6_addresses()
+        .network_interface_id(&eni)
+        .ipv6_addresses(named.to_string())
+        .send()
+        .await
+        .unwrap();
+
+    // A subnet without a block gives none.
+    let plain = crate::subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
+    assert_eq!(
+        code(
+            ec2.create_network_interface()
+                .subnet_id(&plain)
+                .ipv6_address_count(1)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    let plain_eni = ipv6_interface(&ec2, &plain, 0).await;
+    assert!(interface_ipv6(&ec2, &plain_eni).await.is_empty());
+
+    // Launches: a count for the instance, and the subnet's default of one.
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launched = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Small)
+        .subnet_id(&subnet)
+        .ipv6_address_count(2)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let i = &launched.instances()[0];
+    let nic = &i.network_interfaces()[0];
+    assert_eq!(nic.ipv6_addresses().len(), 2);
+    assert_eq!(i.ipv6_address(), nic.ipv6_addresses()[0].ipv6_address());
+    let id = i.instance_id().unwrap().to_string();
+    let by_filter = ec2
+        .describe_instances()
+        .filters(filter("ipv6-address", &[i.ipv6_address().unwrap()]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        by_filter.reservations()[0].instances()[0].instance_id(),
+        Some(id.as_str())
+    );
+    assert_eq!(
+        code(
+            ec2.run_instances()
+                .image_id(&ami)
+                .instance_type(aws_sdk_ec2::types::InstanceType::T3Small)
+                .subnet_id(&subnet)
+                .ipv6_addresses(
+                    InstanceIpv6Address::builder()
+                        .ipv6_address(
+                            std::net::Ipv6Addr::from(u128::from(slash64.network()) + 0x20)
+                                .to_string()
+                        )
+                        .build()
+                )
+                .min_count(2)
+                .max_count(2)
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+    ec2.modify_subnet_attribute()
+        .subnet_id(&subnet)
+        .assign_ipv6_address_on_creation(AttributeBooleanValue::builder().value(true).build())
+        .send()
+        .await
+        .unwrap();
+    let defaulted = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Small)
+        .subnet_id(&subnet)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        defaulted.instances()[0].network_interfaces()[0]
+            .ipv6_addresses()
+            .len(),
+        1
+    );
+    let defaulted_eni = ipv6_interface(&ec2, &subnet, 0).await;
+    assert_eq!(interface_ipv6(&ec2, &defaulted_eni).await.len(), 1);
+
+    // The subnet's block stays while interfaces hold its addresses.
+    ec2.modify_subnet_attribute()
+        .subnet_id(&subnet)
+        .assign_ipv6_address_on_creation(AttributeBooleanValue::builder().value(false).build())
+        .send()
+        .await
+        .unwrap();
+    let association = ec2
+        .describe_subnets()
+        .subnet_ids(&subnet)
+        .send()
+        .await
+        .unwrap()
+        .subnets()[0]
+        .ipv6_cidr_block_association_set()[0]
+        .association_id()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        code(
+            ec2.disassociate_subnet_cidr_block()
+                .association_id(&association)
+                .send()
+                .await
+        ),
+        "InvalidCidrBlock.InUse"
+    );
+}

@@ -310,6 +310,13 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .send()
         .await
         .unwrap();
+    // An interface holding two of the /64's addresses.
+    ec2.create_network_interface()
+        .subnet_id(&subnet)
+        .ipv6_address_count(2)
+        .send()
+        .await
+        .unwrap();
     let eigw = ec2
         .create_egress_only_internet_gateway()
         .vpc_id(&vpc)

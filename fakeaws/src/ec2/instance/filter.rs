@@ -23,7 +23,6 @@ impl Filterable for (&Instance, &Region) {
         "enclave-options.enabled",
         "hibernation-options.configured",
         "host-id",
-        "ipv6-address",
         "kernel-id",
         "maintenance-options.auto-recovery",
         "metadata-options.http-protocol-ipv4",
@@ -33,9 +32,6 @@ impl Filterable for (&Instance, &Region) {
         "network-interface.association.customer-owned-ip",
         "network-interface.deny-all-igw-traffic",
         "network-interface.ipv4-prefixes.ipv4-prefix",
-        "network-interface.ipv6-address",
-        "network-interface.ipv6-addresses.ipv6-address",
-        "network-interface.ipv6-addresses.is-primary-ipv6",
         "network-interface.ipv6-native",
         "network-interface.ipv6-prefixes.ipv6-prefix",
         "network-interface.operator.managed",
@@ -324,6 +320,10 @@ impl Filterable for (&Instance, &Region) {
             }
             "metadata-options.state" => text(i.metadata.state.map(|v| v.as_str())),
             "usage-operation" => one("RunInstances"),
+            "ipv6-address" => eni
+                .and_then(|e| e.ipv6.first())
+                .map(|ip| one(ip.to_string()))
+                .unwrap_or_default(),
             n if n.starts_with("network-interface.") => interface_values(region, enis(), n),
             "virtualization-type" => one("hvm"),
             // NEVER_SET, and names outside NAMES, which `Filters::parse` refuses.
@@ -359,6 +359,10 @@ fn interface_values<'a>(
                     .map(|ip| network_interface::private_dns(region, ip)),
             ),
             "private-dns-name" => out.push(network_interface::private_dns(region, e.private_ip)),
+            "ipv6-address" | "ipv6-addresses.ipv6-address" => {
+                out.extend(e.ipv6.iter().map(ToString::to_string));
+            }
+            "ipv6-addresses.is-primary-ipv6" => out.extend(e.ipv6.iter().map(|_| "false".into())),
             "addresses.association.public-ip" => {
                 out.extend(public.map(|p| p.ip.to_string()));
             }

@@ -9,6 +9,7 @@ use std::net::Ipv4Addr;
 use aws_smithy_types::DateTime;
 
 use crate::ec2::error::Code;
+use crate::ec2::network_interface::ipv6::Ipv6Requested;
 use crate::ec2::network_interface::lifecycle::{Requested, check_room};
 use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, limits};
 use crate::ec2::{Kind, security_group};
@@ -25,6 +26,7 @@ struct NewOne {
     subnet_id: String,
     groups: Vec<String>,
     requested: Requested,
+    ipv6: Ipv6Requested,
     description: String,
 }
 
@@ -95,10 +97,22 @@ impl Plan {
                     ));
                 }
                 requested.check_free(region, primary.subnet_id)?;
+                let ipv6 = match nic {
+                    Some(n) => Ipv6Requested::from_instance_addresses(
+                        n.ipv6_address_count,
+                        n.ipv6_addresses.as_deref(),
+                    )?,
+                    None => Ipv6Requested::from_instance_addresses(
+                        input.ipv6_address_count,
+                        input.ipv6_addresses.as_deref(),
+                    )?,
+                };
+                let ipv6 = planned_ipv6(region, input, ipv6, primary.subnet_id)?;
                 Err(NewOne {
                     subnet_id: primary.subnet_id.to_string(),
                     groups: primary.groups.to_vec(),
                     requested,
+                    ipv6,
                     description: nic.and_then(|n| n.description.clone()).unwrap_or_default(),
                 })
             }
@@ -116,6 +130,19 @@ impl Plan {
         }
         let plan = Plan { interfaces };
         plan.check_type(region, instance_type)?;
+        let mut named6 = Vec::new();
+        for p in &plan.interfaces {
+            if let Err(new) = &p.made {
+                for ip in &new.ipv6.named {
+                    if named6.contains(ip) {
+                        return Err(ApiError::invalid_value(format!(
+                            "The address {ip} is given to more than one network interface."
+                        )));
+                    }
+                    named6.push(*ip);
+                }
+            }
+        }
         let mut named: Vec<Ipv4Addr> = Vec::new();
         for p in &plan.interfaces {
             if let Err(new) = &p.made {
@@ -213,6 +240,7 @@ impl Plan {
                         },
                     )?;
                     new.requested.give_secondaries(region, &id)?;
+                    new.ipv6.give(region, &id)?;
                     new_ids.push(id.clone());
                     id
                 }
@@ -290,6 +318,11 @@ fn plan_other(
         ));
     }
     requested.check_free(region, subnet_id)?;
+    let ipv6 = Ipv6Requested::from_instance_addresses(
+        one.ipv6_address_count,
+        one.ipv6_addresses.as_deref(),
+    )?;
+    let ipv6 = planned_ipv6(region, input, ipv6, subnet_id)?;
     Ok(Planned {
         device_index,
         delete_on_termination: one.delete_on_termination.unwrap_or(true),
@@ -297,7 +330,26 @@ fn plan_other(
             subnet_id: subnet_id.to_string(),
             groups,
             requested,
+            ipv6,
             description: one.description.clone().unwrap_or_default(),
         }),
     })
+}
+
+/// The IPv6 addresses a new interface of a launch takes in subnet `subnet_id`: those asked for
+/// (named ones only for a single instance), or the subnet's default; checked.
+fn planned_ipv6(
+    region: &Region,
+    input: &RunInstancesRequest,
+    asked: Ipv6Requested,
+    subnet_id: &str,
+) -> Result<Ipv6Requested, ApiError> {
+    if input.max_count > 1 && !asked.named.is_empty() {
+        return Err(ApiError::invalid_combination(
+            "Ipv6Addresses cannot be used with MaxCount greater than 1.",
+        ));
+    }
+    let ipv6 = asked.or_subnet_default(region, subnet_id);
+    ipv6.check(region, subnet_id)?;
+    Ok(ipv6)
 }

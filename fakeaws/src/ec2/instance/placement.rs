@@ -89,6 +89,16 @@ pub(super) fn launch_interfaces(
             "Network interfaces and an instance-level private IP address may not be specified on the same request",
         ));
     }
+    let instance_ipv6 = input.ipv6_address_count.is_some() || input.ipv6_addresses.is_some();
+    if instance_ipv6
+        && (primary.ipv6_address_count.is_some()
+            || primary.ipv6_addresses.is_some()
+            || primary.network_interface_id.is_some())
+    {
+        return Err(ApiError::invalid_combination(
+            "Network interfaces and instance-level IPv6 addresses may not be specified on the same request",
+        ));
+    }
     if list.len() > 1
         && list
             .iter()
@@ -118,6 +128,8 @@ pub(super) fn launch_interfaces(
             ("Groups", one.groups.is_some()),
             ("PrivateIpAddress", one.private_ip_address.is_some()),
             ("PrivateIpAddresses", one.private_ip_addresses.is_some()),
+            ("Ipv6AddressCount", one.ipv6_address_count.is_some()),
+            ("Ipv6Addresses", one.ipv6_addresses.is_some()),
             (
                 "SecondaryPrivateIpAddressCount",
                 one.secondary_private_ip_address_count.is_some(),
@@ -147,8 +159,6 @@ pub(super) fn launch_interfaces(
 /// `NotImplemented` for a member of a launch interface the fake does not serve.
 fn check_served(one: &InstanceNetworkInterfaceSpecification) -> Result<(), ApiError> {
     let unserved = [
-        ("Ipv6AddressCount", one.ipv6_address_count.is_some()),
-        ("Ipv6Addresses", one.ipv6_addresses.is_some()),
         (
             "AssociateCarrierIpAddress",
             one.associate_carrier_ip_address.is_some(),

@@ -10,10 +10,11 @@ use crate::generated::ec2::{
     AttachmentStatus, AttributeBooleanValue, AttributeValue, DescribeInstanceAttributeRequest,
     DescribeInstancesRequest, DescribeInstancesResult, DeviceType, EbsInstanceBlockDevice,
     GroupIdentifier, HypervisorType, IamInstanceProfile, Instance as InstanceOut,
-    InstanceAttribute, InstanceAttributeName, InstanceBlockDeviceMapping, InstanceNetworkInterface,
-    InstanceNetworkInterfaceAssociation, InstanceNetworkInterfaceAttachment,
-    InstancePrivateIpAddress, InstanceStateName, Monitoring, MonitoringState,
-    NetworkInterfaceStatus, Placement, Reservation, StateReason, VirtualizationType,
+    InstanceAttribute, InstanceAttributeName, InstanceBlockDeviceMapping, InstanceIpv6Address,
+    InstanceNetworkInterface, InstanceNetworkInterfaceAssociation,
+    InstanceNetworkInterfaceAttachment, InstancePrivateIpAddress, InstanceStateName, Monitoring,
+    MonitoringState, NetworkInterfaceStatus, Placement, Reservation, StateReason,
+    VirtualizationType,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -93,7 +94,15 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
             }),
         description: Some(e.description.clone()),
         groups: Some(groups),
-        ipv6_addresses: Some(Vec::new()),
+        ipv6_addresses: Some(
+            e.ipv6
+                .iter()
+                .map(|ip| InstanceIpv6Address {
+                    ipv6_address: Some(ip.to_string()),
+                    is_primary_ipv6: Some(false),
+                })
+                .collect(),
+        ),
         mac_address: Some(e.mac.clone()),
         network_interface_id: Some(e.id.clone()),
         owner_id: Some(region.account_id.clone()),
@@ -219,6 +228,10 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         vpc_id: (!gone).then(|| i.vpc_id.clone()),
         private_ip_address: (!gone).then(|| i.private_ip.to_string()),
         public_ip_address: public.map(|p| p.ip.to_string()),
+        ipv6_address: eni
+            .filter(|_| !gone)
+            .and_then(|e| e.ipv6.first())
+            .map(ToString::to_string),
         ..Default::default()
     }
 }

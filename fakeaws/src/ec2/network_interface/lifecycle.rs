@@ -17,6 +17,7 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 use crate::sim::transitions::Subject;
 
+use super::ipv6::Ipv6Requested;
 use super::{Attachment, NewInterface, Phase, limits, render};
 
 /// A private address given in a request: an IPv4 address, or AWS's answer naming `param`.
@@ -191,6 +192,12 @@ pub fn create_network_interface(
     )?;
     requested.check_free(region, &input.subnet_id)?;
     check_room(region, &input.subnet_id, requested.addresses())?;
+    let ipv6 = Ipv6Requested::from_instance_addresses(
+        input.ipv6_address_count,
+        input.ipv6_addresses.as_deref(),
+    )?
+    .or_subnet_default(region, &input.subnet_id);
+    ipv6.check(region, &input.subnet_id)?;
     let groups = security_group::of_new_interface(region, &vpc_id, input.groups.iter().flatten())?;
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),
@@ -214,6 +221,7 @@ pub fn create_network_interface(
         },
     )?;
     requested.give_secondaries(region, &id)?;
+    ipv6.give(region, &id)?;
     region.tags.insert(&id, tags);
     region
         .ledger

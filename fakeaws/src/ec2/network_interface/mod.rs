@@ -12,8 +12,8 @@ use crate::ec2::{Kind, page, subnet};
 use crate::generated::ec2::{
     AttachmentStatus, DescribeNetworkInterfacesRequest, DescribeNetworkInterfacesResult,
     GroupIdentifier, NetworkInterface as NetworkInterfaceOut, NetworkInterfaceAssociation,
-    NetworkInterfaceAttachment, NetworkInterfacePrivateIpAddress, NetworkInterfaceStatus,
-    NetworkInterfaceType,
+    NetworkInterfaceAttachment, NetworkInterfaceIpv6Address, NetworkInterfacePrivateIpAddress,
+    NetworkInterfaceStatus, NetworkInterfaceType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::xml::format_timestamp;
@@ -21,6 +21,7 @@ use crate::region::Region;
 
 pub mod address;
 pub mod attribute;
+pub mod ipv6;
 pub mod lifecycle;
 pub mod limits;
 
@@ -125,6 +126,9 @@ pub struct NetworkInterface {
     pub public_ip: Option<PublicIp>,
     /// The source/destination check.
     pub source_dest_check: bool,
+    /// Its IPv6 addresses, in the order they were assigned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ipv6: Vec<std::net::Ipv6Addr>,
 }
 
 /// What a new interface is for.
@@ -177,6 +181,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             attachment: None,
             public_ip: None,
             source_dest_check: true,
+            ipv6: Vec::new(),
         },
     );
     Ok(id)
@@ -190,6 +195,9 @@ pub fn delete(region: &mut Region, id: &str) {
     };
     for ip in std::iter::once(eni.private_ip).chain(eni.secondary_ips.iter().copied()) {
         subnet::release_address(region, &eni.subnet_id, ip);
+    }
+    for ip in &eni.ipv6 {
+        subnet::release_ipv6(region, &eni.subnet_id, *ip);
     }
     region.by_vpc.remove(&eni.vpc_id, id);
     region.by_subnet.remove(&eni.subnet_id, id);
@@ -293,13 +301,9 @@ impl Filterable for (&NetworkInterface, &Region) {
         "subnet-id",
         "vpc-id",
     ];
-    // NAT gateways' interfaces carry no requester id here; no IPv6 addresses or operators.
-    const NEVER_SET: &'static [&'static str] = &[
-        "ipv6-addresses.ipv6-address",
-        "operator.managed",
-        "operator.principal",
-        "requester-id",
-    ];
+    // NAT gateways' interfaces carry no requester id here; no operators.
+    const NEVER_SET: &'static [&'static str] =
+        &["operator.managed", "operator.principal", "requester-id"];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (e, region) = *self;
@@ -358,6 +362,7 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .into_iter()
                 .collect(),
             "availability-zone" => one(e.zone.clone()),
+            "ipv6-addresses.ipv6-address" => e.ipv6.iter().map(ToString::to_string).collect(),
             "availability-zone-id" => region
                 .zone(&e.zone)
                 .map(|z| one(z.id.clone()))
@@ -475,7 +480,16 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         description: Some(e.description.clone()),
         groups: Some(group_identifiers(region, &e.groups)),
         interface_type: Some(e.interface_type),
-        ipv6_addresses: Some(Vec::new()),
+        ipv6_addresses: Some(
+            e.ipv6
+                .iter()
+                .map(|ip| NetworkInterfaceIpv6Address {
+                    ipv6_address: Some(ip.to_string()),
+                    is_primary_ipv6: Some(false),
+                    public_ipv6_dns_name: None,
+                })
+                .collect(),
+        ),
         mac_address: Some(e.mac.clone()),
         network_interface_id: Some(e.id.clone()),
         owner_id: Some(region.account_id.clone()),

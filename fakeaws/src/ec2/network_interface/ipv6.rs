@@ -1,0 +1,229 @@
+//! A network interface's IPv6 addresses: asked for by CreateNetworkInterface and RunInstances
+//! (`Ipv6AddressCount` or `Ipv6Addresses`, and one by default in a subnet that has
+//! `AssignIpv6AddressOnCreation`), added by AssignIpv6Addresses and given back by
+//! UnassignIpv6Addresses. Each comes from the interface's subnet's /64: a named one must be
+//! free and not one AWS keeps (the block's first four and its last), the others are drawn at
+//! random, as AWS draws them.
+
+use std::net::Ipv6Addr;
+
+use crate::ec2::network_interface::limits;
+use crate::ec2::{Kind, subnet};
+use crate::generated::ec2::{
+    AssignIpv6AddressesRequest, AssignIpv6AddressesResult, InstanceIpv6Address,
+    UnassignIpv6AddressesRequest, UnassignIpv6AddressesResult,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// The IPv6 addresses a request asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ipv6Requested {
+    /// The addresses named.
+    pub named: Vec<Ipv6Addr>,
+    /// How many more the subnet draws.
+    pub count: usize,
+}
+
+impl Ipv6Requested {
+    /// From `Ipv6AddressCount` (at least 1) or `Ipv6Addresses` (each once), not both; at
+    /// most [`limits::MOST_PER_INTERFACE`].
+    pub fn parse<'a>(
+        count: Option<i32>,
+        addresses: impl IntoIterator<Item = Option<&'a str>>,
+    ) -> Result<Self, ApiError> {
+        let mut named = Vec::new();
+        for raw in addresses {
+            let raw = raw.ok_or_else(|| ApiError::missing_parameter("Ipv6Addresses.N"))?;
+            let ip: Ipv6Addr = raw.parse().map_err(|_| {
+                ApiError::invalid_parameter("ipv6Addresses", raw, "This is not an IPv6 address.")
+            })?;
+            if named.contains(&ip) {
+                return Err(ApiError::invalid_value(format!(
+                    "The address {ip} is given more than once."
+                )));
+            }
+            named.push(ip);
+        }
+        let count = match count {
+            None => 0,
+            Some(_) if !named.is_empty() => {
+                return Err(ApiError::invalid_combination(
+                    "Ipv6AddressCount cannot be used with Ipv6Addresses.",
+                ));
+            }
+            Some(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+            Some(n) => {
+                return Err(ApiError::invalid_parameter(
+                    "ipv6AddressCount",
+                    &n.to_string(),
+                    "The count must be at least 1.",
+                ));
+            }
+        };
+        let requested = Ipv6Requested { named, count };
+        if requested.total() > limits::MOST_PER_INTERFACE {
+            return Err(too_many());
+        }
+        Ok(requested)
+    }
+
+    /// From a list of `InstanceIpv6Address`es (CreateNetworkInterface, RunInstances).
+    pub fn from_instance_addresses(
+        count: Option<i32>,
+        addresses: Option<&[InstanceIpv6Address]>,
+    ) -> Result<Self, ApiError> {
+        Self::parse(
+            count,
+            addresses
+                .unwrap_or_default()
+                .iter()
+                .map(|a| a.ipv6_address.as_deref()),
+        )
+    }
+
+    /// How many addresses it asks for.
+    pub fn total(&self) -> usize {
+        self.named.len() + self.count
+    }
+
+    /// What a new interface in subnet `subnet_id` takes: what was asked for, or one address
+    /// when nothing was and the subnet has `AssignIpv6AddressOnCreation`.
+    pub fn or_subnet_default(self, region: &Region, subnet_id: &str) -> Self {
+        let default = region
+            .subnets
+            .get(subnet_id)
+            .is_some_and(|s| s.assign_ipv6_on_creation);
+        if self.total() == 0 && default {
+            Ipv6Requested {
+                named: Vec::new(),
+                count: 1,
+            }
+        } else {
+            self
+        }
+    }
+
+    /// Checks that subnet `subnet_id` can give them: it has an IPv6 block, and the named
+    /// addresses are its own, usable and free.
+    pub fn check(&self, region: &Region, subnet_id: &str) -> Result<(), ApiError> {
+        if self.total() == 0 {
+            return Ok(());
+        }
+        let subnet = Kind::Subnet.get(&region.subnets, subnet_id)?;
+        if subnet.ipv6.is_none() {
+            return Err(subnet::no_ipv6_block(subnet_id));
+        }
+        for ip in &self.named {
+            subnet.check_free_ipv6(*ip)?;
+        }
+        Ok(())
+    }
+
+    /// Gives interface `id` the addresses, from its subnet; returns them.
+    pub fn give(&self, region: &mut Region, id: &str) -> Result<Vec<Ipv6Addr>, ApiError> {
+        if self.total() == 0 {
+            return Ok(Vec::new());
+        }
+        let subnet_id = Kind::NetworkInterface
+            .get(&region.network_interfaces, id)?
+            .subnet_id
+            .clone();
+        let wanted = self
+            .named
+            .iter()
+            .copied()
+            .map(Some)
+            .chain((0..self.count).map(|_| None));
+        let mut given = Vec::with_capacity(self.total());
+        for w in wanted {
+            given.push(subnet::allocate_ipv6(region, &subnet_id, w)?);
+        }
+        if let Some(eni) = region.network_interfaces.0.get_mut(id) {
+            eni.ipv6.extend(given.iter().copied());
+        }
+        Ok(given)
+    }
+}
+
+/// The refusal of more IPv6 addresses than an interface takes.
+fn too_many() -> ApiError {
+    ApiError::invalid_value(format!(
+        "A network interface takes at most {} IPv6 addresses.",
+        limits::MOST_PER_INTERFACE
+    ))
+}
+
+/// `AssignIpv6Addresses`: more addresses for an interface in a subnet with an IPv6 block.
+pub fn assign_ipv6_addresses(
+    region: &mut Region,
+    input: AssignIpv6AddressesRequest,
+) -> Result<AssignIpv6AddressesResult, ApiError> {
+    let eni =
+        Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
+    let requested = Ipv6Requested::parse(
+        input.ipv6_address_count,
+        input
+            .ipv6_addresses
+            .iter()
+            .flatten()
+            .map(|a| Some(a.as_str())),
+    )?;
+    if requested.total() == 0 {
+        return Err(ApiError::missing_parameter(
+            "Ipv6AddressCount or Ipv6Addresses",
+        ));
+    }
+    if eni.ipv6.len() + requested.total() > limits::MOST_PER_INTERFACE {
+        return Err(too_many());
+    }
+    requested.check(region, &eni.subnet_id)?;
+    let given = requested.give(region, &input.network_interface_id)?;
+    Ok(AssignIpv6AddressesResult {
+        assigned_ipv6_addresses: Some(given.iter().map(ToString::to_string).collect()),
+        assigned_ipv6_prefixes: None,
+        network_interface_id: Some(input.network_interface_id),
+    })
+}
+
+/// `UnassignIpv6Addresses`: addresses the interface holds, each checked before any goes.
+pub fn unassign_ipv6_addresses(
+    region: &mut Region,
+    input: UnassignIpv6AddressesRequest,
+) -> Result<UnassignIpv6AddressesResult, ApiError> {
+    let eni =
+        Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
+    let requested = Ipv6Requested::parse(
+        None,
+        input
+            .ipv6_addresses
+            .iter()
+            .flatten()
+            .map(|a| Some(a.as_str())),
+    )?;
+    if requested.named.is_empty() {
+        return Err(ApiError::missing_parameter("Ipv6Addresses"));
+    }
+    if let Some(ip) = requested.named.iter().find(|ip| !eni.ipv6.contains(ip)) {
+        return Err(ApiError::invalid_value(format!(
+            "The network interface {} does not have the IPv6 address {ip}.",
+            eni.id
+        )));
+    }
+    let subnet_id = eni.subnet_id.clone();
+    for ip in &requested.named {
+        subnet::release_ipv6(region, &subnet_id, *ip);
+    }
+    if let Some(eni) = region
+        .network_interfaces
+        .0
+        .get_mut(&input.network_interface_id)
+    {
+        eni.ipv6.retain(|ip| !requested.named.contains(ip));
+    }
+    Ok(UnassignIpv6AddressesResult {
+        network_interface_id: Some(input.network_interface_id),
+        unassigned_ipv6_addresses: Some(requested.named.iter().map(ToString::to_string).collect()),
+        unassigned_ipv6_prefixes: None,
+    })
+}
