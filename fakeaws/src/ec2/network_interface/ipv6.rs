@@ -82,6 +82,17 @@ impl Ipv6Requested {
         )
     }
 
+    /// From a list of addresses as text (AssignIpv6Addresses, UnassignIpv6Addresses).
+    pub fn from_texts(count: Option<i32>, addresses: Option<&[String]>) -> Result<Self, ApiError> {
+        Self::parse(
+            count,
+            addresses
+                .unwrap_or_default()
+                .iter()
+                .map(|a| Some(a.as_str())),
+        )
+    }
+
     /// How many addresses it asks for.
     pub fn total(&self) -> usize {
         self.named.len() + self.count
@@ -161,14 +172,8 @@ pub fn assign_ipv6_addresses(
 ) -> Result<AssignIpv6AddressesResult, ApiError> {
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
-    let requested = Ipv6Requested::parse(
-        input.ipv6_address_count,
-        input
-            .ipv6_addresses
-            .iter()
-            .flatten()
-            .map(|a| Some(a.as_str())),
-    )?;
+    let requested =
+        Ipv6Requested::from_texts(input.ipv6_address_count, input.ipv6_addresses.as_deref())?;
     if requested.total() == 0 {
         return Err(ApiError::missing_parameter(
             "Ipv6AddressCount or Ipv6Addresses",
@@ -193,14 +198,7 @@ pub fn unassign_ipv6_addresses(
 ) -> Result<UnassignIpv6AddressesResult, ApiError> {
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
-    let requested = Ipv6Requested::parse(
-        None,
-        input
-            .ipv6_addresses
-            .iter()
-            .flatten()
-            .map(|a| Some(a.as_str())),
-    )?;
+    let requested = Ipv6Requested::from_texts(None, input.ipv6_addresses.as_deref())?;
     if requested.named.is_empty() {
         return Err(ApiError::missing_parameter("Ipv6Addresses"));
     }
