@@ -1375,3 +1375,77 @@ async fn interfaces_and_instances_take_addresses_of_their_subnets_slash_64() {
         "InvalidCidrBlock.InUse"
     );
 }
+
+#[tokio::test]
+async fn a_template_launches_instances_with_ipv6_addresses() {
+    use aws_sdk_ec2::types::{
+        LaunchTemplateInstanceNetworkInterfaceSpecificationRequest, LaunchTemplateSpecification,
+        RequestLaunchTemplateData,
+    };
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.1.0/24")
+        .ipv6_cidr_block(slash64(&block, 9))
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    ec2.create_launch_template()
+        .launch_template_name("dual-stack")
+        .launch_template_data(
+            RequestLaunchTemplateData::builder()
+                .image_id(&ami)
+                .instance_type(aws_sdk_ec2::types::InstanceType::T3Small)
+                .network_interfaces(
+                    LaunchTemplateInstanceNetworkInterfaceSpecificationRequest::builder()
+                        .device_index(0)
+                        .subnet_id(&subnet)
+                        .ipv6_address_count(2)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let versions = ec2
+        .describe_launch_template_versions()
+        .launch_template_name("dual-stack")
+        .send()
+        .await
+        .unwrap();
+    let data = versions.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap();
+    assert_eq!(data.network_interfaces()[0].ipv6_address_count(), Some(2));
+    let run = ec2
+        .run_instances()
+        .launch_template(
+            LaunchTemplateSpecification::builder()
+                .launch_template_name("dual-stack")
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let nic = &run.instances()[0].network_interfaces()[0];
+    assert_eq!(nic.subnet_id(), Some(subnet.as_str()));
+    let net: ipnet::Ipv6Net = slash64(&block, 9).parse().unwrap();
+    let addresses: Vec<std::net::Ipv6Addr> = nic
+        .ipv6_addresses()
+        .iter()
+        .map(|a| a.ipv6_address().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(addresses.len(), 2);
+    assert!(addresses.iter().all(|a| net.contains(a)), "{addresses:?}");
+}

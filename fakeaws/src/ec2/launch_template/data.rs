@@ -4,8 +4,8 @@
 
 use crate::generated::ec2::{
     BlockDeviceMapping, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification,
-    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
-    InstanceMetadataProtocolState, InstanceMetadataTagsState,
+    InstanceIpv6Address, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
+    InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
     InstanceNetworkInterfaceSpecification, LaunchTemplateBlockDeviceMapping,
     LaunchTemplateEbsBlockDevice, LaunchTemplateIamInstanceProfileSpecification,
     LaunchTemplateInstanceMarketOptions, LaunchTemplateInstanceMetadataOptions,
@@ -118,10 +118,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                             "NetworkInterfaces.InterfaceType",
                         ),
                         (
-                            n.ipv6_address_count.is_some() || n.ipv6_addresses.is_some(),
-                            "NetworkInterfaces.Ipv6Addresses",
-                        ),
-                        (
                             n.private_ip_addresses.is_some()
                                 || n.secondary_private_ip_address_count.is_some(),
                             "NetworkInterfaces.PrivateIpAddresses",
@@ -160,6 +156,15 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                         network_interface_id: n.network_interface_id,
                         private_ip_address: n.private_ip_address,
                         subnet_id: n.subnet_id,
+                        ipv6_address_count: n.ipv6_address_count,
+                        ipv6_addresses: n.ipv6_addresses.map(|list| {
+                            list.into_iter()
+                                .map(|a| InstanceIpv6Address {
+                                    ipv6_address: a.ipv6_address,
+                                    is_primary_ipv6: None,
+                                })
+                                .collect()
+                        }),
                         ..Default::default()
                     })
                 })
@@ -322,8 +327,8 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                     description: n.description,
                     device_index: n.device_index,
                     groups: n.groups,
-                    ipv6_address_count: None,
-                    ipv6_addresses: None,
+                    ipv6_address_count: n.ipv6_address_count,
+                    ipv6_addresses: n.ipv6_addresses,
                     network_interface_id: n.network_interface_id,
                     private_ip_address: n.private_ip_address,
                     private_ip_addresses: None,
