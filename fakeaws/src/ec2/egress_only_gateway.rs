@@ -116,23 +116,16 @@ pub fn describe_egress_only_internet_gateways(
     for id in &ids {
         kind.check_shape(id)?;
     }
-    let known: Vec<String> = ids
-        .iter()
-        .filter(|id| region.egress_only_gateways.contains_key(id.as_str()))
-        .cloned()
-        .collect();
-    if !ids.is_empty() && known.is_empty() {
-        return Ok(DescribeEgressOnlyInternetGatewaysResult {
-            egress_only_internet_gateways: Some(Vec::new()),
-            next_token: None,
-        });
-    }
+    // The ids select, as a filter would: one naming no gateway matches nothing.
     let matching = kind.describe(
         &region.consistency,
         &region.egress_only_gateways,
-        Some(&known),
+        None,
         region.candidates(kind, &filters),
-        |g| filters.matches(&(g, region), region.tags.get(&g.id)),
+        |g| {
+            (ids.is_empty() || ids.contains(&g.id))
+                && filters.matches(&(g, region), region.tags.get(&g.id))
+        },
     )?;
     let (items, next) = page::page(
         matching,

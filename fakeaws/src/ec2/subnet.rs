@@ -353,14 +353,9 @@ fn ipv6_association(
     }
 }
 
-/// Checks `raw` as the IPv6 block of a subnet of the VPC `vpc_id` (other than `except`): a
-/// /64 within one of the VPC's blocks that no other subnet of the VPC holds.
-fn check_ipv6_block(
-    region: &Region,
-    vpc_id: &str,
-    raw: &str,
-    except: Option<&str>,
-) -> Result<Ipv6Net, ApiError> {
+/// Checks `raw` as the IPv6 block of a subnet (without one) of the VPC `vpc_id`: a /64
+/// within one of the VPC's blocks that no subnet of the VPC holds.
+fn check_ipv6_block(region: &Region, vpc_id: &str, raw: &str) -> Result<Ipv6Net, ApiError> {
     let cidr = vpc_ipv6::parse_ipv6_cidr(raw, "ipv6CidrBlock")?;
     // AWS's answers, words and all: a length other than /64 is a bad value, a /64 outside
     // the VPC's blocks a bad range.
@@ -382,7 +377,6 @@ fn check_ipv6_block(
     if region
         .by_vpc
         .of_kind(vpc_id, "subnet")
-        .filter(|id| Some(id.as_str()) != except)
         .filter_map(|id| region.subnets.get(id))
         .any(|s| s.ipv6.as_ref().is_some_and(|b| b.cidr == cidr))
     {
@@ -410,7 +404,7 @@ pub fn associate_subnet_cidr_block(
             subnet.id, b.cidr, b.association_id
         )));
     }
-    let cidr = check_ipv6_block(region, &subnet.vpc_id, raw, Some(&subnet.id))?;
+    let cidr = check_ipv6_block(region, &subnet.vpc_id, raw)?;
     let block = SubnetIpv6 {
         association_id: region.ids.resource("subnet-cidr-assoc"),
         cidr,
@@ -564,7 +558,7 @@ pub fn create_subnet(
     let ipv6 = input
         .ipv6_cidr_block
         .as_deref()
-        .map(|raw| check_ipv6_block(region, &input.vpc_id, raw, None))
+        .map(|raw| check_ipv6_block(region, &input.vpc_id, raw))
         .transpose()?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Subnet)?;
     // From the VPC index: the cost follows the VPC, not the region.
@@ -575,8 +569,13 @@ pub fn create_subnet(
             "The maximum number of subnets for this VPC has been reached.",
         ));
     }
+    let id = region.ids.resource("subnet");
+    let ipv6 = ipv6.map(|cidr| SubnetIpv6 {
+        association_id: region.ids.resource("subnet-cidr-assoc"),
+        cidr,
+    });
     let subnet = Subnet {
-        id: region.ids.resource("subnet"),
+        id,
         vpc_id: input.vpc_id,
         cidr,
         zone: zone.name,
@@ -587,16 +586,9 @@ pub fn create_subnet(
         hostname_type: HostnameType::IpName,
         dns_a_record: false,
         allocated: BTreeSet::new(),
-        ipv6: None,
+        ipv6,
         assign_ipv6_on_creation: false,
         ipv6_allocated: BTreeSet::new(),
-    };
-    let subnet = Subnet {
-        ipv6: ipv6.map(|cidr| SubnetIpv6 {
-            association_id: region.ids.resource("subnet-cidr-assoc"),
-            cidr,
-        }),
-        ..subnet
     };
     region.tags.insert(&subnet.id, tags);
     let mut out = render(region, &subnet);
