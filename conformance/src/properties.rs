@@ -907,7 +907,7 @@ const MADE_AND_DELETED: &[(&str, &str)] = &[
 
 /// Property 9: dependency order. Every state change takes a while (a NAT gateway 90 s to be
 /// available or gone, an instance 40 s to run or terminate, a registration 30 s to pass its
-/// health check), and the provider builds, adds machines, removes them and deletes: no call
+/// health check, a deleted load balancer's node interfaces 120 s to go), and the provider builds, adds machines, removes them and deletes: no call
 /// of the provider's may be refused with one of [`DEPENDENCY_CODES`] (it must wait for what
 /// it depends on, not try and fail); on a day that loses no answer, each resource it made
 /// is deleted by one successful call (waiting for what is going away, not deleting it
@@ -926,6 +926,9 @@ pub async fn dependency_order(env: &Env, case: &Case) -> Result<Report, Failure>
             .set_delay(Subject::Instance, Duration::from_secs(40));
         r.transitions
             .set_delay(Subject::LoadBalancerRegistration, Duration::from_secs(30));
+        // A deleted load balancer's node interfaces linger, holding subnets and groups.
+        r.transitions
+            .set_delay(Subject::LoadBalancerInterface, Duration::from_secs(120));
     });
     let c = &env.clients;
     let start = fake.fake().calls().len();

@@ -447,6 +447,7 @@ impl Region {
                     Subject::NetworkInterface => {
                         network_interface::lifecycle::advance(self, &id);
                     }
+                    Subject::LoadBalancerInterface => network_interface::delete(self, &id),
                 }
             }
         }

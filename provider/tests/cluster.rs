@@ -603,11 +603,22 @@ async fn snapshot(
         .load_balancer_name("byo-lb")
         .send()
         .await;
+    // A subnet's free address count tells what uses it (the cluster's load balancer node
+    // and instances take addresses of the user's subnets), not what changed it.
+    let subnets: Vec<aws_sdk_ec2::types::Subnet> = subnets
+        .subnets()
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            s.available_ip_address_count = None;
+            s
+        })
+        .collect();
     format!(
         "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
         instances.reservations(),
         vpcs.vpcs(),
-        subnets.subnets(),
+        subnets,
         igws.internet_gateways(),
         rts.route_tables(),
         sgs.security_groups(),

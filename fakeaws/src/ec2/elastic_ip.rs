@@ -241,6 +241,7 @@ pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<
             ip,
             allocation_id: Some(allocation_id.to_string()),
             association_id: Some(assoc_id.clone()),
+            service: None,
         }),
     );
     match previous {

@@ -27,6 +27,9 @@ pub enum Subject {
     VpcEndpoint,
     /// A network interface leaving `pending`, or its attachment `attaching` or `detaching`.
     NetworkInterface,
+    /// A deleted classic load balancer's node interface (or one of a subnet it left) going
+    /// away: AWS's linger some minutes, holding their subnets and security groups.
+    LoadBalancerInterface,
 }
 
 impl Subject {
@@ -37,10 +40,11 @@ impl Subject {
         "loadBalancerRegistration",
         "vpcEndpoint",
         "networkInterface",
+        "loadBalancerInterface",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
-    /// `vpcEndpoint`, `networkInterface`.
+    /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -48,6 +52,7 @@ impl Subject {
             "loadBalancerRegistration" => Some(Subject::LoadBalancerRegistration),
             "vpcEndpoint" => Some(Subject::VpcEndpoint),
             "networkInterface" => Some(Subject::NetworkInterface),
+            "loadBalancerInterface" => Some(Subject::LoadBalancerInterface),
             _ => None,
         }
     }

@@ -451,7 +451,9 @@ async fn whole_cluster_up_then_down_leaves_only_the_default_vpc() {
             ("security groups", 5),
             ("instances", 4),
             ("volumes", 4),
-            ("network interfaces", 4 + 3),
+            // The instances', the NAT gateways' and the load balancer's node in each of
+            // its three subnets.
+            ("network interfaces", 4 + 3 + 3),
         ]
     );
 

@@ -17,6 +17,7 @@ mod internet_gateway;
 mod ipv6;
 mod launch_template;
 mod load_balancer;
+mod load_balancer_node;
 mod nat_gateway;
 mod network_acl;
 mod network_interface;
@@ -144,6 +145,19 @@ pub async fn gateway(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> String {
         .await
         .unwrap();
     igw
+}
+
+/// Creates a security group in `vpc_id` (its description its name) and returns its id.
+pub async fn group(ec2: &aws_sdk_ec2::Client, vpc_id: &str, name: &str) -> String {
+    ec2.create_security_group()
+        .group_name(name)
+        .description(name)
+        .vpc_id(vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap()
 }
 
 /// The id of a public image of the catalogue whose name matches `pattern`.

@@ -11,7 +11,9 @@ use aws_sdk_ec2::types::{
 };
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, empty_fake, filter, image, instance, subnet, tag_spec, vpc};
+use crate::{
+    code, code_and_message, empty_fake, filter, group, image, instance, subnet, tag_spec, vpc,
+};
 
 async fn create(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
     ec2.create_network_interface()
@@ -22,18 +24,6 @@ async fn create(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
         .network_interface
         .unwrap()
         .network_interface_id
-        .unwrap()
-}
-
-async fn group(ec2: &aws_sdk_ec2::Client, vpc_id: &str, name: &str) -> String {
-    ec2.create_security_group()
-        .group_name(name)
-        .description(name)
-        .vpc_id(vpc_id)
-        .send()
-        .await
-        .unwrap()
-        .group_id
         .unwrap()
 }
 

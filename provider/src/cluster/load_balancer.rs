@@ -5,7 +5,9 @@
 //!
 //! Delete also removes the classic load balancers the cloud controller manager made for the
 //! cluster's Services: those in the cluster's VPC tagged `kubernetes.io/cluster/<name>=owned`
-//! (never one without that tag), so that the network can go.
+//! (never one without that tag), so that the network can go. A deleted load balancer's
+//! nodes outlive it some minutes in EC2 (an interface `ELB <name>` in each of its subnets,
+//! holding the subnet and its groups), so its step is done when they are gone too.
 
 use aws_sdk_elasticloadbalancing::types::{
     ConnectionSettings, CrossZoneLoadBalancing, HealthCheck, Listener, LoadBalancerAttributes,
@@ -17,7 +19,7 @@ use super::{LoadBalancerStatus, Scope, is_new};
 use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
-use crate::sdk::{found, until_visible};
+use crate::sdk::{filter, found, until_visible};
 use crate::spec::{Role, Scheme};
 
 async fn describe(s: &Scope<'_>, name: &str) -> Result<Option<LoadBalancerDescription>, Error> {
@@ -435,6 +437,8 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         Some(tags) => ownership::is_managed(s.name(), ownership::elb_pairs(&tags)),
         None => {
             if describe(s, &name).await?.is_none() {
+                // Gone, or never made: done once its nodes are gone too.
+                wait_for_nodes(s, &name).await?;
                 return Ok(());
             }
             owned_by_cluster(s, &name).await?.0
@@ -451,6 +455,36 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         .map_err(aws("DeleteLoadBalancer"))?;
     if describe(s, &name).await?.is_some() {
         s.wait(format!("load balancer {name} is being deleted"));
+    } else {
+        wait_for_nodes(s, &name).await?;
+    }
+    Ok(())
+}
+
+/// Waits while the cluster's VPC still holds a node interface of load balancer `name`
+/// (description `ELB <name>`): ELB removes them some minutes after the load balancer, and
+/// until then they keep its subnets, its groups and (internet-facing) the gateway from
+/// deletion. A load balancer named `name` in the cluster's VPC is the cluster's own (its name
+/// comes from the cluster's), so none of these interfaces is anyone else's.
+async fn wait_for_nodes(s: &mut Scope<'_>, name: &str) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    if is_new(&vpc_id) {
+        return Ok(());
+    }
+    let left = s
+        .ec2()
+        .describe_network_interfaces()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter("description", &[&format!("ELB {name}")]))
+        .send()
+        .await
+        .map_err(aws("DescribeNetworkInterfaces"))?;
+    if !left.network_interfaces().is_empty() {
+        s.wait(format!(
+            "the network interfaces of load balancer {name} are going"
+        ));
     }
     Ok(())
 }
@@ -532,6 +566,8 @@ async fn delete_service_load_balancers(s: &mut Scope<'_>) -> Result<Option<Vec<T
         found(r)?;
         if describe(s, &name).await?.is_some() {
             s.wait(format!("Service load balancer {name} is being deleted"));
+        } else {
+            wait_for_nodes(s, &name).await?;
         }
     }
     Ok(own)

@@ -256,6 +256,7 @@ impl Plan {
                     attach_time: now,
                     delete_on_termination: p.delete_on_termination,
                     phase: Phase::Attached,
+                    service: None,
                 },
             )?;
             private_ip.get_or_insert(ip);

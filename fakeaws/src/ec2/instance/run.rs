@@ -212,15 +212,7 @@ pub fn run_instances(
             new: new_enis,
         } = interfaces.realize(region, &id, now)?;
         if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
-            network_interface::set_public_ip(
-                region,
-                &eni_id,
-                Some(PublicIp {
-                    ip,
-                    allocation_id: None,
-                    association_id: None,
-                }),
-            );
+            network_interface::set_public_ip(region, &eni_id, Some(PublicIp::pooled(ip)));
         }
         if let Some(t) = volume_tags_etc.get(&ResourceType::NetworkInterface) {
             for eni in &new_enis {

@@ -71,15 +71,7 @@ pub fn advance(region: &mut Region, id: &str) {
                     .is_some_and(|e| e.public_ip.is_none())
                 && let Some(ip) = elastic_ip::take_public_ip(region)
             {
-                network_interface::set_public_ip(
-                    region,
-                    &eni,
-                    Some(PublicIp {
-                        ip,
-                        allocation_id: None,
-                        association_id: None,
-                    }),
-                );
+                network_interface::set_public_ip(region, &eni, Some(PublicIp::pooled(ip)));
             }
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Running;

@@ -349,6 +349,7 @@ pub fn attach_network_interface(
         attach_time: region.clock.now_datetime(),
         delete_on_termination: false,
         phase: Phase::Attaching,
+        service: None,
     };
     super::attach(region, &input.network_interface_id, attachment)?;
     instance::add_interface(region, &instance_id, &input.network_interface_id);
@@ -376,6 +377,12 @@ pub fn detach_network_interface(
     }) else {
         return Err(super::attachment_not_found(&input.attachment_id));
     };
+    if attachment.service.is_some() {
+        return Err(ApiError::new(
+            Code::OperationNotPermitted,
+            "You are not allowed to manage 'eni-attach' attachments.",
+        ));
+    }
     if attachment.device_index == 0 {
         return Err(ApiError::new(
             Code::OperationNotPermitted,

@@ -53,12 +53,12 @@ fn yes() -> bool {
     true
 }
 
-/// An interface's attachment to an instance.
+/// An interface's attachment to an instance, or to another service's node.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Attachment {
     /// `eni-attach-...`.
     pub id: String,
-    /// The instance.
+    /// The instance (empty when `service` holds the interface).
     pub instance_id: String,
     /// The device index (0: primary).
     pub device_index: i32,
@@ -72,6 +72,10 @@ pub struct Attachment {
     /// Attaching, attached or detaching.
     #[serde(default)]
     pub phase: Phase,
+    /// The service whose node holds the interface (`amazon-elb`), shown as the attachment's
+    /// instance owner; no user call may detach it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
 }
 
 /// A public address mapped to an interface.
@@ -83,6 +87,32 @@ pub struct PublicIp {
     pub allocation_id: Option<String>,
     /// The Elastic IP association, if any.
     pub association_id: Option<String>,
+    /// The service that mapped a pool address for its own node (`amazon-elb`): the
+    /// address's owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+}
+
+impl PublicIp {
+    /// An address from the region's pool, freed with the interface.
+    pub fn pooled(ip: Ipv4Addr) -> Self {
+        PublicIp {
+            ip,
+            allocation_id: None,
+            association_id: None,
+            service: None,
+        }
+    }
+
+    /// Who owns the address, as AWS shows it (`IpOwnerId`): the account for its Elastic
+    /// IPs, the service for a node's address, `amazon` for the pool's.
+    pub fn owner(&self, region: &Region) -> String {
+        match (&self.allocation_id, &self.service) {
+            (Some(_), _) => region.account_id.clone(),
+            (None, Some(service)) => service.clone(),
+            (None, None) => "amazon".to_string(),
+        }
+    }
 }
 
 crate::region::table! {
@@ -118,6 +148,9 @@ pub struct NetworkInterface {
     pub interface_type: NetworkInterfaceType,
     /// Whether AWS manages it for another service.
     pub requester_managed: bool,
+    /// The service that made it, where AWS names one (`amazon-elb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester_id: Option<String>,
     /// Its description.
     pub description: String,
     /// Its attachment, if attached.
@@ -177,6 +210,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             groups: new.groups,
             interface_type: new.interface_type,
             requester_managed: new.requester_managed,
+            requester_id: None,
             description: new.description,
             attachment: None,
             public_ip: None,
@@ -208,6 +242,40 @@ pub fn delete(region: &mut Region, id: &str) {
             None => crate::ec2::elastic_ip::give_back_public_ip(region, p.ip),
         }
     }
+}
+
+/// Hands interface `id` (just made, requester-managed) to `service`'s node: attached at
+/// device index 1 with the service as its instance owner and requester, and, when `public`,
+/// an address of the region's pool mapped to it in the service's name (none when the pool
+/// is spent). Nothing happens for an interface that does not exist.
+pub fn hand_to_service(region: &mut Region, id: &str, service: &str, public: bool) {
+    let attachment_id = region.ids.resource("eni-attach");
+    let now = region.clock.now_datetime();
+    let public_ip = if public {
+        crate::ec2::elastic_ip::take_public_ip(region).map(|ip| PublicIp {
+            service: Some(service.to_string()),
+            ..PublicIp::pooled(ip)
+        })
+    } else {
+        None
+    };
+    let Some(eni) = region.network_interfaces.0.get_mut(id) else {
+        if let Some(p) = public_ip {
+            crate::ec2::elastic_ip::give_back_public_ip(region, p.ip);
+        }
+        return;
+    };
+    eni.requester_id = Some(service.to_string());
+    eni.attachment = Some(Attachment {
+        id: attachment_id,
+        instance_id: String::new(),
+        device_index: 1,
+        attach_time: now,
+        delete_on_termination: false,
+        phase: Phase::Attached,
+        service: Some(service.to_string()),
+    });
+    eni.public_ip = public_ip;
 }
 
 /// Maps `public` onto interface `id` (or unmaps it with `None`); returns what it had.
@@ -301,9 +369,8 @@ impl Filterable for (&NetworkInterface, &Region) {
         "subnet-id",
         "vpc-id",
     ];
-    // NAT gateways' interfaces carry no requester id here; no operators.
-    const NEVER_SET: &'static [&'static str] =
-        &["operator.managed", "operator.principal", "requester-id"];
+    // No operators.
+    const NEVER_SET: &'static [&'static str] = &["operator.managed", "operator.principal"];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (e, region) = *self;
@@ -331,10 +398,9 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .and_then(|p| p.allocation_id.clone())
                 .into_iter()
                 .collect(),
-            "association.ip-owner-id" | "addresses.association.owner-id" => public()
-                .map(|_| region.account_id.clone())
-                .into_iter()
-                .collect(),
+            "association.ip-owner-id" | "addresses.association.owner-id" => {
+                public().map(|p| p.owner(region)).into_iter().collect()
+            }
             "association.public-dns-name" => public()
                 .map(|p| public_dns(region, p.ip))
                 .into_iter()
@@ -352,9 +418,17 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .map(|a| a.device_index.to_string())
                 .into_iter()
                 .collect(),
-            "attachment.instance-id" => att().map(|a| a.instance_id.clone()).into_iter().collect(),
+            "attachment.instance-id" => att()
+                .filter(|a| a.service.is_none())
+                .map(|a| a.instance_id.clone())
+                .into_iter()
+                .collect(),
             "attachment.instance-owner-id" => att()
-                .map(|_| region.account_id.clone())
+                .map(|a| {
+                    a.service
+                        .clone()
+                        .unwrap_or_else(|| region.account_id.clone())
+                })
                 .into_iter()
                 .collect(),
             "attachment.status" => att()
@@ -379,6 +453,7 @@ impl Filterable for (&NetworkInterface, &Region) {
             "network-interface-id" => one(e.id.clone()),
             "owner-id" => one(region.account_id.clone()),
             "private-dns-name" => one(private_dns(region, e.private_ip)),
+            "requester-id" => e.requester_id.clone().into_iter().collect(),
             "requester-managed" => flag(e.requester_managed),
             "source-dest-check" => flag(e.source_dest_check),
             "status" => one(status(e).as_str()),
@@ -451,8 +526,12 @@ pub fn render_attachment(region: &Region, a: &Attachment) -> NetworkInterfaceAtt
         delete_on_termination: Some(a.delete_on_termination),
         device_index: Some(a.device_index),
         network_card_index: Some(0),
-        instance_id: Some(a.instance_id.clone()),
-        instance_owner_id: Some(region.account_id.clone()),
+        instance_id: a.service.is_none().then(|| a.instance_id.clone()),
+        instance_owner_id: Some(
+            a.service
+                .clone()
+                .unwrap_or_else(|| region.account_id.clone()),
+        ),
         status: Some(a.phase.status()),
         ..Default::default()
     }
@@ -463,11 +542,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
     let association = e.public_ip.as_ref().map(|p| NetworkInterfaceAssociation {
         allocation_id: p.allocation_id.clone(),
         association_id: p.association_id.clone(),
-        ip_owner_id: Some(if p.allocation_id.is_some() {
-            region.account_id.clone()
-        } else {
-            "amazon".to_string()
-        }),
+        ip_owner_id: Some(p.owner(region)),
         public_dns_name: Some(public_dns(region, p.ip)),
         public_ip: Some(p.ip.to_string()),
         ..Default::default()
@@ -506,6 +581,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
                 })
                 .collect(),
         ),
+        requester_id: e.requester_id.clone(),
         requester_managed: Some(e.requester_managed),
         source_dest_check: Some(e.source_dest_check),
         status: Some(status(e)),

@@ -41,7 +41,9 @@ pub use network::{
     apply_security_groups_to_load_balancer, attach_load_balancer_to_subnets,
     detach_load_balancer_from_subnets,
 };
-use network::{check_groups, check_subnets, default_subnets_in};
+use network::{
+    check_groups, check_room, check_subnets, default_subnets_in, place_nodes, release_nodes,
+};
 use tags::{MAX_TAGS, check_tags};
 pub use tags::{add_tags, describe_tags, remove_tags};
 
@@ -63,6 +65,9 @@ pub struct LoadBalancer {
     pub listeners: Vec<Listener>,
     /// Its subnets.
     pub subnets: Vec<String>,
+    /// Its node's interface in each subnet: subnet -> `eni-...`.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, String>,
     /// Its VPC.
     pub vpc_id: Option<String>,
     /// Its security groups.
@@ -258,6 +263,7 @@ pub fn create_load_balancer(
             ),
         ));
     }
+    check_room(region, &subnet_ids)?;
     // The listeners were checked to be at least one.
     let first_port = listeners.first().map_or(0, |l| l.instance_port);
     let health_check = HealthCheck {
@@ -273,12 +279,14 @@ pub fn create_load_balancer(
         region.ids.digits(10),
         region.name
     );
+    let nodes = place_nodes(region, &name, &subnet_ids, &security_groups, internal)?;
     let lb = LoadBalancer {
         name: name.clone(),
         dns_name: dns_name.clone(),
         internal,
         listeners,
         subnets: subnet_ids,
+        nodes,
         vpc_id: Some(vpc_id),
         security_groups,
         health_check,
@@ -444,11 +452,14 @@ pub fn describe_load_balancers(
     })
 }
 
-/// `DeleteLoadBalancer`: idempotent, as AWS documents; a missing name is success.
+/// `DeleteLoadBalancer`: idempotent, as AWS documents; a missing name is success. Its node
+/// interfaces linger a while, as AWS's do (see `network::release_nodes`).
 pub fn delete_load_balancer(
     region: &mut Region,
     input: DeleteAccessPointInput,
 ) -> Result<DeleteAccessPointOutput, ApiError> {
-    region.load_balancers.0.remove(&input.load_balancer_name);
+    if let Some(lb) = region.load_balancers.0.remove(&input.load_balancer_name) {
+        release_nodes(region, lb.nodes.values());
+    }
     Ok(DeleteAccessPointOutput {})
 }

@@ -1,6 +1,11 @@
-//! Where a load balancer sits: its subnets (one per zone) and security groups.
+//! Where a load balancer sits: its subnets (one per zone), the node interface it keeps in
+//! each, and its security groups.
 
+use std::collections::BTreeMap;
+
+use crate::ec2::network_interface::{self, NewInterface};
 use crate::elb::error::Code;
+use crate::generated::ec2::NetworkInterfaceType;
 use crate::generated::elb::{
     ApplySecurityGroupsToLoadBalancerInput, ApplySecurityGroupsToLoadBalancerOutput,
     AttachLoadBalancerToSubnetsInput, AttachLoadBalancerToSubnetsOutput,
@@ -8,8 +13,88 @@ use crate::generated::elb::{
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
+use crate::sim::transitions::Subject;
 
 use super::*;
+
+/// Who AWS shows as the requester and instance owner of a load balancer's interfaces.
+const SERVICE: &str = "amazon-elb";
+
+/// The free addresses ELB requires of each subnet it places a node in.
+const FREE_ADDRESSES: u32 = 8;
+
+/// Fails unless each of `subnets` has the free addresses a load balancer's node requires
+/// (`InvalidSubnet`, AWS's words).
+pub(super) fn check_room(region: &Region, subnets: &[String]) -> Result<(), ApiError> {
+    for id in subnets {
+        let free = region
+            .subnets
+            .get(id)
+            .map_or(0, |s| s.available_addresses());
+        if free < FREE_ADDRESSES {
+            return Err(ApiError::new(
+                Code::InvalidSubnet,
+                format!(
+                    "Not enough IP space available in {id}. ELB requires at least \
+                     {FREE_ADDRESSES} free IP addresses in each subnet."
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Places load balancer `name`'s node in each of `subnets` (checked by [`check_room`]): an
+/// interface ELB makes and manages, `ELB name`, with the load balancer's `groups`, holding
+/// an address of the subnet (and a public one unless `internal`). Returns subnet -> interface;
+/// on a failure, the interfaces already made go again.
+pub(super) fn place_nodes(
+    region: &mut Region,
+    name: &str,
+    subnets: &[String],
+    groups: &[String],
+    internal: bool,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut placed = BTreeMap::new();
+    for subnet in subnets {
+        let made = network_interface::create(
+            region,
+            NewInterface {
+                subnet_id: subnet,
+                groups: groups.to_vec(),
+                interface_type: NetworkInterfaceType::Interface,
+                requester_managed: true,
+                description: format!("ELB {name}"),
+                private_ip: None,
+            },
+        );
+        match made {
+            Ok(eni) => {
+                network_interface::hand_to_service(region, &eni, SERVICE, !internal);
+                placed.insert(subnet.clone(), eni);
+            }
+            Err(e) => {
+                for eni in placed.values() {
+                    network_interface::delete(region, eni);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(placed)
+}
+
+/// Lets node interfaces `enis` go as AWS does, not at once: they stay, holding their subnets'
+/// addresses and their security groups, until the clock's next step (a profile or a test may
+/// delay it: `loadBalancerInterface`).
+pub(super) fn release_nodes<'a>(region: &mut Region, enis: impl IntoIterator<Item = &'a String>) {
+    let now = region.clock.now();
+    for eni in enis {
+        region
+            .transitions
+            .schedule(now, Subject::LoadBalancerInterface, eni);
+    }
+}
 
 /// Checks subnets for a load balancer: they exist, lie in one VPC, one per zone.
 pub(super) fn check_subnets(
@@ -113,8 +198,17 @@ pub fn attach_load_balancer_to_subnets(
             "All subnets must belong to the load balancer's VPC.",
         ));
     }
+    let new: Vec<String> = all
+        .iter()
+        .filter(|s| !lb.subnets.contains(s))
+        .cloned()
+        .collect();
+    let (groups, internal) = (lb.security_groups.clone(), lb.internal);
+    check_room(region, &new)?;
+    let placed = place_nodes(region, &input.load_balancer_name, &new, &groups, internal)?;
     let lb = get_mut(region, &input.load_balancer_name)?;
     lb.subnets = all;
+    lb.nodes.extend(placed);
     Ok(AttachLoadBalancerToSubnetsOutput {
         subnets: Some(lb.subnets.clone()),
     })
@@ -139,8 +233,15 @@ pub fn detach_load_balancer_from_subnets(
         ));
     }
     lb.subnets = left;
+    let subnets = lb.subnets.clone();
+    let (kept, gone): (BTreeMap<String, String>, BTreeMap<String, String>) =
+        std::mem::take(&mut lb.nodes)
+            .into_iter()
+            .partition(|(s, _)| subnets.contains(s));
+    lb.nodes = kept;
+    release_nodes(region, gone.values());
     Ok(DetachLoadBalancerFromSubnetsOutput {
-        subnets: Some(lb.subnets.clone()),
+        subnets: Some(subnets),
     })
 }
 
@@ -154,7 +255,11 @@ pub fn apply_security_groups_to_load_balancer(
     check_groups(region, &vpc, &input.security_groups)?;
     let lb = get_mut(region, &input.load_balancer_name)?;
     lb.security_groups = input.security_groups.clone();
+    let nodes: Vec<String> = lb.nodes.values().cloned().collect();
+    for eni in &nodes {
+        network_interface::set_groups(region, eni, input.security_groups.clone());
+    }
     Ok(ApplySecurityGroupsToLoadBalancerOutput {
-        security_groups: Some(lb.security_groups.clone()),
+        security_groups: Some(input.security_groups),
     })
 }
