@@ -11,7 +11,7 @@ use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
     availability_zone, egress_only_gateway, elastic_ip, image, instance, internet_gateway,
     key_pair, launch_template, nat_gateway, network_acl, network_interface, placement_group,
-    route_table, security_group, spot_request, subnet, tags, volume, vpc, vpc_endpoint,
+    route_table, security_group, snapshot, spot_request, subnet, tags, volume, vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -109,6 +109,9 @@ pub struct Region {
     pub(crate) instances: instance::Instances,
     /// Volumes by id.
     pub(crate) volumes: volume::Volumes,
+    /// The account's EBS snapshots.
+    #[serde(default)]
+    pub(crate) snapshots: snapshot::Snapshots,
     #[serde(default)]
     pub(crate) vpc_endpoints: vpc_endpoint::VpcEndpoints,
     #[serde(default)]
@@ -381,6 +384,7 @@ impl Region {
             network_interfaces: Default::default(),
             instances: Default::default(),
             volumes: Default::default(),
+            snapshots: Default::default(),
             vpc_endpoints: Default::default(),
             launch_templates: Default::default(),
             placement_groups: Default::default(),
@@ -448,6 +452,7 @@ impl Region {
                         network_interface::lifecycle::advance(self, &id);
                     }
                     Subject::LoadBalancerInterface => network_interface::delete(self, &id),
+                    Subject::Snapshot => snapshot::advance(self, &id),
                 }
             }
         }
@@ -498,6 +503,7 @@ impl Region {
             Kind::NetworkInterface => self.network_interfaces.contains_key(id),
             Kind::Instance => self.instances.contains_key(id),
             Kind::Volume => self.volumes.contains_key(id),
+            Kind::Snapshot => self.snapshots.contains_key(id),
             Kind::Image => self.images.contains_key(id),
             Kind::KeyPair => self.key_pairs.values().any(|k| k.id == id),
             Kind::VpcEndpoint => self.vpc_endpoints.contains_key(id),

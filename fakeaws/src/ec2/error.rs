@@ -122,6 +122,8 @@ error_codes! {
         /// No subnet IPv6 block association of that id.
         InvalidSubnetCidrBlockAssociationIDNotFound =
             "InvalidSubnetCidrBlockAssociationID.NotFound",
+        /// A snapshot an image of the account was registered from.
+        InvalidSnapshotInUse = "InvalidSnapshot.InUse",
         /// No volume of that id.
         InvalidVolumeNotFound = "InvalidVolume.NotFound",
         /// The volume and the instance are in different zones.

@@ -6,10 +6,10 @@ use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
-    ArchitectureValues, BlockDeviceMapping, DeregisterImageRequest, DeregisterImageResult,
-    DescribeImagesRequest, DescribeImagesResult, DeviceType, EbsBlockDevice, HypervisorType,
-    Image as ImageOut, ImageState, ImageTypeValues, RegisterImageRequest, RegisterImageResult,
-    ResourceType, VirtualizationType, VolumeType,
+    ArchitectureValues, BlockDeviceMapping, DeleteSnapshotReturnCode, DeregisterImageRequest,
+    DeregisterImageResult, DescribeImagesRequest, DescribeImagesResult, DeviceType, EbsBlockDevice,
+    HypervisorType, Image as ImageOut, ImageState, ImageTypeValues, RegisterImageRequest,
+    RegisterImageResult, ResourceType, SnapshotReturnCodes, VirtualizationType, VolumeType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
@@ -457,10 +457,29 @@ pub fn register_image(
         .flatten()
         .find(|m| m.device_name.as_deref() == Some(root_device_name.as_str()))
         .and_then(|m| m.ebs.clone());
+    // A root snapshot named must be one of the account's (its size the root's least).
+    let from = match root.as_ref().and_then(|e| e.snapshot_id.clone()) {
+        Some(s) => {
+            let size = Kind::Snapshot.get(&region.snapshots, &s)?.size;
+            Some((s, size))
+        }
+        None => None,
+    };
+    let root_size = match (root.as_ref().and_then(|e| e.volume_size), &from) {
+        (Some(size), Some((s, least))) if size < *least => {
+            return Err(ApiError::new(
+                Code::InvalidBlockDeviceMapping,
+                crate::ec2::snapshot::too_small(size, s, *least),
+            ));
+        }
+        (Some(size), _) => size,
+        (None, Some((_, least))) => *least,
+        (None, None) => 8,
+    };
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Image)?;
     let id = region.ids.resource("ami");
-    let snapshot_id = match root.as_ref().and_then(|e| e.snapshot_id.clone()) {
-        Some(s) => s,
+    let snapshot_id = match from {
+        Some((s, _)) => s,
         None => region.ids.resource("snap"),
     };
     let created = crate::protocol::xml::format_timestamp(region.clock.now_datetime());
@@ -476,7 +495,7 @@ pub fn register_image(
             architecture: input.architecture.unwrap_or(ArchitectureValues::X8664),
             virtualization,
             root_device_name,
-            root_size: root.and_then(|e| e.volume_size).unwrap_or(8),
+            root_size,
             snapshot_id,
             creation_date: created,
             public: false,
@@ -486,7 +505,9 @@ pub fn register_image(
     Ok(RegisterImageResult { image_id: Some(id) })
 }
 
-/// `DeregisterImage`: only the account's own images.
+/// `DeregisterImage`: only the account's own images; with `DeleteAssociatedSnapshots`, its
+/// snapshot goes too (`success`), unless another of the account's images was registered from
+/// it (`skipped`), as the API reference documents.
 pub fn deregister_image(
     region: &mut Region,
     input: DeregisterImageRequest,
@@ -498,10 +519,27 @@ pub fn deregister_image(
             format!("Not authorized for image:{}", image.id),
         ));
     }
+    let snapshot_id = image.snapshot_id.clone();
     region.images.0.remove(&input.image_id);
     region.tags.remove_resource(&input.image_id);
+    let delete_snapshot_results = if input.delete_associated_snapshots == Some(true)
+        && region.snapshots.contains_key(&snapshot_id)
+    {
+        let code = if crate::ec2::snapshot::image_using(region, &snapshot_id).is_some() {
+            SnapshotReturnCodes::Skipped
+        } else {
+            crate::ec2::snapshot::remove(region, &snapshot_id);
+            SnapshotReturnCodes::Success
+        };
+        Some(vec![DeleteSnapshotReturnCode {
+            snapshot_id: Some(snapshot_id),
+            return_code: Some(code),
+        }])
+    } else {
+        None
+    };
     Ok(DeregisterImageResult {
         r#return: Some(true),
-        delete_snapshot_results: None,
+        delete_snapshot_results,
     })
 }

@@ -42,6 +42,8 @@ pub enum Kind {
     Instance,
     /// EBS volumes (`vol-`).
     Volume,
+    /// EBS snapshots (`snap-`).
+    Snapshot,
     /// Images (`ami-`).
     Image,
     /// Key pairs, by key pair id (`key-`).
@@ -66,7 +68,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 21] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -81,6 +83,7 @@ impl Kind {
         Kind::NetworkInterface,
         Kind::Instance,
         Kind::Volume,
+        Kind::Snapshot,
         Kind::Image,
         Kind::KeyPair,
         Kind::VpcEndpoint,
@@ -156,6 +159,12 @@ impl Kind {
             ),
             Kind::Instance => ("i", "InvalidInstanceID", "instance", ResourceType::Instance),
             Kind::Volume => ("vol", "InvalidVolume", "volume", ResourceType::Volume),
+            Kind::Snapshot => (
+                "snap",
+                "InvalidSnapshot",
+                "snapshot",
+                ResourceType::Snapshot,
+            ),
             Kind::Image => ("ami", "InvalidAMIID", "image", ResourceType::Image),
             Kind::KeyPair => ("key", "InvalidKeyPair", "key pair", ResourceType::KeyPair),
             Kind::VpcEndpoint => (
@@ -213,6 +222,7 @@ impl Kind {
             Kind::NetworkInterface => "network-interface-id",
             Kind::Instance => "instance-id",
             Kind::Volume => "volume-id",
+            Kind::Snapshot => "snapshot-id",
             Kind::Image => "image-id",
             Kind::KeyPair => "key-pair-id",
             Kind::VpcEndpoint => "vpc-endpoint-id",
@@ -253,9 +263,17 @@ impl Kind {
     }
 
     /// `<code>.Malformed` for `id`.
+    /// (EBS's kinds name the id there: `InvalidVolumeID.Malformed` beside
+    /// `InvalidVolume.NotFound`, `InvalidSnapshotID.Malformed` beside
+    /// `InvalidSnapshot.NotFound`.)
     pub fn malformed(self, id: &str) -> ApiError {
+        let stem = match self {
+            Kind::Volume => "InvalidVolumeID",
+            Kind::Snapshot => "InvalidSnapshotID",
+            other => other.code(),
+        };
         ApiError::new(
-            format!("{}.Malformed", self.code()),
+            format!("{stem}.Malformed"),
             format!("Invalid id: \"{id}\" (expecting \"{}-...\")", self.prefix()),
         )
     }

@@ -22,6 +22,7 @@ pub mod page;
 pub mod placement_group;
 pub mod route_table;
 pub mod security_group;
+pub mod snapshot;
 pub mod spot_request;
 pub mod subnet;
 pub mod tags;
@@ -600,6 +601,21 @@ impl Api for Region {
         input: DescribeInstanceStatusRequest,
     ) -> Result<DescribeInstanceStatusResult, ApiError> {
         instance::describe_instance_status(self, input)
+    }
+
+    fn create_snapshot(&mut self, input: CreateSnapshotRequest) -> Result<Snapshot, ApiError> {
+        snapshot::create_snapshot(self, input)
+    }
+
+    fn describe_snapshots(
+        &mut self,
+        input: DescribeSnapshotsRequest,
+    ) -> Result<DescribeSnapshotsResult, ApiError> {
+        snapshot::describe_snapshots(self, input)
+    }
+
+    fn delete_snapshot(&mut self, input: DeleteSnapshotRequest) -> Result<(), ApiError> {
+        snapshot::delete_snapshot(self, input)
     }
 
     fn create_volume(&mut self, input: CreateVolumeRequest) -> Result<Volume, ApiError> {

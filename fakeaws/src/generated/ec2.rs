@@ -1433,6 +1433,24 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "valid-until",
         ],
     ),
+    (
+        "DescribeSnapshots",
+        &[
+            "description",
+            "encrypted",
+            "owner-alias",
+            "owner-id",
+            "progress",
+            "snapshot-id",
+            "start-time",
+            "status",
+            "storage-tier",
+            "transfer-type",
+            "tag-key",
+            "volume-id",
+            "volume-size",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2332,6 +2350,20 @@ impl EncodeMembers for AssociateVpcCidrBlockResult {
         );
         w.field("cidrBlockAssociation", &self.cidr_block_association);
         w.field("vpcId", &self.vpc_id);
+    }
+}
+
+/// The `AssociatedKmsKey` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssociatedKmsKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+}
+
+impl EncodeMembers for AssociatedKmsKey {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("kmsKeyId", &self.kms_key_id);
     }
 }
 
@@ -4447,6 +4479,37 @@ impl EncodeMembers for CreateSecurityGroupResult {
     }
 }
 
+/// The `CreateSnapshotRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateSnapshotRequest {
+    pub description: Option<String>,
+    pub volume_id: String,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateSnapshotRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["Description", "DryRun", "TagSpecification", "VolumeId"],
+        ) else {
+            return Ok(None);
+        };
+        let description = r.field_at(m_[0], at_, "Description")?;
+        let volume_id = r.field_at(m_[3], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            description,
+            volume_id,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
 /// The `CreateSubnetRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateSubnetRequest {
@@ -4543,6 +4606,7 @@ pub struct CreateVolumeRequest {
     pub encrypted: Option<bool>,
     pub iops: Option<i32>,
     pub size: Option<i32>,
+    pub snapshot_id: Option<String>,
     pub volume_type: Option<VolumeType>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub throughput: Option<i32>,
@@ -4562,6 +4626,7 @@ impl Decode for CreateVolumeRequest {
                 "Encrypted",
                 "Iops",
                 "Size",
+                "SnapshotId",
                 "TagSpecification",
                 "Throughput",
                 "VolumeType",
@@ -4574,9 +4639,10 @@ impl Decode for CreateVolumeRequest {
         let encrypted = r.field_at(m_[4], at_, "Encrypted")?;
         let iops = r.field_at(m_[5], at_, "Iops")?;
         let size = r.field_at(m_[6], at_, "Size")?;
-        let volume_type = r.field_at(m_[9], at_, "VolumeType")?;
-        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
-        let throughput = r.field_at(m_[8], at_, "Throughput")?;
+        let snapshot_id = r.field_at(m_[7], at_, "SnapshotId")?;
+        let volume_type = r.field_at(m_[10], at_, "VolumeType")?;
+        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let throughput = r.field_at(m_[9], at_, "Throughput")?;
         let client_token = r.field_at(m_[2], at_, "ClientToken")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
@@ -4585,6 +4651,7 @@ impl Decode for CreateVolumeRequest {
             encrypted,
             iops,
             size,
+            snapshot_id,
             volume_type,
             tag_specifications,
             throughput,
@@ -5264,6 +5331,28 @@ impl EncodeMembers for DeleteSecurityGroupResult {
     }
 }
 
+/// The `DeleteSnapshotRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteSnapshotRequest {
+    pub snapshot_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteSnapshotRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "SnapshotId"]) else {
+            return Ok(None);
+        };
+        let snapshot_id = r.field_at(m_[1], at_, "SnapshotId")?;
+        let snapshot_id = FormReader::required(snapshot_id, at_, "SnapshotId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            snapshot_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `DeleteSnapshotReturnCode` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeleteSnapshotReturnCode {
@@ -5403,18 +5492,24 @@ impl Decode for DeleteVpcRequest {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeregisterImageRequest {
     pub image_id: String,
+    pub delete_associated_snapshots: Option<bool>,
     pub dry_run: Option<bool>,
 }
 
 impl Decode for DeregisterImageRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["DryRun", "ImageId"]) else {
+        let Some(m_) = r.members(at_, &["DeleteAssociatedSnapshots", "DryRun", "ImageId"]) else {
             return Ok(None);
         };
-        let image_id = r.field_at(m_[1], at_, "ImageId")?;
+        let image_id = r.field_at(m_[2], at_, "ImageId")?;
         let image_id = FormReader::required(image_id, at_, "ImageId")?;
-        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
-        Ok(Some(Self { image_id, dry_run }))
+        let delete_associated_snapshots = r.field_at(m_[0], at_, "DeleteAssociatedSnapshots")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            image_id,
+            delete_associated_snapshots,
+            dry_run,
+        }))
     }
 }
 
@@ -6629,6 +6724,70 @@ impl EncodeMembers for DescribeSecurityGroupsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("securityGroupInfo", "item", &self.security_groups);
+    }
+}
+
+/// The `DescribeSnapshotsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeSnapshotsRequest {
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub owner_ids: Option<Vec<String>>,
+    pub restorable_by_user_ids: Option<Vec<String>>,
+    pub snapshot_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeSnapshotsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "Owner",
+                "RestorableBy",
+                "SnapshotId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let owner_ids = r.list_at(m_[4], at_, "Owner", None)?;
+        let restorable_by_user_ids = r.list_at(m_[5], at_, "RestorableBy", None)?;
+        let snapshot_ids = r.list_at(m_[6], at_, "SnapshotId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            max_results,
+            next_token,
+            owner_ids,
+            restorable_by_user_ids,
+            snapshot_ids,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeSnapshotsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeSnapshotsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<Vec<Snapshot>>,
+}
+
+impl EncodeMembers for DescribeSnapshotsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("snapshotSet", "item", &self.snapshots);
     }
 }
 
@@ -24663,6 +24822,95 @@ impl ShutdownBehavior {
 
 crate::protocol::wire_enum!(ShutdownBehavior);
 
+/// The `Snapshot` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Snapshot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_alias: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_tier: Option<StorageTier>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_expiry_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse_type: Option<SSEType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_type: Option<TransferType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_duration_minutes: Option<i32>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_snapshot_size_in_bytes: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub associated_kms_keys: Option<Vec<AssociatedKmsKey>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<SnapshotState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_message: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_encryption_key_id: Option<String>,
+}
+
+impl EncodeMembers for Snapshot {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ownerAlias", &self.owner_alias);
+        w.field("outpostArn", &self.outpost_arn);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("storageTier", &self.storage_tier);
+        w.field("restoreExpiryTime", &self.restore_expiry_time);
+        w.field("sseType", &self.sse_type);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("transferType", &self.transfer_type);
+        w.field(
+            "completionDurationMinutes",
+            &self.completion_duration_minutes,
+        );
+        w.field("completionTime", &self.completion_time);
+        w.field("fullSnapshotSizeInBytes", &self.full_snapshot_size_in_bytes);
+        w.list_field("associatedKmsKeySet", "item", &self.associated_kms_keys);
+        w.field("snapshotId", &self.snapshot_id);
+        w.field("volumeId", &self.volume_id);
+        w.field("status", &self.state);
+        w.field("statusMessage", &self.state_message);
+        w.field("startTime", &self.start_time);
+        w.field("progress", &self.progress);
+        w.field("ownerId", &self.owner_id);
+        w.field("description", &self.description);
+        w.field("volumeSize", &self.volume_size);
+        w.field("encrypted", &self.encrypted);
+        w.field("kmsKeyId", &self.kms_key_id);
+        w.field("dataEncryptionKeyId", &self.data_encryption_key_id);
+    }
+}
+
 /// The `SnapshotReturnCodes` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SnapshotReturnCodes {
@@ -24711,6 +24959,50 @@ impl SnapshotReturnCodes {
 }
 
 crate::protocol::wire_enum!(SnapshotReturnCodes);
+
+/// The `SnapshotState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SnapshotState {
+    /// `pending`
+    Pending,
+    /// `completed`
+    Completed,
+    /// `error`
+    Error,
+    /// `recoverable`
+    Recoverable,
+    /// `recovering`
+    Recovering,
+}
+
+impl SnapshotState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["pending", "completed", "error", "recoverable", "recovering"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Completed => "completed",
+            Self::Error => "error",
+            Self::Recoverable => "recoverable",
+            Self::Recovering => "recovering",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "completed" => Self::Completed,
+            "error" => Self::Error,
+            "recoverable" => Self::Recoverable,
+            "recovering" => Self::Recovering,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SnapshotState);
 
 /// The `SpotInstanceRequest` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -25237,6 +25529,37 @@ impl EncodeMembers for StopInstancesResult {
     }
 }
 
+/// The `StorageTier` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StorageTier {
+    /// `archive`
+    Archive,
+    /// `standard`
+    Standard,
+}
+
+impl StorageTier {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["archive", "standard"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Archive => "archive",
+            Self::Standard => "standard",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "archive" => Self::Archive,
+            "standard" => Self::Standard,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(StorageTier);
+
 /// The `Subnet` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Subnet {
@@ -25746,6 +26069,37 @@ impl TpmSupportValues {
 }
 
 crate::protocol::wire_enum!(TpmSupportValues);
+
+/// The `TransferType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TransferType {
+    /// `time-based`
+    TimeBased,
+    /// `standard`
+    Standard,
+}
+
+impl TransferType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["time-based", "standard"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::TimeBased => "time-based",
+            Self::Standard => "standard",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "time-based" => Self::TimeBased,
+            "standard" => Self::Standard,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TransferType);
 
 /// The `UnassignIpv6AddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -27146,6 +27500,12 @@ pub enum Action {
     DescribeNetworkInterfaceAttribute,
     /// `ResetNetworkInterfaceAttribute`
     ResetNetworkInterfaceAttribute,
+    /// `CreateSnapshot`
+    CreateSnapshot,
+    /// `DescribeSnapshots`
+    DescribeSnapshots,
+    /// `DeleteSnapshot`
+    DeleteSnapshot,
 }
 
 impl Action {
@@ -27261,6 +27621,9 @@ impl Action {
             Self::UnassignIpv6Addresses => "UnassignIpv6Addresses",
             Self::DescribeNetworkInterfaceAttribute => "DescribeNetworkInterfaceAttribute",
             Self::ResetNetworkInterfaceAttribute => "ResetNetworkInterfaceAttribute",
+            Self::CreateSnapshot => "CreateSnapshot",
+            Self::DescribeSnapshots => "DescribeSnapshots",
+            Self::DeleteSnapshot => "DeleteSnapshot",
         }
     }
     /// The served operation of that name, if any.
@@ -27375,6 +27738,9 @@ impl Action {
             "UnassignIpv6Addresses" => Self::UnassignIpv6Addresses,
             "DescribeNetworkInterfaceAttribute" => Self::DescribeNetworkInterfaceAttribute,
             "ResetNetworkInterfaceAttribute" => Self::ResetNetworkInterfaceAttribute,
+            "CreateSnapshot" => Self::CreateSnapshot,
+            "DescribeSnapshots" => Self::DescribeSnapshots,
+            "DeleteSnapshot" => Self::DeleteSnapshot,
             _ => return None,
         })
     }
@@ -27861,6 +28227,15 @@ pub trait Api {
         &mut self,
         input: ResetNetworkInterfaceAttributeRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `CreateSnapshot`.
+    fn create_snapshot(&mut self, input: CreateSnapshotRequest) -> Result<Snapshot, ApiError>;
+    /// Serves `DescribeSnapshots`.
+    fn describe_snapshots(
+        &mut self,
+        input: DescribeSnapshotsRequest,
+    ) -> Result<DescribeSnapshotsResult, ApiError>;
+    /// Serves `DeleteSnapshot`.
+    fn delete_snapshot(&mut self, input: DeleteSnapshotRequest) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -28088,6 +28463,12 @@ pub enum Response {
     DescribeNetworkInterfaceAttribute(Box<DescribeNetworkInterfaceAttributeResult>),
     /// `ResetNetworkInterfaceAttribute`
     ResetNetworkInterfaceAttribute,
+    /// `CreateSnapshot`
+    CreateSnapshot(Box<Snapshot>),
+    /// `DescribeSnapshots`
+    DescribeSnapshots(Box<DescribeSnapshotsResult>),
+    /// `DeleteSnapshot`
+    DeleteSnapshot,
 }
 
 impl Response {
@@ -28698,6 +29079,21 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
             ),
+            Self::CreateSnapshot(output) => crate::protocol::xml::ec2_response(
+                "CreateSnapshot",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeSnapshots(output) => crate::protocol::xml::ec2_response(
+                "DescribeSnapshots",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteSnapshot => {
+                crate::protocol::xml::ec2_return_true("DeleteSnapshot", XML_NAMESPACE, request_id)
+            }
         }
     }
 }
@@ -29590,7 +29986,6 @@ pub fn execute<A: Api + ?Sized>(
                 &[
                     "KmsKeyId",
                     "OutpostArn",
-                    "SnapshotId",
                     "MultiAttachEnabled",
                     "VolumeInitializationRate",
                     "Operator",
@@ -29701,7 +30096,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::DeregisterImage => {
-            r.reject_unsupported("DeregisterImage", &["DeleteAssociatedSnapshots"])?;
+            r.reject_unsupported("DeregisterImage", &[])?;
             let input = FormReader::required(DeregisterImageRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -30099,6 +30494,38 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.reset_network_interface_attribute(input)?;
             Ok(Response::ResetNetworkInterfaceAttribute)
+        }
+        Action::CreateSnapshot => {
+            r.reject_unsupported("CreateSnapshot", &["OutpostArn", "Location"])?;
+            let input = FormReader::required(CreateSnapshotRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateSnapshot(Box::new(
+                api.create_snapshot(input)?,
+            )))
+        }
+        Action::DescribeSnapshots => {
+            r.reject_unsupported("DescribeSnapshots", &[])?;
+            let input = FormReader::required(DescribeSnapshotsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeSnapshots(Box::new(
+                api.describe_snapshots(input)?,
+            )))
+        }
+        Action::DeleteSnapshot => {
+            r.reject_unsupported("DeleteSnapshot", &[])?;
+            let input = FormReader::required(DeleteSnapshotRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_snapshot(input)?;
+            Ok(Response::DeleteSnapshot)
         }
     }
 }

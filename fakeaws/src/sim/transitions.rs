@@ -30,6 +30,8 @@ pub enum Subject {
     /// A deleted classic load balancer's node interface (or one of a subnet it left) going
     /// away: AWS's linger some minutes, holding their subnets and security groups.
     LoadBalancerInterface,
+    /// An EBS snapshot leaving `pending`.
+    Snapshot,
 }
 
 impl Subject {
@@ -41,10 +43,11 @@ impl Subject {
         "vpcEndpoint",
         "networkInterface",
         "loadBalancerInterface",
+        "snapshot",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
-    /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`.
+    /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -53,6 +56,7 @@ impl Subject {
             "vpcEndpoint" => Some(Subject::VpcEndpoint),
             "networkInterface" => Some(Subject::NetworkInterface),
             "loadBalancerInterface" => Some(Subject::LoadBalancerInterface),
+            "snapshot" => Some(Subject::Snapshot),
             _ => None,
         }
     }

@@ -121,23 +121,53 @@ async fn catalogue_by_owner_name_glob_and_architecture() {
 async fn register_describe_launch_deregister() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
+    // The root snapshot must be one of the account's: a made-up one is refused.
+    let root = |snapshot: &str| {
+        BlockDeviceMapping::builder()
+            .device_name("/dev/sda1")
+            .ebs(
+                EbsBlockDevice::builder()
+                    .snapshot_id(snapshot)
+                    .volume_size(20)
+                    .build(),
+            )
+            .build()
+    };
+    assert_eq!(
+        code(
+            ec2.register_image()
+                .name("made-up")
+                .root_device_name("/dev/sda1")
+                .block_device_mappings(root("snap-0123456789abcdef0"))
+                .send()
+                .await
+        ),
+        "InvalidSnapshot.NotFound"
+    );
+    let volume = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(16)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    let snapshot = ec2
+        .create_snapshot()
+        .volume_id(volume)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
     let registered = ec2
         .register_image()
         .name("capa-ami-ubuntu-24.04-v1.32.0-1730000000")
         .architecture(ArchitectureValues::X8664)
         .root_device_name("/dev/sda1")
         .virtualization_type("hvm")
-        .block_device_mappings(
-            BlockDeviceMapping::builder()
-                .device_name("/dev/sda1")
-                .ebs(
-                    EbsBlockDevice::builder()
-                        .snapshot_id("snap-0123456789abcdef0")
-                        .volume_size(20)
-                        .build(),
-                )
-                .build(),
-        )
+        .block_device_mappings(root(&snapshot))
         .tag_specifications(tag_spec(ResourceType::Image, &[("built-by", "packer")]))
         .send()
         .await

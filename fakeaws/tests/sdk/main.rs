@@ -25,6 +25,7 @@ mod placement_group;
 mod route_table;
 mod security_group;
 mod signatures;
+mod snapshot;
 mod spot;
 mod state;
 mod subnet;

@@ -112,6 +112,10 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
         &ec2.describe_volumes().send().await.unwrap().volumes,
     );
     add(
+        "snapshots",
+        &ec2.describe_snapshots().send().await.unwrap().snapshots,
+    );
+    add(
         "interfaces",
         &ec2.describe_network_interfaces()
             .send()
@@ -452,6 +456,23 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .image_id()
         .unwrap()
         .to_string();
+    // A snapshot of a volume of its own, tagged.
+    let kept_volume = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(12)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    ec2.create_snapshot()
+        .volume_id(kept_volume)
+        .description("kept")
+        .tag_specifications(tag_spec(ResourceType::Snapshot, &[("Name", "kept")]))
+        .send()
+        .await
+        .unwrap();
     let token = "kept-launch".to_string();
     let instance = ec2
         .run_instances()

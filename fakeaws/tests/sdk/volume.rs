@@ -172,7 +172,7 @@ async fn a_volume_request_is_checked_as_ebs_checks_it_and_a_refusal_creates_noth
     );
     assert_eq!(
         refused(in_a().size(100).snapshot_id("snap-0123456789abcdef0")).await,
-        "NotImplemented"
+        "InvalidSnapshot.NotFound"
     );
     assert!(
         ec2.describe_volumes()

@@ -370,10 +370,7 @@ pub(super) fn plan_volumes(
     if size < image.root_size {
         return Err(ApiError::new(
             Code::InvalidBlockDeviceMapping,
-            format!(
-                "Volume of size {size}GB is smaller than snapshot '{}', expect size >= {}GB",
-                image.snapshot_id, image.root_size
-            ),
+            crate::ec2::snapshot::too_small(size, &image.snapshot_id, image.root_size),
         ));
     }
     out.push(planned(
@@ -394,9 +391,25 @@ pub(super) fn plan_volumes(
             continue;
         }
         let Some(ebs) = &m.ebs else { continue };
-        let size = ebs
-            .volume_size
-            .ok_or_else(|| ApiError::missing_parameter("BlockDeviceMapping.N.Ebs.VolumeSize"))?;
+        let size = match (&ebs.snapshot_id, ebs.volume_size) {
+            (Some(id), size) => {
+                let (least, _) = crate::ec2::snapshot::source(region, id)?;
+                let size = size.unwrap_or(least);
+                if size < least {
+                    return Err(ApiError::new(
+                        Code::InvalidBlockDeviceMapping,
+                        crate::ec2::snapshot::too_small(size, id, least),
+                    ));
+                }
+                size
+            }
+            (None, Some(size)) => size,
+            (None, None) => {
+                return Err(ApiError::missing_parameter(
+                    "BlockDeviceMapping.N.Ebs.VolumeSize",
+                ));
+            }
+        };
         out.push(planned(
             device,
             ebs,
@@ -406,7 +419,6 @@ pub(super) fn plan_volumes(
             false,
         )?);
     }
-    let _ = region;
     Ok(out)
 }
 

@@ -8,7 +8,7 @@
 //! terminated (when it is detached, or deleted if so marked).
 
 use crate::ec2::error::Code;
-use crate::ec2::{Kind, fingerprint, instance, tags};
+use crate::ec2::{Kind, fingerprint, instance, snapshot, tags};
 use crate::generated::ec2::{
     AttachVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest, DetachVolumeRequest,
     InstanceStateName, ResourceType, Volume as VolumeOut, VolumeAttachment as AttachmentOut,
@@ -19,8 +19,9 @@ use crate::region::Region;
 
 use super::{Attachment, Spec, render, specified};
 
-/// `CreateVolume`: a new volume in a zone of the region, of a size (no snapshot is served);
-/// the same ClientToken with the same request answers the same volume.
+/// `CreateVolume`: a new volume in a zone of the region, of a size, or of a completed
+/// snapshot of the account (its size unless a larger one is given, encrypted if it is); the
+/// same ClientToken with the same request answers the same volume.
 pub fn create_volume(
     region: &mut Region,
     mut input: CreateVolumeRequest,
@@ -53,17 +54,32 @@ pub fn create_volume(
             "Invalid availability zone: [{given}]"
         )));
     };
-    let size = input.size.ok_or_else(|| {
-        ApiError::missing_parameter("size/snapshot (fakeaws serves no snapshots: give Size)")
-    })?;
+    let from = match &input.snapshot_id {
+        Some(id) => Some((id.clone(), snapshot::source(region, id)?)),
+        None => None,
+    };
+    let size = match (input.size, &from) {
+        (Some(size), Some((id, (least, _)))) if size < *least => {
+            return Err(ApiError::invalid_value(snapshot::too_small(
+                size, id, *least,
+            )));
+        }
+        (Some(size), _) => size,
+        (None, Some((_, (least, _)))) => *least,
+        (None, None) => return Err(ApiError::missing_parameter("size/snapshot")),
+    };
+    let from_encrypted = from.as_ref().is_some_and(|(_, (_, e))| *e);
     let spec = Spec {
         volume_type: input.volume_type,
         size,
         iops: input.iops,
         throughput: input.throughput,
-        encrypted: input.encrypted,
+        encrypted: input
+            .encrypted
+            .map(|e| e || from_encrypted)
+            .or(Some(from_encrypted)),
     };
-    let mut volume = specified(&spec, None, &zone, "")?;
+    let mut volume = specified(&spec, from.map(|(id, _)| id), &zone, "")?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Volume)?;
     volume.id = region.ids.resource("vol");
     volume.created = region.clock.now_datetime();
