@@ -126,6 +126,12 @@ error_codes! {
         InvalidSnapshotInUse = "InvalidSnapshot.InUse",
         /// No volume of that id.
         InvalidVolumeNotFound = "InvalidVolume.NotFound",
+        /// A volume named that was never modified (DescribeVolumesModifications).
+        InvalidVolumeModificationNotFound = "InvalidVolumeModification.NotFound",
+        /// A volume modified while its last modification is still in progress.
+        IncorrectModificationState = "IncorrectModificationState",
+        /// A volume modified more often than EBS allows.
+        VolumeModificationRateExceeded = "VolumeModificationRateExceeded",
         /// The volume and the instance are in different zones.
         InvalidVolumeZoneMismatch = "InvalidVolume.ZoneMismatch",
         /// No VPC range association of that id.

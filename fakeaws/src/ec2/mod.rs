@@ -603,6 +603,20 @@ impl Api for Region {
         instance::describe_instance_status(self, input)
     }
 
+    fn modify_volume(
+        &mut self,
+        input: ModifyVolumeRequest,
+    ) -> Result<ModifyVolumeResult, ApiError> {
+        volume::modify_volume(self, input)
+    }
+
+    fn describe_volumes_modifications(
+        &mut self,
+        input: DescribeVolumesModificationsRequest,
+    ) -> Result<DescribeVolumesModificationsResult, ApiError> {
+        volume::describe_volumes_modifications(self, input)
+    }
+
     fn create_snapshot(&mut self, input: CreateSnapshotRequest) -> Result<Snapshot, ApiError> {
         snapshot::create_snapshot(self, input)
     }

@@ -1451,6 +1451,22 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "volume-size",
         ],
     ),
+    (
+        "DescribeVolumesModifications",
+        &[
+            "modification-state",
+            "original-iops",
+            "original-size",
+            "original-volume-type",
+            "originalMultiAttachEnabled",
+            "start-time",
+            "target-iops",
+            "target-size",
+            "target-volume-type",
+            "targetMultiAttachEnabled",
+            "volume-id",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -6949,6 +6965,56 @@ impl EncodeMembers for DescribeTagsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `DescribeVolumesModificationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVolumesModificationsRequest {
+    pub dry_run: Option<bool>,
+    pub volume_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+}
+
+impl Decode for DescribeVolumesModificationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "VolumeId"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let volume_ids = r.list_at(m_[4], at_, "VolumeId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        Ok(Some(Self {
+            dry_run,
+            volume_ids,
+            filters,
+            next_token,
+            max_results,
+        }))
+    }
+}
+
+/// The `DescribeVolumesModificationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVolumesModificationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volumes_modifications: Option<Vec<VolumeModification>>,
+}
+
+impl EncodeMembers for DescribeVolumesModificationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("volumeModificationSet", "item", &self.volumes_modifications);
     }
 }
 
@@ -20317,6 +20383,64 @@ impl Decode for ModifySubnetAttributeRequest {
     }
 }
 
+/// The `ModifyVolumeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyVolumeRequest {
+    pub dry_run: Option<bool>,
+    pub volume_id: String,
+    pub size: Option<i32>,
+    pub volume_type: Option<VolumeType>,
+    pub iops: Option<i32>,
+    pub throughput: Option<i32>,
+}
+
+impl Decode for ModifyVolumeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Iops",
+                "Size",
+                "Throughput",
+                "VolumeId",
+                "VolumeType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let volume_id = r.field_at(m_[4], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let size = r.field_at(m_[2], at_, "Size")?;
+        let volume_type = r.field_at(m_[5], at_, "VolumeType")?;
+        let iops = r.field_at(m_[1], at_, "Iops")?;
+        let throughput = r.field_at(m_[3], at_, "Throughput")?;
+        Ok(Some(Self {
+            dry_run,
+            volume_id,
+            size,
+            volume_type,
+            iops,
+            throughput,
+        }))
+    }
+}
+
+/// The `ModifyVolumeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyVolumeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_modification: Option<VolumeModification>,
+}
+
+impl EncodeMembers for ModifyVolumeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("volumeModification", &self.volume_modification);
+    }
+}
+
 /// The `ModifyVpcAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyVpcAttributeRequest {
@@ -26538,6 +26662,115 @@ impl VolumeAttachmentState {
 
 crate::protocol::wire_enum!(VolumeAttachmentState);
 
+/// The `VolumeModification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeModification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modification_state: Option<VolumeModificationState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_volume_type: Option<VolumeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_throughput: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_multi_attach_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_volume_type: Option<VolumeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_throughput: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_multi_attach_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<i64>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorResponse>,
+}
+
+impl EncodeMembers for VolumeModification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("volumeId", &self.volume_id);
+        w.field("modificationState", &self.modification_state);
+        w.field("statusMessage", &self.status_message);
+        w.field("targetSize", &self.target_size);
+        w.field("targetIops", &self.target_iops);
+        w.field("targetVolumeType", &self.target_volume_type);
+        w.field("targetThroughput", &self.target_throughput);
+        w.field(
+            "targetMultiAttachEnabled",
+            &self.target_multi_attach_enabled,
+        );
+        w.field("originalSize", &self.original_size);
+        w.field("originalIops", &self.original_iops);
+        w.field("originalVolumeType", &self.original_volume_type);
+        w.field("originalThroughput", &self.original_throughput);
+        w.field(
+            "originalMultiAttachEnabled",
+            &self.original_multi_attach_enabled,
+        );
+        w.field("progress", &self.progress);
+        w.field("startTime", &self.start_time);
+        w.field("endTime", &self.end_time);
+        w.field("operator", &self.operator);
+    }
+}
+
+/// The `VolumeModificationState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeModificationState {
+    /// `modifying`
+    Modifying,
+    /// `optimizing`
+    Optimizing,
+    /// `completed`
+    Completed,
+    /// `failed`
+    Failed,
+}
+
+impl VolumeModificationState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["modifying", "optimizing", "completed", "failed"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Modifying => "modifying",
+            Self::Optimizing => "optimizing",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "modifying" => Self::Modifying,
+            "optimizing" => Self::Optimizing,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeModificationState);
+
 /// The `VolumeState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VolumeState {
@@ -27506,6 +27739,10 @@ pub enum Action {
     DescribeSnapshots,
     /// `DeleteSnapshot`
     DeleteSnapshot,
+    /// `ModifyVolume`
+    ModifyVolume,
+    /// `DescribeVolumesModifications`
+    DescribeVolumesModifications,
 }
 
 impl Action {
@@ -27624,6 +27861,8 @@ impl Action {
             Self::CreateSnapshot => "CreateSnapshot",
             Self::DescribeSnapshots => "DescribeSnapshots",
             Self::DeleteSnapshot => "DeleteSnapshot",
+            Self::ModifyVolume => "ModifyVolume",
+            Self::DescribeVolumesModifications => "DescribeVolumesModifications",
         }
     }
     /// The served operation of that name, if any.
@@ -27741,6 +27980,8 @@ impl Action {
             "CreateSnapshot" => Self::CreateSnapshot,
             "DescribeSnapshots" => Self::DescribeSnapshots,
             "DeleteSnapshot" => Self::DeleteSnapshot,
+            "ModifyVolume" => Self::ModifyVolume,
+            "DescribeVolumesModifications" => Self::DescribeVolumesModifications,
             _ => return None,
         })
     }
@@ -28236,6 +28477,14 @@ pub trait Api {
     ) -> Result<DescribeSnapshotsResult, ApiError>;
     /// Serves `DeleteSnapshot`.
     fn delete_snapshot(&mut self, input: DeleteSnapshotRequest) -> Result<(), ApiError>;
+    /// Serves `ModifyVolume`.
+    fn modify_volume(&mut self, input: ModifyVolumeRequest)
+    -> Result<ModifyVolumeResult, ApiError>;
+    /// Serves `DescribeVolumesModifications`.
+    fn describe_volumes_modifications(
+        &mut self,
+        input: DescribeVolumesModificationsRequest,
+    ) -> Result<DescribeVolumesModificationsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -28469,6 +28718,10 @@ pub enum Response {
     DescribeSnapshots(Box<DescribeSnapshotsResult>),
     /// `DeleteSnapshot`
     DeleteSnapshot,
+    /// `ModifyVolume`
+    ModifyVolume(Box<ModifyVolumeResult>),
+    /// `DescribeVolumesModifications`
+    DescribeVolumesModifications(Box<DescribeVolumesModificationsResult>),
 }
 
 impl Response {
@@ -29094,6 +29347,18 @@ impl Response {
             Self::DeleteSnapshot => {
                 crate::protocol::xml::ec2_return_true("DeleteSnapshot", XML_NAMESPACE, request_id)
             }
+            Self::ModifyVolume(output) => crate::protocol::xml::ec2_response(
+                "ModifyVolume",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVolumesModifications(output) => crate::protocol::xml::ec2_response(
+                "DescribeVolumesModifications",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -30526,6 +30791,27 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.delete_snapshot(input)?;
             Ok(Response::DeleteSnapshot)
+        }
+        Action::ModifyVolume => {
+            r.reject_unsupported("ModifyVolume", &["MultiAttachEnabled"])?;
+            let input = FormReader::required(ModifyVolumeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyVolume(Box::new(api.modify_volume(input)?)))
+        }
+        Action::DescribeVolumesModifications => {
+            r.reject_unsupported("DescribeVolumesModifications", &["IncludeManagedResources"])?;
+            let input =
+                FormReader::required(DescribeVolumesModificationsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVolumesModifications(Box::new(
+                api.describe_volumes_modifications(input)?,
+            )))
         }
     }
 }

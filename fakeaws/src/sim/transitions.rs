@@ -32,6 +32,8 @@ pub enum Subject {
     LoadBalancerInterface,
     /// An EBS snapshot leaving `pending`.
     Snapshot,
+    /// A volume modification going `optimizing`, then `completed`.
+    VolumeModification,
 }
 
 impl Subject {
@@ -44,10 +46,12 @@ impl Subject {
         "networkInterface",
         "loadBalancerInterface",
         "snapshot",
+        "volumeModification",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
-    /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`.
+    /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
+    /// `volumeModification`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -57,6 +61,7 @@ impl Subject {
             "networkInterface" => Some(Subject::NetworkInterface),
             "loadBalancerInterface" => Some(Subject::LoadBalancerInterface),
             "snapshot" => Some(Subject::Snapshot),
+            "volumeModification" => Some(Subject::VolumeModification),
             _ => None,
         }
     }

@@ -112,6 +112,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
         &ec2.describe_volumes().send().await.unwrap().volumes,
     );
     add(
+        "volume modifications",
+        &ec2.describe_volumes_modifications()
+            .send()
+            .await
+            .unwrap()
+            .volumes_modifications,
+    );
+    add(
         "snapshots",
         &ec2.describe_snapshots().send().await.unwrap().snapshots,
     );
@@ -465,6 +473,12 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .await
         .unwrap()
         .volume_id
+        .unwrap();
+    ec2.modify_volume()
+        .volume_id(&kept_volume)
+        .size(14)
+        .send()
+        .await
         .unwrap();
     ec2.create_snapshot()
         .volume_id(kept_volume)

@@ -1,6 +1,8 @@
 //! EBS volumes through the SDK: CreateVolume, AttachVolume, DetachVolume, DeleteVolume, as
 //! DescribeVolumes and DescribeInstances then show them.
 
+use std::time::Duration;
+
 use aws_sdk_ec2::types::{
     ResourceType, VolumeAttachmentState, VolumeState, VolumeType as SdkVolumeType,
 };
@@ -346,5 +348,177 @@ async fn an_attached_volume_outlives_its_terminated_instance() {
                 .await
         ),
         "IncorrectState"
+    );
+}
+
+/// The most recent modification of volume `id`.
+async fn modification(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+) -> aws_sdk_ec2::types::VolumeModification {
+    let out = ec2
+        .describe_volumes_modifications()
+        .volume_ids(id)
+        .send()
+        .await
+        .unwrap();
+    out.volumes_modifications()[0].clone()
+}
+
+/// Lets volume `id`'s modification take its two steps of `step` each.
+async fn finish(fake: &fakeaws::FakeAws, ec2: &aws_sdk_ec2::Client, id: &str, step: Duration) {
+    for _ in 0..2 {
+        fake.fake()
+            .with_region("us-east-1", |r| r.clock.advance(step));
+        modification(ec2, id).await;
+    }
+}
+
+#[tokio::test]
+async fn a_volume_is_modified_in_place_through_modifying_and_optimizing() {
+    use aws_sdk_ec2::types::VolumeModificationState as State;
+    use fakeaws::sim::transitions::Subject;
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let id = new_volume(&ec2, "us-east-1a", 10).await;
+    assert_eq!(
+        code(
+            ec2.describe_volumes_modifications()
+                .volume_ids(&id)
+                .send()
+                .await
+        ),
+        "InvalidVolumeModification.NotFound"
+    );
+    // Each step takes a minute of the fake's clock.
+    let step = Duration::from_secs(60);
+    fake.fake().with_region("us-east-1", |r| {
+        r.transitions.set_delay(Subject::VolumeModification, step)
+    });
+    let asked = ec2
+        .modify_volume()
+        .volume_id(&id)
+        .size(20)
+        .iops(4000)
+        .send()
+        .await
+        .unwrap()
+        .volume_modification
+        .unwrap();
+    assert_eq!(asked.modification_state(), Some(&State::Modifying));
+    assert_eq!(
+        (asked.original_size(), asked.target_size()),
+        (Some(10), Some(20))
+    );
+    assert_eq!(
+        (asked.original_iops(), asked.target_iops()),
+        (Some(3000), Some(4000))
+    );
+    assert_eq!(asked.target_volume_type(), Some(&SdkVolumeType::Gp3));
+    assert_eq!(asked.target_throughput(), Some(125), "kept");
+    assert_eq!(asked.progress(), Some(0));
+    // Until it is optimizing, the volume is as it was; another modification waits.
+    assert_eq!(volume(&ec2, &id).await.size(), Some(10));
+    assert_eq!(
+        crate::code_and_message(ec2.modify_volume().volume_id(&id).size(30).send().await),
+        (
+            "IncorrectModificationState".to_string(),
+            format!("Volume {id} cannot be modified in modification state MODIFYING")
+        )
+    );
+    let modifying = ec2
+        .describe_volumes_modifications()
+        .filters(crate::filter("modification-state", &["modifying"]))
+        .filters(crate::filter("target-size", &["20"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(modifying.volumes_modifications().len(), 1);
+
+    fake.fake()
+        .with_region("us-east-1", |r| r.clock.advance(step));
+    assert_eq!(
+        modification(&ec2, &id).await.modification_state(),
+        Some(&State::Optimizing)
+    );
+    let v = volume(&ec2, &id).await;
+    assert_eq!((v.size(), v.iops()), (Some(20), Some(4000)));
+    fake.fake()
+        .with_region("us-east-1", |r| r.clock.advance(step));
+    let done = modification(&ec2, &id).await;
+    assert_eq!(done.modification_state(), Some(&State::Completed));
+    assert_eq!(done.progress(), Some(100));
+    assert!(done.end_time().is_some());
+
+    // Never smaller; a type's rules hold as at creation; nothing changes on a refusal.
+    assert_eq!(
+        crate::code_and_message(ec2.modify_volume().volume_id(&id).size(15).send().await),
+        (
+            "InvalidParameterValue".to_string(),
+            "New size cannot be smaller than existing size".to_string()
+        )
+    );
+    assert_eq!(
+        code(
+            ec2.modify_volume()
+                .volume_id(&id)
+                .volume_type(SdkVolumeType::Gp2)
+                .throughput(300)
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+    assert_eq!(
+        modification(&ec2, &id).await.original_size(),
+        Some(10),
+        "the last modification is still the one shown"
+    );
+
+    // A type change: gp2 takes neither the IOPS nor the throughput along.
+    ec2.modify_volume()
+        .volume_id(&id)
+        .volume_type(SdkVolumeType::Gp2)
+        .send()
+        .await
+        .unwrap();
+    finish(&fake, &ec2, &id, step).await;
+    let v = volume(&ec2, &id).await;
+    assert_eq!(v.volume_type(), Some(&SdkVolumeType::Gp2));
+    assert_eq!((v.iops(), v.throughput()), (Some(100), None));
+
+    // Four in 24 hours, then EBS refuses; a day later it takes one again.
+    for size in [21, 22] {
+        ec2.modify_volume()
+            .volume_id(&id)
+            .size(size)
+            .send()
+            .await
+            .unwrap();
+        finish(&fake, &ec2, &id, step).await;
+    }
+    assert_eq!(
+        code(ec2.modify_volume().volume_id(&id).size(23).send().await),
+        "VolumeModificationRateExceeded"
+    );
+    assert_eq!(volume(&ec2, &id).await.size(), Some(22));
+    fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(Duration::from_secs(24 * 3600))
+    });
+    ec2.modify_volume()
+        .volume_id(&id)
+        .size(23)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            ec2.modify_volume()
+                .volume_id("vol-0123456789abcdef0")
+                .size(30)
+                .send()
+                .await
+        ),
+        "InvalidVolume.NotFound"
     );
 }

@@ -3,8 +3,10 @@
 //! CreateVolume, AttachVolume, DetachVolume and DeleteVolume.
 
 mod lifecycle;
+mod modify;
 
 pub use lifecycle::{attach_volume, create_volume, delete_volume, detach_volume};
+pub use modify::{advance as advance_modification, describe_volumes_modifications, modify_volume};
 
 use std::collections::BTreeMap;
 
@@ -64,6 +66,12 @@ pub struct Volume {
     /// When it was created.
     #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
+    /// Its most recent modification (ModifyVolume), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modification: Option<modify::Modification>,
+    /// When its modifications of the last 24 hours were asked for, in seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modified_at: Vec<i64>,
 }
 
 /// What a request asks of a volume (CreateVolume, or a block device mapping of RunInstances).
@@ -142,6 +150,8 @@ pub fn specified(
         snapshot_id,
         attachment: None,
         created: DateTime::from_secs(0),
+        modification: None,
+        modified_at: Vec::new(),
     })
 }
 
