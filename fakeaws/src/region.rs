@@ -454,6 +454,7 @@ impl Region {
                     Subject::LoadBalancerInterface => network_interface::delete(self, &id),
                     Subject::Snapshot => snapshot::advance(self, &id),
                     Subject::VolumeModification => volume::advance_modification(self, &id),
+                    Subject::Image => image::advance(self, &id),
                 }
             }
         }

@@ -58,6 +58,39 @@ pub struct Image {
     pub public: bool,
     /// Its state.
     pub state: ImageState,
+    /// Its EBS devices besides the root, each from a snapshot (CreateImage of an instance
+    /// with more volumes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<Device>,
+    /// The instance CreateImage made it of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_instance_id: Option<String>,
+}
+
+/// An image's EBS device besides its root.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Device {
+    /// Its name, such as `/dev/sdf`.
+    pub name: String,
+    /// The snapshot a launch makes its volume of.
+    pub snapshot_id: String,
+    /// The volume's size in GiB.
+    pub size: i32,
+    /// The volume's type.
+    pub volume_type: VolumeType,
+    /// The volume's IOPS, where its type takes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<i32>,
+    /// Whether terminating the instance deletes the volume.
+    pub delete_on_termination: bool,
+}
+
+impl Image {
+    /// Every snapshot it was made of: its root's, then its other devices'.
+    pub fn snapshots(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.snapshot_id.as_str())
+            .chain(self.devices.iter().map(|d| d.snapshot_id.as_str()))
+    }
 }
 
 fn catalogue_entry(
@@ -87,6 +120,8 @@ fn catalogue_entry(
             creation_date: created.to_string(),
             public: true,
             state: ImageState::Available,
+            devices: Vec::new(),
+            source_instance_id: None,
         },
     );
 }
@@ -267,7 +302,6 @@ impl Filterable for (&Image, &Region) {
         "scan-result.medium-fix-available-since",
         "source-image-id",
         "source-image-region",
-        "source-instance-id",
         "sriov-net-support",
         "state-reason-code",
         "state-reason-message",
@@ -277,13 +311,28 @@ impl Filterable for (&Image, &Region) {
         let (i, _) = *self;
         match name {
             "architecture" => one(i.architecture.as_str()),
-            "block-device-mapping.delete-on-termination" => flag(true),
-            "block-device-mapping.device-name" | "root-device-name" => {
-                one(i.root_device_name.clone())
+            "block-device-mapping.delete-on-termination" => {
+                let mut v = flag(true);
+                v.extend(
+                    i.devices
+                        .iter()
+                        .map(|d| d.delete_on_termination.to_string()),
+                );
+                v
             }
-            "block-device-mapping.snapshot-id" => one(i.snapshot_id.clone()),
-            "block-device-mapping.volume-size" => one(i.root_size.to_string()),
-            "block-device-mapping.volume-type" => one("gp3"),
+            "block-device-mapping.device-name" => std::iter::once(i.root_device_name.clone())
+                .chain(i.devices.iter().map(|d| d.name.clone()))
+                .collect(),
+            "root-device-name" => one(i.root_device_name.clone()),
+            "block-device-mapping.snapshot-id" => i.snapshots().map(String::from).collect(),
+            "block-device-mapping.volume-size" => std::iter::once(i.root_size)
+                .chain(i.devices.iter().map(|d| d.size))
+                .map(|s| s.to_string())
+                .collect(),
+            "block-device-mapping.volume-type" => std::iter::once("gp3".to_string())
+                .chain(i.devices.iter().map(|d| d.volume_type.as_str().to_string()))
+                .collect(),
+            "source-instance-id" => i.source_instance_id.clone().into_iter().collect(),
             "block-device-mapping.encrypted" => flag(false),
             "creation-date" => one(i.creation_date.clone()),
             "description" => one(i.description.clone()),
@@ -308,18 +357,35 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
     ImageOut {
         platform_details: Some("Linux/UNIX".into()),
         usage_operation: Some("RunInstances".into()),
-        block_device_mappings: Some(vec![BlockDeviceMapping {
-            device_name: Some(i.root_device_name.clone()),
-            ebs: Some(EbsBlockDevice {
-                delete_on_termination: Some(true),
-                snapshot_id: Some(i.snapshot_id.clone()),
-                volume_size: Some(i.root_size),
-                volume_type: Some(VolumeType::Gp3),
-                encrypted: Some(false),
+        block_device_mappings: Some(
+            std::iter::once(BlockDeviceMapping {
+                device_name: Some(i.root_device_name.clone()),
+                ebs: Some(EbsBlockDevice {
+                    delete_on_termination: Some(true),
+                    snapshot_id: Some(i.snapshot_id.clone()),
+                    volume_size: Some(i.root_size),
+                    volume_type: Some(VolumeType::Gp3),
+                    encrypted: Some(false),
+                    ..Default::default()
+                }),
                 ..Default::default()
-            }),
-            ..Default::default()
-        }]),
+            })
+            .chain(i.devices.iter().map(|d| BlockDeviceMapping {
+                device_name: Some(d.name.clone()),
+                ebs: Some(EbsBlockDevice {
+                    delete_on_termination: Some(d.delete_on_termination),
+                    snapshot_id: Some(d.snapshot_id.clone()),
+                    volume_size: Some(d.size),
+                    volume_type: Some(d.volume_type),
+                    iops: d.iops,
+                    encrypted: Some(false),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }))
+            .collect(),
+        ),
+        source_instance_id: i.source_instance_id.clone(),
         description: Some(i.description.clone()),
         ena_support: Some(true),
         hypervisor: Some(HypervisorType::Xen),
@@ -409,12 +475,21 @@ pub fn describe_images(
     })
 }
 
-/// `RegisterImage` (from snapshots: the block device mappings).
-pub fn register_image(
-    region: &mut Region,
-    input: RegisterImageRequest,
-) -> Result<RegisterImageResult, ApiError> {
-    let name = input.name.trim().to_string();
+/// Adds `image` to the region.
+pub(crate) fn add(region: &mut Region, image: Image) {
+    region.images.0.insert(image.id.clone(), image);
+}
+
+/// Makes image `id` `available` (the end of CreateImage's `pending`).
+pub fn advance(region: &mut Region, id: &str) {
+    if let Some(i) = region.images.0.get_mut(id) {
+        i.state = ImageState::Available;
+    }
+}
+
+/// `name` trimmed, when it is a valid AMI name no image of the account has.
+pub(crate) fn check_name(region: &Region, name: &str) -> Result<String, ApiError> {
+    let name = name.trim().to_string();
     let valid = (3..=128).contains(&name.len())
         && name
             .chars()
@@ -436,6 +511,15 @@ pub fn register_image(
             format!("AMI name {name} is already in use by AMI {}", other.id),
         ));
     }
+    Ok(name)
+}
+
+/// `RegisterImage` (from snapshots: the block device mappings).
+pub fn register_image(
+    region: &mut Region,
+    input: RegisterImageRequest,
+) -> Result<RegisterImageResult, ApiError> {
+    let name = check_name(region, &input.name)?;
     let virtualization = match input.virtualization_type.as_deref() {
         None | Some("hvm") => VirtualizationType::Hvm,
         Some("paravirtual") => VirtualizationType::Paravirtual,
@@ -500,6 +584,8 @@ pub fn register_image(
             creation_date: created,
             public: false,
             state: ImageState::Available,
+            devices: Vec::new(),
+            source_instance_id: None,
         },
     );
     Ok(RegisterImageResult { image_id: Some(id) })
@@ -519,25 +605,29 @@ pub fn deregister_image(
             format!("Not authorized for image:{}", image.id),
         ));
     }
-    let snapshot_id = image.snapshot_id.clone();
+    let snapshots: Vec<String> = image.snapshots().map(String::from).collect();
     region.images.0.remove(&input.image_id);
     region.tags.remove_resource(&input.image_id);
-    let delete_snapshot_results = if input.delete_associated_snapshots == Some(true)
-        && region.snapshots.contains_key(&snapshot_id)
-    {
-        let code = if crate::ec2::snapshot::image_using(region, &snapshot_id).is_some() {
-            SnapshotReturnCodes::Skipped
-        } else {
-            crate::ec2::snapshot::remove(region, &snapshot_id);
-            SnapshotReturnCodes::Success
-        };
-        Some(vec![DeleteSnapshotReturnCode {
-            snapshot_id: Some(snapshot_id),
-            return_code: Some(code),
-        }])
-    } else {
-        None
-    };
+    let mut delete_snapshot_results = None;
+    if input.delete_associated_snapshots == Some(true) {
+        let mut results = Vec::new();
+        for s in snapshots {
+            if !region.snapshots.contains_key(&s) {
+                continue;
+            }
+            let code = if crate::ec2::snapshot::image_using(region, &s).is_some() {
+                SnapshotReturnCodes::Skipped
+            } else {
+                crate::ec2::snapshot::remove(region, &s);
+                SnapshotReturnCodes::Success
+            };
+            results.push(DeleteSnapshotReturnCode {
+                snapshot_id: Some(s),
+                return_code: Some(code),
+            });
+        }
+        delete_snapshot_results = Some(results);
+    }
     Ok(DeregisterImageResult {
         r#return: Some(true),
         delete_snapshot_results,

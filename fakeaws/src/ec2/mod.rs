@@ -10,6 +10,7 @@ pub mod elastic_ip;
 pub mod error;
 pub mod filter;
 pub mod image;
+pub mod image_from_instance;
 pub mod instance;
 pub mod internet_gateway;
 pub mod key_pair;
@@ -601,6 +602,10 @@ impl Api for Region {
         input: DescribeInstanceStatusRequest,
     ) -> Result<DescribeInstanceStatusResult, ApiError> {
         instance::describe_instance_status(self, input)
+    }
+
+    fn create_image(&mut self, input: CreateImageRequest) -> Result<CreateImageResult, ApiError> {
+        image_from_instance::create_image(self, input)
     }
 
     fn modify_volume(

@@ -134,23 +134,36 @@ pub fn create_snapshot(
         ));
     }
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Snapshot)?;
+    let id = take(region, &input.volume_id, size, encrypted, description, tags);
+    let s = Kind::Snapshot.get(&region.snapshots, &id)?;
+    Ok(render(region, s))
+}
+
+/// Starts a snapshot of volume `volume_id` (of `size` GiB): `pending` until the clock's next
+/// step. Returns its id.
+pub fn take(
+    region: &mut Region,
+    volume_id: &str,
+    size: i32,
+    encrypted: bool,
+    description: String,
+    tags: std::collections::BTreeMap<String, String>,
+) -> String {
     let snapshot = Snapshot {
         id: region.ids.resource("snap"),
-        volume_id: input.volume_id,
+        volume_id: volume_id.to_string(),
         size,
         encrypted,
         description,
         pending: true,
         started: region.clock.now_datetime(),
     };
-    region.tags.insert(&snapshot.id, tags);
+    let id = snapshot.id.clone();
+    region.tags.insert(&id, tags);
     let now = region.clock.now();
-    region
-        .transitions
-        .schedule(now, Subject::Snapshot, &snapshot.id);
-    let out = render(region, &snapshot);
-    region.snapshots.0.insert(snapshot.id.clone(), snapshot);
-    Ok(out)
+    region.transitions.schedule(now, Subject::Snapshot, &id);
+    region.snapshots.0.insert(id.clone(), snapshot);
+    id
 }
 
 /// Completes snapshot `id`.
@@ -209,7 +222,7 @@ pub fn image_using(region: &Region, id: &str) -> Option<String> {
     region
         .images
         .values()
-        .find(|i| i.owner_id == region.account_id && i.snapshot_id == id)
+        .find(|i| i.owner_id == region.account_id && i.snapshots().any(|s| s == id))
         .map(|i| i.id.clone())
 }
 

@@ -3778,6 +3778,73 @@ impl EncodeMembers for CreateEgressOnlyInternetGatewayResult {
     }
 }
 
+/// The `CreateImageRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateImageRequest {
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+    pub instance_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub no_reboot: Option<bool>,
+}
+
+impl Decode for CreateImageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Description",
+                "DryRun",
+                "InstanceId",
+                "Name",
+                "NoReboot",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let name = r.field_at(m_[3], at_, "Name")?;
+        r.check_length(name.as_deref(), at_, "Name", Some(3), Some(128))?;
+        let name = FormReader::required(name, at_, "Name")?;
+        let description = r.field_at(m_[0], at_, "Description")?;
+        r.check_length(
+            description.as_deref(),
+            at_,
+            "Description",
+            Some(0),
+            Some(255),
+        )?;
+        let no_reboot = r.field_at(m_[4], at_, "NoReboot")?;
+        Ok(Some(Self {
+            tag_specifications,
+            dry_run,
+            instance_id,
+            name,
+            description,
+            no_reboot,
+        }))
+    }
+}
+
+/// The `CreateImageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateImageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+}
+
+impl EncodeMembers for CreateImageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("imageId", &self.image_id);
+    }
+}
+
 /// The `CreateInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateInternetGatewayRequest {
@@ -27743,6 +27810,8 @@ pub enum Action {
     ModifyVolume,
     /// `DescribeVolumesModifications`
     DescribeVolumesModifications,
+    /// `CreateImage`
+    CreateImage,
 }
 
 impl Action {
@@ -27863,6 +27932,7 @@ impl Action {
             Self::DeleteSnapshot => "DeleteSnapshot",
             Self::ModifyVolume => "ModifyVolume",
             Self::DescribeVolumesModifications => "DescribeVolumesModifications",
+            Self::CreateImage => "CreateImage",
         }
     }
     /// The served operation of that name, if any.
@@ -27982,6 +28052,7 @@ impl Action {
             "DeleteSnapshot" => Self::DeleteSnapshot,
             "ModifyVolume" => Self::ModifyVolume,
             "DescribeVolumesModifications" => Self::DescribeVolumesModifications,
+            "CreateImage" => Self::CreateImage,
             _ => return None,
         })
     }
@@ -28485,6 +28556,8 @@ pub trait Api {
         &mut self,
         input: DescribeVolumesModificationsRequest,
     ) -> Result<DescribeVolumesModificationsResult, ApiError>;
+    /// Serves `CreateImage`.
+    fn create_image(&mut self, input: CreateImageRequest) -> Result<CreateImageResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -28722,6 +28795,8 @@ pub enum Response {
     ModifyVolume(Box<ModifyVolumeResult>),
     /// `DescribeVolumesModifications`
     DescribeVolumesModifications(Box<DescribeVolumesModificationsResult>),
+    /// `CreateImage`
+    CreateImage(Box<CreateImageResult>),
 }
 
 impl Response {
@@ -29355,6 +29430,12 @@ impl Response {
             ),
             Self::DescribeVolumesModifications(output) => crate::protocol::xml::ec2_response(
                 "DescribeVolumesModifications",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateImage(output) => crate::protocol::xml::ec2_response(
+                "CreateImage",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -30812,6 +30893,18 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DescribeVolumesModifications(Box::new(
                 api.describe_volumes_modifications(input)?,
             )))
+        }
+        Action::CreateImage => {
+            r.reject_unsupported(
+                "CreateImage",
+                &["SnapshotLocation", "BootModeOverride", "BlockDeviceMapping"],
+            )?;
+            let input = FormReader::required(CreateImageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateImage(Box::new(api.create_image(input)?)))
         }
     }
 }

@@ -34,6 +34,8 @@ pub enum Subject {
     Snapshot,
     /// A volume modification going `optimizing`, then `completed`.
     VolumeModification,
+    /// An image CreateImage made leaving `pending`.
+    Image,
 }
 
 impl Subject {
@@ -47,11 +49,12 @@ impl Subject {
         "loadBalancerInterface",
         "snapshot",
         "volumeModification",
+        "image",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
-    /// `volumeModification`.
+    /// `volumeModification`, `image`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -62,6 +65,7 @@ impl Subject {
             "loadBalancerInterface" => Some(Subject::LoadBalancerInterface),
             "snapshot" => Some(Subject::Snapshot),
             "volumeModification" => Some(Subject::VolumeModification),
+            "image" => Some(Subject::Image),
             _ => None,
         }
     }

@@ -423,3 +423,167 @@ async fn an_image_keeps_its_snapshot_until_deregistered_with_it() {
         .unwrap();
     assert!(tags.tags().is_empty());
 }
+
+#[tokio::test]
+async fn an_instance_makes_an_image_of_its_volumes_and_launches_from_it() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let base = crate::image(&ec2, "capa-ami-ubuntu-24.04-*").await;
+    let launch = |image: &str| {
+        ec2.run_instances()
+            .image_id(image)
+            .instance_type(InstanceType::T3Medium)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+    };
+    let builder = launch(&base)
+        .block_device_mappings(
+            BlockDeviceMapping::builder()
+                .device_name("/dev/sdf")
+                .ebs(
+                    EbsBlockDevice::builder()
+                        .volume_size(50)
+                        .delete_on_termination(false)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let builder = builder.instances()[0].instance_id().unwrap().to_string();
+    ec2.wait_until_instance_running()
+        .instance_ids(&builder)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    fake.fake()
+        .with_region("us-east-1", |r| r.transitions.hold(Subject::Image));
+    let ami = ec2
+        .create_image()
+        .instance_id(&builder)
+        .name("node-1.32-baked")
+        .description("baked by the image pipeline")
+        .no_reboot(true)
+        .tag_specifications(tag_spec(ResourceType::Image, &[("role", "node")]))
+        .tag_specifications(tag_spec(ResourceType::Snapshot, &[("role", "node-disk")]))
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    let described = ec2.describe_images().image_ids(&ami).send().await.unwrap();
+    let image = &described.images()[0];
+    assert_eq!(image.state().unwrap().as_str(), "pending");
+    assert_eq!(image.source_instance_id(), Some(builder.as_str()));
+    assert_eq!(image.tags()[0].value(), Some("node"));
+    let mappings: Vec<(&str, i32)> = image
+        .block_device_mappings()
+        .iter()
+        .map(|m| {
+            (
+                m.device_name().unwrap(),
+                m.ebs().unwrap().volume_size().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(mappings[1], ("/dev/sdf", 50));
+    assert_eq!(mappings.len(), 2);
+    // A snapshot of each volume, described as EBS describes them.
+    let made = ec2
+        .describe_snapshots()
+        .filters(filter(
+            "description",
+            &[&format!(
+                "Created by CreateImage({builder}) for {ami} from vol-*"
+            )],
+        ))
+        .filters(filter("tag:role", &["node-disk"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.snapshots().len(), 2);
+    assert_eq!(
+        code(
+            ec2.create_image()
+                .instance_id(&builder)
+                .name("node-1.32-baked")
+                .send()
+                .await
+        ),
+        "InvalidAMIName.Duplicate"
+    );
+    fake.fake()
+        .with_region("us-east-1", |r| r.transitions.release(Subject::Image));
+    ec2.wait_until_image_available()
+        .image_ids(&ami)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    // A launch from it gets a volume of each snapshot.
+    let node = launch(&ami).send().await.unwrap();
+    let node = node.instances()[0].instance_id().unwrap();
+    let volumes = ec2
+        .describe_volumes()
+        .filters(filter("attachment.instance-id", &[node]))
+        .send()
+        .await
+        .unwrap();
+    let mut got: Vec<(i32, bool)> = volumes
+        .volumes()
+        .iter()
+        .map(|v| {
+            let from = v.snapshot_id().unwrap_or_default();
+            (
+                v.size().unwrap(),
+                made.snapshots()
+                    .iter()
+                    .any(|s| s.snapshot_id() == Some(from)),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, [(8, true), (50, true)]);
+
+    // Not of a terminated instance.
+    ec2.terminate_instances()
+        .instance_ids(&builder)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code_and_message(
+            ec2.create_image()
+                .instance_id(&builder)
+                .name("too-late")
+                .send()
+                .await
+        ),
+        (
+            "InvalidParameterValue".to_string(),
+            format!(
+                "Invalid value '{builder}' for instanceId. Instance is not in state 'running' \
+                 or 'stopping' or 'stopped'"
+            )
+        )
+    );
+    // Deregistered with its snapshots, both of them.
+    let out = ec2
+        .deregister_image()
+        .image_id(&ami)
+        .delete_associated_snapshots(true)
+        .send()
+        .await
+        .unwrap();
+    let codes: Vec<&str> = out
+        .delete_snapshot_results()
+        .iter()
+        .map(|r| r.return_code().unwrap().as_str())
+        .collect();
+    assert_eq!(codes, ["success", "success"]);
+}

@@ -391,14 +391,20 @@ pub(super) fn plan_volumes(
             continue;
         }
         let Some(ebs) = &m.ebs else { continue };
-        let size = match (&ebs.snapshot_id, ebs.volume_size) {
-            (Some(id), size) => {
-                let (least, _) = crate::ec2::snapshot::source(region, id)?;
-                let size = size.unwrap_or(least);
-                if size < least {
+        // A device of the image is made of the image's snapshot unless the mapping names one.
+        let of_image = image.devices.iter().find(|d| d.name == device);
+        let source = match (&ebs.snapshot_id, of_image) {
+            (Some(id), _) => Some((id.clone(), crate::ec2::snapshot::source(region, id)?.0)),
+            (None, Some(d)) => Some((d.snapshot_id.clone(), d.size)),
+            (None, None) => None,
+        };
+        let size = match (&source, ebs.volume_size) {
+            (Some((id, least)), size) => {
+                let size = size.unwrap_or(*least);
+                if size < *least {
                     return Err(ApiError::new(
                         Code::InvalidBlockDeviceMapping,
-                        crate::ec2::snapshot::too_small(size, id, least),
+                        crate::ec2::snapshot::too_small(size, id, *least),
                     ));
                 }
                 size
@@ -414,7 +420,35 @@ pub(super) fn plan_volumes(
             device,
             ebs,
             size,
-            ebs.snapshot_id.clone(),
+            source.map(|(id, _)| id),
+            zone,
+            false,
+        )?);
+    }
+    // The image's other devices the request leaves as they are.
+    for d in &image.devices {
+        if mappings
+            .iter()
+            .any(|m| m.device_name.as_deref() == Some(d.name.as_str()))
+        {
+            continue;
+        }
+        let ebs = crate::generated::ec2::EbsBlockDevice {
+            volume_type: Some(d.volume_type),
+            iops: d.iops.filter(|_| {
+                matches!(
+                    d.volume_type,
+                    crate::generated::ec2::VolumeType::Io1 | crate::generated::ec2::VolumeType::Io2
+                )
+            }),
+            delete_on_termination: Some(d.delete_on_termination),
+            ..Default::default()
+        };
+        out.push(planned(
+            &d.name,
+            &ebs,
+            d.size,
+            Some(d.snapshot_id.clone()),
             zone,
             false,
         )?);
