@@ -14,9 +14,6 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 use crate::sim::transitions::Subject;
 
-/// The longest image description EC2 takes.
-const MAX_DESCRIPTION: usize = 255;
-
 /// `CreateImage`: of an instance `running`, `stopping` or `stopped` (else
 /// `InvalidParameterValue`, AWS's words), named as RegisterImage names images; its
 /// TagSpecifications tag the image and the snapshots. `NoReboot` is taken: nothing here
@@ -37,14 +34,7 @@ pub fn create_image(
         )));
     }
     let name = check_name(region, &input.name)?;
-    let description = input.description.unwrap_or_default();
-    if description.chars().count() > MAX_DESCRIPTION {
-        return Err(ApiError::invalid_parameter(
-            "description",
-            &description,
-            &format!("The description is at most {MAX_DESCRIPTION} characters."),
-        ));
-    }
+    let description = snapshot::checked_description(input.description)?;
     let mut by_type = tags::from_specs_for(
         input.tag_specifications.as_deref(),
         &[ResourceType::Image, ResourceType::Snapshot],

@@ -44,8 +44,21 @@ pub struct Snapshot {
     pub started: DateTime,
 }
 
-/// The longest description EBS takes.
+/// The longest description EBS takes (of a snapshot, and of an image).
 const MAX_DESCRIPTION: usize = 255;
+
+/// `description` (empty when not given), when it is within [`MAX_DESCRIPTION`].
+pub fn checked_description(description: Option<String>) -> Result<String, ApiError> {
+    let description = description.unwrap_or_default();
+    if description.chars().count() > MAX_DESCRIPTION {
+        return Err(ApiError::invalid_parameter(
+            "description",
+            &description,
+            &format!("The description is at most {MAX_DESCRIPTION} characters."),
+        ));
+    }
+    Ok(description)
+}
 
 impl Snapshot {
     fn state(&self) -> SnapshotState {
@@ -125,14 +138,7 @@ pub fn create_snapshot(
 ) -> Result<SnapshotOut, ApiError> {
     let volume = Kind::Volume.get(&region.volumes, &input.volume_id)?;
     let (size, encrypted) = (volume.size, volume.encrypted);
-    let description = input.description.unwrap_or_default();
-    if description.chars().count() > MAX_DESCRIPTION {
-        return Err(ApiError::invalid_parameter(
-            "description",
-            &description,
-            &format!("The description is at most {MAX_DESCRIPTION} characters."),
-        ));
-    }
+    let description = checked_description(input.description)?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Snapshot)?;
     let id = take(region, &input.volume_id, size, encrypted, description, tags);
     let s = Kind::Snapshot.get(&region.snapshots, &id)?;
