@@ -86,10 +86,26 @@ pub struct Device {
 }
 
 impl Image {
+    /// Its root device (a gp3 volume deleted on termination), as one of its devices.
+    fn root(&self) -> Device {
+        Device {
+            name: self.root_device_name.clone(),
+            snapshot_id: self.snapshot_id.clone(),
+            size: self.root_size,
+            volume_type: VolumeType::Gp3,
+            iops: None,
+            delete_on_termination: true,
+        }
+    }
+
+    /// Every device: its root, then the others.
+    fn mappings(&self) -> impl Iterator<Item = Device> + '_ {
+        std::iter::once(self.root()).chain(self.devices.iter().cloned())
+    }
+
     /// Every snapshot it was made of: its root's, then its other devices'.
-    pub fn snapshots(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.snapshot_id.as_str())
-            .chain(self.devices.iter().map(|d| d.snapshot_id.as_str()))
+    pub fn snapshots(&self) -> impl Iterator<Item = String> + '_ {
+        self.mappings().map(|d| d.snapshot_id)
     }
 }
 
@@ -311,26 +327,19 @@ impl Filterable for (&Image, &Region) {
         let (i, _) = *self;
         match name {
             "architecture" => one(i.architecture.as_str()),
-            "block-device-mapping.delete-on-termination" => {
-                let mut v = flag(true);
-                v.extend(
-                    i.devices
-                        .iter()
-                        .map(|d| d.delete_on_termination.to_string()),
-                );
-                v
-            }
-            "block-device-mapping.device-name" => std::iter::once(i.root_device_name.clone())
-                .chain(i.devices.iter().map(|d| d.name.clone()))
+            "block-device-mapping.delete-on-termination" => i
+                .mappings()
+                .map(|d| d.delete_on_termination.to_string())
                 .collect(),
+            "block-device-mapping.device-name" => i.mappings().map(|d| d.name).collect(),
             "root-device-name" => one(i.root_device_name.clone()),
-            "block-device-mapping.snapshot-id" => i.snapshots().map(String::from).collect(),
-            "block-device-mapping.volume-size" => std::iter::once(i.root_size)
-                .chain(i.devices.iter().map(|d| d.size))
-                .map(|s| s.to_string())
-                .collect(),
-            "block-device-mapping.volume-type" => std::iter::once("gp3".to_string())
-                .chain(i.devices.iter().map(|d| d.volume_type.as_str().to_string()))
+            "block-device-mapping.snapshot-id" => i.snapshots().collect(),
+            "block-device-mapping.volume-size" => {
+                i.mappings().map(|d| d.size.to_string()).collect()
+            }
+            "block-device-mapping.volume-type" => i
+                .mappings()
+                .map(|d| d.volume_type.as_str().to_string())
                 .collect(),
             "source-instance-id" => i.source_instance_id.clone().into_iter().collect(),
             "block-device-mapping.encrypted" => flag(false),
@@ -358,32 +367,21 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
         platform_details: Some("Linux/UNIX".into()),
         usage_operation: Some("RunInstances".into()),
         block_device_mappings: Some(
-            std::iter::once(BlockDeviceMapping {
-                device_name: Some(i.root_device_name.clone()),
-                ebs: Some(EbsBlockDevice {
-                    delete_on_termination: Some(true),
-                    snapshot_id: Some(i.snapshot_id.clone()),
-                    volume_size: Some(i.root_size),
-                    volume_type: Some(VolumeType::Gp3),
-                    encrypted: Some(false),
+            i.mappings()
+                .map(|d| BlockDeviceMapping {
+                    device_name: Some(d.name),
+                    ebs: Some(EbsBlockDevice {
+                        delete_on_termination: Some(d.delete_on_termination),
+                        snapshot_id: Some(d.snapshot_id),
+                        volume_size: Some(d.size),
+                        volume_type: Some(d.volume_type),
+                        iops: d.iops,
+                        encrypted: Some(false),
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            })
-            .chain(i.devices.iter().map(|d| BlockDeviceMapping {
-                device_name: Some(d.name.clone()),
-                ebs: Some(EbsBlockDevice {
-                    delete_on_termination: Some(d.delete_on_termination),
-                    snapshot_id: Some(d.snapshot_id.clone()),
-                    volume_size: Some(d.size),
-                    volume_type: Some(d.volume_type),
-                    iops: d.iops,
-                    encrypted: Some(false),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }))
-            .collect(),
+                })
+                .collect(),
         ),
         source_instance_id: i.source_instance_id.clone(),
         description: Some(i.description.clone()),
@@ -605,7 +603,7 @@ pub fn deregister_image(
             format!("Not authorized for image:{}", image.id),
         ));
     }
-    let snapshots: Vec<String> = image.snapshots().map(String::from).collect();
+    let snapshots: Vec<String> = image.snapshots().collect();
     region.images.0.remove(&input.image_id);
     region.tags.remove_resource(&input.image_id);
     let mut delete_snapshot_results = None;

@@ -264,15 +264,36 @@ async fn describe_snapshots_by_owner_restorer_filter_and_page() {
         ),
         "InvalidParameterValue"
     );
-    // Pages of 5 at most... of 3 here: MaxResults below 5 is refused, as for volumes.
-    let page = ec2
+    // Pages: three more snapshots make six, in pages of 5 and 1 that cover each once.
+    for _ in 0..3 {
+        let s = ec2.create_snapshot().volume_id(&big).send().await.unwrap();
+        ids.push(s.snapshot_id.unwrap());
+    }
+    ids.sort();
+    let first = ec2
         .describe_snapshots()
         .max_results(5)
         .send()
         .await
         .unwrap();
-    assert_eq!(page.snapshots().len(), 3);
-    assert!(page.next_token().is_none());
+    assert_eq!(first.snapshots().len(), 5);
+    let token = first.next_token().unwrap();
+    let second = ec2
+        .describe_snapshots()
+        .max_results(5)
+        .next_token(token)
+        .send()
+        .await
+        .unwrap();
+    assert!(second.next_token().is_none());
+    let mut paged: Vec<String> = first
+        .snapshots()
+        .iter()
+        .chain(second.snapshots())
+        .filter_map(|s| s.snapshot_id().map(String::from))
+        .collect();
+    paged.sort();
+    assert_eq!(paged, ids);
     // Ids: each must exist and be shaped like one.
     assert_eq!(
         code(

@@ -116,13 +116,13 @@ fn target(v: &Volume, input: &ModifyVolumeRequest) -> Result<Configuration, ApiE
         volume_type,
         VolumeType::Gp3 | VolumeType::Io1 | VolumeType::Io2
     );
-    let same_family = volume_type == v.volume_type;
+    let same_type = volume_type == v.volume_type;
     let spec = Spec {
         volume_type: Some(volume_type),
         size: input.size.unwrap_or(v.size),
         iops: input
             .iops
-            .or_else(|| v.iops.filter(|_| takes_iops && same_family)),
+            .or_else(|| v.iops.filter(|_| takes_iops && same_type)),
         throughput: input
             .throughput
             .or_else(|| v.throughput.filter(|_| volume_type == VolumeType::Gp3)),
