@@ -9,9 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::Config;
 use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
-    availability_zone, egress_only_gateway, elastic_ip, image, instance, internet_gateway,
-    key_pair, launch_template, nat_gateway, network_acl, network_interface, placement_group,
-    route_table, security_group, snapshot, spot_request, subnet, tags, volume, vpc, vpc_endpoint,
+    availability_zone, egress_only_gateway, elastic_ip, image, image_attribute, instance,
+    internet_gateway, key_pair, launch_template, nat_gateway, network_acl, network_interface,
+    placement_group, route_table, security_group, snapshot, spot_request, subnet, tags, volume,
+    vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -122,6 +123,9 @@ pub struct Region {
     pub(crate) spot_requests: spot_request::SpotRequests,
     /// Images by id.
     pub(crate) images: image::Images,
+    /// The account's block public access for AMIs.
+    #[serde(default)]
+    pub(crate) image_sharing: image_attribute::Sharing,
     /// Key pairs by name.
     pub(crate) key_pairs: key_pair::KeyPairs,
     /// EC2 tags of every resource.
@@ -390,6 +394,7 @@ impl Region {
             placement_groups: Default::default(),
             spot_requests: Default::default(),
             images: Default::default(),
+            image_sharing: Default::default(),
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),
             by_vpc: Index::default(),
@@ -455,6 +460,7 @@ impl Region {
                     Subject::Snapshot => snapshot::advance(self, &id),
                     Subject::VolumeModification => volume::advance_modification(self, &id),
                     Subject::Image => image::advance(self, &id),
+                    Subject::ImageBlockPublicAccess => image_attribute::advance(self, &id),
                 }
             }
         }

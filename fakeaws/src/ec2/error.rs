@@ -47,6 +47,8 @@ error_codes! {
         InternetGatewayLimitExceeded = "InternetGatewayLimitExceeded",
         /// No image of that id.
         InvalidAMIIDNotFound = "InvalidAMIID.NotFound",
+        /// A launch permission's account, group or ARN that cannot be.
+        InvalidAMIAttributeItemValue = "InvalidAMIAttributeItemValue",
         /// An image of that name exists.
         InvalidAMINameDuplicate = "InvalidAMIName.Duplicate",
         /// No Elastic IP of that public address.

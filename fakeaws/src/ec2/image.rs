@@ -65,6 +65,16 @@ pub struct Image {
     /// The instance CreateImage made it of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_instance_id: Option<String>,
+    /// Who besides its owner may launch it, by name (ModifyImageAttribute's
+    /// `launchPermission`; `public` is the group `all`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch_permissions: Vec<crate::ec2::image_attribute::Grantee>,
+    /// Whether it asks for IMDSv2 (`ImdsSupport` `v2.0`, which cannot be undone).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imds_v2: bool,
+    /// When the account last launched an instance of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_launched: Option<String>,
 }
 
 /// An image's EBS device besides its root.
@@ -138,6 +148,9 @@ fn catalogue_entry(
             state: ImageState::Available,
             devices: Vec::new(),
             source_instance_id: None,
+            launch_permissions: Vec::new(),
+            imds_v2: false,
+            last_launched: None,
         },
     );
 }
@@ -384,6 +397,10 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
                 .collect(),
         ),
         source_instance_id: i.source_instance_id.clone(),
+        imds_support: i
+            .imds_v2
+            .then_some(crate::generated::ec2::ImdsSupportValues::V20),
+        last_launched_time: i.last_launched.clone(),
         description: Some(i.description.clone()),
         ena_support: Some(true),
         hypervisor: Some(HypervisorType::Xen),
@@ -414,6 +431,23 @@ fn owned_by(region: &Region, image: &Image, owner: &str) -> bool {
         "aws-marketplace" => false,
         id => image.owner_id == id,
     }
+}
+
+/// Whether `user` (DescribeImages' `ExecutableUsers`: an account id, `self` or `all`) may
+/// launch `image`: public images, the owner's own, and those shared with the account.
+fn executable_by(region: &Region, image: &Image, user: &str) -> bool {
+    let id = match user {
+        "all" => return image.public,
+        "self" => region.account_id.as_str(),
+        id => id,
+    };
+    image.public
+        || image.owner_id == id
+        || image
+            .launch_permissions
+            .contains(&crate::ec2::image_attribute::Grantee::Account(
+                id.to_string(),
+            ))
 }
 
 /// `DescribeImages`: by id, by owner, filtered (with `*`/`?` in values), paginated.
@@ -451,12 +485,7 @@ pub fn describe_images(
         region.candidates(Kind::Image, &filters),
         |i| {
             (owners.is_empty() || owners.iter().any(|o| owned_by(region, i, o)))
-                && (users.is_empty()
-                    || users.iter().any(|u| match u.as_str() {
-                        "all" => i.public,
-                        "self" => i.public || i.owner_id == region.account_id,
-                        id => i.public || i.owner_id == id,
-                    }))
+                && (users.is_empty() || users.iter().any(|u| executable_by(region, i, u)))
                 && (i.public || i.owner_id == region.account_id)
                 && filters.matches(&(i, region), region.tags.get(&i.id))
         },
@@ -476,6 +505,11 @@ pub fn describe_images(
 /// Adds `image` to the region.
 pub(crate) fn add(region: &mut Region, image: Image) {
     region.images.0.insert(image.id.clone(), image);
+}
+
+/// Image `id` of the region, to change.
+pub(crate) fn get_mut<'a>(region: &'a mut Region, id: &str) -> Option<&'a mut Image> {
+    region.images.0.get_mut(id)
 }
 
 /// Makes image `id` `available` (the end of CreateImage's `pending`).
@@ -584,6 +618,9 @@ pub fn register_image(
             state: ImageState::Available,
             devices: Vec::new(),
             source_instance_id: None,
+            launch_permissions: Vec::new(),
+            imds_v2: false,
+            last_launched: None,
         },
     );
     Ok(RegisterImageResult { image_id: Some(id) })

@@ -117,6 +117,9 @@ pub fn create_image(
             state: ImageState::Pending,
             devices,
             source_instance_id: Some(instance_id),
+            launch_permissions: Vec::new(),
+            imds_v2: false,
+            last_launched: None,
         },
     );
     let now = region.clock.now();

@@ -10,6 +10,7 @@ pub mod elastic_ip;
 pub mod error;
 pub mod filter;
 pub mod image;
+pub mod image_attribute;
 pub mod image_from_instance;
 pub mod instance;
 pub mod internet_gateway;
@@ -763,6 +764,45 @@ impl Api for Region {
         input: DeregisterImageRequest,
     ) -> Result<DeregisterImageResult, ApiError> {
         image::deregister_image(self, input)
+    }
+
+    fn modify_image_attribute(
+        &mut self,
+        input: ModifyImageAttributeRequest,
+    ) -> Result<(), ApiError> {
+        image_attribute::modify_image_attribute(self, input)
+    }
+
+    fn describe_image_attribute(
+        &mut self,
+        input: DescribeImageAttributeRequest,
+    ) -> Result<ImageAttribute, ApiError> {
+        image_attribute::describe_image_attribute(self, input)
+    }
+
+    fn reset_image_attribute(&mut self, input: ResetImageAttributeRequest) -> Result<(), ApiError> {
+        image_attribute::reset_image_attribute(self, input)
+    }
+
+    fn get_image_block_public_access_state(
+        &mut self,
+        input: GetImageBlockPublicAccessStateRequest,
+    ) -> Result<GetImageBlockPublicAccessStateResult, ApiError> {
+        image_attribute::get_state(self, input)
+    }
+
+    fn enable_image_block_public_access(
+        &mut self,
+        input: EnableImageBlockPublicAccessRequest,
+    ) -> Result<EnableImageBlockPublicAccessResult, ApiError> {
+        image_attribute::enable(self, input)
+    }
+
+    fn disable_image_block_public_access(
+        &mut self,
+        input: DisableImageBlockPublicAccessRequest,
+    ) -> Result<DisableImageBlockPublicAccessResult, ApiError> {
+        image_attribute::disable(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

@@ -5814,6 +5814,32 @@ impl EncodeMembers for DescribeEgressOnlyInternetGatewaysResult {
     }
 }
 
+/// The `DescribeImageAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeImageAttributeRequest {
+    pub attribute: ImageAttributeName,
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeImageAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        let image_id = r.field_at(m_[2], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            image_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `DescribeImagesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeImagesRequest {
@@ -7470,6 +7496,39 @@ impl DeviceType {
 
 crate::protocol::wire_enum!(DeviceType);
 
+/// The `DisableImageBlockPublicAccessRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisableImageBlockPublicAccessRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisableImageBlockPublicAccessRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `DisableImageBlockPublicAccessResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisableImageBlockPublicAccessResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_block_public_access_state: Option<ImageBlockPublicAccessDisabledState>,
+}
+
+impl EncodeMembers for DisableImageBlockPublicAccessResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "imageBlockPublicAccessState",
+            &self.image_block_public_access_state,
+        );
+    }
+}
+
 /// The `DisassociateAddressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateAddressRequest {
@@ -8095,6 +8154,50 @@ impl EncodeMembers for EnaSrdUdpSpecificationRequest {
     }
 }
 
+/// The `EnableImageBlockPublicAccessRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableImageBlockPublicAccessRequest {
+    pub image_block_public_access_state: ImageBlockPublicAccessEnabledState,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for EnableImageBlockPublicAccessRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageBlockPublicAccessState"]) else {
+            return Ok(None);
+        };
+        let image_block_public_access_state =
+            r.field_at(m_[1], at_, "ImageBlockPublicAccessState")?;
+        let image_block_public_access_state = FormReader::required(
+            image_block_public_access_state,
+            at_,
+            "ImageBlockPublicAccessState",
+        )?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            image_block_public_access_state,
+            dry_run,
+        }))
+    }
+}
+
+/// The `EnableImageBlockPublicAccessResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnableImageBlockPublicAccessResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_block_public_access_state: Option<ImageBlockPublicAccessEnabledState>,
+}
+
+impl EncodeMembers for EnableImageBlockPublicAccessResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "imageBlockPublicAccessState",
+            &self.image_block_public_access_state,
+        );
+    }
+}
+
 /// The `EnclaveOptions` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnclaveOptions {
@@ -8173,6 +8276,42 @@ impl Decode for Filter {
         let name = r.field_at(m_[0], at_, "Name")?;
         let values = r.list_at(m_[1], at_, "Value", None)?;
         Ok(Some(Self { name, values }))
+    }
+}
+
+/// The `GetImageBlockPublicAccessStateRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetImageBlockPublicAccessStateRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetImageBlockPublicAccessStateRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `GetImageBlockPublicAccessStateResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetImageBlockPublicAccessStateResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_block_public_access_state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<ManagedBy>,
+}
+
+impl EncodeMembers for GetImageBlockPublicAccessStateResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "imageBlockPublicAccessState",
+            &self.image_block_public_access_state,
+        );
+        w.field("managedBy", &self.managed_by);
     }
 }
 
@@ -8509,6 +8648,202 @@ impl EncodeMembers for Image {
         w.field("platform", &self.platform);
     }
 }
+
+/// The `ImageAttribute` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ImageAttribute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_id: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramdisk_id: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sriov_net_support: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_mode: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm_support: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uefi_data: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_launched_time: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imds_support: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deregistration_protection: Option<AttributeValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_permissions: Option<Vec<LaunchPermission>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_codes: Option<Vec<ProductCode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+}
+
+impl EncodeMembers for ImageAttribute {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("kernel", &self.kernel_id);
+        w.field("ramdisk", &self.ramdisk_id);
+        w.field("sriovNetSupport", &self.sriov_net_support);
+        w.field("bootMode", &self.boot_mode);
+        w.field("tpmSupport", &self.tpm_support);
+        w.field("uefiData", &self.uefi_data);
+        w.field("lastLaunchedTime", &self.last_launched_time);
+        w.field("imdsSupport", &self.imds_support);
+        w.field("deregistrationProtection", &self.deregistration_protection);
+        w.field("imageId", &self.image_id);
+        w.list_field("launchPermission", "item", &self.launch_permissions);
+        w.list_field("productCodes", "item", &self.product_codes);
+        w.list_field("blockDeviceMapping", "item", &self.block_device_mappings);
+    }
+}
+
+/// The `ImageAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImageAttributeName {
+    /// `description`
+    Description,
+    /// `kernel`
+    Kernel,
+    /// `ramdisk`
+    Ramdisk,
+    /// `launchPermission`
+    LaunchPermission,
+    /// `productCodes`
+    ProductCodes,
+    /// `blockDeviceMapping`
+    BlockDeviceMapping,
+    /// `sriovNetSupport`
+    SriovNetSupport,
+    /// `bootMode`
+    BootMode,
+    /// `tpmSupport`
+    TpmSupport,
+    /// `uefiData`
+    UefiData,
+    /// `lastLaunchedTime`
+    LastLaunchedTime,
+    /// `imdsSupport`
+    ImdsSupport,
+    /// `deregistrationProtection`
+    DeregistrationProtection,
+}
+
+impl ImageAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "description",
+        "kernel",
+        "ramdisk",
+        "launchPermission",
+        "productCodes",
+        "blockDeviceMapping",
+        "sriovNetSupport",
+        "bootMode",
+        "tpmSupport",
+        "uefiData",
+        "lastLaunchedTime",
+        "imdsSupport",
+        "deregistrationProtection",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Description => "description",
+            Self::Kernel => "kernel",
+            Self::Ramdisk => "ramdisk",
+            Self::LaunchPermission => "launchPermission",
+            Self::ProductCodes => "productCodes",
+            Self::BlockDeviceMapping => "blockDeviceMapping",
+            Self::SriovNetSupport => "sriovNetSupport",
+            Self::BootMode => "bootMode",
+            Self::TpmSupport => "tpmSupport",
+            Self::UefiData => "uefiData",
+            Self::LastLaunchedTime => "lastLaunchedTime",
+            Self::ImdsSupport => "imdsSupport",
+            Self::DeregistrationProtection => "deregistrationProtection",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "description" => Self::Description,
+            "kernel" => Self::Kernel,
+            "ramdisk" => Self::Ramdisk,
+            "launchPermission" => Self::LaunchPermission,
+            "productCodes" => Self::ProductCodes,
+            "blockDeviceMapping" => Self::BlockDeviceMapping,
+            "sriovNetSupport" => Self::SriovNetSupport,
+            "bootMode" => Self::BootMode,
+            "tpmSupport" => Self::TpmSupport,
+            "uefiData" => Self::UefiData,
+            "lastLaunchedTime" => Self::LastLaunchedTime,
+            "imdsSupport" => Self::ImdsSupport,
+            "deregistrationProtection" => Self::DeregistrationProtection,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ImageAttributeName);
+
+/// The `ImageBlockPublicAccessDisabledState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImageBlockPublicAccessDisabledState {
+    /// `unblocked`
+    Unblocked,
+}
+
+impl ImageBlockPublicAccessDisabledState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unblocked"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unblocked => "unblocked",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unblocked" => Self::Unblocked,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ImageBlockPublicAccessDisabledState);
+
+/// The `ImageBlockPublicAccessEnabledState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImageBlockPublicAccessEnabledState {
+    /// `block-new-sharing`
+    BlockNewSharing,
+}
+
+impl ImageBlockPublicAccessEnabledState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["block-new-sharing"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::BlockNewSharing => "block-new-sharing",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "block-new-sharing" => Self::BlockNewSharing,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ImageBlockPublicAccessEnabledState);
 
 /// The `ImageState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -18365,6 +18700,73 @@ impl EncodeMembers for LastError {
     }
 }
 
+/// The `LaunchPermission` shape.
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct LaunchPermission {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organizational_unit_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<PermissionGroup>,
+}
+
+impl Decode for LaunchPermission {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Group",
+                "OrganizationArn",
+                "OrganizationalUnitArn",
+                "UserId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let organization_arn = r.field_at(m_[1], at_, "OrganizationArn")?;
+        let organizational_unit_arn = r.field_at(m_[2], at_, "OrganizationalUnitArn")?;
+        let user_id = r.field_at(m_[3], at_, "UserId")?;
+        let group = r.field_at(m_[0], at_, "Group")?;
+        Ok(Some(Self {
+            organization_arn,
+            organizational_unit_arn,
+            user_id,
+            group,
+        }))
+    }
+}
+
+impl EncodeMembers for LaunchPermission {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("organizationArn", &self.organization_arn);
+        w.field("organizationalUnitArn", &self.organizational_unit_arn);
+        w.field("userId", &self.user_id);
+        w.field("group", &self.group);
+    }
+}
+
+/// The `LaunchPermissionModifications` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct LaunchPermissionModifications {
+    pub add: Option<Vec<LaunchPermission>>,
+    pub remove: Option<Vec<LaunchPermission>>,
+}
+
+impl Decode for LaunchPermissionModifications {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Add", "Remove"]) else {
+            return Ok(None);
+        };
+        let add = r.list_at(m_[0], at_, "Add", None)?;
+        let remove = r.list_at(m_[1], at_, "Remove", None)?;
+        Ok(Some(Self { add, remove }))
+    }
+}
+
 /// The `LaunchSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LaunchSpecification {
@@ -20049,6 +20451,37 @@ impl LocalStorageType {
 
 crate::protocol::wire_enum!(LocalStorageType);
 
+/// The `ManagedBy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ManagedBy {
+    /// `account`
+    Account,
+    /// `declarative-policy`
+    DeclarativePolicy,
+}
+
+impl ManagedBy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["account", "declarative-policy"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Account => "account",
+            Self::DeclarativePolicy => "declarative-policy",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "account" => Self::Account,
+            "declarative-policy" => Self::DeclarativePolicy,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ManagedBy);
+
 /// The `MarketType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MarketType {
@@ -20161,6 +20594,74 @@ impl Decode for MemoryMiBRequest {
         let min = FormReader::required(min, at_, "Min")?;
         let max = r.field_at(m_[0], at_, "Max")?;
         Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `ModifyImageAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyImageAttributeRequest {
+    pub attribute: Option<String>,
+    pub description: Option<AttributeValue>,
+    pub image_id: String,
+    pub launch_permission: Option<LaunchPermissionModifications>,
+    pub operation_type: Option<OperationType>,
+    pub user_groups: Option<Vec<String>>,
+    pub user_ids: Option<Vec<String>>,
+    pub value: Option<String>,
+    pub organization_arns: Option<Vec<String>>,
+    pub organizational_unit_arns: Option<Vec<String>>,
+    pub imds_support: Option<AttributeValue>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyImageAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Attribute",
+                "Description",
+                "DryRun",
+                "ImageId",
+                "ImdsSupport",
+                "LaunchPermission",
+                "OperationType",
+                "OrganizationArn",
+                "OrganizationalUnitArn",
+                "UserGroup",
+                "UserId",
+                "Value",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let image_id = r.field_at(m_[3], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let launch_permission = r.field_at(m_[5], at_, "LaunchPermission")?;
+        let operation_type = r.field_at(m_[6], at_, "OperationType")?;
+        let user_groups = r.list_at(m_[9], at_, "UserGroup", None)?;
+        let user_ids = r.list_at(m_[10], at_, "UserId", None)?;
+        let value = r.field_at(m_[11], at_, "Value")?;
+        let organization_arns = r.list_at(m_[7], at_, "OrganizationArn", None)?;
+        let organizational_unit_arns = r.list_at(m_[8], at_, "OrganizationalUnitArn", None)?;
+        let imds_support = r.field_at(m_[4], at_, "ImdsSupport")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            description,
+            image_id,
+            launch_permission,
+            operation_type,
+            user_groups,
+            user_ids,
+            value,
+            organization_arns,
+            organizational_unit_arns,
+            imds_support,
+            dry_run,
+        }))
     }
 }
 
@@ -21696,6 +22197,37 @@ impl NetworkInterfaceType {
 
 crate::protocol::wire_enum!(NetworkInterfaceType);
 
+/// The `OperationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OperationType {
+    /// `add`
+    Add,
+    /// `remove`
+    Remove,
+}
+
+impl OperationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["add", "remove"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Remove => "remove",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "add" => Self::Add,
+            "remove" => Self::Remove,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(OperationType);
+
 /// The `OperatorRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct OperatorRequest {
@@ -21897,6 +22429,33 @@ impl EncodeMembers for PerformanceStatusSummary {
         w.field("remediation", &self.remediation);
     }
 }
+
+/// The `PermissionGroup` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PermissionGroup {
+    /// `all`
+    All,
+}
+
+impl PermissionGroup {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["all"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::All => "all",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "all" => Self::All,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PermissionGroup);
 
 /// The `Placement` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
@@ -22982,6 +23541,59 @@ impl EncodeMembers for Reservation {
         w.field("requesterId", &self.requester_id);
         w.list_field("groupSet", "item", &self.groups);
         w.list_field("instancesSet", "item", &self.instances);
+    }
+}
+
+/// The `ResetImageAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ResetImageAttributeName {
+    /// `launchPermission`
+    LaunchPermission,
+}
+
+impl ResetImageAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["launchPermission"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LaunchPermission => "launchPermission",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "launchPermission" => Self::LaunchPermission,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ResetImageAttributeName);
+
+/// The `ResetImageAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ResetImageAttributeRequest {
+    pub attribute: ResetImageAttributeName,
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ResetImageAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        let image_id = r.field_at(m_[2], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            image_id,
+            dry_run,
+        }))
     }
 }
 
@@ -27812,6 +28424,18 @@ pub enum Action {
     DescribeVolumesModifications,
     /// `CreateImage`
     CreateImage,
+    /// `ModifyImageAttribute`
+    ModifyImageAttribute,
+    /// `DescribeImageAttribute`
+    DescribeImageAttribute,
+    /// `ResetImageAttribute`
+    ResetImageAttribute,
+    /// `GetImageBlockPublicAccessState`
+    GetImageBlockPublicAccessState,
+    /// `EnableImageBlockPublicAccess`
+    EnableImageBlockPublicAccess,
+    /// `DisableImageBlockPublicAccess`
+    DisableImageBlockPublicAccess,
 }
 
 impl Action {
@@ -27933,6 +28557,12 @@ impl Action {
             Self::ModifyVolume => "ModifyVolume",
             Self::DescribeVolumesModifications => "DescribeVolumesModifications",
             Self::CreateImage => "CreateImage",
+            Self::ModifyImageAttribute => "ModifyImageAttribute",
+            Self::DescribeImageAttribute => "DescribeImageAttribute",
+            Self::ResetImageAttribute => "ResetImageAttribute",
+            Self::GetImageBlockPublicAccessState => "GetImageBlockPublicAccessState",
+            Self::EnableImageBlockPublicAccess => "EnableImageBlockPublicAccess",
+            Self::DisableImageBlockPublicAccess => "DisableImageBlockPublicAccess",
         }
     }
     /// The served operation of that name, if any.
@@ -28053,6 +28683,12 @@ impl Action {
             "ModifyVolume" => Self::ModifyVolume,
             "DescribeVolumesModifications" => Self::DescribeVolumesModifications,
             "CreateImage" => Self::CreateImage,
+            "ModifyImageAttribute" => Self::ModifyImageAttribute,
+            "DescribeImageAttribute" => Self::DescribeImageAttribute,
+            "ResetImageAttribute" => Self::ResetImageAttribute,
+            "GetImageBlockPublicAccessState" => Self::GetImageBlockPublicAccessState,
+            "EnableImageBlockPublicAccess" => Self::EnableImageBlockPublicAccess,
+            "DisableImageBlockPublicAccess" => Self::DisableImageBlockPublicAccess,
             _ => return None,
         })
     }
@@ -28558,6 +29194,33 @@ pub trait Api {
     ) -> Result<DescribeVolumesModificationsResult, ApiError>;
     /// Serves `CreateImage`.
     fn create_image(&mut self, input: CreateImageRequest) -> Result<CreateImageResult, ApiError>;
+    /// Serves `ModifyImageAttribute`.
+    fn modify_image_attribute(
+        &mut self,
+        input: ModifyImageAttributeRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DescribeImageAttribute`.
+    fn describe_image_attribute(
+        &mut self,
+        input: DescribeImageAttributeRequest,
+    ) -> Result<ImageAttribute, ApiError>;
+    /// Serves `ResetImageAttribute`.
+    fn reset_image_attribute(&mut self, input: ResetImageAttributeRequest) -> Result<(), ApiError>;
+    /// Serves `GetImageBlockPublicAccessState`.
+    fn get_image_block_public_access_state(
+        &mut self,
+        input: GetImageBlockPublicAccessStateRequest,
+    ) -> Result<GetImageBlockPublicAccessStateResult, ApiError>;
+    /// Serves `EnableImageBlockPublicAccess`.
+    fn enable_image_block_public_access(
+        &mut self,
+        input: EnableImageBlockPublicAccessRequest,
+    ) -> Result<EnableImageBlockPublicAccessResult, ApiError>;
+    /// Serves `DisableImageBlockPublicAccess`.
+    fn disable_image_block_public_access(
+        &mut self,
+        input: DisableImageBlockPublicAccessRequest,
+    ) -> Result<DisableImageBlockPublicAccessResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -28797,6 +29460,18 @@ pub enum Response {
     DescribeVolumesModifications(Box<DescribeVolumesModificationsResult>),
     /// `CreateImage`
     CreateImage(Box<CreateImageResult>),
+    /// `ModifyImageAttribute`
+    ModifyImageAttribute,
+    /// `DescribeImageAttribute`
+    DescribeImageAttribute(Box<ImageAttribute>),
+    /// `ResetImageAttribute`
+    ResetImageAttribute,
+    /// `GetImageBlockPublicAccessState`
+    GetImageBlockPublicAccessState(Box<GetImageBlockPublicAccessStateResult>),
+    /// `EnableImageBlockPublicAccess`
+    EnableImageBlockPublicAccess(Box<EnableImageBlockPublicAccessResult>),
+    /// `DisableImageBlockPublicAccess`
+    DisableImageBlockPublicAccess(Box<DisableImageBlockPublicAccessResult>),
 }
 
 impl Response {
@@ -29436,6 +30111,40 @@ impl Response {
             ),
             Self::CreateImage(output) => crate::protocol::xml::ec2_response(
                 "CreateImage",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyImageAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifyImageAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeImageAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeImageAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ResetImageAttribute => crate::protocol::xml::ec2_return_true(
+                "ResetImageAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::GetImageBlockPublicAccessState(output) => crate::protocol::xml::ec2_response(
+                "GetImageBlockPublicAccessState",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::EnableImageBlockPublicAccess(output) => crate::protocol::xml::ec2_response(
+                "EnableImageBlockPublicAccess",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DisableImageBlockPublicAccess(output) => crate::protocol::xml::ec2_response(
+                "DisableImageBlockPublicAccess",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -30905,6 +31614,77 @@ pub fn execute<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             Ok(Response::CreateImage(Box::new(api.create_image(input)?)))
+        }
+        Action::ModifyImageAttribute => {
+            r.reject_unsupported("ModifyImageAttribute", &["ProductCode"])?;
+            let input = FormReader::required(ModifyImageAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.modify_image_attribute(input)?;
+            Ok(Response::ModifyImageAttribute)
+        }
+        Action::DescribeImageAttribute => {
+            r.reject_unsupported("DescribeImageAttribute", &[])?;
+            let input =
+                FormReader::required(DescribeImageAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeImageAttribute(Box::new(
+                api.describe_image_attribute(input)?,
+            )))
+        }
+        Action::ResetImageAttribute => {
+            r.reject_unsupported("ResetImageAttribute", &[])?;
+            let input = FormReader::required(ResetImageAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.reset_image_attribute(input)?;
+            Ok(Response::ResetImageAttribute)
+        }
+        Action::GetImageBlockPublicAccessState => {
+            r.reject_unsupported("GetImageBlockPublicAccessState", &[])?;
+            let input = FormReader::required(
+                GetImageBlockPublicAccessStateRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetImageBlockPublicAccessState(Box::new(
+                api.get_image_block_public_access_state(input)?,
+            )))
+        }
+        Action::EnableImageBlockPublicAccess => {
+            r.reject_unsupported("EnableImageBlockPublicAccess", &[])?;
+            let input =
+                FormReader::required(EnableImageBlockPublicAccessRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::EnableImageBlockPublicAccess(Box::new(
+                api.enable_image_block_public_access(input)?,
+            )))
+        }
+        Action::DisableImageBlockPublicAccess => {
+            r.reject_unsupported("DisableImageBlockPublicAccess", &[])?;
+            let input =
+                FormReader::required(DisableImageBlockPublicAccessRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DisableImageBlockPublicAccess(Box::new(
+                api.disable_image_block_public_access(input)?,
+            )))
         }
     }
 }

@@ -36,6 +36,9 @@ pub enum Subject {
     VolumeModification,
     /// An image CreateImage made leaving `pending`.
     Image,
+    /// The account's block public access for AMIs taking its new state (AWS: up to 10
+    /// minutes after EnableImageBlockPublicAccess or DisableImageBlockPublicAccess).
+    ImageBlockPublicAccess,
 }
 
 impl Subject {
@@ -50,11 +53,12 @@ impl Subject {
         "snapshot",
         "volumeModification",
         "image",
+        "imageBlockPublicAccess",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
-    /// `volumeModification`, `image`.
+    /// `volumeModification`, `image`, `imageBlockPublicAccess`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -66,6 +70,7 @@ impl Subject {
             "snapshot" => Some(Subject::Snapshot),
             "volumeModification" => Some(Subject::VolumeModification),
             "image" => Some(Subject::Image),
+            "imageBlockPublicAccess" => Some(Subject::ImageBlockPublicAccess),
             _ => None,
         }
     }

@@ -10,6 +10,7 @@ mod consistency;
 mod elastic_ip;
 mod envelope;
 mod faults;
+mod image_attribute;
 mod image_key_pair;
 mod instance;
 mod instance_attribute;

@@ -123,6 +123,34 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
         "snapshots",
         &ec2.describe_snapshots().send().await.unwrap().snapshots,
     );
+    let own = ec2
+        .describe_images()
+        .owners("self")
+        .send()
+        .await
+        .unwrap()
+        .images;
+    for i in own.iter().flatten() {
+        add(
+            "launch permissions",
+            &ec2.describe_image_attribute()
+                .image_id(i.image_id().unwrap_or_default())
+                .attribute(aws_sdk_ec2::types::ImageAttributeName::LaunchPermission)
+                .send()
+                .await
+                .unwrap()
+                .launch_permissions,
+        );
+    }
+    add("own images", &own);
+    add(
+        "image block public access",
+        &ec2.get_image_block_public_access_state()
+            .send()
+            .await
+            .unwrap()
+            .image_block_public_access_state,
+    );
     add(
         "interfaces",
         &ec2.describe_network_interfaces()
@@ -480,10 +508,45 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .send()
         .await
         .unwrap();
-    ec2.create_snapshot()
+    let kept_snapshot = ec2
+        .create_snapshot()
         .volume_id(kept_volume)
         .description("kept")
         .tag_specifications(tag_spec(ResourceType::Snapshot, &[("Name", "kept")]))
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    // An image of it, shared with another account, and public sharing unblocked.
+    let kept_image = ec2
+        .register_image()
+        .name("kept-image")
+        .root_device_name("/dev/xvda")
+        .block_device_mappings(
+            aws_sdk_ec2::types::BlockDeviceMapping::builder()
+                .device_name("/dev/xvda")
+                .ebs(
+                    aws_sdk_ec2::types::EbsBlockDevice::builder()
+                        .snapshot_id(kept_snapshot)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    ec2.modify_image_attribute()
+        .image_id(&kept_image)
+        .attribute("launchPermission")
+        .operation_type(aws_sdk_ec2::types::OperationType::Add)
+        .user_ids("111122223333")
+        .send()
+        .await
+        .unwrap();
+    ec2.disable_image_block_public_access()
         .send()
         .await
         .unwrap();
@@ -602,6 +665,8 @@ async fn the_account_survives_a_restart() {
     );
     assert!(!before.contains("\"late\""), "the late tag is held back");
     assert!(before.contains("\"kept-0\""), "{before}");
+    assert!(before.contains("\"111122223333\""), "{before}");
+    assert!(before.contains("\"unblocked\""), "{before}");
     drop(first);
 
     let second = open(&file).await;

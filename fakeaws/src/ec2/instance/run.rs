@@ -343,6 +343,11 @@ pub fn run_instances(
     region
         .ledger
         .record("RunInstances", token.as_deref(), &print, &reservation_id);
+    crate::ec2::image_attribute::launched(
+        region,
+        &image.id,
+        crate::protocol::xml::format_timestamp(now),
+    );
     // The instances just launched, read by id: a scan for the reservation would cost a
     // launch the size of the region.
     let instances: Vec<&Instance> = launched
