@@ -49,6 +49,8 @@ error_codes! {
         InvalidAMIIDNotFound = "InvalidAMIID.NotFound",
         /// A launch permission's account, group or ARN that cannot be.
         InvalidAMIAttributeItemValue = "InvalidAMIAttributeItemValue",
+        /// An account id that is not 12 digits.
+        InvalidUserIDMalformed = "InvalidUserID.Malformed",
         /// An image of that name exists.
         InvalidAMINameDuplicate = "InvalidAMIName.Duplicate",
         /// No Elastic IP of that public address.

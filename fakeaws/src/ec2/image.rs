@@ -337,7 +337,7 @@ impl Filterable for (&Image, &Region) {
     ];
 
     fn values(&self, name: &str) -> Vec<String> {
-        let (i, _) = *self;
+        let (i, region) = *self;
         match name {
             "architecture" => one(i.architecture.as_str()),
             "block-device-mapping.delete-on-termination" => i
@@ -355,7 +355,10 @@ impl Filterable for (&Image, &Region) {
                 .map(|d| d.volume_type.as_str().to_string())
                 .collect(),
             "source-instance-id" => i.source_instance_id.clone().into_iter().collect(),
-            "block-device-mapping.encrypted" => flag(false),
+            "block-device-mapping.encrypted" => i
+                .snapshots()
+                .map(|s| encrypted(region, &s).to_string())
+                .collect(),
             "creation-date" => one(i.creation_date.clone()),
             "description" => one(i.description.clone()),
             "ena-support" => flag(true),
@@ -374,6 +377,11 @@ impl Filterable for (&Image, &Region) {
     }
 }
 
+/// Whether snapshot `id` is one of the account's, encrypted.
+fn encrypted(region: &Region, id: &str) -> bool {
+    region.snapshots.get(id).is_some_and(|s| s.encrypted)
+}
+
 /// The SDK shape of an image.
 pub fn render(region: &Region, i: &Image) -> ImageOut {
     ImageOut {
@@ -385,11 +393,11 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
                     device_name: Some(d.name),
                     ebs: Some(EbsBlockDevice {
                         delete_on_termination: Some(d.delete_on_termination),
-                        snapshot_id: Some(d.snapshot_id),
                         volume_size: Some(d.size),
                         volume_type: Some(d.volume_type),
                         iops: d.iops,
-                        encrypted: Some(false),
+                        encrypted: Some(encrypted(region, &d.snapshot_id)),
+                        snapshot_id: Some(d.snapshot_id),
                         ..Default::default()
                     }),
                     ..Default::default()
@@ -433,21 +441,21 @@ fn owned_by(region: &Region, image: &Image, owner: &str) -> bool {
     }
 }
 
-/// Whether `user` (DescribeImages' `ExecutableUsers`: an account id, `self` or `all`) may
-/// launch `image`: public images, the owner's own, and those shared with the account.
+/// Whether `user` (DescribeImages' `ExecutableUsers`) has an explicit launch permission for
+/// `image`, as the API reference scopes it: `all`, the public images; an account id, or
+/// `self` for the account's own, the images shared with that account by name (not the public
+/// ones, nor the owner's own).
 fn executable_by(region: &Region, image: &Image, user: &str) -> bool {
     let id = match user {
         "all" => return image.public,
         "self" => region.account_id.as_str(),
         id => id,
     };
-    image.public
-        || image.owner_id == id
-        || image
-            .launch_permissions
-            .contains(&crate::ec2::image_attribute::Grantee::Account(
-                id.to_string(),
-            ))
+    image
+        .launch_permissions
+        .contains(&crate::ec2::image_attribute::Grantee::Account(
+            id.to_string(),
+        ))
 }
 
 /// `DescribeImages`: by id, by owner, filtered (with `*`/`?` in values), paginated.

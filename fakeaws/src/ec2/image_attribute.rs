@@ -19,6 +19,9 @@
 //!   Enabling or disabling it takes effect at the clock's next step (AWS: up to 10 minutes,
 //!   during which GetImageBlockPublicAccessState still answers the old state; transition
 //!   subject `imageBlockPublicAccess`).
+//! - An image of encrypted snapshots (the account's default key's: the fake has no KMS keys)
+//!   is shared with no one: `InvalidParameter` for accounts and organizations,
+//!   `UnsupportedOperation` for everyone, in AWS's words.
 //! - DescribeImageAttribute `blockDeviceMapping` is `AuthFailure`, as the API reference
 //!   documents (describe the image instead).
 
@@ -324,6 +327,15 @@ fn imds(value: &str) -> Result<Change, ApiError> {
     }
 }
 
+/// Whether any snapshot of image `id` is encrypted (with the account's default key: the fake
+/// has no other).
+fn encrypted(region: &Region, id: &str) -> bool {
+    region.images.get(id).is_some_and(|i| {
+        i.snapshots()
+            .any(|s| region.snapshots.get(&s).is_some_and(|s| s.encrypted))
+    })
+}
+
 /// `ModifyImageAttribute`.
 pub fn modify_image_attribute(
     region: &mut Region,
@@ -339,6 +351,22 @@ pub fn modify_image_attribute(
             Code::OperationNotPermitted,
             "You can\u{2019}t publicly share this image because block public access for AMIs is enabled for this account. To publicly share the image, you must call the DisableImageBlockPublicAccess API.",
         ));
+    }
+    if let Change::Permissions { add, .. } = &change
+        && !add.is_empty()
+        && encrypted(region, &input.image_id)
+    {
+        return Err(if add.contains(&Permission::Public) {
+            ApiError::new(
+                Code::UnsupportedOperation,
+                "Encrypted snapshots can\u{2019}t be shared publicly. Specify another snapshot.",
+            )
+        } else {
+            ApiError::new(
+                Code::InvalidParameter,
+                "Snapshots encrypted with the AWS Managed CMK can't be shared. Specify another snapshot.",
+            )
+        });
     }
     let description = match &change {
         Change::Description(d) => Some(crate::ec2::snapshot::checked_description(Some(d.clone()))?),

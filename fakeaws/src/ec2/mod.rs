@@ -25,6 +25,7 @@ pub mod placement_group;
 pub mod route_table;
 pub mod security_group;
 pub mod snapshot;
+pub mod snapshot_attribute;
 pub mod spot_request;
 pub mod subnet;
 pub mod tags;
@@ -803,6 +804,27 @@ impl Api for Region {
         input: DisableImageBlockPublicAccessRequest,
     ) -> Result<DisableImageBlockPublicAccessResult, ApiError> {
         image_attribute::disable(self, input)
+    }
+
+    fn modify_snapshot_attribute(
+        &mut self,
+        input: ModifySnapshotAttributeRequest,
+    ) -> Result<(), ApiError> {
+        snapshot_attribute::modify_snapshot_attribute(self, input)
+    }
+
+    fn describe_snapshot_attribute(
+        &mut self,
+        input: DescribeSnapshotAttributeRequest,
+    ) -> Result<DescribeSnapshotAttributeResult, ApiError> {
+        snapshot_attribute::describe_snapshot_attribute(self, input)
+    }
+
+    fn reset_snapshot_attribute(
+        &mut self,
+        input: ResetSnapshotAttributeRequest,
+    ) -> Result<(), ApiError> {
+        snapshot_attribute::reset_snapshot_attribute(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

@@ -42,6 +42,12 @@ pub struct Snapshot {
     /// When it was started.
     #[serde(with = "crate::state::with::time")]
     pub started: DateTime,
+    /// The accounts it is shared with (ModifySnapshotAttribute's `createVolumePermission`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_with: Vec<String>,
+    /// Whether anyone may create volumes of it (the group `all`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public: bool,
 }
 
 /// The longest description EBS takes (of a snapshot, and of an image).
@@ -163,6 +169,8 @@ pub fn take(
         description,
         pending: true,
         started: region.clock.now_datetime(),
+        shared_with: Vec::new(),
+        public: false,
     };
     let id = snapshot.id.clone();
     region.tags.insert(&id, tags);
@@ -172,6 +180,11 @@ pub fn take(
     id
 }
 
+/// Snapshot `id` of the account, to change.
+pub(crate) fn get_mut<'a>(region: &'a mut Region, id: &str) -> Option<&'a mut Snapshot> {
+    region.snapshots.0.get_mut(id)
+}
+
 /// Completes snapshot `id`.
 pub fn advance(region: &mut Region, id: &str) {
     if let Some(s) = region.snapshots.0.get_mut(id) {
@@ -179,13 +192,26 @@ pub fn advance(region: &mut Region, id: &str) {
     }
 }
 
-/// Whether `owners` (DescribeSnapshots' `OwnerIds`, or `RestorableByUserIds`) take in the
-/// account's own snapshots: `self` or the account's id does; `amazon`, another account or
-/// `all` (public snapshots) takes none of them. No list takes every one.
+/// Whether `owners` (DescribeSnapshots' `OwnerIds`) take in the account's own snapshots:
+/// `self` or the account's id does; `amazon` or another account takes none of them. No list
+/// takes every one.
 fn includes_own(region: &Region, owners: Option<&[String]>) -> bool {
     owners
         .filter(|o| !o.is_empty())
         .is_none_or(|o| o.iter().any(|x| x == "self" || *x == region.account_id))
+}
+
+/// Whether snapshot `s` is one DescribeSnapshots' `RestorableByUserIds` asks for: `self` or
+/// the account's id (the owner restores all of its own), `all` (public snapshots), another
+/// account (those shared with it by name). No list takes every one.
+fn restorable_by(region: &Region, s: &Snapshot, users: Option<&[String]>) -> bool {
+    users.filter(|u| !u.is_empty()).is_none_or(|u| {
+        u.iter().any(|x| match x.as_str() {
+            "self" => true,
+            "all" => s.public,
+            id => id == region.account_id || s.shared_with.iter().any(|w| w == id),
+        })
+    })
 }
 
 /// `DescribeSnapshots`: the account's snapshots, by id (each must exist), owner, who may
@@ -202,14 +228,28 @@ pub fn describe_snapshots(
             "The parameter snapshotSet cannot be used with the parameter maxResults",
         ));
     }
-    let own = includes_own(region, input.owner_ids.as_deref())
-        && includes_own(region, input.restorable_by_user_ids.as_deref());
+    // Owners are accounts or the aliases; who may restore, accounts, `self` or `all`.
+    for o in input.owner_ids.iter().flatten() {
+        if !matches!(o.as_str(), "self" | "amazon" | "aws-marketplace") {
+            crate::ec2::snapshot_attribute::check_user_id(o)?;
+        }
+    }
+    for u in input.restorable_by_user_ids.iter().flatten() {
+        if !matches!(u.as_str(), "self" | "all") {
+            crate::ec2::snapshot_attribute::check_user_id(u)?;
+        }
+    }
+    let own = includes_own(region, input.owner_ids.as_deref());
+    let users = input.restorable_by_user_ids.as_deref();
     let found = Kind::Snapshot.describe(
         &region.consistency,
         &region.snapshots,
         ids,
         region.candidates(Kind::Snapshot, &filters),
-        |s| own && filters.matches(&(s, region), region.tags.get(&s.id)),
+        |s| {
+            own && restorable_by(region, s, users)
+                && filters.matches(&(s, region), region.tags.get(&s.id))
+        },
     )?;
     let (items, next) = page::page(
         found,

@@ -4681,6 +4681,52 @@ impl Decode for CreateTagsRequest {
     }
 }
 
+/// The `CreateVolumePermission` shape.
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct CreateVolumePermission {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<PermissionGroup>,
+}
+
+impl Decode for CreateVolumePermission {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Group", "UserId"]) else {
+            return Ok(None);
+        };
+        let user_id = r.field_at(m_[1], at_, "UserId")?;
+        let group = r.field_at(m_[0], at_, "Group")?;
+        Ok(Some(Self { user_id, group }))
+    }
+}
+
+impl EncodeMembers for CreateVolumePermission {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("userId", &self.user_id);
+        w.field("group", &self.group);
+    }
+}
+
+/// The `CreateVolumePermissionModifications` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVolumePermissionModifications {
+    pub add: Option<Vec<CreateVolumePermission>>,
+    pub remove: Option<Vec<CreateVolumePermission>>,
+}
+
+impl Decode for CreateVolumePermissionModifications {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Add", "Remove"]) else {
+            return Ok(None);
+        };
+        let add = r.list_at(m_[0], at_, "Add", None)?;
+        let remove = r.list_at(m_[1], at_, "Remove", None)?;
+        Ok(Some(Self { add, remove }))
+    }
+}
+
 /// The `CreateVolumeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVolumeRequest {
@@ -6833,6 +6879,56 @@ impl EncodeMembers for DescribeSecurityGroupsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("securityGroupInfo", "item", &self.security_groups);
+    }
+}
+
+/// The `DescribeSnapshotAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeSnapshotAttributeRequest {
+    pub attribute: SnapshotAttributeName,
+    pub snapshot_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeSnapshotAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "SnapshotId"]) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        let snapshot_id = r.field_at(m_[2], at_, "SnapshotId")?;
+        let snapshot_id = FormReader::required(snapshot_id, at_, "SnapshotId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            snapshot_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeSnapshotAttributeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeSnapshotAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_codes: Option<Vec<ProductCode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_volume_permissions: Option<Vec<CreateVolumePermission>>,
+}
+
+impl EncodeMembers for DescribeSnapshotAttributeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("productCodes", "item", &self.product_codes);
+        w.field("snapshotId", &self.snapshot_id);
+        w.list_field(
+            "createVolumePermission",
+            "item",
+            &self.create_volume_permissions,
+        );
     }
 }
 
@@ -20908,6 +21004,54 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
     }
 }
 
+/// The `ModifySnapshotAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifySnapshotAttributeRequest {
+    pub attribute: Option<SnapshotAttributeName>,
+    pub create_volume_permission: Option<CreateVolumePermissionModifications>,
+    pub group_names: Option<Vec<String>>,
+    pub operation_type: Option<OperationType>,
+    pub snapshot_id: String,
+    pub user_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifySnapshotAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Attribute",
+                "CreateVolumePermission",
+                "DryRun",
+                "OperationType",
+                "SnapshotId",
+                "UserGroup",
+                "UserId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let create_volume_permission = r.field_at(m_[1], at_, "CreateVolumePermission")?;
+        let group_names = r.list_at(m_[5], at_, "UserGroup", None)?;
+        let operation_type = r.field_at(m_[3], at_, "OperationType")?;
+        let snapshot_id = r.field_at(m_[4], at_, "SnapshotId")?;
+        let snapshot_id = FormReader::required(snapshot_id, at_, "SnapshotId")?;
+        let user_ids = r.list_at(m_[6], at_, "UserId", None)?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            create_volume_permission,
+            group_names,
+            operation_type,
+            snapshot_id,
+            user_ids,
+            dry_run,
+        }))
+    }
+}
+
 /// The `ModifySubnetAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifySubnetAttributeRequest {
@@ -23623,6 +23767,32 @@ impl Decode for ResetNetworkInterfaceAttributeRequest {
     }
 }
 
+/// The `ResetSnapshotAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ResetSnapshotAttributeRequest {
+    pub attribute: SnapshotAttributeName,
+    pub snapshot_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ResetSnapshotAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "SnapshotId"]) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        let snapshot_id = r.field_at(m_[2], at_, "SnapshotId")?;
+        let snapshot_id = FormReader::required(snapshot_id, at_, "SnapshotId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            snapshot_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `ResourceType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ResourceType {
@@ -25713,6 +25883,37 @@ impl EncodeMembers for Snapshot {
         w.field("dataEncryptionKeyId", &self.data_encryption_key_id);
     }
 }
+
+/// The `SnapshotAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SnapshotAttributeName {
+    /// `productCodes`
+    ProductCodes,
+    /// `createVolumePermission`
+    CreateVolumePermission,
+}
+
+impl SnapshotAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["productCodes", "createVolumePermission"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::ProductCodes => "productCodes",
+            Self::CreateVolumePermission => "createVolumePermission",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "productCodes" => Self::ProductCodes,
+            "createVolumePermission" => Self::CreateVolumePermission,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SnapshotAttributeName);
 
 /// The `SnapshotReturnCodes` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28436,6 +28637,12 @@ pub enum Action {
     EnableImageBlockPublicAccess,
     /// `DisableImageBlockPublicAccess`
     DisableImageBlockPublicAccess,
+    /// `ModifySnapshotAttribute`
+    ModifySnapshotAttribute,
+    /// `DescribeSnapshotAttribute`
+    DescribeSnapshotAttribute,
+    /// `ResetSnapshotAttribute`
+    ResetSnapshotAttribute,
 }
 
 impl Action {
@@ -28563,6 +28770,9 @@ impl Action {
             Self::GetImageBlockPublicAccessState => "GetImageBlockPublicAccessState",
             Self::EnableImageBlockPublicAccess => "EnableImageBlockPublicAccess",
             Self::DisableImageBlockPublicAccess => "DisableImageBlockPublicAccess",
+            Self::ModifySnapshotAttribute => "ModifySnapshotAttribute",
+            Self::DescribeSnapshotAttribute => "DescribeSnapshotAttribute",
+            Self::ResetSnapshotAttribute => "ResetSnapshotAttribute",
         }
     }
     /// The served operation of that name, if any.
@@ -28689,6 +28899,9 @@ impl Action {
             "GetImageBlockPublicAccessState" => Self::GetImageBlockPublicAccessState,
             "EnableImageBlockPublicAccess" => Self::EnableImageBlockPublicAccess,
             "DisableImageBlockPublicAccess" => Self::DisableImageBlockPublicAccess,
+            "ModifySnapshotAttribute" => Self::ModifySnapshotAttribute,
+            "DescribeSnapshotAttribute" => Self::DescribeSnapshotAttribute,
+            "ResetSnapshotAttribute" => Self::ResetSnapshotAttribute,
             _ => return None,
         })
     }
@@ -29221,6 +29434,21 @@ pub trait Api {
         &mut self,
         input: DisableImageBlockPublicAccessRequest,
     ) -> Result<DisableImageBlockPublicAccessResult, ApiError>;
+    /// Serves `ModifySnapshotAttribute`.
+    fn modify_snapshot_attribute(
+        &mut self,
+        input: ModifySnapshotAttributeRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DescribeSnapshotAttribute`.
+    fn describe_snapshot_attribute(
+        &mut self,
+        input: DescribeSnapshotAttributeRequest,
+    ) -> Result<DescribeSnapshotAttributeResult, ApiError>;
+    /// Serves `ResetSnapshotAttribute`.
+    fn reset_snapshot_attribute(
+        &mut self,
+        input: ResetSnapshotAttributeRequest,
+    ) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -29472,6 +29700,12 @@ pub enum Response {
     EnableImageBlockPublicAccess(Box<EnableImageBlockPublicAccessResult>),
     /// `DisableImageBlockPublicAccess`
     DisableImageBlockPublicAccess(Box<DisableImageBlockPublicAccessResult>),
+    /// `ModifySnapshotAttribute`
+    ModifySnapshotAttribute,
+    /// `DescribeSnapshotAttribute`
+    DescribeSnapshotAttribute(Box<DescribeSnapshotAttributeResult>),
+    /// `ResetSnapshotAttribute`
+    ResetSnapshotAttribute,
 }
 
 impl Response {
@@ -30148,6 +30382,22 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::ModifySnapshotAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifySnapshotAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeSnapshotAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeSnapshotAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ResetSnapshotAttribute => crate::protocol::xml::ec2_return_true(
+                "ResetSnapshotAttribute",
+                XML_NAMESPACE,
+                request_id,
             ),
         }
     }
@@ -31685,6 +31935,40 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DisableImageBlockPublicAccess(Box::new(
                 api.disable_image_block_public_access(input)?,
             )))
+        }
+        Action::ModifySnapshotAttribute => {
+            r.reject_unsupported("ModifySnapshotAttribute", &[])?;
+            let input =
+                FormReader::required(ModifySnapshotAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.modify_snapshot_attribute(input)?;
+            Ok(Response::ModifySnapshotAttribute)
+        }
+        Action::DescribeSnapshotAttribute => {
+            r.reject_unsupported("DescribeSnapshotAttribute", &[])?;
+            let input =
+                FormReader::required(DescribeSnapshotAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeSnapshotAttribute(Box::new(
+                api.describe_snapshot_attribute(input)?,
+            )))
+        }
+        Action::ResetSnapshotAttribute => {
+            r.reject_unsupported("ResetSnapshotAttribute", &[])?;
+            let input =
+                FormReader::required(ResetSnapshotAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.reset_snapshot_attribute(input)?;
+            Ok(Response::ResetSnapshotAttribute)
         }
     }
 }

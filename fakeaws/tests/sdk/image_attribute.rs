@@ -416,3 +416,84 @@ async fn description_imds_support_and_last_launch_are_attributes_too() {
     assert!(at.ends_with('Z') && at.contains('T'), "{at}");
     assert_eq!(described().await.last_launched_time(), Some(at));
 }
+
+#[tokio::test]
+async fn an_image_of_encrypted_snapshots_is_shared_with_no_one() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    ec2.disable_image_block_public_access()
+        .send()
+        .await
+        .unwrap();
+    let vol = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(true)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    let snap = ec2
+        .create_snapshot()
+        .volume_id(&vol)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    let ami = ec2
+        .register_image()
+        .name("encrypted-image")
+        .root_device_name("/dev/xvda")
+        .block_device_mappings(
+            BlockDeviceMapping::builder()
+                .device_name("/dev/xvda")
+                .ebs(EbsBlockDevice::builder().snapshot_id(&snap).build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    // The image shows its snapshot encrypted, and the filter finds it so.
+    let out = ec2.describe_images().image_ids(&ami).send().await.unwrap();
+    let ebs = out.images()[0].block_device_mappings()[0].ebs().unwrap();
+    assert_eq!(ebs.encrypted(), Some(true));
+    let found = ec2
+        .describe_images()
+        .owners("self")
+        .filters(filter("block-device-mapping.encrypted", &["true"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.images().len(), 1);
+
+    let share = |p: LaunchPermission| {
+        ec2.modify_image_attribute()
+            .image_id(&ami)
+            .launch_permission(LaunchPermissionModifications::builder().add(p).build())
+            .send()
+    };
+    let (c, m) =
+        code_and_message(share(LaunchPermission::builder().user_id("111122223333").build()).await);
+    assert_eq!(c, "InvalidParameter");
+    assert!(
+        m.starts_with("Snapshots encrypted with the AWS Managed CMK"),
+        "{m}"
+    );
+    let (c, m) = code_and_message(
+        share(
+            LaunchPermission::builder()
+                .group(PermissionGroup::All)
+                .build(),
+        )
+        .await,
+    );
+    assert_eq!(c, "UnsupportedOperation");
+    assert!(m.starts_with("Encrypted snapshots can"), "{m}");
+    assert!(permissions(&ec2, &ami).await.is_empty());
+    assert!(!public(&ec2, &ami).await);
+}

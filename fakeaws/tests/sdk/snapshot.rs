@@ -1,13 +1,14 @@
 //! EBS snapshots through the SDK: CreateSnapshot (pending, then completed), DescribeSnapshots
 //! and its owners and filters, volumes and images made of snapshots, DeleteSnapshot, and
-//! DeregisterImage taking its snapshot along.
+//! DeregisterImage taking its snapshot along; sharing a snapshot (ModifySnapshotAttribute).
 
 use std::time::Duration;
 
 use aws_sdk_ec2::client::Waiters;
 use aws_sdk_ec2::types::{
-    ArchitectureValues, BlockDeviceMapping, EbsBlockDevice, InstanceType, ResourceType,
-    SnapshotState,
+    ArchitectureValues, BlockDeviceMapping, CreateVolumePermission,
+    CreateVolumePermissionModifications, EbsBlockDevice, InstanceType, OperationType,
+    PermissionGroup, ResourceType, SnapshotAttributeName, SnapshotState,
 };
 use fakeaws::sim::transitions::Subject;
 
@@ -607,4 +608,189 @@ async fn an_instance_makes_an_image_of_its_volumes_and_launches_from_it() {
         .map(|r| r.return_code().unwrap().as_str())
         .collect();
     assert_eq!(codes, ["success", "success"]);
+}
+
+/// Who DescribeSnapshotAttribute `createVolumePermission` lists for `snap`: `all`, then
+/// account ids.
+async fn create_volume_permissions(ec2: &aws_sdk_ec2::Client, snap: &str) -> Vec<String> {
+    let out = ec2
+        .describe_snapshot_attribute()
+        .snapshot_id(snap)
+        .attribute(SnapshotAttributeName::CreateVolumePermission)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.snapshot_id(), Some(snap));
+    out.create_volume_permissions()
+        .iter()
+        .map(|p| {
+            p.group()
+                .map(|g| g.as_str().to_string())
+                .or_else(|| p.user_id().map(String::from))
+                .unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_snapshot_is_shared_with_accounts_and_everyone_unless_encrypted() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vol = volume(&ec2, 8).await;
+    let snap = ec2
+        .create_snapshot()
+        .volume_id(&vol)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    let permission = |user: Option<&str>| {
+        let p = CreateVolumePermission::builder();
+        match user {
+            Some(id) => p.user_id(id).build(),
+            None => p.group(PermissionGroup::All).build(),
+        }
+    };
+    let restorable_by =
+        |user: &'static str| listed(ec2.describe_snapshots().restorable_by_user_ids(user));
+    assert!(create_volume_permissions(&ec2, &snap).await.is_empty());
+    assert!(restorable_by("111122223333").await.is_empty());
+
+    ec2.modify_snapshot_attribute()
+        .snapshot_id(&snap)
+        .create_volume_permission(
+            CreateVolumePermissionModifications::builder()
+                .add(permission(Some("111122223333")))
+                .add(permission(Some("444455556666")))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        create_volume_permissions(&ec2, &snap).await,
+        ["111122223333", "444455556666"]
+    );
+    assert_eq!(restorable_by("111122223333").await, [snap.as_str()]);
+    assert!(restorable_by("777788889999").await.is_empty());
+    assert!(restorable_by("all").await.is_empty());
+
+    // One call adds or removes, not both; a malformed account is refused; neither keeps
+    // anything.
+    let r = ec2
+        .modify_snapshot_attribute()
+        .snapshot_id(&snap)
+        .create_volume_permission(
+            CreateVolumePermissionModifications::builder()
+                .add(permission(Some("777788889999")))
+                .remove(permission(Some("111122223333")))
+                .build(),
+        )
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidParameterCombination");
+    let (c, m) = code_and_message(
+        ec2.modify_snapshot_attribute()
+            .snapshot_id(&snap)
+            .attribute(SnapshotAttributeName::CreateVolumePermission)
+            .operation_type(OperationType::Add)
+            .user_ids("777788889999")
+            .user_ids("12345")
+            .send()
+            .await,
+    );
+    assert_eq!(
+        (c.as_str(), m.as_str()),
+        ("InvalidUserID.Malformed", "User ID '12345' is invalid")
+    );
+    assert_eq!(
+        code(ec2.describe_snapshots().owner_ids("12345").send().await),
+        "InvalidUserID.Malformed"
+    );
+    assert_eq!(
+        create_volume_permissions(&ec2, &snap).await,
+        ["111122223333", "444455556666"]
+    );
+
+    // Everyone, by the older form; then one account less.
+    ec2.modify_snapshot_attribute()
+        .snapshot_id(&snap)
+        .attribute(SnapshotAttributeName::CreateVolumePermission)
+        .operation_type(OperationType::Add)
+        .group_names("all")
+        .send()
+        .await
+        .unwrap();
+    ec2.modify_snapshot_attribute()
+        .snapshot_id(&snap)
+        .create_volume_permission(
+            CreateVolumePermissionModifications::builder()
+                .remove(permission(Some("111122223333")))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        create_volume_permissions(&ec2, &snap).await,
+        ["all", "444455556666"]
+    );
+    assert_eq!(restorable_by("all").await, [snap.as_str()]);
+    assert!(restorable_by("777788889999").await.is_empty());
+
+    ec2.reset_snapshot_attribute()
+        .snapshot_id(&snap)
+        .attribute(SnapshotAttributeName::CreateVolumePermission)
+        .send()
+        .await
+        .unwrap();
+    assert!(create_volume_permissions(&ec2, &snap).await.is_empty());
+    assert!(restorable_by("all").await.is_empty());
+
+    // An encrypted snapshot (the account's default key) is shared with no one.
+    let encrypted = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(true)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    let secret = ec2
+        .create_snapshot()
+        .volume_id(&encrypted)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    for p in [permission(Some("111122223333")), permission(None)] {
+        let (c, m) = code_and_message(
+            ec2.modify_snapshot_attribute()
+                .snapshot_id(&secret)
+                .create_volume_permission(
+                    CreateVolumePermissionModifications::builder()
+                        .add(p)
+                        .build(),
+                )
+                .send()
+                .await,
+        );
+        assert_eq!(c, "OperationNotPermitted");
+        assert_eq!(
+            m,
+            "Encrypted snapshots with EBS default key cannot be shared"
+        );
+    }
+    assert!(create_volume_permissions(&ec2, &secret).await.is_empty());
+    let r = ec2
+        .describe_snapshot_attribute()
+        .snapshot_id("snap-0123456789abcdef0")
+        .attribute(SnapshotAttributeName::CreateVolumePermission)
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidSnapshot.NotFound");
 }

@@ -123,6 +123,15 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
         "snapshots",
         &ec2.describe_snapshots().send().await.unwrap().snapshots,
     );
+    add(
+        "snapshots shared",
+        &ec2.describe_snapshots()
+            .restorable_by_user_ids("444455556666")
+            .send()
+            .await
+            .unwrap()
+            .snapshots,
+    );
     let own = ec2
         .describe_images()
         .owners("self")
@@ -518,6 +527,14 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .unwrap()
         .snapshot_id
         .unwrap();
+    ec2.modify_snapshot_attribute()
+        .snapshot_id(&kept_snapshot)
+        .attribute(aws_sdk_ec2::types::SnapshotAttributeName::CreateVolumePermission)
+        .operation_type(aws_sdk_ec2::types::OperationType::Add)
+        .user_ids("444455556666")
+        .send()
+        .await
+        .unwrap();
     // An image of it, shared with another account, and public sharing unblocked.
     let kept_image = ec2
         .register_image()
@@ -666,6 +683,7 @@ async fn the_account_survives_a_restart() {
     assert!(!before.contains("\"late\""), "the late tag is held back");
     assert!(before.contains("\"kept-0\""), "{before}");
     assert!(before.contains("\"111122223333\""), "{before}");
+    assert!(!before.contains("snapshots shared: Some([])"), "{before}");
     assert!(before.contains("\"unblocked\""), "{before}");
     drop(first);
 
