@@ -12,12 +12,14 @@ use fakeaws::sim::transitions::Subject;
 
 use crate::{code, code_and_message, empty_fake, filter, image, subnet, vpc};
 
-/// An image of the account's, registered from a snapshot of a fresh volume; its id.
-async fn own_image(ec2: &aws_sdk_ec2::Client, name: &str) -> String {
+/// An image of the account's, registered from a snapshot of a fresh volume (`encrypted` or
+/// not); its id.
+async fn own_image(ec2: &aws_sdk_ec2::Client, name: &str, encrypted: bool) -> String {
     let vol = ec2
         .create_volume()
         .availability_zone("us-east-1a")
         .size(8)
+        .encrypted(encrypted)
         .send()
         .await
         .unwrap()
@@ -100,7 +102,7 @@ const OU: &str = "arn:aws:organizations::123456789012:ou/o-123example/ou-1a2b-34
 async fn an_image_is_shared_with_accounts_and_organizations_and_reset() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
-    let ami = own_image(&ec2, "node-image").await;
+    let ami = own_image(&ec2, "node-image", false).await;
     assert!(permissions(&ec2, &ami).await.is_empty());
     ec2.modify_image_attribute()
         .image_id(&ami)
@@ -229,7 +231,7 @@ async fn an_image_is_shared_with_accounts_and_organizations_and_reset() {
 async fn an_image_is_made_public_only_once_block_public_access_is_disabled() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
-    let ami = own_image(&ec2, "public-node-image").await;
+    let ami = own_image(&ec2, "public-node-image", false).await;
     let state = || async {
         let out = ec2
             .get_image_block_public_access_state()
@@ -321,7 +323,7 @@ async fn an_image_is_made_public_only_once_block_public_access_is_disabled() {
 async fn description_imds_support_and_last_launch_are_attributes_too() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
-    let ami = own_image(&ec2, "described-image").await;
+    let ami = own_image(&ec2, "described-image", false).await;
     let attribute = |name: ImageAttributeName| {
         ec2.describe_image_attribute()
             .image_id(&ami)
@@ -425,39 +427,7 @@ async fn an_image_of_encrypted_snapshots_is_shared_with_no_one() {
         .send()
         .await
         .unwrap();
-    let vol = ec2
-        .create_volume()
-        .availability_zone("us-east-1a")
-        .size(8)
-        .encrypted(true)
-        .send()
-        .await
-        .unwrap()
-        .volume_id
-        .unwrap();
-    let snap = ec2
-        .create_snapshot()
-        .volume_id(&vol)
-        .send()
-        .await
-        .unwrap()
-        .snapshot_id
-        .unwrap();
-    let ami = ec2
-        .register_image()
-        .name("encrypted-image")
-        .root_device_name("/dev/xvda")
-        .block_device_mappings(
-            BlockDeviceMapping::builder()
-                .device_name("/dev/xvda")
-                .ebs(EbsBlockDevice::builder().snapshot_id(&snap).build())
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap()
-        .image_id
-        .unwrap();
+    let ami = own_image(&ec2, "encrypted-image", true).await;
     // The image shows its snapshot encrypted, and the filter finds it so.
     let out = ec2.describe_images().image_ids(&ami).send().await.unwrap();
     let ebs = out.images()[0].block_device_mappings()[0].ebs().unwrap();
