@@ -51,6 +51,8 @@ error_codes! {
         InvalidAMIAttributeItemValue = "InvalidAMIAttributeItemValue",
         /// An account id that is not 12 digits.
         InvalidUserIDMalformed = "InvalidUserID.Malformed",
+        /// The image is not `available` for launches (pending or disabled).
+        InvalidAMIIDUnavailable = "InvalidAMIID.Unavailable",
         /// An image of that name exists.
         InvalidAMINameDuplicate = "InvalidAMIName.Duplicate",
         /// No Elastic IP of that public address.

@@ -4,6 +4,7 @@
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::image_lifecycle::Protection;
 use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
     ArchitectureValues, BlockDeviceMapping, DeleteSnapshotReturnCode, DeregisterImageRequest,
@@ -75,6 +76,15 @@ pub struct Image {
     /// When the account last launched an instance of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_launched: Option<String>,
+    /// Whether DisableImage disabled it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    /// When it is deprecated, in seconds since the epoch (on the minute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecate_at: Option<i64>,
+    /// Its deregistration protection.
+    #[serde(default, skip_serializing_if = "Protection::is_off")]
+    pub protection: Protection,
 }
 
 /// An image's EBS device besides its root.
@@ -105,6 +115,15 @@ impl Image {
             volume_type: VolumeType::Gp3,
             iops: None,
             delete_on_termination: true,
+        }
+    }
+
+    /// Its state as described: `disabled` while DisableImage has it so.
+    pub fn shown_state(&self) -> ImageState {
+        if self.disabled {
+            ImageState::Disabled
+        } else {
+            self.state
         }
     }
 
@@ -151,6 +170,9 @@ fn catalogue_entry(
             launch_permissions: Vec::new(),
             imds_v2: false,
             last_launched: None,
+            disabled: false,
+            deprecate_at: None,
+            protection: Protection::Off,
         },
     );
 }
@@ -370,7 +392,7 @@ impl Filterable for (&Image, &Region) {
             "owner-alias" => i.owner_alias.clone().into_iter().collect(),
             "owner-id" => one(i.owner_id.clone()),
             "root-device-type" => one("ebs"),
-            "state" => one(i.state.as_str()),
+            "state" => one(i.shown_state().as_str()),
             "virtualization-type" => one(i.virtualization.as_str()),
             _ => Vec::new(),
         }
@@ -421,7 +443,10 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
         virtualization_type: Some(i.virtualization),
         image_id: Some(i.id.clone()),
         image_location: Some(format!("{}/{}", i.owner_id, i.name)),
-        state: Some(i.state),
+        state: Some(i.shown_state()),
+        deprecation_time: crate::ec2::image_lifecycle::deprecation_time(i),
+        deregistration_protection: (i.owner_id == region.account_id)
+            .then(|| i.protection.label().to_string()),
         owner_id: Some(i.owner_id.clone()),
         creation_date: Some(i.creation_date.clone()),
         public: Some(i.public),
@@ -486,6 +511,9 @@ pub fn describe_images(
         }
     }
     let users = input.executable_users.unwrap_or_default();
+    let include_disabled = input.include_disabled.unwrap_or(false);
+    let include_deprecated = input.include_deprecated.unwrap_or(false);
+    let now = region.clock.now_datetime().secs();
     let found = Kind::Image.describe(
         &region.consistency,
         &region.images,
@@ -495,6 +523,10 @@ pub fn describe_images(
             (owners.is_empty() || owners.iter().any(|o| owned_by(region, i, o)))
                 && (users.is_empty() || users.iter().any(|u| executable_by(region, i, u)))
                 && (i.public || i.owner_id == region.account_id)
+                && (include_disabled || !i.disabled)
+                && (include_deprecated
+                    || i.owner_id == region.account_id
+                    || !crate::ec2::image_lifecycle::deprecated(i, now))
                 && filters.matches(&(i, region), region.tags.get(&i.id))
         },
     )?;
@@ -629,6 +661,9 @@ pub fn register_image(
             launch_permissions: Vec::new(),
             imds_v2: false,
             last_launched: None,
+            disabled: false,
+            deprecate_at: None,
+            protection: Protection::Off,
         },
     );
     Ok(RegisterImageResult { image_id: Some(id) })
@@ -648,6 +683,7 @@ pub fn deregister_image(
             format!("Not authorized for image:{}", image.id),
         ));
     }
+    crate::ec2::image_lifecycle::check_deregister(region, image)?;
     let snapshots: Vec<String> = image.snapshots().collect();
     region.images.0.remove(&input.image_id);
     region.tags.remove_resource(&input.image_id);

@@ -342,7 +342,19 @@ pub fn modify_image_attribute(
     input: ModifyImageAttributeRequest,
 ) -> Result<(), ApiError> {
     let change = change_of(&input)?;
-    owned(region, &input.image_id)?;
+    let image = owned(region, &input.image_id)?;
+    if let Change::Permissions { add, .. } = &change
+        && !add.is_empty()
+        && image.disabled
+    {
+        return Err(ApiError::new(
+            Code::OperationNotPermitted,
+            format!(
+                "The AMI {} is disabled, and a disabled AMI cannot be shared: enable it with EnableImage first.",
+                image.id
+            ),
+        ));
+    }
     if let Change::Permissions { add, .. } = &change
         && add.contains(&Permission::Public)
         && region.image_sharing.blocked
@@ -458,7 +470,7 @@ pub fn describe_image_attribute(
             out.imds_support = value(image.imds_v2.then(|| "v2.0".to_string()));
         }
         ImageAttributeName::DeregistrationProtection => {
-            out.deregistration_protection = value(Some("disabled".into()));
+            out.deregistration_protection = value(Some(image.protection.label().into()));
         }
     }
     Ok(out)

@@ -120,6 +120,9 @@ pub fn create_image(
             launch_permissions: Vec::new(),
             imds_v2: false,
             last_launched: None,
+            disabled: false,
+            deprecate_at: None,
+            protection: crate::ec2::image_lifecycle::Protection::Off,
         },
     );
     let now = region.clock.now();

@@ -12,6 +12,7 @@ pub mod filter;
 pub mod image;
 pub mod image_attribute;
 pub mod image_from_instance;
+pub mod image_lifecycle;
 pub mod instance;
 pub mod internet_gateway;
 pub mod key_pair;
@@ -825,6 +826,45 @@ impl Api for Region {
         input: ResetSnapshotAttributeRequest,
     ) -> Result<(), ApiError> {
         snapshot_attribute::reset_snapshot_attribute(self, input)
+    }
+
+    fn disable_image(
+        &mut self,
+        input: DisableImageRequest,
+    ) -> Result<DisableImageResult, ApiError> {
+        image_lifecycle::disable_image(self, input)
+    }
+
+    fn enable_image(&mut self, input: EnableImageRequest) -> Result<EnableImageResult, ApiError> {
+        image_lifecycle::enable_image(self, input)
+    }
+
+    fn enable_image_deprecation(
+        &mut self,
+        input: EnableImageDeprecationRequest,
+    ) -> Result<EnableImageDeprecationResult, ApiError> {
+        image_lifecycle::enable_image_deprecation(self, input)
+    }
+
+    fn disable_image_deprecation(
+        &mut self,
+        input: DisableImageDeprecationRequest,
+    ) -> Result<DisableImageDeprecationResult, ApiError> {
+        image_lifecycle::disable_image_deprecation(self, input)
+    }
+
+    fn enable_image_deregistration_protection(
+        &mut self,
+        input: EnableImageDeregistrationProtectionRequest,
+    ) -> Result<EnableImageDeregistrationProtectionResult, ApiError> {
+        image_lifecycle::enable_protection(self, input)
+    }
+
+    fn disable_image_deregistration_protection(
+        &mut self,
+        input: DisableImageDeregistrationProtectionRequest,
+    ) -> Result<DisableImageDeregistrationProtectionResult, ApiError> {
+        image_lifecycle::disable_protection(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

@@ -5893,6 +5893,7 @@ pub struct DescribeImagesRequest {
     pub image_ids: Option<Vec<String>>,
     pub owners: Option<Vec<String>>,
     pub include_deprecated: Option<bool>,
+    pub include_disabled: Option<bool>,
     pub max_results: Option<i32>,
     pub next_token: Option<String>,
     pub dry_run: Option<bool>,
@@ -5909,6 +5910,7 @@ impl Decode for DescribeImagesRequest {
                 "Filter",
                 "ImageId",
                 "IncludeDeprecated",
+                "IncludeDisabled",
                 "MaxResults",
                 "NextToken",
                 "Owner",
@@ -5918,10 +5920,11 @@ impl Decode for DescribeImagesRequest {
         };
         let executable_users = r.list_at(m_[1], at_, "ExecutableBy", None)?;
         let image_ids = r.list_at(m_[3], at_, "ImageId", None)?;
-        let owners = r.list_at(m_[7], at_, "Owner", None)?;
+        let owners = r.list_at(m_[8], at_, "Owner", None)?;
         let include_deprecated = r.field_at(m_[4], at_, "IncludeDeprecated")?;
-        let max_results = r.field_at(m_[5], at_, "MaxResults")?;
-        let next_token = r.field_at(m_[6], at_, "NextToken")?;
+        let include_disabled = r.field_at(m_[5], at_, "IncludeDisabled")?;
+        let max_results = r.field_at(m_[6], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[7], at_, "NextToken")?;
         let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         let filters = r.list_at(m_[2], at_, "Filter", None)?;
         Ok(Some(Self {
@@ -5929,6 +5932,7 @@ impl Decode for DescribeImagesRequest {
             image_ids,
             owners,
             include_deprecated,
+            include_disabled,
             max_results,
             next_token,
             dry_run,
@@ -7625,6 +7629,105 @@ impl EncodeMembers for DisableImageBlockPublicAccessResult {
     }
 }
 
+/// The `DisableImageDeprecationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisableImageDeprecationRequest {
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisableImageDeprecationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let image_id = r.field_at(m_[1], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { image_id, dry_run }))
+    }
+}
+
+/// The `DisableImageDeprecationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisableImageDeprecationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for DisableImageDeprecationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `DisableImageDeregistrationProtectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisableImageDeregistrationProtectionRequest {
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisableImageDeregistrationProtectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let image_id = r.field_at(m_[1], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { image_id, dry_run }))
+    }
+}
+
+/// The `DisableImageDeregistrationProtectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisableImageDeregistrationProtectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<String>,
+}
+
+impl EncodeMembers for DisableImageDeregistrationProtectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `DisableImageRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisableImageRequest {
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisableImageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let image_id = r.field_at(m_[1], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { image_id, dry_run }))
+    }
+}
+
+/// The `DisableImageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisableImageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for DisableImageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
 /// The `DisassociateAddressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateAddressRequest {
@@ -8291,6 +8394,118 @@ impl EncodeMembers for EnableImageBlockPublicAccessResult {
             "imageBlockPublicAccessState",
             &self.image_block_public_access_state,
         );
+    }
+}
+
+/// The `EnableImageDeprecationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableImageDeprecationRequest {
+    pub image_id: String,
+    pub deprecate_at: DateTime,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for EnableImageDeprecationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DeprecateAt", "DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let image_id = r.field_at(m_[2], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let deprecate_at = r.field_at(m_[0], at_, "DeprecateAt")?;
+        let deprecate_at = FormReader::required(deprecate_at, at_, "DeprecateAt")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            image_id,
+            deprecate_at,
+            dry_run,
+        }))
+    }
+}
+
+/// The `EnableImageDeprecationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnableImageDeprecationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for EnableImageDeprecationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `EnableImageDeregistrationProtectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableImageDeregistrationProtectionRequest {
+    pub image_id: String,
+    pub with_cooldown: Option<bool>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for EnableImageDeregistrationProtectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageId", "WithCooldown"]) else {
+            return Ok(None);
+        };
+        let image_id = r.field_at(m_[1], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let with_cooldown = r.field_at(m_[2], at_, "WithCooldown")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            image_id,
+            with_cooldown,
+            dry_run,
+        }))
+    }
+}
+
+/// The `EnableImageDeregistrationProtectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnableImageDeregistrationProtectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<String>,
+}
+
+impl EncodeMembers for EnableImageDeregistrationProtectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `EnableImageRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableImageRequest {
+    pub image_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for EnableImageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "ImageId"]) else {
+            return Ok(None);
+        };
+        let image_id = r.field_at(m_[1], at_, "ImageId")?;
+        let image_id = FormReader::required(image_id, at_, "ImageId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { image_id, dry_run }))
+    }
+}
+
+/// The `EnableImageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnableImageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for EnableImageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -28643,6 +28858,18 @@ pub enum Action {
     DescribeSnapshotAttribute,
     /// `ResetSnapshotAttribute`
     ResetSnapshotAttribute,
+    /// `DisableImage`
+    DisableImage,
+    /// `EnableImage`
+    EnableImage,
+    /// `EnableImageDeprecation`
+    EnableImageDeprecation,
+    /// `DisableImageDeprecation`
+    DisableImageDeprecation,
+    /// `EnableImageDeregistrationProtection`
+    EnableImageDeregistrationProtection,
+    /// `DisableImageDeregistrationProtection`
+    DisableImageDeregistrationProtection,
 }
 
 impl Action {
@@ -28773,6 +29000,12 @@ impl Action {
             Self::ModifySnapshotAttribute => "ModifySnapshotAttribute",
             Self::DescribeSnapshotAttribute => "DescribeSnapshotAttribute",
             Self::ResetSnapshotAttribute => "ResetSnapshotAttribute",
+            Self::DisableImage => "DisableImage",
+            Self::EnableImage => "EnableImage",
+            Self::EnableImageDeprecation => "EnableImageDeprecation",
+            Self::DisableImageDeprecation => "DisableImageDeprecation",
+            Self::EnableImageDeregistrationProtection => "EnableImageDeregistrationProtection",
+            Self::DisableImageDeregistrationProtection => "DisableImageDeregistrationProtection",
         }
     }
     /// The served operation of that name, if any.
@@ -28902,6 +29135,12 @@ impl Action {
             "ModifySnapshotAttribute" => Self::ModifySnapshotAttribute,
             "DescribeSnapshotAttribute" => Self::DescribeSnapshotAttribute,
             "ResetSnapshotAttribute" => Self::ResetSnapshotAttribute,
+            "DisableImage" => Self::DisableImage,
+            "EnableImage" => Self::EnableImage,
+            "EnableImageDeprecation" => Self::EnableImageDeprecation,
+            "DisableImageDeprecation" => Self::DisableImageDeprecation,
+            "EnableImageDeregistrationProtection" => Self::EnableImageDeregistrationProtection,
+            "DisableImageDeregistrationProtection" => Self::DisableImageDeregistrationProtection,
             _ => return None,
         })
     }
@@ -29449,6 +29688,31 @@ pub trait Api {
         &mut self,
         input: ResetSnapshotAttributeRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `DisableImage`.
+    fn disable_image(&mut self, input: DisableImageRequest)
+    -> Result<DisableImageResult, ApiError>;
+    /// Serves `EnableImage`.
+    fn enable_image(&mut self, input: EnableImageRequest) -> Result<EnableImageResult, ApiError>;
+    /// Serves `EnableImageDeprecation`.
+    fn enable_image_deprecation(
+        &mut self,
+        input: EnableImageDeprecationRequest,
+    ) -> Result<EnableImageDeprecationResult, ApiError>;
+    /// Serves `DisableImageDeprecation`.
+    fn disable_image_deprecation(
+        &mut self,
+        input: DisableImageDeprecationRequest,
+    ) -> Result<DisableImageDeprecationResult, ApiError>;
+    /// Serves `EnableImageDeregistrationProtection`.
+    fn enable_image_deregistration_protection(
+        &mut self,
+        input: EnableImageDeregistrationProtectionRequest,
+    ) -> Result<EnableImageDeregistrationProtectionResult, ApiError>;
+    /// Serves `DisableImageDeregistrationProtection`.
+    fn disable_image_deregistration_protection(
+        &mut self,
+        input: DisableImageDeregistrationProtectionRequest,
+    ) -> Result<DisableImageDeregistrationProtectionResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -29706,6 +29970,18 @@ pub enum Response {
     DescribeSnapshotAttribute(Box<DescribeSnapshotAttributeResult>),
     /// `ResetSnapshotAttribute`
     ResetSnapshotAttribute,
+    /// `DisableImage`
+    DisableImage(Box<DisableImageResult>),
+    /// `EnableImage`
+    EnableImage(Box<EnableImageResult>),
+    /// `EnableImageDeprecation`
+    EnableImageDeprecation(Box<EnableImageDeprecationResult>),
+    /// `DisableImageDeprecation`
+    DisableImageDeprecation(Box<DisableImageDeprecationResult>),
+    /// `EnableImageDeregistrationProtection`
+    EnableImageDeregistrationProtection(Box<EnableImageDeregistrationProtectionResult>),
+    /// `DisableImageDeregistrationProtection`
+    DisableImageDeregistrationProtection(Box<DisableImageDeregistrationProtectionResult>),
 }
 
 impl Response {
@@ -30399,6 +30675,46 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
             ),
+            Self::DisableImage(output) => crate::protocol::xml::ec2_response(
+                "DisableImage",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::EnableImage(output) => crate::protocol::xml::ec2_response(
+                "EnableImage",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::EnableImageDeprecation(output) => crate::protocol::xml::ec2_response(
+                "EnableImageDeprecation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DisableImageDeprecation(output) => crate::protocol::xml::ec2_response(
+                "DisableImageDeprecation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::EnableImageDeregistrationProtection(output) => {
+                crate::protocol::xml::ec2_response(
+                    "EnableImageDeregistrationProtection",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
+            Self::DisableImageDeregistrationProtection(output) => {
+                crate::protocol::xml::ec2_response(
+                    "DisableImageDeregistrationProtection",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
         }
     }
 }
@@ -31367,7 +31683,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::ModifyNetworkInterfaceAttribute)
         }
         Action::DescribeImages => {
-            r.reject_unsupported("DescribeImages", &["IncludeDisabled"])?;
+            r.reject_unsupported("DescribeImages", &[])?;
             let input = FormReader::required(DescribeImagesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -31969,6 +32285,78 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.reset_snapshot_attribute(input)?;
             Ok(Response::ResetSnapshotAttribute)
+        }
+        Action::DisableImage => {
+            r.reject_unsupported("DisableImage", &[])?;
+            let input = FormReader::required(DisableImageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DisableImage(Box::new(api.disable_image(input)?)))
+        }
+        Action::EnableImage => {
+            r.reject_unsupported("EnableImage", &[])?;
+            let input = FormReader::required(EnableImageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::EnableImage(Box::new(api.enable_image(input)?)))
+        }
+        Action::EnableImageDeprecation => {
+            r.reject_unsupported("EnableImageDeprecation", &[])?;
+            let input =
+                FormReader::required(EnableImageDeprecationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::EnableImageDeprecation(Box::new(
+                api.enable_image_deprecation(input)?,
+            )))
+        }
+        Action::DisableImageDeprecation => {
+            r.reject_unsupported("DisableImageDeprecation", &[])?;
+            let input =
+                FormReader::required(DisableImageDeprecationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DisableImageDeprecation(Box::new(
+                api.disable_image_deprecation(input)?,
+            )))
+        }
+        Action::EnableImageDeregistrationProtection => {
+            r.reject_unsupported("EnableImageDeregistrationProtection", &[])?;
+            let input = FormReader::required(
+                EnableImageDeregistrationProtectionRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::EnableImageDeregistrationProtection(Box::new(
+                api.enable_image_deregistration_protection(input)?,
+            )))
+        }
+        Action::DisableImageDeregistrationProtection => {
+            r.reject_unsupported("DisableImageDeregistrationProtection", &[])?;
+            let input = FormReader::required(
+                DisableImageDeregistrationProtectionRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DisableImageDeregistrationProtection(Box::new(
+                api.disable_image_deregistration_protection(input)?,
+            )))
         }
     }
 }

@@ -1,11 +1,12 @@
 //! An image's attributes through the SDK: sharing it with accounts, organizations and
 //! everyone (ModifyImageAttribute, DescribeImageAttribute, ResetImageAttribute), the
 //! account's block public access for AMIs, and the other attributes (description,
-//! IMDSv2, last launch).
+//! IMDSv2, last launch); its life after registration (disabled, deprecated, protected from
+//! deregistration).
 
 use aws_sdk_ec2::types::{
     ArchitectureValues, AttributeValue, BlockDeviceMapping, EbsBlockDevice, ImageAttributeName,
-    ImdsSupportValues, InstanceType, LaunchPermission, LaunchPermissionModifications,
+    ImageState, ImdsSupportValues, InstanceType, LaunchPermission, LaunchPermissionModifications,
     OperationType, PermissionGroup, ResetImageAttributeName,
 };
 use fakeaws::sim::transitions::Subject;
@@ -466,4 +467,203 @@ async fn an_image_of_encrypted_snapshots_is_shared_with_no_one() {
     assert!(m.starts_with("Encrypted snapshots can"), "{m}");
     assert!(permissions(&ec2, &ami).await.is_empty());
     assert!(!public(&ec2, &ami).await);
+}
+
+/// Whether DescribeImages lists `ami` among the account's images with `call`'s options.
+async fn lists(
+    ami: &str,
+    call: aws_sdk_ec2::operation::describe_images::builders::DescribeImagesFluentBuilder,
+) -> bool {
+    let out = call.send().await.unwrap();
+    out.images().iter().any(|i| i.image_id() == Some(ami))
+}
+
+/// Launches one instance of `ami` in a new subnet: the launch's result.
+async fn launch(
+    ec2: &aws_sdk_ec2::Client,
+    ami: &str,
+) -> Result<
+    (),
+    aws_sdk_ec2::error::SdkError<aws_sdk_ec2::operation::run_instances::RunInstancesError>,
+> {
+    let vpc = vpc(ec2, "10.0.0.0/16").await;
+    let subnet = subnet(ec2, &vpc, "10.0.1.0/24", "us-east-1a").await;
+    ec2.run_instances()
+        .image_id(ami)
+        .instance_type(InstanceType::T3Micro)
+        .subnet_id(subnet)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .map(|_| ())
+}
+
+#[tokio::test]
+async fn a_disabled_image_is_private_unlisted_and_launches_nothing() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let ami = own_image(&ec2, "to-disable", false).await;
+    ec2.modify_image_attribute()
+        .image_id(&ami)
+        .launch_permission(
+            LaunchPermissionModifications::builder()
+                .add(LaunchPermission::builder().user_id("111122223333").build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let out = ec2.disable_image().image_id(&ami).send().await.unwrap();
+    assert_eq!(out.r#return(), Some(true));
+
+    assert!(!lists(&ami, ec2.describe_images().owners("self")).await);
+    assert!(!lists(&ami, ec2.describe_images().image_ids(&ami)).await);
+    let out = ec2
+        .describe_images()
+        .image_ids(&ami)
+        .include_disabled(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.images()[0].state(), Some(&ImageState::Disabled));
+    assert!(permissions(&ec2, &ami).await.is_empty());
+    let (c, _) = code_and_message(launch(&ec2, &ami).await);
+    assert_eq!(c, "InvalidAMIID.Unavailable");
+    let r = ec2
+        .modify_image_attribute()
+        .image_id(&ami)
+        .launch_permission(
+            LaunchPermissionModifications::builder()
+                .add(LaunchPermission::builder().user_id("111122223333").build())
+                .build(),
+        )
+        .send()
+        .await;
+    assert_eq!(code(r), "OperationNotPermitted");
+
+    // Enabled, it is listed and launches again, still shared with no one.
+    ec2.enable_image().image_id(&ami).send().await.unwrap();
+    let out = ec2.describe_images().image_ids(&ami).send().await.unwrap();
+    assert_eq!(out.images()[0].state(), Some(&ImageState::Available));
+    assert!(permissions(&ec2, &ami).await.is_empty());
+    launch(&ec2, &ami).await.unwrap();
+
+    // Another's image is not the account's to disable.
+    let amazon = image(&ec2, "al2023-ami-*").await;
+    let r = ec2.disable_image().image_id(&amazon).send().await;
+    assert_eq!(code(r), "AuthFailure");
+}
+
+#[tokio::test]
+async fn a_deprecated_image_is_listed_to_its_owner_and_still_launches() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let ami = own_image(&ec2, "to-deprecate", false).await;
+    let now = fake
+        .fake()
+        .with_region("us-east-1", |r| r.clock.now_datetime().secs());
+    let at = |secs: i64| aws_sdk_ec2::primitives::DateTime::from_secs(secs);
+    let deprecate = |secs: i64| {
+        ec2.enable_image_deprecation()
+            .image_id(&ami)
+            .deprecate_at(at(secs))
+            .send()
+    };
+    // Never in the past, never more than 10 years ahead; nothing kept.
+    assert_eq!(code(deprecate(now - 3600).await), "InvalidParameterValue");
+    assert_eq!(
+        code(deprecate(now + 11 * 365 * 24 * 3600).await),
+        "InvalidParameterValue"
+    );
+    let described = || async {
+        let out = ec2.describe_images().image_ids(&ami).send().await.unwrap();
+        out.images()[0].clone()
+    };
+    assert_eq!(described().await.deprecation_time(), None);
+
+    // An hour ahead, to the minute (the seconds rounded).
+    let out = deprecate(now + 3600 + 20).await.unwrap();
+    assert_eq!(out.r#return(), Some(true));
+    let time = described().await.deprecation_time().unwrap().to_string();
+    let parsed = aws_sdk_ec2::primitives::DateTime::from_str(
+        &time,
+        aws_sdk_ec2::primitives::DateTimeFormat::DateTime,
+    )
+    .unwrap();
+    assert_eq!(parsed.secs() % 60, 0, "{time}");
+    assert!((parsed.secs() - (now + 3600)).abs() <= 60, "{time}");
+
+    // Once the time passes, the owner still sees it, and launches from it.
+    fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(std::time::Duration::from_secs(7200))
+    });
+    assert!(lists(&ami, ec2.describe_images().owners("self")).await);
+    launch(&ec2, &ami).await.unwrap();
+    ec2.disable_image_deprecation()
+        .image_id(&ami)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(described().await.deprecation_time(), None);
+}
+
+#[tokio::test]
+async fn a_protected_image_is_not_deregistered_until_its_cooldown_ends() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let ami = own_image(&ec2, "protected", false).await;
+    let protection = || async {
+        let out = ec2.describe_images().image_ids(&ami).send().await.unwrap();
+        out.images()[0]
+            .deregistration_protection()
+            .unwrap()
+            .to_string()
+    };
+    let deregister = || ec2.deregister_image().image_id(&ami).send();
+    assert_eq!(protection().await, "disabled");
+
+    ec2.enable_image_deregistration_protection()
+        .image_id(&ami)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(protection().await, "enabled-without-cooldown");
+    assert_eq!(code(deregister().await), "OperationNotPermitted");
+    ec2.enable_image_deregistration_protection()
+        .image_id(&ami)
+        .with_cooldown(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(protection().await, "enabled-with-cooldown");
+    let out = ec2
+        .describe_image_attribute()
+        .image_id(&ami)
+        .attribute(ImageAttributeName::DeregistrationProtection)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.deregistration_protection().and_then(|v| v.value()),
+        Some("enabled-with-cooldown")
+    );
+
+    // Disabled with the cooldown: still protected for 24 hours.
+    ec2.disable_image_deregistration_protection()
+        .image_id(&ami)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code(deregister().await), "OperationNotPermitted");
+    fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(std::time::Duration::from_secs(23 * 3600))
+    });
+    assert_eq!(code(deregister().await), "OperationNotPermitted");
+    assert!(lists(&ami, ec2.describe_images().owners("self")).await);
+    fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(std::time::Duration::from_secs(3600))
+    });
+    deregister().await.unwrap();
+    assert!(!lists(&ami, ec2.describe_images().owners("self")).await);
 }

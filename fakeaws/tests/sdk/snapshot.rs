@@ -539,6 +539,8 @@ async fn an_instance_makes_an_image_of_its_volumes_and_launches_from_it() {
         ),
         "InvalidAMIName.Duplicate"
     );
+    // Nothing launches from it while it is pending.
+    assert_eq!(code(launch(&ami).send().await), "InvalidAMIID.Unavailable");
     fake.fake()
         .with_region("us-east-1", |r| r.transitions.release(Subject::Image));
     ec2.wait_until_image_available()

@@ -563,6 +563,12 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .send()
         .await
         .unwrap();
+    ec2.enable_image_deregistration_protection()
+        .image_id(&kept_image)
+        .with_cooldown(true)
+        .send()
+        .await
+        .unwrap();
     ec2.disable_image_block_public_access()
         .send()
         .await
@@ -685,6 +691,7 @@ async fn the_account_survives_a_restart() {
     assert!(before.contains("\"111122223333\""), "{before}");
     assert!(!before.contains("snapshots shared: Some([])"), "{before}");
     assert!(before.contains("\"unblocked\""), "{before}");
+    assert!(before.contains("\"enabled-with-cooldown\""), "{before}");
     drop(first);
 
     let second = open(&file).await;

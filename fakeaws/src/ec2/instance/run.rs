@@ -97,6 +97,17 @@ pub fn run_instances(
     if !image.public && image.owner_id != region.account_id {
         return Err(error::image_not_found(image_id));
     }
+    // Only an `available` image launches: not one still `pending`, nor a disabled one.
+    let state = image.shown_state();
+    if state != crate::generated::ec2::ImageState::Available {
+        return Err(ApiError::new(
+            crate::ec2::error::Code::InvalidAMIIDUnavailable,
+            format!(
+                "The image id '[{image_id}]' is not available for launches: it is {}",
+                state.as_str()
+            ),
+        ));
+    }
     let instance_type = input.instance_type.unwrap_or(InstanceType::M1Small);
     let arch = architecture_of(instance_type);
     if arch != image.architecture {
