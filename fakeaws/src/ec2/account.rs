@@ -186,3 +186,8 @@ pub fn describe_account_attributes(
         account_attributes: Some(attributes),
     })
 }
+
+/// Whether `s` is shaped as an AWS account id: 12 digits.
+pub fn is_account_id(s: &str) -> bool {
+    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
+}

@@ -501,7 +501,7 @@ pub fn describe_images(
     let owners = input.owners.unwrap_or_default();
     for o in &owners {
         let valid = matches!(o.as_str(), "self" | "amazon" | "aws-marketplace")
-            || (o.len() == 12 && o.bytes().all(|b| b.is_ascii_digit()));
+            || crate::ec2::account::is_account_id(o);
         if !valid {
             return Err(ApiError::invalid_parameter(
                 "Owner",
@@ -545,6 +545,37 @@ pub fn describe_images(
 /// Adds `image` to the region.
 pub(crate) fn add(region: &mut Region, image: Image) {
     region.images.0.insert(image.id.clone(), image);
+}
+
+/// `AuthFailure` for an image of another owner, in AWS's words.
+pub(crate) fn not_authorized(id: &str) -> ApiError {
+    ApiError::new(
+        Common::AuthFailure,
+        format!("Not authorized for image:{id}"),
+    )
+}
+
+/// The account's own image `id`: NotFound for one the account cannot see, `AuthFailure` for
+/// another's public image.
+pub(crate) fn owned<'a>(region: &'a Region, id: &str) -> Result<&'a Image, ApiError> {
+    let image = Kind::Image.get(&region.images, id)?;
+    if !image.public && image.owner_id != region.account_id {
+        return Err(crate::ec2::error::image_not_found(id));
+    }
+    if image.owner_id != region.account_id {
+        return Err(not_authorized(id));
+    }
+    Ok(image)
+}
+
+/// [`owned`], to change.
+pub(crate) fn owned_mut<'a>(region: &'a mut Region, id: &str) -> Result<&'a mut Image, ApiError> {
+    owned(region, id)?;
+    region
+        .images
+        .0
+        .get_mut(id)
+        .ok_or_else(|| crate::ec2::error::image_not_found(id))
 }
 
 /// Image `id` of the region, to change.
@@ -678,10 +709,7 @@ pub fn deregister_image(
 ) -> Result<DeregisterImageResult, ApiError> {
     let image = Kind::Image.get(&region.images, &input.image_id)?;
     if image.owner_id != region.account_id {
-        return Err(ApiError::new(
-            Common::AuthFailure,
-            format!("Not authorized for image:{}", image.id),
-        ));
+        return Err(not_authorized(&image.id));
     }
     crate::ec2::image_lifecycle::check_deregister(region, image)?;
     let snapshots: Vec<String> = image.snapshots().collect();

@@ -27,7 +27,6 @@
 
 use crate::ec2::Kind;
 use crate::ec2::error::Code;
-use crate::ec2::image::Image;
 use crate::generated::ec2::{
     AttributeValue, DescribeImageAttributeRequest, DisableImageBlockPublicAccessRequest,
     DisableImageBlockPublicAccessResult, EnableImageBlockPublicAccessRequest,
@@ -101,25 +100,6 @@ pub fn advance(region: &mut Region, state: &str) {
     region.image_sharing.blocked = state == BLOCKED;
 }
 
-/// The image `id`, when the account owns it (`AuthFailure` for another's, as DeregisterImage).
-fn owned<'a>(region: &'a Region, id: &str) -> Result<&'a Image, ApiError> {
-    let image = Kind::Image.get(&region.images, id)?;
-    if !image.public && image.owner_id != region.account_id {
-        return Err(crate::ec2::error::image_not_found(id));
-    }
-    if image.owner_id != region.account_id {
-        return Err(not_authorized(id));
-    }
-    Ok(image)
-}
-
-fn not_authorized(id: &str) -> ApiError {
-    ApiError::new(
-        Common::AuthFailure,
-        format!("Not authorized for image:{id}"),
-    )
-}
-
 /// `InvalidAMIAttributeItemValue`, in AWS's words.
 fn bad_item(value: &str, item_type: &str) -> ApiError {
     ApiError::new(
@@ -129,7 +109,7 @@ fn bad_item(value: &str, item_type: &str) -> ApiError {
 }
 
 fn account(id: &str) -> Result<Permission, ApiError> {
-    if id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit()) {
+    if crate::ec2::account::is_account_id(id) {
         Ok(Permission::Named(Grantee::Account(id.to_string())))
     } else {
         Err(bad_item(id, "UserId"))
@@ -177,8 +157,7 @@ fn organizations_arn(arn: &str, resource: &str) -> bool {
         return false;
     };
     partition.starts_with("aws")
-        && account.len() == 12
-        && account.bytes().all(|b| b.is_ascii_digit())
+        && crate::ec2::account::is_account_id(account)
         && rest.starts_with(resource)
         && rest.len() > resource.len()
 }
@@ -342,7 +321,7 @@ pub fn modify_image_attribute(
     input: ModifyImageAttributeRequest,
 ) -> Result<(), ApiError> {
     let change = change_of(&input)?;
-    let image = owned(region, &input.image_id)?;
+    let image = crate::ec2::image::owned(region, &input.image_id)?;
     if let Change::Permissions { add, .. } = &change
         && !add.is_empty()
         && image.disabled
@@ -439,7 +418,7 @@ pub fn describe_image_attribute(
         ImageAttributeName::Ramdisk => out.ramdisk_id = value(None),
         ImageAttributeName::LaunchPermission => {
             if !own {
-                return Err(not_authorized(&image.id));
+                return Err(crate::ec2::image::not_authorized(&image.id));
             }
             let public = image.public.then(|| LaunchPermission {
                 group: Some(PermissionGroup::All),
@@ -482,7 +461,7 @@ pub fn reset_image_attribute(
     region: &mut Region,
     input: ResetImageAttributeRequest,
 ) -> Result<(), ApiError> {
-    owned(region, &input.image_id)?;
+    crate::ec2::image::owned(region, &input.image_id)?;
     if let Some(image) = crate::ec2::image::get_mut(region, &input.image_id) {
         image.public = false;
         image.launch_permissions.clear();

@@ -17,9 +17,8 @@
 
 use aws_smithy_types::DateTime;
 
-use crate::ec2::Kind;
 use crate::ec2::error::Code;
-use crate::ec2::image::Image;
+use crate::ec2::image::{self, Image};
 use crate::generated::ec2::{
     DisableImageDeprecationRequest, DisableImageDeprecationResult,
     DisableImageDeregistrationProtectionRequest, DisableImageDeregistrationProtectionResult,
@@ -27,7 +26,7 @@ use crate::generated::ec2::{
     EnableImageDeprecationResult, EnableImageDeregistrationProtectionRequest,
     EnableImageDeregistrationProtectionResult, EnableImageRequest, EnableImageResult,
 };
-use crate::protocol::error::{ApiError, Common};
+use crate::protocol::error::ApiError;
 use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
 
@@ -93,28 +92,12 @@ pub fn deprecation_time(image: &Image) -> Option<String> {
         .map(|at| format_timestamp(DateTime::from_secs(at)))
 }
 
-/// The account's own image `id`, to change (`AuthFailure` for another's, NotFound for one it
-/// cannot see).
-fn owned<'a>(region: &'a mut Region, id: &str) -> Result<&'a mut Image, ApiError> {
-    let image = Kind::Image.get(&region.images, id)?;
-    if !image.public && image.owner_id != region.account_id {
-        return Err(crate::ec2::error::image_not_found(id));
-    }
-    if image.owner_id != region.account_id {
-        return Err(ApiError::new(
-            Common::AuthFailure,
-            format!("Not authorized for image:{id}"),
-        ));
-    }
-    crate::ec2::image::get_mut(region, id).ok_or_else(|| crate::ec2::error::image_not_found(id))
-}
-
 /// `DisableImage`: `disabled`, private, every launch permission gone.
 pub fn disable_image(
     region: &mut Region,
     input: DisableImageRequest,
 ) -> Result<DisableImageResult, ApiError> {
-    let image = owned(region, &input.image_id)?;
+    let image = image::owned_mut(region, &input.image_id)?;
     image.disabled = true;
     image.public = false;
     image.launch_permissions.clear();
@@ -128,7 +111,7 @@ pub fn enable_image(
     region: &mut Region,
     input: EnableImageRequest,
 ) -> Result<EnableImageResult, ApiError> {
-    owned(region, &input.image_id)?.disabled = false;
+    image::owned_mut(region, &input.image_id)?.disabled = false;
     Ok(EnableImageResult {
         r#return: Some(true),
     })
@@ -152,7 +135,7 @@ pub fn enable_image_deprecation(
     let now = region.clock.now_datetime().secs();
     // Rounded to the nearest minute.
     let at = (input.deprecate_at.secs() + 30).div_euclid(60) * 60;
-    let image = owned(region, &input.image_id)?;
+    let image = image::owned_mut(region, &input.image_id)?;
     let shown = format_timestamp(input.deprecate_at);
     if at < now {
         return Err(ApiError::invalid_parameter(
@@ -189,7 +172,7 @@ pub fn disable_image_deprecation(
     region: &mut Region,
     input: DisableImageDeprecationRequest,
 ) -> Result<DisableImageDeprecationResult, ApiError> {
-    owned(region, &input.image_id)?.deprecate_at = None;
+    image::owned_mut(region, &input.image_id)?.deprecate_at = None;
     Ok(DisableImageDeprecationResult {
         r#return: Some(true),
     })
@@ -200,7 +183,7 @@ pub fn enable_protection(
     region: &mut Region,
     input: EnableImageDeregistrationProtectionRequest,
 ) -> Result<EnableImageDeregistrationProtectionResult, ApiError> {
-    owned(region, &input.image_id)?.protection = Protection::On {
+    image::owned_mut(region, &input.image_id)?.protection = Protection::On {
         cooldown: input.with_cooldown.unwrap_or(false),
     };
     Ok(EnableImageDeregistrationProtectionResult {
@@ -215,7 +198,7 @@ pub fn disable_protection(
     input: DisableImageDeregistrationProtectionRequest,
 ) -> Result<DisableImageDeregistrationProtectionResult, ApiError> {
     let now = region.clock.now_datetime().secs();
-    let image = owned(region, &input.image_id)?;
+    let image = image::owned_mut(region, &input.image_id)?;
     image.protection = match image.protection {
         Protection::On { cooldown: true } => Protection::CoolingDown {
             until: now + COOLDOWN_SECS,

@@ -34,7 +34,7 @@ enum Permission {
 
 /// `InvalidUserID.Malformed` for `id`, unless it is an account id of 12 digits; AWS's words.
 pub fn check_user_id(id: &str) -> Result<(), ApiError> {
-    if id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit()) {
+    if crate::ec2::account::is_account_id(id) {
         Ok(())
     } else {
         Err(ApiError::new(
