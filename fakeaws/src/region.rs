@@ -123,6 +123,10 @@ pub struct Region {
     pub(crate) spot_requests: spot_request::SpotRequests,
     /// Images by id.
     pub(crate) images: image::Images,
+    /// The source of the CopyImage or CopySnapshot being served, read from another region
+    /// before this one was locked (`crate::ec2::copy`).
+    #[serde(skip)]
+    pub(crate) copied: Option<crate::ec2::copy::Source>,
     /// The account's block public access for AMIs.
     #[serde(default)]
     pub(crate) image_sharing: image_attribute::Sharing,
@@ -395,6 +399,7 @@ impl Region {
             spot_requests: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
+            copied: None,
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),
             by_vpc: Index::default(),

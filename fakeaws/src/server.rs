@@ -769,6 +769,14 @@ impl Fake {
         let op = op?;
         let action = op.name();
         let name = service.name();
+        // A copy from another region reads its source there first, one region locked at a
+        // time.
+        let copied = match (service, action) {
+            (Service::Ec2, "CopyImage" | "CopySnapshot") => {
+                self.copy_source(action, region, form)?
+            }
+            _ => None,
+        };
         let mut guard = lock(state);
         guard.tick();
         // Whether the answer may come from the region's kept answers, or go to them: a kept
@@ -810,6 +818,7 @@ impl Fake {
         }
         let noted = consistency::before(&mut guard, matches!(service, Service::Elb), action, form)?;
         let keep = keeps.then(|| (Arc::clone(state), guard.answers.generation()));
+        guard.copied = copied;
         let result = match op {
             Op::Ec2(op) => ec2::execute(&mut *guard, op, form).map(Answered::Ec2),
             Op::Elb(op) => {
@@ -818,6 +827,7 @@ impl Fake {
             }
         }
         .map(|answered| Served::Fresh(answered, keep));
+        guard.copied = None;
         consistency::after(&mut guard, noted, result.is_ok());
         // The state the call started fails at its next step (taken after this call).
         if let (Some((subject, code, message)), true) = (&decision.async_failure, result.is_ok()) {
@@ -831,6 +841,54 @@ impl Fake {
             }
             _ => result,
         }
+    }
+}
+
+impl Fake {
+    /// The source of a CopyImage or CopySnapshot sent to `region` from another region of its
+    /// partition (`SourceRegion`), read there; `None` for a copy within `region` (or a request
+    /// missing the parameters, which its decoding refuses).
+    fn copy_source(
+        &self,
+        action: &str,
+        region: &str,
+        form: &FormReader,
+    ) -> Result<Option<crate::ec2::copy::Source>, ApiError> {
+        let Some(source_region) = form.peek("SourceRegion").filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        if source_region == region {
+            return Ok(None);
+        }
+        let bad = |why: &str| ApiError::invalid_parameter("SourceRegion", source_region, why);
+        let Some(state) = self
+            .slot(source_region)
+            .and_then(|i| self.served_region(i, source_region))
+        else {
+            return Err(bad("The source region is not a region name."));
+        };
+        if !crate::ec2::copy::same_partition(source_region, region) {
+            return Err(bad(
+                "Copies between partitions are not supported (AWS: CreateStoreImageTask).",
+            ));
+        }
+        let image = action == "CopyImage";
+        let id_name = if image {
+            "SourceImageId"
+        } else {
+            "SourceSnapshotId"
+        };
+        let Some(id) = form.peek(id_name).filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        let mut source = lock(state);
+        source.tick();
+        let read = if image {
+            crate::ec2::copy::image_source(&source, id)
+        } else {
+            crate::ec2::copy::snapshot_source(&source, id)
+        };
+        read.map(Some)
     }
 }
 

@@ -46,7 +46,7 @@ const PARTITIONS: &[(&str, &str)] = &[
 
 /// The partition of `region`: an index into [`PARTITIONS`], or `None` for the commercial one
 /// (which also holds the regions a user adds, `Config::extra_regions`).
-fn partition_of(region: &str) -> Option<usize> {
+pub(crate) fn partition_of(region: &str) -> Option<usize> {
     PARTITIONS
         .iter()
         .position(|(prefix, _)| region.starts_with(prefix))

@@ -85,6 +85,9 @@ pub struct Image {
     /// Its deregistration protection.
     #[serde(default, skip_serializing_if = "Protection::is_off")]
     pub protection: Protection,
+    /// The image CopyImage made it of, and that image's region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_image: Option<(String, String)>,
 }
 
 /// An image's EBS device besides its root.
@@ -128,7 +131,7 @@ impl Image {
     }
 
     /// Every device: its root, then the others.
-    fn mappings(&self) -> impl Iterator<Item = Device> + '_ {
+    pub(crate) fn mappings(&self) -> impl Iterator<Item = Device> + '_ {
         std::iter::once(self.root()).chain(self.devices.iter().cloned())
     }
 
@@ -173,6 +176,7 @@ fn catalogue_entry(
             disabled: false,
             deprecate_at: None,
             protection: Protection::Off,
+            source_image: None,
         },
     );
 }
@@ -377,6 +381,8 @@ impl Filterable for (&Image, &Region) {
                 .map(|d| d.volume_type.as_str().to_string())
                 .collect(),
             "source-instance-id" => i.source_instance_id.clone().into_iter().collect(),
+            "source-image-id" => i.source_image.iter().map(|s| s.0.clone()).collect(),
+            "source-image-region" => i.source_image.iter().map(|s| s.1.clone()).collect(),
             "block-device-mapping.encrypted" => i
                 .snapshots()
                 .map(|s| encrypted(region, &s).to_string())
@@ -427,6 +433,8 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
                 .collect(),
         ),
         source_instance_id: i.source_instance_id.clone(),
+        source_image_id: i.source_image.as_ref().map(|s| s.0.clone()),
+        source_image_region: i.source_image.as_ref().map(|s| s.1.clone()),
         imds_support: i
             .imds_v2
             .then_some(crate::generated::ec2::ImdsSupportValues::V20),
@@ -695,6 +703,7 @@ pub fn register_image(
             disabled: false,
             deprecate_at: None,
             protection: Protection::Off,
+            source_image: None,
         },
     );
     Ok(RegisterImageResult { image_id: Some(id) })

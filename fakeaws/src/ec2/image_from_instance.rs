@@ -123,6 +123,7 @@ pub fn create_image(
             disabled: false,
             deprecate_at: None,
             protection: crate::ec2::image_lifecycle::Protection::Off,
+            source_image: None,
         },
     );
     let now = region.clock.now();

@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod availability_zone;
+pub mod copy;
 pub mod egress_only_gateway;
 pub mod elastic_ip;
 pub mod error;
@@ -865,6 +866,17 @@ impl Api for Region {
         input: DisableImageDeregistrationProtectionRequest,
     ) -> Result<DisableImageDeregistrationProtectionResult, ApiError> {
         image_lifecycle::disable_protection(self, input)
+    }
+
+    fn copy_image(&mut self, input: CopyImageRequest) -> Result<CopyImageResult, ApiError> {
+        copy::copy_image(self, input)
+    }
+
+    fn copy_snapshot(
+        &mut self,
+        input: CopySnapshotRequest,
+    ) -> Result<CopySnapshotResult, ApiError> {
+        copy::copy_snapshot(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

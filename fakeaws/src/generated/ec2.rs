@@ -3637,6 +3637,163 @@ impl ConnectivityType {
 
 crate::protocol::wire_enum!(ConnectivityType);
 
+/// The `CopyImageRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CopyImageRequest {
+    pub client_token: Option<String>,
+    pub description: Option<String>,
+    pub encrypted: Option<bool>,
+    pub name: String,
+    pub source_image_id: String,
+    pub source_region: String,
+    pub copy_image_tags: Option<bool>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CopyImageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "CopyImageTags",
+                "Description",
+                "DryRun",
+                "Encrypted",
+                "Name",
+                "SourceImageId",
+                "SourceRegion",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        r.check_length(
+            client_token.as_deref(),
+            at_,
+            "ClientToken",
+            Some(0),
+            Some(128),
+        )?;
+        let description = r.field_at(m_[2], at_, "Description")?;
+        r.check_length(
+            description.as_deref(),
+            at_,
+            "Description",
+            Some(0),
+            Some(255),
+        )?;
+        let encrypted = r.field_at(m_[4], at_, "Encrypted")?;
+        let name = r.field_at(m_[5], at_, "Name")?;
+        r.check_length(name.as_deref(), at_, "Name", Some(3), Some(128))?;
+        let name = FormReader::required(name, at_, "Name")?;
+        let source_image_id = r.field_at(m_[6], at_, "SourceImageId")?;
+        let source_image_id = FormReader::required(source_image_id, at_, "SourceImageId")?;
+        let source_region = r.field_at(m_[7], at_, "SourceRegion")?;
+        let source_region = FormReader::required(source_region, at_, "SourceRegion")?;
+        let copy_image_tags = r.field_at(m_[1], at_, "CopyImageTags")?;
+        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        Ok(Some(Self {
+            client_token,
+            description,
+            encrypted,
+            name,
+            source_image_id,
+            source_region,
+            copy_image_tags,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CopyImageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CopyImageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+}
+
+impl EncodeMembers for CopyImageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("imageId", &self.image_id);
+    }
+}
+
+/// The `CopySnapshotRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CopySnapshotRequest {
+    pub description: Option<String>,
+    pub destination_region: Option<String>,
+    pub encrypted: Option<bool>,
+    pub presigned_url: Option<String>,
+    pub source_region: String,
+    pub source_snapshot_id: String,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CopySnapshotRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Description",
+                "DestinationRegion",
+                "DryRun",
+                "Encrypted",
+                "PresignedUrl",
+                "SourceRegion",
+                "SourceSnapshotId",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let description = r.field_at(m_[0], at_, "Description")?;
+        let destination_region = r.field_at(m_[1], at_, "DestinationRegion")?;
+        let encrypted = r.field_at(m_[3], at_, "Encrypted")?;
+        let presigned_url = r.field_at(m_[4], at_, "PresignedUrl")?;
+        let source_region = r.field_at(m_[5], at_, "SourceRegion")?;
+        let source_region = FormReader::required(source_region, at_, "SourceRegion")?;
+        let source_snapshot_id = r.field_at(m_[6], at_, "SourceSnapshotId")?;
+        let source_snapshot_id = FormReader::required(source_snapshot_id, at_, "SourceSnapshotId")?;
+        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            description,
+            destination_region,
+            encrypted,
+            presigned_url,
+            source_region,
+            source_snapshot_id,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CopySnapshotResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CopySnapshotResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+}
+
+impl EncodeMembers for CopySnapshotResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("snapshotId", &self.snapshot_id);
+    }
+}
+
 /// The `CpuManufacturer` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CpuManufacturer {
@@ -28870,6 +29027,10 @@ pub enum Action {
     EnableImageDeregistrationProtection,
     /// `DisableImageDeregistrationProtection`
     DisableImageDeregistrationProtection,
+    /// `CopyImage`
+    CopyImage,
+    /// `CopySnapshot`
+    CopySnapshot,
 }
 
 impl Action {
@@ -29006,6 +29167,8 @@ impl Action {
             Self::DisableImageDeprecation => "DisableImageDeprecation",
             Self::EnableImageDeregistrationProtection => "EnableImageDeregistrationProtection",
             Self::DisableImageDeregistrationProtection => "DisableImageDeregistrationProtection",
+            Self::CopyImage => "CopyImage",
+            Self::CopySnapshot => "CopySnapshot",
         }
     }
     /// The served operation of that name, if any.
@@ -29141,6 +29304,8 @@ impl Action {
             "DisableImageDeprecation" => Self::DisableImageDeprecation,
             "EnableImageDeregistrationProtection" => Self::EnableImageDeregistrationProtection,
             "DisableImageDeregistrationProtection" => Self::DisableImageDeregistrationProtection,
+            "CopyImage" => Self::CopyImage,
+            "CopySnapshot" => Self::CopySnapshot,
             _ => return None,
         })
     }
@@ -29713,6 +29878,11 @@ pub trait Api {
         &mut self,
         input: DisableImageDeregistrationProtectionRequest,
     ) -> Result<DisableImageDeregistrationProtectionResult, ApiError>;
+    /// Serves `CopyImage`.
+    fn copy_image(&mut self, input: CopyImageRequest) -> Result<CopyImageResult, ApiError>;
+    /// Serves `CopySnapshot`.
+    fn copy_snapshot(&mut self, input: CopySnapshotRequest)
+    -> Result<CopySnapshotResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -29982,6 +30152,10 @@ pub enum Response {
     EnableImageDeregistrationProtection(Box<EnableImageDeregistrationProtectionResult>),
     /// `DisableImageDeregistrationProtection`
     DisableImageDeregistrationProtection(Box<DisableImageDeregistrationProtectionResult>),
+    /// `CopyImage`
+    CopyImage(Box<CopyImageResult>),
+    /// `CopySnapshot`
+    CopySnapshot(Box<CopySnapshotResult>),
 }
 
 impl Response {
@@ -30715,6 +30889,18 @@ impl Response {
                     &**output,
                 )
             }
+            Self::CopyImage(output) => crate::protocol::xml::ec2_response(
+                "CopyImage",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CopySnapshot(output) => crate::protocol::xml::ec2_response(
+                "CopySnapshot",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -32357,6 +32543,41 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DisableImageDeregistrationProtection(Box::new(
                 api.disable_image_deregistration_protection(input)?,
             )))
+        }
+        Action::CopyImage => {
+            r.reject_unsupported(
+                "CopyImage",
+                &[
+                    "KmsKeyId",
+                    "DestinationOutpostArn",
+                    "SnapshotCopyCompletionDurationMinutes",
+                    "DestinationAvailabilityZone",
+                    "DestinationAvailabilityZoneId",
+                ],
+            )?;
+            let input = FormReader::required(CopyImageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CopyImage(Box::new(api.copy_image(input)?)))
+        }
+        Action::CopySnapshot => {
+            r.reject_unsupported(
+                "CopySnapshot",
+                &[
+                    "DestinationOutpostArn",
+                    "KmsKeyId",
+                    "CompletionDurationMinutes",
+                    "DestinationAvailabilityZone",
+                ],
+            )?;
+            let input = FormReader::required(CopySnapshotRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CopySnapshot(Box::new(api.copy_snapshot(input)?)))
         }
     }
 }

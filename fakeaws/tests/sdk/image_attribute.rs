@@ -11,29 +11,12 @@ use aws_sdk_ec2::types::{
 };
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, empty_fake, filter, image, subnet, vpc};
+use crate::{code, code_and_message, completed_snapshot, empty_fake, filter, image, subnet, vpc};
 
 /// An image of the account's, registered from a snapshot of a fresh volume (`encrypted` or
 /// not); its id.
 async fn own_image(ec2: &aws_sdk_ec2::Client, name: &str, encrypted: bool) -> String {
-    let vol = ec2
-        .create_volume()
-        .availability_zone("us-east-1a")
-        .size(8)
-        .encrypted(encrypted)
-        .send()
-        .await
-        .unwrap()
-        .volume_id
-        .unwrap();
-    let snap = ec2
-        .create_snapshot()
-        .volume_id(&vol)
-        .send()
-        .await
-        .unwrap()
-        .snapshot_id
-        .unwrap();
+    let snap = completed_snapshot(ec2, "us-east-1a", 8, encrypted).await;
     ec2.register_image()
         .name(name)
         .architecture(ArchitectureValues::X8664)

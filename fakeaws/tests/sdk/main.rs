@@ -7,6 +7,7 @@ mod account;
 mod availability_zone;
 mod cluster;
 mod consistency;
+mod copy;
 mod elastic_ip;
 mod envelope;
 mod faults;
@@ -305,4 +306,38 @@ pub async fn described(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::type
         .await
         .unwrap();
     d.reservations()[0].instances()[0].clone()
+}
+
+/// A completed snapshot of a fresh volume of `size` GiB in `ec2`'s region (`encrypted` or
+/// not); its id.
+pub async fn completed_snapshot(
+    ec2: &aws_sdk_ec2::Client,
+    zone: &str,
+    size: i32,
+    encrypted: bool,
+) -> String {
+    let vol = ec2
+        .create_volume()
+        .availability_zone(zone)
+        .size(size)
+        .encrypted(encrypted)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    let snap = ec2
+        .create_snapshot()
+        .volume_id(vol)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    aws_sdk_ec2::client::Waiters::wait_until_snapshot_completed(ec2)
+        .snapshot_ids(&snap)
+        .wait(std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    snap
 }
