@@ -222,21 +222,32 @@ fn has_listed(input: &ModifyImageAttributeRequest) -> bool {
 
 /// The one change a ModifyImageAttribute request asks for.
 fn change_of(input: &ModifyImageAttributeRequest) -> Result<Change, ApiError> {
-    let named = [
-        input.description.is_some(),
-        input.imds_support.is_some(),
-        input.launch_permission.is_some(),
+    // The attributes named by their own parameter; `Attribute` may name the same one too (as
+    // terraform's provider sends it), never another.
+    let named: Vec<&str> = [
+        (input.description.is_some(), "description"),
+        (input.imds_support.is_some(), "imdsSupport"),
+        (input.launch_permission.is_some(), "launchPermission"),
     ]
-    .iter()
-    .filter(|&&b| b)
-    .count();
-    if named > 1 || (named == 1 && input.attribute.is_some()) {
+    .into_iter()
+    .filter_map(|(given, name)| given.then_some(name))
+    .collect();
+    let other_attribute = match (named.first(), input.attribute.as_deref()) {
+        (Some(n), Some(a)) => *n != a,
+        _ => false,
+    };
+    if named.len() > 1 || other_attribute {
         return Err(ApiError::invalid_combination(
-            "ModifyImageAttribute changes one attribute at a time: give Attribute, Description, ImdsSupport or LaunchPermission, only one of them.",
+            "ModifyImageAttribute changes one attribute at a time: Description, ImdsSupport or LaunchPermission, or Attribute naming the same one.",
         ));
     }
     let legacy = has_listed(input) || input.operation_type.is_some();
     let launch = input.attribute.as_deref() == Some("launchPermission");
+    if legacy && input.launch_permission.is_some() {
+        return Err(ApiError::invalid_combination(
+            "Give LaunchPermission, or OperationType with UserIds, UserGroups, OrganizationArns and OrganizationalUnitArns, not both.",
+        ));
+    }
     if legacy && !launch {
         return Err(ApiError::invalid_combination(
             "OperationType, UserIds, UserGroups, OrganizationArns and OrganizationalUnitArns go only with the Attribute launchPermission.",

@@ -99,6 +99,31 @@ async fn an_image_is_shared_with_accounts_and_organizations_and_reset() {
         .send()
         .await
         .unwrap();
+    // With Attribute naming the same attribute too, as terraform's provider sends it.
+    ec2.modify_image_attribute()
+        .image_id(&ami)
+        .attribute("launchPermission")
+        .launch_permission(
+            LaunchPermissionModifications::builder()
+                .add(LaunchPermission::builder().user_id("111122223333").build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    // Attribute naming another is refused.
+    let r = ec2
+        .modify_image_attribute()
+        .image_id(&ami)
+        .attribute("description")
+        .launch_permission(
+            LaunchPermissionModifications::builder()
+                .add(LaunchPermission::builder().user_id("777788889999").build())
+                .build(),
+        )
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidParameterCombination");
     // The older form: Attribute, OperationType and the lists.
     ec2.modify_image_attribute()
         .image_id(&ami)
