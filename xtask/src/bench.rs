@@ -165,6 +165,11 @@ fn conformance_rate(root: &Path, cargo: &str, cases: u32) -> Result<Figure> {
 /// The instructions `Fake::handle` executes per request over the workload bench's replay,
 /// counted by callgrind (collection toggled on inside `Fake::handle` alone); `None` when
 /// valgrind is not installed.
+///
+/// The function is named exactly: callgrind toggles collection at the entry and exit of every
+/// function the pattern matches, so a pattern that also matched the closures inside
+/// `Fake::handle` (`*Fake::handle*`, used until 2026-12-04) turned collection off inside them
+/// and left out whatever the compiler put there (the answer's encoding, a fifth of the work).
 fn instructions_per_call(root: &Path, cargo: &str) -> Result<Option<Figure>> {
     if Command::new("valgrind").arg("--version").output().is_err() {
         println!("valgrind is not installed: no instruction count");
@@ -175,7 +180,7 @@ fn instructions_per_call(root: &Path, cargo: &str) -> Result<Option<Figure>> {
         root,
         cargo,
         &format!(
-            "'valgrind', '--tool=callgrind', '--toggle-collect=*Fake::handle*', \
+            "'valgrind', '--tool=callgrind', '--toggle-collect=fakeaws::server::Fake::handle', \
              '--callgrind-out-file={}'",
             profile.display()
         ),
