@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use aws_sdk_ec2::client::Waiters;
-use aws_sdk_ec2::types::{
-    ArchitectureValues, BlockDeviceMapping, EbsBlockDevice, ImageState, ResourceType, SnapshotState,
-};
+use aws_sdk_ec2::types::{ArchitectureValues, ImageState, ResourceType, SnapshotState};
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, completed_snapshot as snapshot, empty_fake, filter, image, tag_spec};
+use crate::{
+    code, completed_snapshot as snapshot, empty_fake, filter, image, register_from, tag_spec,
+};
 
 #[tokio::test]
 async fn an_image_is_copied_to_another_region_with_new_snapshots() {
@@ -17,18 +17,9 @@ async fn an_image_is_copied_to_another_region_with_new_snapshots() {
     let east = fake.ec2_client();
     let west = fake.ec2_client_in("us-west-2");
     let root = snapshot(&east, "us-east-1a", 10, false).await;
-    let ami = east
-        .register_image()
-        .name("node-image")
+    let ami = register_from(&east, "node-image", "/dev/xvda", &root)
         .description("Kubernetes node")
         .architecture(ArchitectureValues::Arm64)
-        .root_device_name("/dev/xvda")
-        .block_device_mappings(
-            BlockDeviceMapping::builder()
-                .device_name("/dev/xvda")
-                .ebs(EbsBlockDevice::builder().snapshot_id(&root).build())
-                .build(),
-        )
         .tag_specifications(tag_spec(ResourceType::Image, &[("team", "platform")]))
         .send()
         .await

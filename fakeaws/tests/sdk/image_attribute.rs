@@ -5,33 +5,33 @@
 //! deregistration).
 
 use aws_sdk_ec2::types::{
-    ArchitectureValues, AttributeValue, BlockDeviceMapping, EbsBlockDevice, ImageAttributeName,
-    ImageState, ImdsSupportValues, InstanceType, LaunchPermission, LaunchPermissionModifications,
-    OperationType, PermissionGroup, ResetImageAttributeName,
+    ArchitectureValues, AttributeValue, ImageAttributeName, ImageState, ImdsSupportValues,
+    InstanceType, LaunchPermission, LaunchPermissionModifications, OperationType, PermissionGroup,
+    ResetImageAttributeName,
 };
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, completed_snapshot, empty_fake, filter, image, subnet, vpc};
+use crate::{
+    code, code_and_message, completed_snapshot, empty_fake, filter, image, register_from, subnet,
+    vpc,
+};
 
 /// An image of the account's, registered from a snapshot of a fresh volume (`encrypted` or
 /// not); its id.
 async fn own_image(ec2: &aws_sdk_ec2::Client, name: &str, encrypted: bool) -> String {
     let snap = completed_snapshot(ec2, "us-east-1a", 8, encrypted).await;
-    ec2.register_image()
-        .name(name)
+    register_from(ec2, name, "/dev/sda1", &snap)
         .architecture(ArchitectureValues::X8664)
-        .root_device_name("/dev/sda1")
-        .block_device_mappings(
-            BlockDeviceMapping::builder()
-                .device_name("/dev/sda1")
-                .ebs(EbsBlockDevice::builder().snapshot_id(&snap).build())
-                .build(),
-        )
         .send()
         .await
         .unwrap()
         .image_id
         .unwrap()
+}
+
+/// A launch permission change adding `p` alone.
+fn adding(p: LaunchPermission) -> LaunchPermissionModifications {
+    LaunchPermissionModifications::builder().add(p).build()
 }
 
 /// Who DescribeImageAttribute `launchPermission` lists for `ami`: `all`, account ids and
@@ -103,11 +103,9 @@ async fn an_image_is_shared_with_accounts_and_organizations_and_reset() {
     ec2.modify_image_attribute()
         .image_id(&ami)
         .attribute("launchPermission")
-        .launch_permission(
-            LaunchPermissionModifications::builder()
-                .add(LaunchPermission::builder().user_id("111122223333").build())
-                .build(),
-        )
+        .launch_permission(adding(
+            LaunchPermission::builder().user_id("111122223333").build(),
+        ))
         .send()
         .await
         .unwrap();
@@ -116,11 +114,9 @@ async fn an_image_is_shared_with_accounts_and_organizations_and_reset() {
         .modify_image_attribute()
         .image_id(&ami)
         .attribute("description")
-        .launch_permission(
-            LaunchPermissionModifications::builder()
-                .add(LaunchPermission::builder().user_id("777788889999").build())
-                .build(),
-        )
+        .launch_permission(adding(
+            LaunchPermission::builder().user_id("777788889999").build(),
+        ))
         .send()
         .await;
     assert_eq!(code(r), "InvalidParameterCombination");
@@ -212,11 +208,9 @@ async fn an_image_is_shared_with_accounts_and_organizations_and_reset() {
     let r = ec2
         .modify_image_attribute()
         .image_id(&amazon)
-        .launch_permission(
-            LaunchPermissionModifications::builder()
-                .add(LaunchPermission::builder().user_id("111122223333").build())
-                .build(),
-        )
+        .launch_permission(adding(
+            LaunchPermission::builder().user_id("111122223333").build(),
+        ))
         .send()
         .await;
     assert_eq!(code(r), "AuthFailure");
@@ -453,7 +447,7 @@ async fn an_image_of_encrypted_snapshots_is_shared_with_no_one() {
     let share = |p: LaunchPermission| {
         ec2.modify_image_attribute()
             .image_id(&ami)
-            .launch_permission(LaunchPermissionModifications::builder().add(p).build())
+            .launch_permission(adding(p))
             .send()
     };
     let (c, m) =
@@ -514,11 +508,9 @@ async fn a_disabled_image_is_private_unlisted_and_launches_nothing() {
     let ami = own_image(&ec2, "to-disable", false).await;
     ec2.modify_image_attribute()
         .image_id(&ami)
-        .launch_permission(
-            LaunchPermissionModifications::builder()
-                .add(LaunchPermission::builder().user_id("111122223333").build())
-                .build(),
-        )
+        .launch_permission(adding(
+            LaunchPermission::builder().user_id("111122223333").build(),
+        ))
         .send()
         .await
         .unwrap();
@@ -541,11 +533,9 @@ async fn a_disabled_image_is_private_unlisted_and_launches_nothing() {
     let r = ec2
         .modify_image_attribute()
         .image_id(&ami)
-        .launch_permission(
-            LaunchPermissionModifications::builder()
-                .add(LaunchPermission::builder().user_id("111122223333").build())
-                .build(),
-        )
+        .launch_permission(adding(
+            LaunchPermission::builder().user_id("111122223333").build(),
+        ))
         .send()
         .await;
     assert_eq!(code(r), "OperationNotPermitted");

@@ -341,3 +341,26 @@ pub async fn completed_snapshot(
         .unwrap();
     snap
 }
+
+/// RegisterImage of `name`, its root device `root` made of `snapshot`: the call, to send or
+/// to add to.
+pub fn register_from(
+    ec2: &aws_sdk_ec2::Client,
+    name: &str,
+    root: &str,
+    snapshot: &str,
+) -> aws_sdk_ec2::operation::register_image::builders::RegisterImageFluentBuilder {
+    ec2.register_image()
+        .name(name)
+        .root_device_name(root)
+        .block_device_mappings(
+            aws_sdk_ec2::types::BlockDeviceMapping::builder()
+                .device_name(root)
+                .ebs(
+                    aws_sdk_ec2::types::EbsBlockDevice::builder()
+                        .snapshot_id(snapshot)
+                        .build(),
+                )
+                .build(),
+        )
+}

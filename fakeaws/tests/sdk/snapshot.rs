@@ -12,7 +12,7 @@ use aws_sdk_ec2::types::{
 };
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, empty_fake, filter, subnet, tag_spec, vpc};
+use crate::{code, code_and_message, empty_fake, filter, register_from, subnet, tag_spec, vpc};
 
 /// A gp3 volume of `size` GiB in us-east-1a; its id.
 async fn volume(ec2: &aws_sdk_ec2::Client, size: i32) -> String {
@@ -344,16 +344,7 @@ async fn an_image_keeps_its_snapshot_until_deregistered_with_it() {
         .snapshot_id
         .unwrap();
     let register = |name: &str| {
-        ec2.register_image()
-            .name(name)
-            .architecture(ArchitectureValues::X8664)
-            .root_device_name("/dev/sda1")
-            .block_device_mappings(
-                BlockDeviceMapping::builder()
-                    .device_name("/dev/sda1")
-                    .ebs(EbsBlockDevice::builder().snapshot_id(&snap).build())
-                    .build(),
-            )
+        register_from(&ec2, name, "/dev/sda1", &snap).architecture(ArchitectureValues::X8664)
     };
     let first = register("node-image-1")
         .send()
