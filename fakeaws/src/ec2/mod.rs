@@ -502,6 +502,13 @@ impl Api for Region {
         route_table::disassociate_route_table(self, input)
     }
 
+    fn replace_route_table_association(
+        &mut self,
+        input: ReplaceRouteTableAssociationRequest,
+    ) -> Result<ReplaceRouteTableAssociationResult, ApiError> {
+        route_table::replace_route_table_association(self, input)
+    }
+
     fn create_security_group(
         &mut self,
         input: CreateSecurityGroupRequest,

@@ -23874,6 +23874,49 @@ impl Decode for ReplaceRouteRequest {
     }
 }
 
+/// The `ReplaceRouteTableAssociationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ReplaceRouteTableAssociationRequest {
+    pub dry_run: Option<bool>,
+    pub association_id: String,
+    pub route_table_id: String,
+}
+
+impl Decode for ReplaceRouteTableAssociationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId", "DryRun", "RouteTableId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        let route_table_id = r.field_at(m_[2], at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        Ok(Some(Self {
+            dry_run,
+            association_id,
+            route_table_id,
+        }))
+    }
+}
+
+/// The `ReplaceRouteTableAssociationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReplaceRouteTableAssociationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub association_state: Option<RouteTableAssociationState>,
+}
+
+impl EncodeMembers for ReplaceRouteTableAssociationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("newAssociationId", &self.new_association_id);
+        w.field("associationState", &self.association_state);
+    }
+}
+
 /// The `RequestLaunchTemplateData` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RequestLaunchTemplateData {
@@ -29031,6 +29074,8 @@ pub enum Action {
     CopyImage,
     /// `CopySnapshot`
     CopySnapshot,
+    /// `ReplaceRouteTableAssociation`
+    ReplaceRouteTableAssociation,
 }
 
 impl Action {
@@ -29169,6 +29214,7 @@ impl Action {
             Self::DisableImageDeregistrationProtection => "DisableImageDeregistrationProtection",
             Self::CopyImage => "CopyImage",
             Self::CopySnapshot => "CopySnapshot",
+            Self::ReplaceRouteTableAssociation => "ReplaceRouteTableAssociation",
         }
     }
     /// The served operation of that name, if any.
@@ -29306,6 +29352,7 @@ impl Action {
             "DisableImageDeregistrationProtection" => Self::DisableImageDeregistrationProtection,
             "CopyImage" => Self::CopyImage,
             "CopySnapshot" => Self::CopySnapshot,
+            "ReplaceRouteTableAssociation" => Self::ReplaceRouteTableAssociation,
             _ => return None,
         })
     }
@@ -29883,6 +29930,11 @@ pub trait Api {
     /// Serves `CopySnapshot`.
     fn copy_snapshot(&mut self, input: CopySnapshotRequest)
     -> Result<CopySnapshotResult, ApiError>;
+    /// Serves `ReplaceRouteTableAssociation`.
+    fn replace_route_table_association(
+        &mut self,
+        input: ReplaceRouteTableAssociationRequest,
+    ) -> Result<ReplaceRouteTableAssociationResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -30156,6 +30208,8 @@ pub enum Response {
     CopyImage(Box<CopyImageResult>),
     /// `CopySnapshot`
     CopySnapshot(Box<CopySnapshotResult>),
+    /// `ReplaceRouteTableAssociation`
+    ReplaceRouteTableAssociation(Box<ReplaceRouteTableAssociationResult>),
 }
 
 impl Response {
@@ -30897,6 +30951,12 @@ impl Response {
             ),
             Self::CopySnapshot(output) => crate::protocol::xml::ec2_response(
                 "CopySnapshot",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ReplaceRouteTableAssociation(output) => crate::protocol::xml::ec2_response(
+                "ReplaceRouteTableAssociation",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -32578,6 +32638,18 @@ pub fn execute<A: Api + ?Sized>(
                 return Err(ApiError::dry_run());
             }
             Ok(Response::CopySnapshot(Box::new(api.copy_snapshot(input)?)))
+        }
+        Action::ReplaceRouteTableAssociation => {
+            r.reject_unsupported("ReplaceRouteTableAssociation", &[])?;
+            let input =
+                FormReader::required(ReplaceRouteTableAssociationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ReplaceRouteTableAssociation(Box::new(
+                api.replace_route_table_association(input)?,
+            )))
         }
     }
 }

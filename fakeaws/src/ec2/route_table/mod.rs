@@ -1,6 +1,7 @@
 //! Route tables: CreateRouteTable, DescribeRouteTables, DeleteRouteTable, CreateRoute,
-//! ReplaceRoute, DeleteRoute, AssociateRouteTable, DisassociateRouteTable, and the main route
-//! table every VPC has (with its `local` route).
+//! ReplaceRoute, DeleteRoute, AssociateRouteTable, DisassociateRouteTable,
+//! ReplaceRouteTableAssociation, and the main route table every VPC has (with its `local`
+//! route).
 //!
 //! `route` holds the routes (targets, CreateRoute, ReplaceRoute, DeleteRoute), `association` the
 //! subnet associations.
@@ -22,7 +23,9 @@ use crate::protocol::error::ApiError;
 use crate::region::Region;
 
 use association::associated;
-pub use association::{associate_route_table, disassociate_route_table, forget_subnet};
+pub use association::{
+    associate_route_table, disassociate_route_table, forget_subnet, replace_route_table_association,
+};
 pub use route::{
     add_route_unchecked, create_route, delete_route, delete_route_table, replace_route,
 };
