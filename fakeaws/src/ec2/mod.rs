@@ -886,6 +886,27 @@ impl Api for Region {
         copy::copy_snapshot(self, input)
     }
 
+    fn update_security_group_rule_descriptions_ingress(
+        &mut self,
+        input: UpdateSecurityGroupRuleDescriptionsIngressRequest,
+    ) -> Result<UpdateSecurityGroupRuleDescriptionsIngressResult, ApiError> {
+        security_group::update_security_group_rule_descriptions_ingress(self, input)
+    }
+
+    fn update_security_group_rule_descriptions_egress(
+        &mut self,
+        input: UpdateSecurityGroupRuleDescriptionsEgressRequest,
+    ) -> Result<UpdateSecurityGroupRuleDescriptionsEgressResult, ApiError> {
+        security_group::update_security_group_rule_descriptions_egress(self, input)
+    }
+
+    fn modify_security_group_rules(
+        &mut self,
+        input: ModifySecurityGroupRulesRequest,
+    ) -> Result<ModifySecurityGroupRulesResult, ApiError> {
+        security_group::modify_security_group_rules(self, input)
+    }
+
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
         key_pair::create_key_pair(self, input)
     }

@@ -21376,6 +21376,47 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
     }
 }
 
+/// The `ModifySecurityGroupRulesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifySecurityGroupRulesRequest {
+    pub group_id: String,
+    pub security_group_rules: Vec<SecurityGroupRuleUpdate>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifySecurityGroupRulesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "GroupId", "SecurityGroupRule"]) else {
+            return Ok(None);
+        };
+        let group_id = r.field_at(m_[1], at_, "GroupId")?;
+        let group_id = FormReader::required(group_id, at_, "GroupId")?;
+        let security_group_rules = r.list_at(m_[2], at_, "SecurityGroupRule", None)?;
+        let security_group_rules =
+            FormReader::required(security_group_rules, at_, "SecurityGroupRule")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            group_id,
+            security_group_rules,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifySecurityGroupRulesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifySecurityGroupRulesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifySecurityGroupRulesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
 /// The `ModifySnapshotAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifySnapshotAttributeRequest {
@@ -25940,6 +25981,101 @@ impl EncodeMembers for SecurityGroupRule {
     }
 }
 
+/// The `SecurityGroupRuleDescription` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SecurityGroupRuleDescription {
+    pub security_group_rule_id: Option<String>,
+    pub description: Option<String>,
+}
+
+impl Decode for SecurityGroupRuleDescription {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Description", "SecurityGroupRuleId"]) else {
+            return Ok(None);
+        };
+        let security_group_rule_id = r.field_at(m_[1], at_, "SecurityGroupRuleId")?;
+        let description = r.field_at(m_[0], at_, "Description")?;
+        Ok(Some(Self {
+            security_group_rule_id,
+            description,
+        }))
+    }
+}
+
+/// The `SecurityGroupRuleRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SecurityGroupRuleRequest {
+    pub ip_protocol: Option<String>,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub cidr_ipv4: Option<String>,
+    pub cidr_ipv6: Option<String>,
+    pub prefix_list_id: Option<String>,
+    pub referenced_group_id: Option<String>,
+    pub description: Option<String>,
+}
+
+impl Decode for SecurityGroupRuleRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CidrIpv4",
+                "CidrIpv6",
+                "Description",
+                "FromPort",
+                "IpProtocol",
+                "PrefixListId",
+                "ReferencedGroupId",
+                "ToPort",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let ip_protocol = r.field_at(m_[4], at_, "IpProtocol")?;
+        let from_port = r.field_at(m_[3], at_, "FromPort")?;
+        let to_port = r.field_at(m_[7], at_, "ToPort")?;
+        let cidr_ipv4 = r.field_at(m_[0], at_, "CidrIpv4")?;
+        let cidr_ipv6 = r.field_at(m_[1], at_, "CidrIpv6")?;
+        let prefix_list_id = r.field_at(m_[5], at_, "PrefixListId")?;
+        let referenced_group_id = r.field_at(m_[6], at_, "ReferencedGroupId")?;
+        let description = r.field_at(m_[2], at_, "Description")?;
+        Ok(Some(Self {
+            ip_protocol,
+            from_port,
+            to_port,
+            cidr_ipv4,
+            cidr_ipv6,
+            prefix_list_id,
+            referenced_group_id,
+            description,
+        }))
+    }
+}
+
+/// The `SecurityGroupRuleUpdate` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SecurityGroupRuleUpdate {
+    pub security_group_rule_id: String,
+    pub security_group_rule: Option<SecurityGroupRuleRequest>,
+}
+
+impl Decode for SecurityGroupRuleUpdate {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["SecurityGroupRule", "SecurityGroupRuleId"]) else {
+            return Ok(None);
+        };
+        let security_group_rule_id = r.field_at(m_[1], at_, "SecurityGroupRuleId")?;
+        let security_group_rule_id =
+            FormReader::required(security_group_rule_id, at_, "SecurityGroupRuleId")?;
+        let security_group_rule = r.field_at(m_[0], at_, "SecurityGroupRule")?;
+        Ok(Some(Self {
+            security_group_rule_id,
+            security_group_rule,
+        }))
+    }
+}
+
 /// The `ServiceConnectivityType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ServiceConnectivityType {
@@ -27628,6 +27764,114 @@ impl EncodeMembers for UnsuccessfulItemError {
     }
 }
 
+/// The `UpdateSecurityGroupRuleDescriptionsEgressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct UpdateSecurityGroupRuleDescriptionsEgressRequest {
+    pub dry_run: Option<bool>,
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+    pub security_group_rule_descriptions: Option<Vec<SecurityGroupRuleDescription>>,
+}
+
+impl Decode for UpdateSecurityGroupRuleDescriptionsEgressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "GroupId",
+                "GroupName",
+                "IpPermissions",
+                "SecurityGroupRuleDescription",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let group_id = r.field_at(m_[1], at_, "GroupId")?;
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
+        let ip_permissions = r.list_at(m_[3], at_, "IpPermissions", None)?;
+        let security_group_rule_descriptions =
+            r.list_at(m_[4], at_, "SecurityGroupRuleDescription", None)?;
+        Ok(Some(Self {
+            dry_run,
+            group_id,
+            group_name,
+            ip_permissions,
+            security_group_rule_descriptions,
+        }))
+    }
+}
+
+/// The `UpdateSecurityGroupRuleDescriptionsEgressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateSecurityGroupRuleDescriptionsEgressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for UpdateSecurityGroupRuleDescriptionsEgressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `UpdateSecurityGroupRuleDescriptionsIngressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct UpdateSecurityGroupRuleDescriptionsIngressRequest {
+    pub dry_run: Option<bool>,
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+    pub ip_permissions: Option<Vec<IpPermission>>,
+    pub security_group_rule_descriptions: Option<Vec<SecurityGroupRuleDescription>>,
+}
+
+impl Decode for UpdateSecurityGroupRuleDescriptionsIngressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "GroupId",
+                "GroupName",
+                "IpPermissions",
+                "SecurityGroupRuleDescription",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let group_id = r.field_at(m_[1], at_, "GroupId")?;
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
+        let ip_permissions = r.list_at(m_[3], at_, "IpPermissions", None)?;
+        let security_group_rule_descriptions =
+            r.list_at(m_[4], at_, "SecurityGroupRuleDescription", None)?;
+        Ok(Some(Self {
+            dry_run,
+            group_id,
+            group_name,
+            ip_permissions,
+            security_group_rule_descriptions,
+        }))
+    }
+}
+
+/// The `UpdateSecurityGroupRuleDescriptionsIngressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateSecurityGroupRuleDescriptionsIngressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for UpdateSecurityGroupRuleDescriptionsIngressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
 /// The `UserIdGroupPair` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct UserIdGroupPair {
@@ -29076,6 +29320,12 @@ pub enum Action {
     CopySnapshot,
     /// `ReplaceRouteTableAssociation`
     ReplaceRouteTableAssociation,
+    /// `UpdateSecurityGroupRuleDescriptionsIngress`
+    UpdateSecurityGroupRuleDescriptionsIngress,
+    /// `UpdateSecurityGroupRuleDescriptionsEgress`
+    UpdateSecurityGroupRuleDescriptionsEgress,
+    /// `ModifySecurityGroupRules`
+    ModifySecurityGroupRules,
 }
 
 impl Action {
@@ -29215,6 +29465,13 @@ impl Action {
             Self::CopyImage => "CopyImage",
             Self::CopySnapshot => "CopySnapshot",
             Self::ReplaceRouteTableAssociation => "ReplaceRouteTableAssociation",
+            Self::UpdateSecurityGroupRuleDescriptionsIngress => {
+                "UpdateSecurityGroupRuleDescriptionsIngress"
+            }
+            Self::UpdateSecurityGroupRuleDescriptionsEgress => {
+                "UpdateSecurityGroupRuleDescriptionsEgress"
+            }
+            Self::ModifySecurityGroupRules => "ModifySecurityGroupRules",
         }
     }
     /// The served operation of that name, if any.
@@ -29353,6 +29610,13 @@ impl Action {
             "CopyImage" => Self::CopyImage,
             "CopySnapshot" => Self::CopySnapshot,
             "ReplaceRouteTableAssociation" => Self::ReplaceRouteTableAssociation,
+            "UpdateSecurityGroupRuleDescriptionsIngress" => {
+                Self::UpdateSecurityGroupRuleDescriptionsIngress
+            }
+            "UpdateSecurityGroupRuleDescriptionsEgress" => {
+                Self::UpdateSecurityGroupRuleDescriptionsEgress
+            }
+            "ModifySecurityGroupRules" => Self::ModifySecurityGroupRules,
             _ => return None,
         })
     }
@@ -29935,6 +30199,21 @@ pub trait Api {
         &mut self,
         input: ReplaceRouteTableAssociationRequest,
     ) -> Result<ReplaceRouteTableAssociationResult, ApiError>;
+    /// Serves `UpdateSecurityGroupRuleDescriptionsIngress`.
+    fn update_security_group_rule_descriptions_ingress(
+        &mut self,
+        input: UpdateSecurityGroupRuleDescriptionsIngressRequest,
+    ) -> Result<UpdateSecurityGroupRuleDescriptionsIngressResult, ApiError>;
+    /// Serves `UpdateSecurityGroupRuleDescriptionsEgress`.
+    fn update_security_group_rule_descriptions_egress(
+        &mut self,
+        input: UpdateSecurityGroupRuleDescriptionsEgressRequest,
+    ) -> Result<UpdateSecurityGroupRuleDescriptionsEgressResult, ApiError>;
+    /// Serves `ModifySecurityGroupRules`.
+    fn modify_security_group_rules(
+        &mut self,
+        input: ModifySecurityGroupRulesRequest,
+    ) -> Result<ModifySecurityGroupRulesResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -30210,6 +30489,14 @@ pub enum Response {
     CopySnapshot(Box<CopySnapshotResult>),
     /// `ReplaceRouteTableAssociation`
     ReplaceRouteTableAssociation(Box<ReplaceRouteTableAssociationResult>),
+    /// `UpdateSecurityGroupRuleDescriptionsIngress`
+    UpdateSecurityGroupRuleDescriptionsIngress(
+        Box<UpdateSecurityGroupRuleDescriptionsIngressResult>,
+    ),
+    /// `UpdateSecurityGroupRuleDescriptionsEgress`
+    UpdateSecurityGroupRuleDescriptionsEgress(Box<UpdateSecurityGroupRuleDescriptionsEgressResult>),
+    /// `ModifySecurityGroupRules`
+    ModifySecurityGroupRules(Box<ModifySecurityGroupRulesResult>),
 }
 
 impl Response {
@@ -30957,6 +31244,28 @@ impl Response {
             ),
             Self::ReplaceRouteTableAssociation(output) => crate::protocol::xml::ec2_response(
                 "ReplaceRouteTableAssociation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::UpdateSecurityGroupRuleDescriptionsIngress(output) => {
+                crate::protocol::xml::ec2_response(
+                    "UpdateSecurityGroupRuleDescriptionsIngress",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
+            Self::UpdateSecurityGroupRuleDescriptionsEgress(output) => {
+                crate::protocol::xml::ec2_response(
+                    "UpdateSecurityGroupRuleDescriptionsEgress",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
+            Self::ModifySecurityGroupRules(output) => crate::protocol::xml::ec2_response(
+                "ModifySecurityGroupRules",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -32649,6 +32958,48 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ReplaceRouteTableAssociation(Box::new(
                 api.replace_route_table_association(input)?,
+            )))
+        }
+        Action::UpdateSecurityGroupRuleDescriptionsIngress => {
+            r.reject_unsupported("UpdateSecurityGroupRuleDescriptionsIngress", &[])?;
+            let input = FormReader::required(
+                UpdateSecurityGroupRuleDescriptionsIngressRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::UpdateSecurityGroupRuleDescriptionsIngress(
+                Box::new(api.update_security_group_rule_descriptions_ingress(input)?),
+            ))
+        }
+        Action::UpdateSecurityGroupRuleDescriptionsEgress => {
+            r.reject_unsupported("UpdateSecurityGroupRuleDescriptionsEgress", &[])?;
+            let input = FormReader::required(
+                UpdateSecurityGroupRuleDescriptionsEgressRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::UpdateSecurityGroupRuleDescriptionsEgress(
+                Box::new(api.update_security_group_rule_descriptions_egress(input)?),
+            ))
+        }
+        Action::ModifySecurityGroupRules => {
+            r.reject_unsupported("ModifySecurityGroupRules", &[])?;
+            let input =
+                FormReader::required(ModifySecurityGroupRulesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifySecurityGroupRules(Box::new(
+                api.modify_security_group_rules(input)?,
             )))
         }
     }

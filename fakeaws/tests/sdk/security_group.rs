@@ -378,3 +378,500 @@ async fn groups_in_use_by_instances_cannot_be_deleted() {
         .await
         .unwrap();
 }
+
+/// A rule as [`rules_of`] lists it: (rule id, protocol, from, to, IPv4 or IPv6 range or
+/// referenced group, description).
+type RuleRow = (String, String, i32, i32, String, Option<String>);
+
+/// The ingress (or egress) rules of `group_id` as DescribeSecurityGroupRules answers them,
+/// sorted.
+async fn rules_of(ec2: &aws_sdk_ec2::Client, group_id: &str, egress: bool) -> Vec<RuleRow> {
+    let out = ec2
+        .describe_security_group_rules()
+        .filters(filter("group-id", &[group_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut rules: Vec<_> = out
+        .security_group_rules()
+        .iter()
+        .filter(|r| r.is_egress() == Some(egress))
+        .map(|r| {
+            let peer = r
+                .cidr_ipv4()
+                .or(r.cidr_ipv6())
+                .or(r.referenced_group_info().and_then(|g| g.group_id()))
+                .unwrap_or_default();
+            (
+                r.security_group_rule_id().unwrap().to_string(),
+                r.ip_protocol().unwrap().to_string(),
+                r.from_port().unwrap(),
+                r.to_port().unwrap(),
+                peer.to_string(),
+                r.description().map(str::to_string),
+            )
+        })
+        .collect();
+    rules.sort();
+    rules
+}
+
+/// The ingress rule `id` of `group_id`, as [`rules_of`] lists it.
+async fn rule_by_id(ec2: &aws_sdk_ec2::Client, group_id: &str, id: &str) -> RuleRow {
+    let rules = rules_of(ec2, group_id, false).await;
+    rules.into_iter().find(|r| r.0 == id).unwrap()
+}
+
+/// A rule named by id with its new description.
+fn by_id(id: &str, description: &str) -> aws_sdk_ec2::types::SecurityGroupRuleDescription {
+    aws_sdk_ec2::types::SecurityGroupRuleDescription::builder()
+        .security_group_rule_id(id)
+        .description(description)
+        .build()
+}
+
+/// The error code of an UpdateSecurityGroupRuleDescriptionsIngress of `item` on `group`.
+async fn ingress_description_refused(
+    ec2: &aws_sdk_ec2::Client,
+    group: &str,
+    item: aws_sdk_ec2::types::SecurityGroupRuleDescription,
+) -> String {
+    code(
+        ec2.update_security_group_rule_descriptions_ingress()
+            .group_id(group)
+            .security_group_rule_descriptions(item)
+            .send()
+            .await,
+    )
+}
+
+#[tokio::test]
+async fn rule_descriptions_are_updated_by_permission_or_by_id() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let cp = group(&ec2, &vpc_id, "controlplane").await;
+    let node = group(&ec2, &vpc_id, "node").await;
+    ec2.authorize_security_group_ingress()
+        .group_id(&cp)
+        .ip_permissions(tcp(6443, "0.0.0.0/0"))
+        .ip_permissions(from_group("tcp", Some((10250, 10250)), &node))
+        .send()
+        .await
+        .unwrap();
+
+    // By permission: the range's new description replaces the old.
+    let mut api = tcp(6443, "0.0.0.0/0");
+    api.ip_ranges = Some(vec![
+        IpRange::builder()
+            .cidr_ip("0.0.0.0/0")
+            .description("Kubernetes API")
+            .build(),
+    ]);
+    let out = ec2
+        .update_security_group_rule_descriptions_ingress()
+        .group_id(&cp)
+        .ip_permissions(api)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.r#return(), Some(true));
+    // By id: a new description, and a rule's description removed by leaving it out.
+    let before = rules_of(&ec2, &cp, false).await;
+    let kubelet = before.iter().find(|r| r.2 == 10250).unwrap().0.clone();
+    ec2.update_security_group_rule_descriptions_ingress()
+        .group_id(&cp)
+        .security_group_rule_descriptions(by_id(&kubelet, "kubelet API (nodes)"))
+        .send()
+        .await
+        .unwrap();
+    let rules = rules_of(&ec2, &cp, false).await;
+    let described: Vec<(i32, Option<&str>)> = rules.iter().map(|r| (r.2, r.5.as_deref())).collect();
+    assert!(
+        described.contains(&(6443, Some("Kubernetes API"))),
+        "{described:?}"
+    );
+    assert!(
+        described.contains(&(10250, Some("kubelet API (nodes)"))),
+        "{described:?}"
+    );
+    // The rules themselves and their ids are unchanged; DescribeSecurityGroups agrees.
+    let ids = |r: &[RuleRow]| r.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&rules), ids(&before));
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(&cp)
+        .send()
+        .await
+        .unwrap();
+    let perms = g.security_groups()[0].ip_permissions();
+    let api = perms.iter().find(|p| p.from_port() == Some(6443)).unwrap();
+    assert_eq!(api.ip_ranges()[0].description(), Some("Kubernetes API"));
+    ec2.update_security_group_rule_descriptions_ingress()
+        .group_id(&cp)
+        .ip_permissions(
+            IpPermission::builder()
+                .ip_protocol("tcp")
+                .from_port(10250)
+                .to_port(10250)
+                .user_id_group_pairs(UserIdGroupPair::builder().group_id(&node).build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let kubelet_rule = rule_by_id(&ec2, &cp, &kubelet).await;
+    assert_eq!(kubelet_rule.5, None, "left out, the description is removed");
+
+    // The egress rule every group has, by permission.
+    ec2.update_security_group_rule_descriptions_egress()
+        .group_id(&cp)
+        .ip_permissions(
+            IpPermission::builder()
+                .ip_protocol("-1")
+                .ip_ranges(
+                    IpRange::builder()
+                        .cidr_ip("0.0.0.0/0")
+                        .description("all out")
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        rules_of(&ec2, &cp, true).await[0].5.as_deref(),
+        Some("all out")
+    );
+
+    // Refusals change nothing: a rule that is not there, an ingress rule's id given as egress,
+    // an unknown id, a description AWS does not take, or nothing named at all.
+    let now = rules_of(&ec2, &cp, false).await;
+    let refusals = [
+        (
+            code(
+                ec2.update_security_group_rule_descriptions_ingress()
+                    .group_id(&cp)
+                    .ip_permissions(tcp(22, "10.0.0.0/8"))
+                    .send()
+                    .await,
+            ),
+            "InvalidPermission.NotFound",
+        ),
+        (
+            code(
+                ec2.update_security_group_rule_descriptions_egress()
+                    .group_id(&cp)
+                    .security_group_rule_descriptions(by_id(&kubelet, "x"))
+                    .send()
+                    .await,
+            ),
+            "InvalidSecurityGroupRuleId.NotFound",
+        ),
+        (
+            ingress_description_refused(&ec2, &cp, by_id("sgr-0123456789abcdef0", "x")).await,
+            "InvalidSecurityGroupRuleId.NotFound",
+        ),
+        (
+            ingress_description_refused(&ec2, &cp, by_id(&kubelet, "Let's Encrypt")).await,
+            "InvalidParameterValue",
+        ),
+        (
+            code(
+                ec2.update_security_group_rule_descriptions_ingress()
+                    .group_id(&cp)
+                    .send()
+                    .await,
+            ),
+            "MissingParameter",
+        ),
+    ];
+    for (got, expected) in refusals {
+        assert_eq!(got, expected);
+    }
+    assert_eq!(rules_of(&ec2, &cp, false).await, now);
+}
+
+#[tokio::test]
+async fn rule_descriptions_outside_aws_set_are_refused_with_its_words() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let g = group(&ec2, &vpc_id, "web").await;
+    for bad in ["Let's Encrypt", "Saída liberada", "why?", &"x".repeat(256)] {
+        let mut p = tcp(443, "0.0.0.0/0");
+        p.ip_ranges = Some(vec![
+            IpRange::builder()
+                .cidr_ip("0.0.0.0/0")
+                .description(bad)
+                .build(),
+        ]);
+        let (code, message) = crate::code_and_message(
+            ec2.authorize_security_group_ingress()
+                .group_id(&g)
+                .ip_permissions(p)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "InvalidParameterValue", "{bad}");
+        assert_eq!(
+            message,
+            "Invalid rule description. Valid descriptions are strings less than 256 characters \
+             from the following set:  a-zA-Z0-9. _-:/()#,@[]+=&;{}!$*"
+        );
+    }
+    assert!(rules_of(&ec2, &g, false).await.is_empty());
+    // Every character of the set, up to 255 of them, is taken.
+    let mut p = tcp(443, "0.0.0.0/0");
+    let good = "HTTPS from anywhere: (a-z) [0-9] #1, @ops +=&; {x}!$* /._";
+    p.ip_ranges = Some(vec![
+        IpRange::builder()
+            .cidr_ip("0.0.0.0/0")
+            .description(good)
+            .build(),
+    ]);
+    ec2.authorize_security_group_ingress()
+        .group_id(&g)
+        .ip_permissions(p)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rules_of(&ec2, &g, false).await[0].5.as_deref(), Some(good));
+
+    // A group's name and description: ASCII only, and a name not shaped like an id.
+    for (name, description, parameter) in [
+        ("web-é", "web", "GroupName"),
+        ("web2", "web — public", "GroupDescription"),
+    ] {
+        let (code, message) = crate::code_and_message(
+            ec2.create_security_group()
+                .group_name(name)
+                .description(description)
+                .vpc_id(&vpc_id)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "InvalidParameterValue");
+        let value = if parameter == "GroupName" {
+            name
+        } else {
+            description
+        };
+        assert_eq!(
+            message,
+            format!(
+                "Value ({value}) for parameter {parameter} is invalid. Character sets beyond \
+                 ASCII are not supported."
+            )
+        );
+    }
+    let (code, message) = crate::code_and_message(
+        ec2.create_security_group()
+            .group_name("sg-web")
+            .description("web")
+            .vpc_id(&vpc_id)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterValue");
+    assert_eq!(
+        message,
+        "Value (sg-web) for parameter GroupName is invalid. Group names may not be in the format \
+         sg-*."
+    );
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = groups
+        .security_groups()
+        .iter()
+        .map(|g| g.group_name().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["default", "web"]);
+}
+
+#[tokio::test]
+async fn modify_security_group_rules_replaces_a_rule_under_its_id() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let lb = group(&ec2, &vpc_id, "lb").await;
+    let node = group(&ec2, &vpc_id, "node").await;
+    let out = ec2
+        .authorize_security_group_ingress()
+        .group_id(&lb)
+        .ip_permissions(tcp(6443, "0.0.0.0/0"))
+        .ip_permissions(tcp(443, "0.0.0.0/0"))
+        .tag_specifications(tag_spec(
+            ResourceType::SecurityGroupRule,
+            &[("team", "infra")],
+        ))
+        .send()
+        .await
+        .unwrap();
+    let api = out
+        .security_group_rules()
+        .iter()
+        .find(|r| r.from_port() == Some(6443))
+        .unwrap()
+        .security_group_rule_id()
+        .unwrap()
+        .to_string();
+    let rule = |protocol: &str, from: i32, to: i32| {
+        aws_sdk_ec2::types::SecurityGroupRuleRequest::builder()
+            .ip_protocol(protocol)
+            .from_port(from)
+            .to_port(to)
+    };
+    let update = |id: &str, r: aws_sdk_ec2::types::SecurityGroupRuleRequest| {
+        aws_sdk_ec2::types::SecurityGroupRuleUpdate::builder()
+            .security_group_rule_id(id)
+            .security_group_rule(r)
+            .build()
+    };
+    let out = ec2
+        .modify_security_group_rules()
+        .group_id(&lb)
+        .security_group_rules(update(
+            &api,
+            rule("tcp", 6443, 6444)
+                .cidr_ipv4("10.0.0.0/8")
+                .description("API from the VPN")
+                .build(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.r#return(), Some(true));
+    let rules = rules_of(&ec2, &lb, false).await;
+    let modified = rules.iter().find(|r| r.0 == api).unwrap();
+    assert_eq!(
+        (
+            &modified.1[..],
+            modified.2,
+            modified.3,
+            &modified.4[..],
+            modified.5.as_deref()
+        ),
+        ("tcp", 6443, 6444, "10.0.0.0/8", Some("API from the VPN"))
+    );
+    // Its tags stay with its id.
+    let tagged = ec2
+        .describe_security_group_rules()
+        .security_group_rule_ids(&api)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        tagged.security_group_rules()[0].tags()[0].key(),
+        Some("team")
+    );
+    // To a group peer, and (the rule's direction kept) the egress rule too.
+    ec2.modify_security_group_rules()
+        .group_id(&lb)
+        .security_group_rules(update(
+            &api,
+            rule("tcp", 6443, 6443).referenced_group_id(&node).build(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    let modified = rule_by_id(&ec2, &lb, &api).await;
+    assert_eq!((modified.4.as_str(), modified.5), (node.as_str(), None));
+    let egress = rules_of(&ec2, &lb, true).await[0].0.clone();
+    ec2.modify_security_group_rules()
+        .group_id(&lb)
+        .security_group_rules(update(
+            &egress,
+            rule("tcp", 443, 443).cidr_ipv4("0.0.0.0/0").build(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    let out_rules = rules_of(&ec2, &lb, true).await;
+    assert_eq!((out_rules[0].1.as_str(), out_rules[0].2), ("tcp", 443));
+
+    // Refusals change nothing.
+    let now = rules_of(&ec2, &lb, false).await;
+    let other_vpc = vpc(&ec2, "10.1.0.0/16").await;
+    let foreign = group(&ec2, &other_vpc, "foreign").await;
+    let cases = [
+        // The same as the group's other rule.
+        (
+            update(&api, rule("tcp", 443, 443).cidr_ipv4("0.0.0.0/0").build()),
+            "InvalidPermission.Duplicate",
+        ),
+        (
+            update(
+                "sgr-0123456789abcdef0",
+                rule("tcp", 1, 2).cidr_ipv4("0.0.0.0/0").build(),
+            ),
+            "InvalidSecurityGroupRuleId.NotFound",
+        ),
+        (update(&api, rule("tcp", 1, 2).build()), "MissingParameter"),
+        (
+            update(
+                &api,
+                rule("tcp", 1, 2)
+                    .cidr_ipv4("0.0.0.0/0")
+                    .referenced_group_id(&node)
+                    .build(),
+            ),
+            "InvalidParameterCombination",
+        ),
+        (
+            update(&api, rule("tcp", 9, 1).cidr_ipv4("0.0.0.0/0").build()),
+            "InvalidParameterValue",
+        ),
+        (
+            update(
+                &api,
+                rule("tcp", 1, 2).referenced_group_id(&foreign).build(),
+            ),
+            "InvalidGroup.NotFound",
+        ),
+        (
+            update(
+                &api,
+                rule("tcp", 1, 2)
+                    .cidr_ipv4("0.0.0.0/0")
+                    .description("naïve")
+                    .build(),
+            ),
+            "InvalidParameterValue",
+        ),
+    ];
+    for (u, expected) in cases {
+        assert_eq!(
+            code(
+                ec2.modify_security_group_rules()
+                    .group_id(&lb)
+                    .security_group_rules(u)
+                    .send()
+                    .await
+            ),
+            expected
+        );
+    }
+    // A rule of another group is not this group's.
+    let foreign_rule = rules_of(&ec2, &foreign, true).await[0].0.clone();
+    assert_eq!(
+        code(
+            ec2.modify_security_group_rules()
+                .group_id(&lb)
+                .security_group_rules(update(
+                    &foreign_rule,
+                    rule("tcp", 1, 2).cidr_ipv4("0.0.0.0/0").build(),
+                ))
+                .send()
+                .await
+        ),
+        "InvalidSecurityGroupRuleId.NotFound"
+    );
+    assert_eq!(rules_of(&ec2, &lb, false).await, now);
+}

@@ -110,6 +110,10 @@ spec:
       - {cidrBlock: 10.1.0.0/24, availabilityZone: us-east-1z}
       - {id: subnet-12345678}
   bastion: {enabled: true}
+  cniIngressRules:
+    - {description: "Let's route", protocol: "4"}
+  additionalNodeIngressRules:
+    - {description: "métricas", protocol: tcp, fromPort: 9100, toPort: 9100, cidrBlocks: [10.0.0.0/8]}
   controlPlaneLoadBalancer:
     idleTimeout: 0
     healthCheck: {target: "TCP:6443/x", interval: 5, timeout: 5, healthyThreshold: 1, unhealthyThreshold: 3}
@@ -134,6 +138,8 @@ spec:
             "healthCheck.target",
             "healthyThreshold",
             "timeout must be shorter",
+            "cniIngressRules[0].description",
+            "additionalNodeIngressRules[0].description",
         ] {
             assert!(text.contains(needle), "{needle} missing from:\n{text}");
         }

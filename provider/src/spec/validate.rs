@@ -43,13 +43,24 @@ fn check_id(problems: &mut Vec<String>, at: &str, raw: &str, prefix: &str) {
     }
 }
 
+/// The characters besides ASCII letters and digits EC2 takes in a rule's description.
+const RULE_DESCRIPTION_PUNCTUATION: &str = ". _-:/()#,@[]+=&;{}!$*";
+
 fn check_rule(
     problems: &mut Vec<String>,
     at: &str,
+    description: &str,
     protocol: &str,
     from: Option<i32>,
     to: Option<i32>,
 ) {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || RULE_DESCRIPTION_PUNCTUATION.contains(c);
+    if description.chars().count() > 255 || !description.chars().all(allowed) {
+        problems.push(format!(
+            "{at}.description: {description:?} is not a rule description EC2 takes (at most 255 \
+             letters, digits, spaces and {RULE_DESCRIPTION_PUNCTUATION})"
+        ));
+    }
     let ported = match protocol {
         "tcp" | "udp" | "6" | "17" => true,
         "icmp" | "1" | "-1" | "all" => false,
@@ -362,6 +373,7 @@ fn check_ingress_rules(p: &mut Vec<String>, spec: &ClusterSpec) -> Vec<CniRule> 
         check_rule(
             p,
             &format!("spec.cniIngressRules[{i}]"),
+            &r.description,
             &r.protocol,
             r.from_port,
             r.to_port,
@@ -379,7 +391,7 @@ fn check_ingress_rules(p: &mut Vec<String>, spec: &ClusterSpec) -> Vec<CniRule> 
     ] {
         for (i, r) in rules.iter().enumerate() {
             let at = format!("spec.{field}[{i}]");
-            check_rule(p, &at, &r.protocol, r.from_port, r.to_port);
+            check_rule(p, &at, &r.description, &r.protocol, r.from_port, r.to_port);
             for c in &r.cidr_blocks {
                 check_cidr(p, &format!("{at}.cidrBlocks"), c);
             }

@@ -1,13 +1,16 @@
 //! Security groups: CreateSecurityGroup, DescribeSecurityGroups, DeleteSecurityGroup,
-//! Authorize/RevokeSecurityGroupIngress and Egress, DescribeSecurityGroupRules, and the
+//! Authorize/RevokeSecurityGroupIngress and Egress, DescribeSecurityGroupRules,
+//! UpdateSecurityGroupRuleDescriptionsIngress and Egress, ModifySecurityGroupRules, and the
 //! default group every VPC has.
 //!
-//! `rule` parses and renders rules (protocols, ports, peers, IpPermissions); `authorize` is the
-//! one rule path of Authorize/Revoke Ingress/Egress, the direction a parameter; `describe` answers
-//! DescribeSecurityGroups and DescribeSecurityGroupRules.
+//! `rule` parses and renders rules (protocols, ports, peers, descriptions, IpPermissions);
+//! `authorize` is the one rule path of Authorize/Revoke Ingress/Egress, the direction a
+//! parameter; `modify` changes rules in place (descriptions, or a rule whole under its id);
+//! `describe` answers DescribeSecurityGroups and DescribeSecurityGroupRules.
 
 mod authorize;
 mod describe;
+mod modify;
 mod rule;
 
 use crate::ec2::error::{self, Code};
@@ -25,6 +28,10 @@ pub use authorize::{
     revoke_security_group_egress, revoke_security_group_ingress,
 };
 pub use describe::{describe_security_group_rules, describe_security_groups};
+pub use modify::{
+    modify_security_group_rules, update_security_group_rule_descriptions_egress,
+    update_security_group_rule_descriptions_ingress,
+};
 use rule::{RuleArgs, arn, describe_rule, permissions, render_rule, requested_rules};
 
 /// The other end of a rule.
@@ -282,9 +289,21 @@ pub fn create_security_group(
         ));
     }
     if name.starts_with("sg-") {
-        return Err(ApiError::invalid_value(
-            "Group names may not be in the format sg-*",
-        ));
+        return Err(ApiError::invalid_value(format!(
+            "Value ({name}) for parameter GroupName is invalid. Group names may not be in the \
+             format sg-*."
+        )));
+    }
+    for (parameter, value) in [
+        ("GroupName", &name),
+        ("GroupDescription", &input.description),
+    ] {
+        if !value.is_ascii() {
+            return Err(ApiError::invalid_value(format!(
+                "Value ({value}) for parameter {parameter} is invalid. Character sets beyond \
+                 ASCII are not supported."
+            )));
+        }
     }
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),

@@ -157,19 +157,7 @@ pub(super) fn requested_rules(
         }
         for pair in p.user_id_group_pairs.iter().flatten() {
             let id = match (&pair.group_id, &pair.group_name) {
-                (Some(id), _) => {
-                    let g = Kind::SecurityGroup.get(&region.security_groups, id)?;
-                    if g.vpc_id != group.vpc_id {
-                        return Err(ApiError::new(
-                            Code::InvalidGroupNotFound,
-                            format!(
-                                "You have specified two resources that belong to different networks: {id} and {}.",
-                                group.id
-                            ),
-                        ));
-                    }
-                    id.clone()
-                }
+                (Some(id), _) => group_in_vpc(region, group, id)?,
                 (None, Some(name)) => region
                     .security_groups
                     .values()
@@ -190,6 +178,9 @@ pub(super) fn requested_rules(
             ));
         }
         for (peer, description) in peers {
+            if let Some(d) = &description {
+                check_description(d)?;
+            }
             out.push(Rule {
                 id: String::new(),
                 egress,
@@ -205,6 +196,41 @@ pub(super) fn requested_rules(
         return Err(ApiError::missing_parameter("IpPermissions"));
     }
     Ok(out)
+}
+
+/// The group `id`, a rule's peer, checked to be in `group`'s VPC.
+pub(super) fn group_in_vpc(
+    region: &Region,
+    group: &SecurityGroup,
+    id: &str,
+) -> Result<String, ApiError> {
+    let g = Kind::SecurityGroup.get(&region.security_groups, id)?;
+    if g.vpc_id != group.vpc_id {
+        return Err(ApiError::new(
+            Code::InvalidGroupNotFound,
+            format!(
+                "You have specified two resources that belong to different networks: {id} and {}.",
+                group.id
+            ),
+        ));
+    }
+    Ok(g.id.clone())
+}
+
+/// The characters besides ASCII letters and digits a rule's description may hold.
+const DESCRIPTION_PUNCTUATION: &str = ". _-:/()#,@[]+=&;{}!$*";
+
+/// A rule's description: fewer than 256 characters, each a letter, a digit or one of
+/// [`DESCRIPTION_PUNCTUATION`], as the API reference lists them; AWS's own words otherwise.
+pub(super) fn check_description(description: &str) -> Result<(), ApiError> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || DESCRIPTION_PUNCTUATION.contains(c);
+    if description.chars().count() > 255 || !description.chars().all(allowed) {
+        return Err(ApiError::invalid_value(format!(
+            "Invalid rule description. Valid descriptions are strings less than 256 characters \
+             from the following set:  a-zA-Z0-9{DESCRIPTION_PUNCTUATION}"
+        )));
+    }
+    Ok(())
 }
 
 pub(super) fn describe_rule(r: &Rule) -> String {
