@@ -130,6 +130,9 @@ pub struct Region {
     /// The account's block public access for AMIs.
     #[serde(default)]
     pub(crate) image_sharing: image_attribute::Sharing,
+    /// The account's default CPU credit option per burstable instance family.
+    #[serde(default)]
+    pub(crate) credit_defaults: crate::ec2::instance::CreditDefaults,
     /// Key pairs by name.
     pub(crate) key_pairs: key_pair::KeyPairs,
     /// EC2 tags of every resource.
@@ -399,6 +402,7 @@ impl Region {
             spot_requests: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
+            credit_defaults: Default::default(),
             copied: None,
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),

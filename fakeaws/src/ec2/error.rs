@@ -34,6 +34,8 @@ error_codes! {
         PrivateIpAddressLimitExceeded = "PrivateIpAddressLimitExceeded",
         /// The instance's state does not allow the call.
         IncorrectInstanceState = "IncorrectInstanceState",
+        /// A credit option for an instance type outside the burstable families.
+        InstanceCreditSpecificationNotSupported = "InstanceCreditSpecification.NotSupported",
         /// The resource is not in a state the call can act on (a volume not attached, an
         /// instance neither running nor stopped).
         IncorrectState = "IncorrectState",

@@ -907,6 +907,34 @@ impl Api for Region {
         security_group::modify_security_group_rules(self, input)
     }
 
+    fn describe_instance_credit_specifications(
+        &mut self,
+        input: DescribeInstanceCreditSpecificationsRequest,
+    ) -> Result<DescribeInstanceCreditSpecificationsResult, ApiError> {
+        instance::describe_instance_credit_specifications(self, input)
+    }
+
+    fn modify_instance_credit_specification(
+        &mut self,
+        input: ModifyInstanceCreditSpecificationRequest,
+    ) -> Result<ModifyInstanceCreditSpecificationResult, ApiError> {
+        instance::modify_instance_credit_specification(self, input)
+    }
+
+    fn get_default_credit_specification(
+        &mut self,
+        input: GetDefaultCreditSpecificationRequest,
+    ) -> Result<GetDefaultCreditSpecificationResult, ApiError> {
+        instance::get_default_credit_specification(self, input)
+    }
+
+    fn modify_default_credit_specification(
+        &mut self,
+        input: ModifyDefaultCreditSpecificationRequest,
+    ) -> Result<ModifyDefaultCreditSpecificationResult, ApiError> {
+        instance::modify_default_credit_specification(self, input)
+    }
+
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
         key_pair::create_key_pair(self, input)
     }

@@ -1467,6 +1467,7 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "volume-id",
         ],
     ),
+    ("DescribeInstanceCreditSpecifications", &["instance-id"]),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -6141,6 +6142,67 @@ impl Decode for DescribeInstanceAttributeRequest {
     }
 }
 
+/// The `DescribeInstanceCreditSpecificationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeInstanceCreditSpecificationsRequest {
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub instance_ids: Option<Vec<String>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeInstanceCreditSpecificationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "InstanceId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let instance_ids = r.list_at(m_[2], at_, "InstanceId", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            filters,
+            instance_ids,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeInstanceCreditSpecificationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeInstanceCreditSpecificationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_credit_specifications: Option<Vec<InstanceCreditSpecification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeInstanceCreditSpecificationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "instanceCreditSpecificationSet",
+            "item",
+            &self.instance_credit_specifications,
+        );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
 /// The `DescribeInstanceStatusRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeInstanceStatusRequest {
@@ -8747,6 +8809,45 @@ impl Decode for Filter {
     }
 }
 
+/// The `GetDefaultCreditSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetDefaultCreditSpecificationRequest {
+    pub dry_run: Option<bool>,
+    pub instance_family: UnlimitedSupportedInstanceFamily,
+}
+
+impl Decode for GetDefaultCreditSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceFamily"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let instance_family = r.field_at(m_[1], at_, "InstanceFamily")?;
+        let instance_family = FormReader::required(instance_family, at_, "InstanceFamily")?;
+        Ok(Some(Self {
+            dry_run,
+            instance_family,
+        }))
+    }
+}
+
+/// The `GetDefaultCreditSpecificationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetDefaultCreditSpecificationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_family_credit_specification: Option<InstanceFamilyCreditSpecification>,
+}
+
+impl EncodeMembers for GetDefaultCreditSpecificationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "instanceFamilyCreditSpecification",
+            &self.instance_family_credit_specification,
+        );
+    }
+}
+
 /// The `GetImageBlockPublicAccessStateRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct GetImageBlockPublicAccessStateRequest {
@@ -10050,6 +10151,62 @@ impl InstanceBootModeValues {
 }
 
 crate::protocol::wire_enum!(InstanceBootModeValues);
+
+/// The `InstanceCreditSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceCreditSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_credits: Option<String>,
+}
+
+impl EncodeMembers for InstanceCreditSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("cpuCredits", &self.cpu_credits);
+    }
+}
+
+/// The `InstanceCreditSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct InstanceCreditSpecificationRequest {
+    pub instance_id: String,
+    pub cpu_credits: Option<String>,
+}
+
+impl Decode for InstanceCreditSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CpuCredits", "InstanceId"]) else {
+            return Ok(None);
+        };
+        let instance_id = r.field_at(m_[1], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let cpu_credits = r.field_at(m_[0], at_, "CpuCredits")?;
+        Ok(Some(Self {
+            instance_id,
+            cpu_credits,
+        }))
+    }
+}
+
+/// The `InstanceFamilyCreditSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceFamilyCreditSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_family: Option<UnlimitedSupportedInstanceFamily>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_credits: Option<String>,
+}
+
+impl EncodeMembers for InstanceFamilyCreditSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceFamily", &self.instance_family);
+        w.field("cpuCredits", &self.cpu_credits);
+    }
+}
 
 /// The `InstanceGeneration` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -21065,6 +21222,49 @@ impl Decode for MemoryMiBRequest {
     }
 }
 
+/// The `ModifyDefaultCreditSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyDefaultCreditSpecificationRequest {
+    pub dry_run: Option<bool>,
+    pub instance_family: UnlimitedSupportedInstanceFamily,
+    pub cpu_credits: String,
+}
+
+impl Decode for ModifyDefaultCreditSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CpuCredits", "DryRun", "InstanceFamily"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let instance_family = r.field_at(m_[2], at_, "InstanceFamily")?;
+        let instance_family = FormReader::required(instance_family, at_, "InstanceFamily")?;
+        let cpu_credits = r.field_at(m_[0], at_, "CpuCredits")?;
+        let cpu_credits = FormReader::required(cpu_credits, at_, "CpuCredits")?;
+        Ok(Some(Self {
+            dry_run,
+            instance_family,
+            cpu_credits,
+        }))
+    }
+}
+
+/// The `ModifyDefaultCreditSpecificationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyDefaultCreditSpecificationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_family_credit_specification: Option<InstanceFamilyCreditSpecification>,
+}
+
+impl EncodeMembers for ModifyDefaultCreditSpecificationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "instanceFamilyCreditSpecification",
+            &self.instance_family_credit_specification,
+        );
+    }
+}
+
 /// The `ModifyImageAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyImageAttributeRequest {
@@ -21203,6 +21403,66 @@ impl Decode for ModifyInstanceAttributeRequest {
             ebs_optimized,
             ena_support,
         }))
+    }
+}
+
+/// The `ModifyInstanceCreditSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstanceCreditSpecificationRequest {
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+    pub instance_credit_specifications: Vec<InstanceCreditSpecificationRequest>,
+}
+
+impl Decode for ModifyInstanceCreditSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["ClientToken", "DryRun", "InstanceCreditSpecification"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let instance_credit_specifications =
+            r.list_at(m_[2], at_, "InstanceCreditSpecification", None)?;
+        let instance_credit_specifications = FormReader::required(
+            instance_credit_specifications,
+            at_,
+            "InstanceCreditSpecification",
+        )?;
+        Ok(Some(Self {
+            dry_run,
+            client_token,
+            instance_credit_specifications,
+        }))
+    }
+}
+
+/// The `ModifyInstanceCreditSpecificationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyInstanceCreditSpecificationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successful_instance_credit_specifications:
+        Option<Vec<SuccessfulInstanceCreditSpecificationItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful_instance_credit_specifications:
+        Option<Vec<UnsuccessfulInstanceCreditSpecificationItem>>,
+}
+
+impl EncodeMembers for ModifyInstanceCreditSpecificationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "successfulInstanceCreditSpecificationSet",
+            "item",
+            &self.successful_instance_credit_specifications,
+        );
+        w.list_field(
+            "unsuccessfulInstanceCreditSpecificationSet",
+            "item",
+            &self.unsuccessful_instance_credit_specifications,
+        );
     }
 }
 
@@ -25577,6 +25837,7 @@ pub struct RunInstancesRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub instance_market_options: Option<InstanceMarketOptionsRequest>,
+    pub credit_specification: Option<CreditSpecificationRequest>,
     pub metadata_options: Option<InstanceMetadataOptionsRequest>,
     pub disable_api_stop: Option<bool>,
     pub dry_run: Option<bool>,
@@ -25596,6 +25857,7 @@ impl Decode for RunInstancesRequest {
             &[
                 "BlockDeviceMapping",
                 "ClientToken",
+                "CreditSpecification",
                 "DisableApiStop",
                 "DisableApiTermination",
                 "DryRun",
@@ -25626,35 +25888,36 @@ impl Decode for RunInstancesRequest {
             return Ok(None);
         };
         let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
-        let image_id = r.field_at(m_[7], at_, "ImageId")?;
-        let instance_type = r.field_at(m_[10], at_, "InstanceType")?;
-        let ipv6_address_count = r.field_at(m_[12], at_, "Ipv6AddressCount")?;
-        let ipv6_addresses = r.list_at(m_[11], at_, "Ipv6Address", None)?;
-        let key_name = r.field_at(m_[13], at_, "KeyName")?;
-        let max_count = r.field_at(m_[15], at_, "MaxCount")?;
+        let image_id = r.field_at(m_[8], at_, "ImageId")?;
+        let instance_type = r.field_at(m_[11], at_, "InstanceType")?;
+        let ipv6_address_count = r.field_at(m_[13], at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_at(m_[12], at_, "Ipv6Address", None)?;
+        let key_name = r.field_at(m_[14], at_, "KeyName")?;
+        let max_count = r.field_at(m_[16], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field_at(m_[17], at_, "MinCount")?;
+        let min_count = r.field_at(m_[18], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field_at(m_[18], at_, "Monitoring")?;
-        let placement = r.field_at(m_[20], at_, "Placement")?;
-        let security_group_ids = r.list_at(m_[23], at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_at(m_[22], at_, "SecurityGroup", None)?;
-        let subnet_id = r.field_at(m_[24], at_, "SubnetId")?;
-        let user_data = r.field_at(m_[26], at_, "UserData")?;
-        let tag_specifications = r.list_at(m_[25], at_, "TagSpecification", None)?;
-        let launch_template = r.field_at(m_[14], at_, "LaunchTemplate")?;
-        let instance_market_options = r.field_at(m_[9], at_, "InstanceMarketOptions")?;
-        let metadata_options = r.field_at(m_[16], at_, "MetadataOptions")?;
-        let disable_api_stop = r.field_at(m_[2], at_, "DisableApiStop")?;
-        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
-        let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
+        let monitoring = r.field_at(m_[19], at_, "Monitoring")?;
+        let placement = r.field_at(m_[21], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[24], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[23], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[25], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[27], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[26], at_, "TagSpecification", None)?;
+        let launch_template = r.field_at(m_[15], at_, "LaunchTemplate")?;
+        let instance_market_options = r.field_at(m_[10], at_, "InstanceMarketOptions")?;
+        let credit_specification = r.field_at(m_[2], at_, "CreditSpecification")?;
+        let metadata_options = r.field_at(m_[17], at_, "MetadataOptions")?;
+        let disable_api_stop = r.field_at(m_[3], at_, "DisableApiStop")?;
+        let dry_run = r.field_at(m_[5], at_, "DryRun")?;
+        let disable_api_termination = r.field_at(m_[4], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
-            r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field_at(m_[21], at_, "PrivateIpAddress")?;
+            r.field_at(m_[9], at_, "InstanceInitiatedShutdownBehavior")?;
+        let private_ip_address = r.field_at(m_[22], at_, "PrivateIpAddress")?;
         let client_token = r.field_at(m_[1], at_, "ClientToken")?;
-        let network_interfaces = r.list_at(m_[19], at_, "NetworkInterface", None)?;
-        let iam_instance_profile = r.field_at(m_[6], at_, "IamInstanceProfile")?;
-        let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
+        let network_interfaces = r.list_at(m_[20], at_, "NetworkInterface", None)?;
+        let iam_instance_profile = r.field_at(m_[7], at_, "IamInstanceProfile")?;
+        let ebs_optimized = r.field_at(m_[6], at_, "EbsOptimized")?;
         Ok(Some(Self {
             block_device_mappings,
             image_id,
@@ -25673,6 +25936,7 @@ impl Decode for RunInstancesRequest {
             tag_specifications,
             launch_template,
             instance_market_options,
+            credit_specification,
             metadata_options,
             disable_api_stop,
             dry_run,
@@ -27371,6 +27635,20 @@ impl SubnetState {
 
 crate::protocol::wire_enum!(SubnetState);
 
+/// The `SuccessfulInstanceCreditSpecificationItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SuccessfulInstanceCreditSpecificationItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+}
+
+impl EncodeMembers for SuccessfulInstanceCreditSpecificationItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+    }
+}
+
 /// The `SummaryStatus` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SummaryStatus {
@@ -27727,6 +28005,131 @@ impl Decode for UnassignPrivateIpAddressesRequest {
             network_interface_id,
             private_ip_addresses,
         }))
+    }
+}
+
+/// The `UnlimitedSupportedInstanceFamily` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnlimitedSupportedInstanceFamily {
+    /// `t2`
+    T2,
+    /// `t3`
+    T3,
+    /// `t3a`
+    T3a,
+    /// `t4g`
+    T4g,
+    /// `t8i`
+    T8i,
+}
+
+impl UnlimitedSupportedInstanceFamily {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["t2", "t3", "t3a", "t4g", "t8i"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::T2 => "t2",
+            Self::T3 => "t3",
+            Self::T3a => "t3a",
+            Self::T4g => "t4g",
+            Self::T8i => "t8i",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "t2" => Self::T2,
+            "t3" => Self::T3,
+            "t3a" => Self::T3a,
+            "t4g" => Self::T4g,
+            "t8i" => Self::T8i,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(UnlimitedSupportedInstanceFamily);
+
+/// The `UnsuccessfulInstanceCreditSpecificationErrorCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnsuccessfulInstanceCreditSpecificationErrorCode {
+    /// `InvalidInstanceID.Malformed`
+    InvalidInstanceIDMalformed,
+    /// `InvalidInstanceID.NotFound`
+    InvalidInstanceIDNotFound,
+    /// `IncorrectInstanceState`
+    IncorrectInstanceState,
+    /// `InstanceCreditSpecification.NotSupported`
+    InstanceCreditSpecificationNotSupported,
+}
+
+impl UnsuccessfulInstanceCreditSpecificationErrorCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "InvalidInstanceID.Malformed",
+        "InvalidInstanceID.NotFound",
+        "IncorrectInstanceState",
+        "InstanceCreditSpecification.NotSupported",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::InvalidInstanceIDMalformed => "InvalidInstanceID.Malformed",
+            Self::InvalidInstanceIDNotFound => "InvalidInstanceID.NotFound",
+            Self::IncorrectInstanceState => "IncorrectInstanceState",
+            Self::InstanceCreditSpecificationNotSupported => {
+                "InstanceCreditSpecification.NotSupported"
+            }
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "InvalidInstanceID.Malformed" => Self::InvalidInstanceIDMalformed,
+            "InvalidInstanceID.NotFound" => Self::InvalidInstanceIDNotFound,
+            "IncorrectInstanceState" => Self::IncorrectInstanceState,
+            "InstanceCreditSpecification.NotSupported" => {
+                Self::InstanceCreditSpecificationNotSupported
+            }
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(UnsuccessfulInstanceCreditSpecificationErrorCode);
+
+/// The `UnsuccessfulInstanceCreditSpecificationItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnsuccessfulInstanceCreditSpecificationItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<UnsuccessfulInstanceCreditSpecificationItemError>,
+}
+
+impl EncodeMembers for UnsuccessfulInstanceCreditSpecificationItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("error", &self.error);
+    }
+}
+
+/// The `UnsuccessfulInstanceCreditSpecificationItemError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnsuccessfulInstanceCreditSpecificationItemError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<UnsuccessfulInstanceCreditSpecificationErrorCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for UnsuccessfulInstanceCreditSpecificationItemError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
     }
 }
 
@@ -29326,6 +29729,14 @@ pub enum Action {
     UpdateSecurityGroupRuleDescriptionsEgress,
     /// `ModifySecurityGroupRules`
     ModifySecurityGroupRules,
+    /// `DescribeInstanceCreditSpecifications`
+    DescribeInstanceCreditSpecifications,
+    /// `ModifyInstanceCreditSpecification`
+    ModifyInstanceCreditSpecification,
+    /// `GetDefaultCreditSpecification`
+    GetDefaultCreditSpecification,
+    /// `ModifyDefaultCreditSpecification`
+    ModifyDefaultCreditSpecification,
 }
 
 impl Action {
@@ -29472,6 +29883,10 @@ impl Action {
                 "UpdateSecurityGroupRuleDescriptionsEgress"
             }
             Self::ModifySecurityGroupRules => "ModifySecurityGroupRules",
+            Self::DescribeInstanceCreditSpecifications => "DescribeInstanceCreditSpecifications",
+            Self::ModifyInstanceCreditSpecification => "ModifyInstanceCreditSpecification",
+            Self::GetDefaultCreditSpecification => "GetDefaultCreditSpecification",
+            Self::ModifyDefaultCreditSpecification => "ModifyDefaultCreditSpecification",
         }
     }
     /// The served operation of that name, if any.
@@ -29617,6 +30032,10 @@ impl Action {
                 Self::UpdateSecurityGroupRuleDescriptionsEgress
             }
             "ModifySecurityGroupRules" => Self::ModifySecurityGroupRules,
+            "DescribeInstanceCreditSpecifications" => Self::DescribeInstanceCreditSpecifications,
+            "ModifyInstanceCreditSpecification" => Self::ModifyInstanceCreditSpecification,
+            "GetDefaultCreditSpecification" => Self::GetDefaultCreditSpecification,
+            "ModifyDefaultCreditSpecification" => Self::ModifyDefaultCreditSpecification,
             _ => return None,
         })
     }
@@ -30214,6 +30633,26 @@ pub trait Api {
         &mut self,
         input: ModifySecurityGroupRulesRequest,
     ) -> Result<ModifySecurityGroupRulesResult, ApiError>;
+    /// Serves `DescribeInstanceCreditSpecifications`.
+    fn describe_instance_credit_specifications(
+        &mut self,
+        input: DescribeInstanceCreditSpecificationsRequest,
+    ) -> Result<DescribeInstanceCreditSpecificationsResult, ApiError>;
+    /// Serves `ModifyInstanceCreditSpecification`.
+    fn modify_instance_credit_specification(
+        &mut self,
+        input: ModifyInstanceCreditSpecificationRequest,
+    ) -> Result<ModifyInstanceCreditSpecificationResult, ApiError>;
+    /// Serves `GetDefaultCreditSpecification`.
+    fn get_default_credit_specification(
+        &mut self,
+        input: GetDefaultCreditSpecificationRequest,
+    ) -> Result<GetDefaultCreditSpecificationResult, ApiError>;
+    /// Serves `ModifyDefaultCreditSpecification`.
+    fn modify_default_credit_specification(
+        &mut self,
+        input: ModifyDefaultCreditSpecificationRequest,
+    ) -> Result<ModifyDefaultCreditSpecificationResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -30497,6 +30936,14 @@ pub enum Response {
     UpdateSecurityGroupRuleDescriptionsEgress(Box<UpdateSecurityGroupRuleDescriptionsEgressResult>),
     /// `ModifySecurityGroupRules`
     ModifySecurityGroupRules(Box<ModifySecurityGroupRulesResult>),
+    /// `DescribeInstanceCreditSpecifications`
+    DescribeInstanceCreditSpecifications(Box<DescribeInstanceCreditSpecificationsResult>),
+    /// `ModifyInstanceCreditSpecification`
+    ModifyInstanceCreditSpecification(Box<ModifyInstanceCreditSpecificationResult>),
+    /// `GetDefaultCreditSpecification`
+    GetDefaultCreditSpecification(Box<GetDefaultCreditSpecificationResult>),
+    /// `ModifyDefaultCreditSpecification`
+    ModifyDefaultCreditSpecification(Box<ModifyDefaultCreditSpecificationResult>),
 }
 
 impl Response {
@@ -31270,6 +31717,32 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::DescribeInstanceCreditSpecifications(output) => {
+                crate::protocol::xml::ec2_response(
+                    "DescribeInstanceCreditSpecifications",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
+            Self::ModifyInstanceCreditSpecification(output) => crate::protocol::xml::ec2_response(
+                "ModifyInstanceCreditSpecification",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetDefaultCreditSpecification(output) => crate::protocol::xml::ec2_response(
+                "GetDefaultCreditSpecification",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyDefaultCreditSpecification(output) => crate::protocol::xml::ec2_response(
+                "ModifyDefaultCreditSpecification",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -32013,7 +32486,6 @@ pub fn execute<A: Api + ?Sized>(
                     "RamdiskId",
                     "ElasticGpuSpecification",
                     "ElasticInferenceAccelerator",
-                    "CreditSpecification",
                     "CpuOptions",
                     "CapacityReservationSpecification",
                     "HibernationOptions",
@@ -33000,6 +33472,63 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ModifySecurityGroupRules(Box::new(
                 api.modify_security_group_rules(input)?,
+            )))
+        }
+        Action::DescribeInstanceCreditSpecifications => {
+            r.reject_unsupported("DescribeInstanceCreditSpecifications", &[])?;
+            let input = FormReader::required(
+                DescribeInstanceCreditSpecificationsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeInstanceCreditSpecifications(Box::new(
+                api.describe_instance_credit_specifications(input)?,
+            )))
+        }
+        Action::ModifyInstanceCreditSpecification => {
+            r.reject_unsupported("ModifyInstanceCreditSpecification", &[])?;
+            let input = FormReader::required(
+                ModifyInstanceCreditSpecificationRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyInstanceCreditSpecification(Box::new(
+                api.modify_instance_credit_specification(input)?,
+            )))
+        }
+        Action::GetDefaultCreditSpecification => {
+            r.reject_unsupported("GetDefaultCreditSpecification", &[])?;
+            let input =
+                FormReader::required(GetDefaultCreditSpecificationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetDefaultCreditSpecification(Box::new(
+                api.get_default_credit_specification(input)?,
+            )))
+        }
+        Action::ModifyDefaultCreditSpecification => {
+            r.reject_unsupported("ModifyDefaultCreditSpecification", &[])?;
+            let input = FormReader::required(
+                ModifyDefaultCreditSpecificationRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyDefaultCreditSpecification(Box::new(
+                api.modify_default_credit_specification(input)?,
             )))
         }
     }

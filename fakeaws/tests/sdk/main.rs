@@ -8,6 +8,7 @@ mod availability_zone;
 mod cluster;
 mod consistency;
 mod copy;
+mod credit;
 mod elastic_ip;
 mod envelope;
 mod faults;

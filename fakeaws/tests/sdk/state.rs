@@ -153,6 +153,23 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
     }
     add("own images", &own);
     add(
+        "unlimited instances",
+        &ec2.describe_instance_credit_specifications()
+            .send()
+            .await
+            .unwrap()
+            .instance_credit_specifications,
+    );
+    add(
+        "t2 default credits",
+        &ec2.get_default_credit_specification()
+            .instance_family(aws_sdk_ec2::types::UnlimitedSupportedInstanceFamily::T2)
+            .send()
+            .await
+            .unwrap()
+            .instance_family_credit_specification,
+    );
+    add(
         "image block public access",
         &ec2.get_image_block_public_access_state()
             .send()
@@ -570,6 +587,12 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .await
         .unwrap();
     ec2.disable_image_block_public_access()
+        .send()
+        .await
+        .unwrap();
+    ec2.modify_default_credit_specification()
+        .instance_family(aws_sdk_ec2::types::UnlimitedSupportedInstanceFamily::T2)
+        .cpu_credits("unlimited")
         .send()
         .await
         .unwrap();

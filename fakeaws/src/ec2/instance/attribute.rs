@@ -255,7 +255,11 @@ pub fn modify_instance_attribute(
                     ),
                 ));
             }
-            Box::new(move |i| i.instance_type = wanted)
+            let cpu_credits = super::credit::after_resize(region, i, wanted);
+            Box::new(move |i| {
+                i.instance_type = wanted;
+                i.cpu_credits = cpu_credits;
+            })
         }
         Change::UserData(data) => {
             let raw = aws_smithy_types::base64::decode(data.trim())

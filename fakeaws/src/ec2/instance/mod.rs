@@ -9,10 +9,11 @@
 //! `run` launches (RunInstances: volumes, capacity, the records), `placement` decides where a
 //! launch goes (interface, subnet, zone, groups, profile), `render` answers
 //! DescribeInstances and DescribeInstanceAttribute, `attribute` ModifyInstanceAttribute,
-//! `filter` holds the instance filters, `state` the state machine (Terminate, Stop, Start, Reboot,
+//! `filter` holds the instance filters, `credit` the CPU credits of burstable instances, `state` the state machine (Terminate, Stop, Start, Reboot,
 //! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
 mod attribute;
+mod credit;
 mod filter;
 mod nics;
 mod placement;
@@ -33,6 +34,11 @@ use crate::generated::ec2::{
 };
 
 pub use attribute::{modify_instance_attribute, modify_instance_metadata_options};
+pub use credit::{
+    Defaults as CreditDefaults, describe_instance_credit_specifications,
+    get_default_credit_specification, modify_default_credit_specification,
+    modify_instance_credit_specification,
+};
 use placement::{
     Placement, existing_interface, groups_of_launch, iam_profile_name, launch_interfaces, placement,
 };
@@ -135,6 +141,10 @@ pub struct Instance {
     /// Its Spot Instance request, for a Spot Instance.
     #[serde(default)]
     pub spot_request: Option<String>,
+    /// The credit option of a burstable instance (`standard` or `unlimited`), kept when it
+    /// is resized to another family.
+    #[serde(default)]
+    pub cpu_credits: Option<String>,
 }
 
 /// The security groups of instance `i` (its primary interface's), as its answers list them.

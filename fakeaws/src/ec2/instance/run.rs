@@ -158,6 +158,14 @@ pub fn run_instances(
         instance_type,
     )?;
     let spot = spot_request::plan(input.instance_market_options.as_ref())?;
+    let cpu_credits = super::credit::at_launch(
+        region,
+        instance_type,
+        input
+            .credit_specification
+            .as_ref()
+            .map(|c| c.cpu_credits.as_str()),
+    )?;
     // A Spot launch's request is taggable too.
     let taggable = [
         ResourceType::Instance,
@@ -336,6 +344,7 @@ pub fn run_instances(
             placement_group: group.as_ref().map(|g| g.group_id.clone()),
             partition: group.as_ref().and_then(|g| g.partition(index)),
             spot_request: None,
+            cpu_credits: cpu_credits.clone(),
         };
         if let Some(spot) = &spot {
             let request = spot_request::fulfilled(region, spot, &id);

@@ -3,9 +3,10 @@
 //! a source version, and merged into a RunInstances request (the request's own members win).
 
 use crate::generated::ec2::{
-    BlockDeviceMapping, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification,
-    InstanceIpv6Address, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
-    InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
+    BlockDeviceMapping, CreditSpecification, CreditSpecificationRequest, EbsBlockDevice,
+    HttpTokensState, IamInstanceProfileSpecification, InstanceIpv6Address,
+    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
+    InstanceMetadataProtocolState, InstanceMetadataTagsState,
     InstanceNetworkInterfaceSpecification, LaunchTemplateBlockDeviceMapping,
     LaunchTemplateEbsBlockDevice, LaunchTemplateIamInstanceProfileSpecification,
     LaunchTemplateInstanceMarketOptions, LaunchTemplateInstanceMetadataOptions,
@@ -40,7 +41,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
             d.elastic_inference_accelerators.is_some(),
             "ElasticInferenceAccelerators",
         ),
-        (d.credit_specification.is_some(), "CreditSpecification"),
         (d.cpu_options.is_some(), "CpuOptions"),
         (
             d.capacity_reservation_specification.is_some(),
@@ -225,6 +225,9 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                 instance_metadata_tags: m.instance_metadata_tags,
             }),
         disable_api_stop: d.disable_api_stop,
+        credit_specification: d.credit_specification.map(|c| CreditSpecification {
+            cpu_credits: Some(c.cpu_credits),
+        }),
         instance_market_options: d.instance_market_options.map(|m| {
             LaunchTemplateInstanceMarketOptions {
                 market_type: m.market_type,
@@ -272,6 +275,12 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
     input.ebs_optimized = input.ebs_optimized.or(d.ebs_optimized);
     input.disable_api_termination = input.disable_api_termination.or(d.disable_api_termination);
     input.disable_api_stop = input.disable_api_stop.or(d.disable_api_stop);
+    if input.credit_specification.is_none() {
+        input.credit_specification = d
+            .credit_specification
+            .and_then(|c| c.cpu_credits)
+            .map(|cpu_credits| CreditSpecificationRequest { cpu_credits });
+    }
     input.instance_initiated_shutdown_behavior = input
         .instance_initiated_shutdown_behavior
         .or(d.instance_initiated_shutdown_behavior);
