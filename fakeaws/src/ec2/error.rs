@@ -34,6 +34,12 @@ error_codes! {
         PrivateIpAddressLimitExceeded = "PrivateIpAddressLimitExceeded",
         /// The instance's state does not allow the call.
         IncorrectInstanceState = "IncorrectInstanceState",
+        /// CreateDefaultVpc while the region has a default VPC.
+        DefaultVpcAlreadyExists = "DefaultVpcAlreadyExists",
+        /// A call that needs the default VPC, in a region without one.
+        DefaultVpcDoesNotExist = "DefaultVpcDoesNotExist",
+        /// CreateDefaultSubnet in a zone that has a default subnet.
+        DefaultSubnetAlreadyExistsInAvailabilityZone = "DefaultSubnetAlreadyExistsInAvailabilityZone",
         /// A credit option for an instance type outside the burstable families.
         InstanceCreditSpecificationNotSupported = "InstanceCreditSpecification.NotSupported",
         /// The resource is not in a state the call can act on (a volume not attached, an

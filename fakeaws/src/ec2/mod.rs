@@ -935,6 +935,20 @@ impl Api for Region {
         instance::modify_default_credit_specification(self, input)
     }
 
+    fn create_default_vpc(
+        &mut self,
+        input: CreateDefaultVpcRequest,
+    ) -> Result<CreateDefaultVpcResult, ApiError> {
+        vpc::create_default_vpc(self, input)
+    }
+
+    fn create_default_subnet(
+        &mut self,
+        input: CreateDefaultSubnetRequest,
+    ) -> Result<CreateDefaultSubnetResult, ApiError> {
+        subnet::create_default_subnet(self, input)
+    }
+
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
         key_pair::create_key_pair(self, input)
     }

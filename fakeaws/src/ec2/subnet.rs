@@ -6,17 +6,19 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use ipnet::{Ipv4Net, Ipv6Net};
 
+use crate::ec2::availability_zone::Zone;
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::vpc::parse_cidr;
 use crate::ec2::{Kind, page, tags, vpc_ipv6};
 use crate::generated::ec2::{
     AssociateSubnetCidrBlockRequest, AssociateSubnetCidrBlockResult, BlockPublicAccessMode,
-    BlockPublicAccessStates, CreateSubnetRequest, CreateSubnetResult, DeleteSubnetRequest,
-    DescribeSubnetsRequest, DescribeSubnetsResult, DisassociateSubnetCidrBlockRequest,
-    DisassociateSubnetCidrBlockResult, HostnameType, IpSource, Ipv6AddressAttribute,
-    ModifySubnetAttributeRequest, PrivateDnsNameOptionsOnLaunch, ResourceType, Subnet as SubnetOut,
-    SubnetCidrBlockState, SubnetCidrBlockStateCode, SubnetIpv6CidrBlockAssociation, SubnetState,
+    BlockPublicAccessStates, CreateDefaultSubnetRequest, CreateDefaultSubnetResult,
+    CreateSubnetRequest, CreateSubnetResult, DeleteSubnetRequest, DescribeSubnetsRequest,
+    DescribeSubnetsResult, DisassociateSubnetCidrBlockRequest, DisassociateSubnetCidrBlockResult,
+    HostnameType, IpSource, Ipv6AddressAttribute, ModifySubnetAttributeRequest,
+    PrivateDnsNameOptionsOnLaunch, ResourceType, Subnet as SubnetOut, SubnetCidrBlockState,
+    SubnetCidrBlockStateCode, SubnetIpv6CidrBlockAssociation, SubnetState,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
@@ -474,28 +476,132 @@ pub fn create_defaults(region: &mut Region, vpc_id: &str, vpc_cidr: Ipv4Net) {
     let zones = region.zones.clone();
     for zone in zones {
         let Some(cidr) = ranges.next() else { return };
-        let id = region.ids.resource("subnet");
-        region.by_vpc.insert(vpc_id, &id);
-        region.subnets.0.insert(
-            id.clone(),
-            Subnet {
-                id,
-                vpc_id: vpc_id.to_string(),
-                cidr,
-                zone: zone.name.clone(),
-                zone_id: zone.id.clone(),
-                state: SubnetState::Available,
-                default_for_az: true,
-                map_public_ip_on_launch: true,
-                hostname_type: HostnameType::IpName,
-                dns_a_record: false,
-                allocated: BTreeSet::new(),
-                ipv6: None,
-                assign_ipv6_on_creation: false,
-                ipv6_allocated: BTreeSet::new(),
-            },
-        );
+        insert_default(region, vpc_id, cidr, &zone);
     }
+}
+
+/// Adds a default subnet of `vpc_id`: `cidr` in `zone`, mapping public IPs; returns its id.
+fn insert_default(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, zone: &Zone) -> String {
+    let id = region.ids.resource("subnet");
+    region.by_vpc.insert(vpc_id, &id);
+    region.subnets.0.insert(
+        id.clone(),
+        Subnet {
+            id: id.clone(),
+            vpc_id: vpc_id.to_string(),
+            cidr,
+            zone: zone.name.clone(),
+            zone_id: zone.id.clone(),
+            state: SubnetState::Available,
+            default_for_az: true,
+            map_public_ip_on_launch: true,
+            hostname_type: HostnameType::IpName,
+            dns_a_record: false,
+            allocated: BTreeSet::new(),
+            ipv6: None,
+            assign_ipv6_on_creation: false,
+            ipv6_allocated: BTreeSet::new(),
+        },
+    );
+    id
+}
+
+/// The zone a request names by `AvailabilityZone` or `AvailabilityZoneId` (not both), if it
+/// names one.
+fn requested_zone(
+    region: &Region,
+    name: Option<&str>,
+    id: Option<&str>,
+) -> Result<Option<Zone>, ApiError> {
+    match (name, id) {
+        (Some(_), Some(_)) => Err(ApiError::invalid_combination(
+            "Only one of AvailabilityZone or AvailabilityZoneId may be specified.",
+        )),
+        (Some(name), None) => region.zone(name).cloned().map(Some).ok_or_else(|| {
+            ApiError::invalid_parameter(
+                "availabilityZone",
+                name,
+                &format!(
+                    "Subnets can currently only be created in the following availability zones: {}.",
+                    zone_list(region)
+                ),
+            )
+        }),
+        (None, Some(id)) => region.zone_by_id(id).cloned().map(Some).ok_or_else(|| {
+            ApiError::invalid_parameter("availabilityZoneId", id, "No such availability zone.")
+        }),
+        (None, None) => Ok(None),
+    }
+}
+
+/// `CreateDefaultSubnet`: a default subnet (a /20 mapping public IPs) in the zone named, in
+/// the default VPC, which holds one per zone at most; its range is the lowest /20 of the
+/// VPC's block that no subnet of the VPC overlaps.
+pub fn create_default_subnet(
+    region: &mut Region,
+    input: CreateDefaultSubnetRequest,
+) -> Result<CreateDefaultSubnetResult, ApiError> {
+    if input.ipv6_native == Some(true) {
+        return Err(ApiError::not_implemented(
+            "fakeaws does not serve IPv6-only subnets (Ipv6Native)",
+        ));
+    }
+    let zone = requested_zone(
+        region,
+        input.availability_zone.as_deref(),
+        input.availability_zone_id.as_deref(),
+    )?
+    .ok_or_else(|| ApiError::missing_parameter("AvailabilityZone"))?;
+    let Some(vpc) = region.default_vpc() else {
+        return Err(ApiError::new(
+            Code::DefaultVpcDoesNotExist,
+            "There is no default VPC in which to carry out this request.",
+        ));
+    };
+    let (vpc_id, vpc_cidr) = (vpc.id.clone(), vpc.cidr);
+    let subnets: Vec<&Subnet> = region
+        .by_vpc
+        .of_kind(&vpc_id, "subnet")
+        .filter_map(|id| region.subnets.get(id))
+        .collect();
+    if subnets
+        .iter()
+        .any(|s| s.default_for_az && s.zone == zone.name)
+    {
+        return Err(ApiError::new(
+            Code::DefaultSubnetAlreadyExistsInAvailabilityZone,
+            format!(
+                "A default subnet already exists in the Availability Zone {}.",
+                zone.name
+            ),
+        ));
+    }
+    if subnets.len() >= region.limits.subnets_per_vpc {
+        return Err(ApiError::new(
+            Code::SubnetLimitExceeded,
+            "The maximum number of subnets for this VPC has been reached.",
+        ));
+    }
+    let free = vpc_cidr.subnets(20).ok().and_then(|mut ranges| {
+        ranges.find(|r| {
+            !subnets
+                .iter()
+                .any(|s| s.cidr.contains(r) || r.contains(&s.cidr))
+        })
+    });
+    let Some(cidr) = free else {
+        return Err(ApiError::new(
+            Code::InvalidSubnetConflict,
+            format!("The default VPC {vpc_id} has no /20 range free for a default subnet."),
+        ));
+    };
+    let id = insert_default(region, &vpc_id, cidr, &zone);
+    let Some(subnet) = region.subnets.get(&id) else {
+        return Err(Kind::Subnet.not_found(&[&id]));
+    };
+    Ok(CreateDefaultSubnetResult {
+        subnet: Some(render(region, subnet)),
+    })
 }
 
 /// `CreateSubnet`.
@@ -527,31 +633,22 @@ pub fn create_subnet(
             format!("The CIDR '{raw}' conflicts with another subnet"),
         ));
     }
-    let zone = match (&input.availability_zone, &input.availability_zone_id) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::invalid_combination(
-                "Only one of AvailabilityZone or AvailabilityZoneId may be specified.",
-            ));
-        }
-        (Some(name), None) => region.zone(name).cloned().ok_or_else(|| {
-            ApiError::invalid_parameter(
-                "availabilityZone",
-                name,
-                &format!(
-                    "Subnets can currently only be created in the following availability zones: {}.",
-                    zone_list(region)
-                ),
-            )
-        })?,
-        (None, Some(id)) => region.zone_by_id(id).cloned().ok_or_else(|| {
-            ApiError::invalid_parameter("availabilityZoneId", id, "No such availability zone.")
-        })?,
-        (None, None) => {
+    let requested = requested_zone(
+        region,
+        input.availability_zone.as_deref(),
+        input.availability_zone_id.as_deref(),
+    )?;
+    let zone = match requested {
+        Some(zone) => zone,
+        None => {
             // AWS picks a zone; spread subnets over the zones in turn.
             let n = region.by_vpc.of_kind(&input.vpc_id, "subnet").count();
             let index = n % region.zones.len().max(1);
             region.zones.get(index).cloned().ok_or_else(|| {
-                ApiError::new(Common::InternalError, "The region has no availability zones.")
+                ApiError::new(
+                    Common::InternalError,
+                    "The region has no availability zones.",
+                )
             })?
         }
     };

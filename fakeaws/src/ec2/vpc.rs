@@ -9,11 +9,11 @@ use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::vpc_ipv6::{self, Ipv6Block};
 use crate::ec2::{Kind, page, route_table, security_group, subnet, tags};
 use crate::generated::ec2::{
-    AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateVpcRequest,
-    CreateVpcResult, DeleteVpcRequest, DescribeVpcAttributeRequest, DescribeVpcAttributeResult,
-    DescribeVpcsRequest, DescribeVpcsResult, ModifyVpcAttributeRequest, ResourceType, Tenancy,
-    Vpc as VpcOut, VpcAttributeName, VpcCidrBlockAssociation, VpcCidrBlockState,
-    VpcCidrBlockStateCode, VpcState,
+    AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateDefaultVpcRequest,
+    CreateDefaultVpcResult, CreateVpcRequest, CreateVpcResult, DeleteVpcRequest,
+    DescribeVpcAttributeRequest, DescribeVpcAttributeResult, DescribeVpcsRequest,
+    DescribeVpcsResult, ModifyVpcAttributeRequest, ResourceType, Tenancy, Vpc as VpcOut,
+    VpcAttributeName, VpcCidrBlockAssociation, VpcCidrBlockState, VpcCidrBlockStateCode, VpcState,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -275,6 +275,37 @@ pub fn create_default(region: &mut Region) {
             route_table::Target::Gateway(igw),
         );
     }
+}
+
+/// `CreateDefaultVpc`: the default VPC again, as the region started with it, once the old one
+/// is deleted; it counts against the VPC quota like any other.
+pub fn create_default_vpc(
+    region: &mut Region,
+    _input: CreateDefaultVpcRequest,
+) -> Result<CreateDefaultVpcResult, ApiError> {
+    if region.default_vpc().is_some() {
+        return Err(ApiError::new(
+            Code::DefaultVpcAlreadyExists,
+            "A Default VPC already exists for this account in this region.",
+        ));
+    }
+    if region.vpcs.len() >= region.limits.vpcs {
+        return Err(ApiError::new(
+            Code::VpcLimitExceeded,
+            "The maximum number of VPCs has been reached.",
+        ));
+    }
+    create_default(region);
+    let Some(vpc) = region.default_vpc() else {
+        return Err(ApiError::new(
+            crate::protocol::error::Common::InternalError,
+            "The default VPC was not made.",
+        ));
+    };
+    let mut out = render(region, vpc);
+    // Answered pending, as CreateVpc answers (the AWS CLI's documented example shows it so).
+    out.state = Some(VpcState::Pending);
+    Ok(CreateDefaultVpcResult { vpc: Some(out) })
 }
 
 /// `CreateVpc`.

@@ -3887,6 +3887,85 @@ impl Decode for CpuPerformanceFactorRequest {
     }
 }
 
+/// The `CreateDefaultSubnetRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateDefaultSubnetRequest {
+    pub availability_zone: Option<String>,
+    pub dry_run: Option<bool>,
+    pub ipv6_native: Option<bool>,
+    pub availability_zone_id: Option<String>,
+}
+
+impl Decode for CreateDefaultSubnetRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "DryRun",
+                "Ipv6Native",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let ipv6_native = r.field_at(m_[3], at_, "Ipv6Native")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        Ok(Some(Self {
+            availability_zone,
+            dry_run,
+            ipv6_native,
+            availability_zone_id,
+        }))
+    }
+}
+
+/// The `CreateDefaultSubnetResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateDefaultSubnetResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet: Option<Subnet>,
+}
+
+impl EncodeMembers for CreateDefaultSubnetResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("subnet", &self.subnet);
+    }
+}
+
+/// The `CreateDefaultVpcRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateDefaultVpcRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateDefaultVpcRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `CreateDefaultVpcResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateDefaultVpcResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc: Option<Vpc>,
+}
+
+impl EncodeMembers for CreateDefaultVpcResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpc", &self.vpc);
+    }
+}
+
 /// The `CreateEgressOnlyInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateEgressOnlyInternetGatewayRequest {
@@ -29737,6 +29816,10 @@ pub enum Action {
     GetDefaultCreditSpecification,
     /// `ModifyDefaultCreditSpecification`
     ModifyDefaultCreditSpecification,
+    /// `CreateDefaultVpc`
+    CreateDefaultVpc,
+    /// `CreateDefaultSubnet`
+    CreateDefaultSubnet,
 }
 
 impl Action {
@@ -29887,6 +29970,8 @@ impl Action {
             Self::ModifyInstanceCreditSpecification => "ModifyInstanceCreditSpecification",
             Self::GetDefaultCreditSpecification => "GetDefaultCreditSpecification",
             Self::ModifyDefaultCreditSpecification => "ModifyDefaultCreditSpecification",
+            Self::CreateDefaultVpc => "CreateDefaultVpc",
+            Self::CreateDefaultSubnet => "CreateDefaultSubnet",
         }
     }
     /// The served operation of that name, if any.
@@ -30036,6 +30121,8 @@ impl Action {
             "ModifyInstanceCreditSpecification" => Self::ModifyInstanceCreditSpecification,
             "GetDefaultCreditSpecification" => Self::GetDefaultCreditSpecification,
             "ModifyDefaultCreditSpecification" => Self::ModifyDefaultCreditSpecification,
+            "CreateDefaultVpc" => Self::CreateDefaultVpc,
+            "CreateDefaultSubnet" => Self::CreateDefaultSubnet,
             _ => return None,
         })
     }
@@ -30653,6 +30740,16 @@ pub trait Api {
         &mut self,
         input: ModifyDefaultCreditSpecificationRequest,
     ) -> Result<ModifyDefaultCreditSpecificationResult, ApiError>;
+    /// Serves `CreateDefaultVpc`.
+    fn create_default_vpc(
+        &mut self,
+        input: CreateDefaultVpcRequest,
+    ) -> Result<CreateDefaultVpcResult, ApiError>;
+    /// Serves `CreateDefaultSubnet`.
+    fn create_default_subnet(
+        &mut self,
+        input: CreateDefaultSubnetRequest,
+    ) -> Result<CreateDefaultSubnetResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -30944,6 +31041,10 @@ pub enum Response {
     GetDefaultCreditSpecification(Box<GetDefaultCreditSpecificationResult>),
     /// `ModifyDefaultCreditSpecification`
     ModifyDefaultCreditSpecification(Box<ModifyDefaultCreditSpecificationResult>),
+    /// `CreateDefaultVpc`
+    CreateDefaultVpc(Box<CreateDefaultVpcResult>),
+    /// `CreateDefaultSubnet`
+    CreateDefaultSubnet(Box<CreateDefaultSubnetResult>),
 }
 
 impl Response {
@@ -31739,6 +31840,18 @@ impl Response {
             ),
             Self::ModifyDefaultCreditSpecification(output) => crate::protocol::xml::ec2_response(
                 "ModifyDefaultCreditSpecification",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateDefaultVpc(output) => crate::protocol::xml::ec2_response(
+                "CreateDefaultVpc",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateDefaultSubnet(output) => crate::protocol::xml::ec2_response(
+                "CreateDefaultSubnet",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -33529,6 +33642,28 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ModifyDefaultCreditSpecification(Box::new(
                 api.modify_default_credit_specification(input)?,
+            )))
+        }
+        Action::CreateDefaultVpc => {
+            r.reject_unsupported("CreateDefaultVpc", &[])?;
+            let input = FormReader::required(CreateDefaultVpcRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateDefaultVpc(Box::new(
+                api.create_default_vpc(input)?,
+            )))
+        }
+        Action::CreateDefaultSubnet => {
+            r.reject_unsupported("CreateDefaultSubnet", &[])?;
+            let input = FormReader::required(CreateDefaultSubnetRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateDefaultSubnet(Box::new(
+                api.create_default_subnet(input)?,
             )))
         }
     }

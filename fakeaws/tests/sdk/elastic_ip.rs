@@ -98,16 +98,7 @@ async fn allocate_associate_release() {
         "InvalidIPAddress.InUse"
     );
     // Public addresses are mapped in the VPC: its gateway cannot be detached.
-    let igw = ec2
-        .describe_internet_gateways()
-        .filters(filter("attachment.vpc-id", &[&vpc_id]))
-        .send()
-        .await
-        .unwrap()
-        .internet_gateways()[0]
-        .internet_gateway_id()
-        .unwrap()
-        .to_string();
+    let igw = crate::gateway_of(&ec2, &vpc_id).await;
     assert_eq!(
         code(
             ec2.detach_internet_gateway()

@@ -817,17 +817,7 @@ async fn every_accepted_instance_filter_is_answered() {
         .unwrap()
         .ipv6_cidr_block
         .unwrap();
-    let default_subnet = ec2
-        .describe_subnets()
-        .filters(filter("default-for-az", &["true"]))
-        .filters(filter("availability-zone", &["us-east-1a"]))
-        .send()
-        .await
-        .unwrap()
-        .subnets()[0]
-        .subnet_id()
-        .unwrap()
-        .to_string();
+    let default_subnet = crate::default_subnet_in(&ec2, "us-east-1a").await;
     ec2.associate_subnet_cidr_block()
         .subnet_id(&default_subnet)
         .ipv6_cidr_block(

@@ -151,6 +151,32 @@ pub async fn gateway(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> String {
     igw
 }
 
+/// The id of the internet gateway attached to `vpc_id`.
+pub async fn gateway_of(ec2: &aws_sdk_ec2::Client, vpc_id: &str) -> String {
+    let out = ec2
+        .describe_internet_gateways()
+        .filters(filter("attachment.vpc-id", &[vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    out.internet_gateways()[0]
+        .internet_gateway_id()
+        .unwrap()
+        .to_string()
+}
+
+/// The id of the default subnet of `zone`.
+pub async fn default_subnet_in(ec2: &aws_sdk_ec2::Client, zone: &str) -> String {
+    let out = ec2
+        .describe_subnets()
+        .filters(filter("default-for-az", &["true"]))
+        .filters(filter("availability-zone", &[zone]))
+        .send()
+        .await
+        .unwrap();
+    out.subnets()[0].subnet_id().unwrap().to_string()
+}
+
 /// Creates a security group in `vpc_id` (its description its name) and returns its id.
 pub async fn group(ec2: &aws_sdk_ec2::Client, vpc_id: &str, name: &str) -> String {
     ec2.create_security_group()

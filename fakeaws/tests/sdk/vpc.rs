@@ -358,3 +358,163 @@ async fn tag_specification_for_wrong_type_creates_nothing() {
     assert_eq!(code(r), "InvalidParameterValue");
     assert!(ec2.describe_vpcs().send().await.unwrap().vpcs().is_empty());
 }
+
+/// The default subnets of the region: (zone, CIDR, maps public IPs), sorted by zone.
+async fn default_subnets(ec2: &aws_sdk_ec2::Client) -> Vec<(String, String, bool)> {
+    let out = ec2
+        .describe_subnets()
+        .filters(filter("default-for-az", &["true"]))
+        .send()
+        .await
+        .unwrap();
+    let mut subnets: Vec<(String, String, bool)> = out
+        .subnets()
+        .iter()
+        .map(|s| {
+            (
+                s.availability_zone().unwrap().to_string(),
+                s.cidr_block().unwrap().to_string(),
+                s.map_public_ip_on_launch().unwrap(),
+            )
+        })
+        .collect();
+    subnets.sort();
+    subnets
+}
+
+#[tokio::test]
+async fn the_default_vpc_and_its_subnets_are_made_again_once_deleted() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let ec2 = fake.ec2_client();
+    let (code, message) = crate::code_and_message(ec2.create_default_vpc().send().await);
+    assert_eq!(code, "DefaultVpcAlreadyExists");
+    assert_eq!(
+        message,
+        "A Default VPC already exists for this account in this region."
+    );
+    let first = default_subnets(&ec2).await;
+    assert!(first.len() >= 3, "{first:?}");
+
+    // Deleted as a user deletes it: subnets, gateway, then the VPC.
+    let old = ec2
+        .describe_vpcs()
+        .filters(filter("is-default", &["true"]))
+        .send()
+        .await
+        .unwrap()
+        .vpcs()[0]
+        .vpc_id()
+        .unwrap()
+        .to_string();
+    for s in ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&old]))
+        .send()
+        .await
+        .unwrap()
+        .subnets()
+    {
+        ec2.delete_subnet()
+            .subnet_id(s.subnet_id().unwrap())
+            .send()
+            .await
+            .unwrap();
+    }
+    let igw = crate::gateway_of(&ec2, &old).await;
+    ec2.detach_internet_gateway()
+        .internet_gateway_id(&igw)
+        .vpc_id(&old)
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_internet_gateway()
+        .internet_gateway_id(&igw)
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_vpc().vpc_id(&old).send().await.unwrap();
+    assert_eq!(
+        crate::code(
+            ec2.create_default_subnet()
+                .availability_zone("us-east-1a")
+                .send()
+                .await
+        ),
+        "DefaultVpcDoesNotExist"
+    );
+
+    // Made again: 172.31.0.0/16, the same default subnets, a gateway and a default route.
+    let made = ec2.create_default_vpc().send().await.unwrap().vpc.unwrap();
+    assert_eq!(made.is_default(), Some(true));
+    assert_eq!(made.cidr_block(), Some("172.31.0.0/16"));
+    assert_eq!(made.state(), Some(&VpcState::Pending));
+    let id = made.vpc_id().unwrap().to_string();
+    assert_ne!(id, old);
+    assert_eq!(default_subnets(&ec2).await, first);
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter("vpc-id", &[&id]))
+        .filters(filter("association.main", &["true"]))
+        .send()
+        .await
+        .unwrap();
+    let igw = crate::gateway_of(&ec2, &id).await;
+    assert!(tables.route_tables()[0].routes().iter().any(|r| {
+        r.destination_cidr_block() == Some("0.0.0.0/0") && r.gateway_id() == Some(igw.as_str())
+    }));
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&id]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(groups.security_groups()[0].group_name(), Some("default"));
+    // A launch without a subnet goes to the new default VPC.
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let run = ec2
+        .run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Micro)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.instances()[0].vpc_id(), Some(id.as_str()));
+
+    // A default subnet deleted is made again in its zone, in the lowest free /20.
+    let b = crate::default_subnet_in(&ec2, "us-east-1b").await;
+    ec2.delete_subnet().subnet_id(&b).send().await.unwrap();
+    let again = ec2
+        .create_default_subnet()
+        .availability_zone("us-east-1b")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap();
+    assert_eq!(again.default_for_az(), Some(true));
+    assert_eq!(again.vpc_id(), Some(id.as_str()));
+    assert_eq!(default_subnets(&ec2).await, first);
+    // One per zone; a zone the region lacks, or none, is refused.
+    for (zone, expected) in [
+        (
+            Some("us-east-1b"),
+            "DefaultSubnetAlreadyExistsInAvailabilityZone",
+        ),
+        (Some("us-east-1z"), "InvalidParameterValue"),
+        (None, "MissingParameter"),
+    ] {
+        assert_eq!(
+            crate::code(
+                ec2.create_default_subnet()
+                    .set_availability_zone(zone.map(str::to_string))
+                    .send()
+                    .await
+            ),
+            expected,
+            "{zone:?}"
+        );
+    }
+    assert_eq!(default_subnets(&ec2).await, first);
+}
