@@ -949,6 +949,34 @@ impl Api for Region {
         subnet::create_default_subnet(self, input)
     }
 
+    fn associate_iam_instance_profile(
+        &mut self,
+        input: AssociateIamInstanceProfileRequest,
+    ) -> Result<AssociateIamInstanceProfileResult, ApiError> {
+        instance::associate_iam_instance_profile(self, input)
+    }
+
+    fn describe_iam_instance_profile_associations(
+        &mut self,
+        input: DescribeIamInstanceProfileAssociationsRequest,
+    ) -> Result<DescribeIamInstanceProfileAssociationsResult, ApiError> {
+        instance::describe_iam_instance_profile_associations(self, input)
+    }
+
+    fn replace_iam_instance_profile_association(
+        &mut self,
+        input: ReplaceIamInstanceProfileAssociationRequest,
+    ) -> Result<ReplaceIamInstanceProfileAssociationResult, ApiError> {
+        instance::replace_iam_instance_profile_association(self, input)
+    }
+
+    fn disassociate_iam_instance_profile(
+        &mut self,
+        input: DisassociateIamInstanceProfileRequest,
+    ) -> Result<DisassociateIamInstanceProfileResult, ApiError> {
+        instance::disassociate_iam_instance_profile(self, input)
+    }
+
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
         key_pair::create_key_pair(self, input)
     }

@@ -1468,6 +1468,10 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("DescribeInstanceCreditSpecifications", &["instance-id"]),
+    (
+        "DescribeIamInstanceProfileAssociations",
+        &["instance-id", "state"],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2222,6 +2226,47 @@ impl EncodeMembers for AssociateAddressResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("associationId", &self.association_id);
+    }
+}
+
+/// The `AssociateIamInstanceProfileRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssociateIamInstanceProfileRequest {
+    pub iam_instance_profile: IamInstanceProfileSpecification,
+    pub instance_id: String,
+}
+
+impl Decode for AssociateIamInstanceProfileRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["IamInstanceProfile", "InstanceId"]) else {
+            return Ok(None);
+        };
+        let iam_instance_profile = r.field_at(m_[0], at_, "IamInstanceProfile")?;
+        let iam_instance_profile =
+            FormReader::required(iam_instance_profile, at_, "IamInstanceProfile")?;
+        let instance_id = r.field_at(m_[1], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        Ok(Some(Self {
+            iam_instance_profile,
+            instance_id,
+        }))
+    }
+}
+
+/// The `AssociateIamInstanceProfileResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssociateIamInstanceProfileResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile_association: Option<IamInstanceProfileAssociation>,
+}
+
+impl EncodeMembers for AssociateIamInstanceProfileResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "iamInstanceProfileAssociation",
+            &self.iam_instance_profile_association,
+        );
     }
 }
 
@@ -6097,6 +6142,62 @@ impl EncodeMembers for DescribeEgressOnlyInternetGatewaysResult {
     }
 }
 
+/// The `DescribeIamInstanceProfileAssociationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeIamInstanceProfileAssociationsRequest {
+    pub association_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeIamInstanceProfileAssociationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId", "Filter", "MaxResults", "NextToken"])
+        else {
+            return Ok(None);
+        };
+        let association_ids = r.list_at(m_[0], at_, "AssociationId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        Ok(Some(Self {
+            association_ids,
+            filters,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeIamInstanceProfileAssociationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeIamInstanceProfileAssociationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile_associations: Option<Vec<IamInstanceProfileAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeIamInstanceProfileAssociationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "iamInstanceProfileAssociationSet",
+            "item",
+            &self.iam_instance_profile_associations,
+        );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
 /// The `DescribeImageAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeImageAttributeRequest {
@@ -8047,6 +8148,40 @@ impl Decode for DisassociateAddressRequest {
     }
 }
 
+/// The `DisassociateIamInstanceProfileRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisassociateIamInstanceProfileRequest {
+    pub association_id: String,
+}
+
+impl Decode for DisassociateIamInstanceProfileRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId"]) else {
+            return Ok(None);
+        };
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        Ok(Some(Self { association_id }))
+    }
+}
+
+/// The `DisassociateIamInstanceProfileResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisassociateIamInstanceProfileResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile_association: Option<IamInstanceProfileAssociation>,
+}
+
+impl EncodeMembers for DisassociateIamInstanceProfileResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "iamInstanceProfileAssociation",
+            &self.iam_instance_profile_association,
+        );
+    }
+}
+
 /// The `DisassociateRouteTableRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateRouteTableRequest {
@@ -9103,6 +9238,77 @@ impl EncodeMembers for IamInstanceProfile {
         w.field("id", &self.id);
     }
 }
+
+/// The `IamInstanceProfileAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IamInstanceProfileAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile: Option<IamInstanceProfile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<IamInstanceProfileAssociationState>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<DateTime>,
+}
+
+impl EncodeMembers for IamInstanceProfileAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("associationId", &self.association_id);
+        w.field("instanceId", &self.instance_id);
+        w.field("iamInstanceProfile", &self.iam_instance_profile);
+        w.field("state", &self.state);
+        w.field("timestamp", &self.timestamp);
+    }
+}
+
+/// The `IamInstanceProfileAssociationState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IamInstanceProfileAssociationState {
+    /// `associating`
+    Associating,
+    /// `associated`
+    Associated,
+    /// `disassociating`
+    Disassociating,
+    /// `disassociated`
+    Disassociated,
+}
+
+impl IamInstanceProfileAssociationState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "associating",
+        "associated",
+        "disassociating",
+        "disassociated",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Associating => "associating",
+            Self::Associated => "associated",
+            Self::Disassociating => "disassociating",
+            Self::Disassociated => "disassociated",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "associating" => Self::Associating,
+            "associated" => Self::Associated,
+            "disassociating" => Self::Disassociating,
+            "disassociated" => Self::Disassociated,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IamInstanceProfileAssociationState);
 
 /// The `IamInstanceProfileSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
@@ -24089,6 +24295,47 @@ impl Decode for ReleaseAddressRequest {
     }
 }
 
+/// The `ReplaceIamInstanceProfileAssociationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ReplaceIamInstanceProfileAssociationRequest {
+    pub iam_instance_profile: IamInstanceProfileSpecification,
+    pub association_id: String,
+}
+
+impl Decode for ReplaceIamInstanceProfileAssociationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AssociationId", "IamInstanceProfile"]) else {
+            return Ok(None);
+        };
+        let iam_instance_profile = r.field_at(m_[1], at_, "IamInstanceProfile")?;
+        let iam_instance_profile =
+            FormReader::required(iam_instance_profile, at_, "IamInstanceProfile")?;
+        let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let association_id = FormReader::required(association_id, at_, "AssociationId")?;
+        Ok(Some(Self {
+            iam_instance_profile,
+            association_id,
+        }))
+    }
+}
+
+/// The `ReplaceIamInstanceProfileAssociationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReplaceIamInstanceProfileAssociationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam_instance_profile_association: Option<IamInstanceProfileAssociation>,
+}
+
+impl EncodeMembers for ReplaceIamInstanceProfileAssociationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "iamInstanceProfileAssociation",
+            &self.iam_instance_profile_association,
+        );
+    }
+}
+
 /// The `ReplaceNetworkAclAssociationRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ReplaceNetworkAclAssociationRequest {
@@ -29820,6 +30067,14 @@ pub enum Action {
     CreateDefaultVpc,
     /// `CreateDefaultSubnet`
     CreateDefaultSubnet,
+    /// `AssociateIamInstanceProfile`
+    AssociateIamInstanceProfile,
+    /// `DescribeIamInstanceProfileAssociations`
+    DescribeIamInstanceProfileAssociations,
+    /// `DisassociateIamInstanceProfile`
+    DisassociateIamInstanceProfile,
+    /// `ReplaceIamInstanceProfileAssociation`
+    ReplaceIamInstanceProfileAssociation,
 }
 
 impl Action {
@@ -29972,6 +30227,12 @@ impl Action {
             Self::ModifyDefaultCreditSpecification => "ModifyDefaultCreditSpecification",
             Self::CreateDefaultVpc => "CreateDefaultVpc",
             Self::CreateDefaultSubnet => "CreateDefaultSubnet",
+            Self::AssociateIamInstanceProfile => "AssociateIamInstanceProfile",
+            Self::DescribeIamInstanceProfileAssociations => {
+                "DescribeIamInstanceProfileAssociations"
+            }
+            Self::DisassociateIamInstanceProfile => "DisassociateIamInstanceProfile",
+            Self::ReplaceIamInstanceProfileAssociation => "ReplaceIamInstanceProfileAssociation",
         }
     }
     /// The served operation of that name, if any.
@@ -30123,6 +30384,12 @@ impl Action {
             "ModifyDefaultCreditSpecification" => Self::ModifyDefaultCreditSpecification,
             "CreateDefaultVpc" => Self::CreateDefaultVpc,
             "CreateDefaultSubnet" => Self::CreateDefaultSubnet,
+            "AssociateIamInstanceProfile" => Self::AssociateIamInstanceProfile,
+            "DescribeIamInstanceProfileAssociations" => {
+                Self::DescribeIamInstanceProfileAssociations
+            }
+            "DisassociateIamInstanceProfile" => Self::DisassociateIamInstanceProfile,
+            "ReplaceIamInstanceProfileAssociation" => Self::ReplaceIamInstanceProfileAssociation,
             _ => return None,
         })
     }
@@ -30750,6 +31017,26 @@ pub trait Api {
         &mut self,
         input: CreateDefaultSubnetRequest,
     ) -> Result<CreateDefaultSubnetResult, ApiError>;
+    /// Serves `AssociateIamInstanceProfile`.
+    fn associate_iam_instance_profile(
+        &mut self,
+        input: AssociateIamInstanceProfileRequest,
+    ) -> Result<AssociateIamInstanceProfileResult, ApiError>;
+    /// Serves `DescribeIamInstanceProfileAssociations`.
+    fn describe_iam_instance_profile_associations(
+        &mut self,
+        input: DescribeIamInstanceProfileAssociationsRequest,
+    ) -> Result<DescribeIamInstanceProfileAssociationsResult, ApiError>;
+    /// Serves `DisassociateIamInstanceProfile`.
+    fn disassociate_iam_instance_profile(
+        &mut self,
+        input: DisassociateIamInstanceProfileRequest,
+    ) -> Result<DisassociateIamInstanceProfileResult, ApiError>;
+    /// Serves `ReplaceIamInstanceProfileAssociation`.
+    fn replace_iam_instance_profile_association(
+        &mut self,
+        input: ReplaceIamInstanceProfileAssociationRequest,
+    ) -> Result<ReplaceIamInstanceProfileAssociationResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -31045,6 +31332,14 @@ pub enum Response {
     CreateDefaultVpc(Box<CreateDefaultVpcResult>),
     /// `CreateDefaultSubnet`
     CreateDefaultSubnet(Box<CreateDefaultSubnetResult>),
+    /// `AssociateIamInstanceProfile`
+    AssociateIamInstanceProfile(Box<AssociateIamInstanceProfileResult>),
+    /// `DescribeIamInstanceProfileAssociations`
+    DescribeIamInstanceProfileAssociations(Box<DescribeIamInstanceProfileAssociationsResult>),
+    /// `DisassociateIamInstanceProfile`
+    DisassociateIamInstanceProfile(Box<DisassociateIamInstanceProfileResult>),
+    /// `ReplaceIamInstanceProfileAssociation`
+    ReplaceIamInstanceProfileAssociation(Box<ReplaceIamInstanceProfileAssociationResult>),
 }
 
 impl Response {
@@ -31856,6 +32151,34 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::AssociateIamInstanceProfile(output) => crate::protocol::xml::ec2_response(
+                "AssociateIamInstanceProfile",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeIamInstanceProfileAssociations(output) => {
+                crate::protocol::xml::ec2_response(
+                    "DescribeIamInstanceProfileAssociations",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
+            Self::DisassociateIamInstanceProfile(output) => crate::protocol::xml::ec2_response(
+                "DisassociateIamInstanceProfile",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ReplaceIamInstanceProfileAssociation(output) => {
+                crate::protocol::xml::ec2_response(
+                    "ReplaceIamInstanceProfileAssociation",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
         }
     }
 }
@@ -33664,6 +33987,55 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::CreateDefaultSubnet(Box::new(
                 api.create_default_subnet(input)?,
+            )))
+        }
+        Action::AssociateIamInstanceProfile => {
+            r.reject_unsupported("AssociateIamInstanceProfile", &[])?;
+            let input =
+                FormReader::required(AssociateIamInstanceProfileRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::AssociateIamInstanceProfile(Box::new(
+                api.associate_iam_instance_profile(input)?,
+            )))
+        }
+        Action::DescribeIamInstanceProfileAssociations => {
+            r.reject_unsupported("DescribeIamInstanceProfileAssociations", &[])?;
+            let input = FormReader::required(
+                DescribeIamInstanceProfileAssociationsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            Ok(Response::DescribeIamInstanceProfileAssociations(Box::new(
+                api.describe_iam_instance_profile_associations(input)?,
+            )))
+        }
+        Action::DisassociateIamInstanceProfile => {
+            r.reject_unsupported("DisassociateIamInstanceProfile", &[])?;
+            let input = FormReader::required(
+                DisassociateIamInstanceProfileRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            Ok(Response::DisassociateIamInstanceProfile(Box::new(
+                api.disassociate_iam_instance_profile(input)?,
+            )))
+        }
+        Action::ReplaceIamInstanceProfileAssociation => {
+            r.reject_unsupported("ReplaceIamInstanceProfileAssociation", &[])?;
+            let input = FormReader::required(
+                ReplaceIamInstanceProfileAssociationRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            Ok(Response::ReplaceIamInstanceProfileAssociation(Box::new(
+                api.replace_iam_instance_profile_association(input)?,
             )))
         }
     }

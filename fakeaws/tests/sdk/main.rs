@@ -16,6 +16,7 @@ mod image_attribute;
 mod image_key_pair;
 mod instance;
 mod instance_attribute;
+mod instance_profile;
 mod internet_gateway;
 mod ipv6;
 mod launch_template;

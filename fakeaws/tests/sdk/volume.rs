@@ -30,13 +30,8 @@ async fn new_volume(ec2: &aws_sdk_ec2::Client, zone: &str, size: i32) -> String 
 
 /// The instance `id`'s block devices: (device, volume id).
 async fn block_devices(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<(String, String)> {
-    let out = ec2
-        .describe_instances()
-        .instance_ids(id)
-        .send()
+    crate::described(ec2, id)
         .await
-        .unwrap();
-    out.reservations()[0].instances()[0]
         .block_device_mappings()
         .iter()
         .map(|m| {

@@ -125,14 +125,7 @@ pub fn describe_instance_credit_specifications(
             "The parameter instancesSet cannot be used with the parameter maxResults",
         ));
     }
-    if let Some(n) = input.max_results
-        && !(5..=1000).contains(&n)
-    {
-        return Err(ApiError::invalid_value(format!(
-            "Value ({n}) for parameter maxResults is invalid. Expecting a value between 5 and \
-             1000."
-        )));
-    }
+    page::check_max_results(input.max_results, 5, 1000)?;
     let filters = Filters::parse::<Listed<'_>>(input.filters)?;
     let instances = Kind::Instance.select(&region.instances, input.instance_ids.as_deref())?;
     let found: Vec<&Instance> = instances

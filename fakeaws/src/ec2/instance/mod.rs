@@ -9,7 +9,8 @@
 //! `run` launches (RunInstances: volumes, capacity, the records), `placement` decides where a
 //! launch goes (interface, subnet, zone, groups, profile), `render` answers
 //! DescribeInstances and DescribeInstanceAttribute, `attribute` ModifyInstanceAttribute,
-//! `filter` holds the instance filters, `credit` the CPU credits of burstable instances, `state` the state machine (Terminate, Stop, Start, Reboot,
+//! `filter` holds the instance filters, `credit` the CPU credits of burstable instances,
+//! `profile` the IAM instance profile associations, `state` the state machine (Terminate, Stop, Start, Reboot,
 //! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
 mod attribute;
@@ -17,6 +18,7 @@ mod credit;
 mod filter;
 mod nics;
 mod placement;
+mod profile;
 mod render;
 mod run;
 mod state;
@@ -40,7 +42,12 @@ pub use credit::{
     modify_instance_credit_specification,
 };
 use placement::{
-    Placement, existing_interface, groups_of_launch, iam_profile_name, launch_interfaces, placement,
+    Placement, existing_interface, groups_of_launch, iam_profile_name, iam_profile_record,
+    launch_interfaces, placement,
+};
+pub use profile::{
+    associate_iam_instance_profile, describe_iam_instance_profile_associations,
+    disassociate_iam_instance_profile, replace_iam_instance_profile_association,
 };
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};
@@ -110,6 +117,9 @@ pub struct Instance {
     pub volumes: Vec<(String, String)>,
     /// Its instance profile: (arn, id).
     pub iam_profile: Option<(String, String)>,
+    /// The association of that profile with the instance (`iip-assoc-...`) and its time.
+    #[serde(default)]
+    pub iam_association: Option<profile::Association>,
     /// Its user data, base64 as given.
     pub user_data: Option<String>,
     /// The ClientToken it was launched with.

@@ -5,7 +5,9 @@
 use crate::ec2::error::{self, Code};
 use crate::ec2::network_interface::NetworkInterface;
 use crate::ec2::{Kind, security_group};
-use crate::generated::ec2::{InstanceNetworkInterfaceSpecification, RunInstancesRequest};
+use crate::generated::ec2::{
+    IamInstanceProfileSpecification, InstanceNetworkInterfaceSpecification, RunInstancesRequest,
+};
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
@@ -314,8 +316,10 @@ pub(super) fn groups_of_launch(
 }
 
 /// The instance profile's name, from its ARN or name.
-pub(super) fn iam_profile_name(input: &RunInstancesRequest) -> Result<Option<String>, ApiError> {
-    Ok(match &input.iam_instance_profile {
+pub(super) fn iam_profile_name(
+    spec: Option<&IamInstanceProfileSpecification>,
+) -> Result<Option<String>, ApiError> {
+    Ok(match spec {
         None => None,
         Some(spec) => {
             let name = match (&spec.arn, &spec.name) {
@@ -337,4 +341,20 @@ pub(super) fn iam_profile_name(input: &RunInstancesRequest) -> Result<Option<Str
             Some(name)
         }
     })
+}
+
+/// The profile `name` of `account` as an instance shows it: its ARN and an id (`AIPA...`)
+/// made from the name.
+pub(super) fn iam_profile_record(account: &str, name: &str) -> (String, String) {
+    (
+        format!("arn:aws:iam::{account}:instance-profile/{name}"),
+        format!(
+            "AIPA{}",
+            name.to_ascii_uppercase()
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(17)
+                .collect::<String>()
+        ),
+    )
 }

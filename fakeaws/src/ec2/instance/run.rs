@@ -179,7 +179,7 @@ pub fn run_instances(
         &taggable[..3]
     };
     let volume_tags_etc = tags::from_specs_for(input.tag_specifications.as_deref(), taggable)?;
-    let iam_profile = iam_profile_name(&input)?;
+    let iam_profile = iam_profile_name(input.iam_instance_profile.as_ref())?;
     let block_devices = plan_volumes(region, &input, &image, &zone)?;
 
     // Capacity: launch as many as fit, at least MinCount.
@@ -285,18 +285,12 @@ pub fn run_instances(
             launch_time: now,
             root_device_name: image.root_device_name.clone(),
             volumes,
-            iam_profile: iam_profile.as_ref().map(|name| {
-                (
-                    format!("arn:aws:iam::{account}:instance-profile/{name}"),
-                    format!(
-                        "AIPA{}",
-                        name.to_ascii_uppercase()
-                            .chars()
-                            .filter(char::is_ascii_alphanumeric)
-                            .take(17)
-                            .collect::<String>()
-                    ),
-                )
+            iam_profile: iam_profile
+                .as_ref()
+                .map(|name| iam_profile_record(&account, name)),
+            iam_association: iam_profile.as_ref().map(|_| super::profile::Association {
+                id: region.ids.resource("iip-assoc"),
+                since: now,
             }),
             user_data: input.user_data.clone(),
             client_token: token.clone(),
