@@ -15,6 +15,7 @@ pub mod image_attribute;
 pub mod image_from_instance;
 pub mod image_lifecycle;
 pub mod instance;
+pub mod instance_type;
 pub mod internet_gateway;
 pub mod key_pair;
 pub mod kind;
@@ -975,6 +976,20 @@ impl Api for Region {
         input: DisassociateIamInstanceProfileRequest,
     ) -> Result<DisassociateIamInstanceProfileResult, ApiError> {
         instance::disassociate_iam_instance_profile(self, input)
+    }
+
+    fn describe_instance_types(
+        &mut self,
+        input: DescribeInstanceTypesRequest,
+    ) -> Result<DescribeInstanceTypesResult, ApiError> {
+        instance_type::describe_instance_types(self, input)
+    }
+
+    fn describe_instance_type_offerings(
+        &mut self,
+        input: DescribeInstanceTypeOfferingsRequest,
+    ) -> Result<DescribeInstanceTypeOfferingsResult, ApiError> {
+        instance_type::describe_instance_type_offerings(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

@@ -1472,6 +1472,71 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         "DescribeIamInstanceProfileAssociations",
         &["instance-id", "state"],
     ),
+    (
+        "DescribeInstanceTypes",
+        &[
+            "auto-recovery-supported",
+            "bare-metal",
+            "burstable-performance-supported",
+            "current-generation",
+            "dedicated-hosts-supported",
+            "ebs-info.attachment-limit-type",
+            "ebs-info.maximum-ebs-attachments",
+            "ebs-info.ebs-optimized-info.baseline-bandwidth-in-mbps",
+            "ebs-info.ebs-optimized-info.baseline-iops",
+            "ebs-info.ebs-optimized-info.baseline-throughput-in-mbps",
+            "ebs-info.ebs-optimized-info.maximum-bandwidth-in-mbps",
+            "ebs-info.ebs-optimized-info.maximum-iops",
+            "ebs-info.ebs-optimized-info.maximum-throughput-in-mbps",
+            "ebs-info.ebs-optimized-support",
+            "ebs-info.encryption-support",
+            "ebs-info.nvme-support",
+            "free-tier-eligible",
+            "hibernation-supported",
+            "hypervisor",
+            "instance-storage-info.disk.count",
+            "instance-storage-info.disk.size-in-gb",
+            "instance-storage-info.disk.type",
+            "instance-storage-info.encryption-support",
+            "instance-storage-info.nvme-support",
+            "instance-storage-info.total-size-in-gb",
+            "instance-storage-supported",
+            "instance-type",
+            "memory-info.size-in-mib",
+            "network-info.bandwidth-weightings",
+            "network-info.efa-info.maximum-efa-interfaces",
+            "network-info.efa-supported",
+            "network-info.ena-support",
+            "network-info.flexible-ena-queues-support",
+            "network-info.encryption-in-transit-supported",
+            "network-info.ipv4-addresses-per-interface",
+            "network-info.ipv6-addresses-per-interface",
+            "network-info.ipv6-supported",
+            "network-info.maximum-network-cards",
+            "network-info.maximum-network-interfaces",
+            "network-info.network-performance",
+            "nitro-enclaves-support",
+            "nitro-tpm-support",
+            "nitro-tpm-info.supported-versions",
+            "processor-info.supported-architecture",
+            "processor-info.sustained-clock-speed-in-ghz",
+            "processor-info.supported-features",
+            "reboot-migration-support",
+            "supported-boot-mode",
+            "supported-root-device-type",
+            "supported-usage-class",
+            "supported-virtualization-type",
+            "vcpu-info.default-cores",
+            "vcpu-info.default-threads-per-core",
+            "vcpu-info.default-vcpus",
+            "vcpu-info.valid-cores",
+            "vcpu-info.valid-threads-per-core",
+        ],
+    ),
+    (
+        "DescribeInstanceTypeOfferings",
+        &["instance-type", "location"],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -1990,6 +2055,50 @@ impl EncodeMembers for ApplicationStatusSummary {
         w.field("impairedSince", &self.impaired_since);
     }
 }
+
+/// The `ArchitectureType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ArchitectureType {
+    /// `i386`
+    I386,
+    /// `x86_64`
+    X8664,
+    /// `arm64`
+    Arm64,
+    /// `x86_64_mac`
+    X8664Mac,
+    /// `arm64_mac`
+    Arm64Mac,
+}
+
+impl ArchitectureType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["i386", "x86_64", "arm64", "x86_64_mac", "arm64_mac"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::I386 => "i386",
+            Self::X8664 => "x86_64",
+            Self::Arm64 => "arm64",
+            Self::X8664Mac => "x86_64_mac",
+            Self::Arm64Mac => "arm64_mac",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "i386" => Self::I386,
+            "x86_64" => Self::X8664,
+            "arm64" => Self::Arm64,
+            "x86_64_mac" => Self::X8664Mac,
+            "arm64_mac" => Self::Arm64Mac,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ArchitectureType);
 
 /// The `ArchitectureValues` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -2577,6 +2686,37 @@ impl EncodeMembers for AttachmentEnaSrdUdpSpecification {
     }
 }
 
+/// The `AttachmentLimitType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttachmentLimitType {
+    /// `shared`
+    Shared,
+    /// `dedicated`
+    Dedicated,
+}
+
+impl AttachmentLimitType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["shared", "dedicated"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::Dedicated => "dedicated",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "shared" => Self::Shared,
+            "dedicated" => Self::Dedicated,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AttachmentLimitType);
+
 /// The `AttachmentStatus` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AttachmentStatus {
@@ -3082,6 +3222,41 @@ impl EncodeMembers for AvailabilityZoneSubGeography {
     }
 }
 
+/// The `BandwidthWeightingType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BandwidthWeightingType {
+    /// `default`
+    Default,
+    /// `vpc-1`
+    Vpc1,
+    /// `ebs-1`
+    Ebs1,
+}
+
+impl BandwidthWeightingType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "vpc-1", "ebs-1"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Vpc1 => "vpc-1",
+            Self::Ebs1 => "ebs-1",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "vpc-1" => Self::Vpc1,
+            "ebs-1" => Self::Ebs1,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(BandwidthWeightingType);
+
 /// The `BareMetal` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BareMetal {
@@ -3274,6 +3449,37 @@ impl EncodeMembers for BlockPublicAccessStates {
         );
     }
 }
+
+/// The `BootModeType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BootModeType {
+    /// `legacy-bios`
+    LegacyBios,
+    /// `uefi`
+    Uefi,
+}
+
+impl BootModeType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["legacy-bios", "uefi"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LegacyBios => "legacy-bios",
+            Self::Uefi => "uefi",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "legacy-bios" => Self::LegacyBios,
+            "uefi" => Self::Uefi,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(BootModeType);
 
 /// The `BootModeValues` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -5247,6 +5453,29 @@ impl Decode for CreditSpecificationRequest {
     }
 }
 
+/// The `DefaultConnectionTrackingConfiguration` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DefaultConnectionTrackingConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_tcp_established_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_udp_timeout: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_udp_stream_timeout: Option<i32>,
+}
+
+impl EncodeMembers for DefaultConnectionTrackingConfiguration {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "defaultTcpEstablishedTimeout",
+            &self.default_tcp_established_timeout,
+        );
+        w.field("defaultUdpTimeout", &self.default_udp_timeout);
+        w.field("defaultUdpStreamTimeout", &self.default_udp_stream_timeout);
+    }
+}
+
 /// The `DeleteEgressOnlyInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteEgressOnlyInternetGatewayRequest {
@@ -6439,6 +6668,147 @@ impl EncodeMembers for DescribeInstanceStatusResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("instanceStatusSet", "item", &self.instance_statuses);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeInstanceTypeOfferingsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeInstanceTypeOfferingsRequest {
+    pub dry_run: Option<bool>,
+    pub location_type: Option<LocationType>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeInstanceTypeOfferingsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "LocationType",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let location_type = r.field_at(m_[2], at_, "LocationType")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            location_type,
+            filters,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeInstanceTypeOfferingsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeInstanceTypeOfferingsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type_offerings: Option<Vec<InstanceTypeOffering>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeInstanceTypeOfferingsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "instanceTypeOfferingSet",
+            "item",
+            &self.instance_type_offerings,
+        );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeInstanceTypesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeInstanceTypesRequest {
+    pub dry_run: Option<bool>,
+    pub instance_types: Option<Vec<InstanceType>>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub include_unsupported_in_region: Option<bool>,
+}
+
+impl Decode for DescribeInstanceTypesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "IncludeUnsupportedInRegion",
+                "InstanceType",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let instance_types = r.list_at(m_[3], at_, "InstanceType", None)?;
+        r.check_count(
+            instance_types.as_ref().map(Vec::len),
+            at_,
+            "InstanceType",
+            Some(0),
+            Some(100),
+        )?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[4], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(100),
+        )?;
+        let next_token = r.field_at(m_[5], at_, "NextToken")?;
+        let include_unsupported_in_region = r.field_at(m_[2], at_, "IncludeUnsupportedInRegion")?;
+        Ok(Some(Self {
+            dry_run,
+            instance_types,
+            filters,
+            max_results,
+            next_token,
+            include_unsupported_in_region,
+        }))
+    }
+}
+
+/// The `DescribeInstanceTypesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeInstanceTypesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_types: Option<Vec<InstanceTypeInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeInstanceTypesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instanceTypeSet", "item", &self.instance_types);
         w.field("nextToken", &self.next_token);
     }
 }
@@ -8281,6 +8651,57 @@ impl EncodeMembers for DisassociateVpcCidrBlockResult {
     }
 }
 
+/// The `DiskInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DiskInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_gb: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<DiskType>,
+}
+
+impl EncodeMembers for DiskInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInGB", &self.size_in_gb);
+        w.field("count", &self.count);
+        w.field("type", &self.r#type);
+    }
+}
+
+/// The `DiskType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DiskType {
+    /// `hdd`
+    Hdd,
+    /// `ssd`
+    Ssd,
+}
+
+impl DiskType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["hdd", "ssd"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Hdd => "hdd",
+            Self::Ssd => "ssd",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "hdd" => Self::Hdd,
+            "ssd" => Self::Ssd,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DiskType);
+
 /// The `DnsEntry` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DnsEntry {
@@ -8536,6 +8957,107 @@ impl EncodeMembers for EbsBlockDevice {
     }
 }
 
+/// The `EbsCardInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EbsCardInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_bandwidth_in_mbps: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_throughput_in_m_bps: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_bandwidth_in_mbps: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_throughput_in_m_bps: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_iops: Option<i32>,
+}
+
+impl EncodeMembers for EbsCardInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ebsCardIndex", &self.ebs_card_index);
+        w.field("baselineBandwidthInMbps", &self.baseline_bandwidth_in_mbps);
+        w.field(
+            "baselineThroughputInMBps",
+            &self.baseline_throughput_in_m_bps,
+        );
+        w.field("baselineIops", &self.baseline_iops);
+        w.field("maximumBandwidthInMbps", &self.maximum_bandwidth_in_mbps);
+        w.field("maximumThroughputInMBps", &self.maximum_throughput_in_m_bps);
+        w.field("maximumIops", &self.maximum_iops);
+    }
+}
+
+/// The `EbsEncryptionSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EbsEncryptionSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+}
+
+impl EbsEncryptionSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EbsEncryptionSupport);
+
+/// The `EbsInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EbsInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_optimized_support: Option<EbsOptimizedSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption_support: Option<EbsEncryptionSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_optimized_info: Option<EbsOptimizedInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_support: Option<EbsNvmeSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_ebs_attachments: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment_limit_type: Option<AttachmentLimitType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_ebs_cards: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_cards: Option<Vec<EbsCardInfo>>,
+}
+
+impl EncodeMembers for EbsInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ebsOptimizedSupport", &self.ebs_optimized_support);
+        w.field("encryptionSupport", &self.encryption_support);
+        w.field("ebsOptimizedInfo", &self.ebs_optimized_info);
+        w.field("nvmeSupport", &self.nvme_support);
+        w.field("maximumEbsAttachments", &self.maximum_ebs_attachments);
+        w.field("attachmentLimitType", &self.attachment_limit_type);
+        w.field("maximumEbsCards", &self.maximum_ebs_cards);
+        w.list_field("ebsCardSet", "item", &self.ebs_cards);
+    }
+}
+
 /// The `EbsInstanceBlockDevice` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsInstanceBlockDevice {
@@ -8572,6 +9094,108 @@ impl EncodeMembers for EbsInstanceBlockDevice {
     }
 }
 
+/// The `EbsNvmeSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EbsNvmeSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+    /// `required`
+    Required,
+}
+
+impl EbsNvmeSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EbsNvmeSupport);
+
+/// The `EbsOptimizedInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EbsOptimizedInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_bandwidth_in_mbps: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_throughput_in_m_bps: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_bandwidth_in_mbps: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_throughput_in_m_bps: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_iops: Option<i32>,
+}
+
+impl EncodeMembers for EbsOptimizedInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("baselineBandwidthInMbps", &self.baseline_bandwidth_in_mbps);
+        w.field(
+            "baselineThroughputInMBps",
+            &self.baseline_throughput_in_m_bps,
+        );
+        w.field("baselineIops", &self.baseline_iops);
+        w.field("maximumBandwidthInMbps", &self.maximum_bandwidth_in_mbps);
+        w.field("maximumThroughputInMBps", &self.maximum_throughput_in_m_bps);
+        w.field("maximumIops", &self.maximum_iops);
+    }
+}
+
+/// The `EbsOptimizedSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EbsOptimizedSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+    /// `default`
+    Default,
+}
+
+impl EbsOptimizedSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported", "default"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+            Self::Default => "default",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            "default" => Self::Default,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EbsOptimizedSupport);
+
 /// The `EbsStatusDetails` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsStatusDetails {
@@ -8607,6 +9231,20 @@ impl EncodeMembers for EbsStatusSummary {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("details", "item", &self.details);
         w.field("status", &self.status);
+    }
+}
+
+/// The `EfaInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EfaInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_efa_interfaces: Option<i32>,
+}
+
+impl EncodeMembers for EfaInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("maximumEfaInterfaces", &self.maximum_efa_interfaces);
     }
 }
 
@@ -8786,6 +9424,41 @@ impl EncodeMembers for EnaSrdUdpSpecificationRequest {
     }
 }
 
+/// The `EnaSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EnaSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+    /// `required`
+    Required,
+}
+
+impl EnaSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EnaSupport);
+
 /// The `EnableImageBlockPublicAccessRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct EnableImageBlockPublicAccessRequest {
@@ -8956,6 +9629,41 @@ impl EncodeMembers for EnclaveOptions {
     }
 }
 
+/// The `EphemeralNvmeSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EphemeralNvmeSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+    /// `required`
+    Required,
+}
+
+impl EphemeralNvmeSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EphemeralNvmeSupport);
+
 /// The `EventCode` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventCode {
@@ -9020,6 +9728,91 @@ impl Decode for Filter {
         let name = r.field_at(m_[0], at_, "Name")?;
         let values = r.list_at(m_[1], at_, "Value", None)?;
         Ok(Some(Self { name, values }))
+    }
+}
+
+/// The `FlexibleEnaQueuesSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlexibleEnaQueuesSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+}
+
+impl FlexibleEnaQueuesSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FlexibleEnaQueuesSupport);
+
+/// The `FpgaDeviceInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FpgaDeviceInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manufacturer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_info: Option<FpgaDeviceMemoryInfo>,
+}
+
+impl EncodeMembers for FpgaDeviceInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("name", &self.name);
+        w.field("manufacturer", &self.manufacturer);
+        w.field("count", &self.count);
+        w.field("memoryInfo", &self.memory_info);
+    }
+}
+
+/// The `FpgaDeviceMemoryInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FpgaDeviceMemoryInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for FpgaDeviceMemoryInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInMiB", &self.size_in_mi_b);
+    }
+}
+
+/// The `FpgaInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FpgaInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fpgas: Option<Vec<FpgaDeviceInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_fpga_memory_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for FpgaInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("fpgas", "item", &self.fpgas);
+        w.field("totalFpgaMemoryInMiB", &self.total_fpga_memory_in_mi_b);
     }
 }
 
@@ -9095,6 +9888,69 @@ impl EncodeMembers for GetImageBlockPublicAccessStateResult {
             &self.image_block_public_access_state,
         );
         w.field("managedBy", &self.managed_by);
+    }
+}
+
+/// The `GpuDeviceInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GpuDeviceInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manufacturer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logical_gpu_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_partition_size: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_info: Option<GpuDeviceMemoryInfo>,
+}
+
+impl EncodeMembers for GpuDeviceInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("name", &self.name);
+        w.field("manufacturer", &self.manufacturer);
+        w.field("count", &self.count);
+        w.field("logicalGpuCount", &self.logical_gpu_count);
+        w.field("gpuPartitionSize", &self.gpu_partition_size);
+        w.list_field("workloadSet", "item", &self.workloads);
+        w.field("memoryInfo", &self.memory_info);
+    }
+}
+
+/// The `GpuDeviceMemoryInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GpuDeviceMemoryInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for GpuDeviceMemoryInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInMiB", &self.size_in_mi_b);
+    }
+}
+
+/// The `GpuInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GpuInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Vec<GpuDeviceInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_gpu_memory_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for GpuInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("gpus", "item", &self.gpus);
+        w.field("totalGpuMemoryInMiB", &self.total_gpu_memory_in_mi_b);
     }
 }
 
@@ -9906,6 +10762,63 @@ impl EncodeMembers for ImportKeyPairResult {
         w.field("keyName", &self.key_name);
         w.field("keyPairId", &self.key_pair_id);
         w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `InferenceAcceleratorInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InferenceAcceleratorInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerators: Option<Vec<InferenceDeviceInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_inference_memory_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for InferenceAcceleratorInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("accelerators", "member", &self.accelerators);
+        w.field(
+            "totalInferenceMemoryInMiB",
+            &self.total_inference_memory_in_mi_b,
+        );
+    }
+}
+
+/// The `InferenceDeviceInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InferenceDeviceInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manufacturer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_info: Option<InferenceDeviceMemoryInfo>,
+}
+
+impl EncodeMembers for InferenceDeviceInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("count", &self.count);
+        w.field("name", &self.name);
+        w.field("manufacturer", &self.manufacturer);
+        w.field("memoryInfo", &self.memory_info);
+    }
+}
+
+/// The `InferenceDeviceMemoryInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InferenceDeviceMemoryInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for InferenceDeviceMemoryInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInMiB", &self.size_in_mi_b);
     }
 }
 
@@ -11847,6 +12760,60 @@ impl EncodeMembers for InstanceStatusSummary {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("details", "item", &self.details);
         w.field("status", &self.status);
+    }
+}
+
+/// The `InstanceStorageEncryptionSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceStorageEncryptionSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `required`
+    Required,
+}
+
+impl InstanceStorageEncryptionSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceStorageEncryptionSupport);
+
+/// The `InstanceStorageInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceStorageInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_size_in_gb: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disks: Option<Vec<DiskInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_support: Option<EphemeralNvmeSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption_support: Option<InstanceStorageEncryptionSupport>,
+}
+
+impl EncodeMembers for InstanceStorageInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("totalSizeInGB", &self.total_size_in_gb);
+        w.list_field("disks", "item", &self.disks);
+        w.field("nvmeSupport", &self.nvme_support);
+        w.field("encryptionSupport", &self.encryption_support);
     }
 }
 
@@ -19059,6 +20026,159 @@ impl InstanceType {
 
 crate::protocol::wire_enum!(InstanceType);
 
+/// The `InstanceTypeHypervisor` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceTypeHypervisor {
+    /// `nitro`
+    Nitro,
+    /// `xen`
+    Xen,
+}
+
+impl InstanceTypeHypervisor {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["nitro", "xen"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Nitro => "nitro",
+            Self::Xen => "xen",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "nitro" => Self::Nitro,
+            "xen" => Self::Xen,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceTypeHypervisor);
+
+/// The `InstanceTypeInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceTypeInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_generation: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_tier_eligible: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_usage_classes: Option<Vec<UsageClassType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_root_device_types: Option<Vec<RootDeviceType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_virtualization_types: Option<Vec<VirtualizationType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bare_metal: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<InstanceTypeHypervisor>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor_info: Option<ProcessorInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_cpu_info: Option<VCpuInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_info: Option<MemoryInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_storage_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_storage_info: Option<InstanceStorageInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_info: Option<EbsInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_info: Option<NetworkInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_info: Option<GpuInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fpga_info: Option<FpgaInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_group_info: Option<PlacementGroupInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference_accelerator_info: Option<InferenceAcceleratorInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hibernation_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstable_performance_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedicated_hosts_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_recovery_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_boot_modes: Option<Vec<BootModeType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nitro_enclaves_support: Option<NitroEnclavesSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nitro_tpm_support: Option<NitroTpmSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nitro_tpm_info: Option<NitroTpmInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_accelerator_info: Option<MediaAcceleratorInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neuron_info: Option<NeuronInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phc_support: Option<PhcSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_migration_support: Option<RebootMigrationSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_in_region: Option<bool>,
+}
+
+impl EncodeMembers for InstanceTypeInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceType", &self.instance_type);
+        w.field("currentGeneration", &self.current_generation);
+        w.field("freeTierEligible", &self.free_tier_eligible);
+        w.list_field(
+            "supportedUsageClasses",
+            "item",
+            &self.supported_usage_classes,
+        );
+        w.list_field(
+            "supportedRootDeviceTypes",
+            "item",
+            &self.supported_root_device_types,
+        );
+        w.list_field(
+            "supportedVirtualizationTypes",
+            "item",
+            &self.supported_virtualization_types,
+        );
+        w.field("bareMetal", &self.bare_metal);
+        w.field("hypervisor", &self.hypervisor);
+        w.field("processorInfo", &self.processor_info);
+        w.field("vCpuInfo", &self.v_cpu_info);
+        w.field("memoryInfo", &self.memory_info);
+        w.field("instanceStorageSupported", &self.instance_storage_supported);
+        w.field("instanceStorageInfo", &self.instance_storage_info);
+        w.field("ebsInfo", &self.ebs_info);
+        w.field("networkInfo", &self.network_info);
+        w.field("gpuInfo", &self.gpu_info);
+        w.field("fpgaInfo", &self.fpga_info);
+        w.field("placementGroupInfo", &self.placement_group_info);
+        w.field("inferenceAcceleratorInfo", &self.inference_accelerator_info);
+        w.field("hibernationSupported", &self.hibernation_supported);
+        w.field(
+            "burstablePerformanceSupported",
+            &self.burstable_performance_supported,
+        );
+        w.field("dedicatedHostsSupported", &self.dedicated_hosts_supported);
+        w.field("autoRecoverySupported", &self.auto_recovery_supported);
+        w.list_field("supportedBootModes", "item", &self.supported_boot_modes);
+        w.field("nitroEnclavesSupport", &self.nitro_enclaves_support);
+        w.field("nitroTpmSupport", &self.nitro_tpm_support);
+        w.field("nitroTpmInfo", &self.nitro_tpm_info);
+        w.field("mediaAcceleratorInfo", &self.media_accelerator_info);
+        w.field("neuronInfo", &self.neuron_info);
+        w.field("phcSupport", &self.phc_support);
+        w.field("rebootMigrationSupport", &self.reboot_migration_support);
+        w.field("supportedInRegion", &self.supported_in_region);
+    }
+}
+
 /// The `InstanceTypeItem` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceTypeItem {
@@ -19070,6 +20190,26 @@ impl EncodeMembers for InstanceTypeItem {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("instanceType", &self.instance_type);
+    }
+}
+
+/// The `InstanceTypeOffering` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceTypeOffering {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location_type: Option<LocationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+impl EncodeMembers for InstanceTypeOffering {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceType", &self.instance_type);
+        w.field("locationType", &self.location_type);
+        w.field("location", &self.location);
     }
 }
 
@@ -21361,6 +22501,50 @@ impl LocalStorageType {
 
 crate::protocol::wire_enum!(LocalStorageType);
 
+/// The `LocationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LocationType {
+    /// `region`
+    Region,
+    /// `availability-zone`
+    AvailabilityZone,
+    /// `availability-zone-id`
+    AvailabilityZoneId,
+    /// `outpost`
+    Outpost,
+}
+
+impl LocationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "region",
+        "availability-zone",
+        "availability-zone-id",
+        "outpost",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Region => "region",
+            Self::AvailabilityZone => "availability-zone",
+            Self::AvailabilityZoneId => "availability-zone-id",
+            Self::Outpost => "outpost",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "region" => Self::Region,
+            "availability-zone" => Self::AvailabilityZone,
+            "availability-zone-id" => Self::AvailabilityZoneId,
+            "outpost" => Self::Outpost,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LocationType);
+
 /// The `ManagedBy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ManagedBy {
@@ -21436,6 +22620,60 @@ impl MarketType {
 
 crate::protocol::wire_enum!(MarketType);
 
+/// The `MediaAcceleratorInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MediaAcceleratorInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerators: Option<Vec<MediaDeviceInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_media_memory_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for MediaAcceleratorInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("accelerators", "item", &self.accelerators);
+        w.field("totalMediaMemoryInMiB", &self.total_media_memory_in_mi_b);
+    }
+}
+
+/// The `MediaDeviceInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MediaDeviceInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manufacturer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_info: Option<MediaDeviceMemoryInfo>,
+}
+
+impl EncodeMembers for MediaDeviceInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("count", &self.count);
+        w.field("name", &self.name);
+        w.field("manufacturer", &self.manufacturer);
+        w.field("memoryInfo", &self.memory_info);
+    }
+}
+
+/// The `MediaDeviceMemoryInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MediaDeviceMemoryInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for MediaDeviceMemoryInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInMiB", &self.size_in_mi_b);
+    }
+}
+
 /// The `MemoryGiBPerVCpu` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryGiBPerVCpu {
@@ -21468,6 +22706,20 @@ impl Decode for MemoryGiBPerVCpuRequest {
         let min = r.field_at(m_[1], at_, "Min")?;
         let max = r.field_at(m_[0], at_, "Max")?;
         Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `MemoryInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemoryInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_mi_b: Option<i64>,
+}
+
+impl EncodeMembers for MemoryInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInMiB", &self.size_in_mi_b);
     }
 }
 
@@ -22786,6 +24038,187 @@ impl Decode for NetworkBandwidthGbpsRequest {
     }
 }
 
+/// The `NetworkCardInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkCardInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_performance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_network_interfaces: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_flexible_network_interfaces: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_bandwidth_in_gbps: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_bandwidth_in_gbps: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_ena_queue_count_per_interface: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_ena_queue_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_ena_queue_count_per_interface: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_types: Option<Vec<NetworkCardInterfaceType>>,
+}
+
+impl EncodeMembers for NetworkCardInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkCardIndex", &self.network_card_index);
+        w.field("networkPerformance", &self.network_performance);
+        w.field("maximumNetworkInterfaces", &self.maximum_network_interfaces);
+        w.field(
+            "additionalFlexibleNetworkInterfaces",
+            &self.additional_flexible_network_interfaces,
+        );
+        w.field("baselineBandwidthInGbps", &self.baseline_bandwidth_in_gbps);
+        w.field("peakBandwidthInGbps", &self.peak_bandwidth_in_gbps);
+        w.field(
+            "defaultEnaQueueCountPerInterface",
+            &self.default_ena_queue_count_per_interface,
+        );
+        w.field("maximumEnaQueueCount", &self.maximum_ena_queue_count);
+        w.field(
+            "maximumEnaQueueCountPerInterface",
+            &self.maximum_ena_queue_count_per_interface,
+        );
+        w.list_field("interfaceTypeSet", "item", &self.interface_types);
+    }
+}
+
+/// The `NetworkCardInterfaceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NetworkCardInterfaceType {
+    /// `interface`
+    Interface,
+    /// `efa`
+    Efa,
+    /// `efa-only`
+    EfaOnly,
+    /// `secondary`
+    Secondary,
+}
+
+impl NetworkCardInterfaceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["interface", "efa", "efa-only", "secondary"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Interface => "interface",
+            Self::Efa => "efa",
+            Self::EfaOnly => "efa-only",
+            Self::Secondary => "secondary",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "interface" => Self::Interface,
+            "efa" => Self::Efa,
+            "efa-only" => Self::EfaOnly,
+            "secondary" => Self::Secondary,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NetworkCardInterfaceType);
+
+/// The `NetworkInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_performance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_network_interfaces: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_network_cards: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_network_card_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_cards: Option<Vec<NetworkCardInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_addresses_per_interface: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_addresses_per_interface: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_support: Option<EnaSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efa_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efa_info: Option<EfaInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption_in_transit_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_srd_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_weightings: Option<Vec<BandwidthWeightingType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flexible_ena_queues_support: Option<FlexibleEnaQueuesSupport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_tracking_configuration: Option<DefaultConnectionTrackingConfiguration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary_network_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_secondary_network_interfaces: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_addresses_per_secondary_interface: Option<i32>,
+}
+
+impl EncodeMembers for NetworkInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("networkPerformance", &self.network_performance);
+        w.field("maximumNetworkInterfaces", &self.maximum_network_interfaces);
+        w.field("maximumNetworkCards", &self.maximum_network_cards);
+        w.field("defaultNetworkCardIndex", &self.default_network_card_index);
+        w.list_field("networkCards", "item", &self.network_cards);
+        w.field(
+            "ipv4AddressesPerInterface",
+            &self.ipv4_addresses_per_interface,
+        );
+        w.field(
+            "ipv6AddressesPerInterface",
+            &self.ipv6_addresses_per_interface,
+        );
+        w.field("ipv6Supported", &self.ipv6_supported);
+        w.field("enaSupport", &self.ena_support);
+        w.field("efaSupported", &self.efa_supported);
+        w.field("efaInfo", &self.efa_info);
+        w.field(
+            "encryptionInTransitSupported",
+            &self.encryption_in_transit_supported,
+        );
+        w.field("enaSrdSupported", &self.ena_srd_supported);
+        w.list_field("bandwidthWeightings", "item", &self.bandwidth_weightings);
+        w.field(
+            "flexibleEnaQueuesSupport",
+            &self.flexible_ena_queues_support,
+        );
+        w.field(
+            "connectionTrackingConfiguration",
+            &self.connection_tracking_configuration,
+        );
+        w.field(
+            "secondaryNetworkSupported",
+            &self.secondary_network_supported,
+        );
+        w.field(
+            "maximumSecondaryNetworkInterfaces",
+            &self.maximum_secondary_network_interfaces,
+        );
+        w.field(
+            "ipv4AddressesPerSecondaryInterface",
+            &self.ipv4_addresses_per_secondary_interface,
+        );
+    }
+}
+
 /// The `NetworkInterface` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterface {
@@ -23299,6 +24732,156 @@ impl NetworkInterfaceType {
 
 crate::protocol::wire_enum!(NetworkInterfaceType);
 
+/// The `NeuronDeviceCoreInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NeuronDeviceCoreInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
+}
+
+impl EncodeMembers for NeuronDeviceCoreInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("count", &self.count);
+        w.field("version", &self.version);
+    }
+}
+
+/// The `NeuronDeviceInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NeuronDeviceInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_info: Option<NeuronDeviceCoreInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_info: Option<NeuronDeviceMemoryInfo>,
+}
+
+impl EncodeMembers for NeuronDeviceInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("count", &self.count);
+        w.field("name", &self.name);
+        w.field("coreInfo", &self.core_info);
+        w.field("memoryInfo", &self.memory_info);
+    }
+}
+
+/// The `NeuronDeviceMemoryInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NeuronDeviceMemoryInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for NeuronDeviceMemoryInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("sizeInMiB", &self.size_in_mi_b);
+    }
+}
+
+/// The `NeuronInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NeuronInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neuron_devices: Option<Vec<NeuronDeviceInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_neuron_device_memory_in_mi_b: Option<i32>,
+}
+
+impl EncodeMembers for NeuronInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("neuronDevices", "item", &self.neuron_devices);
+        w.field(
+            "totalNeuronDeviceMemoryInMiB",
+            &self.total_neuron_device_memory_in_mi_b,
+        );
+    }
+}
+
+/// The `NitroEnclavesSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NitroEnclavesSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+}
+
+impl NitroEnclavesSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NitroEnclavesSupport);
+
+/// The `NitroTpmInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NitroTpmInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_versions: Option<Vec<String>>,
+}
+
+impl EncodeMembers for NitroTpmInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("supportedVersions", "item", &self.supported_versions);
+    }
+}
+
+/// The `NitroTpmSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NitroTpmSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+}
+
+impl NitroTpmSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NitroTpmSupport);
+
 /// The `OperationType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OperationType {
@@ -23559,6 +25142,37 @@ impl PermissionGroup {
 
 crate::protocol::wire_enum!(PermissionGroup);
 
+/// The `PhcSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PhcSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+}
+
+impl PhcSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PhcSupport);
+
 /// The `Placement` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Placement {
@@ -23688,6 +25302,20 @@ impl EncodeMembers for PlacementGroup {
     }
 }
 
+/// The `PlacementGroupInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlacementGroupInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_strategies: Option<Vec<PlacementGroupStrategy>>,
+}
+
+impl EncodeMembers for PlacementGroupInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("supportedStrategies", "item", &self.supported_strategies);
+    }
+}
+
 /// The `PlacementGroupState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PlacementGroupState {
@@ -23726,6 +25354,41 @@ impl PlacementGroupState {
 }
 
 crate::protocol::wire_enum!(PlacementGroupState);
+
+/// The `PlacementGroupStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PlacementGroupStrategy {
+    /// `cluster`
+    Cluster,
+    /// `partition`
+    Partition,
+    /// `spread`
+    Spread,
+}
+
+impl PlacementGroupStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["cluster", "partition", "spread"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Cluster => "cluster",
+            Self::Partition => "partition",
+            Self::Spread => "spread",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "cluster" => Self::Cluster,
+            "partition" => Self::Partition,
+            "spread" => Self::Spread,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PlacementGroupStrategy);
 
 /// The `PlacementStrategy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -23950,6 +25613,36 @@ impl EncodeMembers for PrivateIpAddressSpecification {
     }
 }
 
+/// The `ProcessorInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessorInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_architectures: Option<Vec<ArchitectureType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained_clock_speed_in_ghz: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_features: Option<Vec<SupportedAdditionalProcessorFeature>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manufacturer: Option<String>,
+}
+
+impl EncodeMembers for ProcessorInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "supportedArchitectures",
+            "item",
+            &self.supported_architectures,
+        );
+        w.field(
+            "sustainedClockSpeedInGhz",
+            &self.sustained_clock_speed_in_ghz,
+        );
+        w.list_field("supportedFeatures", "item", &self.supported_features);
+        w.field("manufacturer", &self.manufacturer);
+    }
+}
+
 /// The `ProductCode` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProductCode {
@@ -24128,6 +25821,37 @@ impl Decode for RebootInstancesRequest {
         }))
     }
 }
+
+/// The `RebootMigrationSupport` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RebootMigrationSupport {
+    /// `unsupported`
+    Unsupported,
+    /// `supported`
+    Supported,
+}
+
+impl RebootMigrationSupport {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unsupported", "supported"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::Supported => "supported",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unsupported" => Self::Unsupported,
+            "supported" => Self::Supported,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RebootMigrationSupport);
 
 /// The `ReferencedSecurityGroup` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -25800,6 +27524,37 @@ impl EncodeMembers for RevokedSecurityGroupRule {
         w.field("description", &self.description);
     }
 }
+
+/// The `RootDeviceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RootDeviceType {
+    /// `ebs`
+    Ebs,
+    /// `instance-store`
+    InstanceStore,
+}
+
+impl RootDeviceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ebs", "instance-store"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ebs => "ebs",
+            Self::InstanceStore => "instance-store",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ebs" => Self::Ebs,
+            "instance-store" => Self::InstanceStore,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(RootDeviceType);
 
 /// The `Route` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -28024,6 +29779,37 @@ impl SummaryStatus {
 
 crate::protocol::wire_enum!(SummaryStatus);
 
+/// The `SupportedAdditionalProcessorFeature` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SupportedAdditionalProcessorFeature {
+    /// `amd-sev-snp`
+    AmdSevSnp,
+    /// `nested-virtualization`
+    NestedVirtualization,
+}
+
+impl SupportedAdditionalProcessorFeature {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["amd-sev-snp", "nested-virtualization"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::AmdSevSnp => "amd-sev-snp",
+            Self::NestedVirtualization => "nested-virtualization",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "amd-sev-snp" => Self::AmdSevSnp,
+            "nested-virtualization" => Self::NestedVirtualization,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SupportedAdditionalProcessorFeature);
+
 /// The `Tag` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
@@ -28601,6 +30387,41 @@ impl EncodeMembers for UpdateSecurityGroupRuleDescriptionsIngressResult {
     }
 }
 
+/// The `UsageClassType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UsageClassType {
+    /// `spot`
+    Spot,
+    /// `on-demand`
+    OnDemand,
+    /// `capacity-block`
+    CapacityBlock,
+}
+
+impl UsageClassType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["spot", "on-demand", "capacity-block"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Spot => "spot",
+            Self::OnDemand => "on-demand",
+            Self::CapacityBlock => "capacity-block",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "spot" => Self::Spot,
+            "on-demand" => Self::OnDemand,
+            "capacity-block" => Self::CapacityBlock,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(UsageClassType);
+
 /// The `UserIdGroupPair` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct UserIdGroupPair {
@@ -28701,6 +30522,32 @@ impl Decode for VCpuCountRangeRequest {
         let min = FormReader::required(min, at_, "Min")?;
         let max = r.field_at(m_[0], at_, "Max")?;
         Ok(Some(Self { min, max }))
+    }
+}
+
+/// The `VCpuInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VCpuInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_v_cpus: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_cores: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_threads_per_core: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_cores: Option<Vec<i32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_threads_per_core: Option<Vec<i32>>,
+}
+
+impl EncodeMembers for VCpuInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("defaultVCpus", &self.default_v_cpus);
+        w.field("defaultCores", &self.default_cores);
+        w.field("defaultThreadsPerCore", &self.default_threads_per_core);
+        w.list_field("validCores", "item", &self.valid_cores);
+        w.list_field("validThreadsPerCore", "item", &self.valid_threads_per_core);
     }
 }
 
@@ -30075,6 +31922,10 @@ pub enum Action {
     DisassociateIamInstanceProfile,
     /// `ReplaceIamInstanceProfileAssociation`
     ReplaceIamInstanceProfileAssociation,
+    /// `DescribeInstanceTypes`
+    DescribeInstanceTypes,
+    /// `DescribeInstanceTypeOfferings`
+    DescribeInstanceTypeOfferings,
 }
 
 impl Action {
@@ -30233,6 +32084,8 @@ impl Action {
             }
             Self::DisassociateIamInstanceProfile => "DisassociateIamInstanceProfile",
             Self::ReplaceIamInstanceProfileAssociation => "ReplaceIamInstanceProfileAssociation",
+            Self::DescribeInstanceTypes => "DescribeInstanceTypes",
+            Self::DescribeInstanceTypeOfferings => "DescribeInstanceTypeOfferings",
         }
     }
     /// The served operation of that name, if any.
@@ -30390,6 +32243,8 @@ impl Action {
             }
             "DisassociateIamInstanceProfile" => Self::DisassociateIamInstanceProfile,
             "ReplaceIamInstanceProfileAssociation" => Self::ReplaceIamInstanceProfileAssociation,
+            "DescribeInstanceTypes" => Self::DescribeInstanceTypes,
+            "DescribeInstanceTypeOfferings" => Self::DescribeInstanceTypeOfferings,
             _ => return None,
         })
     }
@@ -31037,6 +32892,16 @@ pub trait Api {
         &mut self,
         input: ReplaceIamInstanceProfileAssociationRequest,
     ) -> Result<ReplaceIamInstanceProfileAssociationResult, ApiError>;
+    /// Serves `DescribeInstanceTypes`.
+    fn describe_instance_types(
+        &mut self,
+        input: DescribeInstanceTypesRequest,
+    ) -> Result<DescribeInstanceTypesResult, ApiError>;
+    /// Serves `DescribeInstanceTypeOfferings`.
+    fn describe_instance_type_offerings(
+        &mut self,
+        input: DescribeInstanceTypeOfferingsRequest,
+    ) -> Result<DescribeInstanceTypeOfferingsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -31340,6 +33205,10 @@ pub enum Response {
     DisassociateIamInstanceProfile(Box<DisassociateIamInstanceProfileResult>),
     /// `ReplaceIamInstanceProfileAssociation`
     ReplaceIamInstanceProfileAssociation(Box<ReplaceIamInstanceProfileAssociationResult>),
+    /// `DescribeInstanceTypes`
+    DescribeInstanceTypes(Box<DescribeInstanceTypesResult>),
+    /// `DescribeInstanceTypeOfferings`
+    DescribeInstanceTypeOfferings(Box<DescribeInstanceTypeOfferingsResult>),
 }
 
 impl Response {
@@ -32179,6 +34048,18 @@ impl Response {
                     &**output,
                 )
             }
+            Self::DescribeInstanceTypes(output) => crate::protocol::xml::ec2_response(
+                "DescribeInstanceTypes",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeInstanceTypeOfferings(output) => crate::protocol::xml::ec2_response(
+                "DescribeInstanceTypeOfferings",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -34036,6 +35917,29 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::ReplaceIamInstanceProfileAssociation(Box::new(
                 api.replace_iam_instance_profile_association(input)?,
+            )))
+        }
+        Action::DescribeInstanceTypes => {
+            r.reject_unsupported("DescribeInstanceTypes", &[])?;
+            let input = FormReader::required(DescribeInstanceTypesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeInstanceTypes(Box::new(
+                api.describe_instance_types(input)?,
+            )))
+        }
+        Action::DescribeInstanceTypeOfferings => {
+            r.reject_unsupported("DescribeInstanceTypeOfferings", &[])?;
+            let input =
+                FormReader::required(DescribeInstanceTypeOfferingsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeInstanceTypeOfferings(Box::new(
+                api.describe_instance_type_offerings(input)?,
             )))
         }
     }

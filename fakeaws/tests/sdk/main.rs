@@ -17,6 +17,7 @@ mod image_key_pair;
 mod instance;
 mod instance_attribute;
 mod instance_profile;
+mod instance_type;
 mod internet_gateway;
 mod ipv6;
 mod launch_template;

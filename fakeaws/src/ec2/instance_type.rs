@@ -1,0 +1,534 @@
+//! DescribeInstanceTypes and DescribeInstanceTypeOfferings, over a catalogue of the instance
+//! types whose specifications follow from their family and size, as the EC2 user guide's
+//! instance type specifications give them:
+//!
+//! - the burstable families `t2`, `t3`, `t3a` and `t4g`, size by size;
+//! - the general purpose (`m`), compute (`c`) and memory (`r`) families of the fifth to seventh
+//!   generations without local storage or network extras (`m5`, `m5a`, `m6i`, `m6a`, `m6g`,
+//!   `m7i`, `m7a`, `m7g`, and the same for `c` and `r`): `medium` 1 vCPU, `large` 2, `xlarge`
+//!   4, `Nxlarge` 4N, `metal` as the family's largest size (`metal-Nxl` as `Nxlarge`); 4, 2
+//!   and 8 GiB of memory per vCPU; two threads per core on Intel and on AMD before the seventh
+//!   generation, one on Graviton and on AMD's seventh.
+//!
+//! Each type answers what follows from those rules and from the interface limits
+//! ([`super::network_interface::limits`]): vCPUs, cores and threads, memory, architectures and
+//! manufacturer, hypervisor (`nitro`; `xen` for `t2`; none on metal), boot modes, EBS and ENA
+//! support, interfaces and addresses per interface, burstable performance. Figures that
+//! differ type by type without a rule (network performance, EBS bandwidth, clock speed, free
+//! tier) are left out, as a type without them is answered. Other types of the model's list
+//! are not described: naming one is `NotImplemented`, and the offerings list the catalogue
+//! only.
+
+use crate::ec2::filter::{Filterable, Filters, flag, one};
+use crate::ec2::network_interface::limits;
+use crate::ec2::page;
+use crate::generated::ec2::{
+    ArchitectureType, BootModeType, DescribeInstanceTypeOfferingsRequest,
+    DescribeInstanceTypeOfferingsResult, DescribeInstanceTypesRequest, DescribeInstanceTypesResult,
+    EbsEncryptionSupport, EbsInfo, EbsNvmeSupport, EbsOptimizedSupport, EnaSupport, InstanceType,
+    InstanceTypeHypervisor, InstanceTypeInfo, InstanceTypeOffering, LocationType, MemoryInfo,
+    NetworkInfo, ProcessorInfo, RootDeviceType, UsageClassType, VCpuInfo, VirtualizationType,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// Who makes a family's processors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Maker {
+    Intel,
+    Amd,
+    Aws,
+}
+
+impl Maker {
+    fn as_str(self) -> &'static str {
+        match self {
+            Maker::Intel => "Intel",
+            Maker::Amd => "AMD",
+            Maker::Aws => "AWS",
+        }
+    }
+}
+
+/// The `m`, `c` and `r` families of the catalogue: name, processors' maker, GiB of memory per
+/// vCPU, threads per core.
+const FAMILIES: &[(&str, Maker, i64, i32)] = &[
+    ("m5", Maker::Intel, 4, 2),
+    ("m5a", Maker::Amd, 4, 2),
+    ("m6i", Maker::Intel, 4, 2),
+    ("m6a", Maker::Amd, 4, 2),
+    ("m6g", Maker::Aws, 4, 1),
+    ("m7i", Maker::Intel, 4, 2),
+    ("m7a", Maker::Amd, 4, 1),
+    ("m7g", Maker::Aws, 4, 1),
+    ("c5", Maker::Intel, 2, 2),
+    ("c5a", Maker::Amd, 2, 2),
+    ("c6i", Maker::Intel, 2, 2),
+    ("c6a", Maker::Amd, 2, 2),
+    ("c6g", Maker::Aws, 2, 1),
+    ("c7i", Maker::Intel, 2, 2),
+    ("c7a", Maker::Amd, 2, 1),
+    ("c7g", Maker::Aws, 2, 1),
+    ("r5", Maker::Intel, 8, 2),
+    ("r5a", Maker::Amd, 8, 2),
+    ("r6i", Maker::Intel, 8, 2),
+    ("r6a", Maker::Amd, 8, 2),
+    ("r6g", Maker::Aws, 8, 1),
+    ("r7i", Maker::Intel, 8, 2),
+    ("r7a", Maker::Amd, 8, 1),
+    ("r7g", Maker::Aws, 8, 1),
+];
+
+/// What the catalogue knows of one type.
+#[derive(Debug, Clone, Copy)]
+struct Spec {
+    vcpus: i32,
+    threads_per_core: i32,
+    memory_mib: i64,
+    maker: Maker,
+    burstable: bool,
+    bare_metal: bool,
+    /// `t2`: Xen, 32-bit too, no ENA, NVMe or EBS optimization, legacy BIOS only.
+    xen: bool,
+    interfaces: i32,
+    ipv4_per_interface: i32,
+}
+
+/// vCPUs and memory (MiB) of a burstable type.
+fn burstable(family: &str, size: &str) -> Option<(i32, i64)> {
+    const GIB: i64 = 1024;
+    Some(match (family, size) {
+        ("t2", "nano") => (1, GIB / 2),
+        ("t2", "micro") => (1, GIB),
+        ("t2", "small") => (1, 2 * GIB),
+        (_, "nano") => (2, GIB / 2),
+        (_, "micro") => (2, GIB),
+        (_, "small") => (2, 2 * GIB),
+        (_, "medium") => (2, 4 * GIB),
+        (_, "large") => (2, 8 * GIB),
+        (_, "xlarge") => (4, 16 * GIB),
+        (_, "2xlarge") => (8, 32 * GIB),
+        _ => return None,
+    })
+}
+
+/// vCPUs of a size of the `m`, `c` and `r` families (`metal` resolved by the caller).
+fn vcpus_of_size(size: &str) -> Option<i32> {
+    match size {
+        "medium" => Some(1),
+        "large" => Some(2),
+        "xlarge" => Some(4),
+        s => {
+            let n = s
+                .strip_prefix("metal-")
+                .and_then(|m| m.strip_suffix("xl"))
+                .or_else(|| s.strip_suffix("xlarge"))?;
+            n.parse::<i32>().ok().map(|n| n * 4)
+        }
+    }
+}
+
+/// What the catalogue knows of `t`, if it is one of its types.
+fn spec(t: InstanceType) -> Option<Spec> {
+    let (family, size) = t.as_str().split_once('.')?;
+    let limits = limits::of(t)?;
+    let interfaces = i32::try_from(limits.interfaces).ok()?;
+    let ipv4_per_interface = i32::try_from(limits.ipv4_per_interface).ok()?;
+    if matches!(family, "t2" | "t3" | "t3a" | "t4g") {
+        let (vcpus, memory_mib) = burstable(family, size)?;
+        let maker = match family {
+            "t3a" => Maker::Amd,
+            "t4g" => Maker::Aws,
+            _ => Maker::Intel,
+        };
+        // t3 and t3a run two threads per core; t4g and t2 one.
+        let threads_per_core = if matches!(family, "t3" | "t3a") { 2 } else { 1 };
+        return Some(Spec {
+            vcpus,
+            threads_per_core,
+            memory_mib,
+            maker,
+            burstable: true,
+            bare_metal: false,
+            xen: family == "t2",
+            interfaces,
+            ipv4_per_interface,
+        });
+    }
+    let &(_, maker, gib_per_vcpu, threads_per_core) =
+        FAMILIES.iter().find(|(name, ..)| *name == family)?;
+    let vcpus = if size == "metal" {
+        // The family's largest size.
+        InstanceType::VALUES
+            .iter()
+            .filter_map(|v| v.strip_prefix(family)?.strip_prefix('.'))
+            .filter(|s| !s.starts_with("metal"))
+            .filter_map(vcpus_of_size)
+            .max()?
+    } else {
+        vcpus_of_size(size)?
+    };
+    Some(Spec {
+        vcpus,
+        threads_per_core,
+        memory_mib: i64::from(vcpus) * gib_per_vcpu * 1024,
+        maker,
+        burstable: false,
+        bare_metal: size.starts_with("metal"),
+        xen: false,
+        interfaces,
+        ipv4_per_interface,
+    })
+}
+
+/// The catalogue: every type of the model's list the rules describe, by name.
+fn catalogue() -> impl Iterator<Item = (InstanceType, Spec)> {
+    InstanceType::VALUES.iter().filter_map(|v| {
+        let t = InstanceType::from_wire(v)?;
+        spec(t).map(|s| (t, s))
+    })
+}
+
+fn architectures(s: &Spec) -> Vec<ArchitectureType> {
+    if s.maker == Maker::Aws {
+        vec![ArchitectureType::Arm64]
+    } else if s.xen {
+        vec![ArchitectureType::I386, ArchitectureType::X8664]
+    } else {
+        vec![ArchitectureType::X8664]
+    }
+}
+
+fn boot_modes(s: &Spec) -> Vec<BootModeType> {
+    if s.maker == Maker::Aws {
+        vec![BootModeType::Uefi]
+    } else if s.xen {
+        vec![BootModeType::LegacyBios]
+    } else {
+        vec![BootModeType::LegacyBios, BootModeType::Uefi]
+    }
+}
+
+fn hypervisor(s: &Spec) -> Option<InstanceTypeHypervisor> {
+    if s.bare_metal {
+        None
+    } else if s.xen {
+        Some(InstanceTypeHypervisor::Xen)
+    } else {
+        Some(InstanceTypeHypervisor::Nitro)
+    }
+}
+
+/// `t` as DescribeInstanceTypes answers it.
+fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
+    let nitro = !s.xen;
+    InstanceTypeInfo {
+        instance_type: Some(t),
+        current_generation: Some(true),
+        supported_usage_classes: Some(vec![UsageClassType::OnDemand, UsageClassType::Spot]),
+        supported_root_device_types: Some(vec![RootDeviceType::Ebs]),
+        supported_virtualization_types: Some(vec![VirtualizationType::Hvm]),
+        bare_metal: Some(s.bare_metal),
+        hypervisor: hypervisor(s),
+        processor_info: Some(ProcessorInfo {
+            supported_architectures: Some(architectures(s)),
+            manufacturer: Some(s.maker.as_str().to_string()),
+            ..Default::default()
+        }),
+        v_cpu_info: Some(VCpuInfo {
+            default_v_cpus: Some(s.vcpus),
+            default_cores: Some(s.vcpus / s.threads_per_core.max(1)),
+            default_threads_per_core: Some(s.threads_per_core),
+            ..Default::default()
+        }),
+        memory_info: Some(MemoryInfo {
+            size_in_mi_b: Some(s.memory_mib),
+        }),
+        instance_storage_supported: Some(false),
+        ebs_info: Some(EbsInfo {
+            ebs_optimized_support: Some(if nitro {
+                EbsOptimizedSupport::Default
+            } else {
+                EbsOptimizedSupport::Unsupported
+            }),
+            encryption_support: Some(EbsEncryptionSupport::Supported),
+            nvme_support: Some(if nitro {
+                EbsNvmeSupport::Required
+            } else {
+                EbsNvmeSupport::Unsupported
+            }),
+            ..Default::default()
+        }),
+        network_info: Some(NetworkInfo {
+            maximum_network_interfaces: Some(s.interfaces),
+            maximum_network_cards: Some(1),
+            default_network_card_index: Some(0),
+            ipv4_addresses_per_interface: Some(s.ipv4_per_interface),
+            ipv6_addresses_per_interface: Some(s.ipv4_per_interface),
+            ipv6_supported: Some(true),
+            ena_support: Some(if nitro {
+                EnaSupport::Required
+            } else {
+                EnaSupport::Unsupported
+            }),
+            efa_supported: Some(false),
+            ..Default::default()
+        }),
+        burstable_performance_supported: Some(s.burstable),
+        supported_boot_modes: Some(boot_modes(s)),
+        supported_in_region: Some(true),
+        ..Default::default()
+    }
+}
+
+/// A type as DescribeInstanceTypes filters it.
+struct Listed(InstanceType, Spec);
+
+impl Filterable for Listed {
+    const NAMES: &'static [&'static str] = &[
+        "auto-recovery-supported",
+        "bare-metal",
+        "burstable-performance-supported",
+        "current-generation",
+        "dedicated-hosts-supported",
+        "ebs-info.attachment-limit-type",
+        "ebs-info.maximum-ebs-attachments",
+        "ebs-info.ebs-optimized-info.baseline-bandwidth-in-mbps",
+        "ebs-info.ebs-optimized-info.baseline-iops",
+        "ebs-info.ebs-optimized-info.baseline-throughput-in-mbps",
+        "ebs-info.ebs-optimized-info.maximum-bandwidth-in-mbps",
+        "ebs-info.ebs-optimized-info.maximum-iops",
+        "ebs-info.ebs-optimized-info.maximum-throughput-in-mbps",
+        "ebs-info.ebs-optimized-support",
+        "ebs-info.encryption-support",
+        "ebs-info.nvme-support",
+        "free-tier-eligible",
+        "hibernation-supported",
+        "hypervisor",
+        "instance-storage-info.disk.count",
+        "instance-storage-info.disk.size-in-gb",
+        "instance-storage-info.disk.type",
+        "instance-storage-info.encryption-support",
+        "instance-storage-info.nvme-support",
+        "instance-storage-info.total-size-in-gb",
+        "instance-storage-supported",
+        "instance-type",
+        "memory-info.size-in-mib",
+        "network-info.bandwidth-weightings",
+        "network-info.efa-info.maximum-efa-interfaces",
+        "network-info.efa-supported",
+        "network-info.ena-support",
+        "network-info.flexible-ena-queues-support",
+        "network-info.encryption-in-transit-supported",
+        "network-info.ipv4-addresses-per-interface",
+        "network-info.ipv6-addresses-per-interface",
+        "network-info.ipv6-supported",
+        "network-info.maximum-network-cards",
+        "network-info.maximum-network-interfaces",
+        "network-info.network-performance",
+        "nitro-enclaves-support",
+        "nitro-tpm-support",
+        "nitro-tpm-info.supported-versions",
+        "processor-info.supported-architecture",
+        "processor-info.sustained-clock-speed-in-ghz",
+        "processor-info.supported-features",
+        "reboot-migration-support",
+        "supported-boot-mode",
+        "supported-root-device-type",
+        "supported-usage-class",
+        "supported-virtualization-type",
+        "vcpu-info.default-cores",
+        "vcpu-info.default-threads-per-core",
+        "vcpu-info.default-vcpus",
+        "vcpu-info.valid-cores",
+        "vcpu-info.valid-threads-per-core",
+    ];
+    // Figures the catalogue does not hold: no type matches them.
+    const NEVER_SET: &'static [&'static str] = &[
+        "auto-recovery-supported",
+        "dedicated-hosts-supported",
+        "ebs-info.attachment-limit-type",
+        "ebs-info.maximum-ebs-attachments",
+        "ebs-info.ebs-optimized-info.baseline-bandwidth-in-mbps",
+        "ebs-info.ebs-optimized-info.baseline-iops",
+        "ebs-info.ebs-optimized-info.baseline-throughput-in-mbps",
+        "ebs-info.ebs-optimized-info.maximum-bandwidth-in-mbps",
+        "ebs-info.ebs-optimized-info.maximum-iops",
+        "ebs-info.ebs-optimized-info.maximum-throughput-in-mbps",
+        "free-tier-eligible",
+        "hibernation-supported",
+        "instance-storage-info.disk.count",
+        "instance-storage-info.disk.size-in-gb",
+        "instance-storage-info.disk.type",
+        "instance-storage-info.encryption-support",
+        "instance-storage-info.nvme-support",
+        "instance-storage-info.total-size-in-gb",
+        "network-info.bandwidth-weightings",
+        "network-info.efa-info.maximum-efa-interfaces",
+        "network-info.flexible-ena-queues-support",
+        "network-info.encryption-in-transit-supported",
+        "network-info.network-performance",
+        "nitro-enclaves-support",
+        "nitro-tpm-support",
+        "nitro-tpm-info.supported-versions",
+        "processor-info.sustained-clock-speed-in-ghz",
+        "processor-info.supported-features",
+        "reboot-migration-support",
+        "vcpu-info.valid-cores",
+        "vcpu-info.valid-threads-per-core",
+    ];
+    const TAGGABLE: bool = false;
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let Listed(t, s) = self;
+        let list = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
+        match name {
+            "bare-metal" => flag(s.bare_metal),
+            "burstable-performance-supported" => flag(s.burstable),
+            "current-generation" => flag(true),
+            "ebs-info.ebs-optimized-support" => one(if s.xen { "unsupported" } else { "default" }),
+            "ebs-info.encryption-support" => one("supported"),
+            "ebs-info.nvme-support" => one(if s.xen { "unsupported" } else { "required" }),
+            "hypervisor" => hypervisor(s).map(|h| one(h.as_str())).unwrap_or_default(),
+            "instance-storage-supported" => flag(false),
+            "instance-type" => one(t.as_str()),
+            "memory-info.size-in-mib" => one(s.memory_mib.to_string()),
+            "network-info.efa-supported" => flag(false),
+            "network-info.ena-support" => one(if s.xen { "unsupported" } else { "required" }),
+            "network-info.ipv4-addresses-per-interface"
+            | "network-info.ipv6-addresses-per-interface" => one(s.ipv4_per_interface.to_string()),
+            "network-info.ipv6-supported" => flag(true),
+            "network-info.maximum-network-cards" => one("1"),
+            "network-info.maximum-network-interfaces" => one(s.interfaces.to_string()),
+            "processor-info.supported-architecture" => architectures(s)
+                .iter()
+                .map(|a| a.as_str().to_string())
+                .collect(),
+            "supported-boot-mode" => boot_modes(s)
+                .iter()
+                .map(|b| b.as_str().to_string())
+                .collect(),
+            "supported-root-device-type" => one("ebs"),
+            "supported-usage-class" => list(vec!["on-demand", "spot"]),
+            "supported-virtualization-type" => one("hvm"),
+            "vcpu-info.default-cores" => one((s.vcpus / s.threads_per_core.max(1)).to_string()),
+            "vcpu-info.default-threads-per-core" => one(s.threads_per_core.to_string()),
+            "vcpu-info.default-vcpus" => one(s.vcpus.to_string()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `DescribeInstanceTypes`: the types named (each one the catalogue describes), else the
+/// whole catalogue; filters; `MaxResults` 5..100 and `NextToken`, by type name.
+pub fn describe_instance_types(
+    _region: &mut Region,
+    input: DescribeInstanceTypesRequest,
+) -> Result<DescribeInstanceTypesResult, ApiError> {
+    page::check_max_results(input.max_results, 5, 100)?;
+    let filters = Filters::parse::<Listed>(input.filters)?;
+    let mut found: Vec<Listed> = match input.instance_types.filter(|v| !v.is_empty()) {
+        Some(named) => {
+            let mut out = Vec::new();
+            for t in named {
+                let s = spec(t).ok_or_else(|| {
+                    ApiError::not_implemented(format!(
+                        "fakeaws does not describe the instance type {} (its catalogue: the \
+                         t2, t3, t3a and t4g families, and the m, c and r families of the fifth \
+                         to seventh generations without local storage)",
+                        t.as_str()
+                    ))
+                })?;
+                out.push(Listed(t, s));
+            }
+            out
+        }
+        None => catalogue().map(|(t, s)| Listed(t, s)).collect(),
+    };
+    found.retain(|l| filters.matches(l, None));
+    found.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+    found.dedup_by(|a, b| a.0 == b.0);
+    let (items, next) = page::page(
+        found,
+        |l| l.0.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeInstanceTypesResult {
+        instance_types: Some(items.iter().map(|l| render(l.0, &l.1)).collect()),
+        next_token: next,
+    })
+}
+
+/// An offering as DescribeInstanceTypeOfferings filters and pages it.
+struct Offering {
+    instance_type: InstanceType,
+    location: String,
+    /// `location/type`: the order of the answer and its pages.
+    key: String,
+}
+
+impl Filterable for Offering {
+    const NAMES: &'static [&'static str] = &["instance-type", "location"];
+    const TAGGABLE: bool = false;
+
+    fn values(&self, name: &str) -> Vec<String> {
+        match name {
+            "instance-type" => one(self.instance_type.as_str()),
+            "location" => one(self.location.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `DescribeInstanceTypeOfferings`: every type of the catalogue in the region, or in each of
+/// its zones (by name or id); filters `instance-type` and `location`; `MaxResults` 5..1000.
+pub fn describe_instance_type_offerings(
+    region: &mut Region,
+    input: DescribeInstanceTypeOfferingsRequest,
+) -> Result<DescribeInstanceTypeOfferingsResult, ApiError> {
+    page::check_max_results(input.max_results, 5, 1000)?;
+    let filters = Filters::parse::<Offering>(input.filters)?;
+    let location_type = input.location_type.unwrap_or(LocationType::Region);
+    let locations: Vec<String> = match location_type {
+        LocationType::Region => vec![region.name.clone()],
+        LocationType::AvailabilityZone => region.zones.iter().map(|z| z.name.clone()).collect(),
+        LocationType::AvailabilityZoneId => region.zones.iter().map(|z| z.id.clone()).collect(),
+        LocationType::Outpost => {
+            return Err(ApiError::not_implemented(
+                "fakeaws serves no Outposts (LocationType outpost)",
+            ));
+        }
+    };
+    let mut found: Vec<Offering> = locations
+        .iter()
+        .flat_map(|location| {
+            catalogue().map(move |(t, _)| Offering {
+                instance_type: t,
+                location: location.clone(),
+                key: format!("{location}/{}", t.as_str()),
+            })
+        })
+        .filter(|o| filters.matches(o, None))
+        .collect();
+    found.sort_by(|a, b| a.key.cmp(&b.key));
+    let (items, next) = page::page(
+        found,
+        |o| o.key.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeInstanceTypeOfferingsResult {
+        instance_type_offerings: Some(
+            items
+                .into_iter()
+                .map(|o| InstanceTypeOffering {
+                    instance_type: Some(o.instance_type),
+                    location_type: Some(location_type),
+                    location: Some(o.location),
+                })
+                .collect(),
+        ),
+        next_token: next,
+    })
+}

@@ -1,0 +1,222 @@
+//! DescribeInstanceTypes and DescribeInstanceTypeOfferings through the SDK.
+
+use aws_sdk_ec2::types::{
+    ArchitectureType, BootModeType, InstanceType, InstanceTypeHypervisor, InstanceTypeInfo,
+    LocationType,
+};
+
+use crate::{code, empty_fake, filter};
+
+async fn one_type(ec2: &aws_sdk_ec2::Client, t: InstanceType) -> InstanceTypeInfo {
+    let out = ec2
+        .describe_instance_types()
+        .instance_types(t)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.instance_types().len(), 1);
+    out.instance_types()[0].clone()
+}
+
+/// (vCPUs, cores, threads per core, memory MiB) of `info`.
+fn sizing(info: &InstanceTypeInfo) -> (i32, i32, i32, i64) {
+    let v = info.v_cpu_info().unwrap();
+    (
+        v.default_v_cpus().unwrap(),
+        v.default_cores().unwrap(),
+        v.default_threads_per_core().unwrap(),
+        info.memory_info().unwrap().size_in_mib().unwrap(),
+    )
+}
+
+/// The names of every type DescribeInstanceTypes lists with `filters`, through the paginator.
+async fn names(ec2: &aws_sdk_ec2::Client, filters: &[(&str, &str)]) -> Vec<String> {
+    let mut call = ec2.describe_instance_types().max_results(100);
+    for (name, value) in filters {
+        call = call.filters(filter(name, &[value]));
+    }
+    let pages: Vec<_> = call.into_paginator().send().collect().await;
+    pages
+        .into_iter()
+        .flat_map(|p| p.unwrap().instance_types().to_vec())
+        .map(|t| t.instance_type().unwrap().as_str().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn types_are_described_as_their_family_and_size_make_them() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let expected = [
+        (InstanceType::T2Micro, (1, 1, 1, 1024)),
+        (InstanceType::T3Micro, (2, 1, 2, 1024)),
+        (InstanceType::T4gMedium, (2, 2, 1, 4096)),
+        (InstanceType::M5Large, (2, 1, 2, 8192)),
+        (InstanceType::M6gMedium, (1, 1, 1, 4096)),
+        (InstanceType::C7aXlarge, (4, 4, 1, 8192)),
+        (InstanceType::R6i2xlarge, (8, 4, 2, 65536)),
+        (InstanceType::C524xlarge, (96, 48, 2, 196_608)),
+        (InstanceType::M5Metal, (96, 48, 2, 393_216)),
+        (InstanceType::R7iMetal24xl, (96, 48, 2, 786_432)),
+    ];
+    for (t, sized) in expected {
+        let info = one_type(&ec2, t.clone()).await;
+        assert_eq!(sizing(&info), sized, "{t:?}");
+        assert_eq!(info.current_generation(), Some(true));
+        assert_eq!(info.supported_in_region(), Some(true));
+    }
+
+    let t3 = one_type(&ec2, InstanceType::T3Micro).await;
+    assert_eq!(t3.burstable_performance_supported(), Some(true));
+    assert_eq!(t3.hypervisor(), Some(&InstanceTypeHypervisor::Nitro));
+    assert_eq!(
+        t3.processor_info().unwrap().supported_architectures(),
+        [ArchitectureType::X8664]
+    );
+    assert_eq!(t3.processor_info().unwrap().manufacturer(), Some("Intel"));
+    // The interface limits AttachNetworkInterface enforces.
+    let net = t3.network_info().unwrap();
+    assert_eq!(
+        (
+            net.maximum_network_interfaces(),
+            net.ipv4_addresses_per_interface()
+        ),
+        (Some(2), Some(2))
+    );
+    let graviton = one_type(&ec2, InstanceType::M7gLarge).await;
+    assert_eq!(
+        graviton.processor_info().unwrap().supported_architectures(),
+        [ArchitectureType::Arm64]
+    );
+    assert_eq!(graviton.supported_boot_modes(), [BootModeType::Uefi]);
+    assert_eq!(graviton.burstable_performance_supported(), Some(false));
+    let t2 = one_type(&ec2, InstanceType::T2Micro).await;
+    assert_eq!(t2.hypervisor(), Some(&InstanceTypeHypervisor::Xen));
+    assert_eq!(
+        t2.processor_info().unwrap().supported_architectures(),
+        [ArchitectureType::I386, ArchitectureType::X8664]
+    );
+    let metal = one_type(&ec2, InstanceType::M5Metal).await;
+    assert_eq!(metal.bare_metal(), Some(true));
+    assert_eq!(metal.hypervisor(), None);
+
+    // A type of the model the catalogue does not describe is refused, not made up.
+    assert_eq!(
+        code(
+            ec2.describe_instance_types()
+                .instance_types(InstanceType::P4d24xlarge)
+                .send()
+                .await
+        ),
+        "NotImplemented"
+    );
+}
+
+#[tokio::test]
+async fn the_catalogue_pages_filters_and_offerings() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let all = names(&ec2, &[]).await;
+    assert!(all.len() > 200, "{}", all.len());
+    let mut sorted = all.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted, all, "in name order, each once");
+    for t in [
+        "t3.nano",
+        "m5.large",
+        "c6g.16xlarge",
+        "r7a.metal-48xl",
+        "t2.2xlarge",
+    ] {
+        assert!(all.iter().any(|a| a == t), "{t}");
+    }
+
+    let arm = names(&ec2, &[("processor-info.supported-architecture", "arm64")]).await;
+    assert!(!arm.is_empty());
+    assert!(
+        arm.iter()
+            .all(|t| t.starts_with("t4g") || t.split('.').next().unwrap().ends_with('g')),
+        "{arm:?}"
+    );
+    let burstable = names(&ec2, &[("burstable-performance-supported", "true")]).await;
+    assert!(
+        burstable.iter().all(|t| t.starts_with('t')),
+        "{burstable:?}"
+    );
+    assert_eq!(burstable.len(), 28);
+    let two_by_eight = names(
+        &ec2,
+        &[
+            ("vcpu-info.default-vcpus", "2"),
+            ("memory-info.size-in-mib", "8192"),
+            ("current-generation", "true"),
+        ],
+    )
+    .await;
+    for t in ["m5.large", "m7g.large", "t3.large", "t2.large"] {
+        assert!(two_by_eight.iter().any(|a| a == t), "{t}: {two_by_eight:?}");
+    }
+    assert!(!two_by_eight.iter().any(|a| a == "c5.large"));
+    // Figures the catalogue does not hold match nothing.
+    assert!(
+        names(
+            &ec2,
+            &[("network-info.network-performance", "Up to 5 Gigabit")]
+        )
+        .await
+        .is_empty()
+    );
+    assert_eq!(
+        code(
+            ec2.describe_instance_types()
+                .filters(filter("colour", &["red"]))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+
+    // Offerings: each type in the region, or in each zone.
+    let in_region = ec2
+        .describe_instance_type_offerings()
+        .into_paginator()
+        .send()
+        .collect::<Vec<_>>()
+        .await;
+    let offered: Vec<String> = in_region
+        .into_iter()
+        .flat_map(|p| p.unwrap().instance_type_offerings().to_vec())
+        .map(|o| {
+            assert_eq!(o.location(), Some("us-east-1"));
+            assert_eq!(o.location_type(), Some(&LocationType::Region));
+            o.instance_type().unwrap().as_str().to_string()
+        })
+        .collect();
+    assert_eq!(offered, all);
+    let zonal = ec2
+        .describe_instance_type_offerings()
+        .location_type(LocationType::AvailabilityZone)
+        .filters(filter("instance-type", &["t3.micro"]))
+        .send()
+        .await
+        .unwrap();
+    let zones: Vec<&str> = zonal
+        .instance_type_offerings()
+        .iter()
+        .map(|o| o.location().unwrap())
+        .collect();
+    assert!(
+        zones.contains(&"us-east-1a") && zones.len() >= 3,
+        "{zones:?}"
+    );
+    let one = ec2
+        .describe_instance_type_offerings()
+        .location_type(LocationType::AvailabilityZoneId)
+        .filters(filter("location", &["use1-az1"]))
+        .filters(filter("instance-type", &["m5.large"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(one.instance_type_offerings().len(), 1);
+}
