@@ -130,6 +130,9 @@ pub struct Region {
     /// The account's block public access for AMIs.
     #[serde(default)]
     pub(crate) image_sharing: image_attribute::Sharing,
+    /// Whether EBS encryption by default is on for the account here.
+    #[serde(default)]
+    pub(crate) ebs_encryption_by_default: bool,
     /// The account's default CPU credit option per burstable instance family.
     #[serde(default)]
     pub(crate) credit_defaults: crate::ec2::instance::CreditDefaults,
@@ -403,6 +406,7 @@ impl Region {
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
+            ebs_encryption_by_default: false,
             copied: None,
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),

@@ -202,7 +202,7 @@ pub fn copy_image(
             region,
             COPIED_VOLUME,
             device.size,
-            encrypt || *was_encrypted,
+            crate::ec2::volume::encrypts(region, encrypt || *was_encrypted),
             format!(
                 "Copied for DestinationAmi {id} from SourceAmi {} for SourceSnapshot {}. Task created on {task}.",
                 source.id, device.snapshot_id
@@ -275,7 +275,7 @@ pub fn copy_snapshot(
         region,
         COPIED_VOLUME,
         source.size,
-        source.encrypted || input.encrypted == Some(true),
+        crate::ec2::volume::encrypts(region, source.encrypted || input.encrypted == Some(true)),
         description,
         tags,
     );

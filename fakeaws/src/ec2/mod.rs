@@ -992,6 +992,34 @@ impl Api for Region {
         instance_type::describe_instance_type_offerings(self, input)
     }
 
+    fn get_ebs_encryption_by_default(
+        &mut self,
+        input: GetEbsEncryptionByDefaultRequest,
+    ) -> Result<GetEbsEncryptionByDefaultResult, ApiError> {
+        volume::get_ebs_encryption_by_default(self, input)
+    }
+
+    fn enable_ebs_encryption_by_default(
+        &mut self,
+        input: EnableEbsEncryptionByDefaultRequest,
+    ) -> Result<EnableEbsEncryptionByDefaultResult, ApiError> {
+        volume::enable_ebs_encryption_by_default(self, input)
+    }
+
+    fn disable_ebs_encryption_by_default(
+        &mut self,
+        input: DisableEbsEncryptionByDefaultRequest,
+    ) -> Result<DisableEbsEncryptionByDefaultResult, ApiError> {
+        volume::disable_ebs_encryption_by_default(self, input)
+    }
+
+    fn get_ebs_default_kms_key_id(
+        &mut self,
+        input: GetEbsDefaultKmsKeyIdRequest,
+    ) -> Result<GetEbsDefaultKmsKeyIdResult, ApiError> {
+        volume::get_ebs_default_kms_key_id(self, input)
+    }
+
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
         key_pair::create_key_pair(self, input)
     }

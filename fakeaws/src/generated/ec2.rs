@@ -8365,6 +8365,36 @@ impl DeviceType {
 
 crate::protocol::wire_enum!(DeviceType);
 
+/// The `DisableEbsEncryptionByDefaultRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisableEbsEncryptionByDefaultRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisableEbsEncryptionByDefaultRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `DisableEbsEncryptionByDefaultResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisableEbsEncryptionByDefaultResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_encryption_by_default: Option<bool>,
+}
+
+impl EncodeMembers for DisableEbsEncryptionByDefaultResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ebsEncryptionByDefault", &self.ebs_encryption_by_default);
+    }
+}
+
 /// The `DisableImageBlockPublicAccessRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisableImageBlockPublicAccessRequest {
@@ -9459,6 +9489,36 @@ impl EnaSupport {
 
 crate::protocol::wire_enum!(EnaSupport);
 
+/// The `EnableEbsEncryptionByDefaultRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableEbsEncryptionByDefaultRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for EnableEbsEncryptionByDefaultRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `EnableEbsEncryptionByDefaultResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnableEbsEncryptionByDefaultResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_encryption_by_default: Option<bool>,
+}
+
+impl EncodeMembers for EnableEbsEncryptionByDefaultResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ebsEncryptionByDefault", &self.ebs_encryption_by_default);
+    }
+}
+
 /// The `EnableImageBlockPublicAccessRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct EnableImageBlockPublicAccessRequest {
@@ -9852,6 +9912,69 @@ impl EncodeMembers for GetDefaultCreditSpecificationResult {
             "instanceFamilyCreditSpecification",
             &self.instance_family_credit_specification,
         );
+    }
+}
+
+/// The `GetEbsDefaultKmsKeyIdRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetEbsDefaultKmsKeyIdRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetEbsDefaultKmsKeyIdRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `GetEbsDefaultKmsKeyIdResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetEbsDefaultKmsKeyIdResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+}
+
+impl EncodeMembers for GetEbsDefaultKmsKeyIdResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("kmsKeyId", &self.kms_key_id);
+    }
+}
+
+/// The `GetEbsEncryptionByDefaultRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetEbsEncryptionByDefaultRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetEbsEncryptionByDefaultRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `GetEbsEncryptionByDefaultResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetEbsEncryptionByDefaultResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_encryption_by_default: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse_type: Option<SSEType>,
+}
+
+impl EncodeMembers for GetEbsEncryptionByDefaultResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ebsEncryptionByDefault", &self.ebs_encryption_by_default);
+        w.field("sseType", &self.sse_type);
     }
 }
 
@@ -31926,6 +32049,14 @@ pub enum Action {
     DescribeInstanceTypes,
     /// `DescribeInstanceTypeOfferings`
     DescribeInstanceTypeOfferings,
+    /// `GetEbsEncryptionByDefault`
+    GetEbsEncryptionByDefault,
+    /// `EnableEbsEncryptionByDefault`
+    EnableEbsEncryptionByDefault,
+    /// `DisableEbsEncryptionByDefault`
+    DisableEbsEncryptionByDefault,
+    /// `GetEbsDefaultKmsKeyId`
+    GetEbsDefaultKmsKeyId,
 }
 
 impl Action {
@@ -32086,6 +32217,10 @@ impl Action {
             Self::ReplaceIamInstanceProfileAssociation => "ReplaceIamInstanceProfileAssociation",
             Self::DescribeInstanceTypes => "DescribeInstanceTypes",
             Self::DescribeInstanceTypeOfferings => "DescribeInstanceTypeOfferings",
+            Self::GetEbsEncryptionByDefault => "GetEbsEncryptionByDefault",
+            Self::EnableEbsEncryptionByDefault => "EnableEbsEncryptionByDefault",
+            Self::DisableEbsEncryptionByDefault => "DisableEbsEncryptionByDefault",
+            Self::GetEbsDefaultKmsKeyId => "GetEbsDefaultKmsKeyId",
         }
     }
     /// The served operation of that name, if any.
@@ -32245,6 +32380,10 @@ impl Action {
             "ReplaceIamInstanceProfileAssociation" => Self::ReplaceIamInstanceProfileAssociation,
             "DescribeInstanceTypes" => Self::DescribeInstanceTypes,
             "DescribeInstanceTypeOfferings" => Self::DescribeInstanceTypeOfferings,
+            "GetEbsEncryptionByDefault" => Self::GetEbsEncryptionByDefault,
+            "EnableEbsEncryptionByDefault" => Self::EnableEbsEncryptionByDefault,
+            "DisableEbsEncryptionByDefault" => Self::DisableEbsEncryptionByDefault,
+            "GetEbsDefaultKmsKeyId" => Self::GetEbsDefaultKmsKeyId,
             _ => return None,
         })
     }
@@ -32902,6 +33041,26 @@ pub trait Api {
         &mut self,
         input: DescribeInstanceTypeOfferingsRequest,
     ) -> Result<DescribeInstanceTypeOfferingsResult, ApiError>;
+    /// Serves `GetEbsEncryptionByDefault`.
+    fn get_ebs_encryption_by_default(
+        &mut self,
+        input: GetEbsEncryptionByDefaultRequest,
+    ) -> Result<GetEbsEncryptionByDefaultResult, ApiError>;
+    /// Serves `EnableEbsEncryptionByDefault`.
+    fn enable_ebs_encryption_by_default(
+        &mut self,
+        input: EnableEbsEncryptionByDefaultRequest,
+    ) -> Result<EnableEbsEncryptionByDefaultResult, ApiError>;
+    /// Serves `DisableEbsEncryptionByDefault`.
+    fn disable_ebs_encryption_by_default(
+        &mut self,
+        input: DisableEbsEncryptionByDefaultRequest,
+    ) -> Result<DisableEbsEncryptionByDefaultResult, ApiError>;
+    /// Serves `GetEbsDefaultKmsKeyId`.
+    fn get_ebs_default_kms_key_id(
+        &mut self,
+        input: GetEbsDefaultKmsKeyIdRequest,
+    ) -> Result<GetEbsDefaultKmsKeyIdResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -33209,6 +33368,14 @@ pub enum Response {
     DescribeInstanceTypes(Box<DescribeInstanceTypesResult>),
     /// `DescribeInstanceTypeOfferings`
     DescribeInstanceTypeOfferings(Box<DescribeInstanceTypeOfferingsResult>),
+    /// `GetEbsEncryptionByDefault`
+    GetEbsEncryptionByDefault(Box<GetEbsEncryptionByDefaultResult>),
+    /// `EnableEbsEncryptionByDefault`
+    EnableEbsEncryptionByDefault(Box<EnableEbsEncryptionByDefaultResult>),
+    /// `DisableEbsEncryptionByDefault`
+    DisableEbsEncryptionByDefault(Box<DisableEbsEncryptionByDefaultResult>),
+    /// `GetEbsDefaultKmsKeyId`
+    GetEbsDefaultKmsKeyId(Box<GetEbsDefaultKmsKeyIdResult>),
 }
 
 impl Response {
@@ -34056,6 +34223,30 @@ impl Response {
             ),
             Self::DescribeInstanceTypeOfferings(output) => crate::protocol::xml::ec2_response(
                 "DescribeInstanceTypeOfferings",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetEbsEncryptionByDefault(output) => crate::protocol::xml::ec2_response(
+                "GetEbsEncryptionByDefault",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::EnableEbsEncryptionByDefault(output) => crate::protocol::xml::ec2_response(
+                "EnableEbsEncryptionByDefault",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DisableEbsEncryptionByDefault(output) => crate::protocol::xml::ec2_response(
+                "DisableEbsEncryptionByDefault",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetEbsDefaultKmsKeyId(output) => crate::protocol::xml::ec2_response(
+                "GetEbsDefaultKmsKeyId",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -35940,6 +36131,53 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeInstanceTypeOfferings(Box::new(
                 api.describe_instance_type_offerings(input)?,
+            )))
+        }
+        Action::GetEbsEncryptionByDefault => {
+            r.reject_unsupported("GetEbsEncryptionByDefault", &[])?;
+            let input =
+                FormReader::required(GetEbsEncryptionByDefaultRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetEbsEncryptionByDefault(Box::new(
+                api.get_ebs_encryption_by_default(input)?,
+            )))
+        }
+        Action::EnableEbsEncryptionByDefault => {
+            r.reject_unsupported("EnableEbsEncryptionByDefault", &[])?;
+            let input =
+                FormReader::required(EnableEbsEncryptionByDefaultRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::EnableEbsEncryptionByDefault(Box::new(
+                api.enable_ebs_encryption_by_default(input)?,
+            )))
+        }
+        Action::DisableEbsEncryptionByDefault => {
+            r.reject_unsupported("DisableEbsEncryptionByDefault", &[])?;
+            let input =
+                FormReader::required(DisableEbsEncryptionByDefaultRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DisableEbsEncryptionByDefault(Box::new(
+                api.disable_ebs_encryption_by_default(input)?,
+            )))
+        }
+        Action::GetEbsDefaultKmsKeyId => {
+            r.reject_unsupported("GetEbsDefaultKmsKeyId", &[])?;
+            let input = FormReader::required(GetEbsDefaultKmsKeyIdRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetEbsDefaultKmsKeyId(Box::new(
+                api.get_ebs_default_kms_key_id(input)?,
             )))
         }
     }

@@ -161,6 +161,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .instance_credit_specifications,
     );
     add(
+        "ebs encryption by default",
+        &ec2.get_ebs_encryption_by_default()
+            .send()
+            .await
+            .unwrap()
+            .ebs_encryption_by_default,
+    );
+    add(
         "t2 default credits",
         &ec2.get_default_credit_specification()
             .instance_family(aws_sdk_ec2::types::UnlimitedSupportedInstanceFamily::T2)
@@ -590,6 +598,7 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .send()
         .await
         .unwrap();
+    ec2.enable_ebs_encryption_by_default().send().await.unwrap();
     ec2.modify_default_credit_specification()
         .instance_family(aws_sdk_ec2::types::UnlimitedSupportedInstanceFamily::T2)
         .cpu_credits("unlimited")

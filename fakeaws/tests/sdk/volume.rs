@@ -517,3 +517,125 @@ async fn a_volume_is_modified_in_place_through_modifying_and_optimizing() {
         "InvalidVolume.NotFound"
     );
 }
+
+/// Whether the volume `id` is encrypted, as DescribeVolumes answers.
+async fn encrypted(ec2: &aws_sdk_ec2::Client, id: &str) -> bool {
+    volume(ec2, id).await.encrypted().unwrap()
+}
+
+/// Whether each volume of the instance `id` is encrypted.
+async fn instance_volumes_encrypted(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    for (_, vol) in block_devices(ec2, id).await {
+        out.push(encrypted(ec2, &vol).await);
+    }
+    out
+}
+
+#[tokio::test]
+async fn encryption_by_default_encrypts_every_new_volume_and_copy() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let state = || async {
+        ec2.get_ebs_encryption_by_default()
+            .send()
+            .await
+            .unwrap()
+            .ebs_encryption_by_default()
+            .unwrap()
+    };
+    assert!(!state().await, "off for a new account");
+    assert_eq!(
+        ec2.get_ebs_default_kms_key_id()
+            .send()
+            .await
+            .unwrap()
+            .kms_key_id(),
+        Some("alias/aws/ebs")
+    );
+    let before = new_volume(&ec2, "us-east-1a", 8).await;
+    let plain_snapshot = crate::completed_snapshot(&ec2, "us-east-1a", 8, false).await;
+    let (launched_before, _) = running_instance(&ec2).await;
+    assert!(!encrypted(&ec2, &before).await);
+    assert_eq!(
+        instance_volumes_encrypted(&ec2, &launched_before).await,
+        [false]
+    );
+
+    let on = ec2.enable_ebs_encryption_by_default().send().await.unwrap();
+    assert_eq!(on.ebs_encryption_by_default(), Some(true));
+    assert!(state().await);
+    // New volumes are encrypted, even when the request says otherwise.
+    let asked_not = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(false)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    assert!(encrypted(&ec2, &asked_not).await);
+    assert!(encrypted(&ec2, &new_volume(&ec2, "us-east-1a", 8).await).await);
+    let vpc_id = vpc(&ec2, "10.9.0.0/16").await;
+    let subnet_id = subnet(&ec2, &vpc_id, "10.9.1.0/24", "us-east-1a").await;
+    let launched = crate::instance(&ec2, &subnet_id).await;
+    assert_eq!(instance_volumes_encrypted(&ec2, &launched).await, [true]);
+    // A snapshot copy too.
+    let copy = ec2
+        .copy_snapshot()
+        .source_region("us-east-1")
+        .source_snapshot_id(&plain_snapshot)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    let copied = ec2
+        .describe_snapshots()
+        .snapshot_ids(&copy)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(copied.snapshots()[0].encrypted(), Some(true));
+    // What was there before is as it was.
+    assert!(!encrypted(&ec2, &before).await);
+    assert_eq!(
+        instance_volumes_encrypted(&ec2, &launched_before).await,
+        [false]
+    );
+
+    // Off again: new volumes as asked; but a volume of an encrypted snapshot is encrypted.
+    let off = ec2
+        .disable_ebs_encryption_by_default()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(off.ebs_encryption_by_default(), Some(false));
+    assert!(!encrypted(&ec2, &new_volume(&ec2, "us-east-1a", 8).await).await);
+    let sealed = crate::completed_snapshot(&ec2, "us-east-1a", 8, true).await;
+    let image = crate::register_from(&ec2, "sealed", "/dev/sda1", &sealed)
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    aws_sdk_ec2::client::Waiters::wait_until_image_available(&ec2)
+        .image_ids(&image)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let run = ec2
+        .run_instances()
+        .image_id(&image)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Micro)
+        .subnet_id(&subnet_id)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let id = run.instances()[0].instance_id().unwrap().to_string();
+    assert_eq!(instance_volumes_encrypted(&ec2, &id).await, [true]);
+}

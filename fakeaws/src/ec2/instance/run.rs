@@ -393,6 +393,7 @@ pub(super) fn plan_volumes(
         ));
     }
     out.push(planned(
+        region,
         &image.root_device_name,
         &root_ebs,
         size,
@@ -436,6 +437,7 @@ pub(super) fn plan_volumes(
             }
         };
         out.push(planned(
+            region,
             device,
             ebs,
             size,
@@ -464,6 +466,7 @@ pub(super) fn plan_volumes(
             ..Default::default()
         };
         out.push(planned(
+            region,
             &d.name,
             &ebs,
             d.size,
@@ -475,7 +478,10 @@ pub(super) fn plan_volumes(
     Ok(out)
 }
 
+/// A volume of a launch: encrypted when the mapping asks, when its snapshot is, or when
+/// encryption by default is on in `region`.
 pub(super) fn planned(
+    region: &Region,
     device: &str,
     ebs: &crate::generated::ec2::EbsBlockDevice,
     size: i32,
@@ -483,12 +489,19 @@ pub(super) fn planned(
     zone: &str,
     root: bool,
 ) -> Result<Planned, ApiError> {
+    let of_encrypted_snapshot = snapshot_id
+        .as_deref()
+        .and_then(|id| region.snapshots.get(id))
+        .is_some_and(|s| s.encrypted);
     let spec = volume::Spec {
         volume_type: ebs.volume_type,
         size,
         iops: ebs.iops,
         throughput: ebs.throughput,
-        encrypted: ebs.encrypted,
+        encrypted: Some(volume::encrypts(
+            region,
+            ebs.encrypted == Some(true) || of_encrypted_snapshot,
+        )),
     };
     let mut volume = volume::specified(&spec, snapshot_id, zone, "BlockDeviceMapping.N.Ebs.")?;
     volume.attachment = Some(VolumeAttachment {

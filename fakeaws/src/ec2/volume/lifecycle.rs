@@ -74,10 +74,10 @@ pub fn create_volume(
         size,
         iops: input.iops,
         throughput: input.throughput,
-        encrypted: input
-            .encrypted
-            .map(|e| e || from_encrypted)
-            .or(Some(from_encrypted)),
+        encrypted: Some(super::encrypts(
+            region,
+            input.encrypted == Some(true) || from_encrypted,
+        )),
     };
     let mut volume = specified(&spec, from.map(|(id, _)| id), &zone, "")?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Volume)?;

@@ -2,9 +2,14 @@
 //! (deleted with their instance when DeleteOnTermination is set), and, in `lifecycle`,
 //! CreateVolume, AttachVolume, DetachVolume and DeleteVolume.
 
+mod encryption;
 mod lifecycle;
 mod modify;
 
+pub use encryption::{
+    disable_ebs_encryption_by_default, enable_ebs_encryption_by_default, encrypts,
+    get_ebs_default_kms_key_id, get_ebs_encryption_by_default,
+};
 pub use lifecycle::{attach_volume, create_volume, delete_volume, detach_volume};
 pub use modify::{advance as advance_modification, describe_volumes_modifications, modify_volume};
 
