@@ -1020,6 +1020,20 @@ impl Api for Region {
         volume::get_ebs_default_kms_key_id(self, input)
     }
 
+    fn monitor_instances(
+        &mut self,
+        input: MonitorInstancesRequest,
+    ) -> Result<MonitorInstancesResult, ApiError> {
+        instance::monitor_instances(self, input)
+    }
+
+    fn unmonitor_instances(
+        &mut self,
+        input: UnmonitorInstancesRequest,
+    ) -> Result<UnmonitorInstancesResult, ApiError> {
+        instance::unmonitor_instances(self, input)
+    }
+
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {
         key_pair::create_key_pair(self, input)
     }

@@ -11944,6 +11944,23 @@ impl InstanceMetadataTagsState {
 
 crate::protocol::wire_enum!(InstanceMetadataTagsState);
 
+/// The `InstanceMonitoring` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceMonitoring {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<Monitoring>,
+}
+
+impl EncodeMembers for InstanceMonitoring {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("monitoring", &self.monitoring);
+    }
+}
+
 /// The `InstanceNetworkInterface` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceNetworkInterface {
@@ -23601,6 +23618,45 @@ impl EncodeMembers for ModifyVpcEndpointResult {
     }
 }
 
+/// The `MonitorInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct MonitorInstancesRequest {
+    pub instance_ids: Vec<String>,
+    pub metric_category_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for MonitorInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId", "MetricCategoryId"]) else {
+            return Ok(None);
+        };
+        let instance_ids = r.list_at(m_[1], at_, "InstanceId", None)?;
+        let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let metric_category_ids = r.list_at(m_[2], at_, "MetricCategoryId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_ids,
+            metric_category_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `MonitorInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MonitorInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_monitorings: Option<Vec<InstanceMonitoring>>,
+}
+
+impl EncodeMembers for MonitorInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instancesSet", "item", &self.instance_monitorings);
+    }
+}
+
 /// The `Monitoring` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Monitoring {
@@ -30286,6 +30342,45 @@ impl UnlimitedSupportedInstanceFamily {
 
 crate::protocol::wire_enum!(UnlimitedSupportedInstanceFamily);
 
+/// The `UnmonitorInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct UnmonitorInstancesRequest {
+    pub instance_ids: Vec<String>,
+    pub metric_category_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for UnmonitorInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId", "MetricCategoryId"]) else {
+            return Ok(None);
+        };
+        let instance_ids = r.list_at(m_[1], at_, "InstanceId", None)?;
+        let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let metric_category_ids = r.list_at(m_[2], at_, "MetricCategoryId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_ids,
+            metric_category_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `UnmonitorInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnmonitorInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_monitorings: Option<Vec<InstanceMonitoring>>,
+}
+
+impl EncodeMembers for UnmonitorInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("instancesSet", "item", &self.instance_monitorings);
+    }
+}
+
 /// The `UnsuccessfulInstanceCreditSpecificationErrorCode` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum UnsuccessfulInstanceCreditSpecificationErrorCode {
@@ -32057,6 +32152,10 @@ pub enum Action {
     DisableEbsEncryptionByDefault,
     /// `GetEbsDefaultKmsKeyId`
     GetEbsDefaultKmsKeyId,
+    /// `MonitorInstances`
+    MonitorInstances,
+    /// `UnmonitorInstances`
+    UnmonitorInstances,
 }
 
 impl Action {
@@ -32221,6 +32320,8 @@ impl Action {
             Self::EnableEbsEncryptionByDefault => "EnableEbsEncryptionByDefault",
             Self::DisableEbsEncryptionByDefault => "DisableEbsEncryptionByDefault",
             Self::GetEbsDefaultKmsKeyId => "GetEbsDefaultKmsKeyId",
+            Self::MonitorInstances => "MonitorInstances",
+            Self::UnmonitorInstances => "UnmonitorInstances",
         }
     }
     /// The served operation of that name, if any.
@@ -32384,6 +32485,8 @@ impl Action {
             "EnableEbsEncryptionByDefault" => Self::EnableEbsEncryptionByDefault,
             "DisableEbsEncryptionByDefault" => Self::DisableEbsEncryptionByDefault,
             "GetEbsDefaultKmsKeyId" => Self::GetEbsDefaultKmsKeyId,
+            "MonitorInstances" => Self::MonitorInstances,
+            "UnmonitorInstances" => Self::UnmonitorInstances,
             _ => return None,
         })
     }
@@ -33061,6 +33164,16 @@ pub trait Api {
         &mut self,
         input: GetEbsDefaultKmsKeyIdRequest,
     ) -> Result<GetEbsDefaultKmsKeyIdResult, ApiError>;
+    /// Serves `MonitorInstances`.
+    fn monitor_instances(
+        &mut self,
+        input: MonitorInstancesRequest,
+    ) -> Result<MonitorInstancesResult, ApiError>;
+    /// Serves `UnmonitorInstances`.
+    fn unmonitor_instances(
+        &mut self,
+        input: UnmonitorInstancesRequest,
+    ) -> Result<UnmonitorInstancesResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -33376,6 +33489,10 @@ pub enum Response {
     DisableEbsEncryptionByDefault(Box<DisableEbsEncryptionByDefaultResult>),
     /// `GetEbsDefaultKmsKeyId`
     GetEbsDefaultKmsKeyId(Box<GetEbsDefaultKmsKeyIdResult>),
+    /// `MonitorInstances`
+    MonitorInstances(Box<MonitorInstancesResult>),
+    /// `UnmonitorInstances`
+    UnmonitorInstances(Box<UnmonitorInstancesResult>),
 }
 
 impl Response {
@@ -34247,6 +34364,18 @@ impl Response {
             ),
             Self::GetEbsDefaultKmsKeyId(output) => crate::protocol::xml::ec2_response(
                 "GetEbsDefaultKmsKeyId",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::MonitorInstances(output) => crate::protocol::xml::ec2_response(
+                "MonitorInstances",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::UnmonitorInstances(output) => crate::protocol::xml::ec2_response(
+                "UnmonitorInstances",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -36178,6 +36307,28 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::GetEbsDefaultKmsKeyId(Box::new(
                 api.get_ebs_default_kms_key_id(input)?,
+            )))
+        }
+        Action::MonitorInstances => {
+            r.reject_unsupported("MonitorInstances", &[])?;
+            let input = FormReader::required(MonitorInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::MonitorInstances(Box::new(
+                api.monitor_instances(input)?,
+            )))
+        }
+        Action::UnmonitorInstances => {
+            r.reject_unsupported("UnmonitorInstances", &[])?;
+            let input = FormReader::required(UnmonitorInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::UnmonitorInstances(Box::new(
+                api.unmonitor_instances(input)?,
             )))
         }
     }

@@ -392,3 +392,99 @@ async fn metadata_options_are_pending_until_they_apply() {
         .await;
     assert_eq!(code(refused), "IncorrectInstanceState");
 }
+
+/// The monitoring state DescribeInstances shows for `id`.
+async fn monitoring_of(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::MonitoringState {
+    described(ec2, id)
+        .await
+        .monitoring()
+        .unwrap()
+        .state()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn detailed_monitoring_is_turned_on_and_off() {
+    use aws_sdk_ec2::types::MonitoringState;
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let v = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &v, "10.0.0.0/24", "us-east-1a").await;
+    let a = instance(&ec2, &s).await;
+    let b = instance(&ec2, &s).await;
+    assert_eq!(monitoring_of(&ec2, &a).await, MonitoringState::Disabled);
+    let out = ec2
+        .monitor_instances()
+        .instance_ids(&a)
+        .instance_ids(&b)
+        .send()
+        .await
+        .unwrap();
+    let answered: Vec<(&str, &MonitoringState)> = out
+        .instance_monitorings()
+        .iter()
+        .map(|m| {
+            (
+                m.instance_id().unwrap(),
+                m.monitoring().unwrap().state().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            (a.as_str(), &MonitoringState::Pending),
+            (b.as_str(), &MonitoringState::Pending)
+        ]
+    );
+    assert_eq!(monitoring_of(&ec2, &a).await, MonitoringState::Enabled);
+    let enabled = ec2
+        .describe_instances()
+        .filters(crate::filter("monitoring-state", &["enabled"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        enabled
+            .reservations()
+            .iter()
+            .map(|r| r.instances().len())
+            .sum::<usize>(),
+        2
+    );
+    let out = ec2
+        .unmonitor_instances()
+        .instance_ids(&b)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.instance_monitorings()[0].monitoring().unwrap().state(),
+        Some(&MonitoringState::Disabling)
+    );
+    assert_eq!(monitoring_of(&ec2, &b).await, MonitoringState::Disabled);
+    // An unknown instance among them changes none.
+    assert_eq!(
+        code(
+            ec2.unmonitor_instances()
+                .instance_ids(&a)
+                .instance_ids("i-0123456789abcdef0")
+                .send()
+                .await
+        ),
+        "InvalidInstanceID.NotFound"
+    );
+    assert_eq!(monitoring_of(&ec2, &a).await, MonitoringState::Enabled);
+    // A terminated instance's monitoring no longer changes.
+    ec2.terminate_instances()
+        .instance_ids(&b)
+        .send()
+        .await
+        .unwrap();
+    wait(&ec2, &b, InstanceStateName::Terminated).await;
+    assert_eq!(
+        code(ec2.monitor_instances().instance_ids(&b).send().await),
+        "IncorrectInstanceState"
+    );
+}

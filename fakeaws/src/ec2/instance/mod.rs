@@ -10,12 +10,13 @@
 //! launch goes (interface, subnet, zone, groups, profile), `render` answers
 //! DescribeInstances and DescribeInstanceAttribute, `attribute` ModifyInstanceAttribute,
 //! `filter` holds the instance filters, `credit` the CPU credits of burstable instances,
-//! `profile` the IAM instance profile associations, `state` the state machine (Terminate, Stop, Start, Reboot,
+//! `profile` the IAM instance profile associations, `monitoring` detailed monitoring, `state` the state machine (Terminate, Stop, Start, Reboot,
 //! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
 mod attribute;
 mod credit;
 mod filter;
+mod monitoring;
 mod nics;
 mod placement;
 mod profile;
@@ -41,6 +42,7 @@ pub use credit::{
     get_default_credit_specification, modify_default_credit_specification,
     modify_instance_credit_specification,
 };
+pub use monitoring::{monitor_instances, unmonitor_instances};
 use placement::{
     Placement, existing_interface, groups_of_launch, iam_profile_name, iam_profile_record,
     launch_interfaces, placement,
