@@ -80,8 +80,11 @@ pub struct Region {
     /// DescribeRegions lists with the commercial partition's.
     #[serde(skip)]
     pub(crate) extra_regions: Vec<String>,
-    /// The DHCP options set every VPC is associated with.
+    /// The DHCP options set new VPCs are associated with.
     pub(crate) default_dhcp_options_id: String,
+    /// DHCP options sets by id, the default one included.
+    #[serde(default)]
+    pub(crate) dhcp_options: crate::ec2::dhcp_options::DhcpOptionsSets,
     /// VPCs by id.
     pub(crate) vpcs: vpc::Vpcs,
     /// Subnets by id.
@@ -385,6 +388,7 @@ impl Region {
             ledger: Ledger::default(),
             limits: Limits::default(),
             default_dhcp_options_id,
+            dhcp_options: Default::default(),
             vpcs: Default::default(),
             subnets: Default::default(),
             internet_gateways: Default::default(),
@@ -415,6 +419,7 @@ impl Region {
             load_balancers: Default::default(),
         };
         region.configure(config);
+        crate::ec2::dhcp_options::ensure_default(&mut region);
         image::seed_catalogue(&mut region);
         if config.default_vpc {
             vpc::create_default(&mut region);
@@ -427,6 +432,7 @@ impl Region {
     pub fn restored(mut self, config: &Config) -> Self {
         self.zones = availability_zone::zones_of(&self.name);
         self.configure(config);
+        crate::ec2::dhcp_options::ensure_default(&mut self);
         self
     }
 
@@ -511,7 +517,7 @@ impl Region {
             Kind::Subnet => self.subnets.contains_key(id),
             Kind::InternetGateway => self.internet_gateways.contains_key(id),
             Kind::EgressOnlyInternetGateway => self.egress_only_gateways.contains_key(id),
-            Kind::DhcpOptions => id == self.default_dhcp_options_id,
+            Kind::DhcpOptions => self.dhcp_options.contains_key(id),
             Kind::ElasticIp => self.addresses.contains_key(id),
             Kind::NatGateway => self.nat_gateways.contains_key(id),
             Kind::RouteTable => self.route_tables.contains_key(id),

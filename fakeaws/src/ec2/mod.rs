@@ -6,6 +6,7 @@
 pub mod account;
 pub mod availability_zone;
 pub mod copy;
+pub mod dhcp_options;
 pub mod egress_only_gateway;
 pub mod elastic_ip;
 pub mod error;
@@ -1032,6 +1033,31 @@ impl Api for Region {
         input: UnmonitorInstancesRequest,
     ) -> Result<UnmonitorInstancesResult, ApiError> {
         instance::unmonitor_instances(self, input)
+    }
+
+    fn create_dhcp_options(
+        &mut self,
+        input: CreateDhcpOptionsRequest,
+    ) -> Result<CreateDhcpOptionsResult, ApiError> {
+        dhcp_options::create_dhcp_options(self, input)
+    }
+
+    fn delete_dhcp_options(&mut self, input: DeleteDhcpOptionsRequest) -> Result<(), ApiError> {
+        dhcp_options::delete_dhcp_options(self, input)
+    }
+
+    fn describe_dhcp_options(
+        &mut self,
+        input: DescribeDhcpOptionsRequest,
+    ) -> Result<DescribeDhcpOptionsResult, ApiError> {
+        dhcp_options::describe_dhcp_options(self, input)
+    }
+
+    fn associate_dhcp_options(
+        &mut self,
+        input: AssociateDhcpOptionsRequest,
+    ) -> Result<(), ApiError> {
+        dhcp_options::associate_dhcp_options(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

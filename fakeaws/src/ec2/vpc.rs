@@ -243,7 +243,7 @@ fn new_vpc(region: &mut Region, cidr: Ipv4Net, tenancy: Tenancy, is_default: boo
         state: VpcState::Available,
         is_default,
         tenancy,
-        dhcp_options_id: region.default_dhcp_options_id.clone(),
+        dhcp_options_id: crate::ec2::dhcp_options::for_new_vpc(region),
         dns_support: true,
         dns_hostnames: is_default,
         address_usage_metrics: false,
@@ -275,6 +275,11 @@ pub fn create_default(region: &mut Region) {
             route_table::Target::Gateway(igw),
         );
     }
+}
+
+/// The VPC `id` for writing, or the right Malformed / NotFound error.
+pub(crate) fn get_mut<'a>(region: &'a mut Region, id: &str) -> Result<&'a mut Vpc, ApiError> {
+    Kind::Vpc.get_mut(&mut region.vpcs.0, id)
 }
 
 /// `CreateDefaultVpc`: the default VPC again, as the region started with it, once the old one

@@ -1537,6 +1537,10 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         "DescribeInstanceTypeOfferings",
         &["instance-type", "location"],
     ),
+    (
+        "DescribeDhcpOptions",
+        &["dhcp-options-id", "key", "value", "owner-id", "tag-key"],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2335,6 +2339,32 @@ impl EncodeMembers for AssociateAddressResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("associationId", &self.association_id);
+    }
+}
+
+/// The `AssociateDhcpOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssociateDhcpOptionsRequest {
+    pub dhcp_options_id: String,
+    pub vpc_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AssociateDhcpOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DhcpOptionsId", "DryRun", "VpcId"]) else {
+            return Ok(None);
+        };
+        let dhcp_options_id = r.field_at(m_[0], at_, "DhcpOptionsId")?;
+        let dhcp_options_id = FormReader::required(dhcp_options_id, at_, "DhcpOptionsId")?;
+        let vpc_id = r.field_at(m_[2], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            dhcp_options_id,
+            vpc_id,
+            dry_run,
+        }))
     }
 }
 
@@ -4217,6 +4247,46 @@ impl EncodeMembers for CreateDefaultVpcResult {
     }
 }
 
+/// The `CreateDhcpOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateDhcpOptionsRequest {
+    pub dhcp_configurations: Vec<NewDhcpConfiguration>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateDhcpOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DhcpConfiguration", "DryRun", "TagSpecification"]) else {
+            return Ok(None);
+        };
+        let dhcp_configurations = r.list_at(m_[0], at_, "DhcpConfiguration", None)?;
+        let dhcp_configurations =
+            FormReader::required(dhcp_configurations, at_, "DhcpConfiguration")?;
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            dhcp_configurations,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateDhcpOptionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateDhcpOptionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dhcp_options: Option<DhcpOptions>,
+}
+
+impl EncodeMembers for CreateDhcpOptionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("dhcpOptions", &self.dhcp_options);
+    }
+}
+
 /// The `CreateEgressOnlyInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateEgressOnlyInternetGatewayRequest {
@@ -5476,6 +5546,28 @@ impl EncodeMembers for DefaultConnectionTrackingConfiguration {
     }
 }
 
+/// The `DeleteDhcpOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteDhcpOptionsRequest {
+    pub dhcp_options_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteDhcpOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DhcpOptionsId", "DryRun"]) else {
+            return Ok(None);
+        };
+        let dhcp_options_id = r.field_at(m_[0], at_, "DhcpOptionsId")?;
+        let dhcp_options_id = FormReader::required(dhcp_options_id, at_, "DhcpOptionsId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            dhcp_options_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `DeleteEgressOnlyInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteEgressOnlyInternetGatewayRequest {
@@ -6300,6 +6392,69 @@ impl EncodeMembers for DescribeAvailabilityZonesResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("availabilityZoneInfo", "item", &self.availability_zones);
+    }
+}
+
+/// The `DescribeDhcpOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeDhcpOptionsRequest {
+    pub dhcp_options_ids: Option<Vec<String>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeDhcpOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DhcpOptionsId",
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dhcp_options_ids = r.list_at(m_[0], at_, "DhcpOptionsId", None)?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
+        Ok(Some(Self {
+            dhcp_options_ids,
+            next_token,
+            max_results,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeDhcpOptionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeDhcpOptionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dhcp_options: Option<Vec<DhcpOptions>>,
+}
+
+impl EncodeMembers for DescribeDhcpOptionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("dhcpOptionsSet", "item", &self.dhcp_options);
     }
 }
 
@@ -8364,6 +8519,46 @@ impl DeviceType {
 }
 
 crate::protocol::wire_enum!(DeviceType);
+
+/// The `DhcpConfiguration` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DhcpConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<AttributeValue>>,
+}
+
+impl EncodeMembers for DhcpConfiguration {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("key", &self.key);
+        w.list_field("valueSet", "item", &self.values);
+    }
+}
+
+/// The `DhcpOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DhcpOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dhcp_options_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dhcp_configurations: Option<Vec<DhcpConfiguration>>,
+}
+
+impl EncodeMembers for DhcpOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ownerId", &self.owner_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("dhcpOptionsId", &self.dhcp_options_id);
+        w.list_field("dhcpConfigurationSet", "item", &self.dhcp_configurations);
+    }
+}
 
 /// The `DisableEbsEncryptionByDefaultRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -24985,6 +25180,24 @@ impl EncodeMembers for NeuronInfo {
     }
 }
 
+/// The `NewDhcpConfiguration` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct NewDhcpConfiguration {
+    pub key: Option<String>,
+    pub values: Option<Vec<String>>,
+}
+
+impl Decode for NewDhcpConfiguration {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Key", "Value"]) else {
+            return Ok(None);
+        };
+        let key = r.field_at(m_[0], at_, "Key")?;
+        let values = r.list_at(m_[1], at_, "Value", None)?;
+        Ok(Some(Self { key, values }))
+    }
+}
+
 /// The `NitroEnclavesSupport` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NitroEnclavesSupport {
@@ -32156,6 +32369,14 @@ pub enum Action {
     MonitorInstances,
     /// `UnmonitorInstances`
     UnmonitorInstances,
+    /// `CreateDhcpOptions`
+    CreateDhcpOptions,
+    /// `DeleteDhcpOptions`
+    DeleteDhcpOptions,
+    /// `DescribeDhcpOptions`
+    DescribeDhcpOptions,
+    /// `AssociateDhcpOptions`
+    AssociateDhcpOptions,
 }
 
 impl Action {
@@ -32322,6 +32543,10 @@ impl Action {
             Self::GetEbsDefaultKmsKeyId => "GetEbsDefaultKmsKeyId",
             Self::MonitorInstances => "MonitorInstances",
             Self::UnmonitorInstances => "UnmonitorInstances",
+            Self::CreateDhcpOptions => "CreateDhcpOptions",
+            Self::DeleteDhcpOptions => "DeleteDhcpOptions",
+            Self::DescribeDhcpOptions => "DescribeDhcpOptions",
+            Self::AssociateDhcpOptions => "AssociateDhcpOptions",
         }
     }
     /// The served operation of that name, if any.
@@ -32487,6 +32712,10 @@ impl Action {
             "GetEbsDefaultKmsKeyId" => Self::GetEbsDefaultKmsKeyId,
             "MonitorInstances" => Self::MonitorInstances,
             "UnmonitorInstances" => Self::UnmonitorInstances,
+            "CreateDhcpOptions" => Self::CreateDhcpOptions,
+            "DeleteDhcpOptions" => Self::DeleteDhcpOptions,
+            "DescribeDhcpOptions" => Self::DescribeDhcpOptions,
+            "AssociateDhcpOptions" => Self::AssociateDhcpOptions,
             _ => return None,
         })
     }
@@ -33174,6 +33403,23 @@ pub trait Api {
         &mut self,
         input: UnmonitorInstancesRequest,
     ) -> Result<UnmonitorInstancesResult, ApiError>;
+    /// Serves `CreateDhcpOptions`.
+    fn create_dhcp_options(
+        &mut self,
+        input: CreateDhcpOptionsRequest,
+    ) -> Result<CreateDhcpOptionsResult, ApiError>;
+    /// Serves `DeleteDhcpOptions`.
+    fn delete_dhcp_options(&mut self, input: DeleteDhcpOptionsRequest) -> Result<(), ApiError>;
+    /// Serves `DescribeDhcpOptions`.
+    fn describe_dhcp_options(
+        &mut self,
+        input: DescribeDhcpOptionsRequest,
+    ) -> Result<DescribeDhcpOptionsResult, ApiError>;
+    /// Serves `AssociateDhcpOptions`.
+    fn associate_dhcp_options(
+        &mut self,
+        input: AssociateDhcpOptionsRequest,
+    ) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -33493,6 +33739,14 @@ pub enum Response {
     MonitorInstances(Box<MonitorInstancesResult>),
     /// `UnmonitorInstances`
     UnmonitorInstances(Box<UnmonitorInstancesResult>),
+    /// `CreateDhcpOptions`
+    CreateDhcpOptions(Box<CreateDhcpOptionsResult>),
+    /// `DeleteDhcpOptions`
+    DeleteDhcpOptions,
+    /// `DescribeDhcpOptions`
+    DescribeDhcpOptions(Box<DescribeDhcpOptionsResult>),
+    /// `AssociateDhcpOptions`
+    AssociateDhcpOptions,
 }
 
 impl Response {
@@ -34379,6 +34633,28 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::CreateDhcpOptions(output) => crate::protocol::xml::ec2_response(
+                "CreateDhcpOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteDhcpOptions => crate::protocol::xml::ec2_return_true(
+                "DeleteDhcpOptions",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DescribeDhcpOptions(output) => crate::protocol::xml::ec2_response(
+                "DescribeDhcpOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AssociateDhcpOptions => crate::protocol::xml::ec2_return_true(
+                "AssociateDhcpOptions",
+                XML_NAMESPACE,
+                request_id,
             ),
         }
     }
@@ -36330,6 +36606,48 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::UnmonitorInstances(Box::new(
                 api.unmonitor_instances(input)?,
             )))
+        }
+        Action::CreateDhcpOptions => {
+            r.reject_unsupported("CreateDhcpOptions", &[])?;
+            let input = FormReader::required(CreateDhcpOptionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateDhcpOptions(Box::new(
+                api.create_dhcp_options(input)?,
+            )))
+        }
+        Action::DeleteDhcpOptions => {
+            r.reject_unsupported("DeleteDhcpOptions", &[])?;
+            let input = FormReader::required(DeleteDhcpOptionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_dhcp_options(input)?;
+            Ok(Response::DeleteDhcpOptions)
+        }
+        Action::DescribeDhcpOptions => {
+            r.reject_unsupported("DescribeDhcpOptions", &[])?;
+            let input = FormReader::required(DescribeDhcpOptionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeDhcpOptions(Box::new(
+                api.describe_dhcp_options(input)?,
+            )))
+        }
+        Action::AssociateDhcpOptions => {
+            r.reject_unsupported("AssociateDhcpOptions", &[])?;
+            let input = FormReader::required(AssociateDhcpOptionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.associate_dhcp_options(input)?;
+            Ok(Response::AssociateDhcpOptions)
         }
     }
 }

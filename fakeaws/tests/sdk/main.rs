@@ -9,6 +9,7 @@ mod cluster;
 mod consistency;
 mod copy;
 mod credit;
+mod dhcp_options;
 mod elastic_ip;
 mod envelope;
 mod faults;

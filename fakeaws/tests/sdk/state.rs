@@ -161,6 +161,14 @@ async fn world(fake: &fakeaws::FakeAws) -> String {
             .instance_credit_specifications,
     );
     add(
+        "dhcp options",
+        &ec2.describe_dhcp_options()
+            .send()
+            .await
+            .unwrap()
+            .dhcp_options,
+    );
+    add(
         "ebs encryption by default",
         &ec2.get_ebs_encryption_by_default()
             .send()
@@ -599,6 +607,16 @@ async fn build(fake: &fakeaws::FakeAws) -> (String, String, String) {
         .await
         .unwrap();
     ec2.enable_ebs_encryption_by_default().send().await.unwrap();
+    ec2.create_dhcp_options()
+        .dhcp_configurations(
+            aws_sdk_ec2::types::NewDhcpConfiguration::builder()
+                .key("domain-name")
+                .values("corp.example")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
     ec2.modify_default_credit_specification()
         .instance_family(aws_sdk_ec2::types::UnlimitedSupportedInstanceFamily::T2)
         .cpu_credits("unlimited")
