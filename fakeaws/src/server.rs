@@ -818,6 +818,9 @@ impl Fake {
         }
         let noted = consistency::before(&mut guard, matches!(service, Service::Elb), action, form)?;
         let keep = keeps.then(|| (Arc::clone(state), guard.answers.generation()));
+        if let (Service::Ec2, "DescribeInstanceTypes") = (service, action) {
+            crate::ec2::instance_type::check_named(form)?;
+        }
         guard.copied = copied;
         let result = match op {
             Op::Ec2(op) => ec2::execute(&mut *guard, op, form).map(Answered::Ec2),

@@ -82,6 +82,8 @@ error_codes! {
         /// An instance attribute value that instance cannot take (its type, its shutdown
         /// behaviour).
         InvalidInstanceAttributeValue = "InvalidInstanceAttributeValue",
+        /// DescribeInstanceTypes naming a type that does not exist.
+        InvalidInstanceType = "InvalidInstanceType",
         /// A parameter that does not apply, or a value it cannot take (VPC endpoints' code
         /// for what other calls answer `InvalidParameterValue`).
         InvalidParameter = "InvalidParameter",

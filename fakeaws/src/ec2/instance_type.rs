@@ -19,6 +19,7 @@
 //! are not described: naming one is `NotImplemented`, and the offerings list the catalogue
 //! only.
 
+use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::network_interface::limits;
 use crate::ec2::page;
@@ -30,6 +31,7 @@ use crate::generated::ec2::{
     NetworkInfo, ProcessorInfo, RootDeviceType, UsageClassType, VCpuInfo, VirtualizationType,
 };
 use crate::protocol::error::ApiError;
+use crate::protocol::query::FormReader;
 use crate::region::Region;
 
 /// Who makes a family's processors.
@@ -416,6 +418,37 @@ impl Filterable for Listed {
             "vcpu-info.default-vcpus" => one(s.vcpus.to_string()),
             _ => Vec::new(),
         }
+    }
+}
+
+/// The words AWS refuses names that are no instance type with.
+pub fn not_types(names: &[&str]) -> String {
+    format!(
+        "The following supplied instance types do not exist: [{}]",
+        names.join(", ")
+    )
+}
+
+/// DescribeInstanceTypes' refusal of names that are no instance type: all of them in one
+/// `InvalidInstanceType`, in AWS's words, read from the form before it is decoded (whose
+/// enum check would refuse the first as any other value).
+pub fn check_named(form: &FormReader) -> Result<(), ApiError> {
+    let unknown: Vec<&str> = form
+        .pairs()
+        .filter(|(key, _)| {
+            key.strip_prefix("InstanceType.")
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .map(|(_, value)| value)
+        .filter(|value| InstanceType::from_wire(value).is_none())
+        .collect();
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            Code::InvalidInstanceType,
+            not_types(&unknown),
+        ))
     }
 }
 

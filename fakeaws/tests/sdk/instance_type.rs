@@ -100,6 +100,20 @@ async fn types_are_described_as_their_family_and_size_make_them() {
     assert_eq!(metal.bare_metal(), Some(true));
     assert_eq!(metal.hypervisor(), None);
 
+    // Names that are no instance type are refused together, in AWS's words.
+    let raw = ec2
+        .describe_instance_types()
+        .instance_types(InstanceType::from("m5.enormous"))
+        .instance_types(InstanceType::T3Micro)
+        .instance_types(InstanceType::from("t3.colossal"))
+        .send()
+        .await;
+    let (c, message) = crate::code_and_message(raw);
+    assert_eq!(c, "InvalidInstanceType");
+    assert_eq!(
+        message,
+        "The following supplied instance types do not exist: [m5.enormous, t3.colossal]"
+    );
     // A type of the model the catalogue does not describe is refused, not made up.
     assert_eq!(
         code(

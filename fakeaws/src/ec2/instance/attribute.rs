@@ -238,10 +238,7 @@ pub fn modify_instance_attribute(
     let apply: Box<dyn FnOnce(&mut Instance)> = match change {
         Change::InstanceType(t) => {
             let wanted = InstanceType::from_wire(&t).ok_or_else(|| {
-                ApiError::new(
-                    Code::InvalidInstanceAttributeValue,
-                    format!("Value ({t}) for parameter instanceType is invalid."),
-                )
+                ApiError::invalid_value(crate::ec2::instance_type::not_types(&[t.as_str()]))
             })?;
             if architecture_of(wanted) != architecture {
                 return Err(ApiError::new(
