@@ -1,13 +1,13 @@
 //! Key pairs: CreateKeyPair, ImportKeyPair, DescribeKeyPairs, DeleteKeyPair.
 //!
-//! The fake keeps no cryptography: a created key's `KeyMaterial` is a PEM-framed block of
-//! random bytes, not a usable private key, and fingerprints are derived from the key's id.
-//! Imported public keys are checked for OpenSSH's format and kept as given.
+//! Created keys are real RSA or Ed25519 keys, imported ones real public keys, each with the
+//! fingerprint EC2 computes (`key_material.rs`).
 
 use aws_smithy_types::DateTime;
 
 use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::key_material;
 use crate::ec2::tags;
 use crate::generated::ec2::{
     CreateKeyPairRequest, DeleteKeyPairRequest, DeleteKeyPairResult, DescribeKeyPairsRequest,
@@ -57,21 +57,7 @@ fn check_name(region: &Region, name: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn fingerprint(region: &mut Region, bytes: usize) -> String {
-    (0..bytes)
-        .map(|_| format!("{:02x}", region.ids.next_u64() & 0xff))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
-fn base64_of(region: &mut Region, n: usize) -> String {
-    let bytes: Vec<u8> = (0..n)
-        .map(|_| (region.ids.next_u64() & 0xff) as u8)
-        .collect();
-    aws_smithy_types::base64::encode(bytes)
-}
-
-/// `CreateKeyPair`.
+/// `CreateKeyPair`: a new RSA or Ed25519 key (`key_material.rs`).
 pub fn create_key_pair(
     region: &mut Region,
     input: CreateKeyPairRequest,
@@ -79,47 +65,12 @@ pub fn create_key_pair(
     check_name(region, &input.key_name)?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::KeyPair)?;
     let key_type = input.key_type.unwrap_or(KeyType::Rsa);
+    let made = key_material::make(
+        &key_type,
+        &input.key_format.unwrap_or(KeyFormat::Pem),
+        &input.key_name,
+    )?;
     let id = region.ids.resource("key");
-    let fingerprint = fingerprint(region, if key_type == KeyType::Rsa { 20 } else { 32 });
-    let body = base64_of(region, if key_type == KeyType::Rsa { 1190 } else { 64 });
-    let wrapped: Vec<&str> = body
-        .as_bytes()
-        .chunks(64)
-        .filter_map(|c| std::str::from_utf8(c).ok())
-        .collect();
-    let material = match input.key_format.unwrap_or(KeyFormat::Pem) {
-        KeyFormat::Pem => {
-            let label = if key_type == KeyType::Rsa {
-                "RSA PRIVATE KEY"
-            } else {
-                "OPENSSH PRIVATE KEY"
-            };
-            format!(
-                "-----BEGIN {label}-----\n{}\n-----END {label}-----",
-                wrapped.join("\n")
-            )
-        }
-        KeyFormat::Ppk => format!(
-            "PuTTY-User-Key-File-3: {}\nEncryption: none\nComment: {}\nPrivate-Lines: {}\n{}",
-            if key_type == KeyType::Rsa {
-                "ssh-rsa"
-            } else {
-                "ssh-ed25519"
-            },
-            input.key_name,
-            wrapped.len(),
-            wrapped.join("\n")
-        ),
-    };
-    let public_key = format!(
-        "{} {}",
-        if key_type == KeyType::Rsa {
-            "ssh-rsa"
-        } else {
-            "ssh-ed25519"
-        },
-        base64_of(region, if key_type == KeyType::Rsa { 279 } else { 51 })
-    );
     region.tags.insert(&id, tags);
     let created = region.clock.now_datetime();
     region.key_pairs.0.insert(
@@ -128,8 +79,8 @@ pub fn create_key_pair(
             id: id.clone(),
             name: input.key_name.clone(),
             key_type,
-            fingerprint: fingerprint.clone(),
-            public_key,
+            fingerprint: made.fingerprint.clone(),
+            public_key: made.public_key,
             created,
         },
     );
@@ -137,43 +88,20 @@ pub fn create_key_pair(
         tags: region.tags.tag_set(&id),
         key_pair_id: Some(id),
         key_name: Some(input.key_name),
-        key_fingerprint: Some(fingerprint),
-        key_material: Some(material),
+        key_fingerprint: Some(made.fingerprint),
+        key_material: Some(made.material),
     })
 }
 
-/// `ImportKeyPair`: an OpenSSH public key (`ssh-rsa`, `ssh-ed25519`, `ecdsa-sha2-*`).
+/// `ImportKeyPair`: an RSA or Ed25519 public key (`key_material.rs` lists the formats).
 pub fn import_key_pair(
     region: &mut Region,
     input: ImportKeyPairRequest,
 ) -> Result<ImportKeyPairResult, ApiError> {
     check_name(region, &input.key_name)?;
-    let text = String::from_utf8(input.public_key_material.into_inner()).unwrap_or_default();
-    let mut parts = text.split_whitespace();
-    let (kind, body) = (
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-    );
-    let key_type = match kind {
-        "ssh-rsa" => KeyType::Rsa,
-        "ssh-ed25519" => KeyType::Ed25519,
-        k if k.starts_with("ecdsa-sha2-") => KeyType::Rsa,
-        _ => {
-            return Err(ApiError::new(
-                Code::InvalidKeyFormat,
-                "Key is not in valid OpenSSH public key format",
-            ));
-        }
-    };
-    if aws_smithy_types::base64::decode(body).map_or(true, |b| b.is_empty()) {
-        return Err(ApiError::new(
-            Code::InvalidKeyFormat,
-            "Key is not in valid OpenSSH public key format",
-        ));
-    }
+    let read = key_material::read(input.public_key_material.as_ref())?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::KeyPair)?;
     let id = region.ids.resource("key");
-    let fingerprint = fingerprint(region, 16);
     region.tags.insert(&id, tags);
     let created = region.clock.now_datetime();
     region.key_pairs.0.insert(
@@ -181,14 +109,14 @@ pub fn import_key_pair(
         KeyPair {
             id: id.clone(),
             name: input.key_name.clone(),
-            key_type,
-            fingerprint: fingerprint.clone(),
-            public_key: format!("{kind} {body}"),
+            key_type: read.key_type,
+            fingerprint: read.fingerprint.clone(),
+            public_key: read.public_key,
             created,
         },
     );
     Ok(ImportKeyPairResult {
-        key_fingerprint: Some(fingerprint),
+        key_fingerprint: Some(read.fingerprint),
         key_name: Some(input.key_name),
         tags: region.tags.tag_set(&id),
         key_pair_id: Some(id),

@@ -18,6 +18,7 @@ pub mod image_lifecycle;
 pub mod instance;
 pub mod instance_type;
 pub mod internet_gateway;
+pub mod key_material;
 pub mod key_pair;
 pub mod kind;
 pub mod launch_template;

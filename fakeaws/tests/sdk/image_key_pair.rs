@@ -258,9 +258,17 @@ async fn key_pairs_create_import_describe_delete() {
         code(ec2.create_key_pair().key_name("ops").send().await),
         "InvalidKeyPair.Duplicate"
     );
+    // An Ed25519 public key's SSH blob: its type, then its 32 bytes, each length-prefixed.
+    let blob = [
+        &[0, 0, 0, 11][..],
+        b"ssh-ed25519",
+        &[0, 0, 0, 32],
+        &[7u8; 32],
+    ]
+    .concat();
     let public = format!(
         "ssh-ed25519 {} someone@example",
-        aws_smithy_types::base64::encode([7u8; 51])
+        aws_smithy_types::base64::encode(blob)
     );
     let imported = ec2
         .import_key_pair()

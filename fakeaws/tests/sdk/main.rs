@@ -21,6 +21,7 @@ mod instance_profile;
 mod instance_type;
 mod internet_gateway;
 mod ipv6;
+mod key_material;
 mod launch_template;
 mod load_balancer;
 mod load_balancer_node;
