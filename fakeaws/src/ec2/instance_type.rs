@@ -130,6 +130,13 @@ fn vcpus_of_size(size: &str) -> Option<i32> {
     }
 }
 
+/// The cores and threads per core of `t`, if the catalogue knows it (an instance's default
+/// CPU options).
+pub fn cores_and_threads(t: InstanceType) -> Option<(i32, i32)> {
+    let s = spec(t)?;
+    Some((s.vcpus / s.threads_per_core.max(1), s.threads_per_core))
+}
+
 /// What the catalogue knows of `t`, if it is one of its types.
 fn spec(t: InstanceType) -> Option<Spec> {
     let (family, size) = t.as_str().split_once('.')?;

@@ -3718,6 +3718,31 @@ impl CapacityReservationPreference {
 
 crate::protocol::wire_enum!(CapacityReservationPreference);
 
+/// The `CapacityReservationSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CapacityReservationSpecification {
+    pub capacity_reservation_preference: Option<CapacityReservationPreference>,
+    pub capacity_reservation_target: Option<CapacityReservationTarget>,
+}
+
+impl Decode for CapacityReservationSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["CapacityReservationPreference", "CapacityReservationTarget"],
+        ) else {
+            return Ok(None);
+        };
+        let capacity_reservation_preference =
+            r.field_at(m_[0], at_, "CapacityReservationPreference")?;
+        let capacity_reservation_target = r.field_at(m_[1], at_, "CapacityReservationTarget")?;
+        Ok(Some(Self {
+            capacity_reservation_preference,
+            capacity_reservation_target,
+        }))
+    }
+}
+
 /// The `CapacityReservationSpecificationResponse` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CapacityReservationSpecificationResponse {
@@ -4135,6 +4160,41 @@ impl EncodeMembers for CpuOptions {
         w.field("threadsPerCore", &self.threads_per_core);
         w.field("amdSevSnp", &self.amd_sev_snp);
         w.field("nestedVirtualization", &self.nested_virtualization);
+    }
+}
+
+/// The `CpuOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CpuOptionsRequest {
+    pub core_count: Option<i32>,
+    pub threads_per_core: Option<i32>,
+    pub amd_sev_snp: Option<AmdSevSnpSpecification>,
+    pub nested_virtualization: Option<NestedVirtualizationSpecification>,
+}
+
+impl Decode for CpuOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AmdSevSnp",
+                "CoreCount",
+                "NestedVirtualization",
+                "ThreadsPerCore",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let core_count = r.field_at(m_[1], at_, "CoreCount")?;
+        let threads_per_core = r.field_at(m_[3], at_, "ThreadsPerCore")?;
+        let amd_sev_snp = r.field_at(m_[0], at_, "AmdSevSnp")?;
+        let nested_virtualization = r.field_at(m_[2], at_, "NestedVirtualization")?;
+        Ok(Some(Self {
+            core_count,
+            threads_per_core,
+            amd_sev_snp,
+            nested_virtualization,
+        }))
     }
 }
 
@@ -9884,6 +9944,22 @@ impl EncodeMembers for EnclaveOptions {
     }
 }
 
+/// The `EnclaveOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnclaveOptionsRequest {
+    pub enabled: Option<bool>,
+}
+
+impl Decode for EnclaveOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Enabled"]) else {
+            return Ok(None);
+        };
+        let enabled = r.field_at(m_[0], at_, "Enabled")?;
+        Ok(Some(Self { enabled }))
+    }
+}
+
 /// The `EphemeralNvmeSupport` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EphemeralNvmeSupport {
@@ -10300,6 +10376,22 @@ impl EncodeMembers for HibernationOptions {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("configured", &self.configured);
+    }
+}
+
+/// The `HibernationOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct HibernationOptionsRequest {
+    pub configured: Option<bool>,
+}
+
+impl Decode for HibernationOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Configured"]) else {
+            return Ok(None);
+        };
+        let configured = r.field_at(m_[0], at_, "Configured")?;
+        Ok(Some(Self { configured }))
     }
 }
 
@@ -11923,6 +12015,22 @@ impl EncodeMembers for InstanceMaintenanceOptions {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("autoRecovery", &self.auto_recovery);
         w.field("rebootMigration", &self.reboot_migration);
+    }
+}
+
+/// The `InstanceMaintenanceOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct InstanceMaintenanceOptionsRequest {
+    pub auto_recovery: Option<InstanceAutoRecoveryState>,
+}
+
+impl Decode for InstanceMaintenanceOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AutoRecovery"]) else {
+            return Ok(None);
+        };
+        let auto_recovery = r.field_at(m_[0], at_, "AutoRecovery")?;
+        Ok(Some(Self { auto_recovery }))
     }
 }
 
@@ -25948,6 +26056,39 @@ impl EncodeMembers for PrivateDnsNameOptionsOnLaunch {
     }
 }
 
+/// The `PrivateDnsNameOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct PrivateDnsNameOptionsRequest {
+    pub hostname_type: Option<HostnameType>,
+    pub enable_resource_name_dns_a_record: Option<bool>,
+    pub enable_resource_name_dns_aaaa_record: Option<bool>,
+}
+
+impl Decode for PrivateDnsNameOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "EnableResourceNameDnsAAAARecord",
+                "EnableResourceNameDnsARecord",
+                "HostnameType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let hostname_type = r.field_at(m_[2], at_, "HostnameType")?;
+        let enable_resource_name_dns_a_record =
+            r.field_at(m_[1], at_, "EnableResourceNameDnsARecord")?;
+        let enable_resource_name_dns_aaaa_record =
+            r.field_at(m_[0], at_, "EnableResourceNameDnsAAAARecord")?;
+        Ok(Some(Self {
+            hostname_type,
+            enable_resource_name_dns_a_record,
+            enable_resource_name_dns_aaaa_record,
+        }))
+    }
+}
+
 /// The `PrivateDnsNameOptionsResponse` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrivateDnsNameOptionsResponse {
@@ -28311,7 +28452,13 @@ pub struct RunInstancesRequest {
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub instance_market_options: Option<InstanceMarketOptionsRequest>,
     pub credit_specification: Option<CreditSpecificationRequest>,
+    pub cpu_options: Option<CpuOptionsRequest>,
+    pub capacity_reservation_specification: Option<CapacityReservationSpecification>,
+    pub hibernation_options: Option<HibernationOptionsRequest>,
     pub metadata_options: Option<InstanceMetadataOptionsRequest>,
+    pub enclave_options: Option<EnclaveOptionsRequest>,
+    pub private_dns_name_options: Option<PrivateDnsNameOptionsRequest>,
+    pub maintenance_options: Option<InstanceMaintenanceOptionsRequest>,
     pub disable_api_stop: Option<bool>,
     pub dry_run: Option<bool>,
     pub disable_api_termination: Option<bool>,
@@ -28329,12 +28476,16 @@ impl Decode for RunInstancesRequest {
             at_,
             &[
                 "BlockDeviceMapping",
+                "CapacityReservationSpecification",
                 "ClientToken",
+                "CpuOptions",
                 "CreditSpecification",
                 "DisableApiStop",
                 "DisableApiTermination",
                 "DryRun",
                 "EbsOptimized",
+                "EnclaveOptions",
+                "HibernationOptions",
                 "IamInstanceProfile",
                 "ImageId",
                 "InstanceInitiatedShutdownBehavior",
@@ -28344,12 +28495,14 @@ impl Decode for RunInstancesRequest {
                 "Ipv6AddressCount",
                 "KeyName",
                 "LaunchTemplate",
+                "MaintenanceOptions",
                 "MaxCount",
                 "MetadataOptions",
                 "MinCount",
                 "Monitoring",
                 "NetworkInterface",
                 "Placement",
+                "PrivateDnsNameOptions",
                 "PrivateIpAddress",
                 "SecurityGroup",
                 "SecurityGroupId",
@@ -28361,36 +28514,43 @@ impl Decode for RunInstancesRequest {
             return Ok(None);
         };
         let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
-        let image_id = r.field_at(m_[8], at_, "ImageId")?;
-        let instance_type = r.field_at(m_[11], at_, "InstanceType")?;
-        let ipv6_address_count = r.field_at(m_[13], at_, "Ipv6AddressCount")?;
-        let ipv6_addresses = r.list_at(m_[12], at_, "Ipv6Address", None)?;
-        let key_name = r.field_at(m_[14], at_, "KeyName")?;
-        let max_count = r.field_at(m_[16], at_, "MaxCount")?;
+        let image_id = r.field_at(m_[12], at_, "ImageId")?;
+        let instance_type = r.field_at(m_[15], at_, "InstanceType")?;
+        let ipv6_address_count = r.field_at(m_[17], at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_at(m_[16], at_, "Ipv6Address", None)?;
+        let key_name = r.field_at(m_[18], at_, "KeyName")?;
+        let max_count = r.field_at(m_[21], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field_at(m_[18], at_, "MinCount")?;
+        let min_count = r.field_at(m_[23], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field_at(m_[19], at_, "Monitoring")?;
-        let placement = r.field_at(m_[21], at_, "Placement")?;
-        let security_group_ids = r.list_at(m_[24], at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_at(m_[23], at_, "SecurityGroup", None)?;
-        let subnet_id = r.field_at(m_[25], at_, "SubnetId")?;
-        let user_data = r.field_at(m_[27], at_, "UserData")?;
-        let tag_specifications = r.list_at(m_[26], at_, "TagSpecification", None)?;
-        let launch_template = r.field_at(m_[15], at_, "LaunchTemplate")?;
-        let instance_market_options = r.field_at(m_[10], at_, "InstanceMarketOptions")?;
-        let credit_specification = r.field_at(m_[2], at_, "CreditSpecification")?;
-        let metadata_options = r.field_at(m_[17], at_, "MetadataOptions")?;
-        let disable_api_stop = r.field_at(m_[3], at_, "DisableApiStop")?;
-        let dry_run = r.field_at(m_[5], at_, "DryRun")?;
-        let disable_api_termination = r.field_at(m_[4], at_, "DisableApiTermination")?;
+        let monitoring = r.field_at(m_[24], at_, "Monitoring")?;
+        let placement = r.field_at(m_[26], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[30], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[29], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[31], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[33], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[32], at_, "TagSpecification", None)?;
+        let launch_template = r.field_at(m_[19], at_, "LaunchTemplate")?;
+        let instance_market_options = r.field_at(m_[14], at_, "InstanceMarketOptions")?;
+        let credit_specification = r.field_at(m_[4], at_, "CreditSpecification")?;
+        let cpu_options = r.field_at(m_[3], at_, "CpuOptions")?;
+        let capacity_reservation_specification =
+            r.field_at(m_[1], at_, "CapacityReservationSpecification")?;
+        let hibernation_options = r.field_at(m_[10], at_, "HibernationOptions")?;
+        let metadata_options = r.field_at(m_[22], at_, "MetadataOptions")?;
+        let enclave_options = r.field_at(m_[9], at_, "EnclaveOptions")?;
+        let private_dns_name_options = r.field_at(m_[27], at_, "PrivateDnsNameOptions")?;
+        let maintenance_options = r.field_at(m_[20], at_, "MaintenanceOptions")?;
+        let disable_api_stop = r.field_at(m_[5], at_, "DisableApiStop")?;
+        let dry_run = r.field_at(m_[7], at_, "DryRun")?;
+        let disable_api_termination = r.field_at(m_[6], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
-            r.field_at(m_[9], at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field_at(m_[22], at_, "PrivateIpAddress")?;
-        let client_token = r.field_at(m_[1], at_, "ClientToken")?;
-        let network_interfaces = r.list_at(m_[20], at_, "NetworkInterface", None)?;
-        let iam_instance_profile = r.field_at(m_[7], at_, "IamInstanceProfile")?;
-        let ebs_optimized = r.field_at(m_[6], at_, "EbsOptimized")?;
+            r.field_at(m_[13], at_, "InstanceInitiatedShutdownBehavior")?;
+        let private_ip_address = r.field_at(m_[28], at_, "PrivateIpAddress")?;
+        let client_token = r.field_at(m_[2], at_, "ClientToken")?;
+        let network_interfaces = r.list_at(m_[25], at_, "NetworkInterface", None)?;
+        let iam_instance_profile = r.field_at(m_[11], at_, "IamInstanceProfile")?;
+        let ebs_optimized = r.field_at(m_[8], at_, "EbsOptimized")?;
         Ok(Some(Self {
             block_device_mappings,
             image_id,
@@ -28410,7 +28570,13 @@ impl Decode for RunInstancesRequest {
             launch_template,
             instance_market_options,
             credit_specification,
+            cpu_options,
+            capacity_reservation_specification,
+            hibernation_options,
             metadata_options,
+            enclave_options,
+            private_dns_name_options,
+            maintenance_options,
             disable_api_stop,
             dry_run,
             disable_api_termination,
@@ -35399,13 +35565,7 @@ pub fn execute<A: Api + ?Sized>(
                     "RamdiskId",
                     "ElasticGpuSpecification",
                     "ElasticInferenceAccelerator",
-                    "CpuOptions",
-                    "CapacityReservationSpecification",
-                    "HibernationOptions",
                     "LicenseSpecification",
-                    "EnclaveOptions",
-                    "PrivateDnsNameOptions",
-                    "MaintenanceOptions",
                     "EnablePrimaryIpv6",
                     "NetworkPerformanceOptions",
                     "Operator",

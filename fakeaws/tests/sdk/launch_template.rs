@@ -4,10 +4,10 @@
 
 use aws_sdk_ec2::types::{
     HttpTokensState, InstanceType, LaunchTemplateBlockDeviceMappingRequest,
-    LaunchTemplateCpuOptionsRequest, LaunchTemplateEbsBlockDeviceRequest, LaunchTemplateErrorCode,
-    LaunchTemplateHttpTokensState, LaunchTemplateInstanceMetadataOptionsRequest,
-    LaunchTemplateSpecification, LaunchTemplateTagSpecificationRequest, RequestLaunchTemplateData,
-    ResourceType, Tag, VolumeType,
+    LaunchTemplateEbsBlockDeviceRequest, LaunchTemplateErrorCode, LaunchTemplateHttpTokensState,
+    LaunchTemplateInstanceMetadataOptionsRequest, LaunchTemplateSpecification,
+    LaunchTemplateTagSpecificationRequest, RequestLaunchTemplateData, ResourceType, Tag,
+    VolumeType,
 };
 
 use crate::{code, empty_fake, filter, image, subnet, tag_spec, vpc};
@@ -478,21 +478,24 @@ async fn bad_templates_are_refused() {
         code(create("no spaces").send().await),
         "InvalidLaunchTemplateName.MalformedException"
     );
-    let cpu = ec2
+    // A member RunInstances could not launch with (license configurations) is refused.
+    let licensed = ec2
         .create_launch_template()
-        .launch_template_name("cpu")
+        .launch_template_name("licensed")
         .launch_template_data(
             RequestLaunchTemplateData::builder()
-                .cpu_options(
-                    LaunchTemplateCpuOptionsRequest::builder()
-                        .core_count(2)
+                .license_specifications(
+                    aws_sdk_ec2::types::LaunchTemplateLicenseConfigurationRequest::builder()
+                        .license_configuration_arn(
+                            "arn:aws:license-manager:us-east-1:123456789012:license-configuration:lic-1",
+                        )
                         .build(),
                 )
                 .build(),
         )
         .send()
         .await;
-    assert_eq!(code(cpu), "NotImplemented");
+    assert_eq!(code(licensed), "NotImplemented");
     let id = first
         .launch_template()
         .unwrap()

@@ -17,6 +17,7 @@ mod image_attribute;
 mod image_key_pair;
 mod instance;
 mod instance_attribute;
+mod instance_options;
 mod instance_profile;
 mod instance_type;
 mod internet_gateway;

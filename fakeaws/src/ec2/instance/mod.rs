@@ -18,6 +18,7 @@ mod credit;
 mod filter;
 mod monitoring;
 mod nics;
+mod options;
 mod placement;
 mod profile;
 mod render;
@@ -157,6 +158,9 @@ pub struct Instance {
     /// is resized to another family.
     #[serde(default)]
     pub cpu_credits: Option<String>,
+    /// Its CPU, capacity reservation, hibernation, enclave, recovery and private DNS options.
+    #[serde(default)]
+    pub options: options::LaunchOptions,
 }
 
 /// The security groups of instance `i` (its primary interface's), as its answers list them.

@@ -139,6 +139,7 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         .map(|e| instance_interface(region, e))
         .collect();
     let gone = i.state == InstanceStateName::Terminated;
+    let options = super::options::render(&i.options);
     InstanceOut {
         architecture: Some(i.architecture),
         block_device_mappings: Some(if gone {
@@ -191,6 +192,13 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         metadata_options: Some(i.metadata.clone()),
         platform_details: Some("Linux/UNIX".into()),
         usage_operation: Some("RunInstances".into()),
+        usage_operation_update_time: Some(i.launch_time),
+        cpu_options: options.cpu,
+        capacity_reservation_specification: options.capacity,
+        hibernation_options: options.hibernation,
+        enclave_options: options.enclave,
+        maintenance_options: options.maintenance,
+        private_dns_name_options: options.private_dns,
         instance_id: Some(i.id.clone()),
         image_id: Some(i.image_id.clone()),
         state: Some(state(i.state)),

@@ -158,6 +158,7 @@ pub fn run_instances(
         instance_type,
     )?;
     let spot = spot_request::plan(input.instance_market_options.as_ref())?;
+    let options = super::options::at_launch(region, &input, instance_type, &subnet_id)?;
     let cpu_credits = super::credit::at_launch(
         region,
         instance_type,
@@ -304,15 +305,20 @@ pub fn run_instances(
                 .unwrap_or(ShutdownBehavior::Stop),
             metadata: InstanceMetadataOptionsResponse {
                 state: Some(InstanceMetadataOptionsState::Applied),
-                http_tokens: Some(
-                    metadata
-                        .and_then(|m| m.http_tokens)
-                        .unwrap_or(HttpTokensState::Required),
-                ),
+                // An image marked for IMDSv2 (`ImdsSupport` `v2.0`) launches with tokens
+                // required and a hop limit of 2; another, optional and 1 (the model's
+                // documentation of HttpTokens, the CLI's documented output).
+                http_tokens: Some(metadata.and_then(|m| m.http_tokens).unwrap_or(
+                    if image.imds_v2 {
+                        HttpTokensState::Required
+                    } else {
+                        HttpTokensState::Optional
+                    },
+                )),
                 http_put_response_hop_limit: Some(
                     metadata
                         .and_then(|m| m.http_put_response_hop_limit)
-                        .unwrap_or(2),
+                        .unwrap_or(if image.imds_v2 { 2 } else { 1 }),
                 ),
                 http_endpoint: Some(
                     metadata
@@ -339,6 +345,7 @@ pub fn run_instances(
             partition: group.as_ref().and_then(|g| g.partition(index)),
             spot_request: None,
             cpu_credits: cpu_credits.clone(),
+            options: options.clone(),
         };
         if let Some(spot) = &spot {
             let request = spot_request::fulfilled(region, spot, &id);

@@ -3,17 +3,21 @@
 //! a source version, and merged into a RunInstances request (the request's own members win).
 
 use crate::generated::ec2::{
-    BlockDeviceMapping, CreditSpecification, CreditSpecificationRequest, EbsBlockDevice,
-    HttpTokensState, IamInstanceProfileSpecification, InstanceIpv6Address,
-    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
-    InstanceMetadataProtocolState, InstanceMetadataTagsState,
-    InstanceNetworkInterfaceSpecification, LaunchTemplateBlockDeviceMapping,
-    LaunchTemplateEbsBlockDevice, LaunchTemplateIamInstanceProfileSpecification,
-    LaunchTemplateInstanceMarketOptions, LaunchTemplateInstanceMetadataOptions,
-    LaunchTemplateInstanceMetadataOptionsState,
+    BlockDeviceMapping, CapacityReservationSpecification, CpuOptionsRequest, CreditSpecification,
+    CreditSpecificationRequest, EbsBlockDevice, EnclaveOptionsRequest, HibernationOptionsRequest,
+    HttpTokensState, IamInstanceProfileSpecification, InstanceAutoRecoveryState,
+    InstanceIpv6Address, InstanceMaintenanceOptionsRequest, InstanceMarketOptionsRequest,
+    InstanceMetadataEndpointState, InstanceMetadataOptionsRequest, InstanceMetadataProtocolState,
+    InstanceMetadataTagsState, InstanceNetworkInterfaceSpecification,
+    LaunchTemplateBlockDeviceMapping, LaunchTemplateCapacityReservationSpecificationResponse,
+    LaunchTemplateCpuOptions, LaunchTemplateEbsBlockDevice, LaunchTemplateEnclaveOptions,
+    LaunchTemplateHibernationOptions, LaunchTemplateIamInstanceProfileSpecification,
+    LaunchTemplateInstanceMaintenanceOptions, LaunchTemplateInstanceMarketOptions,
+    LaunchTemplateInstanceMetadataOptions, LaunchTemplateInstanceMetadataOptionsState,
     LaunchTemplateInstanceNetworkInterfaceSpecification, LaunchTemplatePlacement,
-    LaunchTemplateSpotMarketOptions, LaunchTemplateTagSpecification, LaunchTemplatesMonitoring,
-    Placement, RequestLaunchTemplateData, ResponseLaunchTemplateData,
+    LaunchTemplatePrivateDnsNameOptions, LaunchTemplateSpotMarketOptions,
+    LaunchTemplateTagSpecification, LaunchTemplatesMonitoring, Placement,
+    PrivateDnsNameOptionsRequest, RequestLaunchTemplateData, ResponseLaunchTemplateData,
     RunInstancesMonitoringEnabled, RunInstancesRequest, SpotMarketOptions, Tag, TagSpecification,
 };
 use crate::protocol::error::ApiError;
@@ -41,20 +45,20 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
             d.elastic_inference_accelerators.is_some(),
             "ElasticInferenceAccelerators",
         ),
-        (d.cpu_options.is_some(), "CpuOptions"),
         (
-            d.capacity_reservation_specification.is_some(),
-            "CapacityReservationSpecification",
+            d.cpu_options
+                .as_ref()
+                .is_some_and(|c| c.amd_sev_snp.is_some() || c.nested_virtualization.is_some()),
+            "CpuOptions.AmdSevSnp",
+        ),
+        (
+            d.capacity_reservation_specification
+                .as_ref()
+                .is_some_and(|c| c.capacity_reservation_target.is_some()),
+            "CapacityReservationSpecification.CapacityReservationTarget",
         ),
         (d.license_specifications.is_some(), "LicenseSpecifications"),
-        (d.hibernation_options.is_some(), "HibernationOptions"),
-        (d.enclave_options.is_some(), "EnclaveOptions"),
         (d.instance_requirements.is_some(), "InstanceRequirements"),
-        (
-            d.private_dns_name_options.is_some(),
-            "PrivateDnsNameOptions",
-        ),
-        (d.maintenance_options.is_some(), "MaintenanceOptions"),
         (d.operator.is_some(), "Operator"),
         (
             d.network_performance_options.is_some(),
@@ -228,6 +232,37 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
         credit_specification: d.credit_specification.map(|c| CreditSpecification {
             cpu_credits: Some(c.cpu_credits),
         }),
+        cpu_options: d.cpu_options.map(|c| LaunchTemplateCpuOptions {
+            core_count: c.core_count,
+            threads_per_core: c.threads_per_core,
+            ..Default::default()
+        }),
+        capacity_reservation_specification: d.capacity_reservation_specification.map(|c| {
+            LaunchTemplateCapacityReservationSpecificationResponse {
+                capacity_reservation_preference: c.capacity_reservation_preference,
+                capacity_reservation_target: None,
+            }
+        }),
+        hibernation_options: d
+            .hibernation_options
+            .map(|h| LaunchTemplateHibernationOptions {
+                configured: h.configured,
+            }),
+        enclave_options: d
+            .enclave_options
+            .map(|e| LaunchTemplateEnclaveOptions { enabled: e.enabled }),
+        maintenance_options: d.maintenance_options.map(|m| {
+            LaunchTemplateInstanceMaintenanceOptions {
+                auto_recovery: m.auto_recovery,
+            }
+        }),
+        private_dns_name_options: d.private_dns_name_options.map(|p| {
+            LaunchTemplatePrivateDnsNameOptions {
+                hostname_type: p.hostname_type,
+                enable_resource_name_dns_a_record: p.enable_resource_name_dns_a_record,
+                enable_resource_name_dns_aaaa_record: p.enable_resource_name_dns_aaaa_record,
+            }
+        }),
         instance_market_options: d.instance_market_options.map(|m| {
             LaunchTemplateInstanceMarketOptions {
                 market_type: m.market_type,
@@ -284,6 +319,50 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
     input.instance_initiated_shutdown_behavior = input
         .instance_initiated_shutdown_behavior
         .or(d.instance_initiated_shutdown_behavior);
+    if input.cpu_options.is_none() {
+        input.cpu_options = d.cpu_options.map(|c| CpuOptionsRequest {
+            core_count: c.core_count,
+            threads_per_core: c.threads_per_core,
+            amd_sev_snp: None,
+            nested_virtualization: None,
+        });
+    }
+    if input.capacity_reservation_specification.is_none() {
+        input.capacity_reservation_specification =
+            d.capacity_reservation_specification
+                .map(|c| CapacityReservationSpecification {
+                    capacity_reservation_preference: c.capacity_reservation_preference,
+                    capacity_reservation_target: None,
+                });
+    }
+    if input.hibernation_options.is_none() {
+        input.hibernation_options = d.hibernation_options.map(|h| HibernationOptionsRequest {
+            configured: h.configured,
+        });
+    }
+    if input.enclave_options.is_none() {
+        input.enclave_options = d
+            .enclave_options
+            .map(|e| EnclaveOptionsRequest { enabled: e.enabled });
+    }
+    if input.maintenance_options.is_none() {
+        input.maintenance_options =
+            d.maintenance_options
+                .map(|m| InstanceMaintenanceOptionsRequest {
+                    auto_recovery: m
+                        .auto_recovery
+                        .and_then(|a| InstanceAutoRecoveryState::from_wire(a.as_str())),
+                });
+    }
+    if input.private_dns_name_options.is_none() {
+        input.private_dns_name_options =
+            d.private_dns_name_options
+                .map(|p| PrivateDnsNameOptionsRequest {
+                    hostname_type: p.hostname_type,
+                    enable_resource_name_dns_a_record: p.enable_resource_name_dns_a_record,
+                    enable_resource_name_dns_aaaa_record: p.enable_resource_name_dns_aaaa_record,
+                });
+    }
     if input.security_group_ids.is_none() && input.security_groups.is_none() {
         input.security_group_ids = d.security_group_ids;
         input.security_groups = d.security_groups;

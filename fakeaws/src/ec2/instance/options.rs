@@ -1,0 +1,166 @@
+//! The launch options an instance keeps and DescribeInstances answers for every instance, as
+//! AWS does (the CLI's documented `describe-instances` output shows each): its CPU options,
+//! capacity reservation preference, hibernation, Nitro Enclaves, automatic recovery and
+//! private DNS name options. Each is what RunInstances or its launch template asked for, else
+//! AWS's default:
+//! - CPU options: the instance type's cores and threads per core (for the types the catalogue
+//!   of `instance_type.rs` knows; another type answers none). A launch may ask for fewer cores
+//!   or one thread per core, each at least one and at most the type's;
+//! - capacity reservations: `open`;
+//! - hibernation and enclaves: not configured, not enabled;
+//! - automatic recovery: `default`;
+//! - private DNS names: the subnet's options for launches (`PrivateDnsNameOptionsOnLaunch`).
+
+use crate::generated::ec2::{
+    CapacityReservationPreference, CapacityReservationSpecificationResponse, CpuOptions,
+    EnclaveOptions, HibernationOptions, InstanceAutoRecoveryState, InstanceMaintenanceOptions,
+    InstanceType, PrivateDnsNameOptionsResponse, RunInstancesRequest,
+};
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// The options of one instance.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct LaunchOptions {
+    /// Cores and threads per core, when its type is known.
+    pub cpu: Option<(i32, i32)>,
+    /// `open` or `none`.
+    pub capacity_preference: Option<CapacityReservationPreference>,
+    /// Whether it was launched with hibernation configured.
+    pub hibernation: bool,
+    /// Whether Nitro Enclaves are enabled.
+    pub enclave: bool,
+    /// `default` or `disabled`.
+    pub auto_recovery: Option<InstanceAutoRecoveryState>,
+    /// Its private DNS name options.
+    pub private_dns: Option<PrivateDnsNameOptionsResponse>,
+}
+
+/// The options of a launch in `subnet_id` of `instance_type`, checked.
+pub fn at_launch(
+    region: &Region,
+    input: &RunInstancesRequest,
+    instance_type: InstanceType,
+    subnet_id: &str,
+) -> Result<LaunchOptions, ApiError> {
+    let default_cpu = crate::ec2::instance_type::cores_and_threads(instance_type);
+    let cpu = match &input.cpu_options {
+        None => default_cpu,
+        Some(asked) => {
+            if asked.amd_sev_snp.is_some() || asked.nested_virtualization.is_some() {
+                return Err(ApiError::not_implemented(
+                    "CpuOptions.AmdSevSnp and CpuOptions.NestedVirtualization",
+                ));
+            }
+            let Some((cores, threads)) = default_cpu else {
+                return Err(ApiError::not_implemented(format!(
+                    "CpuOptions for instance type {} (its cores are not in fakeaws's catalogue)",
+                    instance_type.as_str()
+                )));
+            };
+            let (want_cores, want_threads) = (
+                asked.core_count.unwrap_or(cores),
+                asked.threads_per_core.unwrap_or(threads),
+            );
+            if !(1..=cores).contains(&want_cores) || !(1..=threads).contains(&want_threads) {
+                return Err(ApiError::invalid_value(format!(
+                    "The specified CPU options (CoreCount {want_cores}, ThreadsPerCore \
+                     {want_threads}) are not valid for instance type {}: it has {cores} cores \
+                     and {threads} threads per core.",
+                    instance_type.as_str()
+                )));
+            }
+            Some((want_cores, want_threads))
+        }
+    };
+    let capacity = input.capacity_reservation_specification.as_ref();
+    if capacity.is_some_and(|c| c.capacity_reservation_target.is_some()) {
+        return Err(ApiError::not_implemented(
+            "CapacityReservationSpecification.CapacityReservationTarget (fakeaws serves no \
+             capacity reservations)",
+        ));
+    }
+    let subnet = region.subnets.get(subnet_id);
+    let asked_dns = input.private_dns_name_options.as_ref();
+    let private_dns = PrivateDnsNameOptionsResponse {
+        hostname_type: asked_dns
+            .and_then(|d| d.hostname_type)
+            .or(subnet.map(|s| s.hostname_type)),
+        enable_resource_name_dns_a_record: asked_dns
+            .and_then(|d| d.enable_resource_name_dns_a_record)
+            .or(subnet.map(|s| s.dns_a_record)),
+        enable_resource_name_dns_aaaa_record: Some(
+            asked_dns
+                .and_then(|d| d.enable_resource_name_dns_aaaa_record)
+                .unwrap_or(false),
+        ),
+    };
+    Ok(LaunchOptions {
+        cpu,
+        capacity_preference: Some(
+            capacity
+                .and_then(|c| c.capacity_reservation_preference)
+                .unwrap_or(CapacityReservationPreference::Open),
+        ),
+        hibernation: input
+            .hibernation_options
+            .as_ref()
+            .and_then(|h| h.configured)
+            .unwrap_or(false),
+        enclave: input
+            .enclave_options
+            .as_ref()
+            .and_then(|e| e.enabled)
+            .unwrap_or(false),
+        auto_recovery: Some(
+            input
+                .maintenance_options
+                .as_ref()
+                .and_then(|m| m.auto_recovery)
+                .unwrap_or(InstanceAutoRecoveryState::Default),
+        ),
+        private_dns: Some(private_dns),
+    })
+}
+
+/// The members of DescribeInstances' answer the options make.
+pub struct Rendered {
+    pub cpu: Option<CpuOptions>,
+    pub capacity: Option<CapacityReservationSpecificationResponse>,
+    pub hibernation: Option<HibernationOptions>,
+    pub enclave: Option<EnclaveOptions>,
+    pub maintenance: Option<InstanceMaintenanceOptions>,
+    pub private_dns: Option<PrivateDnsNameOptionsResponse>,
+}
+
+/// `o` as DescribeInstances answers it.
+pub fn render(o: &LaunchOptions) -> Rendered {
+    Rendered {
+        cpu: o.cpu.map(|(cores, threads)| CpuOptions {
+            core_count: Some(cores),
+            threads_per_core: Some(threads),
+            ..Default::default()
+        }),
+        capacity: Some(CapacityReservationSpecificationResponse {
+            capacity_reservation_preference: Some(
+                o.capacity_preference
+                    .unwrap_or(CapacityReservationPreference::Open),
+            ),
+            capacity_reservation_target: None,
+        }),
+        hibernation: Some(HibernationOptions {
+            configured: Some(o.hibernation),
+        }),
+        enclave: Some(EnclaveOptions {
+            enabled: Some(o.enclave),
+        }),
+        maintenance: Some(InstanceMaintenanceOptions {
+            auto_recovery: Some(
+                o.auto_recovery
+                    .unwrap_or(InstanceAutoRecoveryState::Default),
+            ),
+            reboot_migration: None,
+        }),
+        private_dns: o.private_dns.clone(),
+    }
+}

@@ -1,0 +1,338 @@
+//! The options every instance answers (CPU, capacity reservations, hibernation, enclaves,
+//! automatic recovery, private DNS names, metadata defaults): AWS's defaults, what a launch or
+//! its template asks for, and launches refused for options the type cannot take.
+
+use aws_sdk_ec2::types::{
+    ArchitectureValues, AttributeValue, CapacityReservationPreference,
+    CapacityReservationSpecification, CapacityReservationTarget, CpuOptionsRequest,
+    EnclaveOptionsRequest, HibernationOptionsRequest, HostnameType, HttpTokensState,
+    InstanceAutoRecoveryState, InstanceMaintenanceOptionsRequest, InstanceType,
+    LaunchTemplateAutoRecoveryState, LaunchTemplateCpuOptionsRequest,
+    LaunchTemplateInstanceMaintenanceOptionsRequest, LaunchTemplateSpecification,
+    PrivateDnsNameOptionsRequest, RequestLaunchTemplateData,
+};
+
+use crate::{
+    code, code_and_message, completed_snapshot, described, empty_fake, image, instance_ids,
+    register_from, subnet, vpc,
+};
+
+const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
+
+/// The options DescribeInstances answers for one instance.
+#[derive(Debug, PartialEq)]
+struct Options {
+    /// Cores, threads per core.
+    cpu: (i32, i32),
+    capacity: CapacityReservationPreference,
+    hibernation: bool,
+    enclave: bool,
+    recovery: InstanceAutoRecoveryState,
+    /// Hostname type, A record, AAAA record.
+    dns: (HostnameType, bool, bool),
+}
+
+/// The id of the first instance a launch made.
+fn first_id<E: std::fmt::Debug>(
+    r: Result<aws_sdk_ec2::operation::run_instances::RunInstancesOutput, E>,
+) -> String {
+    r.unwrap().instances()[0].instance_id().unwrap().to_string()
+}
+
+fn options_of(i: &aws_sdk_ec2::types::Instance) -> Options {
+    let cpu = i.cpu_options().unwrap();
+    let dns = i.private_dns_name_options().unwrap();
+    Options {
+        cpu: (cpu.core_count().unwrap(), cpu.threads_per_core().unwrap()),
+        capacity: i
+            .capacity_reservation_specification()
+            .unwrap()
+            .capacity_reservation_preference()
+            .unwrap()
+            .clone(),
+        hibernation: i.hibernation_options().unwrap().configured().unwrap(),
+        enclave: i.enclave_options().unwrap().enabled().unwrap(),
+        recovery: i
+            .maintenance_options()
+            .unwrap()
+            .auto_recovery()
+            .unwrap()
+            .clone(),
+        dns: (
+            dns.hostname_type().unwrap().clone(),
+            dns.enable_resource_name_dns_a_record().unwrap(),
+            dns.enable_resource_name_dns_aaaa_record().unwrap(),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn an_instance_answers_awss_defaults() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let launch = |ami: String, t: InstanceType| {
+        ec2.run_instances()
+            .image_id(ami)
+            .instance_type(t)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .send()
+    };
+    let id = first_id(launch(ami.clone(), InstanceType::M5Xlarge).await);
+    let i = described(&ec2, &id).await;
+    // m5.xlarge: 4 vCPUs, 2 cores of 2 threads.
+    assert_eq!(
+        options_of(&i),
+        Options {
+            cpu: (2, 2),
+            capacity: CapacityReservationPreference::Open,
+            hibernation: false,
+            enclave: false,
+            recovery: InstanceAutoRecoveryState::Default,
+            dns: (HostnameType::IpName, false, false),
+        }
+    );
+    assert_eq!(i.usage_operation_update_time(), i.launch_time());
+    // An image without IMDSv2 support: tokens optional, one hop, as the CLI's documented
+    // describe-instances output shows.
+    let metadata = i.metadata_options().unwrap();
+    assert_eq!(metadata.http_tokens(), Some(&HttpTokensState::Optional));
+    assert_eq!(metadata.http_put_response_hop_limit(), Some(1));
+
+    // An image marked `v2.0`: tokens required, two hops.
+    let snap = completed_snapshot(&ec2, "us-east-1a", 8, false).await;
+    let own = register_from(&ec2, "imds-v2-image", "/dev/sda1", &snap)
+        .architecture(ArchitectureValues::X8664)
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    ec2.modify_image_attribute()
+        .image_id(&own)
+        .imds_support(AttributeValue::builder().value("v2.0").build())
+        .send()
+        .await
+        .unwrap();
+    let id = first_id(launch(own, InstanceType::T3Micro).await);
+    let i = described(&ec2, &id).await;
+    let metadata = i.metadata_options().unwrap();
+    assert_eq!(metadata.http_tokens(), Some(&HttpTokensState::Required));
+    assert_eq!(metadata.http_put_response_hop_limit(), Some(2));
+    // t3.micro: 2 vCPUs, 1 core of 2 threads.
+    let cpu = i.cpu_options().unwrap();
+    assert_eq!(
+        (cpu.core_count(), cpu.threads_per_core()),
+        (Some(1), Some(2))
+    );
+
+    // A subnet whose launches get resource names passes its options on.
+    ec2.modify_subnet_attribute()
+        .subnet_id(&s)
+        .private_dns_hostname_type_on_launch(HostnameType::ResourceName)
+        .send()
+        .await
+        .unwrap();
+    let id = first_id(launch(ami, InstanceType::T3Micro).await);
+    let i = described(&ec2, &id).await;
+    assert_eq!(
+        i.private_dns_name_options().unwrap().hostname_type(),
+        Some(&HostnameType::ResourceName)
+    );
+}
+
+#[tokio::test]
+async fn a_launch_or_its_template_sets_the_options() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let run = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Xlarge)
+        .subnet_id(&s)
+        .min_count(1)
+        .max_count(1)
+        .cpu_options(
+            CpuOptionsRequest::builder()
+                .core_count(1)
+                .threads_per_core(1)
+                .build(),
+        )
+        .capacity_reservation_specification(
+            CapacityReservationSpecification::builder()
+                .capacity_reservation_preference(CapacityReservationPreference::None)
+                .build(),
+        )
+        .hibernation_options(
+            HibernationOptionsRequest::builder()
+                .configured(true)
+                .build(),
+        )
+        .enclave_options(EnclaveOptionsRequest::builder().enabled(true).build())
+        .maintenance_options(
+            InstanceMaintenanceOptionsRequest::builder()
+                .auto_recovery(InstanceAutoRecoveryState::Disabled)
+                .build(),
+        )
+        .private_dns_name_options(
+            PrivateDnsNameOptionsRequest::builder()
+                .hostname_type(HostnameType::ResourceName)
+                .enable_resource_name_dns_a_record(true)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let i = described(&ec2, run.instances()[0].instance_id().unwrap()).await;
+    assert_eq!(
+        options_of(&i),
+        Options {
+            cpu: (1, 1),
+            capacity: CapacityReservationPreference::None,
+            hibernation: true,
+            enclave: true,
+            recovery: InstanceAutoRecoveryState::Disabled,
+            dns: (HostnameType::ResourceName, true, false),
+        }
+    );
+
+    // A template keeps them and a launch from it takes them; the launch's own win.
+    let template = ec2
+        .create_launch_template()
+        .launch_template_name("options")
+        .launch_template_data(
+            RequestLaunchTemplateData::builder()
+                .image_id(&ami)
+                .instance_type(InstanceType::M5Xlarge)
+                .cpu_options(
+                    LaunchTemplateCpuOptionsRequest::builder()
+                        .core_count(2)
+                        .threads_per_core(1)
+                        .build(),
+                )
+                .maintenance_options(
+                    LaunchTemplateInstanceMaintenanceOptionsRequest::builder()
+                        .auto_recovery(LaunchTemplateAutoRecoveryState::Disabled)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let template_id = template
+        .launch_template()
+        .unwrap()
+        .launch_template_id()
+        .unwrap()
+        .to_string();
+    let versions = ec2
+        .describe_launch_template_versions()
+        .launch_template_id(&template_id)
+        .send()
+        .await
+        .unwrap();
+    let data = versions.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap();
+    assert_eq!(data.cpu_options().unwrap().core_count(), Some(2));
+    assert_eq!(
+        data.maintenance_options().unwrap().auto_recovery(),
+        Some(&LaunchTemplateAutoRecoveryState::Disabled)
+    );
+    let from_template = |threads: Option<i32>| {
+        let mut call = ec2
+            .run_instances()
+            .launch_template(
+                LaunchTemplateSpecification::builder()
+                    .launch_template_id(&template_id)
+                    .build(),
+            )
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1);
+        if let Some(t) = threads {
+            call = call.cpu_options(
+                CpuOptionsRequest::builder()
+                    .core_count(1)
+                    .threads_per_core(t)
+                    .build(),
+            );
+        }
+        call.send()
+    };
+    let i = described(&ec2, &first_id(from_template(None).await)).await;
+    let cpu = i.cpu_options().unwrap();
+    assert_eq!(
+        (cpu.core_count(), cpu.threads_per_core()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        i.maintenance_options().unwrap().auto_recovery(),
+        Some(&InstanceAutoRecoveryState::Disabled)
+    );
+    let i = described(
+        &ec2,
+        from_template(Some(2)).await.unwrap().instances()[0]
+            .instance_id()
+            .unwrap(),
+    )
+    .await;
+    let cpu = i.cpu_options().unwrap();
+    assert_eq!(
+        (cpu.core_count(), cpu.threads_per_core()),
+        (Some(1), Some(2))
+    );
+}
+
+#[tokio::test]
+async fn options_the_type_cannot_take_launch_nothing() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let launch = |cpu: Option<CpuOptionsRequest>,
+                  capacity: Option<CapacityReservationSpecification>| {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::M5Xlarge)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .set_cpu_options(cpu)
+            .set_capacity_reservation_specification(capacity)
+            .send()
+    };
+    let cpu = |cores: i32, threads: i32| {
+        Some(
+            CpuOptionsRequest::builder()
+                .core_count(cores)
+                .threads_per_core(threads)
+                .build(),
+        )
+    };
+    // m5.xlarge has 2 cores of 2 threads.
+    for (cores, threads) in [(3, 1), (0, 1), (1, 3), (1, 0)] {
+        let (c, message) = code_and_message(launch(cpu(cores, threads), None).await);
+        assert_eq!(c, "InvalidParameterValue", "{cores} {threads}");
+        assert!(message.contains("m5.xlarge"), "{message}");
+    }
+    // No capacity reservation exists to target.
+    let target = CapacityReservationSpecification::builder()
+        .capacity_reservation_target(
+            CapacityReservationTarget::builder()
+                .capacity_reservation_id("cr-1234567890abcdef0")
+                .build(),
+        )
+        .build();
+    assert_eq!(code(launch(None, Some(target)).await), "NotImplemented");
+    assert!(instance_ids(&ec2, &[]).await.is_empty());
+}
