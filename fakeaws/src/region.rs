@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::Config;
 use crate::ec2::filter::{Filters, Served};
 use crate::ec2::{
-    availability_zone, egress_only_gateway, elastic_ip, image, image_attribute, instance,
-    internet_gateway, key_pair, launch_template, nat_gateway, network_acl, network_interface,
-    placement_group, route_table, security_group, snapshot, spot_request, subnet, tags, volume,
-    vpc, vpc_endpoint,
+    address_attribute, availability_zone, egress_only_gateway, elastic_ip, image, image_attribute,
+    instance, internet_gateway, key_pair, launch_template, nat_gateway, network_acl,
+    network_interface, placement_group, route_table, security_group, snapshot, spot_request,
+    subnet, tags, volume, vpc, vpc_endpoint,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -480,6 +480,7 @@ impl Region {
                     Subject::VolumeModification => volume::advance_modification(self, &id),
                     Subject::Image => image::advance(self, &id),
                     Subject::ImageBlockPublicAccess => image_attribute::advance(self, &id),
+                    Subject::AddressPtr => address_attribute::advance(self, &id),
                 }
             }
         }

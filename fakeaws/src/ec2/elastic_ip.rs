@@ -81,6 +81,18 @@ pub struct Address {
     pub public_ip: Ipv4Addr,
     /// Its association, if any.
     pub association: Option<Association>,
+    /// The domain name the account gave its reverse DNS (PTR) record, ending in `.`; AWS's
+    /// own name without one (`address_attribute.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptr: Option<String>,
+    /// A change of that record not yet applied: the name asked for, or `None` for a reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptr_update: Option<Option<String>>,
+}
+
+/// Elastic IP `id`, to change.
+pub(crate) fn get_mut<'a>(region: &'a mut Region, id: &str) -> Option<&'a mut Address> {
+    region.addresses.0.get_mut(id)
 }
 
 impl Filterable for (&Address, &Region) {
@@ -177,6 +189,8 @@ pub fn allocate_address(
             allocation_id: id.clone(),
             public_ip: ip,
             association: None,
+            ptr: None,
+            ptr_update: None,
         },
     );
     Ok(AllocateAddressResult {

@@ -4,6 +4,7 @@
 //! its module.
 
 pub mod account;
+pub mod address_attribute;
 pub mod availability_zone;
 pub mod copy;
 pub mod dhcp_options;
@@ -1022,6 +1023,20 @@ impl Api for Region {
         volume::get_ebs_default_kms_key_id(self, input)
     }
 
+    fn modify_instance_maintenance_options(
+        &mut self,
+        input: ModifyInstanceMaintenanceOptionsRequest,
+    ) -> Result<ModifyInstanceMaintenanceOptionsResult, ApiError> {
+        instance::modify_instance_maintenance_options(self, input)
+    }
+
+    fn modify_private_dns_name_options(
+        &mut self,
+        input: ModifyPrivateDnsNameOptionsRequest,
+    ) -> Result<ModifyPrivateDnsNameOptionsResult, ApiError> {
+        instance::modify_private_dns_name_options(self, input)
+    }
+
     fn monitor_instances(
         &mut self,
         input: MonitorInstancesRequest,
@@ -1059,6 +1074,27 @@ impl Api for Region {
         input: AssociateDhcpOptionsRequest,
     ) -> Result<(), ApiError> {
         dhcp_options::associate_dhcp_options(self, input)
+    }
+
+    fn describe_addresses_attribute(
+        &mut self,
+        input: DescribeAddressesAttributeRequest,
+    ) -> Result<DescribeAddressesAttributeResult, ApiError> {
+        address_attribute::describe_addresses_attribute(self, input)
+    }
+
+    fn modify_address_attribute(
+        &mut self,
+        input: ModifyAddressAttributeRequest,
+    ) -> Result<ModifyAddressAttributeResult, ApiError> {
+        address_attribute::modify_address_attribute(self, input)
+    }
+
+    fn reset_address_attribute(
+        &mut self,
+        input: ResetAddressAttributeRequest,
+    ) -> Result<ResetAddressAttributeResult, ApiError> {
+        address_attribute::reset_address_attribute(self, input)
     }
 
     fn create_key_pair(&mut self, input: CreateKeyPairRequest) -> Result<KeyPair, ApiError> {

@@ -1952,6 +1952,56 @@ impl EncodeMembers for Address {
     }
 }
 
+/// The `AddressAttribute` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AddressAttribute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptr_record: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptr_record_update: Option<PtrUpdateStatus>,
+}
+
+impl EncodeMembers for AddressAttribute {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("publicIp", &self.public_ip);
+        w.field("allocationId", &self.allocation_id);
+        w.field("ptrRecord", &self.ptr_record);
+        w.field("ptrRecordUpdate", &self.ptr_record_update);
+    }
+}
+
+/// The `AddressAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AddressAttributeName {
+    /// `domain-name`
+    DomainName,
+}
+
+impl AddressAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["domain-name"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::DomainName => "domain-name",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "domain-name" => Self::DomainName,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AddressAttributeName);
+
 /// The `AllocateAddressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AllocateAddressRequest {
@@ -6358,6 +6408,69 @@ impl EncodeMembers for DescribeAccountAttributesResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("accountAttributeSet", "item", &self.account_attributes);
+    }
+}
+
+/// The `DescribeAddressesAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeAddressesAttributeRequest {
+    pub allocation_ids: Option<Vec<String>>,
+    pub attribute: Option<AddressAttributeName>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeAddressesAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllocationId",
+                "Attribute",
+                "DryRun",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let allocation_ids = r.list_at(m_[0], at_, "AllocationId", None)?;
+        let attribute = r.field_at(m_[1], at_, "Attribute")?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(1000),
+        )?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            allocation_ids,
+            attribute,
+            next_token,
+            max_results,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeAddressesAttributeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeAddressesAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addresses: Option<Vec<AddressAttribute>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeAddressesAttributeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("addressSet", "item", &self.addresses);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -23202,6 +23315,45 @@ impl Decode for MemoryMiBRequest {
     }
 }
 
+/// The `ModifyAddressAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyAddressAttributeRequest {
+    pub allocation_id: String,
+    pub domain_name: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyAddressAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AllocationId", "DomainName", "DryRun"]) else {
+            return Ok(None);
+        };
+        let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
+        let allocation_id = FormReader::required(allocation_id, at_, "AllocationId")?;
+        let domain_name = r.field_at(m_[1], at_, "DomainName")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            allocation_id,
+            domain_name,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifyAddressAttributeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyAddressAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<AddressAttribute>,
+}
+
+impl EncodeMembers for ModifyAddressAttributeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("address", &self.address);
+    }
+}
+
 /// The `ModifyDefaultCreditSpecificationRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyDefaultCreditSpecificationRequest {
@@ -23446,6 +23598,57 @@ impl EncodeMembers for ModifyInstanceCreditSpecificationResult {
     }
 }
 
+/// The `ModifyInstanceMaintenanceOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstanceMaintenanceOptionsRequest {
+    pub instance_id: String,
+    pub auto_recovery: Option<InstanceAutoRecoveryState>,
+    pub reboot_migration: Option<InstanceRebootMigrationState>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyInstanceMaintenanceOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["AutoRecovery", "DryRun", "InstanceId", "RebootMigration"],
+        ) else {
+            return Ok(None);
+        };
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let auto_recovery = r.field_at(m_[0], at_, "AutoRecovery")?;
+        let reboot_migration = r.field_at(m_[3], at_, "RebootMigration")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_id,
+            auto_recovery,
+            reboot_migration,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifyInstanceMaintenanceOptionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyInstanceMaintenanceOptionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_recovery: Option<InstanceAutoRecoveryState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_migration: Option<InstanceRebootMigrationState>,
+}
+
+impl EncodeMembers for ModifyInstanceMaintenanceOptionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("autoRecovery", &self.auto_recovery);
+        w.field("rebootMigration", &self.reboot_migration);
+    }
+}
+
 /// The `ModifyInstanceMetadataOptionsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyInstanceMetadataOptionsRequest {
@@ -23613,6 +23816,62 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
             groups,
             attachment,
         }))
+    }
+}
+
+/// The `ModifyPrivateDnsNameOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyPrivateDnsNameOptionsRequest {
+    pub dry_run: Option<bool>,
+    pub instance_id: String,
+    pub private_dns_hostname_type: Option<HostnameType>,
+    pub enable_resource_name_dns_a_record: Option<bool>,
+    pub enable_resource_name_dns_aaaa_record: Option<bool>,
+}
+
+impl Decode for ModifyPrivateDnsNameOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "EnableResourceNameDnsAAAARecord",
+                "EnableResourceNameDnsARecord",
+                "InstanceId",
+                "PrivateDnsHostnameType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let private_dns_hostname_type = r.field_at(m_[4], at_, "PrivateDnsHostnameType")?;
+        let enable_resource_name_dns_a_record =
+            r.field_at(m_[2], at_, "EnableResourceNameDnsARecord")?;
+        let enable_resource_name_dns_aaaa_record =
+            r.field_at(m_[1], at_, "EnableResourceNameDnsAAAARecord")?;
+        Ok(Some(Self {
+            dry_run,
+            instance_id,
+            private_dns_hostname_type,
+            enable_resource_name_dns_a_record,
+            enable_resource_name_dns_aaaa_record,
+        }))
+    }
+}
+
+/// The `ModifyPrivateDnsNameOptionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyPrivateDnsNameOptionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyPrivateDnsNameOptionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -26266,6 +26525,26 @@ impl EncodeMembers for ProvisionedBandwidth {
     }
 }
 
+/// The `PtrUpdateStatus` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PtrUpdateStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl EncodeMembers for PtrUpdateStatus {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+        w.field("status", &self.status);
+        w.field("reason", &self.reason);
+    }
+}
+
 /// The `PublicIpDnsNameOptions` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PublicIpDnsNameOptions {
@@ -26984,6 +27263,46 @@ impl EncodeMembers for Reservation {
         w.field("requesterId", &self.requester_id);
         w.list_field("groupSet", "item", &self.groups);
         w.list_field("instancesSet", "item", &self.instances);
+    }
+}
+
+/// The `ResetAddressAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ResetAddressAttributeRequest {
+    pub allocation_id: String,
+    pub attribute: AddressAttributeName,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ResetAddressAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AllocationId", "Attribute", "DryRun"]) else {
+            return Ok(None);
+        };
+        let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
+        let allocation_id = FormReader::required(allocation_id, at_, "AllocationId")?;
+        let attribute = r.field_at(m_[1], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            allocation_id,
+            attribute,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ResetAddressAttributeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResetAddressAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<AddressAttribute>,
+}
+
+impl EncodeMembers for ResetAddressAttributeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("address", &self.address);
     }
 }
 
@@ -32543,6 +32862,16 @@ pub enum Action {
     DescribeDhcpOptions,
     /// `AssociateDhcpOptions`
     AssociateDhcpOptions,
+    /// `DescribeAddressesAttribute`
+    DescribeAddressesAttribute,
+    /// `ModifyAddressAttribute`
+    ModifyAddressAttribute,
+    /// `ResetAddressAttribute`
+    ResetAddressAttribute,
+    /// `ModifyInstanceMaintenanceOptions`
+    ModifyInstanceMaintenanceOptions,
+    /// `ModifyPrivateDnsNameOptions`
+    ModifyPrivateDnsNameOptions,
 }
 
 impl Action {
@@ -32713,6 +33042,11 @@ impl Action {
             Self::DeleteDhcpOptions => "DeleteDhcpOptions",
             Self::DescribeDhcpOptions => "DescribeDhcpOptions",
             Self::AssociateDhcpOptions => "AssociateDhcpOptions",
+            Self::DescribeAddressesAttribute => "DescribeAddressesAttribute",
+            Self::ModifyAddressAttribute => "ModifyAddressAttribute",
+            Self::ResetAddressAttribute => "ResetAddressAttribute",
+            Self::ModifyInstanceMaintenanceOptions => "ModifyInstanceMaintenanceOptions",
+            Self::ModifyPrivateDnsNameOptions => "ModifyPrivateDnsNameOptions",
         }
     }
     /// The served operation of that name, if any.
@@ -32882,6 +33216,11 @@ impl Action {
             "DeleteDhcpOptions" => Self::DeleteDhcpOptions,
             "DescribeDhcpOptions" => Self::DescribeDhcpOptions,
             "AssociateDhcpOptions" => Self::AssociateDhcpOptions,
+            "DescribeAddressesAttribute" => Self::DescribeAddressesAttribute,
+            "ModifyAddressAttribute" => Self::ModifyAddressAttribute,
+            "ResetAddressAttribute" => Self::ResetAddressAttribute,
+            "ModifyInstanceMaintenanceOptions" => Self::ModifyInstanceMaintenanceOptions,
+            "ModifyPrivateDnsNameOptions" => Self::ModifyPrivateDnsNameOptions,
             _ => return None,
         })
     }
@@ -33586,6 +33925,31 @@ pub trait Api {
         &mut self,
         input: AssociateDhcpOptionsRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `DescribeAddressesAttribute`.
+    fn describe_addresses_attribute(
+        &mut self,
+        input: DescribeAddressesAttributeRequest,
+    ) -> Result<DescribeAddressesAttributeResult, ApiError>;
+    /// Serves `ModifyAddressAttribute`.
+    fn modify_address_attribute(
+        &mut self,
+        input: ModifyAddressAttributeRequest,
+    ) -> Result<ModifyAddressAttributeResult, ApiError>;
+    /// Serves `ResetAddressAttribute`.
+    fn reset_address_attribute(
+        &mut self,
+        input: ResetAddressAttributeRequest,
+    ) -> Result<ResetAddressAttributeResult, ApiError>;
+    /// Serves `ModifyInstanceMaintenanceOptions`.
+    fn modify_instance_maintenance_options(
+        &mut self,
+        input: ModifyInstanceMaintenanceOptionsRequest,
+    ) -> Result<ModifyInstanceMaintenanceOptionsResult, ApiError>;
+    /// Serves `ModifyPrivateDnsNameOptions`.
+    fn modify_private_dns_name_options(
+        &mut self,
+        input: ModifyPrivateDnsNameOptionsRequest,
+    ) -> Result<ModifyPrivateDnsNameOptionsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -33913,6 +34277,16 @@ pub enum Response {
     DescribeDhcpOptions(Box<DescribeDhcpOptionsResult>),
     /// `AssociateDhcpOptions`
     AssociateDhcpOptions,
+    /// `DescribeAddressesAttribute`
+    DescribeAddressesAttribute(Box<DescribeAddressesAttributeResult>),
+    /// `ModifyAddressAttribute`
+    ModifyAddressAttribute(Box<ModifyAddressAttributeResult>),
+    /// `ResetAddressAttribute`
+    ResetAddressAttribute(Box<ResetAddressAttributeResult>),
+    /// `ModifyInstanceMaintenanceOptions`
+    ModifyInstanceMaintenanceOptions(Box<ModifyInstanceMaintenanceOptionsResult>),
+    /// `ModifyPrivateDnsNameOptions`
+    ModifyPrivateDnsNameOptions(Box<ModifyPrivateDnsNameOptionsResult>),
 }
 
 impl Response {
@@ -34821,6 +35195,36 @@ impl Response {
                 "AssociateDhcpOptions",
                 XML_NAMESPACE,
                 request_id,
+            ),
+            Self::DescribeAddressesAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeAddressesAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyAddressAttribute(output) => crate::protocol::xml::ec2_response(
+                "ModifyAddressAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ResetAddressAttribute(output) => crate::protocol::xml::ec2_response(
+                "ResetAddressAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyInstanceMaintenanceOptions(output) => crate::protocol::xml::ec2_response(
+                "ModifyInstanceMaintenanceOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyPrivateDnsNameOptions(output) => crate::protocol::xml::ec2_response(
+                "ModifyPrivateDnsNameOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
             ),
         }
     }
@@ -36808,6 +37212,68 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.associate_dhcp_options(input)?;
             Ok(Response::AssociateDhcpOptions)
+        }
+        Action::DescribeAddressesAttribute => {
+            r.reject_unsupported("DescribeAddressesAttribute", &[])?;
+            let input =
+                FormReader::required(DescribeAddressesAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeAddressesAttribute(Box::new(
+                api.describe_addresses_attribute(input)?,
+            )))
+        }
+        Action::ModifyAddressAttribute => {
+            r.reject_unsupported("ModifyAddressAttribute", &[])?;
+            let input =
+                FormReader::required(ModifyAddressAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyAddressAttribute(Box::new(
+                api.modify_address_attribute(input)?,
+            )))
+        }
+        Action::ResetAddressAttribute => {
+            r.reject_unsupported("ResetAddressAttribute", &[])?;
+            let input = FormReader::required(ResetAddressAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ResetAddressAttribute(Box::new(
+                api.reset_address_attribute(input)?,
+            )))
+        }
+        Action::ModifyInstanceMaintenanceOptions => {
+            r.reject_unsupported("ModifyInstanceMaintenanceOptions", &[])?;
+            let input = FormReader::required(
+                ModifyInstanceMaintenanceOptionsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyInstanceMaintenanceOptions(Box::new(
+                api.modify_instance_maintenance_options(input)?,
+            )))
+        }
+        Action::ModifyPrivateDnsNameOptions => {
+            r.reject_unsupported("ModifyPrivateDnsNameOptions", &[])?;
+            let input =
+                FormReader::required(ModifyPrivateDnsNameOptionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyPrivateDnsNameOptions(Box::new(
+                api.modify_private_dns_name_options(input)?,
+            )))
         }
     }
 }

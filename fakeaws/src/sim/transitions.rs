@@ -39,6 +39,9 @@ pub enum Subject {
     /// The account's block public access for AMIs taking its new state (AWS: up to 10
     /// minutes after EnableImageBlockPublicAccess or DisableImageBlockPublicAccess).
     ImageBlockPublicAccess,
+    /// An Elastic IP's reverse DNS record taking the name ModifyAddressAttribute or
+    /// ResetAddressAttribute asked for (`PENDING` until then).
+    AddressPtr,
 }
 
 impl Subject {
@@ -54,11 +57,12 @@ impl Subject {
         "volumeModification",
         "image",
         "imageBlockPublicAccess",
+        "addressPtr",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
-    /// `volumeModification`, `image`, `imageBlockPublicAccess`.
+    /// `volumeModification`, `image`, `imageBlockPublicAccess`, `addressPtr`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -71,6 +75,7 @@ impl Subject {
             "volumeModification" => Some(Subject::VolumeModification),
             "image" => Some(Subject::Image),
             "imageBlockPublicAccess" => Some(Subject::ImageBlockPublicAccess),
+            "addressPtr" => Some(Subject::AddressPtr),
             _ => None,
         }
     }

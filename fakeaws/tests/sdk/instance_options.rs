@@ -336,3 +336,74 @@ async fn options_the_type_cannot_take_launch_nothing() {
     assert_eq!(code(launch(None, Some(target)).await), "NotImplemented");
     assert!(instance_ids(&ec2, &[]).await.is_empty());
 }
+
+#[tokio::test]
+async fn recovery_and_private_dns_options_change_in_place() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let id = crate::instance(&ec2, &s).await;
+    let changed = ec2
+        .modify_instance_maintenance_options()
+        .instance_id(&id)
+        .auto_recovery(InstanceAutoRecoveryState::Disabled)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.instance_id(), Some(id.as_str()));
+    assert_eq!(
+        changed.auto_recovery(),
+        Some(&InstanceAutoRecoveryState::Disabled)
+    );
+    let done = ec2
+        .modify_private_dns_name_options()
+        .instance_id(&id)
+        .private_dns_hostname_type(HostnameType::ResourceName)
+        .enable_resource_name_dns_a_record(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.r#return(), Some(true));
+    let i = described(&ec2, &id).await;
+    let o = options_of(&i);
+    assert_eq!(o.recovery, InstanceAutoRecoveryState::Disabled);
+    assert_eq!(o.dns, (HostnameType::ResourceName, true, false));
+    // Only what a call gives changes.
+    ec2.modify_private_dns_name_options()
+        .instance_id(&id)
+        .enable_resource_name_dns_aaaa_record(true)
+        .send()
+        .await
+        .unwrap();
+    let o = options_of(&described(&ec2, &id).await);
+    assert_eq!(o.dns, (HostnameType::ResourceName, true, true));
+
+    // Not on an unknown or a terminated instance.
+    let r = ec2
+        .modify_instance_maintenance_options()
+        .instance_id("i-1234567890abcdef0")
+        .auto_recovery(InstanceAutoRecoveryState::Default)
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidInstanceID.NotFound");
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let r = ec2
+        .modify_instance_maintenance_options()
+        .instance_id(&id)
+        .auto_recovery(InstanceAutoRecoveryState::Default)
+        .send()
+        .await;
+    assert_eq!(code(r), "IncorrectInstanceState");
+    let r = ec2
+        .modify_private_dns_name_options()
+        .instance_id(&id)
+        .enable_resource_name_dns_a_record(false)
+        .send()
+        .await;
+    assert_eq!(code(r), "IncorrectInstanceState");
+}

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod account;
+mod address_attribute;
 mod availability_zone;
 mod cluster;
 mod consistency;

@@ -44,6 +44,7 @@ pub use credit::{
     modify_instance_credit_specification,
 };
 pub use monitoring::{monitor_instances, unmonitor_instances};
+pub use options::{modify_instance_maintenance_options, modify_private_dns_name_options};
 use placement::{
     Placement, existing_interface, groups_of_launch, iam_profile_name, iam_profile_record,
     launch_interfaces, placement,
@@ -161,6 +162,25 @@ pub struct Instance {
     /// Its CPU, capacity reservation, hibernation, enclave, recovery and private DNS options.
     #[serde(default)]
     pub options: options::LaunchOptions,
+}
+
+/// Fails with `IncorrectInstanceState` (in the fake's words) when `i` is shutting down or
+/// terminated: `what` of it (`its monitoring`, `its options`) cannot change then.
+fn refuse_if_gone(i: &Instance, what: &str) -> Result<(), crate::protocol::error::ApiError> {
+    if matches!(
+        i.state,
+        InstanceStateName::Terminated | InstanceStateName::ShuttingDown
+    ) {
+        return Err(crate::protocol::error::ApiError::new(
+            crate::ec2::error::Code::IncorrectInstanceState,
+            format!(
+                "The instance '{}' is {}: {what} cannot change.",
+                i.id,
+                i.state.as_str()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The security groups of instance `i` (its primary interface's), as its answers list them.

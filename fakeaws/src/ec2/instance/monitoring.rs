@@ -3,10 +3,9 @@
 //! examples show; DescribeInstances shows it done (`enabled`, `disabled`) right after.
 
 use crate::ec2::Kind;
-use crate::ec2::error::Code;
 use crate::generated::ec2::{
-    InstanceMonitoring, InstanceStateName, MonitorInstancesRequest, MonitorInstancesResult,
-    Monitoring, MonitoringState, UnmonitorInstancesRequest, UnmonitorInstancesResult,
+    InstanceMonitoring, MonitorInstancesRequest, MonitorInstancesResult, Monitoring,
+    MonitoringState, UnmonitorInstancesRequest, UnmonitorInstancesResult,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -23,19 +22,7 @@ fn set(
         return Err(ApiError::missing_parameter("InstanceId"));
     }
     for i in Kind::Instance.select(&region.instances, Some(ids))? {
-        if matches!(
-            i.state,
-            InstanceStateName::Terminated | InstanceStateName::ShuttingDown
-        ) {
-            return Err(ApiError::new(
-                Code::IncorrectInstanceState,
-                format!(
-                    "The instance '{}' is {}: its monitoring cannot change.",
-                    i.id,
-                    i.state.as_str()
-                ),
-            ));
-        }
+        super::refuse_if_gone(i, "its monitoring")?;
     }
     let mut out = Vec::new();
     for id in ids {

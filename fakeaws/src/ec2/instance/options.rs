@@ -10,11 +10,18 @@
 //! - hibernation and enclaves: not configured, not enabled;
 //! - automatic recovery: `default`;
 //! - private DNS names: the subnet's options for launches (`PrivateDnsNameOptionsOnLaunch`).
+//!
+//! ModifyInstanceMaintenanceOptions and ModifyPrivateDnsNameOptions change the last two on an
+//! instance that is not shutting down or terminated; the CLI's documented examples show the
+//! first on a running or a stopped instance.
 
+use crate::ec2::Kind;
 use crate::generated::ec2::{
     CapacityReservationPreference, CapacityReservationSpecificationResponse, CpuOptions,
     EnclaveOptions, HibernationOptions, InstanceAutoRecoveryState, InstanceMaintenanceOptions,
-    InstanceType, PrivateDnsNameOptionsResponse, RunInstancesRequest,
+    InstanceRebootMigrationState, InstanceType, ModifyInstanceMaintenanceOptionsRequest,
+    ModifyInstanceMaintenanceOptionsResult, ModifyPrivateDnsNameOptionsRequest,
+    ModifyPrivateDnsNameOptionsResult, PrivateDnsNameOptionsResponse, RunInstancesRequest,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -32,6 +39,9 @@ pub struct LaunchOptions {
     pub enclave: bool,
     /// `default` or `disabled`.
     pub auto_recovery: Option<InstanceAutoRecoveryState>,
+    /// Reboot migration, once ModifyInstanceMaintenanceOptions set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_migration: Option<InstanceRebootMigrationState>,
     /// Its private DNS name options.
     pub private_dns: Option<PrivateDnsNameOptionsResponse>,
 }
@@ -120,6 +130,7 @@ pub fn at_launch(
                 .unwrap_or(InstanceAutoRecoveryState::Default),
         ),
         private_dns: Some(private_dns),
+        reboot_migration: None,
     })
 }
 
@@ -163,4 +174,55 @@ pub fn render(o: &LaunchOptions) -> Rendered {
         }),
         private_dns: o.private_dns.clone(),
     }
+}
+
+/// The options of instance `id`, to change: it must exist and be neither shutting down nor
+/// terminated (`IncorrectInstanceState`, in the fake's words).
+fn changeable<'a>(region: &'a mut Region, id: &str) -> Result<&'a mut LaunchOptions, ApiError> {
+    let i = Kind::Instance.get_mut(&mut region.instances.0, id)?;
+    super::refuse_if_gone(i, "its options")?;
+    Ok(&mut i.options)
+}
+
+/// `ModifyInstanceMaintenanceOptions`: automatic recovery and reboot migration.
+pub fn modify_instance_maintenance_options(
+    region: &mut Region,
+    input: ModifyInstanceMaintenanceOptionsRequest,
+) -> Result<ModifyInstanceMaintenanceOptionsResult, ApiError> {
+    let o = changeable(region, &input.instance_id)?;
+    if let Some(a) = input.auto_recovery {
+        o.auto_recovery = Some(a);
+    }
+    if let Some(r) = input.reboot_migration {
+        o.reboot_migration = Some(r);
+    }
+    Ok(ModifyInstanceMaintenanceOptionsResult {
+        instance_id: Some(input.instance_id),
+        auto_recovery: Some(
+            o.auto_recovery
+                .unwrap_or(InstanceAutoRecoveryState::Default),
+        ),
+        reboot_migration: o.reboot_migration,
+    })
+}
+
+/// `ModifyPrivateDnsNameOptions`: the hostname type and the A and AAAA records, each given.
+pub fn modify_private_dns_name_options(
+    region: &mut Region,
+    input: ModifyPrivateDnsNameOptionsRequest,
+) -> Result<ModifyPrivateDnsNameOptionsResult, ApiError> {
+    let o = changeable(region, &input.instance_id)?;
+    let dns = o.private_dns.get_or_insert_with(Default::default);
+    if let Some(t) = input.private_dns_hostname_type {
+        dns.hostname_type = Some(t);
+    }
+    if let Some(a) = input.enable_resource_name_dns_a_record {
+        dns.enable_resource_name_dns_a_record = Some(a);
+    }
+    if let Some(aaaa) = input.enable_resource_name_dns_aaaa_record {
+        dns.enable_resource_name_dns_aaaa_record = Some(aaaa);
+    }
+    Ok(ModifyPrivateDnsNameOptionsResult {
+        r#return: Some(true),
+    })
 }
