@@ -14,6 +14,8 @@ error_codes! {
         DuplicateListener = "DuplicateListener",
         /// A load balancer of that name exists with other settings.
         DuplicateLoadBalancerName = "DuplicateLoadBalancerName",
+        /// A policy of that name exists on the load balancer.
+        DuplicatePolicyName = "DuplicatePolicyName",
         /// A tag key given twice.
         DuplicateTagKeys = "DuplicateTagKeys",
         /// A change the load balancer's configuration does not allow.
@@ -26,8 +28,14 @@ error_codes! {
         InvalidSubnet = "InvalidSubnet",
         /// An attribute the load balancer does not have.
         LoadBalancerAttributeNotFound = "LoadBalancerAttributeNotFound",
+        /// No listener on that port.
+        ListenerNotFound = "ListenerNotFound",
         /// No load balancer of that name.
         LoadBalancerNotFound = "LoadBalancerNotFound",
+        /// No policy of that name on the load balancer.
+        PolicyNotFound = "PolicyNotFound",
+        /// No policy type of that name.
+        PolicyTypeNotFound = "PolicyTypeNotFound",
         /// No subnet of that id.
         SubnetNotFound = "SubnetNotFound",
         /// The region's load balancer quota is used up.

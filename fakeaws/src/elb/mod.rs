@@ -106,6 +106,62 @@ impl Api for Region {
         load_balancer::detach_load_balancer_from_subnets(self, input)
     }
 
+    fn create_load_balancer_policy(
+        &mut self,
+        input: CreateLoadBalancerPolicyInput,
+    ) -> Result<CreateLoadBalancerPolicyOutput, ApiError> {
+        load_balancer::create_load_balancer_policy(self, input)
+    }
+
+    fn create_app_cookie_stickiness_policy(
+        &mut self,
+        input: CreateAppCookieStickinessPolicyInput,
+    ) -> Result<CreateAppCookieStickinessPolicyOutput, ApiError> {
+        load_balancer::create_app_cookie_stickiness_policy(self, input)
+    }
+
+    fn create_lb_cookie_stickiness_policy(
+        &mut self,
+        input: CreateLBCookieStickinessPolicyInput,
+    ) -> Result<CreateLBCookieStickinessPolicyOutput, ApiError> {
+        load_balancer::create_lb_cookie_stickiness_policy(self, input)
+    }
+
+    fn delete_load_balancer_policy(
+        &mut self,
+        input: DeleteLoadBalancerPolicyInput,
+    ) -> Result<DeleteLoadBalancerPolicyOutput, ApiError> {
+        load_balancer::delete_load_balancer_policy(self, input)
+    }
+
+    fn describe_load_balancer_policies(
+        &mut self,
+        input: DescribeLoadBalancerPoliciesInput,
+    ) -> Result<DescribeLoadBalancerPoliciesOutput, ApiError> {
+        load_balancer::describe_load_balancer_policies(self, input)
+    }
+
+    fn describe_load_balancer_policy_types(
+        &mut self,
+        input: DescribeLoadBalancerPolicyTypesInput,
+    ) -> Result<DescribeLoadBalancerPolicyTypesOutput, ApiError> {
+        load_balancer::describe_load_balancer_policy_types(self, input)
+    }
+
+    fn set_load_balancer_policies_of_listener(
+        &mut self,
+        input: SetLoadBalancerPoliciesOfListenerInput,
+    ) -> Result<SetLoadBalancerPoliciesOfListenerOutput, ApiError> {
+        load_balancer::set_load_balancer_policies_of_listener(self, input)
+    }
+
+    fn set_load_balancer_policies_for_backend_server(
+        &mut self,
+        input: SetLoadBalancerPoliciesForBackendServerInput,
+    ) -> Result<SetLoadBalancerPoliciesForBackendServerOutput, ApiError> {
+        load_balancer::set_load_balancer_policies_for_backend_server(self, input)
+    }
+
     fn apply_security_groups_to_load_balancer(
         &mut self,
         input: ApplySecurityGroupsToLoadBalancerInput,

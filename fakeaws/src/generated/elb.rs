@@ -436,6 +436,80 @@ impl EncodeMembers for CreateAccessPointOutput {
     }
 }
 
+/// The `CreateAppCookieStickinessPolicyInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateAppCookieStickinessPolicyInput {
+    pub load_balancer_name: String,
+    pub policy_name: String,
+    pub cookie_name: String,
+}
+
+impl Decode for CreateAppCookieStickinessPolicyInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CookieName", "LoadBalancerName", "PolicyName"]) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let policy_name = r.field_at(m_[2], at_, "PolicyName")?;
+        let policy_name = FormReader::required(policy_name, at_, "PolicyName")?;
+        let cookie_name = r.field_at(m_[0], at_, "CookieName")?;
+        let cookie_name = FormReader::required(cookie_name, at_, "CookieName")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            policy_name,
+            cookie_name,
+        }))
+    }
+}
+
+/// The `CreateAppCookieStickinessPolicyOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateAppCookieStickinessPolicyOutput {}
+
+impl EncodeMembers for CreateAppCookieStickinessPolicyOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `CreateLBCookieStickinessPolicyInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateLBCookieStickinessPolicyInput {
+    pub load_balancer_name: String,
+    pub policy_name: String,
+    pub cookie_expiration_period: Option<i64>,
+}
+
+impl Decode for CreateLBCookieStickinessPolicyInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["CookieExpirationPeriod", "LoadBalancerName", "PolicyName"],
+        ) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let policy_name = r.field_at(m_[2], at_, "PolicyName")?;
+        let policy_name = FormReader::required(policy_name, at_, "PolicyName")?;
+        let cookie_expiration_period = r.field_at(m_[0], at_, "CookieExpirationPeriod")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            policy_name,
+            cookie_expiration_period,
+        }))
+    }
+}
+
+/// The `CreateLBCookieStickinessPolicyOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateLBCookieStickinessPolicyOutput {}
+
+impl EncodeMembers for CreateLBCookieStickinessPolicyOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
 /// The `CreateLoadBalancerListenerInput` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateLoadBalancerListenerInput {
@@ -464,6 +538,53 @@ impl Decode for CreateLoadBalancerListenerInput {
 pub struct CreateLoadBalancerListenerOutput {}
 
 impl EncodeMembers for CreateLoadBalancerListenerOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `CreateLoadBalancerPolicyInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateLoadBalancerPolicyInput {
+    pub load_balancer_name: String,
+    pub policy_name: String,
+    pub policy_type_name: String,
+    pub policy_attributes: Option<Vec<PolicyAttribute>>,
+}
+
+impl Decode for CreateLoadBalancerPolicyInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "LoadBalancerName",
+                "PolicyAttributes",
+                "PolicyName",
+                "PolicyTypeName",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let policy_name = r.field_at(m_[2], at_, "PolicyName")?;
+        let policy_name = FormReader::required(policy_name, at_, "PolicyName")?;
+        let policy_type_name = r.field_at(m_[3], at_, "PolicyTypeName")?;
+        let policy_type_name = FormReader::required(policy_type_name, at_, "PolicyTypeName")?;
+        let policy_attributes = r.list_at(m_[1], at_, "PolicyAttributes", Some("member"))?;
+        Ok(Some(Self {
+            load_balancer_name,
+            policy_name,
+            policy_type_name,
+            policy_attributes,
+        }))
+    }
+}
+
+/// The `CreateLoadBalancerPolicyOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateLoadBalancerPolicyOutput {}
+
+impl EncodeMembers for CreateLoadBalancerPolicyOutput {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {}
 }
@@ -547,6 +668,38 @@ impl Decode for DeleteLoadBalancerListenerInput {
 pub struct DeleteLoadBalancerListenerOutput {}
 
 impl EncodeMembers for DeleteLoadBalancerListenerOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `DeleteLoadBalancerPolicyInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteLoadBalancerPolicyInput {
+    pub load_balancer_name: String,
+    pub policy_name: String,
+}
+
+impl Decode for DeleteLoadBalancerPolicyInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["LoadBalancerName", "PolicyName"]) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let policy_name = r.field_at(m_[1], at_, "PolicyName")?;
+        let policy_name = FormReader::required(policy_name, at_, "PolicyName")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            policy_name,
+        }))
+    }
+}
+
+/// The `DeleteLoadBalancerPolicyOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteLoadBalancerPolicyOutput {}
+
+impl EncodeMembers for DeleteLoadBalancerPolicyOutput {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {}
 }
@@ -746,6 +899,75 @@ impl EncodeMembers for DescribeLoadBalancerAttributesOutput {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("LoadBalancerAttributes", &self.load_balancer_attributes);
+    }
+}
+
+/// The `DescribeLoadBalancerPoliciesInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeLoadBalancerPoliciesInput {
+    pub load_balancer_name: Option<String>,
+    pub policy_names: Option<Vec<String>>,
+}
+
+impl Decode for DescribeLoadBalancerPoliciesInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["LoadBalancerName", "PolicyNames"]) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
+        let policy_names = r.list_at(m_[1], at_, "PolicyNames", Some("member"))?;
+        Ok(Some(Self {
+            load_balancer_name,
+            policy_names,
+        }))
+    }
+}
+
+/// The `DescribeLoadBalancerPoliciesOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeLoadBalancerPoliciesOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_descriptions: Option<Vec<PolicyDescription>>,
+}
+
+impl EncodeMembers for DescribeLoadBalancerPoliciesOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("PolicyDescriptions", "member", &self.policy_descriptions);
+    }
+}
+
+/// The `DescribeLoadBalancerPolicyTypesInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeLoadBalancerPolicyTypesInput {
+    pub policy_type_names: Option<Vec<String>>,
+}
+
+impl Decode for DescribeLoadBalancerPolicyTypesInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["PolicyTypeNames"]) else {
+            return Ok(None);
+        };
+        let policy_type_names = r.list_at(m_[0], at_, "PolicyTypeNames", Some("member"))?;
+        Ok(Some(Self { policy_type_names }))
+    }
+}
+
+/// The `DescribeLoadBalancerPolicyTypesOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeLoadBalancerPolicyTypesOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_type_descriptions: Option<Vec<PolicyTypeDescription>>,
+}
+
+impl EncodeMembers for DescribeLoadBalancerPolicyTypesOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "PolicyTypeDescriptions",
+            "member",
+            &self.policy_type_descriptions,
+        );
     }
 }
 
@@ -1266,6 +1488,118 @@ impl EncodeMembers for Policies {
     }
 }
 
+/// The `PolicyAttribute` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct PolicyAttribute {
+    pub attribute_name: Option<String>,
+    pub attribute_value: Option<String>,
+}
+
+impl Decode for PolicyAttribute {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AttributeName", "AttributeValue"]) else {
+            return Ok(None);
+        };
+        let attribute_name = r.field_at(m_[0], at_, "AttributeName")?;
+        let attribute_value = r.field_at(m_[1], at_, "AttributeValue")?;
+        Ok(Some(Self {
+            attribute_name,
+            attribute_value,
+        }))
+    }
+}
+
+/// The `PolicyAttributeDescription` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyAttributeDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_value: Option<String>,
+}
+
+impl EncodeMembers for PolicyAttributeDescription {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("AttributeName", &self.attribute_name);
+        w.field("AttributeValue", &self.attribute_value);
+    }
+}
+
+/// The `PolicyAttributeTypeDescription` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyAttributeTypeDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cardinality: Option<String>,
+}
+
+impl EncodeMembers for PolicyAttributeTypeDescription {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("AttributeName", &self.attribute_name);
+        w.field("AttributeType", &self.attribute_type);
+        w.field("Description", &self.description);
+        w.field("DefaultValue", &self.default_value);
+        w.field("Cardinality", &self.cardinality);
+    }
+}
+
+/// The `PolicyDescription` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_type_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_attribute_descriptions: Option<Vec<PolicyAttributeDescription>>,
+}
+
+impl EncodeMembers for PolicyDescription {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("PolicyName", &self.policy_name);
+        w.field("PolicyTypeName", &self.policy_type_name);
+        w.list_field(
+            "PolicyAttributeDescriptions",
+            "member",
+            &self.policy_attribute_descriptions,
+        );
+    }
+}
+
+/// The `PolicyTypeDescription` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyTypeDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_type_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_attribute_type_descriptions: Option<Vec<PolicyAttributeTypeDescription>>,
+}
+
+impl EncodeMembers for PolicyTypeDescription {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("PolicyTypeName", &self.policy_type_name);
+        w.field("Description", &self.description);
+        w.list_field(
+            "PolicyAttributeTypeDescriptions",
+            "member",
+            &self.policy_attribute_type_descriptions,
+        );
+    }
+}
+
 /// The `RegisterEndPointsInput` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RegisterEndPointsInput {
@@ -1333,6 +1667,81 @@ impl Decode for RemoveTagsInput {
 pub struct RemoveTagsOutput {}
 
 impl EncodeMembers for RemoveTagsOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `SetLoadBalancerPoliciesForBackendServerInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SetLoadBalancerPoliciesForBackendServerInput {
+    pub load_balancer_name: String,
+    pub instance_port: i32,
+    pub policy_names: Vec<String>,
+}
+
+impl Decode for SetLoadBalancerPoliciesForBackendServerInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["InstancePort", "LoadBalancerName", "PolicyNames"]) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let instance_port = r.field_at(m_[0], at_, "InstancePort")?;
+        let instance_port = FormReader::required(instance_port, at_, "InstancePort")?;
+        let policy_names = r.list_at(m_[2], at_, "PolicyNames", Some("member"))?;
+        let policy_names = FormReader::required(policy_names, at_, "PolicyNames")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            instance_port,
+            policy_names,
+        }))
+    }
+}
+
+/// The `SetLoadBalancerPoliciesForBackendServerOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetLoadBalancerPoliciesForBackendServerOutput {}
+
+impl EncodeMembers for SetLoadBalancerPoliciesForBackendServerOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
+/// The `SetLoadBalancerPoliciesOfListenerInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SetLoadBalancerPoliciesOfListenerInput {
+    pub load_balancer_name: String,
+    pub load_balancer_port: i32,
+    pub policy_names: Vec<String>,
+}
+
+impl Decode for SetLoadBalancerPoliciesOfListenerInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["LoadBalancerName", "LoadBalancerPort", "PolicyNames"],
+        ) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let load_balancer_port = r.field_at(m_[1], at_, "LoadBalancerPort")?;
+        let load_balancer_port = FormReader::required(load_balancer_port, at_, "LoadBalancerPort")?;
+        let policy_names = r.list_at(m_[2], at_, "PolicyNames", Some("member"))?;
+        let policy_names = FormReader::required(policy_names, at_, "PolicyNames")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            load_balancer_port,
+            policy_names,
+        }))
+    }
+}
+
+/// The `SetLoadBalancerPoliciesOfListenerOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetLoadBalancerPoliciesOfListenerOutput {}
+
+impl EncodeMembers for SetLoadBalancerPoliciesOfListenerOutput {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {}
 }
@@ -1483,6 +1892,22 @@ pub enum Action {
     DeleteLoadBalancerListeners,
     /// `DescribeAccountLimits`
     DescribeAccountLimits,
+    /// `CreateAppCookieStickinessPolicy`
+    CreateAppCookieStickinessPolicy,
+    /// `CreateLBCookieStickinessPolicy`
+    CreateLBCookieStickinessPolicy,
+    /// `CreateLoadBalancerPolicy`
+    CreateLoadBalancerPolicy,
+    /// `DeleteLoadBalancerPolicy`
+    DeleteLoadBalancerPolicy,
+    /// `DescribeLoadBalancerPolicies`
+    DescribeLoadBalancerPolicies,
+    /// `DescribeLoadBalancerPolicyTypes`
+    DescribeLoadBalancerPolicyTypes,
+    /// `SetLoadBalancerPoliciesForBackendServer`
+    SetLoadBalancerPoliciesForBackendServer,
+    /// `SetLoadBalancerPoliciesOfListener`
+    SetLoadBalancerPoliciesOfListener,
 }
 
 impl Action {
@@ -1507,6 +1932,16 @@ impl Action {
             Self::CreateLoadBalancerListeners => "CreateLoadBalancerListeners",
             Self::DeleteLoadBalancerListeners => "DeleteLoadBalancerListeners",
             Self::DescribeAccountLimits => "DescribeAccountLimits",
+            Self::CreateAppCookieStickinessPolicy => "CreateAppCookieStickinessPolicy",
+            Self::CreateLBCookieStickinessPolicy => "CreateLBCookieStickinessPolicy",
+            Self::CreateLoadBalancerPolicy => "CreateLoadBalancerPolicy",
+            Self::DeleteLoadBalancerPolicy => "DeleteLoadBalancerPolicy",
+            Self::DescribeLoadBalancerPolicies => "DescribeLoadBalancerPolicies",
+            Self::DescribeLoadBalancerPolicyTypes => "DescribeLoadBalancerPolicyTypes",
+            Self::SetLoadBalancerPoliciesForBackendServer => {
+                "SetLoadBalancerPoliciesForBackendServer"
+            }
+            Self::SetLoadBalancerPoliciesOfListener => "SetLoadBalancerPoliciesOfListener",
         }
     }
     /// The served operation of that name, if any.
@@ -1530,6 +1965,16 @@ impl Action {
             "CreateLoadBalancerListeners" => Self::CreateLoadBalancerListeners,
             "DeleteLoadBalancerListeners" => Self::DeleteLoadBalancerListeners,
             "DescribeAccountLimits" => Self::DescribeAccountLimits,
+            "CreateAppCookieStickinessPolicy" => Self::CreateAppCookieStickinessPolicy,
+            "CreateLBCookieStickinessPolicy" => Self::CreateLBCookieStickinessPolicy,
+            "CreateLoadBalancerPolicy" => Self::CreateLoadBalancerPolicy,
+            "DeleteLoadBalancerPolicy" => Self::DeleteLoadBalancerPolicy,
+            "DescribeLoadBalancerPolicies" => Self::DescribeLoadBalancerPolicies,
+            "DescribeLoadBalancerPolicyTypes" => Self::DescribeLoadBalancerPolicyTypes,
+            "SetLoadBalancerPoliciesForBackendServer" => {
+                Self::SetLoadBalancerPoliciesForBackendServer
+            }
+            "SetLoadBalancerPoliciesOfListener" => Self::SetLoadBalancerPoliciesOfListener,
             _ => return None,
         })
     }
@@ -1618,6 +2063,46 @@ pub trait Api {
         &mut self,
         input: DescribeAccountLimitsInput,
     ) -> Result<DescribeAccountLimitsOutput, ApiError>;
+    /// Serves `CreateAppCookieStickinessPolicy`.
+    fn create_app_cookie_stickiness_policy(
+        &mut self,
+        input: CreateAppCookieStickinessPolicyInput,
+    ) -> Result<CreateAppCookieStickinessPolicyOutput, ApiError>;
+    /// Serves `CreateLBCookieStickinessPolicy`.
+    fn create_lb_cookie_stickiness_policy(
+        &mut self,
+        input: CreateLBCookieStickinessPolicyInput,
+    ) -> Result<CreateLBCookieStickinessPolicyOutput, ApiError>;
+    /// Serves `CreateLoadBalancerPolicy`.
+    fn create_load_balancer_policy(
+        &mut self,
+        input: CreateLoadBalancerPolicyInput,
+    ) -> Result<CreateLoadBalancerPolicyOutput, ApiError>;
+    /// Serves `DeleteLoadBalancerPolicy`.
+    fn delete_load_balancer_policy(
+        &mut self,
+        input: DeleteLoadBalancerPolicyInput,
+    ) -> Result<DeleteLoadBalancerPolicyOutput, ApiError>;
+    /// Serves `DescribeLoadBalancerPolicies`.
+    fn describe_load_balancer_policies(
+        &mut self,
+        input: DescribeLoadBalancerPoliciesInput,
+    ) -> Result<DescribeLoadBalancerPoliciesOutput, ApiError>;
+    /// Serves `DescribeLoadBalancerPolicyTypes`.
+    fn describe_load_balancer_policy_types(
+        &mut self,
+        input: DescribeLoadBalancerPolicyTypesInput,
+    ) -> Result<DescribeLoadBalancerPolicyTypesOutput, ApiError>;
+    /// Serves `SetLoadBalancerPoliciesForBackendServer`.
+    fn set_load_balancer_policies_for_backend_server(
+        &mut self,
+        input: SetLoadBalancerPoliciesForBackendServerInput,
+    ) -> Result<SetLoadBalancerPoliciesForBackendServerOutput, ApiError>;
+    /// Serves `SetLoadBalancerPoliciesOfListener`.
+    fn set_load_balancer_policies_of_listener(
+        &mut self,
+        input: SetLoadBalancerPoliciesOfListenerInput,
+    ) -> Result<SetLoadBalancerPoliciesOfListenerOutput, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -1663,6 +2148,22 @@ pub enum Response {
     DeleteLoadBalancerListeners(Box<DeleteLoadBalancerListenerOutput>),
     /// `DescribeAccountLimits`
     DescribeAccountLimits(Box<DescribeAccountLimitsOutput>),
+    /// `CreateAppCookieStickinessPolicy`
+    CreateAppCookieStickinessPolicy(Box<CreateAppCookieStickinessPolicyOutput>),
+    /// `CreateLBCookieStickinessPolicy`
+    CreateLBCookieStickinessPolicy(Box<CreateLBCookieStickinessPolicyOutput>),
+    /// `CreateLoadBalancerPolicy`
+    CreateLoadBalancerPolicy(Box<CreateLoadBalancerPolicyOutput>),
+    /// `DeleteLoadBalancerPolicy`
+    DeleteLoadBalancerPolicy(Box<DeleteLoadBalancerPolicyOutput>),
+    /// `DescribeLoadBalancerPolicies`
+    DescribeLoadBalancerPolicies(Box<DescribeLoadBalancerPoliciesOutput>),
+    /// `DescribeLoadBalancerPolicyTypes`
+    DescribeLoadBalancerPolicyTypes(Box<DescribeLoadBalancerPolicyTypesOutput>),
+    /// `SetLoadBalancerPoliciesForBackendServer`
+    SetLoadBalancerPoliciesForBackendServer(Box<SetLoadBalancerPoliciesForBackendServerOutput>),
+    /// `SetLoadBalancerPoliciesOfListener`
+    SetLoadBalancerPoliciesOfListener(Box<SetLoadBalancerPoliciesOfListenerOutput>),
 }
 
 impl Response {
@@ -1783,6 +2284,58 @@ impl Response {
                 request_id,
                 Some(&**output),
             ),
+            Self::CreateAppCookieStickinessPolicy(output) => crate::protocol::xml::query_response(
+                "CreateAppCookieStickinessPolicy",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::CreateLBCookieStickinessPolicy(output) => crate::protocol::xml::query_response(
+                "CreateLBCookieStickinessPolicy",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::CreateLoadBalancerPolicy(output) => crate::protocol::xml::query_response(
+                "CreateLoadBalancerPolicy",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::DeleteLoadBalancerPolicy(output) => crate::protocol::xml::query_response(
+                "DeleteLoadBalancerPolicy",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::DescribeLoadBalancerPolicies(output) => crate::protocol::xml::query_response(
+                "DescribeLoadBalancerPolicies",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::DescribeLoadBalancerPolicyTypes(output) => crate::protocol::xml::query_response(
+                "DescribeLoadBalancerPolicyTypes",
+                XML_NAMESPACE,
+                request_id,
+                Some(&**output),
+            ),
+            Self::SetLoadBalancerPoliciesForBackendServer(output) => {
+                crate::protocol::xml::query_response(
+                    "SetLoadBalancerPoliciesForBackendServer",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(&**output),
+                )
+            }
+            Self::SetLoadBalancerPoliciesOfListener(output) => {
+                crate::protocol::xml::query_response(
+                    "SetLoadBalancerPoliciesOfListener",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(&**output),
+                )
+            }
         }
     }
 }
@@ -1958,6 +2511,92 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::DescribeAccountLimits(Box::new(
                 api.describe_account_limits(input)?,
+            )))
+        }
+        Action::CreateAppCookieStickinessPolicy => {
+            r.reject_unsupported("CreateAppCookieStickinessPolicy", &[])?;
+            let input =
+                FormReader::required(CreateAppCookieStickinessPolicyInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::CreateAppCookieStickinessPolicy(Box::new(
+                api.create_app_cookie_stickiness_policy(input)?,
+            )))
+        }
+        Action::CreateLBCookieStickinessPolicy => {
+            r.reject_unsupported("CreateLBCookieStickinessPolicy", &[])?;
+            let input =
+                FormReader::required(CreateLBCookieStickinessPolicyInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::CreateLBCookieStickinessPolicy(Box::new(
+                api.create_lb_cookie_stickiness_policy(input)?,
+            )))
+        }
+        Action::CreateLoadBalancerPolicy => {
+            r.reject_unsupported("CreateLoadBalancerPolicy", &[])?;
+            let input =
+                FormReader::required(CreateLoadBalancerPolicyInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::CreateLoadBalancerPolicy(Box::new(
+                api.create_load_balancer_policy(input)?,
+            )))
+        }
+        Action::DeleteLoadBalancerPolicy => {
+            r.reject_unsupported("DeleteLoadBalancerPolicy", &[])?;
+            let input =
+                FormReader::required(DeleteLoadBalancerPolicyInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DeleteLoadBalancerPolicy(Box::new(
+                api.delete_load_balancer_policy(input)?,
+            )))
+        }
+        Action::DescribeLoadBalancerPolicies => {
+            r.reject_unsupported("DescribeLoadBalancerPolicies", &[])?;
+            let input =
+                FormReader::required(DescribeLoadBalancerPoliciesInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DescribeLoadBalancerPolicies(Box::new(
+                api.describe_load_balancer_policies(input)?,
+            )))
+        }
+        Action::DescribeLoadBalancerPolicyTypes => {
+            r.reject_unsupported("DescribeLoadBalancerPolicyTypes", &[])?;
+            let input =
+                FormReader::required(DescribeLoadBalancerPolicyTypesInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DescribeLoadBalancerPolicyTypes(Box::new(
+                api.describe_load_balancer_policy_types(input)?,
+            )))
+        }
+        Action::SetLoadBalancerPoliciesForBackendServer => {
+            r.reject_unsupported("SetLoadBalancerPoliciesForBackendServer", &[])?;
+            let input = FormReader::required(
+                SetLoadBalancerPoliciesForBackendServerInput::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            Ok(Response::SetLoadBalancerPoliciesForBackendServer(Box::new(
+                api.set_load_balancer_policies_for_backend_server(input)?,
+            )))
+        }
+        Action::SetLoadBalancerPoliciesOfListener => {
+            r.reject_unsupported("SetLoadBalancerPoliciesOfListener", &[])?;
+            let input = FormReader::required(
+                SetLoadBalancerPoliciesOfListenerInput::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            Ok(Response::SetLoadBalancerPoliciesOfListener(Box::new(
+                api.set_load_balancer_policies_of_listener(input)?,
             )))
         }
     }

@@ -27,6 +27,7 @@ mod key_material;
 mod launch_template;
 mod load_balancer;
 mod load_balancer_node;
+mod load_balancer_policy;
 mod nat_gateway;
 mod network_acl;
 mod network_interface;

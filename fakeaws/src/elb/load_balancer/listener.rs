@@ -107,5 +107,8 @@ pub fn delete_load_balancer_listeners(
     let lb = get_mut(region, &input.load_balancer_name)?;
     lb.listeners
         .retain(|l| !input.load_balancer_ports.contains(&l.load_balancer_port));
+    // A listener's policies go with it (the policies themselves stay).
+    lb.listener_policies
+        .retain(|port, _| !input.load_balancer_ports.contains(port));
     Ok(DeleteLoadBalancerListenerOutput {})
 }

@@ -9,6 +9,7 @@ mod attributes;
 mod instances;
 mod listener;
 mod network;
+mod policy;
 mod tags;
 
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ use crate::generated::elb::{
     CreateAccessPointOutput, CrossZoneLoadBalancing, DeleteAccessPointInput,
     DeleteAccessPointOutput, DescribeAccessPointsInput, DescribeAccessPointsOutput, HealthCheck,
     Instance as InstanceRef, Listener, ListenerDescription, LoadBalancerAttributes,
-    LoadBalancerDescription, Policies, SourceSecurityGroup,
+    LoadBalancerDescription, SourceSecurityGroup,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
@@ -43,6 +44,12 @@ pub use network::{
 };
 use network::{
     check_groups, check_room, check_subnets, default_subnets_in, place_nodes, release_nodes,
+};
+pub use policy::{
+    create_app_cookie_stickiness_policy, create_lb_cookie_stickiness_policy,
+    create_load_balancer_policy, delete_load_balancer_policy, describe_load_balancer_policies,
+    describe_load_balancer_policy_types, set_load_balancer_policies_for_backend_server,
+    set_load_balancer_policies_of_listener,
 };
 use tags::{MAX_TAGS, check_tags};
 pub use tags::{add_tags, describe_tags, remove_tags};
@@ -83,6 +90,15 @@ pub struct LoadBalancer {
     /// When it was created.
     #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
+    /// Its policies, in the order created (`policy.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policies: Vec<policy::Policy>,
+    /// The policies set on each listener, by load balancer port.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub listener_policies: BTreeMap<i32, Vec<String>>,
+    /// The policies set on each back-end (instance) port.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub backend_policies: BTreeMap<i32, Vec<String>>,
 }
 
 fn validation(message: impl Into<String>) -> ApiError {
@@ -306,6 +322,9 @@ pub fn create_load_balancer(
         instances: BTreeMap::new(),
         tags,
         created: region.clock.now_datetime(),
+        policies: Vec::new(),
+        listener_policies: BTreeMap::new(),
+        backend_policies: BTreeMap::new(),
     };
     region.load_balancers.0.insert(name, lb);
     Ok(CreateAccessPointOutput {
@@ -337,6 +356,7 @@ fn zones_of(region: &Region, lb: &LoadBalancer) -> Vec<String> {
 }
 
 fn render(region: &Region, lb: &LoadBalancer) -> LoadBalancerDescription {
+    let (policies, backends) = policy::render(lb);
     LoadBalancerDescription {
         load_balancer_name: Some(lb.name.clone()),
         dns_name: Some(lb.dns_name.clone()),
@@ -347,16 +367,17 @@ fn render(region: &Region, lb: &LoadBalancer) -> LoadBalancerDescription {
                 .iter()
                 .map(|l| ListenerDescription {
                     listener: Some(l.clone()),
-                    policy_names: Some(Vec::new()),
+                    policy_names: Some(
+                        lb.listener_policies
+                            .get(&l.load_balancer_port)
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
                 })
                 .collect(),
         ),
-        policies: Some(Policies {
-            app_cookie_stickiness_policies: Some(Vec::new()),
-            lb_cookie_stickiness_policies: Some(Vec::new()),
-            other_policies: Some(Vec::new()),
-        }),
-        backend_server_descriptions: Some(Vec::new()),
+        policies: Some(policies),
+        backend_server_descriptions: Some(backends),
         availability_zones: Some(zones_of(region, lb)),
         subnets: Some(lb.subnets.clone()),
         vpc_id: lb.vpc_id.clone(),
