@@ -162,6 +162,20 @@ impl Api for Region {
         load_balancer::set_load_balancer_policies_for_backend_server(self, input)
     }
 
+    fn enable_availability_zones_for_load_balancer(
+        &mut self,
+        input: AddAvailabilityZonesInput,
+    ) -> Result<AddAvailabilityZonesOutput, ApiError> {
+        load_balancer::enable_availability_zones_for_load_balancer(self, input)
+    }
+
+    fn disable_availability_zones_for_load_balancer(
+        &mut self,
+        input: RemoveAvailabilityZonesInput,
+    ) -> Result<RemoveAvailabilityZonesOutput, ApiError> {
+        load_balancer::disable_availability_zones_for_load_balancer(self, input)
+    }
+
     fn apply_security_groups_to_load_balancer(
         &mut self,
         input: ApplySecurityGroupsToLoadBalancerInput,

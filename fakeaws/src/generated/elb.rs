@@ -104,6 +104,44 @@ impl EncodeMembers for AccessLog {
     }
 }
 
+/// The `AddAvailabilityZonesInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AddAvailabilityZonesInput {
+    pub load_balancer_name: String,
+    pub availability_zones: Vec<String>,
+}
+
+impl Decode for AddAvailabilityZonesInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AvailabilityZones", "LoadBalancerName"]) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let availability_zones = r.list_at(m_[0], at_, "AvailabilityZones", Some("member"))?;
+        let availability_zones =
+            FormReader::required(availability_zones, at_, "AvailabilityZones")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            availability_zones,
+        }))
+    }
+}
+
+/// The `AddAvailabilityZonesOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AddAvailabilityZonesOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zones: Option<Vec<String>>,
+}
+
+impl EncodeMembers for AddAvailabilityZonesOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("AvailabilityZones", "member", &self.availability_zones);
+    }
+}
+
 /// The `AddTagsInput` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AddTagsInput {
@@ -1637,6 +1675,44 @@ impl EncodeMembers for RegisterEndPointsOutput {
     }
 }
 
+/// The `RemoveAvailabilityZonesInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RemoveAvailabilityZonesInput {
+    pub load_balancer_name: String,
+    pub availability_zones: Vec<String>,
+}
+
+impl Decode for RemoveAvailabilityZonesInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AvailabilityZones", "LoadBalancerName"]) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[1], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let availability_zones = r.list_at(m_[0], at_, "AvailabilityZones", Some("member"))?;
+        let availability_zones =
+            FormReader::required(availability_zones, at_, "AvailabilityZones")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            availability_zones,
+        }))
+    }
+}
+
+/// The `RemoveAvailabilityZonesOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RemoveAvailabilityZonesOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zones: Option<Vec<String>>,
+}
+
+impl EncodeMembers for RemoveAvailabilityZonesOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("AvailabilityZones", "member", &self.availability_zones);
+    }
+}
+
 /// The `RemoveTagsInput` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RemoveTagsInput {
@@ -1908,6 +1984,10 @@ pub enum Action {
     SetLoadBalancerPoliciesForBackendServer,
     /// `SetLoadBalancerPoliciesOfListener`
     SetLoadBalancerPoliciesOfListener,
+    /// `EnableAvailabilityZonesForLoadBalancer`
+    EnableAvailabilityZonesForLoadBalancer,
+    /// `DisableAvailabilityZonesForLoadBalancer`
+    DisableAvailabilityZonesForLoadBalancer,
 }
 
 impl Action {
@@ -1942,6 +2022,12 @@ impl Action {
                 "SetLoadBalancerPoliciesForBackendServer"
             }
             Self::SetLoadBalancerPoliciesOfListener => "SetLoadBalancerPoliciesOfListener",
+            Self::EnableAvailabilityZonesForLoadBalancer => {
+                "EnableAvailabilityZonesForLoadBalancer"
+            }
+            Self::DisableAvailabilityZonesForLoadBalancer => {
+                "DisableAvailabilityZonesForLoadBalancer"
+            }
         }
     }
     /// The served operation of that name, if any.
@@ -1975,6 +2061,12 @@ impl Action {
                 Self::SetLoadBalancerPoliciesForBackendServer
             }
             "SetLoadBalancerPoliciesOfListener" => Self::SetLoadBalancerPoliciesOfListener,
+            "EnableAvailabilityZonesForLoadBalancer" => {
+                Self::EnableAvailabilityZonesForLoadBalancer
+            }
+            "DisableAvailabilityZonesForLoadBalancer" => {
+                Self::DisableAvailabilityZonesForLoadBalancer
+            }
             _ => return None,
         })
     }
@@ -2103,6 +2195,16 @@ pub trait Api {
         &mut self,
         input: SetLoadBalancerPoliciesOfListenerInput,
     ) -> Result<SetLoadBalancerPoliciesOfListenerOutput, ApiError>;
+    /// Serves `EnableAvailabilityZonesForLoadBalancer`.
+    fn enable_availability_zones_for_load_balancer(
+        &mut self,
+        input: AddAvailabilityZonesInput,
+    ) -> Result<AddAvailabilityZonesOutput, ApiError>;
+    /// Serves `DisableAvailabilityZonesForLoadBalancer`.
+    fn disable_availability_zones_for_load_balancer(
+        &mut self,
+        input: RemoveAvailabilityZonesInput,
+    ) -> Result<RemoveAvailabilityZonesOutput, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -2164,6 +2266,10 @@ pub enum Response {
     SetLoadBalancerPoliciesForBackendServer(Box<SetLoadBalancerPoliciesForBackendServerOutput>),
     /// `SetLoadBalancerPoliciesOfListener`
     SetLoadBalancerPoliciesOfListener(Box<SetLoadBalancerPoliciesOfListenerOutput>),
+    /// `EnableAvailabilityZonesForLoadBalancer`
+    EnableAvailabilityZonesForLoadBalancer(Box<AddAvailabilityZonesOutput>),
+    /// `DisableAvailabilityZonesForLoadBalancer`
+    DisableAvailabilityZonesForLoadBalancer(Box<RemoveAvailabilityZonesOutput>),
 }
 
 impl Response {
@@ -2331,6 +2437,22 @@ impl Response {
             Self::SetLoadBalancerPoliciesOfListener(output) => {
                 crate::protocol::xml::query_response(
                     "SetLoadBalancerPoliciesOfListener",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(&**output),
+                )
+            }
+            Self::EnableAvailabilityZonesForLoadBalancer(output) => {
+                crate::protocol::xml::query_response(
+                    "EnableAvailabilityZonesForLoadBalancer",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(&**output),
+                )
+            }
+            Self::DisableAvailabilityZonesForLoadBalancer(output) => {
+                crate::protocol::xml::query_response(
+                    "DisableAvailabilityZonesForLoadBalancer",
                     XML_NAMESPACE,
                     request_id,
                     Some(&**output),
@@ -2597,6 +2719,24 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::SetLoadBalancerPoliciesOfListener(Box::new(
                 api.set_load_balancer_policies_of_listener(input)?,
+            )))
+        }
+        Action::EnableAvailabilityZonesForLoadBalancer => {
+            r.reject_unsupported("EnableAvailabilityZonesForLoadBalancer", &[])?;
+            let input = FormReader::required(AddAvailabilityZonesInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::EnableAvailabilityZonesForLoadBalancer(Box::new(
+                api.enable_availability_zones_for_load_balancer(input)?,
+            )))
+        }
+        Action::DisableAvailabilityZonesForLoadBalancer => {
+            r.reject_unsupported("DisableAvailabilityZonesForLoadBalancer", &[])?;
+            let input = FormReader::required(RemoveAvailabilityZonesInput::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DisableAvailabilityZonesForLoadBalancer(Box::new(
+                api.disable_availability_zones_for_load_balancer(input)?,
             )))
         }
     }

@@ -918,3 +918,94 @@ async fn account_limits_answer_the_quotas_by_page() {
         ("classic-load-balancers".to_string(), "50".to_string())
     );
 }
+
+#[tokio::test]
+async fn zones_of_a_default_vpc_load_balancer_are_enabled_and_disabled() {
+    let fake = empty_fake().await;
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    ec2.create_default_vpc().send().await.unwrap();
+    elb.create_load_balancer()
+        .load_balancer_name("zoned")
+        .listeners(listener())
+        .availability_zones("us-east-1a")
+        .send()
+        .await
+        .unwrap();
+    let zones = || async {
+        let out = elb
+            .describe_load_balancers()
+            .load_balancer_names("zoned")
+            .send()
+            .await
+            .unwrap();
+        let lb = &out.load_balancer_descriptions()[0];
+        (lb.availability_zones().to_vec(), lb.subnets().len())
+    };
+    let enabled = elb
+        .enable_availability_zones_for_load_balancer()
+        .load_balancer_name("zoned")
+        .availability_zones("us-east-1b")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(enabled.availability_zones(), ["us-east-1a", "us-east-1b"]);
+    // The zone's default subnet joined.
+    let b = crate::default_subnet_in(&ec2, "us-east-1b").await;
+    let out = elb
+        .describe_load_balancers()
+        .load_balancer_names("zoned")
+        .send()
+        .await
+        .unwrap();
+    assert!(out.load_balancer_descriptions()[0].subnets().contains(&b));
+    let disabled = elb
+        .disable_availability_zones_for_load_balancer()
+        .load_balancer_name("zoned")
+        .availability_zones("us-east-1a")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(disabled.availability_zones(), ["us-east-1b"]);
+
+    // Refused, changing nothing: the last zone, a zone without a default subnet, an unknown
+    // load balancer.
+    let r = elb
+        .disable_availability_zones_for_load_balancer()
+        .load_balancer_name("zoned")
+        .availability_zones("us-east-1b")
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidConfigurationRequest");
+    let r = elb
+        .enable_availability_zones_for_load_balancer()
+        .load_balancer_name("zoned")
+        .availability_zones("us-east-1z")
+        .send()
+        .await;
+    assert_eq!(code(r), "ValidationError");
+    assert_eq!(zones().await, (vec!["us-east-1b".to_string()], 1));
+    let r = elb
+        .enable_availability_zones_for_load_balancer()
+        .load_balancer_name("nope")
+        .availability_zones("us-east-1a")
+        .send()
+        .await;
+    assert_eq!(code(r), "LoadBalancerNotFound");
+
+    // A load balancer in another VPC attaches subnets instead.
+    let (_, subnets) = network(&ec2, true).await;
+    elb.create_load_balancer()
+        .load_balancer_name("in-vpc")
+        .listeners(listener())
+        .subnets(&subnets[0])
+        .send()
+        .await
+        .unwrap();
+    let r = elb
+        .enable_availability_zones_for_load_balancer()
+        .load_balancer_name("in-vpc")
+        .availability_zones("us-east-1b")
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidConfigurationRequest");
+}

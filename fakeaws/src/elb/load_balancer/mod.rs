@@ -40,7 +40,8 @@ use listener::merge_listeners;
 pub use listener::{create_load_balancer_listeners, delete_load_balancer_listeners};
 pub use network::{
     apply_security_groups_to_load_balancer, attach_load_balancer_to_subnets,
-    detach_load_balancer_from_subnets,
+    detach_load_balancer_from_subnets, disable_availability_zones_for_load_balancer,
+    enable_availability_zones_for_load_balancer,
 };
 use network::{
     check_groups, check_room, check_subnets, default_subnets_in, place_nodes, release_nodes,

@@ -7,9 +7,11 @@ use crate::ec2::network_interface::{self, NewInterface};
 use crate::elb::error::Code;
 use crate::generated::ec2::NetworkInterfaceType;
 use crate::generated::elb::{
-    ApplySecurityGroupsToLoadBalancerInput, ApplySecurityGroupsToLoadBalancerOutput,
-    AttachLoadBalancerToSubnetsInput, AttachLoadBalancerToSubnetsOutput,
-    DetachLoadBalancerFromSubnetsInput, DetachLoadBalancerFromSubnetsOutput,
+    AddAvailabilityZonesInput, AddAvailabilityZonesOutput, ApplySecurityGroupsToLoadBalancerInput,
+    ApplySecurityGroupsToLoadBalancerOutput, AttachLoadBalancerToSubnetsInput,
+    AttachLoadBalancerToSubnetsOutput, DetachLoadBalancerFromSubnetsInput,
+    DetachLoadBalancerFromSubnetsOutput, RemoveAvailabilityZonesInput,
+    RemoveAvailabilityZonesOutput,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -261,5 +263,76 @@ pub fn apply_security_groups_to_load_balancer(
     }
     Ok(ApplySecurityGroupsToLoadBalancerOutput {
         security_groups: Some(input.security_groups),
+    })
+}
+
+/// Fails unless load balancer `name` is in the default VPC: zones are enabled and disabled
+/// only there, as the API reference says (elsewhere, subnets are attached and detached).
+fn in_default_vpc(region: &Region, name: &str) -> Result<(), ApiError> {
+    let lb = get(region, name)?;
+    let default = region.default_vpc().map(|v| v.id.as_str());
+    if lb.vpc_id.is_none() || lb.vpc_id.as_deref() != default {
+        return Err(ApiError::new(
+            Code::InvalidConfigurationRequest,
+            format!(
+                "Load balancer {name} is not in the default VPC: use \
+                 AttachLoadBalancerToSubnets and DetachLoadBalancerFromSubnets"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `EnableAvailabilityZonesForLoadBalancer`: the default subnet of each zone joins, as
+/// AttachLoadBalancerToSubnets joins a subnet; answers the zones after.
+pub fn enable_availability_zones_for_load_balancer(
+    region: &mut Region,
+    input: AddAvailabilityZonesInput,
+) -> Result<AddAvailabilityZonesOutput, ApiError> {
+    in_default_vpc(region, &input.load_balancer_name)?;
+    let subnets = default_subnets_in(region, &input.availability_zones)?;
+    attach_load_balancer_to_subnets(
+        region,
+        AttachLoadBalancerToSubnetsInput {
+            load_balancer_name: input.load_balancer_name.clone(),
+            subnets,
+        },
+    )?;
+    let lb = get(region, &input.load_balancer_name)?;
+    Ok(AddAvailabilityZonesOutput {
+        availability_zones: Some(zones_of(region, lb)),
+    })
+}
+
+/// `DisableAvailabilityZonesForLoadBalancer`: the load balancer's subnets in the zones leave,
+/// as DetachLoadBalancerFromSubnets lets them go (one zone always stays:
+/// `InvalidConfigurationRequest`); answers the zones after.
+pub fn disable_availability_zones_for_load_balancer(
+    region: &mut Region,
+    input: RemoveAvailabilityZonesInput,
+) -> Result<RemoveAvailabilityZonesOutput, ApiError> {
+    in_default_vpc(region, &input.load_balancer_name)?;
+    let lb = get(region, &input.load_balancer_name)?;
+    let leaving: Vec<String> = lb
+        .subnets
+        .iter()
+        .filter(|s| {
+            region
+                .subnets
+                .get(s.as_str())
+                .is_some_and(|s| input.availability_zones.contains(&s.zone))
+        })
+        .cloned()
+        .collect();
+    detach_load_balancer_from_subnets(
+        region,
+        DetachLoadBalancerFromSubnetsInput {
+            load_balancer_name: input.load_balancer_name.clone(),
+            subnets: leaving,
+        },
+    )?;
+    let lb = get(region, &input.load_balancer_name)?;
+    Ok(RemoveAvailabilityZonesOutput {
+        availability_zones: Some(zones_of(region, lb)),
     })
 }
