@@ -34,6 +34,9 @@ error_codes! {
         PrivateIpAddressLimitExceeded = "PrivateIpAddressLimitExceeded",
         /// The instance's state does not allow the call.
         IncorrectInstanceState = "IncorrectInstanceState",
+        /// A request the API reference documents as unsupported (a host instance's tenancy
+        /// changed).
+        InvalidRequest = "InvalidRequest",
         /// CreateDefaultVpc while the region has a default VPC.
         DefaultVpcAlreadyExists = "DefaultVpcAlreadyExists",
         /// A call that needs the default VPC, in a region without one.

@@ -98,6 +98,20 @@ impl Api for Region {
         vpc::delete_vpc(self, input)
     }
 
+    fn modify_vpc_tenancy(
+        &mut self,
+        input: ModifyVpcTenancyRequest,
+    ) -> Result<ModifyVpcTenancyResult, ApiError> {
+        vpc::modify_vpc_tenancy(self, input)
+    }
+
+    fn get_security_groups_for_vpc(
+        &mut self,
+        input: GetSecurityGroupsForVpcRequest,
+    ) -> Result<GetSecurityGroupsForVpcResult, ApiError> {
+        security_group::get_security_groups_for_vpc(self, input)
+    }
+
     fn modify_vpc_attribute(&mut self, input: ModifyVpcAttributeRequest) -> Result<(), ApiError> {
         vpc::modify_vpc_attribute(self, input)
     }
@@ -673,6 +687,38 @@ impl Api for Region {
         input: DescribeVolumesRequest,
     ) -> Result<DescribeVolumesResult, ApiError> {
         volume::describe_volumes(self, input)
+    }
+
+    fn modify_instance_placement(
+        &mut self,
+        input: ModifyInstancePlacementRequest,
+    ) -> Result<ModifyInstancePlacementResult, ApiError> {
+        instance::modify_instance_placement(self, input)
+    }
+
+    fn describe_volume_status(
+        &mut self,
+        input: DescribeVolumeStatusRequest,
+    ) -> Result<DescribeVolumeStatusResult, ApiError> {
+        volume::describe_volume_status(self, input)
+    }
+
+    fn describe_volume_attribute(
+        &mut self,
+        input: DescribeVolumeAttributeRequest,
+    ) -> Result<DescribeVolumeAttributeResult, ApiError> {
+        volume::describe_volume_attribute(self, input)
+    }
+
+    fn modify_volume_attribute(
+        &mut self,
+        input: ModifyVolumeAttributeRequest,
+    ) -> Result<(), ApiError> {
+        volume::modify_volume_attribute(self, input)
+    }
+
+    fn enable_volume_io(&mut self, input: EnableVolumeIORequest) -> Result<(), ApiError> {
+        volume::enable_volume_io(self, input)
     }
 
     fn describe_network_interfaces(

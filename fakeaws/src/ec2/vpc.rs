@@ -12,8 +12,9 @@ use crate::generated::ec2::{
     AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateDefaultVpcRequest,
     CreateDefaultVpcResult, CreateVpcRequest, CreateVpcResult, DeleteVpcRequest,
     DescribeVpcAttributeRequest, DescribeVpcAttributeResult, DescribeVpcsRequest,
-    DescribeVpcsResult, ModifyVpcAttributeRequest, ResourceType, Tenancy, Vpc as VpcOut,
-    VpcAttributeName, VpcCidrBlockAssociation, VpcCidrBlockState, VpcCidrBlockStateCode, VpcState,
+    DescribeVpcsResult, ModifyVpcAttributeRequest, ModifyVpcTenancyRequest, ModifyVpcTenancyResult,
+    ResourceType, Tenancy, Vpc as VpcOut, VpcAttributeName, VpcCidrBlockAssociation,
+    VpcCidrBlockState, VpcCidrBlockStateCode, VpcState, VpcTenancy,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -456,6 +457,22 @@ fn set_flag(slot: &mut bool, value: &AttributeBooleanValue, name: &str) -> Resul
         }
         None => Err(ApiError::missing_parameter(&format!("{name}.Value"))),
     }
+}
+
+/// `ModifyVpcTenancy`: a VPC's instance tenancy, to `default` only (the model's `VpcTenancy`
+/// has no other value); instances launched before keep theirs, later launches default to
+/// shared tenancy.
+pub fn modify_vpc_tenancy(
+    region: &mut Region,
+    input: ModifyVpcTenancyRequest,
+) -> Result<ModifyVpcTenancyResult, ApiError> {
+    let vpc = get_mut(region, &input.vpc_id)?;
+    match input.instance_tenancy {
+        VpcTenancy::Default => vpc.tenancy = Tenancy::Default,
+    }
+    Ok(ModifyVpcTenancyResult {
+        return_value: Some(true),
+    })
 }
 
 /// `ModifyVpcAttribute`: one attribute per call, as AWS requires.

@@ -176,6 +176,13 @@ impl Api for Region {
         load_balancer::disable_availability_zones_for_load_balancer(self, input)
     }
 
+    fn set_load_balancer_listener_ssl_certificate(
+        &mut self,
+        input: SetLoadBalancerListenerSSLCertificateInput,
+    ) -> Result<SetLoadBalancerListenerSSLCertificateOutput, ApiError> {
+        load_balancer::set_load_balancer_listener_ssl_certificate(self, input)
+    }
+
     fn apply_security_groups_to_load_balancer(
         &mut self,
         input: ApplySecurityGroupsToLoadBalancerInput,

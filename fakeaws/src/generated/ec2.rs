@@ -1541,6 +1541,25 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         "DescribeDhcpOptions",
         &["dhcp-options-id", "key", "value", "owner-id", "tag-key"],
     ),
+    (
+        "DescribeVolumeStatus",
+        &[
+            "action.code",
+            "action.description",
+            "action.event-id",
+            "attachment-status.instance-id",
+            "attachment-status.io-performance",
+            "availability-zone",
+            "event.description",
+            "event.event-id",
+            "event.event-type",
+            "event.not-after",
+            "event.not-before",
+            "volume-status.details-name",
+            "volume-status.details-status",
+            "volume-status.status",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2001,6 +2020,37 @@ impl AddressAttributeName {
 }
 
 crate::protocol::wire_enum!(AddressAttributeName);
+
+/// The `Affinity` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Affinity {
+    /// `default`
+    Default,
+    /// `host`
+    Host,
+}
+
+impl Affinity {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "host"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Host => "host",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "host" => Self::Host,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(Affinity);
 
 /// The `AllocateAddressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -8258,6 +8308,112 @@ impl EncodeMembers for DescribeTagsResult {
     }
 }
 
+/// The `DescribeVolumeAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVolumeAttributeRequest {
+    pub attribute: VolumeAttributeName,
+    pub volume_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeVolumeAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "VolumeId"]) else {
+            return Ok(None);
+        };
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        let volume_id = r.field_at(m_[2], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            attribute,
+            volume_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeVolumeAttributeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVolumeAttributeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_enable_io: Option<AttributeBooleanValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_codes: Option<Vec<ProductCode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_id: Option<String>,
+}
+
+impl EncodeMembers for DescribeVolumeAttributeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("autoEnableIO", &self.auto_enable_io);
+        w.list_field("productCodes", "item", &self.product_codes);
+        w.field("volumeId", &self.volume_id);
+    }
+}
+
+/// The `DescribeVolumeStatusRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVolumeStatusRequest {
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub volume_ids: Option<Vec<String>>,
+    pub include_managed_resources: Option<bool>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeVolumeStatusRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "IncludeManagedResources",
+                "MaxResults",
+                "NextToken",
+                "VolumeId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let volume_ids = r.list_at(m_[5], at_, "VolumeId", None)?;
+        let include_managed_resources = r.field_at(m_[2], at_, "IncludeManagedResources")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            max_results,
+            next_token,
+            volume_ids,
+            include_managed_resources,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeVolumeStatusResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVolumeStatusResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_statuses: Option<Vec<VolumeStatusItem>>,
+}
+
+impl EncodeMembers for DescribeVolumeStatusResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("volumeStatusSet", "item", &self.volume_statuses);
+    }
+}
+
 /// The `DescribeVolumesModificationsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeVolumesModificationsRequest {
@@ -10043,6 +10199,25 @@ impl EncodeMembers for EnableImageResult {
     }
 }
 
+/// The `EnableVolumeIORequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableVolumeIORequest {
+    pub dry_run: Option<bool>,
+    pub volume_id: String,
+}
+
+impl Decode for EnableVolumeIORequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VolumeId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let volume_id = r.field_at(m_[1], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        Ok(Some(Self { dry_run, volume_id }))
+    }
+}
+
 /// The `EnclaveOptions` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnclaveOptions {
@@ -10398,6 +10573,68 @@ impl EncodeMembers for GetImageBlockPublicAccessStateResult {
     }
 }
 
+/// The `GetSecurityGroupsForVpcRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetSecurityGroupsForVpcRequest {
+    pub vpc_id: String,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub filters: Option<Vec<Filter>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetSecurityGroupsForVpcRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "VpcId"],
+        ) else {
+            return Ok(None);
+        };
+        let vpc_id = r.field_at(m_[4], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            vpc_id,
+            next_token,
+            max_results,
+            filters,
+            dry_run,
+        }))
+    }
+}
+
+/// The `GetSecurityGroupsForVpcResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetSecurityGroupsForVpcResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_group_for_vpcs: Option<Vec<SecurityGroupForVpc>>,
+}
+
+impl EncodeMembers for GetSecurityGroupsForVpcResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field(
+            "securityGroupForVpcSet",
+            "item",
+            &self.security_group_for_vpcs,
+        );
+    }
+}
+
 /// The `GpuDeviceInfo` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuDeviceInfo {
@@ -10507,6 +10744,41 @@ impl Decode for HibernationOptionsRequest {
         Ok(Some(Self { configured }))
     }
 }
+
+/// The `HostTenancy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostTenancy {
+    /// `default`
+    Default,
+    /// `dedicated`
+    Dedicated,
+    /// `host`
+    Host,
+}
+
+impl HostTenancy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "dedicated", "host"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Dedicated => "dedicated",
+            Self::Host => "host",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "dedicated" => Self::Dedicated,
+            "host" => Self::Host,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(HostTenancy);
 
 /// The `HostnameType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -11344,6 +11616,64 @@ impl EncodeMembers for InferenceDeviceMemoryInfo {
         w.field("sizeInMiB", &self.size_in_mi_b);
     }
 }
+
+/// The `InitializationStatusDetails` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InitializationStatusDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialization_type: Option<InitializationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_time_to_complete_in_seconds: Option<i64>,
+}
+
+impl EncodeMembers for InitializationStatusDetails {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("initializationType", &self.initialization_type);
+        w.field("progress", &self.progress);
+        w.field(
+            "estimatedTimeToCompleteInSeconds",
+            &self.estimated_time_to_complete_in_seconds,
+        );
+    }
+}
+
+/// The `InitializationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InitializationType {
+    /// `default`
+    Default,
+    /// `provisioned-rate`
+    ProvisionedRate,
+    /// `volume-copy`
+    VolumeCopy,
+}
+
+impl InitializationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "provisioned-rate", "volume-copy"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::ProvisionedRate => "provisioned-rate",
+            Self::VolumeCopy => "volume-copy",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "provisioned-rate" => Self::ProvisionedRate,
+            "volume-copy" => Self::VolumeCopy,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InitializationType);
 
 /// The `Instance` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -23714,6 +24044,72 @@ impl EncodeMembers for ModifyInstanceMetadataOptionsResult {
     }
 }
 
+/// The `ModifyInstancePlacementRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstancePlacementRequest {
+    pub group_name: Option<String>,
+    pub partition_number: Option<i32>,
+    pub host_resource_group_arn: Option<String>,
+    pub group_id: Option<String>,
+    pub instance_id: String,
+    pub tenancy: Option<HostTenancy>,
+    pub affinity: Option<Affinity>,
+    pub host_id: Option<String>,
+}
+
+impl Decode for ModifyInstancePlacementRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Affinity",
+                "GroupId",
+                "GroupName",
+                "HostId",
+                "HostResourceGroupArn",
+                "InstanceId",
+                "PartitionNumber",
+                "Tenancy",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
+        let partition_number = r.field_at(m_[6], at_, "PartitionNumber")?;
+        let host_resource_group_arn = r.field_at(m_[4], at_, "HostResourceGroupArn")?;
+        let group_id = r.field_at(m_[1], at_, "GroupId")?;
+        let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let tenancy = r.field_at(m_[7], at_, "Tenancy")?;
+        let affinity = r.field_at(m_[0], at_, "Affinity")?;
+        let host_id = r.field_at(m_[3], at_, "HostId")?;
+        Ok(Some(Self {
+            group_name,
+            partition_number,
+            host_resource_group_arn,
+            group_id,
+            instance_id,
+            tenancy,
+            affinity,
+            host_id,
+        }))
+    }
+}
+
+/// The `ModifyInstancePlacementResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyInstancePlacementResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyInstancePlacementResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
 /// The `ModifyLaunchTemplateRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyLaunchTemplateRequest {
@@ -24007,6 +24403,31 @@ impl Decode for ModifySubnetAttributeRequest {
     }
 }
 
+/// The `ModifyVolumeAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyVolumeAttributeRequest {
+    pub auto_enable_io: Option<AttributeBooleanValue>,
+    pub volume_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyVolumeAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["AutoEnableIO", "DryRun", "VolumeId"]) else {
+            return Ok(None);
+        };
+        let auto_enable_io = r.field_at(m_[0], at_, "AutoEnableIO")?;
+        let volume_id = r.field_at(m_[2], at_, "VolumeId")?;
+        let volume_id = FormReader::required(volume_id, at_, "VolumeId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            auto_enable_io,
+            volume_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `ModifyVolumeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyVolumeRequest {
@@ -24177,6 +24598,46 @@ impl EncodeMembers for ModifyVpcEndpointResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("return", &self.r#return);
+    }
+}
+
+/// The `ModifyVpcTenancyRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyVpcTenancyRequest {
+    pub vpc_id: String,
+    pub instance_tenancy: VpcTenancy,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyVpcTenancyRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceTenancy", "VpcId"]) else {
+            return Ok(None);
+        };
+        let vpc_id = r.field_at(m_[2], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let instance_tenancy = r.field_at(m_[1], at_, "InstanceTenancy")?;
+        let instance_tenancy = FormReader::required(instance_tenancy, at_, "InstanceTenancy")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            vpc_id,
+            instance_tenancy,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifyVpcTenancyResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyVpcTenancyResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_value: Option<bool>,
+}
+
+impl EncodeMembers for ModifyVpcTenancyResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.return_value);
     }
 }
 
@@ -29133,6 +29594,35 @@ impl EncodeMembers for SecurityGroup {
     }
 }
 
+/// The `SecurityGroupForVpc` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SecurityGroupForVpc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_vpc_id: Option<String>,
+}
+
+impl EncodeMembers for SecurityGroupForVpc {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("groupName", &self.group_name);
+        w.field("ownerId", &self.owner_id);
+        w.field("groupId", &self.group_id);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("primaryVpcId", &self.primary_vpc_id);
+    }
+}
+
 /// The `SecurityGroupIdentifier` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecurityGroupIdentifier {
@@ -31693,6 +32183,37 @@ impl VolumeAttachmentState {
 
 crate::protocol::wire_enum!(VolumeAttachmentState);
 
+/// The `VolumeAttributeName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeAttributeName {
+    /// `autoEnableIO`
+    AutoEnableIO,
+    /// `productCodes`
+    ProductCodes,
+}
+
+impl VolumeAttributeName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["autoEnableIO", "productCodes"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::AutoEnableIO => "autoEnableIO",
+            Self::ProductCodes => "productCodes",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "autoEnableIO" => Self::AutoEnableIO,
+            "productCodes" => Self::ProductCodes,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeAttributeName);
+
 /// The `VolumeModification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VolumeModification {
@@ -31855,6 +32376,230 @@ impl VolumeState {
 }
 
 crate::protocol::wire_enum!(VolumeState);
+
+/// The `VolumeStatusAction` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeStatusAction {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+}
+
+impl EncodeMembers for VolumeStatusAction {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("description", &self.description);
+        w.field("eventId", &self.event_id);
+        w.field("eventType", &self.event_type);
+    }
+}
+
+/// The `VolumeStatusAttachmentStatus` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeStatusAttachmentStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_performance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+}
+
+impl EncodeMembers for VolumeStatusAttachmentStatus {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ioPerformance", &self.io_performance);
+        w.field("instanceId", &self.instance_id);
+    }
+}
+
+/// The `VolumeStatusDetails` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeStatusDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<VolumeStatusName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+impl EncodeMembers for VolumeStatusDetails {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("name", &self.name);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `VolumeStatusEvent` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeStatusEvent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_after: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+}
+
+impl EncodeMembers for VolumeStatusEvent {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("eventId", &self.event_id);
+        w.field("eventType", &self.event_type);
+        w.field("notAfter", &self.not_after);
+        w.field("notBefore", &self.not_before);
+        w.field("instanceId", &self.instance_id);
+    }
+}
+
+/// The `VolumeStatusInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeStatusInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<VolumeStatusDetails>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<VolumeStatusInfoStatus>,
+}
+
+impl EncodeMembers for VolumeStatusInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("details", "item", &self.details);
+        w.field("status", &self.status);
+    }
+}
+
+/// The `VolumeStatusInfoStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeStatusInfoStatus {
+    /// `ok`
+    Ok,
+    /// `impaired`
+    Impaired,
+    /// `insufficient-data`
+    InsufficientData,
+    /// `warning`
+    Warning,
+}
+
+impl VolumeStatusInfoStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ok", "impaired", "insufficient-data", "warning"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Impaired => "impaired",
+            Self::InsufficientData => "insufficient-data",
+            Self::Warning => "warning",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ok" => Self::Ok,
+            "impaired" => Self::Impaired,
+            "insufficient-data" => Self::InsufficientData,
+            "warning" => Self::Warning,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeStatusInfoStatus);
+
+/// The `VolumeStatusItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VolumeStatusItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<VolumeStatusAction>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<VolumeStatusEvent>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_status: Option<VolumeStatusInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment_statuses: Option<Vec<VolumeStatusAttachmentStatus>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialization_status_details: Option<InitializationStatusDetails>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<OperatorResponse>,
+}
+
+impl EncodeMembers for VolumeStatusItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("actionsSet", "item", &self.actions);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("outpostArn", &self.outpost_arn);
+        w.list_field("eventsSet", "item", &self.events);
+        w.field("volumeId", &self.volume_id);
+        w.field("volumeStatus", &self.volume_status);
+        w.list_field("attachmentStatuses", "item", &self.attachment_statuses);
+        w.field(
+            "initializationStatusDetails",
+            &self.initialization_status_details,
+        );
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("operator", &self.operator);
+    }
+}
+
+/// The `VolumeStatusName` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VolumeStatusName {
+    /// `io-enabled`
+    IoEnabled,
+    /// `io-performance`
+    IoPerformance,
+    /// `initialization-state`
+    InitializationState,
+}
+
+impl VolumeStatusName {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["io-enabled", "io-performance", "initialization-state"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::IoEnabled => "io-enabled",
+            Self::IoPerformance => "io-performance",
+            Self::InitializationState => "initialization-state",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "io-enabled" => Self::IoEnabled,
+            "io-performance" => Self::IoPerformance,
+            "initialization-state" => Self::InitializationState,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VolumeStatusName);
 
 /// The `VolumeType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32540,6 +33285,33 @@ impl VpcState {
 
 crate::protocol::wire_enum!(VpcState);
 
+/// The `VpcTenancy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VpcTenancy {
+    /// `default`
+    Default,
+}
+
+impl VpcTenancy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VpcTenancy);
+
 /// The error codes the model declares: (code, HTTP status, sender fault).
 pub const MODELED_ERRORS: &[(&str, u16, bool)] = &[];
 
@@ -32872,6 +33644,20 @@ pub enum Action {
     ModifyInstanceMaintenanceOptions,
     /// `ModifyPrivateDnsNameOptions`
     ModifyPrivateDnsNameOptions,
+    /// `DescribeVolumeStatus`
+    DescribeVolumeStatus,
+    /// `DescribeVolumeAttribute`
+    DescribeVolumeAttribute,
+    /// `ModifyVolumeAttribute`
+    ModifyVolumeAttribute,
+    /// `EnableVolumeIO`
+    EnableVolumeIO,
+    /// `ModifyVpcTenancy`
+    ModifyVpcTenancy,
+    /// `GetSecurityGroupsForVpc`
+    GetSecurityGroupsForVpc,
+    /// `ModifyInstancePlacement`
+    ModifyInstancePlacement,
 }
 
 impl Action {
@@ -33047,6 +33833,13 @@ impl Action {
             Self::ResetAddressAttribute => "ResetAddressAttribute",
             Self::ModifyInstanceMaintenanceOptions => "ModifyInstanceMaintenanceOptions",
             Self::ModifyPrivateDnsNameOptions => "ModifyPrivateDnsNameOptions",
+            Self::DescribeVolumeStatus => "DescribeVolumeStatus",
+            Self::DescribeVolumeAttribute => "DescribeVolumeAttribute",
+            Self::ModifyVolumeAttribute => "ModifyVolumeAttribute",
+            Self::EnableVolumeIO => "EnableVolumeIO",
+            Self::ModifyVpcTenancy => "ModifyVpcTenancy",
+            Self::GetSecurityGroupsForVpc => "GetSecurityGroupsForVpc",
+            Self::ModifyInstancePlacement => "ModifyInstancePlacement",
         }
     }
     /// The served operation of that name, if any.
@@ -33221,6 +34014,13 @@ impl Action {
             "ResetAddressAttribute" => Self::ResetAddressAttribute,
             "ModifyInstanceMaintenanceOptions" => Self::ModifyInstanceMaintenanceOptions,
             "ModifyPrivateDnsNameOptions" => Self::ModifyPrivateDnsNameOptions,
+            "DescribeVolumeStatus" => Self::DescribeVolumeStatus,
+            "DescribeVolumeAttribute" => Self::DescribeVolumeAttribute,
+            "ModifyVolumeAttribute" => Self::ModifyVolumeAttribute,
+            "EnableVolumeIO" => Self::EnableVolumeIO,
+            "ModifyVpcTenancy" => Self::ModifyVpcTenancy,
+            "GetSecurityGroupsForVpc" => Self::GetSecurityGroupsForVpc,
+            "ModifyInstancePlacement" => Self::ModifyInstancePlacement,
             _ => return None,
         })
     }
@@ -33950,6 +34750,38 @@ pub trait Api {
         &mut self,
         input: ModifyPrivateDnsNameOptionsRequest,
     ) -> Result<ModifyPrivateDnsNameOptionsResult, ApiError>;
+    /// Serves `DescribeVolumeStatus`.
+    fn describe_volume_status(
+        &mut self,
+        input: DescribeVolumeStatusRequest,
+    ) -> Result<DescribeVolumeStatusResult, ApiError>;
+    /// Serves `DescribeVolumeAttribute`.
+    fn describe_volume_attribute(
+        &mut self,
+        input: DescribeVolumeAttributeRequest,
+    ) -> Result<DescribeVolumeAttributeResult, ApiError>;
+    /// Serves `ModifyVolumeAttribute`.
+    fn modify_volume_attribute(
+        &mut self,
+        input: ModifyVolumeAttributeRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `EnableVolumeIO`.
+    fn enable_volume_io(&mut self, input: EnableVolumeIORequest) -> Result<(), ApiError>;
+    /// Serves `ModifyVpcTenancy`.
+    fn modify_vpc_tenancy(
+        &mut self,
+        input: ModifyVpcTenancyRequest,
+    ) -> Result<ModifyVpcTenancyResult, ApiError>;
+    /// Serves `GetSecurityGroupsForVpc`.
+    fn get_security_groups_for_vpc(
+        &mut self,
+        input: GetSecurityGroupsForVpcRequest,
+    ) -> Result<GetSecurityGroupsForVpcResult, ApiError>;
+    /// Serves `ModifyInstancePlacement`.
+    fn modify_instance_placement(
+        &mut self,
+        input: ModifyInstancePlacementRequest,
+    ) -> Result<ModifyInstancePlacementResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -34287,6 +35119,20 @@ pub enum Response {
     ModifyInstanceMaintenanceOptions(Box<ModifyInstanceMaintenanceOptionsResult>),
     /// `ModifyPrivateDnsNameOptions`
     ModifyPrivateDnsNameOptions(Box<ModifyPrivateDnsNameOptionsResult>),
+    /// `DescribeVolumeStatus`
+    DescribeVolumeStatus(Box<DescribeVolumeStatusResult>),
+    /// `DescribeVolumeAttribute`
+    DescribeVolumeAttribute(Box<DescribeVolumeAttributeResult>),
+    /// `ModifyVolumeAttribute`
+    ModifyVolumeAttribute,
+    /// `EnableVolumeIO`
+    EnableVolumeIO,
+    /// `ModifyVpcTenancy`
+    ModifyVpcTenancy(Box<ModifyVpcTenancyResult>),
+    /// `GetSecurityGroupsForVpc`
+    GetSecurityGroupsForVpc(Box<GetSecurityGroupsForVpcResult>),
+    /// `ModifyInstancePlacement`
+    ModifyInstancePlacement(Box<ModifyInstancePlacementResult>),
 }
 
 impl Response {
@@ -35222,6 +36068,44 @@ impl Response {
             ),
             Self::ModifyPrivateDnsNameOptions(output) => crate::protocol::xml::ec2_response(
                 "ModifyPrivateDnsNameOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVolumeStatus(output) => crate::protocol::xml::ec2_response(
+                "DescribeVolumeStatus",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVolumeAttribute(output) => crate::protocol::xml::ec2_response(
+                "DescribeVolumeAttribute",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyVolumeAttribute => crate::protocol::xml::ec2_return_true(
+                "ModifyVolumeAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::EnableVolumeIO => {
+                crate::protocol::xml::ec2_return_true("EnableVolumeIO", XML_NAMESPACE, request_id)
+            }
+            Self::ModifyVpcTenancy(output) => crate::protocol::xml::ec2_response(
+                "ModifyVpcTenancy",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetSecurityGroupsForVpc(output) => crate::protocol::xml::ec2_response(
+                "GetSecurityGroupsForVpc",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyInstancePlacement(output) => crate::protocol::xml::ec2_response(
+                "ModifyInstancePlacement",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -37273,6 +38157,82 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ModifyPrivateDnsNameOptions(Box::new(
                 api.modify_private_dns_name_options(input)?,
+            )))
+        }
+        Action::DescribeVolumeStatus => {
+            r.reject_unsupported("DescribeVolumeStatus", &[])?;
+            let input = FormReader::required(DescribeVolumeStatusRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVolumeStatus(Box::new(
+                api.describe_volume_status(input)?,
+            )))
+        }
+        Action::DescribeVolumeAttribute => {
+            r.reject_unsupported("DescribeVolumeAttribute", &[])?;
+            let input =
+                FormReader::required(DescribeVolumeAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVolumeAttribute(Box::new(
+                api.describe_volume_attribute(input)?,
+            )))
+        }
+        Action::ModifyVolumeAttribute => {
+            r.reject_unsupported("ModifyVolumeAttribute", &[])?;
+            let input = FormReader::required(ModifyVolumeAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.modify_volume_attribute(input)?;
+            Ok(Response::ModifyVolumeAttribute)
+        }
+        Action::EnableVolumeIO => {
+            r.reject_unsupported("EnableVolumeIO", &[])?;
+            let input = FormReader::required(EnableVolumeIORequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.enable_volume_io(input)?;
+            Ok(Response::EnableVolumeIO)
+        }
+        Action::ModifyVpcTenancy => {
+            r.reject_unsupported("ModifyVpcTenancy", &[])?;
+            let input = FormReader::required(ModifyVpcTenancyRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyVpcTenancy(Box::new(
+                api.modify_vpc_tenancy(input)?,
+            )))
+        }
+        Action::GetSecurityGroupsForVpc => {
+            r.reject_unsupported("GetSecurityGroupsForVpc", &[])?;
+            let input =
+                FormReader::required(GetSecurityGroupsForVpcRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetSecurityGroupsForVpc(Box::new(
+                api.get_security_groups_for_vpc(input)?,
+            )))
+        }
+        Action::ModifyInstancePlacement => {
+            r.reject_unsupported("ModifyInstancePlacement", &[])?;
+            let input =
+                FormReader::required(ModifyInstancePlacementRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::ModifyInstancePlacement(Box::new(
+                api.modify_instance_placement(input)?,
             )))
         }
     }

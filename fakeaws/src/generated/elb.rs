@@ -1747,6 +1747,45 @@ impl EncodeMembers for RemoveTagsOutput {
     fn encode_members(&self, w: &mut XmlWriter) {}
 }
 
+/// The `SetLoadBalancerListenerSSLCertificateInput` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SetLoadBalancerListenerSSLCertificateInput {
+    pub load_balancer_name: String,
+    pub load_balancer_port: i32,
+    pub ssl_certificate_id: String,
+}
+
+impl Decode for SetLoadBalancerListenerSSLCertificateInput {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["LoadBalancerName", "LoadBalancerPort", "SSLCertificateId"],
+        ) else {
+            return Ok(None);
+        };
+        let load_balancer_name = r.field_at(m_[0], at_, "LoadBalancerName")?;
+        let load_balancer_name = FormReader::required(load_balancer_name, at_, "LoadBalancerName")?;
+        let load_balancer_port = r.field_at(m_[1], at_, "LoadBalancerPort")?;
+        let load_balancer_port = FormReader::required(load_balancer_port, at_, "LoadBalancerPort")?;
+        let ssl_certificate_id = r.field_at(m_[2], at_, "SSLCertificateId")?;
+        let ssl_certificate_id = FormReader::required(ssl_certificate_id, at_, "SSLCertificateId")?;
+        Ok(Some(Self {
+            load_balancer_name,
+            load_balancer_port,
+            ssl_certificate_id,
+        }))
+    }
+}
+
+/// The `SetLoadBalancerListenerSSLCertificateOutput` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetLoadBalancerListenerSSLCertificateOutput {}
+
+impl EncodeMembers for SetLoadBalancerListenerSSLCertificateOutput {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {}
+}
+
 /// The `SetLoadBalancerPoliciesForBackendServerInput` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct SetLoadBalancerPoliciesForBackendServerInput {
@@ -1988,6 +2027,8 @@ pub enum Action {
     EnableAvailabilityZonesForLoadBalancer,
     /// `DisableAvailabilityZonesForLoadBalancer`
     DisableAvailabilityZonesForLoadBalancer,
+    /// `SetLoadBalancerListenerSSLCertificate`
+    SetLoadBalancerListenerSSLCertificate,
 }
 
 impl Action {
@@ -2028,6 +2069,7 @@ impl Action {
             Self::DisableAvailabilityZonesForLoadBalancer => {
                 "DisableAvailabilityZonesForLoadBalancer"
             }
+            Self::SetLoadBalancerListenerSSLCertificate => "SetLoadBalancerListenerSSLCertificate",
         }
     }
     /// The served operation of that name, if any.
@@ -2067,6 +2109,7 @@ impl Action {
             "DisableAvailabilityZonesForLoadBalancer" => {
                 Self::DisableAvailabilityZonesForLoadBalancer
             }
+            "SetLoadBalancerListenerSSLCertificate" => Self::SetLoadBalancerListenerSSLCertificate,
             _ => return None,
         })
     }
@@ -2205,6 +2248,11 @@ pub trait Api {
         &mut self,
         input: RemoveAvailabilityZonesInput,
     ) -> Result<RemoveAvailabilityZonesOutput, ApiError>;
+    /// Serves `SetLoadBalancerListenerSSLCertificate`.
+    fn set_load_balancer_listener_ssl_certificate(
+        &mut self,
+        input: SetLoadBalancerListenerSSLCertificateInput,
+    ) -> Result<SetLoadBalancerListenerSSLCertificateOutput, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -2270,6 +2318,8 @@ pub enum Response {
     EnableAvailabilityZonesForLoadBalancer(Box<AddAvailabilityZonesOutput>),
     /// `DisableAvailabilityZonesForLoadBalancer`
     DisableAvailabilityZonesForLoadBalancer(Box<RemoveAvailabilityZonesOutput>),
+    /// `SetLoadBalancerListenerSSLCertificate`
+    SetLoadBalancerListenerSSLCertificate(Box<SetLoadBalancerListenerSSLCertificateOutput>),
 }
 
 impl Response {
@@ -2453,6 +2503,14 @@ impl Response {
             Self::DisableAvailabilityZonesForLoadBalancer(output) => {
                 crate::protocol::xml::query_response(
                     "DisableAvailabilityZonesForLoadBalancer",
+                    XML_NAMESPACE,
+                    request_id,
+                    Some(&**output),
+                )
+            }
+            Self::SetLoadBalancerListenerSSLCertificate(output) => {
+                crate::protocol::xml::query_response(
+                    "SetLoadBalancerListenerSSLCertificate",
                     XML_NAMESPACE,
                     request_id,
                     Some(&**output),
@@ -2737,6 +2795,19 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::DisableAvailabilityZonesForLoadBalancer(Box::new(
                 api.disable_availability_zones_for_load_balancer(input)?,
+            )))
+        }
+        Action::SetLoadBalancerListenerSSLCertificate => {
+            r.reject_unsupported("SetLoadBalancerListenerSSLCertificate", &[])?;
+            let input = FormReader::required(
+                SetLoadBalancerListenerSSLCertificateInput::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+
+            Ok(Response::SetLoadBalancerListenerSSLCertificate(Box::new(
+                api.set_load_balancer_listener_ssl_certificate(input)?,
             )))
         }
     }

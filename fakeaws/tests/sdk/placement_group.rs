@@ -285,3 +285,151 @@ async fn bad_groups_and_launches_are_refused() {
         .unwrap();
     assert_eq!(plain.strategy(), Some(&PlacementStrategy::Cluster));
 }
+
+/// The instance `id`'s placement as DescribeInstances shows it: (group name, partition,
+/// tenancy). An instance in no group has the group name `""`, as AWS shows it.
+async fn placed(ec2: &aws_sdk_ec2::Client, id: &str) -> (Option<String>, Option<i32>, String) {
+    let i = crate::described(ec2, id).await;
+    let p = i.placement().unwrap();
+    (
+        p.group_name()
+            .filter(|name| !name.is_empty())
+            .map(str::to_string),
+        p.partition_number(),
+        p.tenancy().unwrap().as_str().to_string(),
+    )
+}
+
+#[tokio::test]
+async fn a_stopped_instance_moves_between_groups_and_changes_tenancy() {
+    use aws_sdk_ec2::types::{HostTenancy, InstanceStateName};
+
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let elsewhere = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1b").await;
+    let spread = group(&ec2, "spread", PlacementStrategy::Spread).await;
+    group(&ec2, "hpc", PlacementStrategy::Cluster).await;
+    ec2.create_placement_group()
+        .group_name("etcd")
+        .strategy(PlacementStrategy::Partition)
+        .partition_count(3)
+        .send()
+        .await
+        .unwrap();
+    let id = crate::instance(&ec2, &s).await;
+    // A cluster group holding an instance in another zone.
+    let hpc_member = launch(
+        &ec2,
+        &elsewhere,
+        Placement::builder().group_name("hpc").build(),
+        1,
+    )
+    .await;
+    assert_eq!(hpc_member[0].1, "hpc");
+    let modify = || ec2.modify_instance_placement().instance_id(&id);
+
+    // Running: refused, nothing changes.
+    let running = modify().group_name("spread").send().await;
+    assert_eq!(code(running), "IncorrectInstanceState");
+    assert_eq!(placed(&ec2, &id).await, (None, None, "default".into()));
+
+    ec2.stop_instances().instance_ids(&id).send().await.unwrap();
+    crate::wait(&ec2, &id, InstanceStateName::Stopped).await;
+
+    // Into a spread group by name (the CLI's example), then into a partition by group id.
+    let out = modify().group_name("spread").send().await.unwrap();
+    assert_eq!(out.r#return(), Some(true));
+    assert_eq!(
+        placed(&ec2, &id).await,
+        (Some("spread".into()), None, "default".into())
+    );
+    let in_spread = ec2
+        .describe_instances()
+        .filters(filter("placement-group-name", &["spread"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_spread.reservations().len(), 1);
+    let etcd_id = ec2
+        .describe_placement_groups()
+        .group_names("etcd")
+        .send()
+        .await
+        .unwrap()
+        .placement_groups()[0]
+        .group_id()
+        .unwrap()
+        .to_string();
+    modify()
+        .group_id(&etcd_id)
+        .partition_number(2)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        placed(&ec2, &id).await,
+        (Some("etcd".into()), Some(2), "default".into())
+    );
+
+    // Refused, changing nothing: a partition the group does not have, a cluster group in use
+    // in another zone, a group that does not exist, nothing to change, Dedicated Hosts.
+    let before = placed(&ec2, &id).await;
+    let refusals = [
+        (
+            code(modify().group_name("etcd").partition_number(4).send().await),
+            "InvalidParameterValue",
+        ),
+        (
+            code(modify().group_name("hpc").send().await),
+            "InvalidPlacementGroup.InUse",
+        ),
+        (
+            code(modify().group_name("nope").send().await),
+            "InvalidPlacementGroup.Unknown",
+        ),
+        (code(modify().send().await), "MissingParameter"),
+        (
+            code(modify().tenancy(HostTenancy::Host).send().await),
+            "NotImplemented",
+        ),
+        (
+            code(modify().group_name("").partition_number(1).send().await),
+            "InvalidParameterCombination",
+        ),
+    ];
+    for (got, want) in refusals {
+        assert_eq!(got, want);
+    }
+    assert_eq!(placed(&ec2, &id).await, before);
+
+    // Out of any group, and dedicated: both in one call.
+    modify()
+        .group_name("")
+        .tenancy(HostTenancy::Dedicated)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(placed(&ec2, &id).await, (None, None, "dedicated".into()));
+    // The spread group no longer holds it, so it can be deleted.
+    ec2.delete_placement_group()
+        .group_name(spread.group_name().unwrap())
+        .send()
+        .await
+        .unwrap();
+    ec2.start_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    crate::wait(&ec2, &id, InstanceStateName::Running).await;
+    assert_eq!(placed(&ec2, &id).await, (None, None, "dedicated".into()));
+    let gone = ec2
+        .modify_instance_placement()
+        .instance_id("i-0123456789abcdef0")
+        .tenancy(HostTenancy::Default)
+        .send()
+        .await;
+    assert_eq!(code(gone), "InvalidInstanceID.NotFound");
+}

@@ -875,3 +875,156 @@ async fn modify_security_group_rules_replaces_a_rule_under_its_id() {
     );
     assert_eq!(rules_of(&ec2, &lb, false).await, now);
 }
+
+/// The groups GetSecurityGroupsForVpc answers for `vpc_id` with `filters`: (id, name,
+/// primary VPC), sorted by id.
+async fn groups_for_vpc(
+    ec2: &aws_sdk_ec2::Client,
+    vpc_id: &str,
+    filters: Vec<aws_sdk_ec2::types::Filter>,
+) -> Vec<(String, String, String)> {
+    let out = ec2
+        .get_security_groups_for_vpc()
+        .vpc_id(vpc_id)
+        .set_filters(Some(filters))
+        .send()
+        .await
+        .unwrap();
+    let mut all: Vec<_> = out
+        .security_group_for_vpcs()
+        .iter()
+        .map(|g| {
+            assert_eq!(g.owner_id(), Some("123456789012"));
+            (
+                g.group_id().unwrap().to_string(),
+                g.group_name().unwrap().to_string(),
+                g.primary_vpc_id().unwrap().to_string(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[tokio::test]
+async fn get_security_groups_for_vpc_lists_the_groups_made_in_the_vpc_filtered_and_paged() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    let b = vpc(&ec2, "10.1.0.0/16").await;
+    let web = ec2
+        .create_security_group()
+        .group_name("web")
+        .description("web servers")
+        .vpc_id(&a)
+        .tag_specifications(tag_spec(ResourceType::SecurityGroup, &[("Name", "web")]))
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    let db = crate::group(&ec2, &a, "db").await;
+    crate::group(&ec2, &b, "elsewhere").await;
+    let default_of_a = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&a]))
+        .filters(filter("group-name", &["default"]))
+        .send()
+        .await
+        .unwrap()
+        .security_groups()[0]
+        .group_id()
+        .unwrap()
+        .to_string();
+
+    let mut expected = vec![
+        (web.clone(), "web".to_string(), a.clone()),
+        (db.clone(), "db".to_string(), a.clone()),
+        (default_of_a.clone(), "default".to_string(), a.clone()),
+    ];
+    expected.sort();
+    assert_eq!(groups_for_vpc(&ec2, &a, vec![]).await, expected);
+
+    // Its description and tags, as DescribeSecurityGroups has them.
+    let out = ec2
+        .get_security_groups_for_vpc()
+        .vpc_id(&a)
+        .filters(filter("group-id", &[&web]))
+        .send()
+        .await
+        .unwrap();
+    let g = &out.security_group_for_vpcs()[0];
+    assert_eq!(g.description(), Some("web servers"));
+    assert_eq!(g.tags()[0].value(), Some("web"));
+
+    // Filters.
+    assert_eq!(
+        groups_for_vpc(&ec2, &a, vec![filter("group-name", &["d*"])])
+            .await
+            .len(),
+        2
+    );
+    assert_eq!(
+        groups_for_vpc(&ec2, &a, vec![filter("description", &["web servers"])]).await,
+        [(web.clone(), "web".into(), a.clone())]
+    );
+    assert_eq!(
+        groups_for_vpc(&ec2, &a, vec![filter("primary-vpc-id", &[&b])])
+            .await
+            .len(),
+        0
+    );
+    assert_eq!(
+        groups_for_vpc(&ec2, &a, vec![filter("owner-id", &["123456789012"])])
+            .await
+            .len(),
+        3
+    );
+    let by_tag = ec2
+        .get_security_groups_for_vpc()
+        .vpc_id(&a)
+        .filters(filter("tag:Name", &["web"]))
+        .send()
+        .await;
+    assert_eq!(code(by_tag), "InvalidParameterValue");
+
+    // Paged, five at a time at least.
+    for n in 0..5 {
+        crate::group(&ec2, &a, &format!("extra-{n}")).await;
+    }
+    let mut seen = Vec::new();
+    let mut token = None;
+    loop {
+        let out = ec2
+            .get_security_groups_for_vpc()
+            .vpc_id(&a)
+            .max_results(5)
+            .set_next_token(token)
+            .send()
+            .await
+            .unwrap();
+        seen.extend(
+            out.security_group_for_vpcs()
+                .iter()
+                .map(|g| g.group_id().unwrap().to_string()),
+        );
+        token = out.next_token().map(str::to_string);
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 8);
+    let too_few = ec2
+        .get_security_groups_for_vpc()
+        .vpc_id(&a)
+        .max_results(4)
+        .send()
+        .await;
+    assert_eq!(code(too_few), "InvalidParameterValue");
+    let missing = ec2
+        .get_security_groups_for_vpc()
+        .vpc_id("vpc-0123456789abcdef0")
+        .send()
+        .await;
+    assert_eq!(code(missing), "InvalidVpcID.NotFound");
+}

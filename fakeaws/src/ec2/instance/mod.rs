@@ -16,6 +16,7 @@
 mod attribute;
 mod credit;
 mod filter;
+mod modify_placement;
 mod monitoring;
 mod nics;
 mod options;
@@ -43,6 +44,7 @@ pub use credit::{
     get_default_credit_specification, modify_default_credit_specification,
     modify_instance_credit_specification,
 };
+pub use modify_placement::modify_instance_placement;
 pub use monitoring::{monitor_instances, unmonitor_instances};
 pub use options::{modify_instance_maintenance_options, modify_private_dns_name_options};
 use placement::{

@@ -133,6 +133,17 @@ pub fn run_instances(
         Some(e) => e.groups.clone(),
         None => groups_of_launch(region, &input, nic.as_ref(), &vpc_id)?,
     };
+    // An instance launched into a VPC of `dedicated` instance tenancy is a Dedicated Instance
+    // whatever tenancy the launch asks for (but `host`), as the EC2 user guide documents.
+    let vpc_dedicated = region
+        .vpcs
+        .get(&vpc_id)
+        .is_some_and(|v| v.tenancy == Tenancy::Dedicated);
+    let tenancy = match input.placement.as_ref().and_then(|p| p.tenancy) {
+        Some(Tenancy::Host) => Tenancy::Host,
+        _ if vpc_dedicated => Tenancy::Dedicated,
+        asked => asked.unwrap_or(Tenancy::Default),
+    };
     if let Some(k) = &input.key_name
         && !region.key_pairs.contains_key(k)
     {
@@ -336,11 +347,7 @@ pub fn run_instances(
                         .unwrap_or(InstanceMetadataTagsState::Disabled),
                 ),
             },
-            tenancy: input
-                .placement
-                .as_ref()
-                .and_then(|p| p.tenancy)
-                .unwrap_or(Tenancy::Default),
+            tenancy,
             placement_group: group.as_ref().map(|g| g.group_id.clone()),
             partition: group.as_ref().and_then(|g| g.partition(index)),
             spot_request: None,

@@ -4,7 +4,8 @@ use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::{Kind, page};
 use crate::generated::ec2::{
     DescribeSecurityGroupRulesRequest, DescribeSecurityGroupRulesResult,
-    DescribeSecurityGroupsRequest, DescribeSecurityGroupsResult, SecurityGroup as SecurityGroupOut,
+    DescribeSecurityGroupsRequest, DescribeSecurityGroupsResult, GetSecurityGroupsForVpcRequest,
+    GetSecurityGroupsForVpcResult, SecurityGroup as SecurityGroupOut, SecurityGroupForVpc,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -133,6 +134,79 @@ pub fn describe_security_groups(
     Ok(DescribeSecurityGroupsResult {
         next_token: next,
         security_groups: Some(items.into_iter().map(|g| render(region, g)).collect()),
+    })
+}
+
+/// One security group as GetSecurityGroupsForVpc filters it.
+struct ForVpcRow<'a> {
+    group: &'a SecurityGroup,
+    owner: &'a str,
+}
+
+impl Filterable for ForVpcRow<'_> {
+    const NAMES: &'static [&'static str] = &[
+        "description",
+        "group-id",
+        "group-name",
+        "owner-id",
+        "primary-vpc-id",
+    ];
+    // The API reference documents no tag filters for this call.
+    const TAGGABLE: bool = false;
+
+    fn values(&self, name: &str) -> Vec<String> {
+        let g = self.group;
+        match name {
+            "description" => one(g.description.clone()),
+            "group-id" => one(g.id.clone()),
+            "group-name" => one(g.name.clone()),
+            "owner-id" => one(self.owner),
+            "primary-vpc-id" => one(g.vpc_id.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `GetSecurityGroupsForVpc`: the groups interfaces in the VPC can take, which are the groups
+/// made in it (no group here is associated with another VPC), filtered and paged.
+pub fn get_security_groups_for_vpc(
+    region: &mut Region,
+    input: GetSecurityGroupsForVpcRequest,
+) -> Result<GetSecurityGroupsForVpcResult, ApiError> {
+    let filters = Filters::parse::<ForVpcRow>(input.filters)?;
+    page::check_max_results(input.max_results, 5, 1000)?;
+    let region = &*region;
+    Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
+    let owner = region.account_id.as_str();
+    let found = Kind::SecurityGroup.describe(
+        &region.consistency,
+        &region.security_groups,
+        None,
+        None,
+        |g| g.vpc_id == input.vpc_id && filters.matches(&ForVpcRow { group: g, owner }, None),
+    )?;
+    let (items, next) = page::page(
+        found,
+        |g| g.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(GetSecurityGroupsForVpcResult {
+        next_token: next,
+        security_group_for_vpcs: Some(
+            items
+                .into_iter()
+                .map(|g| SecurityGroupForVpc {
+                    description: Some(g.description.clone()),
+                    group_name: Some(g.name.clone()),
+                    owner_id: Some(region.account_id.clone()),
+                    group_id: Some(g.id.clone()),
+                    // Listed even when empty, as the CLI's documented output shows.
+                    tags: Some(region.tags.tag_set(&g.id).unwrap_or_default()),
+                    primary_vpc_id: Some(g.vpc_id.clone()),
+                })
+                .collect(),
+        ),
     })
 }
 

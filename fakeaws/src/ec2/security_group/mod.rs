@@ -27,7 +27,9 @@ pub use authorize::{
     authorize_security_group_egress, authorize_security_group_ingress,
     revoke_security_group_egress, revoke_security_group_ingress,
 };
-pub use describe::{describe_security_group_rules, describe_security_groups};
+pub use describe::{
+    describe_security_group_rules, describe_security_groups, get_security_groups_for_vpc,
+};
 pub use modify::{
     modify_security_group_rules, update_security_group_rule_descriptions_egress,
     update_security_group_rule_descriptions_ingress,

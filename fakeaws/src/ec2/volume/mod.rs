@@ -5,6 +5,7 @@
 mod encryption;
 mod lifecycle;
 mod modify;
+mod status;
 
 pub use encryption::{
     disable_ebs_encryption_by_default, enable_ebs_encryption_by_default, encrypts,
@@ -12,6 +13,9 @@ pub use encryption::{
 };
 pub use lifecycle::{attach_volume, create_volume, delete_volume, detach_volume};
 pub use modify::{advance as advance_modification, describe_volumes_modifications, modify_volume};
+pub use status::{
+    describe_volume_attribute, describe_volume_status, enable_volume_io, modify_volume_attribute,
+};
 
 use std::collections::BTreeMap;
 
@@ -77,6 +81,10 @@ pub struct Volume {
     /// When its modifications of the last 24 hours were asked for, in seconds since the epoch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modified_at: Vec<i64>,
+    /// Whether EBS resumes the volume's I/O by itself after finding its data potentially
+    /// inconsistent (`autoEnableIO`; off until ModifyVolumeAttribute turns it on).
+    #[serde(default)]
+    pub auto_enable_io: bool,
 }
 
 /// What a request asks of a volume (CreateVolume, or a block device mapping of RunInstances).
@@ -157,6 +165,7 @@ pub fn specified(
         created: DateTime::from_secs(0),
         modification: None,
         modified_at: Vec::new(),
+        auto_enable_io: false,
     })
 }
 
@@ -264,6 +273,19 @@ fn render(region: &Region, v: &Volume) -> VolumeOut {
     }
 }
 
+/// A describe call's `InvalidVolume.NotFound` in AWS's words for it (`The volume 'vol-...'
+/// does not exist.`); any other error as it is.
+fn described_not_found(e: ApiError) -> ApiError {
+    if e.code == Code::InvalidVolumeNotFound {
+        ApiError::new(
+            Code::InvalidVolumeNotFound,
+            e.message.replace("volume ID", "volume"),
+        )
+    } else {
+        e
+    }
+}
+
 /// `DescribeVolumes`.
 pub fn describe_volumes(
     region: &mut Region,
@@ -284,16 +306,7 @@ pub fn describe_volumes(
             region.candidates(Kind::Volume, &filters),
             |v| filters.matches(&(v, region), region.tags.get(&v.id)),
         )
-        .map_err(|e| {
-            if e.code == Code::InvalidVolumeNotFound {
-                ApiError::new(
-                    Code::InvalidVolumeNotFound,
-                    e.message.replace("volume ID", "volume"),
-                )
-            } else {
-                e
-            }
-        })?;
+        .map_err(described_not_found)?;
     let (items, next) = page::page(
         found,
         |v| v.id.as_str(),

@@ -37,7 +37,10 @@ pub use instances::{
     register_instances_with_load_balancer,
 };
 use listener::merge_listeners;
-pub use listener::{create_load_balancer_listeners, delete_load_balancer_listeners};
+pub use listener::{
+    create_load_balancer_listeners, delete_load_balancer_listeners,
+    set_load_balancer_listener_ssl_certificate,
+};
 pub use network::{
     apply_security_groups_to_load_balancer, attach_load_balancer_to_subnets,
     detach_load_balancer_from_subnets, disable_availability_zones_for_load_balancer,
@@ -201,7 +204,7 @@ pub fn create_load_balancer(
         return Err(validation("At least one listener is required"));
     }
     let mut listeners = Vec::new();
-    merge_listeners(&name, &mut listeners, &input.listeners)?;
+    merge_listeners(region, &name, &mut listeners, &input.listeners)?;
     let internal = match input.scheme.as_deref() {
         None | Some("internet-facing") => false,
         Some("internal") => true,
