@@ -870,3 +870,106 @@ async fn aws_cli_state_survives_kill_9() {
     .await
     .unwrap();
 }
+
+/// Whether the CLI's JSON object `v` lists `key`, and as an empty list.
+fn lists_empty(v: &Value, key: &str) -> bool {
+    v.get(key)
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+}
+
+/// Where AWS lists an untagged resource's tags as `[]` (the CLI's documented outputs show
+/// `"Tags": []` there), the CLI finds an empty list, so a script reading
+/// `["Tags"]` works; where AWS leaves them out, so does the fake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_cli_finds_empty_tag_lists_where_aws_gives_them() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let cli = Cli {
+        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
+        endpoint: fake.endpoint().to_string(),
+        secret: "not-a-secret",
+    };
+    tokio::task::spawn_blocking(move || {
+        let c = |args: &[&str]| cli.run(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let vpc = c(&["ec2", "create-vpc", "--cidr-block", "10.30.0.0/16"]);
+        let vpc_id = id(&vpc, &["Vpc", "VpcId"]);
+        let in_vpc = format!("Name=vpc-id,Values={vpc_id}");
+        let subnet = c(&[
+            "ec2",
+            "create-subnet",
+            "--vpc-id",
+            &vpc_id,
+            "--cidr-block",
+            "10.30.1.0/24",
+        ]);
+        let subnet_id = id(&subnet, &["Subnet", "SubnetId"]);
+
+        // Left out, as AWS leaves them out.
+        let vpcs = c(&["ec2", "describe-vpcs", "--vpc-ids", &vpc_id]);
+        assert!(vpcs["Vpcs"][0].get("Tags").is_none(), "{vpcs}");
+
+        // Listed, empty.
+        let tables = c(&["ec2", "describe-route-tables", "--filters", &in_vpc]);
+        assert!(lists_empty(&tables["RouteTables"][0], "Tags"), "{tables}");
+        let table = c(&["ec2", "create-route-table", "--vpc-id", &vpc_id]);
+        assert!(lists_empty(&table["RouteTable"], "Tags"), "{table}");
+        let acls = c(&["ec2", "describe-network-acls", "--filters", &in_vpc]);
+        assert!(lists_empty(&acls["NetworkAcls"][0], "Tags"), "{acls}");
+        let eni = c(&["ec2", "create-network-interface", "--subnet-id", &subnet_id]);
+        assert!(lists_empty(&eni["NetworkInterface"], "TagSet"), "{eni}");
+        let enis = c(&["ec2", "describe-network-interfaces", "--filters", &in_vpc]);
+        assert!(
+            lists_empty(&enis["NetworkInterfaces"][0], "TagSet"),
+            "{enis}"
+        );
+        let rules = c(&["ec2", "describe-security-group-rules"]);
+        assert!(
+            lists_empty(&rules["SecurityGroupRules"][0], "Tags"),
+            "{rules}"
+        );
+        c(&["ec2", "create-key-pair", "--key-name", "untagged"]);
+        let keys = c(&["ec2", "describe-key-pairs", "--key-names", "untagged"]);
+        assert!(lists_empty(&keys["KeyPairs"][0], "Tags"), "{keys}");
+        let volume = c(&[
+            "ec2",
+            "create-volume",
+            "--availability-zone",
+            "us-east-1a",
+            "--size",
+            "8",
+        ]);
+        assert!(lists_empty(&volume, "Tags"), "{volume}");
+        let snapshot = c(&[
+            "ec2",
+            "create-snapshot",
+            "--volume-id",
+            &id(&volume, &["VolumeId"]),
+        ]);
+        assert!(lists_empty(&snapshot, "Tags"), "{snapshot}");
+
+        // A launch lists its untagged instance's tags; a describe leaves them out.
+        let image = c(&["ec2", "describe-images", "--owners", "amazon"]);
+        let image_id = id(&image, &["Images", "0", "ImageId"]);
+        let launched = c(&[
+            "ec2",
+            "run-instances",
+            "--image-id",
+            &image_id,
+            "--instance-type",
+            "t3.micro",
+            "--subnet-id",
+            &subnet_id,
+        ]);
+        assert!(lists_empty(&launched["Instances"][0], "Tags"), "{launched}");
+        let instance_id = id(&launched, &["Instances", "0", "InstanceId"]);
+        let described = c(&["ec2", "describe-instances", "--instance-ids", &instance_id]);
+        assert!(
+            described["Reservations"][0]["Instances"][0]
+                .get("Tags")
+                .is_none(),
+            "{described}"
+        );
+    })
+    .await
+    .unwrap();
+}

@@ -13,9 +13,13 @@
 //! Each type answers what follows from those rules and from the interface limits
 //! ([`super::network_interface::limits`]): vCPUs, cores and threads, memory, architectures and
 //! manufacturer, hypervisor (`nitro`; `xen` for `t2`; none on metal), boot modes, EBS and ENA
-//! support, interfaces and addresses per interface, burstable performance. Figures that
-//! differ type by type without a rule (network performance, EBS bandwidth, clock speed, free
-//! tier) are left out, as a type without them is answered. Other types of the model's list
+//! support, interfaces and addresses per interface, burstable performance; and the rules of
+//! the user guide: the valid threads per core (1, and 2 where a core runs two), the placement
+//! strategies (no cluster groups for burstable types), Dedicated Hosts (all but `t2`), auto
+//! recovery (every type here: none has instance store), the free tier (`t2.micro` and
+//! `t3.micro`), as the CLI's documented output for `t2.micro` shows them. Figures that differ
+//! type by type without a rule (network performance, EBS bandwidth, clock speed, the valid
+//! core counts, hibernation) are left out, as a type without them is answered. Other types of the model's list
 //! are not described: naming one is `NotImplemented`, and the offerings list the catalogue
 //! only.
 
@@ -28,7 +32,8 @@ use crate::generated::ec2::{
     DescribeInstanceTypeOfferingsResult, DescribeInstanceTypesRequest, DescribeInstanceTypesResult,
     EbsEncryptionSupport, EbsInfo, EbsNvmeSupport, EbsOptimizedSupport, EnaSupport, InstanceType,
     InstanceTypeHypervisor, InstanceTypeInfo, InstanceTypeOffering, LocationType, MemoryInfo,
-    NetworkInfo, ProcessorInfo, RootDeviceType, UsageClassType, VCpuInfo, VirtualizationType,
+    NetworkInfo, PlacementGroupInfo, PlacementGroupStrategy, ProcessorInfo, RootDeviceType,
+    UsageClassType, VCpuInfo, VirtualizationType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::query::FormReader;
@@ -228,6 +233,37 @@ fn hypervisor(s: &Spec) -> Option<InstanceTypeHypervisor> {
     }
 }
 
+/// The threads per core a launch may ask of a type: 1, and 2 where its cores run two.
+fn valid_threads_per_core(s: &Spec) -> Vec<i32> {
+    if s.threads_per_core == 2 {
+        vec![1, 2]
+    } else {
+        vec![1]
+    }
+}
+
+/// The placement group strategies a type takes: cluster groups take no burstable type.
+fn placement_strategies(s: &Spec) -> Vec<PlacementGroupStrategy> {
+    if s.burstable {
+        vec![
+            PlacementGroupStrategy::Partition,
+            PlacementGroupStrategy::Spread,
+        ]
+    } else {
+        vec![
+            PlacementGroupStrategy::Cluster,
+            PlacementGroupStrategy::Partition,
+            PlacementGroupStrategy::Spread,
+        ]
+    }
+}
+
+/// Whether `t` is in the free tier (the classic rule: `t2.micro`, and `t3.micro` where `t2`
+/// is not offered; every region here offers both).
+fn free_tier(t: InstanceType) -> bool {
+    matches!(t.as_str(), "t2.micro" | "t3.micro")
+}
+
 /// `t` as DescribeInstanceTypes answers it.
 fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
     let nitro = !s.xen;
@@ -248,6 +284,7 @@ fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
             default_v_cpus: Some(s.vcpus),
             default_cores: Some(s.vcpus / s.threads_per_core.max(1)),
             default_threads_per_core: Some(s.threads_per_core),
+            valid_threads_per_core: Some(valid_threads_per_core(s)),
             ..Default::default()
         }),
         memory_info: Some(MemoryInfo {
@@ -284,6 +321,12 @@ fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
             ..Default::default()
         }),
         burstable_performance_supported: Some(s.burstable),
+        placement_group_info: Some(PlacementGroupInfo {
+            supported_strategies: Some(placement_strategies(s)),
+        }),
+        dedicated_hosts_supported: Some(!s.xen),
+        auto_recovery_supported: Some(true),
+        free_tier_eligible: Some(free_tier(t)),
         supported_boot_modes: Some(boot_modes(s)),
         supported_in_region: Some(true),
         ..Default::default()
@@ -305,12 +348,15 @@ macro_rules! filter_names {
 impl Filterable for Listed {
     filter_names! {
         answered: [
+            "auto-recovery-supported",
             "bare-metal",
             "burstable-performance-supported",
             "current-generation",
+            "dedicated-hosts-supported",
             "ebs-info.ebs-optimized-support",
             "ebs-info.encryption-support",
             "ebs-info.nvme-support",
+            "free-tier-eligible",
             "hypervisor",
             "instance-storage-supported",
             "instance-type",
@@ -330,11 +376,10 @@ impl Filterable for Listed {
             "vcpu-info.default-cores",
             "vcpu-info.default-threads-per-core",
             "vcpu-info.default-vcpus",
+            "vcpu-info.valid-threads-per-core",
         ],
         // Figures the catalogue does not hold: no type matches them.
         never: [
-            "auto-recovery-supported",
-            "dedicated-hosts-supported",
             "ebs-info.attachment-limit-type",
             "ebs-info.maximum-ebs-attachments",
             "ebs-info.ebs-optimized-info.baseline-bandwidth-in-mbps",
@@ -343,7 +388,6 @@ impl Filterable for Listed {
             "ebs-info.ebs-optimized-info.maximum-bandwidth-in-mbps",
             "ebs-info.ebs-optimized-info.maximum-iops",
             "ebs-info.ebs-optimized-info.maximum-throughput-in-mbps",
-            "free-tier-eligible",
             "hibernation-supported",
             "instance-storage-info.disk.count",
             "instance-storage-info.disk.size-in-gb",
@@ -363,7 +407,6 @@ impl Filterable for Listed {
             "processor-info.supported-features",
             "reboot-migration-support",
             "vcpu-info.valid-cores",
-            "vcpu-info.valid-threads-per-core",
         ],
     }
     const TAGGABLE: bool = false;
@@ -403,6 +446,13 @@ impl Filterable for Listed {
             "vcpu-info.default-cores" => one((s.vcpus / s.threads_per_core.max(1)).to_string()),
             "vcpu-info.default-threads-per-core" => one(s.threads_per_core.to_string()),
             "vcpu-info.default-vcpus" => one(s.vcpus.to_string()),
+            "vcpu-info.valid-threads-per-core" => valid_threads_per_core(s)
+                .iter()
+                .map(i32::to_string)
+                .collect(),
+            "auto-recovery-supported" => flag(true),
+            "dedicated-hosts-supported" => flag(!s.xen),
+            "free-tier-eligible" => flag(free_tier(*t)),
             _ => Vec::new(),
         }
     }

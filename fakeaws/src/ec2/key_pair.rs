@@ -167,7 +167,7 @@ pub fn describe_key_pairs(
         .map(|k| KeyPairInfo {
             key_pair_id: Some(k.id.clone()),
             key_type: Some(k.key_type),
-            tags: region.tags.tag_set(&k.id),
+            tags: region.tags.listed(&k.id),
             public_key: include_public.then(|| k.public_key.clone()),
             create_time: Some(k.created),
             key_name: Some(k.name.clone()),

@@ -148,7 +148,9 @@ pub fn create_snapshot(
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Snapshot)?;
     let id = take(region, &input.volume_id, size, encrypted, description, tags);
     let s = Kind::Snapshot.get(&region.snapshots, &id)?;
-    Ok(render(region, s))
+    let mut out = render(region, s);
+    out.tags = region.tags.listed(&id);
+    Ok(out)
 }
 
 /// Starts a snapshot of volume `volume_id` (of `size` GiB): `pending` until the clock's next

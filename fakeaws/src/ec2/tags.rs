@@ -61,6 +61,14 @@ impl TagStore {
         })
     }
 
+    /// The `tagSet` of `id` for the answers in which AWS lists it even when empty (the aws
+    /// CLI's documented outputs show `"Tags": []` for an untagged key pair, network ACL, route
+    /// table, security group rule and network interface, and in the answers of RunInstances,
+    /// CreateVolume and CreateSnapshot), so that a client reading it finds a list.
+    pub fn listed(&self, id: &str) -> Option<Vec<Tag>> {
+        Some(self.tag_set(id).unwrap_or_default())
+    }
+
     /// Gives a newly created resource its tags.
     pub fn insert(&mut self, id: &str, tags: BTreeMap<String, String>) {
         if tags.is_empty() {

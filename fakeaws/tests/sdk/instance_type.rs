@@ -234,3 +234,78 @@ async fn the_catalogue_pages_filters_and_offerings() {
         .unwrap();
     assert_eq!(one.instance_type_offerings().len(), 1);
 }
+
+#[tokio::test]
+async fn threads_placement_strategies_hosts_recovery_and_free_tier_follow_the_guides_rules() {
+    use aws_sdk_ec2::types::PlacementGroupStrategy as S;
+
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    /// A type, its valid threads per core, placement strategies, Dedicated Hosts and free tier.
+    type Expected = (InstanceType, &'static [i32], &'static [S], bool, bool);
+    let expected: [Expected; 4] = [
+        // The CLI's documented output for t2.micro.
+        (
+            InstanceType::T2Micro,
+            &[1],
+            &[S::Partition, S::Spread],
+            false,
+            true,
+        ),
+        (
+            InstanceType::T3Micro,
+            &[1, 2],
+            &[S::Partition, S::Spread],
+            true,
+            true,
+        ),
+        (
+            InstanceType::M5Large,
+            &[1, 2],
+            &[S::Cluster, S::Partition, S::Spread],
+            true,
+            false,
+        ),
+        (
+            InstanceType::C7gXlarge,
+            &[1],
+            &[S::Cluster, S::Partition, S::Spread],
+            true,
+            false,
+        ),
+    ];
+    for (t, threads, strategies, hosts, free) in expected {
+        let info = one_type(&ec2, t.clone()).await;
+        let v = info.v_cpu_info().unwrap();
+        assert_eq!(v.valid_threads_per_core(), threads, "{t}");
+        assert!(v.valid_cores().is_empty(), "{t}: not held by the catalogue");
+        assert_eq!(
+            info.placement_group_info().unwrap().supported_strategies(),
+            strategies,
+            "{t}"
+        );
+        assert_eq!(info.dedicated_hosts_supported(), Some(hosts), "{t}");
+        assert_eq!(info.auto_recovery_supported(), Some(true), "{t}");
+        assert_eq!(info.free_tier_eligible(), Some(free), "{t}");
+    }
+
+    // The same through filters.
+    assert_eq!(
+        names(&ec2, &[("free-tier-eligible", "true")]).await,
+        ["t2.micro", "t3.micro"]
+    );
+    let no_hosts = names(&ec2, &[("dedicated-hosts-supported", "false")]).await;
+    assert!(!no_hosts.is_empty());
+    assert!(
+        no_hosts.iter().all(|n| n.starts_with("t2.")),
+        "{no_hosts:?}"
+    );
+    let two_threads = names(&ec2, &[("vcpu-info.valid-threads-per-core", "2")]).await;
+    assert!(two_threads.contains(&"m5.large".to_string()));
+    assert!(!two_threads.contains(&"c7g.xlarge".to_string()));
+    assert!(
+        names(&ec2, &[("auto-recovery-supported", "false")])
+            .await
+            .is_empty()
+    );
+}

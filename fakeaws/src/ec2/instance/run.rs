@@ -66,7 +66,7 @@ pub fn run_instances(
         .ledger
         .replay("RunInstances", token.as_deref(), &print)?
     {
-        return Ok(reservation(region, &reservation_id));
+        return Ok(with_tag_lists(reservation(region, &reservation_id)));
     }
     // A launch template fills in what the request leaves out; its instances are tagged
     // with the template and version, as AWS tags them.
@@ -382,7 +382,20 @@ pub fn run_instances(
         .iter()
         .filter_map(|id| region.instances.get(id))
         .collect();
-    Ok(render_reservation(region, &reservation_id, &instances))
+    Ok(with_tag_lists(render_reservation(
+        region,
+        &reservation_id,
+        &instances,
+    )))
+}
+
+/// RunInstances' answer lists each instance's tags, empty when it has none, as the CLI's
+/// documented output shows (DescribeInstances leaves an untagged instance's out).
+fn with_tag_lists(mut r: Reservation) -> Reservation {
+    for i in r.instances.iter_mut().flatten() {
+        i.tags.get_or_insert_with(Vec::new);
+    }
+    r
 }
 
 /// The volumes an instance gets: the image's root (resized or retyped by a mapping for the

@@ -314,7 +314,7 @@ fn render(region: &Region, a: &NetworkAcl) -> NetworkAclOut {
         entries: Some(render_entries(a)),
         is_default: Some(a.is_default),
         network_acl_id: Some(a.id.clone()),
-        tags: region.tags.tag_set(&a.id),
+        tags: region.tags.listed(&a.id),
         vpc_id: Some(a.vpc_id.clone()),
         owner_id: Some(region.account_id.clone()),
     }

@@ -586,7 +586,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         source_dest_check: Some(e.source_dest_check),
         status: Some(status(e)),
         subnet_id: Some(e.subnet_id.clone()),
-        tag_set: region.tags.tag_set(&e.id),
+        tag_set: region.tags.listed(&e.id),
         vpc_id: Some(e.vpc_id.clone()),
         ..Default::default()
     }

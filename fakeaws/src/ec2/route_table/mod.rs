@@ -277,7 +277,7 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                 )
                 .collect(),
         ),
-        tags: region.tags.tag_set(&t.id),
+        tags: region.tags.listed(&t.id),
         vpc_id: Some(t.vpc_id.clone()),
         owner_id: Some(region.account_id.clone()),
     }

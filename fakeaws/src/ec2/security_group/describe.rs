@@ -202,7 +202,7 @@ pub fn get_security_groups_for_vpc(
                     owner_id: Some(region.account_id.clone()),
                     group_id: Some(g.id.clone()),
                     // Listed even when empty, as the CLI's documented output shows.
-                    tags: Some(region.tags.tag_set(&g.id).unwrap_or_default()),
+                    tags: region.tags.listed(&g.id),
                     primary_vpc_id: Some(g.vpc_id.clone()),
                 })
                 .collect(),
@@ -262,7 +262,13 @@ pub fn describe_security_group_rules(
         security_group_rules: Some(
             items
                 .into_iter()
-                .map(|r| render_rule(region, r.group, r.rule))
+                .map(|r| {
+                    // Listed even when empty here (not in Authorize's answer), as the CLI's
+                    // documented outputs show.
+                    let mut out = render_rule(region, r.group, r.rule);
+                    out.tags = region.tags.listed(&r.rule.id);
+                    out
+                })
                 .collect(),
         ),
         next_token: next,

@@ -89,6 +89,7 @@ pub fn create_volume(
     region.tags.insert(&volume.id, tags);
     let mut out = render(region, &volume);
     out.state = Some(VolumeState::Creating);
+    out.tags = region.tags.listed(&volume.id);
     region.volumes.0.insert(volume.id.clone(), volume);
     Ok(out)
 }
