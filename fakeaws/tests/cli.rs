@@ -55,6 +55,15 @@ struct Cli {
 }
 
 impl Cli {
+    /// The CLI (installed on first use) for `fake`, with any secret (the fake verifies none).
+    async fn for_fake(fake: &fakeaws::FakeAws) -> Cli {
+        Cli {
+            aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
+            endpoint: fake.endpoint().to_string(),
+            secret: "not-a-secret",
+        }
+    }
+
     fn run(&self, args: &[&str]) -> Result<Value, String> {
         self.attempts(args, "1")
     }
@@ -87,11 +96,7 @@ impl Cli {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aws_cli_builds_and_reads_a_network() {
     let fake = fakeaws::spawn().await.unwrap();
-    let cli = Cli {
-        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
-        endpoint: fake.endpoint().to_string(),
-        secret: "not-a-secret",
-    };
+    let cli = Cli::for_fake(&fake).await;
     tokio::task::spawn_blocking(move || {
         // The first call many a script makes.
         let regions = cli
@@ -227,11 +232,7 @@ fn id(v: &Value, path: &[&str]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aws_cli_whole_cluster_up_and_down() {
     let fake = fakeaws::spawn().await.unwrap();
-    let cli = Cli {
-        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
-        endpoint: fake.endpoint().to_string(),
-        secret: "not-a-secret",
-    };
+    let cli = Cli::for_fake(&fake).await;
     tokio::task::spawn_blocking(move || {
         let c = |args: &[&str]| cli.run(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         let owned = "ResourceType=RESOURCE,Tags=[{Key=kubernetes.io/cluster/c1,Value=owned}]";
@@ -769,11 +770,7 @@ async fn aws_cli_retries_a_throttled_call() {
     let fake = fakeaws::spawn().await.unwrap();
     fake.fake()
         .with_faults(|f| f.add(throttle_next_describe_vpcs()));
-    let cli = Cli {
-        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
-        endpoint: fake.endpoint().to_string(),
-        secret: "not-a-secret",
-    };
+    let cli = Cli::for_fake(&fake).await;
     let fake2 = fake.fake().clone();
     tokio::task::spawn_blocking(move || {
         let vpcs = cli.attempts(&["ec2", "describe-vpcs"], "3").unwrap();
@@ -884,11 +881,7 @@ fn lists_empty(v: &Value, key: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aws_cli_finds_empty_tag_lists_where_aws_gives_them() {
     let fake = fakeaws::spawn().await.unwrap();
-    let cli = Cli {
-        aws: tokio::task::spawn_blocking(aws_cli).await.unwrap(),
-        endpoint: fake.endpoint().to_string(),
-        secret: "not-a-secret",
-    };
+    let cli = Cli::for_fake(&fake).await;
     tokio::task::spawn_blocking(move || {
         let c = |args: &[&str]| cli.run(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         let vpc = c(&["ec2", "create-vpc", "--cidr-block", "10.30.0.0/16"]);
