@@ -241,7 +241,24 @@ async fn lifecycle_stop_start_terminate_and_incorrect_state() {
     fake.fake()
         .with_region("us-east-1", |r| r.transitions.hold(Subject::Instance));
     let id = instance(&ec2, &s).await;
-    // Held in pending: cannot be stopped yet.
+    // Held in pending, with the state reason RunInstances answers (code and message
+    // `pending`, the CLI's documented output), found by its filter; it cannot be stopped yet.
+    let reason = |i: aws_sdk_ec2::types::Instance| {
+        i.state_reason().map(|r| {
+            (
+                r.code().unwrap().to_string(),
+                r.message().unwrap().to_string(),
+            )
+        })
+    };
+    assert_eq!(
+        reason(crate::described(&ec2, &id).await),
+        Some(("pending".into(), "pending".into()))
+    );
+    assert_eq!(
+        crate::instance_ids(&ec2, &[("state-reason-code", "pending")]).await,
+        [id.as_str()]
+    );
     assert_eq!(
         code(ec2.stop_instances().instance_ids(&id).send().await),
         "IncorrectInstanceState"
@@ -253,6 +270,7 @@ async fn lifecycle_stop_start_terminate_and_incorrect_state() {
         .wait(Duration::from_secs(5))
         .await
         .unwrap();
+    assert_eq!(reason(crate::described(&ec2, &id).await), None);
 
     fake.fake()
         .with_region("us-east-1", |r| r.transitions.hold(Subject::Instance));

@@ -292,7 +292,7 @@ pub fn run_instances(
             secondary_enis,
             private_ip: eni_private_ip,
             state: InstanceStateName::Pending,
-            state_reason: None,
+            state_reason: Some(super::state::pending_reason()),
             transition_reason: String::new(),
             launch_time: now,
             root_device_name: image.root_device_name.clone(),

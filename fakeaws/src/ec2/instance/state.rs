@@ -18,6 +18,12 @@ use crate::sim::transitions::Subject;
 use super::*;
 
 /// The state reason (code, message) of an instance a user stopped or terminated.
+/// The state reason of a `pending` instance, as RunInstances answers it (the CLI's
+/// documented output: code and message both `pending`).
+pub(super) fn pending_reason() -> (String, String) {
+    ("pending".into(), "pending".into())
+}
+
 fn user_initiated_shutdown() -> (String, String) {
     (
         "Client.UserInitiatedShutdown".into(),
@@ -328,7 +334,7 @@ pub fn start_instances(
         let current = if previous == InstanceStateName::Stopped {
             set_state(region, &id, InstanceStateName::Pending, "");
             if let Some(i) = region.instances.0.get_mut(&id) {
-                i.state_reason = None;
+                i.state_reason = Some(pending_reason());
                 i.transition_reason = String::new();
             }
             InstanceStateName::Pending
