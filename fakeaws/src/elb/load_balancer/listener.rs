@@ -21,23 +21,8 @@ use super::*;
 /// Whether `arn` names a server certificate a load balancer of `region` can use: an IAM server
 /// certificate or an ACM certificate of the region, of the region's account.
 fn is_certificate_arn(region: &Region, arn: &str) -> bool {
-    let mut parts = arn.splitn(6, ':');
-    let (
-        Some("arn"),
-        Some(partition),
-        Some(service),
-        Some(in_region),
-        Some(account),
-        Some(resource),
-    ) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    )
-    else {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let ["arn", partition, service, in_region, account, resource] = parts.as_slice() else {
         return false;
     };
     let named = |prefix: &str| {
@@ -46,10 +31,10 @@ fn is_certificate_arn(region: &Region, arn: &str) -> bool {
             .is_some_and(|rest| !rest.is_empty() && !rest.ends_with('/'))
     };
     partition.starts_with("aws")
-        && account == region.account_id
-        && match service {
+        && *account == region.account_id
+        && match *service {
             "iam" => in_region.is_empty() && named("server-certificate/"),
-            "acm" => in_region == region.name && named("certificate/"),
+            "acm" => *in_region == region.name && named("certificate/"),
             _ => false,
         }
 }
