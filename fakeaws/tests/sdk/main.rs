@@ -213,12 +213,22 @@ pub async fn image(ec2: &aws_sdk_ec2::Client, pattern: &str) -> String {
 
 /// Launches one instance in `subnet_id` and returns its id.
 pub async fn instance(ec2: &aws_sdk_ec2::Client, subnet_id: &str) -> String {
+    instance_placed(ec2, subnet_id, None).await
+}
+
+/// Launches one instance in `subnet_id` with `placement`, if given, and returns its id.
+pub async fn instance_placed(
+    ec2: &aws_sdk_ec2::Client,
+    subnet_id: &str,
+    placement: Option<aws_sdk_ec2::types::Placement>,
+) -> String {
     let ami = image(ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
     let r = ec2
         .run_instances()
         .image_id(ami)
         .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
         .subnet_id(subnet_id)
+        .set_placement(placement)
         .min_count(1)
         .max_count(1)
         .send()

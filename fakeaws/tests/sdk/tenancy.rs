@@ -23,19 +23,8 @@ async fn instance_tenancy(ec2: &aws_sdk_ec2::Client, id: &str) -> Tenancy {
 
 /// An instance launched into `subnet_id`, asking for `tenancy` if given; its id.
 async fn launch(ec2: &aws_sdk_ec2::Client, subnet_id: &str, tenancy: Option<Tenancy>) -> String {
-    let ami = crate::image(ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
-    let out = ec2
-        .run_instances()
-        .image_id(ami)
-        .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
-        .subnet_id(subnet_id)
-        .set_placement(tenancy.map(|t| Placement::builder().tenancy(t).build()))
-        .min_count(1)
-        .max_count(1)
-        .send()
-        .await
-        .unwrap();
-    out.instances()[0].instance_id().unwrap().to_string()
+    let placement = tenancy.map(|t| Placement::builder().tenancy(t).build());
+    crate::instance_placed(ec2, subnet_id, placement).await
 }
 
 #[tokio::test]

@@ -86,9 +86,7 @@ pub fn modify_instance_placement(
         placement_group::for_launch(region, &asked, &zone, 1)?
             .map(|g| Some((g.group_id.clone(), g.partition(0))))
     };
-    let Some(i) = region.instances.0.get_mut(&id) else {
-        return Err(Kind::Instance.not_found(&[&id]));
-    };
+    let i = Kind::Instance.get_mut(&mut region.instances.0, &id)?;
     match input.tenancy {
         Some(HostTenancy::Dedicated) => i.tenancy = Tenancy::Dedicated,
         Some(HostTenancy::Default) => i.tenancy = Tenancy::Default,

@@ -179,13 +179,11 @@ pub fn modify_volume_attribute(
     region: &mut Region,
     input: ModifyVolumeAttributeRequest,
 ) -> Result<(), ApiError> {
-    Kind::Volume.get(&region.volumes, &input.volume_id)?;
+    let v = Kind::Volume.get_mut(&mut region.volumes.0, &input.volume_id)?;
     let Some(value) = input.auto_enable_io.and_then(|a| a.value) else {
         return Err(ApiError::missing_parameter("AutoEnableIO"));
     };
-    if let Some(v) = region.volumes.0.get_mut(&input.volume_id) {
-        v.auto_enable_io = value;
-    }
+    v.auto_enable_io = value;
     Ok(())
 }
 
