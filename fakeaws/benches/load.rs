@@ -1,9 +1,10 @@
 //! DescribeVpcs under concurrent load, beside its ceiling: the standalone server's HTTP stack
-//! (`fakeaws::server::serve_app`, the one `fakeaws` serves on) with a bare axum handler that
-//! answers every request with the fake's own DescribeVpcs answer, canned. Both are loaded in
-//! the same run by the same load generator (16 keep-alive HTTP/1.1 connections from hyper's
-//! client, each sending its next request when the last is answered), in alternating rounds (11
-//! of 2 s each, the order swapped every round), so the ratio of their medians holds on a noisy machine where the absolute figures don't.
+//! (`fakeaws::server::serve_app` on `fakeaws::threaded`'s threads, as `fakeaws` serves) with a
+//! bare axum handler that answers every request with the fake's own DescribeVpcs answer,
+//! canned. Both are loaded in the same run by the same load generator (16 keep-alive HTTP/1.1
+//! connections from hyper's client, each sending its next request when the last is answered),
+//! in alternating rounds (11 of 2 s each, the order swapped every round), so the ratio of
+//! their medians holds on a noisy machine where the absolute figures don't.
 //!
 //! Prints `figure` lines (`cargo xtask bench` collects them). Under `cargo test --benches` (no
 //! `--bench` argument) it runs one short round of each, as a smoke check.
@@ -30,9 +31,12 @@ fn runtime(name: &str) -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Serves `app` on 127.0.0.1 on `rt`'s threads until the process ends.
-fn start(rt: &tokio::runtime::Runtime, app: axum::Router) -> SocketAddr {
-    rt.block_on(fakeaws::server::spawn_app(app)).unwrap()
+/// Serves `app` on 127.0.0.1 as the standalone server serves (`fakeaws::threaded`: one
+/// thread per core, each with a runtime of its own) until the process ends.
+fn start(app: axum::Router) -> fakeaws::threaded::Threaded {
+    let addr = "127.0.0.1:0".parse().unwrap();
+    fakeaws::threaded::Threaded::start(addr, app, fakeaws::threaded::default_threads(), "server")
+        .unwrap()
 }
 
 /// One connection's requests until `until`; the answers' bodies, read whole, are checked.
@@ -91,7 +95,6 @@ fn main() {
     } else {
         (1, Duration::from_millis(200))
     };
-    let server = runtime("server");
     let client = runtime("load");
 
     let fake = fakeaws::Fake::new(fakeaws::Config::default());
@@ -99,12 +102,14 @@ fn main() {
     assert_eq!(canned.status, 200, "{}", canned.body);
     let canned_body = Bytes::from(canned.body.clone());
     let expect = canned_body.len();
-    let fake_addr = start(&server, fakeaws::server::router(fake));
+    let fake_server = start(fakeaws::server::router(fake));
+    let fake_addr = fake_server.addr();
     let ceiling = axum::Router::new().fallback(move |_body: Bytes| {
         let body = canned_body.clone();
         async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
     });
-    let ceiling_addr = start(&server, ceiling);
+    let ceiling_server = start(ceiling);
+    let ceiling_addr = ceiling_server.addr();
 
     // A warm-up of each, then alternating rounds.
     load(&client, fake_addr, each / 4, expect);

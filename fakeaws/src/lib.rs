@@ -33,6 +33,7 @@ mod repoll;
 pub mod server;
 pub mod sim;
 pub mod state;
+pub mod threaded;
 
 use std::net::SocketAddr;
 

@@ -57,6 +57,10 @@ struct Args {
     /// Serve this region too, beside AWS's own (repeatable); any other name is refused.
     #[arg(long = "region", value_name = "NAME", value_parser = region_name)]
     regions: Vec<String>,
+    /// How many threads serve (each connection is served by one of them); default: one per
+    /// core.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 fn quota(raw: &str) -> Result<(String, usize), String> {
@@ -90,8 +94,7 @@ fn credential(raw: &str) -> Result<(String, String), String> {
     }
 }
 
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
+fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -138,16 +141,45 @@ async fn main() -> std::io::Result<()> {
             }
         },
     };
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port)).await?;
-    let addr: SocketAddr = listener.local_addr()?;
-    println!("fakeaws listening on http://{addr}");
-    fakeaws::server::serve(listener, fake.clone(), shutdown_signal()).await?;
+    let addr = match resolve(&args.host, args.port) {
+        Ok(addr) => addr,
+        Err(e) => {
+            eprintln!("fakeaws: --host: {e}");
+            std::process::exit(2);
+        }
+    };
+    let threads = args
+        .threads
+        .map_or_else(fakeaws::threaded::default_threads, usize::from);
+    let server = fakeaws::threaded::Threaded::start(
+        addr,
+        fakeaws::server::router(fake.clone()),
+        threads,
+        "fakeaws",
+    )?;
+    println!("fakeaws listening on http://{}", server.addr());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(shutdown_signal());
+    server.stop()?;
     if let Err(e) = fake.save() {
         eprintln!("fakeaws: {e}");
         std::process::exit(1);
     }
     eprintln!("fakeaws stopped");
     Ok(())
+}
+
+/// The address `host` names (an IP address or a name that resolves to one) with `port`.
+fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    (host, port).to_socket_addrs()?.next().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{host:?} names no address"),
+        )
+    })
 }
 
 async fn shutdown_signal() {

@@ -301,3 +301,46 @@ async fn quotas_are_raised_by_flag() {
     assert!(stderr.contains("no quota named \"vpc\""), "{stderr}");
     assert!(stderr.contains("subnets-per-vpc"), "{stderr}");
 }
+
+/// `--threads N`: N threads serve, each the connections it accepted, all of them one account;
+/// no thread at all is refused.
+#[tokio::test]
+async fn every_serving_thread_serves_the_same_account() {
+    let (mut child, endpoint) = start(&["--port", "0", "--threads", "3", "--quota", "vpcs=40"]);
+    // Clients of their own, each with connections of its own, which the kernel spreads over
+    // the threads' sockets; all at once.
+    let made = futures_util::future::join_all((0..24).map(|i| {
+        let ec2 = ec2_at(&endpoint, "us-east-1");
+        async move {
+            let vpc = ec2
+                .create_vpc()
+                .cidr_block(format!("10.{i}.0.0/16"))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("VPC {i}: {e:?}"));
+            vpc.vpc().unwrap().vpc_id().unwrap().to_string()
+        }
+    }))
+    .await;
+    let described = ec2_at(&endpoint, "us-east-1")
+        .describe_vpcs()
+        .send()
+        .await
+        .unwrap();
+    let listed: std::collections::BTreeSet<_> =
+        described.vpcs().iter().filter_map(|v| v.vpc_id()).collect();
+    assert_eq!(listed.len(), 25, "the default VPC and the 24 made");
+    for id in &made {
+        assert!(listed.contains(id.as_str()), "{id} made but not listed");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(["--port", "0", "--threads", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--threads"), "{stderr}");
+}

@@ -1,6 +1,7 @@
 //! The fake's cost under a whole-cluster SDK workload: the three-zone example cluster (26
 //! resources) brought up and deleted again, over and over, by the provider's actuators through
-//! the official SDK, against a fakeaws served over 127.0.0.1 on threads of its own. The server
+//! the official SDK, against a fakeaws served over 127.0.0.1 as the standalone server serves
+//! (`fakeaws::threaded`: one thread per core, each with a runtime of its own). The server
 //! CPU per call is the CPU time the fake's threads used (`/proc/self/task/*/schedstat`: the
 //! HTTP layer, request decoding, the service and the answer's encoding) divided by the calls
 //! it answered. Also: wall time per cluster up and down, and the process's peak RSS.
@@ -14,7 +15,7 @@
 //! often sends a request's head and body in two writes, so the server wakes twice for one call.
 //!
 //! Beside each, the floor of that figure on this machine: the same HTTP stack
-//! (`fakeaws::server::serve_app`) answering every request with a canned DescribeVpcs answer
+//! (`fakeaws::server::serve_app`, on the same threads) answering every request with a canned DescribeVpcs answer
 //! (the body read, but no decoding, no state, no encoding), called as many times, one call
 //! after another, by the same SDK client. What the fake costs above that floor is its own
 //! work; the floor itself is the HTTP layer and the kernel (socket reads and writes, thread
@@ -149,10 +150,45 @@ fn peak_rss_mib() -> f64 {
     kib / 1024.0
 }
 
-/// The floor: the fake's HTTP stack (`fakeaws::server::serve_app`) on a runtime of its own,
-/// answering every request with a canned DescribeVpcs answer, and an SDK client for it.
+/// Serves `app` as the standalone `fakeaws` serves: on threads of its own named `name`, one
+/// per core, each with its own runtime (`fakeaws::threaded`).
+fn serve(app: axum::Router, name: &str) -> fakeaws::threaded::Threaded {
+    let addr = "127.0.0.1:0".parse().unwrap();
+    fakeaws::threaded::Threaded::start(addr, app, fakeaws::threaded::default_threads(), name)
+        .unwrap()
+}
+
+/// A fake served as the standalone `fakeaws` serves it ([`serve`]), with a fresh account.
+struct Served {
+    _server: fakeaws::threaded::Threaded,
+    endpoint: String,
+    fake: fakeaws::Fake,
+}
+
+impl Served {
+    fn start() -> Self {
+        let fake = fakeaws::Fake::new(fakeaws::Config::default());
+        let server = serve(fakeaws::server::router(fake.clone()), SERVER_THREADS);
+        Served {
+            endpoint: format!("http://{}", server.addr()),
+            _server: server,
+            fake,
+        }
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn fake(&self) -> &fakeaws::Fake {
+        &self.fake
+    }
+}
+
+/// The floor: the fake's HTTP stack (`fakeaws::server::serve_app`) served as the fake is
+/// ([`serve`]), answering every request with a canned DescribeVpcs answer, and an SDK client for it.
 struct Floor {
-    _server: tokio::runtime::Runtime,
+    _server: fakeaws::threaded::Threaded,
     endpoint: String,
     clients: Clients,
 }
@@ -172,9 +208,8 @@ impl Floor {
             let body = body.clone();
             async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
         });
-        let server = runtime(FLOOR_THREADS);
-        let addr = server.block_on(fakeaws::server::spawn_app(canned)).unwrap();
-        let endpoint = format!("http://{addr}");
+        let server = serve(canned, FLOOR_THREADS);
+        let endpoint = format!("http://{}", server.addr());
         Floor {
             _server: server,
             clients: Clients::for_endpoint(&endpoint, "us-east-1"),
@@ -322,12 +357,7 @@ fn batch_sizes(rounds: usize) -> Vec<usize> {
 /// Runs the workload on `client` against `fake`, and as many calls against `floor`: a
 /// warm-up (connections, the zone lookup, the allocator), then `rounds` measured clusters
 /// in [`BATCHES`] batches. Prints where the fake's time went.
-fn pass(
-    client: &tokio::runtime::Runtime,
-    fake: &fakeaws::FakeAws,
-    floor: &Floor,
-    rounds: usize,
-) -> Pass {
+fn pass(client: &tokio::runtime::Runtime, fake: &Served, floor: &Floor, rounds: usize) -> Pass {
     let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
     let a = ClusterActuator::new(clients.clone());
     let spec = example();
@@ -455,7 +485,7 @@ fn boto3(endpoint: &str, mode: &str, n: usize, first: usize) -> usize {
 /// batch a process of its own (after a warm-up cluster); then the floor, as many
 /// DescribeVpcs from boto3 in as many batches. Server CPU per call: the medians of the
 /// batches', the fake's and the floor's.
-fn boto3_pass(fake: &fakeaws::FakeAws, floor: &Floor, rounds: usize) -> (f64, f64, usize) {
+fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize) {
     boto3(fake.endpoint(), "cluster", 1, 0);
     let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
     let mut first = 1;
@@ -494,8 +524,7 @@ fn main() {
     }
     let bench = std::env::args().any(|a| a == "--bench");
     let rounds = if bench { 40 } else { 1 };
-    let server = runtime(SERVER_THREADS);
-    let fake = server.block_on(fakeaws::spawn()).unwrap();
+    let fake = Served::start();
 
     // The provider as it runs: its runtime's two workers. (Each client has a floor of its
     // own: an SDK client's connections live on the runtime that made them.)
@@ -541,7 +570,7 @@ fn main() {
         .unwrap();
     // A fake of its own, which starts as the first did (the first holds what its clusters
     // left: the terminated instances and deleted gateways AWS lists for an hour).
-    let fresh = server.block_on(fakeaws::spawn()).unwrap();
+    let fresh = Served::start();
     let s = pass(&sequential, &fresh, &Floor::start(), rounds);
     println!(
         "figure\tworkload_server_cpu_per_call_sequential_client\t{:.4}\tms (median of {} \
@@ -571,7 +600,7 @@ fn main() {
     // The same cluster driven by boto3 from a process of its own, as the issue's reference
     // figures were measured (a Python tool's client, one call after another).
     if boto3_installed() {
-        let fresh = server.block_on(fakeaws::spawn()).unwrap();
+        let fresh = Served::start();
         let (per_call, floor, calls) = boto3_pass(&fresh, &Floor::start(), rounds);
         println!(
             "figure\tworkload_server_cpu_per_call_boto3_client\t{per_call:.4}\tms (median of \
