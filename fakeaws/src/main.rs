@@ -1,7 +1,5 @@
 //! The standalone fakeaws server: `fakeaws --port 4566`.
 
-use std::net::SocketAddr;
-
 use clap::Parser;
 
 /// mimalloc rather than the system's allocator: serving a request allocates and frees many
@@ -141,28 +139,27 @@ fn main() -> std::io::Result<()> {
             }
         },
     };
-    let addr = match resolve(&args.host, args.port) {
-        Ok(addr) => addr,
-        Err(e) => {
-            eprintln!("fakeaws: --host: {e}");
-            std::process::exit(2);
-        }
-    };
     let threads = args
         .threads
         .map_or_else(fakeaws::threaded::default_threads, usize::from);
-    let server = fakeaws::threaded::Threaded::start(
-        addr,
-        fakeaws::server::router(fake.clone()),
-        threads,
-        "fakeaws",
-    )?;
-    println!("fakeaws listening on http://{}", server.addr());
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(shutdown_signal());
-    server.stop()?;
+        .block_on(async {
+            // Caught from before the endpoint is printed: a stop right after it still saves.
+            let stop = stop_signal()?;
+            let app = fakeaws::server::router(fake.clone());
+            let server = match start(&args.host, args.port, app, threads) {
+                Ok(server) => server,
+                Err(e) => {
+                    eprintln!("fakeaws: cannot listen on {}:{}: {e}", args.host, args.port);
+                    std::process::exit(1);
+                }
+            };
+            println!("fakeaws listening on http://{}", server.addr());
+            stop.await;
+            server.stop()
+        })?;
     if let Err(e) = fake.save() {
         eprintln!("fakeaws: {e}");
         std::process::exit(1);
@@ -171,34 +168,46 @@ fn main() -> std::io::Result<()> {
     Ok(())
 }
 
-/// The address `host` names (an IP address or a name that resolves to one) with `port`.
-fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+/// Serves `app` on the first address `host` names (an IP address, or a name that resolves to
+/// some) that takes it, with `port`.
+fn start(
+    host: &str,
+    port: u16,
+    app: axum::Router,
+    threads: usize,
+) -> std::io::Result<fakeaws::threaded::Threaded> {
     use std::net::ToSocketAddrs;
-    (host, port).to_socket_addrs()?.next().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{host:?} names no address"),
-        )
+    let mut last = std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{host:?} names no address"),
+    );
+    for addr in (host, port).to_socket_addrs()? {
+        match fakeaws::threaded::Threaded::start(addr, app.clone(), threads, "fakeaws") {
+            Ok(server) => return Ok(server),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Completes on Ctrl-C (SIGINT) or SIGTERM; the handlers are in place once it returns.
+#[cfg(unix)]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = terminate.recv() => {},
+        }
     })
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Completes on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
         let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
+    })
 }

@@ -344,3 +344,20 @@ async fn every_serving_thread_serves_the_same_account() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--threads"), "{stderr}");
 }
+
+/// A port another socket holds is refused with a message, not served on beside it.
+#[test]
+fn a_port_in_use_is_refused() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(["--port", &port])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+}
