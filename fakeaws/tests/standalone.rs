@@ -10,6 +10,17 @@ use std::process::Command;
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 use common::{ec2_at, http_get, start};
 
+/// What the binary started with `args` prints on stderr as it exits with `code`, at once.
+fn refused(args: &[&str], code: i32) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    stderr
+}
+
 #[tokio::test]
 async fn binary_serves_and_stops_on_ctrl_c() {
     let (mut child, endpoint) = start(&["--port", "0", "--no-default-vpc"]);
@@ -63,21 +74,11 @@ async fn binary_starts_with_the_fault_rules_of_a_file() {
     child.wait().unwrap();
 
     std::fs::write(&file, r#"{"when": "sometimes"}"#).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", "0", "--faults", file.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--port", "0", "--faults", file.to_str().unwrap()], 2);
     assert!(stderr.contains("not a profile or fault rules"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", "0", "--faults", "stormy"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--port", "0", "--faults", "stormy"], 2);
     assert!(
         stderr.contains("neither a profile (calm, lag, storm)"),
         "{stderr}"
@@ -259,12 +260,7 @@ async fn state_file_across_a_stop_and_a_corrupt_file() {
     let saved = std::fs::read(&file).unwrap();
     let broken = &saved[..saved.len() - 20];
     std::fs::write(&file, broken).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&args, 2);
     assert!(stderr.contains("is not a fakeaws state"), "{stderr}");
     assert!(stderr.contains(&path), "{stderr}");
     assert_eq!(std::fs::read(&file).unwrap(), broken, "left as it was");
@@ -292,12 +288,7 @@ async fn quotas_are_raised_by_flag() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", "0", "--quota", "vpc=8"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--port", "0", "--quota", "vpc=8"], 2);
     assert!(stderr.contains("no quota named \"vpc\""), "{stderr}");
     assert!(stderr.contains("subnets-per-vpc"), "{stderr}");
 }
@@ -336,12 +327,7 @@ async fn every_serving_thread_serves_the_same_account() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", "0", "--threads", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--port", "0", "--threads", "0"], 2);
     assert!(stderr.contains("--threads"), "{stderr}");
 }
 
@@ -350,12 +336,7 @@ async fn every_serving_thread_serves_the_same_account() {
 fn a_port_in_use_is_refused() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_fakeaws"))
-        .args(["--port", &port])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--port", &port], 1);
     assert!(
         stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
         "{stderr}"
