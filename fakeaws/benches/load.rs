@@ -34,9 +34,7 @@ fn runtime(name: &str) -> tokio::runtime::Runtime {
 /// Serves `app` on 127.0.0.1 as the standalone server serves (`fakeaws::threaded`: one
 /// thread per core, each with a runtime of its own) until the process ends.
 fn start(app: axum::Router) -> fakeaws::threaded::Threaded {
-    let addr = "127.0.0.1:0".parse().unwrap();
-    fakeaws::threaded::Threaded::start(addr, app, fakeaws::threaded::default_threads(), "server")
-        .unwrap()
+    fakeaws::threaded::Threaded::on_loopback(app, "server").unwrap()
 }
 
 /// One connection's requests until `until`; the answers' bodies, read whole, are checked.

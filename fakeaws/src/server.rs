@@ -194,8 +194,8 @@ pub async fn serve_app(
 }
 
 /// Serves `app` as [`serve_app`] does, on `127.0.0.1` at a port of the system's choosing, on
-/// the current runtime for as long as it runs; returns the address. The benchmarks serve
-/// their ceilings (a bare handler with a canned answer) this way.
+/// the current runtime for as long as it runs; returns the address. The workload benchmark
+/// records a cluster's requests through a router served this way.
 pub async fn spawn_app(app: axum::Router) -> std::io::Result<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
     let addr = listener.local_addr()?;

@@ -55,34 +55,33 @@ impl Threaded {
             listening.push(is_ready);
             let handle = std::thread::Builder::new().name(name.to_string()).spawn(
                 move || -> std::io::Result<()> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build();
-                    let runtime = match runtime {
-                        Ok(r) => r,
+                    // The runtime, and the socket listening under it; either failing is told
+                    // to `start`, which is waiting for every thread to listen.
+                    let setup = || -> std::io::Result<_> {
+                        let runtime = tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()?;
+                        let listener = {
+                            let _in_runtime = runtime.enter();
+                            socket.listen(1024)?
+                        };
+                        Ok((runtime, listener))
+                    };
+                    let (runtime, listener) = match setup() {
+                        Ok(set) => {
+                            let _ = ready.send(Ok(()));
+                            set
+                        }
                         Err(e) => {
                             let kind = e.kind();
                             let _ = ready.send(Err(e));
                             return Err(kind.into());
                         }
                     };
-                    runtime.block_on(async move {
-                        let listener = match socket.listen(1024) {
-                            Ok(l) => {
-                                let _ = ready.send(Ok(()));
-                                l
-                            }
-                            Err(e) => {
-                                let kind = e.kind();
-                                let _ = ready.send(Err(e));
-                                return Err(kind.into());
-                            }
-                        };
-                        let shutdown = async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        };
-                        crate::server::serve_app(listener, app, shutdown).await
-                    })
+                    let shutdown = async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    };
+                    runtime.block_on(crate::server::serve_app(listener, app, shutdown))
                 },
             )?;
             handles.push(handle);
@@ -108,6 +107,13 @@ impl Threaded {
             }
         }
         Ok(server)
+    }
+
+    /// Serves `app` on `127.0.0.1`, at a port the system picks, on one thread per core named
+    /// `name`: as the standalone server serves, for a benchmark.
+    pub fn on_loopback(app: axum::Router, name: &str) -> std::io::Result<Threaded> {
+        let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+        Threaded::start(loopback, app, default_threads(), name)
     }
 
     /// The address it listens on.

@@ -153,9 +153,7 @@ fn peak_rss_mib() -> f64 {
 /// Serves `app` as the standalone `fakeaws` serves: on threads of its own named `name`, one
 /// per core, each with its own runtime (`fakeaws::threaded`).
 fn serve(app: axum::Router, name: &str) -> fakeaws::threaded::Threaded {
-    let addr = "127.0.0.1:0".parse().unwrap();
-    fakeaws::threaded::Threaded::start(addr, app, fakeaws::threaded::default_threads(), name)
-        .unwrap()
+    fakeaws::threaded::Threaded::on_loopback(app, name).unwrap()
 }
 
 /// A fake served as the standalone `fakeaws` serves it ([`serve`]), with a fresh account.
