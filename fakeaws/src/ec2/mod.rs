@@ -28,6 +28,7 @@ pub mod network_acl;
 pub mod network_interface;
 pub mod page;
 pub mod placement_group;
+pub mod prefix_list;
 pub mod route_table;
 pub mod security_group;
 pub mod snapshot;
@@ -1095,6 +1096,27 @@ impl Api for Region {
         input: UnmonitorInstancesRequest,
     ) -> Result<UnmonitorInstancesResult, ApiError> {
         instance::unmonitor_instances(self, input)
+    }
+
+    fn describe_prefix_lists(
+        &mut self,
+        input: DescribePrefixListsRequest,
+    ) -> Result<DescribePrefixListsResult, ApiError> {
+        prefix_list::describe_prefix_lists(self, input)
+    }
+
+    fn describe_managed_prefix_lists(
+        &mut self,
+        input: DescribeManagedPrefixListsRequest,
+    ) -> Result<DescribeManagedPrefixListsResult, ApiError> {
+        prefix_list::describe_managed_prefix_lists(self, input)
+    }
+
+    fn get_managed_prefix_list_entries(
+        &mut self,
+        input: GetManagedPrefixListEntriesRequest,
+    ) -> Result<GetManagedPrefixListEntriesResult, ApiError> {
+        prefix_list::get_managed_prefix_list_entries(self, input)
     }
 
     fn create_dhcp_options(

@@ -1560,6 +1560,10 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "volume-status.status",
         ],
     ),
+    (
+        "DescribeManagedPrefixLists",
+        &["owner-id", "prefix-list-id", "prefix-list-name"],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -7511,6 +7515,69 @@ impl EncodeMembers for DescribeLaunchTemplatesResult {
     }
 }
 
+/// The `DescribeManagedPrefixListsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeManagedPrefixListsRequest {
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub prefix_list_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribeManagedPrefixListsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "PrefixListId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(100),
+        )?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let prefix_list_ids = r.list_at(m_[4], at_, "PrefixListId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            filters,
+            max_results,
+            next_token,
+            prefix_list_ids,
+        }))
+    }
+}
+
+/// The `DescribeManagedPrefixListsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeManagedPrefixListsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_lists: Option<Vec<ManagedPrefixList>>,
+}
+
+impl EncodeMembers for DescribeManagedPrefixListsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("prefixListSet", "item", &self.prefix_lists);
+    }
+}
+
 /// The `DescribeNatGatewaysRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeNatGatewaysRequest {
@@ -7796,6 +7863,62 @@ impl EncodeMembers for DescribePlacementGroupsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("placementGroupSet", "item", &self.placement_groups);
+    }
+}
+
+/// The `DescribePrefixListsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribePrefixListsRequest {
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub prefix_list_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribePrefixListsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "PrefixListId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let prefix_list_ids = r.list_at(m_[4], at_, "PrefixListId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            filters,
+            max_results,
+            next_token,
+            prefix_list_ids,
+        }))
+    }
+}
+
+/// The `DescribePrefixListsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribePrefixListsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_lists: Option<Vec<PrefixList>>,
+}
+
+impl EncodeMembers for DescribePrefixListsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("prefixListSet", "item", &self.prefix_lists);
     }
 }
 
@@ -10570,6 +10693,70 @@ impl EncodeMembers for GetImageBlockPublicAccessStateResult {
             &self.image_block_public_access_state,
         );
         w.field("managedBy", &self.managed_by);
+    }
+}
+
+/// The `GetManagedPrefixListEntriesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetManagedPrefixListEntriesRequest {
+    pub dry_run: Option<bool>,
+    pub prefix_list_id: String,
+    pub target_version: Option<i64>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for GetManagedPrefixListEntriesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "MaxResults",
+                "NextToken",
+                "PrefixListId",
+                "TargetVersion",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let prefix_list_id = r.field_at(m_[3], at_, "PrefixListId")?;
+        let prefix_list_id = FormReader::required(prefix_list_id, at_, "PrefixListId")?;
+        let target_version = r.field_at(m_[4], at_, "TargetVersion")?;
+        let max_results = r.field_at(m_[1], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(100),
+        )?;
+        let next_token = r.field_at(m_[2], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            prefix_list_id,
+            target_version,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `GetManagedPrefixListEntriesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetManagedPrefixListEntriesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<PrefixListEntry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for GetManagedPrefixListEntriesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("entrySet", "item", &self.entries);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -23462,6 +23649,59 @@ impl ManagedBy {
 
 crate::protocol::wire_enum!(ManagedBy);
 
+/// The `ManagedPrefixList` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ManagedPrefixList {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_family: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<PrefixListState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_entries: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_prefix_list_resolver_target_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_prefix_list_resolver_sync_enabled: Option<bool>,
+}
+
+impl EncodeMembers for ManagedPrefixList {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("prefixListId", &self.prefix_list_id);
+        w.field("addressFamily", &self.address_family);
+        w.field("state", &self.state);
+        w.field("stateMessage", &self.state_message);
+        w.field("prefixListArn", &self.prefix_list_arn);
+        w.field("prefixListName", &self.prefix_list_name);
+        w.field("maxEntries", &self.max_entries);
+        w.field("version", &self.version);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("ownerId", &self.owner_id);
+        w.field(
+            "ipamPrefixListResolverTargetId",
+            &self.ipam_prefix_list_resolver_target_id,
+        );
+        w.field(
+            "ipamPrefixListResolverSyncEnabled",
+            &self.ipam_prefix_list_resolver_sync_enabled,
+        );
+    }
+}
+
 /// The `MarketType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MarketType {
@@ -26705,6 +26945,43 @@ impl EncodeMembers for PortRange {
     }
 }
 
+/// The `PrefixList` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PrefixList {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidrs: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_name: Option<String>,
+}
+
+impl EncodeMembers for PrefixList {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("cidrSet", "item", &self.cidrs);
+        w.field("prefixListId", &self.prefix_list_id);
+        w.field("prefixListName", &self.prefix_list_name);
+    }
+}
+
+/// The `PrefixListEntry` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PrefixListEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl EncodeMembers for PrefixListEntry {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cidr", &self.cidr);
+        w.field("description", &self.description);
+    }
+}
+
 /// The `PrefixListId` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PrefixListId {
@@ -26735,6 +27012,90 @@ impl EncodeMembers for PrefixListId {
         w.field("prefixListId", &self.prefix_list_id);
     }
 }
+
+/// The `PrefixListState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PrefixListState {
+    /// `create-in-progress`
+    CreateInProgress,
+    /// `create-complete`
+    CreateComplete,
+    /// `create-failed`
+    CreateFailed,
+    /// `modify-in-progress`
+    ModifyInProgress,
+    /// `modify-complete`
+    ModifyComplete,
+    /// `modify-failed`
+    ModifyFailed,
+    /// `restore-in-progress`
+    RestoreInProgress,
+    /// `restore-complete`
+    RestoreComplete,
+    /// `restore-failed`
+    RestoreFailed,
+    /// `delete-in-progress`
+    DeleteInProgress,
+    /// `delete-complete`
+    DeleteComplete,
+    /// `delete-failed`
+    DeleteFailed,
+}
+
+impl PrefixListState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "create-in-progress",
+        "create-complete",
+        "create-failed",
+        "modify-in-progress",
+        "modify-complete",
+        "modify-failed",
+        "restore-in-progress",
+        "restore-complete",
+        "restore-failed",
+        "delete-in-progress",
+        "delete-complete",
+        "delete-failed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CreateInProgress => "create-in-progress",
+            Self::CreateComplete => "create-complete",
+            Self::CreateFailed => "create-failed",
+            Self::ModifyInProgress => "modify-in-progress",
+            Self::ModifyComplete => "modify-complete",
+            Self::ModifyFailed => "modify-failed",
+            Self::RestoreInProgress => "restore-in-progress",
+            Self::RestoreComplete => "restore-complete",
+            Self::RestoreFailed => "restore-failed",
+            Self::DeleteInProgress => "delete-in-progress",
+            Self::DeleteComplete => "delete-complete",
+            Self::DeleteFailed => "delete-failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "create-in-progress" => Self::CreateInProgress,
+            "create-complete" => Self::CreateComplete,
+            "create-failed" => Self::CreateFailed,
+            "modify-in-progress" => Self::ModifyInProgress,
+            "modify-complete" => Self::ModifyComplete,
+            "modify-failed" => Self::ModifyFailed,
+            "restore-in-progress" => Self::RestoreInProgress,
+            "restore-complete" => Self::RestoreComplete,
+            "restore-failed" => Self::RestoreFailed,
+            "delete-in-progress" => Self::DeleteInProgress,
+            "delete-complete" => Self::DeleteComplete,
+            "delete-failed" => Self::DeleteFailed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(PrefixListState);
 
 /// The `PrivateDnsDetails` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -33658,6 +34019,12 @@ pub enum Action {
     GetSecurityGroupsForVpc,
     /// `ModifyInstancePlacement`
     ModifyInstancePlacement,
+    /// `DescribePrefixLists`
+    DescribePrefixLists,
+    /// `DescribeManagedPrefixLists`
+    DescribeManagedPrefixLists,
+    /// `GetManagedPrefixListEntries`
+    GetManagedPrefixListEntries,
 }
 
 impl Action {
@@ -33840,6 +34207,9 @@ impl Action {
             Self::ModifyVpcTenancy => "ModifyVpcTenancy",
             Self::GetSecurityGroupsForVpc => "GetSecurityGroupsForVpc",
             Self::ModifyInstancePlacement => "ModifyInstancePlacement",
+            Self::DescribePrefixLists => "DescribePrefixLists",
+            Self::DescribeManagedPrefixLists => "DescribeManagedPrefixLists",
+            Self::GetManagedPrefixListEntries => "GetManagedPrefixListEntries",
         }
     }
     /// The served operation of that name, if any.
@@ -34021,6 +34391,9 @@ impl Action {
             "ModifyVpcTenancy" => Self::ModifyVpcTenancy,
             "GetSecurityGroupsForVpc" => Self::GetSecurityGroupsForVpc,
             "ModifyInstancePlacement" => Self::ModifyInstancePlacement,
+            "DescribePrefixLists" => Self::DescribePrefixLists,
+            "DescribeManagedPrefixLists" => Self::DescribeManagedPrefixLists,
+            "GetManagedPrefixListEntries" => Self::GetManagedPrefixListEntries,
             _ => return None,
         })
     }
@@ -34782,6 +35155,21 @@ pub trait Api {
         &mut self,
         input: ModifyInstancePlacementRequest,
     ) -> Result<ModifyInstancePlacementResult, ApiError>;
+    /// Serves `DescribePrefixLists`.
+    fn describe_prefix_lists(
+        &mut self,
+        input: DescribePrefixListsRequest,
+    ) -> Result<DescribePrefixListsResult, ApiError>;
+    /// Serves `DescribeManagedPrefixLists`.
+    fn describe_managed_prefix_lists(
+        &mut self,
+        input: DescribeManagedPrefixListsRequest,
+    ) -> Result<DescribeManagedPrefixListsResult, ApiError>;
+    /// Serves `GetManagedPrefixListEntries`.
+    fn get_managed_prefix_list_entries(
+        &mut self,
+        input: GetManagedPrefixListEntriesRequest,
+    ) -> Result<GetManagedPrefixListEntriesResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -35133,6 +35521,12 @@ pub enum Response {
     GetSecurityGroupsForVpc(Box<GetSecurityGroupsForVpcResult>),
     /// `ModifyInstancePlacement`
     ModifyInstancePlacement(Box<ModifyInstancePlacementResult>),
+    /// `DescribePrefixLists`
+    DescribePrefixLists(Box<DescribePrefixListsResult>),
+    /// `DescribeManagedPrefixLists`
+    DescribeManagedPrefixLists(Box<DescribeManagedPrefixListsResult>),
+    /// `GetManagedPrefixListEntries`
+    GetManagedPrefixListEntries(Box<GetManagedPrefixListEntriesResult>),
 }
 
 impl Response {
@@ -36106,6 +36500,24 @@ impl Response {
             ),
             Self::ModifyInstancePlacement(output) => crate::protocol::xml::ec2_response(
                 "ModifyInstancePlacement",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribePrefixLists(output) => crate::protocol::xml::ec2_response(
+                "DescribePrefixLists",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeManagedPrefixLists(output) => crate::protocol::xml::ec2_response(
+                "DescribeManagedPrefixLists",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetManagedPrefixListEntries(output) => crate::protocol::xml::ec2_response(
+                "GetManagedPrefixListEntries",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -38233,6 +38645,41 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::ModifyInstancePlacement(Box::new(
                 api.modify_instance_placement(input)?,
+            )))
+        }
+        Action::DescribePrefixLists => {
+            r.reject_unsupported("DescribePrefixLists", &[])?;
+            let input = FormReader::required(DescribePrefixListsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribePrefixLists(Box::new(
+                api.describe_prefix_lists(input)?,
+            )))
+        }
+        Action::DescribeManagedPrefixLists => {
+            r.reject_unsupported("DescribeManagedPrefixLists", &[])?;
+            let input =
+                FormReader::required(DescribeManagedPrefixListsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeManagedPrefixLists(Box::new(
+                api.describe_managed_prefix_lists(input)?,
+            )))
+        }
+        Action::GetManagedPrefixListEntries => {
+            r.reject_unsupported("GetManagedPrefixListEntries", &[])?;
+            let input =
+                FormReader::required(GetManagedPrefixListEntriesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetManagedPrefixListEntries(Box::new(
+                api.get_managed_prefix_list_entries(input)?,
             )))
         }
     }

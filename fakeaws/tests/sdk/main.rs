@@ -33,6 +33,7 @@ mod nat_gateway;
 mod network_acl;
 mod network_interface;
 mod placement_group;
+mod prefix_list;
 mod route_table;
 mod security_group;
 mod signatures;

@@ -32,7 +32,7 @@ use crate::region::Region;
 use crate::sim::transitions::Subject;
 
 pub use change::{create_vpc_endpoint, modify_vpc_endpoint};
-use service::Service;
+pub use service::Service;
 
 crate::region::table! {
     /// VPC endpoints by id.

@@ -59,6 +59,15 @@ impl Service {
         Service::by_short(short)
     }
 
+    /// The services that take gateway endpoints (S3 and DynamoDB), in the order of their
+    /// names: each has an AWS-managed prefix list (`crate::ec2::prefix_list`).
+    pub fn gateways() -> impl Iterator<Item = Service> {
+        SERVICES
+            .iter()
+            .filter(|(_, gateway)| *gateway)
+            .map(|&(short, gateway)| Service { short, gateway })
+    }
+
     /// The service whose name ends in `short`.
     pub fn by_short(short: &str) -> Option<Service> {
         SERVICES

@@ -1,0 +1,288 @@
+//! AWS-managed prefix lists: DescribePrefixLists, DescribeManagedPrefixLists and
+//! GetManagedPrefixListEntries.
+//!
+//! A region holds one AWS-managed prefix list per service that takes gateway endpoints (S3
+//! and DynamoDB): the list a gateway endpoint's routes lead to
+//! (`vpc_endpoint::Service::prefix_list_id`), named as the service is
+//! (`com.amazonaws.REGION.s3`), owned by `AWS`, IPv4, `create-complete`. AWS's own lists hold
+//! the service's public ranges, which differ by region and change over time; the fake's hold
+//! four /24 blocks of the benchmarking range 198.18.0.0/15 (RFC 2544), the same in every run,
+//! different for each service and region, and apart from the addresses the fake hands out
+//! (its public addresses come from the documentation ranges).
+//!
+//! The two not-found codes differ as AWS spells them: `InvalidPrefixListId.NotFound` from
+//! DescribePrefixLists, `InvalidPrefixListID.NotFound` from the managed-list calls.
+
+use std::net::Ipv4Addr;
+
+use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::page;
+use crate::ec2::vpc_endpoint::Service;
+use crate::generated::ec2::{
+    DescribeManagedPrefixListsRequest, DescribeManagedPrefixListsResult,
+    DescribePrefixListsRequest, DescribePrefixListsResult, GetManagedPrefixListEntriesRequest,
+    GetManagedPrefixListEntriesResult, ManagedPrefixList, PrefixList, PrefixListEntry,
+    PrefixListState,
+};
+use crate::ids;
+use crate::protocol::error::ApiError;
+use crate::region::Region;
+
+/// The owner AWS shows for the lists it manages.
+const AWS_OWNER: &str = "AWS";
+
+/// How many blocks an AWS-managed list of the fake holds.
+const BLOCKS: u8 = 4;
+
+/// One AWS-managed prefix list of a region.
+struct Listed {
+    id: String,
+    name: String,
+    region: String,
+    cidrs: Vec<String>,
+}
+
+impl Listed {
+    fn of(region: &str, service: Service, second_octet: u8) -> Listed {
+        let id = service.prefix_list_id(region);
+        // Four /24 blocks a quarter of the /16 apart, the first chosen by the list's id.
+        let first = id
+            .bytes()
+            .fold(0u8, |acc, b| acc.wrapping_mul(31).wrapping_add(b))
+            % (u8::MAX / BLOCKS + 1);
+        // In the order of their addresses.
+        let cidrs: Vec<String> = (0..BLOCKS)
+            .map(|j| {
+                let third = first.saturating_add(j.saturating_mul(u8::MAX / BLOCKS + 1));
+                format!("{}/24", Ipv4Addr::new(198, second_octet, third, 0))
+            })
+            .collect();
+        Listed {
+            id,
+            name: service.name(region),
+            region: region.to_string(),
+            cidrs,
+        }
+    }
+
+    fn managed(&self) -> ManagedPrefixList {
+        ManagedPrefixList {
+            prefix_list_id: Some(self.id.clone()),
+            address_family: Some("IPv4".to_string()),
+            state: Some(PrefixListState::CreateComplete),
+            prefix_list_arn: Some(format!(
+                "arn:aws:ec2:{}:aws:prefix-list/{}",
+                self.region, self.id
+            )),
+            prefix_list_name: Some(self.name.clone()),
+            tags: Some(Vec::new()),
+            owner_id: Some(AWS_OWNER.to_string()),
+            ..Default::default()
+        }
+    }
+
+    fn legacy(&self) -> PrefixList {
+        PrefixList {
+            cidrs: Some(self.cidrs.clone()),
+            prefix_list_id: Some(self.id.clone()),
+            prefix_list_name: Some(self.name.clone()),
+        }
+    }
+}
+
+/// The region's AWS-managed lists, in the order of their ids.
+fn lists(region: &Region) -> Vec<Listed> {
+    let mut lists: Vec<Listed> = Service::gateways()
+        .zip(18u8..)
+        .map(|(service, octet)| Listed::of(&region.name, service, octet))
+        .collect();
+    lists.sort_by(|a, b| a.id.cmp(&b.id));
+    lists
+}
+
+/// A row of DescribePrefixLists, whose filters name no owner.
+struct Legacy<'a>(&'a Listed);
+
+impl Filterable for Legacy<'_> {
+    const NAMES: &'static [&'static str] = &["prefix-list-id", "prefix-list-name"];
+    const TAGGABLE: bool = false;
+
+    fn values(&self, name: &str) -> Vec<String> {
+        match name {
+            "prefix-list-id" => one(self.0.id.clone()),
+            "prefix-list-name" => one(self.0.name.clone()),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A row of DescribeManagedPrefixLists.
+struct Managed<'a>(&'a Listed);
+
+impl Filterable for Managed<'_> {
+    const NAMES: &'static [&'static str] = &["owner-id", "prefix-list-id", "prefix-list-name"];
+    const TAGGABLE: bool = false;
+
+    fn values(&self, name: &str) -> Vec<String> {
+        match name {
+            "owner-id" => one(AWS_OWNER),
+            _ => Legacy(self.0).values(name),
+        }
+    }
+}
+
+/// The not-found code of `code_stem` (`InvalidPrefixListId` or `InvalidPrefixListID`) for
+/// `id`, or the malformed one when `id` is not shaped as a prefix list's id.
+fn missing(code_stem: &str, id: &str) -> ApiError {
+    if ids::is_well_formed(id, "pl") {
+        ApiError::new(
+            format!("{code_stem}.NotFound"),
+            format!("The prefix list ID '{id}' does not exist"),
+        )
+    } else {
+        ApiError::new(
+            "InvalidPrefixListId.Malformed",
+            format!("Invalid id: \"{id}\" (expecting \"pl-...\")"),
+        )
+    }
+}
+
+/// The lists `ids` names (all of them when it is empty), each of which must exist.
+fn chosen<'a>(
+    lists: &'a [Listed],
+    ids: &[String],
+    code_stem: &str,
+) -> Result<Vec<&'a Listed>, ApiError> {
+    if let Some(gone) = ids.iter().find(|id| !lists.iter().any(|l| &l.id == *id)) {
+        return Err(missing(code_stem, gone));
+    }
+    Ok(lists
+        .iter()
+        .filter(|l| ids.is_empty() || ids.contains(&l.id))
+        .collect())
+}
+
+/// `DescribePrefixLists`: the region's AWS service lists with their ranges, by id or filters,
+/// paginated.
+pub fn describe_prefix_lists(
+    region: &mut Region,
+    input: DescribePrefixListsRequest,
+) -> Result<DescribePrefixListsResult, ApiError> {
+    let filters = Filters::parse::<Legacy<'_>>(input.filters)?;
+    let lists = lists(region);
+    let wanted = input.prefix_list_ids.unwrap_or_default();
+    let rows: Vec<&Listed> = chosen(&lists, &wanted, "InvalidPrefixListId")?
+        .into_iter()
+        .filter(|l| filters.matches(&Legacy(l), None))
+        .collect();
+    let (rows, next_token) = page::page(
+        rows,
+        |l| l.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribePrefixListsResult {
+        next_token,
+        prefix_lists: Some(rows.iter().map(|l| l.legacy()).collect()),
+    })
+}
+
+/// `DescribeManagedPrefixLists`: the region's AWS-managed lists (no customer-managed ones are
+/// served), by id or filters, paginated.
+pub fn describe_managed_prefix_lists(
+    region: &mut Region,
+    input: DescribeManagedPrefixListsRequest,
+) -> Result<DescribeManagedPrefixListsResult, ApiError> {
+    let filters = Filters::parse::<Managed<'_>>(input.filters)?;
+    let lists = lists(region);
+    let wanted = input.prefix_list_ids.unwrap_or_default();
+    let rows: Vec<&Listed> = chosen(&lists, &wanted, "InvalidPrefixListID")?
+        .into_iter()
+        .filter(|l| filters.matches(&Managed(l), None))
+        .collect();
+    let (rows, next_token) = page::page(
+        rows,
+        |l| l.id.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(DescribeManagedPrefixListsResult {
+        next_token,
+        prefix_lists: Some(rows.iter().map(|l| l.managed()).collect()),
+    })
+}
+
+/// `GetManagedPrefixListEntries`: a list's ranges (AWS-managed lists carry no descriptions),
+/// paginated. An AWS-managed list shows no version, so no `TargetVersion` names one of its
+/// versions (`InvalidParameterValue`, the fake's words).
+pub fn get_managed_prefix_list_entries(
+    region: &mut Region,
+    input: GetManagedPrefixListEntriesRequest,
+) -> Result<GetManagedPrefixListEntriesResult, ApiError> {
+    let lists = lists(region);
+    let id = input.prefix_list_id;
+    let list = chosen(&lists, std::slice::from_ref(&id), "InvalidPrefixListID")?
+        .into_iter()
+        .next()
+        .ok_or_else(|| missing("InvalidPrefixListID", &id))?;
+    if let Some(version) = input.target_version {
+        return Err(ApiError::invalid_parameter(
+            "TargetVersion",
+            &version.to_string(),
+            &format!("The prefix list {id} is managed by AWS and has no versions to choose from."),
+        ));
+    }
+    // Paged by a key that sorts as the addresses do: the entry's place in the list.
+    let keyed: Vec<(String, &String)> = list
+        .cidrs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("{i:04}"), c))
+        .collect();
+    let (cidrs, next_token) = page::page(
+        keyed,
+        |(key, _)| key.as_str(),
+        input.max_results,
+        input.next_token.as_deref(),
+    )?;
+    Ok(GetManagedPrefixListEntriesResult {
+        entries: Some(
+            cidrs
+                .into_iter()
+                .map(|(_, c)| PrefixListEntry {
+                    cidr: Some(c.clone()),
+                    description: None,
+                })
+                .collect(),
+        ),
+        next_token,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_gateway_service_has_one_list_of_distinct_benchmarking_blocks_per_region() {
+        let mut seen = std::collections::BTreeSet::new();
+        for region in ["us-east-1", "eu-west-1", "ap-southeast-2"] {
+            let s3 = Service::by_short("s3").map(|s| Listed::of(region, s, 19));
+            let ddb = Service::by_short("dynamodb").map(|s| Listed::of(region, s, 18));
+            for list in [s3, ddb].into_iter().flatten() {
+                assert_eq!(list.cidrs.len(), usize::from(BLOCKS));
+                for cidr in &list.cidrs {
+                    let net: ipnet::Ipv4Net = cidr.parse().unwrap_or_default();
+                    assert_eq!(net.to_string(), *cidr, "a network address: {cidr}");
+                    assert!(
+                        "198.18.0.0/15"
+                            .parse::<ipnet::Ipv4Net>()
+                            .is_ok_and(|b| b.contains(&net)),
+                        "{cidr}"
+                    );
+                    assert!(seen.insert((region, cidr.clone())), "{region} {cidr} twice");
+                }
+            }
+        }
+    }
+}
