@@ -147,6 +147,16 @@ fn missing(code_stem: &str, id: &str) -> ApiError {
     }
 }
 
+/// `id`, a prefix list of the region that a security group rule names, checked to exist
+/// (`InvalidPrefixListID.NotFound`, or `InvalidPrefixListId.Malformed`).
+pub(crate) fn check_exists(region: &Region, id: &str) -> Result<(), ApiError> {
+    if lists(region).iter().any(|l| l.id == id) {
+        Ok(())
+    } else {
+        Err(missing("InvalidPrefixListID", id))
+    }
+}
+
 /// The lists `ids` names (all of them when it is empty), each of which must exist.
 fn chosen<'a>(
     lists: &'a [Listed],

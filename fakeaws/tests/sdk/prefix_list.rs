@@ -1,9 +1,14 @@
 //! AWS-managed prefix lists through the SDK: the list a gateway endpoint's route leads to is
 //! described by DescribePrefixLists (as Terraform reads a gateway endpoint's `cidr_blocks`)
 //! and DescribeManagedPrefixLists, its ranges by GetManagedPrefixListEntries; filters,
-//! pagination and AWS's two spellings of the not-found code.
+//! pagination and AWS's two spellings of the not-found code; security group rules to such a
+//! list (Authorize, Describe, Modify, Revoke).
 
 use std::collections::BTreeSet;
+
+use aws_sdk_ec2::types::{
+    IpPermission, IpRange, PrefixListId, SecurityGroupRuleRequest, SecurityGroupRuleUpdate,
+};
 
 use crate::{code, code_and_message, empty_fake, filter, route_table, vpc};
 
@@ -232,4 +237,209 @@ async fn unknown_and_malformed_lists_are_refused_as_aws_refuses_them() {
         ),
         "InvalidParameterValue"
     );
+}
+
+/// The id of the region's AWS-managed list for `service` (`com.amazonaws.REGION.SERVICE`).
+async fn list_named(ec2: &aws_sdk_ec2::Client, service: &str) -> String {
+    ec2.describe_prefix_lists()
+        .filters(filter("prefix-list-name", &[service]))
+        .send()
+        .await
+        .unwrap()
+        .prefix_lists()[0]
+        .prefix_list_id()
+        .unwrap()
+        .to_string()
+}
+
+/// A TCP permission on `port` to the prefix list `list`, and to `cidr` when given.
+fn tcp_to_list(port: i32, list: &str, cidr: Option<&str>) -> IpPermission {
+    let mut p = IpPermission::builder()
+        .ip_protocol("tcp")
+        .from_port(port)
+        .to_port(port)
+        .prefix_list_ids(
+            PrefixListId::builder()
+                .prefix_list_id(list)
+                .description("to the service")
+                .build(),
+        );
+    if let Some(cidr) = cidr {
+        p = p.ip_ranges(IpRange::builder().cidr_ip(cidr).build());
+    }
+    p.build()
+}
+
+/// The group's egress rules as DescribeSecurityGroupRules shows them: (id, port, prefix
+/// list, CIDR).
+async fn egress_rules(
+    ec2: &aws_sdk_ec2::Client,
+    group_id: &str,
+) -> Vec<(String, i32, Option<String>, Option<String>)> {
+    let out = ec2
+        .describe_security_group_rules()
+        .filters(filter("group-id", &[group_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut rules: Vec<_> = out
+        .security_group_rules()
+        .iter()
+        .filter(|r| r.is_egress() == Some(true))
+        .map(|r| {
+            (
+                r.security_group_rule_id().unwrap().to_string(),
+                r.from_port().unwrap(),
+                r.prefix_list_id().map(str::to_string),
+                r.cidr_ipv4().map(str::to_string),
+            )
+        })
+        .collect();
+    rules.sort();
+    rules
+}
+
+#[tokio::test]
+async fn security_group_rules_reach_aws_managed_prefix_lists() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let group = ec2
+        .create_security_group()
+        .group_name("nodes")
+        .description("nodes")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    let (s3, ddb) = (list_named(&ec2, S3).await, list_named(&ec2, DYNAMODB).await);
+    let before = egress_rules(&ec2, &group).await;
+
+    // Egress to S3's list on 443: the rule names the list, and no range.
+    let out = ec2
+        .authorize_security_group_egress()
+        .group_id(&group)
+        .ip_permissions(tcp_to_list(443, &s3, None))
+        .send()
+        .await
+        .unwrap();
+    let [rule] = out.security_group_rules() else {
+        panic!("one rule: {out:?}");
+    };
+    assert_eq!(rule.prefix_list_id(), Some(s3.as_str()));
+    assert_eq!(
+        (rule.cidr_ipv4(), rule.description()),
+        (None, Some("to the service"))
+    );
+    let rule_id = rule.security_group_rule_id().unwrap().to_string();
+    let after = egress_rules(&ec2, &group).await;
+    assert_eq!(after.len(), before.len() + 1);
+    assert!(after.contains(&(rule_id.clone(), 443, Some(s3.clone()), None)));
+
+    // DescribeSecurityGroups groups it in its permission, and its filter finds the group.
+    let described = ec2
+        .describe_security_groups()
+        .filters(filter("egress.ip-permission.prefix-list-id", &[&s3]))
+        .send()
+        .await
+        .unwrap();
+    let [g] = described.security_groups() else {
+        panic!("one group: {described:?}");
+    };
+    let permission = g
+        .ip_permissions_egress()
+        .iter()
+        .find(|p| p.from_port() == Some(443))
+        .unwrap();
+    let lists: Vec<(&str, &str)> = permission
+        .prefix_list_ids()
+        .iter()
+        .map(|p| (p.prefix_list_id().unwrap(), p.description().unwrap()))
+        .collect();
+    assert_eq!(lists, [(s3.as_str(), "to the service")]);
+    assert!(permission.ip_ranges().is_empty());
+    for name in [
+        "egress.ip-permission.prefix-list-id",
+        "ip-permission.prefix-list-id",
+    ] {
+        let other = if name.starts_with("egress") {
+            &ddb
+        } else {
+            &s3
+        };
+        let none = ec2
+            .describe_security_groups()
+            .filters(filter(name, &[other]))
+            .send()
+            .await
+            .unwrap();
+        assert!(none.security_groups().is_empty(), "{name} {other}");
+    }
+
+    // The same rule again is a duplicate; an unknown list refuses the whole permission.
+    assert_eq!(
+        code(
+            ec2.authorize_security_group_egress()
+                .group_id(&group)
+                .ip_permissions(tcp_to_list(443, &s3, None))
+                .send()
+                .await
+        ),
+        "InvalidPermission.Duplicate"
+    );
+    let (c, message) = code_and_message(
+        ec2.authorize_security_group_egress()
+            .group_id(&group)
+            .ip_permissions(tcp_to_list(8443, "pl-00000000", Some("10.1.0.0/16")))
+            .send()
+            .await,
+    );
+    assert_eq!(c, "InvalidPrefixListID.NotFound");
+    assert_eq!(message, "The prefix list ID 'pl-00000000' does not exist");
+    assert_eq!(egress_rules(&ec2, &group).await, after);
+
+    // ModifySecurityGroupRules points the rule at DynamoDB's list, under its id.
+    ec2.modify_security_group_rules()
+        .group_id(&group)
+        .security_group_rules(
+            SecurityGroupRuleUpdate::builder()
+                .security_group_rule_id(&rule_id)
+                .security_group_rule(
+                    SecurityGroupRuleRequest::builder()
+                        .ip_protocol("tcp")
+                        .from_port(443)
+                        .to_port(443)
+                        .prefix_list_id(&ddb)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(egress_rules(&ec2, &group).await.contains(&(
+        rule_id.clone(),
+        443,
+        Some(ddb.clone()),
+        None
+    )));
+
+    // Revoked by its permission, as Terraform revokes it: gone, and answered as revoked.
+    let revoked = ec2
+        .revoke_security_group_egress()
+        .group_id(&group)
+        .ip_permissions(tcp_to_list(443, &ddb, None))
+        .send()
+        .await
+        .unwrap();
+    let [gone] = revoked.revoked_security_group_rules() else {
+        panic!("one rule: {revoked:?}");
+    };
+    assert_eq!(
+        (gone.security_group_rule_id(), gone.prefix_list_id()),
+        (Some(rule_id.as_str()), Some(ddb.as_str()))
+    );
+    assert_eq!(egress_rules(&ec2, &group).await, before);
 }

@@ -145,6 +145,7 @@ pub(super) fn revoke(
                 Peer::Cidr(c) => (Some(c.clone()), None, None),
                 Peer::Ipv6Cidr(c) => (None, Some(c.clone()), None),
                 Peer::Group(g) => (None, None, Some(g.clone())),
+                Peer::PrefixList(_) => (None, None, None),
             };
             RevokedSecurityGroupRule {
                 security_group_rule_id: Some(r.id.clone()),
@@ -155,9 +156,9 @@ pub(super) fn revoke(
                 to_port: Some(r.to.unwrap_or(-1)),
                 cidr_ipv4: cidr,
                 cidr_ipv6,
+                prefix_list_id: r.peer.prefix_list().map(str::to_string),
                 referenced_group_id: referenced,
                 description: r.description.clone(),
-                ..Default::default()
             }
         })
         .collect();

@@ -58,11 +58,6 @@ impl Filterable for (&SecurityGroup, &Region) {
         "owner-id",
         "vpc-id",
     ];
-    // Rules here have CIDR or group peers: no prefix lists.
-    const NEVER_SET: &'static [&'static str] = &[
-        "egress.ip-permission.prefix-list-id",
-        "ip-permission.prefix-list-id",
-    ];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (g, region) = *self;
@@ -92,6 +87,7 @@ impl Filterable for (&SecurityGroup, &Region) {
                     region.security_groups.get(id).map(|g| g.name.clone())
                 }
                 ("user-id", Peer::Group(_)) => Some(region.account_id.clone()),
+                ("prefix-list-id", Peer::PrefixList(id)) => Some(id.clone()),
                 ("protocol", _) => Some(r.protocol.clone()),
                 ("from-port", _) => Some(r.from.unwrap_or(-1).to_string()),
                 ("to-port", _) => Some(r.to.unwrap_or(-1).to_string()),

@@ -45,6 +45,19 @@ pub enum Peer {
     Ipv6Cidr(String),
     /// Another (or the same) security group.
     Group(String),
+    /// A prefix list of the region (`pl-...`): an AWS-managed one
+    /// (`crate::ec2::prefix_list`).
+    PrefixList(String),
+}
+
+impl Peer {
+    /// The prefix list this peer is, if it is one.
+    pub fn prefix_list(&self) -> Option<&str> {
+        match self {
+            Peer::PrefixList(id) => Some(id),
+            _ => None,
+        }
+    }
 }
 
 /// One rule of a group.

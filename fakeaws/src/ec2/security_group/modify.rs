@@ -144,23 +144,29 @@ fn requested_rule(
         ApiError::missing_parameter("SecurityGroupRules.N.SecurityGroupRule.IpProtocol")
     })?)?;
     let (from, to) = ports(&protocol, spec.from_port, spec.to_port)?;
-    if spec.prefix_list_id.is_some() {
-        return Err(ApiError::not_implemented(
-            "fakeaws does not implement prefix lists in security group rules",
-        ));
-    }
-    let peer = match (&spec.cidr_ipv4, &spec.cidr_ipv6, &spec.referenced_group_id) {
-        (Some(c), None, None) => Peer::Cidr(parse_cidr(c, "cidrIpv4")?.to_string()),
-        (None, Some(c), None) => Peer::Ipv6Cidr(parse_ipv6_cidr(c, "cidrIpv6")?.to_string()),
-        (None, None, Some(g)) => Peer::Group(group_in_vpc(region, group, g)?),
-        (None, None, None) => {
+    let peer = match (
+        &spec.cidr_ipv4,
+        &spec.cidr_ipv6,
+        &spec.referenced_group_id,
+        &spec.prefix_list_id,
+    ) {
+        (Some(c), None, None, None) => Peer::Cidr(parse_cidr(c, "cidrIpv4")?.to_string()),
+        (None, Some(c), None, None) => Peer::Ipv6Cidr(parse_ipv6_cidr(c, "cidrIpv6")?.to_string()),
+        (None, None, Some(g), None) => Peer::Group(group_in_vpc(region, group, g)?),
+        (None, None, None, Some(id)) => {
+            crate::ec2::prefix_list::check_exists(region, id)?;
+            Peer::PrefixList(id.clone())
+        }
+        (None, None, None, None) => {
             return Err(ApiError::missing_parameter(
-                "SecurityGroupRules.N.SecurityGroupRule: CidrIpv4, CidrIpv6 or ReferencedGroupId",
+                "SecurityGroupRules.N.SecurityGroupRule: CidrIpv4, CidrIpv6, ReferencedGroupId \
+                 or PrefixListId",
             ));
         }
         _ => {
             return Err(ApiError::invalid_combination(
-                "A security group rule has one peer: CidrIpv4, CidrIpv6 or ReferencedGroupId.",
+                "A security group rule has one peer: CidrIpv4, CidrIpv6, ReferencedGroupId or \
+                 PrefixListId.",
             ));
         }
     };

@@ -7,7 +7,8 @@ use crate::ec2::error::{self, Code};
 use crate::ec2::vpc::parse_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::generated::ec2::{
-    IpPermission, IpRange, Ipv6Range, ReferencedSecurityGroup, SecurityGroupRule, UserIdGroupPair,
+    IpPermission, IpRange, Ipv6Range, PrefixListId, ReferencedSecurityGroup, SecurityGroupRule,
+    UserIdGroupPair,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -130,11 +131,6 @@ pub(super) fn requested_rules(
                 .ok_or_else(|| ApiError::missing_parameter("IpPermissions.N.IpProtocol"))?,
         )?;
         let (from, to) = ports(&protocol, p.from_port, p.to_port)?;
-        if p.prefix_list_ids.as_ref().is_some_and(|v| !v.is_empty()) {
-            return Err(ApiError::not_implemented(
-                "fakeaws does not implement prefix lists in security group rules",
-            ));
-        }
         let mut peers = Vec::new();
         for r in p.ip_ranges.iter().flatten() {
             let raw = r
@@ -172,9 +168,17 @@ pub(super) fn requested_rules(
             };
             peers.push((Peer::Group(id), pair.description.clone()));
         }
+        for list in p.prefix_list_ids.iter().flatten() {
+            let id = list.prefix_list_id.as_deref().ok_or_else(|| {
+                ApiError::missing_parameter("IpPermissions.N.PrefixListIds.N.PrefixListId")
+            })?;
+            crate::ec2::prefix_list::check_exists(region, id)?;
+            peers.push((Peer::PrefixList(id.to_string()), list.description.clone()));
+        }
         if peers.is_empty() {
             return Err(ApiError::missing_parameter(
-                "IpPermissions.N.IpRanges, IpPermissions.N.Ipv6Ranges or IpPermissions.N.Groups",
+                "IpPermissions.N.IpRanges, IpPermissions.N.Ipv6Ranges, IpPermissions.N.Groups \
+                 or IpPermissions.N.PrefixListIds",
             ));
         }
         for (peer, description) in peers {
@@ -235,7 +239,7 @@ pub(super) fn check_description(description: &str) -> Result<(), ApiError> {
 
 pub(super) fn describe_rule(r: &Rule) -> String {
     let peer = match &r.peer {
-        Peer::Cidr(c) | Peer::Ipv6Cidr(c) | Peer::Group(c) => c.clone(),
+        Peer::Cidr(c) | Peer::Ipv6Cidr(c) | Peer::Group(c) | Peer::PrefixList(c) => c.clone(),
     };
     let proto = r.protocol.to_ascii_uppercase();
     match (r.from, r.to) {
@@ -264,6 +268,7 @@ pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> S
                 ..Default::default()
             }),
         ),
+        Peer::PrefixList(_) => (None, None, None),
     };
     SecurityGroupRule {
         security_group_rule_id: Some(r.id.clone()),
@@ -275,11 +280,11 @@ pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> S
         to_port: Some(r.to.unwrap_or(-1)),
         cidr_ipv4,
         cidr_ipv6,
+        prefix_list_id: r.peer.prefix_list().map(str::to_string),
         referenced_group_info,
         description: r.description.clone(),
         tags: region.tags.tag_set(&r.id),
         security_group_rule_arn: Some(arn(region, "security-group-rule", &r.id)),
-        ..Default::default()
     }
 }
 
@@ -323,6 +328,14 @@ pub(super) fn permissions(region: &Region, rules: impl Iterator<Item = Rule>) ->
                         user_id: Some(region.account_id.clone()),
                         description: r.description,
                         ..Default::default()
+                    })
+            }
+            Peer::PrefixList(id) => {
+                slot.prefix_list_ids
+                    .get_or_insert_default()
+                    .push(PrefixListId {
+                        prefix_list_id: Some(id),
+                        description: r.description,
                     })
             }
         }
