@@ -1098,6 +1098,20 @@ impl Api for Region {
         instance::unmonitor_instances(self, input)
     }
 
+    fn get_console_output(
+        &mut self,
+        input: GetConsoleOutputRequest,
+    ) -> Result<GetConsoleOutputResult, ApiError> {
+        instance::get_console_output(self, input)
+    }
+
+    fn get_password_data(
+        &mut self,
+        input: GetPasswordDataRequest,
+    ) -> Result<GetPasswordDataResult, ApiError> {
+        instance::get_password_data(self, input)
+    }
+
     fn describe_prefix_lists(
         &mut self,
         input: DescribePrefixListsRequest,

@@ -10558,6 +10558,52 @@ impl EncodeMembers for FpgaInfo {
     }
 }
 
+/// The `GetConsoleOutputRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetConsoleOutputRequest {
+    pub instance_id: String,
+    pub latest: Option<bool>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetConsoleOutputRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId", "Latest"]) else {
+            return Ok(None);
+        };
+        let instance_id = r.field_at(m_[1], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let latest = r.field_at(m_[2], at_, "Latest")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_id,
+            latest,
+            dry_run,
+        }))
+    }
+}
+
+/// The `GetConsoleOutputResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetConsoleOutputResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+impl EncodeMembers for GetConsoleOutputResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("timestamp", &self.timestamp);
+        w.field("output", &self.output);
+    }
+}
+
 /// The `GetDefaultCreditSpecificationRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct GetDefaultCreditSpecificationRequest {
@@ -10757,6 +10803,49 @@ impl EncodeMembers for GetManagedPrefixListEntriesResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("entrySet", "item", &self.entries);
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `GetPasswordDataRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetPasswordDataRequest {
+    pub instance_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetPasswordDataRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId"]) else {
+            return Ok(None);
+        };
+        let instance_id = r.field_at(m_[1], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `GetPasswordDataResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetPasswordDataResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_data: Option<String>,
+}
+
+impl EncodeMembers for GetPasswordDataResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("timestamp", &self.timestamp);
+        w.field("passwordData", &self.password_data);
     }
 }
 
@@ -34025,6 +34114,10 @@ pub enum Action {
     DescribeManagedPrefixLists,
     /// `GetManagedPrefixListEntries`
     GetManagedPrefixListEntries,
+    /// `GetConsoleOutput`
+    GetConsoleOutput,
+    /// `GetPasswordData`
+    GetPasswordData,
 }
 
 impl Action {
@@ -34210,6 +34303,8 @@ impl Action {
             Self::DescribePrefixLists => "DescribePrefixLists",
             Self::DescribeManagedPrefixLists => "DescribeManagedPrefixLists",
             Self::GetManagedPrefixListEntries => "GetManagedPrefixListEntries",
+            Self::GetConsoleOutput => "GetConsoleOutput",
+            Self::GetPasswordData => "GetPasswordData",
         }
     }
     /// The served operation of that name, if any.
@@ -34394,6 +34489,8 @@ impl Action {
             "DescribePrefixLists" => Self::DescribePrefixLists,
             "DescribeManagedPrefixLists" => Self::DescribeManagedPrefixLists,
             "GetManagedPrefixListEntries" => Self::GetManagedPrefixListEntries,
+            "GetConsoleOutput" => Self::GetConsoleOutput,
+            "GetPasswordData" => Self::GetPasswordData,
             _ => return None,
         })
     }
@@ -35170,6 +35267,16 @@ pub trait Api {
         &mut self,
         input: GetManagedPrefixListEntriesRequest,
     ) -> Result<GetManagedPrefixListEntriesResult, ApiError>;
+    /// Serves `GetConsoleOutput`.
+    fn get_console_output(
+        &mut self,
+        input: GetConsoleOutputRequest,
+    ) -> Result<GetConsoleOutputResult, ApiError>;
+    /// Serves `GetPasswordData`.
+    fn get_password_data(
+        &mut self,
+        input: GetPasswordDataRequest,
+    ) -> Result<GetPasswordDataResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -35527,6 +35634,10 @@ pub enum Response {
     DescribeManagedPrefixLists(Box<DescribeManagedPrefixListsResult>),
     /// `GetManagedPrefixListEntries`
     GetManagedPrefixListEntries(Box<GetManagedPrefixListEntriesResult>),
+    /// `GetConsoleOutput`
+    GetConsoleOutput(Box<GetConsoleOutputResult>),
+    /// `GetPasswordData`
+    GetPasswordData(Box<GetPasswordDataResult>),
 }
 
 impl Response {
@@ -36518,6 +36629,18 @@ impl Response {
             ),
             Self::GetManagedPrefixListEntries(output) => crate::protocol::xml::ec2_response(
                 "GetManagedPrefixListEntries",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetConsoleOutput(output) => crate::protocol::xml::ec2_response(
+                "GetConsoleOutput",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetPasswordData(output) => crate::protocol::xml::ec2_response(
+                "GetPasswordData",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -38680,6 +38803,28 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::GetManagedPrefixListEntries(Box::new(
                 api.get_managed_prefix_list_entries(input)?,
+            )))
+        }
+        Action::GetConsoleOutput => {
+            r.reject_unsupported("GetConsoleOutput", &[])?;
+            let input = FormReader::required(GetConsoleOutputRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetConsoleOutput(Box::new(
+                api.get_console_output(input)?,
+            )))
+        }
+        Action::GetPasswordData => {
+            r.reject_unsupported("GetPasswordData", &[])?;
+            let input = FormReader::required(GetPasswordDataRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetPasswordData(Box::new(
+                api.get_password_data(input)?,
             )))
         }
     }

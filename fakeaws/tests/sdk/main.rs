@@ -8,6 +8,7 @@ mod address_attribute;
 mod availability_zone;
 mod cluster;
 mod consistency;
+mod console;
 mod copy;
 mod credit;
 mod dhcp_options;

@@ -14,6 +14,7 @@
 //! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
 mod attribute;
+mod console;
 mod credit;
 mod filter;
 mod modify_placement;
@@ -39,6 +40,7 @@ use crate::generated::ec2::{
 };
 
 pub use attribute::{modify_instance_attribute, modify_instance_metadata_options};
+pub use console::{get_console_output, get_password_data};
 pub use credit::{
     Defaults as CreditDefaults, describe_instance_credit_specifications,
     get_default_credit_specification, modify_default_credit_specification,
@@ -164,6 +166,10 @@ pub struct Instance {
     /// Its CPU, capacity reservation, hibernation, enclave, recovery and private DNS options.
     #[serde(default)]
     pub options: options::LaunchOptions,
+    /// What its console tells (GetConsoleOutput): the transitions the fake made, the latest
+    /// few hundred.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub console: Vec<console::Post>,
 }
 
 /// Fails with `IncorrectInstanceState` (in the fake's words) when `i` is shutting down or

@@ -353,6 +353,7 @@ pub fn run_instances(
             spot_request: None,
             cpu_credits: cpu_credits.clone(),
             options: options.clone(),
+            console: Vec::new(),
         };
         if let Some(spot) = &spot {
             let request = spot_request::fulfilled(region, spot, &id);

@@ -41,9 +41,11 @@ fn terminate_now(region: &mut Region, id: &str, reason: (String, String)) {
         .unwrap_or_default();
     network_interface::lifecycle::release_for(region, id);
     volume::release_for(region, id, &volumes);
+    let at = region.clock.now_datetime();
     if let Some(i) = region.instances.0.get_mut(id) {
         i.state = InstanceStateName::Terminated;
         i.state_reason = Some(reason);
+        super::console::post(i, at, super::console::Did::Terminated);
     }
     let now = region.clock.now();
     region.transitions.schedule(now, Subject::InstancePurge, id);
@@ -79,18 +81,22 @@ pub fn advance(region: &mut Region, id: &str) {
             {
                 network_interface::set_public_ip(region, &eni, Some(PublicIp::pooled(ip)));
             }
+            let at = region.clock.now_datetime();
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Running;
                 i.state_reason = None;
                 i.transition_reason = String::new();
+                super::console::post(i, at, super::console::Did::Booted);
             }
         }
         InstanceStateName::Stopping => {
             // A pool address goes back when the instance stops; an Elastic IP stays.
             network_interface::drop_pool_address(region, &eni);
+            let at = region.clock.now_datetime();
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Stopped;
                 i.state_reason = Some(user_initiated_shutdown());
+                super::console::post(i, at, super::console::Did::Stopped);
             }
         }
         InstanceStateName::ShuttingDown => {
@@ -301,6 +307,18 @@ pub fn reboot_instances(
                 i.id
             ),
         ));
+    }
+    // A terminated instance is taken and left as it is; a running one reboots.
+    let running: Vec<String> = instances
+        .iter()
+        .filter(|i| i.state == InstanceStateName::Running)
+        .map(|i| i.id.clone())
+        .collect();
+    let at = region.clock.now_datetime();
+    for id in running {
+        if let Some(i) = region.instances.0.get_mut(&id) {
+            super::console::post(i, at, super::console::Did::Rebooted);
+        }
     }
     Ok(())
 }
