@@ -20,9 +20,9 @@ use crate::ec2::page;
 use crate::ec2::vpc_endpoint::Service;
 use crate::generated::ec2::{
     DescribeManagedPrefixListsRequest, DescribeManagedPrefixListsResult,
-    DescribePrefixListsRequest, DescribePrefixListsResult, GetManagedPrefixListEntriesRequest,
-    GetManagedPrefixListEntriesResult, ManagedPrefixList, PrefixList, PrefixListEntry,
-    PrefixListState,
+    DescribePrefixListsRequest, DescribePrefixListsResult, Filter,
+    GetManagedPrefixListEntriesRequest, GetManagedPrefixListEntriesResult, ManagedPrefixList,
+    PrefixList, PrefixListEntry, PrefixListState,
 };
 use crate::ids;
 use crate::protocol::error::ApiError;
@@ -172,24 +172,36 @@ fn chosen<'a>(
         .collect())
 }
 
+/// The lists a describe call selects, by `ids` (each must exist, else `code_stem`'s
+/// not-found code), then by `filters` (those rows `R` document, made by `row`), and its page.
+fn select<'a, R: Filterable>(
+    lists: &'a [Listed],
+    row: fn(&'a Listed) -> R,
+    code_stem: &str,
+    (ids, filters): (Option<Vec<String>>, Option<Vec<Filter>>),
+    (max_results, next_token): (Option<i32>, Option<&str>),
+) -> Result<(Vec<&'a Listed>, Option<String>), ApiError> {
+    let filters = Filters::parse::<R>(filters)?;
+    let rows: Vec<&Listed> = chosen(lists, &ids.unwrap_or_default(), code_stem)?
+        .into_iter()
+        .filter(|l| filters.matches(&row(l), None))
+        .collect();
+    page::page(rows, |l| l.id.as_str(), max_results, next_token)
+}
+
 /// `DescribePrefixLists`: the region's AWS service lists with their ranges, by id or filters,
 /// paginated.
 pub fn describe_prefix_lists(
     region: &mut Region,
     input: DescribePrefixListsRequest,
 ) -> Result<DescribePrefixListsResult, ApiError> {
-    let filters = Filters::parse::<Legacy<'_>>(input.filters)?;
     let lists = lists(region);
-    let wanted = input.prefix_list_ids.unwrap_or_default();
-    let rows: Vec<&Listed> = chosen(&lists, &wanted, "InvalidPrefixListId")?
-        .into_iter()
-        .filter(|l| filters.matches(&Legacy(l), None))
-        .collect();
-    let (rows, next_token) = page::page(
-        rows,
-        |l| l.id.as_str(),
-        input.max_results,
-        input.next_token.as_deref(),
+    let (rows, next_token) = select(
+        &lists,
+        Legacy,
+        "InvalidPrefixListId",
+        (input.prefix_list_ids, input.filters),
+        (input.max_results, input.next_token.as_deref()),
     )?;
     Ok(DescribePrefixListsResult {
         next_token,
@@ -203,18 +215,13 @@ pub fn describe_managed_prefix_lists(
     region: &mut Region,
     input: DescribeManagedPrefixListsRequest,
 ) -> Result<DescribeManagedPrefixListsResult, ApiError> {
-    let filters = Filters::parse::<Managed<'_>>(input.filters)?;
     let lists = lists(region);
-    let wanted = input.prefix_list_ids.unwrap_or_default();
-    let rows: Vec<&Listed> = chosen(&lists, &wanted, "InvalidPrefixListID")?
-        .into_iter()
-        .filter(|l| filters.matches(&Managed(l), None))
-        .collect();
-    let (rows, next_token) = page::page(
-        rows,
-        |l| l.id.as_str(),
-        input.max_results,
-        input.next_token.as_deref(),
+    let (rows, next_token) = select(
+        &lists,
+        Managed,
+        "InvalidPrefixListID",
+        (input.prefix_list_ids, input.filters),
+        (input.max_results, input.next_token.as_deref()),
     )?;
     Ok(DescribeManagedPrefixListsResult {
         next_token,
