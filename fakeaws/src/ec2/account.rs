@@ -35,13 +35,14 @@ const OPT_IN_REGIONS: &[&str] = &[
 ];
 
 /// AWS's partitions, by the prefix of their regions' names, with the domain of their
-/// endpoints; the commercial partition (`amazonaws.com`) holds every other name.
-const PARTITIONS: &[(&str, &str)] = &[
-    ("cn-", "amazonaws.com.cn"),
-    ("us-gov-", "amazonaws.com"),
-    ("us-isob-", "sc2s.sgov.gov"),
-    ("us-iso-", "c2s.ic.gov"),
-    ("eusc-", "amazonaws.eu"),
+/// endpoints and the partition their ARNs name; the commercial partition (`amazonaws.com`,
+/// `aws`) holds every other name.
+const PARTITIONS: &[(&str, &str, &str)] = &[
+    ("cn-", "amazonaws.com.cn", "aws-cn"),
+    ("us-gov-", "amazonaws.com", "aws-us-gov"),
+    ("us-isob-", "sc2s.sgov.gov", "aws-iso-b"),
+    ("us-iso-", "c2s.ic.gov", "aws-iso"),
+    ("eusc-", "amazonaws.eu", "aws-eusc"),
 ];
 
 /// The partition of `region`: an index into [`PARTITIONS`], or `None` for the commercial one
@@ -49,7 +50,7 @@ const PARTITIONS: &[(&str, &str)] = &[
 pub(crate) fn partition_of(region: &str) -> Option<usize> {
     PARTITIONS
         .iter()
-        .position(|(prefix, _)| region.starts_with(prefix))
+        .position(|(prefix, _, _)| region.starts_with(prefix))
 }
 
 /// One region as DescribeRegions lists it.
@@ -63,7 +64,14 @@ struct Listed {
 pub fn domain_of(region: &str) -> &'static str {
     partition_of(region)
         .and_then(|p| PARTITIONS.get(p))
-        .map_or("amazonaws.com", |(_, domain)| *domain)
+        .map_or("amazonaws.com", |(_, domain, _)| *domain)
+}
+
+/// The partition ARNs of `region`'s resources name: `aws`, `aws-cn`, `aws-us-gov`, ...
+pub fn arn_partition(region: &str) -> &'static str {
+    partition_of(region)
+        .and_then(|p| PARTITIONS.get(p))
+        .map_or("aws", |(_, _, partition)| *partition)
 }
 
 impl Listed {

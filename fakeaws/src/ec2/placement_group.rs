@@ -61,8 +61,11 @@ fn by_name<'a>(region: &'a Region, name: &str) -> Result<&'a PlacementGroup, Api
 
 fn arn(region: &Region, g: &PlacementGroup) -> String {
     format!(
-        "arn:aws:ec2:{}:{}:placement-group/{}",
-        region.name, region.account_id, g.name
+        "arn:{}:ec2:{}:{}:placement-group/{}",
+        crate::ec2::account::arn_partition(&region.name),
+        region.name,
+        region.account_id,
+        g.name
     )
 }
 

@@ -71,8 +71,10 @@ impl Listed {
             address_family: Some("IPv4".to_string()),
             state: Some(PrefixListState::CreateComplete),
             prefix_list_arn: Some(format!(
-                "arn:aws:ec2:{}:aws:prefix-list/{}",
-                self.region, self.id
+                "arn:{}:ec2:{}:aws:prefix-list/{}",
+                crate::ec2::account::arn_partition(&self.region),
+                self.region,
+                self.id
             )),
             prefix_list_name: Some(self.name.clone()),
             tags: Some(Vec::new()),

@@ -295,8 +295,10 @@ impl Filterable for (&Subnet, &Region) {
 
 fn arn(region: &Region, id: &str) -> String {
     format!(
-        "arn:aws:ec2:{}:{}:subnet/{id}",
-        region.name, region.account_id
+        "arn:{}:ec2:{}:{}:subnet/{id}",
+        crate::ec2::account::arn_partition(&region.name),
+        region.name,
+        region.account_id
     )
 }
 

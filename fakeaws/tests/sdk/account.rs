@@ -237,3 +237,78 @@ async fn account_attributes_follow_raised_quotas_and_a_missing_default_vpc() {
         [("default-vpc".to_string(), vec!["none".to_string()])]
     );
 }
+
+#[tokio::test]
+async fn arns_name_the_partition_of_their_region() {
+    use aws_sdk_ec2::types::{IamInstanceProfileSpecification, InstanceType};
+    let fake = empty_fake().await;
+    for (region, partition) in [
+        ("cn-north-1", "aws-cn"),
+        ("us-gov-west-1", "aws-us-gov"),
+        ("eu-west-1", "aws"),
+    ] {
+        let ec2 = fake.ec2_client_in(region);
+        let vpc_id = crate::vpc(&ec2, "10.0.0.0/16").await;
+        let zone = format!("{region}a");
+        let subnet = ec2
+            .create_subnet()
+            .vpc_id(&vpc_id)
+            .cidr_block("10.0.1.0/24")
+            .availability_zone(&zone)
+            .send()
+            .await
+            .unwrap()
+            .subnet
+            .unwrap();
+        let prefix = format!("arn:{partition}:ec2:{region}:123456789012:subnet/");
+        assert!(
+            subnet.subnet_arn().unwrap().starts_with(&prefix),
+            "{subnet:?}"
+        );
+        let lists = ec2.describe_managed_prefix_lists().send().await.unwrap();
+        for l in lists.prefix_lists() {
+            let arn = l.prefix_list_arn().unwrap();
+            assert!(
+                arn.starts_with(&format!("arn:{partition}:ec2:{region}:aws:")),
+                "{arn}"
+            );
+        }
+
+        // An instance profile is named by an ARN of the region's partition, and shown so.
+        let image = ec2
+            .describe_images()
+            .owners("amazon")
+            .filters(filter("architecture", &["x86_64"]))
+            .send()
+            .await
+            .unwrap()
+            .images()[0]
+            .image_id()
+            .unwrap()
+            .to_string();
+        let launch = |arn: String| {
+            ec2.run_instances()
+                .image_id(&image)
+                .instance_type(InstanceType::T3Micro)
+                .subnet_id(subnet.subnet_id().unwrap())
+                .iam_instance_profile(IamInstanceProfileSpecification::builder().arn(arn).build())
+                .min_count(1)
+                .max_count(1)
+                .send()
+        };
+        let own = format!("arn:{partition}:iam::123456789012:instance-profile/nodes");
+        let out = launch(own.clone()).await.unwrap();
+        let profile = out.instances()[0].iam_instance_profile().unwrap();
+        assert_eq!(profile.arn(), Some(own.as_str()));
+        let other = if partition == "aws" { "aws-cn" } else { "aws" };
+        assert_eq!(
+            code(
+                launch(format!(
+                    "arn:{other}:iam::123456789012:instance-profile/nodes"
+                ))
+                .await
+            ),
+            "InvalidParameterValue"
+        );
+    }
+}

@@ -317,6 +317,7 @@ pub(super) fn groups_of_launch(
 
 /// The instance profile's name, from its ARN or name.
 pub(super) fn iam_profile_name(
+    region: &str,
     spec: Option<&IamInstanceProfileSpecification>,
 ) -> Result<Option<String>, ApiError> {
     Ok(match spec {
@@ -326,7 +327,14 @@ pub(super) fn iam_profile_name(
                 (Some(arn), _) => arn
                     .rsplit('/')
                     .next()
-                    .filter(|n| arn.starts_with("arn:aws:iam::") && !n.is_empty())
+                    .filter(|n| {
+                        arn.strip_prefix("arn:")
+                            .and_then(|a| {
+                                a.strip_prefix(crate::ec2::account::arn_partition(region))
+                            })
+                            .is_some_and(|a| a.starts_with(":iam::"))
+                            && !n.is_empty()
+                    })
                     .map(String::from)
                     .ok_or_else(|| {
                         ApiError::invalid_parameter(
@@ -345,9 +353,12 @@ pub(super) fn iam_profile_name(
 
 /// The profile `name` of `account` as an instance shows it: its ARN and an id (`AIPA...`)
 /// made from the name.
-pub(super) fn iam_profile_record(account: &str, name: &str) -> (String, String) {
+pub(super) fn iam_profile_record(region: &str, account: &str, name: &str) -> (String, String) {
     (
-        format!("arn:aws:iam::{account}:instance-profile/{name}"),
+        format!(
+            "arn:{}:iam::{account}:instance-profile/{name}",
+            crate::ec2::account::arn_partition(region)
+        ),
         format!(
             "AIPA{}",
             name.to_ascii_uppercase()

@@ -6,7 +6,7 @@
 //! association for instance i-...`, AWS's words). Each call answers the association while it
 //! changes (`associating`, `disassociating`), as AWS answers it; describes show it done
 //! right after. Profiles are not checked against IAM (there is no IAM here): a name or an
-//! `arn:aws:iam::` ARN is taken.
+//! IAM ARN of the region's partition (`arn:aws:iam::`, `arn:aws-cn:iam::`, ...) is taken.
 
 use aws_smithy_types::DateTime;
 
@@ -79,9 +79,9 @@ fn associate(
     instance_id: &str,
     spec: &IamInstanceProfileSpecification,
 ) -> Result<IamInstanceProfileAssociation, ApiError> {
-    let name = iam_profile_name(Some(spec))?
+    let name = iam_profile_name(&region.name, Some(spec))?
         .ok_or_else(|| ApiError::missing_parameter("IamInstanceProfile.Name"))?;
-    let record = iam_profile_record(&region.account_id, &name);
+    let record = iam_profile_record(&region.name, &region.account_id, &name);
     let association = Association {
         id: region.ids.resource("iip-assoc"),
         since: region.clock.now_datetime(),

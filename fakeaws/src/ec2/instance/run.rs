@@ -191,7 +191,7 @@ pub fn run_instances(
         &taggable[..3]
     };
     let volume_tags_etc = tags::from_specs_for(input.tag_specifications.as_deref(), taggable)?;
-    let iam_profile = iam_profile_name(input.iam_instance_profile.as_ref())?;
+    let iam_profile = iam_profile_name(&region.name, input.iam_instance_profile.as_ref())?;
     let block_devices = plan_volumes(region, &input, &image, &zone)?;
 
     // Capacity: launch as many as fit, at least MinCount.
@@ -299,7 +299,7 @@ pub fn run_instances(
             volumes,
             iam_profile: iam_profile
                 .as_ref()
-                .map(|name| iam_profile_record(&account, name)),
+                .map(|name| iam_profile_record(&region.name, &account, name)),
             iam_association: iam_profile.as_ref().map(|_| super::profile::Association {
                 id: region.ids.resource("iip-assoc"),
                 since: now,

@@ -148,7 +148,11 @@ fn named(region: &Region, id: Option<&str>, name: Option<&str>) -> Result<String
 }
 
 fn created_by(region: &Region) -> String {
-    format!("arn:aws:iam::{}:root", region.account_id)
+    format!(
+        "arn:{}:iam::{}:root",
+        crate::ec2::account::arn_partition(&region.name),
+        region.account_id
+    )
 }
 
 fn render(region: &Region, t: &LaunchTemplate) -> LaunchTemplateOut {

@@ -250,8 +250,10 @@ pub(super) fn describe_rule(r: &Rule) -> String {
 
 pub(super) fn arn(region: &Region, kind: &str, id: &str) -> String {
     format!(
-        "arn:aws:ec2:{}:{}:{kind}/{id}",
-        region.name, region.account_id
+        "arn:{}:ec2:{}:{}:{kind}/{id}",
+        crate::ec2::account::arn_partition(&region.name),
+        region.name,
+        region.account_id
     )
 }
 

@@ -244,8 +244,11 @@ fn render(region: &Region, v: &Volume) -> VolumeOut {
         multi_attach_enabled: Some(false),
         throughput: v.throughput,
         volume_arn: Some(format!(
-            "arn:aws:ec2:{}:{}:volume/{}",
-            region.name, region.account_id, v.id
+            "arn:{}:ec2:{}:{}:volume/{}",
+            crate::ec2::account::arn_partition(&region.name),
+            region.name,
+            region.account_id,
+            v.id
         )),
         owner_id: Some(region.account_id.clone()),
         volume_id: Some(v.id.clone()),
