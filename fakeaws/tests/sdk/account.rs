@@ -275,17 +275,7 @@ async fn arns_name_the_partition_of_their_region() {
         }
 
         // An instance profile is named by an ARN of the region's partition, and shown so.
-        let image = ec2
-            .describe_images()
-            .owners("amazon")
-            .filters(filter("architecture", &["x86_64"]))
-            .send()
-            .await
-            .unwrap()
-            .images()[0]
-            .image_id()
-            .unwrap()
-            .to_string();
+        let image = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
         let launch = |arn: String| {
             ec2.run_instances()
                 .image_id(&image)

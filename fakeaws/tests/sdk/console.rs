@@ -2,12 +2,10 @@
 //! then a line per transition the fake makes, base64 as AWS sends it) and GetPasswordData
 //! (no password for a Linux instance).
 
-use std::time::Duration;
-
-use aws_sdk_ec2::client::Waiters;
+use aws_sdk_ec2::types::InstanceStateName as State;
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, empty_fake, instance, subnet, vpc};
+use crate::{code, empty_fake, instance, subnet, vpc, wait};
 
 /// The console output of `id` decoded, and when it was last posted to.
 async fn console(ec2: &aws_sdk_ec2::Client, id: &str) -> (Option<String>, Option<String>) {
@@ -38,11 +36,7 @@ async fn the_console_holds_a_line_for_each_transition_of_the_instance() {
 
     fake.fake()
         .with_region("us-east-1", |r| r.transitions.release(Subject::Instance));
-    ec2.wait_until_instance_running()
-        .instance_ids(&id)
-        .wait(Duration::from_secs(5))
-        .await
-        .unwrap();
+    wait(&ec2, &id, State::Running).await;
     let (text, booted_at) = console(&ec2, &id).await;
     let text = text.unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -61,21 +55,13 @@ async fn the_console_holds_a_line_for_each_transition_of_the_instance() {
         .await
         .unwrap();
     ec2.stop_instances().instance_ids(&id).send().await.unwrap();
-    ec2.wait_until_instance_stopped()
-        .instance_ids(&id)
-        .wait(Duration::from_secs(5))
-        .await
-        .unwrap();
+    wait(&ec2, &id, State::Stopped).await;
     ec2.terminate_instances()
         .instance_ids(&id)
         .send()
         .await
         .unwrap();
-    ec2.wait_until_instance_terminated()
-        .instance_ids(&id)
-        .wait(Duration::from_secs(5))
-        .await
-        .unwrap();
+    wait(&ec2, &id, State::Terminated).await;
     let (text, _) = console(&ec2, &id).await;
     let did: Vec<&str> = text
         .as_deref()

@@ -304,16 +304,7 @@ async fn security_group_rules_reach_aws_managed_prefix_lists() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
     let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
-    let group = ec2
-        .create_security_group()
-        .group_name("nodes")
-        .description("nodes")
-        .vpc_id(&vpc_id)
-        .send()
-        .await
-        .unwrap()
-        .group_id
-        .unwrap();
+    let group = crate::group(&ec2, &vpc_id, "nodes").await;
     let (s3, ddb) = (list_named(&ec2, S3).await, list_named(&ec2, DYNAMODB).await);
     let before = egress_rules(&ec2, &group).await;
 

@@ -73,17 +73,20 @@ pub(super) fn post(i: &mut Instance, at: DateTime, did: Did) {
 
 /// The console text of `i`: a line per post, the oldest first, within [`MAX_CONSOLE`].
 fn text(i: &Instance) -> String {
+    use std::fmt::Write;
     let mut text = String::new();
     for p in &i.console {
-        text.push_str(&format!(
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            text,
             "fakeaws: {} ({}, {}) {} at {}; no operating system runs in the fake, so its \
-             console holds only what the fake did to the instance\n",
+             console holds only what the fake did to the instance",
             i.id,
             i.instance_type.as_str(),
             i.image_id,
             p.did.as_str(),
             crate::protocol::xml::format_timestamp(p.at),
-        ));
+        );
     }
     keep_latest(&mut text);
     text
