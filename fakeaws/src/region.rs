@@ -12,7 +12,7 @@ use crate::ec2::{
     address_attribute, availability_zone, egress_only_gateway, elastic_ip, image, image_attribute,
     instance, internet_gateway, key_pair, launch_template, nat_gateway, network_acl,
     network_interface, placement_group, route_table, security_group, snapshot, spot_request,
-    subnet, tags, volume, vpc, vpc_endpoint,
+    subnet, tags, volume, vpc, vpc_endpoint, vpc_peering,
 };
 use crate::elb::load_balancer;
 use crate::ids::IdGen;
@@ -124,6 +124,9 @@ pub struct Region {
     pub(crate) placement_groups: placement_group::PlacementGroups,
     #[serde(default)]
     pub(crate) spot_requests: spot_request::SpotRequests,
+    /// VPC peering connections by id.
+    #[serde(default)]
+    pub(crate) vpc_peerings: vpc_peering::VpcPeerings,
     /// Images by id.
     pub(crate) images: image::Images,
     /// The source of the CopyImage or CopySnapshot being served, read from another region
@@ -269,6 +272,10 @@ pub struct Limits {
     /// Network interfaces per region (CreateNetworkInterface counts every interface of the
     /// region, those launches and other services make included).
     pub network_interfaces: usize,
+    /// Active VPC peering connections per VPC (AWS: 50).
+    pub active_peerings_per_vpc: usize,
+    /// Outstanding VPC peering connection requests per VPC (AWS: 25).
+    pub outstanding_peerings_per_vpc: usize,
 }
 
 impl Default for Limits {
@@ -293,6 +300,8 @@ impl Default for Limits {
             launch_templates: 5000,
             placement_groups: 500,
             network_interfaces: 5000,
+            active_peerings_per_vpc: 50,
+            outstanding_peerings_per_vpc: 25,
         }
     }
 }
@@ -331,6 +340,14 @@ impl Limits {
         ("launch-templates", "Launch templates per Region"),
         ("placement-groups", "Placement groups per Region"),
         ("network-interfaces", "Network interfaces per Region"),
+        (
+            "active-peerings-per-vpc",
+            "Active VPC peering connections per VPC",
+        ),
+        (
+            "outstanding-peerings-per-vpc",
+            "Outstanding VPC peering connection requests",
+        ),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -355,6 +372,8 @@ impl Limits {
             "launch-templates" => &mut self.launch_templates,
             "placement-groups" => &mut self.placement_groups,
             "network-interfaces" => &mut self.network_interfaces,
+            "active-peerings-per-vpc" => &mut self.active_peerings_per_vpc,
+            "outstanding-peerings-per-vpc" => &mut self.outstanding_peerings_per_vpc,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -407,6 +426,7 @@ impl Region {
             launch_templates: Default::default(),
             placement_groups: Default::default(),
             spot_requests: Default::default(),
+            vpc_peerings: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -481,6 +501,9 @@ impl Region {
                     Subject::Image => image::advance(self, &id),
                     Subject::ImageBlockPublicAccess => image_attribute::advance(self, &id),
                     Subject::AddressPtr => address_attribute::advance(self, &id),
+                    Subject::VpcPeering => vpc_peering::advance(self, &id),
+                    Subject::VpcPeeringExpiry => vpc_peering::expire(self, &id),
+                    Subject::VpcPeeringPurge => vpc_peering::purge(self, &id),
                 }
             }
         }
@@ -538,6 +561,7 @@ impl Region {
             Kind::LaunchTemplate => self.launch_templates.contains_key(id),
             Kind::PlacementGroup => self.placement_groups.contains_key(id),
             Kind::SpotInstanceRequest => self.spot_requests.contains_key(id),
+            Kind::VpcPeeringConnection => self.vpc_peerings.contains_key(id),
         };
         if exists {
             Ok(())

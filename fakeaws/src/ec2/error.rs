@@ -10,6 +10,15 @@ error_codes! {
     pub enum Code {
         /// More filter values in one Describe call than EC2 takes (200).
         FilterLimitExceeded = "FilterLimitExceeded",
+        /// A VPC peering connection not in the state the call needs (accepting or deleting a
+        /// rejected one, rejecting an active one).
+        InvalidStateTransition = "InvalidStateTransition",
+        /// A peering connection between the two VPCs is already requested or active.
+        VpcPeeringConnectionAlreadyExists = "VpcPeeringConnectionAlreadyExists",
+        /// The VPC has as many peering requests awaiting acceptance as its quota allows.
+        OutstandingVpcPeeringConnectionLimitExceeded = "OutstandingVpcPeeringConnectionLimitExceeded",
+        /// The VPC has as many active peering connections as its quota allows.
+        ActiveVpcPeeringConnectionPerVpcLimitExceeded = "ActiveVpcPeeringConnectionPerVpcLimitExceeded",
         /// The account's request rate for the action is exceeded (HTTP 503).
         RequestLimitExceeded = "RequestLimitExceeded",
         /// The region's Elastic IP quota is used up.

@@ -56,6 +56,8 @@ pub enum Kind {
     PlacementGroup,
     /// Spot Instance requests (`sir-`).
     SpotInstanceRequest,
+    /// VPC peering connections (`pcx-`).
+    VpcPeeringConnection,
 }
 
 /// One row of the table.
@@ -68,7 +70,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 21] = [
+    pub const ALL: [Kind; 22] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -90,6 +92,7 @@ impl Kind {
         Kind::LaunchTemplate,
         Kind::PlacementGroup,
         Kind::SpotInstanceRequest,
+        Kind::VpcPeeringConnection,
     ];
 
     /// The table.
@@ -191,6 +194,12 @@ impl Kind {
                 "spot instance request",
                 ResourceType::SpotInstancesRequest,
             ),
+            Kind::VpcPeeringConnection => (
+                "pcx",
+                "InvalidVpcPeeringConnectionID",
+                "vpcPeeringConnection",
+                ResourceType::VpcPeeringConnection,
+            ),
         };
         Row {
             prefix,
@@ -229,6 +238,7 @@ impl Kind {
             Kind::LaunchTemplate => "launch-template-id",
             Kind::PlacementGroup => "group-id",
             Kind::SpotInstanceRequest => "spot-instance-request-id",
+            Kind::VpcPeeringConnection => "vpc-peering-connection-id",
         }
     }
 
@@ -265,11 +275,13 @@ impl Kind {
     /// `<code>.Malformed` for `id`.
     /// (EBS's kinds name the id there: `InvalidVolumeID.Malformed` beside
     /// `InvalidVolume.NotFound`, `InvalidSnapshotID.Malformed` beside
-    /// `InvalidSnapshot.NotFound`.)
+    /// `InvalidSnapshot.NotFound`; `InvalidVpcPeeringConnectionId.Malformed` beside
+    /// `InvalidVpcPeeringConnectionID.NotFound`.)
     pub fn malformed(self, id: &str) -> ApiError {
         let stem = match self {
             Kind::Volume => "InvalidVolumeID",
             Kind::Snapshot => "InvalidSnapshotID",
+            Kind::VpcPeeringConnection => "InvalidVpcPeeringConnectionId",
             other => other.code(),
         };
         ApiError::new(

@@ -41,6 +41,7 @@ pub mod vpc;
 pub mod vpc_cidr;
 pub mod vpc_endpoint;
 pub mod vpc_ipv6;
+pub mod vpc_peering;
 
 pub use kind::Kind;
 
@@ -408,6 +409,48 @@ impl Api for Region {
         input: DescribeVpcEndpointServicesRequest,
     ) -> Result<DescribeVpcEndpointServicesResult, ApiError> {
         vpc_endpoint::service::describe_vpc_endpoint_services(self, input)
+    }
+
+    fn create_vpc_peering_connection(
+        &mut self,
+        input: CreateVpcPeeringConnectionRequest,
+    ) -> Result<CreateVpcPeeringConnectionResult, ApiError> {
+        vpc_peering::create_vpc_peering_connection(self, input)
+    }
+
+    fn accept_vpc_peering_connection(
+        &mut self,
+        input: AcceptVpcPeeringConnectionRequest,
+    ) -> Result<AcceptVpcPeeringConnectionResult, ApiError> {
+        vpc_peering::accept_vpc_peering_connection(self, input)
+    }
+
+    fn reject_vpc_peering_connection(
+        &mut self,
+        input: RejectVpcPeeringConnectionRequest,
+    ) -> Result<RejectVpcPeeringConnectionResult, ApiError> {
+        vpc_peering::reject_vpc_peering_connection(self, input)
+    }
+
+    fn delete_vpc_peering_connection(
+        &mut self,
+        input: DeleteVpcPeeringConnectionRequest,
+    ) -> Result<DeleteVpcPeeringConnectionResult, ApiError> {
+        vpc_peering::delete_vpc_peering_connection(self, input)
+    }
+
+    fn describe_vpc_peering_connections(
+        &mut self,
+        input: DescribeVpcPeeringConnectionsRequest,
+    ) -> Result<DescribeVpcPeeringConnectionsResult, ApiError> {
+        vpc_peering::describe_vpc_peering_connections(self, input)
+    }
+
+    fn modify_vpc_peering_connection_options(
+        &mut self,
+        input: ModifyVpcPeeringConnectionOptionsRequest,
+    ) -> Result<ModifyVpcPeeringConnectionOptionsResult, ApiError> {
+        vpc_peering::modify_vpc_peering_connection_options(self, input)
     }
 
     fn create_nat_gateway(

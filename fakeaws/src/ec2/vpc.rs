@@ -422,6 +422,9 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
                 .is_some_and(|i| i.state != crate::generated::ec2::InstanceStateName::Terminated),
             // An endpoint blocks its VPC until it is gone, deleting or not.
             Some("vpce") => region.vpc_endpoints.contains_key(r),
+            // An accepted or active peering connection holds both its VPCs; a request still
+            // pending goes with its VPC, an ended connection holds nothing.
+            Some("pcx") => crate::ec2::vpc_peering::holds_vpc(region, r),
             Some("nat") => region.nat_gateways.get(r).is_some_and(|n| {
                 !matches!(
                     n.state,
@@ -441,6 +444,7 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
             "The vpc '{id}' has dependencies and cannot be deleted."
         )));
     }
+    crate::ec2::vpc_peering::vpc_deleted(region, &id);
     route_table::delete_main(region, &id);
     crate::ec2::network_acl::delete_of_vpc(region, &id);
     security_group::delete_default(region, &id);

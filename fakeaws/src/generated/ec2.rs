@@ -1564,6 +1564,22 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         "DescribeManagedPrefixLists",
         &["owner-id", "prefix-list-id", "prefix-list-name"],
     ),
+    (
+        "DescribeVpcPeeringConnections",
+        &[
+            "accepter-vpc-info.cidr-block",
+            "accepter-vpc-info.owner-id",
+            "accepter-vpc-info.vpc-id",
+            "expiration-time",
+            "requester-vpc-info.cidr-block",
+            "requester-vpc-info.owner-id",
+            "requester-vpc-info.vpc-id",
+            "status-code",
+            "status-message",
+            "tag-key",
+            "vpc-peering-connection-id",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -1837,6 +1853,43 @@ impl AcceleratorType {
 }
 
 crate::protocol::wire_enum!(AcceleratorType);
+
+/// The `AcceptVpcPeeringConnectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AcceptVpcPeeringConnectionRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_peering_connection_id: String,
+}
+
+impl Decode for AcceptVpcPeeringConnectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcPeeringConnectionId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_peering_connection_id = r.field_at(m_[1], at_, "VpcPeeringConnectionId")?;
+        let vpc_peering_connection_id =
+            FormReader::required(vpc_peering_connection_id, at_, "VpcPeeringConnectionId")?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_peering_connection_id,
+        }))
+    }
+}
+
+/// The `AcceptVpcPeeringConnectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AcceptVpcPeeringConnectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_peering_connection: Option<VpcPeeringConnection>,
+}
+
+impl EncodeMembers for AcceptVpcPeeringConnectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpcPeeringConnection", &self.vpc_peering_connection);
+    }
+}
 
 /// The `AccountAttribute` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -3918,6 +3971,20 @@ impl EncodeMembers for CapacityReservationTargetResponse {
     }
 }
 
+/// The `CidrBlock` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CidrBlock {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block: Option<String>,
+}
+
+impl EncodeMembers for CidrBlock {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cidrBlock", &self.cidr_block);
+    }
+}
+
 /// The `ConnectionTrackingConfiguration` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionTrackingConfiguration {
@@ -5049,6 +5116,30 @@ impl EncodeMembers for CreateNetworkInterfaceResult {
     }
 }
 
+/// The `CreatePeeringConnectionOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreatePeeringConnectionOptionsRequest {
+    pub allow_multipath_resilience: Option<bool>,
+    pub multipath_resilience_mode: Option<MultipathResilienceMode>,
+}
+
+impl Decode for CreatePeeringConnectionOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["AllowMultipathResilience", "MultipathResilienceMode"],
+        ) else {
+            return Ok(None);
+        };
+        let allow_multipath_resilience = r.field_at(m_[0], at_, "AllowMultipathResilience")?;
+        let multipath_resilience_mode = r.field_at(m_[1], at_, "MultipathResilienceMode")?;
+        Ok(Some(Self {
+            allow_multipath_resilience,
+            multipath_resilience_mode,
+        }))
+    }
+}
+
 /// The `CreatePlacementGroupRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreatePlacementGroupRequest {
@@ -5117,6 +5208,7 @@ pub struct CreateRouteRequest {
     pub egress_only_internet_gateway_id: Option<String>,
     pub instance_id: Option<String>,
     pub network_interface_id: Option<String>,
+    pub vpc_peering_connection_id: Option<String>,
     pub nat_gateway_id: Option<String>,
 }
 
@@ -5134,6 +5226,7 @@ impl Decode for CreateRouteRequest {
                 "NatGatewayId",
                 "NetworkInterfaceId",
                 "RouteTableId",
+                "VpcPeeringConnectionId",
             ],
         ) else {
             return Ok(None);
@@ -5148,6 +5241,7 @@ impl Decode for CreateRouteRequest {
             r.field_at(m_[3], at_, "EgressOnlyInternetGatewayId")?;
         let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
         let network_interface_id = r.field_at(m_[7], at_, "NetworkInterfaceId")?;
+        let vpc_peering_connection_id = r.field_at(m_[9], at_, "VpcPeeringConnectionId")?;
         let nat_gateway_id = r.field_at(m_[6], at_, "NatGatewayId")?;
         Ok(Some(Self {
             dry_run,
@@ -5158,6 +5252,7 @@ impl Decode for CreateRouteRequest {
             egress_only_internet_gateway_id,
             instance_id,
             network_interface_id,
+            vpc_peering_connection_id,
             nat_gateway_id,
         }))
     }
@@ -5594,6 +5689,69 @@ impl EncodeMembers for CreateVpcEndpointResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("vpcEndpoint", &self.vpc_endpoint);
         w.field("clientToken", &self.client_token);
+    }
+}
+
+/// The `CreateVpcPeeringConnectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVpcPeeringConnectionRequest {
+    pub peer_region: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub requester_peering_connection_options: Option<CreatePeeringConnectionOptionsRequest>,
+    pub dry_run: Option<bool>,
+    pub vpc_id: String,
+    pub peer_vpc_id: Option<String>,
+    pub peer_owner_id: Option<String>,
+}
+
+impl Decode for CreateVpcPeeringConnectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "PeerOwnerId",
+                "PeerRegion",
+                "PeerVpcId",
+                "RequesterPeeringConnectionOptions",
+                "TagSpecification",
+                "VpcId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let peer_region = r.field_at(m_[2], at_, "PeerRegion")?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let requester_peering_connection_options =
+            r.field_at(m_[4], at_, "RequesterPeeringConnectionOptions")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_id = r.field_at(m_[6], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let peer_vpc_id = r.field_at(m_[3], at_, "PeerVpcId")?;
+        let peer_owner_id = r.field_at(m_[1], at_, "PeerOwnerId")?;
+        Ok(Some(Self {
+            peer_region,
+            tag_specifications,
+            requester_peering_connection_options,
+            dry_run,
+            vpc_id,
+            peer_vpc_id,
+            peer_owner_id,
+        }))
+    }
+}
+
+/// The `CreateVpcPeeringConnectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateVpcPeeringConnectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_peering_connection: Option<VpcPeeringConnection>,
+}
+
+impl EncodeMembers for CreateVpcPeeringConnectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpcPeeringConnection", &self.vpc_peering_connection);
     }
 }
 
@@ -6362,6 +6520,43 @@ impl EncodeMembers for DeleteVpcEndpointsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("unsuccessful", "item", &self.unsuccessful);
+    }
+}
+
+/// The `DeleteVpcPeeringConnectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteVpcPeeringConnectionRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_peering_connection_id: String,
+}
+
+impl Decode for DeleteVpcPeeringConnectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcPeeringConnectionId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_peering_connection_id = r.field_at(m_[1], at_, "VpcPeeringConnectionId")?;
+        let vpc_peering_connection_id =
+            FormReader::required(vpc_peering_connection_id, at_, "VpcPeeringConnectionId")?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_peering_connection_id,
+        }))
+    }
+}
+
+/// The `DeleteVpcPeeringConnectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteVpcPeeringConnectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for DeleteVpcPeeringConnectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -8794,6 +8989,73 @@ impl EncodeMembers for DescribeVpcEndpointsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("vpcEndpointSet", "item", &self.vpc_endpoints);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeVpcPeeringConnectionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVpcPeeringConnectionsRequest {
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub vpc_peering_connection_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeVpcPeeringConnectionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+                "VpcPeeringConnectionId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_peering_connection_ids = r.list_at(m_[4], at_, "VpcPeeringConnectionId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            next_token,
+            max_results,
+            dry_run,
+            vpc_peering_connection_ids,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeVpcPeeringConnectionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVpcPeeringConnectionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_peering_connections: Option<Vec<VpcPeeringConnection>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeVpcPeeringConnectionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "vpcPeeringConnectionSet",
+            "item",
+            &self.vpc_peering_connections,
+        );
         w.field("nextToken", &self.next_token);
     }
 }
@@ -21691,6 +21953,20 @@ impl Ipv6AddressAttribute {
 
 crate::protocol::wire_enum!(Ipv6AddressAttribute);
 
+/// The `Ipv6CidrBlock` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ipv6CidrBlock {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block: Option<String>,
+}
+
+impl EncodeMembers for Ipv6CidrBlock {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6CidrBlock", &self.ipv6_cidr_block);
+    }
+}
+
 /// The `Ipv6PrefixSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ipv6PrefixSpecification {
@@ -24930,6 +25206,68 @@ impl EncodeMembers for ModifyVpcEndpointResult {
     }
 }
 
+/// The `ModifyVpcPeeringConnectionOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyVpcPeeringConnectionOptionsRequest {
+    pub accepter_peering_connection_options: Option<PeeringConnectionOptionsRequest>,
+    pub dry_run: Option<bool>,
+    pub requester_peering_connection_options: Option<PeeringConnectionOptionsRequest>,
+    pub vpc_peering_connection_id: String,
+}
+
+impl Decode for ModifyVpcPeeringConnectionOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AccepterPeeringConnectionOptions",
+                "DryRun",
+                "RequesterPeeringConnectionOptions",
+                "VpcPeeringConnectionId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let accepter_peering_connection_options =
+            r.field_at(m_[0], at_, "AccepterPeeringConnectionOptions")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let requester_peering_connection_options =
+            r.field_at(m_[2], at_, "RequesterPeeringConnectionOptions")?;
+        let vpc_peering_connection_id = r.field_at(m_[3], at_, "VpcPeeringConnectionId")?;
+        let vpc_peering_connection_id =
+            FormReader::required(vpc_peering_connection_id, at_, "VpcPeeringConnectionId")?;
+        Ok(Some(Self {
+            accepter_peering_connection_options,
+            dry_run,
+            requester_peering_connection_options,
+            vpc_peering_connection_id,
+        }))
+    }
+}
+
+/// The `ModifyVpcPeeringConnectionOptionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyVpcPeeringConnectionOptionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepter_peering_connection_options: Option<PeeringConnectionOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester_peering_connection_options: Option<PeeringConnectionOptions>,
+}
+
+impl EncodeMembers for ModifyVpcPeeringConnectionOptionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "accepterPeeringConnectionOptions",
+            &self.accepter_peering_connection_options,
+        );
+        w.field(
+            "requesterPeeringConnectionOptions",
+            &self.requester_peering_connection_options,
+        );
+    }
+}
+
 /// The `ModifyVpcTenancyRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyVpcTenancyRequest {
@@ -25064,6 +25402,68 @@ impl MonitoringState {
 }
 
 crate::protocol::wire_enum!(MonitoringState);
+
+/// The `MultipathResilienceMode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MultipathResilienceMode {
+    /// `always-on`
+    AlwaysOn,
+}
+
+impl MultipathResilienceMode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["always-on"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::AlwaysOn => "always-on",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "always-on" => Self::AlwaysOn,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(MultipathResilienceMode);
+
+/// The `MultipathResilienceStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MultipathResilienceStatus {
+    /// `pending`
+    Pending,
+    /// `enabled`
+    Enabled,
+    /// `disabled`
+    Disabled,
+}
+
+impl MultipathResilienceStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pending", "enabled", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "enabled" => Self::Enabled,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(MultipathResilienceStatus);
 
 /// The `NatGateway` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -26613,6 +27013,83 @@ impl PayerResponsibilityType {
 
 crate::protocol::wire_enum!(PayerResponsibilityType);
 
+/// The `PeeringConnectionOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PeeringConnectionOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_dns_resolution_from_remote_vpc: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_egress_from_local_classic_link_to_remote_vpc: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_egress_from_local_vpc_to_remote_classic_link: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_multipath_resilience: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multipath_resilience_mode: Option<MultipathResilienceMode>,
+}
+
+impl EncodeMembers for PeeringConnectionOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "allowDnsResolutionFromRemoteVpc",
+            &self.allow_dns_resolution_from_remote_vpc,
+        );
+        w.field(
+            "allowEgressFromLocalClassicLinkToRemoteVpc",
+            &self.allow_egress_from_local_classic_link_to_remote_vpc,
+        );
+        w.field(
+            "allowEgressFromLocalVpcToRemoteClassicLink",
+            &self.allow_egress_from_local_vpc_to_remote_classic_link,
+        );
+        w.field("allowMultipathResilience", &self.allow_multipath_resilience);
+        w.field("multipathResilienceMode", &self.multipath_resilience_mode);
+    }
+}
+
+/// The `PeeringConnectionOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct PeeringConnectionOptionsRequest {
+    pub allow_dns_resolution_from_remote_vpc: Option<bool>,
+    pub allow_egress_from_local_classic_link_to_remote_vpc: Option<bool>,
+    pub allow_egress_from_local_vpc_to_remote_classic_link: Option<bool>,
+    pub allow_multipath_resilience: Option<bool>,
+    pub multipath_resilience_mode: Option<MultipathResilienceMode>,
+}
+
+impl Decode for PeeringConnectionOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllowDnsResolutionFromRemoteVpc",
+                "AllowEgressFromLocalClassicLinkToRemoteVpc",
+                "AllowEgressFromLocalVpcToRemoteClassicLink",
+                "AllowMultipathResilience",
+                "MultipathResilienceMode",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let allow_dns_resolution_from_remote_vpc =
+            r.field_at(m_[0], at_, "AllowDnsResolutionFromRemoteVpc")?;
+        let allow_egress_from_local_classic_link_to_remote_vpc =
+            r.field_at(m_[1], at_, "AllowEgressFromLocalClassicLinkToRemoteVpc")?;
+        let allow_egress_from_local_vpc_to_remote_classic_link =
+            r.field_at(m_[2], at_, "AllowEgressFromLocalVpcToRemoteClassicLink")?;
+        let allow_multipath_resilience = r.field_at(m_[3], at_, "AllowMultipathResilience")?;
+        let multipath_resilience_mode = r.field_at(m_[4], at_, "MultipathResilienceMode")?;
+        Ok(Some(Self {
+            allow_dns_resolution_from_remote_vpc,
+            allow_egress_from_local_classic_link_to_remote_vpc,
+            allow_egress_from_local_vpc_to_remote_classic_link,
+            allow_multipath_resilience,
+            multipath_resilience_mode,
+        }))
+    }
+}
+
 /// The `PerformanceFactorReference` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PerformanceFactorReference {
@@ -27721,6 +28198,43 @@ impl EncodeMembers for RegisterImageResult {
     }
 }
 
+/// The `RejectVpcPeeringConnectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RejectVpcPeeringConnectionRequest {
+    pub dry_run: Option<bool>,
+    pub vpc_peering_connection_id: String,
+}
+
+impl Decode for RejectVpcPeeringConnectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcPeeringConnectionId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let vpc_peering_connection_id = r.field_at(m_[1], at_, "VpcPeeringConnectionId")?;
+        let vpc_peering_connection_id =
+            FormReader::required(vpc_peering_connection_id, at_, "VpcPeeringConnectionId")?;
+        Ok(Some(Self {
+            dry_run,
+            vpc_peering_connection_id,
+        }))
+    }
+}
+
+/// The `RejectVpcPeeringConnectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RejectVpcPeeringConnectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for RejectVpcPeeringConnectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
 /// The `ReleaseAddressRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ReleaseAddressRequest {
@@ -27899,6 +28413,7 @@ pub struct ReplaceRouteRequest {
     pub egress_only_internet_gateway_id: Option<String>,
     pub instance_id: Option<String>,
     pub network_interface_id: Option<String>,
+    pub vpc_peering_connection_id: Option<String>,
     pub nat_gateway_id: Option<String>,
 }
 
@@ -27917,6 +28432,7 @@ impl Decode for ReplaceRouteRequest {
                 "NatGatewayId",
                 "NetworkInterfaceId",
                 "RouteTableId",
+                "VpcPeeringConnectionId",
             ],
         ) else {
             return Ok(None);
@@ -27932,6 +28448,7 @@ impl Decode for ReplaceRouteRequest {
             r.field_at(m_[3], at_, "EgressOnlyInternetGatewayId")?;
         let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
         let network_interface_id = r.field_at(m_[8], at_, "NetworkInterfaceId")?;
+        let vpc_peering_connection_id = r.field_at(m_[10], at_, "VpcPeeringConnectionId")?;
         let nat_gateway_id = r.field_at(m_[7], at_, "NatGatewayId")?;
         Ok(Some(Self {
             local_target,
@@ -27943,6 +28460,7 @@ impl Decode for ReplaceRouteRequest {
             egress_only_internet_gateway_id,
             instance_id,
             network_interface_id,
+            vpc_peering_connection_id,
             nat_gateway_id,
         }))
     }
@@ -33700,6 +34218,195 @@ impl EncodeMembers for VpcIpv6CidrBlockAssociation {
     }
 }
 
+/// The `VpcPeeringConnection` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpcPeeringConnection {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepter_vpc_info: Option<VpcPeeringConnectionVpcInfo>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiration_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester_vpc_info: Option<VpcPeeringConnectionVpcInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<VpcPeeringConnectionStateReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_peering_connection_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multipath_resilience_status: Option<MultipathResilienceStatus>,
+}
+
+impl EncodeMembers for VpcPeeringConnection {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("accepterVpcInfo", &self.accepter_vpc_info);
+        w.field("expirationTime", &self.expiration_time);
+        w.field("requesterVpcInfo", &self.requester_vpc_info);
+        w.field("status", &self.status);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("vpcPeeringConnectionId", &self.vpc_peering_connection_id);
+        w.field(
+            "multipathResilienceStatus",
+            &self.multipath_resilience_status,
+        );
+    }
+}
+
+/// The `VpcPeeringConnectionOptionsDescription` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpcPeeringConnectionOptionsDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_dns_resolution_from_remote_vpc: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_egress_from_local_classic_link_to_remote_vpc: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_egress_from_local_vpc_to_remote_classic_link: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_multipath_resilience: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multipath_resilience_mode: Option<MultipathResilienceMode>,
+}
+
+impl EncodeMembers for VpcPeeringConnectionOptionsDescription {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "allowDnsResolutionFromRemoteVpc",
+            &self.allow_dns_resolution_from_remote_vpc,
+        );
+        w.field(
+            "allowEgressFromLocalClassicLinkToRemoteVpc",
+            &self.allow_egress_from_local_classic_link_to_remote_vpc,
+        );
+        w.field(
+            "allowEgressFromLocalVpcToRemoteClassicLink",
+            &self.allow_egress_from_local_vpc_to_remote_classic_link,
+        );
+        w.field("allowMultipathResilience", &self.allow_multipath_resilience);
+        w.field("multipathResilienceMode", &self.multipath_resilience_mode);
+    }
+}
+
+/// The `VpcPeeringConnectionStateReason` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpcPeeringConnectionStateReason {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<VpcPeeringConnectionStateReasonCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for VpcPeeringConnectionStateReason {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `VpcPeeringConnectionStateReasonCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VpcPeeringConnectionStateReasonCode {
+    /// `initiating-request`
+    InitiatingRequest,
+    /// `pending-acceptance`
+    PendingAcceptance,
+    /// `active`
+    Active,
+    /// `deleted`
+    Deleted,
+    /// `rejected`
+    Rejected,
+    /// `failed`
+    Failed,
+    /// `expired`
+    Expired,
+    /// `provisioning`
+    Provisioning,
+    /// `deleting`
+    Deleting,
+}
+
+impl VpcPeeringConnectionStateReasonCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "initiating-request",
+        "pending-acceptance",
+        "active",
+        "deleted",
+        "rejected",
+        "failed",
+        "expired",
+        "provisioning",
+        "deleting",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::InitiatingRequest => "initiating-request",
+            Self::PendingAcceptance => "pending-acceptance",
+            Self::Active => "active",
+            Self::Deleted => "deleted",
+            Self::Rejected => "rejected",
+            Self::Failed => "failed",
+            Self::Expired => "expired",
+            Self::Provisioning => "provisioning",
+            Self::Deleting => "deleting",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "initiating-request" => Self::InitiatingRequest,
+            "pending-acceptance" => Self::PendingAcceptance,
+            "active" => Self::Active,
+            "deleted" => Self::Deleted,
+            "rejected" => Self::Rejected,
+            "failed" => Self::Failed,
+            "expired" => Self::Expired,
+            "provisioning" => Self::Provisioning,
+            "deleting" => Self::Deleting,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VpcPeeringConnectionStateReasonCode);
+
+/// The `VpcPeeringConnectionVpcInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpcPeeringConnectionVpcInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_block_set: Option<Vec<Ipv6CidrBlock>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr_block_set: Option<Vec<CidrBlock>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peering_options: Option<VpcPeeringConnectionOptionsDescription>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+}
+
+impl EncodeMembers for VpcPeeringConnectionVpcInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cidrBlock", &self.cidr_block);
+        w.list_field("ipv6CidrBlockSet", "item", &self.ipv6_cidr_block_set);
+        w.list_field("cidrBlockSet", "item", &self.cidr_block_set);
+        w.field("ownerId", &self.owner_id);
+        w.field("peeringOptions", &self.peering_options);
+        w.field("vpcId", &self.vpc_id);
+        w.field("region", &self.region);
+    }
+}
+
 /// The `VpcState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VpcState {
@@ -34118,6 +34825,18 @@ pub enum Action {
     GetConsoleOutput,
     /// `GetPasswordData`
     GetPasswordData,
+    /// `CreateVpcPeeringConnection`
+    CreateVpcPeeringConnection,
+    /// `AcceptVpcPeeringConnection`
+    AcceptVpcPeeringConnection,
+    /// `RejectVpcPeeringConnection`
+    RejectVpcPeeringConnection,
+    /// `DeleteVpcPeeringConnection`
+    DeleteVpcPeeringConnection,
+    /// `DescribeVpcPeeringConnections`
+    DescribeVpcPeeringConnections,
+    /// `ModifyVpcPeeringConnectionOptions`
+    ModifyVpcPeeringConnectionOptions,
 }
 
 impl Action {
@@ -34305,6 +35024,12 @@ impl Action {
             Self::GetManagedPrefixListEntries => "GetManagedPrefixListEntries",
             Self::GetConsoleOutput => "GetConsoleOutput",
             Self::GetPasswordData => "GetPasswordData",
+            Self::CreateVpcPeeringConnection => "CreateVpcPeeringConnection",
+            Self::AcceptVpcPeeringConnection => "AcceptVpcPeeringConnection",
+            Self::RejectVpcPeeringConnection => "RejectVpcPeeringConnection",
+            Self::DeleteVpcPeeringConnection => "DeleteVpcPeeringConnection",
+            Self::DescribeVpcPeeringConnections => "DescribeVpcPeeringConnections",
+            Self::ModifyVpcPeeringConnectionOptions => "ModifyVpcPeeringConnectionOptions",
         }
     }
     /// The served operation of that name, if any.
@@ -34491,6 +35216,12 @@ impl Action {
             "GetManagedPrefixListEntries" => Self::GetManagedPrefixListEntries,
             "GetConsoleOutput" => Self::GetConsoleOutput,
             "GetPasswordData" => Self::GetPasswordData,
+            "CreateVpcPeeringConnection" => Self::CreateVpcPeeringConnection,
+            "AcceptVpcPeeringConnection" => Self::AcceptVpcPeeringConnection,
+            "RejectVpcPeeringConnection" => Self::RejectVpcPeeringConnection,
+            "DeleteVpcPeeringConnection" => Self::DeleteVpcPeeringConnection,
+            "DescribeVpcPeeringConnections" => Self::DescribeVpcPeeringConnections,
+            "ModifyVpcPeeringConnectionOptions" => Self::ModifyVpcPeeringConnectionOptions,
             _ => return None,
         })
     }
@@ -35277,6 +36008,36 @@ pub trait Api {
         &mut self,
         input: GetPasswordDataRequest,
     ) -> Result<GetPasswordDataResult, ApiError>;
+    /// Serves `CreateVpcPeeringConnection`.
+    fn create_vpc_peering_connection(
+        &mut self,
+        input: CreateVpcPeeringConnectionRequest,
+    ) -> Result<CreateVpcPeeringConnectionResult, ApiError>;
+    /// Serves `AcceptVpcPeeringConnection`.
+    fn accept_vpc_peering_connection(
+        &mut self,
+        input: AcceptVpcPeeringConnectionRequest,
+    ) -> Result<AcceptVpcPeeringConnectionResult, ApiError>;
+    /// Serves `RejectVpcPeeringConnection`.
+    fn reject_vpc_peering_connection(
+        &mut self,
+        input: RejectVpcPeeringConnectionRequest,
+    ) -> Result<RejectVpcPeeringConnectionResult, ApiError>;
+    /// Serves `DeleteVpcPeeringConnection`.
+    fn delete_vpc_peering_connection(
+        &mut self,
+        input: DeleteVpcPeeringConnectionRequest,
+    ) -> Result<DeleteVpcPeeringConnectionResult, ApiError>;
+    /// Serves `DescribeVpcPeeringConnections`.
+    fn describe_vpc_peering_connections(
+        &mut self,
+        input: DescribeVpcPeeringConnectionsRequest,
+    ) -> Result<DescribeVpcPeeringConnectionsResult, ApiError>;
+    /// Serves `ModifyVpcPeeringConnectionOptions`.
+    fn modify_vpc_peering_connection_options(
+        &mut self,
+        input: ModifyVpcPeeringConnectionOptionsRequest,
+    ) -> Result<ModifyVpcPeeringConnectionOptionsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -35638,6 +36399,18 @@ pub enum Response {
     GetConsoleOutput(Box<GetConsoleOutputResult>),
     /// `GetPasswordData`
     GetPasswordData(Box<GetPasswordDataResult>),
+    /// `CreateVpcPeeringConnection`
+    CreateVpcPeeringConnection(Box<CreateVpcPeeringConnectionResult>),
+    /// `AcceptVpcPeeringConnection`
+    AcceptVpcPeeringConnection(Box<AcceptVpcPeeringConnectionResult>),
+    /// `RejectVpcPeeringConnection`
+    RejectVpcPeeringConnection(Box<RejectVpcPeeringConnectionResult>),
+    /// `DeleteVpcPeeringConnection`
+    DeleteVpcPeeringConnection(Box<DeleteVpcPeeringConnectionResult>),
+    /// `DescribeVpcPeeringConnections`
+    DescribeVpcPeeringConnections(Box<DescribeVpcPeeringConnectionsResult>),
+    /// `ModifyVpcPeeringConnectionOptions`
+    ModifyVpcPeeringConnectionOptions(Box<ModifyVpcPeeringConnectionOptionsResult>),
 }
 
 impl Response {
@@ -36645,6 +37418,42 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::CreateVpcPeeringConnection(output) => crate::protocol::xml::ec2_response(
+                "CreateVpcPeeringConnection",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AcceptVpcPeeringConnection(output) => crate::protocol::xml::ec2_response(
+                "AcceptVpcPeeringConnection",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::RejectVpcPeeringConnection(output) => crate::protocol::xml::ec2_response(
+                "RejectVpcPeeringConnection",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteVpcPeeringConnection(output) => crate::protocol::xml::ec2_response(
+                "DeleteVpcPeeringConnection",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVpcPeeringConnections(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpcPeeringConnections",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyVpcPeeringConnectionOptions(output) => crate::protocol::xml::ec2_response(
+                "ModifyVpcPeeringConnectionOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -37210,7 +38019,6 @@ pub fn execute<A: Api + ?Sized>(
                     "CarrierGatewayId",
                     "CoreNetworkArn",
                     "OdbNetworkArn",
-                    "VpcPeeringConnectionId",
                 ],
             )?;
             let input = FormReader::required(CreateRouteRequest::decode(r, "")?, "", "")?;
@@ -37231,7 +38039,6 @@ pub fn execute<A: Api + ?Sized>(
                     "CarrierGatewayId",
                     "CoreNetworkArn",
                     "OdbNetworkArn",
-                    "VpcPeeringConnectionId",
                 ],
             )?;
             let input = FormReader::required(ReplaceRouteRequest::decode(r, "")?, "", "")?;
@@ -38825,6 +39632,81 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::GetPasswordData(Box::new(
                 api.get_password_data(input)?,
+            )))
+        }
+        Action::CreateVpcPeeringConnection => {
+            r.reject_unsupported("CreateVpcPeeringConnection", &[])?;
+            let input =
+                FormReader::required(CreateVpcPeeringConnectionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateVpcPeeringConnection(Box::new(
+                api.create_vpc_peering_connection(input)?,
+            )))
+        }
+        Action::AcceptVpcPeeringConnection => {
+            r.reject_unsupported("AcceptVpcPeeringConnection", &[])?;
+            let input =
+                FormReader::required(AcceptVpcPeeringConnectionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AcceptVpcPeeringConnection(Box::new(
+                api.accept_vpc_peering_connection(input)?,
+            )))
+        }
+        Action::RejectVpcPeeringConnection => {
+            r.reject_unsupported("RejectVpcPeeringConnection", &[])?;
+            let input =
+                FormReader::required(RejectVpcPeeringConnectionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::RejectVpcPeeringConnection(Box::new(
+                api.reject_vpc_peering_connection(input)?,
+            )))
+        }
+        Action::DeleteVpcPeeringConnection => {
+            r.reject_unsupported("DeleteVpcPeeringConnection", &[])?;
+            let input =
+                FormReader::required(DeleteVpcPeeringConnectionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteVpcPeeringConnection(Box::new(
+                api.delete_vpc_peering_connection(input)?,
+            )))
+        }
+        Action::DescribeVpcPeeringConnections => {
+            r.reject_unsupported("DescribeVpcPeeringConnections", &[])?;
+            let input =
+                FormReader::required(DescribeVpcPeeringConnectionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVpcPeeringConnections(Box::new(
+                api.describe_vpc_peering_connections(input)?,
+            )))
+        }
+        Action::ModifyVpcPeeringConnectionOptions => {
+            r.reject_unsupported("ModifyVpcPeeringConnectionOptions", &[])?;
+            let input = FormReader::required(
+                ModifyVpcPeeringConnectionOptionsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyVpcPeeringConnectionOptions(Box::new(
+                api.modify_vpc_peering_connection_options(input)?,
             )))
         }
     }

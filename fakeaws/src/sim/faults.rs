@@ -139,8 +139,9 @@ pub enum Effect {
     /// message; the instance of a RunInstances to `terminated` with this state reason (a
     /// `Server.*` code); the instance of a RegisterInstancesWithLoadBalancer stays
     /// `OutOfService` with this reason; the interface endpoint of a CreateVpcEndpoint goes
-    /// to `failed` with this code and message as its last error. Only for those four
-    /// actions.
+    /// to `failed` with this code and message as its last error; the connection of a
+    /// CreateVpcPeeringConnection to `failed` with this message as its status message. Only
+    /// for those five actions.
     AsyncFailure {
         /// The failure code, such as `InsufficientFreeAddressesInSubnet` or
         /// `Server.InternalError`.
@@ -157,6 +158,7 @@ pub fn async_subject(action: &str) -> Option<Subject> {
         "RunInstances" => Some(Subject::Instance),
         "RegisterInstancesWithLoadBalancer" => Some(Subject::LoadBalancerRegistration),
         "CreateVpcEndpoint" => Some(Subject::VpcEndpoint),
+        "CreateVpcPeeringConnection" => Some(Subject::VpcPeering),
         _ => None,
     }
 }

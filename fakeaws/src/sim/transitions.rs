@@ -42,6 +42,13 @@ pub enum Subject {
     /// An Elastic IP's reverse DNS record taking the name ModifyAddressAttribute or
     /// ResetAddressAttribute asked for (`PENDING` until then).
     AddressPtr,
+    /// A VPC peering connection leaving `initiating-request`, `provisioning` or `deleting`.
+    VpcPeering,
+    /// A VPC peering request not accepted within 7 days expiring.
+    VpcPeeringExpiry,
+    /// An ended VPC peering connection disappearing from Describe calls (AWS keeps a failed
+    /// one 2 hours, a rejected, expired or deleted one 2 days: checked every 2 hours).
+    VpcPeeringPurge,
 }
 
 impl Subject {
@@ -58,11 +65,13 @@ impl Subject {
         "image",
         "imageBlockPublicAccess",
         "addressPtr",
+        "vpcPeeringConnection",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
-    /// `volumeModification`, `image`, `imageBlockPublicAccess`, `addressPtr`.
+    /// `volumeModification`, `image`, `imageBlockPublicAccess`, `addressPtr`,
+    /// `vpcPeeringConnection`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -76,6 +85,7 @@ impl Subject {
             "image" => Some(Subject::Image),
             "imageBlockPublicAccess" => Some(Subject::ImageBlockPublicAccess),
             "addressPtr" => Some(Subject::AddressPtr),
+            "vpcPeeringConnection" => Some(Subject::VpcPeering),
             _ => None,
         }
     }
@@ -84,6 +94,8 @@ impl Subject {
     fn default_delay(self) -> Duration {
         match self {
             Subject::InstancePurge | Subject::NatGatewayPurge => Duration::from_secs(3600),
+            Subject::VpcPeeringExpiry => crate::ec2::vpc_peering::ACCEPT_WITHIN,
+            Subject::VpcPeeringPurge => Duration::from_secs(2 * 3600),
             _ => Duration::ZERO,
         }
     }

@@ -49,6 +49,7 @@ mod volume_status;
 mod vpc;
 mod vpc_cidr;
 mod vpc_endpoint;
+mod vpc_peering;
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};

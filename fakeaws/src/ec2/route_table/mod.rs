@@ -46,6 +46,8 @@ pub enum Target {
     NetworkInterface(String),
     /// An egress-only internet gateway (IPv6 destinations only).
     EgressOnlyGateway(String),
+    /// A VPC peering connection of the table's VPC.
+    VpcPeering(String),
 }
 
 /// One route.
@@ -119,13 +121,10 @@ impl Filterable for (&RouteTable, &Region) {
         "route.vpc-peering-connection-id",
         "vpc-id",
     ];
-    // No gateway associations, transit gateways or peering connections here (prefix lists
-    // only as gateway endpoints' routes).
-    const NEVER_SET: &'static [&'static str] = &[
-        "association.gateway-id",
-        "route.transit-gateway-id",
-        "route.vpc-peering-connection-id",
-    ];
+    // No gateway associations or transit gateways here (prefix lists only as gateway
+    // endpoints' routes).
+    const NEVER_SET: &'static [&'static str] =
+        &["association.gateway-id", "route.transit-gateway-id"];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (t, region) = *self;
@@ -176,6 +175,9 @@ impl Filterable for (&RouteTable, &Region) {
                 .collect(),
             "route.egress-only-internet-gateway-id" => routes()
                 .filter_map(|r| target_ids(&r.target).egress_only)
+                .collect(),
+            "route.vpc-peering-connection-id" => routes()
+                .filter_map(|r| target_ids(&r.target).peering)
                 .collect(),
             "route.gateway-id" => routes()
                 .filter_map(|r| target_ids(&r.target).gateway)
@@ -251,6 +253,7 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                         instance_id: ids.instance,
                         network_interface_id: ids.eni,
                         egress_only_internet_gateway_id: ids.egress_only,
+                        vpc_peering_connection_id: ids.peering,
                         origin: Some(if r.from_table {
                             RouteOrigin::CreateRouteTable
                         } else {

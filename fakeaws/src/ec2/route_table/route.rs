@@ -1,4 +1,5 @@
-//! Routes: a destination and a target (gateway, NAT gateway, instance, interface), checked
+//! Routes: a destination and a target (gateway, NAT gateway, instance, interface, VPC
+//! peering connection), checked
 //! as AWS checks them; CreateRoute, ReplaceRoute, DeleteRoute.
 
 use ipnet::{IpNet, Ipv4Net};
@@ -6,7 +7,7 @@ use ipnet::{IpNet, Ipv4Net};
 use crate::ec2::error::Code;
 use crate::ec2::vpc::parse_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
-use crate::ec2::{Kind, nat_gateway};
+use crate::ec2::{Kind, nat_gateway, vpc_peering};
 use crate::generated::ec2::{
     CreateRouteRequest, CreateRouteResult, DeleteRouteRequest, DeleteRouteTableRequest,
     NatGatewayState, ReplaceRouteRequest,
@@ -24,6 +25,7 @@ pub(super) struct TargetIds {
     pub(super) instance: Option<String>,
     pub(super) eni: Option<String>,
     pub(super) egress_only: Option<String>,
+    pub(super) peering: Option<String>,
 }
 
 pub(super) fn target_ids(t: &Target) -> TargetIds {
@@ -35,6 +37,7 @@ pub(super) fn target_ids(t: &Target) -> TargetIds {
         Target::Instance(i) => ids.instance = Some(i.clone()),
         Target::NetworkInterface(e) => ids.eni = Some(e.clone()),
         Target::EgressOnlyGateway(g) => ids.egress_only = Some(g.clone()),
+        Target::VpcPeering(p) => ids.peering = Some(p.clone()),
     }
     ids
 }
@@ -59,6 +62,7 @@ pub(super) fn is_active(region: &Region, vpc_id: &str, t: &Target) -> bool {
             .egress_only_gateways
             .get(g)
             .is_some_and(|g| g.vpc_id == vpc_id),
+        Target::VpcPeering(p) => vpc_peering::is_active(region, p),
     }
 }
 
@@ -105,6 +109,7 @@ pub(super) struct Targets<'a> {
     pub(super) instance: Option<&'a str>,
     pub(super) eni: Option<&'a str>,
     pub(super) egress_only: Option<&'a str>,
+    pub(super) peering: Option<&'a str>,
 }
 
 /// The [`Targets`] of a CreateRoute or ReplaceRoute request (the two models have the same
@@ -117,6 +122,7 @@ macro_rules! targets {
             instance: $input.instance_id.as_deref(),
             eni: $input.network_interface_id.as_deref(),
             egress_only: $input.egress_only_internet_gateway_id.as_deref(),
+            peering: $input.vpc_peering_connection_id.as_deref(),
         }
     };
 }
@@ -135,15 +141,16 @@ pub(super) fn resolve_target(
         instance,
         eni,
         egress_only,
+        peering,
     } = *targets;
-    let given = [gateway, nat, instance, eni, egress_only]
+    let given = [gateway, nat, instance, eni, egress_only, peering]
         .iter()
         .flatten()
         .count();
     if given == 0 {
         return Err(ApiError::missing_parameter(
-            "GatewayId, NatGatewayId, InstanceId, NetworkInterfaceId or \
-             EgressOnlyInternetGatewayId",
+            "GatewayId, NatGatewayId, InstanceId, NetworkInterfaceId, \
+             EgressOnlyInternetGatewayId or VpcPeeringConnectionId",
         ));
     }
     if given > 1 {
@@ -178,6 +185,10 @@ pub(super) fn resolve_target(
             )));
         }
         return Ok(Target::EgressOnlyGateway(g.to_string()));
+    }
+    if let Some(p) = peering {
+        vpc_peering::check_route_target(region, vpc_id, p)?;
+        return Ok(Target::VpcPeering(p.to_string()));
     }
     if let Some(n) = nat {
         let gw = nat_gateway::find(region, n)?;
