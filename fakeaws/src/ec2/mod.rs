@@ -453,6 +453,20 @@ impl Api for Region {
         vpc_peering::modify_vpc_peering_connection_options(self, input)
     }
 
+    fn describe_stale_security_groups(
+        &mut self,
+        input: DescribeStaleSecurityGroupsRequest,
+    ) -> Result<DescribeStaleSecurityGroupsResult, ApiError> {
+        security_group::describe_stale_security_groups(self, input)
+    }
+
+    fn describe_security_group_references(
+        &mut self,
+        input: DescribeSecurityGroupReferencesRequest,
+    ) -> Result<DescribeSecurityGroupReferencesResult, ApiError> {
+        security_group::describe_security_group_references(self, input)
+    }
+
     fn create_nat_gateway(
         &mut self,
         input: CreateNatGatewayRequest,

@@ -15,10 +15,12 @@
 //! - A request to a VPC of another account (`PeerOwnerId`) stays `pending-acceptance`: that
 //!   account is not in the fake, and only the accepter's owner may accept
 //!   (`OperationNotPermitted` for anyone else).
-//! - The VPCs' ranges are shown only while the connection is `active`, but for the
-//!   requester's, shown from the start; so are the peering options (DNS resolution from the
-//!   remote VPC), which ModifyVpcPeeringConnectionOptions changes on an active connection only
+//! - The requester's ranges are shown from the start, the accepter's only while the
+//!   connection is `active`, and each side's peering options (DNS resolution from the remote
+//!   VPC) too, which ModifyVpcPeeringConnectionOptions changes on an active connection only
 //!   (`Peering pcx-... is not active. Peering options can be added only to active peerings.`).
+//! - A security group may reference the groups of a VPC an active connection joins to its
+//!   own (`crate::ec2::security_group`); such a rule goes stale when the connection ends.
 //! - A VPC with an active connection cannot be deleted (`DependencyViolation`); deleting the
 //!   VPC of a request still pending deletes the request.
 //! - Routes may target a connection (`VpcPeeringConnectionId`, `crate::ec2::route_table`):
@@ -151,6 +153,27 @@ impl Peering {
 /// The connection `id`, or the kind's Malformed / NotFound error.
 pub fn find<'a>(region: &'a Region, id: &str) -> Result<&'a Peering, ApiError> {
     Kind::VpcPeeringConnection.get(&region.vpc_peerings, id)
+}
+
+/// The connection joining the region's VPCs `a` and `b` that a security group reference
+/// between them goes through: the active one, else the latest requested (ended ones are kept
+/// a while, then forgotten).
+pub fn between<'a>(region: &'a Region, a: &str, b: &str) -> Option<&'a Peering> {
+    let joining = || {
+        region
+            .by_vpc
+            .of_kind(a, Kind::VpcPeeringConnection.prefix())
+            .filter_map(|id| region.vpc_peerings.get(id))
+            .filter(|p| p.joins(a, b))
+    };
+    joining()
+        .find(|p| p.state == State::Active)
+        .or_else(|| joining().max_by(|x, y| x.created.cmp(&y.created).then(x.id.cmp(&y.id))))
+}
+
+/// Whether an active connection joins the region's VPCs `a` and `b`.
+pub fn peered(region: &Region, a: &str, b: &str) -> bool {
+    between(region, a, b).is_some_and(|p| p.state == State::Active)
 }
 
 /// Whether a route to the connection `id` carries traffic (else it is a `blackhole`).

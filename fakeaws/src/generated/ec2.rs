@@ -8221,6 +8221,43 @@ impl EncodeMembers for DescribeRouteTablesResult {
     }
 }
 
+/// The `DescribeSecurityGroupReferencesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeSecurityGroupReferencesRequest {
+    pub dry_run: Option<bool>,
+    pub group_id: Vec<String>,
+}
+
+impl Decode for DescribeSecurityGroupReferencesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "GroupId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let group_id = r.list_at(m_[1], at_, "GroupId", None)?;
+        let group_id = FormReader::required(group_id, at_, "GroupId")?;
+        Ok(Some(Self { dry_run, group_id }))
+    }
+}
+
+/// The `DescribeSecurityGroupReferencesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeSecurityGroupReferencesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_group_reference_set: Option<Vec<SecurityGroupReference>>,
+}
+
+impl EncodeMembers for DescribeSecurityGroupReferencesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "securityGroupReferenceSet",
+            "item",
+            &self.security_group_reference_set,
+        );
+    }
+}
+
 /// The `DescribeSecurityGroupRulesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeSecurityGroupRulesRequest {
@@ -8522,6 +8559,63 @@ impl EncodeMembers for DescribeSpotInstanceRequestsResult {
             &self.spot_instance_requests,
         );
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeStaleSecurityGroupsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeStaleSecurityGroupsRequest {
+    pub dry_run: Option<bool>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub vpc_id: String,
+}
+
+impl Decode for DescribeStaleSecurityGroupsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "MaxResults", "NextToken", "VpcId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let max_results = r.field_at(m_[1], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(255),
+        )?;
+        let next_token = r.field_at(m_[2], at_, "NextToken")?;
+        r.check_length(next_token.as_deref(), at_, "NextToken", Some(1), Some(1024))?;
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        Ok(Some(Self {
+            dry_run,
+            max_results,
+            next_token,
+            vpc_id,
+        }))
+    }
+}
+
+/// The `DescribeStaleSecurityGroupsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeStaleSecurityGroupsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_security_group_set: Option<Vec<StaleSecurityGroup>>,
+}
+
+impl EncodeMembers for DescribeStaleSecurityGroupsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field(
+            "staleSecurityGroupSet",
+            "item",
+            &self.stale_security_group_set,
+        );
     }
 }
 
@@ -30608,6 +30702,29 @@ impl EncodeMembers for SecurityGroupIdentifier {
     }
 }
 
+/// The `SecurityGroupReference` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SecurityGroupReference {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referencing_vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_peering_connection_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transit_gateway_id: Option<String>,
+}
+
+impl EncodeMembers for SecurityGroupReference {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupId", &self.group_id);
+        w.field("referencingVpcId", &self.referencing_vpc_id);
+        w.field("vpcPeeringConnectionId", &self.vpc_peering_connection_id);
+        w.field("transitGatewayId", &self.transit_gateway_id);
+    }
+}
+
 /// The `SecurityGroupRule` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecurityGroupRule {
@@ -31535,6 +31652,68 @@ impl SpreadLevel {
 }
 
 crate::protocol::wire_enum!(SpreadLevel);
+
+/// The `StaleIpPermission` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StaleIpPermission {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_ranges: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id_group_pairs: Option<Vec<UserIdGroupPair>>,
+}
+
+impl EncodeMembers for StaleIpPermission {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("fromPort", &self.from_port);
+        w.field("ipProtocol", &self.ip_protocol);
+        w.list_field("ipRanges", "item", &self.ip_ranges);
+        w.list_field("prefixListIds", "item", &self.prefix_list_ids);
+        w.field("toPort", &self.to_port);
+        w.list_field("groups", "item", &self.user_id_group_pairs);
+    }
+}
+
+/// The `StaleSecurityGroup` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StaleSecurityGroup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_ip_permissions: Option<Vec<StaleIpPermission>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_ip_permissions_egress: Option<Vec<StaleIpPermission>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+}
+
+impl EncodeMembers for StaleSecurityGroup {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("description", &self.description);
+        w.field("groupId", &self.group_id);
+        w.field("groupName", &self.group_name);
+        w.list_field("staleIpPermissions", "item", &self.stale_ip_permissions);
+        w.list_field(
+            "staleIpPermissionsEgress",
+            "item",
+            &self.stale_ip_permissions_egress,
+        );
+        w.field("vpcId", &self.vpc_id);
+    }
+}
 
 /// The `StartInstancesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -34837,6 +35016,10 @@ pub enum Action {
     DescribeVpcPeeringConnections,
     /// `ModifyVpcPeeringConnectionOptions`
     ModifyVpcPeeringConnectionOptions,
+    /// `DescribeStaleSecurityGroups`
+    DescribeStaleSecurityGroups,
+    /// `DescribeSecurityGroupReferences`
+    DescribeSecurityGroupReferences,
 }
 
 impl Action {
@@ -35030,6 +35213,8 @@ impl Action {
             Self::DeleteVpcPeeringConnection => "DeleteVpcPeeringConnection",
             Self::DescribeVpcPeeringConnections => "DescribeVpcPeeringConnections",
             Self::ModifyVpcPeeringConnectionOptions => "ModifyVpcPeeringConnectionOptions",
+            Self::DescribeStaleSecurityGroups => "DescribeStaleSecurityGroups",
+            Self::DescribeSecurityGroupReferences => "DescribeSecurityGroupReferences",
         }
     }
     /// The served operation of that name, if any.
@@ -35222,6 +35407,8 @@ impl Action {
             "DeleteVpcPeeringConnection" => Self::DeleteVpcPeeringConnection,
             "DescribeVpcPeeringConnections" => Self::DescribeVpcPeeringConnections,
             "ModifyVpcPeeringConnectionOptions" => Self::ModifyVpcPeeringConnectionOptions,
+            "DescribeStaleSecurityGroups" => Self::DescribeStaleSecurityGroups,
+            "DescribeSecurityGroupReferences" => Self::DescribeSecurityGroupReferences,
             _ => return None,
         })
     }
@@ -36038,6 +36225,16 @@ pub trait Api {
         &mut self,
         input: ModifyVpcPeeringConnectionOptionsRequest,
     ) -> Result<ModifyVpcPeeringConnectionOptionsResult, ApiError>;
+    /// Serves `DescribeStaleSecurityGroups`.
+    fn describe_stale_security_groups(
+        &mut self,
+        input: DescribeStaleSecurityGroupsRequest,
+    ) -> Result<DescribeStaleSecurityGroupsResult, ApiError>;
+    /// Serves `DescribeSecurityGroupReferences`.
+    fn describe_security_group_references(
+        &mut self,
+        input: DescribeSecurityGroupReferencesRequest,
+    ) -> Result<DescribeSecurityGroupReferencesResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -36411,6 +36608,10 @@ pub enum Response {
     DescribeVpcPeeringConnections(Box<DescribeVpcPeeringConnectionsResult>),
     /// `ModifyVpcPeeringConnectionOptions`
     ModifyVpcPeeringConnectionOptions(Box<ModifyVpcPeeringConnectionOptionsResult>),
+    /// `DescribeStaleSecurityGroups`
+    DescribeStaleSecurityGroups(Box<DescribeStaleSecurityGroupsResult>),
+    /// `DescribeSecurityGroupReferences`
+    DescribeSecurityGroupReferences(Box<DescribeSecurityGroupReferencesResult>),
 }
 
 impl Response {
@@ -37450,6 +37651,18 @@ impl Response {
             ),
             Self::ModifyVpcPeeringConnectionOptions(output) => crate::protocol::xml::ec2_response(
                 "ModifyVpcPeeringConnectionOptions",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeStaleSecurityGroups(output) => crate::protocol::xml::ec2_response(
+                "DescribeStaleSecurityGroups",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeSecurityGroupReferences(output) => crate::protocol::xml::ec2_response(
+                "DescribeSecurityGroupReferences",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -39707,6 +39920,33 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ModifyVpcPeeringConnectionOptions(Box::new(
                 api.modify_vpc_peering_connection_options(input)?,
+            )))
+        }
+        Action::DescribeStaleSecurityGroups => {
+            r.reject_unsupported("DescribeStaleSecurityGroups", &[])?;
+            let input =
+                FormReader::required(DescribeStaleSecurityGroupsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeStaleSecurityGroups(Box::new(
+                api.describe_stale_security_groups(input)?,
+            )))
+        }
+        Action::DescribeSecurityGroupReferences => {
+            r.reject_unsupported("DescribeSecurityGroupReferences", &[])?;
+            let input = FormReader::required(
+                DescribeSecurityGroupReferencesRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeSecurityGroupReferences(Box::new(
+                api.describe_security_group_references(input)?,
             )))
         }
     }

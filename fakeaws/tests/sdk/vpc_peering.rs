@@ -12,7 +12,7 @@ use aws_sdk_ec2::types::{
     VpcPeeringConnectionStateReasonCode as Code,
 };
 
-use crate::{code, code_and_message, empty_fake, filter, route_table, tag_spec, vpc};
+use crate::{code, code_and_message, empty_fake, filter, group, route_table, tag_spec, vpc};
 
 const ACCOUNT: &str = "123456789012";
 
@@ -746,4 +746,127 @@ async fn the_quotas_on_requests_and_active_connections_hold() {
         status(&peering(&ec2, two.vpc_peering_connection_id().unwrap()).await).0,
         Code::PendingAcceptance
     );
+}
+
+#[tokio::test]
+async fn a_peer_vpcs_groups_are_referenced_while_the_connection_is_active_then_go_stale() {
+    use aws_sdk_ec2::types::{IpPermission, UserIdGroupPair};
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = vpc(&ec2, "10.0.0.0/16").await;
+    let b = vpc(&ec2, "10.1.0.0/16").await;
+    let (ga, gb) = (group(&ec2, &a, "app").await, group(&ec2, &b, "db").await);
+    let from_gb = IpPermission::builder()
+        .ip_protocol("tcp")
+        .from_port(5432)
+        .to_port(5432)
+        .user_id_group_pairs(UserIdGroupPair::builder().group_id(&gb).build())
+        .build();
+    let authorize = || {
+        ec2.authorize_security_group_ingress()
+            .group_id(&ga)
+            .ip_permissions(from_gb.clone())
+            .send()
+    };
+    // Not before the two VPCs are peered.
+    assert_eq!(code(authorize().await), "InvalidGroup.NotFound");
+    let pcx = request(&ec2, &a, &b).await;
+    let pcx = pcx.vpc_peering_connection_id().unwrap().to_string();
+    ec2.accept_vpc_peering_connection()
+        .vpc_peering_connection_id(&pcx)
+        .send()
+        .await
+        .unwrap();
+    let made = authorize().await.unwrap();
+    let info = made.security_group_rules()[0]
+        .referenced_group_info()
+        .unwrap();
+    assert_eq!(info.group_id(), Some(gb.as_str()));
+    assert_eq!(info.vpc_id(), Some(b.as_str()));
+    assert_eq!(info.vpc_peering_connection_id(), Some(pcx.as_str()));
+    assert_eq!(info.peering_status(), Some("active"));
+    let pair = |ec2: aws_sdk_ec2::Client, ga: String| async move {
+        let out = ec2
+            .describe_security_groups()
+            .group_ids(ga)
+            .send()
+            .await
+            .unwrap();
+        out.security_groups()[0].ip_permissions()[0].user_id_group_pairs()[0].clone()
+    };
+    let described = pair(ec2.clone(), ga.clone()).await;
+    assert_eq!(described.vpc_id(), Some(b.as_str()));
+    assert_eq!(described.vpc_peering_connection_id(), Some(pcx.as_str()));
+    assert_eq!(described.peering_status(), Some("active"));
+    let references = ec2
+        .describe_security_group_references()
+        .group_id(&gb)
+        .send()
+        .await
+        .unwrap();
+    let [reference] = references.security_group_reference_set() else {
+        panic!("one reference: {references:?}");
+    };
+    assert_eq!(reference.group_id(), Some(gb.as_str()));
+    assert_eq!(reference.referencing_vpc_id(), Some(a.as_str()));
+    assert_eq!(reference.vpc_peering_connection_id(), Some(pcx.as_str()));
+    let stale = |ec2: aws_sdk_ec2::Client, vpc: String| async move {
+        ec2.describe_stale_security_groups()
+            .vpc_id(vpc)
+            .send()
+            .await
+            .unwrap()
+            .stale_security_group_set()
+            .to_vec()
+    };
+    assert!(stale(ec2.clone(), a.clone()).await.is_empty());
+
+    // The connection deleted, the rule stays, stale.
+    ec2.delete_vpc_peering_connection()
+        .vpc_peering_connection_id(&pcx)
+        .send()
+        .await
+        .unwrap();
+    let found = stale(ec2.clone(), a.clone()).await;
+    let [g] = found.as_slice() else {
+        panic!("one stale group: {found:?}");
+    };
+    assert_eq!(g.group_id(), Some(ga.as_str()));
+    assert_eq!(g.group_name(), Some("app"));
+    assert_eq!(g.vpc_id(), Some(a.as_str()));
+    assert!(g.stale_ip_permissions_egress().is_empty());
+    let [permission] = g.stale_ip_permissions() else {
+        panic!("one stale permission: {g:?}");
+    };
+    assert_eq!(permission.from_port(), Some(5432));
+    let stale_pair = &permission.user_id_group_pairs()[0];
+    assert_eq!(stale_pair.group_id(), Some(gb.as_str()));
+    assert_eq!(stale_pair.peering_status(), Some("deleted"));
+    // A group referenced only from a peer VPC can be deleted; the reference stays stale.
+    ec2.delete_security_group()
+        .group_id(&gb)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale(ec2.clone(), a.clone()).await.len(), 1);
+    // A stale rule is revoked by naming it as it was made.
+    ec2.revoke_security_group_ingress()
+        .group_id(&ga)
+        .ip_permissions(from_gb.clone())
+        .send()
+        .await
+        .unwrap();
+    assert!(stale(ec2.clone(), a.clone()).await.is_empty());
+    let unknown = ec2
+        .describe_stale_security_groups()
+        .vpc_id("vpc-0123456789abcdef0")
+        .send()
+        .await;
+    assert_eq!(code(unknown), "InvalidVpcID.NotFound");
+    let gone = ec2
+        .describe_security_group_references()
+        .group_id(&gb)
+        .send()
+        .await;
+    assert_eq!(code(gone), "InvalidGroup.NotFound");
 }

@@ -56,7 +56,7 @@ pub(super) fn authorize(
 ) -> Result<Vec<SecurityGroupRule>, ApiError> {
     let group = by_id_or_name(region, req.group_id, req.group_name)?.clone();
     let egress = req.direction == Direction::Egress;
-    let mut wanted = requested_rules(region, &group, egress, &req.args)?;
+    let mut wanted = requested_rules(region, &group, egress, false, &req.args)?;
     let specs = req.tag_specifications;
     let tags = tags::from_specs(specs, ResourceType::SecurityGroupRule)?;
     for (i, r) in wanted.iter().enumerate() {
@@ -100,7 +100,7 @@ pub(super) fn revoke(
     let wanted = if req.args.is_empty() {
         None
     } else {
-        Some(requested_rules(region, &group, egress, &req.args)?)
+        Some(requested_rules(region, &group, egress, true, &req.args)?)
     };
     let rule_ids = req.rule_ids;
     let mut doomed: Vec<String> = Vec::new();

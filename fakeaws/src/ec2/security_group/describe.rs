@@ -17,10 +17,12 @@ pub(super) fn render(region: &Region, g: &SecurityGroup) -> SecurityGroupOut {
         group_id: Some(g.id.clone()),
         ip_permissions_egress: Some(permissions(
             region,
+            &g.vpc_id,
             g.rules.iter().filter(|r| r.egress).cloned(),
         )),
         ip_permissions: Some(permissions(
             region,
+            &g.vpc_id,
             g.rules.iter().filter(|r| !r.egress).cloned(),
         )),
         tags: region.tags.tag_set(&g.id),

@@ -1,13 +1,16 @@
 //! Security groups: CreateSecurityGroup, DescribeSecurityGroups, DeleteSecurityGroup,
 //! Authorize/RevokeSecurityGroupIngress and Egress, DescribeSecurityGroupRules,
 //! UpdateSecurityGroupRuleDescriptionsIngress and Egress, ModifySecurityGroupRules, and the
-//! default group every VPC has.
+//! default group every VPC has; rules referencing the groups of a peered VPC.
 //!
 //! `rule` parses and renders rules (protocols, ports, peers, descriptions, IpPermissions);
 //! `authorize` is the one rule path of Authorize/Revoke Ingress/Egress, the direction a
 //! parameter; `modify` changes rules in place (descriptions, or a rule whole under its id);
-//! `describe` answers DescribeSecurityGroups and DescribeSecurityGroupRules.
+//! `describe` answers DescribeSecurityGroups and DescribeSecurityGroupRules; `across` the
+//! references between peered VPCs' groups (DescribeStaleSecurityGroups,
+//! DescribeSecurityGroupReferences).
 
+mod across;
 mod authorize;
 mod describe;
 mod modify;
@@ -23,6 +26,7 @@ use crate::generated::ec2::{
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
+pub use across::{describe_security_group_references, describe_stale_security_groups};
 pub use authorize::{
     authorize_security_group_egress, authorize_security_group_ingress,
     revoke_security_group_egress, revoke_security_group_ingress,
@@ -361,10 +365,13 @@ pub fn create_security_group(
     })
 }
 
-/// Why `id` cannot be deleted, if something still uses it.
+/// Why `id` cannot be deleted, if something still uses it. A reference from a group of a
+/// peer VPC does not hold it: that rule goes stale (DescribeStaleSecurityGroups).
 fn in_use(region: &Region, id: &str) -> Option<String> {
+    let vpc = region.security_groups.get(id).map(|g| g.vpc_id.as_str());
     if let Some(other) = region.security_groups.values().find(|g| {
         g.id != id
+            && Some(g.vpc_id.as_str()) == vpc
             && g.rules
                 .iter()
                 .any(|r| r.peer == Peer::Group(id.to_string()))

@@ -52,7 +52,7 @@ fn update_descriptions(region: &mut Region, req: DescriptionsRequest<'_>) -> Res
             to: None,
             cidr: None,
         };
-        for wanted in requested_rules(region, &group, egress, &args)? {
+        for wanted in requested_rules(region, &group, egress, true, &args)? {
             let Some(rule) = group.rules.iter().find(|r| r.same_permission(&wanted)) else {
                 return Err(ApiError::new(
                     Code::InvalidPermissionNotFound,

@@ -1,8 +1,8 @@
 //! Security group rules as requests give them and answers show them: protocol names, port
 //! ranges, peers (CIDR, group, prefix list), IpPermissions and SecurityGroupRule records.
 
-use crate::ec2::Kind;
 use crate::ec2::error::{self, Code};
+use crate::ec2::{Kind, vpc_peering};
 
 use crate::ec2::vpc::parse_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
@@ -88,11 +88,15 @@ impl RuleArgs<'_> {
 }
 
 /// The rules a request asks for, checked against the region (referenced groups exist in the
-/// same VPC).
+/// same VPC or in a VPC peered with it). With `existing`, a request naming rules the group
+/// has (to revoke them or change their descriptions), a group one of its rules references may
+/// be named even where it could no longer be (a stale reference: the group or the peering
+/// connection gone).
 pub(super) fn requested_rules(
     region: &mut Region,
     group: &SecurityGroup,
     egress: bool,
+    existing: bool,
     args: &RuleArgs<'_>,
 ) -> Result<Vec<Rule>, ApiError> {
     let RuleArgs {
@@ -153,6 +157,15 @@ pub(super) fn requested_rules(
         }
         for pair in p.user_id_group_pairs.iter().flatten() {
             let id = match (&pair.group_id, &pair.group_name) {
+                (Some(id), _)
+                    if existing
+                        && group
+                            .rules
+                            .iter()
+                            .any(|r| r.peer == Peer::Group(id.clone())) =>
+                {
+                    id.clone()
+                }
                 (Some(id), _) => group_in_vpc(region, group, id)?,
                 (None, Some(name)) => region
                     .security_groups
@@ -202,14 +215,16 @@ pub(super) fn requested_rules(
     Ok(out)
 }
 
-/// The group `id`, a rule's peer, checked to be in `group`'s VPC.
+/// The group `id`, a rule's peer, checked to be in `group`'s VPC or in a VPC an active
+/// peering connection joins to it (AWS: a peer VPC's groups may be referenced in the same
+/// region).
 pub(super) fn group_in_vpc(
     region: &Region,
     group: &SecurityGroup,
     id: &str,
 ) -> Result<String, ApiError> {
     let g = Kind::SecurityGroup.get(&region.security_groups, id)?;
-    if g.vpc_id != group.vpc_id {
+    if g.vpc_id != group.vpc_id && !vpc_peering::peered(region, &group.vpc_id, &g.vpc_id) {
         return Err(ApiError::new(
             Code::InvalidGroupNotFound,
             format!(
@@ -257,19 +272,47 @@ pub(super) fn arn(region: &Region, kind: &str, id: &str) -> String {
     )
 }
 
+/// What a reference from a group of `vpc_id` to the group `id` shows beyond the group: when
+/// `id` is not of `vpc_id` (a peer VPC's group, or one gone), its VPC while it exists, and the
+/// peering connection between the two VPCs with its state (`PeeringStatus`).
+#[derive(Default)]
+pub(super) struct Across {
+    pub(super) vpc_id: Option<String>,
+    pub(super) peering: Option<(String, String)>,
+}
+
+pub(super) fn across(region: &Region, vpc_id: &str, id: &str) -> Across {
+    let peer_vpc = region.security_groups.get(id).map(|g| g.vpc_id.clone());
+    match peer_vpc {
+        Some(v) if v == vpc_id => Across::default(),
+        Some(v) => Across {
+            peering: vpc_peering::between(region, vpc_id, &v)
+                .map(|p| (p.id.clone(), p.state.as_str().to_string())),
+            vpc_id: Some(v),
+        },
+        None => Across::default(),
+    }
+}
+
 pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> SecurityGroupRule {
     let (cidr_ipv4, cidr_ipv6, referenced_group_info) = match &r.peer {
         Peer::Cidr(c) => (Some(c.clone()), None, None),
         Peer::Ipv6Cidr(c) => (None, Some(c.clone()), None),
-        Peer::Group(g) => (
-            None,
-            None,
-            Some(ReferencedSecurityGroup {
-                group_id: Some(g.clone()),
-                user_id: Some(region.account_id.clone()),
-                ..Default::default()
-            }),
-        ),
+        Peer::Group(g) => {
+            let Across { vpc_id, peering } = across(region, &group.vpc_id, g);
+            let (pcx, status) = peering.unzip();
+            (
+                None,
+                None,
+                Some(ReferencedSecurityGroup {
+                    group_id: Some(g.clone()),
+                    user_id: Some(region.account_id.clone()),
+                    vpc_id,
+                    vpc_peering_connection_id: pcx,
+                    peering_status: status,
+                }),
+            )
+        }
         Peer::PrefixList(_) => (None, None, None),
     };
     SecurityGroupRule {
@@ -290,8 +333,13 @@ pub(super) fn render_rule(region: &Region, group: &SecurityGroup, r: &Rule) -> S
     }
 }
 
-/// Groups rules into AWS's `IpPermission`s: one per (protocol, ports), in first-seen order.
-pub(super) fn permissions(region: &Region, rules: impl Iterator<Item = Rule>) -> Vec<IpPermission> {
+/// Groups the rules of a group of `vpc_id` into AWS's `IpPermission`s: one per (protocol,
+/// ports), in first-seen order.
+pub(super) fn permissions(
+    region: &Region,
+    vpc_id: &str,
+    rules: impl Iterator<Item = Rule>,
+) -> Vec<IpPermission> {
     let mut out: Vec<IpPermission> = Vec::new();
     for r in rules {
         let same = |p: &IpPermission| {
@@ -323,12 +371,17 @@ pub(super) fn permissions(region: &Region, rules: impl Iterator<Item = Rule>) ->
                 description: r.description,
             }),
             Peer::Group(g) => {
+                let Across { vpc_id, peering } = across(region, vpc_id, &g);
+                let (pcx, status) = peering.unzip();
                 slot.user_id_group_pairs
                     .get_or_insert_default()
                     .push(UserIdGroupPair {
                         group_id: Some(g),
                         user_id: Some(region.account_id.clone()),
                         description: r.description,
+                        vpc_id,
+                        vpc_peering_connection_id: pcx,
+                        peering_status: status,
                         ..Default::default()
                     })
             }
