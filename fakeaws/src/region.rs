@@ -142,6 +142,9 @@ pub struct Region {
     /// The account's default CPU credit option per burstable instance family.
     #[serde(default)]
     pub(crate) credit_defaults: crate::ec2::instance::CreditDefaults,
+    /// The account's instance metadata (IMDS) defaults.
+    #[serde(default)]
+    pub(crate) imds_defaults: crate::ec2::instance::MetadataDefaults,
     /// Key pairs by name.
     pub(crate) key_pairs: key_pair::KeyPairs,
     /// EC2 tags of every resource.
@@ -430,6 +433,7 @@ impl Region {
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
+            imds_defaults: Default::default(),
             ebs_encryption_by_default: false,
             copied: None,
             key_pairs: Default::default(),

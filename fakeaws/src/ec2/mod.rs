@@ -793,6 +793,20 @@ impl Api for Region {
         instance::modify_instance_attribute(self, input)
     }
 
+    fn get_instance_metadata_defaults(
+        &mut self,
+        input: GetInstanceMetadataDefaultsRequest,
+    ) -> Result<GetInstanceMetadataDefaultsResult, ApiError> {
+        instance::get_instance_metadata_defaults(self, input)
+    }
+
+    fn modify_instance_metadata_defaults(
+        &mut self,
+        input: ModifyInstanceMetadataDefaultsRequest,
+    ) -> Result<ModifyInstanceMetadataDefaultsResult, ApiError> {
+        instance::modify_instance_metadata_defaults(self, input)
+    }
+
     fn modify_instance_metadata_options(
         &mut self,
         input: ModifyInstanceMetadataOptionsRequest,

@@ -5868,6 +5868,111 @@ impl EncodeMembers for DefaultConnectionTrackingConfiguration {
     }
 }
 
+/// The `DefaultHttpTokensEnforcedState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DefaultHttpTokensEnforcedState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+    /// `no-preference`
+    NoPreference,
+}
+
+impl DefaultHttpTokensEnforcedState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled", "no-preference"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+            Self::NoPreference => "no-preference",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            "no-preference" => Self::NoPreference,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DefaultHttpTokensEnforcedState);
+
+/// The `DefaultInstanceMetadataEndpointState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DefaultInstanceMetadataEndpointState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+    /// `no-preference`
+    NoPreference,
+}
+
+impl DefaultInstanceMetadataEndpointState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled", "no-preference"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+            Self::NoPreference => "no-preference",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            "no-preference" => Self::NoPreference,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DefaultInstanceMetadataEndpointState);
+
+/// The `DefaultInstanceMetadataTagsState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DefaultInstanceMetadataTagsState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+    /// `no-preference`
+    NoPreference,
+}
+
+impl DefaultInstanceMetadataTagsState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled", "no-preference"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+            Self::NoPreference => "no-preference",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            "no-preference" => Self::NoPreference,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DefaultInstanceMetadataTagsState);
+
 /// The `DeleteDhcpOptionsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteDhcpOptionsRequest {
@@ -11098,6 +11203,36 @@ impl EncodeMembers for GetImageBlockPublicAccessStateResult {
     }
 }
 
+/// The `GetInstanceMetadataDefaultsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetInstanceMetadataDefaultsRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetInstanceMetadataDefaultsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `GetInstanceMetadataDefaultsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetInstanceMetadataDefaultsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_level: Option<InstanceMetadataDefaultsResponse>,
+}
+
+impl EncodeMembers for GetInstanceMetadataDefaultsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("accountLevel", &self.account_level);
+    }
+}
+
 /// The `GetManagedPrefixListEntriesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct GetManagedPrefixListEntriesRequest {
@@ -11442,6 +11577,37 @@ impl HostnameType {
 }
 
 crate::protocol::wire_enum!(HostnameType);
+
+/// The `HttpTokensEnforcedState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HttpTokensEnforcedState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl HttpTokensEnforcedState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(HttpTokensEnforcedState);
 
 /// The `HttpTokensState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -13127,6 +13293,38 @@ impl Decode for InstanceMarketOptionsRequest {
             market_type,
             spot_options,
         }))
+    }
+}
+
+/// The `InstanceMetadataDefaultsResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceMetadataDefaultsResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_tokens: Option<HttpTokensState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_put_response_hop_limit: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_endpoint: Option<InstanceMetadataEndpointState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_metadata_tags: Option<InstanceMetadataTagsState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<ManagedBy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_exception_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_tokens_enforced: Option<HttpTokensEnforcedState>,
+}
+
+impl EncodeMembers for InstanceMetadataDefaultsResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("httpTokens", &self.http_tokens);
+        w.field("httpPutResponseHopLimit", &self.http_put_response_hop_limit);
+        w.field("httpEndpoint", &self.http_endpoint);
+        w.field("instanceMetadataTags", &self.instance_metadata_tags);
+        w.field("managedBy", &self.managed_by);
+        w.field("managedExceptionMessage", &self.managed_exception_message);
+        w.field("httpTokensEnforced", &self.http_tokens_enforced);
     }
 }
 
@@ -24344,6 +24542,41 @@ impl Decode for MemoryMiBRequest {
     }
 }
 
+/// The `MetadataDefaultHttpTokensState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MetadataDefaultHttpTokensState {
+    /// `optional`
+    Optional,
+    /// `required`
+    Required,
+    /// `no-preference`
+    NoPreference,
+}
+
+impl MetadataDefaultHttpTokensState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["optional", "required", "no-preference"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Optional => "optional",
+            Self::Required => "required",
+            Self::NoPreference => "no-preference",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            "no-preference" => Self::NoPreference,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(MetadataDefaultHttpTokensState);
+
 /// The `ModifyAddressAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyAddressAttributeRequest {
@@ -24675,6 +24908,63 @@ impl EncodeMembers for ModifyInstanceMaintenanceOptionsResult {
         w.field("instanceId", &self.instance_id);
         w.field("autoRecovery", &self.auto_recovery);
         w.field("rebootMigration", &self.reboot_migration);
+    }
+}
+
+/// The `ModifyInstanceMetadataDefaultsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstanceMetadataDefaultsRequest {
+    pub http_tokens: Option<MetadataDefaultHttpTokensState>,
+    pub http_put_response_hop_limit: Option<i32>,
+    pub http_endpoint: Option<DefaultInstanceMetadataEndpointState>,
+    pub instance_metadata_tags: Option<DefaultInstanceMetadataTagsState>,
+    pub dry_run: Option<bool>,
+    pub http_tokens_enforced: Option<DefaultHttpTokensEnforcedState>,
+}
+
+impl Decode for ModifyInstanceMetadataDefaultsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "HttpEndpoint",
+                "HttpPutResponseHopLimit",
+                "HttpTokens",
+                "HttpTokensEnforced",
+                "InstanceMetadataTags",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let http_tokens = r.field_at(m_[3], at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field_at(m_[2], at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field_at(m_[1], at_, "HttpEndpoint")?;
+        let instance_metadata_tags = r.field_at(m_[5], at_, "InstanceMetadataTags")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let http_tokens_enforced = r.field_at(m_[4], at_, "HttpTokensEnforced")?;
+        Ok(Some(Self {
+            http_tokens,
+            http_put_response_hop_limit,
+            http_endpoint,
+            instance_metadata_tags,
+            dry_run,
+            http_tokens_enforced,
+        }))
+    }
+}
+
+/// The `ModifyInstanceMetadataDefaultsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyInstanceMetadataDefaultsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyInstanceMetadataDefaultsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -35020,6 +35310,10 @@ pub enum Action {
     DescribeStaleSecurityGroups,
     /// `DescribeSecurityGroupReferences`
     DescribeSecurityGroupReferences,
+    /// `GetInstanceMetadataDefaults`
+    GetInstanceMetadataDefaults,
+    /// `ModifyInstanceMetadataDefaults`
+    ModifyInstanceMetadataDefaults,
 }
 
 impl Action {
@@ -35215,6 +35509,8 @@ impl Action {
             Self::ModifyVpcPeeringConnectionOptions => "ModifyVpcPeeringConnectionOptions",
             Self::DescribeStaleSecurityGroups => "DescribeStaleSecurityGroups",
             Self::DescribeSecurityGroupReferences => "DescribeSecurityGroupReferences",
+            Self::GetInstanceMetadataDefaults => "GetInstanceMetadataDefaults",
+            Self::ModifyInstanceMetadataDefaults => "ModifyInstanceMetadataDefaults",
         }
     }
     /// The served operation of that name, if any.
@@ -35409,6 +35705,8 @@ impl Action {
             "ModifyVpcPeeringConnectionOptions" => Self::ModifyVpcPeeringConnectionOptions,
             "DescribeStaleSecurityGroups" => Self::DescribeStaleSecurityGroups,
             "DescribeSecurityGroupReferences" => Self::DescribeSecurityGroupReferences,
+            "GetInstanceMetadataDefaults" => Self::GetInstanceMetadataDefaults,
+            "ModifyInstanceMetadataDefaults" => Self::ModifyInstanceMetadataDefaults,
             _ => return None,
         })
     }
@@ -36235,6 +36533,16 @@ pub trait Api {
         &mut self,
         input: DescribeSecurityGroupReferencesRequest,
     ) -> Result<DescribeSecurityGroupReferencesResult, ApiError>;
+    /// Serves `GetInstanceMetadataDefaults`.
+    fn get_instance_metadata_defaults(
+        &mut self,
+        input: GetInstanceMetadataDefaultsRequest,
+    ) -> Result<GetInstanceMetadataDefaultsResult, ApiError>;
+    /// Serves `ModifyInstanceMetadataDefaults`.
+    fn modify_instance_metadata_defaults(
+        &mut self,
+        input: ModifyInstanceMetadataDefaultsRequest,
+    ) -> Result<ModifyInstanceMetadataDefaultsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -36612,6 +36920,10 @@ pub enum Response {
     DescribeStaleSecurityGroups(Box<DescribeStaleSecurityGroupsResult>),
     /// `DescribeSecurityGroupReferences`
     DescribeSecurityGroupReferences(Box<DescribeSecurityGroupReferencesResult>),
+    /// `GetInstanceMetadataDefaults`
+    GetInstanceMetadataDefaults(Box<GetInstanceMetadataDefaultsResult>),
+    /// `ModifyInstanceMetadataDefaults`
+    ModifyInstanceMetadataDefaults(Box<ModifyInstanceMetadataDefaultsResult>),
 }
 
 impl Response {
@@ -37663,6 +37975,18 @@ impl Response {
             ),
             Self::DescribeSecurityGroupReferences(output) => crate::protocol::xml::ec2_response(
                 "DescribeSecurityGroupReferences",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetInstanceMetadataDefaults(output) => crate::protocol::xml::ec2_response(
+                "GetInstanceMetadataDefaults",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyInstanceMetadataDefaults(output) => crate::protocol::xml::ec2_response(
+                "ModifyInstanceMetadataDefaults",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -39947,6 +40271,33 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeSecurityGroupReferences(Box::new(
                 api.describe_security_group_references(input)?,
+            )))
+        }
+        Action::GetInstanceMetadataDefaults => {
+            r.reject_unsupported("GetInstanceMetadataDefaults", &[])?;
+            let input =
+                FormReader::required(GetInstanceMetadataDefaultsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetInstanceMetadataDefaults(Box::new(
+                api.get_instance_metadata_defaults(input)?,
+            )))
+        }
+        Action::ModifyInstanceMetadataDefaults => {
+            r.reject_unsupported("ModifyInstanceMetadataDefaults", &[])?;
+            let input = FormReader::required(
+                ModifyInstanceMetadataDefaultsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyInstanceMetadataDefaults(Box::new(
+                api.modify_instance_metadata_defaults(input)?,
             )))
         }
     }

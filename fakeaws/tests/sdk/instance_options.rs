@@ -19,6 +19,25 @@ use crate::{
 
 const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
 
+/// An image of the account's marked for IMDSv2 (`ImdsSupport` `v2.0`).
+async fn imds_v2_image(ec2: &aws_sdk_ec2::Client, name: &str) -> String {
+    let snap = completed_snapshot(ec2, "us-east-1a", 8, false).await;
+    let id = register_from(ec2, name, "/dev/sda1", &snap)
+        .architecture(ArchitectureValues::X8664)
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    ec2.modify_image_attribute()
+        .image_id(&id)
+        .imds_support(AttributeValue::builder().value("v2.0").build())
+        .send()
+        .await
+        .unwrap();
+    id
+}
+
 /// The options DescribeInstances answers for one instance.
 #[derive(Debug, PartialEq)]
 struct Options {
@@ -104,20 +123,7 @@ async fn an_instance_answers_awss_defaults() {
     assert_eq!(metadata.http_put_response_hop_limit(), Some(1));
 
     // An image marked `v2.0`: tokens required, two hops.
-    let snap = completed_snapshot(&ec2, "us-east-1a", 8, false).await;
-    let own = register_from(&ec2, "imds-v2-image", "/dev/sda1", &snap)
-        .architecture(ArchitectureValues::X8664)
-        .send()
-        .await
-        .unwrap()
-        .image_id
-        .unwrap();
-    ec2.modify_image_attribute()
-        .image_id(&own)
-        .imds_support(AttributeValue::builder().value("v2.0").build())
-        .send()
-        .await
-        .unwrap();
+    let own = imds_v2_image(&ec2, "imds-v2-image").await;
     let id = first_id(launch(own, InstanceType::T3Micro).await);
     let i = described(&ec2, &id).await;
     let metadata = i.metadata_options().unwrap();
@@ -406,4 +412,169 @@ async fn recovery_and_private_dns_options_change_in_place() {
         .send()
         .await;
     assert_eq!(code(r), "IncorrectInstanceState");
+}
+
+#[tokio::test]
+async fn the_accounts_metadata_defaults_come_between_the_launch_and_the_image() {
+    use aws_sdk_ec2::types::{
+        DefaultHttpTokensEnforcedState, DefaultInstanceMetadataEndpointState,
+        DefaultInstanceMetadataTagsState, InstanceMetadataEndpointState,
+        InstanceMetadataOptionsRequest, InstanceMetadataTagsState, ManagedBy,
+        MetadataDefaultHttpTokensState,
+    };
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let v = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &v, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let defaults = || async {
+        ec2.get_instance_metadata_defaults()
+            .send()
+            .await
+            .unwrap()
+            .account_level()
+            .unwrap()
+            .clone()
+    };
+    // None set: the account manages them and has no preference.
+    let none = defaults().await;
+    assert_eq!(none.managed_by(), Some(&ManagedBy::Account));
+    assert_eq!(none.http_tokens(), None);
+    assert_eq!(none.http_put_response_hop_limit(), None);
+
+    ec2.modify_instance_metadata_defaults()
+        .http_tokens(MetadataDefaultHttpTokensState::Required)
+        .http_put_response_hop_limit(3)
+        .instance_metadata_tags(DefaultInstanceMetadataTagsState::Enabled)
+        .send()
+        .await
+        .unwrap();
+    let set = defaults().await;
+    assert_eq!(set.http_tokens(), Some(&HttpTokensState::Required));
+    assert_eq!(set.http_put_response_hop_limit(), Some(3));
+    assert_eq!(
+        set.instance_metadata_tags(),
+        Some(&InstanceMetadataTagsState::Enabled)
+    );
+    assert_eq!(set.http_endpoint(), None);
+
+    let launch = |image: &str, metadata: Option<InstanceMetadataOptionsRequest>| {
+        ec2.run_instances()
+            .image_id(image)
+            .instance_type(InstanceType::T3Micro)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .set_metadata_options(metadata)
+            .send()
+    };
+    let metadata_of = |run: aws_sdk_ec2::operation::run_instances::RunInstancesOutput| {
+        let ec2 = ec2.clone();
+        async move {
+            let i = described(&ec2, run.instances()[0].instance_id().unwrap()).await;
+            let m = i.metadata_options().unwrap().clone();
+            (
+                m.http_tokens().cloned(),
+                m.http_put_response_hop_limit(),
+                m.http_endpoint().cloned(),
+                m.instance_metadata_tags().cloned(),
+            )
+        }
+    };
+    // The account's defaults where the launch says nothing (this image has no IMDS mark).
+    let plain = metadata_of(launch(&ami, None).await.unwrap()).await;
+    assert_eq!(
+        plain,
+        (
+            Some(HttpTokensState::Required),
+            Some(3),
+            Some(InstanceMetadataEndpointState::Enabled),
+            Some(InstanceMetadataTagsState::Enabled)
+        )
+    );
+    // The launch's own options first.
+    let asked = InstanceMetadataOptionsRequest::builder()
+        .http_tokens(HttpTokensState::Optional)
+        .http_put_response_hop_limit(1)
+        .build();
+    let own = metadata_of(launch(&ami, Some(asked)).await.unwrap()).await;
+    assert_eq!(
+        (own.0, own.1, own.3),
+        (
+            Some(HttpTokensState::Optional),
+            Some(1),
+            Some(InstanceMetadataTagsState::Enabled)
+        )
+    );
+
+    // Cleared (`no-preference`, `-1`): AWS's own defaults again; set one at a time.
+    ec2.modify_instance_metadata_defaults()
+        .http_tokens(MetadataDefaultHttpTokensState::NoPreference)
+        .http_put_response_hop_limit(-1)
+        .send()
+        .await
+        .unwrap();
+    ec2.modify_instance_metadata_defaults()
+        .http_endpoint(DefaultInstanceMetadataEndpointState::Disabled)
+        .send()
+        .await
+        .unwrap();
+    let cleared = metadata_of(launch(&ami, None).await.unwrap()).await;
+    assert_eq!(
+        cleared,
+        (
+            Some(HttpTokensState::Optional),
+            Some(1),
+            Some(InstanceMetadataEndpointState::Disabled),
+            Some(InstanceMetadataTagsState::Enabled)
+        )
+    );
+
+    // The account's `optional` over an image marked `v2.0` (the API reference's HttpTokens
+    // default); the image still gives its two hops.
+    let v2 = imds_v2_image(&ec2, "imds-v2-defaults").await;
+    ec2.modify_instance_metadata_defaults()
+        .http_tokens(MetadataDefaultHttpTokensState::Optional)
+        .send()
+        .await
+        .unwrap();
+    let from_v2 = metadata_of(launch(&v2, None).await.unwrap()).await;
+    assert_eq!(
+        (from_v2.0, from_v2.1),
+        (Some(HttpTokensState::Optional), Some(2))
+    );
+    ec2.modify_instance_metadata_defaults()
+        .http_tokens(MetadataDefaultHttpTokensState::NoPreference)
+        .send()
+        .await
+        .unwrap();
+
+    // Bad values change nothing.
+    for bad in [0, 65, -2] {
+        let r = ec2
+            .modify_instance_metadata_defaults()
+            .http_tokens(MetadataDefaultHttpTokensState::Required)
+            .http_put_response_hop_limit(bad)
+            .send()
+            .await;
+        assert_eq!(code(r), "InvalidParameterValue", "{bad}");
+    }
+    let nothing = ec2.modify_instance_metadata_defaults().send().await;
+    assert_eq!(code(nothing), "MissingParameter");
+    let enforced = ec2
+        .modify_instance_metadata_defaults()
+        .http_tokens_enforced(DefaultHttpTokensEnforcedState::Enabled)
+        .send()
+        .await;
+    assert_eq!(code(enforced), "NotImplemented");
+    let after = defaults().await;
+    assert_eq!(after.http_tokens(), None);
+    assert_eq!(
+        after.http_endpoint(),
+        Some(&InstanceMetadataEndpointState::Disabled)
+    );
+    // Per region: another region's account defaults are its own.
+    let west = fake.ec2_client_in("us-west-2");
+    let other = west.get_instance_metadata_defaults().send().await.unwrap();
+    assert_eq!(other.account_level().unwrap().http_endpoint(), None);
 }

@@ -17,6 +17,7 @@ mod attribute;
 mod console;
 mod credit;
 mod filter;
+mod metadata_defaults;
 mod modify_placement;
 mod monitoring;
 mod nics;
@@ -45,6 +46,9 @@ pub use credit::{
     Defaults as CreditDefaults, describe_instance_credit_specifications,
     get_default_credit_specification, modify_default_credit_specification,
     modify_instance_credit_specification,
+};
+pub use metadata_defaults::{
+    Defaults as MetadataDefaults, get_instance_metadata_defaults, modify_instance_metadata_defaults,
 };
 pub use modify_placement::modify_instance_placement;
 pub use monitoring::{monitor_instances, unmonitor_instances};

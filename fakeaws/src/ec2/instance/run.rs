@@ -277,6 +277,7 @@ pub fn run_instances(
             );
         }
         let metadata = input.metadata_options.as_ref();
+        let account_imds = region.imds_defaults.clone();
         let mut instance = Instance {
             id: id.clone(),
             reservation_id: reservation_id.clone(),
@@ -316,24 +317,31 @@ pub fn run_instances(
                 .unwrap_or(ShutdownBehavior::Stop),
             metadata: InstanceMetadataOptionsResponse {
                 state: Some(InstanceMetadataOptionsState::Applied),
-                // An image marked for IMDSv2 (`ImdsSupport` `v2.0`) launches with tokens
-                // required and a hop limit of 2; another, optional and 1 (the model's
-                // documentation of HttpTokens, the CLI's documented output).
-                http_tokens: Some(metadata.and_then(|m| m.http_tokens).unwrap_or(
-                    if image.imds_v2 {
-                        HttpTokensState::Required
-                    } else {
-                        HttpTokensState::Optional
-                    },
-                )),
+                // The launch's options, else the account's defaults
+                // (ModifyInstanceMetadataDefaults), else the image's: one marked for IMDSv2
+                // (`ImdsSupport` `v2.0`) launches with tokens required and a hop limit of 2;
+                // else AWS's, optional and 1 (the model's documentation of HttpTokens, the
+                // CLI's documented output).
+                http_tokens: Some(
+                    metadata
+                        .and_then(|m| m.http_tokens)
+                        .or(account_imds.http_tokens)
+                        .unwrap_or(if image.imds_v2 {
+                            HttpTokensState::Required
+                        } else {
+                            HttpTokensState::Optional
+                        }),
+                ),
                 http_put_response_hop_limit: Some(
                     metadata
                         .and_then(|m| m.http_put_response_hop_limit)
+                        .or(account_imds.hop_limit)
                         .unwrap_or(if image.imds_v2 { 2 } else { 1 }),
                 ),
                 http_endpoint: Some(
                     metadata
                         .and_then(|m| m.http_endpoint)
+                        .or(account_imds.http_endpoint)
                         .unwrap_or(InstanceMetadataEndpointState::Enabled),
                 ),
                 http_protocol_ipv6: Some(
@@ -344,6 +352,7 @@ pub fn run_instances(
                 instance_metadata_tags: Some(
                     metadata
                         .and_then(|m| m.instance_metadata_tags)
+                        .or(account_imds.tags)
                         .unwrap_or(InstanceMetadataTagsState::Disabled),
                 ),
             },
