@@ -698,7 +698,8 @@ pub fn register_image(
             devices: Vec::new(),
             source_instance_id: None,
             launch_permissions: Vec::new(),
-            imds_v2: false,
+            // `v2.0`, the one value the model allows: launches require tokens, two hops.
+            imds_v2: input.imds_support.is_some(),
             last_launched: None,
             disabled: false,
             deprecate_at: None,

@@ -28504,6 +28504,7 @@ impl EncodeMembers for RegionGeography {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RegisterImageRequest {
     pub boot_mode: Option<BootModeValues>,
+    pub imds_support: Option<ImdsSupportValues>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
     pub name: String,
@@ -28526,6 +28527,7 @@ impl Decode for RegisterImageRequest {
                 "Description",
                 "DryRun",
                 "EnaSupport",
+                "ImdsSupport",
                 "Name",
                 "RootDeviceName",
                 "TagSpecification",
@@ -28535,9 +28537,10 @@ impl Decode for RegisterImageRequest {
             return Ok(None);
         };
         let boot_mode = r.field_at(m_[2], at_, "BootMode")?;
-        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let imds_support = r.field_at(m_[6], at_, "ImdsSupport")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[4], at_, "DryRun")?;
-        let name = r.field_at(m_[6], at_, "Name")?;
+        let name = r.field_at(m_[7], at_, "Name")?;
         r.check_length(name.as_deref(), at_, "Name", Some(3), Some(128))?;
         let name = FormReader::required(name, at_, "Name")?;
         let description = r.field_at(m_[3], at_, "Description")?;
@@ -28549,12 +28552,13 @@ impl Decode for RegisterImageRequest {
             Some(255),
         )?;
         let architecture = r.field_at(m_[0], at_, "Architecture")?;
-        let root_device_name = r.field_at(m_[7], at_, "RootDeviceName")?;
+        let root_device_name = r.field_at(m_[8], at_, "RootDeviceName")?;
         let block_device_mappings = r.list_at(m_[1], at_, "BlockDeviceMapping", None)?;
-        let virtualization_type = r.field_at(m_[9], at_, "VirtualizationType")?;
+        let virtualization_type = r.field_at(m_[10], at_, "VirtualizationType")?;
         let ena_support = r.field_at(m_[5], at_, "EnaSupport")?;
         Ok(Some(Self {
             boot_mode,
+            imds_support,
             tag_specifications,
             dry_run,
             name,
@@ -38968,7 +38972,6 @@ pub fn execute<A: Api + ?Sized>(
                     "BillingProduct",
                     "TpmSupport",
                     "UefiData",
-                    "ImdsSupport",
                     "KernelId",
                     "RamdiskId",
                     "SriovNetSupport",

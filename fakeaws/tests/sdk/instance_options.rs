@@ -19,22 +19,31 @@ use crate::{
 
 const AMI: &str = "capa-ami-ubuntu-24.04-v1.31.0-1727000000";
 
-/// An image of the account's marked for IMDSv2 (`ImdsSupport` `v2.0`).
-async fn imds_v2_image(ec2: &aws_sdk_ec2::Client, name: &str) -> String {
+/// An image of the account's marked for IMDSv2 (`ImdsSupport` `v2.0`): by ModifyImageAttribute
+/// after RegisterImage, or by RegisterImage itself (as Packer registers one).
+async fn imds_v2_image(ec2: &aws_sdk_ec2::Client, name: &str, at_registration: bool) -> String {
     let snap = completed_snapshot(ec2, "us-east-1a", 8, false).await;
     let id = register_from(ec2, name, "/dev/sda1", &snap)
         .architecture(ArchitectureValues::X8664)
+        .set_imds_support(at_registration.then_some(aws_sdk_ec2::types::ImdsSupportValues::V20))
         .send()
         .await
         .unwrap()
         .image_id
         .unwrap();
-    ec2.modify_image_attribute()
-        .image_id(&id)
-        .imds_support(AttributeValue::builder().value("v2.0").build())
-        .send()
-        .await
-        .unwrap();
+    if !at_registration {
+        ec2.modify_image_attribute()
+            .image_id(&id)
+            .imds_support(AttributeValue::builder().value("v2.0").build())
+            .send()
+            .await
+            .unwrap();
+    }
+    let described = ec2.describe_images().image_ids(&id).send().await.unwrap();
+    assert_eq!(
+        described.images()[0].imds_support(),
+        Some(&aws_sdk_ec2::types::ImdsSupportValues::V20)
+    );
     id
 }
 
@@ -123,7 +132,7 @@ async fn an_instance_answers_awss_defaults() {
     assert_eq!(metadata.http_put_response_hop_limit(), Some(1));
 
     // An image marked `v2.0`: tokens required, two hops.
-    let own = imds_v2_image(&ec2, "imds-v2-image").await;
+    let own = imds_v2_image(&ec2, "imds-v2-image", false).await;
     let id = first_id(launch(own, InstanceType::T3Micro).await);
     let i = described(&ec2, &id).await;
     let metadata = i.metadata_options().unwrap();
@@ -532,7 +541,7 @@ async fn the_accounts_metadata_defaults_come_between_the_launch_and_the_image() 
 
     // The account's `optional` over an image marked `v2.0` (the API reference's HttpTokens
     // default); the image still gives its two hops.
-    let v2 = imds_v2_image(&ec2, "imds-v2-defaults").await;
+    let v2 = imds_v2_image(&ec2, "imds-v2-defaults", true).await;
     ec2.modify_instance_metadata_defaults()
         .http_tokens(MetadataDefaultHttpTokensState::Optional)
         .send()
