@@ -23,9 +23,22 @@ fn advance(fake: &fakeaws::FakeAws, seconds: u64) {
 }
 
 async fn request(ec2: &aws_sdk_ec2::Client, from: &str, to: &str) -> VpcPeeringConnection {
+    tagged_request(ec2, from, to, &[]).await
+}
+
+/// A request from `from` to `to` with `tags` (none: no tag specification).
+async fn tagged_request(
+    ec2: &aws_sdk_ec2::Client,
+    from: &str,
+    to: &str,
+    tags: &[(&str, &str)],
+) -> VpcPeeringConnection {
     ec2.create_vpc_peering_connection()
         .vpc_id(from)
         .peer_vpc_id(to)
+        .set_tag_specifications(
+            (!tags.is_empty()).then(|| vec![tag_spec(ResourceType::VpcPeeringConnection, tags)]),
+        )
         .send()
         .await
         .unwrap()
@@ -59,18 +72,7 @@ async fn a_request_is_accepted_routed_to_and_deleted() {
     let a = vpc(&ec2, "10.0.0.0/16").await;
     let b = vpc(&ec2, "10.1.0.0/16").await;
 
-    let made = ec2
-        .create_vpc_peering_connection()
-        .vpc_id(&a)
-        .peer_vpc_id(&b)
-        .tag_specifications(tag_spec(
-            ResourceType::VpcPeeringConnection,
-            &[("Name", "a-to-b")],
-        ))
-        .send()
-        .await
-        .unwrap();
-    let made = made.vpc_peering_connection().unwrap();
+    let made = &tagged_request(&ec2, &a, &b, &[("Name", "a-to-b")]).await;
     let id = made.vpc_peering_connection_id().unwrap().to_string();
     assert!(id.starts_with("pcx-"), "{id}");
     assert_eq!(
@@ -481,24 +483,8 @@ async fn connections_are_found_by_filter_and_paged() {
     }
     let mut ids = Vec::new();
     for spoke in &spokes {
-        let p = ec2
-            .create_vpc_peering_connection()
-            .vpc_id(&hub)
-            .peer_vpc_id(spoke)
-            .tag_specifications(tag_spec(
-                ResourceType::VpcPeeringConnection,
-                &[("Role", "spoke")],
-            ))
-            .send()
-            .await
-            .unwrap();
-        ids.push(
-            p.vpc_peering_connection()
-                .unwrap()
-                .vpc_peering_connection_id()
-                .unwrap()
-                .to_string(),
-        );
+        let p = tagged_request(&ec2, &hub, spoke, &[("Role", "spoke")]).await;
+        ids.push(p.vpc_peering_connection_id().unwrap().to_string());
     }
     ec2.accept_vpc_peering_connection()
         .vpc_peering_connection_id(&ids[0])
