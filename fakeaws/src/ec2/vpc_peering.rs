@@ -98,6 +98,13 @@ pub struct Side {
     pub options: Options,
 }
 
+impl Side {
+    /// Whether the side's VPC is one of `region`'s (this account's, in that region).
+    fn is_in(&self, region: &Region) -> bool {
+        self.owner_id == region.account_id && self.region == region.name
+    }
+}
+
 /// A side's peering options.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Options {
@@ -130,7 +137,7 @@ impl Peering {
 
     /// Whether the accepter's VPC is one of `region`'s.
     fn accepter_is_in(&self, region: &Region) -> bool {
-        self.accepter.owner_id == region.account_id && self.accepter.region == region.name
+        self.accepter.is_in(region)
     }
 
     fn message(&self, account: &str) -> String {
@@ -287,7 +294,7 @@ fn shown_cidrs(region: &Region, p: &Peering, side: &Side, requester: bool) -> Ve
     if !requester && p.state != State::Active {
         return Vec::new();
     }
-    if side.owner_id != region.account_id || side.region != region.name {
+    if !side.is_in(region) {
         return Vec::new();
     }
     region

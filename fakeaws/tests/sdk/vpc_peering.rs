@@ -112,8 +112,9 @@ async fn a_request_is_accepted_routed_to_and_deleted() {
             format!("Pending Acceptance by {ACCOUNT}")
         )
     );
-    // Options only on an active connection.
-    let (got, message) = code_and_message(
+    // Options only on an active connection: DNS resolution from the remote VPC, for the
+    // requester's side.
+    let dns_for_requester = || {
         ec2.modify_vpc_peering_connection_options()
             .vpc_peering_connection_id(&id)
             .requester_peering_connection_options(
@@ -122,8 +123,8 @@ async fn a_request_is_accepted_routed_to_and_deleted() {
                     .build(),
             )
             .send()
-            .await,
-    );
+    };
+    let (got, message) = code_and_message(dns_for_requester().await);
     assert_eq!(got, "OperationNotPermitted");
     assert_eq!(
         message,
@@ -152,18 +153,8 @@ async fn a_request_is_accepted_routed_to_and_deleted() {
     let options = accepter.peering_options().unwrap();
     assert_eq!(options.allow_dns_resolution_from_remote_vpc(), Some(false));
 
-    // DNS resolution from the remote VPC, for the requester's side.
-    let modified = ec2
-        .modify_vpc_peering_connection_options()
-        .vpc_peering_connection_id(&id)
-        .requester_peering_connection_options(
-            PeeringConnectionOptionsRequest::builder()
-                .allow_dns_resolution_from_remote_vpc(true)
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap();
+    // Now taken.
+    let modified = dns_for_requester().await.unwrap();
     assert_eq!(
         modified
             .requester_peering_connection_options()
