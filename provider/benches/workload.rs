@@ -352,6 +352,29 @@ fn batch_sizes(rounds: usize) -> Vec<usize> {
         .collect()
 }
 
+/// The fake's own time in `log`'s calls, in microseconds, as its call log measures it (from
+/// the decoded request to the encoded answer: lookups, the operation, the XML); prints the
+/// operations that took most of it on stderr.
+fn where_time_went(log: &[fakeaws::server::Call]) -> u64 {
+    let handled: u64 = log.iter().map(|c| c.micros).sum();
+    let mut by_action = std::collections::BTreeMap::<&str, (u64, u64)>::new();
+    for c in log {
+        let e = by_action.entry(&c.action).or_default();
+        e.0 += 1;
+        e.1 += c.micros;
+    }
+    let mut by_action: Vec<_> = by_action.into_iter().collect();
+    by_action.sort_by_key(|(_, (_, micros))| std::cmp::Reverse(*micros));
+    for (action, (n, micros)) in by_action.iter().take(8) {
+        eprintln!(
+            "{action:32} {n:6} calls {:8.1} µs each, {:4.1}% of the fake's time",
+            *micros as f64 / *n as f64,
+            100.0 * *micros as f64 / handled.max(1) as f64
+        );
+    }
+    handled
+}
+
 /// Runs the workload on `client` against `fake`, and as many calls against `floor`: a
 /// warm-up (connections, the zone lookup, the allocator), then `rounds` measured clusters
 /// in [`BATCHES`] batches. Prints where the fake's time went.
@@ -403,25 +426,7 @@ fn pass(client: &tokio::runtime::Runtime, fake: &Served, floor: &Floor, rounds: 
         logged > 0 && per_call > 0.0,
         "no calls or no server CPU measured"
     );
-    // The fake's own time per call, as its log measures it (from the decoded request to the
-    // encoded answer: lookups, the operation, the XML).
-    let handled: u64 = log.iter().map(|c| c.micros).sum();
-    // Where the fake's time goes: the operations that took most of it, on stderr.
-    let mut by_action = std::collections::BTreeMap::<&str, (u64, u64)>::new();
-    for c in log {
-        let e = by_action.entry(&c.action).or_default();
-        e.0 += 1;
-        e.1 += c.micros;
-    }
-    let mut by_action: Vec<_> = by_action.into_iter().collect();
-    by_action.sort_by_key(|(_, (_, micros))| std::cmp::Reverse(*micros));
-    for (action, (n, micros)) in by_action.iter().take(8) {
-        eprintln!(
-            "{action:32} {n:6} calls {:8.1} µs each, {:4.1}% of the fake's time",
-            *micros as f64 / *n as f64,
-            100.0 * *micros as f64 / handled.max(1) as f64
-        );
-    }
+    let handled = where_time_went(log);
     eprintln!("server CPU per call by batch (ms), fake: {ours:.4?}; floor: {floors:.4?}");
     Pass {
         per_call,
@@ -483,8 +488,9 @@ fn boto3(endpoint: &str, mode: &str, n: usize, first: usize) -> usize {
 /// batch a process of its own (after a warm-up cluster); then the floor, as many
 /// DescribeVpcs from boto3 in as many batches. Server CPU per call: the medians of the
 /// batches', the fake's and the floor's.
-fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize) {
+fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize, f64) {
     boto3(fake.endpoint(), "cluster", 1, 0);
+    let calls_before = fake.fake().calls().len();
     let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
     let mut first = 1;
     for clusters in batch_sizes(rounds) {
@@ -496,6 +502,9 @@ fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize) 
         ours.push(before.per_call_since(SERVER_THREADS, calls).0);
         sizes.push(calls);
     }
+    let log = fake.fake().calls();
+    let log = &log[calls_before..];
+    let handled_per_call = where_time_went(log) as f64 / 1e3 / log.len().max(1) as f64;
     boto3(&floor.endpoint, "describe", 100, 0);
     for &calls in &sizes {
         let before = Used::now(FLOOR_THREADS);
@@ -505,7 +514,12 @@ fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize) 
     eprintln!(
         "boto3 client, server CPU per call by batch (ms), fake: {ours:.4?}; floor: {floors:.4?}"
     );
-    (median(&ours), median(&floors), sizes.iter().sum())
+    (
+        median(&ours),
+        median(&floors),
+        sizes.iter().sum(),
+        handled_per_call,
+    )
 }
 
 /// How many times `--replay-only` replays the recorded cluster.
@@ -599,7 +613,7 @@ fn main() {
     // figures were measured (a Python tool's client, one call after another).
     if boto3_installed() {
         let fresh = Served::start();
-        let (per_call, floor, calls) = boto3_pass(&fresh, &Floor::start(), rounds);
+        let (per_call, floor, calls, handled) = boto3_pass(&fresh, &Floor::start(), rounds);
         println!(
             "figure\tworkload_server_cpu_per_call_boto3_client\t{per_call:.4}\tms (median of \
              {} batches; {calls} calls, {rounds} clusters, boto3 in a process of its own)\t<= \
@@ -614,6 +628,10 @@ fn main() {
             "figure\tworkload_server_cpu_per_call_above_floor_boto3_client\t{:.4}\tms (the \
              fake's own work; the medians' difference)\t-",
             per_call - floor
+        );
+        println!(
+            "figure\tworkload_fake_time_per_call_boto3_client\t{handled:.4}\tms (from the call \
+             log: the operation and its answer, between a Python client's calls)\t-"
         );
     } else {
         eprintln!("python3 has no boto3: no boto3 client pass");
