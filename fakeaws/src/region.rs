@@ -127,6 +127,9 @@ pub struct Region {
     /// VPC peering connections by id.
     #[serde(default)]
     pub(crate) vpc_peerings: vpc_peering::VpcPeerings,
+    /// Dedicated Hosts by id.
+    #[serde(default)]
+    pub(crate) dedicated_hosts: crate::ec2::dedicated_host::DedicatedHosts,
     /// Images by id.
     pub(crate) images: image::Images,
     /// The source of the CopyImage or CopySnapshot being served, read from another region
@@ -279,6 +282,9 @@ pub struct Limits {
     pub active_peerings_per_vpc: usize,
     /// Outstanding VPC peering connection requests per VPC (AWS: 25).
     pub outstanding_peerings_per_vpc: usize,
+    /// Dedicated Hosts allocated of each instance family (AWS: "Running Dedicated <family>
+    /// Hosts", 2 for the catalogue's families).
+    pub dedicated_hosts_per_family: usize,
 }
 
 impl Default for Limits {
@@ -305,6 +311,7 @@ impl Default for Limits {
             network_interfaces: 5000,
             active_peerings_per_vpc: 50,
             outstanding_peerings_per_vpc: 25,
+            dedicated_hosts_per_family: 2,
         }
     }
 }
@@ -351,6 +358,10 @@ impl Limits {
             "outstanding-peerings-per-vpc",
             "Outstanding VPC peering connection requests",
         ),
+        (
+            "dedicated-hosts-per-family",
+            "Running Dedicated <family> Hosts (each family)",
+        ),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -377,6 +388,7 @@ impl Limits {
             "network-interfaces" => &mut self.network_interfaces,
             "active-peerings-per-vpc" => &mut self.active_peerings_per_vpc,
             "outstanding-peerings-per-vpc" => &mut self.outstanding_peerings_per_vpc,
+            "dedicated-hosts-per-family" => &mut self.dedicated_hosts_per_family,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -430,6 +442,7 @@ impl Region {
             placement_groups: Default::default(),
             spot_requests: Default::default(),
             vpc_peerings: Default::default(),
+            dedicated_hosts: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -566,6 +579,7 @@ impl Region {
             Kind::PlacementGroup => self.placement_groups.contains_key(id),
             Kind::SpotInstanceRequest => self.spot_requests.contains_key(id),
             Kind::VpcPeeringConnection => self.vpc_peerings.contains_key(id),
+            Kind::DedicatedHost => self.dedicated_hosts.contains_key(id),
         };
         if exists {
             Ok(())

@@ -107,6 +107,28 @@ impl Region {
     pub fn zone_by_id(&self, id: &str) -> Option<&Zone> {
         self.zones.iter().find(|z| z.id == id)
     }
+
+    /// The name of the zone a create call names by `AvailabilityZone` or
+    /// `AvailabilityZoneId` (one of them: `InvalidParameterCombination`, `MissingParameter`);
+    /// one the region lacks is `InvalidParameterValue` `Invalid availability zone: [...]`.
+    pub fn zone_named(&self, name: Option<&str>, id: Option<&str>) -> Result<String, ApiError> {
+        let zone = match (name, id) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::invalid_combination(
+                    "Only one of AvailabilityZone or AvailabilityZoneId may be specified.",
+                ));
+            }
+            (Some(name), None) => self.zone(name),
+            (None, Some(id)) => self.zone_by_id(id),
+            (None, None) => return Err(ApiError::missing_parameter("AvailabilityZone")),
+        };
+        zone.map(|z| z.name.clone()).ok_or_else(|| {
+            ApiError::invalid_value(format!(
+                "Invalid availability zone: [{}]",
+                name.or(id).unwrap_or_default()
+            ))
+        })
+    }
 }
 
 /// `DescribeAvailabilityZones`.

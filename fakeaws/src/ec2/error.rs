@@ -29,6 +29,16 @@ error_codes! {
         CidrLimitExceeded = "CidrLimitExceeded",
         /// The internet gateway or address is not attached where the call says.
         GatewayNotAttached = "Gateway.NotAttached",
+        /// A Dedicated Host not available (released) for a launch that names it.
+        InvalidHostState = "InvalidHostState",
+        /// A Dedicated Host configuration (instance type or family) that hosts do not run.
+        InvalidHostConfiguration = "InvalidHostConfiguration",
+        /// A quantity of Dedicated Hosts below one.
+        InvalidQuantity = "InvalidQuantity",
+        /// No Dedicated Host with room for a launch or start of `host` tenancy.
+        InsufficientCapacityOnHost = "InsufficientCapacityOnHost",
+        /// More Dedicated Hosts of a family than the account's quota.
+        HostLimitExceeded = "HostLimitExceeded",
         /// A ClientToken reused with another request.
         IdempotentParameterMismatch = "IdempotentParameterMismatch",
         /// The instance holds as many network interfaces as its type takes.

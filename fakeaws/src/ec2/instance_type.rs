@@ -195,6 +195,56 @@ fn spec(t: InstanceType) -> Option<Spec> {
     })
 }
 
+/// The vCPUs of `t`, if the catalogue knows it.
+pub fn vcpus(t: InstanceType) -> Option<i32> {
+    spec(t).map(|s| s.vcpus)
+}
+
+/// The hardware of a Dedicated Host of one family: sockets, physical cores, vCPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostShape {
+    /// Sockets: one on Graviton, two otherwise.
+    pub sockets: i32,
+    /// Physical cores.
+    pub cores: i32,
+    /// vCPUs: the cores times the family's threads per core.
+    pub vcpus: i32,
+}
+
+/// The types of `family` a Dedicated Host of it runs, with their vCPUs, smallest first:
+/// empty when the family is not the catalogue's or does not run on Dedicated Hosts (`t2`).
+pub fn host_sizes(family: &str) -> Vec<(InstanceType, i32)> {
+    let mut sizes: Vec<(InstanceType, i32)> = catalogue()
+        .filter(|(t, s)| !s.xen && t.as_str().split_once('.').is_some_and(|(f, _)| f == family))
+        .map(|(t, s)| (t, s.vcpus))
+        .collect();
+    sizes.sort_by_key(|&(t, vcpus)| (vcpus, t.as_str()));
+    sizes
+}
+
+/// The hardware of a Dedicated Host of `family`, if the family runs on Dedicated Hosts: the
+/// family's largest size (its `metal` one where it has one) takes the whole host, as the user
+/// guide's m5 example has it (2 sockets, 48 cores, 96 vCPUs, so 6 `m5.4xlarge` of 8 cores
+/// each); a burstable family's host has 2 sockets of 24 cores.
+pub fn host_shape(family: &str) -> Option<HostShape> {
+    let sizes = host_sizes(family);
+    let &(largest, vcpus) = sizes.last()?;
+    let s = spec(largest)?;
+    let threads = s.threads_per_core.max(1);
+    if s.burstable {
+        return Some(HostShape {
+            sockets: 2,
+            cores: 48,
+            vcpus: 48 * threads,
+        });
+    }
+    Some(HostShape {
+        sockets: if s.maker == Maker::Aws { 1 } else { 2 },
+        cores: vcpus / threads,
+        vcpus,
+    })
+}
+
 /// The catalogue: every type of the model's list the rules describe, by name.
 fn catalogue() -> impl Iterator<Item = (InstanceType, Spec)> {
     InstanceType::VALUES.iter().filter_map(|v| {

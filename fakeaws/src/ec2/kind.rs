@@ -58,6 +58,8 @@ pub enum Kind {
     SpotInstanceRequest,
     /// VPC peering connections (`pcx-`).
     VpcPeeringConnection,
+    /// Dedicated Hosts (`h-`).
+    DedicatedHost,
 }
 
 /// One row of the table.
@@ -70,7 +72,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 23] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -93,6 +95,7 @@ impl Kind {
         Kind::PlacementGroup,
         Kind::SpotInstanceRequest,
         Kind::VpcPeeringConnection,
+        Kind::DedicatedHost,
     ];
 
     /// The table.
@@ -200,6 +203,7 @@ impl Kind {
                 "vpcPeeringConnection",
                 ResourceType::VpcPeeringConnection,
             ),
+            Kind::DedicatedHost => ("h", "InvalidHostID", "host", ResourceType::DedicatedHost),
         };
         Row {
             prefix,
@@ -239,6 +243,7 @@ impl Kind {
             Kind::PlacementGroup => "group-id",
             Kind::SpotInstanceRequest => "spot-instance-request-id",
             Kind::VpcPeeringConnection => "vpc-peering-connection-id",
+            Kind::DedicatedHost => "host-id",
         }
     }
 

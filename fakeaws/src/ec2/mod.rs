@@ -7,6 +7,7 @@ pub mod account;
 pub mod address_attribute;
 pub mod availability_zone;
 pub mod copy;
+pub mod dedicated_host;
 pub mod dhcp_options;
 pub mod egress_only_gateway;
 pub mod elastic_ip;
@@ -304,6 +305,31 @@ impl Api for Region {
         input: CancelSpotInstanceRequestsRequest,
     ) -> Result<CancelSpotInstanceRequestsResult, ApiError> {
         spot_request::cancel_spot_instance_requests(self, input)
+    }
+
+    fn allocate_hosts(
+        &mut self,
+        input: AllocateHostsRequest,
+    ) -> Result<AllocateHostsResult, ApiError> {
+        dedicated_host::allocate_hosts(self, input)
+    }
+
+    fn describe_hosts(
+        &mut self,
+        input: DescribeHostsRequest,
+    ) -> Result<DescribeHostsResult, ApiError> {
+        dedicated_host::describe_hosts(self, input)
+    }
+
+    fn modify_hosts(&mut self, input: ModifyHostsRequest) -> Result<ModifyHostsResult, ApiError> {
+        dedicated_host::modify_hosts(self, input)
+    }
+
+    fn release_hosts(
+        &mut self,
+        input: ReleaseHostsRequest,
+    ) -> Result<ReleaseHostsResult, ApiError> {
+        dedicated_host::release_hosts(self, input)
     }
 
     fn create_placement_group(

@@ -1580,6 +1580,18 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "vpc-peering-connection-id",
         ],
     ),
+    (
+        "DescribeHosts",
+        &[
+            "auto-placement",
+            "availability-zone",
+            "client-token",
+            "host-reservation-id",
+            "instance-type",
+            "state",
+            "tag-key",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2167,6 +2179,200 @@ impl EncodeMembers for AllocateAddressResult {
         w.field("publicIp", &self.public_ip);
     }
 }
+
+/// The `AllocateHostsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AllocateHostsRequest {
+    pub instance_family: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub host_recovery: Option<HostRecovery>,
+    pub host_maintenance: Option<HostMaintenance>,
+    pub availability_zone_id: Option<String>,
+    pub auto_placement: Option<AutoPlacement>,
+    pub client_token: Option<String>,
+    pub instance_type: Option<String>,
+    pub quantity: Option<i32>,
+    pub availability_zone: Option<String>,
+}
+
+impl Decode for AllocateHostsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AutoPlacement",
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "ClientToken",
+                "HostMaintenance",
+                "HostRecovery",
+                "InstanceFamily",
+                "InstanceType",
+                "Quantity",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let instance_family = r.field_at(m_[6], at_, "InstanceFamily")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
+        let host_recovery = r.field_at(m_[5], at_, "HostRecovery")?;
+        let host_maintenance = r.field_at(m_[4], at_, "HostMaintenance")?;
+        let availability_zone_id = r.field_at(m_[2], at_, "AvailabilityZoneId")?;
+        let auto_placement = r.field_at(m_[0], at_, "AutoPlacement")?;
+        let client_token = r.field_at(m_[3], at_, "ClientToken")?;
+        let instance_type = r.field_at(m_[7], at_, "InstanceType")?;
+        let quantity = r.field_at(m_[8], at_, "Quantity")?;
+        let availability_zone = r.field_at(m_[1], at_, "AvailabilityZone")?;
+        Ok(Some(Self {
+            instance_family,
+            tag_specifications,
+            host_recovery,
+            host_maintenance,
+            availability_zone_id,
+            auto_placement,
+            client_token,
+            instance_type,
+            quantity,
+            availability_zone,
+        }))
+    }
+}
+
+/// The `AllocateHostsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AllocateHostsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ids: Option<Vec<String>>,
+}
+
+impl EncodeMembers for AllocateHostsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("hostIdSet", "item", &self.host_ids);
+    }
+}
+
+/// The `AllocationState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AllocationState {
+    /// `available`
+    Available,
+    /// `under-assessment`
+    UnderAssessment,
+    /// `permanent-failure`
+    PermanentFailure,
+    /// `released`
+    Released,
+    /// `released-permanent-failure`
+    ReleasedPermanentFailure,
+    /// `pending`
+    Pending,
+    /// `configuring`
+    Configuring,
+}
+
+impl AllocationState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "available",
+        "under-assessment",
+        "permanent-failure",
+        "released",
+        "released-permanent-failure",
+        "pending",
+        "configuring",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Available => "available",
+            Self::UnderAssessment => "under-assessment",
+            Self::PermanentFailure => "permanent-failure",
+            Self::Released => "released",
+            Self::ReleasedPermanentFailure => "released-permanent-failure",
+            Self::Pending => "pending",
+            Self::Configuring => "configuring",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "available" => Self::Available,
+            "under-assessment" => Self::UnderAssessment,
+            "permanent-failure" => Self::PermanentFailure,
+            "released" => Self::Released,
+            "released-permanent-failure" => Self::ReleasedPermanentFailure,
+            "pending" => Self::Pending,
+            "configuring" => Self::Configuring,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AllocationState);
+
+/// The `AllowsMultipleInstanceTypes` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AllowsMultipleInstanceTypes {
+    /// `on`
+    On,
+    /// `off`
+    Off,
+}
+
+impl AllowsMultipleInstanceTypes {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["on", "off"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "on" => Self::On,
+            "off" => Self::Off,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AllowsMultipleInstanceTypes);
+
+/// The `AmdSevSnp` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AmdSevSnp {
+    /// `enabled`
+    Enabled,
+    /// `disabled`
+    Disabled,
+}
+
+impl AmdSevSnp {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["enabled", "disabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "enabled" => Self::Enabled,
+            "disabled" => Self::Disabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AmdSevSnp);
 
 /// The `AmdSevSnpSpecification` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -3136,6 +3342,37 @@ impl EncodeMembers for AuthorizeSecurityGroupIngressResult {
     }
 }
 
+/// The `AutoPlacement` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AutoPlacement {
+    /// `on`
+    On,
+    /// `off`
+    Off,
+}
+
+impl AutoPlacement {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["on", "off"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "on" => Self::On,
+            "off" => Self::Off,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AutoPlacement);
+
 /// The `AutoProvisionZonesState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AutoProvisionZonesState {
@@ -3406,6 +3643,27 @@ impl EncodeMembers for AvailabilityZoneSubGeography {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("name", &self.name);
+    }
+}
+
+/// The `AvailableCapacity` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AvailableCapacity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_instance_capacity: Option<Vec<InstanceCapacity>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_v_cpus: Option<i32>,
+}
+
+impl EncodeMembers for AvailableCapacity {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "availableInstanceCapacity",
+            "item",
+            &self.available_instance_capacity,
+        );
+        w.field("availableVCpus", &self.available_v_cpus);
     }
 }
 
@@ -7049,6 +7307,50 @@ impl EncodeMembers for DescribeEgressOnlyInternetGatewaysResult {
             "item",
             &self.egress_only_internet_gateways,
         );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeHostsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeHostsRequest {
+    pub host_ids: Option<Vec<String>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub filter: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeHostsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Filter", "HostId", "MaxResults", "NextToken"]) else {
+            return Ok(None);
+        };
+        let host_ids = r.list_at(m_[1], at_, "HostId", None)?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        let filter = r.list_at(m_[0], at_, "Filter", None)?;
+        Ok(Some(Self {
+            host_ids,
+            next_token,
+            max_results,
+            filter,
+        }))
+    }
+}
+
+/// The `DescribeHostsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeHostsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<Host>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeHostsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("hostSet", "item", &self.hosts);
         w.field("nextToken", &self.next_token);
     }
 }
@@ -11512,6 +11814,210 @@ impl Decode for HibernationOptionsRequest {
     }
 }
 
+/// The `Host` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Host {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_placement: Option<AutoPlacement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_capacity: Option<AvailableCapacity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_properties: Option<HostProperties>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instances: Option<Vec<HostInstance>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<AllocationState>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_time: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_recovery: Option<HostRecovery>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allows_multiple_instance_types: Option<AllowsMultipleInstanceTypes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_of_service_linked_resource_group: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_maintenance: Option<HostMaintenance>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asset_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_options: Option<HostCpuOptions>,
+}
+
+impl EncodeMembers for Host {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("autoPlacement", &self.auto_placement);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("availableCapacity", &self.available_capacity);
+        w.field("clientToken", &self.client_token);
+        w.field("hostId", &self.host_id);
+        w.field("hostProperties", &self.host_properties);
+        w.field("hostReservationId", &self.host_reservation_id);
+        w.list_field("instances", "item", &self.instances);
+        w.field("state", &self.state);
+        w.field("allocationTime", &self.allocation_time);
+        w.field("releaseTime", &self.release_time);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("hostRecovery", &self.host_recovery);
+        w.field(
+            "allowsMultipleInstanceTypes",
+            &self.allows_multiple_instance_types,
+        );
+        w.field("ownerId", &self.owner_id);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field(
+            "memberOfServiceLinkedResourceGroup",
+            &self.member_of_service_linked_resource_group,
+        );
+        w.field("outpostArn", &self.outpost_arn);
+        w.field("hostMaintenance", &self.host_maintenance);
+        w.field("assetId", &self.asset_id);
+        w.field("cpuOptions", &self.cpu_options);
+    }
+}
+
+/// The `HostCpuOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostCpuOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amd_sev_snp: Option<AmdSevSnp>,
+}
+
+impl EncodeMembers for HostCpuOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("amdSevSnp", &self.amd_sev_snp);
+    }
+}
+
+/// The `HostInstance` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostInstance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+}
+
+impl EncodeMembers for HostInstance {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("ownerId", &self.owner_id);
+    }
+}
+
+/// The `HostMaintenance` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostMaintenance {
+    /// `on`
+    On,
+    /// `off`
+    Off,
+}
+
+impl HostMaintenance {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["on", "off"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "on" => Self::On,
+            "off" => Self::Off,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(HostMaintenance);
+
+/// The `HostProperties` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostProperties {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_family: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sockets: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_v_cpus: Option<i32>,
+}
+
+impl EncodeMembers for HostProperties {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cores", &self.cores);
+        w.field("instanceType", &self.instance_type);
+        w.field("instanceFamily", &self.instance_family);
+        w.field("sockets", &self.sockets);
+        w.field("totalVCpus", &self.total_v_cpus);
+    }
+}
+
+/// The `HostRecovery` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostRecovery {
+    /// `on`
+    On,
+    /// `off`
+    Off,
+}
+
+impl HostRecovery {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["on", "off"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "on" => Self::On,
+            "off" => Self::Off,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(HostRecovery);
+
 /// The `HostTenancy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HostTenancy {
@@ -13000,6 +13506,26 @@ impl InstanceBootModeValues {
 }
 
 crate::protocol::wire_enum!(InstanceBootModeValues);
+
+/// The `InstanceCapacity` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceCapacity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_capacity: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_capacity: Option<i32>,
+}
+
+impl EncodeMembers for InstanceCapacity {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availableCapacity", &self.available_capacity);
+        w.field("instanceType", &self.instance_type);
+        w.field("totalCapacity", &self.total_capacity);
+    }
+}
 
 /// The `InstanceCreditSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -24659,6 +25185,67 @@ impl EncodeMembers for ModifyDefaultCreditSpecificationResult {
     }
 }
 
+/// The `ModifyHostsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyHostsRequest {
+    pub host_recovery: Option<HostRecovery>,
+    pub instance_type: Option<String>,
+    pub instance_family: Option<String>,
+    pub host_maintenance: Option<HostMaintenance>,
+    pub host_ids: Vec<String>,
+    pub auto_placement: Option<AutoPlacement>,
+}
+
+impl Decode for ModifyHostsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AutoPlacement",
+                "HostId",
+                "HostMaintenance",
+                "HostRecovery",
+                "InstanceFamily",
+                "InstanceType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let host_recovery = r.field_at(m_[3], at_, "HostRecovery")?;
+        let instance_type = r.field_at(m_[5], at_, "InstanceType")?;
+        let instance_family = r.field_at(m_[4], at_, "InstanceFamily")?;
+        let host_maintenance = r.field_at(m_[2], at_, "HostMaintenance")?;
+        let host_ids = r.list_at(m_[1], at_, "HostId", None)?;
+        let host_ids = FormReader::required(host_ids, at_, "HostId")?;
+        let auto_placement = r.field_at(m_[0], at_, "AutoPlacement")?;
+        Ok(Some(Self {
+            host_recovery,
+            instance_type,
+            instance_family,
+            host_maintenance,
+            host_ids,
+            auto_placement,
+        }))
+    }
+}
+
+/// The `ModifyHostsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyHostsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successful: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful: Option<Vec<UnsuccessfulItem>>,
+}
+
+impl EncodeMembers for ModifyHostsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("successful", "item", &self.successful);
+        w.list_field("unsuccessful", "item", &self.unsuccessful);
+    }
+}
+
 /// The `ModifyImageAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyImageAttributeRequest {
@@ -28641,6 +29228,40 @@ impl Decode for ReleaseAddressRequest {
             allocation_id,
             dry_run,
         }))
+    }
+}
+
+/// The `ReleaseHostsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ReleaseHostsRequest {
+    pub host_ids: Vec<String>,
+}
+
+impl Decode for ReleaseHostsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["HostId"]) else {
+            return Ok(None);
+        };
+        let host_ids = r.list_at(m_[0], at_, "HostId", None)?;
+        let host_ids = FormReader::required(host_ids, at_, "HostId")?;
+        Ok(Some(Self { host_ids }))
+    }
+}
+
+/// The `ReleaseHostsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReleaseHostsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successful: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful: Option<Vec<UnsuccessfulItem>>,
+}
+
+impl EncodeMembers for ReleaseHostsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("successful", "item", &self.successful);
+        w.list_field("unsuccessful", "item", &self.unsuccessful);
     }
 }
 
@@ -35318,6 +35939,14 @@ pub enum Action {
     GetInstanceMetadataDefaults,
     /// `ModifyInstanceMetadataDefaults`
     ModifyInstanceMetadataDefaults,
+    /// `AllocateHosts`
+    AllocateHosts,
+    /// `DescribeHosts`
+    DescribeHosts,
+    /// `ModifyHosts`
+    ModifyHosts,
+    /// `ReleaseHosts`
+    ReleaseHosts,
 }
 
 impl Action {
@@ -35515,6 +36144,10 @@ impl Action {
             Self::DescribeSecurityGroupReferences => "DescribeSecurityGroupReferences",
             Self::GetInstanceMetadataDefaults => "GetInstanceMetadataDefaults",
             Self::ModifyInstanceMetadataDefaults => "ModifyInstanceMetadataDefaults",
+            Self::AllocateHosts => "AllocateHosts",
+            Self::DescribeHosts => "DescribeHosts",
+            Self::ModifyHosts => "ModifyHosts",
+            Self::ReleaseHosts => "ReleaseHosts",
         }
     }
     /// The served operation of that name, if any.
@@ -35711,6 +36344,10 @@ impl Action {
             "DescribeSecurityGroupReferences" => Self::DescribeSecurityGroupReferences,
             "GetInstanceMetadataDefaults" => Self::GetInstanceMetadataDefaults,
             "ModifyInstanceMetadataDefaults" => Self::ModifyInstanceMetadataDefaults,
+            "AllocateHosts" => Self::AllocateHosts,
+            "DescribeHosts" => Self::DescribeHosts,
+            "ModifyHosts" => Self::ModifyHosts,
+            "ReleaseHosts" => Self::ReleaseHosts,
             _ => return None,
         })
     }
@@ -36547,6 +37184,21 @@ pub trait Api {
         &mut self,
         input: ModifyInstanceMetadataDefaultsRequest,
     ) -> Result<ModifyInstanceMetadataDefaultsResult, ApiError>;
+    /// Serves `AllocateHosts`.
+    fn allocate_hosts(
+        &mut self,
+        input: AllocateHostsRequest,
+    ) -> Result<AllocateHostsResult, ApiError>;
+    /// Serves `DescribeHosts`.
+    fn describe_hosts(
+        &mut self,
+        input: DescribeHostsRequest,
+    ) -> Result<DescribeHostsResult, ApiError>;
+    /// Serves `ModifyHosts`.
+    fn modify_hosts(&mut self, input: ModifyHostsRequest) -> Result<ModifyHostsResult, ApiError>;
+    /// Serves `ReleaseHosts`.
+    fn release_hosts(&mut self, input: ReleaseHostsRequest)
+    -> Result<ReleaseHostsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -36928,6 +37580,14 @@ pub enum Response {
     GetInstanceMetadataDefaults(Box<GetInstanceMetadataDefaultsResult>),
     /// `ModifyInstanceMetadataDefaults`
     ModifyInstanceMetadataDefaults(Box<ModifyInstanceMetadataDefaultsResult>),
+    /// `AllocateHosts`
+    AllocateHosts(Box<AllocateHostsResult>),
+    /// `DescribeHosts`
+    DescribeHosts(Box<DescribeHostsResult>),
+    /// `ModifyHosts`
+    ModifyHosts(Box<ModifyHostsResult>),
+    /// `ReleaseHosts`
+    ReleaseHosts(Box<ReleaseHostsResult>),
 }
 
 impl Response {
@@ -37991,6 +38651,30 @@ impl Response {
             ),
             Self::ModifyInstanceMetadataDefaults(output) => crate::protocol::xml::ec2_response(
                 "ModifyInstanceMetadataDefaults",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AllocateHosts(output) => crate::protocol::xml::ec2_response(
+                "AllocateHosts",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeHosts(output) => crate::protocol::xml::ec2_response(
+                "DescribeHosts",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyHosts(output) => crate::protocol::xml::ec2_response(
+                "ModifyHosts",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ReleaseHosts(output) => crate::protocol::xml::ec2_response(
+                "ReleaseHosts",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -40302,6 +40986,38 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::ModifyInstanceMetadataDefaults(Box::new(
                 api.modify_instance_metadata_defaults(input)?,
             )))
+        }
+        Action::AllocateHosts => {
+            r.reject_unsupported("AllocateHosts", &["OutpostArn", "AssetId", "CpuOptions"])?;
+            let input = FormReader::required(AllocateHostsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::AllocateHosts(Box::new(
+                api.allocate_hosts(input)?,
+            )))
+        }
+        Action::DescribeHosts => {
+            r.reject_unsupported("DescribeHosts", &[])?;
+            let input = FormReader::required(DescribeHostsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DescribeHosts(Box::new(
+                api.describe_hosts(input)?,
+            )))
+        }
+        Action::ModifyHosts => {
+            r.reject_unsupported("ModifyHosts", &[])?;
+            let input = FormReader::required(ModifyHostsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::ModifyHosts(Box::new(api.modify_hosts(input)?)))
+        }
+        Action::ReleaseHosts => {
+            r.reject_unsupported("ReleaseHosts", &[])?;
+            let input = FormReader::required(ReleaseHostsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::ReleaseHosts(Box::new(api.release_hosts(input)?)))
         }
     }
 }

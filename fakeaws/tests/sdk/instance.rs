@@ -497,7 +497,9 @@ async fn validation_rejects_and_launches_nothing() {
             base()
                 .placement(
                     aws_sdk_ec2::types::Placement::builder()
-                        .host_id("h-0123456789abcdef0")
+                        .host_resource_group_arn(
+                            "arn:aws:resource-groups:us-east-1:123456789012:group/hosts"
+                        )
                         .build()
                 )
                 .send()
@@ -957,24 +959,43 @@ async fn every_accepted_instance_filter_is_answered() {
         .unwrap();
     let spot_id = spot.instances()[0].instance_id().unwrap().to_string();
     for name in SPOT_ONLY {
-        let out = ec2
-            .describe_instances()
-            .filters(filter(name, &["*"]))
-            .send()
-            .await
-            .unwrap();
-        let found: Vec<&str> = out
-            .reservations()
-            .iter()
-            .flat_map(|r| r.instances())
-            .filter_map(|i| i.instance_id())
-            .collect();
-        if found != [spot_id.as_str()] {
+        if crate::instance_ids(&ec2, &[(name, "*")]).await != [spot_id.as_str()] {
+            silent.push(format!("instance {name}"));
+        }
+    }
+    // A Dedicated Host's filters, on an instance of one.
+    const HOST_ONLY: [&str; 2] = ["affinity", "host-id"];
+    let allocated = ec2
+        .allocate_hosts()
+        .instance_type("m5.large")
+        .availability_zone("us-east-1a")
+        .quantity(1)
+        .send()
+        .await
+        .unwrap();
+    let on_host = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Large)
+        .placement(
+            aws_sdk_ec2::types::Placement::builder()
+                .availability_zone("us-east-1a")
+                .host_id(&allocated.host_ids()[0])
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let on_host = on_host.instances()[0].instance_id().unwrap().to_string();
+    for name in HOST_ONLY {
+        if crate::instance_ids(&ec2, &[(name, "*")]).await != [on_host.as_str()] {
             silent.push(format!("instance {name}"));
         }
     }
     let mut unanswered = names::<(&Instance, &Region)>();
-    unanswered.retain(|n| !SPOT_ONLY.contains(n));
+    unanswered.retain(|n| !SPOT_ONLY.contains(n) && !HOST_ONLY.contains(n));
     for stopped in [false, true] {
         if stopped {
             ec2.stop_instances().instance_ids(&id).send().await.unwrap();

@@ -11,6 +11,7 @@ mod consistency;
 mod console;
 mod copy;
 mod credit;
+mod dedicated_host;
 mod dhcp_options;
 mod elastic_ip;
 mod envelope;

@@ -8,12 +8,11 @@ use crate::region::Region;
 use super::*;
 
 impl Filterable for (&Instance, &Region) {
-    // Linux (no platform); no dedicated host, product code, requester, capacity reservation,
+    // Linux (no platform); no product code, requester, capacity reservation,
     // Outpost, operator, kernel or RAM disk; no IPv6 addresses or prefixes on interfaces; and
     // the options DescribeInstances does not show here (boot mode, enclave, hibernation,
     // maintenance, private DNS name and network performance options).
     const NEVER_SET: &'static [&'static str] = &[
-        "affinity",
         "boot-mode",
         "capacity-reservation-id",
         "capacity-reservation-specification.capacity-reservation-preference",
@@ -22,7 +21,6 @@ impl Filterable for (&Instance, &Region) {
         "current-instance-boot-mode",
         "enclave-options.enabled",
         "hibernation-options.configured",
-        "host-id",
         "kernel-id",
         "maintenance-options.auto-recovery",
         "metadata-options.http-protocol-ipv4",
@@ -300,6 +298,8 @@ impl Filterable for (&Instance, &Region) {
             "state-reason-code" => i.state_reason.iter().map(|(c, _)| c.clone()).collect(),
             "state-reason-message" => i.state_reason.iter().map(|(_, m)| m.clone()).collect(),
             "tenancy" => one(i.tenancy.as_str()),
+            "host-id" => i.host_id.iter().cloned().collect(),
+            "affinity" => i.affinity.iter().cloned().collect(),
             "availability-zone-id" => region
                 .zone(&i.zone)
                 .map(|z| one(z.id.clone()))

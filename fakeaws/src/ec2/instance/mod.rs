@@ -160,6 +160,12 @@ pub struct Instance {
     /// Its partition, in a partition placement group.
     #[serde(default)]
     pub partition: Option<i32>,
+    /// The Dedicated Host it runs on (or last ran on), for an instance of `host` tenancy.
+    #[serde(default)]
+    pub host_id: Option<String>,
+    /// Its affinity to that host (`default` or `host`).
+    #[serde(default)]
+    pub affinity: Option<String>,
     /// Its Spot Instance request, for a Spot Instance.
     #[serde(default)]
     pub spot_request: Option<String>,

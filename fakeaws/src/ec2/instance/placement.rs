@@ -220,8 +220,6 @@ pub(super) fn placement(
     if let Some(p) = &input.placement {
         let unserved = [
             ("AvailabilityZoneId", p.availability_zone_id.is_some()),
-            ("Affinity", p.affinity.is_some()),
-            ("HostId", p.host_id.is_some()),
             ("HostResourceGroupArn", p.host_resource_group_arn.is_some()),
             ("SpreadDomain", p.spread_domain.is_some()),
         ];

@@ -221,6 +221,8 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
             ),
             group_id: i.placement_group.clone(),
             partition_number: i.partition,
+            host_id: i.host_id.clone(),
+            affinity: i.affinity.clone(),
             tenancy: Some(i.tenancy),
             ..Default::default()
         }),

@@ -9,7 +9,8 @@ use crate::ec2::error::{self, Code};
 use crate::ec2::network_interface::{self, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
 use crate::ec2::{
-    Kind, elastic_ip, fingerprint, image, launch_template, placement_group, spot_request, tags,
+    Kind, dedicated_host, elastic_ip, fingerprint, image, launch_template, placement_group,
+    spot_request, tags,
 };
 use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
@@ -139,8 +140,20 @@ pub fn run_instances(
         .vpcs
         .get(&vpc_id)
         .is_some_and(|v| v.tenancy == Tenancy::Dedicated);
+    // A launch naming a Dedicated Host is of `host` tenancy.
+    let names_host = input
+        .placement
+        .as_ref()
+        .is_some_and(|p| p.host_id.is_some());
     let tenancy = match input.placement.as_ref().and_then(|p| p.tenancy) {
         Some(Tenancy::Host) => Tenancy::Host,
+        None if names_host => Tenancy::Host,
+        Some(other) if names_host => {
+            return Err(ApiError::invalid_combination(format!(
+                "Placement.HostId is valid only for instances of host tenancy, not {}.",
+                other.as_str()
+            )));
+        }
         _ if vpc_dedicated => Tenancy::Dedicated,
         asked => asked.unwrap_or(Tenancy::Default),
     };
@@ -225,6 +238,17 @@ pub fn run_instances(
         });
     }
 
+    // The Dedicated Hosts of a launch of `host` tenancy: as many instances as fit.
+    let on_hosts = dedicated_host::for_launch(
+        region,
+        input.placement.as_ref(),
+        tenancy,
+        instance_type,
+        &zone,
+        count,
+        minimum,
+    )?;
+    let count = on_hosts.as_ref().map_or(count, |h| h.hosts.len());
     // The placement group named, and each instance's partition in it.
     let group = match &input.placement {
         Some(p) => placement_group::for_launch(region, p, &zone, count)?,
@@ -358,6 +382,8 @@ pub fn run_instances(
             },
             tenancy,
             placement_group: group.as_ref().map(|g| g.group_id.clone()),
+            host_id: on_hosts.as_ref().and_then(|h| h.hosts.get(index).cloned()),
+            affinity: on_hosts.as_ref().map(|h| h.affinity.clone()),
             partition: group.as_ref().and_then(|g| g.partition(index)),
             spot_request: None,
             cpu_credits: cpu_credits.clone(),

@@ -345,8 +345,15 @@ pub fn start_instances(
             ));
         }
     }
+    // An instance of `host` tenancy starts on a Dedicated Host with room for it.
+    let hosts = crate::ec2::dedicated_host::for_start(region, &instances)?;
     let plan: Vec<(String, InstanceStateName)> =
         instances.iter().map(|i| (i.id.clone(), i.state)).collect();
+    for (id, host) in hosts {
+        if let Some(i) = region.instances.0.get_mut(&id) {
+            i.host_id = Some(host);
+        }
+    }
     let mut out = Vec::new();
     for (id, previous) in plan {
         let current = if previous == InstanceStateName::Stopped {

@@ -35,25 +35,10 @@ pub fn create_volume(
     {
         return Ok(render(region, v));
     }
-    let zone = match (&input.availability_zone, &input.availability_zone_id) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::invalid_combination(
-                "Only one of AvailabilityZone or AvailabilityZoneId may be specified.",
-            ));
-        }
-        (Some(name), None) => region.zone(name).map(|z| z.name.clone()),
-        (None, Some(id)) => region.zone_by_id(id).map(|z| z.name.clone()),
-        (None, None) => return Err(ApiError::missing_parameter("AvailabilityZone")),
-    };
-    let Some(zone) = zone else {
-        let given = input
-            .availability_zone
-            .or(input.availability_zone_id)
-            .unwrap_or_default();
-        return Err(ApiError::invalid_value(format!(
-            "Invalid availability zone: [{given}]"
-        )));
-    };
+    let zone = region.zone_named(
+        input.availability_zone.as_deref(),
+        input.availability_zone_id.as_deref(),
+    )?;
     let from = match &input.snapshot_id {
         Some(id) => Some((id.clone(), snapshot::source(region, id)?)),
         None => None,
