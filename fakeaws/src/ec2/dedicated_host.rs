@@ -607,7 +607,7 @@ fn host_full(id: &str) -> ApiError {
 
 /// The host `id` a launch or start of type `t` in `zone` names: it must be available, in that
 /// zone, and run that type.
-fn named_host<'a>(
+pub fn named_host<'a>(
     region: &'a Region,
     id: &str,
     t: InstanceType,

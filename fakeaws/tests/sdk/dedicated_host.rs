@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use aws_sdk_ec2::types::{
-    AllocationState, AllowsMultipleInstanceTypes, AutoPlacement, Host, HostMaintenance,
-    HostRecovery, InstanceStateName as State, InstanceType, Placement, ResourceType, Tenancy,
+    Affinity, AllocationState, AllowsMultipleInstanceTypes, AutoPlacement, Host, HostMaintenance,
+    HostRecovery, HostTenancy, InstanceStateName as State, InstanceType, Placement, ResourceType,
+    Tenancy,
 };
 
 use crate::{
@@ -452,8 +453,45 @@ async fn a_family_host_runs_every_size_and_affinity_holds_across_a_start() {
     stop(&fake, &ec2, &z).await;
     ec2.start_instances().instance_ids(&y).send().await.unwrap();
     assert_eq!(host_of(&ec2, &y).await, b);
+
+    // ModifyInstancePlacement: z (stopped) onto host a by id; y's affinity changed while it
+    // runs; a host instance's tenancy never leaves host.
+    ec2.modify_instance_placement()
+        .instance_id(&z)
+        .host_id(&a)
+        .affinity(Affinity::Host)
+        .send()
+        .await
+        .unwrap();
+    let placement = described(&ec2, &z).await.placement().unwrap().clone();
     assert_eq!(
-        instance_ids(&ec2, &[("affinity", "host")]).await,
-        vec![x.clone()]
+        (placement.host_id(), placement.affinity()),
+        (Some(a.as_str()), Some("host"))
     );
+    ec2.modify_instance_placement()
+        .instance_id(&y)
+        .affinity(Affinity::Host)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            ec2.modify_instance_placement()
+                .instance_id(&z)
+                .tenancy(HostTenancy::Dedicated)
+                .send()
+                .await
+        ),
+        "InvalidRequest"
+    );
+    // x runs on a, so z (host affinity to a) cannot start.
+    assert_eq!(
+        code(ec2.start_instances().instance_ids(&z).send().await),
+        "InsufficientCapacityOnHost"
+    );
+    let mut by_affinity = instance_ids(&ec2, &[("affinity", "host")]).await;
+    by_affinity.sort();
+    let mut expected = vec![x.clone(), y.clone(), z.clone()];
+    expected.sort();
+    assert_eq!(by_affinity, expected);
 }

@@ -374,7 +374,8 @@ async fn a_stopped_instance_moves_between_groups_and_changes_tenancy() {
     );
 
     // Refused, changing nothing: a partition the group does not have, a cluster group in use
-    // in another zone, a group that does not exist, nothing to change, Dedicated Hosts.
+    // in another zone, a group that does not exist, nothing to change, an affinity without
+    // host tenancy, a host that does not exist.
     let before = placed(&ec2, &id).await;
     let refusals = [
         (
@@ -391,8 +392,17 @@ async fn a_stopped_instance_moves_between_groups_and_changes_tenancy() {
         ),
         (code(modify().send().await), "MissingParameter"),
         (
-            code(modify().tenancy(HostTenancy::Host).send().await),
-            "NotImplemented",
+            code(
+                modify()
+                    .affinity(aws_sdk_ec2::types::Affinity::Host)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterCombination",
+        ),
+        (
+            code(modify().host_id("h-0123456789abcdef0").send().await),
+            "InvalidHostID.NotFound",
         ),
         (
             code(modify().group_name("").partition_number(1).send().await),

@@ -1,16 +1,20 @@
-//! ModifyInstancePlacement: a stopped instance's tenancy changed, or the instance moved into,
-//! between or out of placement groups, as the API reference documents.
+//! ModifyInstancePlacement: a stopped instance's tenancy changed, the instance moved into,
+//! between or out of placement groups, or onto a Dedicated Host, and its affinity to its host
+//! changed, as the API reference documents.
 //!
-//! At least one of tenancy and placement group is named (`MissingParameter` otherwise, the
-//! fake's words); the instance must be `stopped` (`IncorrectInstanceState`, in the words
-//! ModifyInstanceAttribute uses for the same rule). A group is named by `GroupName` or
-//! `GroupId` and checked as a launch into it is checked (the partition, a cluster group's
-//! one zone); `GroupName` `""` takes the instance out of its group. Dedicated Hosts are not
-//! served, so `host` tenancy, `Affinity`, `HostId` and `HostResourceGroupArn` are
-//! `NotImplemented`.
+//! At least one of tenancy, host, affinity and placement group is named (`MissingParameter`
+//! otherwise, the fake's words); the instance must be `stopped` (`IncorrectInstanceState`, in
+//! the words ModifyInstanceAttribute uses for the same rule), but for a change of affinity
+//! alone. A group is named by `GroupName` or `GroupId` and checked as a launch into it is
+//! checked (the partition, a cluster group's one zone); `GroupName` `""` takes the instance
+//! out of its group. `HostId` (a host available in the instance's zone that runs its type)
+//! makes it `host` tenancy on that host; `Tenancy` `host` without one leaves the host to its
+//! next start (a host of its zone with auto placement); `Affinity` only for an instance of
+//! `host` tenancy (`InvalidParameterCombination`). An instance of `host` tenancy cannot
+//! change to another (`InvalidRequest`). `HostResourceGroupArn` is `NotImplemented`.
 
 use crate::ec2::error::Code;
-use crate::ec2::{Kind, placement_group};
+use crate::ec2::{Kind, dedicated_host, placement_group};
 use crate::generated::ec2::{
     HostTenancy, InstanceStateName, ModifyInstancePlacementRequest, ModifyInstancePlacementResult,
     Placement, Tenancy,
@@ -26,45 +30,46 @@ pub fn modify_instance_placement(
     region: &mut Region,
     input: ModifyInstancePlacementRequest,
 ) -> Result<ModifyInstancePlacementResult, ApiError> {
-    for (given, member) in [
-        (input.affinity.is_some(), "Affinity"),
-        (input.host_id.is_some(), "HostId"),
-        (
-            input.host_resource_group_arn.is_some(),
-            "HostResourceGroupArn",
-        ),
-        (input.tenancy == Some(HostTenancy::Host), "Tenancy host"),
-    ] {
-        if given {
-            return Err(ApiError::not_implemented(format!(
-                "ModifyInstancePlacement {member}: fakeaws has no Dedicated Hosts"
-            )));
-        }
+    if input.host_resource_group_arn.is_some() {
+        return Err(ApiError::not_implemented(
+            "ModifyInstancePlacement HostResourceGroupArn: fakeaws has no host resource groups",
+        ));
     }
     let moves = input.group_name.is_some() || input.group_id.is_some();
-    if input.tenancy.is_none() && !moves {
+    let affinity_only = input.tenancy.is_none() && input.host_id.is_none() && !moves;
+    if affinity_only && input.affinity.is_none() {
         if input.partition_number.is_some() {
             return Err(ApiError::invalid_combination(
                 "PartitionNumber needs the placement group it is a partition of (GroupName or GroupId).",
             ));
         }
         return Err(ApiError::missing_parameter(
-            "Tenancy, GroupName or GroupId (at least one placement attribute)",
+            "Tenancy, HostId, Affinity, GroupName or GroupId (at least one placement attribute)",
         ));
     }
     let id = input.instance_id.clone();
     let i = Kind::Instance.get(&region.instances, &id)?;
-    if i.state != InstanceStateName::Stopped {
+    if !affinity_only && i.state != InstanceStateName::Stopped {
         return Err(ApiError::new(
             Code::IncorrectInstanceState,
             format!("The instance '{id}' is not in the 'stopped' state."),
         ));
     }
-    if i.tenancy == Tenancy::Host && input.tenancy.is_some() {
+    if i.tenancy == Tenancy::Host && input.tenancy.is_some_and(|t| t != HostTenancy::Host) {
         return Err(ApiError::new(
             Code::InvalidRequest,
             format!("The tenancy of instance '{id}' cannot be changed from host."),
         ));
+    }
+    let to_host = input.host_id.is_some() || input.tenancy == Some(HostTenancy::Host);
+    if input.affinity.is_some() && i.tenancy != Tenancy::Host && !to_host {
+        return Err(ApiError::invalid_combination(format!(
+            "Affinity is valid only for an instance of host tenancy; '{id}' is of {} tenancy.",
+            i.tenancy.as_str()
+        )));
+    }
+    if let Some(host) = &input.host_id {
+        dedicated_host::named_host(region, host, i.instance_type, &i.zone)?;
     }
     let zone = i.zone.clone();
     let group: Option<Group> = if !moves {
@@ -91,6 +96,17 @@ pub fn modify_instance_placement(
         Some(HostTenancy::Dedicated) => i.tenancy = Tenancy::Dedicated,
         Some(HostTenancy::Default) => i.tenancy = Tenancy::Default,
         Some(HostTenancy::Host) | None => {}
+    }
+    if to_host && i.tenancy != Tenancy::Host {
+        i.tenancy = Tenancy::Host;
+        i.host_id = None;
+        i.affinity.get_or_insert_with(|| "default".to_string());
+    }
+    if let Some(host) = input.host_id {
+        i.host_id = Some(host);
+    }
+    if let Some(a) = input.affinity {
+        i.affinity = Some(a.as_str().to_string());
     }
     if let Some(group) = group {
         let (group_id, partition) = group.unzip();
