@@ -51,8 +51,14 @@ fn machine(name: &str, role: &str, operation: &str) -> Machine {
 
 /// A machine whose `kubeadm` section also holds `extra` (YAML lines, indented 4).
 fn machine_with(name: &str, role: &str, operation: &str, extra: &str) -> Machine {
+    machine_yaml(name, role, operation, "", extra)
+}
+
+/// A machine whose spec also holds `spec_extra` (YAML lines, indented 2) and whose `kubeadm`
+/// section holds `extra` (indented 4).
+fn machine_yaml(name: &str, role: &str, operation: &str, spec_extra: &str, extra: &str) -> Machine {
     let yaml = format!(
-        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: us-east-1b}}\n  iamInstanceProfile: nodes.cluster-api-provider-aws.sigs.k8s.io\n  rootVolume: {{size: 40, type: gp3, encrypted: true}}\n  additionalTags: {{team: platform}}\n  kubeadm:\n    operation: {operation}\n    kubernetesVersion: v1.31.0\n{extra}"
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: {role}\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  subnet: {{availabilityZone: us-east-1b}}\n  iamInstanceProfile: nodes.cluster-api-provider-aws.sigs.k8s.io\n  rootVolume: {{size: 40, type: gp3, encrypted: true}}\n  additionalTags: {{team: platform}}\n{spec_extra}  kubeadm:\n    operation: {operation}\n    kubernetesVersion: v1.31.0\n{extra}"
     );
     let docs = provider::spec::parse_documents(&yaml, "test").unwrap();
     docs.machines.into_iter().next().unwrap()
@@ -938,4 +944,76 @@ async fn the_clusters_additional_tags_reach_its_machines_and_converge() {
     w.fake.fake().take_calls();
     m.update(&changed, &cp, Some(&st)).await.unwrap();
     assert!(w.fake.fake().take_calls().iter().all(|c| !c.is_mutating()));
+}
+
+#[tokio::test]
+async fn a_machine_runs_on_the_users_dedicated_host_which_is_never_released() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+    let allocated = ec2
+        .allocate_hosts()
+        .instance_type("t3.large")
+        .availability_zone("us-east-1b")
+        .quantity(1)
+        .send()
+        .await
+        .unwrap();
+    let host = allocated.host_ids()[0].clone();
+
+    // A bad placement is refused when the spec is read, every problem listed.
+    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  tenancy: shared\n  hostID: h-xyz\n  hostAffinity: sometimes\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
+    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
+    let Error::InvalidSpec { problems } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(problems.len(), 4, "{problems:?}");
+
+    let node = machine_yaml(
+        "c1-node-h",
+        "node",
+        "join",
+        &format!("  hostID: {host}\n  hostAffinity: host\n"),
+        "",
+    );
+    let st = m
+        .create(&w.cluster, &node, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let [i] = instances_named(&ec2, "c1-node-h").await.try_into().unwrap();
+    let p = i.placement().unwrap();
+    assert_eq!(
+        (p.host_id(), p.affinity(), p.tenancy().map(|t| t.as_str())),
+        (Some(host.as_str()), Some("host"), Some("host"))
+    );
+    let on_host = ec2.describe_hosts().host_ids(&host).send().await.unwrap();
+    assert_eq!(
+        on_host.hosts()[0].instances()[0].instance_id(),
+        Some(st.instance_id.as_str())
+    );
+
+    // The host and the affinity are immutable.
+    let moved = machine_yaml(
+        "c1-node-h",
+        "node",
+        "join",
+        &format!("  hostID: {host}\n  hostAffinity: default\n"),
+        "",
+    );
+    let err = m.update(&w.cluster, &moved, Some(&st)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.hostAffinity"),
+        "{err}"
+    );
+
+    // Deleted, the machine leaves the user's host allocated.
+    m.delete(&w.cluster, &node, Some(&st)).await.unwrap();
+    let after = ec2.describe_hosts().host_ids(&host).send().await.unwrap();
+    assert_eq!(
+        after.hosts()[0].state(),
+        Some(&aws_sdk_ec2::types::AllocationState::Available)
+    );
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
     BlockDeviceMapping, EbsBlockDevice, IamInstanceProfileSpecification, Instance, InstanceType,
-    ResourceType, VolumeType,
+    Placement, ResourceType, Tenancy, VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -149,6 +149,20 @@ impl MachineActuator {
         if let Some(p) = &s.iam_instance_profile {
             call = call
                 .iam_instance_profile(IamInstanceProfileSpecification::builder().name(p).build());
+        }
+        // A Dedicated Host's machine: the user's host, or any of theirs with auto placement.
+        let tenancy = s
+            .tenancy
+            .clone()
+            .or_else(|| s.host_id.as_ref().map(|_| "host".to_string()));
+        if tenancy.is_some() || s.host_affinity.is_some() {
+            call = call.placement(
+                Placement::builder()
+                    .set_tenancy(tenancy.as_deref().map(Tenancy::from))
+                    .set_host_id(s.host_id.clone())
+                    .set_affinity(s.host_affinity.clone())
+                    .build(),
+            );
         }
         if let Some(r) = &s.root_volume {
             call = call.block_device_mappings(

@@ -81,6 +81,37 @@ impl MachineActuator {
             profile,
             s.iam_instance_profile.clone().unwrap_or_default(),
         );
+        let placement = i.placement();
+        if let Some(t) = &s.tenancy {
+            immutable(
+                "spec.tenancy",
+                placement
+                    .and_then(|p| p.tenancy())
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default(),
+                t.clone(),
+            );
+        }
+        if let Some(h) = &s.host_id {
+            immutable(
+                "spec.hostID",
+                placement
+                    .and_then(|p| p.host_id())
+                    .unwrap_or_default()
+                    .to_string(),
+                h.clone(),
+            );
+        }
+        if let Some(a) = &s.host_affinity {
+            immutable(
+                "spec.hostAffinity",
+                placement
+                    .and_then(|p| p.affinity())
+                    .unwrap_or_default()
+                    .to_string(),
+                a.clone(),
+            );
+        }
         if let Some(r) = &s.root_volume {
             let root = i
                 .block_device_mappings()

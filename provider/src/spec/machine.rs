@@ -88,6 +88,17 @@ pub struct MachineSpec {
     /// Tags added to the instance. Mutable.
     #[serde(default)]
     pub additional_tags: BTreeMap<String, String>,
+    /// The tenancy: `default`, `dedicated` or `host` (default: the VPC's; `host` with a
+    /// `hostID`). Immutable.
+    #[serde(default)]
+    pub tenancy: Option<String>,
+    /// A Dedicated Host of the user's to run on: used, never modified or released. Immutable.
+    #[serde(default, rename = "hostID")]
+    pub host_id: Option<String>,
+    /// The instance's affinity to its Dedicated Host: `default` or `host` (it restarts on the
+    /// same host). Immutable.
+    #[serde(default)]
+    pub host_affinity: Option<String>,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
 }
@@ -252,6 +263,32 @@ pub fn validate(m: &Machine) -> Vec<String> {
                 "spec.additionalTags: key {k:?} is reserved or holds a comma"
             ));
         }
+    }
+    if let Some(t) = &s.tenancy
+        && !matches!(t.as_str(), "default" | "dedicated" | "host")
+    {
+        p.push(format!(
+            "spec.tenancy: {t:?} is not default, dedicated or host"
+        ));
+    }
+    if let Some(h) = &s.host_id
+        && !h
+            .strip_prefix("h-")
+            .is_some_and(|x| matches!(x.len(), 8 | 17) && x.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        p.push(format!(
+            "spec.hostID: {h:?} is not a Dedicated Host id (h-...)"
+        ));
+    }
+    if let Some(a) = &s.host_affinity
+        && !matches!(a.as_str(), "default" | "host")
+    {
+        p.push(format!("spec.hostAffinity: {a:?} is not default or host"));
+    }
+    if (s.host_id.is_some() || s.host_affinity.is_some())
+        && s.tenancy.as_deref().is_some_and(|t| t != "host")
+    {
+        p.push("spec.hostID and spec.hostAffinity need tenancy host".into());
     }
     let k = &s.kubeadm;
     if k.bootstrap_token
