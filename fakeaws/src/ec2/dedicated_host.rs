@@ -10,7 +10,8 @@
 //! - Its capacity is in vCPUs: each instance on it that is not stopped or terminated holds its
 //!   type's; `AvailableInstanceCapacity` gives, per size it runs, how many more fit and how many
 //!   fit on the empty host (48 `m5.large` on an `m5.large` host, as the CLI's documented
-//!   output shows, 6 `m5.4xlarge`).
+//!   output shows, 6 `m5.4xlarge`). A T3 host runs four times as many: 192 of the sizes up to
+//!   `medium` ([`instance_type::host_slots`]).
 //! - It is `available` once allocated, `released` once released, and stays listed so. Auto
 //!   placement and host recovery are `off` unless asked, host maintenance `on`, AWS's
 //!   defaults. A host is released only when no instance runs on it: otherwise the item is
@@ -96,6 +97,7 @@ impl DedicatedHost {
             sockets: 0,
             cores: 0,
             vcpus: 0,
+            slots: 0,
         })
     }
 }
@@ -122,10 +124,10 @@ fn occupants<'a>(region: &'a Region, id: &'a str) -> impl Iterator<Item = &'a In
         .filter(move |i| i.host_id.as_deref() == Some(id) && holds_capacity(i.state))
 }
 
-/// The vCPUs the instances on host `id` hold.
-fn used_vcpus(region: &Region, id: &str) -> i32 {
+/// The slots the instances on host `id` hold ([`instance_type::host_slots`]).
+fn used_slots(region: &Region, id: &str) -> i32 {
     occupants(region, id)
-        .map(|i| instance_type::vcpus(i.instance_type).unwrap_or(0))
+        .map(|i| instance_type::host_slots(i.instance_type).unwrap_or(0))
         .sum()
 }
 
@@ -144,19 +146,24 @@ fn on_off(b: bool) -> &'static str {
 fn render(region: &Region, h: &DedicatedHost) -> HostOut {
     let shape = h.shape();
     let free = if h.is_available() {
-        shape.vcpus - used_vcpus(region, &h.id)
+        (shape.slots - used_slots(region, &h.id)).max(0)
     } else {
         0
     };
     let capacity = sizes(h)
         .into_iter()
-        .filter(|&(_, vcpus)| vcpus > 0)
-        .map(|(t, vcpus)| InstanceCapacity {
-            available_capacity: Some(free.max(0) / vcpus),
+        .filter(|&(_, slots)| slots > 0)
+        .map(|(t, slots)| InstanceCapacity {
+            available_capacity: Some(free / slots),
             instance_type: Some(t.as_str().to_string()),
-            total_capacity: Some(shape.vcpus / vcpus),
+            total_capacity: Some(shape.slots / slots),
         })
         .collect();
+    let free_vcpus = if shape.slots > 0 {
+        free * shape.vcpus / shape.slots
+    } else {
+        0
+    };
     let instances = occupants(region, &h.id)
         .map(|i| HostInstance {
             instance_id: Some(i.id.clone()),
@@ -173,7 +180,7 @@ fn render(region: &Region, h: &DedicatedHost) -> HostOut {
         availability_zone: Some(h.zone.clone()),
         available_capacity: Some(AvailableCapacity {
             available_instance_capacity: Some(capacity),
-            available_v_cpus: Some(free.max(0)),
+            available_v_cpus: Some(free_vcpus),
         }),
         client_token: h.client_token.clone(),
         host_id: Some(h.id.clone()),
@@ -574,14 +581,14 @@ fn affinity(placement: &Placement, tenancy: Tenancy) -> Result<String, ApiError>
     }
 }
 
-/// How many more instances of `vcpus` each fit on host `h`, besides `taken` vCPUs this call
-/// already placed there.
-fn room(region: &Region, h: &DedicatedHost, vcpus: i32, taken: i32) -> usize {
-    let free = h.shape().vcpus - used_vcpus(region, &h.id) - taken;
-    if vcpus <= 0 || free <= 0 {
+/// How many more instances taking `slots` each fit on host `h`, besides `taken` slots this
+/// call already placed there.
+fn room(region: &Region, h: &DedicatedHost, slots: i32, taken: i32) -> usize {
+    let free = h.shape().slots - used_slots(region, &h.id) - taken;
+    if slots <= 0 || free <= 0 {
         return 0;
     }
-    usize::try_from(free / vcpus).unwrap_or(0)
+    usize::try_from(free / slots).unwrap_or(0)
 }
 
 fn no_capacity(zone: &str, t: InstanceType) -> ApiError {
@@ -656,11 +663,11 @@ pub fn for_launch(
     if tenancy != Tenancy::Host {
         return Ok(None);
     }
-    let vcpus = instance_type::vcpus(t).unwrap_or(0);
+    let slots = instance_type::host_slots(t).unwrap_or(0);
     let mut hosts = Vec::with_capacity(wanted);
     if let Some(id) = &placement.host_id {
         let h = named_host(region, id, t, zone)?;
-        let fits = room(region, h, vcpus, 0).min(wanted);
+        let fits = room(region, h, slots, 0).min(wanted);
         if fits < minimum.max(1) {
             return Err(host_full(id));
         }
@@ -671,7 +678,7 @@ pub fn for_launch(
             .values()
             .filter(|h| h.is_available() && h.auto_placement && h.zone == zone && h.supports(t))
         {
-            let fits = room(region, h, vcpus, 0).min(wanted - hosts.len());
+            let fits = room(region, h, slots, 0).min(wanted - hosts.len());
             hosts.extend(std::iter::repeat_n(h.id.clone(), fits));
             if hosts.len() == wanted {
                 break;
@@ -697,11 +704,11 @@ pub fn for_start(
         .iter()
         .filter(|i| i.tenancy == Tenancy::Host && i.state == InstanceStateName::Stopped)
     {
-        let vcpus = instance_type::vcpus(i.instance_type).unwrap_or(0);
+        let slots = instance_type::host_slots(i.instance_type).unwrap_or(0);
         let fits = |h: &DedicatedHost, taken: &BTreeMap<String, i32>| {
             h.is_available()
                 && h.supports(i.instance_type)
-                && room(region, h, vcpus, taken.get(&h.id).copied().unwrap_or(0)) > 0
+                && room(region, h, slots, taken.get(&h.id).copied().unwrap_or(0)) > 0
         };
         let own = i
             .host_id
@@ -717,7 +724,7 @@ pub fn for_start(
                 .map(|h| h.id.clone())
                 .ok_or_else(|| no_capacity(&i.zone, i.instance_type))?,
         };
-        *taken.entry(host.clone()).or_default() += vcpus;
+        *taken.entry(host.clone()).or_default() += slots;
         chosen.push((i.id.clone(), host));
     }
     Ok(chosen)

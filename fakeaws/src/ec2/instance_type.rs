@@ -15,7 +15,8 @@
 //! manufacturer, hypervisor (`nitro`; `xen` for `t2`; none on metal), boot modes, EBS and ENA
 //! support, interfaces and addresses per interface, burstable performance; and the rules of
 //! the user guide: the valid threads per core (1, and 2 where a core runs two), the placement
-//! strategies (no cluster groups for burstable types), Dedicated Hosts (all but `t2`), auto
+//! strategies (no cluster groups for burstable types), Dedicated Hosts (all but the burstable
+//! families other than `t3`), auto
 //! recovery (every type here: none has instance store), the free tier (`t2.micro` and
 //! `t3.micro`), as the CLI's documented output for `t2.micro` shows them. Figures that differ
 //! type by type without a rule (network performance, EBS bandwidth, clock speed, the valid
@@ -200,7 +201,15 @@ pub fn vcpus(t: InstanceType) -> Option<i32> {
     spec(t).map(|s| s.vcpus)
 }
 
-/// The hardware of a Dedicated Host of one family: sockets, physical cores, vCPUs.
+/// Whether `t` runs on Dedicated Hosts: every type of the catalogue but the burstable ones
+/// other than `t3` (T3 is the burstable family with Dedicated Hosts).
+fn on_hosts(t: InstanceType) -> bool {
+    let family = t.as_str().split_once('.').map_or("", |(f, _)| f);
+    spec(t).is_some_and(|s| !s.burstable || family == "t3")
+}
+
+/// The hardware of a Dedicated Host of one family: sockets, physical cores, vCPUs, and the
+/// slots its instances take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostShape {
     /// Sockets: one on Graviton, two otherwise.
@@ -209,26 +218,43 @@ pub struct HostShape {
     pub cores: i32,
     /// vCPUs: the cores times the family's threads per core.
     pub vcpus: i32,
+    /// The capacity its instances take from ([`host_slots`]): its vCPUs, but twice as many on
+    /// a T3 host, whose instances share cores.
+    pub slots: i32,
 }
 
-/// The types of `family` a Dedicated Host of it runs, with their vCPUs, smallest first:
-/// empty when the family is not the catalogue's or does not run on Dedicated Hosts (`t2`).
+/// The types of `family` a Dedicated Host of it runs, with the slots each takes, smallest
+/// first: empty when the family is not the catalogue's or does not run on Dedicated Hosts.
 pub fn host_sizes(family: &str) -> Vec<(InstanceType, i32)> {
     let mut sizes: Vec<(InstanceType, i32)> = catalogue()
-        .filter(|(t, s)| !s.xen && t.as_str().split_once('.').is_some_and(|(f, _)| f == family))
-        .map(|(t, s)| (t, s.vcpus))
+        .filter(|(t, _)| {
+            on_hosts(*t) && t.as_str().split_once('.').is_some_and(|(f, _)| f == family)
+        })
+        .filter_map(|(t, _)| Some((t, host_slots(t)?)))
         .collect();
-    sizes.sort_by_key(|&(t, vcpus)| (vcpus, t.as_str()));
+    sizes.sort_by_key(|&(t, slots)| (slots, t.as_str()));
     sizes
+}
+
+/// The slots an instance of `t` takes on a Dedicated Host: its vCPUs; on a T3 host, which
+/// runs four times as many instances as a comparable host (the Dedicated Hosts FAQ), one for
+/// the sizes up to `medium` (192 of them on a host) and its vCPUs for the larger ones.
+pub fn host_slots(t: InstanceType) -> Option<i32> {
+    let s = spec(t)?;
+    let small = matches!(
+        t.as_str().split_once('.').map(|(_, size)| size),
+        Some("nano" | "micro" | "small" | "medium")
+    );
+    Some(if s.burstable && small { 1 } else { s.vcpus })
 }
 
 /// The hardware of a Dedicated Host of `family`, if the family runs on Dedicated Hosts: the
 /// family's largest size (its `metal` one where it has one) takes the whole host, as the user
 /// guide's m5 example has it (2 sockets, 48 cores, 96 vCPUs, so 6 `m5.4xlarge` of 8 cores
-/// each); a burstable family's host has 2 sockets of 24 cores.
+/// each); a T3 host has 2 sockets of 24 cores, 96 vCPUs and 192 slots.
 pub fn host_shape(family: &str) -> Option<HostShape> {
     let sizes = host_sizes(family);
-    let &(largest, vcpus) = sizes.last()?;
+    let &(largest, _) = sizes.last()?;
     let s = spec(largest)?;
     let threads = s.threads_per_core.max(1);
     if s.burstable {
@@ -236,12 +262,14 @@ pub fn host_shape(family: &str) -> Option<HostShape> {
             sockets: 2,
             cores: 48,
             vcpus: 48 * threads,
+            slots: 2 * 48 * threads,
         });
     }
     Some(HostShape {
         sockets: if s.maker == Maker::Aws { 1 } else { 2 },
-        cores: vcpus / threads,
-        vcpus,
+        cores: s.vcpus / threads,
+        vcpus: s.vcpus,
+        slots: s.vcpus,
     })
 }
 
@@ -374,7 +402,7 @@ fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
         placement_group_info: Some(PlacementGroupInfo {
             supported_strategies: Some(placement_strategies(s)),
         }),
-        dedicated_hosts_supported: Some(!s.xen),
+        dedicated_hosts_supported: Some(on_hosts(t)),
         auto_recovery_supported: Some(true),
         free_tier_eligible: Some(free_tier(t)),
         supported_boot_modes: Some(boot_modes(s)),
@@ -501,7 +529,7 @@ impl Filterable for Listed {
                 .map(i32::to_string)
                 .collect(),
             "auto-recovery-supported" => flag(true),
-            "dedicated-hosts-supported" => flag(!s.xen),
+            "dedicated-hosts-supported" => flag(on_hosts(*t)),
             "free-tier-eligible" => flag(free_tier(*t)),
             _ => Vec::new(),
         }

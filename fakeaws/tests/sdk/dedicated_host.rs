@@ -326,6 +326,10 @@ async fn a_family_host_runs_every_size_and_affinity_holds_across_a_start() {
         code(refused(None, Some("m5"), Some(0)).await),
         "InvalidQuantity"
     );
+    assert_eq!(
+        code(refused(None, Some("t4g"), Some(1)).await),
+        "InvalidHostConfiguration"
+    );
     assert!(
         ec2.describe_hosts()
             .send()
@@ -359,6 +363,20 @@ async fn a_family_host_runs_every_size_and_affinity_holds_across_a_start() {
     assert_eq!(capacity(&shown, "m5.large"), (48, 48, 96));
     assert_eq!(capacity(&shown, "m5.4xlarge"), (6, 6, 96));
     assert_eq!(capacity(&shown, "m5.24xlarge"), (1, 1, 96));
+    // A T3 host runs four times as many instances as a comparable host: 192 of the small
+    // sizes, 96 t3.large, 24 t3.2xlarge; its 96 vCPUs shown as such.
+    let t3 = ec2
+        .allocate_hosts()
+        .instance_family("t3")
+        .availability_zone(ZONE)
+        .quantity(1)
+        .send()
+        .await
+        .unwrap();
+    let t3 = host(&ec2, &t3.host_ids()[0]).await;
+    assert_eq!(capacity(&t3, "t3.nano"), (192, 192, 96));
+    assert_eq!(capacity(&t3, "t3.large"), (96, 96, 96));
+    assert_eq!(capacity(&t3, "t3.2xlarge"), (24, 24, 96));
     // The family quota (2 by default) is used up.
     assert_eq!(
         code(

@@ -296,9 +296,15 @@ async fn threads_placement_strategies_hosts_recovery_and_free_tier_follow_the_gu
     );
     let no_hosts = names(&ec2, &[("dedicated-hosts-supported", "false")]).await;
     assert!(!no_hosts.is_empty());
+    // Of the burstable families only T3 runs on Dedicated Hosts.
     assert!(
-        no_hosts.iter().all(|n| n.starts_with("t2.")),
+        no_hosts
+            .iter()
+            .all(|n| ["t2.", "t3a.", "t4g."].iter().any(|f| n.starts_with(f))),
         "{no_hosts:?}"
+    );
+    assert!(
+        no_hosts.contains(&"t4g.micro".to_string()) && !no_hosts.contains(&"t3.micro".to_string())
     );
     let two_threads = names(&ec2, &[("vcpu-info.valid-threads-per-core", "2")]).await;
     assert!(two_threads.contains(&"m5.large".to_string()));
