@@ -941,29 +941,9 @@ async fn every_accepted_instance_filter_is_answered() {
             silent.push(format!("network interface {name}"));
         }
     }
-    // A Spot Instance's filters, on a Spot Instance of their own (it cannot be stopped).
+    // A Spot Instance's filters, on a Spot Instance of their own (it cannot be stopped), and
+    // a Dedicated Host's, on an instance of one: each such filter finds that instance alone.
     const SPOT_ONLY: [&str; 2] = ["instance-lifecycle", "spot-instance-request-id"];
-    let spot = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::T3Small)
-        .instance_market_options(
-            aws_sdk_ec2::types::InstanceMarketOptionsRequest::builder()
-                .market_type(aws_sdk_ec2::types::MarketType::Spot)
-                .build(),
-        )
-        .min_count(1)
-        .max_count(1)
-        .send()
-        .await
-        .unwrap();
-    let spot_id = spot.instances()[0].instance_id().unwrap().to_string();
-    for name in SPOT_ONLY {
-        if crate::instance_ids(&ec2, &[(name, "*")]).await != [spot_id.as_str()] {
-            silent.push(format!("instance {name}"));
-        }
-    }
-    // A Dedicated Host's filters, on an instance of one.
     const HOST_ONLY: [&str; 2] = ["affinity", "host-id"];
     let allocated = ec2
         .allocate_hosts()
@@ -973,25 +953,42 @@ async fn every_accepted_instance_filter_is_answered() {
         .send()
         .await
         .unwrap();
-    let on_host = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::M5Large)
-        .placement(
-            aws_sdk_ec2::types::Placement::builder()
-                .availability_zone("us-east-1a")
-                .host_id(&allocated.host_ids()[0])
-                .build(),
-        )
-        .min_count(1)
-        .max_count(1)
-        .send()
-        .await
-        .unwrap();
-    let on_host = on_host.instances()[0].instance_id().unwrap().to_string();
-    for name in HOST_ONLY {
-        if crate::instance_ids(&ec2, &[(name, "*")]).await != [on_host.as_str()] {
-            silent.push(format!("instance {name}"));
+    let launches = [
+        (
+            &SPOT_ONLY,
+            ec2.run_instances()
+                .instance_type(InstanceType::T3Small)
+                .instance_market_options(
+                    aws_sdk_ec2::types::InstanceMarketOptionsRequest::builder()
+                        .market_type(aws_sdk_ec2::types::MarketType::Spot)
+                        .build(),
+                ),
+        ),
+        (
+            &HOST_ONLY,
+            ec2.run_instances()
+                .instance_type(InstanceType::M5Large)
+                .placement(
+                    aws_sdk_ec2::types::Placement::builder()
+                        .availability_zone("us-east-1a")
+                        .host_id(&allocated.host_ids()[0])
+                        .build(),
+                ),
+        ),
+    ];
+    for (filters, launch) in launches {
+        let out = launch
+            .image_id(&ami)
+            .min_count(1)
+            .max_count(1)
+            .send()
+            .await
+            .unwrap();
+        let only = out.instances()[0].instance_id().unwrap();
+        for name in filters {
+            if crate::instance_ids(&ec2, &[(name, "*")]).await != [only] {
+                silent.push(format!("instance {name}"));
+            }
         }
     }
     let mut unanswered = names::<(&Instance, &Region)>();
