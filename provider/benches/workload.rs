@@ -17,6 +17,11 @@
 //! code and data cold, which the floor's figure and the fake's own time per call under boto3
 //! (from its call log) both show.
 //!
+//! Under boto3 there is a second floor: the same canned answer from one thread on blocking
+//! sockets, with no HTTP library, runtime or poller (`SocketFloor`): what the kernel alone
+//! costs per call, so that the difference between the two floors is what the HTTP stack
+//! (hyper, tokio, axum) costs at a Python client's pace.
+//!
 //! Beside each, the floor of that figure on this machine: the same HTTP stack
 //! (`fakeaws::server::serve_app`, on the same threads) answering every request with a canned DescribeVpcs answer
 //! (the body read, but no decoding, no state, no encoding), called as many times, one call
@@ -65,6 +70,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const SERVER_THREADS: &str = "fakeaws-server";
 const FLOOR_THREADS: &str = "canned-server";
+const SOCKET_FLOOR_THREAD: &str = "socket-floor";
 
 fn example() -> provider::spec::Cluster {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cluster.yaml");
@@ -234,6 +240,79 @@ impl Floor {
         let before = Used::now(FLOOR_THREADS);
         self.describe(client, calls);
         before.per_call_since(FLOOR_THREADS, calls)
+    }
+}
+
+/// The canned DescribeVpcs answer with no HTTP library, no runtime and no poller under it: one
+/// thread with blocking sockets, taking one connection after another and answering each
+/// request of it (its head read to the blank line, its body to its `Content-Length`) with the
+/// same bytes. What a Python client's call costs the kernel (a wake, a read, a write) and
+/// nothing else: the part of the floor no HTTP server can spend less than, beside which the
+/// canned floor's figure shows what the HTTP stack (hyper, tokio, axum) costs under the same
+/// calls.
+struct SocketFloor {
+    endpoint: String,
+}
+
+impl SocketFloor {
+    fn start() -> Self {
+        use std::io::{Read, Write};
+        const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
+                            SignedHeaders=host, Signature=0";
+        let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
+            Some(AUTH),
+            b"",
+            b"Action=DescribeVpcs&Version=2016-11-15",
+        );
+        let mut response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/xml\r\ncontent-length: {}\r\n\r\n",
+            answer.body.len()
+        )
+        .into_bytes();
+        response.extend_from_slice(answer.body.as_bytes());
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::Builder::new()
+            .name(SOCKET_FLOOR_THREAD.to_string())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    let Ok(mut stream) = stream else { continue };
+                    let _ = stream.set_nodelay(true);
+                    let mut buf = vec![0u8; 1 << 16];
+                    let mut have = 0;
+                    'requests: loop {
+                        let (head_end, length) = loop {
+                            if let Some(end) = buf[..have].windows(4).position(|w| w == b"\r\n\r\n")
+                            {
+                                let head =
+                                    String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                                let length = head
+                                    .lines()
+                                    .find_map(|l| l.strip_prefix("content-length:"))
+                                    .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                                break (end + 4, length);
+                            }
+                            match stream.read(&mut buf[have..]) {
+                                Ok(0) | Err(_) => break 'requests,
+                                Ok(n) => have += n,
+                            }
+                        };
+                        while have < head_end + length {
+                            match stream.read(&mut buf[have..]) {
+                                Ok(0) | Err(_) => break 'requests,
+                                Ok(n) => have += n,
+                            }
+                        }
+                        buf.copy_within(head_end + length..have, 0);
+                        have -= head_end + length;
+                        if stream.write_all(&response).is_err() {
+                            break;
+                        }
+                    }
+                }
+            })
+            .unwrap();
+        SocketFloor { endpoint }
     }
 }
 
@@ -491,7 +570,7 @@ fn boto3(endpoint: &str, mode: &str, n: usize, first: usize) -> usize {
 /// batch a process of its own (after a warm-up cluster); then the floor, as many
 /// DescribeVpcs from boto3 in as many batches. Server CPU per call: the medians of the
 /// batches', the fake's and the floor's.
-fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize, f64) {
+fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, f64, usize, f64) {
     boto3(fake.endpoint(), "cluster", 1, 0);
     let calls_before = fake.fake().calls().len();
     let (mut ours, mut floors, mut sizes) = (vec![], vec![], vec![]);
@@ -514,12 +593,22 @@ fn boto3_pass(fake: &Served, floor: &Floor, rounds: usize) -> (f64, f64, usize, 
         let made = boto3(&floor.endpoint, "describe", calls, 0);
         floors.push(before.per_call_since(FLOOR_THREADS, made).0);
     }
+    let sockets = SocketFloor::start();
+    let mut bare = vec![];
+    boto3(&sockets.endpoint, "describe", 100, 0);
+    for &calls in &sizes {
+        let before = Used::now(SOCKET_FLOOR_THREAD);
+        let made = boto3(&sockets.endpoint, "describe", calls, 0);
+        bare.push(before.per_call_since(SOCKET_FLOOR_THREAD, made).0);
+    }
     eprintln!(
-        "boto3 client, server CPU per call by batch (ms), fake: {ours:.4?}; floor: {floors:.4?}"
+        "boto3 client, server CPU per call by batch (ms), fake: {ours:.4?}; floor: {floors:.4?}; \
+         bare sockets: {bare:.4?}"
     );
     (
         median(&ours),
         median(&floors),
+        median(&bare),
         sizes.iter().sum(),
         handled_per_call,
     )
@@ -616,7 +705,7 @@ fn main() {
     // figures were measured (a Python tool's client, one call after another).
     if boto3_installed() {
         let fresh = Served::start();
-        let (per_call, floor, calls, handled) = boto3_pass(&fresh, &Floor::start(), rounds);
+        let (per_call, floor, bare, calls, handled) = boto3_pass(&fresh, &Floor::start(), rounds);
         println!(
             "figure\tworkload_server_cpu_per_call_boto3_client\t{per_call:.4}\tms (median of \
              {} batches; {calls} calls, {rounds} clusters, boto3 in a process of its own)\t<= \
@@ -626,6 +715,11 @@ fn main() {
         println!(
             "figure\tworkload_floor_cpu_per_call_boto3_client\t{floor:.4}\tms (the canned \
              answer, as many DescribeVpcs from boto3; median)\t-"
+        );
+        println!(
+            "figure\tworkload_socket_floor_cpu_per_call_boto3_client\t{bare:.4}\tms (the canned \
+             answer from blocking sockets, no HTTP library or runtime; as many DescribeVpcs \
+             from boto3; median)\t-"
         );
         println!(
             "figure\tworkload_server_cpu_per_call_above_floor_boto3_client\t{:.4}\tms (the \
