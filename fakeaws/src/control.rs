@@ -11,6 +11,7 @@
 //! | `POST /_fakeaws/throttle` | `{"region": R, "scale": 1.0}` (`null`: off) | |
 //! | `POST /_fakeaws/consistency` | `{"region": R, "create": {"instance": 5}, "tags": 3, "delete": {"subnet": 3}}` | |
 //! | `POST /_fakeaws/clock` | `{"region": R, "advanceSeconds": N}` | the region's time |
+//! | `POST /_fakeaws/spot-interruption` | `{"region": R, "instanceIds": [...], "reason": "capacity"}` (or `"price"`) | the instances interrupted: terminated after their two-minute notice |
 //! | `POST /_fakeaws/reset` | | every region, the call log and the rules forgotten |
 //!
 //! Rules are written as `{"on": {"service": "ec2", "action": "RunInstances", "region":
@@ -68,6 +69,19 @@ struct Lag {
     tags: f64,
     #[serde(default)]
     delete: std::collections::BTreeMap<String, f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SpotInterruption {
+    region: String,
+    instance_ids: Vec<String>,
+    #[serde(default = "capacity")]
+    reason: crate::ec2::spot_request::Interruption,
+}
+
+fn capacity() -> crate::ec2::spot_request::Interruption {
+    crate::ec2::spot_request::Interruption::Capacity
 }
 
 #[derive(Deserialize)]
@@ -154,11 +168,34 @@ pub fn handle(fake: &Fake, method: &str, path: &str, body: &[u8]) -> Reply {
                     "now": crate::protocol::xml::format_timestamp(now),
                 })))
             }),
+        ("POST", "spot-interruption") => parse::<SpotInterruption>(body)
+            .and_then(|i| region_named(fake, i.region.clone()).map(|_| i))
+            .and_then(|i| {
+                fake.with_region(&i.region, |r| {
+                    crate::ec2::spot_request::interrupt(r, &i.instance_ids, i.reason)
+                })
+                .map_err(|problems| {
+                    bad(
+                        400,
+                        format!("nothing was interrupted: {}", problems.join("; ")),
+                    )
+                })?;
+                saved(fake)?;
+                Ok(ok(json!({
+                    "region": i.region,
+                    "interrupted": i.instance_ids,
+                    "terminatesInSeconds": crate::ec2::spot_request::INTERRUPTION_NOTICE.as_secs(),
+                })))
+            }),
         ("POST", "reset") => {
             fake.reset();
             saved(fake).map(|()| ok(json!({ "reset": true })))
         }
-        (_, "calls" | "faults" | "throttle" | "consistency" | "clock" | "reset") => Err(bad(
+        (
+            _,
+            "calls" | "faults" | "throttle" | "consistency" | "clock" | "spot-interruption"
+            | "reset",
+        ) => Err(bad(
             405,
             format!("{method} is not served on {PREFIX}{path}"),
         )),

@@ -521,6 +521,7 @@ impl Region {
                     Subject::VpcPeering => vpc_peering::advance(self, &id),
                     Subject::VpcPeeringExpiry => vpc_peering::expire(self, &id),
                     Subject::VpcPeeringPurge => vpc_peering::purge(self, &id),
+                    Subject::SpotInterruption => spot_request::notice_over(self, &id),
                 }
             }
         }

@@ -310,3 +310,127 @@ async fn oversized_headers_get_an_aws_shaped_431() {
     );
     assert!(ok.contains("<DescribeVpcsResponse"), "{ok}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spot_interruption_over_http() {
+    use aws_sdk_ec2::types::{InstanceMarketOptionsRequest, InstanceType, MarketType};
+    let fake = fakeaws::spawn().await.unwrap();
+    let addr = fake.addr();
+    let ec2 = fake.ec2_client();
+    let call = move |path: &'static str, body: Value| {
+        tokio::task::spawn_blocking(move || http(addr, "POST", path, &body.to_string()))
+    };
+    let image = ec2
+        .describe_images()
+        .owners("self")
+        .owners("amazon")
+        .owners("819546954734")
+        .send()
+        .await
+        .unwrap()
+        .images()[0]
+        .image_id()
+        .unwrap()
+        .to_string();
+    let launched = ec2
+        .run_instances()
+        .image_id(image)
+        .instance_type(InstanceType::T3Medium)
+        .min_count(1)
+        .max_count(1)
+        .instance_market_options(
+            InstanceMarketOptionsRequest::builder()
+                .market_type(MarketType::Spot)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let id = launched.instances()[0].instance_id().unwrap().to_string();
+    let state = |ec2: aws_sdk_ec2::Client, id: String| async move {
+        ec2.describe_instances()
+            .instance_ids(id)
+            .send()
+            .await
+            .unwrap()
+            .reservations()[0]
+            .instances()[0]
+            .state()
+            .unwrap()
+            .name()
+            .unwrap()
+            .as_str()
+            .to_string()
+    };
+
+    // Refused, naming why, and nothing changes: a price interruption of a request with no
+    // maximum price, an unknown reason, a made-up region.
+    let (status, reply) = call(
+        "/_fakeaws/spot-interruption",
+        json!({"region": "us-east-1", "instanceIds": [id], "reason": "price"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        reply["error"]
+            .as_str()
+            .unwrap()
+            .contains("no maximum price")
+    );
+    let (status, _) = call(
+        "/_fakeaws/spot-interruption",
+        json!({"region": "us-east-1", "instanceIds": [id], "reason": "weather"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 400);
+    let (status, _) = call(
+        "/_fakeaws/spot-interruption",
+        json!({"region": "xx-nowhere-1", "instanceIds": [id]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 400);
+    assert_eq!(state(ec2.clone(), id.clone()).await, "running");
+
+    // Interrupted for capacity (the default reason): terminated once its notice is over.
+    let (status, reply) = call(
+        "/_fakeaws/spot-interruption",
+        json!({"region": "us-east-1", "instanceIds": [id]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["terminatesInSeconds"], json!(120));
+    assert_eq!(state(ec2.clone(), id.clone()).await, "running");
+    call(
+        "/_fakeaws/clock",
+        json!({"region": "us-east-1", "advanceSeconds": 120}),
+    )
+    .await
+    .unwrap();
+    // Shutting down, or already terminated: the step after is due by the next request.
+    let now = state(ec2.clone(), id.clone()).await;
+    assert!(now == "shutting-down" || now == "terminated", "{now}");
+    assert_eq!(state(ec2.clone(), id.clone()).await, "terminated");
+    // In AWS's words, to the second, whatever the real clock's milliseconds.
+    let described = ec2
+        .describe_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    let why = described.reservations()[0].instances()[0]
+        .state_transition_reason()
+        .unwrap()
+        .to_string();
+    let when = why
+        .strip_prefix("Service initiated (")
+        .and_then(|w| w.strip_suffix(" GMT)"))
+        .unwrap_or_else(|| panic!("{why}"));
+    assert!(
+        when.len() == 19 && when.as_bytes()[10] == b' ' && !when.contains('.'),
+        "{why}"
+    );
+}

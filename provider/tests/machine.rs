@@ -1017,3 +1017,129 @@ async fn a_machine_runs_on_the_users_dedicated_host_which_is_never_released() {
         Some(&aws_sdk_ec2::types::AllocationState::Available)
     );
 }
+
+#[tokio::test]
+async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
+    use aws_sdk_ec2::types::{InstanceLifecycleType, SpotInstanceState};
+    use fakeaws::ec2::spot_request::{Interruption, interrupt};
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+
+    // A bad price, and Spot on a Dedicated Host, are refused when the spec is read.
+    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  tenancy: host\n  spotMarketOptions: {maxPrice: \"-1\"}\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
+    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
+    let Error::InvalidSpec { problems } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.contains("maxPrice")),
+        "{problems:?}"
+    );
+
+    let spot = |price: &str| {
+        machine_yaml(
+            "c1-node-s",
+            "node",
+            "join",
+            &format!("  spotMarketOptions: {{maxPrice: \"{price}\"}}\n"),
+            "",
+        )
+    };
+    let node = spot("0.05");
+    let st = m
+        .create(&w.cluster, &node, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let [first] = instances_named(&ec2, "c1-node-s").await.try_into().unwrap();
+    assert_eq!(
+        first.instance_lifecycle(),
+        Some(&InstanceLifecycleType::Spot)
+    );
+    let request = first.spot_instance_request_id().unwrap().to_string();
+    let described = ec2
+        .describe_spot_instance_requests()
+        .spot_instance_request_ids(&request)
+        .send()
+        .await
+        .unwrap();
+    let r = &described.spot_instance_requests()[0];
+    assert_eq!(
+        (r.state(), r.spot_price()),
+        (Some(&SpotInstanceState::Active), Some("0.05"))
+    );
+
+    // Spot or not, and the price, are the launch's.
+    for (changed, field) in [
+        (spot("0.07"), "spec.spotMarketOptions.maxPrice"),
+        (
+            machine("c1-node-s", "node", "join"),
+            "spec.spotMarketOptions",
+        ),
+    ] {
+        let err = m.update(&w.cluster, &changed, Some(&st)).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Immutable { field: f, .. } if f == field),
+            "{err}"
+        );
+    }
+    m.update(&w.cluster, &spot("0.050"), Some(&st))
+        .await
+        .unwrap();
+
+    // EC2 takes the capacity back: after the two-minute notice the machine has no instance,
+    // and the next create launches another Spot Instance.
+    w.fake
+        .fake()
+        .with_region("us-east-1", |r| {
+            interrupt(
+                r,
+                std::slice::from_ref(&st.instance_id),
+                Interruption::Capacity,
+            )
+        })
+        .unwrap();
+    assert!(m.exists(&w.cluster, &node, Some(&st)).await.unwrap().exists);
+    w.fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(Duration::from_secs(120));
+    });
+    let gone = m.exists(&w.cluster, &node, Some(&st)).await.unwrap();
+    assert!(!gone.exists, "{gone:?}");
+    let again = m
+        .create(&w.cluster, &node, Some(&st))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_ne!(again.instance_id, st.instance_id);
+    let live: Vec<Instance> = instances_named(&ec2, "c1-node-s")
+        .await
+        .into_iter()
+        .filter(|i| i.state().and_then(|s| s.name()).map(|n| n.as_str()) != Some("terminated"))
+        .collect();
+    let [second] = live.try_into().unwrap();
+    assert_eq!(second.instance_id(), Some(again.instance_id.as_str()));
+    assert_eq!(
+        second.instance_lifecycle(),
+        Some(&InstanceLifecycleType::Spot)
+    );
+
+    // Deleted: the instance terminated, its one-time request closed with it.
+    m.delete(&w.cluster, &node, Some(&again)).await.unwrap();
+    let closed = ec2
+        .describe_spot_instance_requests()
+        .filters(filter("instance-id", &[&again.instance_id]))
+        .send()
+        .await
+        .unwrap();
+    let r = &closed.spot_instance_requests()[0];
+    assert_eq!(r.state(), Some(&SpotInstanceState::Closed));
+    assert_eq!(
+        r.status().and_then(|s| s.code()),
+        Some("instance-terminated-by-user")
+    );
+}

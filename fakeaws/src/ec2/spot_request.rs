@@ -6,8 +6,11 @@
 //! (a one-time request's instance cannot, on AWS either). Terminating it closes its request
 //! (`instance-terminated-by-user`); cancelling the request leaves the instance running
 //! (`request-canceled-and-instance-running`). The fake has no Spot market: a launch is
-//! fulfilled at once whatever `MaxPrice` says, and no instance is ever interrupted unless a
-//! test terminates it. A request is forgotten with its instance.
+//! fulfilled at once whatever `MaxPrice` says. AWS's interruptions are played on demand
+//! ([`interrupt`]: the control endpoint's `spot-interruption`, or a test through
+//! `Fake::with_region`): the request is closed at once with the interruption's status, the
+//! instance runs on through its two-minute notice, then is terminated with the state reason
+//! `Server.SpotInstanceTermination`. A request is forgotten with its instance.
 
 use aws_smithy_types::DateTime;
 
@@ -178,6 +181,133 @@ pub fn instance_terminated(region: &mut Region, id: &str) {
         );
         r.status_time = now;
     }
+}
+
+/// Why AWS interrupts a Spot Instance (its request's status code says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Interruption {
+    /// EC2 needs the capacity back (`instance-terminated-no-capacity`), the usual reason.
+    Capacity,
+    /// The Spot price rose above the request's maximum price (`instance-terminated-by-price`);
+    /// only for a request that named one, since the On-Demand price, the default maximum,
+    /// caps the Spot price.
+    Price,
+}
+
+impl Interruption {
+    /// The request's status (code, message) once the instance is interrupted.
+    fn status(self) -> (String, String) {
+        let (code, message) = match self {
+            Interruption::Capacity => (
+                "instance-terminated-no-capacity",
+                "Spot Instance terminated due to no available capacity.",
+            ),
+            Interruption::Price => (
+                "instance-terminated-by-price",
+                "Spot Instance terminated due to price.",
+            ),
+        };
+        (code.to_string(), message.to_string())
+    }
+}
+
+/// How long a Spot Instance runs on after its interruption notice before EC2 terminates it.
+pub const INTERRUPTION_NOTICE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The state reason (code, message) of an instance EC2 terminated to interrupt it.
+pub fn termination_reason() -> (String, String) {
+    (
+        "Server.SpotInstanceTermination".to_string(),
+        "Server.SpotInstanceTermination: Spot instance termination".to_string(),
+    )
+}
+
+/// Interrupts the Spot Instances `ids` as EC2 does when it reclaims them (a one-time request
+/// whose instance terminates on interruption, the only kind the fake serves): each request's
+/// status turns at once to the interruption's (`instance-terminated-no-capacity` or
+/// `instance-terminated-by-price`) and an active one is `closed`, while the instance stays
+/// `running` through its two-minute notice ([`INTERRUPTION_NOTICE`] on the region's clock);
+/// then it is terminated, its state reason `Server.SpotInstanceTermination`. An instance
+/// already interrupted is left to its notice. Every id is checked first: one that is not a
+/// pending or running Spot Instance of this region, or a price interruption of a request
+/// with no maximum price, changes nothing and is named in the answer, with all the others.
+pub fn interrupt(
+    region: &mut Region,
+    ids: &[String],
+    why: Interruption,
+) -> Result<(), Vec<String>> {
+    let mut problems = Vec::new();
+    if ids.is_empty() {
+        problems.push("no instance named (instanceIds)".to_string());
+    }
+    let mut requests = Vec::new();
+    for id in ids {
+        let Some(i) = region.instances.get(id) else {
+            problems.push(format!("{id}: no such instance in {}", region.name));
+            continue;
+        };
+        let Some(request) = i
+            .spot_request
+            .as_ref()
+            .and_then(|r| region.spot_requests.get(r))
+        else {
+            problems.push(format!("{id}: not a Spot Instance"));
+            continue;
+        };
+        if !matches!(
+            i.state,
+            crate::generated::ec2::InstanceStateName::Pending
+                | crate::generated::ec2::InstanceStateName::Running
+        ) {
+            problems.push(format!(
+                "{id}: {}, not pending or running",
+                i.state.as_str()
+            ));
+            continue;
+        }
+        if why == Interruption::Price && request.max_price.is_none() {
+            problems.push(format!(
+                "{id}: its request {} has no maximum price, so the Spot price (capped at the \
+                 On-Demand price) cannot exceed it",
+                request.id
+            ));
+            continue;
+        }
+        let interrupted = [Interruption::Capacity, Interruption::Price]
+            .iter()
+            .any(|w| w.status().0 == request.status.0);
+        if !interrupted {
+            requests.push((id.clone(), request.id.clone()));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    region.answers.changed();
+    let now = region.clock.now_datetime();
+    for (instance, request) in requests {
+        if let Some(r) = region.spot_requests.0.get_mut(&request) {
+            if r.state == SpotInstanceState::Active {
+                r.state = SpotInstanceState::Closed;
+            }
+            r.status = why.status();
+            r.status_time = now;
+        }
+        let at = region.clock.now();
+        region.transitions.schedule(
+            at,
+            crate::sim::transitions::Subject::SpotInterruption,
+            &instance,
+        );
+    }
+    Ok(())
+}
+
+/// The end of instance `id`'s interruption notice: EC2 shuts it down, unless its owner
+/// already terminated it.
+pub fn notice_over(region: &mut Region, id: &str) {
+    crate::ec2::instance::service_shutdown(region, id, termination_reason());
 }
 
 /// Forgets request `id` with its instance.

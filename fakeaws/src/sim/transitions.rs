@@ -49,6 +49,8 @@ pub enum Subject {
     /// An ended VPC peering connection disappearing from Describe calls (AWS keeps a failed
     /// one 2 hours, a rejected, expired or deleted one 2 days: checked every 2 hours).
     VpcPeeringPurge,
+    /// An interrupted Spot Instance's two-minute notice running out: EC2 terminates it.
+    SpotInterruption,
 }
 
 impl Subject {
@@ -96,6 +98,7 @@ impl Subject {
             Subject::InstancePurge | Subject::NatGatewayPurge => Duration::from_secs(3600),
             Subject::VpcPeeringExpiry => crate::ec2::vpc_peering::ACCEPT_WITHIN,
             Subject::VpcPeeringPurge => Duration::from_secs(2 * 3600),
+            Subject::SpotInterruption => crate::ec2::spot_request::INTERRUPTION_NOTICE,
             _ => Duration::ZERO,
         }
     }

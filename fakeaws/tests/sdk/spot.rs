@@ -240,6 +240,17 @@ async fn spot_options_aws_refuses_launch_nothing() {
             ),
             "NotImplemented",
         ),
+        // No Spot Instance runs on a Dedicated Host.
+        (
+            run()
+                .instance_market_options(spot(SpotMarketOptions::builder().build()))
+                .placement(
+                    aws_sdk_ec2::types::Placement::builder()
+                        .tenancy(aws_sdk_ec2::types::Tenancy::Host)
+                        .build(),
+                ),
+            "InvalidParameterCombination",
+        ),
     ];
     for (call, want) in cases {
         assert_eq!(code(call.send().await), want);
@@ -248,4 +259,165 @@ async fn spot_options_aws_refuses_launch_nothing() {
     assert!(instances.reservations().is_empty());
     let requests = ec2.describe_spot_instance_requests().send().await.unwrap();
     assert!(requests.spot_instance_requests().is_empty());
+}
+
+/// Instance `id` as DescribeInstances shows it.
+async fn described_instance(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::Instance {
+    ec2.describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap()
+        .reservations()[0]
+        .instances()[0]
+        .clone()
+}
+
+fn state_of(i: &aws_sdk_ec2::types::Instance) -> &str {
+    i.state().unwrap().name().unwrap().as_str()
+}
+
+#[tokio::test]
+async fn an_interrupted_spot_instance_runs_through_its_notice_then_terminates() {
+    use fakeaws::ec2::spot_request::{Interruption, interrupt};
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let mut launched = Vec::new();
+    for price in [None, Some("0.05"), Some("0.05")] {
+        let out = ec2
+            .run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::M5Large)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .instance_market_options(spot(
+                SpotMarketOptions::builder()
+                    .set_max_price(price.map(String::from))
+                    .build(),
+            ))
+            .send()
+            .await
+            .unwrap();
+        let i = &out.instances()[0];
+        launched.push((
+            i.instance_id().unwrap().to_string(),
+            i.spot_instance_request_id().unwrap().to_string(),
+        ));
+    }
+    let on_demand = crate::instance(&ec2, &s).await;
+    let [(a, sir_a), (b, sir_b), (c, sir_c)] = launched.try_into().unwrap();
+    let interrupted = |ids: &[&str], why: Interruption| {
+        let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        fake.fake()
+            .with_region("us-east-1", |r| interrupt(r, &ids, why))
+    };
+    let advance = |seconds: u64| {
+        fake.fake().with_region("us-east-1", |r| {
+            r.clock.advance(std::time::Duration::from_secs(seconds))
+        })
+    };
+
+    // What EC2 cannot interrupt is named, every one, and nothing is interrupted.
+    let problems = interrupted(
+        &[&a, &on_demand, "i-0123456789abcdef0", &b],
+        Interruption::Price,
+    )
+    .unwrap_err();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems[0].contains(&a) && problems[0].contains("no maximum price"));
+    assert!(problems[1].contains(&on_demand) && problems[1].contains("not a Spot Instance"));
+    assert!(problems[2].contains("no such instance"));
+    assert_eq!(
+        request(&ec2, &sir_b).await.status().unwrap().code(),
+        Some("fulfilled")
+    );
+
+    // Capacity taken back: the request closes at once, the instance runs out its notice.
+    interrupted(&[&a], Interruption::Capacity).unwrap();
+    let r = request(&ec2, &sir_a).await;
+    assert_eq!(r.state(), Some(&SpotInstanceState::Closed));
+    assert_eq!(
+        r.status().unwrap().code(),
+        Some("instance-terminated-no-capacity")
+    );
+    assert_eq!(state_of(&described_instance(&ec2, &a).await), "running");
+    advance(119);
+    assert_eq!(state_of(&described_instance(&ec2, &a).await), "running");
+    // Interrupting it again changes nothing: it is already on notice.
+    interrupted(&[&a], Interruption::Capacity).unwrap();
+    advance(1);
+    let gone = described_instance(&ec2, &a).await;
+    assert_eq!(state_of(&gone), "terminated");
+    let reason = gone.state_reason().unwrap();
+    assert_eq!(reason.code(), Some("Server.SpotInstanceTermination"));
+    assert!(
+        gone.state_transition_reason()
+            .unwrap()
+            .starts_with("Service initiated ("),
+        "{:?}",
+        gone.state_transition_reason()
+    );
+    // Its root volume went with it, as at any termination.
+    let volumes = ec2
+        .describe_volumes()
+        .filters(filter("attachment.instance-id", &[&a]))
+        .send()
+        .await
+        .unwrap();
+    assert!(volumes.volumes().is_empty());
+    assert_eq!(
+        request(&ec2, &sir_a).await.status().unwrap().code(),
+        Some("instance-terminated-no-capacity")
+    );
+
+    // The Spot price rising above a maximum price; its owner terminates it during the notice:
+    // terminated as they asked, the request keeping the interruption's status.
+    interrupted(&[&c], Interruption::Price).unwrap();
+    let r = request(&ec2, &sir_c).await;
+    assert_eq!(r.state(), Some(&SpotInstanceState::Closed));
+    assert_eq!(
+        r.status().unwrap().code(),
+        Some("instance-terminated-by-price")
+    );
+    ec2.terminate_instances()
+        .instance_ids(&c)
+        .send()
+        .await
+        .unwrap();
+    advance(120);
+    let ended = described_instance(&ec2, &c).await;
+    assert_eq!(state_of(&ended), "terminated");
+    assert_eq!(
+        ended.state_reason().unwrap().code(),
+        Some("Client.UserInitiatedShutdown")
+    );
+    assert_eq!(
+        request(&ec2, &sir_c).await.status().unwrap().code(),
+        Some("instance-terminated-by-price")
+    );
+
+    // The others run on untouched.
+    assert_eq!(state_of(&described_instance(&ec2, &b).await), "running");
+    assert_eq!(
+        state_of(&described_instance(&ec2, &on_demand).await),
+        "running"
+    );
+    let r = request(&ec2, &sir_b).await;
+    assert_eq!(r.state(), Some(&SpotInstanceState::Active));
+    let closed = ec2
+        .describe_spot_instance_requests()
+        .filters(filter("status-code", &["instance-terminated-no-capacity"]))
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = closed
+        .spot_instance_requests()
+        .iter()
+        .filter_map(|r| r.spot_instance_request_id())
+        .collect();
+    assert_eq!(ids, [sir_a.as_str()]);
 }

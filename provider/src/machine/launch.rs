@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
-    BlockDeviceMapping, EbsBlockDevice, IamInstanceProfileSpecification, Instance, InstanceType,
-    Placement, ResourceType, Tenancy, VolumeType,
+    BlockDeviceMapping, EbsBlockDevice, IamInstanceProfileSpecification, Instance,
+    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceType, MarketType,
+    Placement, ResourceType, SpotInstanceType, SpotMarketOptions, Tenancy, VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -161,6 +162,22 @@ impl MachineActuator {
                     .set_tenancy(tenancy.as_deref().map(Tenancy::from))
                     .set_host_id(s.host_id.clone())
                     .set_affinity(s.host_affinity.clone())
+                    .build(),
+            );
+        }
+        // A Spot machine: a one-time request, terminated on interruption (AWS's defaults,
+        // named so the request says what it is).
+        if let Some(spot) = &s.spot_market_options {
+            call = call.instance_market_options(
+                InstanceMarketOptionsRequest::builder()
+                    .market_type(MarketType::Spot)
+                    .spot_options(
+                        SpotMarketOptions::builder()
+                            .set_max_price(spot.max_price.clone())
+                            .spot_instance_type(SpotInstanceType::OneTime)
+                            .instance_interruption_behavior(InstanceInterruptionBehavior::Terminate)
+                            .build(),
+                    )
                     .build(),
             );
         }

@@ -112,6 +112,39 @@ impl MachineActuator {
                 a.clone(),
             );
         }
+        // Spot or On-Demand, and the maximum price, are the launch's: AWS changes neither.
+        let lifecycle = |spot: bool| if spot { "spot" } else { "on-demand" }.to_string();
+        immutable(
+            "spec.spotMarketOptions",
+            lifecycle(i.spot_instance_request_id().is_some()),
+            lifecycle(s.spot_market_options.is_some()),
+        );
+        if let (Some(request), Some(wanted)) =
+            (i.spot_instance_request_id(), s.spot_market_options.as_ref())
+        {
+            let out = self
+                .ec2()
+                .describe_spot_instance_requests()
+                .spot_instance_request_ids(request)
+                .send()
+                .await
+                .map_err(aws("DescribeSpotInstanceRequests"))?;
+            let current = out
+                .spot_instance_requests()
+                .first()
+                .and_then(|r| r.spot_price())
+                .map(String::from);
+            // A request with no maximum price shows the On-Demand price, or nothing.
+            if let Some(price) = &wanted.max_price
+                && current.as_ref().is_some_and(|c| !same_price(c, price))
+            {
+                immutable(
+                    "spec.spotMarketOptions.maxPrice",
+                    current.unwrap_or_default(),
+                    price.clone(),
+                );
+            }
+        }
         if let Some(r) = &s.root_volume {
             let root = i
                 .block_device_mappings()
@@ -235,5 +268,13 @@ impl MachineActuator {
             status: Some(status_of(&i, in_lb)),
             waiting: Vec::new(),
         })
+    }
+}
+
+/// Whether two prices in dollars are the same amount (`0.05` and `0.050000`).
+fn same_price(a: &str, b: &str) -> bool {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => (x - y).abs() < 1e-9,
+        _ => a == b,
     }
 }

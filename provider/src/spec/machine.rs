@@ -99,8 +99,35 @@ pub struct MachineSpec {
     /// same host). Immutable.
     #[serde(default)]
     pub host_affinity: Option<String>,
+    /// Run as a Spot Instance (a one-time request, the instance terminated when EC2
+    /// interrupts it; the next create launches another). Immutable.
+    #[serde(default)]
+    pub spot_market_options: Option<SpotMarketOptions>,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
+}
+
+/// A Spot machine's options (CAPA's `spotMarketOptions`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SpotMarketOptions {
+    /// The most to pay, in US dollars per hour, such as `"0.05"` (default: the On-Demand
+    /// price, which caps the Spot price, so that only EC2's need of the capacity interrupts
+    /// the machine).
+    #[serde(default)]
+    pub max_price: Option<String>,
+}
+
+/// Whether `price` is a maximum price EC2 takes: a decimal number of dollars per hour
+/// (digits, a point and up to six decimals) above a tenth of a cent.
+fn is_price(price: &str) -> bool {
+    let (whole, fraction) = price.split_once('.').unwrap_or((price, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(whole)
+        && digits(fraction)
+        && whole.len() <= 6
+        && fraction.len() <= 6
+        && price.parse::<f64>().is_ok_and(|v| v > 0.001)
 }
 
 /// The image: an id, or a lookup.
@@ -289,6 +316,23 @@ pub fn validate(m: &Machine) -> Vec<String> {
         && s.tenancy.as_deref().is_some_and(|t| t != "host")
     {
         p.push("spec.hostID and spec.hostAffinity need tenancy host".into());
+    }
+    if let Some(spot) = &s.spot_market_options {
+        if let Some(price) = &spot.max_price
+            && !is_price(price)
+        {
+            p.push(format!(
+                "spec.spotMarketOptions.maxPrice: {price:?} is not a price in dollars per hour \
+                 (a number above 0.001 such as \"0.05\")"
+            ));
+        }
+        if s.tenancy.as_deref() == Some("host") || s.host_id.is_some() {
+            p.push(
+                "spec.spotMarketOptions: Spot Instances do not run on Dedicated Hosts \
+                 (tenancy host, hostID)"
+                    .into(),
+            );
+        }
     }
     let k = &s.kubeadm;
     if k.bootstrap_token

@@ -65,7 +65,8 @@ pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};
 pub use run::run_instances;
 pub use state::{
-    advance, purge, reboot_instances, start_instances, stop_instances, terminate_instances,
+    advance, purge, reboot_instances, service_shutdown, start_instances, stop_instances,
+    terminate_instances,
 };
 pub use status::describe_instance_status;
 

@@ -182,6 +182,12 @@ pub fn run_instances(
         instance_type,
     )?;
     let spot = spot_request::plan(input.instance_market_options.as_ref())?;
+    if spot.is_some() && tenancy == Tenancy::Host {
+        // The model's SpotPlacement: host tenancy is not supported for Spot Instances.
+        return Err(ApiError::invalid_combination(
+            "Spot Instances cannot be launched with host tenancy (onto a Dedicated Host).",
+        ));
+    }
     let options = super::options::at_launch(region, &input, instance_type, &subnet_id)?;
     let cpu_credits = super::credit::at_launch(
         region,

@@ -100,7 +100,14 @@ pub fn advance(region: &mut Region, id: &str) {
             }
         }
         InstanceStateName::ShuttingDown => {
-            terminate_now(region, id, user_initiated_shutdown());
+            // A shutdown EC2 began (a Spot interruption) keeps its Server.* reason.
+            let reason = region
+                .instances
+                .get(id)
+                .and_then(|i| i.state_reason.clone())
+                .filter(|(code, _)| code.starts_with("Server."))
+                .unwrap_or_else(user_initiated_shutdown);
+            terminate_now(region, id, reason);
         }
         _ => {}
     }
@@ -129,6 +136,28 @@ pub fn purge(region: &mut Region, id: &str) {
     }
 }
 
+/// Instance `id`, when pending or running, shutting down at EC2's own initiative for
+/// `reason` (a `Server.*` code, kept once it is terminated): as TerminateInstances would,
+/// with `Service initiated` as the transition reason.
+pub fn service_shutdown(region: &mut Region, id: &str, reason: (String, String)) {
+    let Some(i) = region.instances.0.get_mut(id) else {
+        return;
+    };
+    if !matches!(
+        i.state,
+        InstanceStateName::Pending | InstanceStateName::Running
+    ) {
+        return;
+    }
+    i.state_reason = Some(reason);
+    set_state(
+        region,
+        id,
+        InstanceStateName::ShuttingDown,
+        "Service initiated",
+    );
+}
+
 /// Checks every id first, so that a bad id changes nothing.
 pub(super) fn checked<'a>(
     region: &'a Region,
@@ -154,14 +183,15 @@ pub(super) fn change(
 
 pub(super) fn set_state(region: &mut Region, id: &str, to: InstanceStateName, reason: &str) {
     let now = crate::protocol::xml::format_timestamp(region.clock.now_datetime());
+    // AWS's words carry whole seconds: `User initiated (2026-12-05 21:57:38 GMT)`.
+    let seconds = now
+        .split(['.', 'Z'])
+        .next()
+        .unwrap_or_default()
+        .replace('T', " ");
     if let Some(i) = region.instances.0.get_mut(id) {
         i.state = to;
-        i.transition_reason = format!(
-            "{reason} ({} GMT)",
-            now.replace('T', " ")
-                .trim_end_matches(".000Z")
-                .trim_end_matches('Z')
-        );
+        i.transition_reason = format!("{reason} ({seconds} GMT)");
     }
     let at = region.clock.now();
     region.transitions.schedule(at, Subject::Instance, id);
