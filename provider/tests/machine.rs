@@ -1143,3 +1143,101 @@ async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
         Some("instance-terminated-by-user")
     );
 }
+
+#[tokio::test]
+async fn instance_metadata_options_are_set_at_launch_and_converge() {
+    use aws_sdk_ec2::types::{HttpTokensState, InstanceMetadataTagsState};
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+
+    // Bad values are refused when the spec is read, each named.
+    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  instanceMetadataOptions: {httpTokens: maybe, httpPutResponseHopLimit: 65, httpEndpoint: on}\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
+    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
+    let Error::InvalidSpec { problems } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(problems.len(), 3, "{problems:?}");
+
+    let with = |options: &str| {
+        machine_yaml(
+            "c1-node-imds",
+            "node",
+            "join",
+            &format!("  instanceMetadataOptions: {options}\n"),
+            "",
+        )
+    };
+    let options = |i: &Instance| {
+        let o = i.metadata_options().unwrap();
+        (
+            o.http_tokens().cloned(),
+            o.http_put_response_hop_limit(),
+            o.http_endpoint().map(|e| e.as_str().to_string()),
+            o.instance_metadata_tags().cloned(),
+        )
+    };
+    let modifications = || {
+        w.fake
+            .fake()
+            .calls()
+            .iter()
+            .filter(|c| c.action == "ModifyInstanceMetadataOptions")
+            .count()
+    };
+    let node = with("{httpTokens: optional, httpPutResponseHopLimit: 3}");
+    let st = m
+        .create(&w.cluster, &node, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let [i] = instances_named(&ec2, "c1-node-imds")
+        .await
+        .try_into()
+        .unwrap();
+    assert_eq!(
+        options(&i),
+        (
+            Some(HttpTokensState::Optional),
+            Some(3),
+            Some("enabled".to_string()),
+            Some(InstanceMetadataTagsState::Disabled)
+        )
+    );
+    // As asked: nothing to change.
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    assert_eq!(modifications(), 0);
+
+    // Changed: set (every option the spec leaves out back to its default), pending until
+    // they apply; then nothing more to do.
+    let changed = with("{instanceMetadataTags: enabled}");
+    let first = m.update(&w.cluster, &changed, Some(&st)).await.unwrap();
+    assert!(!first.is_done(), "{:?}", first.waiting);
+    let [i] = instances_named(&ec2, "c1-node-imds")
+        .await
+        .try_into()
+        .unwrap();
+    assert_eq!(
+        options(&i),
+        (
+            Some(HttpTokensState::Required),
+            Some(1),
+            Some("enabled".to_string()),
+            Some(InstanceMetadataTagsState::Enabled)
+        )
+    );
+    assert!(
+        m.update(&w.cluster, &changed, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    assert_eq!(modifications(), 1);
+}

@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
-    BlockDeviceMapping, EbsBlockDevice, IamInstanceProfileSpecification, Instance,
-    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceType, MarketType,
-    Placement, ResourceType, SpotInstanceType, SpotMarketOptions, Tenancy, VolumeType,
+    BlockDeviceMapping, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification, Instance,
+    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
+    InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
+    InstanceType, MarketType, Placement, ResourceType, SpotInstanceType, SpotMarketOptions,
+    Tenancy, VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -16,7 +18,7 @@ use crate::error::Error;
 use crate::instance::place;
 use crate::ownership;
 use crate::sdk::{empty_answer, tag_spec};
-use crate::spec::machine::{Machine, MachineRole};
+use crate::spec::machine::{InstanceMetadataOptions, Machine, MachineRole};
 use crate::spec::{Cluster, Role};
 
 impl MachineActuator {
@@ -181,6 +183,9 @@ impl MachineActuator {
                     .build(),
             );
         }
+        if let Some(o) = &s.instance_metadata_options {
+            call = call.metadata_options(metadata_request(o));
+        }
         if let Some(r) = &s.root_volume {
             call = call.block_device_mappings(
                 BlockDeviceMapping::builder()
@@ -202,4 +207,21 @@ impl MachineActuator {
             .cloned()
             .ok_or_else(|| empty_answer("RunInstances"))
     }
+}
+
+/// The launch's `MetadataOptions` for a machine's options.
+pub(super) fn metadata_request(o: &InstanceMetadataOptions) -> InstanceMetadataOptionsRequest {
+    InstanceMetadataOptionsRequest::builder()
+        .http_endpoint(InstanceMetadataEndpointState::from(
+            o.http_endpoint.as_str(),
+        ))
+        .http_protocol_ipv6(InstanceMetadataProtocolState::from(
+            o.http_protocol_ipv6.as_str(),
+        ))
+        .http_put_response_hop_limit(o.http_put_response_hop_limit)
+        .http_tokens(HttpTokensState::from(o.http_tokens.as_str()))
+        .instance_metadata_tags(InstanceMetadataTagsState::from(
+            o.instance_metadata_tags.as_str(),
+        ))
+        .build()
 }

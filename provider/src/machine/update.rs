@@ -7,7 +7,8 @@ use crate::aws_error::aws;
 use crate::error::Error;
 use crate::sdk;
 use crate::spec::Cluster;
-use crate::spec::machine::Machine;
+use crate::spec::machine::{InstanceMetadataOptions, Machine};
+use aws_sdk_ec2::types::{Instance, InstanceMetadataOptionsState, InstanceStateName};
 
 impl MachineActuator {
     /// Converges the mutable fields (security groups, additional tags, load balancer
@@ -214,6 +215,14 @@ impl MachineActuator {
                 .map_err(aws("ModifyNetworkInterfaceAttribute"))?;
         }
 
+        // The instance metadata options, when the spec names them.
+        let mut waiting = Vec::new();
+        if let Some(wanted) = &s.instance_metadata_options
+            && let Some(w) = self.converge_metadata(&i, wanted).await?
+        {
+            waiting.push(w);
+        }
+
         // Tags, on the instance, its volumes and its interfaces: add missing or changed,
         // remove the additional ones the specs dropped.
         let tags = self.tags(cluster, machine);
@@ -266,8 +275,66 @@ impl MachineActuator {
         let in_lb = self.ensure_registered(&ctx, machine, &id).await?;
         Ok(MachineOutcome {
             status: Some(status_of(&i, in_lb)),
-            waiting: Vec::new(),
+            waiting,
         })
+    }
+
+    /// Sets instance `i`'s metadata options to `wanted` when they differ
+    /// (ModifyInstanceMetadataOptions, which takes a running or stopped instance); what is
+    /// still to wait for, if anything: the instance reaching such a state, or the options it
+    /// was given becoming `applied`.
+    async fn converge_metadata(
+        &self,
+        i: &Instance,
+        wanted: &InstanceMetadataOptions,
+    ) -> Result<Option<String>, Error> {
+        let id = i.instance_id().unwrap_or_default();
+        let have = i.metadata_options();
+        let text = |v: Option<&str>| v.unwrap_or_default().to_string();
+        let current = InstanceMetadataOptions {
+            http_endpoint: text(have.and_then(|m| m.http_endpoint()).map(|v| v.as_str())),
+            http_protocol_ipv6: text(
+                have.and_then(|m| m.http_protocol_ipv6())
+                    .map(|v| v.as_str()),
+            ),
+            http_put_response_hop_limit: have
+                .and_then(|m| m.http_put_response_hop_limit())
+                .unwrap_or_default(),
+            http_tokens: text(have.and_then(|m| m.http_tokens()).map(|v| v.as_str())),
+            instance_metadata_tags: text(
+                have.and_then(|m| m.instance_metadata_tags())
+                    .map(|v| v.as_str()),
+            ),
+        };
+        if &current == wanted {
+            let pending =
+                have.and_then(|m| m.state()) == Some(&InstanceMetadataOptionsState::Pending);
+            return Ok(pending.then(|| format!("the metadata options of {id} are pending")));
+        }
+        let state = i.state().and_then(|s| s.name());
+        if !matches!(
+            state,
+            Some(InstanceStateName::Running | InstanceStateName::Stopped)
+        ) {
+            return Ok(Some(format!(
+                "instance {id} is {}; its metadata options change once it runs",
+                state.map(|s| s.as_str()).unwrap_or("unknown")
+            )));
+        }
+        tracing::info!(target: "capa::progress", "set the metadata options of {id}: tokens {}, hop limit {}, endpoint {}", wanted.http_tokens, wanted.http_put_response_hop_limit, wanted.http_endpoint);
+        let o = super::launch::metadata_request(wanted);
+        self.ec2()
+            .modify_instance_metadata_options()
+            .instance_id(id)
+            .set_http_tokens(o.http_tokens().cloned())
+            .set_http_put_response_hop_limit(o.http_put_response_hop_limit())
+            .set_http_endpoint(o.http_endpoint().cloned())
+            .set_http_protocol_ipv6(o.http_protocol_ipv6().cloned())
+            .set_instance_metadata_tags(o.instance_metadata_tags().cloned())
+            .send()
+            .await
+            .map_err(aws("ModifyInstanceMetadataOptions"))?;
+        Ok(Some(format!("the metadata options of {id} are pending")))
     }
 }
 

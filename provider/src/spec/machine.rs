@@ -103,8 +103,64 @@ pub struct MachineSpec {
     /// interrupts it; the next create launches another). Immutable.
     #[serde(default)]
     pub spot_market_options: Option<SpotMarketOptions>,
+    /// The instance metadata service's options (CAPA's `instanceMetadataOptions`); left out,
+    /// the launch takes the account's defaults, else the image's. Mutable.
+    #[serde(default)]
+    pub instance_metadata_options: Option<InstanceMetadataOptions>,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
+}
+
+/// A machine's instance metadata options. Each one left out takes CAPA's default: the
+/// endpoint enabled, its IPv6 address off, a hop limit of 1, tokens required (IMDSv2 only),
+/// instance tags not in the metadata.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstanceMetadataOptions {
+    /// `enabled` or `disabled`: whether the instance can reach its metadata at all.
+    #[serde(default = "enabled")]
+    pub http_endpoint: String,
+    /// `enabled` or `disabled`: the endpoint's IPv6 address.
+    #[serde(default = "disabled", rename = "httpProtocolIPv6")]
+    pub http_protocol_ipv6: String,
+    /// How many network hops a token's answer travels, 1 to 64 (2 or more for containers
+    /// that are not on the host network).
+    #[serde(default = "one_hop")]
+    pub http_put_response_hop_limit: i32,
+    /// `required` (IMDSv2 only) or `optional` (IMDSv1 too).
+    #[serde(default = "required")]
+    pub http_tokens: String,
+    /// `enabled` or `disabled`: the instance's tags in its metadata.
+    #[serde(default = "disabled")]
+    pub instance_metadata_tags: String,
+}
+
+impl Default for InstanceMetadataOptions {
+    fn default() -> Self {
+        InstanceMetadataOptions {
+            http_endpoint: enabled(),
+            http_protocol_ipv6: disabled(),
+            http_put_response_hop_limit: one_hop(),
+            http_tokens: required(),
+            instance_metadata_tags: disabled(),
+        }
+    }
+}
+
+fn enabled() -> String {
+    "enabled".into()
+}
+
+fn disabled() -> String {
+    "disabled".into()
+}
+
+fn required() -> String {
+    "required".into()
+}
+
+fn one_hop() -> i32 {
+    1
 }
 
 /// A Spot machine's options (CAPA's `spotMarketOptions`).
@@ -332,6 +388,34 @@ pub fn validate(m: &Machine) -> Vec<String> {
                  (tenancy host, hostID)"
                     .into(),
             );
+        }
+    }
+    if let Some(o) = &s.instance_metadata_options {
+        let mut one_of = |field: &str, value: &str, allowed: [&str; 2]| {
+            if !allowed.contains(&value) {
+                p.push(format!(
+                    "spec.instanceMetadataOptions.{field}: {value:?} is not {} or {}",
+                    allowed[0], allowed[1]
+                ));
+            }
+        };
+        one_of("httpEndpoint", &o.http_endpoint, ["enabled", "disabled"]);
+        one_of(
+            "httpProtocolIPv6",
+            &o.http_protocol_ipv6,
+            ["enabled", "disabled"],
+        );
+        one_of("httpTokens", &o.http_tokens, ["required", "optional"]);
+        one_of(
+            "instanceMetadataTags",
+            &o.instance_metadata_tags,
+            ["enabled", "disabled"],
+        );
+        if !(1..=64).contains(&o.http_put_response_hop_limit) {
+            p.push(format!(
+                "spec.instanceMetadataOptions.httpPutResponseHopLimit: {} is not from 1 to 64",
+                o.http_put_response_hop_limit
+            ));
         }
     }
     let k = &s.kubeadm;
