@@ -172,6 +172,9 @@ async fn drive(
     }
 }
 
+/// Creates the machines that have no instance and waits for them; then converges the
+/// mutable fields of every one (security groups, tags, metadata options) as the machine
+/// actuator's `update` does, which also refuses a changed immutable field, naming it.
 async fn create_machines(
     actuator: &MachineActuator,
     cluster: &Cluster,
@@ -181,6 +184,7 @@ async fn create_machines(
 ) -> Result<Vec<Option<MachineStatus>>, Error> {
     let start = Instant::now();
     let mut statuses: Vec<Option<MachineStatus>> = vec![None; machines.len()];
+    let mut created = false;
     loop {
         let mut waiting = Vec::new();
         let batch: Vec<(&Machine, Option<&MachineStatus>)> = machines
@@ -188,7 +192,12 @@ async fn create_machines(
             .zip(statuses.iter())
             .map(|(m, st)| (m, st.as_ref()))
             .collect();
-        let outcomes: Vec<MachineOutcome> = match actuator.create_all(cluster, &batch).await {
+        let result = if created {
+            actuator.update_all(cluster, &batch).await
+        } else {
+            actuator.create_all(cluster, &batch).await
+        };
+        let outcomes: Vec<MachineOutcome> = match result {
             Ok(o) => o,
             Err(e) => {
                 retry_or_stop(e, start, timeout, poll).await?;
@@ -196,11 +205,17 @@ async fn create_machines(
             }
         };
         for (st, o) in statuses.iter_mut().zip(outcomes) {
-            *st = o.status;
+            if o.status.is_some() {
+                *st = o.status;
+            }
             waiting.extend(o.waiting);
         }
         if waiting.is_empty() {
-            return Ok(statuses);
+            if created {
+                return Ok(statuses);
+            }
+            created = true;
+            continue;
         }
         if start.elapsed() > timeout {
             return Err(Error::Conflict(format!(

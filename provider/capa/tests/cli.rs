@@ -305,6 +305,85 @@ async fn up_with_machines_then_machine_commands() {
     let json: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(json["mutatingCalls"], 0, "{json}");
 
+    // An edited file: a changed mutable field converges, a changed immutable one is refused,
+    // named, and changes nothing.
+    let example = std::fs::read_to_string(&file).unwrap();
+    let node_1 = "  instanceType: t3.xlarge\n  subnet: {availabilityZone: us-east-1b}\n";
+    assert_eq!(example.matches(node_1).count(), 1);
+    let edited = |with: &str, name: &str| {
+        let dir = state_home(TEST);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, example.replace(node_1, with)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let converged = edited(
+        &format!(
+            "{node_1}  additionalTags: {{tier: gold}}\n  instanceMetadataOptions: \
+             {{httpTokens: required, httpPutResponseHopLimit: 2}}\n"
+        ),
+        "converged.yaml",
+    );
+    let endpoint_ = endpoint.clone();
+    let machine_create = move |path: String| {
+        let endpoint = endpoint_.clone();
+        tokio::task::spawn_blocking(move || {
+            capa(
+                TEST,
+                &["machine", "create", "-f", &path, "--endpoint", &endpoint],
+            )
+        })
+    };
+    let out = machine_create(converged).await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let node = ec2
+        .describe_instances()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("tag:Name")
+                .values("demo-node-1")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let node = &node.reservations()[0].instances()[0];
+    assert!(
+        node.tags()
+            .iter()
+            .any(|t| t.key() == Some("tier") && t.value() == Some("gold")),
+        "{:?}",
+        node.tags()
+    );
+    let imds = node.metadata_options().unwrap();
+    assert_eq!(
+        (
+            imds.http_tokens().map(|t| t.as_str()),
+            imds.http_put_response_hop_limit()
+        ),
+        (Some("required"), Some(2))
+    );
+    let resized = edited(
+        "  instanceType: t3.2xlarge\n  subnet: {availabilityZone: us-east-1b}\n",
+        "resized.yaml",
+    );
+    let out = machine_create(resized).await.unwrap();
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("spec.instanceType"), "{stderr}");
+    let still = ec2
+        .describe_instances()
+        .instance_ids(node.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        still.reservations()[0].instances()[0]
+            .instance_type()
+            .map(|t| t.as_str()),
+        Some("t3.xlarge")
+    );
+
     let del = run(vec!["machine", "delete"]).await.unwrap();
     assert!(del.status.success(), "{}", text(&del.stderr));
     let status = run(vec!["machine", "status", "--output", "json"])

@@ -2,7 +2,9 @@
 //! such field), the mutable ones converged (security groups through the primary interface,
 //! tags, load balancer membership).
 
-use super::{MachineActuator, MachineOutcome, MachineStatus, status_of, waiting_for_cluster};
+use super::{
+    ClusterContext, MachineActuator, MachineOutcome, MachineStatus, status_of, waiting_for_cluster,
+};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::sdk;
@@ -22,11 +24,48 @@ impl MachineActuator {
     ) -> Result<MachineOutcome, Error> {
         self.check(cluster, machine)?;
         let ctx = self.context(cluster).await?;
+        match ctx.ready() {
+            Ok(vpc_id) => self.update_in(&ctx, vpc_id, cluster, machine, status).await,
+            Err(reason) => Ok(waiting_for_cluster(cluster, status, &reason)),
+        }
+    }
+
+    /// [`update`](Self::update) for several machines of one cluster, reading the cluster
+    /// once; the first error stops it.
+    pub async fn update_all(
+        &self,
+        cluster: &Cluster,
+        machines: &[(&Machine, Option<&MachineStatus>)],
+    ) -> Result<Vec<MachineOutcome>, Error> {
+        for (m, _) in machines {
+            self.check(cluster, m)?;
+        }
+        let ctx = self.context(cluster).await?;
         let vpc_id = match ctx.ready() {
             Ok(vpc_id) => vpc_id,
-            Err(reason) => return Ok(waiting_for_cluster(cluster, status, &reason)),
+            Err(reason) => {
+                return Ok(machines
+                    .iter()
+                    .map(|(_, st)| waiting_for_cluster(cluster, *st, &reason))
+                    .collect());
+            }
         };
-        let (found, _) = self.find(&ctx, vpc_id, machine, status).await?;
+        let mut out = Vec::with_capacity(machines.len());
+        for (m, st) in machines {
+            out.push(self.update_in(&ctx, vpc_id, cluster, m, *st).await?);
+        }
+        Ok(out)
+    }
+
+    async fn update_in(
+        &self,
+        ctx: &ClusterContext,
+        vpc_id: &str,
+        cluster: &Cluster,
+        machine: &Machine,
+        status: Option<&MachineStatus>,
+    ) -> Result<MachineOutcome, Error> {
+        let (found, _) = self.find(ctx, vpc_id, machine, status).await?;
         let Some(i) = found else {
             return Err(Error::Conflict(format!(
                 "machine {} has no instance; create it first",
@@ -56,7 +95,7 @@ impl MachineActuator {
         immutable(
             "spec.subnet",
             i.subnet_id().unwrap_or_default().to_string(),
-            self.subnet_for(&ctx, machine)?,
+            self.subnet_for(ctx, machine)?,
         );
         if let Some(a) = &s.ami.id {
             immutable(
@@ -188,7 +227,7 @@ impl MachineActuator {
         }
 
         // Security groups, through the primary network interface.
-        let want = self.groups_for(&ctx, machine);
+        let want = self.groups_for(ctx, machine);
         let mut have: Vec<String> = i
             .security_groups()
             .iter()
@@ -272,7 +311,7 @@ impl MachineActuator {
             true
         })
         .await?;
-        let in_lb = self.ensure_registered(&ctx, machine, &id).await?;
+        let in_lb = self.ensure_registered(ctx, machine, &id).await?;
         Ok(MachineOutcome {
             status: Some(status_of(&i, in_lb)),
             waiting,
