@@ -1241,3 +1241,107 @@ async fn instance_metadata_options_are_set_at_launch_and_converge() {
     );
     assert_eq!(modifications(), 1);
 }
+
+#[tokio::test]
+async fn non_root_volumes_are_made_with_the_machine_and_go_with_it() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+
+    // Bad volumes are refused when the spec is read, every problem named.
+    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  nonRootVolumes:\n  - {deviceName: /dev/sdf, size: 10}\n  - {deviceName: /dev/xvdf, size: 10}\n  - {deviceName: /dev/hda, size: 10, type: gp2, iops: 3000}\n  - {deviceName: /dev/sdg, size: 10, type: io2}\n  - {deviceName: /dev/sdh, size: 10, type: st1, throughput: 500}\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
+    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
+    let Error::InvalidSpec { problems } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(problems.len(), 6, "{problems:?}");
+
+    let with = |volumes: &str| {
+        machine_yaml(
+            "c1-node-v",
+            "node",
+            "join",
+            &format!("  nonRootVolumes:\n{volumes}"),
+            "",
+        )
+    };
+    let volumes = "  - {deviceName: /dev/sdf, size: 100, type: gp3, iops: 4000, throughput: 250, encrypted: true}\n  - {deviceName: /dev/sdg, size: 20}\n";
+    let node = with(volumes);
+    let st = m
+        .create(&w.cluster, &node, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let attached = || async {
+        let mut v = ec2
+            .describe_volumes()
+            .filters(filter("attachment.instance-id", &[&st.instance_id]))
+            .send()
+            .await
+            .unwrap()
+            .volumes()
+            .to_vec();
+        v.sort_by_key(|v| v.attachments()[0].device().unwrap_or_default().to_string());
+        v
+    };
+    let v = attached().await;
+    let shape: Vec<_> = v
+        .iter()
+        .map(|v| {
+            (
+                v.attachments()[0].device().unwrap().to_string(),
+                v.size(),
+                v.volume_type().unwrap().as_str().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(shape.len(), 3, "{shape:?}");
+    assert_eq!(shape[1], ("/dev/sdf".into(), Some(100), "gp3".into()));
+    assert_eq!(shape[2], ("/dev/sdg".into(), Some(20), "gp3".into()));
+    assert_eq!(
+        (v[1].iops(), v[1].throughput(), v[1].encrypted()),
+        (Some(4000), Some(250), Some(true))
+    );
+    assert!(
+        v[2].tags()
+            .iter()
+            .any(|t| t.key() == Some("sigs.k8s.io/cluster-api-provider-aws/cluster/c1")),
+        "{:?}",
+        v[2].tags()
+    );
+
+    // Unchanged, nothing to do; a volume resized is an immutable change.
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    let resized = with(
+        "  - {deviceName: /dev/sdf, size: 200, type: gp3, iops: 4000, throughput: 250, encrypted: true}\n  - {deviceName: /dev/sdg, size: 20}\n",
+    );
+    let err = m.update(&w.cluster, &resized, Some(&st)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.nonRootVolumes"),
+        "{err}"
+    );
+
+    // Deleted: the volumes go with the instance.
+    let ids: Vec<String> = v
+        .iter()
+        .map(|v| v.volume_id().unwrap().to_string())
+        .collect();
+    m.delete(&w.cluster, &node, Some(&st)).await.unwrap();
+    let left = ec2
+        .describe_volumes()
+        .filters(filter(
+            "volume-id",
+            &ids.iter().map(String::as_str).collect::<Vec<_>>(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert!(left.volumes().is_empty(), "{:?}", left.volumes());
+}

@@ -201,6 +201,23 @@ impl MachineActuator {
                     .build(),
             );
         }
+        for v in &s.non_root_volumes {
+            call = call.block_device_mappings(
+                BlockDeviceMapping::builder()
+                    .device_name(&v.device_name)
+                    .ebs(
+                        EbsBlockDevice::builder()
+                            .volume_size(v.size)
+                            .volume_type(VolumeType::from(v.volume_type()))
+                            .set_iops(v.iops)
+                            .set_throughput(v.throughput)
+                            .encrypted(v.encrypted)
+                            .delete_on_termination(true)
+                            .build(),
+                    )
+                    .build(),
+            );
+        }
         let out = call.send().await.map_err(aws("RunInstances"))?;
         out.instances()
             .first()

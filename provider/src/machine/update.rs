@@ -9,7 +9,7 @@ use crate::aws_error::aws;
 use crate::error::Error;
 use crate::sdk;
 use crate::spec::Cluster;
-use crate::spec::machine::{InstanceMetadataOptions, Machine};
+use crate::spec::machine::{InstanceMetadataOptions, Machine, NonRootVolume};
 use aws_sdk_ec2::types::{Instance, InstanceMetadataOptionsState, InstanceStateName};
 
 impl MachineActuator {
@@ -220,6 +220,10 @@ impl MachineActuator {
                 }
             }
         }
+        if !s.non_root_volumes.is_empty() {
+            let (current, wanted) = self.non_root_volumes(&i, &s.non_root_volumes).await?;
+            immutable("spec.nonRootVolumes", current, wanted);
+        }
         match changed.len() {
             0 => {}
             1 => return Err(changed.remove(0)),
@@ -316,6 +320,65 @@ impl MachineActuator {
             status: Some(status_of(&i, in_lb)),
             waiting,
         })
+    }
+
+    /// The volumes `wanted` as instance `i` has them, and as wanted, each as `device size
+    /// type`: the devices named in the spec only (a volume the user attached later is theirs).
+    async fn non_root_volumes(
+        &self,
+        i: &Instance,
+        wanted: &[NonRootVolume],
+    ) -> Result<(String, String), Error> {
+        let attached: Vec<(&str, &str)> = i
+            .block_device_mappings()
+            .iter()
+            .filter_map(|b| {
+                let volume = b.ebs().and_then(|e| e.volume_id())?;
+                Some((b.device_name()?, volume))
+            })
+            .collect();
+        let ids: Vec<String> = wanted
+            .iter()
+            .filter_map(|w| {
+                attached
+                    .iter()
+                    .find(|(device, _)| *device == w.device_name)
+                    .map(|(_, id)| id.to_string())
+            })
+            .collect();
+        let described = if ids.is_empty() {
+            Vec::new()
+        } else {
+            self.ec2()
+                .describe_volumes()
+                .set_volume_ids(Some(ids))
+                .send()
+                .await
+                .map_err(aws("DescribeVolumes"))?
+                .volumes()
+                .to_vec()
+        };
+        let mut current = Vec::new();
+        for w in wanted {
+            let volume = attached
+                .iter()
+                .find(|(device, _)| *device == w.device_name)
+                .and_then(|(_, id)| described.iter().find(|v| v.volume_id() == Some(*id)));
+            current.push(match volume {
+                Some(v) => format!(
+                    "{} {} GiB {}",
+                    w.device_name,
+                    v.size().unwrap_or_default(),
+                    v.volume_type().map(|t| t.as_str()).unwrap_or_default()
+                ),
+                None => format!("{} none", w.device_name),
+            });
+        }
+        let wanted: Vec<String> = wanted
+            .iter()
+            .map(|w| format!("{} {} GiB {}", w.device_name, w.size, w.volume_type()))
+            .collect();
+        Ok((current.join(", "), wanted.join(", ")))
     }
 
     /// Sets instance `i`'s metadata options to `wanted` when they differ

@@ -85,6 +85,10 @@ pub struct MachineSpec {
     /// The root volume (default: the image's). Immutable.
     #[serde(default)]
     pub root_volume: Option<RootVolume>,
+    /// More EBS volumes, made with the instance and deleted with it (CAPA's
+    /// `nonRootVolumes`). Immutable.
+    #[serde(default)]
+    pub non_root_volumes: Vec<NonRootVolume>,
     /// Tags added to the instance. Mutable.
     #[serde(default)]
     pub additional_tags: BTreeMap<String, String>,
@@ -242,6 +246,94 @@ pub struct RootVolume {
     pub encrypted: bool,
 }
 
+/// A volume beside the root one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NonRootVolume {
+    /// The device it is attached as: `/dev/sd[b-z]` or `/dev/xvd[b-z]`.
+    pub device_name: String,
+    /// GiB.
+    pub size: i32,
+    /// `gp3` (default), `gp2`, `io1`, `io2`, `st1`, `sc1` or `standard`.
+    #[serde(default)]
+    pub r#type: Option<String>,
+    /// Provisioned IOPS (`gp3`, `io1`, `io2`; required for the last two).
+    #[serde(default)]
+    pub iops: Option<i32>,
+    /// Throughput in MiB/s (`gp3` only).
+    #[serde(default)]
+    pub throughput: Option<i32>,
+    /// Encrypted (default false, or the account's EBS encryption by default).
+    #[serde(default)]
+    pub encrypted: bool,
+}
+
+impl NonRootVolume {
+    /// Its type, `gp3` unless named.
+    pub fn volume_type(&self) -> &str {
+        self.r#type.as_deref().unwrap_or("gp3")
+    }
+}
+
+/// The problems of `volumes`: device names (the form EC2 recommends for Linux, each once),
+/// types, sizes, and the options only some types take.
+fn volume_problems(volumes: &[NonRootVolume], p: &mut Vec<String>) {
+    let mut seen = std::collections::BTreeSet::new();
+    for (n, v) in volumes.iter().enumerate() {
+        let at = format!("spec.nonRootVolumes[{n}]");
+        let letter = v
+            .device_name
+            .strip_prefix("/dev/sd")
+            .or_else(|| v.device_name.strip_prefix("/dev/xvd"));
+        if !letter.is_some_and(|l| l.len() == 1 && ("b"..="z").contains(&l)) {
+            p.push(format!(
+                "{at}.deviceName: {:?} is not /dev/sd[b-z] or /dev/xvd[b-z]",
+                v.device_name
+            ));
+        }
+        // `/dev/sdf` and `/dev/xvdf` are one device to the kernel's naming.
+        if let Some(l) = letter
+            && !seen.insert(l.to_string())
+        {
+            p.push(format!(
+                "{at}.deviceName: {:?} is named twice",
+                v.device_name
+            ));
+        }
+        let kind = v.volume_type();
+        let sizes = match kind {
+            "gp2" | "gp3" => Some(1..=16384),
+            "io1" | "io2" => Some(4..=16384),
+            "st1" | "sc1" => Some(125..=16384),
+            "standard" => Some(1..=1024),
+            _ => None,
+        };
+        match sizes {
+            None => p.push(format!(
+                "{at}.type: {kind:?} is not gp2, gp3, io1, io2, st1, sc1 or standard"
+            )),
+            Some(r) if !r.contains(&v.size) => p.push(format!(
+                "{at}.size: {} GiB is not between {} and {} for {kind}",
+                v.size,
+                r.start(),
+                r.end()
+            )),
+            Some(_) => {}
+        }
+        if v.iops.is_some() && !matches!(kind, "gp3" | "io1" | "io2") {
+            p.push(format!("{at}.iops: {kind} volumes take no IOPS"));
+        }
+        if v.iops.is_none() && matches!(kind, "io1" | "io2") {
+            p.push(format!("{at}.iops: {kind} volumes need their IOPS"));
+        }
+        if v.throughput.is_some() && kind != "gp3" {
+            p.push(format!(
+                "{at}.throughput: only gp3 volumes take a throughput"
+            ));
+        }
+    }
+}
+
 /// The kubeadm configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -332,6 +424,7 @@ pub fn validate(m: &Machine) -> Vec<String> {
             r.size
         ));
     }
+    volume_problems(&s.non_root_volumes, &mut p);
     for (k, v) in &s.additional_tags {
         if k.is_empty()
             || k.len() > 128
