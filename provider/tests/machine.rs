@@ -1345,3 +1345,76 @@ async fn non_root_volumes_are_made_with_the_machine_and_go_with_it() {
         .unwrap();
     assert!(left.volumes().is_empty(), "{:?}", left.volumes());
 }
+
+#[tokio::test]
+async fn a_machine_joins_the_users_placement_group_and_partition() {
+    use aws_sdk_ec2::types::PlacementStrategy;
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+    ec2.create_placement_group()
+        .group_name("etcd-spread")
+        .strategy(PlacementStrategy::Partition)
+        .partition_count(3)
+        .send()
+        .await
+        .unwrap();
+
+    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  placementGroupPartition: 9\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
+    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
+    let Error::InvalidSpec { problems } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(problems.len(), 2, "{problems:?}");
+
+    let in_partition = |n: i32| {
+        machine_yaml(
+            "c1-node-pg",
+            "node",
+            "join",
+            &format!("  placementGroupName: etcd-spread\n  placementGroupPartition: {n}\n"),
+            "",
+        )
+    };
+    let node = in_partition(2);
+    let st = m
+        .create(&w.cluster, &node, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let [i] = instances_named(&ec2, "c1-node-pg")
+        .await
+        .try_into()
+        .unwrap();
+    let p = i.placement().unwrap();
+    assert_eq!(
+        (p.group_name(), p.partition_number()),
+        (Some("etcd-spread"), Some(2))
+    );
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    let err = m
+        .update(&w.cluster, &in_partition(3), Some(&st))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.placementGroupPartition"),
+        "{err}"
+    );
+
+    // Deleted, the machine leaves the user's group in place.
+    m.delete(&w.cluster, &node, Some(&st)).await.unwrap();
+    let groups = ec2
+        .describe_placement_groups()
+        .group_names("etcd-spread")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(groups.placement_groups().len(), 1);
+}

@@ -158,12 +158,15 @@ impl MachineActuator {
             .tenancy
             .clone()
             .or_else(|| s.host_id.as_ref().map(|_| "host".to_string()));
-        if tenancy.is_some() || s.host_affinity.is_some() {
+        // A placement group of the user's, and its partition.
+        if tenancy.is_some() || s.host_affinity.is_some() || s.placement_group_name.is_some() {
             call = call.placement(
                 Placement::builder()
                     .set_tenancy(tenancy.as_deref().map(Tenancy::from))
                     .set_host_id(s.host_id.clone())
                     .set_affinity(s.host_affinity.clone())
+                    .set_group_name(s.placement_group_name.clone())
+                    .set_partition_number(s.placement_group_partition)
                     .build(),
             );
         }

@@ -185,6 +185,24 @@ impl MachineActuator {
                 );
             }
         }
+        immutable(
+            "spec.placementGroupName",
+            placement
+                .and_then(|p| p.group_name())
+                .unwrap_or_default()
+                .to_string(),
+            s.placement_group_name.clone().unwrap_or_default(),
+        );
+        if let Some(n) = s.placement_group_partition {
+            immutable(
+                "spec.placementGroupPartition",
+                placement
+                    .and_then(|p| p.partition_number())
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                n.to_string(),
+            );
+        }
         if let Some(r) = &s.root_volume {
             let root = i
                 .block_device_mappings()

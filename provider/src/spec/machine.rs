@@ -103,6 +103,14 @@ pub struct MachineSpec {
     /// same host). Immutable.
     #[serde(default)]
     pub host_affinity: Option<String>,
+    /// A placement group of the user's to launch into (CAPA's `placementGroupName`): used,
+    /// never made, modified or deleted. Immutable.
+    #[serde(default)]
+    pub placement_group_name: Option<String>,
+    /// The partition of that group, for a group of the `partition` strategy (1 to 7; by
+    /// default EC2 spreads the group's instances over its partitions). Immutable.
+    #[serde(default)]
+    pub placement_group_partition: Option<i32>,
     /// Run as a Spot Instance (a one-time request, the instance terminated when EC2
     /// interrupts it; the next create launches another). Immutable.
     #[serde(default)]
@@ -465,6 +473,31 @@ pub fn validate(m: &Machine) -> Vec<String> {
         && s.tenancy.as_deref().is_some_and(|t| t != "host")
     {
         p.push("spec.hostID and spec.hostAffinity need tenancy host".into());
+    }
+    if let Some(g) = &s.placement_group_name
+        && (g.is_empty() || g.len() > 255)
+    {
+        p.push(format!(
+            "spec.placementGroupName: {g:?} is not a placement group name (1 to 255 characters)"
+        ));
+    }
+    if let Some(n) = s.placement_group_partition {
+        if !(1..=7).contains(&n) {
+            p.push(format!(
+                "spec.placementGroupPartition: {n} is not a partition from 1 to 7"
+            ));
+        }
+        if s.placement_group_name.is_none() {
+            p.push("spec.placementGroupPartition needs spec.placementGroupName".into());
+        }
+    }
+    if s.placement_group_name.is_some()
+        && (s.host_id.is_some() || s.tenancy.as_deref() == Some("host"))
+    {
+        p.push(
+            "spec.placementGroupName: an instance on a Dedicated Host is in no placement group"
+                .into(),
+        );
     }
     if let Some(spot) = &s.spot_market_options {
         if let Some(price) = &spot.max_price
