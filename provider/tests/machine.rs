@@ -64,6 +64,18 @@ fn machine_yaml(name: &str, role: &str, operation: &str, spec_extra: &str, extra
     docs.machines.into_iter().next().unwrap()
 }
 
+/// The problems listed when a node machine whose spec also holds `spec_extra` (YAML lines,
+/// indented 2) is read: it must be refused.
+fn refused(spec_extra: &str) -> Vec<String> {
+    let yaml = format!(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: c1-node-bad}}\nspec:\n  clusterName: c1\n  role: node\n  ami: {{id: ami-0123456789abcdef0}}\n  instanceType: t3.large\n{spec_extra}  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n"
+    );
+    match provider::spec::parse_documents(&yaml, "test") {
+        Err(Error::InvalidSpec { problems }) => problems,
+        other => panic!("{other:?}"),
+    }
+}
+
 struct World {
     fake: fakeaws::FakeAws,
     clients: Clients,
@@ -963,11 +975,7 @@ async fn a_machine_runs_on_the_users_dedicated_host_which_is_never_released() {
     let host = allocated.host_ids()[0].clone();
 
     // A bad placement is refused when the spec is read, every problem listed.
-    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  tenancy: shared\n  hostID: h-xyz\n  hostAffinity: sometimes\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
-    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
-    let Error::InvalidSpec { problems } = &err else {
-        panic!("{err}");
-    };
+    let problems = refused("  tenancy: shared\n  hostID: h-xyz\n  hostAffinity: sometimes\n");
     assert_eq!(problems.len(), 4, "{problems:?}");
 
     let node = machine_yaml(
@@ -1028,11 +1036,7 @@ async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
     let ec2 = w.fake.ec2_client();
 
     // A bad price, and Spot on a Dedicated Host, are refused when the spec is read.
-    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  tenancy: host\n  spotMarketOptions: {maxPrice: \"-1\"}\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
-    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
-    let Error::InvalidSpec { problems } = &err else {
-        panic!("{err}");
-    };
+    let problems = refused("  tenancy: host\n  spotMarketOptions: {maxPrice: \"-1\"}\n");
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(
         problems.iter().any(|p| p.contains("maxPrice")),
@@ -1109,6 +1113,18 @@ async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
     });
     let gone = m.exists(&w.cluster, &node, Some(&st)).await.unwrap();
     assert!(!gone.exists, "{gone:?}");
+    // Why, as AWS says, with the machine's status or without (found by its tags).
+    for status in [Some(&st), None] {
+        let gone = m.exists(&w.cluster, &node, status).await.unwrap();
+        assert_eq!(gone.state.as_deref(), Some("terminated"));
+        assert_eq!(gone.instance_id.as_deref(), Some(st.instance_id.as_str()));
+        assert!(
+            gone.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("Server.SpotInstanceTermination")),
+            "{gone:?}"
+        );
+    }
     let again = m
         .create(&w.cluster, &node, Some(&st))
         .await
@@ -1153,11 +1169,9 @@ async fn instance_metadata_options_are_set_at_launch_and_converge() {
     let ec2 = w.fake.ec2_client();
 
     // Bad values are refused when the spec is read, each named.
-    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  instanceMetadataOptions: {httpTokens: maybe, httpPutResponseHopLimit: 65, httpEndpoint: on}\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
-    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
-    let Error::InvalidSpec { problems } = &err else {
-        panic!("{err}");
-    };
+    let problems = refused(
+        "  instanceMetadataOptions: {httpTokens: maybe, httpPutResponseHopLimit: 65, httpEndpoint: on}\n",
+    );
     assert_eq!(problems.len(), 3, "{problems:?}");
 
     let with = |options: &str| {
@@ -1250,11 +1264,9 @@ async fn non_root_volumes_are_made_with_the_machine_and_go_with_it() {
     let ec2 = w.fake.ec2_client();
 
     // Bad volumes are refused when the spec is read, every problem named.
-    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  nonRootVolumes:\n  - {deviceName: /dev/sdf, size: 10}\n  - {deviceName: /dev/xvdf, size: 10}\n  - {deviceName: /dev/hda, size: 10, type: gp2, iops: 3000}\n  - {deviceName: /dev/sdg, size: 10, type: io2}\n  - {deviceName: /dev/sdh, size: 10, type: st1, throughput: 500}\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
-    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
-    let Error::InvalidSpec { problems } = &err else {
-        panic!("{err}");
-    };
+    let problems = refused(
+        "  nonRootVolumes:\n  - {deviceName: /dev/sdf, size: 10}\n  - {deviceName: /dev/xvdf, size: 10}\n  - {deviceName: /dev/hda, size: 10, type: gp2, iops: 3000}\n  - {deviceName: /dev/sdg, size: 10, type: io2}\n  - {deviceName: /dev/sdh, size: 10, type: st1, throughput: 500}\n",
+    );
     assert_eq!(problems.len(), 6, "{problems:?}");
 
     let with = |volumes: &str| {
@@ -1361,11 +1373,7 @@ async fn a_machine_joins_the_users_placement_group_and_partition() {
         .await
         .unwrap();
 
-    let bad = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-node-bad}\nspec:\n  clusterName: c1\n  role: node\n  ami: {id: ami-0123456789abcdef0}\n  instanceType: t3.large\n  placementGroupPartition: 9\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
-    let err = provider::spec::parse_documents(bad, "test").unwrap_err();
-    let Error::InvalidSpec { problems } = &err else {
-        panic!("{err}");
-    };
+    let problems = refused("  placementGroupPartition: 9\n");
     assert_eq!(problems.len(), 2, "{problems:?}");
 
     let in_partition = |n: i32| {

@@ -511,10 +511,14 @@ async fn run_machines(cmd: &MachineCommand) -> anyhow::Result<()> {
                 let e = actuator.exists(&cluster, m, None).await?;
                 if args.output == Output::Text {
                     println!(
-                        "machine {}: {} {}",
+                        "machine {}: {} {}{}",
                         m.metadata.name,
                         e.instance_id.as_deref().unwrap_or("no instance"),
-                        e.state.as_deref().unwrap_or("")
+                        e.state.as_deref().unwrap_or(""),
+                        e.reason
+                            .as_deref()
+                            .map(|r| format!(" ({r})"))
+                            .unwrap_or_default()
                     );
                 }
                 rows.push(serde_json::json!({"machine": m.metadata.name, "exists": e}));

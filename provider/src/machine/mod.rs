@@ -80,6 +80,10 @@ pub struct Exists {
     pub exists: bool,
     /// The instance's state, when there is one (stopped and terminated ones too).
     pub state: Option<String>,
+    /// Why it is not running, as AWS says (`Server.SpotInstanceTermination: ...` for a Spot
+    /// Instance EC2 interrupted, `Client.UserInitiatedShutdown: ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The instance.
     pub instance_id: Option<String>,
 }
@@ -232,18 +236,20 @@ impl MachineActuator {
         Ok(found(answer)?.and_then(|o| instances_of(&o).next().cloned()))
     }
 
-    /// The machine's instance: the one in its status, else the one tagged with its name.
+    /// The machine's instance: the one in its status, else the one tagged with its name;
+    /// and its instances that are gone (shutting down or terminated, while AWS lists them),
+    /// latest first.
     async fn find(
         &self,
         ctx: &ClusterContext,
         vpc_id: &str,
         machine: &Machine,
         status: Option<&MachineStatus>,
-    ) -> Result<(Option<Instance>, usize), Error> {
+    ) -> Result<(Option<Instance>, Vec<Instance>), Error> {
         if let Some(s) = status.filter(|s| !s.instance_id.is_empty())
             && let Some(i) = self.describe(&s.instance_id).await?.filter(is_live)
         {
-            return Ok((Some(i), 0));
+            return Ok((Some(i), Vec::new()));
         }
         let out = self
             .ec2()
@@ -255,7 +261,14 @@ impl MachineActuator {
             .await
             .map_err(aws("DescribeInstances"))?;
         let all: Vec<&Instance> = instances_of(&out).collect();
-        let gone = all.iter().filter(|i| !is_live(i)).count();
+        let mut gone: Vec<Instance> = all
+            .iter()
+            .filter(|i| !is_live(i))
+            .map(|i| (*i).clone())
+            .collect();
+        gone.sort_by_key(|i| {
+            std::cmp::Reverse(i.launch_time().map(|t| (t.secs(), t.subsec_nanos())))
+        });
         let live: Vec<&Instance> = all.into_iter().filter(|i| is_live(i)).collect();
         match live.as_slice() {
             [] => Ok((None, gone)),
@@ -289,25 +302,37 @@ impl MachineActuator {
         }
     }
 
+    /// The cluster as `machines` see it, each checked first and the cluster read once; or,
+    /// while the cluster is not ready, each machine's outcome of waiting for it.
+    async fn context_for_all(
+        &self,
+        cluster: &Cluster,
+        machines: &[(&Machine, Option<&MachineStatus>)],
+    ) -> Result<Result<ClusterContext, Vec<MachineOutcome>>, Error> {
+        for (m, _) in machines {
+            self.check(cluster, m)?;
+        }
+        let ctx = self.context(cluster).await?;
+        if let Err(reason) = ctx.ready() {
+            return Ok(Err(machines
+                .iter()
+                .map(|(_, st)| waiting_for_cluster(cluster, *st, &reason))
+                .collect()));
+        }
+        Ok(Ok(ctx))
+    }
+
     /// [`create`](Self::create) for several machines of one cluster, reading the cluster once.
     pub async fn create_all(
         &self,
         cluster: &Cluster,
         machines: &[(&Machine, Option<&MachineStatus>)],
     ) -> Result<Vec<MachineOutcome>, Error> {
-        for (m, _) in machines {
-            self.check(cluster, m)?;
-        }
-        let ctx = self.context(cluster).await?;
-        let vpc_id = match ctx.ready() {
-            Ok(vpc_id) => vpc_id,
-            Err(reason) => {
-                return Ok(machines
-                    .iter()
-                    .map(|(_, st)| waiting_for_cluster(cluster, *st, &reason))
-                    .collect());
-            }
+        let ctx = match self.context_for_all(cluster, machines).await? {
+            Ok(ctx) => ctx,
+            Err(waiting) => return Ok(waiting),
         };
+        let vpc_id = ctx.ready().unwrap_or_default();
         let mut out = Vec::new();
         for (m, st) in machines {
             out.push(self.create_in(&ctx, vpc_id, cluster, m, *st).await?);
@@ -336,7 +361,7 @@ impl MachineActuator {
                         waiting: vec![format!("machine {}: {reason}", machine.metadata.name)],
                     });
                 }
-                self.run(cluster, ctx, vpc_id, machine, gone).await?
+                self.run(cluster, ctx, vpc_id, machine, gone.len()).await?
             }
         };
         let id = instance.instance_id().unwrap_or_default().to_string();
@@ -406,23 +431,31 @@ impl MachineActuator {
             return Ok(Exists {
                 exists: false,
                 state: None,
+                reason: None,
                 instance_id: None,
             });
         };
-        let (found, _) = self.find(&ctx, vpc_id, machine, status).await?;
+        let (found, gone) = self.find(&ctx, vpc_id, machine, status).await?;
         let found = match found {
             Some(i) => Some(i),
-            // A terminated instance is reported as such while AWS still shows it.
+            // A terminated instance is reported as such while AWS still shows it: the one
+            // in the status, else the latest the machine had.
             None => match status.filter(|s| !s.instance_id.is_empty()) {
                 Some(s) => self.describe(&s.instance_id).await?,
-                None => None,
+                None => gone.into_iter().next(),
             },
         };
         Ok(match found {
             Some(i) => {
                 let state = state_of(&i);
+                let live = state == "pending" || state == "running";
                 Exists {
-                    exists: state == "pending" || state == "running",
+                    exists: live,
+                    reason: i
+                        .state_reason()
+                        .and_then(|r| r.message())
+                        .filter(|_| !live)
+                        .map(String::from),
                     state: Some(state),
                     instance_id: i.instance_id().map(String::from),
                 }
@@ -430,6 +463,7 @@ impl MachineActuator {
             None => Exists {
                 exists: false,
                 state: None,
+                reason: None,
                 instance_id: None,
             },
         })

@@ -37,19 +37,11 @@ impl MachineActuator {
         cluster: &Cluster,
         machines: &[(&Machine, Option<&MachineStatus>)],
     ) -> Result<Vec<MachineOutcome>, Error> {
-        for (m, _) in machines {
-            self.check(cluster, m)?;
-        }
-        let ctx = self.context(cluster).await?;
-        let vpc_id = match ctx.ready() {
-            Ok(vpc_id) => vpc_id,
-            Err(reason) => {
-                return Ok(machines
-                    .iter()
-                    .map(|(_, st)| waiting_for_cluster(cluster, *st, &reason))
-                    .collect());
-            }
+        let ctx = match self.context_for_all(cluster, machines).await? {
+            Ok(ctx) => ctx,
+            Err(waiting) => return Ok(waiting),
         };
+        let vpc_id = ctx.ready().unwrap_or_default();
         let mut out = Vec::with_capacity(machines.len());
         for (m, st) in machines {
             out.push(self.update_in(&ctx, vpc_id, cluster, m, *st).await?);
