@@ -192,6 +192,19 @@ impl Served {
     }
 }
 
+/// The canned answer of the floors: a fresh fake's DescribeVpcs (its default VPC), as XML.
+fn canned_describe_vpcs() -> String {
+    const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
+                        SignedHeaders=host, Signature=0";
+    let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
+        Some(AUTH),
+        b"",
+        b"Action=DescribeVpcs&Version=2016-11-15",
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    answer.body
+}
+
 /// The floor: the fake's HTTP stack (`fakeaws::server::serve_app`) served as the fake is
 /// ([`serve`]), answering every request with a canned DescribeVpcs answer, and an SDK client for it.
 struct Floor {
@@ -202,15 +215,7 @@ struct Floor {
 
 impl Floor {
     fn start() -> Self {
-        const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
-                            SignedHeaders=host, Signature=0";
-        let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
-            Some(AUTH),
-            b"",
-            b"Action=DescribeVpcs&Version=2016-11-15",
-        );
-        assert_eq!(answer.status, 200, "{}", answer.body);
-        let body = axum::body::Bytes::from(answer.body);
+        let body = axum::body::Bytes::from(canned_describe_vpcs());
         let canned = axum::Router::new().fallback(move |_body: axum::body::Bytes| {
             let body = body.clone();
             async move { ([(axum::http::header::CONTENT_TYPE, "text/xml")], body) }
@@ -257,19 +262,13 @@ struct SocketFloor {
 impl SocketFloor {
     fn start() -> Self {
         use std::io::{Read, Write};
-        const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-1/ec2/aws4_request, \
-                            SignedHeaders=host, Signature=0";
-        let answer = fakeaws::Fake::new(fakeaws::Config::default()).handle(
-            Some(AUTH),
-            b"",
-            b"Action=DescribeVpcs&Version=2016-11-15",
-        );
+        let body = canned_describe_vpcs();
         let mut response = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/xml\r\ncontent-length: {}\r\n\r\n",
-            answer.body.len()
+            body.len()
         )
         .into_bytes();
-        response.extend_from_slice(answer.body.as_bytes());
+        response.extend_from_slice(body.as_bytes());
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         std::thread::Builder::new()
