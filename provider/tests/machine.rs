@@ -1183,7 +1183,12 @@ async fn instance_metadata_options_are_set_at_launch_and_converge() {
             "",
         )
     };
-    let options = |i: &Instance| {
+    // The machine's instance's options, as DescribeInstances shows them now.
+    let options_now = || async {
+        let [i]: [Instance; 1] = instances_named(&ec2, "c1-node-imds")
+            .await
+            .try_into()
+            .unwrap();
         let o = i.metadata_options().unwrap();
         (
             o.http_tokens().cloned(),
@@ -1207,12 +1212,8 @@ async fn instance_metadata_options_are_set_at_launch_and_converge() {
         .unwrap()
         .status
         .unwrap();
-    let [i] = instances_named(&ec2, "c1-node-imds")
-        .await
-        .try_into()
-        .unwrap();
     assert_eq!(
-        options(&i),
+        options_now().await,
         (
             Some(HttpTokensState::Optional),
             Some(3),
@@ -1234,12 +1235,8 @@ async fn instance_metadata_options_are_set_at_launch_and_converge() {
     let changed = with("{instanceMetadataTags: enabled}");
     let first = m.update(&w.cluster, &changed, Some(&st)).await.unwrap();
     assert!(!first.is_done(), "{:?}", first.waiting);
-    let [i] = instances_named(&ec2, "c1-node-imds")
-        .await
-        .try_into()
-        .unwrap();
     assert_eq!(
-        options(&i),
+        options_now().await,
         (
             Some(HttpTokensState::Required),
             Some(1),

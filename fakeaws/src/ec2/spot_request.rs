@@ -21,9 +21,9 @@ use crate::generated::ec2::{
     CancelSpotInstanceRequestState, CancelSpotInstanceRequestsRequest,
     CancelSpotInstanceRequestsResult, CancelledSpotInstanceRequest,
     DescribeSpotInstanceRequestsRequest, DescribeSpotInstanceRequestsResult,
-    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, LaunchSpecification, MarketType,
-    RIProductDescription, RunInstancesMonitoringEnabled, SpotInstanceRequest, SpotInstanceState,
-    SpotInstanceStatus, SpotInstanceType, SpotPlacement,
+    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceStateName,
+    LaunchSpecification, MarketType, RIProductDescription, RunInstancesMonitoringEnabled,
+    SpotInstanceRequest, SpotInstanceState, SpotInstanceStatus, SpotInstanceType, SpotPlacement,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::xml::format_timestamp;
@@ -257,8 +257,7 @@ pub fn interrupt(
         };
         if !matches!(
             i.state,
-            crate::generated::ec2::InstanceStateName::Pending
-                | crate::generated::ec2::InstanceStateName::Running
+            InstanceStateName::Pending | InstanceStateName::Running
         ) {
             problems.push(format!(
                 "{id}: {}, not pending or running",
