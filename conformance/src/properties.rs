@@ -533,6 +533,8 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         bastion: false,
         internal: false,
         machines: 1,
+        spot: false,
+        data_volumes: 0,
         pre: Default::default(),
         services: 0,
     };

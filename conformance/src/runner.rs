@@ -374,12 +374,18 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
             }
             Step::ExpectOwned(want) => {
                 let got = env.census(&cluster.metadata.name).await?;
-                // Volumes follow instances; a scenario names them only if it wants to.
+                // Volumes follow instances; a scenario names them only if it wants to. A kind
+                // named with 0 is one the target must not hold.
                 let got: Census = got
                     .into_iter()
                     .filter(|(k, _)| k != "volume" || want.contains_key("volume"))
                     .collect();
-                if &got != want {
+                let want: Census = want
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(k, n)| (k.clone(), *n))
+                    .collect();
+                if got != want {
                     return Err(at(format!("the target holds {got:?}, expected {want:?}")));
                 }
             }
@@ -522,6 +528,33 @@ async fn placed_as_asked(
     for g in &spec.additional_security_groups {
         if !groups.contains(&g.as_str()) {
             problems.push(format!("lacks the additional group {g} (has {groups:?})"));
+        }
+    }
+    let spot =
+        instance.instance_lifecycle() == Some(&aws_sdk_ec2::types::InstanceLifecycleType::Spot);
+    if spot != spec.spot_market_options.is_some() {
+        problems.push(format!(
+            "is {} Spot Instance; its spec says {}",
+            if spot { "a" } else { "not a" },
+            if spec.spot_market_options.is_some() {
+                "Spot"
+            } else {
+                "On-Demand"
+            }
+        ));
+    }
+    let devices: Vec<&str> = instance
+        .block_device_mappings()
+        .iter()
+        .filter(|m| m.ebs().is_some_and(|e| e.volume_id().is_some()))
+        .filter_map(|m| m.device_name())
+        .collect();
+    for v in &spec.non_root_volumes {
+        if !devices.contains(&v.device_name.as_str()) {
+            problems.push(format!(
+                "has no volume at {} (has {devices:?})",
+                v.device_name
+            ));
         }
     }
     ensure(problems.is_empty(), || {

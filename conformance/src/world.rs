@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
 use proptest::prelude::*;
+use provider::spec::machine::{NonRootVolume, SpotMarketOptions};
 use provider::spec::{Cluster, Machine};
 use scenarios::{MachineDecl, Setup};
 
@@ -53,6 +54,10 @@ pub struct Case {
     pub internal: bool,
     /// 0 to 5 machines.
     pub machines: usize,
+    /// Its nodes (not the control plane) are Spot Instances.
+    pub spot: bool,
+    /// 0 to 2 EBS data volumes per machine besides its root volume.
+    pub data_volumes: usize,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -70,30 +75,35 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         0..=max_machines,
         proptest::array::uniform6(any::<bool>()),
         0..=2usize,
+        (any::<bool>(), 0..=2usize),
     )
-        .prop_map(|(zones, cidr, bastion, internal, machines, p, services)| {
-            let subnets = p[2];
-            let bastion_pre = p[4] && subnets && bastion;
-            let lb_pre = p[5] && subnets;
-            let pre = Preexisting {
-                vpc: p[0] || p[1] || subnets || p[3] || bastion_pre || lb_pre,
-                gateway: p[1] || subnets,
-                subnets,
-                groups: p[3],
-                bastion: bastion_pre,
-                load_balancer: lb_pre,
-            };
-            Case {
-                zones,
-                cidr: CIDRS[cidr],
-                bastion,
-                // A pre-existing load balancer is internet-facing; keep the spec consistent.
-                internal: internal && !lb_pre,
-                machines,
-                pre,
-                services,
-            }
-        })
+        .prop_map(
+            |(zones, cidr, bastion, internal, machines, p, services, (spot, data_volumes))| {
+                let subnets = p[2];
+                let bastion_pre = p[4] && subnets && bastion;
+                let lb_pre = p[5] && subnets;
+                let pre = Preexisting {
+                    vpc: p[0] || p[1] || subnets || p[3] || bastion_pre || lb_pre,
+                    gateway: p[1] || subnets,
+                    subnets,
+                    groups: p[3],
+                    bastion: bastion_pre,
+                    load_balancer: lb_pre,
+                };
+                Case {
+                    zones,
+                    cidr: CIDRS[cidr],
+                    bastion,
+                    // A pre-existing load balancer is internet-facing; keep the spec consistent.
+                    internal: internal && !lb_pre,
+                    machines,
+                    spot,
+                    data_volumes,
+                    pre,
+                    services,
+                }
+            },
+        )
 }
 
 impl Case {
@@ -225,6 +235,8 @@ impl Case {
                 public_ip: false,
                 additional_security_groups: Vec::new(),
                 ami_id: None,
+                spot: self.spot && i > 0,
+                data_volumes: self.data_volumes,
             })
             .collect()
     }
@@ -252,9 +264,29 @@ impl Case {
         put("bastion", bastion);
         put("loadBalancer", usize::from(!self.pre.load_balancer));
         put("machine", self.machines);
-        put("volume", bastion + self.machines);
+        put("volume", bastion + self.machines * (1 + self.data_volumes));
         c
     }
+}
+
+/// `n` data volumes of 8 GiB of gp3, as `/dev/sdb`, `/dev/sdc`, ... (at most 24: `sdz`).
+fn data_volumes(n: usize) -> Result<Vec<NonRootVolume>, Failure> {
+    if n > 24 {
+        return Err(Failure::Check(format!(
+            "{n} data volumes: a machine has at most 24"
+        )));
+    }
+    Ok((b'b'..=b'z')
+        .take(n)
+        .map(|letter| NonRootVolume {
+            device_name: format!("/dev/sd{}", char::from(letter)),
+            size: 8,
+            r#type: Some("gp3".into()),
+            iops: None,
+            throughput: None,
+            encrypted: false,
+        })
+        .collect())
 }
 
 fn yaml_map(pairs: &[(&str, serde_yaml_ng::Value)]) -> serde_yaml_ng::Value {
@@ -704,6 +736,10 @@ pub fn machines(
             m.spec.ami.id = Some(id.clone());
             m.spec.ami.lookup = None;
         }
+        if d.spot {
+            m.spec.spot_market_options = Some(SpotMarketOptions::default());
+        }
+        m.spec.non_root_volumes = data_volumes(d.data_volumes)?;
         out.push(m);
     }
     Ok(out)

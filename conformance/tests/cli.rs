@@ -159,6 +159,8 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
         bastion: true,
         internal: false,
         machines: 1,
+        spot: false,
+        data_volumes: 0,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,

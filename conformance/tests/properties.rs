@@ -190,6 +190,8 @@ fn crash_at_every_change_of_one_cluster() {
         bastion: true,
         internal: false,
         machines: 1,
+        spot: false,
+        data_volumes: 0,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
@@ -223,6 +225,8 @@ fn every_refused_delete_of_one_cluster() {
         bastion: true,
         internal: false,
         machines: 1,
+        spot: false,
+        data_volumes: 0,
         pre: conformance::world::Preexisting::default(),
         services: 1,
     };

@@ -138,6 +138,13 @@ pub struct MachineDecl {
     /// The image it boots, by id (default: the node image's lookup).
     #[serde(default)]
     pub ami_id: Option<String>,
+    /// A Spot Instance (`spotMarketOptions: {}`) rather than an On-Demand one.
+    #[serde(default)]
+    pub spot: bool,
+    /// How many EBS data volumes it launches with besides its root volume (`nonRootVolumes`:
+    /// 8 GiB of gp3 each, as `/dev/sdb`, `/dev/sdc`, ...; at most 24).
+    #[serde(default)]
+    pub data_volumes: usize,
 }
 
 /// Tags someone else changes on an instance: keys removed (and, with `removeProviderTags`,
