@@ -12,7 +12,7 @@ use crate::{Failure, aws_failure};
 
 /// Live owned resources by kind (`vpc`, `subnet`, `internetGateway`, `elasticIp`,
 /// `natGateway`, `routeTable`, `securityGroup`, `bastion`, `machine`, `volume`,
-/// `loadBalancer`); kinds with none are absent.
+/// `dedicatedHost`, `loadBalancer`); kinds with none are absent.
 pub type Census = BTreeMap<String, usize>;
 
 fn f(name: &str, values: &[&str]) -> Filter {
@@ -131,6 +131,15 @@ pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census
                     .await
                     .map_err(aws_failure("DescribeVolumes"))?;
                 put("volume", vol.volumes().len());
+                // The Dedicated Hosts allocated for machines go with them.
+                let hosts = ec2
+                    .describe_hosts()
+                    .filter(owned())
+                    .filter(f("state", &["available"]))
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeHosts"))?;
+                put("dedicatedHost", hosts.hosts().len());
             }
             Step::LoadBalancer => {
                 let key = provider::ownership::cluster_key(cluster);

@@ -543,6 +543,11 @@ async fn placed_as_asked(
             }
         ));
     }
+    if spec.dynamic_host_allocation.is_some()
+        && instance.placement().and_then(|p| p.host_id()).is_none()
+    {
+        problems.push("runs on no Dedicated Host; its spec asks for one of its own".into());
+    }
     let devices: Vec<&str> = instance
         .block_device_mappings()
         .iter()

@@ -1,6 +1,7 @@
 //! Deletes everything a conformance run tagged (`capa-conformance-run=<id>`), or every run
 //! older than a cutoff, in the provider's order of deletion (`Step::deletion_order`): load
-//! balancers, instances (bastions and machines, waiting until terminated), security groups
+//! balancers, instances (bastions and machines, waiting until terminated) and the Dedicated
+//! Hosts allocated for machines, security groups
 //! (rules first), NAT gateways (waiting until deleted) and their addresses, gateways,
 //! subnets, route tables, VPCs. Used after each case on a shared target and by `cargo xtask
 //! sweep` after a crashed run.
@@ -78,7 +79,10 @@ pub async fn sweep(
     for step in Step::deletion_order() {
         match step {
             Step::LoadBalancer => sweeper.load_balancers().await?,
-            Step::Bastion => sweeper.instances().await?,
+            Step::Bastion => {
+                sweeper.instances().await?;
+                sweeper.hosts().await?;
+            }
             Step::SecurityGroup => sweeper.security_groups().await?,
             Step::RouteTable => sweeper.route_tables().await?,
             Step::NatGateway => sweeper.nat_gateways().await?,
@@ -177,6 +181,48 @@ impl Sweeper<'_> {
             tokio::time::sleep(self.poll).await;
         }
 
+        Ok(())
+    }
+
+    /// Dedicated Hosts allocated for machines (their instances terminated before).
+    async fn hosts(&mut self) -> Result<(), Failure> {
+        let out = self
+            .ec2
+            .describe_hosts()
+            .filter(self.sel.filter())
+            .filter(Filter::builder().name("state").values("available").build())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeHosts"))?;
+        let ids: Vec<String> = out
+            .hosts()
+            .iter()
+            .filter(|h| self.sel.matches_ec2(h.tags()))
+            .filter_map(|h| h.host_id().map(String::from))
+            .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let released = self
+            .ec2
+            .release_hosts()
+            .set_host_ids(Some(ids))
+            .send()
+            .await
+            .map_err(aws_failure("ReleaseHosts"))?;
+        if let Some(u) = released.unsuccessful().first() {
+            return Err(Failure::Check(format!(
+                "Dedicated Host {} not released: {}",
+                u.resource_id().unwrap_or_default(),
+                u.error().and_then(|e| e.message()).unwrap_or_default()
+            )));
+        }
+        self.swept.0.extend(
+            released
+                .successful()
+                .iter()
+                .map(|h| ("dedicatedHost".to_string(), h.clone())),
+        );
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
 use proptest::prelude::*;
-use provider::spec::machine::{NonRootVolume, SpotMarketOptions};
+use provider::spec::machine::{DynamicHostAllocation, NonRootVolume, SpotMarketOptions};
 use provider::spec::{Cluster, Machine};
 use scenarios::{MachineDecl, Setup};
 
@@ -237,6 +237,7 @@ impl Case {
                 ami_id: None,
                 spot: self.spot && i > 0,
                 data_volumes: self.data_volumes,
+                dynamic_host: false,
             })
             .collect()
     }
@@ -738,6 +739,9 @@ pub fn machines(
         }
         if d.spot {
             m.spec.spot_market_options = Some(SpotMarketOptions::default());
+        }
+        if d.dynamic_host {
+            m.spec.dynamic_host_allocation = Some(DynamicHostAllocation::default());
         }
         m.spec.non_root_volumes = data_volumes(d.data_volumes)?;
         out.push(m);

@@ -130,6 +130,9 @@ pub struct Region {
     /// Dedicated Hosts by id.
     #[serde(default)]
     pub(crate) dedicated_hosts: crate::ec2::dedicated_host::DedicatedHosts,
+    /// Capacity Reservations by id.
+    #[serde(default)]
+    pub(crate) capacity_reservations: crate::ec2::capacity_reservation::CapacityReservations,
     /// Images by id.
     pub(crate) images: image::Images,
     /// The source of the CopyImage or CopySnapshot being served, read from another region
@@ -443,6 +446,7 @@ impl Region {
             spot_requests: Default::default(),
             vpc_peerings: Default::default(),
             dedicated_hosts: Default::default(),
+            capacity_reservations: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -522,6 +526,9 @@ impl Region {
                     Subject::VpcPeeringExpiry => vpc_peering::expire(self, &id),
                     Subject::VpcPeeringPurge => vpc_peering::purge(self, &id),
                     Subject::SpotInterruption => spot_request::notice_over(self, &id),
+                    Subject::CapacityReservationExpiry => {
+                        crate::ec2::capacity_reservation::expire(self, &id);
+                    }
                 }
             }
         }
@@ -581,6 +588,7 @@ impl Region {
             Kind::SpotInstanceRequest => self.spot_requests.contains_key(id),
             Kind::VpcPeeringConnection => self.vpc_peerings.contains_key(id),
             Kind::DedicatedHost => self.dedicated_hosts.contains_key(id),
+            Kind::CapacityReservation => self.capacity_reservations.contains_key(id),
         };
         if exists {
             Ok(())

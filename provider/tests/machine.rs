@@ -16,7 +16,7 @@ use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 use provider::bootstrap::Bootstrap;
-use provider::machine::{MachineActuator, user_data};
+use provider::machine::{MachineActuator, MachineStatus, user_data};
 use provider::spec::{Cluster, Machine};
 use provider::{Clients, ClusterActuator, Error};
 
@@ -117,6 +117,26 @@ async fn api_up(w: &World, m: &MachineActuator) {
         status = o.status;
     }
     panic!("the init machine did not come up");
+}
+
+/// Creates `machine` (no status before) until its first outcome: its status and the one
+/// instance named after it.
+async fn create_one(
+    w: &World,
+    m: &MachineActuator,
+    machine: &Machine,
+) -> (MachineStatus, Instance) {
+    let st = m
+        .create(&w.cluster, machine, None)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    let [i] = instances_named(&w.fake.ec2_client(), &machine.metadata.name)
+        .await
+        .try_into()
+        .unwrap();
+    (st, i)
 }
 
 async fn instances_named(ec2: &aws_sdk_ec2::Client, name: &str) -> Vec<Instance> {
@@ -985,13 +1005,7 @@ async fn a_machine_runs_on_the_users_dedicated_host_which_is_never_released() {
         &format!("  hostID: {host}\n  hostAffinity: host\n"),
         "",
     );
-    let st = m
-        .create(&w.cluster, &node, None)
-        .await
-        .unwrap()
-        .status
-        .unwrap();
-    let [i] = instances_named(&ec2, "c1-node-h").await.try_into().unwrap();
+    let (st, i) = create_one(&w, &m, &node).await;
     let p = i.placement().unwrap();
     assert_eq!(
         (p.host_id(), p.affinity(), p.tenancy().map(|t| t.as_str())),
@@ -1053,13 +1067,7 @@ async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
         )
     };
     let node = spot("0.05");
-    let st = m
-        .create(&w.cluster, &node, None)
-        .await
-        .unwrap()
-        .status
-        .unwrap();
-    let [first] = instances_named(&ec2, "c1-node-s").await.try_into().unwrap();
+    let (st, first) = create_one(&w, &m, &node).await;
     assert_eq!(
         first.instance_lifecycle(),
         Some(&InstanceLifecycleType::Spot)
@@ -1383,16 +1391,7 @@ async fn a_machine_joins_the_users_placement_group_and_partition() {
         )
     };
     let node = in_partition(2);
-    let st = m
-        .create(&w.cluster, &node, None)
-        .await
-        .unwrap()
-        .status
-        .unwrap();
-    let [i] = instances_named(&ec2, "c1-node-pg")
-        .await
-        .try_into()
-        .unwrap();
+    let (st, i) = create_one(&w, &m, &node).await;
     let p = i.placement().unwrap();
     assert_eq!(
         (p.group_name(), p.partition_number()),
@@ -1422,4 +1421,238 @@ async fn a_machine_joins_the_users_placement_group_and_partition() {
         .await
         .unwrap();
     assert_eq!(groups.placement_groups().len(), 1);
+}
+
+#[tokio::test]
+async fn a_machine_runs_in_the_users_capacity_reservation_and_leaves_it_in_place() {
+    use aws_sdk_ec2::types::{
+        CapacityReservationInstancePlatform, CapacityReservationPreference,
+        CapacityReservationState, InstanceMatchCriteria,
+    };
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+    let reservation = ec2
+        .create_capacity_reservation()
+        .instance_type("t3.large")
+        .instance_platform(CapacityReservationInstancePlatform::LinuxUnix)
+        .availability_zone("us-east-1b")
+        .instance_count(1)
+        .instance_match_criteria(InstanceMatchCriteria::Targeted)
+        .send()
+        .await
+        .unwrap()
+        .capacity_reservation
+        .unwrap()
+        .capacity_reservation_id
+        .unwrap();
+    let held = || async {
+        let out = ec2
+            .describe_capacity_reservations()
+            .capacity_reservation_ids(&reservation)
+            .send()
+            .await
+            .unwrap();
+        let r = &out.capacity_reservations()[0];
+        (r.state().cloned(), r.available_instance_count())
+    };
+
+    // Checked when read: the id's shape, the preference, and what cannot go with a reservation.
+    let problems = refused(
+        "  capacityReservationId: cr-123\n  capacityReservationPreference: Open\n  spotMarketOptions: {}\n  hostID: h-0123456789abcdef0\n",
+    );
+    for expected in [
+        "\"cr-123\" is not a Capacity Reservation id",
+        "an instance on a Dedicated Host runs in no Capacity Reservation",
+        "with capacityReservationId it may only be CapacityReservationsOnly",
+        "Spot Instances run in no Capacity Reservation",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{expected}: {problems:?}"
+        );
+    }
+    let problems = refused("  capacityReservationPreference: Sometimes\n");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+
+    let in_reservation = |name: &str, id: &str| {
+        machine_yaml(
+            name,
+            "node",
+            "join",
+            &format!("  capacityReservationId: {id}\n"),
+            "",
+        )
+    };
+    let node = in_reservation("c1-node-cr", &reservation);
+    let (st, i) = create_one(&w, &m, &node).await;
+    assert_eq!(i.capacity_reservation_id(), Some(reservation.as_str()));
+    assert_eq!(
+        held().await,
+        (Some(CapacityReservationState::Active), Some(0))
+    );
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    let err = m
+        .update(
+            &w.cluster,
+            &in_reservation("c1-node-cr", "cr-0123456789abcdef0"),
+            Some(&st),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.capacityReservationId"),
+        "{err}"
+    );
+
+    // The reservation is full: a second machine that targets it is refused, and launches
+    // nothing.
+    let second = in_reservation("c1-node-cr2", &reservation);
+    let err = m.create(&w.cluster, &second, None).await.unwrap_err();
+    assert!(
+        err.to_string().contains("ReservationCapacityExceeded"),
+        "{err}"
+    );
+    assert!(instances_named(&ec2, "c1-node-cr2").await.is_empty());
+
+    // A machine that keeps out of reservations says so at launch.
+    let on_demand = machine_yaml(
+        "c1-node-od",
+        "node",
+        "join",
+        "  capacityReservationPreference: None\n",
+        "",
+    );
+    let (_, od) = create_one(&w, &m, &on_demand).await;
+    assert_eq!(
+        od.capacity_reservation_specification()
+            .and_then(|c| c.capacity_reservation_preference()),
+        Some(&CapacityReservationPreference::None)
+    );
+
+    // Deleted, the machine gives its place back; the reservation stays the user's.
+    m.delete(&w.cluster, &node, Some(&st)).await.unwrap();
+    assert_eq!(
+        held().await,
+        (Some(CapacityReservationState::Active), Some(1))
+    );
+}
+
+#[tokio::test]
+async fn a_machine_with_a_host_of_its_own_allocates_it_once_and_releases_it_with_the_machine() {
+    use aws_sdk_ec2::types::{AllocationState, Host};
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    let ec2 = w.fake.ec2_client();
+    let hosts = || async {
+        let out = ec2.describe_hosts().send().await.unwrap();
+        out.hosts().to_vec()
+    };
+    let tag = |h: &Host, k: &str| {
+        h.tags()
+            .iter()
+            .find(|t| t.key() == Some(k))
+            .and_then(|t| t.value())
+            .map(String::from)
+    };
+
+    // Checked when read: not with the user's host, another tenancy, Spot, or a bad tag.
+    let problems = refused(
+        "  tenancy: dedicated\n  hostID: h-0123456789abcdef0\n  spotMarketOptions: {}\n  dynamicHostAllocation: {tags: {\"aws:owner\": me}}\n",
+    );
+    for expected in [
+        "need tenancy host",
+        "not both",
+        "Spot Instances do not run on Dedicated Hosts",
+        "spec.dynamicHostAllocation.tags: \"aws:owner\" is not a valid tag",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{expected}: {problems:?}"
+        );
+    }
+
+    let node = machine_yaml(
+        "c1-node-dh",
+        "node",
+        "join",
+        "  dynamicHostAllocation: {tags: {purpose: licensed}}\n",
+        "",
+    );
+    let (st, i) = create_one(&w, &m, &node).await;
+    let [host] = hosts().await.try_into().unwrap();
+    let host_id = host.host_id().unwrap().to_string();
+    assert_eq!(host.availability_zone(), Some("us-east-1b"));
+    assert_eq!(
+        host.host_properties().and_then(|p| p.instance_type()),
+        Some("t3.large")
+    );
+    assert_eq!(tag(&host, "purpose").as_deref(), Some("licensed"));
+    assert_eq!(tag(&host, "team").as_deref(), Some("platform"));
+    assert_eq!(tag(&host, "Name").as_deref(), Some("c1-node-dh"));
+    assert_eq!(
+        tag(&host, "sigs.k8s.io/cluster-api-provider-aws/cluster/c1").as_deref(),
+        Some("owned")
+    );
+    let p = i.placement().unwrap();
+    assert_eq!(
+        (p.host_id(), p.tenancy().map(|t| t.as_str())),
+        (Some(host_id.as_str()), Some("host"))
+    );
+
+    // Created again, and after its instance is terminated behind its back, the machine keeps
+    // its one host.
+    m.create(&w.cluster, &node, Some(&st)).await.unwrap();
+    ec2.terminate_instances()
+        .instance_ids(&st.instance_id)
+        .send()
+        .await
+        .unwrap();
+    let again = m
+        .create(&w.cluster, &node, Some(&st))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_ne!(again.instance_id, st.instance_id);
+    let all = hosts().await;
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(
+        described_host_of(&ec2, &again.instance_id).await.as_deref(),
+        Some(host_id.as_str())
+    );
+    assert!(
+        m.update(&w.cluster, &node, Some(&again))
+            .await
+            .unwrap()
+            .is_done()
+    );
+
+    // Deleted, the machine's instance goes, then its host; a second delete is a no-op.
+    m.delete(&w.cluster, &node, Some(&again)).await.unwrap();
+    let [released] = hosts().await.try_into().unwrap();
+    assert_eq!(released.state(), Some(&AllocationState::Released));
+    assert!(instances_named(&ec2, "c1-node-dh").await.is_empty());
+    m.delete(&w.cluster, &node, Some(&again)).await.unwrap();
+}
+
+/// The Dedicated Host instance `id` runs on.
+async fn described_host_of(ec2: &aws_sdk_ec2::Client, id: &str) -> Option<String> {
+    let out = ec2
+        .describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap();
+    out.reservations()
+        .iter()
+        .flat_map(|r| r.instances())
+        .find_map(|i| i.placement().and_then(|p| p.host_id()).map(String::from))
 }

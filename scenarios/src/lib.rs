@@ -141,6 +141,9 @@ pub struct MachineDecl {
     /// A Spot Instance (`spotMarketOptions: {}`) rather than an On-Demand one.
     #[serde(default)]
     pub spot: bool,
+    /// Runs on a Dedicated Host allocated for it (`dynamicHostAllocation: {}`).
+    #[serde(default)]
+    pub dynamic_host: bool,
     /// How many EBS data volumes it launches with besides its root volume (`nonRootVolumes`:
     /// 8 GiB of gp3 each, as `/dev/sdb`, `/dev/sdc`, ...; at most 24).
     #[serde(default)]

@@ -37,6 +37,10 @@ error_codes! {
         InvalidQuantity = "InvalidQuantity",
         /// No Dedicated Host with room for a launch or start of `host` tenancy.
         InsufficientCapacityOnHost = "InsufficientCapacityOnHost",
+        /// A Capacity Reservation a launch or start targets has no room for it.
+        ReservationCapacityExceeded = "ReservationCapacityExceeded",
+        /// No capacity for a launch that runs only in Capacity Reservations.
+        InsufficientInstanceCapacity = "InsufficientInstanceCapacity",
         /// More Dedicated Hosts of a family than the account's quota.
         HostLimitExceeded = "HostLimitExceeded",
         /// A ClientToken reused with another request.

@@ -60,6 +60,8 @@ pub enum Kind {
     VpcPeeringConnection,
     /// Dedicated Hosts (`h-`).
     DedicatedHost,
+    /// Capacity Reservations (`cr-`).
+    CapacityReservation,
 }
 
 /// One row of the table.
@@ -72,7 +74,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 24] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -96,6 +98,7 @@ impl Kind {
         Kind::SpotInstanceRequest,
         Kind::VpcPeeringConnection,
         Kind::DedicatedHost,
+        Kind::CapacityReservation,
     ];
 
     /// The table.
@@ -204,6 +207,12 @@ impl Kind {
                 ResourceType::VpcPeeringConnection,
             ),
             Kind::DedicatedHost => ("h", "InvalidHostID", "host", ResourceType::DedicatedHost),
+            Kind::CapacityReservation => (
+                "cr",
+                "InvalidCapacityReservationId",
+                "capacity reservation",
+                ResourceType::CapacityReservation,
+            ),
         };
         Row {
             prefix,
@@ -244,6 +253,7 @@ impl Kind {
             Kind::SpotInstanceRequest => "spot-instance-request-id",
             Kind::VpcPeeringConnection => "vpc-peering-connection-id",
             Kind::DedicatedHost => "host-id",
+            Kind::CapacityReservation => "capacity-reservation-id",
         }
     }
 

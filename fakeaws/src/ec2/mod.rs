@@ -6,6 +6,7 @@
 pub mod account;
 pub mod address_attribute;
 pub mod availability_zone;
+pub mod capacity_reservation;
 pub mod copy;
 pub mod dedicated_host;
 pub mod dhcp_options;
@@ -330,6 +331,48 @@ impl Api for Region {
         input: ReleaseHostsRequest,
     ) -> Result<ReleaseHostsResult, ApiError> {
         dedicated_host::release_hosts(self, input)
+    }
+
+    fn create_capacity_reservation(
+        &mut self,
+        input: CreateCapacityReservationRequest,
+    ) -> Result<CreateCapacityReservationResult, ApiError> {
+        capacity_reservation::create_capacity_reservation(self, input)
+    }
+
+    fn describe_capacity_reservations(
+        &mut self,
+        input: DescribeCapacityReservationsRequest,
+    ) -> Result<DescribeCapacityReservationsResult, ApiError> {
+        capacity_reservation::describe_capacity_reservations(self, input)
+    }
+
+    fn cancel_capacity_reservation(
+        &mut self,
+        input: CancelCapacityReservationRequest,
+    ) -> Result<CancelCapacityReservationResult, ApiError> {
+        capacity_reservation::cancel_capacity_reservation(self, input)
+    }
+
+    fn modify_capacity_reservation(
+        &mut self,
+        input: ModifyCapacityReservationRequest,
+    ) -> Result<ModifyCapacityReservationResult, ApiError> {
+        capacity_reservation::modify_capacity_reservation(self, input)
+    }
+
+    fn modify_instance_capacity_reservation_attributes(
+        &mut self,
+        input: ModifyInstanceCapacityReservationAttributesRequest,
+    ) -> Result<ModifyInstanceCapacityReservationAttributesResult, ApiError> {
+        instance::modify_instance_capacity_reservation_attributes(self, input)
+    }
+
+    fn get_capacity_reservation_usage(
+        &mut self,
+        input: GetCapacityReservationUsageRequest,
+    ) -> Result<GetCapacityReservationUsageResult, ApiError> {
+        capacity_reservation::get_capacity_reservation_usage(self, input)
     }
 
     fn create_placement_group(

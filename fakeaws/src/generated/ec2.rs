@@ -1592,6 +1592,23 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "tag-key",
         ],
     ),
+    (
+        "DescribeCapacityReservations",
+        &[
+            "instance-type",
+            "owner-id",
+            "instance-platform",
+            "availability-zone",
+            "tenancy",
+            "outpost-arn",
+            "state",
+            "start-date",
+            "end-date",
+            "end-date-type",
+            "instance-match-criteria",
+            "placement-group-arn",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2311,6 +2328,41 @@ impl AllocationState {
 }
 
 crate::protocol::wire_enum!(AllocationState);
+
+/// The `AllocationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AllocationType {
+    /// `used`
+    Used,
+    /// `future`
+    Future,
+    /// `cancelling`
+    Cancelling,
+}
+
+impl AllocationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["used", "future", "cancelling"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Used => "used",
+            Self::Future => "future",
+            Self::Cancelling => "cancelling",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "used" => Self::Used,
+            "future" => Self::Future,
+            "cancelling" => Self::Cancelling,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AllocationType);
 
 /// The `AllowsMultipleInstanceTypes` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -3996,6 +4048,43 @@ impl BurstablePerformance {
 
 crate::protocol::wire_enum!(BurstablePerformance);
 
+/// The `CancelCapacityReservationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CancelCapacityReservationRequest {
+    pub capacity_reservation_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CancelCapacityReservationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CapacityReservationId", "DryRun"]) else {
+            return Ok(None);
+        };
+        let capacity_reservation_id = r.field_at(m_[0], at_, "CapacityReservationId")?;
+        let capacity_reservation_id =
+            FormReader::required(capacity_reservation_id, at_, "CapacityReservationId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            capacity_reservation_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CancelCapacityReservationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CancelCapacityReservationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for CancelCapacityReservationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
 /// The `CancelSpotInstanceRequestState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CancelSpotInstanceRequestState {
@@ -4098,6 +4187,436 @@ impl EncodeMembers for CancelledSpotInstanceRequest {
     }
 }
 
+/// The `CapacityAllocation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CapacityAllocation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_type: Option<AllocationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_metadata: Option<Vec<CapacityAllocationMetadataEntry>>,
+}
+
+impl EncodeMembers for CapacityAllocation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationType", &self.allocation_type);
+        w.field("count", &self.count);
+        w.list_field("allocationMetadataList", "item", &self.allocation_metadata);
+    }
+}
+
+/// The `CapacityAllocationMetadataEntry` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CapacityAllocationMetadataEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for CapacityAllocationMetadataEntry {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("key", &self.key);
+        w.field("value", &self.value);
+    }
+}
+
+/// The `CapacityReservation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CapacityReservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_platform: Option<CapacityReservationInstancePlatform>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenancy: Option<CapacityReservationTenancy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_instance_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_instance_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs_optimized: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_storage: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<CapacityReservationState>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_date: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_date: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_date_type: Option<EndDateType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_match_criteria: Option<InstanceMatchCriteria>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_date: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outpost_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_fleet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_allocations: Option<Vec<CapacityAllocation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation_type: Option<CapacityReservationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unused_reservation_billing_owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment_info: Option<CapacityReservationCommitmentInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_preference: Option<CapacityReservationDeliveryPreference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_block_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruptible: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruptible_capacity_allocation: Option<InterruptibleCapacityAllocation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruption_info: Option<InterruptionInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjustment_status: Option<CapacityReservationAdjustmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjustment_details: Option<CapacityReservationAdjustmentDetails>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_start_date: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_size_preference: Option<ZeroSizePreference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_status: Option<CapacityReservationLaunchStatus>,
+}
+
+impl EncodeMembers for CapacityReservation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("capacityReservationId", &self.capacity_reservation_id);
+        w.field("ownerId", &self.owner_id);
+        w.field("capacityReservationArn", &self.capacity_reservation_arn);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("instancePlatform", &self.instance_platform);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("tenancy", &self.tenancy);
+        w.field("totalInstanceCount", &self.total_instance_count);
+        w.field("availableInstanceCount", &self.available_instance_count);
+        w.field("ebsOptimized", &self.ebs_optimized);
+        w.field("ephemeralStorage", &self.ephemeral_storage);
+        w.field("state", &self.state);
+        w.field("startDate", &self.start_date);
+        w.field("endDate", &self.end_date);
+        w.field("endDateType", &self.end_date_type);
+        w.field("instanceMatchCriteria", &self.instance_match_criteria);
+        w.field("createDate", &self.create_date);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("outpostArn", &self.outpost_arn);
+        w.field(
+            "capacityReservationFleetId",
+            &self.capacity_reservation_fleet_id,
+        );
+        w.field("placementGroupArn", &self.placement_group_arn);
+        w.list_field("capacityAllocationSet", "item", &self.capacity_allocations);
+        w.field("reservationType", &self.reservation_type);
+        w.field(
+            "unusedReservationBillingOwnerId",
+            &self.unused_reservation_billing_owner_id,
+        );
+        w.field("commitmentInfo", &self.commitment_info);
+        w.field("deliveryPreference", &self.delivery_preference);
+        w.field("capacityBlockId", &self.capacity_block_id);
+        w.field("interruptible", &self.interruptible);
+        w.field(
+            "interruptibleCapacityAllocation",
+            &self.interruptible_capacity_allocation,
+        );
+        w.field("interruptionInfo", &self.interruption_info);
+        w.field("adjustmentStatus", &self.adjustment_status);
+        w.field("adjustmentDetails", &self.adjustment_details);
+        w.field("originalStartDate", &self.original_start_date);
+        w.field("zeroSizePreference", &self.zero_size_preference);
+        w.field("launchStatus", &self.launch_status);
+    }
+}
+
+/// The `CapacityReservationAdjustmentDetails` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CapacityReservationAdjustmentDetails {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_date: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_date: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment_end_date: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_date_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment_duration: Option<i64>,
+}
+
+impl EncodeMembers for CapacityReservationAdjustmentDetails {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("startDate", &self.start_date);
+        w.field("endDate", &self.end_date);
+        w.field("commitmentEndDate", &self.commitment_end_date);
+        w.field("endDateType", &self.end_date_type);
+        w.field("commitmentDuration", &self.commitment_duration);
+    }
+}
+
+/// The `CapacityReservationAdjustmentStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationAdjustmentStatus {
+    /// `requested`
+    Requested,
+    /// `applied`
+    Applied,
+    /// `rejected`
+    Rejected,
+}
+
+impl CapacityReservationAdjustmentStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["requested", "applied", "rejected"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Requested => "requested",
+            Self::Applied => "applied",
+            Self::Rejected => "rejected",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "requested" => Self::Requested,
+            "applied" => Self::Applied,
+            "rejected" => Self::Rejected,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationAdjustmentStatus);
+
+/// The `CapacityReservationCommitmentInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CapacityReservationCommitmentInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_instance_count: Option<i32>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment_end_date: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment_duration: Option<i64>,
+}
+
+impl EncodeMembers for CapacityReservationCommitmentInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("committedInstanceCount", &self.committed_instance_count);
+        w.field("commitmentEndDate", &self.commitment_end_date);
+        w.field("commitmentDuration", &self.commitment_duration);
+    }
+}
+
+/// The `CapacityReservationDeliveryPreference` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationDeliveryPreference {
+    /// `fixed`
+    Fixed,
+    /// `incremental`
+    Incremental,
+}
+
+impl CapacityReservationDeliveryPreference {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["fixed", "incremental"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::Incremental => "incremental",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "fixed" => Self::Fixed,
+            "incremental" => Self::Incremental,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationDeliveryPreference);
+
+/// The `CapacityReservationInstancePlatform` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationInstancePlatform {
+    /// `Linux/UNIX`
+    LinuxUNIX,
+    /// `Red Hat Enterprise Linux`
+    RedHatEnterpriseLinux,
+    /// `SUSE Linux`
+    SUSELinux,
+    /// `Windows`
+    Windows,
+    /// `Windows with SQL Server`
+    WindowsWithSQLServer,
+    /// `Windows with SQL Server Enterprise`
+    WindowsWithSQLServerEnterprise,
+    /// `Windows with SQL Server Standard`
+    WindowsWithSQLServerStandard,
+    /// `Windows with SQL Server Web`
+    WindowsWithSQLServerWeb,
+    /// `Linux with SQL Server Standard`
+    LinuxWithSQLServerStandard,
+    /// `Linux with SQL Server Web`
+    LinuxWithSQLServerWeb,
+    /// `Linux with SQL Server Enterprise`
+    LinuxWithSQLServerEnterprise,
+    /// `RHEL with SQL Server Standard`
+    RHELWithSQLServerStandard,
+    /// `RHEL with SQL Server Enterprise`
+    RHELWithSQLServerEnterprise,
+    /// `RHEL with SQL Server Web`
+    RHELWithSQLServerWeb,
+    /// `RHEL with HA`
+    RHELWithHA,
+    /// `RHEL with HA and SQL Server Standard`
+    RHELWithHAAndSQLServerStandard,
+    /// `RHEL with HA and SQL Server Enterprise`
+    RHELWithHAAndSQLServerEnterprise,
+    /// `Ubuntu Pro`
+    UbuntuPro,
+}
+
+impl CapacityReservationInstancePlatform {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "Linux/UNIX",
+        "Red Hat Enterprise Linux",
+        "SUSE Linux",
+        "Windows",
+        "Windows with SQL Server",
+        "Windows with SQL Server Enterprise",
+        "Windows with SQL Server Standard",
+        "Windows with SQL Server Web",
+        "Linux with SQL Server Standard",
+        "Linux with SQL Server Web",
+        "Linux with SQL Server Enterprise",
+        "RHEL with SQL Server Standard",
+        "RHEL with SQL Server Enterprise",
+        "RHEL with SQL Server Web",
+        "RHEL with HA",
+        "RHEL with HA and SQL Server Standard",
+        "RHEL with HA and SQL Server Enterprise",
+        "Ubuntu Pro",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LinuxUNIX => "Linux/UNIX",
+            Self::RedHatEnterpriseLinux => "Red Hat Enterprise Linux",
+            Self::SUSELinux => "SUSE Linux",
+            Self::Windows => "Windows",
+            Self::WindowsWithSQLServer => "Windows with SQL Server",
+            Self::WindowsWithSQLServerEnterprise => "Windows with SQL Server Enterprise",
+            Self::WindowsWithSQLServerStandard => "Windows with SQL Server Standard",
+            Self::WindowsWithSQLServerWeb => "Windows with SQL Server Web",
+            Self::LinuxWithSQLServerStandard => "Linux with SQL Server Standard",
+            Self::LinuxWithSQLServerWeb => "Linux with SQL Server Web",
+            Self::LinuxWithSQLServerEnterprise => "Linux with SQL Server Enterprise",
+            Self::RHELWithSQLServerStandard => "RHEL with SQL Server Standard",
+            Self::RHELWithSQLServerEnterprise => "RHEL with SQL Server Enterprise",
+            Self::RHELWithSQLServerWeb => "RHEL with SQL Server Web",
+            Self::RHELWithHA => "RHEL with HA",
+            Self::RHELWithHAAndSQLServerStandard => "RHEL with HA and SQL Server Standard",
+            Self::RHELWithHAAndSQLServerEnterprise => "RHEL with HA and SQL Server Enterprise",
+            Self::UbuntuPro => "Ubuntu Pro",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "Linux/UNIX" => Self::LinuxUNIX,
+            "Red Hat Enterprise Linux" => Self::RedHatEnterpriseLinux,
+            "SUSE Linux" => Self::SUSELinux,
+            "Windows" => Self::Windows,
+            "Windows with SQL Server" => Self::WindowsWithSQLServer,
+            "Windows with SQL Server Enterprise" => Self::WindowsWithSQLServerEnterprise,
+            "Windows with SQL Server Standard" => Self::WindowsWithSQLServerStandard,
+            "Windows with SQL Server Web" => Self::WindowsWithSQLServerWeb,
+            "Linux with SQL Server Standard" => Self::LinuxWithSQLServerStandard,
+            "Linux with SQL Server Web" => Self::LinuxWithSQLServerWeb,
+            "Linux with SQL Server Enterprise" => Self::LinuxWithSQLServerEnterprise,
+            "RHEL with SQL Server Standard" => Self::RHELWithSQLServerStandard,
+            "RHEL with SQL Server Enterprise" => Self::RHELWithSQLServerEnterprise,
+            "RHEL with SQL Server Web" => Self::RHELWithSQLServerWeb,
+            "RHEL with HA" => Self::RHELWithHA,
+            "RHEL with HA and SQL Server Standard" => Self::RHELWithHAAndSQLServerStandard,
+            "RHEL with HA and SQL Server Enterprise" => Self::RHELWithHAAndSQLServerEnterprise,
+            "Ubuntu Pro" => Self::UbuntuPro,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationInstancePlatform);
+
+/// The `CapacityReservationLaunchStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationLaunchStatus {
+    /// `launchable`
+    Launchable,
+    /// `unlaunchable`
+    Unlaunchable,
+}
+
+impl CapacityReservationLaunchStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["launchable", "unlaunchable"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Launchable => "launchable",
+            Self::Unlaunchable => "unlaunchable",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "launchable" => Self::Launchable,
+            "unlaunchable" => Self::Unlaunchable,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationLaunchStatus);
+
 /// The `CapacityReservationPreference` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CapacityReservationPreference {
@@ -4181,6 +4700,95 @@ impl EncodeMembers for CapacityReservationSpecificationResponse {
     }
 }
 
+/// The `CapacityReservationState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationState {
+    /// `active`
+    Active,
+    /// `expired`
+    Expired,
+    /// `cancelled`
+    Cancelled,
+    /// `pending`
+    Pending,
+    /// `failed`
+    Failed,
+    /// `scheduled`
+    Scheduled,
+    /// `payment-pending`
+    PaymentPending,
+    /// `payment-failed`
+    PaymentFailed,
+    /// `assessing`
+    Assessing,
+    /// `delayed`
+    Delayed,
+    /// `unsupported`
+    Unsupported,
+    /// `cancelling`
+    Cancelling,
+    /// `unavailable`
+    Unavailable,
+}
+
+impl CapacityReservationState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "active",
+        "expired",
+        "cancelled",
+        "pending",
+        "failed",
+        "scheduled",
+        "payment-pending",
+        "payment-failed",
+        "assessing",
+        "delayed",
+        "unsupported",
+        "cancelling",
+        "unavailable",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Expired => "expired",
+            Self::Cancelled => "cancelled",
+            Self::Pending => "pending",
+            Self::Failed => "failed",
+            Self::Scheduled => "scheduled",
+            Self::PaymentPending => "payment-pending",
+            Self::PaymentFailed => "payment-failed",
+            Self::Assessing => "assessing",
+            Self::Delayed => "delayed",
+            Self::Unsupported => "unsupported",
+            Self::Cancelling => "cancelling",
+            Self::Unavailable => "unavailable",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "active" => Self::Active,
+            "expired" => Self::Expired,
+            "cancelled" => Self::Cancelled,
+            "pending" => Self::Pending,
+            "failed" => Self::Failed,
+            "scheduled" => Self::Scheduled,
+            "payment-pending" => Self::PaymentPending,
+            "payment-failed" => Self::PaymentFailed,
+            "assessing" => Self::Assessing,
+            "delayed" => Self::Delayed,
+            "unsupported" => Self::Unsupported,
+            "cancelling" => Self::Cancelling,
+            "unavailable" => Self::Unavailable,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationState);
+
 /// The `CapacityReservationTarget` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CapacityReservationTarget {
@@ -4228,6 +4836,68 @@ impl EncodeMembers for CapacityReservationTargetResponse {
         );
     }
 }
+
+/// The `CapacityReservationTenancy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationTenancy {
+    /// `default`
+    Default,
+    /// `dedicated`
+    Dedicated,
+}
+
+impl CapacityReservationTenancy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "dedicated"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Dedicated => "dedicated",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "dedicated" => Self::Dedicated,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationTenancy);
+
+/// The `CapacityReservationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CapacityReservationType {
+    /// `default`
+    Default,
+    /// `capacity-block`
+    CapacityBlock,
+}
+
+impl CapacityReservationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["default", "capacity-block"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::CapacityBlock => "capacity-block",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "capacity-block" => Self::CapacityBlock,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CapacityReservationType);
 
 /// The `CidrBlock` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -4654,6 +5324,98 @@ impl Decode for CpuPerformanceFactorRequest {
         };
         let references = r.list_at(m_[0], at_, "Reference", None)?;
         Ok(Some(Self { references }))
+    }
+}
+
+/// The `CreateCapacityReservationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateCapacityReservationRequest {
+    pub client_token: Option<String>,
+    pub instance_type: String,
+    pub instance_platform: CapacityReservationInstancePlatform,
+    pub availability_zone: Option<String>,
+    pub availability_zone_id: Option<String>,
+    pub tenancy: Option<CapacityReservationTenancy>,
+    pub instance_count: i32,
+    pub ebs_optimized: Option<bool>,
+    pub ephemeral_storage: Option<bool>,
+    pub end_date: Option<DateTime>,
+    pub end_date_type: Option<EndDateType>,
+    pub instance_match_criteria: Option<InstanceMatchCriteria>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateCapacityReservationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "ClientToken",
+                "DryRun",
+                "EbsOptimized",
+                "EndDate",
+                "EndDateType",
+                "EphemeralStorage",
+                "InstanceCount",
+                "InstanceMatchCriteria",
+                "InstancePlatform",
+                "InstanceType",
+                "TagSpecifications",
+                "Tenancy",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let client_token = r.field_at(m_[2], at_, "ClientToken")?;
+        let instance_type = r.field_at(m_[11], at_, "InstanceType")?;
+        let instance_type = FormReader::required(instance_type, at_, "InstanceType")?;
+        let instance_platform = r.field_at(m_[10], at_, "InstancePlatform")?;
+        let instance_platform = FormReader::required(instance_platform, at_, "InstancePlatform")?;
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        let tenancy = r.field_at(m_[13], at_, "Tenancy")?;
+        let instance_count = r.field_at(m_[8], at_, "InstanceCount")?;
+        let instance_count = FormReader::required(instance_count, at_, "InstanceCount")?;
+        let ebs_optimized = r.field_at(m_[4], at_, "EbsOptimized")?;
+        let ephemeral_storage = r.field_at(m_[7], at_, "EphemeralStorage")?;
+        let end_date = r.field_at(m_[5], at_, "EndDate")?;
+        let end_date_type = r.field_at(m_[6], at_, "EndDateType")?;
+        let instance_match_criteria = r.field_at(m_[9], at_, "InstanceMatchCriteria")?;
+        let tag_specifications = r.list_at(m_[12], at_, "TagSpecifications", None)?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        Ok(Some(Self {
+            client_token,
+            instance_type,
+            instance_platform,
+            availability_zone,
+            availability_zone_id,
+            tenancy,
+            instance_count,
+            ebs_optimized,
+            ephemeral_storage,
+            end_date,
+            end_date_type,
+            instance_match_criteria,
+            tag_specifications,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateCapacityReservationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateCapacityReservationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation: Option<CapacityReservation>,
+}
+
+impl EncodeMembers for CreateCapacityReservationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("capacityReservation", &self.capacity_reservation);
     }
 }
 
@@ -7177,6 +7939,73 @@ impl EncodeMembers for DescribeAvailabilityZonesResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("availabilityZoneInfo", "item", &self.availability_zones);
+    }
+}
+
+/// The `DescribeCapacityReservationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeCapacityReservationsRequest {
+    pub capacity_reservation_ids: Option<Vec<String>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub filters: Option<Vec<Filter>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeCapacityReservationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CapacityReservationId",
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let capacity_reservation_ids = r.list_at(m_[0], at_, "CapacityReservationId", None)?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(1000),
+        )?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            capacity_reservation_ids,
+            next_token,
+            max_results,
+            filters,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeCapacityReservationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeCapacityReservationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservations: Option<Vec<CapacityReservation>>,
+}
+
+impl EncodeMembers for DescribeCapacityReservationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field(
+            "capacityReservationSet",
+            "item",
+            &self.capacity_reservations,
+        );
     }
 }
 
@@ -11134,6 +11963,37 @@ impl Decode for EnclaveOptionsRequest {
     }
 }
 
+/// The `EndDateType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EndDateType {
+    /// `unlimited`
+    Unlimited,
+    /// `limited`
+    Limited,
+}
+
+impl EndDateType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["unlimited", "limited"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Unlimited => "unlimited",
+            Self::Limited => "limited",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "unlimited" => Self::Unlimited,
+            "limited" => Self::Limited,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(EndDateType);
+
 /// The `EphemeralNvmeSupport` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EphemeralNvmeSupport {
@@ -11318,6 +12178,89 @@ impl EncodeMembers for FpgaInfo {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("fpgas", "item", &self.fpgas);
         w.field("totalFpgaMemoryInMiB", &self.total_fpga_memory_in_mi_b);
+    }
+}
+
+/// The `GetCapacityReservationUsageRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetCapacityReservationUsageRequest {
+    pub capacity_reservation_id: String,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetCapacityReservationUsageRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["CapacityReservationId", "DryRun", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let capacity_reservation_id = r.field_at(m_[0], at_, "CapacityReservationId")?;
+        let capacity_reservation_id =
+            FormReader::required(capacity_reservation_id, at_, "CapacityReservationId")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(1000),
+        )?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            capacity_reservation_id,
+            next_token,
+            max_results,
+            dry_run,
+        }))
+    }
+}
+
+/// The `GetCapacityReservationUsageResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetCapacityReservationUsageResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_instance_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_instance_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<CapacityReservationState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_usages: Option<Vec<InstanceUsage>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruptible: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruptible_capacity_allocation: Option<InterruptibleCapacityAllocation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruption_info: Option<InterruptionInfo>,
+}
+
+impl EncodeMembers for GetCapacityReservationUsageResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.field("capacityReservationId", &self.capacity_reservation_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("totalInstanceCount", &self.total_instance_count);
+        w.field("availableInstanceCount", &self.available_instance_count);
+        w.field("state", &self.state);
+        w.list_field("instanceUsageSet", "item", &self.instance_usages);
+        w.field("interruptible", &self.interruptible);
+        w.field(
+            "interruptibleCapacityAllocation",
+            &self.interruptible_capacity_allocation,
+        );
+        w.field("interruptionInfo", &self.interruption_info);
     }
 }
 
@@ -13821,6 +14764,37 @@ impl Decode for InstanceMarketOptionsRequest {
         }))
     }
 }
+
+/// The `InstanceMatchCriteria` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceMatchCriteria {
+    /// `open`
+    Open,
+    /// `targeted`
+    Targeted,
+}
+
+impl InstanceMatchCriteria {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["open", "targeted"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Targeted => "targeted",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "open" => Self::Open,
+            "targeted" => Self::Targeted,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceMatchCriteria);
 
 /// The `InstanceMetadataDefaultsResponse` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -22480,6 +23454,23 @@ impl EncodeMembers for InstanceTypeSpecification {
     }
 }
 
+/// The `InstanceUsage` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceUsage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_instance_count: Option<i32>,
+}
+
+impl EncodeMembers for InstanceUsage {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("accountId", &self.account_id);
+        w.field("usedInstanceCount", &self.used_instance_count);
+    }
+}
+
 /// The `InternetGateway` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InternetGateway {
@@ -22519,6 +23510,139 @@ impl EncodeMembers for InternetGatewayAttachment {
         w.field("vpcId", &self.vpc_id);
     }
 }
+
+/// The `InterruptibleCapacityAllocation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InterruptibleCapacityAllocation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_instance_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<InterruptibleCapacityReservationAllocationStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruptible_capacity_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruption_type: Option<InterruptionType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_size_preference: Option<ZeroSizePreference>,
+}
+
+impl EncodeMembers for InterruptibleCapacityAllocation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceCount", &self.instance_count);
+        w.field("targetInstanceCount", &self.target_instance_count);
+        w.field("status", &self.status);
+        w.field(
+            "interruptibleCapacityReservationId",
+            &self.interruptible_capacity_reservation_id,
+        );
+        w.field("interruptionType", &self.interruption_type);
+        w.field("zeroSizePreference", &self.zero_size_preference);
+    }
+}
+
+/// The `InterruptibleCapacityReservationAllocationStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InterruptibleCapacityReservationAllocationStatus {
+    /// `pending`
+    Pending,
+    /// `active`
+    Active,
+    /// `updating`
+    Updating,
+    /// `canceling`
+    Canceling,
+    /// `canceled`
+    Canceled,
+    /// `failed`
+    Failed,
+}
+
+impl InterruptibleCapacityReservationAllocationStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "pending",
+        "active",
+        "updating",
+        "canceling",
+        "canceled",
+        "failed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Active => "active",
+            Self::Updating => "updating",
+            Self::Canceling => "canceling",
+            Self::Canceled => "canceled",
+            Self::Failed => "failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "active" => Self::Active,
+            "updating" => Self::Updating,
+            "canceling" => Self::Canceling,
+            "canceled" => Self::Canceled,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InterruptibleCapacityReservationAllocationStatus);
+
+/// The `InterruptionInfo` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InterruptionInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_capacity_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruption_type: Option<InterruptionType>,
+}
+
+impl EncodeMembers for InterruptionInfo {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "sourceCapacityReservationId",
+            &self.source_capacity_reservation_id,
+        );
+        w.field("interruptionType", &self.interruption_type);
+    }
+}
+
+/// The `InterruptionType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InterruptionType {
+    /// `adhoc`
+    Adhoc,
+}
+
+impl InterruptionType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["adhoc"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Adhoc => "adhoc",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "adhoc" => Self::Adhoc,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InterruptionType);
 
 /// The `IpAddressType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -25142,6 +26266,79 @@ impl EncodeMembers for ModifyAddressAttributeResult {
     }
 }
 
+/// The `ModifyCapacityReservationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyCapacityReservationRequest {
+    pub capacity_reservation_id: String,
+    pub instance_count: Option<i32>,
+    pub end_date: Option<DateTime>,
+    pub end_date_type: Option<EndDateType>,
+    pub accept: Option<bool>,
+    pub dry_run: Option<bool>,
+    pub additional_info: Option<String>,
+    pub instance_match_criteria: Option<InstanceMatchCriteria>,
+}
+
+impl Decode for ModifyCapacityReservationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Accept",
+                "AdditionalInfo",
+                "CapacityReservationId",
+                "DryRun",
+                "EndDate",
+                "EndDateType",
+                "InstanceCount",
+                "InstanceMatchCriteria",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let capacity_reservation_id = r.field_at(m_[2], at_, "CapacityReservationId")?;
+        let capacity_reservation_id =
+            FormReader::required(capacity_reservation_id, at_, "CapacityReservationId")?;
+        let instance_count = r.field_at(m_[6], at_, "InstanceCount")?;
+        let end_date = r.field_at(m_[4], at_, "EndDate")?;
+        let end_date_type = r.field_at(m_[5], at_, "EndDateType")?;
+        let accept = r.field_at(m_[0], at_, "Accept")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let additional_info = r.field_at(m_[1], at_, "AdditionalInfo")?;
+        let instance_match_criteria = r.field_at(m_[7], at_, "InstanceMatchCriteria")?;
+        Ok(Some(Self {
+            capacity_reservation_id,
+            instance_count,
+            end_date,
+            end_date_type,
+            accept,
+            dry_run,
+            additional_info,
+            instance_match_criteria,
+        }))
+    }
+}
+
+/// The `ModifyCapacityReservationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyCapacityReservationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjustment_status: Option<CapacityReservationAdjustmentStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjustment_details: Option<CapacityReservationAdjustmentDetails>,
+}
+
+impl EncodeMembers for ModifyCapacityReservationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+        w.field("adjustmentStatus", &self.adjustment_status);
+        w.field("adjustmentDetails", &self.adjustment_details);
+    }
+}
+
 /// The `ModifyDefaultCreditSpecificationRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyDefaultCreditSpecificationRequest {
@@ -25384,6 +26581,54 @@ impl Decode for ModifyInstanceAttributeRequest {
             ebs_optimized,
             ena_support,
         }))
+    }
+}
+
+/// The `ModifyInstanceCapacityReservationAttributesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyInstanceCapacityReservationAttributesRequest {
+    pub instance_id: String,
+    pub capacity_reservation_specification: CapacityReservationSpecification,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyInstanceCapacityReservationAttributesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["CapacityReservationSpecification", "DryRun", "InstanceId"],
+        ) else {
+            return Ok(None);
+        };
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let capacity_reservation_specification =
+            r.field_at(m_[0], at_, "CapacityReservationSpecification")?;
+        let capacity_reservation_specification = FormReader::required(
+            capacity_reservation_specification,
+            at_,
+            "CapacityReservationSpecification",
+        )?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            instance_id,
+            capacity_reservation_specification,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifyInstanceCapacityReservationAttributesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyInstanceCapacityReservationAttributesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyInstanceCapacityReservationAttributesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -35563,6 +36808,37 @@ impl VpcTenancy {
 
 crate::protocol::wire_enum!(VpcTenancy);
 
+/// The `ZeroSizePreference` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ZeroSizePreference {
+    /// `retain`
+    Retain,
+    /// `default`
+    Default,
+}
+
+impl ZeroSizePreference {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["retain", "default"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Retain => "retain",
+            Self::Default => "default",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "retain" => Self::Retain,
+            "default" => Self::Default,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ZeroSizePreference);
+
 /// The error codes the model declares: (code, HTTP status, sender fault).
 pub const MODELED_ERRORS: &[(&str, u16, bool)] = &[];
 
@@ -35947,6 +37223,18 @@ pub enum Action {
     ModifyHosts,
     /// `ReleaseHosts`
     ReleaseHosts,
+    /// `CreateCapacityReservation`
+    CreateCapacityReservation,
+    /// `DescribeCapacityReservations`
+    DescribeCapacityReservations,
+    /// `CancelCapacityReservation`
+    CancelCapacityReservation,
+    /// `ModifyCapacityReservation`
+    ModifyCapacityReservation,
+    /// `ModifyInstanceCapacityReservationAttributes`
+    ModifyInstanceCapacityReservationAttributes,
+    /// `GetCapacityReservationUsage`
+    GetCapacityReservationUsage,
 }
 
 impl Action {
@@ -36148,6 +37436,14 @@ impl Action {
             Self::DescribeHosts => "DescribeHosts",
             Self::ModifyHosts => "ModifyHosts",
             Self::ReleaseHosts => "ReleaseHosts",
+            Self::CreateCapacityReservation => "CreateCapacityReservation",
+            Self::DescribeCapacityReservations => "DescribeCapacityReservations",
+            Self::CancelCapacityReservation => "CancelCapacityReservation",
+            Self::ModifyCapacityReservation => "ModifyCapacityReservation",
+            Self::ModifyInstanceCapacityReservationAttributes => {
+                "ModifyInstanceCapacityReservationAttributes"
+            }
+            Self::GetCapacityReservationUsage => "GetCapacityReservationUsage",
         }
     }
     /// The served operation of that name, if any.
@@ -36348,6 +37644,14 @@ impl Action {
             "DescribeHosts" => Self::DescribeHosts,
             "ModifyHosts" => Self::ModifyHosts,
             "ReleaseHosts" => Self::ReleaseHosts,
+            "CreateCapacityReservation" => Self::CreateCapacityReservation,
+            "DescribeCapacityReservations" => Self::DescribeCapacityReservations,
+            "CancelCapacityReservation" => Self::CancelCapacityReservation,
+            "ModifyCapacityReservation" => Self::ModifyCapacityReservation,
+            "ModifyInstanceCapacityReservationAttributes" => {
+                Self::ModifyInstanceCapacityReservationAttributes
+            }
+            "GetCapacityReservationUsage" => Self::GetCapacityReservationUsage,
             _ => return None,
         })
     }
@@ -37199,6 +38503,36 @@ pub trait Api {
     /// Serves `ReleaseHosts`.
     fn release_hosts(&mut self, input: ReleaseHostsRequest)
     -> Result<ReleaseHostsResult, ApiError>;
+    /// Serves `CreateCapacityReservation`.
+    fn create_capacity_reservation(
+        &mut self,
+        input: CreateCapacityReservationRequest,
+    ) -> Result<CreateCapacityReservationResult, ApiError>;
+    /// Serves `DescribeCapacityReservations`.
+    fn describe_capacity_reservations(
+        &mut self,
+        input: DescribeCapacityReservationsRequest,
+    ) -> Result<DescribeCapacityReservationsResult, ApiError>;
+    /// Serves `CancelCapacityReservation`.
+    fn cancel_capacity_reservation(
+        &mut self,
+        input: CancelCapacityReservationRequest,
+    ) -> Result<CancelCapacityReservationResult, ApiError>;
+    /// Serves `ModifyCapacityReservation`.
+    fn modify_capacity_reservation(
+        &mut self,
+        input: ModifyCapacityReservationRequest,
+    ) -> Result<ModifyCapacityReservationResult, ApiError>;
+    /// Serves `ModifyInstanceCapacityReservationAttributes`.
+    fn modify_instance_capacity_reservation_attributes(
+        &mut self,
+        input: ModifyInstanceCapacityReservationAttributesRequest,
+    ) -> Result<ModifyInstanceCapacityReservationAttributesResult, ApiError>;
+    /// Serves `GetCapacityReservationUsage`.
+    fn get_capacity_reservation_usage(
+        &mut self,
+        input: GetCapacityReservationUsageRequest,
+    ) -> Result<GetCapacityReservationUsageResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -37588,6 +38922,20 @@ pub enum Response {
     ModifyHosts(Box<ModifyHostsResult>),
     /// `ReleaseHosts`
     ReleaseHosts(Box<ReleaseHostsResult>),
+    /// `CreateCapacityReservation`
+    CreateCapacityReservation(Box<CreateCapacityReservationResult>),
+    /// `DescribeCapacityReservations`
+    DescribeCapacityReservations(Box<DescribeCapacityReservationsResult>),
+    /// `CancelCapacityReservation`
+    CancelCapacityReservation(Box<CancelCapacityReservationResult>),
+    /// `ModifyCapacityReservation`
+    ModifyCapacityReservation(Box<ModifyCapacityReservationResult>),
+    /// `ModifyInstanceCapacityReservationAttributes`
+    ModifyInstanceCapacityReservationAttributes(
+        Box<ModifyInstanceCapacityReservationAttributesResult>,
+    ),
+    /// `GetCapacityReservationUsage`
+    GetCapacityReservationUsage(Box<GetCapacityReservationUsageResult>),
 }
 
 impl Response {
@@ -38675,6 +40023,44 @@ impl Response {
             ),
             Self::ReleaseHosts(output) => crate::protocol::xml::ec2_response(
                 "ReleaseHosts",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateCapacityReservation(output) => crate::protocol::xml::ec2_response(
+                "CreateCapacityReservation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeCapacityReservations(output) => crate::protocol::xml::ec2_response(
+                "DescribeCapacityReservations",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CancelCapacityReservation(output) => crate::protocol::xml::ec2_response(
+                "CancelCapacityReservation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyCapacityReservation(output) => crate::protocol::xml::ec2_response(
+                "ModifyCapacityReservation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyInstanceCapacityReservationAttributes(output) => {
+                crate::protocol::xml::ec2_response(
+                    "ModifyInstanceCapacityReservationAttributes",
+                    XML_NAMESPACE,
+                    request_id,
+                    &**output,
+                )
+            }
+            Self::GetCapacityReservationUsage(output) => crate::protocol::xml::ec2_response(
+                "GetCapacityReservationUsage",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -41018,6 +42404,96 @@ pub fn execute<A: Api + ?Sized>(
             r.finish()?;
 
             Ok(Response::ReleaseHosts(Box::new(api.release_hosts(input)?)))
+        }
+        Action::CreateCapacityReservation => {
+            r.reject_unsupported(
+                "CreateCapacityReservation",
+                &[
+                    "OutpostArn",
+                    "PlacementGroupArn",
+                    "StartDate",
+                    "CommitmentDuration",
+                    "DeliveryPreference",
+                ],
+            )?;
+            let input =
+                FormReader::required(CreateCapacityReservationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateCapacityReservation(Box::new(
+                api.create_capacity_reservation(input)?,
+            )))
+        }
+        Action::DescribeCapacityReservations => {
+            r.reject_unsupported("DescribeCapacityReservations", &[])?;
+            let input =
+                FormReader::required(DescribeCapacityReservationsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeCapacityReservations(Box::new(
+                api.describe_capacity_reservations(input)?,
+            )))
+        }
+        Action::CancelCapacityReservation => {
+            r.reject_unsupported(
+                "CancelCapacityReservation",
+                &["ApplyCancellationCharges", "QuoteId"],
+            )?;
+            let input =
+                FormReader::required(CancelCapacityReservationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CancelCapacityReservation(Box::new(
+                api.cancel_capacity_reservation(input)?,
+            )))
+        }
+        Action::ModifyCapacityReservation => {
+            r.reject_unsupported(
+                "ModifyCapacityReservation",
+                &["AcceptModificationTerms", "StartDate", "QuoteId"],
+            )?;
+            let input =
+                FormReader::required(ModifyCapacityReservationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyCapacityReservation(Box::new(
+                api.modify_capacity_reservation(input)?,
+            )))
+        }
+        Action::ModifyInstanceCapacityReservationAttributes => {
+            r.reject_unsupported("ModifyInstanceCapacityReservationAttributes", &[])?;
+            let input = FormReader::required(
+                ModifyInstanceCapacityReservationAttributesRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyInstanceCapacityReservationAttributes(
+                Box::new(api.modify_instance_capacity_reservation_attributes(input)?),
+            ))
+        }
+        Action::GetCapacityReservationUsage => {
+            r.reject_unsupported("GetCapacityReservationUsage", &[])?;
+            let input =
+                FormReader::required(GetCapacityReservationUsageRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetCapacityReservationUsage(Box::new(
+                api.get_capacity_reservation_usage(input)?,
+            )))
         }
     }
 }

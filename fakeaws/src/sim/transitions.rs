@@ -51,6 +51,8 @@ pub enum Subject {
     VpcPeeringPurge,
     /// An interrupted Spot Instance's two-minute notice running out: EC2 terminates it.
     SpotInterruption,
+    /// A Capacity Reservation of `limited` end reaching its end date.
+    CapacityReservationExpiry,
 }
 
 impl Subject {
@@ -130,6 +132,13 @@ impl Transitions {
         self.seq += 1;
         self.queue
             .insert((now + delay, self.seq), (subject, id.to_string()));
+    }
+
+    /// Schedules a step of `subject` `id` due at `at` (a date the resource names, such as a
+    /// reservation's end), whatever the subject's delay.
+    pub fn schedule_at(&mut self, at: SystemTime, subject: Subject, id: &str) {
+        self.seq += 1;
+        self.queue.insert((at, self.seq), (subject, id.to_string()));
     }
 
     /// Removes and returns the steps due at `now` whose subject is not held, in due order.

@@ -11,7 +11,9 @@ use aws_sdk_elasticloadbalancing::types::Listener;
 use fakeaws::sim::consistency::Windows;
 use fakeaws::sim::faults::{Effect, Match, Rule, Trigger};
 
-use crate::{code, empty_fake, filter, instance, instance_ids, subnet, subnet_ids, tag_spec, vpc};
+use crate::{
+    advance, code, empty_fake, filter, instance, instance_ids, subnet, subnet_ids, tag_spec, vpc,
+};
 
 fn lag(fake: &fakeaws::FakeAws, create: &[(&str, f64)], tags: f64) {
     let windows = Windows {
@@ -21,12 +23,6 @@ fn lag(fake: &fakeaws::FakeAws, create: &[(&str, f64)], tags: f64) {
     };
     fake.fake()
         .with_region("us-east-1", |r| r.consistency.set_windows(windows));
-}
-
-fn advance(fake: &fakeaws::FakeAws, seconds: u64) {
-    fake.fake().with_region("us-east-1", |r| {
-        r.clock.advance(Duration::from_secs(seconds));
-    });
 }
 
 #[tokio::test]

@@ -4,8 +4,6 @@
 //! affinity across a stop and start, ModifyHosts, ReleaseHosts (refused while occupied), the
 //! family quota, idempotent allocation and the error codes AWS answers.
 
-use std::time::Duration;
-
 use aws_sdk_ec2::types::{
     Affinity, AllocationState, AllowsMultipleInstanceTypes, AutoPlacement, Host, HostMaintenance,
     HostRecovery, HostTenancy, InstanceStateName as State, InstanceType, Placement, ResourceType,
@@ -13,17 +11,11 @@ use aws_sdk_ec2::types::{
 };
 
 use crate::{
-    code, code_and_message, described, empty_fake, filter, image, instance_ids, subnet, tag_spec,
-    vpc, wait,
+    advance, code, code_and_message, described, empty_fake, filter, image, instance_ids, stop,
+    subnet, tag_spec, vpc, wait,
 };
 
 const ZONE: &str = "us-east-1a";
-
-fn advance(fake: &fakeaws::FakeAws, seconds: u64) {
-    fake.fake().with_region("us-east-1", |r| {
-        r.clock.advance(Duration::from_secs(seconds));
-    });
-}
 
 async fn host(ec2: &aws_sdk_ec2::Client, id: &str) -> Host {
     let out = ec2.describe_hosts().host_ids(id).send().await.unwrap();
@@ -110,13 +102,6 @@ async fn whole_host(ec2: &aws_sdk_ec2::Client, subnet_id: &str, affinity: Option
     .await
     .unwrap()
     .remove(0)
-}
-
-/// Stops instance `id` and waits until it is stopped.
-async fn stop(fake: &fakeaws::FakeAws, ec2: &aws_sdk_ec2::Client, id: &str) {
-    ec2.stop_instances().instance_ids(id).send().await.unwrap();
-    advance(fake, 600);
-    wait(ec2, id, State::Stopped).await;
 }
 
 #[tokio::test]

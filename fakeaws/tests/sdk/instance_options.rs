@@ -340,7 +340,7 @@ async fn options_the_type_cannot_take_launch_nothing() {
         assert_eq!(c, "InvalidParameterValue", "{cores} {threads}");
         assert!(message.contains("m5.xlarge"), "{message}");
     }
-    // No capacity reservation exists to target.
+    // No capacity reservation of that id exists to target.
     let target = CapacityReservationSpecification::builder()
         .capacity_reservation_target(
             CapacityReservationTarget::builder()
@@ -348,7 +348,10 @@ async fn options_the_type_cannot_take_launch_nothing() {
                 .build(),
         )
         .build();
-    assert_eq!(code(launch(None, Some(target)).await), "NotImplemented");
+    assert_eq!(
+        code(launch(None, Some(target)).await),
+        "InvalidCapacityReservationId.NotFound"
+    );
     assert!(instance_ids(&ec2, &[]).await.is_empty());
 }
 

@@ -6,6 +6,7 @@
 mod account;
 mod address_attribute;
 mod availability_zone;
+mod capacity_reservation;
 mod cluster;
 mod consistency;
 mod console;
@@ -54,6 +55,20 @@ mod vpc_peering;
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
+
+/// Moves the clock of the fake's `us-east-1` by `seconds`.
+pub fn advance(fake: &fakeaws::FakeAws, seconds: u64) {
+    fake.fake().with_region("us-east-1", |r| {
+        r.clock.advance(std::time::Duration::from_secs(seconds));
+    });
+}
+
+/// Stops instance `id` (in `us-east-1`) and waits, the clock moved on, until it is stopped.
+pub async fn stop(fake: &fakeaws::FakeAws, ec2: &aws_sdk_ec2::Client, id: &str) {
+    ec2.stop_instances().instance_ids(id).send().await.unwrap();
+    advance(fake, 600);
+    wait(ec2, id, aws_sdk_ec2::types::InstanceStateName::Stopped).await;
+}
 
 /// The error code of a failed SDK call.
 pub fn code<T, E: ProvideErrorMetadata>(r: Result<T, E>) -> String {

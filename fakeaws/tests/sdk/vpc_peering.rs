@@ -12,15 +12,11 @@ use aws_sdk_ec2::types::{
     VpcPeeringConnectionStateReasonCode as Code,
 };
 
-use crate::{code, code_and_message, empty_fake, filter, group, route_table, tag_spec, vpc};
+use crate::{
+    advance, code, code_and_message, empty_fake, filter, group, route_table, tag_spec, vpc,
+};
 
 const ACCOUNT: &str = "123456789012";
-
-fn advance(fake: &fakeaws::FakeAws, seconds: u64) {
-    fake.fake().with_region("us-east-1", |r| {
-        r.clock.advance(Duration::from_secs(seconds));
-    });
-}
 
 async fn request(ec2: &aws_sdk_ec2::Client, from: &str, to: &str) -> VpcPeeringConnection {
     tagged_request(ec2, from, to, &[]).await

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
-    BlockDeviceMapping, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification, Instance,
-    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
-    InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
-    InstanceType, MarketType, Placement, ResourceType, SpotInstanceType, SpotMarketOptions,
-    Tenancy, VolumeType,
+    BlockDeviceMapping, CapacityReservationPreference, CapacityReservationSpecification,
+    CapacityReservationTarget, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification,
+    Instance, InstanceInterruptionBehavior, InstanceMarketOptionsRequest,
+    InstanceMetadataEndpointState, InstanceMetadataOptionsRequest, InstanceMetadataProtocolState,
+    InstanceMetadataTagsState, InstanceType, MarketType, Placement, ResourceType, SpotInstanceType,
+    SpotMarketOptions, Tenancy, VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -18,7 +19,9 @@ use crate::error::Error;
 use crate::instance::place;
 use crate::ownership;
 use crate::sdk::{empty_answer, tag_spec};
-use crate::spec::machine::{InstanceMetadataOptions, Machine, MachineRole};
+use crate::spec::machine::{
+    CAPACITY_PREFERENCES, InstanceMetadataOptions, Machine, MachineRole, MachineSpec,
+};
 use crate::spec::{Cluster, Role};
 
 impl MachineActuator {
@@ -94,6 +97,25 @@ impl MachineActuator {
         t
     }
 
+    /// The zone of subnet `id`: the cluster's record of it, else AWS's.
+    async fn zone_of(&self, ctx: &ClusterContext, id: &str) -> Result<String, Error> {
+        if let Some(z) = ctx.status.subnets.iter().find(|x| x.id == id) {
+            return Ok(z.zone.clone());
+        }
+        let out = self
+            .ec2()
+            .describe_subnets()
+            .subnet_ids(id)
+            .send()
+            .await
+            .map_err(aws("DescribeSubnets"))?;
+        out.subnets()
+            .first()
+            .and_then(|x| x.availability_zone())
+            .map(String::from)
+            .ok_or_else(|| Error::Conflict(format!("subnet {id} has no zone")))
+    }
+
     pub(super) async fn run(
         &self,
         cluster: &Cluster,
@@ -153,17 +175,32 @@ impl MachineActuator {
             call = call
                 .iam_instance_profile(IamInstanceProfileSpecification::builder().name(p).build());
         }
-        // A Dedicated Host's machine: the user's host, or any of theirs with auto placement.
+        // A Dedicated Host's machine: the user's host, one allocated for it, or any of the
+        // user's with auto placement.
+        let host_id = match &s.dynamic_host_allocation {
+            Some(_) => {
+                let zone = self.zone_of(ctx, &subnet).await?;
+                let token = ownership::client_token(&[
+                    &cluster.metadata.name,
+                    &machine.metadata.name,
+                    vpc_id,
+                    "host",
+                    &generation.to_string(),
+                ]);
+                Some(self.host_for(cluster, ctx, machine, &zone, token).await?)
+            }
+            None => s.host_id.clone(),
+        };
         let tenancy = s
             .tenancy
             .clone()
-            .or_else(|| s.host_id.as_ref().map(|_| "host".to_string()));
+            .or_else(|| host_id.as_ref().map(|_| "host".to_string()));
         // A placement group of the user's, and its partition.
         if tenancy.is_some() || s.host_affinity.is_some() || s.placement_group_name.is_some() {
             call = call.placement(
                 Placement::builder()
                     .set_tenancy(tenancy.as_deref().map(Tenancy::from))
-                    .set_host_id(s.host_id.clone())
+                    .set_host_id(host_id)
                     .set_affinity(s.host_affinity.clone())
                     .set_group_name(s.placement_group_name.clone())
                     .set_partition_number(s.placement_group_partition)
@@ -188,6 +225,21 @@ impl MachineActuator {
         }
         if let Some(o) = &s.instance_metadata_options {
             call = call.metadata_options(metadata_request(o));
+        }
+        // The user's Capacity Reservation, or the preference for any.
+        if s.capacity_reservation_id.is_some() || s.capacity_reservation_preference.is_some() {
+            call = call.capacity_reservation_specification(
+                CapacityReservationSpecification::builder()
+                    .set_capacity_reservation_preference(
+                        capacity_preference(s).map(CapacityReservationPreference::from),
+                    )
+                    .set_capacity_reservation_target(s.capacity_reservation_id.as_ref().map(|id| {
+                        CapacityReservationTarget::builder()
+                            .capacity_reservation_id(id)
+                            .build()
+                    }))
+                    .build(),
+            );
         }
         if let Some(r) = &s.root_volume {
             call = call.block_device_mappings(
@@ -244,4 +296,13 @@ pub(super) fn metadata_request(o: &InstanceMetadataOptions) -> InstanceMetadataO
             o.instance_metadata_tags.as_str(),
         ))
         .build()
+}
+
+/// EC2's word for the Capacity Reservation preference `s` names, if it names one.
+pub(super) fn capacity_preference(s: &MachineSpec) -> Option<&'static str> {
+    let asked = s.capacity_reservation_preference.as_deref()?;
+    CAPACITY_PREFERENCES
+        .iter()
+        .find(|(capa, _)| *capa == asked)
+        .map(|(_, ec2)| *ec2)
 }

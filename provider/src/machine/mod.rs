@@ -11,6 +11,7 @@
 //! API load balancer (until then `create` requeues, saying so).
 
 pub mod ami;
+mod host;
 mod launch;
 mod load_balancer;
 mod update;
@@ -397,24 +398,29 @@ impl MachineActuator {
     ) -> Result<(), Error> {
         self.check(cluster, machine)?;
         let ctx = self.context(cluster).await?;
-        let Some(vpc_id) = ctx.vpc_id.as_deref() else {
-            return Ok(());
+        let instance = match ctx.vpc_id.as_deref() {
+            Some(vpc_id) => self.find(&ctx, vpc_id, machine, status).await?.0,
+            None => None,
         };
-        let Some(i) = self.find(&ctx, vpc_id, machine, status).await?.0 else {
-            return Ok(());
-        };
-        let id = i.instance_id().unwrap_or_default().to_string();
-        self.deregister(&ctx, &id).await?;
-        tracing::info!(target: "capa::progress", "terminate {id} ({})", machine.metadata.name);
-        let answer = self
-            .ec2()
-            .terminate_instances()
-            .instance_ids(&id)
-            .send()
-            .await
-            .map_err(aws("TerminateInstances"));
-        // An instance already gone is what was wanted.
-        found(answer)?;
+        if let Some(i) = instance {
+            let id = i.instance_id().unwrap_or_default().to_string();
+            self.deregister(&ctx, &id).await?;
+            tracing::info!(target: "capa::progress", "terminate {id} ({})", machine.metadata.name);
+            let answer = self
+                .ec2()
+                .terminate_instances()
+                .instance_ids(&id)
+                .send()
+                .await
+                .map_err(aws("TerminateInstances"));
+            // An instance already gone is what was wanted.
+            found(answer)?;
+        }
+        // The host allocated for the machine goes once its instance has left it (also after a
+        // delete that stopped between the two).
+        if machine.spec.dynamic_host_allocation.is_some() {
+            self.release_own_hosts(&ctx, machine).await?;
+        }
         Ok(())
     }
 

@@ -124,6 +124,16 @@ impl MachineActuator {
                 t.clone(),
             );
         }
+        if s.dynamic_host_allocation.is_some() {
+            immutable(
+                "spec.dynamicHostAllocation",
+                placement
+                    .and_then(|p| p.tenancy())
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default(),
+                "host".to_string(),
+            );
+        }
         if let Some(h) = &s.host_id {
             immutable(
                 "spec.hostID",
@@ -176,6 +186,28 @@ impl MachineActuator {
                     price.clone(),
                 );
             }
+        }
+        // The reservation an instance targets, and its preference, are the launch's while it
+        // runs (AWS changes them only on a stopped instance).
+        let capacity = i.capacity_reservation_specification();
+        immutable(
+            "spec.capacityReservationId",
+            capacity
+                .and_then(|c| c.capacity_reservation_target())
+                .and_then(|t| t.capacity_reservation_id())
+                .unwrap_or_default()
+                .to_string(),
+            s.capacity_reservation_id.clone().unwrap_or_default(),
+        );
+        if let Some(wanted) = super::launch::capacity_preference(s) {
+            immutable(
+                "spec.capacityReservationPreference",
+                capacity
+                    .and_then(|c| c.capacity_reservation_preference())
+                    .map(|p| p.as_str().to_string())
+                    .unwrap_or_default(),
+                wanted.to_string(),
+            );
         }
         immutable(
             "spec.placementGroupName",

@@ -99,6 +99,13 @@ pub struct MachineSpec {
     /// A Dedicated Host of the user's to run on: used, never modified or released. Immutable.
     #[serde(default, rename = "hostID")]
     pub host_id: Option<String>,
+    /// A Dedicated Host the provider allocates for this machine alone (CAPA's
+    /// `dynamicHostAllocation`: `{tags}`, tags added to the host's): of the machine's instance
+    /// type, in its subnet's zone, tagged as the cluster's, and released once the machine's
+    /// instance is terminated. The instance runs on it (tenancy `host`); not with `hostID`.
+    /// Immutable.
+    #[serde(default)]
+    pub dynamic_host_allocation: Option<DynamicHostAllocation>,
     /// The instance's affinity to its Dedicated Host: `default` or `host` (it restarts on the
     /// same host). Immutable.
     #[serde(default)]
@@ -115,6 +122,17 @@ pub struct MachineSpec {
     /// interrupts it; the next create launches another). Immutable.
     #[serde(default)]
     pub spot_market_options: Option<SpotMarketOptions>,
+    /// A Capacity Reservation of the user's to launch into (CAPA's `capacityReservationId`):
+    /// used, never made, modified or cancelled. Immutable.
+    #[serde(default)]
+    pub capacity_reservation_id: Option<String>,
+    /// Which Capacity Reservations the instance may run in (CAPA's
+    /// `capacityReservationPreference`): `Open` (any open one that matches it, else
+    /// On-Demand: EC2's default), `None`, or `CapacityReservationsOnly` (it launches only into
+    /// a reservation). With `capacityReservationId`, only `CapacityReservationsOnly`.
+    /// Immutable.
+    #[serde(default)]
+    pub capacity_reservation_preference: Option<String>,
     /// The instance metadata service's options (CAPA's `instanceMetadataOptions`); left out,
     /// the launch takes the account's defaults, else the image's. Mutable.
     #[serde(default)]
@@ -174,6 +192,33 @@ fn required() -> String {
 fn one_hop() -> i32 {
     1
 }
+
+/// A Dedicated Host allocated for one machine (CAPA's `dynamicHostAllocation`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DynamicHostAllocation {
+    /// Tags added to the host's (the machine's additional tags; the cluster's ownership tags
+    /// win a key).
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+}
+
+impl MachineSpec {
+    /// Whether the machine's instance runs on a Dedicated Host: the user's, one allocated for
+    /// it, or any of the user's (tenancy `host`).
+    pub fn on_a_host(&self) -> bool {
+        self.host_id.is_some()
+            || self.dynamic_host_allocation.is_some()
+            || self.tenancy.as_deref() == Some("host")
+    }
+}
+
+/// CAPA's Capacity Reservation preferences, with EC2's word for each.
+pub const CAPACITY_PREFERENCES: [(&str, &str); 3] = [
+    ("Open", "open"),
+    ("None", "none"),
+    ("CapacityReservationsOnly", "capacity-reservations-only"),
+];
 
 /// A Spot machine's options (CAPA's `spotMarketOptions`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -433,19 +478,25 @@ pub fn validate(m: &Machine) -> Vec<String> {
         ));
     }
     volume_problems(&s.non_root_volumes, &mut p);
-    for (k, v) in &s.additional_tags {
-        if k.is_empty()
-            || k.len() > 128
-            || v.len() > 256
-            || k.to_ascii_lowercase().starts_with("aws:")
-        {
-            p.push(format!("spec.additionalTags: {k:?} is not a valid tag"));
-        }
-        if k.contains(',') || k == "Name" || k.starts_with("sigs.k8s.io/cluster-api-provider-aws/")
-        {
-            p.push(format!(
-                "spec.additionalTags: key {k:?} is reserved or holds a comma"
-            ));
+    let host_tags = s.dynamic_host_allocation.as_ref().map(|d| &d.tags);
+    for (field, tags) in [
+        ("spec.additionalTags", Some(&s.additional_tags)),
+        ("spec.dynamicHostAllocation.tags", host_tags),
+    ] {
+        for (k, v) in tags.into_iter().flatten() {
+            if k.is_empty()
+                || k.len() > 128
+                || v.len() > 256
+                || k.to_ascii_lowercase().starts_with("aws:")
+            {
+                p.push(format!("{field}: {k:?} is not a valid tag"));
+            }
+            if k.contains(',')
+                || k == "Name"
+                || k.starts_with("sigs.k8s.io/cluster-api-provider-aws/")
+            {
+                p.push(format!("{field}: key {k:?} is reserved or holds a comma"));
+            }
         }
     }
     if let Some(t) = &s.tenancy
@@ -469,10 +520,20 @@ pub fn validate(m: &Machine) -> Vec<String> {
     {
         p.push(format!("spec.hostAffinity: {a:?} is not default or host"));
     }
-    if (s.host_id.is_some() || s.host_affinity.is_some())
+    if (s.host_id.is_some() || s.host_affinity.is_some() || s.dynamic_host_allocation.is_some())
         && s.tenancy.as_deref().is_some_and(|t| t != "host")
     {
-        p.push("spec.hostID and spec.hostAffinity need tenancy host".into());
+        p.push(
+            "spec.hostID, spec.hostAffinity and spec.dynamicHostAllocation need tenancy host"
+                .into(),
+        );
+    }
+    if s.host_id.is_some() && s.dynamic_host_allocation.is_some() {
+        p.push(
+            "spec.dynamicHostAllocation: a machine runs on the user's host (hostID) or on one \
+             allocated for it, not both"
+                .into(),
+        );
     }
     if let Some(g) = &s.placement_group_name
         && (g.is_empty() || g.len() > 255)
@@ -491,9 +552,7 @@ pub fn validate(m: &Machine) -> Vec<String> {
             p.push("spec.placementGroupPartition needs spec.placementGroupName".into());
         }
     }
-    if s.placement_group_name.is_some()
-        && (s.host_id.is_some() || s.tenancy.as_deref() == Some("host"))
-    {
+    if s.placement_group_name.is_some() && s.on_a_host() {
         p.push(
             "spec.placementGroupName: an instance on a Dedicated Host is in no placement group"
                 .into(),
@@ -508,13 +567,59 @@ pub fn validate(m: &Machine) -> Vec<String> {
                  (a number above 0.001 such as \"0.05\")"
             ));
         }
-        if s.tenancy.as_deref() == Some("host") || s.host_id.is_some() {
+        if s.on_a_host() {
             p.push(
                 "spec.spotMarketOptions: Spot Instances do not run on Dedicated Hosts \
-                 (tenancy host, hostID)"
+                 (tenancy host, hostID, dynamicHostAllocation)"
                     .into(),
             );
         }
+    }
+    if let Some(id) = &s.capacity_reservation_id {
+        let hex = id.strip_prefix("cr-").unwrap_or_default();
+        if !matches!(hex.len(), 8 | 17) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            p.push(format!(
+                "spec.capacityReservationId: {id:?} is not a Capacity Reservation id \
+                 (cr- and 17 hexadecimal digits)"
+            ));
+        }
+        if s.on_a_host() {
+            p.push(
+                "spec.capacityReservationId: an instance on a Dedicated Host runs in no \
+                 Capacity Reservation"
+                    .into(),
+            );
+        }
+    }
+    if let Some(pref) = &s.capacity_reservation_preference
+        && !CAPACITY_PREFERENCES.iter().any(|(capa, _)| capa == pref)
+    {
+        p.push(format!(
+            "spec.capacityReservationPreference: {pref:?} is not Open, None or \
+             CapacityReservationsOnly"
+        ));
+    }
+    if s.capacity_reservation_id.is_some()
+        && matches!(
+            s.capacity_reservation_preference.as_deref(),
+            Some("Open" | "None")
+        )
+    {
+        p.push(
+            "spec.capacityReservationPreference: with capacityReservationId it may only be \
+             CapacityReservationsOnly or left out"
+                .into(),
+        );
+    }
+    if s.spot_market_options.is_some()
+        && (s.capacity_reservation_id.is_some()
+            || s.capacity_reservation_preference.as_deref() == Some("CapacityReservationsOnly"))
+    {
+        p.push(
+            "spec.spotMarketOptions: Spot Instances run in no Capacity Reservation \
+             (capacityReservationId, capacityReservationPreference CapacityReservationsOnly)"
+                .into(),
+        );
     }
     if let Some(o) = &s.instance_metadata_options {
         let mut one_of = |field: &str, value: &str, allowed: [&str; 2]| {

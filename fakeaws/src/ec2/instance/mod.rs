@@ -52,7 +52,10 @@ pub use metadata_defaults::{
 };
 pub use modify_placement::modify_instance_placement;
 pub use monitoring::{monitor_instances, unmonitor_instances};
-pub use options::{modify_instance_maintenance_options, modify_private_dns_name_options};
+pub use options::{
+    LaunchOptions, modify_instance_capacity_reservation_attributes,
+    modify_instance_maintenance_options, modify_private_dns_name_options,
+};
 use placement::{
     Placement, existing_interface, groups_of_launch, iam_profile_name, iam_profile_record,
     launch_interfaces, placement,
@@ -170,6 +173,9 @@ pub struct Instance {
     /// Its Spot Instance request, for a Spot Instance.
     #[serde(default)]
     pub spot_request: Option<String>,
+    /// The Capacity Reservation it runs in (or last ran in, once stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation: Option<String>,
     /// The credit option of a burstable instance (`standard` or `unlimited`), kept when it
     /// is resized to another family.
     #[serde(default)]

@@ -6,7 +6,8 @@
 //! - CPU options: the instance type's cores and threads per core (for the types the catalogue
 //!   of `instance_type.rs` knows; another type answers none). A launch may ask for fewer cores
 //!   or one thread per core, each at least one and at most the type's;
-//! - capacity reservations: `open`;
+//! - capacity reservations: `open`, or the reservation it targets
+//!   ([`crate::ec2::capacity_reservation`]);
 //! - hibernation and enclaves: not configured, not enabled;
 //! - automatic recovery: `default`;
 //! - private DNS names: the subnet's options for launches (`PrivateDnsNameOptionsOnLaunch`).
@@ -15,11 +16,13 @@
 //! instance that is not shutting down or terminated; the CLI's documented examples show the
 //! first on a running or a stopped instance.
 
-use crate::ec2::Kind;
+use crate::ec2::{Kind, capacity_reservation};
 use crate::generated::ec2::{
-    CapacityReservationPreference, CapacityReservationSpecificationResponse, CpuOptions,
-    EnclaveOptions, HibernationOptions, InstanceAutoRecoveryState, InstanceMaintenanceOptions,
-    InstanceRebootMigrationState, InstanceType, ModifyInstanceMaintenanceOptionsRequest,
+    CapacityReservationPreference, CapacityReservationSpecificationResponse,
+    CapacityReservationTargetResponse, CpuOptions, EnclaveOptions, HibernationOptions,
+    InstanceAutoRecoveryState, InstanceMaintenanceOptions, InstanceRebootMigrationState,
+    InstanceStateName, InstanceType, ModifyInstanceCapacityReservationAttributesRequest,
+    ModifyInstanceCapacityReservationAttributesResult, ModifyInstanceMaintenanceOptionsRequest,
     ModifyInstanceMaintenanceOptionsResult, ModifyPrivateDnsNameOptionsRequest,
     ModifyPrivateDnsNameOptionsResult, PrivateDnsNameOptionsResponse, RunInstancesRequest,
 };
@@ -31,8 +34,12 @@ use crate::region::Region;
 pub struct LaunchOptions {
     /// Cores and threads per core, when its type is known.
     pub cpu: Option<(i32, i32)>,
-    /// `open` or `none`.
+    /// `open`, `none` or `capacity-reservations-only`; none when it targets a reservation
+    /// (and did not ask for `capacity-reservations-only`).
     pub capacity_preference: Option<CapacityReservationPreference>,
+    /// The Capacity Reservation it targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_target: Option<String>,
     /// Whether it was launched with hibernation configured.
     pub hibernation: bool,
     /// Whether Nitro Enclaves are enabled.
@@ -83,13 +90,9 @@ pub fn at_launch(
             Some((want_cores, want_threads))
         }
     };
-    let capacity = input.capacity_reservation_specification.as_ref();
-    if capacity.is_some_and(|c| c.capacity_reservation_target.is_some()) {
-        return Err(ApiError::not_implemented(
-            "CapacityReservationSpecification.CapacityReservationTarget (fakeaws serves no \
-             capacity reservations)",
-        ));
-    }
+    let capacity = crate::ec2::capacity_reservation::Settings::asked(
+        input.capacity_reservation_specification.as_ref(),
+    )?;
     let subnet = region.subnets.get(subnet_id);
     let asked_dns = input.private_dns_name_options.as_ref();
     let private_dns = PrivateDnsNameOptionsResponse {
@@ -107,11 +110,11 @@ pub fn at_launch(
     };
     Ok(LaunchOptions {
         cpu,
-        capacity_preference: Some(
-            capacity
-                .and_then(|c| c.capacity_reservation_preference)
-                .unwrap_or(CapacityReservationPreference::Open),
-        ),
+        capacity_preference: match (&capacity.target, capacity.preference) {
+            (Some(_), asked) => asked,
+            (None, asked) => Some(asked.unwrap_or(CapacityReservationPreference::Open)),
+        },
+        capacity_target: capacity.target,
         hibernation: input
             .hibernation_options
             .as_ref()
@@ -152,12 +155,21 @@ pub fn render(o: &LaunchOptions) -> Rendered {
             threads_per_core: Some(threads),
             ..Default::default()
         }),
+        // The target of an instance that targets a reservation; else its preference.
         capacity: Some(CapacityReservationSpecificationResponse {
-            capacity_reservation_preference: Some(
-                o.capacity_preference
-                    .unwrap_or(CapacityReservationPreference::Open),
-            ),
-            capacity_reservation_target: None,
+            capacity_reservation_preference: match &o.capacity_target {
+                Some(_) => o.capacity_preference,
+                None => Some(
+                    o.capacity_preference
+                        .unwrap_or(CapacityReservationPreference::Open),
+                ),
+            },
+            capacity_reservation_target: o.capacity_target.as_ref().map(|id| {
+                CapacityReservationTargetResponse {
+                    capacity_reservation_id: Some(id.clone()),
+                    capacity_reservation_resource_group_arn: None,
+                }
+            }),
         }),
         hibernation: Some(HibernationOptions {
             configured: Some(o.hibernation),
@@ -223,6 +235,43 @@ pub fn modify_private_dns_name_options(
         dns.enable_resource_name_dns_aaaa_record = Some(aaaa);
     }
     Ok(ModifyPrivateDnsNameOptionsResult {
+        r#return: Some(true),
+    })
+}
+
+/// `ModifyInstanceCapacityReservationAttributes`: a stopped instance's preference or target.
+pub fn modify_instance_capacity_reservation_attributes(
+    region: &mut Region,
+    input: ModifyInstanceCapacityReservationAttributesRequest,
+) -> Result<ModifyInstanceCapacityReservationAttributesResult, ApiError> {
+    let settings =
+        capacity_reservation::Settings::asked(Some(&input.capacity_reservation_specification))?;
+    if settings.preference.is_none() && settings.target.is_none() {
+        return Err(ApiError::missing_parameter(
+            "CapacityReservationSpecification.CapacityReservationPreference or \
+             CapacityReservationTarget",
+        ));
+    }
+    let i = Kind::Instance.get(&region.instances, &input.instance_id)?;
+    if i.state != InstanceStateName::Stopped {
+        return Err(ApiError::new(
+            crate::ec2::error::Code::IncorrectInstanceState,
+            format!(
+                "The instance '{}' is {}: its Capacity Reservation settings change only while \
+                 it is stopped.",
+                i.id,
+                i.state.as_str()
+            ),
+        ));
+    }
+    if let Some(id) = &settings.target {
+        capacity_reservation::target(region, id, i.instance_type, &i.zone, i.tenancy)?;
+    }
+    if let Some(i) = region.instances.0.get_mut(&input.instance_id) {
+        settings.keep(&mut i.options);
+        i.capacity_reservation = None;
+    }
+    Ok(ModifyInstanceCapacityReservationAttributesResult {
         r#return: Some(true),
     })
 }

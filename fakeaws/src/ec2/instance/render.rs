@@ -195,6 +195,7 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         usage_operation_update_time: Some(i.launch_time),
         cpu_options: options.cpu,
         capacity_reservation_specification: options.capacity,
+        capacity_reservation_id: i.capacity_reservation.clone(),
         hibernation_options: options.hibernation,
         enclave_options: options.enclave,
         maintenance_options: options.maintenance,

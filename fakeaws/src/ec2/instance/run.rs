@@ -9,8 +9,8 @@ use crate::ec2::error::{self, Code};
 use crate::ec2::network_interface::{self, PublicIp};
 use crate::ec2::volume::{self, Attachment as VolumeAttachment, Volume};
 use crate::ec2::{
-    Kind, dedicated_host, elastic_ip, fingerprint, image, launch_template, placement_group,
-    spot_request, tags,
+    Kind, capacity_reservation, dedicated_host, elastic_ip, fingerprint, image, launch_template,
+    placement_group, spot_request, tags,
 };
 use crate::generated::ec2::{
     ArchitectureValues, HttpTokensState, InstanceMetadataEndpointState,
@@ -117,6 +117,23 @@ pub fn run_instances(
             arch.as_str(),
             image.architecture.as_str()
         )));
+    }
+    // A launch that targets a Capacity Reservation and names no subnet or zone goes to the
+    // reservation's zone.
+    let capacity =
+        capacity_reservation::Settings::asked(input.capacity_reservation_specification.as_ref())?;
+    if input.subnet_id.is_none()
+        && input.network_interfaces.as_ref().is_none_or(Vec::is_empty)
+        && input
+            .placement
+            .as_ref()
+            .is_none_or(|p| p.availability_zone.is_none() && p.availability_zone_id.is_none())
+        && let Some(zone) = capacity_reservation::target_zone(region, &capacity)?
+    {
+        input
+            .placement
+            .get_or_insert_with(Default::default)
+            .availability_zone = Some(zone);
     }
     let (nic, other_nics) = launch_interfaces(&input)?;
     // The user's interface the launch takes as its primary, if it names one.
@@ -255,6 +272,20 @@ pub fn run_instances(
         minimum,
     )?;
     let count = on_hosts.as_ref().map_or(count, |h| h.hosts.len());
+    // The Capacity Reservation each instance runs in, as many as may launch.
+    let reserved = capacity_reservation::for_launch(
+        region,
+        &capacity,
+        &capacity_reservation::Launch {
+            instance_type,
+            zone: &zone,
+            tenancy,
+            spot: spot.is_some(),
+            wanted: count,
+            minimum,
+        },
+    )?;
+    let count = reserved.len();
     // The placement group named, and each instance's partition in it.
     let group = match &input.placement {
         Some(p) => placement_group::for_launch(region, p, &zone, count)?,
@@ -392,6 +423,7 @@ pub fn run_instances(
             affinity: on_hosts.as_ref().map(|h| h.affinity.clone()),
             partition: group.as_ref().and_then(|g| g.partition(index)),
             spot_request: None,
+            capacity_reservation: reserved.get(index).cloned().flatten(),
             cpu_credits: cpu_credits.clone(),
             options: options.clone(),
             console: Vec::new(),

@@ -375,13 +375,20 @@ pub fn start_instances(
             ));
         }
     }
-    // An instance of `host` tenancy starts on a Dedicated Host with room for it.
+    // An instance of `host` tenancy starts on a Dedicated Host with room for it; one that
+    // targets a Capacity Reservation, in it.
     let hosts = crate::ec2::dedicated_host::for_start(region, &instances)?;
+    let reserved = crate::ec2::capacity_reservation::for_start(region, &instances)?;
     let plan: Vec<(String, InstanceStateName)> =
         instances.iter().map(|i| (i.id.clone(), i.state)).collect();
     for (id, host) in hosts {
         if let Some(i) = region.instances.0.get_mut(&id) {
             i.host_id = Some(host);
+        }
+    }
+    for (id, reservation) in reserved {
+        if let Some(i) = region.instances.0.get_mut(&id) {
+            i.capacity_reservation = reservation;
         }
     }
     let mut out = Vec::new();

@@ -3,7 +3,8 @@
 //! a source version, and merged into a RunInstances request (the request's own members win).
 
 use crate::generated::ec2::{
-    BlockDeviceMapping, CapacityReservationSpecification, CpuOptionsRequest, CreditSpecification,
+    BlockDeviceMapping, CapacityReservationSpecification, CapacityReservationTarget,
+    CapacityReservationTargetResponse, CpuOptionsRequest, CreditSpecification,
     CreditSpecificationRequest, EbsBlockDevice, EnclaveOptionsRequest, HibernationOptionsRequest,
     HttpTokensState, IamInstanceProfileSpecification, InstanceAutoRecoveryState,
     InstanceIpv6Address, InstanceMaintenanceOptionsRequest, InstanceMarketOptionsRequest,
@@ -54,8 +55,10 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
         (
             d.capacity_reservation_specification
                 .as_ref()
-                .is_some_and(|c| c.capacity_reservation_target.is_some()),
-            "CapacityReservationSpecification.CapacityReservationTarget",
+                .and_then(|c| c.capacity_reservation_target.as_ref())
+                .is_some_and(|t| t.capacity_reservation_resource_group_arn.is_some()),
+            "CapacityReservationSpecification.CapacityReservationTarget.\
+             CapacityReservationResourceGroupArn",
         ),
         (d.license_specifications.is_some(), "LicenseSpecifications"),
         (d.instance_requirements.is_some(), "InstanceRequirements"),
@@ -240,7 +243,12 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
         capacity_reservation_specification: d.capacity_reservation_specification.map(|c| {
             LaunchTemplateCapacityReservationSpecificationResponse {
                 capacity_reservation_preference: c.capacity_reservation_preference,
-                capacity_reservation_target: None,
+                capacity_reservation_target: c.capacity_reservation_target.map(|t| {
+                    CapacityReservationTargetResponse {
+                        capacity_reservation_id: t.capacity_reservation_id,
+                        capacity_reservation_resource_group_arn: None,
+                    }
+                }),
             }
         }),
         hibernation_options: d
@@ -332,7 +340,12 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
             d.capacity_reservation_specification
                 .map(|c| CapacityReservationSpecification {
                     capacity_reservation_preference: c.capacity_reservation_preference,
-                    capacity_reservation_target: None,
+                    capacity_reservation_target: c.capacity_reservation_target.map(|t| {
+                        CapacityReservationTarget {
+                            capacity_reservation_id: t.capacity_reservation_id,
+                            capacity_reservation_resource_group_arn: None,
+                        }
+                    }),
                 });
     }
     if input.hibernation_options.is_none() {
