@@ -1,7 +1,8 @@
 //! On-Demand Capacity Reservations: CreateCapacityReservation, DescribeCapacityReservations,
-//! ModifyCapacityReservation, CancelCapacityReservation, GetCapacityReservationUsage,
-//! ModifyInstanceCapacityReservationAttributes, and the reservation each instance of a launch
-//! or a start runs in ([`for_launch`], [`for_start`]).
+//! ModifyCapacityReservation, CancelCapacityReservation, GetCapacityReservationUsage, and the
+//! reservation each instance of a launch or a start runs in ([`for_launch`], [`for_start`]).
+//! ModifyInstanceCapacityReservationAttributes lives beside the instance settings it changes
+//! (`crate::ec2::instance`), and checks a target here ([`target`]).
 //!
 //! - A reservation holds capacity for `InstanceCount` (1 to 1000) instances of one type,
 //!   platform, zone and tenancy (`default` or `dedicated`); it is `active` at once (the fake

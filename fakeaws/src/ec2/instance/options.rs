@@ -12,6 +12,8 @@
 //! - automatic recovery: `default`;
 //! - private DNS names: the subnet's options for launches (`PrivateDnsNameOptionsOnLaunch`).
 //!
+//! ModifyInstanceCapacityReservationAttributes changes a stopped instance's Capacity
+//! Reservation preference or target.
 //! ModifyInstanceMaintenanceOptions and ModifyPrivateDnsNameOptions change the last two on an
 //! instance that is not shutting down or terminated; the CLI's documented examples show the
 //! first on a running or a stopped instance.
