@@ -105,6 +105,15 @@ async fn world_of(cluster: Cluster) -> World {
     }
 }
 
+/// The cluster of [`world`] with its init machine up (see [`api_up`]), and the machine
+/// actuator that made it.
+async fn api_world() -> (World, MachineActuator) {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    api_up(&w, &m).await;
+    (w, m)
+}
+
 /// The init machine `c1-cp-0`, created until it runs and serves the API (joins wait for it).
 async fn api_up(w: &World, m: &MachineActuator) {
     let init = machine("c1-cp-0", "controlplane", "init");
@@ -374,9 +383,7 @@ async fn a_lost_run_instances_answer_makes_no_twin() {
 /// is launched again, with a new ClientToken, on the next create: one running instance.
 #[tokio::test]
 async fn a_launch_that_aws_fails_is_launched_again() {
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     w.fake.fake().with_region("us-east-1", |r| {
         r.transitions.fail_next(
             fakeaws::sim::transitions::Subject::Instance,
@@ -418,9 +425,7 @@ async fn a_launch_that_aws_fails_is_launched_again() {
 
 #[tokio::test]
 async fn update_converges_mutable_fields_and_refuses_immutable_ones() {
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
     let mut node = machine("c1-node-0", "node", "join");
     let st = m
@@ -980,9 +985,7 @@ async fn the_clusters_additional_tags_reach_its_machines_and_converge() {
 
 #[tokio::test]
 async fn a_machine_runs_on_the_users_dedicated_host_which_is_never_released() {
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
     let allocated = ec2
         .allocate_hosts()
@@ -1044,9 +1047,7 @@ async fn a_machine_runs_on_the_users_dedicated_host_which_is_never_released() {
 async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
     use aws_sdk_ec2::types::{InstanceLifecycleType, SpotInstanceState};
     use fakeaws::ec2::spot_request::{Interruption, interrupt};
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
 
     // A bad price, and Spot on a Dedicated Host, are refused when the spec is read.
@@ -1171,9 +1172,7 @@ async fn a_spot_machine_interrupted_by_ec2_is_launched_again() {
 #[tokio::test]
 async fn instance_metadata_options_are_set_at_launch_and_converge() {
     use aws_sdk_ec2::types::{HttpTokensState, InstanceMetadataTagsState};
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
 
     // Bad values are refused when the spec is read, each named.
@@ -1263,9 +1262,7 @@ async fn instance_metadata_options_are_set_at_launch_and_converge() {
 
 #[tokio::test]
 async fn non_root_volumes_are_made_with_the_machine_and_go_with_it() {
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
 
     // Bad volumes are refused when the spec is read, every problem named.
@@ -1366,9 +1363,7 @@ async fn non_root_volumes_are_made_with_the_machine_and_go_with_it() {
 #[tokio::test]
 async fn a_machine_joins_the_users_placement_group_and_partition() {
     use aws_sdk_ec2::types::PlacementStrategy;
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
     ec2.create_placement_group()
         .group_name("etcd-spread")
@@ -1429,9 +1424,7 @@ async fn a_machine_runs_in_the_users_capacity_reservation_and_leaves_it_in_place
         CapacityReservationInstancePlatform, CapacityReservationPreference,
         CapacityReservationState, InstanceMatchCriteria,
     };
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
     let reservation = ec2
         .create_capacity_reservation()
@@ -1547,9 +1540,7 @@ async fn a_machine_runs_in_the_users_capacity_reservation_and_leaves_it_in_place
 #[tokio::test]
 async fn a_machine_with_a_host_of_its_own_allocates_it_once_and_releases_it_with_the_machine() {
     use aws_sdk_ec2::types::{AllocationState, Host};
-    let w = world().await;
-    let m = MachineActuator::new(w.clients.clone(), bootstrap());
-    api_up(&w, &m).await;
+    let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
     let hosts = || async {
         let out = ec2.describe_hosts().send().await.unwrap();

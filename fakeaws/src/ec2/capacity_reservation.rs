@@ -37,6 +37,7 @@
 //! and `InvalidParameterValue` for the second; a launch whose type, zone or tenancy does not
 //! match its target is `InvalidParameterValue`.
 
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use aws_smithy_types::DateTime;
@@ -134,26 +135,43 @@ fn holds(state: InstanceStateName) -> bool {
     )
 }
 
-/// How many instances run in reservation `id`.
-fn used(region: &Region, id: &str) -> i32 {
-    let n = region
-        .instances
-        .values()
-        .filter(|i| i.capacity_reservation.as_deref() == Some(id) && holds(i.state))
-        .count();
-    i32::try_from(n).unwrap_or(i32::MAX)
-}
+/// How many instances run in each reservation: the region's instances read once per call,
+/// however many reservations it reads.
+#[derive(Default)]
+struct Usage(BTreeMap<String, i32>);
 
-/// How many more instances reservation `r` takes.
-fn available(region: &Region, r: &Reservation) -> i32 {
-    if r.is_active() {
-        (r.total - used(region, &r.id)).max(0)
-    } else {
-        0
+impl Usage {
+    fn of(region: &Region) -> Usage {
+        let mut usage = Usage::default();
+        for i in region.instances.values().filter(|i| holds(i.state)) {
+            if let Some(id) = &i.capacity_reservation {
+                usage.take(id);
+            }
+        }
+        usage
+    }
+
+    /// How many instances run in reservation `id`.
+    fn used(&self, id: &str) -> i32 {
+        self.0.get(id).copied().unwrap_or(0)
+    }
+
+    /// How many more instances reservation `r` takes.
+    fn available(&self, r: &Reservation) -> i32 {
+        if r.is_active() {
+            (r.total - self.used(&r.id)).max(0)
+        } else {
+            0
+        }
+    }
+
+    /// One more instance in reservation `id`.
+    fn take(&mut self, id: &str) {
+        *self.0.entry(id.to_string()).or_default() += 1;
     }
 }
 
-fn render(region: &Region, r: &Reservation) -> Out {
+fn render(region: &Region, usage: &Usage, r: &Reservation) -> Out {
     Out {
         capacity_reservation_id: Some(r.id.clone()),
         owner_id: Some(region.account_id.clone()),
@@ -167,7 +185,7 @@ fn render(region: &Region, r: &Reservation) -> Out {
         availability_zone: Some(r.zone.clone()),
         tenancy: Some(r.tenancy),
         total_instance_count: Some(r.total),
-        available_instance_count: Some(available(region, r)),
+        available_instance_count: Some(usage.available(r)),
         ebs_optimized: Some(r.ebs_optimized),
         ephemeral_storage: Some(r.ephemeral_storage),
         state: Some(r.state),
@@ -274,7 +292,7 @@ pub fn create_capacity_reservation(
     {
         let r = Kind::CapacityReservation.get(&region.capacity_reservations, &id)?;
         return Ok(CreateCapacityReservationResult {
-            capacity_reservation: Some(render(region, r)),
+            capacity_reservation: Some(render(region, &Usage::of(region), r)),
         });
     }
     let t = InstanceType::from_wire(&input.instance_type)
@@ -327,7 +345,7 @@ pub fn create_capacity_reservation(
         .record("CreateCapacityReservation", token.as_deref(), &print, &id);
     let r = Kind::CapacityReservation.get(&region.capacity_reservations, &id)?;
     Ok(CreateCapacityReservationResult {
-        capacity_reservation: Some(render(region, r)),
+        capacity_reservation: Some(render(region, &Usage::of(region), r)),
     })
 }
 
@@ -354,7 +372,13 @@ pub fn describe_capacity_reservations(
         input.next_token.as_deref(),
     )?;
     Ok(DescribeCapacityReservationsResult {
-        capacity_reservations: Some(items.into_iter().map(|r| render(region, r)).collect()),
+        capacity_reservations: Some({
+            let usage = Usage::of(region);
+            items
+                .into_iter()
+                .map(|r| render(region, &usage, r))
+                .collect()
+        }),
         next_token: next,
     })
 }
@@ -415,7 +439,7 @@ pub fn modify_capacity_reservation(
             "InstanceCount, EndDate, EndDateType or InstanceMatchCriteria",
         ));
     }
-    let in_use = used(region, id);
+    let in_use = Usage::of(region).used(id);
     let mut changed = r.clone();
     if let Some(n) = input.instance_count {
         check_count(n)?;
@@ -483,7 +507,8 @@ pub fn get_capacity_reservation_usage(
         &region.capacity_reservations,
         &input.capacity_reservation_id,
     )?;
-    let in_use = used(region, &r.id);
+    let usage = Usage::of(region);
+    let in_use = usage.used(&r.id);
     let usages: Vec<InstanceUsage> = (in_use > 0)
         .then(|| InstanceUsage {
             account_id: Some(region.account_id.clone()),
@@ -502,7 +527,7 @@ pub fn get_capacity_reservation_usage(
         capacity_reservation_id: Some(r.id.clone()),
         instance_type: Some(r.instance_type.clone()),
         total_instance_count: Some(r.total),
-        available_instance_count: Some(available(region, r)),
+        available_instance_count: Some(usage.available(r)),
         state: Some(r.state),
         instance_usages: Some(usages),
         ..Default::default()
@@ -692,7 +717,7 @@ pub fn for_launch(
     }
     if let Some(id) = &settings.target {
         let r = target(region, id, t, zone, tenancy)?;
-        let room = usize::try_from(available(region, r)).unwrap_or(0);
+        let room = usize::try_from(Usage::of(region).available(r)).unwrap_or(0);
         if room < minimum {
             return Err(full(id, minimum));
         }
@@ -705,11 +730,12 @@ pub fn for_launch(
         }
         return Ok(vec![None; wanted]);
     }
+    let usage = Usage::of(region);
     let mut each = Vec::with_capacity(wanted);
     for r in region.capacity_reservations.values().filter(|r| {
         r.is_active() && r.criteria == InstanceMatchCriteria::Open && r.fits(t, zone, tenancy)
     }) {
-        let room = usize::try_from(available(region, r)).unwrap_or(0);
+        let room = usize::try_from(usage.available(r)).unwrap_or(0);
         let take = room.min(wanted - each.len());
         each.extend(std::iter::repeat_n(Some(r.id.clone()), take));
         if each.len() == wanted {
@@ -737,19 +763,17 @@ pub fn for_start(
     if region.capacity_reservations.is_empty() {
         return Ok(Vec::new());
     }
-    let mut taken: std::collections::BTreeMap<String, i32> = std::collections::BTreeMap::new();
+    // The places this call gives count as taken for the instances after them.
+    let mut usage = Usage::of(region);
     let mut chosen = Vec::new();
     for i in starting
         .iter()
         .filter(|i| i.state == InstanceStateName::Stopped)
     {
         let settings = &Settings::of(&i.options);
-        let room = |r: &Reservation, taken: &std::collections::BTreeMap<String, i32>| {
-            available(region, r) - taken.get(&r.id).copied().unwrap_or(0) > 0
-        };
         let place = if let Some(id) = &settings.target {
             let r = target(region, id, i.instance_type, &i.zone, i.tenancy)?;
-            if !room(r, &taken) {
+            if usage.available(r) == 0 {
                 return Err(full(id, 1));
             }
             Some(id.clone())
@@ -760,7 +784,7 @@ pub fn for_start(
                 r.is_active()
                     && r.criteria == InstanceMatchCriteria::Open
                     && r.fits(i.instance_type, &i.zone, i.tenancy)
-                    && room(r, &taken)
+                    && usage.available(r) > 0
             };
             let previous = i
                 .capacity_reservation
@@ -776,7 +800,7 @@ pub fn for_start(
             found
         };
         if let Some(id) = &place {
-            *taken.entry(id.clone()).or_default() += 1;
+            usage.take(id);
         }
         chosen.push((i.id.clone(), place));
     }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use aws_sdk_ec2::types::{AllocationState, Host, ResourceType};
+use aws_sdk_ec2::types::{Host, ResourceType};
 
 use super::{ClusterContext, MachineActuator};
 use crate::aws_error::aws;
@@ -33,12 +33,7 @@ impl MachineActuator {
             .send()
             .await
             .map_err(aws("DescribeHosts"))?;
-        Ok(out
-            .hosts()
-            .iter()
-            .filter(|h| h.state() == Some(&AllocationState::Available))
-            .cloned()
-            .collect())
+        Ok(out.hosts().to_vec())
     }
 
     /// The host the machine's instance is launched on: the one allocated for it before, else a

@@ -36,8 +36,7 @@ use crate::region::Region;
 pub struct LaunchOptions {
     /// Cores and threads per core, when its type is known.
     pub cpu: Option<(i32, i32)>,
-    /// `open`, `none` or `capacity-reservations-only`; none when it targets a reservation
-    /// (and did not ask for `capacity-reservations-only`).
+    /// `open`, `none` or `capacity-reservations-only`, as asked (nothing asked: `open`).
     pub capacity_preference: Option<CapacityReservationPreference>,
     /// The Capacity Reservation it targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,10 +111,8 @@ pub fn at_launch(
     };
     Ok(LaunchOptions {
         cpu,
-        capacity_preference: match (&capacity.target, capacity.preference) {
-            (Some(_), asked) => asked,
-            (None, asked) => Some(asked.unwrap_or(CapacityReservationPreference::Open)),
-        },
+        // As asked: DescribeInstances answers `open` for an instance that asked for nothing.
+        capacity_preference: capacity.preference,
         capacity_target: capacity.target,
         hibernation: input
             .hibernation_options
