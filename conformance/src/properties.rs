@@ -535,6 +535,8 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         machines: 1,
         spot: false,
         data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
         pre: Default::default(),
         services: 0,
     };

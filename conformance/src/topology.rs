@@ -15,7 +15,9 @@
 //! - an owned load balancer has the scheme, the one TCP 6443 listener, the health check, the
 //!   subnets (one per zone: public ones when internet-facing, private ones when internal) and
 //!   the group the spec says, and every live control-plane machine of the cluster registered;
-//! - an owned VPC has DNS support and DNS hostnames on;
+//! - an owned VPC has DNS support and DNS hostnames on, and holds exactly the secondary
+//!   IPv4 ranges the spec names (each `associated`), and an empty `default` security group
+//!   when the spec asks for one;
 //! - every live machine carries exactly one group with `kubernetes.io/cluster/<name>`: the
 //!   `lb` group (whose rules are the cloud controller manager's, not checked), and of the
 //!   owned groups only that one carries it;
@@ -26,7 +28,8 @@
 //!   `kubernetes.io/cluster/<name>=owned`, and `kubernetes.io/role/elb=1` (public) or
 //!   `kubernetes.io/role/internal-elb=1` (private), never both;
 //! - every owned network resource (VPC, subnets, gateways, addresses, route tables, groups,
-//!   the load balancer) carries the spec's `additionalTags`, with the spec's values;
+//!   the load balancer) carries the spec's `additionalTags`, with the spec's values, and each
+//!   owned subnet its own `tags` from the spec (which win);
 //! - the load balancer's health check is the spec's in full (target, interval, timeout,
 //!   thresholds; kubeadm's defaults otherwise), and its cross-zone and idle-timeout
 //!   attributes are the spec's;
@@ -110,7 +113,7 @@ fn rules_of(g: &SecurityGroup) -> BTreeSet<Rule> {
 fn specified(
     cluster: &Cluster,
     groups: &BTreeMap<Role, String>,
-    vpc_cidr: &str,
+    vpc_ranges: &[String],
     nat_ips: &[String],
 ) -> BTreeMap<Role, BTreeSet<Rule>> {
     let spec = &cluster.spec;
@@ -178,16 +181,16 @@ fn specified(
     let lb = &spec.control_plane_load_balancer;
     let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
         // The cluster itself is never locked out: its NAT gateways' addresses (nodes reach an
-        // internet-facing API through them), or the VPC (internal).
+        // internet-facing API through them), or the VPC's every range (internal).
         let mut a = lb.allowed_cidr_blocks.clone();
         if lb.scheme == Scheme::Internal {
-            a.push(vpc_cidr.to_string());
+            a.extend(vpc_ranges.iter().cloned());
         } else {
             a.extend(nat_ips.iter().map(|ip| format!("{ip}/32")));
         }
         a
     } else if lb.scheme == Scheme::Internal {
-        vec![vpc_cidr.to_string()]
+        vpc_ranges.to_vec()
     } else {
         vec!["0.0.0.0/0".into()]
     };
@@ -223,7 +226,57 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         return Err(fail(format!("{} VPCs, not one", vpcs.vpcs().len())));
     };
     let vpc_id = vpc.vpc_id().unwrap_or_default().to_string();
-    let vpc_cidr = vpc.cidr_block().unwrap_or_default().to_string();
+    // Its ranges, the primary one first, as they are associated.
+    let vpc_ranges: Vec<String> = vpc
+        .cidr_block()
+        .into_iter()
+        .chain(
+            vpc.cidr_block_association_set()
+                .iter()
+                .filter(|a| {
+                    a.cidr_block_state().and_then(|s| s.state())
+                        == Some(&aws_sdk_ec2::types::VpcCidrBlockStateCode::Associated)
+                })
+                .filter_map(|a| a.cidr_block())
+                .filter(|c| Some(*c) != vpc.cidr_block()),
+        )
+        .map(String::from)
+        .collect();
+    if spec.network.vpc.id.is_none() {
+        let held: BTreeSet<&str> = vpc_ranges.iter().skip(1).map(String::as_str).collect();
+        let named: BTreeSet<&str> = spec
+            .network
+            .vpc
+            .secondary_cidr_blocks
+            .iter()
+            .map(|b| b.ipv4_cidr_block.as_str())
+            .collect();
+        if held != named {
+            return Err(fail(format!(
+                "VPC {vpc_id} holds the secondary ranges {held:?}, the spec names {named:?}"
+            )));
+        }
+        if spec.network.vpc.empty_default_security_group {
+            let default = ec2
+                .describe_security_groups()
+                .filters(f("vpc-id", &[&vpc_id]))
+                .filters(f("group-name", &["default"]))
+                .send()
+                .await
+                .map_err(aws_failure("DescribeSecurityGroups"))?;
+            for g in default.security_groups() {
+                if !g.ip_permissions().is_empty() || !g.ip_permissions_egress().is_empty() {
+                    return Err(fail(format!(
+                        "VPC {vpc_id}: its default group {:?} still holds rules (in {:?}, out \
+                         {:?})",
+                        g.group_id(),
+                        g.ip_permissions(),
+                        g.ip_permissions_egress()
+                    )));
+                }
+            }
+        }
+    }
 
     // A VPC the cluster made resolves names: DNS support and DNS hostnames on (a brought
     // one is the user's, as it is).
@@ -296,6 +349,21 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             owned: true,
         });
     }
+    // The spec's tags of each subnet alone, by the id of the owned subnet of its CIDR.
+    let subnet_tags: BTreeMap<String, BTreeMap<String, String>> = own
+        .subnets()
+        .iter()
+        .filter_map(|s| {
+            let cidr = s.cidr_block()?;
+            let named = spec
+                .network
+                .subnets
+                .iter()
+                .find(|n| n.cidr_block.as_deref() == Some(cidr))?;
+            let id = s.subnet_id()?.to_string();
+            (!named.tags.is_empty()).then(|| (id, named.tags.clone()))
+        })
+        .collect();
     let named: Vec<(&str, bool)> = spec
         .network
         .subnets
@@ -520,7 +588,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 .map(String::from)
         })
         .collect();
-    let want = specified(cluster, &groups, &vpc_cidr, &nat_ips);
+    let want = specified(cluster, &groups, &vpc_ranges, &nat_ips);
     for (role, g) in &owned_groups {
         // The `lb` group's rules are the cloud controller manager's.
         if *role == Role::Lb {
@@ -650,11 +718,12 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         }
     }
 
-    // The spec's additional tags on every owned network resource (machines are checked by
-    // their own steps: a machine's own additional tags win over the cluster's).
+    // The spec's additional tags on every owned network resource, and each subnet's own
+    // beside them (machines are checked by their own steps: a machine's own additional tags
+    // win over the cluster's, as a subnet's do).
     let key = ownership::cluster_key(name);
     let extra = &spec.additional_tags;
-    if !extra.is_empty() {
+    if !extra.is_empty() || !subnet_tags.is_empty() {
         let mut tagged: Vec<(String, BTreeMap<String, String>)> = Vec::new();
         let listed = crate::census::ec2_tags(
             ec2,
@@ -713,14 +782,16 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             }
         }
         for (id, tags) in &tagged {
-            let wrong: Vec<(&String, Option<&String>)> = extra
+            let mut want = extra.clone();
+            want.extend(subnet_tags.get(id).cloned().unwrap_or_default());
+            let wrong: Vec<(&String, Option<&String>)> = want
                 .iter()
                 .filter(|(k, v)| tags.get(*k) != Some(*v))
                 .map(|(k, _)| (k, tags.get(k)))
                 .collect();
             if !wrong.is_empty() {
                 return Err(fail(format!(
-                    "{id} does not carry the spec's additional tags {extra:?}: it has {wrong:?}"
+                    "{id} does not carry the spec's additional tags {want:?}: it has {wrong:?}"
                 )));
             }
         }
@@ -841,9 +912,18 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             )));
         }
         let lb_group = groups.get(&Role::ApiServerLb).cloned().unwrap_or_default();
-        if lb.security_groups() != [lb_group.clone()] {
+        let want: BTreeSet<&str> = std::iter::once(lb_group.as_str())
+            .chain(
+                spec.control_plane_load_balancer
+                    .additional_security_groups
+                    .iter()
+                    .map(String::as_str),
+            )
+            .collect();
+        let have: BTreeSet<&str> = lb.security_groups().iter().map(String::as_str).collect();
+        if have != want || have.len() != lb.security_groups().len() {
             return Err(fail(format!(
-                "load balancer {lb_name} has groups {:?}, not [{lb_group}]",
+                "load balancer {lb_name} has groups {:?}, not {want:?}",
                 lb.security_groups()
             )));
         }

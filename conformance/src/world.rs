@@ -24,6 +24,10 @@ pub fn zones(region: &str, n: usize) -> Vec<String> {
 }
 const CIDRS: [&str; 3] = ["10.0.0.0/16", "10.128.0.0/17", "172.16.0.0/16"];
 
+/// The secondary range of a case's VPC: the shared address space, which AWS adds beside any
+/// primary range, as a range for machines (and pods) is often chosen.
+pub const SECONDARY: &str = "100.64.0.0/16";
+
 /// Which resources exist before the cluster.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Preexisting {
@@ -58,6 +62,12 @@ pub struct Case {
     pub spot: bool,
     /// 0 to 2 EBS data volumes per machine besides its root volume.
     pub data_volumes: usize,
+    /// The cluster's own VPC gets a secondary range ([`SECONDARY`]) holding its private
+    /// subnets (never with a pre-existing VPC: that is the user's, as it is).
+    pub secondary: bool,
+    /// The cluster's own VPC has its `default` security group emptied
+    /// (`emptyRoutesDefaultVPCSecurityGroup`; never with a pre-existing VPC).
+    pub empty_default_group: bool,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -75,10 +85,19 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         0..=max_machines,
         proptest::array::uniform6(any::<bool>()),
         0..=2usize,
-        (any::<bool>(), 0..=2usize),
+        (any::<bool>(), 0..=2usize, any::<bool>(), any::<bool>()),
     )
         .prop_map(
-            |(zones, cidr, bastion, internal, machines, p, services, (spot, data_volumes))| {
+            |(
+                zones,
+                cidr,
+                bastion,
+                internal,
+                machines,
+                p,
+                services,
+                (spot, data_volumes, secondary, empty_default_group),
+            )| {
                 let subnets = p[2];
                 let bastion_pre = p[4] && subnets && bastion;
                 let lb_pre = p[5] && subnets;
@@ -99,6 +118,8 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     machines,
                     spot,
                     data_volumes,
+                    secondary: secondary && !pre.vpc,
+                    empty_default_group: empty_default_group && !pre.vpc,
                     pre,
                     services,
                 }
@@ -162,21 +183,32 @@ impl Case {
                     .unwrap_or_else(|_| ipnet::Ipv4Net::default());
                 provider::spec::default_subnets(vpc, &zones(&ex.region, self.zones))
                     .into_iter()
-                    .map(|p| {
-                        yaml_map(&[
-                            (
-                                "cidrBlock",
-                                y(&p.cidr.map(|c| c.to_string()).unwrap_or_default()),
-                            ),
-                            ("availabilityZone", y(&p.zone.unwrap_or_default())),
-                            ("public", serde_yaml_ng::Value::Bool(p.public)),
-                        ])
-                    })
+                    .map(|p| subnet_yaml(&p))
                     .collect()
             };
             network.insert(y("subnets"), serde_yaml_ng::Value::Sequence(subnets));
+        } else if self.secondary {
+            // Public subnets from the VPC's range, private ones from the secondary range.
+            let mut vpc = self.own_vpc();
+            vpc.insert(
+                y("secondaryCidrBlocks"),
+                serde_yaml_ng::Value::Sequence(vec![yaml_map(&[("ipv4CidrBlock", y(SECONDARY))])]),
+            );
+            network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(vpc));
+            let zones = zones(&ex.region, self.zones);
+            let split = |range: &str, public: bool| {
+                let net = range.parse().unwrap_or_else(|_| ipnet::Ipv4Net::default());
+                provider::spec::default_subnets(net, &zones)
+                    .into_iter()
+                    .filter(move |p| p.public == public)
+            };
+            let subnets = split(self.cidr, true)
+                .chain(split(SECONDARY, false))
+                .map(|p| subnet_yaml(&p))
+                .collect();
+            network.insert(y("subnets"), serde_yaml_ng::Value::Sequence(subnets));
         } else {
-            network.insert(y("vpc"), yaml_map(&[("cidrBlock", y(self.cidr))]));
+            network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(self.own_vpc()));
             network.insert(
                 y("availabilityZoneCount"),
                 serde_yaml_ng::Value::Number(self.zones.into()),
@@ -214,6 +246,16 @@ impl Case {
             );
         }
         serde_yaml_ng::Value::Mapping(spec)
+    }
+
+    /// The cluster's own VPC in its spec: its CIDR, and whether its default group is emptied.
+    fn own_vpc(&self) -> serde_yaml_ng::Mapping {
+        let mut vpc = serde_yaml_ng::Mapping::new();
+        vpc.insert("cidrBlock".into(), self.cidr.into());
+        if self.empty_default_group {
+            vpc.insert("emptyRoutesDefaultVPCSecurityGroup".into(), true.into());
+        }
+        vpc
     }
 
     /// Its machines: one control plane (init) then nodes, spread over the zones.
@@ -288,6 +330,19 @@ fn data_volumes(n: usize) -> Result<Vec<NonRootVolume>, Failure> {
             encrypted: false,
         })
         .collect())
+}
+
+/// A planned subnet as the spec names one to create.
+fn subnet_yaml(p: &provider::spec::PlannedSubnet) -> serde_yaml_ng::Value {
+    let y = |s: &str| serde_yaml_ng::Value::String(s.to_string());
+    yaml_map(&[
+        (
+            "cidrBlock",
+            y(&p.cidr.map(|c| c.to_string()).unwrap_or_default()),
+        ),
+        ("availabilityZone", y(p.zone.as_deref().unwrap_or_default())),
+        ("public", serde_yaml_ng::Value::Bool(p.public)),
+    ])
 }
 
 fn yaml_map(pairs: &[(&str, serde_yaml_ng::Value)]) -> serde_yaml_ng::Value {

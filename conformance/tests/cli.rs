@@ -161,6 +161,8 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
         machines: 1,
         spot: false,
         data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,

@@ -192,6 +192,8 @@ fn crash_at_every_change_of_one_cluster() {
         machines: 1,
         spot: false,
         data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
@@ -227,6 +229,8 @@ fn every_refused_delete_of_one_cluster() {
         machines: 1,
         spot: false,
         data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
         pre: conformance::world::Preexisting::default(),
         services: 1,
     };

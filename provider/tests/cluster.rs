@@ -1546,3 +1546,423 @@ async fn a_steady_state_reconcile_reads_little_and_changes_nothing() {
         clients.calls.total()
     );
 }
+
+/// The VPC's secondary ranges (AssociateVpcCidrBlock): given at create with the subnets the
+/// spec puts in them, an internal API admits every range, a steady reconcile changes nothing,
+/// a range added later is associated with one call, a range taken out of the spec is refused
+/// (nothing changes), and the delete takes the VPC with its ranges.
+#[tokio::test]
+async fn secondary_ranges_are_associated_and_hold_the_private_subnets() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let spec = |ranges: &[&str]| {
+        let ranges: Vec<String> = ranges
+            .iter()
+            .map(|r| format!("{{ipv4CidrBlock: {r}}}"))
+            .collect();
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{cidrBlock: 10.0.0.0/16, secondaryCidrBlocks: [{}]}}\n    subnets:\n      - {{cidrBlock: 10.0.0.0/20, availabilityZone: us-east-1a, public: true}}\n      - {{cidrBlock: 10.0.16.0/20, availabilityZone: us-east-1b, public: true}}\n      - {{cidrBlock: 100.64.0.0/18, availabilityZone: us-east-1a}}\n      - {{cidrBlock: 100.64.64.0/18, availabilityZone: us-east-1b}}\n  controlPlaneLoadBalancer: {{scheme: internal}}\n",
+            ranges.join(", ")
+        ))
+    };
+    let ranges_of = |vpc_id: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let v = ec2.describe_vpcs().vpc_ids(vpc_id).send().await.unwrap();
+            v.vpcs()[0]
+                .cidr_block_association_set()
+                .iter()
+                .map(|a| {
+                    (
+                        a.cidr_block().unwrap().to_string(),
+                        a.cidr_block_state()
+                            .unwrap()
+                            .state()
+                            .unwrap()
+                            .as_str()
+                            .to_string(),
+                    )
+                })
+                .collect::<BTreeSet<_>>()
+        }
+    };
+    let one = spec(&["100.64.0.0/16"]);
+
+    // The plan names the association before anything exists.
+    let planned = a.plan(&one).await.unwrap().planned;
+    assert!(
+        planned
+            .iter()
+            .any(|p| p == "associate 100.64.0.0/16 with <new vpc>"),
+        "{planned:?}"
+    );
+    let o = up(&a, &one).await;
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    assert_eq!(
+        ranges_of(vpc_id.clone()).await,
+        BTreeSet::from([
+            ("10.0.0.0/16".to_string(), "associated".to_string()),
+            ("100.64.0.0/16".to_string(), "associated".to_string()),
+        ])
+    );
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter("cidr-block", &["100.64.0.0/18", "100.64.64.0/18"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        subnets.subnets().len(),
+        2,
+        "the private subnets, in the range"
+    );
+    assert!(
+        subnets
+            .subnets()
+            .iter()
+            .all(|s| s.map_public_ip_on_launch() == Some(false))
+    );
+    // Their route tables send 0.0.0.0/0 to a NAT gateway, and know both ranges as local.
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter(
+            "association.subnet-id",
+            &[subnets.subnets()[0].subnet_id().unwrap()],
+        ))
+        .send()
+        .await
+        .unwrap();
+    let routes = tables.route_tables()[0].routes();
+    for local in ["10.0.0.0/16", "100.64.0.0/16"] {
+        assert!(
+            routes
+                .iter()
+                .any(|r| r.destination_cidr_block() == Some(local)
+                    && r.gateway_id() == Some("local")),
+            "{routes:?}"
+        );
+    }
+    assert!(routes.iter().any(|r| {
+        r.destination_cidr_block() == Some("0.0.0.0/0")
+            && r.nat_gateway_id().is_some_and(|n| n.starts_with("nat-"))
+    }));
+    // The internal API admits the machines of either range.
+    let lb_group = o.status.security_groups[&Role::ApiServerLb].id.clone();
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(&lb_group)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        rules(&g.security_groups()[0]),
+        BTreeSet::from([
+            ("tcp".into(), Some(6443), "10.0.0.0/16".into()),
+            ("tcp".into(), Some(6443), "100.64.0.0/16".into()),
+        ])
+    );
+
+    // Steady: nothing changes.
+    fake.fake().take_calls();
+    up(&a, &one).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+
+    // A range added: one association (and the internal API's rule for it).
+    let two = spec(&["100.64.0.0/16", "100.65.0.0/16"]);
+    let o = up(&a, &two).await;
+    assert_eq!(
+        mutating(&fake),
+        ["AssociateVpcCidrBlock", "AuthorizeSecurityGroupIngress"]
+    );
+    assert!(
+        ranges_of(vpc_id.clone())
+            .await
+            .contains(&("100.65.0.0/16".to_string(), "associated".to_string()))
+    );
+    assert_eq!(
+        o.status.vpc_secondary_cidrs,
+        ["100.64.0.0/16", "100.65.0.0/16"]
+    );
+
+    // A range taken out of the spec: refused, nothing changes.
+    let err = a.reconcile(&one).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, current, .. }
+            if field == "spec.network.vpc.secondaryCidrBlocks" && current == "100.65.0.0/16"),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    assert_eq!(ranges_of(vpc_id.clone()).await.len(), 3);
+
+    down(&a, &two).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    let gone = ec2.describe_vpcs().vpc_ids(&vpc_id).send().await;
+    assert!(gone.is_err(), "the VPC and its ranges are gone");
+}
+
+/// `emptyRoutesDefaultVPCSecurityGroup`: the cluster's VPC's `default` group loses AWS's
+/// rules (all from itself in, all out), a rule someone adds later goes on the next reconcile,
+/// a steady reconcile only reads it; an existing VPC's default group is refused before any
+/// call.
+#[tokio::test]
+async fn the_default_security_group_of_the_cluster_vpc_is_kept_empty() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster(
+        "  region: us-east-1\n  network: {availabilityZoneCount: 1, vpc: {emptyRoutesDefaultVPCSecurityGroup: true}}\n",
+    );
+    let planned = a.plan(&c).await.unwrap().planned;
+    assert!(
+        planned
+            .iter()
+            .any(|p| p == "empty the default security group of <new vpc>"),
+        "{planned:?}"
+    );
+    let o = up(&a, &c).await;
+    let vpc_id = o.status.vpc.unwrap().id;
+    let default_group = || {
+        let (ec2, vpc_id) = (ec2.clone(), vpc_id.clone());
+        async move {
+            let g = ec2
+                .describe_security_groups()
+                .filters(filter("vpc-id", &[&vpc_id]))
+                .filters(filter("group-name", &["default"]))
+                .send()
+                .await
+                .unwrap();
+            g.security_groups()[0].clone()
+        }
+    };
+    let g = default_group().await;
+    assert!(g.ip_permissions().is_empty(), "{g:?}");
+    assert!(g.ip_permissions_egress().is_empty(), "{g:?}");
+    let rules = ec2
+        .describe_security_group_rules()
+        .filters(filter("group-id", &[g.group_id().unwrap()]))
+        .send()
+        .await
+        .unwrap();
+    assert!(rules.security_group_rules().is_empty());
+
+    // Steady: one look, no change.
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+
+    // Someone opens it again: the next reconcile closes it.
+    ec2.authorize_security_group_ingress()
+        .group_id(g.group_id().unwrap())
+        .ip_permissions(
+            aws_sdk_ec2::types::IpPermission::builder()
+                .ip_protocol("tcp")
+                .from_port(22)
+                .to_port(22)
+                .ip_ranges(
+                    aws_sdk_ec2::types::IpRange::builder()
+                        .cidr_ip("0.0.0.0/0")
+                        .description("ssh from anywhere")
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert_eq!(mutating(&fake), ["RevokeSecurityGroupIngress"]);
+    assert!(default_group().await.ip_permissions().is_empty());
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // Without the flag, a new VPC's default group keeps AWS's rules.
+    let open = cluster("  region: us-east-1\n  network: {availabilityZoneCount: 1}\n");
+    let o = up(&a, &open).await;
+    let vpc = o.status.vpc.unwrap().id;
+    let g = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc]))
+        .filters(filter("group-name", &["default"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(g.security_groups()[0].ip_permissions().len(), 1);
+    assert_eq!(g.security_groups()[0].ip_permissions_egress().len(), 1);
+    down(&a, &open).await;
+
+    // An existing VPC's group is the user's.
+    let mine = cluster(
+        "  region: us-east-1\n  network: {vpc: {id: vpc-12345678, emptyRoutesDefaultVPCSecurityGroup: true}}\n",
+    );
+    fake.fake().take_calls();
+    let err = a.reconcile(&mine).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems }
+            if problems.iter().any(|p| p.contains("emptyRoutesDefaultVPCSecurityGroup"))),
+        "{err}"
+    );
+    assert!(fake.fake().take_calls().is_empty());
+}
+
+/// `controlPlaneLoadBalancer.additionalSecurityGroups`: the balancer carries the user's
+/// groups beside the cluster's own (at create, and converged when the list changes), never
+/// changing them; the delete leaves them.
+#[tokio::test]
+async fn the_api_load_balancer_carries_the_users_groups_too() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (vpc, igw, public, private) = existing_network(&ec2).await;
+    let group = |name: &'static str| {
+        let (ec2, vpc) = (ec2.clone(), vpc.clone());
+        async move {
+            ec2.create_security_group()
+                .vpc_id(vpc)
+                .group_name(name)
+                .description("the platform team's monitoring probes")
+                .tag_specifications(preexisting(ResourceType::SecurityGroup))
+                .send()
+                .await
+                .unwrap()
+                .group_id
+                .unwrap()
+        }
+    };
+    let (probes, audit) = (group("probes").await, group("audit").await);
+    let spec = |extra: &[&str]| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n    internetGatewayId: {igw}\n    subnets: [{{id: {public}, public: true}}, {{id: {private}}}]\n  controlPlaneLoadBalancer: {{additionalSecurityGroups: [{}]}}\n",
+            extra.join(", ")
+        ))
+    };
+    let groups_of_lb = || {
+        let elb = elb.clone();
+        async move {
+            let d = elb
+                .describe_load_balancers()
+                .load_balancer_names("c1-apiserver")
+                .send()
+                .await
+                .unwrap();
+            d.load_balancer_descriptions()[0]
+                .security_groups()
+                .iter()
+                .cloned()
+                .collect::<BTreeSet<String>>()
+        }
+    };
+    let before = snapshot(&ec2, &elb, &vpc).await;
+    let o = up(&a, &spec(&[&probes])).await;
+    let own = o.status.security_groups[&Role::ApiServerLb].id.clone();
+    assert_eq!(
+        groups_of_lb().await,
+        BTreeSet::from([own.clone(), probes.clone()])
+    );
+    fake.fake().take_calls();
+    up(&a, &spec(&[&probes])).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+
+    // The list changes: one call brings the balancer to it.
+    up(&a, &spec(&[&audit, &probes])).await;
+    assert_eq!(mutating(&fake), ["ApplySecurityGroupsToLoadBalancer"]);
+    assert_eq!(
+        groups_of_lb().await,
+        BTreeSet::from([own.clone(), probes.clone(), audit.clone()])
+    );
+    up(&a, &spec(&[])).await;
+    assert_eq!(groups_of_lb().await, BTreeSet::from([own]));
+
+    // Six groups are more than a classic balancer carries: refused before any call.
+    let six = spec(&[
+        "sg-00000001",
+        "sg-00000002",
+        "sg-00000003",
+        "sg-00000004",
+        "sg-00000004",
+    ]);
+    fake.fake().take_calls();
+    let err = a.reconcile(&six).await.unwrap_err();
+    let Error::InvalidSpec { problems } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(fake.fake().take_calls().is_empty());
+
+    down(&a, &spec(&[&probes])).await;
+    // The user's groups, and everything else of theirs, as they were.
+    assert_eq!(snapshot(&ec2, &elb, &vpc).await, before);
+}
+
+/// A subnet's own `tags` (such as the discovery tag a node autoscaler looks for): on the
+/// subnet from its create, beside the cluster's additional tags (its own win), converging when
+/// the spec changes them; an existing subnet is never tagged (refused before any call).
+#[tokio::test]
+async fn a_subnets_own_tags_are_created_with_it_and_converge() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let spec = |private_tags: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  additionalTags: {{team: red, tier: shared}}\n  network:\n    subnets:\n      - {{cidrBlock: 10.0.0.0/20, availabilityZone: us-east-1a, public: true}}\n      - {{cidrBlock: 10.0.64.0/18, availabilityZone: us-east-1a, tags: {private_tags}}}\n"
+        ))
+    };
+    let tags_of = |cidr: &'static str| {
+        let ec2 = ec2.clone();
+        async move {
+            let s = ec2
+                .describe_subnets()
+                .filters(filter("cidr-block", &[cidr]))
+                .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+                .send()
+                .await
+                .unwrap();
+            s.subnets()[0]
+                .tags()
+                .iter()
+                .map(|t| (t.key().unwrap().to_string(), t.value().unwrap().to_string()))
+                .filter(|(k, _)| ["team", "tier", "karpenter.sh/discovery"].contains(&k.as_str()))
+                .collect::<BTreeSet<_>>()
+        }
+    };
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    up(&a, &spec("{karpenter.sh/discovery: c1, tier: nodes}")).await;
+    assert_eq!(
+        tags_of("10.0.64.0/18").await,
+        BTreeSet::from([
+            pair("team", "red"),
+            pair("tier", "nodes"),
+            pair("karpenter.sh/discovery", "c1"),
+        ])
+    );
+    assert_eq!(
+        tags_of("10.0.0.0/20").await,
+        BTreeSet::from([pair("team", "red"), pair("tier", "shared")])
+    );
+    fake.fake().take_calls();
+    up(&a, &spec("{karpenter.sh/discovery: c1, tier: nodes}")).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+
+    // The discovery tag dropped and the override gone: the subnet is back to the cluster's.
+    up(&a, &spec("{}")).await;
+    assert_eq!(mutating(&fake), ["DeleteTags", "CreateTags"]);
+    assert_eq!(
+        tags_of("10.0.64.0/18").await,
+        BTreeSet::from([pair("team", "red"), pair("tier", "shared")])
+    );
+    down(&a, &spec("{}")).await;
+
+    let existing = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678}\n    subnets:\n      - {id: subnet-12345678, public: true}\n      - {id: subnet-87654321, tags: {karpenter.sh/discovery: c1}}\n",
+    );
+    fake.fake().take_calls();
+    let err = a.reconcile(&existing).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems }
+            if problems.iter().any(|p| p.contains("subnets[1].tags: an existing subnet"))),
+        "{err}"
+    );
+    assert!(fake.fake().take_calls().is_empty());
+}

@@ -96,7 +96,13 @@ pub(super) fn tree(status: &ClusterStatus) -> String {
             t,
             "vpc {} {} [{}]",
             v.id,
-            status.vpc_cidr.as_deref().unwrap_or_default(),
+            status
+                .vpc_cidr
+                .iter()
+                .chain(&status.vpc_secondary_cidrs)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
             tag(v.managed)
         );
     }

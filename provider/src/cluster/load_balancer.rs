@@ -150,6 +150,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .get(&Role::ApiServerLb)
         .map(|g| g.id.clone())
         .unwrap_or_default();
+    // The balancer's groups: the cluster's own, then the spec's others.
+    let groups: Vec<String> = std::iter::once(group.clone())
+        .chain(spec.additional_security_groups.iter().cloned())
+        .collect();
     let scheme = spec.scheme.as_str();
     let hc = &s.plan.health_check;
     let health_check = HealthCheck::builder()
@@ -263,14 +267,18 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .await
                     .map_err(aws("DetachLoadBalancerFromSubnets"))?;
             }
-            if d.security_groups() != [group.clone()]
+            let mut have: Vec<&String> = d.security_groups().iter().collect();
+            let mut want: Vec<&String> = groups.iter().collect();
+            have.sort();
+            want.sort();
+            if have != want
                 && !is_new(&group)
-                && s.act(format!("apply {group} to {name}"))
+                && s.act(format!("apply {} to {name}", groups.join(", ")))
             {
                 s.elb()
                     .apply_security_groups_to_load_balancer()
                     .load_balancer_name(&name)
-                    .security_groups(&group)
+                    .set_security_groups(Some(groups.clone()))
                     .send()
                     .await
                     .map_err(aws("ApplySecurityGroupsToLoadBalancer"))?;
@@ -303,7 +311,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .load_balancer_name(&name)
                 .listeners(listener)
                 .set_subnets(Some(subnets.clone()))
-                .security_groups(&group);
+                .set_security_groups(Some(groups.clone()));
             if spec.scheme == Scheme::Internal {
                 call = call.scheme("internal");
             }

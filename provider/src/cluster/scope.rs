@@ -93,12 +93,39 @@ impl<'a> Scope<'a> {
         ownership::tags_for(&self.plan.name, role, name, &self.plan.spec.additional_tags)
     }
 
+    /// [`tags`](Self::tags) with `own`, the spec's tags of that resource alone, beside the
+    /// cluster's additional tags (its own win).
+    fn tags_with(
+        &self,
+        role: &str,
+        name: &str,
+        own: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        if own.is_empty() {
+            return self.tags(role, name);
+        }
+        let mut additional = self.plan.spec.additional_tags.clone();
+        additional.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        ownership::tags_for(&self.plan.name, role, name, &additional)
+    }
+
     /// The tags of a created EC2 resource of type `rt`: [`tags`](Self::tags), and the
     /// Kubernetes tags a cloud controller manager looks for: on subnets the cluster tag and
     /// `kubernetes.io/role/elb` (public) or `internal-elb` (private), on the `lb` group (the
     /// one the cloud controller manager edits; no other group carries it) the cluster tag.
     pub fn ec2_tags(&self, rt: &ResourceType, role: &str, name: &str) -> BTreeMap<String, String> {
-        let mut t = self.tags(role, name);
+        self.ec2_tags_with(rt, role, name, &BTreeMap::new())
+    }
+
+    /// [`ec2_tags`](Self::ec2_tags) with the spec's tags of that resource alone (`own`).
+    pub fn ec2_tags_with(
+        &self,
+        rt: &ResourceType,
+        role: &str,
+        name: &str,
+        own: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        let mut t = self.tags_with(role, name, own);
         let cluster_tag = ownership::kubernetes_cluster_key(&self.plan.name);
         match rt {
             ResourceType::Subnet => {
@@ -121,6 +148,18 @@ impl<'a> Scope<'a> {
     /// A TagSpecification for a created resource.
     pub fn tag_spec(&self, rt: ResourceType, role: &str, name: &str) -> TagSpecification {
         let tags = self.ec2_tags(&rt, role, name);
+        sdk::tag_spec(rt, &tags)
+    }
+
+    /// [`tag_spec`](Self::tag_spec) with the spec's tags of that resource alone (`own`).
+    pub fn tag_spec_with(
+        &self,
+        rt: ResourceType,
+        role: &str,
+        name: &str,
+        own: &BTreeMap<String, String>,
+    ) -> TagSpecification {
+        let tags = self.ec2_tags_with(&rt, role, name, own);
         sdk::tag_spec(rt, &tags)
     }
 
@@ -181,6 +220,16 @@ impl<'a> Scope<'a> {
         self.status.vpc_cidr.as_deref().and_then(|c| c.parse().ok())
     }
 
+    /// Every IPv4 range of the VPC: its CIDR, then its secondary ranges.
+    pub fn vpc_ranges(&self) -> Vec<Ipv4Net> {
+        self.status
+            .vpc_cidr
+            .iter()
+            .chain(&self.status.vpc_secondary_cidrs)
+            .filter_map(|c| c.parse().ok())
+            .collect()
+    }
+
     /// Brings the cluster's tags onto an owned EC2 resource: adds the missing or changed ones,
     /// removes additional tags the spec no longer has (tags others put on it stay).
     pub async fn ensure_tags(
@@ -191,7 +240,21 @@ impl<'a> Scope<'a> {
         role: &str,
         name: &str,
     ) -> Result<(), Error> {
-        let want = self.ec2_tags(&rt, role, name);
+        self.ensure_tags_with(id, current, rt, role, name, &BTreeMap::new())
+            .await
+    }
+
+    /// [`ensure_tags`](Self::ensure_tags) with the spec's tags of that resource alone (`own`).
+    pub async fn ensure_tags_with(
+        &mut self,
+        id: &str,
+        current: &[Tag],
+        rt: ResourceType,
+        role: &str,
+        name: &str,
+        own: &BTreeMap<String, String>,
+    ) -> Result<(), Error> {
+        let want = self.ec2_tags_with(&rt, role, name, own);
         if is_new(id) {
             return Ok(());
         }

@@ -131,6 +131,9 @@ pub struct ClusterStatus {
     pub vpc: Option<Res>,
     /// Its CIDR.
     pub vpc_cidr: Option<String>,
+    /// Its secondary IPv4 ranges (associated, or being associated).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vpc_secondary_cidrs: Vec<String>,
     /// The internet gateway.
     pub internet_gateway: Option<Res>,
     /// Subnets.

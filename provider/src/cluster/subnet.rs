@@ -1,7 +1,8 @@
 //! Subnets: existing ones are validated (in the VPC, public or private as the spec claims);
 //! an existing VPC given without subnets lends its own ([`discover`]); the cluster's own are
-//! found by tag and CIDR, created where missing, public ones mapping public IPs on launch. A
-//! subnet's CIDR and zone cannot change.
+//! found by tag and CIDR, created where missing, public ones mapping public IPs on launch,
+//! tagged with the spec's tags of each beside the cluster's. A subnet's CIDR and zone cannot
+//! change.
 
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
 
@@ -98,6 +99,7 @@ pub async fn discover(clients: &Clients, plan: &Plan) -> Result<Vec<PlannedSubne
                 cidr: None,
                 zone: sn.availability_zone().map(String::from),
                 public: own.or(main).is_some_and(to_internet),
+                tags: Default::default(),
             }
         })
         .collect();
@@ -231,14 +233,19 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             wanted: "no such subnet".into(),
         });
     }
-    if let Some(vpc) = s.vpc_cidr() {
+    let ranges = s.vpc_ranges();
+    if !ranges.is_empty() {
         for p in planned.iter().filter(|p| p.id.is_none()) {
             if let Some(c) = p.cidr
-                && !vpc.contains(&c)
+                && !ranges.iter().any(|r| r.contains(&c))
             {
+                let held: Vec<String> = ranges.iter().map(|r| r.to_string()).collect();
                 return Err(Error::PreExisting {
                     resource: format!("VPC {vpc_id}"),
-                    problem: format!("its CIDR {vpc} does not hold the subnet {c} of the spec"),
+                    problem: format!(
+                        "its CIDR {} does not hold the subnet {c} of the spec",
+                        held.join(" or ")
+                    ),
                 });
             }
         }
@@ -264,7 +271,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     });
                 }
                 let id = sn.subnet_id().unwrap_or_default().to_string();
-                s.ensure_tags(&id, sn.tags(), ResourceType::Subnet, kind, &name)
+                s.ensure_tags_with(&id, sn.tags(), ResourceType::Subnet, kind, &name, &p.tags)
                     .await?;
                 sn
             }
@@ -285,7 +292,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .vpc_id(&vpc_id)
                     .cidr_block(cidr.to_string())
                     .availability_zone(&zone)
-                    .tag_specifications(s.tag_spec(ResourceType::Subnet, kind, &name))
+                    .tag_specifications(s.tag_spec_with(ResourceType::Subnet, kind, &name, &p.tags))
                     .customize()
                     .config_override(sent_once())
                     .send()

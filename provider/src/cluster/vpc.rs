@@ -1,7 +1,12 @@
 //! The VPC: an existing one (validated, never modified), or the cluster's own, found by its
-//! owned tag, created with DNS support and hostnames on. Its CIDR is immutable.
+//! owned tag, created with DNS support and hostnames on, and given the spec's secondary IPv4
+//! ranges (AssociateVpcCidrBlock) where it lacks one, and, when the spec asks, its `default`
+//! security group kept empty. Its CIDR is immutable, and a secondary
+//! range is never taken away: one the spec no longer names is an error, as a subnet is.
 
-use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName};
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName, VpcCidrBlockStateCode,
+};
 
 use super::{Res, Scope, is_new};
 use crate::aws_error::aws;
@@ -14,6 +19,28 @@ fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
         managed,
     });
     s.status.vpc_cidr = v.cidr_block().map(String::from);
+    s.status.vpc_secondary_cidrs = secondary_ranges(v);
+}
+
+/// The VPC's IPv4 ranges besides its primary one that it holds or is being given (not those
+/// being taken away, or whose association failed).
+fn secondary_ranges(v: &Vpc) -> Vec<String> {
+    v.cidr_block_association_set()
+        .iter()
+        .filter(|a| {
+            a.cidr_block_state()
+                .and_then(|st| st.state())
+                .is_some_and(|st| {
+                    matches!(
+                        st,
+                        VpcCidrBlockStateCode::Associated | VpcCidrBlockStateCode::Associating
+                    )
+                })
+        })
+        .filter_map(|a| a.cidr_block())
+        .filter(|c| Some(*c) != v.cidr_block())
+        .map(String::from)
+        .collect()
 }
 
 /// Finds the cluster's VPC (the spec's, or the owned one) without changing anything.
@@ -96,6 +123,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     managed: true,
                 });
                 s.status.vpc_cidr = Some(wanted);
+                secondary(s, "<new vpc>").await?;
+                if s.plan.spec.network.vpc.empty_default_security_group {
+                    s.act("empty the default security group of <new vpc>".into());
+                }
                 return Ok(());
             }
             let out = s
@@ -117,8 +148,12 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         }
     };
     let id = vpc.vpc_id().unwrap_or_default().to_string();
+    secondary(s, &id).await?;
     if is_new(&id) {
         return Ok(());
+    }
+    if s.plan.spec.network.vpc.empty_default_security_group {
+        empty_default_group(s, &id).await?;
     }
     for attr in [
         VpcAttributeName::EnableDnsSupport,
@@ -154,6 +189,82 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             _ => call.enable_dns_hostnames(on),
         };
         call.send().await.map_err(aws("ModifyVpcAttribute"))?;
+    }
+    Ok(())
+}
+
+/// Gives the cluster's VPC `id` the spec's secondary ranges it lacks; one it holds that the
+/// spec no longer names is an error (its subnets and their addresses would go with it).
+async fn secondary(s: &mut Scope<'_>, id: &str) -> Result<(), Error> {
+    let wanted: Vec<String> = s
+        .plan
+        .secondary_cidrs
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let held = s.status.vpc_secondary_cidrs.clone();
+    if let Some(extra) = held.iter().find(|h| !wanted.contains(h)) {
+        return Err(Error::Immutable {
+            field: "spec.network.vpc.secondaryCidrBlocks".into(),
+            resource: id.to_string(),
+            current: extra.clone(),
+            wanted: "no such range".into(),
+        });
+    }
+    for cidr in wanted.iter().filter(|w| !held.contains(w)) {
+        if !s.act(format!("associate {cidr} with {id}")) || is_new(id) {
+            s.status.vpc_secondary_cidrs.push(cidr.clone());
+            continue;
+        }
+        s.ec2()
+            .associate_vpc_cidr_block()
+            .vpc_id(id)
+            .cidr_block(cidr)
+            .customize()
+            .config_override(sent_once())
+            .send()
+            .await
+            .map_err(aws("AssociateVpcCidrBlock"))?;
+        s.status.vpc_secondary_cidrs.push(cidr.clone());
+    }
+    Ok(())
+}
+
+/// Revokes every rule of the `default` security group of the cluster's VPC `id` (AWS gives it
+/// all traffic from itself in, and all traffic out): one describe when it holds none.
+async fn empty_default_group(s: &mut Scope<'_>, id: &str) -> Result<(), Error> {
+    let groups = s
+        .ec2()
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[id]))
+        .filters(filter("group-name", &["default"]))
+        .send()
+        .await
+        .map_err(aws("DescribeSecurityGroups"))?
+        .security_groups
+        .unwrap_or_default();
+    let Some(group) = groups.first() else {
+        return Ok(());
+    };
+    let group_id = group.group_id().unwrap_or_default().to_string();
+    let (ingress, egress) = (group.ip_permissions(), group.ip_permissions_egress());
+    if !ingress.is_empty() && s.act(format!("revoke the ingress rules of {group_id} (default)")) {
+        s.ec2()
+            .revoke_security_group_ingress()
+            .group_id(&group_id)
+            .set_ip_permissions(Some(ingress.to_vec()))
+            .send()
+            .await
+            .map_err(aws("RevokeSecurityGroupIngress"))?;
+    }
+    if !egress.is_empty() && s.act(format!("revoke the egress rules of {group_id} (default)")) {
+        s.ec2()
+            .revoke_security_group_egress()
+            .group_id(&group_id)
+            .set_ip_permissions(Some(egress.to_vec()))
+            .send()
+            .await
+            .map_err(aws("RevokeSecurityGroupEgress"))?;
     }
     Ok(())
 }

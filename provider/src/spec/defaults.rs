@@ -2,6 +2,8 @@
 //! balancer's name (hashed to fit ELB's 32 characters) and idle timeout, calico's CNI rules;
 //! and [`Plan`], a validated spec with its defaults filled in.
 
+use std::collections::BTreeMap;
+
 use ipnet::Ipv4Net;
 
 use super::{ClusterSpec, CniRule, HealthCheckSpec};
@@ -26,6 +28,8 @@ pub struct PlannedSubnet {
     pub zone: Option<String>,
     /// Public or private.
     pub public: bool,
+    /// The spec's tags of this subnet alone (one to create).
+    pub tags: BTreeMap<String, String>,
 }
 
 /// A validated spec with its defaults filled in.
@@ -37,6 +41,8 @@ pub struct Plan {
     pub spec: ClusterSpec,
     /// The VPC CIDR to create (None with an existing VPC).
     pub vpc_cidr: Option<Ipv4Net>,
+    /// The VPC's secondary IPv4 ranges (only for a VPC the cluster creates).
+    pub secondary_cidrs: Vec<Ipv4Net>,
     /// The subnets, existing and to create.
     pub subnets: Vec<PlannedSubnet>,
     /// An existing VPC given without subnets: the cluster uses the VPC's own subnets, found
@@ -120,6 +126,7 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
                 cidr: Some(*c),
                 zone: Some(zone.clone()),
                 public: true,
+                tags: Default::default(),
             });
         }
         if let Some(c) = pieces.get(i + 1) {
@@ -128,6 +135,7 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
                 cidr: Some(*c),
                 zone: Some(zone.clone()),
                 public: false,
+                tags: Default::default(),
             });
         }
     }

@@ -168,6 +168,71 @@ spec:
         assert!(text.contains("not inside the VPC"), "{text}");
     }
 
+    fn spec_problems(spec: &str) -> String {
+        let yaml = format!(
+            "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {{name: c1}}\nspec:\n  region: us-east-1\n{spec}"
+        );
+        match validate(&parse(&yaml, "x").unwrap(), &zones()) {
+            Err(Error::InvalidSpec { problems }) => problems.join("\n"),
+            other => panic!("accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn secondary_ranges_hold_subnets_and_are_checked_as_aws_checks_them() {
+        let yaml = r#"
+apiVersion: infrastructure.capa.rs/v1alpha1
+kind: Cluster
+metadata: {name: c1}
+spec:
+  region: us-east-1
+  network:
+    vpc:
+      cidrBlock: 10.0.0.0/16
+      secondaryCidrBlocks: [{ipv4CidrBlock: 100.64.0.0/16}, {ipv4CidrBlock: 10.1.0.0/16}]
+    subnets:
+      - {cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true}
+      - {cidrBlock: 100.64.0.0/18, availabilityZone: us-east-1a}
+      - {cidrBlock: 10.1.0.0/16, availabilityZone: us-east-1a}
+"#;
+        let plan = validate(&parse(yaml, "x").unwrap(), &zones()).unwrap();
+        assert_eq!(
+            plan.secondary_cidrs
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>(),
+            ["100.64.0.0/16", "10.1.0.0/16"]
+        );
+
+        let text = spec_problems(
+            "  network:\n    vpc:\n      cidrBlock: 10.0.0.0/16\n      secondaryCidrBlocks:\n        - {ipv4CidrBlock: 192.168.0.0/16}\n        - {ipv4CidrBlock: 10.0.128.0/17}\n        - {ipv4CidrBlock: 100.64.0.0/12}\n        - {ipv4CidrBlock: 198.19.0.0/16}\n        - {ipv4CidrBlock: 100.64.0.1/16}\n        - {ipv4CidrBlock: 100.80.0.0/16}\n        - {ipv4CidrBlock: 100.80.0.0/20}\n    subnets:\n      - {cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 100.96.0.0/24, availabilityZone: us-east-1a}\n",
+        );
+        for needle in [
+            "secondaryCidrBlocks[0].ipv4CidrBlock: 192.168.0.0/16 is in the private range",
+            "secondaryCidrBlocks[1].ipv4CidrBlock: 10.0.128.0/17 overlaps the VPC's cidrBlock",
+            "secondaryCidrBlocks[2].ipv4CidrBlock: 100.64.0.0/12 must be between /16 and /28",
+            "secondaryCidrBlocks[3].ipv4CidrBlock: 198.19.0.0/16 is in 198.19.0.0/16",
+            "secondaryCidrBlocks[4].ipv4CidrBlock: 100.64.0.1/16 is not a network address",
+            "secondaryCidrBlocks[6].ipv4CidrBlock: 100.80.0.0/20 overlaps spec.network.vpc.secondaryCidrBlocks[",
+            "subnets[1].cidrBlock: 100.96.0.0/24 is not inside the VPC's 10.0.0.0/16 or",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from:\n{text}");
+        }
+        // 10.0.0.0/16 beside a range in 10.0.0.0/15, as AWS refuses it.
+        let text = spec_problems(
+            "  network:\n    vpc: {cidrBlock: 10.1.0.0/16, secondaryCidrBlocks: [{ipv4CidrBlock: 10.0.0.0/16}]}\n",
+        );
+        assert!(text.contains("10.0.0.0/15"), "{text}");
+        // A VPC of the user's is never given a range.
+        let text = spec_problems(
+            "  network:\n    vpc: {id: vpc-12345678, secondaryCidrBlocks: [{ipv4CidrBlock: 100.64.0.0/16}]}\n",
+        );
+        assert!(
+            text.contains("only for a VPC the provider creates"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn unknown_fields_are_rejected() {
         let yaml = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: c1}\nspec: {region: us-east-1, vpcCidr: 10.0.0.0/16}\n";

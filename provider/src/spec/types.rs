@@ -161,6 +161,24 @@ pub struct VpcSpec {
     /// The CIDR of the VPC to create (default 10.0.0.0/16). Immutable.
     #[serde(default)]
     pub cidr_block: Option<String>,
+    /// More IPv4 ranges for the VPC to create (AssociateVpcCidrBlock), for subnets of their
+    /// own, such as a range for pods. Added when missing; never removed.
+    #[serde(default)]
+    pub secondary_cidr_blocks: Vec<VpcCidrBlock>,
+    /// Empty the VPC's `default` security group (every ingress and egress rule revoked, and
+    /// kept so), which AWS makes open to itself and to the internet and the cluster never
+    /// uses. Only for a VPC the cluster creates.
+    #[serde(default, rename = "emptyRoutesDefaultVPCSecurityGroup")]
+    pub empty_default_security_group: bool,
+}
+
+/// A secondary IPv4 range of the VPC.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VpcCidrBlock {
+    /// The range, such as `100.64.0.0/16` (a /16 to a /28).
+    #[serde(rename = "ipv4CidrBlock")]
+    pub ipv4_cidr_block: String,
 }
 
 /// One subnet.
@@ -179,6 +197,10 @@ pub struct SubnetSpec {
     /// Public (routes to the internet gateway, maps public IPs) or private (routes to NAT).
     #[serde(default)]
     pub public: bool,
+    /// Tags of this subnet alone (a subnet to create), beside the cluster's `additionalTags`
+    /// (these win); they converge as those do.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
 /// A CNI rule: applied to the control-plane and node groups, from both.
@@ -287,6 +309,10 @@ pub struct LoadBalancerSpec {
     /// Who may reach port 6443 (default: anyone for internet-facing, the VPC for internal).
     #[serde(default)]
     pub allowed_cidr_blocks: Vec<String>,
+    /// Existing security groups the balancer carries besides the cluster's `apiserver-lb`
+    /// group: used, never modified.
+    #[serde(default)]
+    pub additional_security_groups: Vec<String>,
 }
 
 /// A classic load balancer health check.

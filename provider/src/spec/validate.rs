@@ -87,44 +87,50 @@ fn check_rule(
     }
 }
 
-fn check_tags(problems: &mut Vec<String>, tags: &BTreeMap<String, String>) {
+/// Tags at `at`: room on the resource for them beside the provider's own, and each key and
+/// value as AWS and the provider take them.
+fn check_tags(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, String>) {
+    check_tag_room(problems, at, tags);
+    check_tag_keys(problems, at, tags);
+}
+
+/// Whether `tags`, the additional tags of one resource, fit beside the provider's own: AWS's
+/// 50 per resource, and the last-applied tag's 256 characters of keys.
+fn check_tag_room(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, String>) {
     if tags.len() + OWN_TAGS > 50 {
         problems.push(format!(
-            "spec.additionalTags: {} tags; AWS allows 50 per resource and the provider uses {OWN_TAGS}",
+            "{at}: {} tags; AWS allows 50 per resource and the provider uses {OWN_TAGS}",
             tags.len()
         ));
     }
     let joined: usize = tags.keys().map(|k| k.len() + 1).sum();
     if joined > 257 {
-        problems.push(
-            "spec.additionalTags: the keys, joined by commas, exceed the 256 characters the \
-             provider can track in its last-applied tag"
-                .into(),
-        );
+        problems.push(format!(
+            "{at}: the keys, joined by commas, exceed the 256 characters the provider can \
+             track in its last-applied tag"
+        ));
     }
+}
+
+/// Each key and value of `tags` as AWS takes them, none of the provider's own keys.
+fn check_tag_keys(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, String>) {
     for (k, v) in tags {
         if k.contains(',') {
-            problems.push(format!("spec.additionalTags: key {k:?} holds a comma"));
+            problems.push(format!("{at}: key {k:?} holds a comma"));
         }
         if k.is_empty() || k.chars().count() > 128 {
-            problems.push(format!(
-                "spec.additionalTags: key {k:?} must be 1 to 128 characters"
-            ));
+            problems.push(format!("{at}: key {k:?} must be 1 to 128 characters"));
         }
         if v.chars().count() > 256 {
             problems.push(format!(
-                "spec.additionalTags[{k}]: the value is longer than 256 characters"
+                "{at}[{k}]: the value is longer than 256 characters"
             ));
         }
         if k.to_ascii_lowercase().starts_with("aws:") {
-            problems.push(format!(
-                "spec.additionalTags: key {k:?} uses the reserved prefix aws:"
-            ));
+            problems.push(format!("{at}: key {k:?} uses the reserved prefix aws:"));
         }
         if k.starts_with("sigs.k8s.io/cluster-api-provider-aws/") || k == "Name" {
-            problems.push(format!(
-                "spec.additionalTags: key {k:?} is set by the provider itself"
-            ));
+            problems.push(format!("{at}: key {k:?} is set by the provider itself"));
         }
     }
 }
@@ -136,7 +142,7 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
     let spec = &cluster.spec;
     let name = &cluster.metadata.name;
     check_metadata(&mut p, cluster);
-    let (existing_vpc, vpc_cidr, subnets) = check_network(&mut p, spec, zones);
+    let (existing_vpc, vpc_cidr, secondary_cidrs, subnets) = check_network(&mut p, spec, zones);
     check_security_group_overrides(&mut p, spec, existing_vpc.is_some());
     let cni_rules = check_ingress_rules(&mut p, spec);
     check_bastion(&mut p, spec, &subnets);
@@ -149,6 +155,7 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
         name: name.clone(),
         spec: spec.clone(),
         vpc_cidr,
+        secondary_cidrs,
         discover_subnets: spec.network.subnets.is_empty() && existing_vpc.is_some(),
         subnets,
         load_balancer_name: lb
@@ -207,16 +214,22 @@ fn check_metadata(p: &mut Vec<String>, cluster: &Cluster) {
     {
         p.push("spec.sshKeyName: must be 1 to 255 characters".into());
     }
-    check_tags(p, &spec.additional_tags);
+    check_tags(p, "spec.additionalTags", &spec.additional_tags);
 }
 
-/// The VPC (existing, or its CIDR), the internet gateway, the zone count and the subnets:
-/// the existing VPC's id, the CIDR to create, and the planned subnets.
+/// The VPC (existing, or its CIDR and secondary ranges), the internet gateway, the zone count
+/// and the subnets: the existing VPC's id, the CIDR to create, its secondary ranges, and the
+/// planned subnets.
 fn check_network(
     p: &mut Vec<String>,
     spec: &ClusterSpec,
     zones: &[String],
-) -> (Option<String>, Option<Ipv4Net>, Vec<PlannedSubnet>) {
+) -> (
+    Option<String>,
+    Option<Ipv4Net>,
+    Vec<Ipv4Net>,
+    Vec<PlannedSubnet>,
+) {
     let net = &spec.network;
     let existing_vpc = net.vpc.id.clone();
     if let Some(id) = &existing_vpc {
@@ -241,6 +254,16 @@ fn check_network(
     } else {
         None
     };
+    let secondary = check_secondary_cidrs(p, spec, vpc_cidr);
+    if existing_vpc.is_some() && net.vpc.empty_default_security_group {
+        p.push(
+            "spec.network.vpc.emptyRoutesDefaultVPCSecurityGroup: only for a VPC the provider \
+             creates; an existing VPC's default group is the user's"
+                .into(),
+        );
+    }
+    // Where the spec's subnets may go: the VPC's ranges, primary and secondary.
+    let ranges: Vec<Ipv4Net> = vpc_cidr.into_iter().chain(secondary.clone()).collect();
     if let Some(igw) = &net.internet_gateway_id {
         check_id(p, "spec.network.internetGatewayId", igw, "igw");
         if existing_vpc.is_none() {
@@ -277,11 +300,17 @@ fn check_network(
                             "{at}.id: an existing subnet needs an existing VPC (spec.network.vpc.id)"
                         ));
                     }
+                    if !s.tags.is_empty() {
+                        p.push(format!(
+                            "{at}.tags: an existing subnet is the user's, never tagged"
+                        ));
+                    }
                     subnets.push(PlannedSubnet {
                         id: Some(id.clone()),
                         cidr: None,
                         zone: s.availability_zone.clone(),
                         public: s.public,
+                        tags: BTreeMap::new(),
                     });
                 }
                 (None, Some(raw)) => {
@@ -290,14 +319,14 @@ fn check_network(
                         if !(16..=28).contains(&c.prefix_len()) {
                             p.push(format!("{at}.cidrBlock: {c} must be between /16 and /28"));
                         }
-                        if let Some(vpc) = vpc_cidr
-                            && !vpc.contains(&c)
-                        {
-                            p.push(format!("{at}.cidrBlock: {c} is not inside the VPC's {vpc}"));
+                        if !ranges.is_empty() && !ranges.iter().any(|r| r.contains(&c)) {
+                            let held: Vec<String> = ranges.iter().map(|r| r.to_string()).collect();
+                            p.push(format!(
+                                "{at}.cidrBlock: {c} is not inside the VPC's {}",
+                                held.join(" or ")
+                            ));
                         }
-                        if let Some(vpc) = vpc_cidr
-                            && vpc == c
-                        {
+                        if vpc_cidr == Some(c) {
                             p.push(format!(
                                 "{at}.cidrBlock: {c} is the whole VPC; leave room to grow"
                             ));
@@ -322,11 +351,19 @@ fn check_network(
                         )),
                         Some(_) => {}
                     }
+                    if !s.tags.is_empty() {
+                        // With the cluster's additional tags, which the subnet carries too.
+                        let mut all = spec.additional_tags.clone();
+                        all.extend(s.tags.clone());
+                        check_tag_room(p, &format!("{at}.tags"), &all);
+                        check_tag_keys(p, &format!("{at}.tags"), &s.tags);
+                    }
                     subnets.push(PlannedSubnet {
                         id: None,
                         cidr,
                         zone: s.availability_zone.clone(),
                         public: s.public,
+                        tags: s.tags.clone(),
                     });
                 }
                 (Some(_), Some(_)) => p.push(format!(
@@ -342,7 +379,99 @@ fn check_network(
         }
     }
 
-    (existing_vpc, vpc_cidr, subnets)
+    (existing_vpc, vpc_cidr, secondary, subnets)
+}
+
+/// The private ranges of RFC 1918: a VPC's secondary range may come from the one its primary
+/// range is in, or from none of them.
+const RFC1918: [&str; 3] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"];
+
+/// The RFC 1918 range holding `net`, if any.
+fn private_range(net: &Ipv4Net) -> Option<Ipv4Net> {
+    RFC1918
+        .iter()
+        .filter_map(|r| r.parse::<Ipv4Net>().ok())
+        .find(|r| r.contains(net))
+}
+
+/// `spec.network.vpc.secondaryCidrBlocks`: only for a VPC the cluster creates, each a /16 to
+/// /28 network that overlaps no other range of the VPC and that AWS's association
+/// restrictions admit beside the primary range (the VPC user guide's "IPv4 CIDR block
+/// association restrictions": a range from another RFC 1918 block than the primary's is
+/// refused; 198.19.0.0/16 only beside a primary range there; nothing from 10.0.0.0/16 beside
+/// a range in 10.0.0.0/15).
+fn check_secondary_cidrs(
+    p: &mut Vec<String>,
+    spec: &ClusterSpec,
+    primary: Option<Ipv4Net>,
+) -> Vec<Ipv4Net> {
+    let blocks = &spec.network.vpc.secondary_cidr_blocks;
+    if blocks.is_empty() {
+        return Vec::new();
+    }
+    if spec.network.vpc.id.is_some() {
+        p.push(
+            "spec.network.vpc.secondaryCidrBlocks: only for a VPC the provider creates; an \
+             existing VPC (spec.network.vpc.id) is used as it is, never modified"
+                .into(),
+        );
+        return Vec::new();
+    }
+    let mut out: Vec<Ipv4Net> = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        let at = format!("spec.network.vpc.secondaryCidrBlocks[{i}].ipv4CidrBlock");
+        let Some(c) = check_cidr(p, &at, &b.ipv4_cidr_block) else {
+            continue;
+        };
+        if !(16..=28).contains(&c.prefix_len()) {
+            p.push(format!("{at}: {c} must be between /16 and /28"));
+        }
+        let overlaps = |r: &Ipv4Net| r.contains(&c) || c.contains(r);
+        if let Some(primary) = primary.filter(overlaps) {
+            p.push(format!("{at}: {c} overlaps the VPC's cidrBlock {primary}"));
+        }
+        if let Some(j) = out.iter().position(overlaps) {
+            p.push(format!(
+                "{at}: {c} overlaps spec.network.vpc.secondaryCidrBlocks[{j}]"
+            ));
+        }
+        if let Some(primary) = primary {
+            if let Some(range) = private_range(&c)
+                && private_range(&primary) != Some(range)
+            {
+                p.push(format!(
+                    "{at}: {c} is in the private range {range}, but the VPC's cidrBlock \
+                     {primary} is not: AWS takes a secondary range from the primary's private \
+                     range or a publicly routable one (100.64.0.0/10 too)"
+                ));
+            }
+            let benchmarking: Option<Ipv4Net> = "198.19.0.0/16".parse().ok();
+            if let Some(b) = benchmarking
+                && b.contains(&c)
+                && !b.contains(&primary)
+            {
+                p.push(format!(
+                    "{at}: {c} is in 198.19.0.0/16, which AWS adds only to a VPC whose cidrBlock \
+                     lies there"
+                ));
+            }
+            let (ten15, ten16): (Option<Ipv4Net>, Option<Ipv4Net>) =
+                ("10.0.0.0/15".parse().ok(), "10.0.0.0/16".parse().ok());
+            if let (Some(ten15), Some(ten16)) = (ten15, ten16)
+                && ten16.contains(&c)
+                && let Some(r) = std::iter::once(&primary)
+                    .chain(&out)
+                    .find(|r| ten15.contains(*r))
+            {
+                p.push(format!(
+                    "{at}: {c} is in 10.0.0.0/16, which AWS does not add to a VPC with a range \
+                     in 10.0.0.0/15 ({r})"
+                ));
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Existing security groups named by role: each needs an existing VPC.
@@ -441,6 +570,9 @@ fn check_bastion(p: &mut Vec<String>, spec: &ClusterSpec, subnets: &[PlannedSubn
 
 /// The API load balancer: name, existing name, idle timeout, health check, allowed CIDRs and
 /// scheme; the health check with its defaults.
+/// The security groups a classic load balancer may carry (ELB's quota, not adjustable).
+const MAX_LOAD_BALANCER_GROUPS: usize = 5;
+
 fn check_load_balancer(
     p: &mut Vec<String>,
     spec: &ClusterSpec,
@@ -506,6 +638,28 @@ fn check_load_balancer(
     }
     for c in &lb.allowed_cidr_blocks {
         check_cidr(p, "spec.controlPlaneLoadBalancer.allowedCidrBlocks", c);
+    }
+    let extra = &lb.additional_security_groups;
+    for (i, id) in extra.iter().enumerate() {
+        let at = format!("spec.controlPlaneLoadBalancer.additionalSecurityGroups[{i}]");
+        check_id(p, &at, id, "sg");
+        if extra[..i].contains(id) {
+            p.push(format!("{at}: {id} is named twice"));
+        }
+    }
+    if extra.len() > MAX_LOAD_BALANCER_GROUPS - 1 {
+        p.push(format!(
+            "spec.controlPlaneLoadBalancer.additionalSecurityGroups: {} groups; a classic load \
+             balancer carries at most {MAX_LOAD_BALANCER_GROUPS}, the cluster's own among them",
+            extra.len()
+        ));
+    }
+    if !extra.is_empty() && lb.existing_name.is_some() {
+        p.push(
+            "spec.controlPlaneLoadBalancer.additionalSecurityGroups: not with existingName (an \
+             existing load balancer is used as it is, never modified)"
+                .into(),
+        );
     }
     if lb.scheme == Scheme::InternetFacing
         && lb.existing_name.is_none()
