@@ -1966,3 +1966,69 @@ async fn a_subnets_own_tags_are_created_with_it_and_converge() {
     );
     assert!(fake.fake().take_calls().is_empty());
 }
+
+/// `bastion.disableIngressRules`: the bastion's group admits no one (a rule someone adds goes
+/// on the next reconcile), the machines still admit SSH from it; with `allowedCidrBlocks` too
+/// the spec is refused before any call.
+#[tokio::test]
+async fn a_bastion_without_ingress_rules_admits_no_one() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster(
+        "  region: us-east-1\n  network: {availabilityZoneCount: 1}\n  bastion: {enabled: true, disableIngressRules: true}\n",
+    );
+    let o = up(&a, &c).await;
+    let group_rules = |role: Role| {
+        let id = o.status.security_groups[&role].id.clone();
+        let ec2 = ec2.clone();
+        async move {
+            let g = ec2
+                .describe_security_groups()
+                .group_ids(id)
+                .send()
+                .await
+                .unwrap();
+            g.security_groups()[0].clone()
+        }
+    };
+    let bastion = group_rules(Role::Bastion).await;
+    assert!(bastion.ip_permissions().is_empty(), "{bastion:?}");
+    let bastion_id = bastion.group_id().unwrap().to_string();
+    for role in [Role::ControlPlane, Role::Node] {
+        let g = group_rules(role).await;
+        assert!(
+            rules(&g).contains(&("tcp".into(), Some(22), bastion_id.clone())),
+            "{role:?}: {:?}",
+            rules(&g)
+        );
+    }
+    assert!(o.status.bastion.is_some(), "the bastion runs");
+
+    ec2.authorize_security_group_ingress()
+        .group_id(&bastion_id)
+        .ip_protocol("tcp")
+        .from_port(22)
+        .to_port(22)
+        .cidr_ip("0.0.0.0/0")
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert_eq!(mutating(&fake), ["RevokeSecurityGroupIngress"]);
+    assert!(group_rules(Role::Bastion).await.ip_permissions().is_empty());
+    down(&a, &c).await;
+
+    let both = cluster(
+        "  region: us-east-1\n  bastion: {enabled: true, disableIngressRules: true, allowedCidrBlocks: [203.0.113.0/24]}\n",
+    );
+    fake.fake().take_calls();
+    let err = a.reconcile(&both).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems }
+            if problems.len() == 1 && problems[0].contains("disableIngressRules")),
+        "{err}"
+    );
+    assert!(fake.fake().take_calls().is_empty());
+}

@@ -254,6 +254,10 @@ pub struct BastionSpec {
     /// Who may SSH to it (no default: write 0.0.0.0/0 to open it to the world).
     #[serde(default)]
     pub allowed_cidr_blocks: Vec<String>,
+    /// No ingress rule at all on its group (reached through Session Manager or an EC2
+    /// Instance Connect endpoint instead); then `allowedCidrBlocks` stays empty.
+    #[serde(default)]
+    pub disable_ingress_rules: bool,
     /// Its instance type (default t3.micro).
     #[serde(default)]
     pub instance_type: Option<String>,

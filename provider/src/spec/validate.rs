@@ -548,10 +548,18 @@ fn check_bastion(p: &mut Vec<String>, spec: &ClusterSpec, subnets: &[PlannedSubn
         for c in &b.allowed_cidr_blocks {
             check_cidr(p, "spec.bastion.allowedCidrBlocks", c);
         }
-        if b.allowed_cidr_blocks.is_empty() {
+        if b.disable_ingress_rules && !b.allowed_cidr_blocks.is_empty() {
+            p.push(
+                "spec.bastion.allowedCidrBlocks: not with disableIngressRules (its group \
+                 admits no one)"
+                    .into(),
+            );
+        }
+        if b.allowed_cidr_blocks.is_empty() && !b.disable_ingress_rules {
             p.push(
                 "spec.bastion.allowedCidrBlocks: list who may SSH to the bastion \
-                 (write 0.0.0.0/0 to open it to the world)"
+                 (write 0.0.0.0/0 to open it to the world, or set disableIngressRules to \
+                 admit no one)"
                     .into(),
             );
         }
