@@ -175,7 +175,10 @@ pub async fn run(env: &Env, scenario: &Scenario) -> Result<ScenarioReport, Failu
                     mac.spec.root_volume = Some(provider::spec::machine::RootVolume {
                         size,
                         r#type: None,
+                        iops: None,
+                        throughput: None,
                         encrypted: false,
+                        encryption_key: None,
                     });
                 }
                 let m = env.machine_actuator(c.clone());

@@ -328,6 +328,7 @@ fn data_volumes(n: usize) -> Result<Vec<NonRootVolume>, Failure> {
             iops: None,
             throughput: None,
             encrypted: false,
+            encryption_key: None,
         })
         .collect())
 }

@@ -145,6 +145,10 @@ pub struct Region {
     /// Whether EBS encryption by default is on for the account here.
     #[serde(default)]
     pub(crate) ebs_encryption_by_default: bool,
+    /// The key ModifyEbsDefaultKmsKeyId made the default for EBS encryption here, by ARN
+    /// (none: the account's AWS managed key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ebs_default_kms_key: Option<String>,
     /// The account's default CPU credit option per burstable instance family.
     #[serde(default)]
     pub(crate) credit_defaults: crate::ec2::instance::CreditDefaults,
@@ -452,6 +456,7 @@ impl Region {
             credit_defaults: Default::default(),
             imds_defaults: Default::default(),
             ebs_encryption_by_default: false,
+            ebs_default_kms_key: None,
             copied: None,
             key_pairs: Default::default(),
             tags: tags::TagStore::default(),

@@ -1647,3 +1647,98 @@ async fn described_host_of(ec2: &aws_sdk_ec2::Client, id: &str) -> Option<String
         .flat_map(|r| r.instances())
         .find_map(|i| i.placement().and_then(|p| p.host_id()).map(String::from))
 }
+
+/// A machine's volumes encrypted with a KMS key of the user's (`encryptionKey`, by id, ARN or
+/// alias), the root volume's IOPS and throughput too: each volume names its key as EC2
+/// describes it; the same spec again is nothing to do, another key an immutable change; a key
+/// on an unencrypted volume, or a value naming no key, is refused when the spec is read.
+#[tokio::test]
+async fn volumes_are_encrypted_with_the_users_kms_keys() {
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let key = "1234abcd-12ab-34cd-56ef-1234567890ab";
+    let key_arn = format!("arn:aws:kms:us-east-1:123456789012:key/{key}");
+
+    let problems = refused(
+        "  rootVolume: {size: 40, encryptionKey: alias/cluster}\n  nonRootVolumes:\n  - {deviceName: /dev/sdf, size: 10, encrypted: true, encryptionKey: my-key}\n  - {deviceName: /dev/sdg, size: 10, type: gp2, throughput: 200}\n",
+    );
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems[0].contains("spec.rootVolume.encryptionKey: needs encrypted"));
+
+    // The helper's machine has a root volume of its own; this one's replaces it.
+    let machine = |root_key: &str| {
+        let mut mac = machine_yaml(
+            "c1-node-k",
+            "node",
+            "join",
+            "  nonRootVolumes:\n  - {deviceName: /dev/sdf, size: 50, encrypted: true, encryptionKey: alias/data}\n  - {deviceName: /dev/sdg, size: 20, encrypted: true}\n",
+            "",
+        );
+        mac.spec.root_volume = Some(provider::spec::machine::RootVolume {
+            size: 40,
+            r#type: Some("gp3".into()),
+            iops: Some(6000),
+            throughput: Some(300),
+            encrypted: true,
+            encryption_key: Some(root_key.to_string()),
+        });
+        mac
+    };
+    let node = machine(key);
+    let (st, i) = create_one(&w, &m, &node).await;
+    let volumes = ec2
+        .describe_volumes()
+        .filters(filter("attachment.instance-id", &[&st.instance_id]))
+        .send()
+        .await
+        .unwrap();
+    let by_device = |d: &str| {
+        volumes
+            .volumes()
+            .iter()
+            .find(|v| v.attachments()[0].device() == Some(d))
+            .unwrap()
+            .clone()
+    };
+    let root = by_device(i.root_device_name().unwrap());
+    assert_eq!(root.kms_key_id(), Some(key_arn.as_str()));
+    assert_eq!(
+        (root.iops(), root.throughput(), root.encrypted()),
+        (Some(6000), Some(300), Some(true))
+    );
+    let data = by_device("/dev/sdf");
+    assert!(
+        data.kms_key_id()
+            .is_some_and(|k| k.contains(":key/") && k != key_arn),
+        "the alias's key: {:?}",
+        data.kms_key_id()
+    );
+    let default = by_device("/dev/sdg");
+    assert!(
+        default.kms_key_id().is_some_and(|k| k != key_arn),
+        "the account's default key: {:?}",
+        default.kms_key_id()
+    );
+
+    // The same key again, by its ARN this time: nothing to do. Another key: immutable.
+    assert!(
+        m.update(&w.cluster, &machine(&key_arn), Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    let err = m
+        .update(
+            &w.cluster,
+            &machine("abcd1234-12ab-34cd-56ef-1234567890ab"),
+            Some(&st),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, current, wanted, .. }
+            if field == "spec.rootVolume" && current.contains(key) && wanted.contains("abcd1234")),
+        "{err}"
+    );
+    m.delete(&w.cluster, &node, Some(&st)).await.unwrap();
+}

@@ -198,11 +198,14 @@ pub fn copy_image(
     let mappings: Vec<Device> = source.mappings().collect();
     let encrypted = encrypted.iter().chain(std::iter::repeat(&false));
     for (device, was_encrypted) in mappings.iter().zip(encrypted) {
+        // A copy is encrypted with the destination region's default key.
+        let key = crate::ec2::volume::encrypts(region, encrypt || *was_encrypted)
+            .then(|| crate::ec2::volume::default_key(region));
         let copy = snapshot::take(
             region,
             COPIED_VOLUME,
             device.size,
-            crate::ec2::volume::encrypts(region, encrypt || *was_encrypted),
+            key,
             format!(
                 "Copied for DestinationAmi {id} from SourceAmi {} for SourceSnapshot {}. Task created on {task}.",
                 source.id, device.snapshot_id
@@ -271,14 +274,11 @@ pub fn copy_snapshot(
             .unwrap_or_else(|| format!("[Copied {} from {source_region}]", source.id)),
     ))?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Snapshot)?;
-    let id = snapshot::take(
-        region,
-        COPIED_VOLUME,
-        source.size,
-        crate::ec2::volume::encrypts(region, source.encrypted || input.encrypted == Some(true)),
-        description,
-        tags,
-    );
+    // A copy is encrypted with the destination region's default key.
+    let key =
+        crate::ec2::volume::encrypts(region, source.encrypted || input.encrypted == Some(true))
+            .then(|| crate::ec2::volume::default_key(region));
+    let id = snapshot::take(region, COPIED_VOLUME, source.size, key, description, tags);
     Ok(CopySnapshotResult {
         tags: region.tags.tag_set(&id),
         snapshot_id: Some(id),

@@ -113,6 +113,8 @@ error_codes! {
         /// A parameter that does not apply, or a value it cannot take (VPC endpoints' code
         /// for what other calls answer `InvalidParameterValue`).
         InvalidParameter = "InvalidParameter",
+        /// A parameter given without another it depends on (KmsKeyId without Encrypted).
+        InvalidParameterDependency = "InvalidParameterDependency",
         /// An endpoint policy that is not JSON.
         InvalidPolicyDocument = "InvalidPolicyDocument",
         /// A placement group of that name exists.

@@ -19,9 +19,9 @@
 //!   Enabling or disabling it takes effect at the clock's next step (AWS: up to 10 minutes,
 //!   during which GetImageBlockPublicAccessState still answers the old state; transition
 //!   subject `imageBlockPublicAccess`).
-//! - An image of encrypted snapshots (the account's default key's: the fake has no KMS keys)
-//!   is shared with no one: `InvalidParameter` for accounts and organizations,
-//!   `UnsupportedOperation` for everyone, in AWS's words.
+//! - An image of encrypted snapshots is made public by no one (`UnsupportedOperation`), and
+//!   one with a snapshot of the account's AWS managed key for EBS is shared with no account
+//!   or organization either (`InvalidParameter`), in AWS's words.
 //! - DescribeImageAttribute `blockDeviceMapping` is `AuthFailure`, as the API reference
 //!   documents (describe the image instead).
 
@@ -317,12 +317,18 @@ fn imds(value: &str) -> Result<Change, ApiError> {
     }
 }
 
-/// Whether any snapshot of image `id` is encrypted (with the account's default key: the fake
-/// has no other).
-fn encrypted(region: &Region, id: &str) -> bool {
+/// Whether any snapshot of image `id` is encrypted (with any key, or, with `aws_managed`, with
+/// the account's AWS managed key for EBS).
+fn encrypted(region: &Region, id: &str, aws_managed: bool) -> bool {
     region.images.get(id).is_some_and(|i| {
-        i.snapshots()
-            .any(|s| region.snapshots.get(&s).is_some_and(|s| s.encrypted))
+        i.snapshots().any(|s| {
+            region.snapshots.get(&s).is_some_and(|s| {
+                s.encrypted
+                    && (!aws_managed
+                        || crate::ec2::snapshot::key_of(region, s)
+                            .is_some_and(|k| crate::ec2::volume::is_aws_managed(region, &k)))
+            })
+        })
     })
 }
 
@@ -356,7 +362,7 @@ pub fn modify_image_attribute(
     }
     if let Change::Permissions { add, .. } = &change
         && !add.is_empty()
-        && encrypted(region, &input.image_id)
+        && encrypted(region, &input.image_id, !add.contains(&Permission::Public))
     {
         return Err(if add.contains(&Permission::Public) {
             ApiError::new(

@@ -41,8 +41,8 @@ pub fn create_image(
     )?;
     let image_tags = by_type.remove(&ResourceType::Image).unwrap_or_default();
     let snapshot_tags = by_type.remove(&ResourceType::Snapshot).unwrap_or_default();
-    // The volumes to snapshot: (device, volume, size, encrypted, (type, IOPS), delete on
-    // termination).
+    // The volumes to snapshot: (device, volume, size, key when encrypted, (type, IOPS),
+    // delete on termination).
     let volumes: Vec<_> = instance
         .volumes
         .iter()
@@ -56,7 +56,7 @@ pub fn create_image(
                 device.clone(),
                 id.clone(),
                 v.size,
-                v.encrypted,
+                crate::ec2::volume::key_of(region, v),
                 (v.volume_type, v.iops),
                 delete,
             ))
@@ -70,12 +70,12 @@ pub fn create_image(
     let id = region.ids.resource("ami");
     let mut root = None;
     let mut devices = Vec::new();
-    for (device, volume, size, encrypted, (volume_type, iops), delete) in volumes {
+    for (device, volume, size, key, (volume_type, iops), delete) in volumes {
         let snapshot_id = snapshot::take(
             region,
             &volume,
             size,
-            encrypted,
+            key,
             format!("Created by CreateImage({instance_id}) for {id} from {volume}"),
             snapshot_tags.clone(),
         );

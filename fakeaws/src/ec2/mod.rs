@@ -1210,6 +1210,20 @@ impl Api for Region {
         volume::get_ebs_default_kms_key_id(self, input)
     }
 
+    fn modify_ebs_default_kms_key_id(
+        &mut self,
+        input: ModifyEbsDefaultKmsKeyIdRequest,
+    ) -> Result<ModifyEbsDefaultKmsKeyIdResult, ApiError> {
+        volume::modify_ebs_default_kms_key_id(self, input)
+    }
+
+    fn reset_ebs_default_kms_key_id(
+        &mut self,
+        input: ResetEbsDefaultKmsKeyIdRequest,
+    ) -> Result<ResetEbsDefaultKmsKeyIdResult, ApiError> {
+        volume::reset_ebs_default_kms_key_id(self, input)
+    }
+
     fn modify_instance_maintenance_options(
         &mut self,
         input: ModifyInstanceMaintenanceOptionsRequest,

@@ -35,6 +35,9 @@ pub struct Snapshot {
     pub size: i32,
     /// Whether it is encrypted (as its volume was).
     pub encrypted: bool,
+    /// Its KMS key, by ARN, when encrypted (its volume's, or a copy's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
     /// Its description.
     pub description: String,
     /// Whether it is still `pending` (until the clock's next step), else `completed`.
@@ -129,6 +132,7 @@ fn render(region: &Region, s: &Snapshot) -> SnapshotOut {
         description: Some(s.description.clone()),
         volume_size: Some(s.size),
         encrypted: Some(s.encrypted),
+        kms_key_id: key_of(region, s),
         storage_tier: Some(StorageTier::Standard),
         tags: region.tags.tag_set(&s.id),
         ..Default::default()
@@ -143,23 +147,28 @@ pub fn create_snapshot(
     input: CreateSnapshotRequest,
 ) -> Result<SnapshotOut, ApiError> {
     let volume = Kind::Volume.get(&region.volumes, &input.volume_id)?;
-    let (size, encrypted) = (volume.size, volume.encrypted);
+    let size = volume.size;
+    let key = volume.kms_key_id.clone().or_else(|| {
+        volume
+            .encrypted
+            .then(|| crate::ec2::volume::default_key(region))
+    });
     let description = checked_description(input.description)?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Snapshot)?;
-    let id = take(region, &input.volume_id, size, encrypted, description, tags);
+    let id = take(region, &input.volume_id, size, key, description, tags);
     let s = Kind::Snapshot.get(&region.snapshots, &id)?;
     let mut out = render(region, s);
     out.tags = region.tags.listed(&id);
     Ok(out)
 }
 
-/// Starts a snapshot of volume `volume_id` (of `size` GiB): `pending` until the clock's next
-/// step. Returns its id.
+/// Starts a snapshot of volume `volume_id` (of `size` GiB), encrypted with `key` (an ARN)
+/// when there is one: `pending` until the clock's next step. Returns its id.
 pub fn take(
     region: &mut Region,
     volume_id: &str,
     size: i32,
-    encrypted: bool,
+    key: Option<String>,
     description: String,
     tags: std::collections::BTreeMap<String, String>,
 ) -> String {
@@ -167,7 +176,8 @@ pub fn take(
         id: region.ids.resource("snap"),
         volume_id: volume_id.to_string(),
         size,
-        encrypted,
+        encrypted: key.is_some(),
+        kms_key_id: key,
         description,
         pending: true,
         started: region.clock.now_datetime(),
@@ -287,6 +297,14 @@ pub fn delete_snapshot(region: &mut Region, input: DeleteSnapshotRequest) -> Res
     }
     remove(region, &id);
     Ok(())
+}
+
+/// Snapshot `s`'s key, by ARN, when it is encrypted (one of a state file from before keys
+/// were kept: the region's default key).
+pub fn key_of(region: &Region, s: &Snapshot) -> Option<String> {
+    s.kms_key_id
+        .clone()
+        .or_else(|| s.encrypted.then(|| crate::ec2::volume::default_key(region)))
 }
 
 /// Removes snapshot `id` and its tags.

@@ -4,10 +4,10 @@
 //!
 //! As the API reference documents: one call adds or removes, never both; at most 500
 //! modifications a call; encrypted snapshots cannot be made public, and those encrypted with
-//! the account's default key (every encrypted snapshot here: the fake has no KMS keys) cannot
-//! be shared with other accounts (`OperationNotPermitted` `Encrypted snapshots with EBS
-//! default key cannot be shared`, AWS's words). DescribeSnapshots' `RestorableByUserIds`
-//! finds what is shared.
+//! the account's AWS managed key for EBS cannot be shared with other accounts
+//! (`OperationNotPermitted` `Encrypted snapshots with EBS default key cannot be shared`, AWS's
+//! words); one encrypted with a key of the account's own can. DescribeSnapshots'
+//! `RestorableByUserIds` finds what is shared.
 
 use crate::ec2::Kind;
 use crate::ec2::error::Code;
@@ -133,7 +133,10 @@ pub fn modify_snapshot_attribute(
 ) -> Result<(), ApiError> {
     let (add, permissions) = change_of(&input)?;
     let snapshot = Kind::Snapshot.get(&region.snapshots, &input.snapshot_id)?;
-    if add && snapshot.encrypted {
+    let public = permissions.iter().any(|p| matches!(p, Permission::Public));
+    let aws_managed = crate::ec2::snapshot::key_of(region, snapshot)
+        .is_some_and(|k| crate::ec2::volume::is_aws_managed(region, &k));
+    if add && snapshot.encrypted && (public || aws_managed) {
         return Err(ApiError::new(
             Code::OperationNotPermitted,
             "Encrypted snapshots with EBS default key cannot be shared",

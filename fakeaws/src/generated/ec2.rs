@@ -6571,6 +6571,7 @@ pub struct CreateVolumeRequest {
     pub availability_zone_id: Option<String>,
     pub encrypted: Option<bool>,
     pub iops: Option<i32>,
+    pub kms_key_id: Option<String>,
     pub size: Option<i32>,
     pub snapshot_id: Option<String>,
     pub volume_type: Option<VolumeType>,
@@ -6591,6 +6592,7 @@ impl Decode for CreateVolumeRequest {
                 "DryRun",
                 "Encrypted",
                 "Iops",
+                "KmsKeyId",
                 "Size",
                 "SnapshotId",
                 "TagSpecification",
@@ -6604,11 +6606,12 @@ impl Decode for CreateVolumeRequest {
         let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
         let encrypted = r.field_at(m_[4], at_, "Encrypted")?;
         let iops = r.field_at(m_[5], at_, "Iops")?;
-        let size = r.field_at(m_[6], at_, "Size")?;
-        let snapshot_id = r.field_at(m_[7], at_, "SnapshotId")?;
-        let volume_type = r.field_at(m_[10], at_, "VolumeType")?;
-        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
-        let throughput = r.field_at(m_[9], at_, "Throughput")?;
+        let kms_key_id = r.field_at(m_[6], at_, "KmsKeyId")?;
+        let size = r.field_at(m_[7], at_, "Size")?;
+        let snapshot_id = r.field_at(m_[8], at_, "SnapshotId")?;
+        let volume_type = r.field_at(m_[11], at_, "VolumeType")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
+        let throughput = r.field_at(m_[10], at_, "Throughput")?;
         let client_token = r.field_at(m_[2], at_, "ClientToken")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
@@ -6616,6 +6619,7 @@ impl Decode for CreateVolumeRequest {
             availability_zone_id,
             encrypted,
             iops,
+            kms_key_id,
             size,
             snapshot_id,
             volume_type,
@@ -26382,6 +26386,42 @@ impl EncodeMembers for ModifyDefaultCreditSpecificationResult {
     }
 }
 
+/// The `ModifyEbsDefaultKmsKeyIdRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyEbsDefaultKmsKeyIdRequest {
+    pub kms_key_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyEbsDefaultKmsKeyIdRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "KmsKeyId"]) else {
+            return Ok(None);
+        };
+        let kms_key_id = r.field_at(m_[1], at_, "KmsKeyId")?;
+        let kms_key_id = FormReader::required(kms_key_id, at_, "KmsKeyId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            kms_key_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifyEbsDefaultKmsKeyIdResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyEbsDefaultKmsKeyIdResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+}
+
+impl EncodeMembers for ModifyEbsDefaultKmsKeyIdResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("kmsKeyId", &self.kms_key_id);
+    }
+}
+
 /// The `ModifyHostsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyHostsRequest {
@@ -30986,6 +31026,36 @@ impl EncodeMembers for ResetAddressAttributeResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("address", &self.address);
+    }
+}
+
+/// The `ResetEbsDefaultKmsKeyIdRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ResetEbsDefaultKmsKeyIdRequest {
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ResetEbsDefaultKmsKeyIdRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self { dry_run }))
+    }
+}
+
+/// The `ResetEbsDefaultKmsKeyIdResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResetEbsDefaultKmsKeyIdResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+}
+
+impl EncodeMembers for ResetEbsDefaultKmsKeyIdResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("kmsKeyId", &self.kms_key_id);
     }
 }
 
@@ -37235,6 +37305,10 @@ pub enum Action {
     ModifyInstanceCapacityReservationAttributes,
     /// `GetCapacityReservationUsage`
     GetCapacityReservationUsage,
+    /// `ModifyEbsDefaultKmsKeyId`
+    ModifyEbsDefaultKmsKeyId,
+    /// `ResetEbsDefaultKmsKeyId`
+    ResetEbsDefaultKmsKeyId,
 }
 
 impl Action {
@@ -37444,6 +37518,8 @@ impl Action {
                 "ModifyInstanceCapacityReservationAttributes"
             }
             Self::GetCapacityReservationUsage => "GetCapacityReservationUsage",
+            Self::ModifyEbsDefaultKmsKeyId => "ModifyEbsDefaultKmsKeyId",
+            Self::ResetEbsDefaultKmsKeyId => "ResetEbsDefaultKmsKeyId",
         }
     }
     /// The served operation of that name, if any.
@@ -37652,6 +37728,8 @@ impl Action {
                 Self::ModifyInstanceCapacityReservationAttributes
             }
             "GetCapacityReservationUsage" => Self::GetCapacityReservationUsage,
+            "ModifyEbsDefaultKmsKeyId" => Self::ModifyEbsDefaultKmsKeyId,
+            "ResetEbsDefaultKmsKeyId" => Self::ResetEbsDefaultKmsKeyId,
             _ => return None,
         })
     }
@@ -38533,6 +38611,16 @@ pub trait Api {
         &mut self,
         input: GetCapacityReservationUsageRequest,
     ) -> Result<GetCapacityReservationUsageResult, ApiError>;
+    /// Serves `ModifyEbsDefaultKmsKeyId`.
+    fn modify_ebs_default_kms_key_id(
+        &mut self,
+        input: ModifyEbsDefaultKmsKeyIdRequest,
+    ) -> Result<ModifyEbsDefaultKmsKeyIdResult, ApiError>;
+    /// Serves `ResetEbsDefaultKmsKeyId`.
+    fn reset_ebs_default_kms_key_id(
+        &mut self,
+        input: ResetEbsDefaultKmsKeyIdRequest,
+    ) -> Result<ResetEbsDefaultKmsKeyIdResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -38936,6 +39024,10 @@ pub enum Response {
     ),
     /// `GetCapacityReservationUsage`
     GetCapacityReservationUsage(Box<GetCapacityReservationUsageResult>),
+    /// `ModifyEbsDefaultKmsKeyId`
+    ModifyEbsDefaultKmsKeyId(Box<ModifyEbsDefaultKmsKeyIdResult>),
+    /// `ResetEbsDefaultKmsKeyId`
+    ResetEbsDefaultKmsKeyId(Box<ResetEbsDefaultKmsKeyIdResult>),
 }
 
 impl Response {
@@ -40065,6 +40157,18 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::ModifyEbsDefaultKmsKeyId(output) => crate::protocol::xml::ec2_response(
+                "ModifyEbsDefaultKmsKeyId",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ResetEbsDefaultKmsKeyId(output) => crate::protocol::xml::ec2_response(
+                "ResetEbsDefaultKmsKeyId",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -40946,7 +41050,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "CreateVolume",
                 &[
-                    "KmsKeyId",
                     "OutpostArn",
                     "MultiAttachEnabled",
                     "VolumeInitializationRate",
@@ -42493,6 +42596,30 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::GetCapacityReservationUsage(Box::new(
                 api.get_capacity_reservation_usage(input)?,
+            )))
+        }
+        Action::ModifyEbsDefaultKmsKeyId => {
+            r.reject_unsupported("ModifyEbsDefaultKmsKeyId", &[])?;
+            let input =
+                FormReader::required(ModifyEbsDefaultKmsKeyIdRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyEbsDefaultKmsKeyId(Box::new(
+                api.modify_ebs_default_kms_key_id(input)?,
+            )))
+        }
+        Action::ResetEbsDefaultKmsKeyId => {
+            r.reject_unsupported("ResetEbsDefaultKmsKeyId", &[])?;
+            let input =
+                FormReader::required(ResetEbsDefaultKmsKeyIdRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ResetEbsDefaultKmsKeyId(Box::new(
+                api.reset_ebs_default_kms_key_id(input)?,
             )))
         }
     }

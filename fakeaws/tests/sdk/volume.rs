@@ -639,3 +639,207 @@ async fn encryption_by_default_encrypts_every_new_volume_and_copy() {
     let id = run.instances()[0].instance_id().unwrap().to_string();
     assert_eq!(instance_volumes_encrypted(&ec2, &id).await, [true]);
 }
+
+/// The key of volume `id`, as DescribeVolumes answers it.
+async fn key_of(ec2: &aws_sdk_ec2::Client, id: &str) -> Option<String> {
+    volume(ec2, id).await.kms_key_id().map(String::from)
+}
+
+#[tokio::test]
+async fn every_encrypted_volume_and_snapshot_names_its_kms_key() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let arn = |id: &str| format!("arn:aws:kms:us-east-1:123456789012:key/{id}");
+    let key_id = "1234abcd-12ab-34cd-56ef-1234567890ab";
+
+    // Encrypted without a key: the AWS managed key, by ARN; not encrypted: no key.
+    let sealed = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(true)
+        .send()
+        .await
+        .unwrap();
+    let managed = sealed.kms_key_id().unwrap().to_string();
+    assert!(
+        managed.starts_with("arn:aws:kms:us-east-1:123456789012:key/"),
+        "{managed}"
+    );
+    assert_eq!(
+        key_of(&ec2, sealed.volume_id().unwrap()).await,
+        Some(managed.clone())
+    );
+    let plain = new_volume(&ec2, "us-east-1a", 8).await;
+    assert_eq!(key_of(&ec2, &plain).await, None);
+    // alias/aws/ebs and its alias ARN name that same key.
+    for alias in [
+        "alias/aws/ebs",
+        "arn:aws:kms:us-east-1:123456789012:alias/aws/ebs",
+    ] {
+        let v = ec2
+            .create_volume()
+            .availability_zone("us-east-1a")
+            .size(8)
+            .encrypted(true)
+            .kms_key_id(alias)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(v.kms_key_id(), Some(managed.as_str()), "{alias}");
+    }
+
+    // A key of the account's own, by id or by ARN: the volume names it by ARN.
+    let own = |key: String| {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.create_volume()
+                .availability_zone("us-east-1a")
+                .size(8)
+                .encrypted(true)
+                .kms_key_id(key)
+                .send()
+                .await
+                .unwrap()
+                .volume_id
+                .unwrap()
+        }
+    };
+    let by_id = own(key_id.to_string()).await;
+    let by_arn = own(arn(key_id)).await;
+    assert_eq!(key_of(&ec2, &by_id).await, Some(arn(key_id)));
+    assert_eq!(key_of(&ec2, &by_arn).await, Some(arn(key_id)));
+    assert!(volume(&ec2, &by_id).await.encrypted().unwrap());
+
+    // Its snapshot keeps the key, and a volume of that snapshot too.
+    let snap = ec2
+        .create_snapshot()
+        .volume_id(&by_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(snap.kms_key_id(), Some(arn(key_id).as_str()));
+    aws_sdk_ec2::client::Waiters::wait_until_snapshot_completed(&ec2)
+        .snapshot_ids(snap.snapshot_id().unwrap())
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let restored = ec2
+        .create_volume()
+        .availability_zone("us-east-1b")
+        .snapshot_id(snap.snapshot_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(restored.kms_key_id(), Some(arn(key_id).as_str()));
+    // Such a snapshot may be shared with another account; one of the AWS managed key not.
+    ec2.modify_snapshot_attribute()
+        .snapshot_id(snap.snapshot_id().unwrap())
+        .attribute(aws_sdk_ec2::types::SnapshotAttributeName::CreateVolumePermission)
+        .operation_type(aws_sdk_ec2::types::OperationType::Add)
+        .user_ids("210987654321")
+        .send()
+        .await
+        .unwrap();
+    let managed_snap = crate::completed_snapshot(&ec2, "us-east-1a", 8, true).await;
+    let err = ec2
+        .modify_snapshot_attribute()
+        .snapshot_id(&managed_snap)
+        .attribute(aws_sdk_ec2::types::SnapshotAttributeName::CreateVolumePermission)
+        .operation_type(aws_sdk_ec2::types::OperationType::Add)
+        .user_ids("210987654321")
+        .send()
+        .await;
+    assert_eq!(code(err), "OperationNotPermitted");
+
+    // A launch's volume takes its mapping's key.
+    let vpc_id = vpc(&ec2, "10.9.0.0/16").await;
+    let subnet_id = subnet(&ec2, &vpc_id, "10.9.1.0/24", "us-east-1a").await;
+    let image = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let run = ec2
+        .run_instances()
+        .image_id(&image)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Micro)
+        .subnet_id(&subnet_id)
+        .min_count(1)
+        .max_count(1)
+        .block_device_mappings(
+            aws_sdk_ec2::types::BlockDeviceMapping::builder()
+                .device_name("/dev/sdb")
+                .ebs(
+                    aws_sdk_ec2::types::EbsBlockDevice::builder()
+                        .volume_size(10)
+                        .encrypted(true)
+                        .kms_key_id(arn(key_id))
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let launched = run.instances()[0].instance_id().unwrap().to_string();
+    let devices = block_devices(&ec2, &launched).await;
+    let data = &devices.iter().find(|(d, _)| d == "/dev/sdb").unwrap().1;
+    assert_eq!(key_of(&ec2, data).await, Some(arn(key_id)));
+
+    // A key without encryption, and a value that names no key: refused, nothing made.
+    let before = ec2.describe_volumes().send().await.unwrap().volumes().len();
+    let err = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .kms_key_id(key_id)
+        .send()
+        .await;
+    assert_eq!(code(err), "InvalidParameterDependency");
+    let err = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(true)
+        .kms_key_id("my-key")
+        .send()
+        .await;
+    assert_eq!(code(err), "InvalidParameterValue");
+    assert_eq!(
+        ec2.describe_volumes().send().await.unwrap().volumes().len(),
+        before
+    );
+
+    // The default key: another key named, then the AWS managed key again.
+    let set = ec2
+        .modify_ebs_default_kms_key_id()
+        .kms_key_id(key_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.kms_key_id(), Some(arn(key_id).as_str()));
+    assert_eq!(
+        ec2.get_ebs_default_kms_key_id()
+            .send()
+            .await
+            .unwrap()
+            .kms_key_id(),
+        Some(arn(key_id).as_str())
+    );
+    let v = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(v.kms_key_id(), Some(arn(key_id).as_str()));
+    let reset = ec2.reset_ebs_default_kms_key_id().send().await.unwrap();
+    assert_eq!(reset.kms_key_id(), Some(managed.as_str()));
+    assert_eq!(
+        ec2.get_ebs_default_kms_key_id()
+            .send()
+            .await
+            .unwrap()
+            .kms_key_id(),
+        Some("alias/aws/ebs")
+    );
+}

@@ -248,8 +248,11 @@ impl MachineActuator {
                     .ebs(
                         EbsBlockDevice::builder()
                             .volume_size(r.size)
-                            .volume_type(VolumeType::from(r.r#type.as_deref().unwrap_or("gp3")))
+                            .volume_type(VolumeType::from(r.volume_type()))
+                            .set_iops(r.iops)
+                            .set_throughput(r.throughput)
                             .encrypted(r.encrypted)
+                            .set_kms_key_id(r.encryption_key.clone())
                             .delete_on_termination(true)
                             .build(),
                     )
@@ -267,6 +270,7 @@ impl MachineActuator {
                             .set_iops(v.iops)
                             .set_throughput(v.throughput)
                             .encrypted(v.encrypted)
+                            .set_kms_key_id(v.encryption_key.clone())
                             .delete_on_termination(true)
                             .build(),
                     )

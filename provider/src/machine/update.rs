@@ -244,19 +244,26 @@ impl MachineActuator {
                     .await
                     .map_err(aws("DescribeVolumes"))?;
                 if let Some(v) = v.volumes().first() {
+                    let named = Named {
+                        iops: r.iops,
+                        throughput: r.throughput,
+                        key: r.encryption_key.as_deref(),
+                    };
                     immutable(
                         "spec.rootVolume",
                         format!(
-                            "{} GiB {} encrypted={}",
+                            "{} GiB {} encrypted={}{}",
                             v.size().unwrap_or_default(),
                             v.volume_type().map(|t| t.as_str()).unwrap_or_default(),
-                            v.encrypted().unwrap_or_default()
+                            v.encrypted().unwrap_or_default(),
+                            named.as_held(v)
                         ),
                         format!(
-                            "{} GiB {} encrypted={}",
+                            "{} GiB {} encrypted={}{}",
                             r.size,
-                            r.r#type.as_deref().unwrap_or("gp3"),
-                            r.encrypted
+                            r.volume_type(),
+                            r.encrypted,
+                            named.as_wanted()
                         ),
                     );
                 }
@@ -406,19 +413,38 @@ impl MachineActuator {
                 .iter()
                 .find(|(device, _)| *device == w.device_name)
                 .and_then(|(_, id)| described.iter().find(|v| v.volume_id() == Some(*id)));
+            let named = Named {
+                iops: w.iops,
+                throughput: w.throughput,
+                key: w.encryption_key.as_deref(),
+            };
             current.push(match volume {
                 Some(v) => format!(
-                    "{} {} GiB {}",
+                    "{} {} GiB {}{}",
                     w.device_name,
                     v.size().unwrap_or_default(),
-                    v.volume_type().map(|t| t.as_str()).unwrap_or_default()
+                    v.volume_type().map(|t| t.as_str()).unwrap_or_default(),
+                    named.as_held(v)
                 ),
                 None => format!("{} none", w.device_name),
             });
         }
         let wanted: Vec<String> = wanted
             .iter()
-            .map(|w| format!("{} {} GiB {}", w.device_name, w.size, w.volume_type()))
+            .map(|w| {
+                let named = Named {
+                    iops: w.iops,
+                    throughput: w.throughput,
+                    key: w.encryption_key.as_deref(),
+                };
+                format!(
+                    "{} {} GiB {}{}",
+                    w.device_name,
+                    w.size,
+                    w.volume_type(),
+                    named.as_wanted()
+                )
+            })
             .collect();
         Ok((current.join(", "), wanted.join(", ")))
     }
@@ -487,5 +513,56 @@ fn same_price(a: &str, b: &str) -> bool {
     match (a.parse::<f64>(), b.parse::<f64>()) {
         (Ok(x), Ok(y)) => (x - y).abs() < 1e-9,
         _ => a == b,
+    }
+}
+
+/// What a volume's spec names beyond its size, type and encryption, compared with the volume
+/// only when named: its IOPS, its throughput and its KMS key (by key id; a key named by an
+/// alias is not compared, since only KMS can tell which key an alias names).
+struct Named<'a> {
+    iops: Option<i32>,
+    throughput: Option<i32>,
+    key: Option<&'a str>,
+}
+
+impl Named<'_> {
+    /// The named settings as volume `v` has them.
+    fn as_held(&self, v: &aws_sdk_ec2::types::Volume) -> String {
+        let mut out = String::new();
+        if self.iops.is_some() {
+            out.push_str(&format!(" iops={}", v.iops().unwrap_or_default()));
+        }
+        if self.throughput.is_some() {
+            out.push_str(&format!(
+                " throughput={}",
+                v.throughput().unwrap_or_default()
+            ));
+        }
+        if self
+            .key
+            .and_then(crate::spec::machine::named_key_id)
+            .is_some()
+        {
+            let held = v
+                .kms_key_id()
+                .map(|k| k.rsplit_once(":key/").map_or(k, |(_, id)| id));
+            out.push_str(&format!(" key={}", held.unwrap_or("none")));
+        }
+        out
+    }
+
+    /// The named settings as the spec wants them.
+    fn as_wanted(&self) -> String {
+        let mut out = String::new();
+        if let Some(n) = self.iops {
+            out.push_str(&format!(" iops={n}"));
+        }
+        if let Some(t) = self.throughput {
+            out.push_str(&format!(" throughput={t}"));
+        }
+        if let Some(id) = self.key.and_then(crate::spec::machine::named_key_id) {
+            out.push_str(&format!(" key={id}"));
+        }
+        out
     }
 }

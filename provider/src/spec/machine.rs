@@ -294,9 +294,26 @@ pub struct RootVolume {
     /// `gp3` (default), `gp2`, `io1`, ...
     #[serde(default)]
     pub r#type: Option<String>,
-    /// Encrypted (default false).
+    /// Provisioned IOPS (`gp3`, `io1`, `io2`; required for the last two).
+    #[serde(default)]
+    pub iops: Option<i32>,
+    /// Throughput in MiB/s (`gp3` only).
+    #[serde(default)]
+    pub throughput: Option<i32>,
+    /// Encrypted (default false, or the account's EBS encryption by default).
     #[serde(default)]
     pub encrypted: bool,
+    /// The KMS key encrypting it (a key id, key ARN, alias or alias ARN; needs `encrypted`);
+    /// by default the account's default key for EBS.
+    #[serde(default)]
+    pub encryption_key: Option<String>,
+}
+
+impl RootVolume {
+    /// Its type, `gp3` unless named.
+    pub fn volume_type(&self) -> &str {
+        self.r#type.as_deref().unwrap_or("gp3")
+    }
 }
 
 /// A volume beside the root one.
@@ -319,6 +336,10 @@ pub struct NonRootVolume {
     /// Encrypted (default false, or the account's EBS encryption by default).
     #[serde(default)]
     pub encrypted: bool,
+    /// The KMS key encrypting it (a key id, key ARN, alias or alias ARN; needs `encrypted`);
+    /// by default the account's default key for EBS.
+    #[serde(default)]
+    pub encryption_key: Option<String>,
 }
 
 impl NonRootVolume {
@@ -353,7 +374,31 @@ fn volume_problems(volumes: &[NonRootVolume], p: &mut Vec<String>) {
                 v.device_name
             ));
         }
-        let kind = v.volume_type();
+        ebs_problems(
+            &at,
+            v.volume_type(),
+            v.size,
+            v.iops,
+            v.throughput,
+            (v.encrypted, v.encryption_key.as_deref()),
+            p,
+        );
+    }
+}
+
+/// The problems of one EBS volume at `at`: its type, its size for that type, the IOPS and
+/// throughput only some types take, and its KMS key (named as KMS names keys, on an
+/// encrypted volume).
+fn ebs_problems(
+    at: &str,
+    kind: &str,
+    size: i32,
+    iops: Option<i32>,
+    throughput: Option<i32>,
+    (encrypted, key): (bool, Option<&str>),
+    p: &mut Vec<String>,
+) {
+    {
         let sizes = match kind {
             "gp2" | "gp3" => Some(1..=16384),
             "io1" | "io2" => Some(4..=16384),
@@ -365,26 +410,87 @@ fn volume_problems(volumes: &[NonRootVolume], p: &mut Vec<String>) {
             None => p.push(format!(
                 "{at}.type: {kind:?} is not gp2, gp3, io1, io2, st1, sc1 or standard"
             )),
-            Some(r) if !r.contains(&v.size) => p.push(format!(
-                "{at}.size: {} GiB is not between {} and {} for {kind}",
-                v.size,
+            Some(r) if !r.contains(&size) => p.push(format!(
+                "{at}.size: {size} GiB is not between {} and {} for {kind}",
                 r.start(),
                 r.end()
             )),
             Some(_) => {}
         }
-        if v.iops.is_some() && !matches!(kind, "gp3" | "io1" | "io2") {
+        if iops.is_some() && !matches!(kind, "gp3" | "io1" | "io2") {
             p.push(format!("{at}.iops: {kind} volumes take no IOPS"));
         }
-        if v.iops.is_none() && matches!(kind, "io1" | "io2") {
+        if iops.is_none() && matches!(kind, "io1" | "io2") {
             p.push(format!("{at}.iops: {kind} volumes need their IOPS"));
         }
-        if v.throughput.is_some() && kind != "gp3" {
+        if throughput.is_some() && kind != "gp3" {
             p.push(format!(
                 "{at}.throughput: only gp3 volumes take a throughput"
             ));
         }
+        if let Some(k) = key {
+            if !encrypted {
+                p.push(format!(
+                    "{at}.encryptionKey: needs encrypted: true (EC2 takes a key only for an \
+                     encrypted volume)"
+                ));
+            }
+            if !is_kms_key(k) {
+                p.push(format!(
+                    "{at}.encryptionKey: {k:?} is not a KMS key id, key ARN, alias \
+                     (alias/...) or alias ARN"
+                ));
+            }
+        }
     }
+}
+
+/// Whether `s` names a KMS key as EC2 takes one: a key id (8-4-4-4-12 hex digits, or a
+/// multi-Region `mrk-` id), a key ARN, an alias (`alias/...`) or an alias ARN.
+fn is_kms_key(s: &str) -> bool {
+    let key_id = |id: &str| {
+        if let Some(hex) = id.strip_prefix("mrk-") {
+            return hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+        }
+        let groups: Vec<&str> = id.split('-').collect();
+        groups.len() == 5
+            && groups
+                .iter()
+                .zip([8, 4, 4, 4, 12])
+                .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let alias = |a: &str| {
+        a.strip_prefix("alias/").is_some_and(|name| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"/_-".contains(&b))
+        })
+    };
+    let resource = match s.strip_prefix("arn:") {
+        Some(arn) => match arn.splitn(5, ':').collect::<Vec<_>>().as_slice() {
+            [_, "kms", region, account, resource]
+                if !region.is_empty()
+                    && account.len() == 12
+                    && account.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                if let Some(id) = resource.strip_prefix("key/") {
+                    return key_id(id);
+                }
+                *resource
+            }
+            _ => return false,
+        },
+        None => s,
+    };
+    key_id(resource) || alias(resource)
+}
+
+/// The key id a volume's `encryptionKey` names, when it names one by id or key ARN (an alias
+/// names a key only KMS can tell).
+pub fn named_key_id(key: &str) -> Option<&str> {
+    let id = key.rsplit_once(":key/").map_or(key, |(_, id)| id);
+    (!id.starts_with("alias/") && !id.contains(":alias/")).then_some(id)
 }
 
 /// The kubeadm configuration.
@@ -469,13 +575,23 @@ pub fn validate(m: &Machine) -> Vec<String> {
     if s.subnet.id.is_some() && s.subnet.availability_zone.is_some() {
         p.push("spec.subnet: give either id or availabilityZone, not both".into());
     }
-    if let Some(r) = &s.root_volume
-        && !(8..=16384).contains(&r.size)
-    {
-        p.push(format!(
-            "spec.rootVolume.size: {} GiB is not between 8 and 16384",
-            r.size
-        ));
+    if let Some(r) = &s.root_volume {
+        if !(8..=16384).contains(&r.size) {
+            p.push(format!(
+                "spec.rootVolume.size: {} GiB is not between 8 and 16384",
+                r.size
+            ));
+        }
+        ebs_problems(
+            "spec.rootVolume",
+            r.volume_type(),
+            // (Its size is checked above: at least 8 GiB.)
+            r.size.max(8),
+            r.iops,
+            r.throughput,
+            (r.encrypted, r.encryption_key.as_deref()),
+            &mut p,
+        );
     }
     volume_problems(&s.non_root_volumes, &mut p);
     let host_tags = s.dynamic_host_allocation.as_ref().map(|d| &d.tags);

@@ -580,7 +580,8 @@ pub(super) fn plan_volumes(
 }
 
 /// A volume of a launch: encrypted when the mapping asks, when its snapshot is, or when
-/// encryption by default is on in `region`.
+/// encryption by default is on in `region`; with the mapping's key, else its snapshot's, else
+/// the region's default one.
 pub(super) fn planned(
     region: &Region,
     device: &str,
@@ -590,21 +591,25 @@ pub(super) fn planned(
     zone: &str,
     root: bool,
 ) -> Result<Planned, ApiError> {
-    let of_encrypted_snapshot = snapshot_id
+    let inherited = snapshot_id
         .as_deref()
         .and_then(|id| region.snapshots.get(id))
-        .is_some_and(|s| s.encrypted);
+        .and_then(|s| crate::ec2::snapshot::key_of(region, s));
+    let key = volume::key_for(
+        region,
+        ebs.encrypted == Some(true),
+        inherited.as_deref(),
+        ebs.kms_key_id.as_deref(),
+    )?;
     let spec = volume::Spec {
         volume_type: ebs.volume_type,
         size,
         iops: ebs.iops,
         throughput: ebs.throughput,
-        encrypted: Some(volume::encrypts(
-            region,
-            ebs.encrypted == Some(true) || of_encrypted_snapshot,
-        )),
+        encrypted: Some(key.is_some()),
     };
     let mut volume = volume::specified(&spec, snapshot_id, zone, "BlockDeviceMapping.N.Ebs.")?;
+    volume.kms_key_id = key;
     volume.attachment = Some(VolumeAttachment {
         instance_id: String::new(),
         device: device.to_string(),

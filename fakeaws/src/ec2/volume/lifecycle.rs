@@ -53,18 +53,25 @@ pub fn create_volume(
         (None, Some((_, (least, _)))) => *least,
         (None, None) => return Err(ApiError::missing_parameter("size/snapshot")),
     };
-    let from_encrypted = from.as_ref().is_some_and(|(_, (_, e))| *e);
+    let inherited = from
+        .as_ref()
+        .and_then(|(id, _)| region.snapshots.get(id))
+        .and_then(|s| snapshot::key_of(region, s));
+    let key = super::key_for(
+        region,
+        input.encrypted == Some(true),
+        inherited.as_deref(),
+        input.kms_key_id.as_deref(),
+    )?;
     let spec = Spec {
         volume_type: input.volume_type,
         size,
         iops: input.iops,
         throughput: input.throughput,
-        encrypted: Some(super::encrypts(
-            region,
-            input.encrypted == Some(true) || from_encrypted,
-        )),
+        encrypted: Some(key.is_some()),
     };
     let mut volume = specified(&spec, from.map(|(id, _)| id), &zone, "")?;
+    volume.kms_key_id = key;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Volume)?;
     volume.id = region.ids.resource("vol");
     volume.created = region.clock.now_datetime();

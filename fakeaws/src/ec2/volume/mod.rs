@@ -8,8 +8,9 @@ mod modify;
 mod status;
 
 pub use encryption::{
-    disable_ebs_encryption_by_default, enable_ebs_encryption_by_default, encrypts,
-    get_ebs_default_kms_key_id, get_ebs_encryption_by_default,
+    default_key, disable_ebs_encryption_by_default, enable_ebs_encryption_by_default, encrypts,
+    get_ebs_default_kms_key_id, get_ebs_encryption_by_default, is_aws_managed, key_for,
+    modify_ebs_default_kms_key_id, reset_ebs_default_kms_key_id,
 };
 pub use lifecycle::{attach_volume, create_volume, delete_volume, detach_volume};
 pub use modify::{advance as advance_modification, describe_volumes_modifications, modify_volume};
@@ -66,6 +67,10 @@ pub struct Volume {
     pub throughput: Option<i32>,
     /// Whether it is encrypted.
     pub encrypted: bool,
+    /// Its KMS key, by ARN, when encrypted (a volume of a state file from before keys were
+    /// kept shows the region's default key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
     /// Its zone.
     pub zone: String,
     /// The snapshot it was made from.
@@ -159,6 +164,7 @@ pub fn specified(
         iops,
         throughput: (volume_type == VolumeType::Gp3).then(|| spec.throughput.unwrap_or(125)),
         encrypted: spec.encrypted.unwrap_or(false),
+        kms_key_id: None,
         zone: zone.to_string(),
         snapshot_id,
         attachment: None,
@@ -234,6 +240,14 @@ fn state(v: &Volume) -> VolumeState {
     }
 }
 
+/// Volume `v`'s key, by ARN, when it is encrypted (one of a state file from before keys were
+/// kept: the region's default key).
+pub fn key_of(region: &Region, v: &Volume) -> Option<String> {
+    v.kms_key_id
+        .clone()
+        .or_else(|| v.encrypted.then(|| default_key(region)))
+}
+
 fn render(region: &Region, v: &Volume) -> VolumeOut {
     VolumeOut {
         availability_zone_id: region.zone(&v.zone).map(|z| z.id.clone()),
@@ -272,6 +286,7 @@ fn render(region: &Region, v: &Volume) -> VolumeOut {
                 .collect(),
         ),
         encrypted: Some(v.encrypted),
+        kms_key_id: key_of(region, v),
         ..Default::default()
     }
 }
