@@ -1,8 +1,8 @@
 //! The VPC: an existing one (validated, never modified), or the cluster's own, found by its
-//! owned tag, created with DNS support and hostnames on, and given the spec's secondary IPv4
-//! ranges (AssociateVpcCidrBlock) where it lacks one, and, when the spec asks, its `default`
-//! security group kept empty. Its CIDR is immutable, and a secondary
-//! range is never taken away: one the spec no longer names is an error, as a subnet is.
+//! owned tag, created with DNS support and hostnames on, given the spec's secondary IPv4
+//! ranges (AssociateVpcCidrBlock) where it lacks one, and, when the spec asks, with its
+//! `default` security group kept empty. Its CIDR is immutable, and a secondary range is never
+//! taken away: one the spec no longer names is an error, as a subnet is.
 
 use aws_sdk_ec2::types::{
     AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName, VpcCidrBlockStateCode,
