@@ -192,15 +192,25 @@ pub fn copy_image(
     image_tags.extend(by_type.remove(&ResourceType::Image).unwrap_or_default());
     let snapshot_tags = by_type.remove(&ResourceType::Snapshot).unwrap_or_default();
     let encrypt = input.encrypted == Some(true);
+    // A key asked for, checked before anything is made: it needs `Encrypted` (or encryption
+    // by default), as for CopySnapshot.
+    let asked_key = match input.kms_key_id.as_deref() {
+        Some(k) => crate::ec2::volume::key_for(region, encrypt, None, Some(k))?,
+        None => None,
+    };
     let id = region.ids.resource("ami");
     let task = grouped_millis(region);
     let mut copies = Vec::new();
     let mappings: Vec<Device> = source.mappings().collect();
     let encrypted = encrypted.iter().chain(std::iter::repeat(&false));
     for (device, was_encrypted) in mappings.iter().zip(encrypted) {
-        // A copy is encrypted with the destination region's default key.
-        let key = crate::ec2::volume::encrypts(region, encrypt || *was_encrypted)
-            .then(|| crate::ec2::volume::default_key(region));
+        // A copy is encrypted with the key asked for, else the destination region's
+        // default key.
+        let key = match &asked_key {
+            Some(k) => Some(k.clone()),
+            None => crate::ec2::volume::encrypts(region, encrypt || *was_encrypted)
+                .then(|| crate::ec2::volume::default_key(region)),
+        };
         let copy = snapshot::take(
             region,
             COPIED_VOLUME,
@@ -274,10 +284,13 @@ pub fn copy_snapshot(
             .unwrap_or_else(|| format!("[Copied {} from {source_region}]", source.id)),
     ))?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Snapshot)?;
-    // A copy is encrypted with the destination region's default key.
-    let key =
-        crate::ec2::volume::encrypts(region, source.encrypted || input.encrypted == Some(true))
-            .then(|| crate::ec2::volume::default_key(region));
+    // A copy is encrypted with the key asked for (which needs `Encrypted`, or encryption by
+    // default), else the destination region's default key.
+    let asked = input.encrypted == Some(true);
+    let key = match input.kms_key_id.as_deref() {
+        Some(k) => crate::ec2::volume::key_for(region, asked, None, Some(k))?,
+        None => crate::ec2::volume::key_for(region, source.encrypted || asked, None, None)?,
+    };
     let id = snapshot::take(region, COPIED_VOLUME, source.size, key, description, tags);
     Ok(CopySnapshotResult {
         tags: region.tags.tag_set(&id),

@@ -5049,6 +5049,7 @@ pub struct CopyImageRequest {
     pub client_token: Option<String>,
     pub description: Option<String>,
     pub encrypted: Option<bool>,
+    pub kms_key_id: Option<String>,
     pub name: String,
     pub source_image_id: String,
     pub source_region: String,
@@ -5067,6 +5068,7 @@ impl Decode for CopyImageRequest {
                 "Description",
                 "DryRun",
                 "Encrypted",
+                "KmsKeyId",
                 "Name",
                 "SourceImageId",
                 "SourceRegion",
@@ -5092,20 +5094,22 @@ impl Decode for CopyImageRequest {
             Some(255),
         )?;
         let encrypted = r.field_at(m_[4], at_, "Encrypted")?;
-        let name = r.field_at(m_[5], at_, "Name")?;
+        let kms_key_id = r.field_at(m_[5], at_, "KmsKeyId")?;
+        let name = r.field_at(m_[6], at_, "Name")?;
         r.check_length(name.as_deref(), at_, "Name", Some(3), Some(128))?;
         let name = FormReader::required(name, at_, "Name")?;
-        let source_image_id = r.field_at(m_[6], at_, "SourceImageId")?;
+        let source_image_id = r.field_at(m_[7], at_, "SourceImageId")?;
         let source_image_id = FormReader::required(source_image_id, at_, "SourceImageId")?;
-        let source_region = r.field_at(m_[7], at_, "SourceRegion")?;
+        let source_region = r.field_at(m_[8], at_, "SourceRegion")?;
         let source_region = FormReader::required(source_region, at_, "SourceRegion")?;
         let copy_image_tags = r.field_at(m_[1], at_, "CopyImageTags")?;
-        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
             client_token,
             description,
             encrypted,
+            kms_key_id,
             name,
             source_image_id,
             source_region,
@@ -5136,6 +5140,7 @@ pub struct CopySnapshotRequest {
     pub description: Option<String>,
     pub destination_region: Option<String>,
     pub encrypted: Option<bool>,
+    pub kms_key_id: Option<String>,
     pub presigned_url: Option<String>,
     pub source_region: String,
     pub source_snapshot_id: String,
@@ -5152,6 +5157,7 @@ impl Decode for CopySnapshotRequest {
                 "DestinationRegion",
                 "DryRun",
                 "Encrypted",
+                "KmsKeyId",
                 "PresignedUrl",
                 "SourceRegion",
                 "SourceSnapshotId",
@@ -5163,17 +5169,19 @@ impl Decode for CopySnapshotRequest {
         let description = r.field_at(m_[0], at_, "Description")?;
         let destination_region = r.field_at(m_[1], at_, "DestinationRegion")?;
         let encrypted = r.field_at(m_[3], at_, "Encrypted")?;
-        let presigned_url = r.field_at(m_[4], at_, "PresignedUrl")?;
-        let source_region = r.field_at(m_[5], at_, "SourceRegion")?;
+        let kms_key_id = r.field_at(m_[4], at_, "KmsKeyId")?;
+        let presigned_url = r.field_at(m_[5], at_, "PresignedUrl")?;
+        let source_region = r.field_at(m_[6], at_, "SourceRegion")?;
         let source_region = FormReader::required(source_region, at_, "SourceRegion")?;
-        let source_snapshot_id = r.field_at(m_[6], at_, "SourceSnapshotId")?;
+        let source_snapshot_id = r.field_at(m_[7], at_, "SourceSnapshotId")?;
         let source_snapshot_id = FormReader::required(source_snapshot_id, at_, "SourceSnapshotId")?;
-        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+        let tag_specifications = r.list_at(m_[8], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         Ok(Some(Self {
             description,
             destination_region,
             encrypted,
+            kms_key_id,
             presigned_url,
             source_region,
             source_snapshot_id,
@@ -41805,7 +41813,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "CopyImage",
                 &[
-                    "KmsKeyId",
                     "DestinationOutpostArn",
                     "SnapshotCopyCompletionDurationMinutes",
                     "DestinationAvailabilityZone",
@@ -41824,7 +41831,6 @@ pub fn execute<A: Api + ?Sized>(
                 "CopySnapshot",
                 &[
                     "DestinationOutpostArn",
-                    "KmsKeyId",
                     "CompletionDurationMinutes",
                     "DestinationAvailabilityZone",
                 ],

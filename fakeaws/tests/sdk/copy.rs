@@ -281,3 +281,121 @@ async fn a_snapshot_is_copied_pending_then_completed_and_stays_encrypted() {
         .await;
     assert_eq!(code(r), "InvalidSnapshot.NotFound");
 }
+
+/// The snapshot `id`'s key, as DescribeSnapshots answers it.
+async fn snapshot_key(ec2: &aws_sdk_ec2::Client, id: &str) -> Option<String> {
+    let out = ec2
+        .describe_snapshots()
+        .snapshot_ids(id)
+        .send()
+        .await
+        .unwrap();
+    out.snapshots()[0].kms_key_id().map(String::from)
+}
+
+#[tokio::test]
+async fn copies_are_encrypted_with_the_key_asked_for() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let west = fake.ec2_client_in("us-west-2");
+    let key = "1234abcd-12ab-34cd-56ef-1234567890ab";
+    let west_key = format!("arn:aws:kms:us-west-2:123456789012:key/{key}");
+    let plain = snapshot(&ec2, "us-east-1a", 8, false).await;
+
+    // CopySnapshot: by key id, into the destination region's key ARN.
+    let copy = west
+        .copy_snapshot()
+        .source_region("us-east-1")
+        .source_snapshot_id(&plain)
+        .encrypted(true)
+        .kms_key_id(key)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    assert_eq!(snapshot_key(&west, &copy).await, Some(west_key.clone()));
+    // Without a key: the destination's default key, not the source's.
+    let copy = west
+        .copy_snapshot()
+        .source_region("us-east-1")
+        .source_snapshot_id(&plain)
+        .encrypted(true)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    let default = snapshot_key(&west, &copy).await.unwrap();
+    assert!(
+        default.starts_with("arn:aws:kms:us-west-2:123456789012:key/") && default != west_key,
+        "{default}"
+    );
+    // A key without Encrypted: refused, nothing copied.
+    let before = west
+        .describe_snapshots()
+        .owner_ids("self")
+        .send()
+        .await
+        .unwrap()
+        .snapshots()
+        .len();
+    let r = west
+        .copy_snapshot()
+        .source_region("us-east-1")
+        .source_snapshot_id(&plain)
+        .kms_key_id(key)
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidParameterDependency");
+
+    // CopyImage: every snapshot of the copy under the key.
+    let ubuntu = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-*").await;
+    let r = west
+        .copy_image()
+        .source_region("us-east-1")
+        .source_image_id(&ubuntu)
+        .name("keyless")
+        .kms_key_id(key)
+        .send()
+        .await;
+    assert_eq!(code(r), "InvalidParameterDependency");
+    assert_eq!(
+        west.describe_snapshots()
+            .owner_ids("self")
+            .send()
+            .await
+            .unwrap()
+            .snapshots()
+            .len(),
+        before,
+        "nothing made by the refused copies"
+    );
+    let copied = west
+        .copy_image()
+        .source_region("us-east-1")
+        .source_image_id(&ubuntu)
+        .name("sealed-node")
+        .encrypted(true)
+        .kms_key_id(format!("arn:aws:kms:us-west-2:123456789012:key/{key}"))
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    let out = west
+        .describe_images()
+        .image_ids(&copied)
+        .send()
+        .await
+        .unwrap();
+    let snapshots: Vec<String> = out.images()[0]
+        .block_device_mappings()
+        .iter()
+        .filter_map(|m| m.ebs().and_then(|e| e.snapshot_id()).map(String::from))
+        .collect();
+    assert!(!snapshots.is_empty());
+    for s in &snapshots {
+        assert_eq!(snapshot_key(&west, s).await, Some(west_key.clone()), "{s}");
+    }
+}

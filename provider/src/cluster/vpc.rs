@@ -244,6 +244,11 @@ async fn empty_default_group(s: &mut Scope<'_>, id: &str) -> Result<(), Error> {
         .security_groups
         .unwrap_or_default();
     let Some(group) = groups.first() else {
+        // Every VPC has one; a VPC made a moment ago may not show it yet. Not done until the
+        // group is seen empty.
+        s.wait(format!(
+            "the default security group of {id}: not visible yet"
+        ));
         return Ok(());
     };
     let group_id = group.group_id().unwrap_or_default().to_string();
