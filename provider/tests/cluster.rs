@@ -85,6 +85,15 @@ async fn refused_before_any_call(
     problems
 }
 
+/// [`refused_before_any_call`], one of whose problems names `needle`.
+async fn refused_naming(fake: &fakeaws::FakeAws, a: &ClusterActuator, c: &Cluster, needle: &str) {
+    let problems = refused_before_any_call(fake, a, c).await;
+    assert!(
+        problems.iter().any(|p| p.contains(needle)),
+        "{needle} in {problems:?}"
+    );
+}
+
 /// Everything the fake holds that carries the cluster's owned tag and is not gone.
 async fn owned_left(ec2: &aws_sdk_ec2::Client) -> Vec<String> {
     let tags = ec2
@@ -1812,13 +1821,7 @@ async fn the_default_security_group_of_the_cluster_vpc_is_kept_empty() {
     let mine = cluster(
         "  region: us-east-1\n  network: {vpc: {id: vpc-12345678, emptyRoutesDefaultVPCSecurityGroup: true}}\n",
     );
-    let problems = refused_before_any_call(&fake, &a, &mine).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("emptyRoutesDefaultVPCSecurityGroup")),
-        "{problems:?}"
-    );
+    refused_naming(&fake, &a, &mine, "emptyRoutesDefaultVPCSecurityGroup").await;
 }
 
 /// `controlPlaneLoadBalancer.additionalSecurityGroups`: the balancer carries the user's
@@ -1966,13 +1969,7 @@ async fn a_subnets_own_tags_are_created_with_it_and_converge() {
     let existing = cluster(
         "  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678}\n    subnets:\n      - {id: subnet-12345678, public: true}\n      - {id: subnet-87654321, tags: {karpenter.sh/discovery: c1}}\n",
     );
-    let problems = refused_before_any_call(&fake, &a, &existing).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("subnets[1].tags: an existing subnet")),
-        "{problems:?}"
-    );
+    refused_naming(&fake, &a, &existing, "subnets[1].tags: an existing subnet").await;
 }
 
 /// `bastion.disableIngressRules`: the bastion's group admits no one (a rule someone adds goes

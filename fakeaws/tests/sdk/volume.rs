@@ -640,6 +640,22 @@ async fn encryption_by_default_encrypts_every_new_volume_and_copy() {
     assert_eq!(instance_volumes_encrypted(&ec2, &id).await, [true]);
 }
 
+/// An encrypted 8 GiB volume in us-east-1a, under `key` when given: CreateVolume's answer
+/// (its id, and its key as the answer names it).
+async fn sealed_volume(
+    ec2: &aws_sdk_ec2::Client,
+    key: Option<&str>,
+) -> aws_sdk_ec2::operation::create_volume::CreateVolumeOutput {
+    ec2.create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .encrypted(true)
+        .set_kms_key_id(key.map(String::from))
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The key of volume `id`, as DescribeVolumes answers it.
 async fn key_of(ec2: &aws_sdk_ec2::Client, id: &str) -> Option<String> {
     volume(ec2, id).await.kms_key_id().map(String::from)
@@ -653,14 +669,7 @@ async fn every_encrypted_volume_and_snapshot_names_its_kms_key() {
     let key_id = "1234abcd-12ab-34cd-56ef-1234567890ab";
 
     // Encrypted without a key: the AWS managed key, by ARN; not encrypted: no key.
-    let sealed = ec2
-        .create_volume()
-        .availability_zone("us-east-1a")
-        .size(8)
-        .encrypted(true)
-        .send()
-        .await
-        .unwrap();
+    let sealed = sealed_volume(&ec2, None).await;
     let managed = sealed.kms_key_id().unwrap().to_string();
     assert!(
         managed.starts_with("arn:aws:kms:us-east-1:123456789012:key/"),
@@ -677,36 +686,16 @@ async fn every_encrypted_volume_and_snapshot_names_its_kms_key() {
         "alias/aws/ebs",
         "arn:aws:kms:us-east-1:123456789012:alias/aws/ebs",
     ] {
-        let v = ec2
-            .create_volume()
-            .availability_zone("us-east-1a")
-            .size(8)
-            .encrypted(true)
-            .kms_key_id(alias)
-            .send()
-            .await
-            .unwrap();
+        let v = sealed_volume(&ec2, Some(alias)).await;
         assert_eq!(v.kms_key_id(), Some(managed.as_str()), "{alias}");
     }
 
     // A key of the account's own, by id or by ARN: the volume names it by ARN.
-    let own = |key: String| {
-        let ec2 = ec2.clone();
-        async move {
-            ec2.create_volume()
-                .availability_zone("us-east-1a")
-                .size(8)
-                .encrypted(true)
-                .kms_key_id(key)
-                .send()
-                .await
-                .unwrap()
-                .volume_id
-                .unwrap()
-        }
-    };
-    let by_id = own(key_id.to_string()).await;
-    let by_arn = own(arn(key_id)).await;
+    let by_id = sealed_volume(&ec2, Some(key_id)).await.volume_id.unwrap();
+    let by_arn = sealed_volume(&ec2, Some(&arn(key_id)))
+        .await
+        .volume_id
+        .unwrap();
     assert_eq!(key_of(&ec2, &by_id).await, Some(arn(key_id)));
     assert_eq!(key_of(&ec2, &by_arn).await, Some(arn(key_id)));
     assert!(volume(&ec2, &by_id).await.encrypted().unwrap());
@@ -823,14 +812,7 @@ async fn every_encrypted_volume_and_snapshot_names_its_kms_key() {
             .kms_key_id(),
         Some(arn(key_id).as_str())
     );
-    let v = ec2
-        .create_volume()
-        .availability_zone("us-east-1a")
-        .size(8)
-        .encrypted(true)
-        .send()
-        .await
-        .unwrap();
+    let v = sealed_volume(&ec2, None).await;
     assert_eq!(v.kms_key_id(), Some(arn(key_id).as_str()));
     let reset = ec2.reset_ebs_default_kms_key_id().send().await.unwrap();
     assert_eq!(reset.kms_key_id(), Some(managed.as_str()));

@@ -96,13 +96,7 @@ pub(super) fn tree(status: &ClusterStatus) -> String {
             t,
             "vpc {} {} [{}]",
             v.id,
-            status
-                .vpc_cidr
-                .iter()
-                .chain(&status.vpc_secondary_cidrs)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" "),
+            status.vpc_ranges().cloned().collect::<Vec<_>>().join(" "),
             tag(v.managed)
         );
     }

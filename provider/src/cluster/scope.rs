@@ -223,9 +223,7 @@ impl<'a> Scope<'a> {
     /// Every IPv4 range of the VPC: its CIDR, then its secondary ranges.
     pub fn vpc_ranges(&self) -> Vec<Ipv4Net> {
         self.status
-            .vpc_cidr
-            .iter()
-            .chain(&self.status.vpc_secondary_cidrs)
+            .vpc_ranges()
             .filter_map(|c| c.parse().ok())
             .collect()
     }

@@ -205,13 +205,7 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
     }
     let lb = &spec.control_plane_load_balancer;
     // Inside the VPC: each of its ranges (machines may be in subnets of a secondary one).
-    let vpc_ranges: Vec<String> = s
-        .status
-        .vpc_cidr
-        .iter()
-        .chain(&s.status.vpc_secondary_cidrs)
-        .cloned()
-        .collect();
+    let vpc_ranges: Vec<String> = s.status.vpc_ranges().cloned().collect();
     let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
         // Restricted, but never against the cluster itself: nodes reach an internet-facing
         // API through their NAT gateways' addresses, an internal one from inside the VPC.

@@ -154,6 +154,13 @@ pub struct ClusterStatus {
     pub conditions: Vec<Condition>,
 }
 
+impl ClusterStatus {
+    /// The VPC's IPv4 ranges as text: its CIDR, then its secondary ranges.
+    pub fn vpc_ranges(&self) -> impl Iterator<Item = &String> {
+        self.vpc_cidr.iter().chain(&self.vpc_secondary_cidrs)
+    }
+}
+
 /// The result of a reconcile or delete.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Outcome {
