@@ -168,6 +168,19 @@ pub fn allocate_address(
             "EC2-Classic addresses are no longer available; use vpc.",
         ));
     }
+    // The region's own border group is the only one: the fake has no Local or Wavelength
+    // Zones, whose groups AWS also takes.
+    if let Some(group) = input
+        .network_border_group
+        .as_deref()
+        .filter(|g| *g != region.name)
+    {
+        return Err(ApiError::invalid_parameter(
+            "NetworkBorderGroup",
+            group,
+            &format!("The region's network border group is {}.", region.name),
+        ));
+    }
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::ElasticIp)?;
     if region.addresses.len() >= region.limits.elastic_ips {
         return Err(ApiError::new(

@@ -212,6 +212,8 @@ error_codes! {
         SecurityGroupLimitExceeded = "SecurityGroupLimitExceeded",
         /// The operation does not apply to this resource (stopping a one-time Spot Instance).
         UnsupportedOperation = "UnsupportedOperation",
+        /// Hibernation asked of an instance not configured for it at launch.
+        UnsupportedHibernationConfiguration = "UnsupportedHibernationConfiguration",
         /// The VPC's subnet quota is used up.
         SubnetLimitExceeded = "SubnetLimitExceeded",
         /// More than 50 tags on a resource.

@@ -2142,20 +2142,26 @@ crate::protocol::wire_enum!(Affinity);
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AllocateAddressRequest {
     pub domain: Option<DomainType>,
+    pub network_border_group: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
 }
 
 impl Decode for AllocateAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["Domain", "DryRun", "TagSpecification"]) else {
+        let Some(m_) = r.members(
+            at_,
+            &["Domain", "DryRun", "NetworkBorderGroup", "TagSpecification"],
+        ) else {
             return Ok(None);
         };
         let domain = r.field_at(m_[0], at_, "Domain")?;
-        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let network_border_group = r.field_at(m_[2], at_, "NetworkBorderGroup")?;
+        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             domain,
+            network_border_group,
             tag_specifications,
             dry_run,
         }))
@@ -11375,6 +11381,27 @@ impl EncodeMembers for EbsInstanceBlockDevice {
     }
 }
 
+/// The `EbsInstanceBlockDeviceSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EbsInstanceBlockDeviceSpecification {
+    pub volume_id: Option<String>,
+    pub delete_on_termination: Option<bool>,
+}
+
+impl Decode for EbsInstanceBlockDeviceSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DeleteOnTermination", "VolumeId"]) else {
+            return Ok(None);
+        };
+        let volume_id = r.field_at(m_[1], at_, "VolumeId")?;
+        let delete_on_termination = r.field_at(m_[0], at_, "DeleteOnTermination")?;
+        Ok(Some(Self {
+            volume_id,
+            delete_on_termination,
+        }))
+    }
+}
+
 /// The `EbsNvmeSupport` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EbsNvmeSupport {
@@ -14428,6 +14455,33 @@ impl EncodeMembers for InstanceBlockDeviceMapping {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("deviceName", &self.device_name);
         w.field("ebs", &self.ebs);
+    }
+}
+
+/// The `InstanceBlockDeviceMappingSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct InstanceBlockDeviceMappingSpecification {
+    pub device_name: Option<String>,
+    pub ebs: Option<EbsInstanceBlockDeviceSpecification>,
+    pub virtual_name: Option<String>,
+    pub no_device: Option<String>,
+}
+
+impl Decode for InstanceBlockDeviceMappingSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DeviceName", "Ebs", "NoDevice", "VirtualName"]) else {
+            return Ok(None);
+        };
+        let device_name = r.field_at(m_[0], at_, "DeviceName")?;
+        let ebs = r.field_at(m_[1], at_, "Ebs")?;
+        let virtual_name = r.field_at(m_[3], at_, "VirtualName")?;
+        let no_device = r.field_at(m_[2], at_, "NoDevice")?;
+        Ok(Some(Self {
+            device_name,
+            ebs,
+            virtual_name,
+            no_device,
+        }))
     }
 }
 
@@ -26568,6 +26622,7 @@ pub struct ModifyInstanceAttributeRequest {
     pub instance_id: String,
     pub attribute: Option<InstanceAttributeName>,
     pub value: Option<String>,
+    pub block_device_mappings: Option<Vec<InstanceBlockDeviceMappingSpecification>>,
     pub disable_api_termination: Option<AttributeBooleanValue>,
     pub instance_type: Option<AttributeValue>,
     pub user_data: Option<SecureBlobAttributeValue>,
@@ -26583,6 +26638,7 @@ impl Decode for ModifyInstanceAttributeRequest {
             at_,
             &[
                 "Attribute",
+                "BlockDeviceMapping",
                 "DisableApiStop",
                 "DisableApiTermination",
                 "DryRun",
@@ -26599,21 +26655,22 @@ impl Decode for ModifyInstanceAttributeRequest {
         ) else {
             return Ok(None);
         };
-        let source_dest_check = r.field_at(m_[10], at_, "SourceDestCheck")?;
-        let disable_api_stop = r.field_at(m_[1], at_, "DisableApiStop")?;
-        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
-        let instance_id = r.field_at(m_[7], at_, "InstanceId")?;
+        let source_dest_check = r.field_at(m_[11], at_, "SourceDestCheck")?;
+        let disable_api_stop = r.field_at(m_[2], at_, "DisableApiStop")?;
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        let instance_id = r.field_at(m_[8], at_, "InstanceId")?;
         let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
         let attribute = r.field_at(m_[0], at_, "Attribute")?;
-        let value = r.field_at(m_[12], at_, "Value")?;
-        let disable_api_termination = r.field_at(m_[2], at_, "DisableApiTermination")?;
-        let instance_type = r.field_at(m_[9], at_, "InstanceType")?;
-        let user_data = r.field_at(m_[11], at_, "UserData")?;
+        let value = r.field_at(m_[13], at_, "Value")?;
+        let block_device_mappings = r.list_at(m_[1], at_, "BlockDeviceMapping", None)?;
+        let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
+        let instance_type = r.field_at(m_[10], at_, "InstanceType")?;
+        let user_data = r.field_at(m_[12], at_, "UserData")?;
         let instance_initiated_shutdown_behavior =
-            r.field_at(m_[8], at_, "InstanceInitiatedShutdownBehavior")?;
-        let groups = r.list_at(m_[6], at_, "GroupId", None)?;
-        let ebs_optimized = r.field_at(m_[4], at_, "EbsOptimized")?;
-        let ena_support = r.field_at(m_[5], at_, "EnaSupport")?;
+            r.field_at(m_[9], at_, "InstanceInitiatedShutdownBehavior")?;
+        let groups = r.list_at(m_[7], at_, "GroupId", None)?;
+        let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
+        let ena_support = r.field_at(m_[6], at_, "EnaSupport")?;
         Ok(Some(Self {
             source_dest_check,
             disable_api_stop,
@@ -26621,6 +26678,7 @@ impl Decode for ModifyInstanceAttributeRequest {
             instance_id,
             attribute,
             value,
+            block_device_mappings,
             disable_api_termination,
             instance_type,
             user_data,
@@ -34146,21 +34204,36 @@ crate::protocol::wire_enum!(StatusType);
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct StopInstancesRequest {
     pub instance_ids: Vec<String>,
+    pub hibernate: Option<bool>,
+    pub skip_os_shutdown: Option<bool>,
     pub dry_run: Option<bool>,
     pub force: Option<bool>,
 }
 
 impl Decode for StopInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["DryRun", "Force", "InstanceId"]) else {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Force",
+                "Hibernate",
+                "InstanceId",
+                "SkipOsShutdown",
+            ],
+        ) else {
             return Ok(None);
         };
-        let instance_ids = r.list_at(m_[2], at_, "InstanceId", None)?;
+        let instance_ids = r.list_at(m_[3], at_, "InstanceId", None)?;
         let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let hibernate = r.field_at(m_[2], at_, "Hibernate")?;
+        let skip_os_shutdown = r.field_at(m_[4], at_, "SkipOsShutdown")?;
         let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         let force = r.field_at(m_[1], at_, "Force")?;
         Ok(Some(Self {
             instance_ids,
+            hibernate,
+            skip_os_shutdown,
             dry_run,
             force,
         }))
@@ -34673,19 +34746,22 @@ crate::protocol::wire_enum!(Tenancy);
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct TerminateInstancesRequest {
     pub instance_ids: Vec<String>,
+    pub skip_os_shutdown: Option<bool>,
     pub dry_run: Option<bool>,
 }
 
 impl Decode for TerminateInstancesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["DryRun", "InstanceId"]) else {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceId", "SkipOsShutdown"]) else {
             return Ok(None);
         };
         let instance_ids = r.list_at(m_[1], at_, "InstanceId", None)?;
         let instance_ids = FormReader::required(instance_ids, at_, "InstanceId")?;
+        let skip_os_shutdown = r.field_at(m_[2], at_, "SkipOsShutdown")?;
         let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self {
             instance_ids,
+            skip_os_shutdown,
             dry_run,
         }))
     }
@@ -40524,7 +40600,6 @@ pub fn execute<A: Api + ?Sized>(
                 &[
                     "Address",
                     "PublicIpv4Pool",
-                    "NetworkBorderGroup",
                     "CustomerOwnedIpv4Pool",
                     "IpamPoolId",
                 ],
@@ -40945,7 +41020,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::TerminateInstances => {
-            r.reject_unsupported("TerminateInstances", &["Force", "SkipOsShutdown"])?;
+            r.reject_unsupported("TerminateInstances", &["Force"])?;
             let input = FormReader::required(TerminateInstancesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -40956,7 +41031,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::StopInstances => {
-            r.reject_unsupported("StopInstances", &["Hibernate", "SkipOsShutdown"])?;
+            r.reject_unsupported("StopInstances", &[])?;
             let input = FormReader::required(StopInstancesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -41014,13 +41089,7 @@ pub fn execute<A: Api + ?Sized>(
         Action::ModifyInstanceAttribute => {
             r.reject_unsupported(
                 "ModifyInstanceAttribute",
-                &[
-                    "EnclaveOptions",
-                    "BlockDeviceMapping",
-                    "Kernel",
-                    "Ramdisk",
-                    "SriovNetSupport",
-                ],
+                &["EnclaveOptions", "Kernel", "Ramdisk", "SriovNetSupport"],
             )?;
             let input =
                 FormReader::required(ModifyInstanceAttributeRequest::decode(r, "")?, "", "")?;

@@ -159,3 +159,34 @@ async fn address_limit() {
         5
     );
 }
+
+#[tokio::test]
+async fn an_address_comes_from_the_regions_network_border_group() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let a = ec2
+        .allocate_address()
+        .network_border_group("us-east-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(a.network_border_group(), Some("us-east-1"));
+    // A group the region does not have: refused, and nothing allocated.
+    assert_eq!(
+        code(
+            ec2.allocate_address()
+                .network_border_group("us-west-2-lax-1")
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    let held = ec2
+        .describe_addresses()
+        .filters(filter("network-border-group", &["us-east-1"]))
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<_> = held.addresses().iter().map(|a| a.allocation_id()).collect();
+    assert_eq!(ids, vec![a.allocation_id()]);
+}

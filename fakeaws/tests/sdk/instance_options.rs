@@ -590,3 +590,112 @@ async fn the_accounts_metadata_defaults_come_between_the_launch_and_the_image() 
     let other = west.get_instance_metadata_defaults().send().await.unwrap();
     assert_eq!(other.account_level().unwrap().http_endpoint(), None);
 }
+
+/// The instance `id`'s state reason code.
+async fn reason_of(ec2: &aws_sdk_ec2::Client, id: &str) -> Option<String> {
+    described(ec2, id)
+        .await
+        .state_reason()
+        .and_then(|r| r.code())
+        .map(str::to_string)
+}
+
+#[tokio::test]
+async fn only_an_instance_configured_for_hibernation_hibernates() {
+    use aws_sdk_ec2::types::InstanceStateName;
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, AMI).await;
+    let launch = |configured: Option<bool>| {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::M5Large)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .set_hibernation_options(
+                configured.map(|c| HibernationOptionsRequest::builder().configured(c).build()),
+            )
+            .send()
+    };
+    let id_of = |r: aws_sdk_ec2::operation::run_instances::RunInstancesOutput| {
+        r.instances()[0].instance_id().unwrap().to_string()
+    };
+    let sleeper = id_of(launch(Some(true)).await.unwrap());
+    let plain = id_of(launch(None).await.unwrap());
+    for id in [&sleeper, &plain] {
+        crate::wait(&ec2, id, InstanceStateName::Running).await;
+    }
+
+    // Asked of both at once, refused for the one launched without it, and neither stops.
+    let hibernate = |ids: &[&String]| {
+        ec2.stop_instances()
+            .set_instance_ids(Some(ids.iter().map(|i| i.to_string()).collect()))
+            .hibernate(true)
+            .send()
+    };
+    let (refusal, message) = code_and_message(hibernate(&[&sleeper, &plain]).await);
+    assert_eq!(refusal, "UnsupportedHibernationConfiguration");
+    assert!(message.contains(&plain), "{message}");
+    for id in [&sleeper, &plain] {
+        assert_eq!(
+            described(&ec2, id).await.state().unwrap().name(),
+            Some(&InstanceStateName::Running)
+        );
+    }
+
+    // The configured one hibernates, and says so once stopped; the other stops as usual,
+    // `Hibernate` false being a plain stop; SkipOsShutdown is taken.
+    let stopping = hibernate(&[&sleeper]).await.unwrap();
+    assert_eq!(
+        stopping.stopping_instances()[0]
+            .current_state()
+            .unwrap()
+            .name(),
+        Some(&InstanceStateName::Stopping)
+    );
+    ec2.stop_instances()
+        .instance_ids(&plain)
+        .hibernate(false)
+        .skip_os_shutdown(true)
+        .send()
+        .await
+        .unwrap();
+    crate::advance(&fake, 600);
+    for id in [&sleeper, &plain] {
+        crate::wait(&ec2, id, InstanceStateName::Stopped).await;
+    }
+    assert_eq!(
+        reason_of(&ec2, &sleeper).await.as_deref(),
+        Some("Client.UserInitiatedHibernate")
+    );
+    assert_eq!(
+        reason_of(&ec2, &plain).await.as_deref(),
+        Some("Client.UserInitiatedShutdown")
+    );
+    assert_eq!(
+        instance_ids(
+            &ec2,
+            &[("state-reason-code", "Client.UserInitiatedHibernate")]
+        )
+        .await,
+        vec![sleeper.clone()]
+    );
+
+    // Started again, it runs with no reason; stopped plainly the next time, it says so.
+    ec2.start_instances()
+        .instance_ids(&sleeper)
+        .send()
+        .await
+        .unwrap();
+    crate::advance(&fake, 600);
+    crate::wait(&ec2, &sleeper, InstanceStateName::Running).await;
+    assert_eq!(reason_of(&ec2, &sleeper).await, None);
+    crate::stop(&fake, &ec2, &sleeper).await;
+    assert_eq!(
+        reason_of(&ec2, &sleeper).await.as_deref(),
+        Some("Client.UserInitiatedShutdown")
+    );
+}

@@ -1,5 +1,6 @@
-//! EBS volumes through the SDK: CreateVolume, AttachVolume, DetachVolume, DeleteVolume, as
-//! DescribeVolumes and DescribeInstances then show them.
+//! EBS volumes through the SDK: CreateVolume, AttachVolume, DetachVolume, DeleteVolume and
+//! ModifyInstanceAttribute's DeleteOnTermination, as DescribeVolumes and DescribeInstances then
+//! show them.
 
 use std::time::Duration;
 
@@ -7,7 +8,7 @@ use aws_sdk_ec2::types::{
     ResourceType, VolumeAttachmentState, VolumeState, VolumeType as SdkVolumeType,
 };
 
-use crate::{code, empty_fake, subnet, tag_spec, vpc};
+use crate::{code, code_and_message, empty_fake, subnet, tag_spec, vpc};
 
 /// The volume `id` as DescribeVolumes answers it.
 async fn volume(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::Volume {
@@ -823,5 +824,153 @@ async fn every_encrypted_volume_and_snapshot_names_its_kms_key() {
             .unwrap()
             .kms_key_id(),
         Some("alias/aws/ebs")
+    );
+}
+
+/// Whether each of the instance `id`'s devices is deleted with it, by device, as
+/// DescribeInstances shows it.
+async fn deleted_with(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<(String, bool)> {
+    crate::described(ec2, id)
+        .await
+        .block_device_mappings()
+        .iter()
+        .map(|m| {
+            let e = m.ebs().unwrap();
+            (
+                m.device_name().unwrap().to_string(),
+                e.delete_on_termination().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn delete_on_termination_changes_on_attached_volumes_and_termination_follows_it() {
+    use aws_sdk_ec2::types::{
+        EbsInstanceBlockDeviceSpecification as Ebs, InstanceAttributeName,
+        InstanceBlockDeviceMappingSpecification as Mapping,
+    };
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (instance, root) = running_instance(&ec2).await;
+    let root_volume = block_devices(&ec2, &instance).await[0].1.clone();
+    let data = new_volume(&ec2, "us-east-1a", 50).await;
+    ec2.attach_volume()
+        .volume_id(&data)
+        .instance_id(&instance)
+        .device("/dev/sdf")
+        .send()
+        .await
+        .unwrap();
+    let before = vec![(root.clone(), true), ("/dev/sdf".to_string(), false)];
+    assert_eq!(deleted_with(&ec2, &instance).await, before);
+
+    let mapping = |device: &str, ebs: Option<Ebs>| {
+        Mapping::builder().device_name(device).set_ebs(ebs).build()
+    };
+    let flag = |delete: bool| Some(Ebs::builder().delete_on_termination(delete).build());
+    let modify = |mappings: Vec<Mapping>| {
+        ec2.modify_instance_attribute()
+            .instance_id(&instance)
+            .set_block_device_mappings(Some(mappings))
+            .send()
+    };
+
+    // Refused, each changing nothing: a device with nothing attached (even beside a good one),
+    // another volume than the one at the device, instance store, a second attribute.
+    let (refusal, message) = code_and_message(
+        modify(vec![
+            mapping(&root, flag(false)),
+            mapping("/dev/sdz", flag(true)),
+        ])
+        .await,
+    );
+    assert_eq!(refusal, "InvalidInstanceAttributeValue");
+    assert!(message.contains("/dev/sdz"), "{message}");
+    let other = Ebs::builder()
+        .volume_id(&root_volume)
+        .delete_on_termination(true)
+        .build();
+    assert_eq!(
+        code(modify(vec![mapping("/dev/sdf", Some(other))]).await),
+        "InvalidInstanceAttributeValue"
+    );
+    let suppressed = Mapping::builder()
+        .device_name("/dev/sdf")
+        .no_device("")
+        .build();
+    assert_eq!(
+        code(modify(vec![suppressed]).await),
+        "InvalidInstanceAttributeValue"
+    );
+    assert_eq!(
+        code(
+            ec2.modify_instance_attribute()
+                .instance_id(&instance)
+                .block_device_mappings(mapping(&root, flag(false)))
+                .ebs_optimized(
+                    aws_sdk_ec2::types::AttributeBooleanValue::builder()
+                        .value(true)
+                        .build()
+                )
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+    assert_eq!(deleted_with(&ec2, &instance).await, before);
+
+    // The root volume kept, the data volume deleted with the instance: a mapping without a
+    // flag means true, as the API reference says.
+    modify(vec![mapping(&root, flag(false)), mapping("/dev/sdf", None)])
+        .await
+        .unwrap();
+    let after = vec![(root.clone(), false), ("/dev/sdf".to_string(), true)];
+    assert_eq!(deleted_with(&ec2, &instance).await, after);
+    let attribute = ec2
+        .describe_instance_attribute()
+        .instance_id(&instance)
+        .attribute(InstanceAttributeName::BlockDeviceMapping)
+        .send()
+        .await
+        .unwrap();
+    let shown: Vec<(String, bool)> = attribute
+        .block_device_mappings()
+        .iter()
+        .map(|m| {
+            let e = m.ebs().unwrap();
+            (
+                m.device_name().unwrap().to_string(),
+                e.delete_on_termination().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(shown, after);
+    let attachment = volume(&ec2, &root_volume).await.attachments()[0].clone();
+    assert_eq!(attachment.delete_on_termination(), Some(false));
+
+    ec2.terminate_instances()
+        .instance_ids(&instance)
+        .send()
+        .await
+        .unwrap();
+    crate::wait(
+        &ec2,
+        &instance,
+        aws_sdk_ec2::types::InstanceStateName::Terminated,
+    )
+    .await;
+    assert_eq!(
+        volume(&ec2, &root_volume).await.state(),
+        Some(&VolumeState::Available)
+    );
+    assert_eq!(
+        code(ec2.describe_volumes().volume_ids(&data).send().await),
+        "InvalidVolume.NotFound"
+    );
+    // A terminated instance's flags change no more.
+    assert_eq!(
+        code(modify(vec![mapping(&root, flag(true))]).await),
+        "IncorrectInstanceState"
     );
 }

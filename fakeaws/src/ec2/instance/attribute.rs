@@ -15,10 +15,10 @@ use crate::ec2::Kind;
 use crate::ec2::error::Code;
 use crate::ec2::network_interface::attribute::modify_network_interface_attribute;
 use crate::generated::ec2::{
-    AttributeBooleanValue, AttributeValue, InstanceAttributeName, InstanceMetadataOptionsState,
-    InstanceStateName, InstanceType, ModifyInstanceAttributeRequest,
-    ModifyInstanceMetadataOptionsRequest, ModifyInstanceMetadataOptionsResult,
-    ModifyNetworkInterfaceAttributeRequest, ShutdownBehavior,
+    AttributeBooleanValue, AttributeValue, InstanceAttributeName,
+    InstanceBlockDeviceMappingSpecification, InstanceMetadataOptionsState, InstanceStateName,
+    InstanceType, ModifyInstanceAttributeRequest, ModifyInstanceMetadataOptionsRequest,
+    ModifyInstanceMetadataOptionsResult, ModifyNetworkInterfaceAttributeRequest, ShutdownBehavior,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -39,6 +39,16 @@ enum Change {
     Groups(Vec<String>),
     EbsOptimized(bool),
     EnaSupport(bool),
+    /// `BlockDeviceMapping.N`: each attached volume's DeleteOnTermination, by device.
+    DeleteOnTermination(Vec<VolumeFlag>),
+}
+
+/// One `BlockDeviceMapping.N` of ModifyInstanceAttribute.
+struct VolumeFlag {
+    device: String,
+    /// The volume the caller expects at the device, when named.
+    volume_id: Option<String>,
+    delete_on_termination: bool,
 }
 
 impl Change {
@@ -54,6 +64,7 @@ impl Change {
             Change::Groups(_) => "groupSet",
             Change::EbsOptimized(_) => "ebsOptimized",
             Change::EnaSupport(_) => "enaSupport",
+            Change::DeleteOnTermination(_) => "blockDeviceMapping",
         }
     }
 
@@ -186,7 +197,75 @@ fn changes(input: ModifyInstanceAttributeRequest) -> Result<Vec<Change>, ApiErro
     if let Some(v) = input.ena_support {
         out.push(Change::EnaSupport(flag(v, "EnaSupport")?));
     }
+    if let Some(mappings) = input.block_device_mappings {
+        out.push(Change::DeleteOnTermination(volume_flags(mappings)?));
+    }
     Ok(out)
+}
+
+/// The `BlockDeviceMapping.N` of a request, read: a device each, only EBS volumes' flags
+/// (instance store volumes are added at launch only), `true` when the flag is left out.
+fn volume_flags(
+    mappings: Vec<InstanceBlockDeviceMappingSpecification>,
+) -> Result<Vec<VolumeFlag>, ApiError> {
+    let mut out: Vec<VolumeFlag> = Vec::with_capacity(mappings.len());
+    for (n, m) in mappings.into_iter().enumerate() {
+        let at = format!("BlockDeviceMapping.{}", n + 1);
+        let Some(device) = m.device_name.filter(|d| !d.is_empty()) else {
+            return Err(ApiError::missing_parameter(&format!("{at}.DeviceName")));
+        };
+        if m.virtual_name.is_some() || m.no_device.is_some() {
+            return Err(ApiError::new(
+                Code::InvalidInstanceAttributeValue,
+                format!(
+                    "The block device mapping of {device} can only change an attached EBS \
+                     volume's DeleteOnTermination: instance store volumes are added, and \
+                     devices suppressed, only at launch."
+                ),
+            ));
+        }
+        if out.iter().any(|f| f.device == device) {
+            return Err(ApiError::invalid_value(format!(
+                "The device {device} is named more than once."
+            )));
+        }
+        let (volume_id, delete) = m
+            .ebs
+            .map_or((None, None), |e| (e.volume_id, e.delete_on_termination));
+        out.push(VolumeFlag {
+            device,
+            volume_id,
+            delete_on_termination: delete.unwrap_or(true),
+        });
+    }
+    Ok(out)
+}
+
+/// The volumes whose flags `flags` change, with their new values, each checked against what
+/// is attached to `i` at its device.
+fn flagged_volumes(i: &Instance, flags: Vec<VolumeFlag>) -> Result<Vec<(String, bool)>, ApiError> {
+    flags
+        .into_iter()
+        .map(|f| {
+            let Some((_, volume)) = i.volumes.iter().find(|(d, _)| *d == f.device) else {
+                return Err(ApiError::new(
+                    Code::InvalidInstanceAttributeValue,
+                    format!("No device is currently mapped at {}", f.device),
+                ));
+            };
+            match f.volume_id {
+                Some(asked) if asked != *volume => Err(ApiError::new(
+                    Code::InvalidInstanceAttributeValue,
+                    format!(
+                        "The volume '{asked}' is not attached to instance '{}' at {}: '{volume}' \
+                         is.",
+                        i.id, f.device
+                    ),
+                )),
+                _ => Ok((volume.clone(), f.delete_on_termination)),
+            }
+        })
+        .collect()
 }
 
 /// `ModifyInstanceAttribute`.
@@ -288,6 +367,14 @@ pub fn modify_instance_attribute(
         Change::SourceDestCheck(v) => {
             let check = AttributeBooleanValue { value: Some(v) };
             return modify_network_interface_attribute(region, on_interface(None, Some(check)));
+        }
+        // Kept on each volume's attachment, where DescribeVolumes, DescribeInstances and
+        // termination read it.
+        Change::DeleteOnTermination(flags) => {
+            for (volume, delete) in flagged_volumes(i, flags)? {
+                crate::ec2::volume::set_delete_on_termination(region, &volume, &id, delete);
+            }
+            return Ok(());
         }
     };
     let Some(i) = region.instances.0.get_mut(&id) else {

@@ -183,6 +183,10 @@ pub struct Instance {
     /// Its CPU, capacity reservation, hibernation, enclave, recovery and private DNS options.
     #[serde(default)]
     pub options: options::LaunchOptions,
+    /// Whether it is stopping because StopInstances asked it to hibernate (its `stopped`
+    /// state then says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hibernating: bool,
     /// What its console tells (GetConsoleOutput): the transitions the fake made, the latest
     /// few hundred.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

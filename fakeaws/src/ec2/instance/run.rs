@@ -426,6 +426,7 @@ pub fn run_instances(
             capacity_reservation: reserved.get(index).cloned().flatten(),
             cpu_credits: cpu_credits.clone(),
             options: options.clone(),
+            hibernating: false,
             console: Vec::new(),
         };
         if let Some(spot) = &spot {

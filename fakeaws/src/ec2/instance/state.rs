@@ -31,6 +31,14 @@ fn user_initiated_shutdown() -> (String, String) {
     )
 }
 
+/// The state reason of an instance StopInstances hibernated (the model's list of codes).
+fn user_initiated_hibernate() -> (String, String) {
+    (
+        "Client.UserInitiatedHibernate".into(),
+        "Client.UserInitiatedHibernate: User initiated hibernate".into(),
+    )
+}
+
 /// Ends instance `id`: its interfaces and the volumes that go with it are released, it is
 /// `terminated` with `reason`, and it is forgotten after AWS's hour.
 fn terminate_now(region: &mut Region, id: &str, reason: (String, String)) {
@@ -95,7 +103,11 @@ pub fn advance(region: &mut Region, id: &str) {
             let at = region.clock.now_datetime();
             if let Some(i) = region.instances.0.get_mut(id) {
                 i.state = InstanceStateName::Stopped;
-                i.state_reason = Some(user_initiated_shutdown());
+                i.state_reason = Some(if std::mem::take(&mut i.hibernating) {
+                    user_initiated_hibernate()
+                } else {
+                    user_initiated_shutdown()
+                });
                 super::console::post(i, at, super::console::Did::Stopped);
             }
         }
@@ -266,6 +278,8 @@ pub fn stop_instances(
     region: &mut Region,
     input: StopInstancesRequest,
 ) -> Result<StopInstancesResult, ApiError> {
+    // `SkipOsShutdown` and `Force` change how the guest is shut down, which the fake has none of.
+    let hibernate = input.hibernate == Some(true);
     let instances = checked(region, &input.instance_ids)?;
     refuse_protected(
         &instances,
@@ -298,6 +312,16 @@ pub fn stop_instances(
         if i.spot_request.is_some() {
             return Err(crate::ec2::spot_request::cannot_stop(&i.id));
         }
+        if hibernate && i.state == InstanceStateName::Running && !i.options.hibernation {
+            return Err(ApiError::new(
+                Code::UnsupportedHibernationConfiguration,
+                format!(
+                    "The instance can't be hibernated because it was not configured at launch \
+                     for hibernation: {}",
+                    i.id
+                ),
+            ));
+        }
     }
     let plan: Vec<(String, InstanceStateName)> =
         instances.iter().map(|i| (i.id.clone(), i.state)).collect();
@@ -305,6 +329,9 @@ pub fn stop_instances(
     for (id, previous) in plan {
         let current = if previous == InstanceStateName::Running {
             set_state(region, &id, InstanceStateName::Stopping, "User initiated");
+            if let Some(i) = region.instances.0.get_mut(&id) {
+                i.hibernating = hibernate;
+            }
             InstanceStateName::Stopping
         } else {
             previous

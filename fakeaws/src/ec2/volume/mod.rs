@@ -337,6 +337,20 @@ pub fn describe_volumes(
     })
 }
 
+/// Sets whether terminating the instance `instance_id` deletes the volume `id` attached to it
+/// (ModifyInstanceAttribute's block device mapping).
+pub fn set_delete_on_termination(region: &mut Region, id: &str, instance_id: &str, delete: bool) {
+    if let Some(a) = region
+        .volumes
+        .0
+        .get_mut(id)
+        .and_then(|v| v.attachment.as_mut())
+        .filter(|a| a.instance_id == instance_id)
+    {
+        a.delete_on_termination = delete;
+    }
+}
+
 /// Detaches every volume of a terminated instance, deleting those marked
 /// DeleteOnTermination.
 pub fn release_for(region: &mut Region, instance_id: &str, volume_ids: &[String]) {
