@@ -537,6 +537,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         data_volumes: 0,
         secondary: false,
         empty_default_group: false,
+        resource_names: false,
         pre: Default::default(),
         services: 0,
     };

@@ -24,6 +24,7 @@
 //! - the cluster's own bastion, when it runs, sits in a public subnet of the cluster with a
 //!   public address (also in a pre-existing subnet that gives none by default) and the
 //!   bastion group;
+//! - each owned subnet launches instances with the hostname type the spec names, if any;
 //! - each owned subnet carries the tags a cloud controller manager looks for:
 //!   `kubernetes.io/cluster/<name>=owned`, and `kubernetes.io/role/elb=1` (public) or
 //!   `kubernetes.io/role/internal-elb=1` (private), never both;
@@ -313,6 +314,18 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         .await
         .map_err(aws_failure("DescribeSubnets"))?;
     for s in own.subnets() {
+        if let Some(t) = &spec.network.vpc.private_dns_hostname_type_on_launch {
+            let held = s
+                .private_dns_name_options_on_launch()
+                .and_then(|o| o.hostname_type())
+                .map(|h| h.as_str());
+            if held != Some(t.as_str()) {
+                return Err(fail(format!(
+                    "subnet {:?} launches instances with {held:?} hostnames, the spec says {t}",
+                    s.subnet_id()
+                )));
+            }
+        }
         let role = ownership::ec2_tag(s.tags(), ROLE_KEY);
         let public = match role {
             Some("public") => true,

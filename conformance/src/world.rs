@@ -46,7 +46,7 @@ pub struct Preexisting {
 }
 
 /// One generated case.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Case {
     /// 1 to 3 zones.
     pub zones: usize,
@@ -68,6 +68,9 @@ pub struct Case {
     /// The cluster's own VPC has its `default` security group emptied
     /// (`emptyRoutesDefaultVPCSecurityGroup`; never with a pre-existing VPC).
     pub empty_default_group: bool,
+    /// The cluster's own subnets launch instances with resource names
+    /// (`privateDnsHostnameTypeOnLaunch: resource-name`; only when it has subnets of its own).
+    pub resource_names: bool,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -85,7 +88,13 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         0..=max_machines,
         proptest::array::uniform6(any::<bool>()),
         0..=2usize,
-        (any::<bool>(), 0..=2usize, any::<bool>(), any::<bool>()),
+        (
+            any::<bool>(),
+            0..=2usize,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
@@ -96,7 +105,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                 machines,
                 p,
                 services,
-                (spot, data_volumes, secondary, empty_default_group),
+                (spot, data_volumes, secondary, empty_default_group, resource_names),
             )| {
                 let subnets = p[2];
                 let bastion_pre = p[4] && subnets && bastion;
@@ -120,11 +129,36 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     data_volumes,
                     secondary: secondary && !pre.vpc,
                     empty_default_group: empty_default_group && !pre.vpc,
+                    resource_names: resource_names && !pre.subnets,
                     pre,
                     services,
                 }
             },
         )
+}
+
+/// As derived, except that `resource_names` shows only when set: a case's text seeds its
+/// faults ([`crate::target::seed_of`]), and the cases kept from before the field existed
+/// must draw the faults they failed with.
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Case");
+        d.field("zones", &self.zones)
+            .field("cidr", &self.cidr)
+            .field("bastion", &self.bastion)
+            .field("internal", &self.internal)
+            .field("machines", &self.machines)
+            .field("spot", &self.spot)
+            .field("data_volumes", &self.data_volumes)
+            .field("secondary", &self.secondary)
+            .field("empty_default_group", &self.empty_default_group);
+        if self.resource_names {
+            d.field("resource_names", &self.resource_names);
+        }
+        d.field("pre", &self.pre)
+            .field("services", &self.services)
+            .finish()
+    }
 }
 
 impl Case {
@@ -213,6 +247,11 @@ impl Case {
                 y("availabilityZoneCount"),
                 serde_yaml_ng::Value::Number(self.zones.into()),
             );
+        }
+        if self.resource_names
+            && let Some(serde_yaml_ng::Value::Mapping(vpc)) = network.get_mut(y("vpc"))
+        {
+            vpc.insert(y("privateDnsHostnameTypeOnLaunch"), y("resource-name"));
         }
         let mut spec = serde_yaml_ng::Mapping::new();
         spec.insert(y("region"), y(&ex.region));

@@ -163,6 +163,7 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
         data_volumes: 0,
         secondary: false,
         empty_default_group: false,
+        resource_names: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use aws_sdk_ec2::types::{Filter, InstanceStateName, ResourceType, Tag, TagSpecification};
@@ -281,7 +281,7 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
             .unwrap()
             .clone()
     };
-    let mut nat_zone = std::collections::BTreeMap::new();
+    let mut nat_zone = BTreeMap::new();
     for n in nats.nat_gateways() {
         assert_eq!(n.state().unwrap().as_str(), "available");
         let s = subnet_of(n.subnet_id().unwrap());
@@ -2033,4 +2033,112 @@ async fn a_bastion_without_ingress_rules_admits_no_one() {
         problems.len() == 1 && problems[0].contains("disableIngressRules"),
         "{problems:?}"
     );
+}
+
+/// `vpc.privateDnsHostnameTypeOnLaunch`: the cluster's own subnets give their instances the
+/// hostname type asked (set once made, converged when someone changes it or the spec does);
+/// a value EC2 does not have, or a spec with no subnet of the cluster's own, is refused before
+/// any call.
+#[tokio::test]
+async fn the_cluster_subnets_give_instances_the_hostname_type_asked() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let spec = |t: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network: {{availabilityZoneCount: 1, vpc: {{privateDnsHostnameTypeOnLaunch: {t}}}}}\n"
+        ))
+    };
+    // Each owned subnet's hostname type on launch, by id.
+    let hostname_types = || {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.describe_subnets()
+                .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+                .send()
+                .await
+                .unwrap()
+                .subnets()
+                .iter()
+                .map(|s| {
+                    let t = s.private_dns_name_options_on_launch().unwrap();
+                    (
+                        s.subnet_id().unwrap().to_string(),
+                        t.hostname_type().unwrap().as_str().to_string(),
+                    )
+                })
+                .collect::<BTreeMap<_, _>>()
+        }
+    };
+    let all = |m: &BTreeMap<String, String>, t: &str| m.len() == 2 && m.values().all(|v| v == t);
+
+    up(&a, &spec("resource-name")).await;
+    let types = hostname_types().await;
+    assert!(all(&types, "resource-name"), "{types:?}");
+    // An instance launched there without options of its own is named after its id.
+    let subnet = types.keys().next().unwrap().clone();
+    let ami = ec2
+        .describe_images()
+        .owners("819546954734")
+        .send()
+        .await
+        .unwrap()
+        .images()[0]
+        .image_id()
+        .unwrap()
+        .to_string();
+    let run = ec2
+        .run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+        .subnet_id(&subnet)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let options = run.instances()[0].private_dns_name_options().unwrap();
+    assert_eq!(options.hostname_type().unwrap().as_str(), "resource-name");
+    ec2.terminate_instances()
+        .instance_ids(run.instances()[0].instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+
+    fake.fake().take_calls();
+    up(&a, &spec("resource-name")).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+
+    // Changed behind the provider's back on one subnet: that one is set again.
+    ec2.modify_subnet_attribute()
+        .subnet_id(&subnet)
+        .private_dns_hostname_type_on_launch(aws_sdk_ec2::types::HostnameType::IpName)
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    up(&a, &spec("resource-name")).await;
+    assert_eq!(mutating(&fake), ["ModifySubnetAttribute"]);
+    assert!(all(&hostname_types().await, "resource-name"));
+
+    // The spec changed: both subnets follow.
+    up(&a, &spec("ip-name")).await;
+    assert_eq!(
+        mutating(&fake),
+        ["ModifySubnetAttribute", "ModifySubnetAttribute"]
+    );
+    assert!(all(&hostname_types().await, "ip-name"));
+    down(&a, &spec("ip-name")).await;
+
+    refused_naming(
+        &fake,
+        &a,
+        &spec("instance-id"),
+        "privateDnsHostnameTypeOnLaunch: \"instance-id\" is not",
+    )
+    .await;
+    let existing = cluster(
+        "  region: us-east-1\n  network: {vpc: {id: vpc-12345678, privateDnsHostnameTypeOnLaunch: resource-name}}\n",
+    );
+    refused_naming(&fake, &a, &existing, "the spec has none").await;
 }

@@ -1742,3 +1742,93 @@ async fn volumes_are_encrypted_with_the_users_kms_keys() {
     );
     m.delete(&w.cluster, &node, Some(&st)).await.unwrap();
 }
+
+/// `privateDnsName`: the instance is launched with the hostname type and record asked (the
+/// node name kubeadm registers is the hostname it boots with, so both are immutable); values
+/// EC2 does not take, and an AAAA record the cluster's IPv4 subnets cannot back, are refused
+/// when the spec is read.
+#[tokio::test]
+async fn a_machine_is_launched_with_the_hostname_type_asked_which_is_immutable() {
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let problems = refused(
+        "  privateDnsName: {hostnameType: instance-id, enableResourceNameDnsAAAARecord: true}\n",
+    );
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].contains("spec.privateDnsName.hostnameType"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].contains("enableResourceNameDnsAAAARecord"),
+        "{problems:?}"
+    );
+
+    let with = |options: &str| {
+        machine_yaml(
+            "c1-node-dns",
+            "node",
+            "join",
+            &format!("  privateDnsName: {options}\n"),
+            "",
+        )
+    };
+    let node = with("{hostnameType: resource-name, enableResourceNameDnsARecord: true}");
+    let (st, i) = create_one(&w, &m, &node).await;
+    let o = i.private_dns_name_options().unwrap();
+    assert_eq!(o.hostname_type().unwrap().as_str(), "resource-name");
+    assert_eq!(o.enable_resource_name_dns_a_record(), Some(true));
+    assert_eq!(o.enable_resource_name_dns_aaaa_record(), Some(false));
+    // The cluster's subnet launches with IP names: the machine's own options won.
+    let subnet = ec2
+        .describe_subnets()
+        .subnet_ids(i.subnet_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let on_launch = subnet.subnets()[0]
+        .private_dns_name_options_on_launch()
+        .unwrap();
+    assert_eq!(on_launch.hostname_type().unwrap().as_str(), "ip-name");
+
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    w.fake.fake().take_calls();
+    let changed = with("{hostnameType: ip-name, enableResourceNameDnsARecord: false}");
+    let err = m.update(&w.cluster, &changed, Some(&st)).await.unwrap_err();
+    let Error::Many(all) = &err else {
+        panic!("{err}")
+    };
+    let fields: Vec<&str> = all
+        .iter()
+        .filter_map(|e| match e {
+            Error::Immutable { field, .. } => Some(field.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.privateDnsName.hostnameType",
+            "spec.privateDnsName.enableResourceNameDnsARecord"
+        ]
+    );
+    let calls = w.fake.fake().take_calls();
+    assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+    let [now]: [Instance; 1] = instances_named(&ec2, "c1-node-dns")
+        .await
+        .try_into()
+        .unwrap();
+    assert_eq!(
+        now.private_dns_name_options()
+            .unwrap()
+            .hostname_type()
+            .unwrap()
+            .as_str(),
+        "resource-name"
+    );
+}

@@ -1,10 +1,10 @@
 //! Subnets: existing ones are validated (in the VPC, public or private as the spec claims);
 //! an existing VPC given without subnets lends its own ([`discover`]); the cluster's own are
 //! found by tag and CIDR, created where missing, public ones mapping public IPs on launch,
-//! tagged with the spec's tags of each beside the cluster's. A subnet's CIDR and zone cannot
-//! change.
+//! all giving their instances the spec's hostname type when it names one, tagged with the
+//! spec's tags of each beside the cluster's. A subnet's CIDR and zone cannot change.
 
-use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet};
+use aws_sdk_ec2::types::{AttributeBooleanValue, HostnameType, ResourceType, Subnet};
 
 use super::{Scope, SubnetStatus};
 use crate::aws_error::aws;
@@ -22,6 +22,13 @@ fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
         public,
         maps_public_ip: sn.map_public_ip_on_launch().unwrap_or(false),
     }
+}
+
+/// The hostname type of the instances EC2 launches in `sn`, as DescribeSubnets shows it.
+fn launch_hostname_type(sn: &Subnet) -> Option<&str> {
+    sn.private_dns_name_options_on_launch()
+        .and_then(|o| o.hostname_type())
+        .map(HostnameType::as_str)
 }
 
 /// Whether `subnet_id` routes 0.0.0.0/0 to an internet gateway (through its own route table,
@@ -311,6 +318,26 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .modify_subnet_attribute()
                 .subnet_id(&id)
                 .map_public_ip_on_launch(AttributeBooleanValue::builder().value(true).build())
+                .send()
+                .await
+                .map_err(aws("ModifySubnetAttribute"))?;
+        }
+        let asked = s
+            .plan
+            .spec
+            .network
+            .vpc
+            .private_dns_hostname_type_on_launch
+            .clone();
+        if let Some(t) = asked
+            && launch_hostname_type(&sn) != Some(t.as_str())
+            && s.act(format!("give instances launched in {id} {t} hostnames"))
+        {
+            // One attribute per ModifySubnetAttribute, as EC2 takes them.
+            s.ec2()
+                .modify_subnet_attribute()
+                .subnet_id(&id)
+                .private_dns_hostname_type_on_launch(HostnameType::from(t.as_str()))
                 .send()
                 .await
                 .map_err(aws("ModifySubnetAttribute"))?;

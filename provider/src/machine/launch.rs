@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
     BlockDeviceMapping, CapacityReservationPreference, CapacityReservationSpecification,
-    CapacityReservationTarget, EbsBlockDevice, HttpTokensState, IamInstanceProfileSpecification,
-    Instance, InstanceInterruptionBehavior, InstanceMarketOptionsRequest,
-    InstanceMetadataEndpointState, InstanceMetadataOptionsRequest, InstanceMetadataProtocolState,
-    InstanceMetadataTagsState, InstanceType, MarketType, Placement, ResourceType, SpotInstanceType,
-    SpotMarketOptions, Tenancy, VolumeType,
+    CapacityReservationTarget, EbsBlockDevice, HostnameType, HttpTokensState,
+    IamInstanceProfileSpecification, Instance, InstanceInterruptionBehavior,
+    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
+    InstanceMetadataProtocolState, InstanceMetadataTagsState, InstanceType, MarketType, Placement,
+    PrivateDnsNameOptionsRequest, ResourceType, SpotInstanceType, SpotMarketOptions, Tenancy,
+    VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -225,6 +226,17 @@ impl MachineActuator {
         }
         if let Some(o) = &s.instance_metadata_options {
             call = call.metadata_options(metadata_request(o));
+        }
+        if let Some(d) = &s.private_dns_name {
+            call = call.private_dns_name_options(
+                PrivateDnsNameOptionsRequest::builder()
+                    .set_hostname_type(d.hostname_type.as_deref().map(HostnameType::from))
+                    .set_enable_resource_name_dns_a_record(d.enable_resource_name_dns_a_record)
+                    .set_enable_resource_name_dns_aaaa_record(
+                        d.enable_resource_name_dns_aaaa_record,
+                    )
+                    .build(),
+            );
         }
         // The user's Capacity Reservation, or the preference for any.
         if s.capacity_reservation_id.is_some() || s.capacity_reservation_preference.is_some() {

@@ -269,6 +269,33 @@ impl MachineActuator {
                 }
             }
         }
+        if let Some(d) = &s.private_dns_name {
+            let held = i.private_dns_name_options();
+            if let Some(t) = &d.hostname_type {
+                immutable(
+                    "spec.privateDnsName.hostnameType",
+                    held.and_then(|o| o.hostname_type())
+                        .map(|t| t.as_str().to_string())
+                        .unwrap_or_default(),
+                    t.clone(),
+                );
+            }
+            let flag = |v: Option<bool>| v.unwrap_or_default().to_string();
+            if let Some(a) = d.enable_resource_name_dns_a_record {
+                immutable(
+                    "spec.privateDnsName.enableResourceNameDnsARecord",
+                    flag(held.and_then(|o| o.enable_resource_name_dns_a_record())),
+                    flag(Some(a)),
+                );
+            }
+            if let Some(aaaa) = d.enable_resource_name_dns_aaaa_record {
+                immutable(
+                    "spec.privateDnsName.enableResourceNameDnsAAAARecord",
+                    flag(held.and_then(|o| o.enable_resource_name_dns_aaaa_record())),
+                    flag(Some(aaaa)),
+                );
+            }
+        }
         if !s.non_root_volumes.is_empty() {
             let (current, wanted) = self.non_root_volumes(&i, &s.non_root_volumes).await?;
             immutable("spec.nonRootVolumes", current, wanted);

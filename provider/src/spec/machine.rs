@@ -137,8 +137,31 @@ pub struct MachineSpec {
     /// the launch takes the account's defaults, else the image's. Mutable.
     #[serde(default)]
     pub instance_metadata_options: Option<InstanceMetadataOptions>,
+    /// The instance's hostname (CAPA's `privateDnsName`): its type and the DNS records of its
+    /// resource name; left out, the subnet's settings. Immutable (the kubelet's node name is
+    /// the hostname the instance boots with).
+    #[serde(default)]
+    pub private_dns_name: Option<PrivateDnsName>,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
+}
+
+/// A machine's hostname options (CAPA's `privateDnsName`); each one left out is the
+/// subnet's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivateDnsName {
+    /// `ip-name` (`ip-10-0-1-5.<region>.compute.internal`) or `resource-name`
+    /// (`i-0123456789abcdef0.<region>.compute.internal`).
+    #[serde(default, rename = "hostnameType")]
+    pub hostname_type: Option<String>,
+    /// Whether DNS answers the resource name with the instance's IPv4 address.
+    #[serde(default, rename = "enableResourceNameDnsARecord")]
+    pub enable_resource_name_dns_a_record: Option<bool>,
+    /// Whether DNS answers the resource name with an IPv6 address: the cluster's subnets
+    /// have none, so only `false`.
+    #[serde(default, rename = "enableResourceNameDnsAAAARecord")]
+    pub enable_resource_name_dns_aaaa_record: Option<bool>,
 }
 
 /// A machine's instance metadata options. Each one left out takes CAPA's default: the
@@ -763,6 +786,22 @@ pub fn validate(m: &Machine) -> Vec<String> {
                 "spec.instanceMetadataOptions.httpPutResponseHopLimit: {} is not from 1 to 64",
                 o.http_put_response_hop_limit
             ));
+        }
+    }
+    if let Some(d) = &s.private_dns_name {
+        if let Some(t) = &d.hostname_type
+            && !crate::spec::HOSTNAME_TYPES.contains(&t.as_str())
+        {
+            p.push(format!(
+                "spec.privateDnsName.hostnameType: {t:?} is not ip-name or resource-name"
+            ));
+        }
+        if d.enable_resource_name_dns_aaaa_record == Some(true) {
+            p.push(
+                "spec.privateDnsName.enableResourceNameDnsAAAARecord: the cluster's subnets have \
+                 no IPv6 range, so the instance has no IPv6 address to answer with"
+                    .into(),
+            );
         }
     }
     let k = &s.kubeadm;

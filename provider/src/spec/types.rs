@@ -170,7 +170,16 @@ pub struct VpcSpec {
     /// uses. Only for a VPC the cluster creates.
     #[serde(default, rename = "emptyRoutesDefaultVPCSecurityGroup")]
     pub empty_default_security_group: bool,
+    /// The hostname type of the instances launched in the cluster's own subnets (CAPA's
+    /// field): `ip-name` (`ip-10-0-1-5...`, EC2's default) or `resource-name` (the instance
+    /// id, `i-0123...`). Converged on each subnet the cluster creates; never set on an
+    /// existing subnet.
+    #[serde(default)]
+    pub private_dns_hostname_type_on_launch: Option<String>,
 }
+
+/// The hostname types EC2 gives instances.
+pub const HOSTNAME_TYPES: [&str; 2] = ["ip-name", "resource-name"];
 
 /// A secondary IPv4 range of the VPC.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,7 @@ use super::defaults::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
     default_subnets, load_balancer_name,
 };
+use super::types::HOSTNAME_TYPES;
 use super::{API_VERSION, Cluster, ClusterSpec, CniRule, HealthCheckSpec, Scheme};
 use crate::error::Error;
 
@@ -375,6 +376,23 @@ fn check_network(
         if !subnets.iter().any(|s| !s.public) {
             p.push(
                 "spec.network.subnets: at least one private subnet is needed for machines".into(),
+            );
+        }
+    }
+
+    if let Some(t) = &net.vpc.private_dns_hostname_type_on_launch {
+        if !HOSTNAME_TYPES.contains(&t.as_str()) {
+            p.push(format!(
+                "spec.network.vpc.privateDnsHostnameTypeOnLaunch: {t:?} is not ip-name or \
+                 resource-name"
+            ));
+        }
+        // An existing VPC without subnets lends its own: none is the cluster's.
+        if subnets.iter().all(|s| s.id.is_some()) {
+            p.push(
+                "spec.network.vpc.privateDnsHostnameTypeOnLaunch: applies to the subnets the \
+                 provider creates, and the spec has none (existing subnets are never modified)"
+                    .into(),
             );
         }
     }
