@@ -1028,3 +1028,92 @@ async fn get_security_groups_for_vpc_lists_the_groups_made_in_the_vpc_filtered_a
         .await;
     assert_eq!(code(missing), "InvalidVpcID.NotFound");
 }
+
+/// RevokeSecurityGroupIngress/Egress naming a rule the group does not hold: in a default VPC
+/// no error, the rules it does hold revoked and the others answered as unknown; in any other
+/// VPC `InvalidPermission.NotFound` and nothing revoked (the API reference's two cases).
+#[tokio::test]
+async fn revoking_an_unknown_rule_is_lenient_only_in_a_default_vpc() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let default_vpc = ec2
+        .create_default_vpc()
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    let other_vpc = vpc(&ec2, "10.0.0.0/16").await;
+    let group_in = |vpc_id: String, name: &'static str| {
+        let ec2 = ec2.clone();
+        async move {
+            let g = ec2
+                .create_security_group()
+                .group_name(name)
+                .description("revoke")
+                .vpc_id(vpc_id)
+                .send()
+                .await
+                .unwrap()
+                .group_id
+                .unwrap();
+            ec2.authorize_security_group_ingress()
+                .group_id(&g)
+                .ip_permissions(tcp(22, "10.0.0.0/8"))
+                .send()
+                .await
+                .unwrap();
+            g
+        }
+    };
+    let ingress_ports = |g: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let d = ec2
+                .describe_security_groups()
+                .group_ids(g)
+                .send()
+                .await
+                .unwrap();
+            d.security_groups()[0]
+                .ip_permissions()
+                .iter()
+                .map(|p| p.from_port().unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    let revoke = |g: &str| {
+        ec2.revoke_security_group_ingress()
+            .group_id(g)
+            .ip_permissions(tcp(22, "10.0.0.0/8"))
+            .ip_permissions(tcp(443, "10.0.0.0/8"))
+            .send()
+    };
+
+    // Another VPC: refused, the rule it holds kept.
+    let strict = group_in(other_vpc, "strict").await;
+    assert_eq!(code(revoke(&strict).await), "InvalidPermission.NotFound");
+    assert_eq!(ingress_ports(strict).await, [22]);
+
+    // The default VPC: 22 revoked, 443 answered as unknown.
+    let lenient = group_in(default_vpc, "lenient").await;
+    let out = revoke(&lenient).await.unwrap();
+    assert_eq!(out.r#return(), Some(true));
+    let revoked: Vec<_> = out
+        .revoked_security_group_rules()
+        .iter()
+        .map(|r| r.from_port())
+        .collect();
+    assert_eq!(revoked, [Some(22)]);
+    let unknown = out.unknown_ip_permissions();
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(unknown[0].from_port(), Some(443));
+    assert_eq!(unknown[0].ip_ranges()[0].cidr_ip(), Some("10.0.0.0/8"));
+    assert_eq!(ingress_ports(lenient.clone()).await, Vec::<i32>::new());
+    // Nothing left to revoke there: still no error, all of it unknown.
+    let again = revoke(&lenient).await.unwrap();
+    assert!(again.revoked_security_group_rules().is_empty());
+    assert_eq!(again.unknown_ip_permissions().len(), 2);
+}

@@ -5,8 +5,8 @@ use crate::ec2::error::Code;
 use crate::ec2::tags;
 use crate::generated::ec2::{
     AuthorizeSecurityGroupEgressRequest, AuthorizeSecurityGroupEgressResult,
-    AuthorizeSecurityGroupIngressRequest, AuthorizeSecurityGroupIngressResult, ResourceType,
-    RevokeSecurityGroupEgressRequest, RevokeSecurityGroupEgressResult,
+    AuthorizeSecurityGroupIngressRequest, AuthorizeSecurityGroupIngressResult, IpPermission,
+    ResourceType, RevokeSecurityGroupEgressRequest, RevokeSecurityGroupEgressResult,
     RevokeSecurityGroupIngressRequest, RevokeSecurityGroupIngressResult, RevokedSecurityGroupRule,
     SecurityGroupRule, TagSpecification,
 };
@@ -90,12 +90,20 @@ pub(super) fn authorize(
     Ok(rendered)
 }
 
-/// Revokes the rules `req` names (by id or by permission), all or none: each must exist.
-pub(super) fn revoke(
-    region: &mut Region,
-    req: RuleRequest<'_>,
-) -> Result<Vec<RevokedSecurityGroupRule>, ApiError> {
+/// What a Revoke did: the rules it revoked, and those named by permission that the group
+/// does not hold (a default VPC's group only: see [`revoke`]).
+pub(super) struct Revoked {
+    rules: Vec<RevokedSecurityGroupRule>,
+    unknown: Option<Vec<IpPermission>>,
+}
+
+/// Revokes the rules `req` names (by id or by permission), all or none: each must exist, except
+/// that in a default VPC's group a rule named by permission that the group does not hold is no
+/// error but reported back as unknown, as the API reference says of both kinds of VPC.
+pub(super) fn revoke(region: &mut Region, req: RuleRequest<'_>) -> Result<Revoked, ApiError> {
     let group = by_id_or_name(region, req.group_id, req.group_name)?.clone();
+    let lenient = region.vpcs.get(&group.vpc_id).is_some_and(|v| v.is_default);
+    let mut unknown: Vec<Rule> = Vec::new();
     let egress = req.direction == Direction::Egress;
     let wanted = if req.args.is_empty() {
         None
@@ -122,6 +130,7 @@ pub(super) fn revoke(
     for w in wanted.unwrap_or_default() {
         match group.rules.iter().find(|r| r.same_permission(&w)) {
             Some(r) => doomed.push(r.id.clone()),
+            None if lenient => unknown.push(w),
             None => {
                 return Err(ApiError::new(
                     Code::InvalidPermissionNotFound,
@@ -133,9 +142,11 @@ pub(super) fn revoke(
             }
         }
     }
-    if doomed.is_empty() {
+    if doomed.is_empty() && unknown.is_empty() {
         return Err(ApiError::missing_parameter("IpPermissions"));
     }
+    let unknown =
+        (!unknown.is_empty()).then(|| permissions(region, &group.vpc_id, unknown.into_iter()));
     let revoked = group
         .rules
         .iter()
@@ -168,7 +179,10 @@ pub(super) fn revoke(
     if let Some(g) = region.security_groups.0.get_mut(&group.id) {
         g.rules.retain(|r| !doomed.contains(&r.id));
     }
-    Ok(revoked)
+    Ok(Revoked {
+        rules: revoked,
+        unknown,
+    })
 }
 
 /// `AuthorizeSecurityGroupIngress`.
@@ -215,7 +229,7 @@ pub fn authorize_security_group_egress(
     })
 }
 
-/// `RevokeSecurityGroupIngress`: every rule named must exist.
+/// `RevokeSecurityGroupIngress`: every rule named must exist (see [`revoke`]).
 pub fn revoke_security_group_ingress(
     region: &mut Region,
     input: RevokeSecurityGroupIngressRequest,
@@ -233,12 +247,12 @@ pub fn revoke_security_group_ingress(
     )?;
     Ok(RevokeSecurityGroupIngressResult {
         r#return: Some(true),
-        unknown_ip_permissions: None,
-        revoked_security_group_rules: Some(revoked),
+        unknown_ip_permissions: revoked.unknown,
+        revoked_security_group_rules: Some(revoked.rules),
     })
 }
 
-/// `RevokeSecurityGroupEgress`: every rule named must exist.
+/// `RevokeSecurityGroupEgress`: every rule named must exist (see [`revoke`]).
 pub fn revoke_security_group_egress(
     region: &mut Region,
     input: RevokeSecurityGroupEgressRequest,
@@ -256,7 +270,7 @@ pub fn revoke_security_group_egress(
     )?;
     Ok(RevokeSecurityGroupEgressResult {
         r#return: Some(true),
-        unknown_ip_permissions: None,
-        revoked_security_group_rules: Some(revoked),
+        unknown_ip_permissions: revoked.unknown,
+        revoked_security_group_rules: Some(revoked.rules),
     })
 }
