@@ -95,7 +95,27 @@ impl Vpc {
 /// leading zero, no space around it, and no host bits (`10.0.0.1/16` is refused, not quietly
 /// made `10.0.0.0/16`).
 pub fn parse_cidr(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
-    let bad = || ApiError::invalid_parameter(param, raw, "This is not a valid CIDR block.");
+    let net = parse_cidr_text(raw, param)?;
+    if net.trunc() != net {
+        return Err(not_a_cidr(raw, param));
+    }
+    Ok(net)
+}
+
+/// Parses an IPv4 CIDR as a security group rule takes it: written as [`parse_cidr`] requires,
+/// but its host bits masked, not refused (`10.0.0.28/29` is the rule of `10.0.0.24/29`, as EC2
+/// stores and describes it, and a revoke naming either finds it).
+pub fn parse_rule_cidr(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
+    parse_cidr_text(raw, param).map(|net| net.trunc())
+}
+
+fn not_a_cidr(raw: &str, param: &str) -> ApiError {
+    ApiError::invalid_parameter(param, raw, "This is not a valid CIDR block.")
+}
+
+/// `a.b.c.d/n` as AWS writes it: each number in decimal without a leading zero, no space.
+fn parse_cidr_text(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
+    let bad = || not_a_cidr(raw, param);
     let (addr, len) = raw.split_once('/').ok_or_else(bad)?;
     let canonical_number = |p: &str| {
         !p.is_empty()
@@ -109,11 +129,7 @@ pub fn parse_cidr(raw: &str, param: &str) -> Result<Ipv4Net, ApiError> {
     {
         return Err(bad());
     }
-    let net = raw.parse::<Ipv4Net>().map_err(|_| bad())?;
-    if net.trunc() != net {
-        return Err(bad());
-    }
-    Ok(net)
+    raw.parse::<Ipv4Net>().map_err(|_| bad())
 }
 
 /// `net` as AWS writes it (`10.0.0.0/16`), without the formatting machinery: every describe

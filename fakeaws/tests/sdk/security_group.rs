@@ -1117,3 +1117,61 @@ async fn revoking_an_unknown_rule_is_lenient_only_in_a_default_vpc() {
     assert!(again.revoked_security_group_rules().is_empty());
     assert_eq!(again.unknown_ip_permissions().len(), 2);
 }
+
+/// A rule's CIDR with host bits is masked, as EC2 stores it (a second authorize of either form
+/// is a duplicate; a revoke of either form finds it); a CIDR not written as AWS writes one is
+/// still refused.
+#[tokio::test]
+async fn a_rule_cidr_with_host_bits_is_masked() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let g = ec2
+        .create_security_group()
+        .group_name("masked")
+        .description("masked")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    let authorize = |cidr: &str| {
+        ec2.authorize_security_group_ingress()
+            .group_id(&g)
+            .ip_permissions(tcp(22, cidr))
+            .send()
+    };
+    let out = authorize("10.0.0.28/29").await.unwrap();
+    assert_eq!(
+        out.security_group_rules()[0].cidr_ipv4(),
+        Some("10.0.0.24/29")
+    );
+    let described = ec2
+        .describe_security_groups()
+        .group_ids(&g)
+        .send()
+        .await
+        .unwrap();
+    let ranges: Vec<_> = described.security_groups()[0].ip_permissions()[0]
+        .ip_ranges()
+        .iter()
+        .map(|r| r.cidr_ip().unwrap().to_string())
+        .collect();
+    assert_eq!(ranges, ["10.0.0.24/29"]);
+    assert_eq!(
+        code(authorize("10.0.0.24/29").await),
+        "InvalidPermission.Duplicate"
+    );
+    for bad in ["010.0.0.0/8", "10.0.0.0/08", " 10.0.0.0/8", "10.0.0.0/33"] {
+        assert_eq!(code(authorize(bad).await), "InvalidParameterValue", "{bad}");
+    }
+    let revoked = ec2
+        .revoke_security_group_ingress()
+        .group_id(&g)
+        .ip_permissions(tcp(22, "10.0.0.31/29"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.revoked_security_group_rules().len(), 1);
+}

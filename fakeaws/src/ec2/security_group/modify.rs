@@ -3,7 +3,7 @@
 //! rule replaced whole, keeping its id and tags). Each call changes all it names or nothing.
 
 use crate::ec2::error::Code;
-use crate::ec2::vpc::parse_cidr;
+use crate::ec2::vpc::parse_rule_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::generated::ec2::{
     IpPermission, ModifySecurityGroupRulesRequest, ModifySecurityGroupRulesResult,
@@ -150,7 +150,7 @@ fn requested_rule(
         &spec.referenced_group_id,
         &spec.prefix_list_id,
     ) {
-        (Some(c), None, None, None) => Peer::Cidr(parse_cidr(c, "cidrIpv4")?.to_string()),
+        (Some(c), None, None, None) => Peer::Cidr(parse_rule_cidr(c, "cidrIpv4")?.to_string()),
         (None, Some(c), None, None) => Peer::Ipv6Cidr(parse_ipv6_cidr(c, "cidrIpv6")?.to_string()),
         (None, None, Some(g), None) => Peer::Group(group_in_vpc(region, group, g)?),
         (None, None, None, Some(id)) => {

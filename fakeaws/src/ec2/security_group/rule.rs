@@ -4,7 +4,7 @@
 use crate::ec2::error::{self, Code};
 use crate::ec2::{Kind, vpc_peering};
 
-use crate::ec2::vpc::parse_cidr;
+use crate::ec2::vpc::parse_rule_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::generated::ec2::{
     IpPermission, IpRange, Ipv6Range, PrefixListId, ReferencedSecurityGroup, SecurityGroupRule,
@@ -124,7 +124,7 @@ pub(super) fn requested_rules(
             protocol,
             from,
             to,
-            peer: Peer::Cidr(parse_cidr(cidr, "cidrIp")?.to_string()),
+            peer: Peer::Cidr(parse_rule_cidr(cidr, "cidrIp")?.to_string()),
             description: None,
         });
     }
@@ -142,7 +142,7 @@ pub(super) fn requested_rules(
                 .as_deref()
                 .ok_or_else(|| ApiError::missing_parameter("IpPermissions.N.IpRanges.N.CidrIp"))?;
             peers.push((
-                Peer::Cidr(parse_cidr(raw, "cidrIp")?.to_string()),
+                Peer::Cidr(parse_rule_cidr(raw, "cidrIp")?.to_string()),
                 r.description.clone(),
             ));
         }
