@@ -24,7 +24,8 @@
 //! - the cluster's own bastion, when it runs, sits in a public subnet of the cluster with a
 //!   public address (also in a pre-existing subnet that gives none by default) and the
 //!   bastion group;
-//! - each owned subnet launches instances with the hostname type the spec names, if any;
+//! - each owned subnet launches instances with the hostname type the spec names, if any, and
+//!   every live machine in one has it;
 //! - each owned subnet carries the tags a cloud controller manager looks for:
 //!   `kubernetes.io/cluster/<name>=owned`, and `kubernetes.io/role/elb=1` (public) or
 //!   `kubernetes.io/role/internal-elb=1` (private), never both;
@@ -695,6 +696,24 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 "machine {:?} has the cluster-tagged groups {tagged:?}, not [{lb_group}]",
                 i.instance_id()
             )));
+        }
+        // Launched in a subnet of the cluster's own after the step set its hostname type:
+        // named as the spec says (its kubelet's node name is that hostname).
+        if let Some(t) = &spec.network.vpc.private_dns_hostname_type_on_launch
+            && nets
+                .iter()
+                .any(|n| n.owned && Some(n.id.as_str()) == i.subnet_id())
+        {
+            let held = i
+                .private_dns_name_options()
+                .and_then(|o| o.hostname_type())
+                .map(|h| h.as_str());
+            if held != Some(t.as_str()) {
+                return Err(fail(format!(
+                    "machine {:?} has {held:?} hostnames, the spec's subnets give {t}",
+                    i.instance_id()
+                )));
+            }
         }
     }
 
