@@ -1049,16 +1049,7 @@ async fn revoking_an_unknown_rule_is_lenient_only_in_a_default_vpc() {
     let group_in = |vpc_id: String, name: &'static str| {
         let ec2 = ec2.clone();
         async move {
-            let g = ec2
-                .create_security_group()
-                .group_name(name)
-                .description("revoke")
-                .vpc_id(vpc_id)
-                .send()
-                .await
-                .unwrap()
-                .group_id
-                .unwrap();
+            let g = group(&ec2, &vpc_id, name).await;
             ec2.authorize_security_group_ingress()
                 .group_id(&g)
                 .ip_permissions(tcp(22, "10.0.0.0/8"))
@@ -1126,16 +1117,7 @@ async fn a_rule_cidr_with_host_bits_is_masked() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
     let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
-    let g = ec2
-        .create_security_group()
-        .group_name("masked")
-        .description("masked")
-        .vpc_id(&vpc_id)
-        .send()
-        .await
-        .unwrap()
-        .group_id
-        .unwrap();
+    let g = group(&ec2, &vpc_id, "masked").await;
     let authorize = |cidr: &str| {
         ec2.authorize_security_group_ingress()
             .group_id(&g)
