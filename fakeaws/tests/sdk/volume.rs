@@ -319,17 +319,7 @@ async fn an_attached_volume_outlives_its_terminated_instance() {
         .send()
         .await
         .unwrap();
-    ec2.terminate_instances()
-        .instance_ids(&instance)
-        .send()
-        .await
-        .unwrap();
-    crate::wait(
-        &ec2,
-        &instance,
-        aws_sdk_ec2::types::InstanceStateName::Terminated,
-    )
-    .await;
+    terminate(&ec2, &instance).await;
     let v = volume(&ec2, &id).await;
     assert_eq!(v.state(), Some(&VolumeState::Available));
     assert!(v.attachments().is_empty());
@@ -827,12 +817,12 @@ async fn every_encrypted_volume_and_snapshot_names_its_kms_key() {
     );
 }
 
-/// Whether each of the instance `id`'s devices is deleted with it, by device, as
-/// DescribeInstances shows it.
-async fn deleted_with(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<(String, bool)> {
-    crate::described(ec2, id)
-        .await
-        .block_device_mappings()
+/// Whether each device of `mappings` (DescribeInstances' or the `blockDeviceMapping`
+/// attribute's) is deleted with its instance, by device.
+fn deleted_with(
+    mappings: &[aws_sdk_ec2::types::InstanceBlockDeviceMapping],
+) -> Vec<(String, bool)> {
+    mappings
         .iter()
         .map(|m| {
             let e = m.ebs().unwrap();
@@ -842,6 +832,21 @@ async fn deleted_with(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<(String, bool)
             )
         })
         .collect()
+}
+
+/// [`deleted_with`] of the instance `id`, as DescribeInstances shows it.
+async fn described_deleted_with(ec2: &aws_sdk_ec2::Client, id: &str) -> Vec<(String, bool)> {
+    deleted_with(crate::described(ec2, id).await.block_device_mappings())
+}
+
+/// Terminates the instance `id` and waits until it is terminated.
+async fn terminate(ec2: &aws_sdk_ec2::Client, id: &str) {
+    ec2.terminate_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap();
+    crate::wait(ec2, id, aws_sdk_ec2::types::InstanceStateName::Terminated).await;
 }
 
 #[tokio::test]
@@ -863,7 +868,7 @@ async fn delete_on_termination_changes_on_attached_volumes_and_termination_follo
         .await
         .unwrap();
     let before = vec![(root.clone(), true), ("/dev/sdf".to_string(), false)];
-    assert_eq!(deleted_with(&ec2, &instance).await, before);
+    assert_eq!(described_deleted_with(&ec2, &instance).await, before);
 
     let mapping = |device: &str, ebs: Option<Ebs>| {
         Mapping::builder().device_name(device).set_ebs(ebs).build()
@@ -918,7 +923,7 @@ async fn delete_on_termination_changes_on_attached_volumes_and_termination_follo
         ),
         "InvalidParameterCombination"
     );
-    assert_eq!(deleted_with(&ec2, &instance).await, before);
+    assert_eq!(described_deleted_with(&ec2, &instance).await, before);
 
     // The root volume kept, the data volume deleted with the instance: a mapping without a
     // flag means true, as the API reference says.
@@ -926,7 +931,7 @@ async fn delete_on_termination_changes_on_attached_volumes_and_termination_follo
         .await
         .unwrap();
     let after = vec![(root.clone(), false), ("/dev/sdf".to_string(), true)];
-    assert_eq!(deleted_with(&ec2, &instance).await, after);
+    assert_eq!(described_deleted_with(&ec2, &instance).await, after);
     let attribute = ec2
         .describe_instance_attribute()
         .instance_id(&instance)
@@ -934,32 +939,11 @@ async fn delete_on_termination_changes_on_attached_volumes_and_termination_follo
         .send()
         .await
         .unwrap();
-    let shown: Vec<(String, bool)> = attribute
-        .block_device_mappings()
-        .iter()
-        .map(|m| {
-            let e = m.ebs().unwrap();
-            (
-                m.device_name().unwrap().to_string(),
-                e.delete_on_termination().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(shown, after);
+    assert_eq!(deleted_with(attribute.block_device_mappings()), after);
     let attachment = volume(&ec2, &root_volume).await.attachments()[0].clone();
     assert_eq!(attachment.delete_on_termination(), Some(false));
 
-    ec2.terminate_instances()
-        .instance_ids(&instance)
-        .send()
-        .await
-        .unwrap();
-    crate::wait(
-        &ec2,
-        &instance,
-        aws_sdk_ec2::types::InstanceStateName::Terminated,
-    )
-    .await;
+    terminate(&ec2, &instance).await;
     assert_eq!(
         volume(&ec2, &root_volume).await.state(),
         Some(&VolumeState::Available)

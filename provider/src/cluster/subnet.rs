@@ -147,6 +147,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         return Ok(());
     };
     let planned = s.plan.subnets.clone();
+    let hostname_type = s
+        .plan
+        .spec
+        .network
+        .vpc
+        .private_dns_hostname_type_on_launch
+        .clone();
 
     // Existing subnets: validate.
     let existing: Vec<String> = planned.iter().filter_map(|p| p.id.clone()).collect();
@@ -322,14 +329,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .await
                 .map_err(aws("ModifySubnetAttribute"))?;
         }
-        let asked = s
-            .plan
-            .spec
-            .network
-            .vpc
-            .private_dns_hostname_type_on_launch
-            .clone();
-        if let Some(t) = asked
+        if let Some(t) = &hostname_type
             && launch_hostname_type(&sn) != Some(t.as_str())
             && s.act(format!("give instances launched in {id} {t} hostnames"))
         {
