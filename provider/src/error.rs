@@ -43,9 +43,9 @@ pub enum Error {
     #[error("not visible yet: {0}")]
     NotVisibleYet(String),
     /// The machine's user data is larger than EC2 takes, even compressed.
-    #[error("the user data is {bytes} bytes compressed; EC2 takes at most {limit}")]
+    #[error("the user data is {bytes} bytes as sent (before base64); EC2 takes at most {limit}")]
     UserDataTooLarge {
-        /// Its compressed size.
+        /// Its size as sent (gzipped unless the machine asks otherwise), before base64.
         bytes: usize,
         /// EC2's limit.
         limit: usize,

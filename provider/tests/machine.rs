@@ -591,10 +591,12 @@ async fn machines_wait_for_the_cluster() {
 /// `text` rendered by cloud-init's jinja renderer (with EC2-shaped instance data) and then
 /// checked by its schema validator.
 fn cloud_init_schema(text: &str) {
+    // Tests run at once: each rendering has files of its own.
+    static RENDERINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let base = std::env::temp_dir().join(format!(
         "capa-user-data-{}-{}",
         std::process::id(),
-        text.len()
+        RENDERINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let raw = base.with_extension("txt");
     let data = base.with_extension("json");
@@ -884,6 +886,51 @@ async fn user_data_over_ec2s_limit_is_refused_before_any_call() {
     let err = m.create(&cluster(), &init, None).await.unwrap_err();
     assert!(
         matches!(&err, Error::InvalidSpec { problems } if problems[0].contains("user data")),
+        "{err}"
+    );
+    assert!(fake.fake().calls().is_empty(), "no call was made");
+}
+
+#[tokio::test]
+async fn uncompressed_user_data_is_sent_as_text_that_cloud_init_renders() {
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let mut init = machine("c1-cp-0", "controlplane", "init");
+    init.spec.uncompressed_user_data = true;
+    let (st, _) = create_one(&w, &m, &init).await;
+    let attr = w
+        .fake
+        .ec2_client()
+        .describe_instance_attribute()
+        .instance_id(&st.instance_id)
+        .attribute(aws_sdk_ec2::types::InstanceAttributeName::UserData)
+        .send()
+        .await
+        .unwrap();
+    let sent = attr.user_data().and_then(|u| u.value()).unwrap();
+    let raw = aws_smithy_types::base64::decode(sent).unwrap();
+    // The text itself, not a gzip stream: an agent that cannot gunzip reads it as it is.
+    let text = String::from_utf8(raw).unwrap();
+    assert!(text.starts_with("## template: jinja\n#cloud-config\n"));
+    assert!(text.contains("/run/kubeadm/kubeadm.yaml"));
+    assert_eq!(user_data::decode(sent).unwrap(), text);
+    cloud_init_schema(&text);
+}
+
+#[tokio::test]
+async fn uncompressed_user_data_over_ec2s_limit_is_refused_before_any_call() {
+    let fake = fakeaws::spawn().await.unwrap();
+    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+    let m = MachineActuator::new(clients, bootstrap());
+    // 17 KiB that gzip shrinks to almost nothing: sent gzipped it fits, as text it does not.
+    let mut init = machine("c1-cp-0", "controlplane", "init");
+    init.spec.kubeadm.kubernetes_version = format!("v1.31.0-{}", "a".repeat(17 * 1024));
+    assert!(user_data::user_data(&init, "api.example.com", &bootstrap()).is_ok());
+    init.spec.uncompressed_user_data = true;
+    let err = m.create(&cluster(), &init, None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems }
+            if problems[0].contains("user data") && problems[0].contains("uncompressedUserData")),
         "{err}"
     );
     assert!(fake.fake().calls().is_empty(), "no call was made");

@@ -173,9 +173,13 @@ impl MachineActuator {
         if problems.is_empty() {
             match user_data::user_data(machine, &"x".repeat(253), bootstrap) {
                 Err(Error::UserDataTooLarge { bytes, limit }) => problems.push(format!(
-                    "machine {}: its user data is {bytes} bytes compressed; EC2 takes at most \
-                     {limit}",
-                    machine.metadata.name
+                    "machine {}: its user data is {bytes} bytes {}; EC2 takes at most {limit}",
+                    machine.metadata.name,
+                    if machine.spec.uncompressed_user_data {
+                        "(uncompressedUserData)"
+                    } else {
+                        "compressed"
+                    }
                 )),
                 Err(e) => return Err(e),
                 Ok(_) => {}

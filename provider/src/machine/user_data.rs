@@ -2,8 +2,8 @@
 //! begins with `## template: jinja`, so that each instance fills in its own hostname and
 //! address from its metadata), that writes the kubeadm configuration
 //! (kubeadm.k8s.io/v1beta4: InitConfiguration + ClusterConfiguration for `init`,
-//! JoinConfiguration for `join`) and runs kubeadm; gzipped and base64-encoded as EC2 takes it,
-//! refused when it exceeds EC2's 16 KB.
+//! JoinConfiguration for `join`) and runs kubeadm; gzipped (unless the machine asks for it
+//! uncompressed) and base64-encoded as EC2 takes it, refused when it exceeds EC2's 16 KB.
 //!
 //! The init machine also carries the cluster's PKI ([`Bootstrap`]) at `/etc/kubernetes/pki`,
 //! so that kubeadm uses the CAs whose pin every join checks instead of making its own; it
@@ -193,6 +193,11 @@ pub fn encode(text: &str) -> Result<String, Error> {
     let bytes = gz
         .finish()
         .map_err(|e| Error::Conflict(format!("compressing user data: {e}")))?;
+    within_limit(&bytes)
+}
+
+/// `bytes` base64-encoded, once checked against EC2's limit.
+fn within_limit(bytes: &[u8]) -> Result<String, Error> {
     if bytes.len() > MAX_USER_DATA {
         return Err(Error::UserDataTooLarge {
             bytes: bytes.len(),
@@ -202,17 +207,31 @@ pub fn encode(text: &str) -> Result<String, Error> {
     Ok(aws_smithy_types::base64::encode(bytes))
 }
 
-/// The user data of `machine`: [`cloud_config`], gzipped, base64.
+/// The user data of `machine`: [`cloud_config`], gzipped unless its spec says
+/// `uncompressedUserData`, base64.
 pub fn user_data(machine: &Machine, endpoint: &str, b: &Bootstrap) -> Result<String, Error> {
-    encode(&cloud_config(machine, endpoint, b)?)
+    let text = cloud_config(machine, endpoint, b)?;
+    if machine.spec.uncompressed_user_data {
+        within_limit(text.as_bytes())
+    } else {
+        encode(&text)
+    }
 }
 
-/// Decodes user data made by [`encode`] (for tests and `capa machine status`).
+/// Decodes user data made by [`user_data`], gzipped or not (for tests and `capa machine
+/// status`).
 pub fn decode(data: &str) -> Result<String, Error> {
     let raw = aws_smithy_types::base64::decode(data)
         .map_err(|e| Error::Conflict(format!("user data is not base64: {e}")))?;
+    if !raw.starts_with(&GZIP_MAGIC) {
+        return String::from_utf8(raw)
+            .map_err(|e| Error::Conflict(format!("user data is neither gzip nor text: {e}")));
+    }
     let mut text = String::new();
     std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&raw[..]), &mut text)
         .map_err(|e| Error::Conflict(format!("user data is not gzip: {e}")))?;
     Ok(text)
 }
+
+/// The first two bytes of a gzip stream (RFC 1952), by which cloud-init tells it from text.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];

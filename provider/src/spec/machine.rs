@@ -142,6 +142,11 @@ pub struct MachineSpec {
     /// the hostname the instance boots with).
     #[serde(default)]
     pub private_dns_name: Option<PrivateDnsName>,
+    /// Send the user data as it is rather than gzipped (CAPA's `uncompressedUserData`), for
+    /// an image whose boot agent does not take gzip; EC2's 16 KiB limit then applies to the
+    /// text itself. Read at launch only, as the kubeadm section is.
+    #[serde(default)]
+    pub uncompressed_user_data: bool,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
 }
