@@ -862,6 +862,13 @@ impl Api for Region {
         instance::modify_instance_attribute(self, input)
     }
 
+    fn reset_instance_attribute(
+        &mut self,
+        input: ResetInstanceAttributeRequest,
+    ) -> Result<(), ApiError> {
+        instance::reset_instance_attribute(self, input)
+    }
+
     fn get_instance_metadata_defaults(
         &mut self,
         input: GetInstanceMetadataDefaultsRequest,

@@ -31178,6 +31178,32 @@ impl Decode for ResetImageAttributeRequest {
     }
 }
 
+/// The `ResetInstanceAttributeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ResetInstanceAttributeRequest {
+    pub dry_run: Option<bool>,
+    pub instance_id: String,
+    pub attribute: InstanceAttributeName,
+}
+
+impl Decode for ResetInstanceAttributeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Attribute", "DryRun", "InstanceId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let instance_id = r.field_at(m_[2], at_, "InstanceId")?;
+        let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
+        let attribute = r.field_at(m_[0], at_, "Attribute")?;
+        let attribute = FormReader::required(attribute, at_, "Attribute")?;
+        Ok(Some(Self {
+            dry_run,
+            instance_id,
+            attribute,
+        }))
+    }
+}
+
 /// The `ResetNetworkInterfaceAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ResetNetworkInterfaceAttributeRequest {
@@ -37133,6 +37159,8 @@ pub enum Action {
     DescribeInstanceAttribute,
     /// `ModifyInstanceAttribute`
     ModifyInstanceAttribute,
+    /// `ResetInstanceAttribute`
+    ResetInstanceAttribute,
     /// `ModifyInstanceMetadataOptions`
     ModifyInstanceMetadataOptions,
     /// `DescribeVolumes`
@@ -37466,6 +37494,7 @@ impl Action {
             Self::DescribeInstanceStatus => "DescribeInstanceStatus",
             Self::DescribeInstanceAttribute => "DescribeInstanceAttribute",
             Self::ModifyInstanceAttribute => "ModifyInstanceAttribute",
+            Self::ResetInstanceAttribute => "ResetInstanceAttribute",
             Self::ModifyInstanceMetadataOptions => "ModifyInstanceMetadataOptions",
             Self::DescribeVolumes => "DescribeVolumes",
             Self::CreateVolume => "CreateVolume",
@@ -37676,6 +37705,7 @@ impl Action {
             "DescribeInstanceStatus" => Self::DescribeInstanceStatus,
             "DescribeInstanceAttribute" => Self::DescribeInstanceAttribute,
             "ModifyInstanceAttribute" => Self::ModifyInstanceAttribute,
+            "ResetInstanceAttribute" => Self::ResetInstanceAttribute,
             "ModifyInstanceMetadataOptions" => Self::ModifyInstanceMetadataOptions,
             "DescribeVolumes" => Self::DescribeVolumes,
             "CreateVolume" => Self::CreateVolume,
@@ -38104,6 +38134,11 @@ pub trait Api {
     fn modify_instance_attribute(
         &mut self,
         input: ModifyInstanceAttributeRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `ResetInstanceAttribute`.
+    fn reset_instance_attribute(
+        &mut self,
+        input: ResetInstanceAttributeRequest,
     ) -> Result<(), ApiError>;
     /// Serves `ModifyInstanceMetadataOptions`.
     fn modify_instance_metadata_options(
@@ -38848,6 +38883,8 @@ pub enum Response {
     DescribeInstanceAttribute(Box<InstanceAttribute>),
     /// `ModifyInstanceAttribute`
     ModifyInstanceAttribute,
+    /// `ResetInstanceAttribute`
+    ResetInstanceAttribute,
     /// `ModifyInstanceMetadataOptions`
     ModifyInstanceMetadataOptions(Box<ModifyInstanceMetadataOptionsResult>),
     /// `DescribeVolumes`
@@ -39476,6 +39513,11 @@ impl Response {
             ),
             Self::ModifyInstanceAttribute => crate::protocol::xml::ec2_return_true(
                 "ModifyInstanceAttribute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::ResetInstanceAttribute => crate::protocol::xml::ec2_return_true(
+                "ResetInstanceAttribute",
                 XML_NAMESPACE,
                 request_id,
             ),
@@ -41099,6 +41141,17 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.modify_instance_attribute(input)?;
             Ok(Response::ModifyInstanceAttribute)
+        }
+        Action::ResetInstanceAttribute => {
+            r.reject_unsupported("ResetInstanceAttribute", &[])?;
+            let input =
+                FormReader::required(ResetInstanceAttributeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.reset_instance_attribute(input)?;
+            Ok(Response::ResetInstanceAttribute)
         }
         Action::ModifyInstanceMetadataOptions => {
             r.reject_unsupported("ModifyInstanceMetadataOptions", &[])?;

@@ -2,7 +2,8 @@
 //! DescribeInstanceAttribute and DescribeInstances; what needs a stopped instance; one
 //! attribute per call; termination and stop protection refusing TerminateInstances and
 //! StopInstances until lifted. ModifyInstanceMetadataOptions: `pending` until the options
-//! apply.
+//! apply. ResetInstanceAttribute: the three attributes that can be reset, each in the states
+//! the API reference names.
 
 use aws_sdk_ec2::primitives::Blob;
 use aws_sdk_ec2::types::{
@@ -12,7 +13,7 @@ use aws_sdk_ec2::types::{
 
 use fakeaws::sim::transitions::Subject;
 
-use crate::{code, code_and_message, described, empty_fake, instance, subnet, vpc, wait};
+use crate::{code, code_and_message, described, empty_fake, instance, stop, subnet, vpc, wait};
 
 fn yes(v: bool) -> AttributeBooleanValue {
     AttributeBooleanValue::builder().value(v).build()
@@ -195,6 +196,111 @@ async fn protection_and_shutdown_behaviour_change_while_running() {
     assert_eq!(
         code, "IncorrectInstanceState",
         "a terminated instance is not modified"
+    );
+}
+
+#[tokio::test]
+async fn reset_turns_the_source_dest_check_on_and_resets_kernel_and_ramdisk_only_when_stopped() {
+    let (fake, ec2, _vpc_id, id) = running_instance().await;
+    let reset = |name: InstanceAttributeName| {
+        ec2.reset_instance_attribute()
+            .instance_id(&id)
+            .attribute(name)
+            .send()
+    };
+    let check_of = |a: aws_sdk_ec2::operation::describe_instance_attribute::DescribeInstanceAttributeOutput| {
+        a.source_dest_check().and_then(|c| c.value())
+    };
+
+    // Turned off (as for a NAT instance), then reset while running: checking again, on the
+    // instance and on its primary interface.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .source_dest_check(yes(false))
+        .send()
+        .await
+        .unwrap();
+    reset(InstanceAttributeName::SourceDestCheck).await.unwrap();
+    let a = attribute(&ec2, &id, InstanceAttributeName::SourceDestCheck).await;
+    assert_eq!(check_of(a), Some(true));
+    let i = described(&ec2, &id).await;
+    assert_eq!(i.source_dest_check(), Some(true));
+    assert_eq!(i.network_interfaces()[0].source_dest_check(), Some(true));
+
+    // The kernel and the ramdisk only on a stopped instance.
+    for name in [
+        InstanceAttributeName::Kernel,
+        InstanceAttributeName::Ramdisk,
+    ] {
+        let (c, message) = code_and_message(reset(name).await);
+        assert_eq!(c, "IncorrectInstanceState");
+        assert!(message.contains("'stopped'"), "{message}");
+    }
+    // No other attribute can be reset, and a refused reset changes nothing.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .disable_api_termination(yes(true))
+        .send()
+        .await
+        .unwrap();
+    for name in [
+        InstanceAttributeName::DisableApiTermination,
+        InstanceAttributeName::InstanceType,
+        InstanceAttributeName::UserData,
+        InstanceAttributeName::GroupSet,
+    ] {
+        let (c, message) = code_and_message(reset(name.clone()).await);
+        assert_eq!(c, "InvalidParameterValue", "{name:?}");
+        assert!(message.contains(name.as_str()), "{message}");
+    }
+    let a = attribute(&ec2, &id, InstanceAttributeName::DisableApiTermination).await;
+    assert_eq!(a.disable_api_termination().unwrap().value(), Some(true));
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .disable_api_termination(yes(false))
+        .send()
+        .await
+        .unwrap();
+
+    // Stopped: all three reset; the instance holds no kernel or ramdisk of its own.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .source_dest_check(yes(false))
+        .send()
+        .await
+        .unwrap();
+    stop(&fake, &ec2, &id).await;
+    for name in [
+        InstanceAttributeName::Kernel,
+        InstanceAttributeName::Ramdisk,
+        InstanceAttributeName::SourceDestCheck,
+    ] {
+        reset(name).await.unwrap();
+    }
+    let a = attribute(&ec2, &id, InstanceAttributeName::Kernel).await;
+    assert_eq!(a.kernel_id().and_then(|k| k.value()), None);
+    let a = attribute(&ec2, &id, InstanceAttributeName::SourceDestCheck).await;
+    assert_eq!(check_of(a), Some(true));
+
+    // Not a terminated instance, nor one that does not exist.
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(reset(InstanceAttributeName::SourceDestCheck).await),
+        "IncorrectInstanceState"
+    );
+    assert_eq!(
+        code(
+            ec2.reset_instance_attribute()
+                .instance_id("i-0123456789abcdef0")
+                .attribute(InstanceAttributeName::SourceDestCheck)
+                .send()
+                .await
+        ),
+        "InvalidInstanceID.NotFound"
     );
 }
 

@@ -1,4 +1,4 @@
-//! `ModifyInstanceAttribute` and `ModifyInstanceMetadataOptions`.
+//! `ModifyInstanceAttribute`, `ResetInstanceAttribute` and `ModifyInstanceMetadataOptions`.
 //!
 //! `ModifyInstanceAttribute`: one attribute per call, named by its own member
 //! (`InstanceType.Value`, `SourceDestCheck.Value`, `GroupId.N`, ...) or by `Attribute` with a
@@ -6,6 +6,10 @@
 //! the instance is stopped; the groups and the source/destination check are its primary
 //! interface's; termination and stop protection are what TerminateInstances and
 //! StopInstances refuse on.
+//!
+//! `ResetInstanceAttribute`, as the API reference describes it: only `kernel` and `ramdisk`
+//! (on a stopped instance) and `sourceDestCheck` (running or stopped; back to `true`, checking
+//! enabled) can be reset.
 //!
 //! `ModifyInstanceMetadataOptions`, on a running or stopped instance: the options change at
 //! once and are `pending` until they apply, on a running instance at its next step (the
@@ -18,7 +22,8 @@ use crate::generated::ec2::{
     AttributeBooleanValue, AttributeValue, InstanceAttributeName,
     InstanceBlockDeviceMappingSpecification, InstanceMetadataOptionsState, InstanceStateName,
     InstanceType, ModifyInstanceAttributeRequest, ModifyInstanceMetadataOptionsRequest,
-    ModifyInstanceMetadataOptionsResult, ModifyNetworkInterfaceAttributeRequest, ShutdownBehavior,
+    ModifyInstanceMetadataOptionsResult, ModifyNetworkInterfaceAttributeRequest,
+    ResetInstanceAttributeRequest, ShutdownBehavior,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -382,6 +387,57 @@ pub fn modify_instance_attribute(
     };
     apply(i);
     Ok(())
+}
+
+/// `ResetInstanceAttribute`.
+pub fn reset_instance_attribute(
+    region: &mut Region,
+    input: ResetInstanceAttributeRequest,
+) -> Result<(), ApiError> {
+    let id = input.instance_id;
+    let i = Kind::Instance.get(&region.instances, &id)?;
+    let (state, eni_id) = (i.state, i.eni_id.clone());
+    let wrong_state = |wanted: &str| {
+        ApiError::new(
+            Code::IncorrectInstanceState,
+            format!("The instance '{id}' is not in the {wanted} state."),
+        )
+    };
+    match input.attribute {
+        InstanceAttributeName::SourceDestCheck => {
+            if !matches!(
+                state,
+                InstanceStateName::Running | InstanceStateName::Stopped
+            ) {
+                return Err(wrong_state("'running' or 'stopped'"));
+            }
+            // The primary interface's, set as ModifyInstanceAttribute sets it.
+            modify_network_interface_attribute(
+                region,
+                ModifyNetworkInterfaceAttributeRequest {
+                    dry_run: None,
+                    network_interface_id: eni_id,
+                    description: None,
+                    source_dest_check: Some(AttributeBooleanValue { value: Some(true) }),
+                    groups: None,
+                    attachment: None,
+                },
+            )
+        }
+        InstanceAttributeName::Kernel | InstanceAttributeName::Ramdisk => {
+            if state != InstanceStateName::Stopped {
+                return Err(wrong_state("'stopped'"));
+            }
+            // The fake's instances boot their image's own kernel (HVM): they hold no kernel
+            // or ramdisk of their own, which is what a reset leaves them with.
+            Ok(())
+        }
+        other => Err(ApiError::invalid_parameter(
+            "attribute",
+            other.as_str(),
+            "Only kernel, ramdisk and sourceDestCheck can be reset.",
+        )),
+    }
 }
 
 /// The hop limits the instance metadata service takes.

@@ -40,7 +40,9 @@ use crate::generated::ec2::{
     InstanceType, ShutdownBehavior, Tenancy,
 };
 
-pub use attribute::{modify_instance_attribute, modify_instance_metadata_options};
+pub use attribute::{
+    modify_instance_attribute, modify_instance_metadata_options, reset_instance_attribute,
+};
 pub use console::{get_console_output, get_password_data};
 pub use credit::{
     Defaults as CreditDefaults, describe_instance_credit_specifications,
