@@ -133,6 +133,9 @@ pub struct Region {
     /// Capacity Reservations by id.
     #[serde(default)]
     pub(crate) capacity_reservations: crate::ec2::capacity_reservation::CapacityReservations,
+    /// Customer-managed prefix lists by id.
+    #[serde(default)]
+    pub(crate) prefix_lists: crate::ec2::managed_prefix_list::PrefixLists,
     /// Images by id.
     pub(crate) images: image::Images,
     /// The source of the CopyImage or CopySnapshot being served, read from another region
@@ -451,6 +454,7 @@ impl Region {
             vpc_peerings: Default::default(),
             dedicated_hosts: Default::default(),
             capacity_reservations: Default::default(),
+            prefix_lists: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -534,6 +538,7 @@ impl Region {
                     Subject::CapacityReservationExpiry => {
                         crate::ec2::capacity_reservation::expire(self, &id);
                     }
+                    Subject::PrefixList => crate::ec2::managed_prefix_list::advance(self, &id),
                 }
             }
         }
@@ -594,6 +599,7 @@ impl Region {
             Kind::VpcPeeringConnection => self.vpc_peerings.contains_key(id),
             Kind::DedicatedHost => self.dedicated_hosts.contains_key(id),
             Kind::CapacityReservation => self.capacity_reservations.contains_key(id),
+            Kind::PrefixList => self.prefix_lists.contains_key(id),
         };
         if exists {
             Ok(())

@@ -200,6 +200,8 @@ error_codes! {
         NetworkAclEntryLimitExceeded = "NetworkAclEntryLimitExceeded",
         /// The call is not permitted (termination protection, ...).
         OperationNotPermitted = "OperationNotPermitted",
+        /// A prefix list's `CurrentVersion` is not its version.
+        PrefixListVersionMismatch = "PrefixListVersionMismatch",
         /// The resource is already attached or associated.
         ResourceAlreadyAssociated = "Resource.AlreadyAssociated",
         /// A route of that destination exists.

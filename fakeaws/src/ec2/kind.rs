@@ -62,6 +62,8 @@ pub enum Kind {
     DedicatedHost,
     /// Capacity Reservations (`cr-`).
     CapacityReservation,
+    /// Customer-managed prefix lists (`pl-`).
+    PrefixList,
 }
 
 /// One row of the table.
@@ -74,7 +76,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 24] = [
+    pub const ALL: [Kind; 25] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -99,6 +101,7 @@ impl Kind {
         Kind::VpcPeeringConnection,
         Kind::DedicatedHost,
         Kind::CapacityReservation,
+        Kind::PrefixList,
     ];
 
     /// The table.
@@ -213,6 +216,12 @@ impl Kind {
                 "capacity reservation",
                 ResourceType::CapacityReservation,
             ),
+            Kind::PrefixList => (
+                "pl",
+                "InvalidPrefixListID",
+                "prefix list",
+                ResourceType::PrefixList,
+            ),
         };
         Row {
             prefix,
@@ -254,6 +263,7 @@ impl Kind {
             Kind::VpcPeeringConnection => "vpc-peering-connection-id",
             Kind::DedicatedHost => "host-id",
             Kind::CapacityReservation => "capacity-reservation-id",
+            Kind::PrefixList => "prefix-list-id",
         }
     }
 
@@ -291,12 +301,14 @@ impl Kind {
     /// (EBS's kinds name the id there: `InvalidVolumeID.Malformed` beside
     /// `InvalidVolume.NotFound`, `InvalidSnapshotID.Malformed` beside
     /// `InvalidSnapshot.NotFound`; `InvalidVpcPeeringConnectionId.Malformed` beside
-    /// `InvalidVpcPeeringConnectionID.NotFound`.)
+    /// `InvalidVpcPeeringConnectionID.NotFound`, `InvalidPrefixListId.Malformed` beside
+    /// `InvalidPrefixListID.NotFound`.)
     pub fn malformed(self, id: &str) -> ApiError {
         let stem = match self {
             Kind::Volume => "InvalidVolumeID",
             Kind::Snapshot => "InvalidSnapshotID",
             Kind::VpcPeeringConnection => "InvalidVpcPeeringConnectionId",
+            Kind::PrefixList => "InvalidPrefixListId",
             other => other.code(),
         };
         ApiError::new(

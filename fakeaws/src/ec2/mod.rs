@@ -25,6 +25,7 @@ pub mod key_material;
 pub mod key_pair;
 pub mod kind;
 pub mod launch_template;
+pub mod managed_prefix_list;
 pub mod nat_gateway;
 pub mod network_acl;
 pub mod network_interface;
@@ -1292,6 +1293,41 @@ impl Api for Region {
         input: GetManagedPrefixListEntriesRequest,
     ) -> Result<GetManagedPrefixListEntriesResult, ApiError> {
         prefix_list::get_managed_prefix_list_entries(self, input)
+    }
+
+    fn create_managed_prefix_list(
+        &mut self,
+        input: CreateManagedPrefixListRequest,
+    ) -> Result<CreateManagedPrefixListResult, ApiError> {
+        managed_prefix_list::create_managed_prefix_list(self, input)
+    }
+
+    fn modify_managed_prefix_list(
+        &mut self,
+        input: ModifyManagedPrefixListRequest,
+    ) -> Result<ModifyManagedPrefixListResult, ApiError> {
+        managed_prefix_list::modify_managed_prefix_list(self, input)
+    }
+
+    fn restore_managed_prefix_list_version(
+        &mut self,
+        input: RestoreManagedPrefixListVersionRequest,
+    ) -> Result<RestoreManagedPrefixListVersionResult, ApiError> {
+        managed_prefix_list::restore_managed_prefix_list_version(self, input)
+    }
+
+    fn delete_managed_prefix_list(
+        &mut self,
+        input: DeleteManagedPrefixListRequest,
+    ) -> Result<DeleteManagedPrefixListResult, ApiError> {
+        managed_prefix_list::delete_managed_prefix_list(self, input)
+    }
+
+    fn get_managed_prefix_list_associations(
+        &mut self,
+        input: GetManagedPrefixListAssociationsRequest,
+    ) -> Result<GetManagedPrefixListAssociationsResult, ApiError> {
+        managed_prefix_list::get_managed_prefix_list_associations(self, input)
     }
 
     fn create_dhcp_options(

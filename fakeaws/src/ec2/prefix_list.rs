@@ -1,5 +1,6 @@
 //! AWS-managed prefix lists: DescribePrefixLists, DescribeManagedPrefixLists and
-//! GetManagedPrefixListEntries.
+//! GetManagedPrefixListEntries (the last two also answer the account's own lists,
+//! `crate::ec2::managed_prefix_list`).
 //!
 //! A region holds one AWS-managed prefix list per service that takes gateway endpoints (S3
 //! and DynamoDB): the list a gateway endpoint's routes lead to
@@ -16,6 +17,7 @@
 use std::net::Ipv4Addr;
 
 use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::managed_prefix_list::{self, CustomerList, Entry};
 use crate::ec2::page;
 use crate::ec2::vpc_endpoint::Service;
 use crate::generated::ec2::{
@@ -118,17 +120,39 @@ impl Filterable for Legacy<'_> {
     }
 }
 
-/// A row of DescribeManagedPrefixLists.
-struct Managed<'a>(&'a Listed);
+/// A row of DescribeManagedPrefixLists: one of AWS's lists, or one of the account's own.
+enum Managed<'a> {
+    Aws(&'a Listed),
+    Own(&'a Region, &'a CustomerList),
+}
+
+impl Managed<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Managed::Aws(l) => &l.id,
+            Managed::Own(_, l) => &l.id,
+        }
+    }
+
+    fn render(&self) -> ManagedPrefixList {
+        match self {
+            Managed::Aws(l) => l.managed(),
+            Managed::Own(region, l) => managed_prefix_list::render(region, l, true),
+        }
+    }
+}
 
 impl Filterable for Managed<'_> {
     const NAMES: &'static [&'static str] = &["owner-id", "prefix-list-id", "prefix-list-name"];
-    const TAGGABLE: bool = false;
 
     fn values(&self, name: &str) -> Vec<String> {
-        match name {
-            "owner-id" => one(AWS_OWNER),
-            _ => Legacy(self.0).values(name),
+        match (self, name) {
+            (Managed::Aws(_), "owner-id") => one(AWS_OWNER),
+            (Managed::Aws(l), _) => Legacy(l).values(name),
+            (Managed::Own(region, _), "owner-id") => one(region.account_id.clone()),
+            (Managed::Own(_, l), "prefix-list-id") => one(l.id.clone()),
+            (Managed::Own(_, l), "prefix-list-name") => one(l.name.clone()),
+            _ => Vec::new(),
         }
     }
 }
@@ -149,10 +173,20 @@ fn missing(code_stem: &str, id: &str) -> ApiError {
     }
 }
 
-/// `id`, a prefix list of the region that a security group rule names, checked to exist
-/// (`InvalidPrefixListID.NotFound`, or `InvalidPrefixListId.Malformed`).
+/// Whether `id` is one of the region's AWS-managed lists.
+pub(crate) fn is_aws_managed(region: &Region, id: &str) -> bool {
+    lists(region).iter().any(|l| l.id == id)
+}
+
+/// `id`, a prefix list of the region that a security group rule names, checked to exist:
+/// AWS's, or the account's own while not being deleted (`InvalidPrefixListID.NotFound`, or
+/// `InvalidPrefixListId.Malformed`).
 pub(crate) fn check_exists(region: &Region, id: &str) -> Result<(), ApiError> {
-    if lists(region).iter().any(|l| l.id == id) {
+    let own = region
+        .prefix_lists
+        .get(id)
+        .is_some_and(CustomerList::is_usable);
+    if own || is_aws_managed(region, id) {
         Ok(())
     } else {
         Err(missing("InvalidPrefixListID", id))
@@ -211,35 +245,79 @@ pub fn describe_prefix_lists(
     })
 }
 
-/// `DescribeManagedPrefixLists`: the region's AWS-managed lists (no customer-managed ones are
-/// served), by id or filters, paginated.
+/// `DescribeManagedPrefixLists`: the region's AWS-managed lists and the account's own, by id
+/// (each must exist) or filters (tags too, for the account's own), in id order, paginated.
 pub fn describe_managed_prefix_lists(
     region: &mut Region,
     input: DescribeManagedPrefixListsRequest,
 ) -> Result<DescribeManagedPrefixListsResult, ApiError> {
-    let lists = lists(region);
-    let (rows, next_token) = select(
-        &lists,
-        Managed,
-        "InvalidPrefixListID",
-        (input.prefix_list_ids, input.filters),
-        (input.max_results, input.next_token.as_deref()),
+    let region = &*region;
+    let aws = lists(region);
+    let filters = Filters::parse::<Managed<'_>>(input.filters)?;
+    let mut rows: Vec<Managed<'_>> = aws
+        .iter()
+        .map(Managed::Aws)
+        .chain(
+            region
+                .prefix_lists
+                .values()
+                .map(|l| Managed::Own(region, l)),
+        )
+        .collect();
+    rows.sort_by(|a, b| a.id().cmp(b.id()));
+    let ids = input.prefix_list_ids.unwrap_or_default();
+    if let Some(gone) = ids
+        .iter()
+        .find(|id| !rows.iter().any(|r| r.id() == id.as_str()))
+    {
+        return Err(missing("InvalidPrefixListID", gone));
+    }
+    let rows: Vec<Managed<'_>> = rows
+        .into_iter()
+        .filter(|r| ids.is_empty() || ids.iter().any(|id| id == r.id()))
+        .filter(|r| filters.matches(r, region.tags.get(r.id())))
+        .collect();
+    let (rows, next_token) = page::page(
+        rows,
+        Managed::id,
+        input.max_results,
+        input.next_token.as_deref(),
     )?;
     Ok(DescribeManagedPrefixListsResult {
         next_token,
-        prefix_lists: Some(rows.iter().map(|l| l.managed()).collect()),
+        prefix_lists: Some(rows.iter().map(Managed::render).collect()),
     })
 }
 
 /// `GetManagedPrefixListEntries`: a list's ranges (AWS-managed lists carry no descriptions),
 /// paginated. An AWS-managed list shows no version, so no `TargetVersion` names one of its
-/// versions (`InvalidParameterValue`, the fake's words).
+/// versions (`InvalidParameterValue`, the fake's words); one of the account's own answers
+/// the entries of the version asked for, else its current ones.
 pub fn get_managed_prefix_list_entries(
     region: &mut Region,
     input: GetManagedPrefixListEntriesRequest,
 ) -> Result<GetManagedPrefixListEntriesResult, ApiError> {
-    let lists = lists(region);
     let id = input.prefix_list_id;
+    if let Some(own) = region.prefix_lists.get(&id) {
+        let entries = managed_prefix_list::entries_at(own, input.target_version)?;
+        let keyed: Vec<(String, &Entry)> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (format!("{i:04}"), e))
+            .collect();
+        let (rows, next_token) = page::page(
+            keyed,
+            |(key, _)| key.as_str(),
+            input.max_results,
+            input.next_token.as_deref(),
+        )?;
+        let rows: Vec<Entry> = rows.into_iter().map(|(_, e)| e.clone()).collect();
+        return Ok(GetManagedPrefixListEntriesResult {
+            entries: Some(managed_prefix_list::wire_entries(&rows)),
+            next_token,
+        });
+    }
+    let lists = lists(region);
     let list = chosen(&lists, std::slice::from_ref(&id), "InvalidPrefixListID")?
         .into_iter()
         .next()

@@ -1998,6 +1998,25 @@ impl EncodeMembers for AccountAttributeValue {
     }
 }
 
+/// The `AddPrefixListEntry` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AddPrefixListEntry {
+    pub cidr: String,
+    pub description: Option<String>,
+}
+
+impl Decode for AddPrefixListEntry {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Cidr", "Description"]) else {
+            return Ok(None);
+        };
+        let cidr = r.field_at(m_[0], at_, "Cidr")?;
+        let cidr = FormReader::required(cidr, at_, "Cidr")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        Ok(Some(Self { cidr, description }))
+    }
+}
+
 /// The `Address` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Address {
@@ -5898,6 +5917,77 @@ impl EncodeMembers for CreateLaunchTemplateVersionResult {
     }
 }
 
+/// The `CreateManagedPrefixListRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateManagedPrefixListRequest {
+    pub dry_run: Option<bool>,
+    pub prefix_list_name: String,
+    pub entries: Option<Vec<AddPrefixListEntry>>,
+    pub max_entries: i32,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub address_family: String,
+    pub client_token: Option<String>,
+}
+
+impl Decode for CreateManagedPrefixListRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddressFamily",
+                "ClientToken",
+                "DryRun",
+                "Entry",
+                "MaxEntries",
+                "PrefixListName",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let prefix_list_name = r.field_at(m_[5], at_, "PrefixListName")?;
+        let prefix_list_name = FormReader::required(prefix_list_name, at_, "PrefixListName")?;
+        let entries = r.list_at(m_[3], at_, "Entry", None)?;
+        r.check_count(
+            entries.as_ref().map(Vec::len),
+            at_,
+            "Entry",
+            Some(0),
+            Some(100),
+        )?;
+        let max_entries = r.field_at(m_[4], at_, "MaxEntries")?;
+        let max_entries = FormReader::required(max_entries, at_, "MaxEntries")?;
+        let tag_specifications = r.list_at(m_[6], at_, "TagSpecification", None)?;
+        let address_family = r.field_at(m_[0], at_, "AddressFamily")?;
+        let address_family = FormReader::required(address_family, at_, "AddressFamily")?;
+        let client_token = r.field_at(m_[1], at_, "ClientToken")?;
+        Ok(Some(Self {
+            dry_run,
+            prefix_list_name,
+            entries,
+            max_entries,
+            tag_specifications,
+            address_family,
+            client_token,
+        }))
+    }
+}
+
+/// The `CreateManagedPrefixListResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateManagedPrefixListResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list: Option<ManagedPrefixList>,
+}
+
+impl EncodeMembers for CreateManagedPrefixListResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("prefixList", &self.prefix_list);
+    }
+}
+
 /// The `CreateNatGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateNatGatewayRequest {
@@ -7293,6 +7383,42 @@ impl EncodeMembers for DeleteLaunchTemplateVersionsResult {
             "item",
             &self.unsuccessfully_deleted_launch_template_versions,
         );
+    }
+}
+
+/// The `DeleteManagedPrefixListRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteManagedPrefixListRequest {
+    pub dry_run: Option<bool>,
+    pub prefix_list_id: String,
+}
+
+impl Decode for DeleteManagedPrefixListRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "PrefixListId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let prefix_list_id = r.field_at(m_[1], at_, "PrefixListId")?;
+        let prefix_list_id = FormReader::required(prefix_list_id, at_, "PrefixListId")?;
+        Ok(Some(Self {
+            dry_run,
+            prefix_list_id,
+        }))
+    }
+}
+
+/// The `DeleteManagedPrefixListResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteManagedPrefixListResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list: Option<ManagedPrefixList>,
+}
+
+impl EncodeMembers for DeleteManagedPrefixListResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("prefixList", &self.prefix_list);
     }
 }
 
@@ -12514,6 +12640,63 @@ impl EncodeMembers for GetInstanceMetadataDefaultsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("accountLevel", &self.account_level);
+    }
+}
+
+/// The `GetManagedPrefixListAssociationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetManagedPrefixListAssociationsRequest {
+    pub dry_run: Option<bool>,
+    pub prefix_list_id: String,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for GetManagedPrefixListAssociationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "MaxResults", "NextToken", "PrefixListId"])
+        else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let prefix_list_id = r.field_at(m_[3], at_, "PrefixListId")?;
+        let prefix_list_id = FormReader::required(prefix_list_id, at_, "PrefixListId")?;
+        let max_results = r.field_at(m_[1], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(255),
+        )?;
+        let next_token = r.field_at(m_[2], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            prefix_list_id,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `GetManagedPrefixListAssociationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetManagedPrefixListAssociationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list_associations: Option<Vec<PrefixListAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for GetManagedPrefixListAssociationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "prefixListAssociationSet",
+            "item",
+            &self.prefix_list_associations,
+        );
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -27097,6 +27280,82 @@ impl EncodeMembers for ModifyLaunchTemplateResult {
     }
 }
 
+/// The `ModifyManagedPrefixListRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyManagedPrefixListRequest {
+    pub dry_run: Option<bool>,
+    pub prefix_list_id: String,
+    pub current_version: Option<i64>,
+    pub prefix_list_name: Option<String>,
+    pub add_entries: Option<Vec<AddPrefixListEntry>>,
+    pub remove_entries: Option<Vec<RemovePrefixListEntry>>,
+    pub max_entries: Option<i32>,
+}
+
+impl Decode for ModifyManagedPrefixListRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddEntry",
+                "CurrentVersion",
+                "DryRun",
+                "MaxEntries",
+                "PrefixListId",
+                "PrefixListName",
+                "RemoveEntry",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let prefix_list_id = r.field_at(m_[4], at_, "PrefixListId")?;
+        let prefix_list_id = FormReader::required(prefix_list_id, at_, "PrefixListId")?;
+        let current_version = r.field_at(m_[1], at_, "CurrentVersion")?;
+        let prefix_list_name = r.field_at(m_[5], at_, "PrefixListName")?;
+        let add_entries = r.list_at(m_[0], at_, "AddEntry", None)?;
+        r.check_count(
+            add_entries.as_ref().map(Vec::len),
+            at_,
+            "AddEntry",
+            Some(0),
+            Some(100),
+        )?;
+        let remove_entries = r.list_at(m_[6], at_, "RemoveEntry", None)?;
+        r.check_count(
+            remove_entries.as_ref().map(Vec::len),
+            at_,
+            "RemoveEntry",
+            Some(0),
+            Some(100),
+        )?;
+        let max_entries = r.field_at(m_[3], at_, "MaxEntries")?;
+        Ok(Some(Self {
+            dry_run,
+            prefix_list_id,
+            current_version,
+            prefix_list_name,
+            add_entries,
+            remove_entries,
+            max_entries,
+        }))
+    }
+}
+
+/// The `ModifyManagedPrefixListResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyManagedPrefixListResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list: Option<ManagedPrefixList>,
+}
+
+impl EncodeMembers for ModifyManagedPrefixListResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("prefixList", &self.prefix_list);
+    }
+}
+
 /// The `ModifyNetworkInterfaceAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyNetworkInterfaceAttributeRequest {
@@ -29853,6 +30112,23 @@ impl EncodeMembers for PrefixList {
     }
 }
 
+/// The `PrefixListAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PrefixListAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_owner: Option<String>,
+}
+
+impl EncodeMembers for PrefixListAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("resourceId", &self.resource_id);
+        w.field("resourceOwner", &self.resource_owner);
+    }
+}
+
 /// The `PrefixListEntry` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrefixListEntry {
@@ -30613,6 +30889,23 @@ impl EncodeMembers for ReleaseHostsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("successful", "item", &self.successful);
         w.list_field("unsuccessful", "item", &self.unsuccessful);
+    }
+}
+
+/// The `RemovePrefixListEntry` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RemovePrefixListEntry {
+    pub cidr: String,
+}
+
+impl Decode for RemovePrefixListEntry {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Cidr"]) else {
+            return Ok(None);
+        };
+        let cidr = r.field_at(m_[0], at_, "Cidr")?;
+        let cidr = FormReader::required(cidr, at_, "Cidr")?;
+        Ok(Some(Self { cidr }))
     }
 }
 
@@ -32012,6 +32305,58 @@ impl EncodeMembers for ResponseLaunchTemplateData {
             &self.network_performance_options,
         );
         w.list_field("secondaryInterfaceSet", "item", &self.secondary_interfaces);
+    }
+}
+
+/// The `RestoreManagedPrefixListVersionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RestoreManagedPrefixListVersionRequest {
+    pub dry_run: Option<bool>,
+    pub prefix_list_id: String,
+    pub previous_version: i64,
+    pub current_version: i64,
+}
+
+impl Decode for RestoreManagedPrefixListVersionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CurrentVersion",
+                "DryRun",
+                "PrefixListId",
+                "PreviousVersion",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let prefix_list_id = r.field_at(m_[2], at_, "PrefixListId")?;
+        let prefix_list_id = FormReader::required(prefix_list_id, at_, "PrefixListId")?;
+        let previous_version = r.field_at(m_[3], at_, "PreviousVersion")?;
+        let previous_version = FormReader::required(previous_version, at_, "PreviousVersion")?;
+        let current_version = r.field_at(m_[0], at_, "CurrentVersion")?;
+        let current_version = FormReader::required(current_version, at_, "CurrentVersion")?;
+        Ok(Some(Self {
+            dry_run,
+            prefix_list_id,
+            previous_version,
+            current_version,
+        }))
+    }
+}
+
+/// The `RestoreManagedPrefixListVersionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RestoreManagedPrefixListVersionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list: Option<ManagedPrefixList>,
+}
+
+impl EncodeMembers for RestoreManagedPrefixListVersionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("prefixList", &self.prefix_list);
     }
 }
 
@@ -37373,6 +37718,16 @@ pub enum Action {
     DescribeManagedPrefixLists,
     /// `GetManagedPrefixListEntries`
     GetManagedPrefixListEntries,
+    /// `CreateManagedPrefixList`
+    CreateManagedPrefixList,
+    /// `ModifyManagedPrefixList`
+    ModifyManagedPrefixList,
+    /// `RestoreManagedPrefixListVersion`
+    RestoreManagedPrefixListVersion,
+    /// `DeleteManagedPrefixList`
+    DeleteManagedPrefixList,
+    /// `GetManagedPrefixListAssociations`
+    GetManagedPrefixListAssociations,
     /// `GetConsoleOutput`
     GetConsoleOutput,
     /// `GetPasswordData`
@@ -37607,6 +37962,11 @@ impl Action {
             Self::DescribePrefixLists => "DescribePrefixLists",
             Self::DescribeManagedPrefixLists => "DescribeManagedPrefixLists",
             Self::GetManagedPrefixListEntries => "GetManagedPrefixListEntries",
+            Self::CreateManagedPrefixList => "CreateManagedPrefixList",
+            Self::ModifyManagedPrefixList => "ModifyManagedPrefixList",
+            Self::RestoreManagedPrefixListVersion => "RestoreManagedPrefixListVersion",
+            Self::DeleteManagedPrefixList => "DeleteManagedPrefixList",
+            Self::GetManagedPrefixListAssociations => "GetManagedPrefixListAssociations",
             Self::GetConsoleOutput => "GetConsoleOutput",
             Self::GetPasswordData => "GetPasswordData",
             Self::CreateVpcPeeringConnection => "CreateVpcPeeringConnection",
@@ -37818,6 +38178,11 @@ impl Action {
             "DescribePrefixLists" => Self::DescribePrefixLists,
             "DescribeManagedPrefixLists" => Self::DescribeManagedPrefixLists,
             "GetManagedPrefixListEntries" => Self::GetManagedPrefixListEntries,
+            "CreateManagedPrefixList" => Self::CreateManagedPrefixList,
+            "ModifyManagedPrefixList" => Self::ModifyManagedPrefixList,
+            "RestoreManagedPrefixListVersion" => Self::RestoreManagedPrefixListVersion,
+            "DeleteManagedPrefixList" => Self::DeleteManagedPrefixList,
+            "GetManagedPrefixListAssociations" => Self::GetManagedPrefixListAssociations,
             "GetConsoleOutput" => Self::GetConsoleOutput,
             "GetPasswordData" => Self::GetPasswordData,
             "CreateVpcPeeringConnection" => Self::CreateVpcPeeringConnection,
@@ -38625,6 +38990,31 @@ pub trait Api {
         &mut self,
         input: GetManagedPrefixListEntriesRequest,
     ) -> Result<GetManagedPrefixListEntriesResult, ApiError>;
+    /// Serves `CreateManagedPrefixList`.
+    fn create_managed_prefix_list(
+        &mut self,
+        input: CreateManagedPrefixListRequest,
+    ) -> Result<CreateManagedPrefixListResult, ApiError>;
+    /// Serves `ModifyManagedPrefixList`.
+    fn modify_managed_prefix_list(
+        &mut self,
+        input: ModifyManagedPrefixListRequest,
+    ) -> Result<ModifyManagedPrefixListResult, ApiError>;
+    /// Serves `RestoreManagedPrefixListVersion`.
+    fn restore_managed_prefix_list_version(
+        &mut self,
+        input: RestoreManagedPrefixListVersionRequest,
+    ) -> Result<RestoreManagedPrefixListVersionResult, ApiError>;
+    /// Serves `DeleteManagedPrefixList`.
+    fn delete_managed_prefix_list(
+        &mut self,
+        input: DeleteManagedPrefixListRequest,
+    ) -> Result<DeleteManagedPrefixListResult, ApiError>;
+    /// Serves `GetManagedPrefixListAssociations`.
+    fn get_managed_prefix_list_associations(
+        &mut self,
+        input: GetManagedPrefixListAssociationsRequest,
+    ) -> Result<GetManagedPrefixListAssociationsResult, ApiError>;
     /// Serves `GetConsoleOutput`.
     fn get_console_output(
         &mut self,
@@ -39099,6 +39489,16 @@ pub enum Response {
     DescribeManagedPrefixLists(Box<DescribeManagedPrefixListsResult>),
     /// `GetManagedPrefixListEntries`
     GetManagedPrefixListEntries(Box<GetManagedPrefixListEntriesResult>),
+    /// `CreateManagedPrefixList`
+    CreateManagedPrefixList(Box<CreateManagedPrefixListResult>),
+    /// `ModifyManagedPrefixList`
+    ModifyManagedPrefixList(Box<ModifyManagedPrefixListResult>),
+    /// `RestoreManagedPrefixListVersion`
+    RestoreManagedPrefixListVersion(Box<RestoreManagedPrefixListVersionResult>),
+    /// `DeleteManagedPrefixList`
+    DeleteManagedPrefixList(Box<DeleteManagedPrefixListResult>),
+    /// `GetManagedPrefixListAssociations`
+    GetManagedPrefixListAssociations(Box<GetManagedPrefixListAssociationsResult>),
     /// `GetConsoleOutput`
     GetConsoleOutput(Box<GetConsoleOutputResult>),
     /// `GetPasswordData`
@@ -40145,6 +40545,36 @@ impl Response {
             ),
             Self::GetManagedPrefixListEntries(output) => crate::protocol::xml::ec2_response(
                 "GetManagedPrefixListEntries",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateManagedPrefixList(output) => crate::protocol::xml::ec2_response(
+                "CreateManagedPrefixList",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyManagedPrefixList(output) => crate::protocol::xml::ec2_response(
+                "ModifyManagedPrefixList",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::RestoreManagedPrefixListVersion(output) => crate::protocol::xml::ec2_response(
+                "RestoreManagedPrefixListVersion",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteManagedPrefixList(output) => crate::protocol::xml::ec2_response(
+                "DeleteManagedPrefixList",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetManagedPrefixListAssociations(output) => crate::protocol::xml::ec2_response(
+                "GetManagedPrefixListAssociations",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -42451,6 +42881,75 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::GetManagedPrefixListEntries(Box::new(
                 api.get_managed_prefix_list_entries(input)?,
+            )))
+        }
+        Action::CreateManagedPrefixList => {
+            r.reject_unsupported("CreateManagedPrefixList", &[])?;
+            let input =
+                FormReader::required(CreateManagedPrefixListRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateManagedPrefixList(Box::new(
+                api.create_managed_prefix_list(input)?,
+            )))
+        }
+        Action::ModifyManagedPrefixList => {
+            r.reject_unsupported(
+                "ModifyManagedPrefixList",
+                &["IpamPrefixListResolverSyncEnabled"],
+            )?;
+            let input =
+                FormReader::required(ModifyManagedPrefixListRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyManagedPrefixList(Box::new(
+                api.modify_managed_prefix_list(input)?,
+            )))
+        }
+        Action::RestoreManagedPrefixListVersion => {
+            r.reject_unsupported("RestoreManagedPrefixListVersion", &[])?;
+            let input = FormReader::required(
+                RestoreManagedPrefixListVersionRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::RestoreManagedPrefixListVersion(Box::new(
+                api.restore_managed_prefix_list_version(input)?,
+            )))
+        }
+        Action::DeleteManagedPrefixList => {
+            r.reject_unsupported("DeleteManagedPrefixList", &[])?;
+            let input =
+                FormReader::required(DeleteManagedPrefixListRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteManagedPrefixList(Box::new(
+                api.delete_managed_prefix_list(input)?,
+            )))
+        }
+        Action::GetManagedPrefixListAssociations => {
+            r.reject_unsupported("GetManagedPrefixListAssociations", &[])?;
+            let input = FormReader::required(
+                GetManagedPrefixListAssociationsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetManagedPrefixListAssociations(Box::new(
+                api.get_managed_prefix_list_associations(input)?,
             )))
         }
         Action::GetConsoleOutput => {

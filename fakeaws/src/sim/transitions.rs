@@ -53,6 +53,8 @@ pub enum Subject {
     SpotInterruption,
     /// A Capacity Reservation of `limited` end reaching its end date.
     CapacityReservationExpiry,
+    /// A customer-managed prefix list's change in progress (`create-in-progress`, ...) done.
+    PrefixList,
 }
 
 impl Subject {
@@ -70,12 +72,13 @@ impl Subject {
         "imageBlockPublicAccess",
         "addressPtr",
         "vpcPeeringConnection",
+        "prefixList",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
     /// `volumeModification`, `image`, `imageBlockPublicAccess`, `addressPtr`,
-    /// `vpcPeeringConnection`.
+    /// `vpcPeeringConnection`, `prefixList`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -90,6 +93,7 @@ impl Subject {
             "imageBlockPublicAccess" => Some(Subject::ImageBlockPublicAccess),
             "addressPtr" => Some(Subject::AddressPtr),
             "vpcPeeringConnection" => Some(Subject::VpcPeering),
+            "prefixList" => Some(Subject::PrefixList),
             _ => None,
         }
     }

@@ -32,6 +32,7 @@ mod load_balancer;
 mod load_balancer_certificate;
 mod load_balancer_node;
 mod load_balancer_policy;
+mod managed_prefix_list;
 mod nat_gateway;
 mod network_acl;
 mod network_interface;

@@ -69,7 +69,17 @@ pub(super) fn authorize(
             ));
         }
     }
-    let count = group.rules.iter().filter(|r| r.egress == egress).count() + wanted.len();
+    // A rule naming a customer-managed prefix list counts as that list's size (the VPC user
+    // guide's rule for prefix lists in security groups).
+    let weight =
+        |r: &Rule| crate::ec2::managed_prefix_list::weight(region, r.peer.prefix_list(), None);
+    let count: usize = group
+        .rules
+        .iter()
+        .filter(|r| r.egress == egress)
+        .chain(&wanted)
+        .map(weight)
+        .sum();
     if count > region.limits.rules_per_group {
         return Err(ApiError::new(
             Code::RulesPerSecurityGroupLimitExceeded,

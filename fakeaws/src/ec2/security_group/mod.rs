@@ -50,7 +50,8 @@ pub enum Peer {
     /// Another (or the same) security group.
     Group(String),
     /// A prefix list of the region (`pl-...`): an AWS-managed one
-    /// (`crate::ec2::prefix_list`).
+    /// (`crate::ec2::prefix_list`) or one of the account's own
+    /// (`crate::ec2::managed_prefix_list`).
     PrefixList(String),
 }
 

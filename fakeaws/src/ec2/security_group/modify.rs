@@ -224,6 +224,21 @@ pub fn modify_security_group_rules(
             ));
         }
     }
+    // A rule now naming a customer-managed prefix list counts as that list's size, as at
+    // Authorize.
+    for egress in [false, true] {
+        let count: usize = rules
+            .iter()
+            .filter(|r| r.egress == egress)
+            .map(|r| crate::ec2::managed_prefix_list::weight(region, r.peer.prefix_list(), None))
+            .sum();
+        if count > region.limits.rules_per_group {
+            return Err(ApiError::new(
+                Code::RulesPerSecurityGroupLimitExceeded,
+                "The maximum number of rules per security group has been reached.",
+            ));
+        }
+    }
     if let Some(g) = region.security_groups.0.get_mut(&group.id) {
         g.rules = rules;
     }
