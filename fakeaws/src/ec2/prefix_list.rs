@@ -17,7 +17,7 @@
 use std::net::Ipv4Addr;
 
 use crate::ec2::filter::{Filterable, Filters, one};
-use crate::ec2::managed_prefix_list::{self, CustomerList, Entry};
+use crate::ec2::managed_prefix_list::{self, CustomerList};
 use crate::ec2::page;
 use crate::ec2::vpc_endpoint::Service;
 use crate::generated::ec2::{
@@ -298,60 +298,48 @@ pub fn get_managed_prefix_list_entries(
     input: GetManagedPrefixListEntriesRequest,
 ) -> Result<GetManagedPrefixListEntriesResult, ApiError> {
     let id = input.prefix_list_id;
-    if let Some(own) = region.prefix_lists.get(&id) {
-        let entries = managed_prefix_list::entries_at(own, input.target_version)?;
-        let keyed: Vec<(String, &Entry)> = entries
+    let all: Vec<PrefixListEntry> = if let Some(own) = region.prefix_lists.get(&id) {
+        managed_prefix_list::wire_entries(managed_prefix_list::entries_at(
+            own,
+            input.target_version,
+        )?)
+    } else {
+        let lists = lists(region);
+        let list = chosen(&lists, std::slice::from_ref(&id), "InvalidPrefixListID")?
+            .into_iter()
+            .next()
+            .ok_or_else(|| missing("InvalidPrefixListID", &id))?;
+        if let Some(version) = input.target_version {
+            return Err(ApiError::invalid_parameter(
+                "TargetVersion",
+                &version.to_string(),
+                &format!(
+                    "The prefix list {id} is managed by AWS and has no versions to choose from."
+                ),
+            ));
+        }
+        list.cidrs
             .iter()
-            .enumerate()
-            .map(|(i, e)| (format!("{i:04}"), e))
-            .collect();
-        let (rows, next_token) = page::page(
-            keyed,
-            |(key, _)| key.as_str(),
-            input.max_results,
-            input.next_token.as_deref(),
-        )?;
-        let rows: Vec<Entry> = rows.into_iter().map(|(_, e)| e.clone()).collect();
-        return Ok(GetManagedPrefixListEntriesResult {
-            entries: Some(managed_prefix_list::wire_entries(&rows)),
-            next_token,
-        });
-    }
-    let lists = lists(region);
-    let list = chosen(&lists, std::slice::from_ref(&id), "InvalidPrefixListID")?
-        .into_iter()
-        .next()
-        .ok_or_else(|| missing("InvalidPrefixListID", &id))?;
-    if let Some(version) = input.target_version {
-        return Err(ApiError::invalid_parameter(
-            "TargetVersion",
-            &version.to_string(),
-            &format!("The prefix list {id} is managed by AWS and has no versions to choose from."),
-        ));
-    }
+            .map(|c| PrefixListEntry {
+                cidr: Some(c.clone()),
+                description: None,
+            })
+            .collect()
+    };
     // Paged by a key that sorts as the addresses do: the entry's place in the list.
-    let keyed: Vec<(String, &String)> = list
-        .cidrs
-        .iter()
+    let keyed: Vec<(String, PrefixListEntry)> = all
+        .into_iter()
         .enumerate()
-        .map(|(i, c)| (format!("{i:04}"), c))
+        .map(|(i, e)| (format!("{i:04}"), e))
         .collect();
-    let (cidrs, next_token) = page::page(
+    let (rows, next_token) = page::page(
         keyed,
         |(key, _)| key.as_str(),
         input.max_results,
         input.next_token.as_deref(),
     )?;
     Ok(GetManagedPrefixListEntriesResult {
-        entries: Some(
-            cidrs
-                .into_iter()
-                .map(|(_, c)| PrefixListEntry {
-                    cidr: Some(c.clone()),
-                    description: None,
-                })
-                .collect(),
-        ),
+        entries: Some(rows.into_iter().map(|(_, e)| e).collect()),
         next_token,
     })
 }

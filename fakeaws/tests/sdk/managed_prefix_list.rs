@@ -110,23 +110,23 @@ fn tcp_from_list(port: i32, list: &str) -> IpPermission {
 async fn a_list_is_made_changed_by_versions_and_restored() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
-    let out = ec2
-        .create_managed_prefix_list()
-        .prefix_list_name("offices")
-        .address_family("IPv4")
-        .max_entries(5)
-        .entries(entry("10.1.0.0/16", "berlin"))
-        .entries(entry("10.0.0.0/16", "paris"))
-        .tag_specifications(
-            TagSpecification::builder()
-                .resource_type(ResourceType::PrefixList)
-                .tags(Tag::builder().key("team").value("net").build())
-                .build(),
-        )
-        .client_token("offices-1")
-        .send()
-        .await
-        .unwrap();
+    let create = || {
+        ec2.create_managed_prefix_list()
+            .prefix_list_name("offices")
+            .address_family("IPv4")
+            .max_entries(5)
+            .entries(entry("10.1.0.0/16", "berlin"))
+            .entries(entry("10.0.0.0/16", "paris"))
+            .tag_specifications(
+                TagSpecification::builder()
+                    .resource_type(ResourceType::PrefixList)
+                    .tags(Tag::builder().key("team").value("net").build())
+                    .build(),
+            )
+            .client_token("offices-1")
+            .send()
+    };
+    let out = create().await.unwrap();
     let made = out.prefix_list().unwrap();
     let id = made.prefix_list_id().unwrap().to_string();
     assert!(id.starts_with("pl-"), "{id}");
@@ -140,23 +140,7 @@ async fn a_list_is_made_changed_by_versions_and_restored() {
         Some(format!("arn:aws:ec2:us-east-1:123456789012:prefix-list/{id}").as_str())
     );
     // The same ClientToken answers the same list.
-    let again = ec2
-        .create_managed_prefix_list()
-        .prefix_list_name("offices")
-        .address_family("IPv4")
-        .max_entries(5)
-        .entries(entry("10.1.0.0/16", "berlin"))
-        .entries(entry("10.0.0.0/16", "paris"))
-        .tag_specifications(
-            TagSpecification::builder()
-                .resource_type(ResourceType::PrefixList)
-                .tags(Tag::builder().key("team").value("net").build())
-                .build(),
-        )
-        .client_token("offices-1")
-        .send()
-        .await
-        .unwrap();
+    let again = create().await.unwrap();
     assert_eq!(
         again.prefix_list().unwrap().prefix_list_id(),
         Some(id.as_str())
