@@ -115,8 +115,6 @@ pub struct CustomerList {
     pub versions: Vec<Vec<Entry>>,
     /// What the call in progress does at the clock's next step.
     step: Option<Step>,
-    /// The ClientToken it was created with.
-    client_token: Option<String>,
 }
 
 impl CustomerList {
@@ -367,7 +365,12 @@ pub fn advance(region: &mut Region, id: &str) {
     let Some(step) = region.prefix_lists.get(id).and_then(|l| l.step.clone()) else {
         return;
     };
-    let referenced = referencing_groups(region, id);
+    // Only a deletion asks which groups still name the list.
+    let referenced = if step == Step::Delete {
+        referencing_groups(region, id)
+    } else {
+        Vec::new()
+    };
     let Some(l) = region.prefix_lists.0.get_mut(id) else {
         return;
     };
@@ -472,7 +475,6 @@ pub fn create_managed_prefix_list(
         state_message: None,
         versions: vec![sorted(entries)],
         step: None,
-        client_token: token.clone(),
     };
     region.tags.insert(&id, tags);
     region.prefix_lists.0.insert(id.clone(), l);
