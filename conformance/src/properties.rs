@@ -538,6 +538,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         secondary: false,
         empty_default_group: false,
         resource_names: false,
+        rule_sources: false,
         pre: Default::default(),
         services: 0,
     };

@@ -83,6 +83,11 @@ fn rule(p: &str, from: Option<i32>, to: Option<i32>, source: &str) -> Rule {
     (p, ports, source.to_string())
 }
 
+/// An IPv6 CIDR block in one spelling, however the spec or AWS writes it.
+fn ipv6_cidr(raw: &str) -> String {
+    provider::cluster::security_group::ipv6_cidr(raw)
+}
+
 /// The ingress rules of an owned group, as AWS describes them.
 fn rules_of(g: &SecurityGroup) -> BTreeSet<Rule> {
     let mut out = BTreeSet::new();
@@ -94,6 +99,14 @@ fn rules_of(g: &SecurityGroup) -> BTreeSet<Rule> {
                 p.from_port(),
                 p.to_port(),
                 r.cidr_ip().unwrap_or_default(),
+            ));
+        }
+        for r in p.ipv6_ranges() {
+            out.insert(rule(
+                proto,
+                p.from_port(),
+                p.to_port(),
+                &ipv6_cidr(r.cidr_ipv6().unwrap_or_default()),
             ));
         }
         for u in p.user_id_group_pairs() {
@@ -160,10 +173,22 @@ fn specified(
             add(target, rule("tcp", Some(22), Some(22), &id(Role::Bastion)));
         }
     }
-    add(
-        Role::Node,
-        rule("tcp", Some(30000), Some(32767), "0.0.0.0/0"),
-    );
+    // Node ports: from the spec's blocks, or from anywhere.
+    let node_ports = &spec.network.node_port_ingress_rule_cidr_blocks;
+    if node_ports.is_empty() {
+        add(
+            Role::Node,
+            rule("tcp", Some(30000), Some(32767), "0.0.0.0/0"),
+        );
+    }
+    for c in node_ports {
+        let c = if c.contains(':') {
+            ipv6_cidr(c)
+        } else {
+            c.clone()
+        };
+        add(Role::Node, rule("tcp", Some(30000), Some(32767), &c));
+    }
     for (role, extra) in [
         (
             Role::ControlPlane,
@@ -175,8 +200,25 @@ fn specified(
             for c in &r.cidr_blocks {
                 add(role, rule(&r.protocol, r.from_port, r.to_port, c));
             }
+            for c in &r.ipv6_cidr_blocks {
+                add(
+                    role,
+                    rule(&r.protocol, r.from_port, r.to_port, &ipv6_cidr(c)),
+                );
+            }
             for src in &r.source_roles {
                 add(role, rule(&r.protocol, r.from_port, r.to_port, &id(*src)));
+            }
+            for g in &r.source_security_group_ids {
+                add(role, rule(&r.protocol, r.from_port, r.to_port, g));
+            }
+            if r.nat_gateways_ips_source {
+                for ip in nat_ips {
+                    add(
+                        role,
+                        rule(&r.protocol, r.from_port, r.to_port, &format!("{ip}/32")),
+                    );
+                }
             }
         }
     }
@@ -623,6 +665,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 .ip_ranges()
                 .iter()
                 .map(|r| r.description())
+                .chain(p.ipv6_ranges().iter().map(|r| r.description()))
                 .chain(p.user_id_group_pairs().iter().map(|u| u.description()))
                 .all(|d| d.is_some_and(|d| !d.is_empty()));
             let key = (
@@ -930,13 +973,19 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             by_zone.entry(&n.zone).or_default().push(&n.id);
         }
         let subnets: BTreeSet<&str> = lb.subnets().iter().map(String::as_str).collect();
+        let named: BTreeSet<&str> = lb_spec.subnets.iter().map(String::as_str).collect();
+        if !named.is_empty() && subnets != named {
+            return Err(fail(format!(
+                "load balancer {lb_name} is in subnets {subnets:?}; the spec names {named:?}"
+            )));
+        }
         let each_zone_once = by_zone
             .values()
             .all(|ids| ids.iter().filter(|id| subnets.contains(**id)).count() == 1);
         let only_ours = subnets
             .iter()
             .all(|s| by_zone.values().flatten().any(|id| id == s));
-        if !each_zone_once || !only_ours {
+        if named.is_empty() && (!each_zone_once || !only_ours) {
             return Err(fail(format!(
                 "load balancer {lb_name} is in subnets {subnets:?}; the cluster's {} subnets \
                  by zone are {by_zone:?}",

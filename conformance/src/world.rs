@@ -71,6 +71,10 @@ pub struct Case {
     /// The cluster's own subnets launch instances with resource names
     /// (`privateDnsHostnameTypeOnLaunch: resource-name`; only when it has subnets of its own).
     pub resource_names: bool,
+    /// The spec names rule sources of every kind the provider takes beside roles and IPv4
+    /// blocks: node ports restricted to an IPv4 and an IPv6 block, a node rule from an IPv6
+    /// block, and (when the cluster makes NAT gateways) one from their addresses.
+    pub rule_sources: bool,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -94,6 +98,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
         ),
     )
         .prop_map(
@@ -105,7 +110,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                 machines,
                 p,
                 services,
-                (spot, data_volumes, secondary, empty_default_group, resource_names),
+                (spot, data_volumes, secondary, empty_default_group, resource_names, rule_sources),
             )| {
                 let subnets = p[2];
                 let bastion_pre = p[4] && subnets && bastion;
@@ -130,6 +135,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     secondary: secondary && !pre.vpc,
                     empty_default_group: empty_default_group && !pre.vpc,
                     resource_names: resource_names && !pre.subnets,
+                    rule_sources,
                     pre,
                     services,
                 }
@@ -137,7 +143,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         )
 }
 
-/// As derived, except that `resource_names` shows only when set: a case's text seeds its
+/// As derived, except that `resource_names` and `rule_sources` show only when set: a case's text seeds its
 /// faults ([`crate::target::seed_of`]), and the cases kept from before the field existed
 /// must draw the faults they failed with.
 impl std::fmt::Debug for Case {
@@ -154,6 +160,9 @@ impl std::fmt::Debug for Case {
             .field("empty_default_group", &self.empty_default_group);
         if self.resource_names {
             d.field("resource_names", &self.resource_names);
+        }
+        if self.rule_sources {
+            d.field("rule_sources", &self.rule_sources);
         }
         d.field("pre", &self.pre)
             .field("services", &self.services)
@@ -253,8 +262,56 @@ impl Case {
         {
             vpc.insert(y("privateDnsHostnameTypeOnLaunch"), y("resource-name"));
         }
+        if self.rule_sources {
+            network.insert(
+                y("nodePortIngressRuleCidrBlocks"),
+                serde_yaml_ng::Value::Sequence(vec![y("198.51.100.0/24"), y("2001:DB8:0::/48")]),
+            );
+        }
         let mut spec = serde_yaml_ng::Mapping::new();
         spec.insert(y("region"), y(&ex.region));
+        if self.rule_sources {
+            let mut rules = vec![yaml_map(&[
+                ("description", y("metrics from the office")),
+                ("protocol", y("tcp")),
+                ("fromPort", serde_yaml_ng::Value::Number(9100.into())),
+                ("toPort", serde_yaml_ng::Value::Number(9100.into())),
+                (
+                    "ipv6CidrBlocks",
+                    serde_yaml_ng::Value::Sequence(vec![y("2001:db8:1::/48")]),
+                ),
+            ])];
+            // The cluster's own private subnets come with its own NAT gateways.
+            if !self.pre.subnets {
+                rules.push(yaml_map(&[
+                    ("description", y("webhooks through NAT")),
+                    ("protocol", y("tcp")),
+                    ("fromPort", serde_yaml_ng::Value::Number(8443.into())),
+                    ("toPort", serde_yaml_ng::Value::Number(8443.into())),
+                    ("natGatewaysIPsSource", serde_yaml_ng::Value::Bool(true)),
+                ]));
+            }
+            spec.insert(
+                y("additionalNodeIngressRules"),
+                serde_yaml_ng::Value::Sequence(rules),
+            );
+            // A group of the user's as a source: named in a rule, never modified.
+            if let Some(sg) = ex.groups.get("node") {
+                spec.insert(
+                    y("additionalControlPlaneIngressRules"),
+                    serde_yaml_ng::Value::Sequence(vec![yaml_map(&[
+                        ("description", y("node exporter from a group of the user")),
+                        ("protocol", y("tcp")),
+                        ("fromPort", serde_yaml_ng::Value::Number(9100.into())),
+                        ("toPort", serde_yaml_ng::Value::Number(9100.into())),
+                        (
+                            "sourceSecurityGroupIds",
+                            serde_yaml_ng::Value::Sequence(vec![y(sg)]),
+                        ),
+                    ])]),
+                );
+            }
+        }
         spec.insert(y("network"), serde_yaml_ng::Value::Mapping(network));
         if let Some(sg) = ex.groups.get("node") {
             spec.insert(y("securityGroupOverrides"), yaml_map(&[("node", y(sg))]));

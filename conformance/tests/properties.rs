@@ -134,6 +134,7 @@ fn a_default_group_not_visible_yet_is_waited_for_in_a_storm() {
         secondary: false,
         empty_default_group: true,
         resource_names: false,
+        rule_sources: false,
         pre: conformance::world::Preexisting::default(),
         services: 0,
     };
@@ -223,6 +224,7 @@ fn crash_at_every_change_of_one_cluster() {
         secondary: false,
         empty_default_group: false,
         resource_names: false,
+        rule_sources: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
@@ -261,6 +263,7 @@ fn every_refused_delete_of_one_cluster() {
         secondary: false,
         empty_default_group: false,
         resource_names: false,
+        rule_sources: false,
         pre: conformance::world::Preexisting::default(),
         services: 1,
     };

@@ -915,7 +915,10 @@ async fn rule_changes_converge_with_the_fewest_calls() {
             from_port: Some(9100),
             to_port: Some(9100),
             cidr_blocks: vec!["10.99.0.0/16".into()],
+            ipv6_cidr_blocks: vec![],
             source_roles: vec![],
+            source_security_group_ids: vec![],
+            nat_gateways_ips_source: false,
         });
     c.spec
         .additional_tags
@@ -2141,4 +2144,319 @@ async fn the_cluster_subnets_give_instances_the_hostname_type_asked() {
         "  region: us-east-1\n  network: {vpc: {id: vpc-12345678, privateDnsHostnameTypeOnLaunch: resource-name}}\n",
     );
     refused_naming(&fake, &a, &existing, "the spec has none").await;
+}
+
+/// The ingress rules of the group `id` as AWS describes them: protocol, first port, source
+/// (an IPv4 block, an IPv6 block or a group), with IPv6 blocks as AWS spells them.
+async fn sources_of(
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+) -> BTreeSet<(String, Option<i32>, String)> {
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(id)
+        .send()
+        .await
+        .unwrap();
+    let g = &g.security_groups()[0];
+    let mut out = rules(g);
+    for p in g.ip_permissions() {
+        for r in p.ipv6_ranges() {
+            out.insert((
+                p.ip_protocol().unwrap().to_string(),
+                p.from_port(),
+                r.cidr_ipv6().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// Node ports restricted to blocks of both families; additional rules from IPv6 blocks, from
+/// a group of the user's (named, never modified) and from the cluster's NAT gateways'
+/// addresses (following them); all of it steady on the next pass however the spec spells an
+/// IPv6 block; and a spec naming sources wrongly refused, every problem listed, before any
+/// call.
+#[tokio::test]
+async fn rules_take_ipv6_blocks_user_groups_and_the_nat_gateways_as_sources() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let base = "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n    natGatewayPerZone: true\n";
+    let o = up(&a, &cluster(base)).await;
+    let vpc_id = o.status.vpc.as_ref().unwrap().id.clone();
+    let nodes = o.status.security_groups[&Role::Node].id.clone();
+    let cp = o.status.security_groups[&Role::ControlPlane].id.clone();
+    assert!(
+        sources_of(&ec2, &nodes)
+            .await
+            .contains(&("tcp".into(), Some(30000), "0.0.0.0/0".into())),
+        "node ports open to anyone by default"
+    );
+    // A group of the user's in the cluster's VPC, with a rule of its own.
+    let mine = ec2
+        .create_security_group()
+        .group_name("monitoring")
+        .description("the user's monitoring hosts")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    ec2.authorize_security_group_ingress()
+        .group_id(&mine)
+        .ip_protocol("tcp")
+        .from_port(22)
+        .to_port(22)
+        .cidr_ip("192.0.2.0/24")
+        .send()
+        .await
+        .unwrap();
+    let describe_mine = || {
+        let ec2 = ec2.clone();
+        let mine = mine.clone();
+        async move {
+            let g = ec2
+                .describe_security_groups()
+                .group_ids(mine)
+                .send()
+                .await
+                .unwrap();
+            (
+                g.security_groups()[0].ip_permissions().to_vec(),
+                g.security_groups()[0].ip_permissions_egress().to_vec(),
+                g.security_groups()[0].tags().to_vec(),
+            )
+        }
+    };
+    let mine_before = describe_mine().await;
+
+    let with_sources = cluster(&format!(
+        "{base}    nodePortIngressRuleCidrBlocks: [198.51.100.0/24, \"2001:DB8:0::/32\"]\n  additionalNodeIngressRules:\n    - {{description: metrics, protocol: tcp, fromPort: 9100, toPort: 9100, ipv6CidrBlocks: [\"2001:db8:00ff::/48\"], sourceSecurityGroupIds: [{mine}]}}\n  additionalControlPlaneIngressRules:\n    - {{description: webhooks through NAT, protocol: tcp, fromPort: 8443, toPort: 8443, natGatewaysIPsSource: true}}\n"
+    ));
+    let o = up(&a, &with_sources).await;
+    let node_rules = sources_of(&ec2, &nodes).await;
+    let node_ports: BTreeSet<&str> = node_rules
+        .iter()
+        .filter(|(_, p, _)| *p == Some(30000))
+        .map(|(_, _, s)| s.as_str())
+        .collect();
+    assert_eq!(
+        node_ports
+            .into_iter()
+            .map(|s| s.to_lowercase())
+            .collect::<BTreeSet<_>>(),
+        BTreeSet::from(["198.51.100.0/24".to_string(), "2001:db8::/32".to_string()]),
+        "only the spec's blocks reach the node ports"
+    );
+    let metrics: BTreeSet<String> = node_rules
+        .iter()
+        .filter(|(_, p, _)| *p == Some(9100))
+        .map(|(_, _, s)| s.to_lowercase())
+        .collect();
+    assert_eq!(
+        metrics,
+        BTreeSet::from(["2001:db8:ff::/48".to_string(), mine.clone()])
+    );
+    let nat_ips: BTreeSet<String> = ec2
+        .describe_nat_gateways()
+        .filter(filter("vpc-id", &[&vpc_id]))
+        .filter(filter("state", &["pending", "available"]))
+        .send()
+        .await
+        .unwrap()
+        .nat_gateways()
+        .iter()
+        .map(|n| format!("{}/32", n.nat_gateway_addresses()[0].public_ip().unwrap()))
+        .collect();
+    assert_eq!(nat_ips.len(), 2);
+    let webhooks: BTreeSet<String> = sources_of(&ec2, &cp)
+        .await
+        .into_iter()
+        .filter(|(_, p, _)| *p == Some(8443))
+        .map(|(_, _, s)| s)
+        .collect();
+    assert_eq!(webhooks, nat_ips, "a /32 per NAT gateway");
+    assert_eq!(o.status.nat_gateways.len(), 2);
+
+    // Steady: the spec's spelling of an IPv6 block and AWS's compare equal.
+    fake.fake().take_calls();
+    up(&a, &with_sources).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+    assert_eq!(
+        describe_mine().await,
+        mine_before,
+        "the user's group is untouched"
+    );
+
+    // Back to the defaults: the restricted node-port rules go, the open one comes back.
+    fake.fake().take_calls();
+    up(&a, &cluster(base)).await;
+    let mut calls = mutating(&fake);
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            "AuthorizeSecurityGroupIngress",
+            "RevokeSecurityGroupIngress",
+            "RevokeSecurityGroupIngress"
+        ],
+        "one authorize and a revoke per group"
+    );
+    let node_rules = sources_of(&ec2, &nodes).await;
+    assert!(node_rules.contains(&("tcp".into(), Some(30000), "0.0.0.0/0".into())));
+    assert!(!node_rules.iter().any(|(_, p, _)| *p == Some(9100)));
+    assert!(
+        !sources_of(&ec2, &cp)
+            .await
+            .iter()
+            .any(|(_, p, _)| *p == Some(8443))
+    );
+
+    // The cluster's deletion spares the user's group (and so waits on the VPC it holds);
+    // once the user deletes it, the cluster goes.
+    for _ in 0..3 {
+        assert!(!a.delete(&cluster(base)).await.unwrap().is_done());
+    }
+    assert_eq!(describe_mine().await, mine_before);
+    ec2.delete_security_group()
+        .group_id(&mine)
+        .send()
+        .await
+        .unwrap();
+    down(&a, &cluster(base)).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // Sources named wrongly, every one listed, before any call.
+    let bad = cluster(
+        "  region: us-east-1\n  network:\n    nodePortIngressRuleCidrBlocks: [2001:db8::1/64, 10.0.0.0/33]\n    subnets: [{id: subnet-0123456789abcdef0, public: true}]\n    vpc: {id: vpc-0123456789abcdef0}\n  additionalNodeIngressRules:\n    - {description: a, protocol: tcp, fromPort: 1, toPort: 1, ipv6CidrBlocks: [10.0.0.0/8], sourceSecurityGroupIds: [group-1]}\n    - {description: b, protocol: tcp, fromPort: 2, toPort: 2, natGatewaysIPsSource: true}\n    - {description: c, protocol: tcp, fromPort: 3, toPort: 3}\n",
+    );
+    let problems = refused_before_any_call(&fake, &a, &bad).await;
+    for needle in [
+        "nodePortIngressRuleCidrBlocks[0]: 2001:db8::1/64 is not a network address",
+        "nodePortIngressRuleCidrBlocks[1]",
+        "additionalNodeIngressRules[0].ipv6CidrBlocks",
+        "additionalNodeIngressRules[0].sourceSecurityGroupIds[0]",
+        "additionalNodeIngressRules[1].natGatewaysIPsSource",
+        "additionalNodeIngressRules[2]: needs cidrBlocks",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}
+
+/// `controlPlaneLoadBalancer.subnets` picks the balancer's subnets among the cluster's: at
+/// create and when the list changes, within classic ELB's rules (one subnet per zone, never
+/// none), so a subnet is swapped for another of its zone by detaching it first; a list the
+/// balancer cannot take is refused, saying why, with the balancer as it was.
+#[tokio::test]
+async fn the_api_load_balancer_spans_the_subnets_named() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let subnets = "    subnets:\n      - {cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.2.0/24, availabilityZone: us-east-1b, public: true}\n      - {cidrBlock: 10.0.10.0/24, availabilityZone: us-east-1a}\n      - {cidrBlock: 10.0.11.0/24, availabilityZone: us-east-1b}\n";
+    let spec = |named: &[&str]| {
+        let lb = if named.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  controlPlaneLoadBalancer: {{subnets: [{}]}}\n",
+                named.join(", ")
+            )
+        };
+        cluster(&format!("  region: us-east-1\n  network:\n{subnets}{lb}"))
+    };
+    let spanned = || {
+        let elb = elb.clone();
+        async move {
+            let d = elb
+                .describe_load_balancers()
+                .load_balancer_names("c1-apiserver")
+                .send()
+                .await
+                .unwrap();
+            d.load_balancer_descriptions()[0]
+                .subnets()
+                .iter()
+                .cloned()
+                .collect::<BTreeSet<String>>()
+        }
+    };
+    let o = up(&a, &spec(&[])).await;
+    let id = |cidr: &str| {
+        o.status
+            .subnets
+            .iter()
+            .find(|s| s.cidr == cidr)
+            .unwrap()
+            .id
+            .clone()
+    };
+    let (a1, a2, b, private_a) = (
+        id("10.0.0.0/24"),
+        id("10.0.1.0/24"),
+        id("10.0.2.0/24"),
+        id("10.0.10.0/24"),
+    );
+    // By default one public subnet per zone.
+    let default = spanned().await;
+    assert_eq!(default.len(), 2);
+    assert!(default.contains(&b), "{default:?}");
+
+    // The second subnet of zone a, for the first: the old one goes first (one per zone).
+    let (keep_a, other_a) = if default.contains(&a1) {
+        (a1, a2)
+    } else {
+        (a2, a1)
+    };
+    fake.fake().take_calls();
+    up(&a, &spec(&[&other_a, &b])).await;
+    assert_eq!(
+        mutating(&fake),
+        [
+            "DetachLoadBalancerFromSubnets",
+            "AttachLoadBalancerToSubnets"
+        ]
+    );
+    assert_eq!(
+        spanned().await,
+        BTreeSet::from([other_a.clone(), b.clone()])
+    );
+    fake.fake().take_calls();
+    up(&a, &spec(&[&other_a, &b])).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+
+    // To zone a's other subnet alone: zone b's stays until the new one is in.
+    up(&a, &spec(&[&keep_a])).await;
+    assert_eq!(spanned().await, BTreeSet::from([keep_a.clone()]));
+
+    // Lists the balancer cannot take: refused, the balancer as it was.
+    for (named, why) in [
+        (vec![other_a.as_str()], "cannot move"),
+        (vec![private_a.as_str()], "is private"),
+        (
+            vec![keep_a.as_str(), other_a.as_str()],
+            "one subnet per zone",
+        ),
+        (
+            vec!["subnet-0123456789abcdef0"],
+            "is not one of the cluster's subnets",
+        ),
+    ] {
+        let err = a.reconcile(&spec(&named)).await.unwrap_err();
+        assert!(err.to_string().contains(why), "{why}: {err}");
+        assert_eq!(spanned().await, BTreeSet::from([keep_a.clone()]));
+    }
+    // Malformed: refused before any call.
+    let problems = refused_before_any_call(&fake, &a, &spec(&["subnet-1", &b, &b])).await;
+    assert_eq!(problems.len(), 2, "{problems:?}");
+
+    // Back to the default.
+    up(&a, &spec(&[])).await;
+    assert_eq!(spanned().await.len(), 2);
+    down(&a, &spec(&[])).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }

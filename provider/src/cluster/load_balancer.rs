@@ -63,8 +63,45 @@ fn status_of(d: &LoadBalancerDescription, managed: bool) -> LoadBalancerStatus {
     }
 }
 
-/// The subnets the load balancer should span: one per zone, public or private by scheme.
-fn wanted_subnets(s: &Scope<'_>) -> Vec<String> {
+/// The subnets the load balancer should span: the spec's (each a subnet of the cluster, one
+/// per zone), or one per zone, public or private by scheme.
+fn wanted_subnets(s: &Scope<'_>) -> Result<Vec<String>, Error> {
+    let named = &s.plan.spec.control_plane_load_balancer.subnets;
+    if !named.is_empty() {
+        let mut zones: Vec<&str> = Vec::new();
+        for id in named {
+            let Some(sn) = s.status.subnets.iter().find(|x| &x.id == id) else {
+                return Err(Error::PreExisting {
+                    resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
+                    problem: "is not one of the cluster's subnets".into(),
+                });
+            };
+            if s.plan.spec.control_plane_load_balancer.scheme == Scheme::InternetFacing
+                && !sn.public
+            {
+                return Err(Error::PreExisting {
+                    resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
+                    problem: "is private (no route to an internet gateway); an \
+                              internet-facing load balancer needs public subnets"
+                        .into(),
+                });
+            }
+            if zones.contains(&sn.zone.as_str()) {
+                return Err(Error::PreExisting {
+                    resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
+                    problem: format!(
+                        "is in {}, as another of the list is; a classic load balancer takes \
+                         one subnet per zone",
+                        sn.zone
+                    ),
+                });
+            }
+            zones.push(&sn.zone);
+        }
+        let mut out = named.clone();
+        out.sort();
+        return Ok(out);
+    }
     let public = s.plan.spec.control_plane_load_balancer.scheme == Scheme::InternetFacing;
     let mut zones = Vec::new();
     let mut out = Vec::new();
@@ -75,7 +112,89 @@ fn wanted_subnets(s: &Scope<'_>) -> Vec<String> {
         }
     }
     out.sort();
-    out
+    Ok(out)
+}
+
+/// Moves the balancer `name` from the subnets it has (`have`) to those it should span
+/// (`want`), within classic ELB's rules: one subnet per zone, and never none. New subnets in
+/// zones it does not span are attached first; then the old subnets of zones a new one takes
+/// are detached, the new ones attached, and the other old ones detached. A move that would
+/// leave it no subnet on the way (its only subnet for another of the same zone) is refused,
+/// saying why.
+async fn converge_subnets(
+    s: &mut Scope<'_>,
+    name: &str,
+    have: &[String],
+    want: &[String],
+) -> Result<(), Error> {
+    let zone_of = |id: &str| {
+        s.status
+            .subnets
+            .iter()
+            .find(|x| x.id == id)
+            .map(|x| x.zone.clone())
+    };
+    let held_zones: Vec<Option<String>> = have.iter().map(|x| zone_of(x)).collect();
+    let (first, last): (Vec<String>, Vec<String>) = want
+        .iter()
+        .filter(|x| !have.contains(x) && !is_new(x))
+        .cloned()
+        .partition(|x| {
+            let z = zone_of(x);
+            z.is_some() && !held_zones.contains(&z)
+        });
+    // Old subnets whose zone a new subnet takes (an unknown zone might be one).
+    let last_zones: Vec<Option<String>> = last.iter().map(|x| zone_of(x)).collect();
+    let (in_the_way, other_old): (Vec<String>, Vec<String>) = have
+        .iter()
+        .filter(|x| !want.contains(x))
+        .cloned()
+        .partition(|x| {
+            let z = zone_of(x);
+            z.is_none() || last_zones.contains(&z) || last_zones.contains(&None)
+        });
+    let kept = have.iter().filter(|x| want.contains(x)).count();
+    if !in_the_way.is_empty() && kept + first.len() + other_old.len() == 0 {
+        return Err(Error::Conflict(format!(
+            "load balancer {name} cannot move from {} to {}: a classic load balancer keeps at \
+             least one subnet and one per zone; name a subnet of another zone too, then drop \
+             the old one",
+            in_the_way.join(", "),
+            last.join(", ")
+        )));
+    }
+    attach(s, name, first).await?;
+    detach(s, name, in_the_way).await?;
+    attach(s, name, last).await?;
+    detach(s, name, other_old).await
+}
+
+/// Detaches the balancer `name` from `subnets` (none: no call).
+async fn detach(s: &mut Scope<'_>, name: &str, subnets: Vec<String>) -> Result<(), Error> {
+    if !subnets.is_empty() && s.act(format!("detach {name} from {}", subnets.join(", "))) {
+        s.elb()
+            .detach_load_balancer_from_subnets()
+            .load_balancer_name(name)
+            .set_subnets(Some(subnets))
+            .send()
+            .await
+            .map_err(aws("DetachLoadBalancerFromSubnets"))?;
+    }
+    Ok(())
+}
+
+/// Attaches the balancer `name` to `subnets` (none: no call).
+async fn attach(s: &mut Scope<'_>, name: &str, subnets: Vec<String>) -> Result<(), Error> {
+    if !subnets.is_empty() && s.act(format!("attach {name} to {}", subnets.join(", "))) {
+        s.elb()
+            .attach_load_balancer_to_subnets()
+            .load_balancer_name(name)
+            .set_subnets(Some(subnets))
+            .send()
+            .await
+            .map_err(aws("AttachLoadBalancerToSubnets"))?;
+    }
+    Ok(())
 }
 
 /// The refusal of a load balancer name another owner holds.
@@ -143,7 +262,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         s.status.load_balancer = Some(status_of(&d, false));
         return Ok(());
     }
-    let subnets = wanted_subnets(s);
+    let subnets = wanted_subnets(s)?;
     let group = s
         .status
         .security_groups
@@ -237,36 +356,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .await
                     .map_err(aws("AddTags"))?;
             }
-            let mut have: Vec<String> = d.subnets().to_vec();
-            have.sort();
-            let attach: Vec<String> = subnets
-                .iter()
-                .filter(|x| !have.contains(x) && !is_new(x))
-                .cloned()
-                .collect();
-            let detach: Vec<String> = have
-                .iter()
-                .filter(|x| !subnets.contains(x))
-                .cloned()
-                .collect();
-            if !attach.is_empty() && s.act(format!("attach {name} to {}", attach.join(", "))) {
-                s.elb()
-                    .attach_load_balancer_to_subnets()
-                    .load_balancer_name(&name)
-                    .set_subnets(Some(attach))
-                    .send()
-                    .await
-                    .map_err(aws("AttachLoadBalancerToSubnets"))?;
-            }
-            if !detach.is_empty() && s.act(format!("detach {name} from {}", detach.join(", "))) {
-                s.elb()
-                    .detach_load_balancer_from_subnets()
-                    .load_balancer_name(&name)
-                    .set_subnets(Some(detach))
-                    .send()
-                    .await
-                    .map_err(aws("DetachLoadBalancerFromSubnets"))?;
-            }
+            converge_subnets(s, &name, d.subnets(), &subnets).await?;
             let mut have: Vec<&String> = d.security_groups().iter().collect();
             let mut want: Vec<&String> = groups.iter().collect();
             have.sort();

@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup, UserIdGroupPair};
+use aws_sdk_ec2::types::{
+    IpPermission, IpRange, Ipv6Range, ResourceType, SecurityGroup, UserIdGroupPair,
+};
 
 use super::{Res, Scope, is_new};
 use crate::aws_error::{Class, aws};
@@ -23,8 +25,17 @@ use crate::spec::{Role, Scheme};
 pub enum Source {
     /// A CIDR block.
     Cidr(String),
+    /// An IPv6 CIDR block, in its canonical form (see [`ipv6_cidr`]).
+    Cidr6(String),
     /// A security group id.
     Group(String),
+}
+
+/// An IPv6 CIDR block in one spelling (`2001:db8::/32`, lower case, zeros compressed), so
+/// that the spec's and AWS's compare equal however either writes it.
+pub fn ipv6_cidr(raw: &str) -> String {
+    raw.parse::<ipnet::Ipv6Net>()
+        .map_or_else(|_| raw.to_string(), |n| n.to_string())
 }
 
 /// One ingress rule, normalised so that AWS's answer and the spec compare equal.
@@ -77,6 +88,17 @@ fn described(g: &SecurityGroup) -> BTreeMap<Rule, String> {
                 r.description().unwrap_or_default().to_string(),
             );
         }
+        for r in p.ipv6_ranges() {
+            out.insert(
+                rule(
+                    proto,
+                    p.from_port(),
+                    p.to_port(),
+                    Source::Cidr6(ipv6_cidr(r.cidr_ipv6().unwrap_or_default())),
+                ),
+                r.description().unwrap_or_default().to_string(),
+            );
+        }
         for u in p.user_id_group_pairs() {
             out.insert(
                 rule(
@@ -105,6 +127,13 @@ fn permission(r: &Rule, description: &str) -> IpPermission {
             }
             p.ip_ranges(range.build())
         }
+        Source::Cidr6(c) => {
+            let mut range = Ipv6Range::builder().cidr_ipv6(c);
+            if !description.is_empty() {
+                range = range.description(description);
+            }
+            p.ipv6_ranges(range.build())
+        }
         Source::Group(g) => {
             let mut pair = UserIdGroupPair::builder().group_id(g);
             if !description.is_empty() {
@@ -114,6 +143,15 @@ fn permission(r: &Rule, description: &str) -> IpPermission {
         }
     };
     p.build()
+}
+
+/// A CIDR block of either family as a rule's source.
+fn cidr_source(raw: &str) -> Source {
+    if raw.contains(':') {
+        Source::Cidr6(ipv6_cidr(raw))
+    } else {
+        Source::Cidr(raw.to_string())
+    }
 }
 
 /// The rules each role's group should hold, with their descriptions.
@@ -169,16 +207,27 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
             );
         }
     }
-    add(
-        Role::Node,
-        rule(
-            "tcp",
-            Some(30000),
-            Some(32767),
-            Source::Cidr("0.0.0.0/0".into()),
-        ),
-        "node port services",
-    );
+    let node_ports = &spec.network.node_port_ingress_rule_cidr_blocks;
+    let node_ports: Vec<Source> = if node_ports.is_empty() {
+        vec![Source::Cidr("0.0.0.0/0".into())]
+    } else {
+        node_ports.iter().map(|c| cidr_source(c)).collect()
+    };
+    for source in node_ports {
+        add(
+            Role::Node,
+            rule("tcp", Some(30000), Some(32767), source),
+            "node port services",
+        );
+    }
+    // The NAT gateways' addresses, known once each gateway has its own.
+    let nat_ips: Vec<Source> = s
+        .status
+        .nat_gateways
+        .iter()
+        .filter(|n| !n.public_ip.is_empty())
+        .map(|n| Source::Cidr(format!("{}/32", n.public_ip)))
+        .collect();
     for (role, rules) in [
         (
             Role::ControlPlane,
@@ -187,17 +236,31 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         (Role::Node, &spec.additional_node_ingress_rules),
     ] {
         for r in rules {
-            for c in &r.cidr_blocks {
-                add(
-                    role,
-                    rule(&r.protocol, r.from_port, r.to_port, Source::Cidr(c.clone())),
-                    &r.description,
+            let sources = r
+                .cidr_blocks
+                .iter()
+                .map(|c| Source::Cidr(c.clone()))
+                .chain(
+                    r.ipv6_cidr_blocks
+                        .iter()
+                        .map(|c| Source::Cidr6(ipv6_cidr(c))),
+                )
+                .chain(r.source_roles.iter().map(|src| group(*src)))
+                .chain(
+                    r.source_security_group_ids
+                        .iter()
+                        .map(|id| Source::Group(id.clone())),
+                )
+                .chain(
+                    nat_ips
+                        .iter()
+                        .filter(|_| r.nat_gateways_ips_source)
+                        .cloned(),
                 );
-            }
-            for src in &r.source_roles {
+            for source in sources {
                 add(
                     role,
-                    rule(&r.protocol, r.from_port, r.to_port, group(*src)),
+                    rule(&r.protocol, r.from_port, r.to_port, source),
                     &r.description,
                 );
             }
@@ -391,6 +454,18 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     }
 
     let want = desired(s, &ids);
+    let spec = &s.plan.spec;
+    let wants_nat_ips = spec
+        .additional_control_plane_ingress_rules
+        .iter()
+        .chain(&spec.additional_node_ingress_rules)
+        .any(|r| r.nat_gateways_ips_source);
+    if wants_nat_ips
+        && (s.status.nat_gateways.is_empty()
+            || s.status.nat_gateways.iter().any(|n| n.public_ip.is_empty()))
+    {
+        s.wait("the NAT gateways' addresses, sources of ingress rules".into());
+    }
     for role in Role::ALL {
         // The cloud controller manager owns the `lb` group's rules.
         if overrides.contains_key(&role) || role == Role::Lb {

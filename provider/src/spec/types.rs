@@ -129,6 +129,10 @@ pub struct NetworkSpec {
     /// One NAT gateway per zone with private subnets (default), or one for the whole cluster.
     #[serde(default = "yes")]
     pub nat_gateway_per_zone: bool,
+    /// Who may reach the nodes' NodePort services (TCP 30000-32767), IPv4 or IPv6 CIDR
+    /// blocks; empty means anyone (0.0.0.0/0).
+    #[serde(default)]
+    pub node_port_ingress_rule_cidr_blocks: Vec<String>,
 }
 
 fn default_zone_count() -> usize {
@@ -147,6 +151,7 @@ impl Default for NetworkSpec {
             subnets: Vec::new(),
             availability_zone_count: default_zone_count(),
             nat_gateway_per_zone: true,
+            node_port_ingress_rule_cidr_blocks: Vec::new(),
         }
     }
 }
@@ -228,7 +233,8 @@ pub struct CniRule {
     pub to_port: Option<i32>,
 }
 
-/// An ingress rule from CIDR blocks or other roles' groups.
+/// An ingress rule from CIDR blocks, other roles' groups, existing groups or the cluster's
+/// NAT gateways.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IngressRule {
@@ -245,9 +251,19 @@ pub struct IngressRule {
     /// Source CIDR blocks.
     #[serde(default)]
     pub cidr_blocks: Vec<String>,
+    /// Source IPv6 CIDR blocks.
+    #[serde(default, rename = "ipv6CidrBlocks")]
+    pub ipv6_cidr_blocks: Vec<String>,
     /// Source roles (their groups).
     #[serde(default)]
     pub source_roles: Vec<Role>,
+    /// Source security groups of the user's (`sg-` ids, in the VPC): named in the rule,
+    /// never modified.
+    #[serde(default)]
+    pub source_security_group_ids: Vec<String>,
+    /// The cluster's NAT gateways' Elastic IPs (a /32 each, following them) as sources.
+    #[serde(default, rename = "natGatewaysIPsSource")]
+    pub nat_gateways_ips_source: bool,
 }
 
 /// The bastion host.
@@ -326,6 +342,10 @@ pub struct LoadBalancerSpec {
     /// group: used, never modified.
     #[serde(default)]
     pub additional_security_groups: Vec<String>,
+    /// The subnets it spans, of the cluster's (one per zone); by default one per zone of the
+    /// cluster's public subnets (internal: private ones).
+    #[serde(default)]
+    pub subnets: Vec<String>,
 }
 
 /// A classic load balancer health check.

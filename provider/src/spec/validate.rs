@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use ipnet::Ipv4Net;
+use ipnet::{Ipv4Net, Ipv6Net};
 
 use super::defaults::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
@@ -29,6 +29,17 @@ fn check_cidr(problems: &mut Vec<String>, at: &str, raw: &str) -> Option<Ipv4Net
             problems.push(format!("{at}: {raw:?} is not an IPv4 CIDR block"));
             None
         }
+    }
+}
+
+fn check_cidr6(problems: &mut Vec<String>, at: &str, raw: &str) {
+    match raw.parse::<Ipv6Net>() {
+        Ok(net) if net.network() == net.addr() => {}
+        Ok(net) => problems.push(format!(
+            "{at}: {raw} is not a network address (did you mean {}?)",
+            net.trunc()
+        )),
+        Err(_) => problems.push(format!("{at}: {raw:?} is not an IPv6 CIDR block")),
     }
 }
 
@@ -145,7 +156,7 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
     check_metadata(&mut p, cluster);
     let (existing_vpc, vpc_cidr, secondary_cidrs, subnets) = check_network(&mut p, spec, zones);
     check_security_group_overrides(&mut p, spec, existing_vpc.is_some());
-    let cni_rules = check_ingress_rules(&mut p, spec);
+    let cni_rules = check_ingress_rules(&mut p, spec, &subnets);
     check_bastion(&mut p, spec, &subnets);
     let health_check = check_load_balancer(&mut p, spec, &subnets);
     let lb = &spec.control_plane_load_balancer;
@@ -511,7 +522,14 @@ fn check_security_group_overrides(p: &mut Vec<String>, spec: &ClusterSpec, exist
 }
 
 /// The CNI rules (calico's by default) and the additional ingress rules.
-fn check_ingress_rules(p: &mut Vec<String>, spec: &ClusterSpec) -> Vec<CniRule> {
+fn check_ingress_rules(
+    p: &mut Vec<String>,
+    spec: &ClusterSpec,
+    subnets: &[PlannedSubnet],
+) -> Vec<CniRule> {
+    // NAT gateways: for the private subnets the cluster makes, in its public ones.
+    let own_nat_gateways =
+        subnets.iter().any(|s| s.id.is_none() && !s.public) && subnets.iter().any(|s| s.public);
     let cni_rules = spec
         .cni_ingress_rules
         .clone()
@@ -542,9 +560,42 @@ fn check_ingress_rules(p: &mut Vec<String>, spec: &ClusterSpec) -> Vec<CniRule> 
             for c in &r.cidr_blocks {
                 check_cidr(p, &format!("{at}.cidrBlocks"), c);
             }
-            if r.cidr_blocks.is_empty() && r.source_roles.is_empty() {
-                p.push(format!("{at}: needs cidrBlocks or sourceRoles"));
+            for c in &r.ipv6_cidr_blocks {
+                check_cidr6(p, &format!("{at}.ipv6CidrBlocks"), c);
             }
+            for (j, id) in r.source_security_group_ids.iter().enumerate() {
+                check_id(p, &format!("{at}.sourceSecurityGroupIds[{j}]"), id, "sg");
+            }
+            if r.nat_gateways_ips_source && !own_nat_gateways {
+                p.push(format!(
+                    "{at}.natGatewaysIPsSource: the cluster makes no NAT gateway (it makes one \
+                     only for private subnets of its own, beside a public subnet)"
+                ));
+            }
+            if r.cidr_blocks.is_empty()
+                && r.ipv6_cidr_blocks.is_empty()
+                && r.source_roles.is_empty()
+                && r.source_security_group_ids.is_empty()
+                && !r.nat_gateways_ips_source
+            {
+                p.push(format!(
+                    "{at}: needs cidrBlocks, ipv6CidrBlocks, sourceRoles, \
+                     sourceSecurityGroupIds or natGatewaysIPsSource"
+                ));
+            }
+        }
+    }
+    for (i, c) in spec
+        .network
+        .node_port_ingress_rule_cidr_blocks
+        .iter()
+        .enumerate()
+    {
+        let at = format!("spec.network.nodePortIngressRuleCidrBlocks[{i}]");
+        if c.contains(':') {
+            check_cidr6(p, &at, c);
+        } else {
+            check_cidr(p, &at, c);
         }
     }
 
@@ -679,6 +730,20 @@ fn check_load_balancer(
              balancer carries at most {MAX_LOAD_BALANCER_GROUPS}, the cluster's own among them",
             extra.len()
         ));
+    }
+    for (i, id) in lb.subnets.iter().enumerate() {
+        let at = format!("spec.controlPlaneLoadBalancer.subnets[{i}]");
+        check_id(p, &at, id, "subnet");
+        if lb.subnets[..i].contains(id) {
+            p.push(format!("{at}: {id} is named twice"));
+        }
+    }
+    if !lb.subnets.is_empty() && lb.existing_name.is_some() {
+        p.push(
+            "spec.controlPlaneLoadBalancer.subnets: not with existingName (an existing load \
+             balancer is used as it is, never modified)"
+                .into(),
+        );
     }
     if !extra.is_empty() && lb.existing_name.is_some() {
         p.push(
