@@ -138,6 +138,8 @@ async fn owned_left(ec2: &aws_sdk_ec2::Client) -> Vec<String> {
     left
 }
 
+/// The ingress rules of `g`: protocol, first port, source (an IPv4 block, an IPv6 block as
+/// AWS spells it, or a group).
 fn rules(g: &aws_sdk_ec2::types::SecurityGroup) -> BTreeSet<(String, Option<i32>, String)> {
     let mut out = BTreeSet::new();
     for p in g.ip_permissions() {
@@ -146,6 +148,13 @@ fn rules(g: &aws_sdk_ec2::types::SecurityGroup) -> BTreeSet<(String, Option<i32>
                 p.ip_protocol().unwrap().to_string(),
                 p.from_port(),
                 r.cidr_ip().unwrap().to_string(),
+            ));
+        }
+        for r in p.ipv6_ranges() {
+            out.insert((
+                p.ip_protocol().unwrap().to_string(),
+                p.from_port(),
+                r.cidr_ipv6().unwrap().to_string(),
             ));
         }
         for u in p.user_id_group_pairs() {
@@ -2146,8 +2155,7 @@ async fn the_cluster_subnets_give_instances_the_hostname_type_asked() {
     refused_naming(&fake, &a, &existing, "the spec has none").await;
 }
 
-/// The ingress rules of the group `id` as AWS describes them: protocol, first port, source
-/// (an IPv4 block, an IPv6 block or a group), with IPv6 blocks as AWS spells them.
+/// The ingress rules of the group `id` as AWS describes them (see [`rules`]).
 async fn sources_of(
     ec2: &aws_sdk_ec2::Client,
     id: &str,
@@ -2158,18 +2166,7 @@ async fn sources_of(
         .send()
         .await
         .unwrap();
-    let g = &g.security_groups()[0];
-    let mut out = rules(g);
-    for p in g.ip_permissions() {
-        for r in p.ipv6_ranges() {
-            out.insert((
-                p.ip_protocol().unwrap().to_string(),
-                p.from_port(),
-                r.cidr_ipv6().unwrap().to_string(),
-            ));
-        }
-    }
-    out
+    rules(&g.security_groups()[0])
 }
 
 /// Node ports restricted to blocks of both families; additional rules from IPv6 blocks, from

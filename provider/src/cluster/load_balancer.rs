@@ -68,35 +68,28 @@ fn status_of(d: &LoadBalancerDescription, managed: bool) -> LoadBalancerStatus {
 fn wanted_subnets(s: &Scope<'_>) -> Result<Vec<String>, Error> {
     let named = &s.plan.spec.control_plane_load_balancer.subnets;
     if !named.is_empty() {
+        let public = s.plan.spec.control_plane_load_balancer.scheme == Scheme::InternetFacing;
         let mut zones: Vec<&str> = Vec::new();
         for id in named {
-            let Some(sn) = s.status.subnets.iter().find(|x| &x.id == id) else {
-                return Err(Error::PreExisting {
-                    resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
-                    problem: "is not one of the cluster's subnets".into(),
-                });
+            let problem = match s.status.subnets.iter().find(|x| &x.id == id) {
+                None => "is not one of the cluster's subnets".to_string(),
+                Some(sn) if public && !sn.public => "is private (no route to an internet \
+                     gateway); an internet-facing load balancer needs public subnets"
+                    .to_string(),
+                Some(sn) if zones.contains(&sn.zone.as_str()) => format!(
+                    "is in {}, as another of the list is; a classic load balancer takes one \
+                     subnet per zone",
+                    sn.zone
+                ),
+                Some(sn) => {
+                    zones.push(&sn.zone);
+                    continue;
+                }
             };
-            if s.plan.spec.control_plane_load_balancer.scheme == Scheme::InternetFacing
-                && !sn.public
-            {
-                return Err(Error::PreExisting {
-                    resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
-                    problem: "is private (no route to an internet gateway); an \
-                              internet-facing load balancer needs public subnets"
-                        .into(),
-                });
-            }
-            if zones.contains(&sn.zone.as_str()) {
-                return Err(Error::PreExisting {
-                    resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
-                    problem: format!(
-                        "is in {}, as another of the list is; a classic load balancer takes \
-                         one subnet per zone",
-                        sn.zone
-                    ),
-                });
-            }
-            zones.push(&sn.zone);
+            return Err(Error::PreExisting {
+                resource: format!("spec.controlPlaneLoadBalancer.subnets: {id}"),
+                problem,
+            });
         }
         let mut out = named.clone();
         out.sort();
