@@ -269,6 +269,9 @@ pub struct Limits {
     pub rules_per_group: usize,
     /// Route tables per VPC (AWS: 200).
     pub route_tables_per_vpc: usize,
+    /// Routes per route table, of each family (AWS: 50; a prefix list counts as its
+    /// `MaxEntries`).
+    pub routes_per_route_table: usize,
     /// Network ACLs per VPC, its default one included (AWS: 200).
     pub network_acls_per_vpc: usize,
     /// Numbered rules per network ACL, in each direction (AWS: 20).
@@ -310,6 +313,7 @@ impl Default for Limits {
             security_groups_per_vpc: 2500,
             rules_per_group: 60,
             route_tables_per_vpc: 200,
+            routes_per_route_table: 50,
             network_acls_per_vpc: 200,
             rules_per_network_acl: 20,
             instances: 256,
@@ -345,6 +349,10 @@ impl Limits {
             "Inbound or outbound rules per security group",
         ),
         ("route-tables-per-vpc", "Route tables per VPC"),
+        (
+            "routes-per-route-table",
+            "Routes per route table (non-propagated routes)",
+        ),
         ("network-acls-per-vpc", "Network ACLs per VPC"),
         ("rules-per-network-acl", "Rules per network ACL"),
         (
@@ -387,6 +395,7 @@ impl Limits {
             "security-groups-per-vpc" => &mut self.security_groups_per_vpc,
             "rules-per-group" => &mut self.rules_per_group,
             "route-tables-per-vpc" => &mut self.route_tables_per_vpc,
+            "routes-per-route-table" => &mut self.routes_per_route_table,
             "network-acls-per-vpc" => &mut self.network_acls_per_vpc,
             "rules-per-network-acl" => &mut self.rules_per_network_acl,
             "instances" => &mut self.instances,

@@ -206,6 +206,8 @@ error_codes! {
         ResourceAlreadyAssociated = "Resource.AlreadyAssociated",
         /// A route of that destination exists.
         RouteAlreadyExists = "RouteAlreadyExists",
+        /// The table's quota of routes (of the route's family) is used up.
+        RouteLimitExceeded = "RouteLimitExceeded",
         /// The VPC's route table quota is used up.
         RouteTableLimitExceeded = "RouteTableLimitExceeded",
         /// The group's rule quota is used up.

@@ -35,7 +35,7 @@
 //! Region and of versions per list, IPAM resolvers.
 
 use crate::ec2::error::Code;
-use crate::ec2::{Kind, fingerprint, page, tags};
+use crate::ec2::{Kind, fingerprint, page, route_table, tags};
 use crate::generated::ec2::{
     AddPrefixListEntry, CreateManagedPrefixListRequest, CreateManagedPrefixListResult,
     DeleteManagedPrefixListRequest, DeleteManagedPrefixListResult,
@@ -273,6 +273,15 @@ fn referencing_groups(region: &Region, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// The security groups whose rules name list `id` and the route tables with a route to it,
+/// in id order.
+fn references(region: &Region, id: &str) -> Vec<String> {
+    let mut out = referencing_groups(region, id);
+    out.extend(route_table::referencing_tables(region, id));
+    out.sort();
+    out
+}
+
 /// How many of a group's rules a rule naming `peer_list` (if it names one) counts as: a
 /// customer-managed list's `MaxEntries` (or `resized`'s size for that list), else one.
 pub(crate) fn weight(
@@ -365,9 +374,9 @@ pub fn advance(region: &mut Region, id: &str) {
     let Some(step) = region.prefix_lists.get(id).and_then(|l| l.step.clone()) else {
         return;
     };
-    // Only a deletion asks which groups still name the list.
+    // Only a deletion asks what still names the list.
     let referenced = if step == Step::Delete {
-        referencing_groups(region, id)
+        references(region, id)
     } else {
         Vec::new()
     };
@@ -562,6 +571,12 @@ pub fn modify_managed_prefix_list(
             ));
         }
         too_small = groups_too_small(region, &id, n);
+        too_small.extend(route_table::tables_too_small(
+            region,
+            &id,
+            l.family == "IPv6",
+            n,
+        ));
     }
     let step = Step::Modify {
         name: input.prefix_list_name,
@@ -624,8 +639,8 @@ pub fn delete_managed_prefix_list(
     })
 }
 
-/// `GetManagedPrefixListAssociations`: the security groups whose rules name the list, by
-/// id, paginated.
+/// `GetManagedPrefixListAssociations`: the security groups whose rules name the list and the
+/// route tables with a route to it, by id, paginated.
 pub fn get_managed_prefix_list_associations(
     region: &mut Region,
     input: GetManagedPrefixListAssociationsRequest,
@@ -634,9 +649,8 @@ pub fn get_managed_prefix_list_associations(
     if !crate::ec2::prefix_list::is_aws_managed(region, &id) {
         Kind::PrefixList.get(&region.prefix_lists, &id)?;
     }
-    let groups = referencing_groups(region, &id);
     let (rows, next_token) = page::page(
-        groups,
+        references(region, &id),
         String::as_str,
         input.max_results,
         input.next_token.as_deref(),

@@ -6324,6 +6324,7 @@ impl EncodeMembers for CreatePlacementGroupResult {
 /// The `CreateRouteRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateRouteRequest {
+    pub destination_prefix_list_id: Option<String>,
     pub dry_run: Option<bool>,
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
@@ -6343,6 +6344,7 @@ impl Decode for CreateRouteRequest {
             &[
                 "DestinationCidrBlock",
                 "DestinationIpv6CidrBlock",
+                "DestinationPrefixListId",
                 "DryRun",
                 "EgressOnlyInternetGatewayId",
                 "GatewayId",
@@ -6355,19 +6357,21 @@ impl Decode for CreateRouteRequest {
         ) else {
             return Ok(None);
         };
-        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[8], at_, "RouteTableId")?;
+        let destination_prefix_list_id = r.field_at(m_[2], at_, "DestinationPrefixListId")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[9], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field_at(m_[4], at_, "GatewayId")?;
+        let gateway_id = r.field_at(m_[5], at_, "GatewayId")?;
         let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
         let egress_only_internet_gateway_id =
-            r.field_at(m_[3], at_, "EgressOnlyInternetGatewayId")?;
-        let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
-        let network_interface_id = r.field_at(m_[7], at_, "NetworkInterfaceId")?;
-        let vpc_peering_connection_id = r.field_at(m_[9], at_, "VpcPeeringConnectionId")?;
-        let nat_gateway_id = r.field_at(m_[6], at_, "NatGatewayId")?;
+            r.field_at(m_[4], at_, "EgressOnlyInternetGatewayId")?;
+        let instance_id = r.field_at(m_[6], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[8], at_, "NetworkInterfaceId")?;
+        let vpc_peering_connection_id = r.field_at(m_[10], at_, "VpcPeeringConnectionId")?;
+        let nat_gateway_id = r.field_at(m_[7], at_, "NatGatewayId")?;
         Ok(Some(Self {
+            destination_prefix_list_id,
             dry_run,
             route_table_id,
             destination_cidr_block,
@@ -7558,6 +7562,7 @@ impl Decode for DeletePlacementGroupRequest {
 /// The `DeleteRouteRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteRouteRequest {
+    pub destination_prefix_list_id: Option<String>,
     pub dry_run: Option<bool>,
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
@@ -7571,18 +7576,21 @@ impl Decode for DeleteRouteRequest {
             &[
                 "DestinationCidrBlock",
                 "DestinationIpv6CidrBlock",
+                "DestinationPrefixListId",
                 "DryRun",
                 "RouteTableId",
             ],
         ) else {
             return Ok(None);
         };
-        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[3], at_, "RouteTableId")?;
+        let destination_prefix_list_id = r.field_at(m_[2], at_, "DestinationPrefixListId")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[4], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
         let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
         Ok(Some(Self {
+            destination_prefix_list_id,
             dry_run,
             route_table_id,
             destination_cidr_block,
@@ -31057,6 +31065,7 @@ impl Decode for ReplaceNetworkAclEntryRequest {
 /// The `ReplaceRouteRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ReplaceRouteRequest {
+    pub destination_prefix_list_id: Option<String>,
     pub local_target: Option<bool>,
     pub dry_run: Option<bool>,
     pub route_table_id: String,
@@ -31077,6 +31086,7 @@ impl Decode for ReplaceRouteRequest {
             &[
                 "DestinationCidrBlock",
                 "DestinationIpv6CidrBlock",
+                "DestinationPrefixListId",
                 "DryRun",
                 "EgressOnlyInternetGatewayId",
                 "GatewayId",
@@ -31090,20 +31100,22 @@ impl Decode for ReplaceRouteRequest {
         ) else {
             return Ok(None);
         };
-        let local_target = r.field_at(m_[6], at_, "LocalTarget")?;
-        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[9], at_, "RouteTableId")?;
+        let destination_prefix_list_id = r.field_at(m_[2], at_, "DestinationPrefixListId")?;
+        let local_target = r.field_at(m_[7], at_, "LocalTarget")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[10], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
         let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field_at(m_[4], at_, "GatewayId")?;
+        let gateway_id = r.field_at(m_[5], at_, "GatewayId")?;
         let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
         let egress_only_internet_gateway_id =
-            r.field_at(m_[3], at_, "EgressOnlyInternetGatewayId")?;
-        let instance_id = r.field_at(m_[5], at_, "InstanceId")?;
-        let network_interface_id = r.field_at(m_[8], at_, "NetworkInterfaceId")?;
-        let vpc_peering_connection_id = r.field_at(m_[10], at_, "VpcPeeringConnectionId")?;
-        let nat_gateway_id = r.field_at(m_[7], at_, "NatGatewayId")?;
+            r.field_at(m_[4], at_, "EgressOnlyInternetGatewayId")?;
+        let instance_id = r.field_at(m_[6], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[9], at_, "NetworkInterfaceId")?;
+        let vpc_peering_connection_id = r.field_at(m_[11], at_, "VpcPeeringConnectionId")?;
+        let nat_gateway_id = r.field_at(m_[8], at_, "NatGatewayId")?;
         Ok(Some(Self {
+            destination_prefix_list_id,
             local_target,
             dry_run,
             route_table_id,
@@ -41282,7 +41294,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "CreateRoute",
                 &[
-                    "DestinationPrefixListId",
                     "VpcEndpointId",
                     "TransitGatewayId",
                     "LocalGatewayId",
@@ -41302,7 +41313,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "ReplaceRoute",
                 &[
-                    "DestinationPrefixListId",
                     "VpcEndpointId",
                     "TransitGatewayId",
                     "LocalGatewayId",
@@ -41320,7 +41330,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::ReplaceRoute)
         }
         Action::DeleteRoute => {
-            r.reject_unsupported("DeleteRoute", &["DestinationPrefixListId"])?;
+            r.reject_unsupported("DeleteRoute", &[])?;
             let input = FormReader::required(DeleteRouteRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {

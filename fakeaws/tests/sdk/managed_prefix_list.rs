@@ -4,17 +4,19 @@
 //! name, family, entry or size; a security group rule naming a list, counted at the list's
 //! size against the group's quota; a resize the group cannot hold failing with the group in
 //! the state message; a deletion failing while a rule names the list, and going through once
-//! none does.
+//! none does; routes to a list, counted at its size against the table's quota of routes.
 
 use aws_sdk_ec2::types::{
     AddPrefixListEntry, IpPermission, ManagedPrefixList, PrefixListId, PrefixListState,
-    RemovePrefixListEntry, ResourceType, SecurityGroupRuleRequest, SecurityGroupRuleUpdate, Tag,
-    TagSpecification,
+    RemovePrefixListEntry, ResourceType, RouteOrigin, RouteState, SecurityGroupRuleRequest,
+    SecurityGroupRuleUpdate, Tag, TagSpecification,
 };
 
 use fakeaws::sim::transitions::Subject;
 
-use crate::{advance, code, code_and_message, empty_fake, filter, group, vpc};
+use crate::{
+    advance, code, code_and_message, empty_fake, filter, gateway, group, route_table, subnet, vpc,
+};
 
 fn entry(cidr: &str, description: &str) -> AddPrefixListEntry {
     AddPrefixListEntry::builder()
@@ -588,5 +590,237 @@ async fn a_rule_naming_a_list_counts_its_size_and_keeps_it_from_going() {
                 .await
         ),
         "InvalidPrefixListID.NotFound"
+    );
+}
+
+/// A route to a list: described with the list as its destination, found by the route
+/// filters, its target replaced and the route deleted through `DestinationPrefixListId`; the
+/// list's `MaxEntries` counts against the table's quota of routes, so a resize the table
+/// cannot hold fails naming it, as does the list's deletion while the route names it.
+#[tokio::test]
+async fn a_route_to_a_list_counts_its_size_and_keeps_it_from_going() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let igw = gateway(&ec2, &vpc_id).await;
+    let rtb = route_table(&ec2, &vpc_id).await;
+    let id = list(
+        &fake,
+        &ec2,
+        "offices",
+        20,
+        &["192.0.2.0/24", "198.51.100.0/24"],
+    )
+    .await;
+    let to_list = || {
+        ec2.create_route()
+            .route_table_id(&rtb)
+            .destination_prefix_list_id(&id)
+    };
+    to_list().gateway_id(&igw).send().await.unwrap();
+    let route_of = |t: &aws_sdk_ec2::types::RouteTable| {
+        t.routes()
+            .iter()
+            .find(|r| r.destination_prefix_list_id() == Some(id.as_str()))
+            .cloned()
+    };
+    let table = |filters: Vec<aws_sdk_ec2::types::Filter>| {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.describe_route_tables()
+                .set_filters(Some(filters))
+                .send()
+                .await
+                .unwrap()
+                .route_tables()
+                .to_vec()
+        }
+    };
+    let found = table(vec![filter("route.destination-prefix-list-id", &[&id])]).await;
+    let [t] = found.as_slice() else {
+        panic!("{found:?}");
+    };
+    assert_eq!(t.route_table_id(), Some(rtb.as_str()));
+    let r = route_of(t).unwrap();
+    assert_eq!(r.gateway_id(), Some(igw.as_str()));
+    assert_eq!(r.destination_cidr_block(), None);
+    assert_eq!(r.origin(), Some(&RouteOrigin::CreateRoute));
+    assert_eq!(r.state(), Some(&RouteState::Active));
+    assert_eq!(
+        table(vec![filter("route.gateway-id", &[&igw])]).await.len(),
+        1
+    );
+
+    // Refused: twice, a list of AWS's, a list that is not there, two destinations.
+    assert_eq!(
+        code(to_list().gateway_id(&igw).send().await),
+        "RouteAlreadyExists"
+    );
+    let s3 = ec2
+        .describe_prefix_lists()
+        .send()
+        .await
+        .unwrap()
+        .prefix_lists()[0]
+        .prefix_list_id()
+        .unwrap()
+        .to_string();
+    let by_id = |list: &str| {
+        ec2.create_route()
+            .route_table_id(&rtb)
+            .destination_prefix_list_id(list)
+            .gateway_id(&igw)
+    };
+    assert_eq!(code(by_id(&s3).send().await), "InvalidParameterValue");
+    assert_eq!(
+        code(by_id("pl-0123456789abcdef0").send().await),
+        "InvalidPrefixListID.NotFound"
+    );
+    assert_eq!(
+        code(by_id("offices").send().await),
+        "InvalidPrefixListId.Malformed"
+    );
+    assert_eq!(
+        code(
+            to_list()
+                .destination_cidr_block("10.9.0.0/16")
+                .gateway_id(&igw)
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+
+    // The table holds its local route, the list's 20, and 29 routes more: 50, its quota.
+    for i in 0..29 {
+        ec2.create_route()
+            .route_table_id(&rtb)
+            .destination_cidr_block(format!("172.16.{i}.0/24"))
+            .gateway_id(&igw)
+            .send()
+            .await
+            .unwrap();
+    }
+    let (c, message) = code_and_message(
+        ec2.create_route()
+            .route_table_id(&rtb)
+            .destination_cidr_block("172.16.200.0/24")
+            .gateway_id(&igw)
+            .send()
+            .await,
+    );
+    assert_eq!(c, "RouteLimitExceeded");
+    assert_eq!(message, "The maximum number of routes has been reached.");
+    // So the list cannot grow: the resize fails, naming the table.
+    ec2.modify_managed_prefix_list()
+        .prefix_list_id(&id)
+        .max_entries(21)
+        .send()
+        .await
+        .unwrap();
+    advance(&fake, 1);
+    let l = described(&ec2, &id).await;
+    assert_eq!(l.state(), Some(&PrefixListState::ModifyFailed));
+    assert!(l.state_message().unwrap().contains(&rtb), "{l:?}");
+    assert_eq!(l.max_entries(), Some(20));
+    let assoc = ec2
+        .get_managed_prefix_list_associations()
+        .prefix_list_id(&id)
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<Option<&str>> = assoc
+        .prefix_list_associations()
+        .iter()
+        .map(|a| a.resource_id())
+        .collect();
+    assert_eq!(ids, [Some(rtb.as_str())]);
+
+    // Its target replaced: an interface of the VPC; not `local`.
+    let sn = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let eni = ec2
+        .create_network_interface()
+        .subnet_id(&sn)
+        .send()
+        .await
+        .unwrap()
+        .network_interface()
+        .unwrap()
+        .network_interface_id()
+        .unwrap()
+        .to_string();
+    ec2.replace_route()
+        .route_table_id(&rtb)
+        .destination_prefix_list_id(&id)
+        .network_interface_id(&eni)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            ec2.replace_route()
+                .route_table_id(&rtb)
+                .destination_prefix_list_id(&id)
+                .local_target(true)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    let [t] = table(vec![filter("route-table-id", &[&rtb])])
+        .await
+        .try_into()
+        .unwrap();
+    let r = route_of(&t).unwrap();
+    assert_eq!(
+        (r.network_interface_id(), r.gateway_id()),
+        (Some(eni.as_str()), None)
+    );
+
+    // Not deleted while the route names it; once the route is gone, it goes.
+    ec2.delete_managed_prefix_list()
+        .prefix_list_id(&id)
+        .send()
+        .await
+        .unwrap();
+    advance(&fake, 1);
+    let l = described(&ec2, &id).await;
+    assert_eq!(l.state(), Some(&PrefixListState::DeleteFailed));
+    assert!(l.state_message().unwrap().contains(&rtb), "{l:?}");
+    let delete_route = || {
+        ec2.delete_route()
+            .route_table_id(&rtb)
+            .destination_prefix_list_id(&id)
+            .send()
+    };
+    delete_route().await.unwrap();
+    assert_eq!(code(delete_route().await), "InvalidRoute.NotFound");
+    let [t] = table(vec![filter("route-table-id", &[&rtb])])
+        .await
+        .try_into()
+        .unwrap();
+    assert!(route_of(&t).is_none());
+    // Room again for a route of its own.
+    ec2.create_route()
+        .route_table_id(&rtb)
+        .destination_cidr_block("172.16.200.0/24")
+        .gateway_id(&igw)
+        .send()
+        .await
+        .unwrap();
+    ec2.delete_managed_prefix_list()
+        .prefix_list_id(&id)
+        .send()
+        .await
+        .unwrap();
+    advance(&fake, 1);
+    assert!(
+        ec2.describe_managed_prefix_lists()
+            .filters(filter("prefix-list-id", &[&id]))
+            .send()
+            .await
+            .unwrap()
+            .prefix_lists()
+            .is_empty()
     );
 }

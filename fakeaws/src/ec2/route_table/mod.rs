@@ -3,10 +3,12 @@
 //! ReplaceRouteTableAssociation, and the main route table every VPC has (with its `local`
 //! route).
 //!
-//! `route` holds the routes (targets, CreateRoute, ReplaceRoute, DeleteRoute), `association` the
-//! subnet associations.
+//! `route` holds the routes (targets, CreateRoute, ReplaceRoute, DeleteRoute, the routes per
+//! table quota), `prefix_route` the routes to customer-managed prefix lists, `association`
+//! the subnet associations.
 
 mod association;
+mod prefix_route;
 mod route;
 
 use ipnet::{IpNet, Ipv4Net};
@@ -26,6 +28,7 @@ use association::associated;
 pub use association::{
     associate_route_table, disassociate_route_table, forget_subnet, replace_route_table_association,
 };
+pub use prefix_route::{referencing_tables, tables_too_small};
 pub use route::{
     add_route_unchecked, create_route, delete_route, delete_route_table, replace_route,
 };
@@ -62,6 +65,15 @@ pub struct Route {
     pub from_table: bool,
 }
 
+/// One route to a customer-managed prefix list: every entry of the list, through the target.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PrefixRoute {
+    /// The list, `pl-...`.
+    pub prefix_list_id: String,
+    /// The target.
+    pub target: Target,
+}
+
 /// One association of a table with a subnet, or the main association.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Association {
@@ -85,8 +97,11 @@ pub struct RouteTable {
     pub vpc_id: String,
     /// Whether it is its VPC's main table.
     pub main: bool,
-    /// Its routes.
+    /// Its routes to a CIDR block.
     pub routes: Vec<Route>,
+    /// Its routes to a customer-managed prefix list.
+    #[serde(default)]
+    pub prefix_routes: Vec<PrefixRoute>,
     /// Its associations.
     pub associations: Vec<Association>,
 }
@@ -121,14 +136,20 @@ impl Filterable for (&RouteTable, &Region) {
         "route.vpc-peering-connection-id",
         "vpc-id",
     ];
-    // No gateway associations or transit gateways here (prefix lists only as gateway
-    // endpoints' routes).
+    // No gateway associations or transit gateways here.
     const NEVER_SET: &'static [&'static str] =
         &["association.gateway-id", "route.transit-gateway-id"];
 
     fn values(&self, name: &str) -> Vec<String> {
         let (t, region) = *self;
         let routes = || t.routes.iter();
+        // Every route's target: to a CIDR block, then to a prefix list.
+        let targets = || {
+            t.routes
+                .iter()
+                .map(|r| &r.target)
+                .chain(t.prefix_routes.iter().map(|r| &r.target))
+        };
         // Gateway endpoints' routes: to a prefix list, through the endpoint, made by it.
         let endpoint_routes = || vpc_endpoint::gateway_routes(region, &t.vpc_id, &t.id);
         match name {
@@ -173,23 +194,24 @@ impl Filterable for (&RouteTable, &Region) {
                     IpNet::V4(_) => None,
                 })
                 .collect(),
-            "route.egress-only-internet-gateway-id" => routes()
-                .filter_map(|r| target_ids(&r.target).egress_only)
+            "route.egress-only-internet-gateway-id" => targets()
+                .filter_map(|t| target_ids(t).egress_only)
                 .collect(),
-            "route.vpc-peering-connection-id" => routes()
-                .filter_map(|r| target_ids(&r.target).peering)
-                .collect(),
-            "route.gateway-id" => routes()
-                .filter_map(|r| target_ids(&r.target).gateway)
+            "route.vpc-peering-connection-id" => {
+                targets().filter_map(|t| target_ids(t).peering).collect()
+            }
+            "route.gateway-id" => targets()
+                .filter_map(|t| target_ids(t).gateway)
                 .chain(endpoint_routes().into_iter().map(|(e, _)| e))
                 .collect(),
-            "route.destination-prefix-list-id" => {
-                endpoint_routes().into_iter().map(|(_, pl)| pl).collect()
-            }
-            "route.nat-gateway-id" => routes().filter_map(|r| target_ids(&r.target).nat).collect(),
-            "route.instance-id" => routes()
-                .filter_map(|r| target_ids(&r.target).instance)
+            "route.destination-prefix-list-id" => t
+                .prefix_routes
+                .iter()
+                .map(|r| r.prefix_list_id.clone())
+                .chain(endpoint_routes().into_iter().map(|(_, pl)| pl))
                 .collect(),
+            "route.nat-gateway-id" => targets().filter_map(|t| target_ids(t).nat).collect(),
+            "route.instance-id" => targets().filter_map(|t| target_ids(t).instance).collect(),
             "route.origin" => routes()
                 .map(|r| {
                     if r.from_table {
@@ -199,11 +221,14 @@ impl Filterable for (&RouteTable, &Region) {
                     }
                     .to_string()
                 })
-                .chain(endpoint_routes().iter().map(|_| "CreateRoute".to_string()))
+                .chain(
+                    (0..t.prefix_routes.len() + endpoint_routes().len())
+                        .map(|_| "CreateRoute".to_string()),
+                )
                 .collect(),
-            "route.state" => routes()
-                .map(|r| {
-                    if is_active(region, &t.vpc_id, &r.target) {
+            "route.state" => targets()
+                .map(|target| {
+                    if is_active(region, &t.vpc_id, target) {
                         "active"
                     } else {
                         "blackhole"
@@ -215,6 +240,15 @@ impl Filterable for (&RouteTable, &Region) {
             "vpc-id" => one(t.vpc_id.clone()),
             _ => Vec::new(),
         }
+    }
+}
+
+/// A route's state: `active`, or `blackhole` when its target cannot carry traffic now.
+fn state_of(region: &Region, vpc_id: &str, target: &Target) -> RouteState {
+    if is_active(region, vpc_id, target) {
+        RouteState::Active
+    } else {
+        RouteState::Blackhole
     }
 }
 
@@ -259,14 +293,26 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                         } else {
                             RouteOrigin::CreateRoute
                         }),
-                        state: Some(if is_active(region, &t.vpc_id, &r.target) {
-                            RouteState::Active
-                        } else {
-                            RouteState::Blackhole
-                        }),
+                        state: Some(state_of(region, &t.vpc_id, &r.target)),
                         ..Default::default()
                     }
                 })
+                .chain(t.prefix_routes.iter().map(|r| {
+                    let ids = target_ids(&r.target);
+                    RouteOut {
+                        destination_prefix_list_id: Some(r.prefix_list_id.clone()),
+                        gateway_id: ids.gateway,
+                        nat_gateway_id: ids.nat,
+                        instance_owner_id: ids.instance.as_ref().map(|_| region.account_id.clone()),
+                        instance_id: ids.instance,
+                        network_interface_id: ids.eni,
+                        egress_only_internet_gateway_id: ids.egress_only,
+                        vpc_peering_connection_id: ids.peering,
+                        origin: Some(RouteOrigin::CreateRoute),
+                        state: Some(state_of(region, &t.vpc_id, &r.target)),
+                        ..Default::default()
+                    }
+                }))
                 .chain(
                     vpc_endpoint::gateway_routes(region, &t.vpc_id, &t.id)
                         .into_iter()
@@ -301,6 +347,7 @@ fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[IpNet], main: bool) -> 
         vpc_id: vpc_id.to_string(),
         main,
         routes: cidrs.iter().map(|&c| local_route(c)).collect(),
+        prefix_routes: Vec::new(),
         associations,
     }
 }

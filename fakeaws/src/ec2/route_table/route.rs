@@ -1,6 +1,7 @@
 //! Routes: a destination and a target (gateway, NAT gateway, instance, interface, VPC
-//! peering connection), checked
-//! as AWS checks them; CreateRoute, ReplaceRoute, DeleteRoute.
+//! peering connection), checked as AWS checks them; CreateRoute, ReplaceRoute, DeleteRoute
+//! (a destination that is a prefix list goes to [`super::prefix_route`]); the quota of routes
+//! per table, for each family.
 
 use ipnet::{IpNet, Ipv4Net};
 
@@ -8,6 +9,8 @@ use crate::ec2::error::Code;
 use crate::ec2::vpc::parse_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
 use crate::ec2::{Kind, nat_gateway, vpc_peering};
+
+use super::prefix_route;
 use crate::generated::ec2::{
     CreateRouteRequest, CreateRouteResult, DeleteRouteRequest, DeleteRouteTableRequest,
     NatGatewayState, ReplaceRouteRequest,
@@ -127,12 +130,13 @@ macro_rules! targets {
     };
 }
 
-/// Resolves and checks the one target of a CreateRoute/ReplaceRoute to `dest`.
+/// Resolves and checks the one target of a CreateRoute/ReplaceRoute to `dest` (as written in
+/// messages), an IPv4 destination unless `ipv6`.
 pub(super) fn resolve_target(
     region: &Region,
     vpc_id: &str,
     table_id: &str,
-    dest: &IpNet,
+    (dest, ipv6): (&str, bool),
     targets: &Targets<'_>,
 ) -> Result<Target, ApiError> {
     let Targets {
@@ -178,9 +182,9 @@ pub(super) fn resolve_target(
         if gw.vpc_id != vpc_id {
             return Err(other_network(g));
         }
-        if let IpNet::V4(d) = dest {
+        if !ipv6 {
             return Err(ApiError::invalid_value(format!(
-                "An egress-only internet gateway takes IPv6 traffic only: the route to {d} \
+                "An egress-only internet gateway takes IPv6 traffic only: the route to {dest} \
                  cannot target {g}."
             )));
         }
@@ -212,19 +216,84 @@ pub(super) fn resolve_target(
     Ok(Target::NetworkInterface(e.to_string()))
 }
 
-/// The destination of a route: an IPv4 `DestinationCidrBlock` or an IPv6
-/// `DestinationIpv6CidrBlock`, one of the two.
-pub(super) fn destination(v4: Option<&str>, v6: Option<&str>) -> Result<IpNet, ApiError> {
-    match (v4, v6) {
-        (Some(_), Some(_)) => Err(ApiError::invalid_combination(
-            "Specify either DestinationCidrBlock or DestinationIpv6CidrBlock, not both.",
+/// Where a route goes.
+pub(super) enum Destination {
+    /// An IPv4 `DestinationCidrBlock` or an IPv6 `DestinationIpv6CidrBlock`.
+    Cidr(IpNet),
+    /// A `DestinationPrefixListId`.
+    PrefixList(String),
+}
+
+/// The destination of a route: an IPv4 `DestinationCidrBlock`, an IPv6
+/// `DestinationIpv6CidrBlock` or a `DestinationPrefixListId`, one of the three.
+pub(super) fn destination(
+    v4: Option<&str>,
+    v6: Option<&str>,
+    prefix_list: Option<&str>,
+) -> Result<Destination, ApiError> {
+    match (v4, v6, prefix_list) {
+        (Some(raw), None, None) => parse_cidr(raw, "destinationCidrBlock")
+            .map(IpNet::V4)
+            .map(Destination::Cidr),
+        (None, Some(raw), None) => parse_ipv6_cidr(raw, "destinationIpv6CidrBlock")
+            .map(IpNet::V6)
+            .map(Destination::Cidr),
+        (None, None, Some(id)) => Ok(Destination::PrefixList(id.to_string())),
+        (None, None, None) => Err(ApiError::missing_parameter(
+            "DestinationCidrBlock, DestinationIpv6CidrBlock or DestinationPrefixListId",
         )),
-        (Some(raw), None) => parse_cidr(raw, "destinationCidrBlock").map(IpNet::V4),
-        (None, Some(raw)) => parse_ipv6_cidr(raw, "destinationIpv6CidrBlock").map(IpNet::V6),
-        (None, None) => Err(ApiError::missing_parameter(
-            "DestinationCidrBlock or DestinationIpv6CidrBlock",
+        _ => Err(ApiError::invalid_combination(
+            "Specify one destination: DestinationCidrBlock, DestinationIpv6CidrBlock or \
+             DestinationPrefixListId.",
         )),
     }
+}
+
+/// How many routes of a family (IPv4 unless `ipv6`) table `t` holds against the routes per
+/// table quota: one for each route to a CIDR block (its `local` routes included), and a
+/// customer-managed list's `MaxEntries` (or `resized`'s size for that list) for each route to
+/// a list of that family. Gateway endpoints' routes are not counted.
+pub(crate) fn routes_held(
+    region: &Region,
+    t: &RouteTable,
+    ipv6: bool,
+    resized: Option<(&str, i32)>,
+) -> usize {
+    let cidrs = t
+        .routes
+        .iter()
+        .filter(|r| r.destination.addr().is_ipv6() == ipv6)
+        .count();
+    let lists: usize = t
+        .prefix_routes
+        .iter()
+        .filter_map(|r| region.prefix_lists.get(&r.prefix_list_id))
+        .filter(|l| (l.family == "IPv6") == ipv6)
+        .map(|l| {
+            let size = match resized {
+                Some((id, n)) if id == l.id => n,
+                _ => l.max_entries,
+            };
+            usize::try_from(size).unwrap_or(0)
+        })
+        .sum();
+    cidrs + lists
+}
+
+/// Fails with `RouteLimitExceeded` unless table `t` has room for `more` routes of a family.
+pub(super) fn check_room(
+    region: &Region,
+    t: &RouteTable,
+    ipv6: bool,
+    more: usize,
+) -> Result<(), ApiError> {
+    if routes_held(region, t, ipv6, None) + more > region.limits.routes_per_route_table {
+        return Err(ApiError::new(
+            Code::RouteLimitExceeded,
+            "The maximum number of routes has been reached.",
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the VPC `vpc_id` has a range holding `dest` whole (a route to it can only target
@@ -242,10 +311,21 @@ pub fn create_route(
     input: CreateRouteRequest,
 ) -> Result<CreateRouteResult, ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
-    let dest = destination(
+    let dest = match destination(
         input.destination_cidr_block.as_deref(),
         input.destination_ipv6_cidr_block.as_deref(),
-    )?;
+        input.destination_prefix_list_id.as_deref(),
+    )? {
+        Destination::Cidr(d) => d,
+        Destination::PrefixList(id) => {
+            let targets = targets!(input);
+            return prefix_route::create(region, &input.route_table_id, &id, &targets).map(|()| {
+                CreateRouteResult {
+                    r#return: Some(true),
+                }
+            });
+        }
+    };
     if t.routes.iter().any(|r| r.destination == dest) {
         return Err(ApiError::new(
             Code::RouteAlreadyExists,
@@ -263,12 +343,20 @@ pub fn create_route(
             "The destination CIDR block is equal to or more specific than one of this VPC's CIDR blocks. This route can target only an interface or an instance.",
         ));
     }
-    let target = resolve_target(region, &t.vpc_id, &t.id, &dest, &targets!(input))?;
+    let ipv6 = dest.addr().is_ipv6();
+    let target = resolve_target(
+        region,
+        &t.vpc_id,
+        &t.id,
+        (&dest.to_string(), ipv6),
+        &targets!(input),
+    )?;
     if target == Target::Local {
         return Err(ApiError::invalid_value(
             "The local route cannot be created.",
         ));
     }
+    check_room(region, t, ipv6, 1)?;
     if let Some(t) = region.route_tables.0.get_mut(&input.route_table_id) {
         t.routes.push(Route {
             destination: dest,
@@ -304,15 +392,29 @@ fn route_to<'a>(t: &'a RouteTable, dest: &IpNet) -> Result<&'a Route, ApiError> 
 /// `ReplaceRoute`.
 pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<(), ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
-    let dest = destination(
+    let dest = match destination(
         input.destination_cidr_block.as_deref(),
         input.destination_ipv6_cidr_block.as_deref(),
-    )?;
+        input.destination_prefix_list_id.as_deref(),
+    )? {
+        Destination::Cidr(d) => d,
+        Destination::PrefixList(id) => {
+            let targets = targets!(input);
+            let local = input.local_target == Some(true);
+            return prefix_route::replace(region, &input.route_table_id, &id, &targets, local);
+        }
+    };
     let current = route_to(t, &dest)?;
     let target = if input.local_target == Some(true) {
         Target::Local
     } else {
-        resolve_target(region, &t.vpc_id, &t.id, &dest, &targets!(input))?
+        resolve_target(
+            region,
+            &t.vpc_id,
+            &t.id,
+            (&dest.to_string(), dest.addr().is_ipv6()),
+            &targets!(input),
+        )?
     };
     if current.target == Target::Local && target != Target::Local {
         return Err(ApiError::invalid_value(format!(
@@ -334,10 +436,16 @@ pub fn replace_route(region: &mut Region, input: ReplaceRouteRequest) -> Result<
 /// `DeleteRoute`: not the local route.
 pub fn delete_route(region: &mut Region, input: DeleteRouteRequest) -> Result<(), ApiError> {
     let t = Kind::RouteTable.get(&region.route_tables, &input.route_table_id)?;
-    let dest = destination(
+    let dest = match destination(
         input.destination_cidr_block.as_deref(),
         input.destination_ipv6_cidr_block.as_deref(),
-    )?;
+        input.destination_prefix_list_id.as_deref(),
+    )? {
+        Destination::Cidr(d) => d,
+        Destination::PrefixList(id) => {
+            return prefix_route::delete(region, &input.route_table_id, &id);
+        }
+    };
     let current = route_to(t, &dest)?;
     if current.target == Target::Local {
         return Err(ApiError::invalid_value(format!(
