@@ -94,6 +94,47 @@ async fn list(
     id
 }
 
+/// Asks list `id` to grow to `size` entries, which what names it (`who`) cannot hold: the
+/// resize fails at the clock's next step, naming `who`, the size as it was (`was`).
+async fn resize_fails_naming(
+    fake: &fakeaws::FakeAws,
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+    (size, was): (i32, i32),
+    who: &str,
+) {
+    ec2.modify_managed_prefix_list()
+        .prefix_list_id(id)
+        .max_entries(size)
+        .send()
+        .await
+        .unwrap();
+    advance(fake, 1);
+    let l = described(ec2, id).await;
+    assert_eq!(l.state(), Some(&PrefixListState::ModifyFailed));
+    assert!(l.state_message().unwrap().contains(who), "{l:?}");
+    assert_eq!(l.max_entries(), Some(was), "the size unchanged");
+}
+
+/// Asks list `id` to go while `who` names it: the deletion fails at the clock's next step,
+/// naming `who`.
+async fn deletion_fails_naming(
+    fake: &fakeaws::FakeAws,
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+    who: &str,
+) {
+    ec2.delete_managed_prefix_list()
+        .prefix_list_id(id)
+        .send()
+        .await
+        .unwrap();
+    advance(fake, 1);
+    let l = described(ec2, id).await;
+    assert_eq!(l.state(), Some(&PrefixListState::DeleteFailed));
+    assert!(l.state_message().unwrap().contains(who), "{l:?}");
+}
+
 fn tcp_from_list(port: i32, list: &str) -> IpPermission {
     IpPermission::builder()
         .ip_protocol("tcp")
@@ -538,28 +579,9 @@ async fn a_rule_naming_a_list_counts_its_size_and_keeps_it_from_going() {
         .await;
     assert_eq!(code(to_big), "RulesPerSecurityGroupLimitExceeded");
     // Nor does growing the list past what the group holds: the resize fails, naming it.
-    ec2.modify_managed_prefix_list()
-        .prefix_list_id(&id)
-        .max_entries(61)
-        .send()
-        .await
-        .unwrap();
-    advance(&fake, 1);
-    let l = described(&ec2, &id).await;
-    assert_eq!(l.state(), Some(&PrefixListState::ModifyFailed));
-    assert!(l.state_message().unwrap().contains(&sg), "{l:?}");
-    assert_eq!(l.max_entries(), Some(20), "the size unchanged");
-
+    resize_fails_naming(&fake, &ec2, &id, (61, 20), &sg).await;
     // Not deleted while the rule names it.
-    ec2.delete_managed_prefix_list()
-        .prefix_list_id(&id)
-        .send()
-        .await
-        .unwrap();
-    advance(&fake, 1);
-    let l = described(&ec2, &id).await;
-    assert_eq!(l.state(), Some(&PrefixListState::DeleteFailed));
-    assert!(l.state_message().unwrap().contains(&sg), "{l:?}");
+    deletion_fails_naming(&fake, &ec2, &id, &sg).await;
     // Once the rule is revoked, it goes.
     ec2.revoke_security_group_ingress()
         .group_id(&sg)
@@ -712,17 +734,7 @@ async fn a_route_to_a_list_counts_its_size_and_keeps_it_from_going() {
     assert_eq!(c, "RouteLimitExceeded");
     assert_eq!(message, "The maximum number of routes has been reached.");
     // So the list cannot grow: the resize fails, naming the table.
-    ec2.modify_managed_prefix_list()
-        .prefix_list_id(&id)
-        .max_entries(21)
-        .send()
-        .await
-        .unwrap();
-    advance(&fake, 1);
-    let l = described(&ec2, &id).await;
-    assert_eq!(l.state(), Some(&PrefixListState::ModifyFailed));
-    assert!(l.state_message().unwrap().contains(&rtb), "{l:?}");
-    assert_eq!(l.max_entries(), Some(20));
+    resize_fails_naming(&fake, &ec2, &id, (21, 20), &rtb).await;
     let assoc = ec2
         .get_managed_prefix_list_associations()
         .prefix_list_id(&id)
@@ -778,15 +790,7 @@ async fn a_route_to_a_list_counts_its_size_and_keeps_it_from_going() {
     );
 
     // Not deleted while the route names it; once the route is gone, it goes.
-    ec2.delete_managed_prefix_list()
-        .prefix_list_id(&id)
-        .send()
-        .await
-        .unwrap();
-    advance(&fake, 1);
-    let l = described(&ec2, &id).await;
-    assert_eq!(l.state(), Some(&PrefixListState::DeleteFailed));
-    assert!(l.state_message().unwrap().contains(&rtb), "{l:?}");
+    deletion_fails_naming(&fake, &ec2, &id, &rtb).await;
     let delete_route = || {
         ec2.delete_route()
             .route_table_id(&rtb)

@@ -252,6 +252,28 @@ fn state_of(region: &Region, vpc_id: &str, target: &Target) -> RouteState {
     }
 }
 
+/// A route of a table of `vpc_id` as AWS answers it, but for its destination: its target,
+/// origin (the table's own `local` route, `from_table`, or CreateRoute's) and state.
+fn wire_route(region: &Region, vpc_id: &str, target: &Target, from_table: bool) -> RouteOut {
+    let ids = target_ids(target);
+    RouteOut {
+        gateway_id: ids.gateway,
+        nat_gateway_id: ids.nat,
+        instance_owner_id: ids.instance.as_ref().map(|_| region.account_id.clone()),
+        instance_id: ids.instance,
+        network_interface_id: ids.eni,
+        egress_only_internet_gateway_id: ids.egress_only,
+        vpc_peering_connection_id: ids.peering,
+        origin: Some(if from_table {
+            RouteOrigin::CreateRouteTable
+        } else {
+            RouteOrigin::CreateRoute
+        }),
+        state: Some(state_of(region, vpc_id, target)),
+        ..Default::default()
+    }
+}
+
 fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
     RouteTableOut {
         associations: Some(
@@ -273,7 +295,6 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
             t.routes
                 .iter()
                 .map(|r| {
-                    let ids = target_ids(&r.target);
                     let (v4, v6) = match &r.destination {
                         IpNet::V4(d) => (Some(crate::ec2::vpc::cidr_text(d)), None),
                         IpNet::V6(d) => (None, Some(d.to_string())),
@@ -281,37 +302,12 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                     RouteOut {
                         destination_cidr_block: v4,
                         destination_ipv6_cidr_block: v6,
-                        gateway_id: ids.gateway,
-                        nat_gateway_id: ids.nat,
-                        instance_owner_id: ids.instance.as_ref().map(|_| region.account_id.clone()),
-                        instance_id: ids.instance,
-                        network_interface_id: ids.eni,
-                        egress_only_internet_gateway_id: ids.egress_only,
-                        vpc_peering_connection_id: ids.peering,
-                        origin: Some(if r.from_table {
-                            RouteOrigin::CreateRouteTable
-                        } else {
-                            RouteOrigin::CreateRoute
-                        }),
-                        state: Some(state_of(region, &t.vpc_id, &r.target)),
-                        ..Default::default()
+                        ..wire_route(region, &t.vpc_id, &r.target, r.from_table)
                     }
                 })
-                .chain(t.prefix_routes.iter().map(|r| {
-                    let ids = target_ids(&r.target);
-                    RouteOut {
-                        destination_prefix_list_id: Some(r.prefix_list_id.clone()),
-                        gateway_id: ids.gateway,
-                        nat_gateway_id: ids.nat,
-                        instance_owner_id: ids.instance.as_ref().map(|_| region.account_id.clone()),
-                        instance_id: ids.instance,
-                        network_interface_id: ids.eni,
-                        egress_only_internet_gateway_id: ids.egress_only,
-                        vpc_peering_connection_id: ids.peering,
-                        origin: Some(RouteOrigin::CreateRoute),
-                        state: Some(state_of(region, &t.vpc_id, &r.target)),
-                        ..Default::default()
-                    }
+                .chain(t.prefix_routes.iter().map(|r| RouteOut {
+                    destination_prefix_list_id: Some(r.prefix_list_id.clone()),
+                    ..wire_route(region, &t.vpc_id, &r.target, false)
                 }))
                 .chain(
                     vpc_endpoint::gateway_routes(region, &t.vpc_id, &t.id)
