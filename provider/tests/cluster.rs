@@ -168,6 +168,19 @@ fn rules(g: &aws_sdk_ec2::types::SecurityGroup) -> BTreeSet<(String, Option<i32>
     out
 }
 
+/// The cluster's API load balancer as ELB describes it.
+async fn api_lb(
+    elb: &aws_sdk_elasticloadbalancing::Client,
+) -> aws_sdk_elasticloadbalancing::types::LoadBalancerDescription {
+    elb.describe_load_balancers()
+        .load_balancer_names("c1-apiserver")
+        .send()
+        .await
+        .unwrap()
+        .load_balancer_descriptions()[0]
+        .clone()
+}
+
 #[tokio::test]
 async fn greenfield_three_zones_then_steady_state_then_delete() {
     let fake = fake().await;
@@ -449,13 +462,7 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
     assert!(b.public_ip_address().is_some());
 
     // Load balancer.
-    let lbs = elb
-        .describe_load_balancers()
-        .load_balancer_names("c1-apiserver")
-        .send()
-        .await
-        .unwrap();
-    let lb = &lbs.load_balancer_descriptions()[0];
+    let lb = &api_lb(&elb).await;
     assert_eq!(lb.scheme(), Some("internet-facing"));
     assert_eq!(lb.security_groups(), [id(&lb_sg)]);
     assert_eq!(lb.subnets().len(), 3);
@@ -539,13 +546,7 @@ async fn one_zone_internal_without_bastion() {
         .await
         .unwrap();
     assert!(bastions.reservations().is_empty());
-    let lb = elb
-        .describe_load_balancers()
-        .load_balancer_names("c1-apiserver")
-        .send()
-        .await
-        .unwrap();
-    let lb = &lb.load_balancer_descriptions()[0];
+    let lb = &api_lb(&elb).await;
     assert_eq!(lb.scheme(), Some("internal"));
     assert!(lb.dns_name().unwrap().starts_with("internal-c1-apiserver-"));
     let private = subnets
@@ -786,16 +787,7 @@ async fn existing_vpc_subnets_and_gateway_are_used_never_touched() {
         .await
         .unwrap();
     assert_eq!(groups.security_groups().len(), 5);
-    let lb = elb
-        .describe_load_balancers()
-        .load_balancer_names("c1-apiserver")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        lb.load_balancer_descriptions()[0].subnets(),
-        std::slice::from_ref(&public)
-    );
+    assert_eq!(api_lb(&elb).await.subnets(), std::slice::from_ref(&public));
     assert_eq!(snapshot(&ec2, &elb, &vpc).await, before, "after reconcile");
     fake.fake().take_calls();
     a.reconcile(&c).await.unwrap();
@@ -1870,13 +1862,8 @@ async fn the_api_load_balancer_carries_the_users_groups_too() {
     let groups_of_lb = || {
         let elb = elb.clone();
         async move {
-            let d = elb
-                .describe_load_balancers()
-                .load_balancer_names("c1-apiserver")
-                .send()
+            api_lb(&elb)
                 .await
-                .unwrap();
-            d.load_balancer_descriptions()[0]
                 .security_groups()
                 .iter()
                 .cloned()
@@ -2369,13 +2356,8 @@ async fn the_api_load_balancer_spans_the_subnets_named() {
     let spanned = || {
         let elb = elb.clone();
         async move {
-            let d = elb
-                .describe_load_balancers()
-                .load_balancer_names("c1-apiserver")
-                .send()
+            api_lb(&elb)
                 .await
-                .unwrap();
-            d.load_balancer_descriptions()[0]
                 .subnets()
                 .iter()
                 .cloned()

@@ -128,6 +128,11 @@ impl CustomerList {
         self.versions.last().map_or(&[], Vec::as_slice)
     }
 
+    /// Whether its entries are IPv6 blocks.
+    pub fn is_ipv6(&self) -> bool {
+        self.family == "IPv6"
+    }
+
     /// Whether it is still there for rules to name (not yet deleted).
     pub fn is_usable(&self) -> bool {
         self.step != Some(Step::Delete)
@@ -571,12 +576,7 @@ pub fn modify_managed_prefix_list(
             ));
         }
         too_small = groups_too_small(region, &id, n);
-        too_small.extend(route_table::tables_too_small(
-            region,
-            &id,
-            l.family == "IPv6",
-            n,
-        ));
+        too_small.extend(route_table::tables_too_small(region, &id, l.is_ipv6(), n));
     }
     let step = Step::Modify {
         name: input.prefix_list_name,

@@ -116,13 +116,13 @@ async fn resize_fails_naming(
     assert_eq!(l.max_entries(), Some(was), "the size unchanged");
 }
 
-/// Asks list `id` to go while `who` names it: the deletion fails at the clock's next step,
-/// naming `who`.
-async fn deletion_fails_naming(
+/// Asks list `id` to go: at the clock's next step it is gone, or, while `blocked_by` names
+/// it, its deletion fails naming that.
+async fn deletion(
     fake: &fakeaws::FakeAws,
     ec2: &aws_sdk_ec2::Client,
     id: &str,
-    who: &str,
+    blocked_by: Option<&str>,
 ) {
     ec2.delete_managed_prefix_list()
         .prefix_list_id(id)
@@ -130,9 +130,20 @@ async fn deletion_fails_naming(
         .await
         .unwrap();
     advance(fake, 1);
-    let l = described(ec2, id).await;
-    assert_eq!(l.state(), Some(&PrefixListState::DeleteFailed));
-    assert!(l.state_message().unwrap().contains(who), "{l:?}");
+    let left = ec2
+        .describe_managed_prefix_lists()
+        .filters(filter("prefix-list-id", &[id]))
+        .send()
+        .await
+        .unwrap();
+    match blocked_by {
+        Some(who) => {
+            let l = described(ec2, id).await;
+            assert_eq!(l.state(), Some(&PrefixListState::DeleteFailed));
+            assert!(l.state_message().unwrap().contains(who), "{l:?}");
+        }
+        None => assert!(left.prefix_lists().is_empty(), "{left:?}"),
+    }
 }
 
 fn tcp_from_list(port: i32, list: &str) -> IpPermission {
@@ -581,7 +592,7 @@ async fn a_rule_naming_a_list_counts_its_size_and_keeps_it_from_going() {
     // Nor does growing the list past what the group holds: the resize fails, naming it.
     resize_fails_naming(&fake, &ec2, &id, (61, 20), &sg).await;
     // Not deleted while the rule names it.
-    deletion_fails_naming(&fake, &ec2, &id, &sg).await;
+    deletion(&fake, &ec2, &id, Some(&sg)).await;
     // Once the rule is revoked, it goes.
     ec2.revoke_security_group_ingress()
         .group_id(&sg)
@@ -589,19 +600,7 @@ async fn a_rule_naming_a_list_counts_its_size_and_keeps_it_from_going() {
         .send()
         .await
         .unwrap();
-    ec2.delete_managed_prefix_list()
-        .prefix_list_id(&id)
-        .send()
-        .await
-        .unwrap();
-    advance(&fake, 1);
-    let gone = ec2
-        .describe_managed_prefix_lists()
-        .filters(filter("prefix-list-id", &[&id]))
-        .send()
-        .await
-        .unwrap();
-    assert!(gone.prefix_lists().is_empty());
+    deletion(&fake, &ec2, &id, None).await;
     // A rule can no longer name it.
     assert_eq!(
         code(
@@ -790,7 +789,7 @@ async fn a_route_to_a_list_counts_its_size_and_keeps_it_from_going() {
     );
 
     // Not deleted while the route names it; once the route is gone, it goes.
-    deletion_fails_naming(&fake, &ec2, &id, &rtb).await;
+    deletion(&fake, &ec2, &id, Some(&rtb)).await;
     let delete_route = || {
         ec2.delete_route()
             .route_table_id(&rtb)
@@ -812,19 +811,5 @@ async fn a_route_to_a_list_counts_its_size_and_keeps_it_from_going() {
         .send()
         .await
         .unwrap();
-    ec2.delete_managed_prefix_list()
-        .prefix_list_id(&id)
-        .send()
-        .await
-        .unwrap();
-    advance(&fake, 1);
-    assert!(
-        ec2.describe_managed_prefix_lists()
-            .filters(filter("prefix-list-id", &[&id]))
-            .send()
-            .await
-            .unwrap()
-            .prefix_lists()
-            .is_empty()
-    );
+    deletion(&fake, &ec2, &id, None).await;
 }

@@ -221,12 +221,12 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         );
     }
     // The NAT gateways' addresses, known once each gateway has its own.
-    let nat_ips: Vec<Source> = s
+    let nat_ips: Vec<String> = s
         .status
         .nat_gateways
         .iter()
         .filter(|n| !n.public_ip.is_empty())
-        .map(|n| Source::Cidr(format!("{}/32", n.public_ip)))
+        .map(|n| format!("{}/32", n.public_ip))
         .collect();
     for (role, rules) in [
         (
@@ -255,7 +255,7 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
                     nat_ips
                         .iter()
                         .filter(|_| r.nat_gateways_ips_source)
-                        .cloned(),
+                        .map(|c| Source::Cidr(c.clone())),
                 );
             for source in sources {
                 add(
@@ -276,13 +276,7 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         if lb.scheme == Scheme::Internal {
             a.extend(vpc_ranges.clone());
         } else {
-            a.extend(
-                s.status
-                    .nat_gateways
-                    .iter()
-                    .filter(|n| !n.public_ip.is_empty())
-                    .map(|n| format!("{}/32", n.public_ip)),
-            );
+            a.extend(nat_ips);
         }
         a
     } else if lb.scheme == Scheme::Internal {

@@ -20,7 +20,7 @@ use super::{PrefixRoute, RouteTable, Target};
 /// or `InvalidParameterValue` for one of AWS's).
 fn family_of(region: &Region, id: &str) -> Result<bool, ApiError> {
     match region.prefix_lists.get(id).filter(|l| l.is_usable()) {
-        Some(l) => Ok(l.family == "IPv6"),
+        Some(l) => Ok(l.is_ipv6()),
         None if is_aws_managed(region, id) => Err(ApiError::invalid_value(format!(
             "The prefix list {id} is managed by AWS; a route can only name a customer-managed \
              prefix list."
@@ -38,14 +38,13 @@ fn route_not_found(id: &str, table: &str) -> ApiError {
     )
 }
 
-/// The target of a route to list `id` in table `t`: not `local`.
+/// The target of a route to list `id` (of IPv6 entries if `ipv6`) in table `t`: not `local`.
 fn target_for(
     region: &Region,
     t: &RouteTable,
-    id: &str,
+    (id, ipv6): (&str, bool),
     targets: &Targets<'_>,
 ) -> Result<Target, ApiError> {
-    let ipv6 = family_of(region, id)?;
     let target = resolve_target(region, &t.vpc_id, &t.id, (id, ipv6), targets)?;
     if target == Target::Local {
         return Err(ApiError::invalid_value(format!(
@@ -70,12 +69,8 @@ pub(super) fn create(
             format!("The route identified by {id} already exists."),
         ));
     }
-    let target = target_for(region, t, id, targets)?;
-    let size = region
-        .prefix_lists
-        .get(id)
-        .and_then(|l| usize::try_from(l.max_entries).ok())
-        .unwrap_or(0);
+    let target = target_for(region, t, (id, ipv6), targets)?;
+    let size = crate::ec2::managed_prefix_list::weight(region, Some(id), None);
     check_room(region, t, ipv6, size)?;
     if let Some(t) = region.route_tables.0.get_mut(table_id) {
         t.prefix_routes.push(PrefixRoute {
@@ -103,7 +98,8 @@ pub(super) fn replace(
             "A route to the prefix list {id} cannot target the VPC (local)."
         )));
     }
-    let target = target_for(region, t, id, targets)?;
+    let ipv6 = family_of(region, id)?;
+    let target = target_for(region, t, (id, ipv6), targets)?;
     if let Some(route) = region
         .route_tables
         .0

@@ -268,14 +268,8 @@ pub(crate) fn routes_held(
         .prefix_routes
         .iter()
         .filter_map(|r| region.prefix_lists.get(&r.prefix_list_id))
-        .filter(|l| (l.family == "IPv6") == ipv6)
-        .map(|l| {
-            let size = match resized {
-                Some((id, n)) if id == l.id => n,
-                _ => l.max_entries,
-            };
-            usize::try_from(size).unwrap_or(0)
-        })
+        .filter(|l| l.is_ipv6() == ipv6)
+        .map(|l| crate::ec2::managed_prefix_list::weight(region, Some(&l.id), resized))
         .sum();
     cidrs + lists
 }
