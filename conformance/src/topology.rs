@@ -189,12 +189,14 @@ fn specified(
         };
         add(Role::Node, rule("tcp", Some(30000), Some(32767), &c));
     }
+    let lb = &spec.control_plane_load_balancer;
     for (role, extra) in [
         (
             Role::ControlPlane,
             &spec.additional_control_plane_ingress_rules,
         ),
         (Role::Node, &spec.additional_node_ingress_rules),
+        (Role::ApiServerLb, &lb.ingress_rules),
     ] {
         for r in extra {
             for c in &r.cidr_blocks {
@@ -222,8 +224,8 @@ fn specified(
             }
         }
     }
-    let lb = &spec.control_plane_load_balancer;
-    let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
+    let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() || !lb.ingress_rules.is_empty()
+    {
         // The cluster itself is never locked out: its NAT gateways' addresses (nodes reach an
         // internet-facing API through them), or the VPC's every range (internal).
         let mut a = lb.allowed_cidr_blocks.clone();
@@ -657,6 +659,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             .additional_control_plane_ingress_rules
             .iter()
             .chain(&spec.additional_node_ingress_rules)
+            .chain(&spec.control_plane_load_balancer.ingress_rules)
             .filter(|r| r.description.is_empty())
             .map(|r| (r.protocol.to_lowercase(), r.from_port, r.to_port))
             .collect();

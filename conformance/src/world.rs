@@ -330,16 +330,30 @@ impl Case {
                 ]),
             );
         }
-        if let Some(lb) = &ex.lb {
-            spec.insert(
-                y("controlPlaneLoadBalancer"),
-                yaml_map(&[("existingName", y(lb))]),
-            );
+        let mut lb = Vec::new();
+        if let Some(name) = &ex.lb {
+            lb.push(("existingName", y(name)));
         } else if self.internal {
-            spec.insert(
-                y("controlPlaneLoadBalancer"),
-                yaml_map(&[("scheme", y("internal"))]),
-            );
+            lb.push(("scheme", y("internal")));
+        }
+        if self.rule_sources {
+            // The API balancer's group restricted to the office, the cluster still admitted.
+            lb.push((
+                "ingressRules",
+                serde_yaml_ng::Value::Sequence(vec![yaml_map(&[
+                    ("description", y("Kubernetes API from the office")),
+                    ("protocol", y("tcp")),
+                    ("fromPort", serde_yaml_ng::Value::Number(6443.into())),
+                    ("toPort", serde_yaml_ng::Value::Number(6443.into())),
+                    (
+                        "cidrBlocks",
+                        serde_yaml_ng::Value::Sequence(vec![y("198.51.100.0/24")]),
+                    ),
+                ])]),
+            ));
+        }
+        if !lb.is_empty() {
+            spec.insert(y("controlPlaneLoadBalancer"), yaml_map(&lb));
         }
         serde_yaml_ng::Value::Mapping(spec)
     }

@@ -1513,6 +1513,89 @@ async fn a_restricted_api_still_admits_the_cluster() {
     );
 }
 
+/// `controlPlaneLoadBalancer.ingressRules` replace the API balancer group's open rule with the
+/// spec's (any source a rule takes: blocks of both families, roles' groups), the cluster
+/// itself still admitted through its NAT gateways' addresses; steady on the next pass; the
+/// open rule back when they go; a wrong rule refused, listed, before any call.
+#[tokio::test]
+async fn the_api_load_balancer_group_takes_the_ingress_rules_given() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let base = "  region: us-east-1\n  network: {availabilityZoneCount: 2}\n";
+    let restricted = cluster(&format!(
+        "{base}  controlPlaneLoadBalancer:\n    ingressRules:\n      - {{description: office, protocol: tcp, fromPort: 6443, toPort: 6443, cidrBlocks: [198.51.100.0/24], ipv6CidrBlocks: [\"2001:DB8::/32\"]}}\n      - {{description: health from the nodes, protocol: tcp, fromPort: 6443, toPort: 6443, sourceRoles: [node]}}\n"
+    ));
+    let o = up(&a, &restricted).await;
+    let lb_group = o.status.security_groups[&Role::ApiServerLb].id.clone();
+    let node_group = o.status.security_groups[&Role::Node].id.clone();
+    let nat_ips: BTreeSet<String> = o
+        .status
+        .nat_gateways
+        .iter()
+        .map(|n| format!("{}/32", n.public_ip))
+        .collect();
+    assert_eq!(nat_ips.len(), 2);
+    let mut want: BTreeSet<(String, Option<i32>, String)> = nat_ips
+        .iter()
+        .map(|ip| ("tcp".to_string(), Some(6443), ip.clone()))
+        .collect();
+    for source in ["198.51.100.0/24", "2001:db8::/32", node_group.as_str()] {
+        want.insert(("tcp".into(), Some(6443), source.into()));
+    }
+    assert_eq!(sources_of(&ec2, &lb_group).await, want, "no open rule");
+    let g = ec2
+        .describe_security_groups()
+        .group_ids(&lb_group)
+        .send()
+        .await
+        .unwrap();
+    let office = g.security_groups()[0].ip_permissions()[0]
+        .ip_ranges()
+        .iter()
+        .find(|r| r.cidr_ip() == Some("198.51.100.0/24"))
+        .and_then(|r| r.description())
+        .map(String::from);
+    assert_eq!(office.as_deref(), Some("office"));
+
+    fake.fake().take_calls();
+    up(&a, &restricted).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+
+    // Without them, anyone again: one revoke, one authorize.
+    let open = cluster(base);
+    fake.fake().take_calls();
+    up(&a, &open).await;
+    let mut calls = mutating(&fake);
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            "AuthorizeSecurityGroupIngress",
+            "RevokeSecurityGroupIngress"
+        ]
+    );
+    assert_eq!(
+        sources_of(&ec2, &lb_group).await,
+        BTreeSet::from([("tcp".to_string(), Some(6443), "0.0.0.0/0".to_string())])
+    );
+    down(&a, &open).await;
+
+    let bad = cluster(&format!(
+        "{base}  controlPlaneLoadBalancer:\n    ingressRules:\n      - {{description: a, protocol: tcp, fromPort: 6443, toPort: 6443, cidrBlocks: [10.0.0.1/8]}}\n      - {{description: b, protocol: tcp, fromPort: 6443, toPort: 6443}}\n"
+    ));
+    let problems = refused_before_any_call(&fake, &a, &bad).await;
+    for needle in [
+        "controlPlaneLoadBalancer.ingressRules[0].cidrBlocks",
+        "controlPlaneLoadBalancer.ingressRules[1]: needs cidrBlocks",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}
+
 /// An existing VPC named without subnets lends its own; one that cannot hold a cluster (no
 /// public subnet) is refused, saying why, before any change.
 #[tokio::test]

@@ -18,7 +18,7 @@ use crate::aws_error::{Class, aws};
 use crate::error::Error;
 use crate::ownership;
 use crate::sdk::{filter, sent_once, until_visible};
-use crate::spec::{Role, Scheme};
+use crate::spec::{IngressRule, Role, Scheme};
 
 /// Where a rule's traffic comes from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -228,36 +228,17 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         .filter(|n| !n.public_ip.is_empty())
         .map(|n| format!("{}/32", n.public_ip))
         .collect();
+    let lb = &spec.control_plane_load_balancer;
     for (role, rules) in [
         (
             Role::ControlPlane,
             &spec.additional_control_plane_ingress_rules,
         ),
         (Role::Node, &spec.additional_node_ingress_rules),
+        (Role::ApiServerLb, &lb.ingress_rules),
     ] {
         for r in rules {
-            let sources = r
-                .cidr_blocks
-                .iter()
-                .map(|c| Source::Cidr(c.clone()))
-                .chain(
-                    r.ipv6_cidr_blocks
-                        .iter()
-                        .map(|c| Source::Cidr6(ipv6_cidr(c))),
-                )
-                .chain(r.source_roles.iter().map(|src| group(*src)))
-                .chain(
-                    r.source_security_group_ids
-                        .iter()
-                        .map(|id| Source::Group(id.clone())),
-                )
-                .chain(
-                    nat_ips
-                        .iter()
-                        .filter(|_| r.nat_gateways_ips_source)
-                        .map(|c| Source::Cidr(c.clone())),
-                );
-            for source in sources {
+            for source in rule_sources(r, &group, &nat_ips) {
                 add(
                     role,
                     rule(&r.protocol, r.from_port, r.to_port, source),
@@ -266,15 +247,15 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
             }
         }
     }
-    let lb = &spec.control_plane_load_balancer;
     // Inside the VPC: each of its ranges (machines may be in subnets of a secondary one).
     let vpc_ranges: Vec<String> = s.status.vpc_ranges().cloned().collect();
-    let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() {
+    let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() || !lb.ingress_rules.is_empty()
+    {
         // Restricted, but never against the cluster itself: nodes reach an internet-facing
         // API through their NAT gateways' addresses, an internal one from inside the VPC.
         let mut a = lb.allowed_cidr_blocks.clone();
         if lb.scheme == Scheme::Internal {
-            a.extend(vpc_ranges.clone());
+            a.extend(vpc_ranges);
         } else {
             a.extend(nat_ips);
         }
@@ -292,6 +273,35 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         );
     }
     out
+}
+
+/// The sources an ingress rule of the spec names: its blocks of either family, the groups of
+/// the roles and of the user it names, the NAT gateways' addresses (`nat_ips`, /32 each).
+fn rule_sources<'a>(
+    r: &'a IngressRule,
+    group: &'a impl Fn(Role) -> Source,
+    nat_ips: &'a [String],
+) -> impl Iterator<Item = Source> + 'a {
+    r.cidr_blocks
+        .iter()
+        .map(|c| Source::Cidr(c.clone()))
+        .chain(
+            r.ipv6_cidr_blocks
+                .iter()
+                .map(|c| Source::Cidr6(ipv6_cidr(c))),
+        )
+        .chain(r.source_roles.iter().map(|src| group(*src)))
+        .chain(
+            r.source_security_group_ids
+                .iter()
+                .map(|id| Source::Group(id.clone())),
+        )
+        .chain(
+            nat_ips
+                .iter()
+                .filter(|_| r.nat_gateways_ips_source)
+                .map(|c| Source::Cidr(c.clone())),
+        )
 }
 
 fn role_of(g: &SecurityGroup) -> Option<Role> {
@@ -453,6 +463,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .additional_control_plane_ingress_rules
         .iter()
         .chain(&spec.additional_node_ingress_rules)
+        .chain(&spec.control_plane_load_balancer.ingress_rules)
         .any(|r| r.nat_gateways_ips_source);
     if wants_nat_ips
         && (s.status.nat_gateways.is_empty()

@@ -338,6 +338,11 @@ pub struct LoadBalancerSpec {
     /// Who may reach port 6443 (default: anyone for internet-facing, the VPC for internal).
     #[serde(default)]
     pub allowed_cidr_blocks: Vec<String>,
+    /// The balancer group's ingress rules, instead of the default (anyone on 6443 for
+    /// internet-facing, the VPC for internal); the cluster itself is admitted as with
+    /// `allowed_cidr_blocks`.
+    #[serde(default)]
+    pub ingress_rules: Vec<IngressRule>,
     /// Existing security groups the balancer carries besides the cluster's `apiserver-lb`
     /// group: used, never modified.
     #[serde(default)]

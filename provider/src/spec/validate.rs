@@ -553,6 +553,10 @@ fn check_ingress_rules(
             "additionalNodeIngressRules",
             &spec.additional_node_ingress_rules,
         ),
+        (
+            "controlPlaneLoadBalancer.ingressRules",
+            &spec.control_plane_load_balancer.ingress_rules,
+        ),
     ] {
         for (i, r) in rules.iter().enumerate() {
             let at = format!("spec.{field}[{i}]");
