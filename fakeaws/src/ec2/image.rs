@@ -7,10 +7,11 @@ use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::image_lifecycle::Protection;
 use crate::ec2::{Kind, page, tags};
 use crate::generated::ec2::{
-    ArchitectureValues, BlockDeviceMapping, DeleteSnapshotReturnCode, DeregisterImageRequest,
-    DeregisterImageResult, DescribeImagesRequest, DescribeImagesResult, DeviceType, EbsBlockDevice,
-    HypervisorType, Image as ImageOut, ImageState, ImageTypeValues, RegisterImageRequest,
-    RegisterImageResult, ResourceType, SnapshotReturnCodes, VirtualizationType, VolumeType,
+    ArchitectureValues, BlockDeviceMapping, BootModeValues, DeleteSnapshotReturnCode,
+    DeregisterImageRequest, DeregisterImageResult, DescribeImagesRequest, DescribeImagesResult,
+    DeviceType, EbsBlockDevice, HypervisorType, Image as ImageOut, ImageState, ImageTypeValues,
+    RegisterImageRequest, RegisterImageResult, ResourceType, SnapshotReturnCodes,
+    VirtualizationType, VolumeType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
@@ -88,6 +89,11 @@ pub struct Image {
     /// The image CopyImage made it of, and that image's region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_image: Option<(String, String)>,
+    /// Its boot mode parameter (`legacy-bios`, `uefi`, `uefi-preferred`), if it has one: an
+    /// image without one boots as its architecture's default (see
+    /// the instance module's `boot`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_mode: Option<BootModeValues>,
 }
 
 /// An image's EBS device besides its root.
@@ -177,6 +183,7 @@ fn catalogue_entry(
             deprecate_at: None,
             protection: Protection::Off,
             source_image: None,
+            boot_mode: None,
         },
     );
 }
@@ -438,6 +445,7 @@ pub fn render(region: &Region, i: &Image) -> ImageOut {
         imds_support: i
             .imds_v2
             .then_some(crate::generated::ec2::ImdsSupportValues::V20),
+        boot_mode: i.boot_mode,
         last_launched_time: i.last_launched.clone(),
         description: Some(i.description.clone()),
         ena_support: Some(true),
@@ -705,6 +713,7 @@ pub fn register_image(
             deprecate_at: None,
             protection: Protection::Off,
             source_image: None,
+            boot_mode: input.boot_mode,
         },
     );
     Ok(RegisterImageResult { image_id: Some(id) })

@@ -456,7 +456,9 @@ pub fn describe_image_attribute(
             ));
         }
         ImageAttributeName::SriovNetSupport => out.sriov_net_support = value(Some("simple".into())),
-        ImageAttributeName::BootMode => out.boot_mode = value(None),
+        ImageAttributeName::BootMode => {
+            out.boot_mode = value(image.boot_mode.map(|b| b.as_str().to_string()));
+        }
         ImageAttributeName::TpmSupport => out.tpm_support = value(None),
         ImageAttributeName::UefiData => out.uefi_data = value(None),
         ImageAttributeName::LastLaunchedTime => {

@@ -33,6 +33,7 @@ pub fn create_image(
             instance.id
         )));
     }
+    let boot_mode = instance.options.boot_mode;
     let name = check_name(region, &input.name)?;
     let description = snapshot::checked_description(input.description)?;
     let mut by_type = tags::from_specs_for(
@@ -124,6 +125,8 @@ pub fn create_image(
             deprecate_at: None,
             protection: crate::ec2::image_lifecycle::Protection::Off,
             source_image: None,
+            // The boot mode of the image the instance was launched from.
+            boot_mode,
         },
     );
     let now = region.clock.now();

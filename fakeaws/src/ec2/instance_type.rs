@@ -12,7 +12,9 @@
 //!
 //! Each type answers what follows from those rules and from the interface limits
 //! ([`super::network_interface::limits`]): vCPUs, cores and threads, memory, architectures and
-//! manufacturer, hypervisor (`nitro`; `xen` for `t2`; none on metal), boot modes, EBS and ENA
+//! manufacturer, hypervisor (`nitro`; `xen` for `t2`; none on metal), boot modes (UEFI alone
+//! on Graviton, legacy BIOS alone on `t2` and x86 bare metal, both on the others), AMD SEV-SNP
+//! (the `c6a`, `m6a` and `r6a` sizes of the user guide's list), EBS and ENA
 //! support, interfaces and addresses per interface, burstable performance; and the rules of
 //! the user guide: the valid threads per core (1, and 2 where a core runs two), the placement
 //! strategies (no cluster groups for burstable types), Dedicated Hosts (all but the burstable
@@ -34,7 +36,7 @@ use crate::generated::ec2::{
     EbsEncryptionSupport, EbsInfo, EbsNvmeSupport, EbsOptimizedSupport, EnaSupport, InstanceType,
     InstanceTypeHypervisor, InstanceTypeInfo, InstanceTypeOffering, LocationType, MemoryInfo,
     NetworkInfo, PlacementGroupInfo, PlacementGroupStrategy, ProcessorInfo, RootDeviceType,
-    UsageClassType, VCpuInfo, VirtualizationType,
+    SupportedAdditionalProcessorFeature, UsageClassType, VCpuInfo, VirtualizationType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::query::FormReader;
@@ -291,13 +293,46 @@ fn architectures(s: &Spec) -> Vec<ArchitectureType> {
     }
 }
 
+/// The boot modes of a type, as the user guide gives them: UEFI alone on Graviton; legacy
+/// BIOS, and UEFI on Nitro types but bare metal ones.
 fn boot_modes(s: &Spec) -> Vec<BootModeType> {
     if s.maker == Maker::Aws {
         vec![BootModeType::Uefi]
-    } else if s.xen {
+    } else if s.xen || s.bare_metal {
         vec![BootModeType::LegacyBios]
     } else {
         vec![BootModeType::LegacyBios, BootModeType::Uefi]
+    }
+}
+
+/// The boot modes `t` supports, if the catalogue knows it.
+pub fn supported_boot_modes(t: InstanceType) -> Option<Vec<BootModeType>> {
+    spec(t).map(|s| boot_modes(&s))
+}
+
+/// Whether `t` supports AMD SEV-SNP: the sizes of `c6a` up to `16xlarge`, of `m6a` up to
+/// `8xlarge` and of `r6a` up to `4xlarge`, the user guide's list of supported types.
+pub fn supports_sev_snp(t: InstanceType) -> bool {
+    let Some((family, size)) = t.as_str().split_once('.') else {
+        return false;
+    };
+    let largest = match family {
+        "c6a" => 64,
+        "m6a" => 32,
+        "r6a" => 16,
+        _ => return false,
+    };
+    size != "medium"
+        && !size.starts_with("metal")
+        && vcpus_of_size(size).is_some_and(|v| v <= largest)
+}
+
+/// The additional processor features of `t` (`amd-sev-snp`).
+fn features(t: InstanceType) -> Vec<SupportedAdditionalProcessorFeature> {
+    if supports_sev_snp(t) {
+        vec![SupportedAdditionalProcessorFeature::AmdSevSnp]
+    } else {
+        Vec::new()
     }
 }
 
@@ -356,6 +391,7 @@ fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
         processor_info: Some(ProcessorInfo {
             supported_architectures: Some(architectures(s)),
             manufacturer: Some(s.maker.as_str().to_string()),
+            supported_features: Some(features(t)).filter(|f| !f.is_empty()),
             ..Default::default()
         }),
         v_cpu_info: Some(VCpuInfo {
@@ -447,6 +483,7 @@ impl Filterable for Listed {
             "network-info.maximum-network-cards",
             "network-info.maximum-network-interfaces",
             "processor-info.supported-architecture",
+            "processor-info.supported-features",
             "supported-boot-mode",
             "supported-root-device-type",
             "supported-usage-class",
@@ -482,7 +519,6 @@ impl Filterable for Listed {
             "nitro-tpm-support",
             "nitro-tpm-info.supported-versions",
             "processor-info.sustained-clock-speed-in-ghz",
-            "processor-info.supported-features",
             "reboot-migration-support",
             "vcpu-info.valid-cores",
         ],
@@ -513,6 +549,10 @@ impl Filterable for Listed {
             "processor-info.supported-architecture" => architectures(s)
                 .iter()
                 .map(|a| a.as_str().to_string())
+                .collect(),
+            "processor-info.supported-features" => features(*t)
+                .iter()
+                .map(|f| f.as_str().to_string())
                 .collect(),
             "supported-boot-mode" => boot_modes(s)
                 .iter()

@@ -945,6 +945,36 @@ async fn every_accepted_instance_filter_is_answered() {
     // a Dedicated Host's, on an instance of one: each such filter finds that instance alone.
     const SPOT_ONLY: [&str; 2] = ["instance-lifecycle", "spot-instance-request-id"];
     const HOST_ONLY: [&str; 2] = ["affinity", "host-id"];
+    // And an image's boot mode parameter, on an instance of an image that has one; a
+    // Capacity Reservation's, on an instance launched into one it targets.
+    const BOOT_ONLY: [&str; 1] = ["boot-mode"];
+    const RESERVED_ONLY: [&str; 2] = [
+        "capacity-reservation-id",
+        "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-id",
+    ];
+    let snapshot = crate::completed_snapshot(&ec2, "us-east-1a", 8, false).await;
+    let uefi = crate::register_from(&ec2, "uefi-image", "/dev/sda1", &snapshot)
+        .architecture(aws_sdk_ec2::types::ArchitectureValues::X8664)
+        .boot_mode(aws_sdk_ec2::types::BootModeValues::Uefi)
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap();
+    let reservation = ec2
+        .create_capacity_reservation()
+        .instance_type("t3.small")
+        .instance_platform(aws_sdk_ec2::types::CapacityReservationInstancePlatform::LinuxUnix)
+        .availability_zone("us-east-1a")
+        .instance_count(1)
+        .instance_match_criteria(aws_sdk_ec2::types::InstanceMatchCriteria::Targeted)
+        .send()
+        .await
+        .unwrap()
+        .capacity_reservation
+        .unwrap()
+        .capacity_reservation_id
+        .unwrap();
     let allocated = ec2
         .allocate_hosts()
         .instance_type("m5.large")
@@ -953,7 +983,7 @@ async fn every_accepted_instance_filter_is_answered() {
         .send()
         .await
         .unwrap();
-    let launches = [
+    let launches: [(&[&str], _, &str); 4] = [
         (
             &SPOT_ONLY,
             ec2.run_instances()
@@ -963,6 +993,7 @@ async fn every_accepted_instance_filter_is_answered() {
                         .market_type(aws_sdk_ec2::types::MarketType::Spot)
                         .build(),
                 ),
+            ami.as_str(),
         ),
         (
             &HOST_ONLY,
@@ -974,11 +1005,37 @@ async fn every_accepted_instance_filter_is_answered() {
                         .host_id(&allocated.host_ids()[0])
                         .build(),
                 ),
+            ami.as_str(),
+        ),
+        (
+            &BOOT_ONLY,
+            ec2.run_instances().instance_type(InstanceType::M5Large),
+            uefi.as_str(),
+        ),
+        (
+            &RESERVED_ONLY,
+            ec2.run_instances()
+                .instance_type(InstanceType::T3Small)
+                .placement(
+                    aws_sdk_ec2::types::Placement::builder()
+                        .availability_zone("us-east-1a")
+                        .build(),
+                )
+                .capacity_reservation_specification(
+                    aws_sdk_ec2::types::CapacityReservationSpecification::builder()
+                        .capacity_reservation_target(
+                            aws_sdk_ec2::types::CapacityReservationTarget::builder()
+                                .capacity_reservation_id(&reservation)
+                                .build(),
+                        )
+                        .build(),
+                ),
+            ami.as_str(),
         ),
     ];
-    for (filters, launch) in launches {
+    for (filters, launch, image) in launches {
         let out = launch
-            .image_id(&ami)
+            .image_id(image)
             .min_count(1)
             .max_count(1)
             .send()
@@ -992,7 +1049,11 @@ async fn every_accepted_instance_filter_is_answered() {
         }
     }
     let mut unanswered = names::<(&Instance, &Region)>();
-    unanswered.retain(|n| !SPOT_ONLY.contains(n) && !HOST_ONLY.contains(n));
+    unanswered.retain(|n| {
+        ![&SPOT_ONLY[..], &HOST_ONLY, &BOOT_ONLY, &RESERVED_ONLY]
+            .iter()
+            .any(|only| only.contains(n))
+    });
     for stopped in [false, true] {
         if stopped {
             ec2.stop_instances().instance_ids(&id).send().await.unwrap();

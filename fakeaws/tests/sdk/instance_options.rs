@@ -217,6 +217,61 @@ async fn a_launch_or_its_template_sets_the_options() {
             dns: (HostnameType::ResourceName, true, false),
         }
     );
+    // DescribeInstances' filters on the options find what it answers, and only that.
+    let configured = run.instances()[0].instance_id().unwrap().to_string();
+    let plain = first_id(
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::M5Xlarge)
+            .subnet_id(&s)
+            .min_count(1)
+            .max_count(1)
+            .send()
+            .await,
+    );
+    for (name, value, want) in [
+        ("hibernation-options.configured", "true", &configured),
+        ("hibernation-options.configured", "false", &plain),
+        ("enclave-options.enabled", "true", &configured),
+        ("maintenance-options.auto-recovery", "disabled", &configured),
+        ("maintenance-options.auto-recovery", "default", &plain),
+        (
+            "capacity-reservation-specification.capacity-reservation-preference",
+            "none",
+            &configured,
+        ),
+        (
+            "capacity-reservation-specification.capacity-reservation-preference",
+            "open",
+            &plain,
+        ),
+        (
+            "private-dns-name-options.hostname-type",
+            "resource-name",
+            &configured,
+        ),
+        ("private-dns-name-options.hostname-type", "ip-name", &plain),
+        (
+            "private-dns-name-options.enable-resource-name-dns-a-record",
+            "true",
+            &configured,
+        ),
+        (
+            "private-dns-name-options.enable-resource-name-dns-aaaa-record",
+            "false",
+            &configured,
+        ),
+        ("current-instance-boot-mode", "legacy-bios", &configured),
+    ] {
+        let found = instance_ids(&ec2, &[(name, value)]).await;
+        assert!(found.contains(want), "{name}={value}: {found:?}");
+        let other = if want == &plain { &configured } else { &plain };
+        if name != "private-dns-name-options.enable-resource-name-dns-aaaa-record"
+            && name != "current-instance-boot-mode"
+        {
+            assert!(!found.contains(other), "{name}={value}: {found:?}");
+        }
+    }
 
     // A template keeps them and a launch from it takes them; the launch's own win.
     let template = ec2

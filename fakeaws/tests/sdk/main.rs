@@ -6,6 +6,7 @@
 mod account;
 mod address_attribute;
 mod availability_zone;
+mod boot;
 mod capacity_reservation;
 mod cluster;
 mod consistency;

@@ -336,10 +336,14 @@ pub fn modify_instance_attribute(
                     ),
                 ));
             }
+            // The new type must boot the instance's image, and keep its AMD SEV-SNP.
+            let boot = super::boot::current_mode(i.options.boot_mode, architecture, wanted)?;
+            super::boot::check_sev_snp(i.options.amd_sev_snp, wanted, boot)?;
             let cpu_credits = super::credit::after_resize(region, i, wanted);
             Box::new(move |i| {
                 i.instance_type = wanted;
                 i.cpu_credits = cpu_credits;
+                i.options.current_boot_mode = Some(boot);
             })
         }
         Change::UserData(data) => {

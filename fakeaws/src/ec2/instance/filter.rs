@@ -1,6 +1,6 @@
 //! The filters of DescribeInstances.
 
-use crate::ec2::filter::{Filterable, one};
+use crate::ec2::filter::{Filterable, flag, one};
 use crate::ec2::network_interface;
 use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
@@ -8,21 +8,12 @@ use crate::region::Region;
 use super::*;
 
 impl Filterable for (&Instance, &Region) {
-    // Linux (no platform); no product code, requester, capacity reservation,
-    // Outpost, operator, kernel or RAM disk; no IPv6 addresses or prefixes on interfaces; and
-    // the options DescribeInstances does not show here (boot mode, enclave, hibernation,
-    // maintenance, private DNS name and network performance options).
+    // Linux (no platform); no product code, requester, capacity reservation resource group,
+    // Outpost, operator, kernel or RAM disk; no IPv4 or IPv6 prefixes on interfaces; no
+    // network performance options or NitroTPM.
     const NEVER_SET: &'static [&'static str] = &[
-        "boot-mode",
-        "capacity-reservation-id",
-        "capacity-reservation-specification.capacity-reservation-preference",
-        "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-id",
         "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-resource-group-arn",
-        "current-instance-boot-mode",
-        "enclave-options.enabled",
-        "hibernation-options.configured",
         "kernel-id",
-        "maintenance-options.auto-recovery",
         "metadata-options.http-protocol-ipv4",
         "network-interface.addresses.association.carrier-ip",
         "network-interface.addresses.association.customer-owned-ip",
@@ -41,9 +32,6 @@ impl Filterable for (&Instance, &Region) {
         "operator.principal",
         "outpost-arn",
         "platform",
-        "private-dns-name-options.enable-resource-name-dns-a-record",
-        "private-dns-name-options.enable-resource-name-dns-aaaa-record",
-        "private-dns-name-options.hostname-type",
         "product-code",
         "product-code.type",
         "ramdisk-id",
@@ -202,8 +190,53 @@ impl Filterable for (&Instance, &Region) {
                 .filter_map(|(_, v)| region.volumes.get(v))
                 .filter_map(|v| v.attachment.as_ref())
         };
+        let options = || super::options::render(&i.options);
+        let dns = || i.options.private_dns.clone().unwrap_or_default();
+        let bit = |b: Option<bool>| b.map(flag).unwrap_or_default();
         match name {
             "architecture" => one(i.architecture.as_str()),
+            "boot-mode" => i
+                .options
+                .boot_mode
+                .map(|b| one(b.as_str()))
+                .unwrap_or_default(),
+            "current-instance-boot-mode" => i
+                .options
+                .current_boot_mode
+                .map(|b| one(b.as_str()))
+                .unwrap_or_default(),
+            "capacity-reservation-id" => {
+                i.capacity_reservation.clone().map(one).unwrap_or_default()
+            }
+            "capacity-reservation-specification.capacity-reservation-preference" => options()
+                .capacity
+                .and_then(|c| c.capacity_reservation_preference)
+                .map(|p| one(p.as_str()))
+                .unwrap_or_default(),
+            "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-id" => {
+                i.options
+                    .capacity_target
+                    .clone()
+                    .map(one)
+                    .unwrap_or_default()
+            }
+            "enclave-options.enabled" => flag(i.options.enclave),
+            "hibernation-options.configured" => flag(i.options.hibernation),
+            "maintenance-options.auto-recovery" => options()
+                .maintenance
+                .and_then(|m| m.auto_recovery)
+                .map(|a| one(a.as_str()))
+                .unwrap_or_default(),
+            "private-dns-name-options.hostname-type" => dns()
+                .hostname_type
+                .map(|h| one(h.as_str()))
+                .unwrap_or_default(),
+            "private-dns-name-options.enable-resource-name-dns-a-record" => {
+                bit(dns().enable_resource_name_dns_a_record)
+            }
+            "private-dns-name-options.enable-resource-name-dns-aaaa-record" => {
+                bit(dns().enable_resource_name_dns_aaaa_record)
+            }
             "availability-zone" => one(i.zone.clone()),
             "instance-lifecycle" => i
                 .spot_request

@@ -14,6 +14,7 @@
 //! and the transitions the clock applies), `status` DescribeInstanceStatus.
 
 mod attribute;
+mod boot;
 mod console;
 mod credit;
 mod filter;

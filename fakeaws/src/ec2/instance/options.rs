@@ -5,7 +5,9 @@
 //! AWS's default:
 //! - CPU options: the instance type's cores and threads per core (for the types the catalogue
 //!   of `instance_type.rs` knows; another type answers none). A launch may ask for fewer cores
-//!   or one thread per core, each at least one and at most the type's;
+//!   or one thread per core, each at least one and at most the type's, and AMD SEV-SNP
+//!   ([`super::boot`]), answered as asked;
+//! - boot mode: the image's parameter and the mode the instance booted in ([`super::boot`]);
 //! - capacity reservations: `open`, or the reservation it targets
 //!   ([`crate::ec2::capacity_reservation`]);
 //! - hibernation and enclaves: not configured, not enabled;
@@ -20,10 +22,11 @@
 
 use crate::ec2::{Kind, capacity_reservation};
 use crate::generated::ec2::{
-    CapacityReservationPreference, CapacityReservationSpecificationResponse,
-    CapacityReservationTargetResponse, CpuOptions, EnclaveOptions, HibernationOptions,
-    InstanceAutoRecoveryState, InstanceMaintenanceOptions, InstanceRebootMigrationState,
-    InstanceStateName, InstanceType, ModifyInstanceCapacityReservationAttributesRequest,
+    AmdSevSnpSpecification, ArchitectureValues, BootModeValues, CapacityReservationPreference,
+    CapacityReservationSpecificationResponse, CapacityReservationTargetResponse, CpuOptions,
+    EnclaveOptions, HibernationOptions, InstanceAutoRecoveryState, InstanceBootModeValues,
+    InstanceMaintenanceOptions, InstanceRebootMigrationState, InstanceStateName, InstanceType,
+    ModifyInstanceCapacityReservationAttributesRequest,
     ModifyInstanceCapacityReservationAttributesResult, ModifyInstanceMaintenanceOptionsRequest,
     ModifyInstanceMaintenanceOptionsResult, ModifyPrivateDnsNameOptionsRequest,
     ModifyPrivateDnsNameOptionsResult, PrivateDnsNameOptionsResponse, RunInstancesRequest,
@@ -36,6 +39,15 @@ use crate::region::Region;
 pub struct LaunchOptions {
     /// Cores and threads per core, when its type is known.
     pub cpu: Option<(i32, i32)>,
+    /// AMD SEV-SNP as the launch asked it (`enabled` or `disabled`), shown in its CPU options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amd_sev_snp: Option<AmdSevSnpSpecification>,
+    /// The boot mode parameter of the image it was launched from, if that has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_mode: Option<BootModeValues>,
+    /// The mode it booted in, at its launch or its last start ([`super::boot`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_boot_mode: Option<InstanceBootModeValues>,
     /// `open`, `none` or `capacity-reservations-only`, as asked (nothing asked: `open`).
     pub capacity_preference: Option<CapacityReservationPreference>,
     /// The Capacity Reservation it targets.
@@ -59,17 +71,19 @@ pub fn at_launch(
     region: &Region,
     input: &RunInstancesRequest,
     instance_type: InstanceType,
+    image: (Option<BootModeValues>, ArchitectureValues),
     subnet_id: &str,
 ) -> Result<LaunchOptions, ApiError> {
+    let (boot_mode, architecture) = image;
+    let current_boot_mode = super::boot::current_mode(boot_mode, architecture, instance_type)?;
+    let amd_sev_snp = input.cpu_options.as_ref().and_then(|c| c.amd_sev_snp);
+    super::boot::check_sev_snp(amd_sev_snp, instance_type, current_boot_mode)?;
     let default_cpu = crate::ec2::instance_type::cores_and_threads(instance_type);
     let cpu = match &input.cpu_options {
-        None => default_cpu,
-        Some(asked) => {
-            if asked.amd_sev_snp.is_some() || asked.nested_virtualization.is_some() {
-                return Err(ApiError::not_implemented(
-                    "CpuOptions.AmdSevSnp and CpuOptions.NestedVirtualization",
-                ));
-            }
+        Some(asked) if asked.nested_virtualization.is_some() => {
+            return Err(ApiError::not_implemented("CpuOptions.NestedVirtualization"));
+        }
+        Some(asked) if asked.core_count.is_some() || asked.threads_per_core.is_some() => {
             let Some((cores, threads)) = default_cpu else {
                 return Err(ApiError::not_implemented(format!(
                     "CpuOptions for instance type {} (its cores are not in fakeaws's catalogue)",
@@ -90,6 +104,7 @@ pub fn at_launch(
             }
             Some((want_cores, want_threads))
         }
+        _ => default_cpu,
     };
     let capacity = crate::ec2::capacity_reservation::Settings::asked(
         input.capacity_reservation_specification.as_ref(),
@@ -111,6 +126,9 @@ pub fn at_launch(
     };
     Ok(LaunchOptions {
         cpu,
+        amd_sev_snp,
+        boot_mode,
+        current_boot_mode: Some(current_boot_mode),
         // As asked: DescribeInstances answers `open` for an instance that asked for nothing.
         capacity_preference: capacity.preference,
         capacity_target: capacity.target,
@@ -139,6 +157,8 @@ pub fn at_launch(
 /// The members of DescribeInstances' answer the options make.
 pub struct Rendered {
     pub cpu: Option<CpuOptions>,
+    pub boot_mode: Option<BootModeValues>,
+    pub current_boot_mode: Option<InstanceBootModeValues>,
     pub capacity: Option<CapacityReservationSpecificationResponse>,
     pub hibernation: Option<HibernationOptions>,
     pub enclave: Option<EnclaveOptions>,
@@ -149,11 +169,14 @@ pub struct Rendered {
 /// `o` as DescribeInstances answers it.
 pub fn render(o: &LaunchOptions) -> Rendered {
     Rendered {
-        cpu: o.cpu.map(|(cores, threads)| CpuOptions {
-            core_count: Some(cores),
-            threads_per_core: Some(threads),
+        cpu: (o.cpu.is_some() || o.amd_sev_snp.is_some()).then(|| CpuOptions {
+            core_count: o.cpu.map(|(cores, _)| cores),
+            threads_per_core: o.cpu.map(|(_, threads)| threads),
+            amd_sev_snp: o.amd_sev_snp,
             ..Default::default()
         }),
+        boot_mode: o.boot_mode,
+        current_boot_mode: o.current_boot_mode,
         // The target of an instance that targets a reservation; else its preference.
         capacity: Some(CapacityReservationSpecificationResponse {
             capacity_reservation_preference: match &o.capacity_target {

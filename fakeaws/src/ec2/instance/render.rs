@@ -194,6 +194,8 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         usage_operation: Some("RunInstances".into()),
         usage_operation_update_time: Some(i.launch_time),
         cpu_options: options.cpu,
+        boot_mode: options.boot_mode,
+        current_instance_boot_mode: options.current_boot_mode,
         capacity_reservation_specification: options.capacity,
         capacity_reservation_id: i.capacity_reservation.clone(),
         hibernation_options: options.hibernation,

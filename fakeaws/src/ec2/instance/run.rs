@@ -118,6 +118,7 @@ pub fn run_instances(
             image.architecture.as_str()
         )));
     }
+    let image_boot = (image.boot_mode, image.architecture);
     // A launch that targets a Capacity Reservation and names no subnet or zone goes to the
     // reservation's zone.
     let capacity =
@@ -205,7 +206,7 @@ pub fn run_instances(
             "Spot Instances cannot be launched with host tenancy (onto a Dedicated Host).",
         ));
     }
-    let options = super::options::at_launch(region, &input, instance_type, &subnet_id)?;
+    let options = super::options::at_launch(region, &input, instance_type, image_boot, &subnet_id)?;
     let cpu_credits = super::credit::at_launch(
         region,
         instance_type,

@@ -49,8 +49,8 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
         (
             d.cpu_options
                 .as_ref()
-                .is_some_and(|c| c.amd_sev_snp.is_some() || c.nested_virtualization.is_some()),
-            "CpuOptions.AmdSevSnp",
+                .is_some_and(|c| c.nested_virtualization.is_some()),
+            "CpuOptions.NestedVirtualization",
         ),
         (
             d.capacity_reservation_specification
@@ -238,6 +238,7 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
         cpu_options: d.cpu_options.map(|c| LaunchTemplateCpuOptions {
             core_count: c.core_count,
             threads_per_core: c.threads_per_core,
+            amd_sev_snp: c.amd_sev_snp,
             ..Default::default()
         }),
         capacity_reservation_specification: d.capacity_reservation_specification.map(|c| {
@@ -331,7 +332,7 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
         input.cpu_options = d.cpu_options.map(|c| CpuOptionsRequest {
             core_count: c.core_count,
             threads_per_core: c.threads_per_core,
-            amd_sev_snp: None,
+            amd_sev_snp: c.amd_sev_snp,
             nested_virtualization: None,
         });
     }
