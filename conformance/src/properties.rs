@@ -539,6 +539,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         empty_default_group: false,
         resource_names: false,
         rule_sources: false,
+        prefer_public: false,
         pre: Default::default(),
         services: 0,
     };

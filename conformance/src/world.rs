@@ -75,6 +75,9 @@ pub struct Case {
     /// blocks: node ports restricted to an IPv4 and an IPv6 block, a node rule from an IPv6
     /// block, and (when the cluster makes NAT gateways) one from their addresses.
     pub rule_sources: bool,
+    /// The cluster's default subnets in its own VPC prefer public ones
+    /// (`subnetSchema: PreferPublic`: the public subnets take the larger ranges).
+    pub prefer_public: bool,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -99,6 +102,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
         ),
     )
         .prop_map(
@@ -110,7 +114,15 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                 machines,
                 p,
                 services,
-                (spot, data_volumes, secondary, empty_default_group, resource_names, rule_sources),
+                (
+                    spot,
+                    data_volumes,
+                    secondary,
+                    empty_default_group,
+                    resource_names,
+                    rule_sources,
+                    prefer_public,
+                ),
             )| {
                 let subnets = p[2];
                 let bastion_pre = p[4] && subnets && bastion;
@@ -136,6 +148,8 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     empty_default_group: empty_default_group && !pre.vpc,
                     resource_names: resource_names && !pre.subnets,
                     rule_sources,
+                    // Only the default subnets of the cluster's own VPC follow the schema.
+                    prefer_public: prefer_public && !pre.vpc && !secondary,
                     pre,
                     services,
                 }
@@ -143,7 +157,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         )
 }
 
-/// As derived, except that `resource_names` and `rule_sources` show only when set: a case's text seeds its
+/// As derived, except that `resource_names`, `rule_sources` and `prefer_public` show only when set: a case's text seeds its
 /// faults ([`crate::target::seed_of`]), and the cases kept from before the field existed
 /// must draw the faults they failed with.
 impl std::fmt::Debug for Case {
@@ -163,6 +177,9 @@ impl std::fmt::Debug for Case {
         }
         if self.rule_sources {
             d.field("rule_sources", &self.rule_sources);
+        }
+        if self.prefer_public {
+            d.field("prefer_public", &self.prefer_public);
         }
         d.field("pre", &self.pre)
             .field("services", &self.services)
@@ -224,7 +241,7 @@ impl Case {
                     .cidr
                     .parse()
                     .unwrap_or_else(|_| ipnet::Ipv4Net::default());
-                provider::spec::default_subnets(vpc, &zones(&ex.region, self.zones))
+                provider::spec::default_subnets(vpc, &zones(&ex.region, self.zones), false)
                     .into_iter()
                     .map(|p| subnet_yaml(&p))
                     .collect()
@@ -241,7 +258,7 @@ impl Case {
             let zones = zones(&ex.region, self.zones);
             let split = |range: &str, public: bool| {
                 let net = range.parse().unwrap_or_else(|_| ipnet::Ipv4Net::default());
-                provider::spec::default_subnets(net, &zones)
+                provider::spec::default_subnets(net, &zones, false)
                     .into_iter()
                     .filter(move |p| p.public == public)
             };
@@ -251,7 +268,11 @@ impl Case {
                 .collect();
             network.insert(y("subnets"), serde_yaml_ng::Value::Sequence(subnets));
         } else {
-            network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(self.own_vpc()));
+            let mut vpc = self.own_vpc();
+            if self.prefer_public {
+                vpc.insert(y("subnetSchema"), y("PreferPublic"));
+            }
+            network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(vpc));
             network.insert(
                 y("availabilityZoneCount"),
                 serde_yaml_ng::Value::Number(self.zones.into()),
@@ -636,7 +657,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
                 .await
                 .map_err(aws_failure("CreateRoute"))?;
         }
-        for p in provider::spec::default_subnets(net, &zones) {
+        for p in provider::spec::default_subnets(net, &zones, false) {
             let id = ec2
                 .create_subnet()
                 .vpc_id(&vpc)

@@ -165,6 +165,7 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
         empty_default_group: false,
         resource_names: false,
         rule_sources: false,
+        prefer_public: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,

@@ -135,6 +135,7 @@ fn a_default_group_not_visible_yet_is_waited_for_in_a_storm() {
         empty_default_group: true,
         resource_names: false,
         rule_sources: false,
+        prefer_public: false,
         pre: conformance::world::Preexisting::default(),
         services: 0,
     };
@@ -225,6 +226,7 @@ fn crash_at_every_change_of_one_cluster() {
         empty_default_group: false,
         resource_names: false,
         rule_sources: false,
+        prefer_public: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
@@ -264,6 +266,7 @@ fn every_refused_delete_of_one_cluster() {
         empty_default_group: false,
         resource_names: false,
         rule_sources: false,
+        prefer_public: false,
         pre: conformance::world::Preexisting::default(),
         services: 1,
     };

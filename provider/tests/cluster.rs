@@ -2522,3 +2522,111 @@ async fn the_api_load_balancer_spans_the_subnets_named() {
     down(&a, &spec(&[])).await;
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
+
+/// `network.vpc.subnetSchema: PreferPublic` (CAPA's): the default subnets' roles swapped, the
+/// public ones taking the VPC's larger parts; the NAT gateways in them as ever; a schema the
+/// cluster cannot apply, or an unknown one, refused before any call.
+#[tokio::test]
+async fn a_cluster_preferring_public_subnets_gives_them_the_larger_ranges() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let spec = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 3\n    vpc: {cidrBlock: 10.0.0.0/16, subnetSchema: PreferPublic}\n",
+    );
+    let o = up(&a, &spec).await;
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter(
+            "vpc-id",
+            &[o.status.vpc.as_ref().unwrap().id.as_str()],
+        ))
+        .send()
+        .await
+        .unwrap();
+    let mut by_role: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in subnets.subnets() {
+        let role = s
+            .tags()
+            .iter()
+            .find(|t| t.key() == Some("sigs.k8s.io/cluster-api-provider-aws/role"))
+            .and_then(|t| t.value())
+            .unwrap()
+            .to_string();
+        by_role
+            .entry(role)
+            .or_default()
+            .insert(s.cidr_block().unwrap().to_string());
+    }
+    assert_eq!(
+        by_role["public"],
+        BTreeSet::from(["10.0.64.0/18", "10.0.128.0/18", "10.0.192.0/18"].map(String::from))
+    );
+    assert_eq!(
+        by_role["private"],
+        BTreeSet::from(["10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20"].map(String::from))
+    );
+    // The NAT gateways live in the public subnets, one per zone's private subnet routes.
+    let public: Vec<&String> = by_role["public"].iter().collect();
+    let nats = ec2
+        .describe_nat_gateways()
+        .filter(filter("state", &["pending", "available"]))
+        .send()
+        .await
+        .unwrap();
+    for n in nats.nat_gateways() {
+        let in_subnet = subnets
+            .subnets()
+            .iter()
+            .find(|s| s.subnet_id() == n.subnet_id())
+            .and_then(|s| s.cidr_block())
+            .unwrap()
+            .to_string();
+        assert!(public.contains(&&in_subnet), "{in_subnet}");
+    }
+    fake.fake().take_calls();
+    up(&a, &spec).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+    // The schema cannot change under existing subnets: refused, nothing touched.
+    let flipped = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 3\n    vpc: {cidrBlock: 10.0.0.0/16}\n",
+    );
+    let err = a.reconcile(&flipped).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.network.vpc.subnetSchema"),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "refused untouched");
+    down(&a, &spec).await;
+
+    // Likewise a subnet of the spec's whose role flips.
+    let named = |first_public: bool| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    subnets:\n      - {{cidrBlock: 10.0.0.0/20, availabilityZone: us-east-1a, public: {first_public}}}\n      - {{cidrBlock: 10.0.64.0/18, availabilityZone: us-east-1a, public: {}}}\n",
+            !first_public
+        ))
+    };
+    up(&a, &named(true)).await;
+    fake.fake().take_calls();
+    let err = a.reconcile(&named(false)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.network.subnets[].public"),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "refused untouched");
+    down(&a, &named(true)).await;
+
+    let bad = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {id: vpc-0123456789abcdef0, subnetSchema: PreferLarge}\n",
+    );
+    let problems = refused_before_any_call(&fake, &a, &bad).await;
+    for needle in [
+        "spec.network.vpc.subnetSchema: \"PreferLarge\" is not PreferPrivate or PreferPublic",
+        "spec.network.vpc.subnetSchema: applies to the subnets the cluster makes by default",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}

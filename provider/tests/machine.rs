@@ -1879,3 +1879,206 @@ async fn a_machine_is_launched_with_the_hostname_type_asked_which_is_immutable()
         "resource-name"
     );
 }
+
+/// An x86 image of the account's that boots UEFI, as an image pipeline registers one.
+async fn uefi_image(ec2: &aws_sdk_ec2::Client, name: &str) -> String {
+    let volume = ec2
+        .create_volume()
+        .availability_zone("us-east-1a")
+        .size(8)
+        .send()
+        .await
+        .unwrap()
+        .volume_id
+        .unwrap();
+    let snapshot = ec2
+        .create_snapshot()
+        .volume_id(volume)
+        .send()
+        .await
+        .unwrap()
+        .snapshot_id
+        .unwrap();
+    aws_sdk_ec2::client::Waiters::wait_until_snapshot_completed(ec2)
+        .snapshot_ids(&snapshot)
+        .wait(Duration::from_secs(5))
+        .await
+        .unwrap();
+    ec2.register_image()
+        .name(name)
+        .architecture(aws_sdk_ec2::types::ArchitectureValues::X8664)
+        .boot_mode(aws_sdk_ec2::types::BootModeValues::Uefi)
+        .root_device_name("/dev/sda1")
+        .block_device_mappings(
+            aws_sdk_ec2::types::BlockDeviceMapping::builder()
+                .device_name("/dev/sda1")
+                .ebs(
+                    aws_sdk_ec2::types::EbsBlockDevice::builder()
+                        .snapshot_id(snapshot)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .image_id
+        .unwrap()
+}
+
+/// A node machine `name` of `instance_type` from `ami` (YAML), its spec also holding `extra`
+/// (YAML lines, indented 2).
+fn node_of(name: &str, ami: &str, instance_type: &str, extra: &str) -> Machine {
+    let yaml = format!(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: node\n  ami: {ami}\n  instanceType: {instance_type}\n  subnet: {{availabilityZone: us-east-1b}}\n{extra}  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n"
+    );
+    provider::spec::parse_documents(&yaml, "test")
+        .unwrap()
+        .machines
+        .remove(0)
+}
+
+/// A node machine of `instance_type` from `ami` (YAML) with `cpu_options` (YAML).
+fn confidential(name: &str, ami: &str, instance_type: &str, cpu_options: &str) -> Machine {
+    node_of(
+        name,
+        ami,
+        instance_type,
+        &format!("  cpuOptions: {cpu_options}\n"),
+    )
+}
+
+/// `cpuOptions.confidentialCompute` (CAPA's): AMD SEV-SNP at launch, on a type with the
+/// feature from an image booting UEFI, immutable after; a type or an image without it
+/// refused before anything is made, naming the field; a bad value refused when read.
+#[tokio::test]
+async fn a_confidential_machine_runs_with_amd_sev_snp_which_is_immutable() {
+    let problems = refused("  cpuOptions: {confidentialCompute: SEV}\n");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("spec.cpuOptions.confidentialCompute")),
+        "{problems:?}"
+    );
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let ami = uefi_image(&ec2, "uefi-node").await;
+    let sev = "{confidentialCompute: AMDEncryptedVirtualizationNestedPaging}";
+    let node = confidential("c1-node-sev", &format!("{{id: {ami}}}"), "c6a.large", sev);
+    let (st, i) = create_one(&w, &m, &node).await;
+    assert_eq!(
+        i.cpu_options().and_then(|c| c.amd_sev_snp()),
+        Some(&aws_sdk_ec2::types::AmdSevSnpSpecification::Enabled)
+    );
+    assert_eq!(
+        i.current_instance_boot_mode(),
+        Some(&aws_sdk_ec2::types::InstanceBootModeValues::Uefi)
+    );
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+
+    // Switched off in the spec: refused, nothing changes.
+    w.fake.fake().take_calls();
+    let off = confidential(
+        "c1-node-sev",
+        &format!("{{id: {ami}}}"),
+        "c6a.large",
+        "{confidentialCompute: Disabled}",
+    );
+    let err = m.update(&w.cluster, &off, Some(&st)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. }
+            if field == "spec.cpuOptions.confidentialCompute"),
+        "{err:?}"
+    );
+    let calls = w.fake.fake().take_calls();
+    assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+
+    // A type without the feature, and an image that does not boot UEFI: refused before any
+    // launch, each naming what to change.
+    let cases = [
+        (
+            confidential("c1-node-m5", &format!("{{id: {ami}}}"), "m5.large", sev),
+            "spec.instanceType: m5.large does not support AMD SEV-SNP",
+        ),
+        (
+            confidential(
+                "c1-node-bios",
+                "{lookup: {baseOS: ubuntu-24.04}}",
+                "c6a.large",
+                sev,
+            ),
+            "needs an image of boot mode uefi or uefi-preferred",
+        ),
+    ];
+    for (machine, needle) in cases {
+        w.fake.fake().take_calls();
+        let err = m.create(&w.cluster, &machine, None).await.unwrap_err();
+        assert!(err.to_string().contains(needle), "{err}");
+        let calls = w.fake.fake().take_calls();
+        assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+        assert!(
+            instances_named(&ec2, &machine.metadata.name)
+                .await
+                .is_empty()
+        );
+    }
+}
+
+/// The lookup's `format` (CAPA's `imageLookupFormat`): the image of the user's naming found
+/// by it; a format with another action, or braces left open, refused when read.
+#[tokio::test]
+async fn an_image_lookup_takes_the_name_format_given() {
+    for (format, needle) in [
+        (
+            "team-{{.Distro}}-*",
+            "{{.Distro}} is not {{.BaseOS}} or {{.K8sVersion}}",
+        ),
+        ("team-{{.BaseOS}-*", "opens {{ without closing it"),
+    ] {
+        let yaml = format!(
+            "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: c1-node-bad}}\nspec:\n  clusterName: c1\n  role: node\n  ami: {{lookup: {{baseOS: ubuntu-24.04, format: \"{format}\"}}}}\n  instanceType: t3.large\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n"
+        );
+        match provider::spec::parse_documents(&yaml, "test") {
+            Err(Error::InvalidSpec { problems }) => assert!(
+                problems
+                    .iter()
+                    .any(|p| p.contains("spec.ami.lookup.format") && p.contains(needle)),
+                "{problems:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let ours = uefi_image(&ec2, "team-ubuntu-24.04-k8s-1.31.0-20241001").await;
+    // Another base OS and another version: the pattern leaves them out.
+    uefi_image(&ec2, "team-ubuntu-22.04-k8s-1.31.0-20241001").await;
+    uefi_image(&ec2, "team-ubuntu-24.04-k8s-1.30.2-20241001").await;
+    let owner = ec2
+        .describe_images()
+        .image_ids(&ours)
+        .send()
+        .await
+        .unwrap()
+        .images()[0]
+        .owner_id()
+        .unwrap()
+        .to_string();
+    let node = node_of(
+        "c1-node-team",
+        &format!(
+            "{{lookup: {{baseOS: ubuntu-24.04, owner: \"{owner}\", format: \"team-{{{{ .BaseOS }}}}-k8s-{{{{.K8sVersion}}}}-*\"}}}}"
+        ),
+        "t3.large",
+        "",
+    );
+    let (st, i) = create_one(&w, &m, &node).await;
+    assert_eq!(i.image_id(), Some(ours.as_str()));
+    assert_eq!(st.image_id, ours);
+}

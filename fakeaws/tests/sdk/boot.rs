@@ -159,17 +159,7 @@ async fn instances_boot_as_their_image_and_type_allow() {
     let found = |name: &'static str, value: &'static str| {
         let ec2 = ec2.clone();
         async move {
-            let mut ids: Vec<String> = ec2
-                .describe_instances()
-                .filters(filter(name, &[value]))
-                .send()
-                .await
-                .unwrap()
-                .reservations()
-                .iter()
-                .flat_map(|r| r.instances())
-                .filter_map(|i| i.instance_id().map(String::from))
-                .collect();
+            let mut ids = instance_ids(&ec2, &[(name, value)]).await;
             ids.sort();
             ids
         }

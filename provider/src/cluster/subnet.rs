@@ -10,6 +10,7 @@ use super::{Scope, SubnetStatus};
 use crate::aws_error::aws;
 use crate::clients::Clients;
 use crate::error::Error;
+use crate::ownership;
 use crate::sdk::{filter, sent_once};
 use crate::spec::{Plan, PlannedSubnet};
 
@@ -246,6 +247,32 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             current: extra.cidr_block().unwrap_or_default().to_string(),
             wanted: "no such subnet".into(),
         });
+    }
+    // A subnet keeps its role: public and private subnets differ in their routes, their NAT
+    // gateways and the addresses they give, which no step moves from one to the other.
+    for p in planned.iter().filter(|p| p.id.is_none()) {
+        let kind = if p.public { "public" } else { "private" };
+        let held = p.cidr.and_then(|c| {
+            owned
+                .iter()
+                .find(|o| o.cidr_block() == Some(c.to_string().as_str()))
+        });
+        if let Some(sn) = held
+            && let Some(role) = ownership::ec2_tag(sn.tags(), ownership::ROLE_KEY)
+            && role != kind
+        {
+            let field = if s.plan.spec.network.subnets.is_empty() {
+                "spec.network.vpc.subnetSchema"
+            } else {
+                "spec.network.subnets[].public"
+            };
+            return Err(Error::Immutable {
+                field: field.into(),
+                resource: sn.subnet_id().unwrap_or_default().to_string(),
+                current: role.to_string(),
+                wanted: kind.into(),
+            });
+        }
     }
     let ranges = s.vpc_ranges();
     if !ranges.is_empty() {

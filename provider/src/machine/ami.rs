@@ -1,11 +1,12 @@
-//! The machine image: the spec's id, or the newest image of an owner whose name matches
-//! `capa-ami-<baseOS>-?<kubernetesVersion>-*` (the naming of `images/`, the node image recipe).
+//! The machine image: the spec's id, or the newest image of an owner whose name matches the
+//! lookup's format, by default `capa-ami-<baseOS>-?<kubernetesVersion>-*` (the naming of
+//! `images/`, the node image recipe).
 
 use crate::aws_error::aws;
 use crate::clients::Clients;
 use crate::error::Error;
 use crate::sdk::filter;
-use crate::spec::machine::MachineSpec;
+use crate::spec::machine::{DEFAULT_LOOKUP_FORMAT, MachineSpec, lookup_pattern};
 
 /// The account publishing Cluster API's AWS images today, the default lookup owner (the
 /// reference project's earlier account, 258751437250, is being retired).
@@ -20,14 +21,26 @@ pub struct Image {
     pub name: String,
     /// Its root device, where the root volume mapping goes.
     pub root_device: String,
+    /// Its boot mode parameter (`legacy-bios`, `uefi`, `uefi-preferred`), if it has one.
+    pub boot_mode: Option<String>,
 }
 
-/// The name pattern of a lookup: `capa-ami-ubuntu-24.04-?1.31.0-*` (the `?` takes the `v`).
-pub fn pattern(base_os: &str, kubernetes_version: &str) -> String {
-    format!(
-        "capa-ami-{base_os}-?{}-*",
-        kubernetes_version.trim_start_matches('v')
+/// The name pattern of a lookup: its format (`capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*` by
+/// default) for `base_os` and `kubernetes_version`, so `capa-ami-ubuntu-24.04-?1.31.0-*` (the
+/// `?` takes the `v`).
+pub fn pattern(
+    format: Option<&str>,
+    base_os: &str,
+    kubernetes_version: &str,
+) -> Result<String, Error> {
+    lookup_pattern(
+        format.unwrap_or(DEFAULT_LOOKUP_FORMAT),
+        base_os,
+        kubernetes_version,
     )
+    .map_err(|e| Error::InvalidSpec {
+        problems: vec![format!("spec.ami.lookup.format: {e}")],
+    })
 }
 
 /// Resolves the spec's image: by id, or the newest match of its lookup.
@@ -44,7 +57,7 @@ pub async fn resolve(clients: &Clients, spec: &MachineSpec) -> Result<Image, Err
             let arch = l.architecture.clone().unwrap_or_else(|| {
                 crate::instance::architecture_of(&spec.instance_type).to_string()
             });
-            let pattern = pattern(&l.base_os, &version);
+            let pattern = pattern(l.format.as_deref(), &l.base_os, &version)?;
             (
                 call.owners(&owner)
                     .filters(filter("name", &[&pattern]))
@@ -80,6 +93,7 @@ pub async fn resolve(clients: &Clients, spec: &MachineSpec) -> Result<Image, Err
             id: i.image_id().unwrap_or_default().to_string(),
             name: i.name().unwrap_or_default().to_string(),
             root_device: i.root_device_name().unwrap_or("/dev/sda1").to_string(),
+            boot_mode: i.boot_mode().map(|b| b.as_str().to_string()),
         }),
         (None, Some((owner, pattern, architecture))) => Err(Error::NoImage {
             owner,

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
-    BlockDeviceMapping, CapacityReservationPreference, CapacityReservationSpecification,
-    CapacityReservationTarget, EbsBlockDevice, HostnameType, HttpTokensState,
-    IamInstanceProfileSpecification, Instance, InstanceInterruptionBehavior,
-    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
-    InstanceMetadataProtocolState, InstanceMetadataTagsState, InstanceType, MarketType, Placement,
-    PrivateDnsNameOptionsRequest, ResourceType, SpotInstanceType, SpotMarketOptions, Tenancy,
-    VolumeType,
+    AmdSevSnpSpecification, BlockDeviceMapping, CapacityReservationPreference,
+    CapacityReservationSpecification, CapacityReservationTarget, CpuOptionsRequest, EbsBlockDevice,
+    HostnameType, HttpTokensState, IamInstanceProfileSpecification, Instance,
+    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
+    InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
+    InstanceType, MarketType, Placement, PrivateDnsNameOptionsRequest, ResourceType,
+    SpotInstanceType, SpotMarketOptions, SupportedAdditionalProcessorFeature, Tenancy, VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -129,6 +129,9 @@ impl MachineActuator {
         let subnet = self.subnet_for(ctx, machine)?;
         let groups = self.groups_for(ctx, machine);
         let image = ami::resolve(&self.clients, s).await?;
+        if s.cpu_options.as_ref().is_some_and(|c| c.sev_snp()) {
+            self.check_sev_snp(s, &image).await?;
+        }
         let endpoint = ctx
             .status
             .load_balancer
@@ -227,6 +230,17 @@ impl MachineActuator {
         if let Some(o) = &s.instance_metadata_options {
             call = call.metadata_options(metadata_request(o));
         }
+        if let Some(c) = &s.cpu_options {
+            call = call.cpu_options(
+                CpuOptionsRequest::builder()
+                    .amd_sev_snp(if c.sev_snp() {
+                        AmdSevSnpSpecification::Enabled
+                    } else {
+                        AmdSevSnpSpecification::Disabled
+                    })
+                    .build(),
+            );
+        }
         if let Some(d) = &s.private_dns_name {
             call = call.private_dns_name_options(
                 PrivateDnsNameOptionsRequest::builder()
@@ -294,6 +308,50 @@ impl MachineActuator {
             .first()
             .cloned()
             .ok_or_else(|| empty_answer("RunInstances"))
+    }
+
+    /// AMD SEV-SNP's requirements, checked before the launch so that the refusal names the
+    /// spec's field: an instance type with the `amd-sev-snp` feature (as DescribeInstanceTypes
+    /// answers it in the region) and an image that boots UEFI.
+    async fn check_sev_snp(&self, s: &MachineSpec, image: &ami::Image) -> Result<(), Error> {
+        if !matches!(image.boot_mode.as_deref(), Some("uefi" | "uefi-preferred")) {
+            return Err(Error::PreExisting {
+                resource: format!("image {} ({})", image.id, image.name),
+                problem: format!(
+                    "boots {}, and AMD SEV-SNP (spec.cpuOptions.confidentialCompute) needs an \
+                     image of boot mode uefi or uefi-preferred",
+                    image
+                        .boot_mode
+                        .as_deref()
+                        .unwrap_or("its architecture's default mode")
+                ),
+            });
+        }
+        let out = self
+            .ec2()
+            .describe_instance_types()
+            .instance_types(InstanceType::from(s.instance_type.as_str()))
+            .send()
+            .await
+            .map_err(aws("DescribeInstanceTypes"))?;
+        let supported = out.instance_types().iter().any(|t| {
+            t.processor_info().is_some_and(|p| {
+                p.supported_features()
+                    .contains(&SupportedAdditionalProcessorFeature::AmdSevSnp)
+            })
+        });
+        if !supported {
+            return Err(Error::InvalidSpec {
+                problems: vec![format!(
+                    "spec.instanceType: {} does not support AMD SEV-SNP \
+                     (spec.cpuOptions.confidentialCompute) in this region; the types that do \
+                     have the amd-sev-snp processor feature (DescribeInstanceTypes, filter \
+                     processor-info.supported-features)",
+                    s.instance_type
+                )],
+            });
+        }
+        Ok(())
     }
 }
 

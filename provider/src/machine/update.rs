@@ -154,6 +154,27 @@ impl MachineActuator {
                 a.clone(),
             );
         }
+        // AMD SEV-SNP is the launch's.
+        if let Some(wanted) = s
+            .cpu_options
+            .as_ref()
+            .and_then(|c| c.confidential_compute.clone())
+        {
+            let enabled = i
+                .cpu_options()
+                .and_then(|c| c.amd_sev_snp())
+                .is_some_and(|a| *a == aws_sdk_ec2::types::AmdSevSnpSpecification::Enabled);
+            immutable(
+                "spec.cpuOptions.confidentialCompute",
+                if enabled {
+                    crate::spec::machine::AMD_SEV_SNP
+                } else {
+                    "Disabled"
+                }
+                .to_string(),
+                wanted,
+            );
+        }
         // Spot or On-Demand, and the maximum price, are the launch's: AWS changes neither.
         let lifecycle = |spot: bool| if spot { "spot" } else { "on-demand" }.to_string();
         immutable(

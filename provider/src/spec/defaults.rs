@@ -100,8 +100,10 @@ pub fn load_balancer_name(cluster: &str, explicit: Option<&str>) -> String {
 /// The default subnets of `vpc` over `zones`: the VPC split into (zones + 1) equal parts
 /// (rounded up to a power of two); the first part split again into (zones + 1) pieces for the
 /// public subnets, the next parts private, one per zone. A /16 over 3 zones gives public /20s
-/// and private /18s (as Cluster API's AWS provider does); a piece always stays free.
-pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
+/// and private /18s (as Cluster API's AWS provider does); a piece always stays free. With
+/// `prefer_public` (CAPA's `PreferPublic` subnet schema) the two roles are swapped: the
+/// public subnets take the parts, the private ones the pieces of the first.
+pub fn default_subnets(vpc: Ipv4Net, zones: &[String], prefer_public: bool) -> Vec<PlannedSubnet> {
     let n = zones.len().max(1);
     let parts = (n + 1).next_power_of_two();
     let bits = parts.trailing_zeros() as u8;
@@ -112,7 +114,8 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
     let Some(first) = pieces.first().copied() else {
         return Vec::new();
     };
-    // n + 1 public pieces: one always stays free, so the VPC keeps room to grow.
+    // n + 1 pieces of the first part (public by default): one always stays free, so the VPC
+    // keeps room to grow.
     let public_bits = (n + 1).next_power_of_two().trailing_zeros() as u8;
     let public: Vec<Ipv4Net> = first
         .subnets(first.prefix_len().saturating_add(public_bits).min(28))
@@ -125,7 +128,7 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
                 id: None,
                 cidr: Some(*c),
                 zone: Some(zone.clone()),
-                public: true,
+                public: !prefer_public,
                 tags: Default::default(),
             });
         }
@@ -134,7 +137,7 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String]) -> Vec<PlannedSubnet> {
                 id: None,
                 cidr: Some(*c),
                 zone: Some(zone.clone()),
-                public: false,
+                public: prefer_public,
                 tags: Default::default(),
             });
         }

@@ -142,6 +142,9 @@ pub struct MachineSpec {
     /// the hostname the instance boots with).
     #[serde(default)]
     pub private_dns_name: Option<PrivateDnsName>,
+    /// CPU options (CAPA's `cpuOptions`): confidential computing. Immutable.
+    #[serde(default)]
+    pub cpu_options: Option<CpuOptions>,
     /// Send the user data as it is rather than gzipped (CAPA's `uncompressedUserData`), for
     /// an image whose boot agent does not take gzip; EC2's 16 KiB limit then applies to the
     /// text itself. Read at launch only, as the kubeadm section is.
@@ -149,6 +152,27 @@ pub struct MachineSpec {
     pub uncompressed_user_data: bool,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
+}
+
+/// AMD SEV-SNP's name in `confidentialCompute` (CAPA's).
+pub const AMD_SEV_SNP: &str = "AMDEncryptedVirtualizationNestedPaging";
+
+/// A machine's CPU options (CAPA's `cpuOptions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuOptions {
+    /// `AMDEncryptedVirtualizationNestedPaging` (AMD SEV-SNP: the instance's memory encrypted
+    /// with a key of its own; on an instance type with the `amd-sev-snp` feature, from an
+    /// image booting UEFI) or `Disabled`; left out, EC2's default (disabled).
+    #[serde(default, rename = "confidentialCompute")]
+    pub confidential_compute: Option<String>,
+}
+
+impl CpuOptions {
+    /// Whether AMD SEV-SNP is asked for.
+    pub fn sev_snp(&self) -> bool {
+        self.confidential_compute.as_deref() == Some(AMD_SEV_SNP)
+    }
 }
 
 /// A machine's hostname options (CAPA's `privateDnsName`); each one left out is the
@@ -283,10 +307,56 @@ pub struct AmiSpec {
     pub lookup: Option<AmiLookup>,
 }
 
-/// An image lookup: `capa-ami-<baseOS>-?<kubernetesVersion>-*` of `owner`, newest first.
+/// CAPA's default image name format.
+pub const DEFAULT_LOOKUP_FORMAT: &str = "capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*";
+
+/// The name pattern `format` makes for `base_os` and `kubernetes_version` (without its `v`):
+/// each `{{.BaseOS}}` and `{{.K8sVersion}}` (spaces inside the braces allowed, as in Go's
+/// templates) replaced; any other action, or braces left open, is an error naming it.
+pub fn lookup_pattern(
+    format: &str,
+    base_os: &str,
+    kubernetes_version: &str,
+) -> Result<String, String> {
+    let version = kubernetes_version.trim_start_matches('v');
+    let mut out = String::with_capacity(format.len() + 16);
+    let mut rest = format;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            return Err(format!(
+                "{:?} opens {{{{ without closing it",
+                &rest[start..]
+            ));
+        };
+        match after[..end].trim() {
+            ".BaseOS" => out.push_str(base_os),
+            ".K8sVersion" => out.push_str(version),
+            other => {
+                return Err(format!(
+                    "{{{{{other}}}}} is not {{{{.BaseOS}}}} or {{{{.K8sVersion}}}}"
+                ));
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    if rest.contains("}}") {
+        return Err(format!("{rest:?} closes }}}} without opening it"));
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// An image lookup: the newest image of `owner` whose name matches `format`
+/// (`capa-ami-<baseOS>-?<kubernetesVersion>-*` by default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AmiLookup {
+    /// The name format (CAPA's `imageLookupFormat`): a pattern of `*` and `?` in which
+    /// `{{.BaseOS}}` and `{{.K8sVersion}}` (the version without its `v`) are replaced.
+    #[serde(default)]
+    pub format: Option<String>,
     /// Such as `ubuntu-24.04`.
     #[serde(rename = "baseOS")]
     pub base_os: String,
@@ -586,6 +656,12 @@ pub fn validate(m: &Machine) -> Vec<String> {
         ));
     }
     let s = &m.spec;
+    if let Some(l) = &s.ami.lookup
+        && let Some(f) = &l.format
+        && let Err(e) = lookup_pattern(f, &l.base_os, &s.kubeadm.kubernetes_version)
+    {
+        p.push(format!("spec.ami.lookup.format: {e}"));
+    }
     match (&s.ami.id, &s.ami.lookup) {
         (Some(_), Some(_)) => p.push("spec.ami: give either id or lookup, not both".into()),
         (None, None) => p.push("spec.ami: give id or lookup".into()),
@@ -807,6 +883,15 @@ pub fn validate(m: &Machine) -> Vec<String> {
                  no IPv6 range, so the instance has no IPv6 address to answer with"
                     .into(),
             );
+        }
+    }
+    if let Some(c) = &s.cpu_options {
+        match c.confidential_compute.as_deref() {
+            Some(AMD_SEV_SNP | "Disabled") => {}
+            Some(other) => p.push(format!(
+                "spec.cpuOptions.confidentialCompute: {other:?} is not {AMD_SEV_SNP} or Disabled"
+            )),
+            None => p.push("spec.cpuOptions: give confidentialCompute".into()),
         }
     }
     let k = &s.kubeadm;

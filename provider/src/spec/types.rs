@@ -181,7 +181,15 @@ pub struct VpcSpec {
     /// existing subnet.
     #[serde(default)]
     pub private_dns_hostname_type_on_launch: Option<String>,
+    /// How the VPC's range is shared between the subnets the cluster makes by default (CAPA's
+    /// field): `PreferPrivate` (the default: the private subnets take the larger pieces) or
+    /// `PreferPublic` (the public ones do). Immutable once the subnets exist.
+    #[serde(default)]
+    pub subnet_schema: Option<String>,
 }
+
+/// The values of `network.vpc.subnetSchema`.
+pub const SUBNET_SCHEMAS: [&str; 2] = ["PreferPrivate", "PreferPublic"];
 
 /// The hostname types EC2 gives instances.
 pub const HOSTNAME_TYPES: [&str; 2] = ["ip-name", "resource-name"];

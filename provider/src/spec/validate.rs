@@ -11,7 +11,7 @@ use super::defaults::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
     default_subnets, load_balancer_name,
 };
-use super::types::HOSTNAME_TYPES;
+use super::types::{HOSTNAME_TYPES, SUBNET_SCHEMAS};
 use super::{API_VERSION, Cluster, ClusterSpec, CniRule, HealthCheckSpec, Scheme};
 use crate::error::Error;
 
@@ -297,7 +297,12 @@ fn check_network(
     let mut subnets = Vec::new();
     if net.subnets.is_empty() {
         if let Some(vpc) = vpc_cidr {
-            subnets = default_subnets(vpc, &zones[..net.availability_zone_count.min(zones.len())]);
+            let prefer_public = net.vpc.subnet_schema.as_deref() == Some("PreferPublic");
+            subnets = default_subnets(
+                vpc,
+                &zones[..net.availability_zone_count.min(zones.len())],
+                prefer_public,
+            );
         }
         // An existing VPC without subnets: its own subnets are used (found at plan time).
     } else {
@@ -391,6 +396,20 @@ fn check_network(
         }
     }
 
+    if let Some(schema) = &net.vpc.subnet_schema {
+        if !SUBNET_SCHEMAS.contains(&schema.as_str()) {
+            p.push(format!(
+                "spec.network.vpc.subnetSchema: {schema:?} is not PreferPrivate or PreferPublic"
+            ));
+        }
+        if !net.subnets.is_empty() || existing_vpc.is_some() {
+            p.push(
+                "spec.network.vpc.subnetSchema: applies to the subnets the cluster makes by \
+                 default in its own VPC, and the spec names its subnets or an existing VPC"
+                    .into(),
+            );
+        }
+    }
     if let Some(t) = &net.vpc.private_dns_hostname_type_on_launch {
         if !HOSTNAME_TYPES.contains(&t.as_str()) {
             p.push(format!(
