@@ -2630,3 +2630,50 @@ async fn a_cluster_preferring_public_subnets_gives_them_the_larger_ranges() {
         );
     }
 }
+
+/// `controlPlaneLoadBalancer.healthCheckProtocol` (CAPA's): the API balancer checks the API
+/// servers over the protocol named (`/readyz` for HTTP and HTTPS), converged when it changes;
+/// an unknown protocol, or one beside a whole `healthCheck`, refused before any call.
+#[tokio::test]
+async fn the_api_load_balancer_checks_over_the_protocol_named() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let elb = fake.elb_client();
+    let with = |protocol: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network: {{availabilityZoneCount: 1}}\n  controlPlaneLoadBalancer: {{healthCheckProtocol: {protocol}}}\n"
+        ))
+    };
+    up(&a, &with("HTTPS")).await;
+    let target = |d: aws_sdk_elasticloadbalancing::types::LoadBalancerDescription| {
+        let h = d.health_check().unwrap();
+        (h.target().to_string(), h.interval(), h.healthy_threshold())
+    };
+    assert_eq!(
+        target(api_lb(&elb).await),
+        ("HTTPS:6443/readyz".to_string(), 10, 5)
+    );
+    fake.fake().take_calls();
+    up(&a, &with("SSL")).await;
+    assert_eq!(mutating(&fake), ["ConfigureHealthCheck"]);
+    assert_eq!(target(api_lb(&elb).await).0, "SSL:6443");
+    down(&a, &with("SSL")).await;
+
+    let problems = refused_before_any_call(
+        &fake,
+        &a,
+        &cluster(
+            "  region: us-east-1\n  controlPlaneLoadBalancer:\n    healthCheckProtocol: UDP\n    healthCheck: {target: \"TCP:6443\", interval: 10, timeout: 5, healthyThreshold: 5, unhealthyThreshold: 3}\n",
+        ),
+    )
+    .await;
+    for needle in [
+        "healthCheckProtocol: \"UDP\" is not TCP, SSL, HTTP or HTTPS",
+        "healthCheckProtocol: not with healthCheck",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}

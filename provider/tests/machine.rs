@@ -2082,3 +2082,250 @@ async fn an_image_lookup_takes_the_name_format_given() {
     assert_eq!(i.image_id(), Some(ours.as_str()));
     assert_eq!(st.image_id, ours);
 }
+
+/// `securityGroupOverrides` (CAPA's): a group of the user's in place of the cluster's of a
+/// role, used, never modified, converged both ways by `update`; a role the machine does not
+/// carry, or a group that is not in the cluster's VPC, refused before the launch.
+#[tokio::test]
+async fn a_machine_carries_the_users_group_in_place_of_the_clusters() {
+    let problems =
+        refused("  securityGroupOverrides: {bastion: sg-0123456789abcdef0, node: sg-1}\n");
+    for needle in [
+        "spec.securityGroupOverrides.bastion: a node machine carries no bastion group",
+        "spec.securityGroupOverrides.node: \"sg-1\" is not a sg- id",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(filter(
+            "tag:sigs.k8s.io/cluster-api-provider-aws/cluster/c1",
+            &["owned"],
+        ))
+        .send()
+        .await
+        .unwrap();
+    let vpc_id = vpcs.vpcs()[0].vpc_id().unwrap().to_string();
+    let mine = ec2
+        .create_security_group()
+        .group_name("platform-nodes")
+        .description("the platform team's node group")
+        .vpc_id(&vpc_id)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    let describe_mine = || {
+        let ec2 = ec2.clone();
+        let mine = mine.clone();
+        async move {
+            let g = ec2
+                .describe_security_groups()
+                .group_ids(mine)
+                .send()
+                .await
+                .unwrap();
+            format!("{:?}", g.security_groups()[0])
+        }
+    };
+    let before = describe_mine().await;
+    // The role a group of the cluster's plays, by its tag.
+    let role_of = |id: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let g = ec2
+                .describe_security_groups()
+                .group_ids(id)
+                .send()
+                .await
+                .unwrap();
+            g.security_groups()[0]
+                .tags()
+                .iter()
+                .find(|t| t.key() == Some("sigs.k8s.io/cluster-api-provider-aws/role"))
+                .and_then(|t| t.value())
+                .map(String::from)
+        }
+    };
+    let groups_of = |name: &'static str| {
+        let ec2 = ec2.clone();
+        async move {
+            let [i]: [Instance; 1] = instances_named(&ec2, name).await.try_into().unwrap();
+            let mut ids: Vec<String> = i
+                .security_groups()
+                .iter()
+                .map(|g| g.group_id().unwrap().to_string())
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    let with = |overrides: &str| {
+        node_of(
+            "c1-node-own",
+            "{lookup: {baseOS: ubuntu-24.04}}",
+            "t3.large",
+            overrides,
+        )
+    };
+    let node = with(&format!("  securityGroupOverrides: {{node: {mine}}}\n"));
+    let (st, _) = create_one(&w, &m, &node).await;
+    let groups = groups_of("c1-node-own").await;
+    assert!(groups.contains(&mine), "{groups:?}");
+    let mut roles = Vec::new();
+    for g in groups.iter().filter(|g| **g != mine) {
+        roles.push(role_of(g.clone()).await);
+    }
+    assert_eq!(
+        roles,
+        [Some("lb".to_string())],
+        "the cluster's node group left out"
+    );
+
+    // Without the override, the cluster's node group again; the user's group untouched.
+    let plain = with("");
+    assert!(
+        m.update(&w.cluster, &plain, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    let groups = groups_of("c1-node-own").await;
+    assert!(!groups.contains(&mine), "{groups:?}");
+    let mut roles = Vec::new();
+    for g in &groups {
+        roles.push(role_of(g.clone()).await.unwrap());
+    }
+    roles.sort();
+    assert_eq!(roles, ["lb", "node"]);
+    assert!(
+        m.update(&w.cluster, &node, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    assert!(groups_of("c1-node-own").await.contains(&mine));
+    assert_eq!(
+        describe_mine().await,
+        before,
+        "the user's group is never modified"
+    );
+
+    // A group that does not exist, or lives in another VPC: refused, nothing launched.
+    let elsewhere_vpc = ec2
+        .create_vpc()
+        .cidr_block("172.16.0.0/16")
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    let elsewhere = ec2
+        .create_security_group()
+        .group_name("elsewhere")
+        .description("another VPC's group")
+        .vpc_id(&elsewhere_vpc)
+        .send()
+        .await
+        .unwrap()
+        .group_id
+        .unwrap();
+    for (group, needle) in [
+        (
+            "sg-0123456789abcdef0".to_string(),
+            "does not exist".to_string(),
+        ),
+        (
+            elsewhere,
+            format!("is in {elsewhere_vpc}, not in the cluster's VPC"),
+        ),
+    ] {
+        let bad = node_of(
+            "c1-node-bad",
+            "{lookup: {baseOS: ubuntu-24.04}}",
+            "t3.large",
+            &format!("  securityGroupOverrides: {{lb: {group}}}\n"),
+        );
+        w.fake.fake().take_calls();
+        let err = m.create(&w.cluster, &bad, None).await.unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            shown.contains(&needle) && shown.contains("spec.securityGroupOverrides.lb"),
+            "{shown}"
+        );
+        let calls = w.fake.fake().take_calls();
+        assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+        assert!(instances_named(&ec2, "c1-node-bad").await.is_empty());
+    }
+}
+
+/// The cluster's `imageLookupFormat`, `imageLookupOrg` and `imageLookupBaseOS` (CAPA's): the
+/// defaults of its machines' lookups, each member a machine names winning; a format with
+/// another action refused with the cluster.
+#[tokio::test]
+async fn machines_take_the_clusters_image_lookup_defaults() {
+    let mut w = world().await;
+    let ec2 = w.fake.ec2_client();
+    let ubuntu = uefi_image(&ec2, "team-ubuntu-24.04-k8s-1.31.0-1").await;
+    let debian = uefi_image(&ec2, "team-debian-12-k8s-1.31.0-1").await;
+    let owner = ec2
+        .describe_images()
+        .image_ids(&ubuntu)
+        .send()
+        .await
+        .unwrap()
+        .images()[0]
+        .owner_id()
+        .unwrap()
+        .to_string();
+    w.cluster.spec.image_lookup_format = Some("team-{{.BaseOS}}-k8s-{{.K8sVersion}}-*".into());
+    w.cluster.spec.image_lookup_org = Some(owner);
+    w.cluster.spec.image_lookup_base_os = Some("debian-12".into());
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    // The init machine names its base OS: the cluster's format and owner, its own OS.
+    api_up(&w, &m).await;
+    let [init]: [Instance; 1] = instances_named(&ec2, "c1-cp-0").await.try_into().unwrap();
+    assert_eq!(init.image_id(), Some(ubuntu.as_str()));
+    // A node naming nothing: the cluster's all three.
+    let node = node_of("c1-node-deb", "{lookup: {}}", "t3.large", "");
+    let (_, i) = create_one(&w, &m, &node).await;
+    assert_eq!(i.image_id(), Some(debian.as_str()));
+    // A node naming all three: its own.
+    let own = node_of(
+        "c1-node-capa",
+        "{lookup: {baseOS: ubuntu-24.04, owner: \"819546954734\", format: \"capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*\"}}",
+        "t3.large",
+        "",
+    );
+    let (_, i) = create_one(&w, &m, &own).await;
+    let d = ec2
+        .describe_images()
+        .image_ids(i.image_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        d.images()[0].name(),
+        Some("capa-ami-ubuntu-24.04-v1.31.0-1727000000")
+    );
+
+    let mut bad = w.cluster.clone();
+    bad.spec.image_lookup_format = Some("team-{{.OS}}-*".into());
+    let err = ClusterActuator::new(w.clients.clone())
+        .reconcile(&bad)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("spec.imageLookupFormat: {{.OS}} is not {{.BaseOS}} or {{.K8sVersion}}"),
+        "{err}"
+    );
+}

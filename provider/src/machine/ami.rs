@@ -6,7 +6,10 @@ use crate::aws_error::aws;
 use crate::clients::Clients;
 use crate::error::Error;
 use crate::sdk::filter;
-use crate::spec::machine::{DEFAULT_LOOKUP_FORMAT, MachineSpec, lookup_pattern};
+use crate::spec::ClusterSpec;
+use crate::spec::machine::{
+    DEFAULT_LOOKUP_BASE_OS, DEFAULT_LOOKUP_FORMAT, MachineSpec, lookup_pattern,
+};
 
 /// The account publishing Cluster API's AWS images today, the default lookup owner (the
 /// reference project's earlier account, 258751437250, is being retired).
@@ -43,8 +46,14 @@ pub fn pattern(
     })
 }
 
-/// Resolves the spec's image: by id, or the newest match of its lookup.
-pub async fn resolve(clients: &Clients, spec: &MachineSpec) -> Result<Image, Error> {
+/// Resolves the spec's image: by id, or the newest match of its lookup, each of whose
+/// members left out is the cluster's (`imageLookupFormat`, `imageLookupOrg`,
+/// `imageLookupBaseOS`), else CAPA's default.
+pub async fn resolve(
+    clients: &Clients,
+    cluster: &ClusterSpec,
+    spec: &MachineSpec,
+) -> Result<Image, Error> {
     let call = clients.ec2.describe_images();
     let (call, lookup) = match (&spec.ami.id, &spec.ami.lookup) {
         (Some(id), _) => (call.image_ids(id), None),
@@ -53,11 +62,24 @@ pub async fn resolve(clients: &Clients, spec: &MachineSpec) -> Result<Image, Err
                 .kubernetes_version
                 .clone()
                 .unwrap_or_else(|| spec.kubeadm.kubernetes_version.clone());
-            let owner = l.owner.clone().unwrap_or_else(|| DEFAULT_OWNER.to_string());
+            let owner = l
+                .owner
+                .clone()
+                .or_else(|| cluster.image_lookup_org.clone())
+                .unwrap_or_else(|| DEFAULT_OWNER.to_string());
+            let base_os = l
+                .base_os
+                .as_deref()
+                .or(cluster.image_lookup_base_os.as_deref())
+                .unwrap_or(DEFAULT_LOOKUP_BASE_OS);
+            let format = l
+                .format
+                .as_deref()
+                .or(cluster.image_lookup_format.as_deref());
             let arch = l.architecture.clone().unwrap_or_else(|| {
                 crate::instance::architecture_of(&spec.instance_type).to_string()
             });
-            let pattern = pattern(l.format.as_deref(), &l.base_os, &version)?;
+            let pattern = pattern(format, base_os, &version)?;
             (
                 call.owners(&owner)
                     .filters(filter("name", &[&pattern]))

@@ -67,9 +67,16 @@ impl MachineActuator {
             MachineRole::ControlPlane => &[Role::ControlPlane, Role::Node, Role::Lb],
             MachineRole::Node => &[Role::Node, Role::Lb],
         };
+        // A group of the user's in place of the cluster's of its role, where the spec says so.
+        let overrides = &machine.spec.security_group_overrides;
         let mut out: Vec<String> = roles
             .iter()
-            .filter_map(|r| ctx.status.security_groups.get(r).map(|g| g.id.clone()))
+            .filter_map(|r| {
+                overrides
+                    .get(r)
+                    .cloned()
+                    .or_else(|| ctx.status.security_groups.get(r).map(|g| g.id.clone()))
+            })
             .collect();
         for g in &machine.spec.additional_security_groups {
             if !out.contains(g) {
@@ -78,6 +85,52 @@ impl MachineActuator {
         }
         out.sort();
         out
+    }
+
+    /// Checks that the groups of the user's the machine names in place of the cluster's
+    /// exist in the cluster's VPC, so that a launch or a change of its groups is refused
+    /// naming the spec's field rather than failing in EC2.
+    pub(super) async fn check_group_overrides(
+        &self,
+        vpc_id: &str,
+        machine: &Machine,
+    ) -> Result<(), Error> {
+        let overrides = &machine.spec.security_group_overrides;
+        if overrides.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<String> = overrides.values().cloned().collect();
+        let found = match self
+            .ec2()
+            .describe_security_groups()
+            .set_group_ids(Some(ids))
+            .send()
+            .await
+            .map_err(aws("DescribeSecurityGroups"))
+        {
+            Ok(o) => o.security_groups.unwrap_or_default(),
+            Err(e) if e.is_not_found() => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        for (role, id) in overrides {
+            let problem = match found.iter().find(|g| g.group_id() == Some(id.as_str())) {
+                Some(g) if g.vpc_id() == Some(vpc_id) => continue,
+                Some(g) => format!(
+                    "is in {}, not in the cluster's VPC {vpc_id}",
+                    g.vpc_id().unwrap_or("no VPC")
+                ),
+                None => "does not exist".to_string(),
+            };
+            return Err(Error::PreExisting {
+                resource: format!(
+                    "security group {id} (spec.securityGroupOverrides.{} of machine {})",
+                    role.as_str(),
+                    machine.metadata.name
+                ),
+                problem,
+            });
+        }
+        Ok(())
     }
 
     /// The machine's tags, on its instance, its volumes and its interfaces: the cluster's
@@ -128,7 +181,8 @@ impl MachineActuator {
         let s = &machine.spec;
         let subnet = self.subnet_for(ctx, machine)?;
         let groups = self.groups_for(ctx, machine);
-        let image = ami::resolve(&self.clients, s).await?;
+        self.check_group_overrides(vpc_id, machine).await?;
+        let image = ami::resolve(&self.clients, &cluster.spec, s).await?;
         if s.cpu_options.as_ref().is_some_and(|c| c.sev_snp()) {
             self.check_sev_snp(s, &image).await?;
         }

@@ -336,6 +336,7 @@ impl MachineActuator {
             .collect();
         have.sort();
         if have != want {
+            self.check_group_overrides(vpc_id, machine).await?;
             let eni = i
                 .network_interfaces()
                 .iter()

@@ -76,6 +76,11 @@ pub struct MachineSpec {
     /// More security groups beyond the role's. Mutable.
     #[serde(default)]
     pub additional_security_groups: Vec<String>,
+    /// Groups of the user's (`sg-` ids, in the cluster's VPC) the machine carries in place of
+    /// the cluster's own of a role (CAPA's `securityGroupOverrides`): `node`, `lb`, and
+    /// `controlplane` for a control plane machine. Used, never modified. Mutable.
+    #[serde(default)]
+    pub security_group_overrides: BTreeMap<crate::spec::Role, String>,
     /// The IAM instance profile name. Immutable.
     #[serde(default)]
     pub iam_instance_profile: Option<String>,
@@ -310,6 +315,9 @@ pub struct AmiSpec {
 /// CAPA's default image name format.
 pub const DEFAULT_LOOKUP_FORMAT: &str = "capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*";
 
+/// CAPA's default base OS of an image lookup.
+pub const DEFAULT_LOOKUP_BASE_OS: &str = "ubuntu-24.04";
+
 /// The name pattern `format` makes for `base_os` and `kubernetes_version` (without its `v`):
 /// each `{{.BaseOS}}` and `{{.K8sVersion}}` (spaces inside the braces allowed, as in Go's
 /// templates) replaced; any other action, or braces left open, is an error naming it.
@@ -354,16 +362,19 @@ pub fn lookup_pattern(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AmiLookup {
     /// The name format (CAPA's `imageLookupFormat`): a pattern of `*` and `?` in which
-    /// `{{.BaseOS}}` and `{{.K8sVersion}}` (the version without its `v`) are replaced.
+    /// `{{.BaseOS}}` and `{{.K8sVersion}}` (the version without its `v`) are replaced
+    /// (default: the cluster's `imageLookupFormat`, else [`DEFAULT_LOOKUP_FORMAT`]).
     #[serde(default)]
     pub format: Option<String>,
-    /// Such as `ubuntu-24.04`.
-    #[serde(rename = "baseOS")]
-    pub base_os: String,
+    /// Such as `ubuntu-24.04` (default: the cluster's `imageLookupBaseOS`, else
+    /// [`DEFAULT_LOOKUP_BASE_OS`]).
+    #[serde(default, rename = "baseOS")]
+    pub base_os: Option<String>,
     /// Such as `v1.31.0` (default: kubeadm.kubernetesVersion).
     #[serde(default)]
     pub kubernetes_version: Option<String>,
-    /// The publishing account (default: Cluster API's, 819546954734).
+    /// The publishing account (default: the cluster's `imageLookupOrg`, else Cluster API's,
+    /// 819546954734).
     #[serde(default)]
     pub owner: Option<String>,
     /// `x86_64` or `arm64` (default: the instance type's).
@@ -658,7 +669,7 @@ pub fn validate(m: &Machine) -> Vec<String> {
     let s = &m.spec;
     if let Some(l) = &s.ami.lookup
         && let Some(f) = &l.format
-        && let Err(e) = lookup_pattern(f, &l.base_os, &s.kubeadm.kubernetes_version)
+        && let Err(e) = lookup_pattern(f, DEFAULT_LOOKUP_BASE_OS, &s.kubeadm.kubernetes_version)
     {
         p.push(format!("spec.ami.lookup.format: {e}"));
     }
@@ -883,6 +894,35 @@ pub fn validate(m: &Machine) -> Vec<String> {
                  no IPv6 range, so the instance has no IPv6 address to answer with"
                     .into(),
             );
+        }
+    }
+    for (i, g) in s.additional_security_groups.iter().enumerate() {
+        crate::spec::validate::check_id(
+            &mut p,
+            &format!("spec.additionalSecurityGroups[{i}]"),
+            g,
+            "sg",
+        );
+    }
+    for (role, g) in &s.security_group_overrides {
+        let at = format!("spec.securityGroupOverrides.{}", role.as_str());
+        crate::spec::validate::check_id(&mut p, &at, g, "sg");
+        let carried = match role {
+            crate::spec::Role::Node | crate::spec::Role::Lb => true,
+            crate::spec::Role::ControlPlane => s.role == MachineRole::ControlPlane,
+            _ => false,
+        };
+        if !carried {
+            p.push(format!(
+                "{at}: a {} machine carries no {} group (it carries node and lb{})",
+                s.role.as_str(),
+                role.as_str(),
+                if s.role == MachineRole::ControlPlane {
+                    ", and controlplane"
+                } else {
+                    ""
+                }
+            ));
         }
     }
     if let Some(c) = &s.cpu_options {

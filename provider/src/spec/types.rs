@@ -83,6 +83,16 @@ pub struct ClusterSpec {
     /// The EC2 key pair for the bastion (and, by default, machines).
     #[serde(default)]
     pub ssh_key_name: Option<String>,
+    /// The machines' image lookups' name format when theirs names none (CAPA's field).
+    #[serde(default)]
+    pub image_lookup_format: Option<String>,
+    /// The machines' image lookups' owner when theirs names none (CAPA's field: the account
+    /// publishing the images).
+    #[serde(default)]
+    pub image_lookup_org: Option<String>,
+    /// The machines' image lookups' base OS when theirs names none (CAPA's field).
+    #[serde(default, rename = "imageLookupBaseOS")]
+    pub image_lookup_base_os: Option<String>,
     /// Tags added to every resource the provider creates.
     #[serde(default)]
     pub additional_tags: BTreeMap<String, String>,
@@ -343,6 +353,11 @@ pub struct LoadBalancerSpec {
     /// The health check (default TCP:6443, every 10 s).
     #[serde(default)]
     pub health_check: Option<HealthCheckSpec>,
+    /// The health check's protocol alone (CAPA's field): `TCP` or `SSL` (`<protocol>:6443`),
+    /// `HTTP` or `HTTPS` (`<protocol>:6443/readyz`), the other settings the defaults. Not
+    /// with `health_check`, which names its own target.
+    #[serde(default)]
+    pub health_check_protocol: Option<String>,
     /// Who may reach port 6443 (default: anyone for internet-facing, the VPC for internal).
     #[serde(default)]
     pub allowed_cidr_blocks: Vec<String>,

@@ -43,7 +43,7 @@ fn check_cidr6(problems: &mut Vec<String>, at: &str, raw: &str) {
     }
 }
 
-fn check_id(problems: &mut Vec<String>, at: &str, raw: &str, prefix: &str) {
+pub(crate) fn check_id(problems: &mut Vec<String>, at: &str, raw: &str, prefix: &str) {
     let ok = raw
         .strip_prefix(prefix)
         .and_then(|r| r.strip_prefix('-'))
@@ -159,6 +159,11 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
     let cni_rules = check_ingress_rules(&mut p, spec, &subnets);
     check_bastion(&mut p, spec, &subnets);
     let health_check = check_load_balancer(&mut p, spec, &subnets);
+    if let Some(f) = &spec.image_lookup_format
+        && let Err(e) = super::machine::lookup_pattern(f, "", "")
+    {
+        p.push(format!("spec.imageLookupFormat: {e}"));
+    }
     let lb = &spec.control_plane_load_balancer;
     if !p.is_empty() {
         return Err(Error::InvalidSpec { problems: p });
@@ -705,7 +710,20 @@ fn check_load_balancer(
             "spec.controlPlaneLoadBalancer.idleTimeout: {t} is not between 1 and 3600 seconds"
         ));
     }
-    let health_check = lb.health_check.clone().unwrap_or_default();
+    let mut health_check = lb.health_check.clone().unwrap_or_default();
+    if let Some(protocol) = &lb.health_check_protocol {
+        let at = "spec.controlPlaneLoadBalancer.healthCheckProtocol";
+        match protocol.as_str() {
+            "TCP" | "SSL" => health_check.target = format!("{protocol}:6443"),
+            "HTTP" | "HTTPS" => health_check.target = format!("{protocol}:6443/readyz"),
+            other => p.push(format!("{at}: {other:?} is not TCP, SSL, HTTP or HTTPS")),
+        }
+        if lb.health_check.is_some() {
+            p.push(format!(
+                "{at}: not with healthCheck, whose target names the protocol"
+            ));
+        }
+    }
     {
         let h = &health_check;
         let at = "spec.controlPlaneLoadBalancer.healthCheck";
