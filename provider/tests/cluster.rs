@@ -87,11 +87,23 @@ async fn refused_before_any_call(
 
 /// [`refused_before_any_call`], one of whose problems names `needle`.
 async fn refused_naming(fake: &fakeaws::FakeAws, a: &ClusterActuator, c: &Cluster, needle: &str) {
+    refused_listing(fake, a, c, &[needle]).await;
+}
+
+/// [`refused_before_any_call`], its problems naming each of `needles`.
+async fn refused_listing(
+    fake: &fakeaws::FakeAws,
+    a: &ClusterActuator,
+    c: &Cluster,
+    needles: &[&str],
+) {
     let problems = refused_before_any_call(fake, a, c).await;
-    assert!(
-        problems.iter().any(|p| p.contains(needle)),
-        "{needle} in {problems:?}"
-    );
+    for needle in needles {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
 }
 
 /// Everything the fake holds that carries the cluster's owned tag and is not gone.
@@ -1584,16 +1596,16 @@ async fn the_api_load_balancer_group_takes_the_ingress_rules_given() {
     let bad = cluster(&format!(
         "{base}  controlPlaneLoadBalancer:\n    ingressRules:\n      - {{description: a, protocol: tcp, fromPort: 6443, toPort: 6443, cidrBlocks: [10.0.0.1/8]}}\n      - {{description: b, protocol: tcp, fromPort: 6443, toPort: 6443}}\n"
     ));
-    let problems = refused_before_any_call(&fake, &a, &bad).await;
-    for needle in [
-        "controlPlaneLoadBalancer.ingressRules[0].cidrBlocks",
-        "controlPlaneLoadBalancer.ingressRules[1]: needs cidrBlocks",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
+    refused_listing(
+        &fake,
+        &a,
+        &bad,
+        &[
+            "controlPlaneLoadBalancer.ingressRules[0].cidrBlocks",
+            "controlPlaneLoadBalancer.ingressRules[1]: needs cidrBlocks",
+        ],
+    )
+    .await;
 }
 
 /// An existing VPC named without subnets lends its own; one that cannot hold a cluster (no
@@ -2399,20 +2411,20 @@ async fn rules_take_ipv6_blocks_user_groups_and_the_nat_gateways_as_sources() {
     let bad = cluster(
         "  region: us-east-1\n  network:\n    nodePortIngressRuleCidrBlocks: [2001:db8::1/64, 10.0.0.0/33]\n    subnets: [{id: subnet-0123456789abcdef0, public: true}]\n    vpc: {id: vpc-0123456789abcdef0}\n  additionalNodeIngressRules:\n    - {description: a, protocol: tcp, fromPort: 1, toPort: 1, ipv6CidrBlocks: [10.0.0.0/8], sourceSecurityGroupIds: [group-1]}\n    - {description: b, protocol: tcp, fromPort: 2, toPort: 2, natGatewaysIPsSource: true}\n    - {description: c, protocol: tcp, fromPort: 3, toPort: 3}\n",
     );
-    let problems = refused_before_any_call(&fake, &a, &bad).await;
-    for needle in [
-        "nodePortIngressRuleCidrBlocks[0]: 2001:db8::1/64 is not a network address",
-        "nodePortIngressRuleCidrBlocks[1]",
-        "additionalNodeIngressRules[0].ipv6CidrBlocks",
-        "additionalNodeIngressRules[0].sourceSecurityGroupIds[0]",
-        "additionalNodeIngressRules[1].natGatewaysIPsSource",
-        "additionalNodeIngressRules[2]: needs cidrBlocks",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
+    refused_listing(
+        &fake,
+        &a,
+        &bad,
+        &[
+            "nodePortIngressRuleCidrBlocks[0]: 2001:db8::1/64 is not a network address",
+            "nodePortIngressRuleCidrBlocks[1]",
+            "additionalNodeIngressRules[0].ipv6CidrBlocks",
+            "additionalNodeIngressRules[0].sourceSecurityGroupIds[0]",
+            "additionalNodeIngressRules[1].natGatewaysIPsSource",
+            "additionalNodeIngressRules[2]: needs cidrBlocks",
+        ],
+    )
+    .await;
 }
 
 /// `controlPlaneLoadBalancer.subnets` picks the balancer's subnets among the cluster's: at
@@ -2619,16 +2631,16 @@ async fn a_cluster_preferring_public_subnets_gives_them_the_larger_ranges() {
     let bad = cluster(
         "  region: us-east-1\n  network:\n    vpc: {id: vpc-0123456789abcdef0, subnetSchema: PreferLarge}\n",
     );
-    let problems = refused_before_any_call(&fake, &a, &bad).await;
-    for needle in [
-        "spec.network.vpc.subnetSchema: \"PreferLarge\" is not PreferPrivate or PreferPublic",
-        "spec.network.vpc.subnetSchema: applies to the subnets the cluster makes by default",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
+    refused_listing(
+        &fake,
+        &a,
+        &bad,
+        &[
+            "spec.network.vpc.subnetSchema: \"PreferLarge\" is not PreferPrivate or PreferPublic",
+            "spec.network.vpc.subnetSchema: applies to the subnets the cluster makes by default",
+        ],
+    )
+    .await;
 }
 
 /// `controlPlaneLoadBalancer.healthCheckProtocol` (CAPA's): the API balancer checks the API
@@ -2659,21 +2671,17 @@ async fn the_api_load_balancer_checks_over_the_protocol_named() {
     assert_eq!(target(api_lb(&elb).await).0, "SSL:6443");
     down(&a, &with("SSL")).await;
 
-    let problems = refused_before_any_call(
+    let both = cluster(
+        "  region: us-east-1\n  controlPlaneLoadBalancer:\n    healthCheckProtocol: UDP\n    healthCheck: {target: \"TCP:6443\", interval: 10, timeout: 5, healthyThreshold: 5, unhealthyThreshold: 3}\n",
+    );
+    refused_listing(
         &fake,
         &a,
-        &cluster(
-            "  region: us-east-1\n  controlPlaneLoadBalancer:\n    healthCheckProtocol: UDP\n    healthCheck: {target: \"TCP:6443\", interval: 10, timeout: 5, healthyThreshold: 5, unhealthyThreshold: 3}\n",
-        ),
+        &both,
+        &[
+            "healthCheckProtocol: \"UDP\" is not TCP, SSL, HTTP or HTTPS",
+            "healthCheckProtocol: not with healthCheck",
+        ],
     )
     .await;
-    for needle in [
-        "healthCheckProtocol: \"UDP\" is not TCP, SSL, HTTP or HTTPS",
-        "healthCheckProtocol: not with healthCheck",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
 }
