@@ -431,9 +431,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                             o.group_id.unwrap_or_default()
                         }
                         Err(e) if e.class() == Class::Duplicate => {
-                            if !name_is_visible(s, &vpc_id, &name).await? {
-                                // The name is taken, yet no describe shows the group: the
-                                // one this cluster created a moment ago, not visible yet.
+                            if named_group_is_others(s, &vpc_id, &name).await? != Some(true) {
+                                // The name is taken, yet no describe shows the group, or it
+                                // shows this cluster's: the one it created a moment ago, not
+                                // visible yet to the describe of its owned groups above.
                                 return Err(Error::NotVisibleYet(format!(
                                     "security group {name} in {vpc_id}"
                                 )));
@@ -541,8 +542,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Whether a describe shows a group named `name` in `vpc_id`.
-async fn name_is_visible(s: &Scope<'_>, vpc_id: &str, name: &str) -> Result<bool, Error> {
+/// Whether the group a describe shows named `name` in `vpc_id` is someone else's (not this
+/// cluster's, by its tags); `None` when no describe shows one.
+async fn named_group_is_others(
+    s: &Scope<'_>,
+    vpc_id: &str,
+    name: &str,
+) -> Result<Option<bool>, Error> {
     let out = s
         .ec2()
         .describe_security_groups()
@@ -551,7 +557,10 @@ async fn name_is_visible(s: &Scope<'_>, vpc_id: &str, name: &str) -> Result<bool
         .send()
         .await
         .map_err(aws("DescribeSecurityGroups"))?;
-    Ok(!out.security_groups().is_empty())
+    Ok(out
+        .security_groups()
+        .first()
+        .map(|g| !ownership::is_managed(s.name(), ownership::ec2_pairs(g.tags()))))
 }
 
 /// Revokes the ingress rules of the cluster's own groups (they reference each other), then
