@@ -128,6 +128,12 @@ async fn api_up(w: &World, m: &MachineActuator) {
     panic!("the init machine did not come up");
 }
 
+/// Asserts that no call since the last look at the fake's call log changed anything.
+fn nothing_changed(w: &World) {
+    let calls = w.fake.fake().take_calls();
+    assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+}
+
 /// Creates `machine` (no status before) until its first outcome: its status and the one
 /// instance named after it.
 async fn create_one(
@@ -1864,8 +1870,7 @@ async fn a_machine_is_launched_with_the_hostname_type_asked_which_is_immutable()
             "spec.privateDnsName.enableResourceNameDnsARecord"
         ]
     );
-    let calls = w.fake.fake().take_calls();
-    assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+    nothing_changed(&w);
     let [now]: [Instance; 1] = instances_named(&ec2, "c1-node-dns")
         .await
         .try_into()
@@ -1995,8 +2000,7 @@ async fn a_confidential_machine_runs_with_amd_sev_snp_which_is_immutable() {
             if field == "spec.cpuOptions.confidentialCompute"),
         "{err:?}"
     );
-    let calls = w.fake.fake().take_calls();
-    assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+    nothing_changed(&w);
 
     // A type without the feature, and an image that does not boot UEFI: refused before any
     // launch, each naming what to change.
@@ -2019,8 +2023,7 @@ async fn a_confidential_machine_runs_with_amd_sev_snp_which_is_immutable() {
         w.fake.fake().take_calls();
         let err = m.create(&w.cluster, &machine, None).await.unwrap_err();
         assert!(err.to_string().contains(needle), "{err}");
-        let calls = w.fake.fake().take_calls();
-        assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+        nothing_changed(&w);
         assert!(
             instances_named(&ec2, &machine.metadata.name)
                 .await
@@ -2261,8 +2264,7 @@ async fn a_machine_carries_the_users_group_in_place_of_the_clusters() {
             shown.contains(&needle) && shown.contains("spec.securityGroupOverrides.lb"),
             "{shown}"
         );
-        let calls = w.fake.fake().take_calls();
-        assert!(calls.iter().all(|c| !c.is_mutating()), "{calls:?}");
+        nothing_changed(&w);
         assert!(instances_named(&ec2, "c1-node-bad").await.is_empty());
     }
 }

@@ -304,6 +304,19 @@ fn rule_sources<'a>(
         )
 }
 
+/// What keeps group `id` of the user's from serving in `vpc_id`, by `found` (what a describe
+/// of it answered): it does not exist, or it is in another VPC.
+pub(crate) fn not_in_vpc(found: &[SecurityGroup], id: &str, vpc_id: &str) -> Option<String> {
+    match found.iter().find(|g| g.group_id() == Some(id)) {
+        Some(g) if g.vpc_id() == Some(vpc_id) => None,
+        Some(g) => Some(format!(
+            "is in {}, not in the cluster's VPC {vpc_id}",
+            g.vpc_id().unwrap_or("no VPC")
+        )),
+        None => Some("does not exist".into()),
+    }
+}
+
 fn role_of(g: &SecurityGroup) -> Option<Role> {
     let r = ownership::ec2_tag(g.tags(), ownership::ROLE_KEY)?;
     Role::ALL.into_iter().find(|x| x.as_str() == r)
@@ -348,23 +361,11 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             Err(e) => return Err(e.into()),
         };
         for (role, id) in &overrides {
-            match found.iter().find(|g| g.group_id() == Some(id.as_str())) {
-                Some(g) if g.vpc_id() == Some(vpc_id.as_str()) => {}
-                Some(g) => {
-                    return Err(Error::PreExisting {
-                        resource: format!("security group {id} ({})", role.as_str()),
-                        problem: format!(
-                            "is in {}, not in the cluster's VPC {vpc_id}",
-                            g.vpc_id().unwrap_or_default()
-                        ),
-                    });
-                }
-                None => {
-                    return Err(Error::PreExisting {
-                        resource: format!("security group {id} ({})", role.as_str()),
-                        problem: "does not exist".into(),
-                    });
-                }
+            if let Some(problem) = not_in_vpc(&found, id, &vpc_id) {
+                return Err(Error::PreExisting {
+                    resource: format!("security group {id} ({})", role.as_str()),
+                    problem,
+                });
             }
         }
     }

@@ -252,12 +252,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     // gateways and the addresses they give, which no step moves from one to the other.
     for p in planned.iter().filter(|p| p.id.is_none()) {
         let kind = if p.public { "public" } else { "private" };
-        let held = p.cidr.and_then(|c| {
-            owned
-                .iter()
-                .find(|o| o.cidr_block() == Some(c.to_string().as_str()))
-        });
-        if let Some(sn) = held
+        if let Some(sn) = p.cidr.and_then(|c| owned_at(&owned, c))
             && let Some(role) = ownership::ec2_tag(sn.tags(), ownership::ROLE_KEY)
             && role != kind
         {
@@ -297,10 +292,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         };
         let kind = if p.public { "public" } else { "private" };
         let name = format!("{}-subnet-{kind}-{zone}", s.name());
-        let current = owned
-            .iter()
-            .find(|o| o.cidr_block() == Some(cidr.to_string().as_str()))
-            .cloned();
+        let current = owned_at(&owned, cidr).cloned();
         let sn = match current {
             Some(sn) => {
                 if sn.availability_zone() != Some(zone.as_str()) {
@@ -407,4 +399,10 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         s.settle(&format!("subnet {id}"), r)?;
     }
     Ok(())
+}
+
+/// The subnet of `owned` with range `cidr`.
+fn owned_at(owned: &[Subnet], cidr: ipnet::Ipv4Net) -> Option<&Subnet> {
+    let cidr = cidr.to_string();
+    owned.iter().find(|o| o.cidr_block() == Some(cidr.as_str()))
 }

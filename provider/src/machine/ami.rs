@@ -28,21 +28,17 @@ pub struct Image {
     pub boot_mode: Option<String>,
 }
 
-/// The name pattern of a lookup: its format (`capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*` by
-/// default) for `base_os` and `kubernetes_version`, so `capa-ami-ubuntu-24.04-?1.31.0-*` (the
-/// `?` takes the `v`).
+/// The name pattern of a lookup: its format, with the spec's field it comes from
+/// (`capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*` by default), for `base_os` and
+/// `kubernetes_version`, so `capa-ami-ubuntu-24.04-?1.31.0-*` (the `?` takes the `v`).
 pub fn pattern(
-    format: Option<&str>,
+    format: Option<(&str, &str)>,
     base_os: &str,
     kubernetes_version: &str,
 ) -> Result<String, Error> {
-    lookup_pattern(
-        format.unwrap_or(DEFAULT_LOOKUP_FORMAT),
-        base_os,
-        kubernetes_version,
-    )
-    .map_err(|e| Error::InvalidSpec {
-        problems: vec![format!("spec.ami.lookup.format: {e}")],
+    let (field, format) = format.unwrap_or(("", DEFAULT_LOOKUP_FORMAT));
+    lookup_pattern(format, base_os, kubernetes_version).map_err(|e| Error::InvalidSpec {
+        problems: vec![format!("{field}: {e}")],
     })
 }
 
@@ -72,10 +68,15 @@ pub async fn resolve(
                 .as_deref()
                 .or(cluster.image_lookup_base_os.as_deref())
                 .unwrap_or(DEFAULT_LOOKUP_BASE_OS);
+            // The format and the field it comes from.
             let format = l
                 .format
                 .as_deref()
-                .or(cluster.image_lookup_format.as_deref());
+                .map(|f| ("spec.ami.lookup.format", f))
+                .or(cluster
+                    .image_lookup_format
+                    .as_deref()
+                    .map(|f| ("the cluster's spec.imageLookupFormat", f)));
             let arch = l.architecture.clone().unwrap_or_else(|| {
                 crate::instance::architecture_of(&spec.instance_type).to_string()
             });

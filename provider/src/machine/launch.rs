@@ -113,13 +113,9 @@ impl MachineActuator {
             Err(e) => return Err(e.into()),
         };
         for (role, id) in overrides {
-            let problem = match found.iter().find(|g| g.group_id() == Some(id.as_str())) {
-                Some(g) if g.vpc_id() == Some(vpc_id) => continue,
-                Some(g) => format!(
-                    "is in {}, not in the cluster's VPC {vpc_id}",
-                    g.vpc_id().unwrap_or("no VPC")
-                ),
-                None => "does not exist".to_string(),
+            let Some(problem) = crate::cluster::security_group::not_in_vpc(&found, id, vpc_id)
+            else {
+                continue;
             };
             return Err(Error::PreExisting {
                 resource: format!(
