@@ -225,17 +225,7 @@ pub fn describe_addresses(
     let region = &*region;
     let mut ids = input.allocation_ids.clone().unwrap_or_default();
     for ip in input.public_ips.iter().flatten() {
-        let a = region
-            .addresses
-            .values()
-            .find(|a| a.public_ip.to_string() == *ip)
-            .ok_or_else(|| {
-                ApiError::new(
-                    Code::InvalidAddressNotFound,
-                    format!("Address '{ip}' not found."),
-                )
-            })?;
-        ids.push(a.allocation_id.clone());
+        ids.push(by_public_ip(region, ip)?.allocation_id.clone());
     }
     let found = Kind::ElasticIp.describe(
         &region.consistency,
@@ -247,6 +237,34 @@ pub fn describe_addresses(
     Ok(DescribeAddressesResult {
         addresses: Some(found.into_iter().map(|a| render(region, a)).collect()),
     })
+}
+
+/// The Elastic IP of the account whose address is `ip`.
+fn by_public_ip<'a>(region: &'a Region, ip: &str) -> Result<&'a Address, ApiError> {
+    region
+        .addresses
+        .values()
+        .find(|a| a.public_ip.to_string() == ip)
+        .ok_or_else(|| {
+            ApiError::new(
+                Code::InvalidAddressNotFound,
+                format!("Address '{ip}' not found."),
+            )
+        })
+}
+
+/// The refusal of a request naming an address by its deprecated `PublicIp` (EC2-Classic's
+/// way) beside or in place of its allocation id: every address here is a VPC's, which AWS
+/// names by allocation (or association) id only: `missing` names the id, `doing` completes
+/// AWS's words (`releasing a VPC elastic IP address`, ...).
+fn public_ip_refused(both: bool, missing: &str, doing: &str) -> ApiError {
+    if both {
+        ApiError::invalid_combination(format!(
+            "You may specify public IP or {missing} id, but not both in the same call"
+        ))
+    } else {
+        ApiError::invalid_value(format!("You must specify an {missing} id when {doing}"))
+    }
 }
 
 /// Maps an Elastic IP onto an interface (for AssociateAddress and NAT gateways); returns
@@ -314,6 +332,22 @@ pub fn associate_address(
     region: &mut Region,
     input: AssociateAddressRequest,
 ) -> Result<AssociateAddressResult, ApiError> {
+    if input.public_ip.is_some() {
+        // AWS answers this one with InvalidParameterCombination, not InvalidParameterValue.
+        let target = if input.network_interface_id.is_some() {
+            "a network interface"
+        } else {
+            "a VPC instance"
+        };
+        return Err(ApiError::invalid_combination(
+            if input.allocation_id.is_some() {
+                "You may specify public IP or allocation id, but not both in the same call"
+                    .to_string()
+            } else {
+                format!("You must specify an allocation id when mapping an address to {target}")
+            },
+        ));
+    }
     let allocation_id = input
         .allocation_id
         .as_deref()
@@ -395,6 +429,16 @@ pub fn disassociate_address(
     region: &mut Region,
     input: DisassociateAddressRequest,
 ) -> Result<(), ApiError> {
+    if let Some(ip) = &input.public_ip {
+        if input.association_id.is_none() {
+            by_public_ip(region, ip)?;
+        }
+        return Err(public_ip_refused(
+            input.association_id.is_some(),
+            "association",
+            "unmapping an address from a VPC instance",
+        ));
+    }
     let id = input
         .association_id
         .ok_or_else(|| ApiError::missing_parameter("AssociationId"))?;
@@ -430,10 +474,33 @@ pub fn disassociate_address(
 
 /// `ReleaseAddress`: refused while associated.
 pub fn release_address(region: &mut Region, input: ReleaseAddressRequest) -> Result<(), ApiError> {
+    if let Some(ip) = &input.public_ip {
+        if input.allocation_id.is_none() {
+            by_public_ip(region, ip)?;
+        }
+        return Err(public_ip_refused(
+            input.allocation_id.is_some(),
+            "allocation",
+            "releasing a VPC elastic IP address",
+        ));
+    }
     let id = input
         .allocation_id
         .ok_or_else(|| ApiError::missing_parameter("AllocationId"))?;
     let address = Kind::ElasticIp.get(&region.addresses, &id)?;
+    // AWS: "If you provide an incorrect network border group, you receive an
+    // InvalidAddress.NotFound error." Every address here is of the region's own group.
+    if let Some(group) = &input.network_border_group
+        && *group != region.name
+    {
+        return Err(ApiError::new(
+            Code::InvalidAddressNotFound,
+            format!(
+                "The address {} is not in the network border group {group}.",
+                address.public_ip
+            ),
+        ));
+    }
     if address.association.is_some() {
         return Err(ApiError::new(
             Code::InvalidIPAddressInUse,

@@ -2730,6 +2730,7 @@ impl EncodeMembers for AssignedPrivateIpAddress {
 pub struct AssociateAddressRequest {
     pub allocation_id: Option<String>,
     pub instance_id: Option<String>,
+    pub public_ip: Option<String>,
     pub dry_run: Option<bool>,
     pub network_interface_id: Option<String>,
     pub private_ip_address: Option<String>,
@@ -2747,12 +2748,14 @@ impl Decode for AssociateAddressRequest {
                 "InstanceId",
                 "NetworkInterfaceId",
                 "PrivateIpAddress",
+                "PublicIp",
             ],
         ) else {
             return Ok(None);
         };
         let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
         let instance_id = r.field_at(m_[3], at_, "InstanceId")?;
+        let public_ip = r.field_at(m_[6], at_, "PublicIp")?;
         let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         let network_interface_id = r.field_at(m_[4], at_, "NetworkInterfaceId")?;
         let private_ip_address = r.field_at(m_[5], at_, "PrivateIpAddress")?;
@@ -2760,6 +2763,7 @@ impl Decode for AssociateAddressRequest {
         Ok(Some(Self {
             allocation_id,
             instance_id,
+            public_ip,
             dry_run,
             network_interface_id,
             private_ip_address,
@@ -10922,18 +10926,21 @@ impl EncodeMembers for DisableImageResult {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DisassociateAddressRequest {
     pub association_id: Option<String>,
+    pub public_ip: Option<String>,
     pub dry_run: Option<bool>,
 }
 
 impl Decode for DisassociateAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["AssociationId", "DryRun"]) else {
+        let Some(m_) = r.members(at_, &["AssociationId", "DryRun", "PublicIp"]) else {
             return Ok(None);
         };
         let association_id = r.field_at(m_[0], at_, "AssociationId")?;
+        let public_ip = r.field_at(m_[2], at_, "PublicIp")?;
         let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             association_id,
+            public_ip,
             dry_run,
         }))
     }
@@ -26820,6 +26827,7 @@ pub struct ModifyInstanceAttributeRequest {
     pub instance_initiated_shutdown_behavior: Option<AttributeValue>,
     pub groups: Option<Vec<String>>,
     pub ebs_optimized: Option<AttributeBooleanValue>,
+    pub sriov_net_support: Option<AttributeValue>,
     pub ena_support: Option<AttributeBooleanValue>,
 }
 
@@ -26840,6 +26848,7 @@ impl Decode for ModifyInstanceAttributeRequest {
                 "InstanceInitiatedShutdownBehavior",
                 "InstanceType",
                 "SourceDestCheck",
+                "SriovNetSupport",
                 "UserData",
                 "Value",
             ],
@@ -26852,15 +26861,16 @@ impl Decode for ModifyInstanceAttributeRequest {
         let instance_id = r.field_at(m_[8], at_, "InstanceId")?;
         let instance_id = FormReader::required(instance_id, at_, "InstanceId")?;
         let attribute = r.field_at(m_[0], at_, "Attribute")?;
-        let value = r.field_at(m_[13], at_, "Value")?;
+        let value = r.field_at(m_[14], at_, "Value")?;
         let block_device_mappings = r.list_at(m_[1], at_, "BlockDeviceMapping", None)?;
         let disable_api_termination = r.field_at(m_[3], at_, "DisableApiTermination")?;
         let instance_type = r.field_at(m_[10], at_, "InstanceType")?;
-        let user_data = r.field_at(m_[12], at_, "UserData")?;
+        let user_data = r.field_at(m_[13], at_, "UserData")?;
         let instance_initiated_shutdown_behavior =
             r.field_at(m_[9], at_, "InstanceInitiatedShutdownBehavior")?;
         let groups = r.list_at(m_[7], at_, "GroupId", None)?;
         let ebs_optimized = r.field_at(m_[5], at_, "EbsOptimized")?;
+        let sriov_net_support = r.field_at(m_[12], at_, "SriovNetSupport")?;
         let ena_support = r.field_at(m_[6], at_, "EnaSupport")?;
         Ok(Some(Self {
             source_dest_check,
@@ -26876,6 +26886,7 @@ impl Decode for ModifyInstanceAttributeRequest {
             instance_initiated_shutdown_behavior,
             groups,
             ebs_optimized,
+            sriov_net_support,
             ena_support,
         }))
     }
@@ -30849,18 +30860,27 @@ impl EncodeMembers for RejectVpcPeeringConnectionResult {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ReleaseAddressRequest {
     pub allocation_id: Option<String>,
+    pub public_ip: Option<String>,
+    pub network_border_group: Option<String>,
     pub dry_run: Option<bool>,
 }
 
 impl Decode for ReleaseAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["AllocationId", "DryRun"]) else {
+        let Some(m_) = r.members(
+            at_,
+            &["AllocationId", "DryRun", "NetworkBorderGroup", "PublicIp"],
+        ) else {
             return Ok(None);
         };
         let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
+        let public_ip = r.field_at(m_[3], at_, "PublicIp")?;
+        let network_border_group = r.field_at(m_[2], at_, "NetworkBorderGroup")?;
         let dry_run = r.field_at(m_[1], at_, "DryRun")?;
         Ok(Some(Self {
             allocation_id,
+            public_ip,
+            network_border_group,
             dry_run,
         }))
     }
@@ -41109,7 +41129,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::AssociateAddress => {
-            r.reject_unsupported("AssociateAddress", &["PublicIp"])?;
+            r.reject_unsupported("AssociateAddress", &[])?;
             let input = FormReader::required(AssociateAddressRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -41120,7 +41140,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::DisassociateAddress => {
-            r.reject_unsupported("DisassociateAddress", &["PublicIp"])?;
+            r.reject_unsupported("DisassociateAddress", &[])?;
             let input = FormReader::required(DisassociateAddressRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -41130,7 +41150,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DisassociateAddress)
         }
         Action::ReleaseAddress => {
-            r.reject_unsupported("ReleaseAddress", &["PublicIp", "NetworkBorderGroup"])?;
+            r.reject_unsupported("ReleaseAddress", &[])?;
             let input = FormReader::required(ReleaseAddressRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -41571,7 +41591,7 @@ pub fn execute<A: Api + ?Sized>(
         Action::ModifyInstanceAttribute => {
             r.reject_unsupported(
                 "ModifyInstanceAttribute",
-                &["EnclaveOptions", "Kernel", "Ramdisk", "SriovNetSupport"],
+                &["EnclaveOptions", "Kernel", "Ramdisk"],
             )?;
             let input =
                 FormReader::required(ModifyInstanceAttributeRequest::decode(r, "")?, "", "")?;

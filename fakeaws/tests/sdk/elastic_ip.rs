@@ -3,7 +3,8 @@
 use aws_sdk_ec2::types::{DomainType, ResourceType};
 
 use crate::{
-    allocate_addresses_up_to, code, empty_fake, filter, gateway, instance, subnet, tag_spec, vpc,
+    allocate_addresses_up_to, code, code_and_message, empty_fake, filter, gateway, instance,
+    subnet, tag_spec, vpc,
 };
 
 #[tokio::test]
@@ -189,4 +190,126 @@ async fn an_address_comes_from_the_regions_network_border_group() {
         .unwrap();
     let ids: Vec<_> = held.addresses().iter().map(|a| a.allocation_id()).collect();
     assert_eq!(ids, vec![a.allocation_id()]);
+    // Released with another group named: not found there (as AWS documents), and kept.
+    let alloc = a.allocation_id().unwrap();
+    let release = |group: &'static str| {
+        ec2.release_address()
+            .allocation_id(alloc)
+            .network_border_group(group)
+            .send()
+    };
+    assert_eq!(code(release("us-west-2").await), "InvalidAddress.NotFound");
+    assert_eq!(
+        ec2.describe_addresses()
+            .allocation_ids(alloc)
+            .send()
+            .await
+            .unwrap()
+            .addresses()
+            .len(),
+        1
+    );
+    release("us-east-1").await.unwrap();
+    assert_eq!(
+        code(ec2.describe_addresses().allocation_ids(alloc).send().await),
+        "InvalidAllocationID.NotFound"
+    );
+}
+
+/// EC2-Classic's way of naming an address, by its public IP (the model's deprecated
+/// `PublicIp`), is answered as AWS answers it for a VPC's address: refused in AWS's words,
+/// naming the id to give instead, and nothing changes.
+#[tokio::test]
+async fn an_address_named_by_its_public_ip_is_refused_as_aws_refuses_it() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let subnet_id = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let i = instance(&ec2, &subnet_id).await;
+    gateway(&ec2, &vpc_id).await;
+    let a = ec2.allocate_address().send().await.unwrap();
+    let (alloc, ip) = (a.allocation_id().unwrap(), a.public_ip().unwrap());
+    let assoc = ec2
+        .associate_address()
+        .allocation_id(alloc)
+        .instance_id(&i)
+        .send()
+        .await
+        .unwrap()
+        .association_id
+        .unwrap();
+
+    let refusals = [
+        (
+            code_and_message(ec2.release_address().public_ip(ip).send().await),
+            "InvalidParameterValue",
+            "You must specify an allocation id when releasing a VPC elastic IP address",
+        ),
+        (
+            code_and_message(
+                ec2.release_address()
+                    .public_ip(ip)
+                    .allocation_id(alloc)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterCombination",
+            "You may specify public IP or allocation id, but not both in the same call",
+        ),
+        (
+            code_and_message(ec2.disassociate_address().public_ip(ip).send().await),
+            "InvalidParameterValue",
+            "You must specify an association id when unmapping an address from a VPC instance",
+        ),
+        (
+            code_and_message(
+                ec2.associate_address()
+                    .public_ip(ip)
+                    .instance_id(&i)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterCombination",
+            "You must specify an allocation id when mapping an address to a VPC instance",
+        ),
+        (
+            code_and_message(
+                ec2.associate_address()
+                    .public_ip(ip)
+                    .allocation_id(alloc)
+                    .instance_id(&i)
+                    .send()
+                    .await,
+            ),
+            "InvalidParameterCombination",
+            "You may specify public IP or allocation id, but not both in the same call",
+        ),
+    ];
+    for ((code, message), want_code, want_message) in refusals {
+        assert_eq!((code.as_str(), message.as_str()), (want_code, want_message));
+    }
+    // An address the account does not hold is not found, whichever the call.
+    for (code, _) in [
+        code_and_message(ec2.release_address().public_ip("192.0.2.250").send().await),
+        code_and_message(
+            ec2.disassociate_address()
+                .public_ip("192.0.2.250")
+                .send()
+                .await,
+        ),
+    ] {
+        assert_eq!(code, "InvalidAddress.NotFound");
+    }
+    // Nothing changed: the address is still held, and still mapped to the instance.
+    let held = ec2
+        .describe_addresses()
+        .public_ips(ip)
+        .send()
+        .await
+        .unwrap();
+    let d = &held.addresses()[0];
+    assert_eq!(
+        (d.allocation_id(), d.association_id(), d.instance_id()),
+        (Some(alloc), Some(assoc.as_str()), Some(i.as_str()))
+    );
 }

@@ -604,3 +604,38 @@ async fn detailed_monitoring_is_turned_on_and_off() {
         "IncorrectInstanceState"
     );
 }
+
+/// SR-IOV enhanced networking (`sriovNetSupport`), as the user guide turns it on: only on a
+/// stopped instance, only `simple`; it is on from the image, and stays on.
+#[tokio::test]
+async fn sriov_net_support_is_simple_and_set_only_while_stopped() {
+    let (fake, ec2, _, id) = running_instance().await;
+    let sriov = || async {
+        attribute(&ec2, &id, InstanceAttributeName::SriovNetSupport)
+            .await
+            .sriov_net_support()
+            .and_then(|v| v.value().map(str::to_string))
+    };
+    assert_eq!(sriov().await.as_deref(), Some("simple"));
+    let set = |v: &'static str| {
+        ec2.modify_instance_attribute()
+            .instance_id(&id)
+            .sriov_net_support(value(v))
+            .send()
+    };
+    assert_eq!(code(set("simple").await), "IncorrectInstanceState");
+    stop(&fake, &ec2, &id).await;
+    set("simple").await.unwrap();
+    // By `Attribute` and `Value` too.
+    ec2.modify_instance_attribute()
+        .instance_id(&id)
+        .attribute(InstanceAttributeName::SriovNetSupport)
+        .value("simple")
+        .send()
+        .await
+        .unwrap();
+    let (code, message) = code_and_message(set("off").await);
+    assert_eq!(code, "InvalidInstanceAttributeValue");
+    assert!(message.contains("simple"), "{message}");
+    assert_eq!(sriov().await.as_deref(), Some("simple"));
+}

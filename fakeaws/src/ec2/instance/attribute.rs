@@ -44,6 +44,8 @@ enum Change {
     Groups(Vec<String>),
     EbsOptimized(bool),
     EnaSupport(bool),
+    /// Intel 82599 VF enhanced networking: `simple`, the only value (it cannot be turned off).
+    SriovNetSupport(String),
     /// `BlockDeviceMapping.N`: each attached volume's DeleteOnTermination, by device.
     DeleteOnTermination(Vec<VolumeFlag>),
 }
@@ -69,6 +71,7 @@ impl Change {
             Change::Groups(_) => "groupSet",
             Change::EbsOptimized(_) => "ebsOptimized",
             Change::EnaSupport(_) => "enaSupport",
+            Change::SriovNetSupport(_) => "sriovNetSupport",
             Change::DeleteOnTermination(_) => "blockDeviceMapping",
         }
     }
@@ -81,6 +84,7 @@ impl Change {
                 | Change::UserData(_)
                 | Change::EbsOptimized(_)
                 | Change::EnaSupport(_)
+                | Change::SriovNetSupport(_)
         )
     }
 }
@@ -135,6 +139,7 @@ fn plain(attribute: InstanceAttributeName, value: Option<String>) -> Result<Chan
         }
         InstanceAttributeName::EbsOptimized => Change::EbsOptimized(plain_flag(&value()?, name)?),
         InstanceAttributeName::EnaSupport => Change::EnaSupport(plain_flag(&value()?, name)?),
+        InstanceAttributeName::SriovNetSupport => Change::SriovNetSupport(value()?),
         InstanceAttributeName::GroupSet => {
             return Err(ApiError::invalid_combination(
                 "The attribute groupSet is modified with GroupId.N, not with Value.",
@@ -201,6 +206,9 @@ fn changes(input: ModifyInstanceAttributeRequest) -> Result<Vec<Change>, ApiErro
     }
     if let Some(v) = input.ena_support {
         out.push(Change::EnaSupport(flag(v, "EnaSupport")?));
+    }
+    if let Some(v) = input.sriov_net_support {
+        out.push(Change::SriovNetSupport(text(v, "SriovNetSupport")?));
     }
     if let Some(mappings) = input.block_device_mappings {
         out.push(Change::DeleteOnTermination(volume_flags(mappings)?));
@@ -368,6 +376,20 @@ pub fn modify_instance_attribute(
         Change::DisableApiStop(v) => Box::new(move |i| i.disable_api_stop = v),
         Change::EbsOptimized(v) => Box::new(move |i| i.ebs_optimized = v),
         Change::EnaSupport(v) => Box::new(move |i| i.ena_support = v),
+        // Every image here has it on (`simple`), and so has every instance: the one value
+        // the API reference documents is kept as it is; there is no way to turn it off.
+        Change::SriovNetSupport(v) => {
+            if v != "simple" {
+                return Err(ApiError::new(
+                    Code::InvalidInstanceAttributeValue,
+                    format!(
+                        "Value ({v}) for parameter sriovNetSupport is invalid. The only \
+                         supported value is simple."
+                    ),
+                ));
+            }
+            return Ok(());
+        }
         // The primary interface's groups and check, checked and set as
         // ModifyNetworkInterfaceAttribute checks and sets them.
         Change::Groups(groups) => {

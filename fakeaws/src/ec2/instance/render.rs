@@ -334,6 +334,10 @@ pub fn describe_instance_attribute(
         InstanceAttributeName::GroupSet => a.groups = out.security_groups,
         InstanceAttributeName::EbsOptimized => a.ebs_optimized = flag(i.ebs_optimized),
         InstanceAttributeName::EnaSupport => a.ena_support = flag(i.ena_support),
+        // On for every image here (`simple`), and so for every instance.
+        InstanceAttributeName::SriovNetSupport => {
+            a.sriov_net_support = value(Some("simple".into()))
+        }
         InstanceAttributeName::DisableApiStop => a.disable_api_stop = flag(i.disable_api_stop),
         InstanceAttributeName::ProductCodes => a.product_codes = Some(Vec::new()),
         InstanceAttributeName::Kernel | InstanceAttributeName::Ramdisk => {}
