@@ -2331,3 +2331,298 @@ async fn machines_take_the_clusters_image_lookup_defaults() {
         "{err}"
     );
 }
+
+/// A node machine on network interfaces of the user's (`networkInterfaces`), with the
+/// user's groups for its roles (`securityGroupOverrides`) and `extra` (YAML lines, indented
+/// 2).
+fn on_interfaces(name: &str, enis: &[&str], node: &str, lb: &str, extra: &str) -> Machine {
+    let yaml = format!(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: {name}}}\nspec:\n  clusterName: c1\n  role: node\n  ami: {{lookup: {{baseOS: ubuntu-24.04}}}}\n  instanceType: t3.large\n  networkInterfaces: [{}]\n  securityGroupOverrides: {{node: {node}, lb: {lb}}}\n{extra}  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n",
+        enis.join(", ")
+    );
+    provider::spec::parse_documents(&yaml, "test")
+        .unwrap()
+        .machines
+        .remove(0)
+}
+
+/// `networkInterfaces` (CAPA's): the instance launched on the user's interfaces, in order,
+/// in the first one's subnet; each checked first (it exists, is free, carries the machine's
+/// groups), a refusal naming the field and changing nothing; the interfaces never tagged or
+/// modified, and still there, free, once the machine is deleted; the list immutable.
+#[tokio::test]
+async fn a_machine_runs_on_the_users_network_interfaces_which_outlive_it_unchanged() {
+    let problems = refused(
+        "  subnet: {availabilityZone: us-east-1b}\n  publicIP: true\n  networkInterfaces: [eni-1, eni-0123456789abcdef0, eni-0123456789abcdef0]\n",
+    );
+    for needle in [
+        "spec.networkInterfaces: 3 interfaces, at most 2",
+        "spec.networkInterfaces[0]: \"eni-1\" is not a eni- id",
+        "spec.networkInterfaces[2]: eni-0123456789abcdef0 is named twice",
+        "spec.subnet: a machine on spec.networkInterfaces is in its first interface's subnet",
+        "spec.publicIP: AWS maps a public address at launch only to an interface it makes",
+        "name the user's group in spec.securityGroupOverrides for node, lb",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let owned = |name: &str| filter(name, &["owned"]);
+    let vpc_key = "tag:sigs.k8s.io/cluster-api-provider-aws/cluster/c1";
+    let vpcs = ec2
+        .describe_vpcs()
+        .filters(owned(vpc_key))
+        .send()
+        .await
+        .unwrap();
+    let vpc_id = vpcs.vpcs()[0].vpc_id().unwrap().to_string();
+    let subnets = ec2
+        .describe_subnets()
+        .filters(owned(vpc_key))
+        .filters(filter("availability-zone", &["us-east-1b"]))
+        .filters(filter("map-public-ip-on-launch", &["false"]))
+        .send()
+        .await
+        .unwrap();
+    let subnet_id = subnets.subnets()[0].subnet_id().unwrap().to_string();
+    let group = |name: &'static str| {
+        let (ec2, vpc_id) = (ec2.clone(), vpc_id.clone());
+        async move {
+            ec2.create_security_group()
+                .group_name(name)
+                .description("the platform team's")
+                .vpc_id(vpc_id)
+                .send()
+                .await
+                .unwrap()
+                .group_id
+                .unwrap()
+        }
+    };
+    let (node_group, lb_group, other_group) = (
+        group("platform-nodes").await,
+        group("platform-lb").await,
+        group("platform-other").await,
+    );
+    let interface = |groups: Vec<String>| {
+        let (ec2, subnet_id) = (ec2.clone(), subnet_id.clone());
+        async move {
+            ec2.create_network_interface()
+                .subnet_id(subnet_id)
+                .set_groups(Some(groups))
+                .description("the platform team's")
+                .tag_specifications(
+                    aws_sdk_ec2::types::TagSpecification::builder()
+                        .resource_type(aws_sdk_ec2::types::ResourceType::NetworkInterface)
+                        .tags(
+                            aws_sdk_ec2::types::Tag::builder()
+                                .key("team")
+                                .value("platform")
+                                .build(),
+                        )
+                        .build(),
+                )
+                .send()
+                .await
+                .unwrap()
+                .network_interface
+                .unwrap()
+                .network_interface_id
+                .unwrap()
+        }
+    };
+    let primary = interface(vec![node_group.clone(), lb_group.clone()]).await;
+    // The second lacks the lb group at first.
+    let second = interface(vec![node_group.clone()]).await;
+    // What the user made, as AWS shows it (but for the attachment, which a launch makes).
+    let held = |id: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let d = ec2
+                .describe_network_interfaces()
+                .network_interface_ids(id)
+                .send()
+                .await
+                .unwrap();
+            let n = &d.network_interfaces()[0];
+            let mut groups: Vec<_> = n.groups().iter().map(|g| g.group_id().unwrap()).collect();
+            groups.sort_unstable();
+            format!(
+                "{:?} {groups:?} {:?} {:?} {:?}",
+                n.tag_set(),
+                n.description(),
+                n.private_ip_address(),
+                n.subnet_id()
+            )
+        }
+    };
+    let status_of_eni = |id: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let d = ec2
+                .describe_network_interfaces()
+                .network_interface_ids(id)
+                .send()
+                .await
+                .unwrap();
+            d.network_interfaces()[0]
+                .status()
+                .unwrap()
+                .as_str()
+                .to_string()
+        }
+    };
+
+    // One the user's own instance holds.
+    let taken = interface(vec![node_group.clone(), lb_group.clone()]).await;
+    let [cp0]: [Instance; 1] = instances_named(&ec2, "c1-cp-0").await.try_into().unwrap();
+    let users = ec2
+        .run_instances()
+        .image_id(cp0.image_id().unwrap())
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Large)
+        .min_count(1)
+        .max_count(1)
+        .network_interfaces(
+            aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .network_interface_id(&taken)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let users = users.instances()[0].instance_id().unwrap().to_string();
+
+    // Refused before anything is made, naming the field: an interface lacking a group of
+    // the machine's, one that does not exist, and one held by another instance.
+    for (enis, needle) in [
+        (
+            vec![taken.as_str()],
+            format!(
+                "network interface {taken} (spec.networkInterfaces[0] of machine c1-node-eni): \
+                 is attached to {users}"
+            ),
+        ),
+        (
+            vec![primary.as_str(), second.as_str()],
+            format!(
+                "network interface {second} (spec.networkInterfaces[1] of machine c1-node-eni): \
+                 lacks the machine's security groups {lb_group}"
+            ),
+        ),
+        (
+            vec!["eni-0123456789abcdef0"],
+            "network interface eni-0123456789abcdef0 (spec.networkInterfaces[0] of machine \
+             c1-node-eni): does not exist"
+                .to_string(),
+        ),
+    ] {
+        let machine = on_interfaces("c1-node-eni", &enis, &node_group, &lb_group, "");
+        w.fake.fake().take_calls();
+        let shown = m
+            .create(&w.cluster, &machine, None)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(shown.contains(&needle), "{shown}");
+        nothing_changed(&w);
+        assert!(instances_named(&ec2, "c1-node-eni").await.is_empty());
+    }
+
+    // The user adds the group; the machine is launched on both interfaces, in order.
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&second)
+        .groups(&node_group)
+        .groups(&lb_group)
+        .send()
+        .await
+        .unwrap();
+    let before = (held(primary.clone()).await, held(second.clone()).await);
+    let machine = on_interfaces(
+        "c1-node-eni",
+        &[&primary, &second],
+        &node_group,
+        &lb_group,
+        "",
+    );
+    let (st, i) = create_one(&w, &m, &machine).await;
+    let mut attached: Vec<(i32, String)> = i
+        .network_interfaces()
+        .iter()
+        .map(|n| {
+            (
+                n.attachment().unwrap().device_index().unwrap(),
+                n.network_interface_id().unwrap().to_string(),
+            )
+        })
+        .collect();
+    attached.sort_unstable();
+    assert_eq!(attached, [(0, primary.clone()), (1, second.clone())]);
+    assert_eq!(i.subnet_id(), Some(subnet_id.as_str()));
+    assert_eq!(status_of_eni(primary.clone()).await, "in-use");
+
+    // Converged: nothing to do. A group the interfaces lack, or other interfaces: refused,
+    // nothing changed.
+    w.fake.fake().take_calls();
+    assert!(
+        m.update(&w.cluster, &machine, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    nothing_changed(&w);
+    let more = on_interfaces(
+        "c1-node-eni",
+        &[&primary, &second],
+        &node_group,
+        &lb_group,
+        &format!("  additionalSecurityGroups: [{other_group}]\n"),
+    );
+    let shown = m
+        .update(&w.cluster, &more, Some(&st))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        shown.contains(&format!(
+            "spec.networkInterfaces of machine c1-node-eni): lacks the machine's security \
+             groups {other_group}"
+        )),
+        "{shown}"
+    );
+    let swapped = on_interfaces(
+        "c1-node-eni",
+        &[&second, &primary],
+        &node_group,
+        &lb_group,
+        "",
+    );
+    let err = m.update(&w.cluster, &swapped, Some(&st)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.networkInterfaces"),
+        "{err}"
+    );
+    nothing_changed(&w);
+    assert_eq!(
+        (held(primary.clone()).await, held(second.clone()).await),
+        before,
+        "the user's interfaces are never tagged or modified"
+    );
+
+    // Deleted: the interfaces stay, free again, as the user made them.
+    m.delete(&w.cluster, &machine, Some(&st)).await.unwrap();
+    w.fake
+        .fake()
+        .with_region("us-east-1", |r| r.clock.advance(Duration::from_secs(600)));
+    for eni in [&primary, &second] {
+        assert_eq!(status_of_eni(eni.clone()).await, "available");
+    }
+    assert_eq!(
+        (held(primary.clone()).await, held(second.clone()).await),
+        before
+    );
+}

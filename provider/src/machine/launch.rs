@@ -10,8 +10,9 @@ use aws_sdk_ec2::types::{
     HostnameType, HttpTokensState, IamInstanceProfileSpecification, Instance,
     InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
     InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
-    InstanceType, MarketType, Placement, PrivateDnsNameOptionsRequest, ResourceType,
-    SpotInstanceType, SpotMarketOptions, SupportedAdditionalProcessorFeature, Tenancy, VolumeType,
+    InstanceNetworkInterfaceSpecification, InstanceType, MarketType, Placement,
+    PrivateDnsNameOptionsRequest, ResourceType, SpotInstanceType, SpotMarketOptions,
+    SupportedAdditionalProcessorFeature, Tenancy, VolumeType,
 };
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
@@ -20,10 +21,10 @@ use crate::error::Error;
 use crate::instance::place;
 use crate::ownership;
 use crate::sdk::{empty_answer, tag_spec};
+use crate::spec::Cluster;
 use crate::spec::machine::{
-    CAPACITY_PREFERENCES, InstanceMetadataOptions, Machine, MachineRole, MachineSpec,
+    CAPACITY_PREFERENCES, InstanceMetadataOptions, Machine, MachineSpec, carried_roles,
 };
-use crate::spec::{Cluster, Role};
 
 impl MachineActuator {
     pub(super) fn subnet_for(
@@ -63,10 +64,7 @@ impl MachineActuator {
 
     pub(super) fn groups_for(&self, ctx: &ClusterContext, machine: &Machine) -> Vec<String> {
         // Every machine carries the `lb` group, the one the cloud controller manager edits.
-        let roles: &[Role] = match machine.spec.role {
-            MachineRole::ControlPlane => &[Role::ControlPlane, Role::Node, Role::Lb],
-            MachineRole::Node => &[Role::Node, Role::Lb],
-        };
+        let roles = carried_roles(machine.spec.role);
         // A group of the user's in place of the cluster's of its role, where the spec says so.
         let overrides = &machine.spec.security_group_overrides;
         let mut out: Vec<String> = roles
@@ -175,9 +173,15 @@ impl MachineActuator {
         generation: usize,
     ) -> Result<Instance, Error> {
         let s = &machine.spec;
-        let subnet = self.subnet_for(ctx, machine)?;
         let groups = self.groups_for(ctx, machine);
         self.check_group_overrides(vpc_id, machine).await?;
+        // On the user's interfaces, the machine is in the first one's subnet.
+        let subnet = if s.network_interfaces.is_empty() {
+            self.subnet_for(ctx, machine)?
+        } else {
+            self.check_interfaces(&cluster.metadata.name, vpc_id, machine, &groups)
+                .await?
+        };
         let image = ami::resolve(&self.clients, &cluster.spec, s).await?;
         if s.cpu_options.as_ref().is_some_and(|c| c.sev_snp()) {
             self.check_sev_snp(s, &image).await?;
@@ -209,15 +213,27 @@ impl MachineActuator {
             .max_count(1)
             .client_token(token)
             .tag_specifications(tag_spec(ResourceType::Instance, &tags))
-            .tag_specifications(tag_spec(ResourceType::Volume, &tags))
-            .tag_specifications(tag_spec(ResourceType::NetworkInterface, &tags));
-        let maps = ctx
-            .status
-            .subnets
-            .iter()
-            .find(|x| x.id == subnet)
-            .is_some_and(|x| x.maps_public_ip);
-        call = place(call, &subnet, groups, s.public_ip && !maps);
+            .tag_specifications(tag_spec(ResourceType::Volume, &tags));
+        if s.network_interfaces.is_empty() {
+            let maps = ctx
+                .status
+                .subnets
+                .iter()
+                .find(|x| x.id == subnet)
+                .is_some_and(|x| x.maps_public_ip);
+            call = place(call, &subnet, groups, s.public_ip && !maps)
+                .tag_specifications(tag_spec(ResourceType::NetworkInterface, &tags));
+        } else {
+            // The user's interfaces, as they are (no tags: those apply to new interfaces).
+            for (index, id) in (0..).zip(&s.network_interfaces) {
+                call = call.network_interfaces(
+                    InstanceNetworkInterfaceSpecification::builder()
+                        .device_index(index)
+                        .network_interface_id(id)
+                        .build(),
+                );
+            }
+        }
         if let Some(k) = s
             .ssh_key_name
             .as_ref()

@@ -12,6 +12,7 @@
 
 pub mod ami;
 mod host;
+mod interfaces;
 mod launch;
 mod load_balancer;
 mod update;

@@ -84,11 +84,32 @@ impl MachineActuator {
                 .unwrap_or_default(),
             s.instance_type.clone(),
         );
-        immutable(
-            "spec.subnet",
-            i.subnet_id().unwrap_or_default().to_string(),
-            self.subnet_for(ctx, machine)?,
-        );
+        if s.network_interfaces.is_empty() {
+            immutable(
+                "spec.subnet",
+                i.subnet_id().unwrap_or_default().to_string(),
+                self.subnet_for(ctx, machine)?,
+            );
+        } else {
+            // The machine's subnet is its first interface's.
+            let mut held: Vec<(i32, &str)> = i
+                .network_interfaces()
+                .iter()
+                .filter_map(|n| {
+                    let index = n.attachment().and_then(|a| a.device_index())?;
+                    Some((index, n.network_interface_id()?))
+                })
+                .collect();
+            held.sort_unstable();
+            immutable(
+                "spec.networkInterfaces",
+                held.iter()
+                    .map(|(_, id)| *id)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                s.network_interfaces.join(", "),
+            );
+        }
         if let Some(a) = &s.ami.id {
             immutable(
                 "spec.ami.id",
@@ -327,15 +348,29 @@ impl MachineActuator {
             _ => return Err(Error::Many(changed)),
         }
 
-        // Security groups, through the primary network interface.
+        // Security groups, through the primary network interface; the user's interfaces are
+        // never modified: they must carry the machine's groups already.
         let want = self.groups_for(ctx, machine);
+        if let Some((eni, lacking)) = Self::lacking_groups(machine, &i, &want).into_iter().next() {
+            return Err(Error::PreExisting {
+                resource: format!(
+                    "network interface {eni} (spec.networkInterfaces of machine {})",
+                    machine.metadata.name
+                ),
+                problem: format!(
+                    "lacks the machine's security groups {}: the interface is used as it is, \
+                     never modified; add them to it",
+                    lacking.join(", ")
+                ),
+            });
+        }
         let mut have: Vec<String> = i
             .security_groups()
             .iter()
             .filter_map(|g| g.group_id().map(String::from))
             .collect();
         have.sort();
-        if have != want {
+        if have != want && s.network_interfaces.is_empty() {
             self.check_group_overrides(vpc_id, machine).await?;
             let eni = i
                 .network_interfaces()
@@ -384,10 +419,12 @@ impl MachineActuator {
                 .map_err(aws("DescribeVolumes"))?;
             vols = d.volumes().to_vec();
         }
+        // The machine's own interfaces, not the user's.
         let interfaces: Vec<String> = i
             .network_interfaces()
             .iter()
             .filter_map(|n| n.network_interface_id().map(String::from))
+            .filter(|n| !s.network_interfaces.contains(n))
             .collect();
         if !interfaces.is_empty() {
             let d = self

@@ -81,6 +81,14 @@ pub struct MachineSpec {
     /// `controlplane` for a control plane machine. Used, never modified. Mutable.
     #[serde(default)]
     pub security_group_overrides: BTreeMap<crate::spec::Role, String>,
+    /// Network interfaces of the user's the instance is launched with (CAPA's
+    /// `networkInterfaces`): `eni-` ids, at most two, the first the primary (device 0), the
+    /// machine's subnet the first's. Used as they are: never tagged, modified or deleted (they
+    /// outlive the machine, available again). They carry the user's groups only, so the
+    /// machine names the user's group for each of its roles in `securityGroupOverrides`, and
+    /// each interface must already carry the machine's groups. Immutable.
+    #[serde(default)]
+    pub network_interfaces: Vec<String>,
     /// The IAM instance profile name. Immutable.
     #[serde(default)]
     pub iam_instance_profile: Option<String>,
@@ -642,6 +650,67 @@ pub enum KubeadmOperation {
     Join,
 }
 
+/// The roles whose security groups a machine of `role` carries.
+pub fn carried_roles(role: MachineRole) -> &'static [crate::spec::Role] {
+    use crate::spec::Role;
+    match role {
+        MachineRole::ControlPlane => &[Role::ControlPlane, Role::Node, Role::Lb],
+        MachineRole::Node => &[Role::Node, Role::Lb],
+    }
+}
+
+/// The problems of a machine's `networkInterfaces`.
+fn interface_problems(p: &mut Vec<String>, s: &MachineSpec) {
+    let enis = &s.network_interfaces;
+    if enis.is_empty() {
+        return;
+    }
+    if enis.len() > MAX_NETWORK_INTERFACES {
+        p.push(format!(
+            "spec.networkInterfaces: {} interfaces, at most {MAX_NETWORK_INTERFACES}",
+            enis.len()
+        ));
+    }
+    for (i, id) in enis.iter().enumerate() {
+        let at = format!("spec.networkInterfaces[{i}]");
+        crate::spec::validate::check_id(p, &at, id, "eni");
+        if enis[..i].contains(id) {
+            p.push(format!("{at}: {id} is named twice"));
+        }
+    }
+    if s.subnet.id.is_some() || s.subnet.availability_zone.is_some() {
+        p.push(
+            "spec.subnet: a machine on spec.networkInterfaces is in its first interface's \
+             subnet; give no subnet"
+                .into(),
+        );
+    }
+    if s.public_ip {
+        p.push(
+            "spec.publicIP: AWS maps a public address at launch only to an interface it \
+             makes, not to one of spec.networkInterfaces"
+                .into(),
+        );
+    }
+    let missing: Vec<&str> = carried_roles(s.role)
+        .iter()
+        .filter(|r| !s.security_group_overrides.contains_key(r))
+        .map(|r| r.as_str())
+        .collect();
+    if !missing.is_empty() {
+        p.push(format!(
+            "spec.networkInterfaces: the user's interfaces carry the user's groups only (the \
+             provider never changes them, and a group of the cluster's on them would keep \
+             the cluster from being deleted): name the user's group in \
+             spec.securityGroupOverrides for {}",
+            missing.join(", ")
+        ));
+    }
+}
+
+/// How many interfaces of the user's a machine takes (CAPA's limit).
+pub const MAX_NETWORK_INTERFACES: usize = 2;
+
 /// Checks a machine spec on its own (the cluster-dependent checks come at create time).
 pub fn validate(m: &Machine) -> Vec<String> {
     let mut p = Vec::new();
@@ -925,6 +994,7 @@ pub fn validate(m: &Machine) -> Vec<String> {
             ));
         }
     }
+    interface_problems(&mut p, s);
     if let Some(c) = &s.cpu_options {
         match c.confidential_compute.as_deref() {
             Some(AMD_SEV_SNP | "Disabled") => {}
