@@ -66,6 +66,9 @@ pub struct Config {
     /// Regions served beside AWS's own ([`server::AWS_REGIONS`]), such as a local zone's
     /// test region (`fakeaws --region NAME`); any other name is `InvalidRegion`.
     pub extra_regions: Vec<String>,
+    /// Public IPv4 ranges the account brought to AWS (BYOIP), each a pool of its region for
+    /// AllocateAddress (`fakeaws --byoip-cidr REGION=CIDR`); checked by [`Config::check`].
+    pub byoip: Vec<ec2::public_ipv4_pool::ByoipCidr>,
     /// Request throttling in every region: off (`None`, the default), or AWS's figures times
     /// this scale (`Some(1.0)`: AWS's own). `Region::throttle` changes it per region.
     pub throttling: Option<f64>,
@@ -80,6 +83,13 @@ pub struct Config {
 }
 
 impl Config {
+    /// Checks what the configuration brings that AWS would refuse: the BYOIP ranges (each a
+    /// /24 or larger, public, not the fake's own addresses, none overlapping another of its
+    /// region, at most five a region).
+    pub fn check(&self) -> Result<(), String> {
+        ec2::public_ipv4_pool::check_all(&self.byoip)
+    }
+
     /// This configuration with a profile's throttling, consistency windows and fault rules
     /// (see `sim::profile`; `calm` changes nothing).
     pub fn with_profile(mut self, profile: sim::profile::Profile) -> Self {
@@ -114,6 +124,7 @@ impl Default for Config {
             delays: std::collections::BTreeMap::new(),
             credentials: std::collections::BTreeMap::new(),
             extra_regions: Vec::new(),
+            byoip: Vec::new(),
             keep_answers: true,
         }
     }
@@ -135,6 +146,9 @@ pub async fn spawn() -> std::io::Result<FakeAws> {
 
 /// Starts a fresh, isolated fake with `config` on `127.0.0.1:0`.
 pub async fn spawn_with(config: Config) -> std::io::Result<FakeAws> {
+    config
+        .check()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     serve(Fake::new(config)).await
 }
 

@@ -55,6 +55,12 @@ struct Args {
     /// Serve this region too, beside AWS's own (repeatable); any other name is refused.
     #[arg(long = "region", value_name = "NAME", value_parser = region_name)]
     regions: Vec<String>,
+    /// Bring a public IPv4 range of the account's to a region (BYOIP), as a pool of Elastic
+    /// IPs (`AllocateAddress --public-ipv4-pool`): REGION=CIDR, a /24 or larger, public
+    /// (repeatable; at most five a region). Brought when the region is first made, so not
+    /// into a region a state file already holds.
+    #[arg(long = "byoip-cidr", value_name = "REGION=CIDR", value_parser = byoip_cidr)]
+    byoip: Vec<fakeaws::ec2::public_ipv4_pool::ByoipCidr>,
     /// How many threads serve (each connection is served by one of them); default: one per
     /// core.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -81,6 +87,12 @@ fn region_name(raw: &str) -> Result<String, String> {
             "{raw:?} is not shaped like a region name (such as us-east-1)"
         ))
     }
+}
+
+fn byoip_cidr(raw: &str) -> Result<fakeaws::ec2::public_ipv4_pool::ByoipCidr, String> {
+    let b: fakeaws::ec2::public_ipv4_pool::ByoipCidr = raw.parse()?;
+    region_name(&b.region)?;
+    Ok(b)
 }
 
 fn credential(raw: &str) -> Result<(String, String), String> {
@@ -117,9 +129,14 @@ fn main() -> std::io::Result<()> {
         seed: args.seed,
         credentials: args.credentials.into_iter().collect(),
         extra_regions: args.regions,
+        byoip: args.byoip,
         ..fakeaws::Config::default()
     }
     .with_profile(profile);
+    if let Err(e) = config.check() {
+        eprintln!("fakeaws: --byoip-cidr: {e}");
+        std::process::exit(2);
+    }
     if args.throttle.is_some() {
         config.throttling = args.throttle;
     }

@@ -98,6 +98,9 @@ pub struct Region {
     pub(crate) addresses: elastic_ip::Addresses,
     /// The public IPv4 pool of Elastic IPs and instance public addresses.
     pub(crate) public_ips: elastic_ip::Pool,
+    /// The account's own public IPv4 ranges (BYOIP), a pool each.
+    #[serde(default)]
+    pub(crate) public_ipv4_pools: crate::ec2::public_ipv4_pool::Pools,
     /// NAT gateways by id.
     pub(crate) nat_gateways: nat_gateway::NatGateways,
     /// Route tables by id.
@@ -448,6 +451,7 @@ impl Region {
             egress_only_gateways: Default::default(),
             addresses: Default::default(),
             public_ips: elastic_ip::Pool::default(),
+            public_ipv4_pools: Default::default(),
             nat_gateways: Default::default(),
             route_tables: Default::default(),
             network_acls: Default::default(),
@@ -480,6 +484,11 @@ impl Region {
         region.configure(config);
         crate::ec2::dhcp_options::ensure_default(&mut region);
         image::seed_catalogue(&mut region);
+        // `Config::check` refuses bad ranges before a server starts; a fake made without it
+        // serves the region without them.
+        if let Err(e) = crate::ec2::public_ipv4_pool::seed(&mut region, config) {
+            tracing::error!(region = %name, "BYOIP ranges not brought: {e}");
+        }
         if config.default_vpc {
             vpc::create_default(&mut region);
         }

@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::network_interface::{self, PublicIp};
-use crate::ec2::{Kind, tags};
+use crate::ec2::{Kind, public_ipv4_pool, tags};
 use crate::generated::ec2::{
     Address as AddressOut, AllocateAddressRequest, AllocateAddressResult, AssociateAddressRequest,
     AssociateAddressResult, DescribeAddressesRequest, DescribeAddressesResult,
@@ -39,10 +39,23 @@ impl Pool {
         None
     }
 
+    /// Takes `ip`, if it is one of the pool's and free.
+    fn take_exact(&mut self, ip: Ipv4Addr) -> bool {
+        let [a, b, c, d] = ip.octets();
+        RANGES.contains(&[a, b, c]) && (1..=254).contains(&d) && self.used.insert(ip)
+    }
+
     /// Returns an address to the pool.
     fn give_back(&mut self, ip: Ipv4Addr) {
         self.used.remove(&ip);
     }
+}
+
+/// The ranges of the fake's own public addresses (AWS's pool, `amazon`).
+pub fn amazon_ranges() -> impl Iterator<Item = ipnet::Ipv4Net> {
+    RANGES
+        .iter()
+        .filter_map(|[a, b, c]| ipnet::Ipv4Net::new(Ipv4Addr::new(*a, *b, *c, 0), 24).ok())
 }
 
 /// Takes a free public address from the region's pool (an instance's public IP), if any is
@@ -79,6 +92,9 @@ pub struct Address {
     pub allocation_id: String,
     /// The address.
     pub public_ip: Ipv4Addr,
+    /// The account's BYOIP pool it came from; none for AWS's own (`amazon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// Its association, if any.
     pub association: Option<Association>,
     /// The domain name the account gave its reverse DNS (PTR) record, ending in `.`; AWS's
@@ -148,7 +164,7 @@ fn render(region: &Region, a: &Address) -> AddressOut {
             .and_then(|x| region.network_interfaces.get(&x.eni_id))
             .map(|e| e.private_ip.to_string()),
         tags: region.tags.tag_set(&a.allocation_id),
-        public_ipv4_pool: Some("amazon".into()),
+        public_ipv4_pool: Some(a.pool.clone().unwrap_or_else(|| "amazon".into())),
         network_border_group: Some(region.name.clone()),
         instance_id: assoc.and_then(|x| x.instance_id.clone()),
         public_ip: Some(a.public_ip.to_string()),
@@ -188,12 +204,7 @@ pub fn allocate_address(
             "The maximum number of addresses has been reached.",
         ));
     }
-    let ip = region.public_ips.take().ok_or_else(|| {
-        ApiError::new(
-            Code::InsufficientAddressCapacity,
-            "There are no more public addresses in the pool.",
-        )
-    })?;
+    let (ip, pool) = address_to_allocate(region, &input)?;
     let id = region.ids.resource("eipalloc");
     region.tags.insert(&id, tags);
     region.addresses.0.insert(
@@ -201,6 +212,7 @@ pub fn allocate_address(
         Address {
             allocation_id: id.clone(),
             public_ip: ip,
+            pool: pool.clone(),
             association: None,
             ptr: None,
             ptr_update: None,
@@ -208,12 +220,58 @@ pub fn allocate_address(
     );
     Ok(AllocateAddressResult {
         allocation_id: Some(id),
-        public_ipv4_pool: Some("amazon".into()),
+        public_ipv4_pool: Some(pool.unwrap_or_else(|| "amazon".into())),
         network_border_group: Some(region.name.clone()),
         domain: Some(DomainType::Vpc),
         public_ip: Some(ip.to_string()),
         ..Default::default()
     })
+}
+
+/// The address AllocateAddress takes, and the account's pool it comes from (none: AWS's):
+/// from the `PublicIpv4Pool` named (`amazon` is AWS's), the `Address` asked for (one of the
+/// account's ranges, or one of AWS's it released and nobody took since: recovered), or the
+/// next free one of AWS's.
+fn address_to_allocate(
+    region: &mut Region,
+    input: &AllocateAddressRequest,
+) -> Result<(Ipv4Addr, Option<String>), ApiError> {
+    let wanted = match input.address.as_deref() {
+        Some(raw) => Some(raw.parse::<Ipv4Addr>().map_err(|_| {
+            ApiError::invalid_parameter("Address", raw, "The address is not an IPv4 address.")
+        })?),
+        None => None,
+    };
+    let pool = match input.public_ipv4_pool.as_deref() {
+        Some("amazon") => None,
+        Some(id) => Some(id.to_string()),
+        // An address of one of the account's ranges comes from its pool.
+        None => wanted
+            .and_then(|ip| public_ipv4_pool::holding(region, ip))
+            .map(|p| p.id.clone()),
+    };
+    if let Some(id) = &pool {
+        return Ok((public_ipv4_pool::take(region, id, wanted)?, pool));
+    }
+    match wanted {
+        Some(ip) if region.public_ips.take_exact(ip) => Ok((ip, None)),
+        Some(ip) => Err(ApiError::invalid_parameter(
+            "Address",
+            &ip.to_string(),
+            "The address cannot be recovered: it is not an address of AWS's pool that is free, \
+             nor one of the account's own ranges.",
+        )),
+        None => region
+            .public_ips
+            .take()
+            .map(|ip| (ip, None))
+            .ok_or_else(|| {
+                ApiError::new(
+                    Code::InsufficientAddressCapacity,
+                    "There are no more public addresses in the pool.",
+                )
+            }),
+    }
 }
 
 /// `DescribeAddresses`: by allocation id, by public IP, or filtered.

@@ -91,6 +91,8 @@ error_codes! {
         InvalidAMINameDuplicate = "InvalidAMIName.Duplicate",
         /// No Elastic IP of that public address.
         InvalidAddressNotFound = "InvalidAddress.NotFound",
+        /// A public IPv4 pool the account does not have.
+        InvalidPublicIpv4PoolIdNotFound = "InvalidPublicIpv4PoolID.NotFound",
         /// No association of that id.
         InvalidAssociationIDNotFound = "InvalidAssociationID.NotFound",
         /// The volume is not attached as the request says.

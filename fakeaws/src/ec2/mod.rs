@@ -32,6 +32,7 @@ pub mod network_interface;
 pub mod page;
 pub mod placement_group;
 pub mod prefix_list;
+pub mod public_ipv4_pool;
 pub mod route_table;
 pub mod security_group;
 pub mod snapshot;
@@ -381,6 +382,13 @@ impl Api for Region {
         input: CreatePlacementGroupRequest,
     ) -> Result<CreatePlacementGroupResult, ApiError> {
         placement_group::create_placement_group(self, input)
+    }
+
+    fn describe_public_ipv4_pools(
+        &mut self,
+        input: DescribePublicIpv4PoolsRequest,
+    ) -> Result<DescribePublicIpv4PoolsResult, ApiError> {
+        public_ipv4_pool::describe_public_ipv4_pools(self, input)
     }
 
     fn describe_placement_groups(

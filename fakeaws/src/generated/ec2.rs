@@ -1609,6 +1609,7 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "placement-group-arn",
         ],
     ),
+    ("DescribePublicIpv4Pools", &["tag-key"]),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2161,6 +2162,8 @@ crate::protocol::wire_enum!(Affinity);
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AllocateAddressRequest {
     pub domain: Option<DomainType>,
+    pub address: Option<String>,
+    pub public_ipv4_pool: Option<String>,
     pub network_border_group: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
@@ -2170,16 +2173,27 @@ impl Decode for AllocateAddressRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
         let Some(m_) = r.members(
             at_,
-            &["Domain", "DryRun", "NetworkBorderGroup", "TagSpecification"],
+            &[
+                "Address",
+                "Domain",
+                "DryRun",
+                "NetworkBorderGroup",
+                "PublicIpv4Pool",
+                "TagSpecification",
+            ],
         ) else {
             return Ok(None);
         };
-        let domain = r.field_at(m_[0], at_, "Domain")?;
-        let network_border_group = r.field_at(m_[2], at_, "NetworkBorderGroup")?;
-        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
-        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let domain = r.field_at(m_[1], at_, "Domain")?;
+        let address = r.field_at(m_[0], at_, "Address")?;
+        let public_ipv4_pool = r.field_at(m_[4], at_, "PublicIpv4Pool")?;
+        let network_border_group = r.field_at(m_[3], at_, "NetworkBorderGroup")?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         Ok(Some(Self {
             domain,
+            address,
+            public_ipv4_pool,
             network_border_group,
             tag_specifications,
             dry_run,
@@ -9506,6 +9520,57 @@ impl EncodeMembers for DescribePrefixListsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("prefixListSet", "item", &self.prefix_lists);
+    }
+}
+
+/// The `DescribePublicIpv4PoolsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribePublicIpv4PoolsRequest {
+    pub pool_ids: Option<Vec<String>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribePublicIpv4PoolsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Filter", "MaxResults", "NextToken", "PoolId"]) else {
+            return Ok(None);
+        };
+        let pool_ids = r.list_at(m_[3], at_, "PoolId", None)?;
+        let next_token = r.field_at(m_[2], at_, "NextToken")?;
+        let max_results = r.field_at(m_[1], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(10),
+        )?;
+        let filters = r.list_at(m_[0], at_, "Filter", None)?;
+        Ok(Some(Self {
+            pool_ids,
+            next_token,
+            max_results,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribePublicIpv4PoolsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribePublicIpv4PoolsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ipv4_pools: Option<Vec<PublicIpv4Pool>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribePublicIpv4PoolsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("publicIpv4PoolSet", "item", &self.public_ipv4_pools);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -30573,6 +30638,64 @@ impl EncodeMembers for PublicIpDnsNameOptions {
     }
 }
 
+/// The `PublicIpv4Pool` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PublicIpv4Pool {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_address_ranges: Option<Vec<PublicIpv4PoolRange>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_available_address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_border_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for PublicIpv4Pool {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("poolId", &self.pool_id);
+        w.field("description", &self.description);
+        w.list_field("poolAddressRangeSet", "item", &self.pool_address_ranges);
+        w.field("totalAddressCount", &self.total_address_count);
+        w.field(
+            "totalAvailableAddressCount",
+            &self.total_available_address_count,
+        );
+        w.field("networkBorderGroup", &self.network_border_group);
+        w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `PublicIpv4PoolRange` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PublicIpv4PoolRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_address_count: Option<i32>,
+}
+
+impl EncodeMembers for PublicIpv4PoolRange {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("firstAddress", &self.first_address);
+        w.field("lastAddress", &self.last_address);
+        w.field("addressCount", &self.address_count);
+        w.field("availableAddressCount", &self.available_address_count);
+    }
+}
+
 /// The `RIProductDescription` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RIProductDescription {
@@ -37808,6 +37931,8 @@ pub enum Action {
     ModifyEbsDefaultKmsKeyId,
     /// `ResetEbsDefaultKmsKeyId`
     ResetEbsDefaultKmsKeyId,
+    /// `DescribePublicIpv4Pools`
+    DescribePublicIpv4Pools,
 }
 
 impl Action {
@@ -38025,6 +38150,7 @@ impl Action {
             Self::GetCapacityReservationUsage => "GetCapacityReservationUsage",
             Self::ModifyEbsDefaultKmsKeyId => "ModifyEbsDefaultKmsKeyId",
             Self::ResetEbsDefaultKmsKeyId => "ResetEbsDefaultKmsKeyId",
+            Self::DescribePublicIpv4Pools => "DescribePublicIpv4Pools",
         }
     }
     /// The served operation of that name, if any.
@@ -38241,6 +38367,7 @@ impl Action {
             "GetCapacityReservationUsage" => Self::GetCapacityReservationUsage,
             "ModifyEbsDefaultKmsKeyId" => Self::ModifyEbsDefaultKmsKeyId,
             "ResetEbsDefaultKmsKeyId" => Self::ResetEbsDefaultKmsKeyId,
+            "DescribePublicIpv4Pools" => Self::DescribePublicIpv4Pools,
             _ => return None,
         })
     }
@@ -39162,6 +39289,11 @@ pub trait Api {
         &mut self,
         input: ResetEbsDefaultKmsKeyIdRequest,
     ) -> Result<ResetEbsDefaultKmsKeyIdResult, ApiError>;
+    /// Serves `DescribePublicIpv4Pools`.
+    fn describe_public_ipv4_pools(
+        &mut self,
+        input: DescribePublicIpv4PoolsRequest,
+    ) -> Result<DescribePublicIpv4PoolsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -39581,6 +39713,8 @@ pub enum Response {
     ModifyEbsDefaultKmsKeyId(Box<ModifyEbsDefaultKmsKeyIdResult>),
     /// `ResetEbsDefaultKmsKeyId`
     ResetEbsDefaultKmsKeyId(Box<ResetEbsDefaultKmsKeyIdResult>),
+    /// `DescribePublicIpv4Pools`
+    DescribePublicIpv4Pools(Box<DescribePublicIpv4PoolsResult>),
 }
 
 impl Response {
@@ -40757,6 +40891,12 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::DescribePublicIpv4Pools(output) => crate::protocol::xml::ec2_response(
+                "DescribePublicIpv4Pools",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -41099,15 +41239,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DescribeTags(Box::new(api.describe_tags(input)?)))
         }
         Action::AllocateAddress => {
-            r.reject_unsupported(
-                "AllocateAddress",
-                &[
-                    "Address",
-                    "PublicIpv4Pool",
-                    "CustomerOwnedIpv4Pool",
-                    "IpamPoolId",
-                ],
-            )?;
+            r.reject_unsupported("AllocateAddress", &["CustomerOwnedIpv4Pool", "IpamPoolId"])?;
             let input = FormReader::required(AllocateAddressRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -43277,6 +43409,16 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ResetEbsDefaultKmsKeyId(Box::new(
                 api.reset_ebs_default_kms_key_id(input)?,
+            )))
+        }
+        Action::DescribePublicIpv4Pools => {
+            r.reject_unsupported("DescribePublicIpv4Pools", &[])?;
+            let input =
+                FormReader::required(DescribePublicIpv4PoolsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            Ok(Response::DescribePublicIpv4Pools(Box::new(
+                api.describe_public_ipv4_pools(input)?,
             )))
         }
     }

@@ -39,6 +39,7 @@ mod network_acl;
 mod network_interface;
 mod placement_group;
 mod prefix_list;
+mod public_ipv4_pool;
 mod route_table;
 mod security_group;
 mod signatures;
