@@ -2685,3 +2685,133 @@ async fn the_api_load_balancer_checks_over_the_protocol_named() {
     )
     .await;
 }
+
+/// `network.vpc.elasticIpPool` (CAPA's): the NAT gateways' addresses come from the
+/// account's own range (BYOIP) when it has enough free, checked once before any is
+/// allocated; too few: AWS's addresses with `publicIpv4PoolFallbackOrder: AmazonPool`,
+/// else refused naming the pool, nothing allocated; a bad pool spec refused before any call.
+#[tokio::test]
+async fn nat_gateway_addresses_come_from_the_accounts_own_pool() {
+    let mut limits = fakeaws::region::Limits::default();
+    limits.set("elastic-ips", 300).unwrap();
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        limits,
+        byoip: vec!["us-east-1=198.18.0.0/24".parse().unwrap()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let pools = ec2.describe_public_ipv4_pools().send().await.unwrap();
+    let pool = pools.public_ipv4_pools()[0].pool_id().unwrap().to_string();
+    let free = || {
+        let (ec2, pool) = (ec2.clone(), pool.clone());
+        async move {
+            ec2.describe_public_ipv4_pools()
+                .pool_ids(pool)
+                .send()
+                .await
+                .unwrap()
+                .public_ipv4_pools()[0]
+                .total_available_address_count()
+                .unwrap()
+        }
+    };
+    let spec = |fallback: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n    vpc: {{elasticIpPool: {{publicIpv4Pool: {pool}{fallback}}}}}\n"
+        ))
+    };
+    let pools_of = |addresses: Vec<aws_sdk_ec2::types::Address>| {
+        let mut v: Vec<(String, bool)> = addresses
+            .iter()
+            .map(|x| {
+                (
+                    x.public_ipv4_pool().unwrap().to_string(),
+                    x.public_ip().unwrap().starts_with("198.18.0."),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+
+    up(&a, &spec("")).await;
+    assert_eq!(
+        pools_of(owned_addresses(&ec2).await),
+        vec![(pool.clone(), true), (pool.clone(), true)],
+        "both gateways' addresses from the pool"
+    );
+    assert_eq!(free().await, 254);
+    fake.fake().take_calls();
+    up(&a, &spec("")).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+    down(&a, &spec("")).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(free().await, 256, "released back to the pool");
+
+    // The pool all but full: one address free, two needed.
+    for _ in 0..255 {
+        ec2.allocate_address()
+            .public_ipv4_pool(&pool)
+            .send()
+            .await
+            .unwrap();
+    }
+    let err = a.reconcile(&spec("")).await.unwrap_err().to_string();
+    assert!(
+        err.contains(&format!(
+            "public IPv4 pool {pool} (spec.network.vpc.elasticIpPool.publicIpv4Pool): has 1 \
+             free addresses and the NAT gateways need 2 more"
+        )),
+        "{err}"
+    );
+    assert!(owned_addresses(&ec2).await.is_empty(), "nothing allocated");
+    assert_eq!(free().await, 1);
+    let amazon = spec(", publicIpv4PoolFallbackOrder: AmazonPool");
+    up(&a, &amazon).await;
+    assert_eq!(
+        pools_of(owned_addresses(&ec2).await),
+        vec![("amazon".to_string(), false), ("amazon".to_string(), false)]
+    );
+    assert_eq!(free().await, 1);
+    down(&a, &amazon).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // A pool the account does not have.
+    let missing = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n    vpc: {elasticIpPool: {publicIpv4Pool: ipv4pool-ec2-0123456789abcdef0}}\n",
+    );
+    let err = a.reconcile(&missing).await.unwrap_err().to_string();
+    assert!(
+        err.contains("ipv4pool-ec2-0123456789abcdef0 (spec.network.vpc.elasticIpPool.publicIpv4Pool): does not exist"),
+        "{err}"
+    );
+    assert!(owned_addresses(&ec2).await.is_empty());
+    down(&a, &missing).await;
+
+    let bad = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {elasticIpPool: {publicIpv4Pool: pool-1, publicIpv4PoolFallbackOrder: Anywhere}}\n",
+    );
+    refused_listing(
+        &fake,
+        &a,
+        &bad,
+        &[
+            "spec.network.vpc.elasticIpPool.publicIpv4Pool: \"pool-1\" is not a ipv4pool-ec2- id",
+            "spec.network.vpc.elasticIpPool.publicIpv4PoolFallbackOrder: \"Anywhere\" is not AmazonPool or None",
+        ],
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster("  region: us-east-1\n  network:\n    vpc: {elasticIpPool: {}}\n"),
+        "spec.network.vpc.elasticIpPool: give publicIpv4Pool",
+    )
+    .await;
+}

@@ -3,7 +3,7 @@
 //! ClientToken so a retry after a crash cannot make a twin. Delete waits for `deleted`
 //! before releasing the addresses.
 
-use aws_sdk_ec2::types::{DomainType, NatGateway, NatGatewayState, ResourceType};
+use aws_sdk_ec2::types::{Address, DomainType, NatGateway, NatGatewayState, ResourceType};
 
 use super::{NatStatus, Scope};
 use crate::aws_error::aws;
@@ -65,6 +65,81 @@ fn live<'a>(current: &'a [NatGateway], name: &str) -> Option<&'a NatGateway> {
     })
 }
 
+/// How many gateways named `name` among `current` were replaced: failed, deleting or
+/// deleted ones.
+fn replaced_of(current: &[NatGateway], name: &str) -> usize {
+    current
+        .iter()
+        .filter(|n| ownership::ec2_tag(n.tags(), "Name") == Some(name))
+        .filter(|n| {
+            matches!(
+                n.state(),
+                Some(
+                    NatGatewayState::Failed | NatGatewayState::Deleting | NatGatewayState::Deleted
+                )
+            )
+        })
+        .count()
+}
+
+/// The address of ours named `eip_name` for a zone's new gateway: a free one, else (when
+/// no gateway of this generation shows, `replaced` being 0) the one in use, which belongs to
+/// the gateway this cluster created a moment ago and AWS does not show yet.
+fn reusable<'a>(addresses: &'a [Address], eip_name: &str, replaced: usize) -> Option<&'a Address> {
+    let ours: Vec<&Address> = addresses
+        .iter()
+        .filter(|a| ownership::ec2_tag(a.tags(), "Name") == Some(eip_name))
+        .collect();
+    ours.iter()
+        .find(|a| a.association_id().is_none())
+        .or_else(|| ours.first().filter(|_| replaced == 0))
+        .copied()
+}
+
+/// The public IPv4 pool new addresses come from, for `needed` of them: the spec's
+/// `elasticIpPool` when it has that many free (DescribePublicIpv4Pools), else AWS's when
+/// its fallback says so; none named is AWS's.
+async fn pool_for(s: &Scope<'_>, needed: usize) -> Result<Option<String>, Error> {
+    let Some(spec) = &s.plan.spec.network.vpc.elastic_ip_pool else {
+        return Ok(None);
+    };
+    let Some(id) = &spec.public_ipv4_pool else {
+        return Ok(None);
+    };
+    let refuse = |problem: String| Error::PreExisting {
+        resource: format!("public IPv4 pool {id} (spec.network.vpc.elasticIpPool.publicIpv4Pool)"),
+        problem,
+    };
+    let answer = s
+        .ec2()
+        .describe_public_ipv4_pools()
+        .pool_ids(id)
+        .send()
+        .await
+        .map_err(aws("DescribePublicIpv4Pools"));
+    let Some(out) = crate::sdk::found(answer)? else {
+        return Err(refuse("does not exist".into()));
+    };
+    let free = out
+        .public_ipv4_pools()
+        .iter()
+        .find(|p| p.pool_id() == Some(id.as_str()))
+        .ok_or_else(|| refuse("does not exist".into()))?
+        .total_available_address_count()
+        .unwrap_or_default();
+    if usize::try_from(free).unwrap_or_default() >= needed {
+        return Ok(Some(id.clone()));
+    }
+    if spec.public_ipv4_pool_fallback_order.as_deref() == Some("AmazonPool") {
+        tracing::info!(target: "capa::progress", "public IPv4 pool {id} has {free} free addresses, {needed} needed: taking AWS's (publicIpv4PoolFallbackOrder AmazonPool)");
+        return Ok(None);
+    }
+    Err(refuse(format!(
+        "has {free} free addresses and the NAT gateways need {needed} more; \
+         publicIpv4PoolFallbackOrder: AmazonPool takes AWS's addresses instead"
+    )))
+}
+
 /// Reconciles the NAT gateways (and their addresses).
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
@@ -114,6 +189,21 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .map_err(aws("DescribeAddresses"))?
             .addresses
             .unwrap_or_default()
+    };
+    // The pool the new addresses come from, checked once for all of them before any is made.
+    let needed = wanted
+        .iter()
+        .filter(|(zone, _)| {
+            let name = format!("{}-nat-{zone}", s.name());
+            let eip_name = format!("{}-eip-nat-{zone}", s.name());
+            live(&current, &name).is_none()
+                && reusable(&addresses, &eip_name, replaced_of(&current, &name)).is_none()
+        })
+        .count();
+    let pool = if needed > 0 {
+        pool_for(s, needed).await?
+    } else {
+        None
     };
     let mut created = Vec::new();
     for (zone, subnet_id) in wanted {
@@ -191,35 +281,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 s.settle(&format!("nat gateway {id}"), r)?;
             }
         }
-        let replaced = named
-            .iter()
-            .filter(|n| {
-                matches!(
-                    n.state(),
-                    Some(
-                        NatGatewayState::Failed
-                            | NatGatewayState::Deleting
-                            | NatGatewayState::Deleted
-                    )
-                )
-            })
-            .count();
-        // An address of ours for this zone: a free one, else (when no gateway of this
-        // generation shows) the one in use, else a new one. An address in use while no
-        // gateway shows belongs to the gateway this cluster created a moment ago, which AWS
-        // does not show yet: creating it again with the same token and address answers that
-        // gateway, where a new address would make a twin and a token mismatch.
+        let replaced = replaced_of(&current, &name);
+        // An address of ours for this zone (`reusable`), else a new one. An address in use
+        // while no gateway shows belongs to the gateway this cluster created a moment ago,
+        // which AWS does not show yet: creating it again with the same token and address
+        // answers that gateway, where a new address would make a twin and a token mismatch.
         let eip_name = format!("{}-eip-nat-{zone}", s.name());
-        let ours: Vec<_> = addresses
-            .iter()
-            .filter(|a| ownership::ec2_tag(a.tags(), "Name") == Some(eip_name.as_str()))
-            .collect();
-        let free = ours
-            .iter()
-            .find(|a| a.association_id().is_none())
-            .or_else(|| ours.first().filter(|_| replaced == 0))
-            .copied();
-        let allocation_id = match free {
+        let allocation_id = match reusable(&addresses, &eip_name, replaced) {
             Some(a) => {
                 // A reused address (allocated by a pass that stopped before its gateway was
                 // made) takes the spec's tags now, before its gateway vouches for them.
@@ -235,6 +303,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     s.ec2()
                         .allocate_address()
                         .domain(DomainType::Vpc)
+                        .set_public_ipv4_pool(pool.clone())
                         .tag_specifications(s.tag_spec(ResourceType::ElasticIp, "nat", &eip_name))
                         .customize()
                         .config_override(sent_once())

@@ -196,7 +196,28 @@ pub struct VpcSpec {
     /// `PreferPublic` (the public ones do). Immutable once the subnets exist.
     #[serde(default)]
     pub subnet_schema: Option<String>,
+    /// A public IPv4 pool of the account's own addresses (BYOIP) the NAT gateways' Elastic
+    /// IPs come from (CAPA's `elasticIpPool`), with what to do when it has too few free
+    /// addresses. Read when addresses are allocated: addresses already held are kept.
+    #[serde(default)]
+    pub elastic_ip_pool: Option<ElasticIpPool>,
 }
+
+/// Where Elastic IPs come from (CAPA's `ElasticIPPool`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ElasticIpPool {
+    /// The pool (`ipv4pool-ec2-...`), one of the account's BYOIP ranges.
+    #[serde(default)]
+    pub public_ipv4_pool: Option<String>,
+    /// When the pool has too few free addresses: `AmazonPool` (take AWS's addresses
+    /// instead) or `None` (the default: refuse, naming the pool).
+    #[serde(default)]
+    pub public_ipv4_pool_fallback_order: Option<String>,
+}
+
+/// The values of `elasticIpPool.publicIpv4PoolFallbackOrder`.
+pub const POOL_FALLBACKS: [&str; 2] = ["AmazonPool", "None"];
 
 /// The values of `network.vpc.subnetSchema`.
 pub const SUBNET_SCHEMAS: [&str; 2] = ["PreferPrivate", "PreferPublic"];

@@ -11,7 +11,7 @@ use super::defaults::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
     default_subnets, load_balancer_name,
 };
-use super::types::{HOSTNAME_TYPES, SUBNET_SCHEMAS};
+use super::types::{HOSTNAME_TYPES, POOL_FALLBACKS, SUBNET_SCHEMAS};
 use super::{API_VERSION, Cluster, ClusterSpec, CniRule, HealthCheckSpec, Scheme};
 use crate::error::Error;
 
@@ -413,6 +413,25 @@ fn check_network(
                  default in its own VPC, and the spec names its subnets or an existing VPC"
                     .into(),
             );
+        }
+    }
+    if let Some(pool) = &net.vpc.elastic_ip_pool {
+        match &pool.public_ipv4_pool {
+            Some(id) => check_id(
+                p,
+                "spec.network.vpc.elasticIpPool.publicIpv4Pool",
+                id,
+                "ipv4pool-ec2",
+            ),
+            None => p.push("spec.network.vpc.elasticIpPool: give publicIpv4Pool".into()),
+        }
+        if let Some(f) = &pool.public_ipv4_pool_fallback_order
+            && !POOL_FALLBACKS.contains(&f.as_str())
+        {
+            p.push(format!(
+                "spec.network.vpc.elasticIpPool.publicIpv4PoolFallbackOrder: {f:?} is not \
+                 AmazonPool or None"
+            ));
         }
     }
     if let Some(t) = &net.vpc.private_dns_hostname_type_on_launch {
