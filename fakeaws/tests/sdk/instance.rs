@@ -1138,3 +1138,84 @@ async fn reboot_keeps_a_running_instance_running_and_is_refused_when_stopped() {
     reboot().await.unwrap();
     assert_eq!(state().await, InstanceStateName::Terminated);
 }
+
+/// A launch's `AssociatePublicIpAddress` decides for the instance's life whether it takes a
+/// public address of AWS's pool, at launch and at each start, whatever its subnet maps.
+#[tokio::test]
+async fn the_launch_decides_whether_an_instance_takes_a_public_address() {
+    use aws_sdk_ec2::types::{AttributeBooleanValue, InstanceNetworkInterfaceSpecification};
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    crate::gateway(&ec2, &vpc_id).await;
+    let mapping = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let plain = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
+    ec2.modify_subnet_attribute()
+        .subnet_id(&mapping)
+        .map_public_ip_on_launch(AttributeBooleanValue::builder().value(true).build())
+        .send()
+        .await
+        .unwrap();
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launch = |subnet: &str, public: bool| {
+        let (ec2, ami, subnet) = (ec2.clone(), ami.clone(), subnet.to_string());
+        async move {
+            ec2.run_instances()
+                .image_id(ami)
+                .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+                .min_count(1)
+                .max_count(1)
+                .network_interfaces(
+                    InstanceNetworkInterfaceSpecification::builder()
+                        .device_index(0)
+                        .subnet_id(subnet)
+                        .associate_public_ip_address(public)
+                        .build(),
+                )
+                .send()
+                .await
+                .unwrap()
+                .instances()[0]
+                .instance_id()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let without = launch(&mapping, false).await;
+    let with = launch(&plain, true).await;
+    for id in [&without, &with] {
+        wait(&ec2, id, InstanceStateName::Running).await;
+    }
+    let public = |id: String| {
+        let ec2 = ec2.clone();
+        async move {
+            described(&ec2, &id)
+                .await
+                .public_ip_address()
+                .map(String::from)
+        }
+    };
+    assert_eq!(
+        public(without.clone()).await,
+        None,
+        "none, though the subnet maps"
+    );
+    let first = public(with.clone()).await;
+    assert!(first.is_some(), "one, though the subnet does not map");
+    // Stopped and started again: the same decision (a new address for the one that has one).
+    for id in [&without, &with] {
+        crate::stop(&fake, &ec2, id).await;
+    }
+    assert_eq!(public(with.clone()).await, None, "released while stopped");
+    ec2.start_instances()
+        .instance_ids(&without)
+        .instance_ids(&with)
+        .send()
+        .await
+        .unwrap();
+    for id in [&without, &with] {
+        wait(&ec2, id, InstanceStateName::Running).await;
+    }
+    assert_eq!(public(without.clone()).await, None);
+    assert!(public(with.clone()).await.is_some());
+}

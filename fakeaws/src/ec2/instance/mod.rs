@@ -155,6 +155,11 @@ pub struct Instance {
     /// Enhanced networking (ENA), on for every image the fake holds.
     #[serde(default = "enabled")]
     pub ena_support: bool,
+    /// Whether its primary interface takes a public address of AWS's pool at launch and at
+    /// each start (as the launch decided it: `AssociatePublicIpAddress`, else the subnet's
+    /// mapping then), when it holds no Elastic IP.
+    #[serde(default = "enabled")]
+    pub public_ip_on_start: bool,
     /// `stop` or `terminate` on an OS shutdown.
     pub shutdown_behavior: ShutdownBehavior,
     /// Its instance metadata options.

@@ -374,6 +374,7 @@ pub fn run_instances(
             disable_api_termination: input.disable_api_termination.unwrap_or(false),
             disable_api_stop: input.disable_api_stop.unwrap_or(false),
             ena_support: true,
+            public_ip_on_start: maps_public,
             shutdown_behavior: input
                 .instance_initiated_shutdown_behavior
                 .unwrap_or(ShutdownBehavior::Stop),

@@ -61,10 +61,10 @@ fn terminate_now(region: &mut Region, id: &str, reason: (String, String)) {
 
 /// Moves an instance out of `pending`, `stopping` or `shutting-down`.
 pub fn advance(region: &mut Region, id: &str) {
-    let Some((state, eni, subnet_id)) = region
+    let Some((state, eni, maps)) = region
         .instances
         .get(id)
-        .map(|i| (i.state, i.eni_id.clone(), i.subnet_id.clone()))
+        .map(|i| (i.state, i.eni_id.clone(), i.public_ip_on_start))
     else {
         return;
     };
@@ -76,10 +76,7 @@ pub fn advance(region: &mut Region, id: &str) {
             terminate_now(region, id, reason);
         }
         InstanceStateName::Pending => {
-            let maps = region
-                .subnets
-                .get(&subnet_id)
-                .is_some_and(|s| s.map_public_ip_on_launch);
+            // As the launch decided, not as the subnet maps now.
             if maps
                 && region
                     .network_interfaces
