@@ -23,6 +23,7 @@ pub mod aws_error;
 pub mod bootstrap;
 pub mod clients;
 pub mod cluster;
+pub mod elastic_ip;
 pub mod error;
 pub mod instance;
 pub mod machine;

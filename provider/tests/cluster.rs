@@ -2766,7 +2766,7 @@ async fn nat_gateway_addresses_come_from_the_accounts_own_pool() {
     assert!(
         err.contains(&format!(
             "public IPv4 pool {pool} (spec.network.vpc.elasticIpPool.publicIpv4Pool): has 1 \
-             free addresses and the NAT gateways need 2 more"
+             free addresses, 2 needed for the NAT gateways"
         )),
         "{err}"
     );

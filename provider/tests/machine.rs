@@ -2626,3 +2626,128 @@ async fn a_machine_runs_on_the_users_network_interfaces_which_outlive_it_unchang
         before
     );
 }
+
+/// `elasticIpPool` (CAPA's): a public machine launched without a public address, then given
+/// an Elastic IP of the user's own pool once it runs, allocated once and kept, released when
+/// the machine is deleted; the spec checked when read.
+#[tokio::test]
+async fn a_machine_takes_its_public_address_from_the_users_pool_and_gives_it_back() {
+    let problems = refused("  elasticIpPool: {publicIpv4Pool: ipv4pool-ec2-0123456789abcdef0}\n");
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "spec.elasticIpPool: gives the machine its public address, and spec.publicIP is not true"
+        )),
+        "{problems:?}"
+    );
+    let problems = refused(
+        "  publicIP: true\n  elasticIpPool: {publicIpv4Pool: pool-1, publicIpv4PoolFallbackOrder: Elsewhere}\n",
+    );
+    for needle in [
+        "spec.elasticIpPool.publicIpv4Pool: \"pool-1\" is not a ipv4pool-ec2- id",
+        "spec.elasticIpPool.publicIpv4PoolFallbackOrder: \"Elsewhere\" is not AmazonPool or None",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        byoip: vec!["us-east-1=198.18.0.0/24".parse().unwrap()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
+    let c = ClusterActuator::new(clients.clone());
+    let cluster = cluster();
+    while !c.reconcile(&cluster).await.unwrap().is_done() {}
+    let w = World {
+        fake,
+        clients,
+        cluster,
+    };
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let ec2 = w.fake.ec2_client();
+    let pool = ec2
+        .describe_public_ipv4_pools()
+        .send()
+        .await
+        .unwrap()
+        .public_ipv4_pools()[0]
+        .pool_id()
+        .unwrap()
+        .to_string();
+    let addresses = || {
+        let ec2 = ec2.clone();
+        async move {
+            ec2.describe_addresses()
+                .filters(filter("tag:Name", &["c1-cp-0"]))
+                .send()
+                .await
+                .unwrap()
+                .addresses()
+                .to_vec()
+        }
+    };
+    let cp = machine_yaml(
+        "c1-cp-0",
+        "controlplane",
+        "init",
+        &format!("  publicIP: true\n  elasticIpPool: {{publicIpv4Pool: {pool}}}\n"),
+        "",
+    );
+
+    // Launched without a public address, though its subnet maps one.
+    let first = m.create(&w.cluster, &cp, None).await.unwrap();
+    let st = first.status.unwrap();
+    let [i] = instances_named(&ec2, "c1-cp-0").await.try_into().unwrap();
+    assert_eq!(i.public_ip_address(), None);
+    assert!(addresses().await.is_empty(), "none while it is pending");
+    // Running: its address comes from the pool.
+    let mut done = false;
+    for _ in 0..5 {
+        if m.create(&w.cluster, &cp, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+        {
+            done = true;
+            break;
+        }
+    }
+    assert!(done);
+    let [a] = addresses().await.try_into().unwrap();
+    let ip = a.public_ip().unwrap().to_string();
+    assert!(ip.starts_with("198.18.0."), "{ip}");
+    assert_eq!(a.public_ipv4_pool(), Some(pool.as_str()));
+    assert_eq!(a.instance_id(), Some(st.instance_id.as_str()));
+    let [i] = instances_named(&ec2, "c1-cp-0").await.try_into().unwrap();
+    assert_eq!(i.public_ip_address(), Some(ip.as_str()));
+    // Kept: created and updated again, nothing changes.
+    w.fake.fake().take_calls();
+    m.create(&w.cluster, &cp, Some(&st)).await.unwrap();
+    assert!(
+        m.update(&w.cluster, &cp, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+    nothing_changed(&w);
+
+    // Deleted: the instance goes, then the address, back in the pool.
+    m.delete(&w.cluster, &cp, Some(&st)).await.unwrap();
+    assert!(addresses().await.is_empty());
+    let free = ec2
+        .describe_public_ipv4_pools()
+        .pool_ids(&pool)
+        .send()
+        .await
+        .unwrap()
+        .public_ipv4_pools()[0]
+        .total_available_address_count();
+    assert_eq!(free, Some(256));
+}

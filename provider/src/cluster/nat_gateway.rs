@@ -96,50 +96,6 @@ fn reusable<'a>(addresses: &'a [Address], eip_name: &str, replaced: usize) -> Op
         .copied()
 }
 
-/// The public IPv4 pool new addresses come from, for `needed` of them: the spec's
-/// `elasticIpPool` when it has that many free (DescribePublicIpv4Pools), else AWS's when
-/// its fallback says so; none named is AWS's.
-async fn pool_for(s: &Scope<'_>, needed: usize) -> Result<Option<String>, Error> {
-    let Some(spec) = &s.plan.spec.network.vpc.elastic_ip_pool else {
-        return Ok(None);
-    };
-    let Some(id) = &spec.public_ipv4_pool else {
-        return Ok(None);
-    };
-    let refuse = |problem: String| Error::PreExisting {
-        resource: format!("public IPv4 pool {id} (spec.network.vpc.elasticIpPool.publicIpv4Pool)"),
-        problem,
-    };
-    let answer = s
-        .ec2()
-        .describe_public_ipv4_pools()
-        .pool_ids(id)
-        .send()
-        .await
-        .map_err(aws("DescribePublicIpv4Pools"));
-    let Some(out) = crate::sdk::found(answer)? else {
-        return Err(refuse("does not exist".into()));
-    };
-    let free = out
-        .public_ipv4_pools()
-        .iter()
-        .find(|p| p.pool_id() == Some(id.as_str()))
-        .ok_or_else(|| refuse("does not exist".into()))?
-        .total_available_address_count()
-        .unwrap_or_default();
-    if usize::try_from(free).unwrap_or_default() >= needed {
-        return Ok(Some(id.clone()));
-    }
-    if spec.public_ipv4_pool_fallback_order.as_deref() == Some("AmazonPool") {
-        tracing::info!(target: "capa::progress", "public IPv4 pool {id} has {free} free addresses, {needed} needed: taking AWS's (publicIpv4PoolFallbackOrder AmazonPool)");
-        return Ok(None);
-    }
-    Err(refuse(format!(
-        "has {free} free addresses and the NAT gateways need {needed} more; \
-         publicIpv4PoolFallbackOrder: AmazonPool takes AWS's addresses instead"
-    )))
-}
-
 /// Reconciles the NAT gateways (and their addresses).
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
@@ -200,10 +156,18 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 && reusable(&addresses, &eip_name, replaced_of(&current, &name)).is_none()
         })
         .count();
-    let pool = if needed > 0 {
-        pool_for(s, needed).await?
-    } else {
-        None
+    let pool = match &s.plan.spec.network.vpc.elastic_ip_pool {
+        Some(spec) if needed > 0 => {
+            crate::elastic_ip::pool_for(
+                s.ec2(),
+                spec,
+                "spec.network.vpc.elasticIpPool",
+                needed,
+                "the NAT gateways",
+            )
+            .await?
+        }
+        _ => None,
     };
     let mut created = Vec::new();
     for (zone, subnet_id) in wanted {

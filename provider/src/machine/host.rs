@@ -18,8 +18,8 @@ use crate::spec::machine::Machine;
 
 /// How long a delete waits for the machine's instance to leave its host (EC2 releases no host
 /// an instance still runs or shuts down on), and how often it tries.
-const RELEASE_WITHIN: Duration = Duration::from_secs(20 * 60);
-const RELEASE_EVERY: Duration = Duration::from_secs(10);
+pub(super) const RELEASE_WITHIN: Duration = Duration::from_secs(20 * 60);
+pub(super) const RELEASE_EVERY: Duration = Duration::from_secs(10);
 
 impl MachineActuator {
     /// The machine's available hosts: those tagged as the cluster's with its name.

@@ -221,8 +221,22 @@ impl MachineActuator {
                 .iter()
                 .find(|x| x.id == subnet)
                 .is_some_and(|x| x.maps_public_ip);
-            call = place(call, &subnet, groups, s.public_ip && !maps)
-                .tag_specifications(tag_spec(ResourceType::NetworkInterface, &tags));
+            call = if s.elastic_ip_pool.is_some() {
+                // The public address comes from the pool once the instance runs: none at
+                // launch, even in a subnet that maps one.
+                call.network_interfaces(
+                    InstanceNetworkInterfaceSpecification::builder()
+                        .device_index(0)
+                        .subnet_id(&subnet)
+                        .set_groups(Some(groups))
+                        .associate_public_ip_address(false)
+                        .delete_on_termination(true)
+                        .build(),
+                )
+            } else {
+                place(call, &subnet, groups, s.public_ip && !maps)
+            }
+            .tag_specifications(tag_spec(ResourceType::NetworkInterface, &tags));
         } else {
             // The user's interfaces, as they are (no tags: those apply to new interfaces).
             for (index, id) in (0..).zip(&s.network_interfaces) {

@@ -10,6 +10,7 @@
 //! first, every join (control plane or node) only once a control plane is `InService` on the
 //! API load balancer (until then `create` requeues, saying so).
 
+mod address;
 pub mod ami;
 mod host;
 mod interfaces;
@@ -372,6 +373,8 @@ impl MachineActuator {
         };
         let id = instance.instance_id().unwrap_or_default().to_string();
         let in_lb = self.ensure_registered(ctx, machine, &id).await?;
+        self.ensure_address(cluster, ctx, machine, &instance)
+            .await?;
         // The instance recorded before, when this is another one (that one was terminated
         // behind the provider's back), leaves the load balancer: it serves nothing.
         if let Some(old) = status
@@ -421,6 +424,9 @@ impl MachineActuator {
             // An instance already gone is what was wanted.
             found(answer)?;
         }
+        // Its Elastic IPs (`elasticIpPool`) go once the instance has let go of them; looked
+        // for whatever the spec says now, so that none outlives its machine.
+        self.release_own_addresses(&ctx, machine).await?;
         // The host allocated for the machine goes once its instance has left it (also after a
         // delete that stopped between the two).
         if machine.spec.dynamic_host_allocation.is_some() {

@@ -451,6 +451,7 @@ impl MachineActuator {
         })
         .await?;
         let in_lb = self.ensure_registered(ctx, machine, &id).await?;
+        self.ensure_address(cluster, ctx, machine, &i).await?;
         Ok(MachineOutcome {
             status: Some(status_of(&i, in_lb)),
             waiting,

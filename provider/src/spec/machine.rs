@@ -89,6 +89,13 @@ pub struct MachineSpec {
     /// each interface must already carry the machine's groups. Immutable.
     #[serde(default)]
     pub network_interfaces: Vec<String>,
+    /// A public IPv4 pool of the user's own addresses (BYOIP) the machine's public address
+    /// comes from (CAPA's `elasticIpPool`, with `publicIP: true`): the instance is launched
+    /// without one, then, once running, given an Elastic IP of the pool (or AWS's, as the
+    /// fallback says), tagged as the machine's and released after its instance is
+    /// terminated. Read when the address is allocated: the machine keeps its address.
+    #[serde(default)]
+    pub elastic_ip_pool: Option<crate::spec::ElasticIpPool>,
     /// The IAM instance profile name. Immutable.
     #[serde(default)]
     pub iam_instance_profile: Option<String>,
@@ -995,6 +1002,16 @@ pub fn validate(m: &Machine) -> Vec<String> {
         }
     }
     interface_problems(&mut p, s);
+    if let Some(pool) = &s.elastic_ip_pool {
+        crate::spec::validate::pool_problems(&mut p, "spec.elasticIpPool", pool);
+        if !s.public_ip {
+            p.push(
+                "spec.elasticIpPool: gives the machine its public address, and spec.publicIP \
+                 is not true"
+                    .into(),
+            );
+        }
+    }
     if let Some(c) = &s.cpu_options {
         match c.confidential_compute.as_deref() {
             Some(AMD_SEV_SNP | "Disabled") => {}

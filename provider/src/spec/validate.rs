@@ -416,23 +416,7 @@ fn check_network(
         }
     }
     if let Some(pool) = &net.vpc.elastic_ip_pool {
-        match &pool.public_ipv4_pool {
-            Some(id) => check_id(
-                p,
-                "spec.network.vpc.elasticIpPool.publicIpv4Pool",
-                id,
-                "ipv4pool-ec2",
-            ),
-            None => p.push("spec.network.vpc.elasticIpPool: give publicIpv4Pool".into()),
-        }
-        if let Some(f) = &pool.public_ipv4_pool_fallback_order
-            && !POOL_FALLBACKS.contains(&f.as_str())
-        {
-            p.push(format!(
-                "spec.network.vpc.elasticIpPool.publicIpv4PoolFallbackOrder: {f:?} is not \
-                 AmazonPool or None"
-            ));
-        }
+        pool_problems(p, "spec.network.vpc.elasticIpPool", pool);
     }
     if let Some(t) = &net.vpc.private_dns_hostname_type_on_launch {
         if !HOSTNAME_TYPES.contains(&t.as_str()) {
@@ -452,6 +436,21 @@ fn check_network(
     }
 
     (existing_vpc, vpc_cidr, secondary, subnets)
+}
+
+/// The problems of an `elasticIpPool` at `at`.
+pub(crate) fn pool_problems(p: &mut Vec<String>, at: &str, pool: &super::types::ElasticIpPool) {
+    match &pool.public_ipv4_pool {
+        Some(id) => check_id(p, &format!("{at}.publicIpv4Pool"), id, "ipv4pool-ec2"),
+        None => p.push(format!("{at}: give publicIpv4Pool")),
+    }
+    if let Some(f) = &pool.public_ipv4_pool_fallback_order
+        && !POOL_FALLBACKS.contains(&f.as_str())
+    {
+        p.push(format!(
+            "{at}.publicIpv4PoolFallbackOrder: {f:?} is not AmazonPool or None"
+        ));
+    }
 }
 
 /// The private ranges of RFC 1918: a VPC's secondary range may come from the one its primary
