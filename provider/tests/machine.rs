@@ -76,6 +76,17 @@ fn refused(spec_extra: &str) -> Vec<String> {
     }
 }
 
+/// [`refused`], its problems naming each of `needles`.
+fn refused_listing(spec_extra: &str, needles: &[&str]) {
+    let problems = refused(spec_extra);
+    for needle in needles {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}
+
 struct World {
     fake: fakeaws::FakeAws,
     clients: Clients,
@@ -1505,20 +1516,15 @@ async fn a_machine_runs_in_the_users_capacity_reservation_and_leaves_it_in_place
     };
 
     // Checked when read: the id's shape, the preference, and what cannot go with a reservation.
-    let problems = refused(
+    refused_listing(
         "  capacityReservationId: cr-123\n  capacityReservationPreference: Open\n  spotMarketOptions: {}\n  hostID: h-0123456789abcdef0\n",
+        &[
+            "\"cr-123\" is not a Capacity Reservation id",
+            "an instance on a Dedicated Host runs in no Capacity Reservation",
+            "with capacityReservationId it may only be CapacityReservationsOnly",
+            "Spot Instances run in no Capacity Reservation",
+        ],
     );
-    for expected in [
-        "\"cr-123\" is not a Capacity Reservation id",
-        "an instance on a Dedicated Host runs in no Capacity Reservation",
-        "with capacityReservationId it may only be CapacityReservationsOnly",
-        "Spot Instances run in no Capacity Reservation",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(expected)),
-            "{expected}: {problems:?}"
-        );
-    }
     let problems = refused("  capacityReservationPreference: Sometimes\n");
     assert_eq!(problems.len(), 1, "{problems:?}");
 
@@ -1608,20 +1614,15 @@ async fn a_machine_with_a_host_of_its_own_allocates_it_once_and_releases_it_with
     };
 
     // Checked when read: not with the user's host, another tenancy, Spot, or a bad tag.
-    let problems = refused(
+    refused_listing(
         "  tenancy: dedicated\n  hostID: h-0123456789abcdef0\n  spotMarketOptions: {}\n  dynamicHostAllocation: {tags: {\"aws:owner\": me}}\n",
+        &[
+            "need tenancy host",
+            "not both",
+            "Spot Instances do not run on Dedicated Hosts",
+            "spec.dynamicHostAllocation.tags: \"aws:owner\" is not a valid tag",
+        ],
     );
-    for expected in [
-        "need tenancy host",
-        "not both",
-        "Spot Instances do not run on Dedicated Hosts",
-        "spec.dynamicHostAllocation.tags: \"aws:owner\" is not a valid tag",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(expected)),
-            "{expected}: {problems:?}"
-        );
-    }
 
     let node = machine_yaml(
         "c1-node-dh",
@@ -2091,17 +2092,13 @@ async fn an_image_lookup_takes_the_name_format_given() {
 /// carry, or a group that is not in the cluster's VPC, refused before the launch.
 #[tokio::test]
 async fn a_machine_carries_the_users_group_in_place_of_the_clusters() {
-    let problems =
-        refused("  securityGroupOverrides: {bastion: sg-0123456789abcdef0, node: sg-1}\n");
-    for needle in [
-        "spec.securityGroupOverrides.bastion: a node machine carries no bastion group",
-        "spec.securityGroupOverrides.node: \"sg-1\" is not a sg- id",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
+    refused_listing(
+        "  securityGroupOverrides: {bastion: sg-0123456789abcdef0, node: sg-1}\n",
+        &[
+            "spec.securityGroupOverrides.bastion: a node machine carries no bastion group",
+            "spec.securityGroupOverrides.node: \"sg-1\" is not a sg- id",
+        ],
+    );
     let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
     let vpcs = ec2
@@ -2352,22 +2349,17 @@ fn on_interfaces(name: &str, enis: &[&str], node: &str, lb: &str, extra: &str) -
 /// modified, and still there, free, once the machine is deleted; the list immutable.
 #[tokio::test]
 async fn a_machine_runs_on_the_users_network_interfaces_which_outlive_it_unchanged() {
-    let problems = refused(
+    refused_listing(
         "  subnet: {availabilityZone: us-east-1b}\n  publicIP: true\n  networkInterfaces: [eni-1, eni-0123456789abcdef0, eni-0123456789abcdef0]\n",
+        &[
+            "spec.networkInterfaces: 3 interfaces, at most 2",
+            "spec.networkInterfaces[0]: \"eni-1\" is not a eni- id",
+            "spec.networkInterfaces[2]: eni-0123456789abcdef0 is named twice",
+            "spec.subnet: a machine on spec.networkInterfaces is in its first interface's subnet",
+            "spec.publicIP: AWS maps a public address at launch only to an interface it makes",
+            "name the user's group in spec.securityGroupOverrides for node, lb",
+        ],
     );
-    for needle in [
-        "spec.networkInterfaces: 3 interfaces, at most 2",
-        "spec.networkInterfaces[0]: \"eni-1\" is not a eni- id",
-        "spec.networkInterfaces[2]: eni-0123456789abcdef0 is named twice",
-        "spec.subnet: a machine on spec.networkInterfaces is in its first interface's subnet",
-        "spec.publicIP: AWS maps a public address at launch only to an interface it makes",
-        "name the user's group in spec.securityGroupOverrides for node, lb",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
 
     let (w, m) = api_world().await;
     let ec2 = w.fake.ec2_client();
@@ -2639,18 +2631,13 @@ async fn a_machine_takes_its_public_address_from_the_users_pool_and_gives_it_bac
         )),
         "{problems:?}"
     );
-    let problems = refused(
+    refused_listing(
         "  publicIP: true\n  elasticIpPool: {publicIpv4Pool: pool-1, publicIpv4PoolFallbackOrder: Elsewhere}\n",
+        &[
+            "spec.elasticIpPool.publicIpv4Pool: \"pool-1\" is not a ipv4pool-ec2- id",
+            "spec.elasticIpPool.publicIpv4PoolFallbackOrder: \"Elsewhere\" is not AmazonPool or None",
+        ],
     );
-    for needle in [
-        "spec.elasticIpPool.publicIpv4Pool: \"pool-1\" is not a ipv4pool-ec2- id",
-        "spec.elasticIpPool.publicIpv4PoolFallbackOrder: \"Elsewhere\" is not AmazonPool or None",
-    ] {
-        assert!(
-            problems.iter().any(|p| p.contains(needle)),
-            "{needle} in {problems:?}"
-        );
-    }
 
     let fake = fakeaws::spawn_with(fakeaws::Config {
         clock: fakeaws::Clock::virtual_at(

@@ -6,7 +6,6 @@
 
 use aws_sdk_ec2::types::{Address, DomainType, Instance, InstanceStateName, ResourceType};
 
-use super::host::{RELEASE_EVERY, RELEASE_WITHIN};
 use super::{ClusterContext, MachineActuator};
 use crate::aws_error::aws;
 use crate::error::Error;
@@ -109,17 +108,15 @@ impl MachineActuator {
 
     /// Releases the machine's Elastic IPs once its instance has let go of them (AWS unmaps an
     /// address when the instance it is mapped to is terminated), waiting up to
-    /// [`RELEASE_WITHIN`].
+    /// [`super::host::RELEASE_WITHIN`].
     pub(super) async fn release_own_addresses(
         &self,
         ctx: &ClusterContext,
         machine: &Machine,
     ) -> Result<(), Error> {
-        let tries = RELEASE_WITHIN.as_secs() / RELEASE_EVERY.as_secs();
-        for attempt in 0..=tries {
-            let held = self.own_addresses(ctx, machine).await?;
+        self.release_within(machine, "Elastic IP(s)", || async {
             let mut in_use = Vec::new();
-            for a in &held {
+            for a in self.own_addresses(ctx, machine).await? {
                 let id = a.allocation_id().unwrap_or_default();
                 if a.association_id().is_some() {
                     in_use.push(format!(
@@ -139,18 +136,8 @@ impl MachineActuator {
                 // An address already released is what was wanted.
                 crate::sdk::found(answer)?;
             }
-            if in_use.is_empty() {
-                return Ok(());
-            }
-            if attempt == tries {
-                return Err(Error::Conflict(format!(
-                    "machine {}: its Elastic IP(s) could not be released: {}",
-                    machine.metadata.name,
-                    in_use.join(", ")
-                )));
-            }
-            self.clients.pause(RELEASE_EVERY).await;
-        }
-        Ok(())
+            Ok(in_use)
+        })
+        .await
     }
 }

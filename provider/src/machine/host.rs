@@ -87,8 +87,7 @@ impl MachineActuator {
         ctx: &ClusterContext,
         machine: &Machine,
     ) -> Result<(), Error> {
-        let tries = RELEASE_WITHIN.as_secs() / RELEASE_EVERY.as_secs();
-        for attempt in 0..=tries {
+        self.release_within(machine, "Dedicated Host(s)", || async {
             let ids: Vec<String> = self
                 .own_hosts(ctx, machine)
                 .await?
@@ -96,7 +95,7 @@ impl MachineActuator {
                 .filter_map(|h| h.host_id().map(String::from))
                 .collect();
             if ids.is_empty() {
-                return Ok(());
+                return Ok(Vec::new());
             }
             tracing::info!(target: "capa::progress", "release Dedicated Host(s) {} ({})", ids.join(", "), machine.metadata.name);
             let out = self
@@ -108,7 +107,7 @@ impl MachineActuator {
                 .map_err(aws("ReleaseHosts"))?;
             // A host already released is what was wanted; one an instance still occupies is
             // released on a later try.
-            let refused: Vec<String> = out
+            Ok(out
                 .unsuccessful()
                 .iter()
                 .filter(|u| {
@@ -123,15 +122,35 @@ impl MachineActuator {
                         u.error().and_then(|e| e.message()).unwrap_or_default()
                     )
                 })
-                .collect();
-            if refused.is_empty() {
+                .collect())
+        })
+        .await
+    }
+
+    /// Runs `release` (which releases what it can of the machine's `what`, and answers what
+    /// is still held, each described) every [`RELEASE_EVERY`] until nothing is held, up to
+    /// [`RELEASE_WITHIN`]; then an error naming what is held.
+    pub(super) async fn release_within<F, Fut>(
+        &self,
+        machine: &Machine,
+        what: &str,
+        mut release: F,
+    ) -> Result<(), Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<Vec<String>, Error>>,
+    {
+        let tries = RELEASE_WITHIN.as_secs() / RELEASE_EVERY.as_secs();
+        for attempt in 0..=tries {
+            let held = release().await?;
+            if held.is_empty() {
                 return Ok(());
             }
             if attempt == tries {
                 return Err(Error::Conflict(format!(
-                    "machine {}: its Dedicated Host(s) could not be released: {}",
+                    "machine {}: its {what} could not be released: {}",
                     machine.metadata.name,
-                    refused.join("; ")
+                    held.join("; ")
                 )));
             }
             self.clients.pause(RELEASE_EVERY).await;
