@@ -2329,6 +2329,17 @@ async fn machines_take_the_clusters_image_lookup_defaults() {
     );
 }
 
+/// Network interface `id`, as AWS describes it.
+async fn interface_of(ec2: &aws_sdk_ec2::Client, id: &str) -> aws_sdk_ec2::types::NetworkInterface {
+    let d = ec2
+        .describe_network_interfaces()
+        .network_interface_ids(id)
+        .send()
+        .await
+        .unwrap();
+    d.network_interfaces()[0].clone()
+}
+
 /// A node machine on network interfaces of the user's (`networkInterfaces`), with the
 /// user's groups for its roles (`securityGroupOverrides`) and `extra` (YAML lines, indented
 /// 2).
@@ -2434,13 +2445,7 @@ async fn a_machine_runs_on_the_users_network_interfaces_which_outlive_it_unchang
     let held = |id: String| {
         let ec2 = ec2.clone();
         async move {
-            let d = ec2
-                .describe_network_interfaces()
-                .network_interface_ids(id)
-                .send()
-                .await
-                .unwrap();
-            let n = &d.network_interfaces()[0];
+            let n = interface_of(&ec2, &id).await;
             let mut groups: Vec<_> = n.groups().iter().map(|g| g.group_id().unwrap()).collect();
             groups.sort_unstable();
             format!(
@@ -2455,17 +2460,8 @@ async fn a_machine_runs_on_the_users_network_interfaces_which_outlive_it_unchang
     let status_of_eni = |id: String| {
         let ec2 = ec2.clone();
         async move {
-            let d = ec2
-                .describe_network_interfaces()
-                .network_interface_ids(id)
-                .send()
-                .await
-                .unwrap();
-            d.network_interfaces()[0]
-                .status()
-                .unwrap()
-                .as_str()
-                .to_string()
+            let n = interface_of(&ec2, &id).await;
+            n.status().unwrap().as_str().to_string()
         }
     };
 

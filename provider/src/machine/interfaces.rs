@@ -5,7 +5,7 @@
 //! before it saw the answer), and already carries every group the machine carries. The
 //! interfaces are used as they are: never tagged, modified or deleted.
 
-use aws_sdk_ec2::types::{NetworkInterface, NetworkInterfaceStatus};
+use aws_sdk_ec2::types::{GroupIdentifier, NetworkInterface, NetworkInterfaceStatus};
 
 use super::MachineActuator;
 use crate::aws_error::aws;
@@ -82,18 +82,8 @@ impl MachineActuator {
                 }
                 None => {}
             }
-            let carried: Vec<&str> = eni.groups().iter().filter_map(|g| g.group_id()).collect();
-            let lacking: Vec<&str> = groups
-                .iter()
-                .map(String::as_str)
-                .filter(|g| !carried.contains(g))
-                .collect();
-            if !lacking.is_empty() {
-                return Err(refuse(format!(
-                    "lacks the machine's security groups {}: the interface is used as it is, \
-                     never modified; add them to it",
-                    lacking.join(", ")
-                )));
+            if let Some(problem) = lacks(eni.groups(), groups) {
+                return Err(refuse(problem));
             }
             first.get_or_insert(eni);
         }
@@ -131,28 +121,46 @@ impl MachineActuator {
         }))
     }
 
-    /// The groups the machine's interfaces lack of `groups` (each interface's, by id), as
-    /// instance `i` shows its interfaces.
-    pub(super) fn lacking_groups(
+    /// Checks that the machine's interfaces, as instance `i` shows them, carry every one of
+    /// `groups` (the machine's): they are never modified, so a group they lack is an error.
+    pub(super) fn check_interface_groups(
         machine: &Machine,
         i: &aws_sdk_ec2::types::Instance,
         groups: &[String],
-    ) -> Vec<(String, Vec<String>)> {
-        i.network_interfaces()
-            .iter()
-            .filter_map(|n| {
-                let id = n.network_interface_id()?;
-                if !machine.spec.network_interfaces.iter().any(|e| e == id) {
-                    return None;
-                }
-                let carried: Vec<&str> = n.groups().iter().filter_map(|g| g.group_id()).collect();
-                let lacking: Vec<String> = groups
-                    .iter()
-                    .filter(|g| !carried.contains(&g.as_str()))
-                    .cloned()
-                    .collect();
-                (!lacking.is_empty()).then(|| (id.to_string(), lacking))
-            })
-            .collect()
+    ) -> Result<(), Error> {
+        for n in i.network_interfaces() {
+            let Some(id) = n.network_interface_id() else {
+                continue;
+            };
+            if !machine.spec.network_interfaces.iter().any(|e| e == id) {
+                continue;
+            }
+            if let Some(problem) = lacks(n.groups(), groups) {
+                return Err(Error::PreExisting {
+                    resource: format!(
+                        "network interface {id} (spec.networkInterfaces of machine {})",
+                        machine.metadata.name
+                    ),
+                    problem,
+                });
+            }
+        }
+        Ok(())
     }
+}
+
+/// The problem of an interface carrying `carried` when it lacks some of `groups`.
+fn lacks(carried: &[GroupIdentifier], groups: &[String]) -> Option<String> {
+    let lacking: Vec<&str> = groups
+        .iter()
+        .map(String::as_str)
+        .filter(|g| !carried.iter().any(|c| c.group_id() == Some(*g)))
+        .collect();
+    (!lacking.is_empty()).then(|| {
+        format!(
+            "lacks the machine's security groups {}: the interface is used as it is, never \
+             modified; add them to it",
+            lacking.join(", ")
+        )
+    })
 }

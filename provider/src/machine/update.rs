@@ -351,19 +351,7 @@ impl MachineActuator {
         // Security groups, through the primary network interface; the user's interfaces are
         // never modified: they must carry the machine's groups already.
         let want = self.groups_for(ctx, machine);
-        if let Some((eni, lacking)) = Self::lacking_groups(machine, &i, &want).into_iter().next() {
-            return Err(Error::PreExisting {
-                resource: format!(
-                    "network interface {eni} (spec.networkInterfaces of machine {})",
-                    machine.metadata.name
-                ),
-                problem: format!(
-                    "lacks the machine's security groups {}: the interface is used as it is, \
-                     never modified; add them to it",
-                    lacking.join(", ")
-                ),
-            });
-        }
+        Self::check_interface_groups(machine, &i, &want)?;
         let mut have: Vec<String> = i
             .security_groups()
             .iter()
