@@ -73,6 +73,8 @@ error_codes! {
         IncorrectState = "IncorrectState",
         /// The region's instance quota is used up.
         InstanceLimitExceeded = "InstanceLimitExceeded",
+        /// A Spot launch beyond the quota of running instances.
+        MaxSpotInstanceCountExceeded = "MaxSpotInstanceCountExceeded",
         /// The public address pool is empty.
         InsufficientAddressCapacity = "InsufficientAddressCapacity",
         /// The subnet has no free address.

@@ -310,6 +310,13 @@ impl Api for Region {
         spot_request::cancel_spot_instance_requests(self, input)
     }
 
+    fn request_spot_instances(
+        &mut self,
+        input: RequestSpotInstancesRequest,
+    ) -> Result<RequestSpotInstancesResult, ApiError> {
+        spot_request::request_spot_instances(self, input)
+    }
+
     fn allocate_hosts(
         &mut self,
         input: AllocateHostsRequest,

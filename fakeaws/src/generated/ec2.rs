@@ -31477,6 +31477,175 @@ impl Decode for RequestLaunchTemplateData {
     }
 }
 
+/// The `RequestSpotInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RequestSpotInstancesRequest {
+    pub launch_specification: Option<RequestSpotLaunchSpecification>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub instance_interruption_behavior: Option<InstanceInterruptionBehavior>,
+    pub dry_run: Option<bool>,
+    pub spot_price: Option<String>,
+    pub client_token: Option<String>,
+    pub instance_count: Option<i32>,
+    pub r#type: Option<SpotInstanceType>,
+    pub valid_until: Option<DateTime>,
+    pub launch_group: Option<String>,
+    pub availability_zone_group: Option<String>,
+    pub block_duration_minutes: Option<i32>,
+}
+
+impl Decode for RequestSpotInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZoneGroup",
+                "BlockDurationMinutes",
+                "ClientToken",
+                "DryRun",
+                "InstanceCount",
+                "InstanceInterruptionBehavior",
+                "LaunchGroup",
+                "LaunchSpecification",
+                "SpotPrice",
+                "TagSpecification",
+                "Type",
+                "ValidUntil",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let launch_specification = r.field_at(m_[7], at_, "LaunchSpecification")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
+        let instance_interruption_behavior =
+            r.field_at(m_[5], at_, "InstanceInterruptionBehavior")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let spot_price = r.field_at(m_[8], at_, "SpotPrice")?;
+        let client_token = r.field_at(m_[2], at_, "ClientToken")?;
+        let instance_count = r.field_at(m_[4], at_, "InstanceCount")?;
+        let r#type = r.field_at(m_[10], at_, "Type")?;
+        let valid_until = r.field_at(m_[11], at_, "ValidUntil")?;
+        let launch_group = r.field_at(m_[6], at_, "LaunchGroup")?;
+        let availability_zone_group = r.field_at(m_[0], at_, "AvailabilityZoneGroup")?;
+        let block_duration_minutes = r.field_at(m_[1], at_, "BlockDurationMinutes")?;
+        Ok(Some(Self {
+            launch_specification,
+            tag_specifications,
+            instance_interruption_behavior,
+            dry_run,
+            spot_price,
+            client_token,
+            instance_count,
+            r#type,
+            valid_until,
+            launch_group,
+            availability_zone_group,
+            block_duration_minutes,
+        }))
+    }
+}
+
+/// The `RequestSpotInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RequestSpotInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_instance_requests: Option<Vec<SpotInstanceRequest>>,
+}
+
+impl EncodeMembers for RequestSpotInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "spotInstanceRequestSet",
+            "item",
+            &self.spot_instance_requests,
+        );
+    }
+}
+
+/// The `RequestSpotLaunchSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RequestSpotLaunchSpecification {
+    pub security_group_ids: Option<Vec<String>>,
+    pub security_groups: Option<Vec<String>>,
+    pub addressing_type: Option<String>,
+    pub block_device_mappings: Option<Vec<BlockDeviceMapping>>,
+    pub ebs_optimized: Option<bool>,
+    pub iam_instance_profile: Option<IamInstanceProfileSpecification>,
+    pub image_id: Option<String>,
+    pub instance_type: Option<InstanceType>,
+    pub kernel_id: Option<String>,
+    pub key_name: Option<String>,
+    pub monitoring: Option<RunInstancesMonitoringEnabled>,
+    pub network_interfaces: Option<Vec<InstanceNetworkInterfaceSpecification>>,
+    pub placement: Option<SpotPlacement>,
+    pub ramdisk_id: Option<String>,
+    pub subnet_id: Option<String>,
+    pub user_data: Option<String>,
+}
+
+impl Decode for RequestSpotLaunchSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddressingType",
+                "BlockDeviceMapping",
+                "EbsOptimized",
+                "IamInstanceProfile",
+                "ImageId",
+                "InstanceType",
+                "KernelId",
+                "KeyName",
+                "Monitoring",
+                "NetworkInterface",
+                "Placement",
+                "RamdiskId",
+                "SecurityGroup",
+                "SecurityGroupId",
+                "SubnetId",
+                "UserData",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let security_group_ids = r.list_at(m_[13], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[12], at_, "SecurityGroup", None)?;
+        let addressing_type = r.field_at(m_[0], at_, "AddressingType")?;
+        let block_device_mappings = r.list_at(m_[1], at_, "BlockDeviceMapping", None)?;
+        let ebs_optimized = r.field_at(m_[2], at_, "EbsOptimized")?;
+        let iam_instance_profile = r.field_at(m_[3], at_, "IamInstanceProfile")?;
+        let image_id = r.field_at(m_[4], at_, "ImageId")?;
+        let instance_type = r.field_at(m_[5], at_, "InstanceType")?;
+        let kernel_id = r.field_at(m_[6], at_, "KernelId")?;
+        let key_name = r.field_at(m_[7], at_, "KeyName")?;
+        let monitoring = r.field_at(m_[8], at_, "Monitoring")?;
+        let network_interfaces = r.list_at(m_[9], at_, "NetworkInterface", None)?;
+        let placement = r.field_at(m_[10], at_, "Placement")?;
+        let ramdisk_id = r.field_at(m_[11], at_, "RamdiskId")?;
+        let subnet_id = r.field_at(m_[14], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[15], at_, "UserData")?;
+        Ok(Some(Self {
+            security_group_ids,
+            security_groups,
+            addressing_type,
+            block_device_mappings,
+            ebs_optimized,
+            iam_instance_profile,
+            image_id,
+            instance_type,
+            kernel_id,
+            key_name,
+            monitoring,
+            network_interfaces,
+            placement,
+            ramdisk_id,
+            subnet_id,
+            user_data,
+        }))
+    }
+}
+
 /// The `Reservation` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reservation {
@@ -34422,7 +34591,7 @@ impl Decode for SpotMarketOptions {
 }
 
 /// The `SpotPlacement` shape.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SpotPlacement {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone: Option<String>,
@@ -34432,6 +34601,32 @@ pub struct SpotPlacement {
     pub tenancy: Option<Tenancy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_id: Option<String>,
+}
+
+impl Decode for SpotPlacement {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "GroupName",
+                "Tenancy",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let group_name = r.field_at(m_[2], at_, "GroupName")?;
+        let tenancy = r.field_at(m_[3], at_, "Tenancy")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        Ok(Some(Self {
+            availability_zone,
+            group_name,
+            tenancy,
+            availability_zone_id,
+        }))
+    }
 }
 
 impl EncodeMembers for SpotPlacement {
@@ -37725,6 +37920,8 @@ pub enum Action {
     DescribeSpotInstanceRequests,
     /// `CancelSpotInstanceRequests`
     CancelSpotInstanceRequests,
+    /// `RequestSpotInstances`
+    RequestSpotInstances,
     /// `CreateNetworkInterface`
     CreateNetworkInterface,
     /// `DeleteNetworkInterface`
@@ -38039,6 +38236,7 @@ impl Action {
             Self::DeletePlacementGroup => "DeletePlacementGroup",
             Self::DescribeSpotInstanceRequests => "DescribeSpotInstanceRequests",
             Self::CancelSpotInstanceRequests => "CancelSpotInstanceRequests",
+            Self::RequestSpotInstances => "RequestSpotInstances",
             Self::CreateNetworkInterface => "CreateNetworkInterface",
             Self::DeleteNetworkInterface => "DeleteNetworkInterface",
             Self::AttachNetworkInterface => "AttachNetworkInterface",
@@ -38256,6 +38454,7 @@ impl Action {
             "DeletePlacementGroup" => Self::DeletePlacementGroup,
             "DescribeSpotInstanceRequests" => Self::DescribeSpotInstanceRequests,
             "CancelSpotInstanceRequests" => Self::CancelSpotInstanceRequests,
+            "RequestSpotInstances" => Self::RequestSpotInstances,
             "CreateNetworkInterface" => Self::CreateNetworkInterface,
             "DeleteNetworkInterface" => Self::DeleteNetworkInterface,
             "AttachNetworkInterface" => Self::AttachNetworkInterface,
@@ -38809,6 +39008,11 @@ pub trait Api {
         &mut self,
         input: CancelSpotInstanceRequestsRequest,
     ) -> Result<CancelSpotInstanceRequestsResult, ApiError>;
+    /// Serves `RequestSpotInstances`.
+    fn request_spot_instances(
+        &mut self,
+        input: RequestSpotInstancesRequest,
+    ) -> Result<RequestSpotInstancesResult, ApiError>;
     /// Serves `CreateNetworkInterface`.
     fn create_network_interface(
         &mut self,
@@ -39503,6 +39707,8 @@ pub enum Response {
     DescribeSpotInstanceRequests(Box<DescribeSpotInstanceRequestsResult>),
     /// `CancelSpotInstanceRequests`
     CancelSpotInstanceRequests(Box<CancelSpotInstanceRequestsResult>),
+    /// `RequestSpotInstances`
+    RequestSpotInstances(Box<RequestSpotInstancesResult>),
     /// `CreateNetworkInterface`
     CreateNetworkInterface(Box<CreateNetworkInterfaceResult>),
     /// `DeleteNetworkInterface`
@@ -40270,6 +40476,12 @@ impl Response {
             ),
             Self::CancelSpotInstanceRequests(output) => crate::protocol::xml::ec2_response(
                 "CancelSpotInstanceRequests",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::RequestSpotInstances(output) => crate::protocol::xml::ec2_response(
+                "RequestSpotInstances",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -42149,6 +42361,17 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::CancelSpotInstanceRequests(Box::new(
                 api.cancel_spot_instance_requests(input)?,
+            )))
+        }
+        Action::RequestSpotInstances => {
+            r.reject_unsupported("RequestSpotInstances", &["ValidFrom"])?;
+            let input = FormReader::required(RequestSpotInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::RequestSpotInstances(Box::new(
+                api.request_spot_instances(input)?,
             )))
         }
         Action::CreateNetworkInterface => {

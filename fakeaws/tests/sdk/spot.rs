@@ -421,3 +421,240 @@ async fn an_interrupted_spot_instance_runs_through_its_notice_then_terminates() 
         .collect();
     assert_eq!(ids, [sir_a.as_str()]);
 }
+
+fn spec(ami: &str, subnet_id: &str) -> aws_sdk_ec2::types::RequestSpotLaunchSpecification {
+    aws_sdk_ec2::types::RequestSpotLaunchSpecification::builder()
+        .image_id(ami)
+        .instance_type(InstanceType::T3Micro)
+        .subnet_id(subnet_id)
+        .build()
+}
+
+#[tokio::test]
+async fn request_spot_instances_answers_open_requests_then_fulfils_them() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1b").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let asked = ec2
+        .request_spot_instances()
+        .instance_count(2)
+        .spot_price("0.03")
+        .launch_group("batch")
+        .availability_zone_group("together")
+        .launch_specification(spec(&ami, &s))
+        .tag_specifications(tag_spec(
+            ResourceType::SpotInstancesRequest,
+            &[("pool", "batch")],
+        ))
+        .client_token("spot-token-1")
+        .send()
+        .await
+        .unwrap();
+    let requests = asked.spot_instance_requests();
+    assert_eq!(requests.len(), 2);
+    // Answered as AWS answers a request it has just taken.
+    for r in requests {
+        assert_eq!(r.state(), Some(&SpotInstanceState::Open));
+        assert_eq!(r.status().unwrap().code(), Some("pending-evaluation"));
+        assert_eq!(r.instance_id(), None);
+        assert_eq!(r.spot_price(), Some("0.03"));
+        assert_eq!(r.r#type(), Some(&SpotInstanceType::OneTime));
+        assert_eq!(r.launch_group(), Some("batch"));
+        assert_eq!(r.availability_zone_group(), Some("together"));
+        assert_eq!(r.tags()[0].value(), Some("batch"));
+        // Valid for seven days unless told.
+        let created = r.create_time().unwrap().secs();
+        assert_eq!(r.valid_until().unwrap().secs(), created + 7 * 24 * 3600);
+    }
+    let ids: Vec<String> = requests
+        .iter()
+        .map(|r| r.spot_instance_request_id().unwrap().to_string())
+        .collect();
+
+    // Then each is fulfilled by an instance of its own, a Spot Instance of the
+    // specification, untagged (the tags were the requests').
+    let mut instances = Vec::new();
+    for id in &ids {
+        let r = request(&ec2, id).await;
+        assert_eq!(r.state(), Some(&SpotInstanceState::Active));
+        assert_eq!(r.status().unwrap().code(), Some("fulfilled"));
+        assert_eq!(r.launched_availability_zone(), Some("us-east-1b"));
+        let i = r.instance_id().unwrap().to_string();
+        let described = crate::described(&ec2, &i).await;
+        assert_eq!(
+            described.instance_lifecycle(),
+            Some(&InstanceLifecycleType::Spot)
+        );
+        assert_eq!(described.spot_instance_request_id(), Some(id.as_str()));
+        assert_eq!(described.image_id(), Some(ami.as_str()));
+        assert_eq!(described.subnet_id(), Some(s.as_str()));
+        assert!(described.tags().is_empty(), "{:?}", described.tags());
+        instances.push(i);
+    }
+    assert_ne!(instances[0], instances[1]);
+
+    // The same token and request answer the same requests and launch nothing more.
+    let again = ec2
+        .request_spot_instances()
+        .instance_count(2)
+        .spot_price("0.03")
+        .launch_group("batch")
+        .availability_zone_group("together")
+        .launch_specification(spec(&ami, &s))
+        .tag_specifications(tag_spec(
+            ResourceType::SpotInstancesRequest,
+            &[("pool", "batch")],
+        ))
+        .client_token("spot-token-1")
+        .send()
+        .await
+        .unwrap();
+    let again_ids: Vec<&str> = again
+        .spot_instance_requests()
+        .iter()
+        .filter_map(|r| r.spot_instance_request_id())
+        .collect();
+    assert_eq!(again_ids, ids);
+    let all = ec2.describe_spot_instance_requests().send().await.unwrap();
+    assert_eq!(all.spot_instance_requests().len(), 2);
+
+    // The groups and the validity are filters too.
+    for (name, value) in [
+        ("launch-group", "batch"),
+        ("availability-zone-group", "together"),
+        ("state", "active"),
+    ] {
+        let found = ec2
+            .describe_spot_instance_requests()
+            .filters(filter(name, &[value]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(found.spot_instance_requests().len(), 2, "{name}");
+    }
+
+    // Terminating one's instance closes it; cancelling the other leaves its instance running.
+    ec2.terminate_instances()
+        .instance_ids(&instances[0])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        request(&ec2, &ids[0]).await.state(),
+        Some(&SpotInstanceState::Closed)
+    );
+    ec2.cancel_spot_instance_requests()
+        .spot_instance_request_ids(&ids[1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        request(&ec2, &ids[1]).await.state(),
+        Some(&SpotInstanceState::Cancelled)
+    );
+    assert_eq!(
+        crate::described(&ec2, &instances[1])
+            .await
+            .state()
+            .unwrap()
+            .name()
+            .unwrap()
+            .as_str(),
+        "running"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_spot_request_makes_nothing() {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        default_vpc: false,
+        limits: {
+            let mut l = fakeaws::Limits::default();
+            l.set("instances", 2).unwrap();
+            l
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let bad = [
+        // More than the quota allows: AWS's Spot code and words.
+        (
+            ec2.request_spot_instances()
+                .instance_count(3)
+                .launch_specification(spec(&ami, &s)),
+            "MaxSpotInstanceCountExceeded",
+        ),
+        // What RunInstances refuses, it refuses.
+        (
+            ec2.request_spot_instances()
+                .launch_specification(spec("ami-0123456789abcdef0", &s)),
+            "InvalidAMIID.NotFound",
+        ),
+        (
+            ec2.request_spot_instances()
+                .launch_specification(spec(&ami, "subnet-0123456789abcdef0")),
+            "InvalidSubnetID.NotFound",
+        ),
+        (
+            ec2.request_spot_instances()
+                .spot_price("0.0001")
+                .launch_specification(spec(&ami, &s)),
+            "InvalidParameterValue",
+        ),
+        (
+            ec2.request_spot_instances()
+                .instance_interruption_behavior(InstanceInterruptionBehavior::Stop)
+                .launch_specification(spec(&ami, &s)),
+            "InvalidParameterCombination",
+        ),
+        (
+            ec2.request_spot_instances()
+                .instance_count(0)
+                .launch_specification(spec(&ami, &s)),
+            "InvalidParameterValue",
+        ),
+        // Tags go on the requests only.
+        (
+            ec2.request_spot_instances()
+                .launch_specification(spec(&ami, &s))
+                .tag_specifications(tag_spec(ResourceType::Instance, &[("a", "b")])),
+            "InvalidParameterValue",
+        ),
+        (
+            ec2.request_spot_instances()
+                .valid_until(aws_sdk_ec2::primitives::DateTime::from_secs(1_000))
+                .launch_specification(spec(&ami, &s)),
+            "InvalidParameterValue",
+        ),
+        (ec2.request_spot_instances(), "MissingParameter"),
+        (
+            ec2.request_spot_instances()
+                .r#type(SpotInstanceType::Persistent)
+                .launch_specification(spec(&ami, &s)),
+            "NotImplemented",
+        ),
+    ];
+    for (call, want) in bad {
+        assert_eq!(code(call.send().await), want);
+    }
+    let requests = ec2.describe_spot_instance_requests().send().await.unwrap();
+    assert!(requests.spot_instance_requests().is_empty());
+    let instances = ec2.describe_instances().send().await.unwrap();
+    assert!(instances.reservations().is_empty());
+    // Within the quota it is taken.
+    let ok = ec2
+        .request_spot_instances()
+        .instance_count(2)
+        .launch_specification(spec(&ami, &s))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.spot_instance_requests().len(), 2);
+}

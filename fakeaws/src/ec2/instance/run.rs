@@ -245,7 +245,13 @@ pub fn run_instances(
     let minimum = usize::try_from(input.min_count).unwrap_or(1);
     let count = wanted.min(room).min(free);
     if count < minimum {
-        return Err(if room < minimum {
+        return Err(if room < minimum && spot.is_some() {
+            // A Spot launch counts against the Spot quota, refused in AWS's words.
+            ApiError::new(
+                Code::MaxSpotInstanceCountExceeded,
+                "Max spot instance count exceeded",
+            )
+        } else if room < minimum {
             ApiError::new(
                 Code::InstanceLimitExceeded,
                 format!(

@@ -1,5 +1,6 @@
-//! Spot Instances launched by RunInstances (`InstanceMarketOptions`), their one-time Spot
-//! Instance requests, DescribeSpotInstanceRequests and CancelSpotInstanceRequests.
+//! Spot Instances launched by RunInstances (`InstanceMarketOptions`) or asked for by
+//! RequestSpotInstances ([`request`]), their one-time Spot Instance requests,
+//! DescribeSpotInstanceRequests and CancelSpotInstanceRequests.
 //!
 //! Each instance of a Spot launch has a request of its own (`sir-`), `active` and `fulfilled`
 //! from the launch on. The instance is `spot` in its `InstanceLifecycle`; it cannot be stopped
@@ -29,6 +30,10 @@ use crate::protocol::error::ApiError;
 use crate::protocol::xml::format_timestamp;
 use crate::region::Region;
 
+mod request;
+
+pub use request::{Asked, request_spot_instances};
+
 crate::region::table! {
     /// Spot Instance requests by id.
     SpotRequests of SpotRequest
@@ -55,6 +60,10 @@ pub struct SpotRequest {
     /// When it was made.
     #[serde(with = "crate::state::with::time")]
     pub created: DateTime,
+    /// What RequestSpotInstances asked beyond the launch; `None` for the request of a
+    /// RunInstances launch.
+    #[serde(default)]
+    pub asked: Option<Asked>,
 }
 
 /// What a Spot launch asks for.
@@ -163,6 +172,7 @@ pub fn fulfilled(region: &mut Region, spot: &Spot, instance_id: &str) -> String 
             ),
             status_time: now,
             created: now,
+            asked: None,
         },
     );
     id
@@ -366,6 +376,9 @@ fn render(region: &Region, r: &SpotRequest) -> SpotInstanceRequest {
         tags: region.tags.tag_set(&r.id),
         r#type: Some(SpotInstanceType::OneTime),
         instance_interruption_behavior: Some(r.interruption),
+        valid_until: r.asked.as_ref().map(|a| a.valid_until),
+        launch_group: r.asked.as_ref().and_then(|a| a.launch_group.clone()),
+        availability_zone_group: r.asked.as_ref().and_then(|a| a.zone_group.clone()),
         ..Default::default()
     }
 }
@@ -411,13 +424,11 @@ impl Filterable for (&SpotRequest, &Region) {
         "valid-from",
         "valid-until",
     ];
-    // No zone or launch groups, faults, kernels, RAM disks or validity window here; the
-    // launch specification of a RunInstances request lists no block devices or interfaces.
+    // No faults, kernels, RAM disks or future start here; the launch specification of a
+    // request lists no block devices or interfaces.
     const NEVER_SET: &'static [&'static str] = &[
-        "availability-zone-group",
         "fault-code",
         "fault-message",
-        "launch-group",
         "launch.block-device-mapping.delete-on-termination",
         "launch.block-device-mapping.device-name",
         "launch.block-device-mapping.snapshot-id",
@@ -434,7 +445,6 @@ impl Filterable for (&SpotRequest, &Region) {
         "network-interface.private-ip-address",
         "network-interface.subnet-id",
         "valid-from",
-        "valid-until",
     ];
 
     fn values(&self, name: &str) -> Vec<String> {
@@ -478,6 +488,23 @@ impl Filterable for (&SpotRequest, &Region) {
             "status-code" => one(r.status.0.clone()),
             "status-message" => one(r.status.1.clone()),
             "type" => one(SpotInstanceType::OneTime.as_str()),
+            "valid-until" => r
+                .asked
+                .as_ref()
+                .map(|a| one(format_timestamp(a.valid_until)))
+                .unwrap_or_default(),
+            "launch-group" => r
+                .asked
+                .as_ref()
+                .and_then(|a| a.launch_group.clone())
+                .map(one)
+                .unwrap_or_default(),
+            "availability-zone-group" => r
+                .asked
+                .as_ref()
+                .and_then(|a| a.zone_group.clone())
+                .map(one)
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
