@@ -618,6 +618,7 @@ impl Region {
             Kind::DedicatedHost => self.dedicated_hosts.contains_key(id),
             Kind::CapacityReservation => self.capacity_reservations.contains_key(id),
             Kind::PrefixList => self.prefix_lists.contains_key(id),
+            Kind::PublicIpv4Pool => self.public_ipv4_pools.contains_key(id),
         };
         if exists {
             Ok(())

@@ -64,6 +64,8 @@ pub enum Kind {
     CapacityReservation,
     /// Customer-managed prefix lists (`pl-`).
     PrefixList,
+    /// The account's public IPv4 pools of its own addresses (`ipv4pool-ec2-`).
+    PublicIpv4Pool,
 }
 
 /// One row of the table.
@@ -76,7 +78,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 25] = [
+    pub const ALL: [Kind; 26] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -102,6 +104,7 @@ impl Kind {
         Kind::DedicatedHost,
         Kind::CapacityReservation,
         Kind::PrefixList,
+        Kind::PublicIpv4Pool,
     ];
 
     /// The table.
@@ -222,6 +225,12 @@ impl Kind {
                 "prefix list",
                 ResourceType::PrefixList,
             ),
+            Kind::PublicIpv4Pool => (
+                "ipv4pool-ec2",
+                "InvalidPublicIpv4PoolID",
+                "public IPv4 pool",
+                ResourceType::Ipv4poolEc2,
+            ),
         };
         Row {
             prefix,
@@ -264,6 +273,8 @@ impl Kind {
             Kind::DedicatedHost => "host-id",
             Kind::CapacityReservation => "capacity-reservation-id",
             Kind::PrefixList => "prefix-list-id",
+            // DescribePublicIpv4Pools documents no filter by id.
+            Kind::PublicIpv4Pool => "pool-id",
         }
     }
 
@@ -285,7 +296,14 @@ impl Kind {
     /// The kind an id names, from its prefix.
     pub fn of_id(id: &str) -> Option<Kind> {
         let prefix = id.split('-').next()?;
-        Kind::ALL.into_iter().find(|k| k.prefix() == prefix)
+        Kind::ALL.into_iter().find(|k| {
+            k.prefix() == prefix
+                // A prefix of two words (`ipv4pool-ec2`).
+                || (k.prefix().contains('-')
+                    && id
+                        .strip_prefix(k.prefix())
+                        .is_some_and(|rest| rest.starts_with('-')))
+        })
     }
 
     /// `<code>.NotFound` naming `ids`.

@@ -6181,6 +6181,7 @@ impl EncodeMembers for CreateNetworkAclResult {
 pub struct CreateNetworkInterfaceRequest {
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub client_token: Option<String>,
+    pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
     pub subnet_id: String,
     pub description: Option<String>,
     pub private_ip_address: Option<String>,
@@ -6198,6 +6199,7 @@ impl Decode for CreateNetworkInterfaceRequest {
             at_,
             &[
                 "ClientToken",
+                "ConnectionTrackingSpecification",
                 "Description",
                 "DryRun",
                 "Ipv6AddressCount",
@@ -6212,22 +6214,25 @@ impl Decode for CreateNetworkInterfaceRequest {
         ) else {
             return Ok(None);
         };
-        let tag_specifications = r.list_at(m_[10], at_, "TagSpecification", None)?;
+        let tag_specifications = r.list_at(m_[11], at_, "TagSpecification", None)?;
         let client_token = r.field_at(m_[0], at_, "ClientToken")?;
-        let subnet_id = r.field_at(m_[9], at_, "SubnetId")?;
+        let connection_tracking_specification =
+            r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
+        let subnet_id = r.field_at(m_[10], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
-        let description = r.field_at(m_[1], at_, "Description")?;
-        let private_ip_address = r.field_at(m_[5], at_, "PrivateIpAddress")?;
-        let groups = r.list_at(m_[8], at_, "SecurityGroupId", None)?;
-        let private_ip_addresses = r.list_at(m_[6], at_, "PrivateIpAddresses", None)?;
+        let description = r.field_at(m_[2], at_, "Description")?;
+        let private_ip_address = r.field_at(m_[6], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[9], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[7], at_, "PrivateIpAddresses", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[7], at_, "SecondaryPrivateIpAddressCount")?;
-        let ipv6_addresses = r.list_at(m_[4], at_, "Ipv6Addresses", None)?;
-        let ipv6_address_count = r.field_at(m_[3], at_, "Ipv6AddressCount")?;
-        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+            r.field_at(m_[8], at_, "SecondaryPrivateIpAddressCount")?;
+        let ipv6_addresses = r.list_at(m_[5], at_, "Ipv6Addresses", None)?;
+        let ipv6_address_count = r.field_at(m_[4], at_, "Ipv6AddressCount")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
             tag_specifications,
             client_token,
+            connection_tracking_specification,
             subnet_id,
             description,
             private_ip_address,
@@ -27443,6 +27448,7 @@ impl EncodeMembers for ModifyManagedPrefixListResult {
 /// The `ModifyNetworkInterfaceAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyNetworkInterfaceAttributeRequest {
+    pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
     pub dry_run: Option<bool>,
     pub network_interface_id: String,
     pub description: Option<AttributeValue>,
@@ -27457,6 +27463,7 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
             at_,
             &[
                 "Attachment",
+                "ConnectionTrackingSpecification",
                 "Description",
                 "DryRun",
                 "NetworkInterfaceId",
@@ -27466,15 +27473,18 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
         ) else {
             return Ok(None);
         };
-        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
-        let network_interface_id = r.field_at(m_[3], at_, "NetworkInterfaceId")?;
+        let connection_tracking_specification =
+            r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
+        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
+        let network_interface_id = r.field_at(m_[4], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
-        let description = r.field_at(m_[1], at_, "Description")?;
-        let source_dest_check = r.field_at(m_[5], at_, "SourceDestCheck")?;
-        let groups = r.list_at(m_[4], at_, "SecurityGroupId", None)?;
+        let description = r.field_at(m_[2], at_, "Description")?;
+        let source_dest_check = r.field_at(m_[6], at_, "SourceDestCheck")?;
+        let groups = r.list_at(m_[5], at_, "SecurityGroupId", None)?;
         let attachment = r.field_at(m_[0], at_, "Attachment")?;
         Ok(Some(Self {
+            connection_tracking_specification,
             dry_run,
             network_interface_id,
             description,
@@ -42043,7 +42053,6 @@ pub fn execute<A: Api + ?Sized>(
                 &[
                     "EnaSrdSpecification",
                     "EnablePrimaryIpv6",
-                    "ConnectionTrackingSpecification",
                     "AssociatePublicIpAddress",
                     "AssociatedSubnetId",
                 ],
@@ -42384,7 +42393,6 @@ pub fn execute<A: Api + ?Sized>(
                     "Ipv6PrefixCount",
                     "InterfaceType",
                     "EnablePrimaryIpv6",
-                    "ConnectionTrackingSpecification",
                     "Operator",
                 ],
             )?;

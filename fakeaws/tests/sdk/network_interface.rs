@@ -1538,3 +1538,220 @@ fn interfaces_keep_their_books_through_any_sequence_of_calls() {
         });
     });
 }
+
+fn tracking(
+    tcp: Option<i32>,
+    udp_stream: Option<i32>,
+    udp: Option<i32>,
+) -> aws_sdk_ec2::types::ConnectionTrackingSpecificationRequest {
+    aws_sdk_ec2::types::ConnectionTrackingSpecificationRequest::builder()
+        .set_tcp_established_timeout(tcp)
+        .set_udp_stream_timeout(udp_stream)
+        .set_udp_timeout(udp)
+        .build()
+}
+
+/// An interface's connection tracking timeouts as DescribeNetworkInterfaces shows them.
+fn timeouts(e: &NetworkInterface) -> Option<(Option<i32>, Option<i32>, Option<i32>)> {
+    e.connection_tracking_configuration().map(|c| {
+        (
+            c.tcp_established_timeout(),
+            c.udp_stream_timeout(),
+            c.udp_timeout(),
+        )
+    })
+}
+
+#[tokio::test]
+async fn connection_tracking_timeouts_are_set_checked_and_changed() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    // Only the timeouts given are shown, as the CLI's documented output shows them.
+    let made = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .connection_tracking_specification(tracking(Some(86_400), None, Some(60)))
+        .send()
+        .await
+        .unwrap();
+    let eni = made
+        .network_interface()
+        .unwrap()
+        .network_interface_id()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        timeouts(made.network_interface().unwrap()),
+        Some((Some(86_400), None, Some(60)))
+    );
+    let plain = create(&ec2, &s).await;
+    assert_eq!(timeouts(&describe(&ec2, &plain).await), None);
+
+    // Out of the model's ranges: refused, nothing made or changed.
+    let before = interfaces_in(&ec2, &vpc_id).await;
+    for bad in [
+        tracking(Some(59), None, None),
+        tracking(Some(432_001), None, None),
+        tracking(None, Some(181), None),
+        tracking(None, None, Some(29)),
+    ] {
+        let refused = ec2
+            .create_network_interface()
+            .subnet_id(&s)
+            .connection_tracking_specification(bad.clone())
+            .send()
+            .await;
+        assert_eq!(code(refused), "InvalidParameterValue");
+        let refused = ec2
+            .modify_network_interface_attribute()
+            .network_interface_id(&eni)
+            .connection_tracking_specification(bad)
+            .send()
+            .await;
+        assert_eq!(code(refused), "InvalidParameterValue");
+    }
+    assert_eq!(interfaces_in(&ec2, &vpc_id).await, before);
+
+    // A change sets the timeouts it gives and keeps the others.
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&eni)
+        .connection_tracking_specification(tracking(None, Some(120), Some(30)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        timeouts(&describe(&ec2, &eni).await),
+        Some((Some(86_400), Some(120), Some(30)))
+    );
+    // One attribute a call, as for the others.
+    let both = ec2
+        .modify_network_interface_attribute()
+        .network_interface_id(&eni)
+        .connection_tracking_specification(tracking(Some(600), None, None))
+        .description(
+            aws_sdk_ec2::types::AttributeValue::builder()
+                .value("x")
+                .build(),
+        )
+        .send()
+        .await;
+    assert_eq!(code(both), "InvalidParameterCombination");
+
+    // A launch's new interfaces take them, and DescribeInstances shows them; the user's
+    // interface, attached as it is, does not.
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launched = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Large)
+        .min_count(1)
+        .max_count(1)
+        .network_interfaces(
+            InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .subnet_id(&s)
+                .connection_tracking_specification(tracking(Some(3_600), None, None))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let i = &launched.instances()[0];
+    let primary = i.network_interfaces()[0].network_interface_id().unwrap();
+    assert_eq!(
+        timeouts(&describe(&ec2, primary).await),
+        Some((Some(3_600), None, None))
+    );
+    let shown = crate::described(&ec2, i.instance_id().unwrap()).await;
+    let on_instance = shown.network_interfaces()[0]
+        .connection_tracking_configuration()
+        .unwrap();
+    assert_eq!(on_instance.tcp_established_timeout(), Some(3_600));
+    assert_eq!(on_instance.udp_timeout(), None);
+    let on_users = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Large)
+        .min_count(1)
+        .max_count(1)
+        .network_interfaces(
+            InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .network_interface_id(&plain)
+                .connection_tracking_specification(tracking(Some(3_600), None, None))
+                .build(),
+        )
+        .send()
+        .await;
+    assert_eq!(code(on_users), "InvalidParameterCombination");
+    let bad_launch = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::M5Large)
+        .min_count(1)
+        .max_count(1)
+        .network_interfaces(
+            InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .subnet_id(&s)
+                .connection_tracking_specification(tracking(None, None, Some(61)))
+                .build(),
+        )
+        .send()
+        .await;
+    assert_eq!(code(bad_launch), "InvalidParameterValue");
+
+    // A launch template's interfaces carry them to the launch.
+    ec2.create_launch_template()
+        .launch_template_name("tracked")
+        .launch_template_data(
+            aws_sdk_ec2::types::RequestLaunchTemplateData::builder()
+                .image_id(&ami)
+                .instance_type(InstanceType::M5Large)
+                .network_interfaces(
+                    aws_sdk_ec2::types::LaunchTemplateInstanceNetworkInterfaceSpecificationRequest::builder()
+                        .device_index(0)
+                        .subnet_id(&s)
+                        .connection_tracking_specification(tracking(None, Some(90), None))
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let version = ec2
+        .describe_launch_template_versions()
+        .launch_template_name("tracked")
+        .send()
+        .await
+        .unwrap();
+    let kept = version.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap()
+        .network_interfaces()[0]
+        .connection_tracking_specification()
+        .unwrap();
+    assert_eq!(kept.udp_stream_timeout(), Some(90));
+    let from_template = ec2
+        .run_instances()
+        .launch_template(
+            aws_sdk_ec2::types::LaunchTemplateSpecification::builder()
+                .launch_template_name("tracked")
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let eni = from_template.instances()[0].network_interfaces()[0]
+        .network_interface_id()
+        .unwrap();
+    assert_eq!(
+        timeouts(&describe(&ec2, eni).await),
+        Some((None, Some(90), None))
+    );
+}

@@ -271,3 +271,73 @@ async fn ranges_aws_would_not_take_are_refused() {
         .unwrap_err();
     assert!(e.contains("host bits"), "{e}");
 }
+
+#[tokio::test]
+async fn a_pool_takes_tags() {
+    let fake = fake_with(&["198.18.0.0/24"]).await;
+    let ec2 = fake.ec2_client();
+    let pools = ec2.describe_public_ipv4_pools().send().await.unwrap();
+    let pool = pools.public_ipv4_pools()[0].pool_id().unwrap().to_string();
+    assert!(pools.public_ipv4_pools()[0].tags().is_empty());
+    ec2.create_tags()
+        .resources(&pool)
+        .tags(
+            aws_sdk_ec2::types::Tag::builder()
+                .key("team")
+                .value("net")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let tagged = ec2
+        .describe_public_ipv4_pools()
+        .filters(crate::filter("tag:team", &["net"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tagged.public_ipv4_pools().len(), 1);
+    assert_eq!(tagged.public_ipv4_pools()[0].tags()[0].value(), Some("net"));
+    let tags = ec2
+        .describe_tags()
+        .filters(crate::filter("resource-type", &["ipv4pool-ec2"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tags.tags().len(), 1);
+    assert_eq!(tags.tags()[0].resource_id(), Some(pool.as_str()));
+    assert_eq!(
+        tags.tags()[0].resource_type().map(|t| t.as_str()),
+        Some("ipv4pool-ec2")
+    );
+    // A pool the account does not have, or an id not shaped as a pool's, changes nothing.
+    for (id, want) in [
+        (
+            "ipv4pool-ec2-0123456789abcdef0",
+            "InvalidPublicIpv4PoolID.NotFound",
+        ),
+        ("ipv4pool-ec2-zz", "InvalidID"),
+    ] {
+        let refused = ec2
+            .create_tags()
+            .resources(&pool)
+            .resources(id)
+            .tags(
+                aws_sdk_ec2::types::Tag::builder()
+                    .key("k")
+                    .value("v")
+                    .build(),
+            )
+            .send()
+            .await;
+        assert_eq!(code(refused), want);
+    }
+    ec2.delete_tags().resources(&pool).send().await.unwrap();
+    let untagged = ec2
+        .describe_public_ipv4_pools()
+        .pool_ids(&pool)
+        .send()
+        .await
+        .unwrap();
+    assert!(untagged.public_ipv4_pools()[0].tags().is_empty());
+}

@@ -323,6 +323,7 @@ pub fn modify_instance_attribute(
         source_dest_check,
         groups,
         attachment: None,
+        connection_tracking_specification: None,
     };
     let architecture = i.architecture;
     let current_type = i.instance_type;
@@ -447,6 +448,7 @@ pub fn reset_instance_attribute(
                     source_dest_check: Some(AttributeBooleanValue { value: Some(true) }),
                     groups: None,
                     attachment: None,
+                    connection_tracking_specification: None,
                 },
             )
         }

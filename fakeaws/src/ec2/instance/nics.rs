@@ -11,10 +11,11 @@ use aws_smithy_types::DateTime;
 use crate::ec2::error::Code;
 use crate::ec2::network_interface::ipv6::Ipv6Requested;
 use crate::ec2::network_interface::lifecycle::{Requested, check_room};
-use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, limits};
+use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, limits, tracking};
 use crate::ec2::{Kind, security_group};
 use crate::generated::ec2::{
-    InstanceNetworkInterfaceSpecification, InstanceType, NetworkInterfaceType, RunInstancesRequest,
+    ConnectionTrackingConfiguration, InstanceNetworkInterfaceSpecification, InstanceType,
+    NetworkInterfaceType, RunInstancesRequest,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -28,6 +29,7 @@ struct NewOne {
     requested: Requested,
     ipv6: Ipv6Requested,
     description: String,
+    tracking: Option<ConnectionTrackingConfiguration>,
 }
 
 /// One interface of each instance of a launch.
@@ -114,6 +116,9 @@ impl Plan {
                     requested,
                     ipv6,
                     description: nic.and_then(|n| n.description.clone()).unwrap_or_default(),
+                    tracking: tracking::asked(
+                        nic.and_then(|n| n.connection_tracking_specification.as_ref()),
+                    )?,
                 })
             }
         };
@@ -241,6 +246,9 @@ impl Plan {
                     )?;
                     new.requested.give_secondaries(region, &id)?;
                     new.ipv6.give(region, &id)?;
+                    if let Some(t) = &new.tracking {
+                        tracking::apply(region, &id, t);
+                    }
                     new_ids.push(id.clone());
                     id
                 }
@@ -333,6 +341,7 @@ fn plan_other(
             requested,
             ipv6,
             description: one.description.clone().unwrap_or_default(),
+            tracking: tracking::asked(one.connection_tracking_specification.as_ref())?,
         }),
     })
 }

@@ -138,6 +138,10 @@ pub(super) fn launch_interfaces(
             ),
             ("Description", one.description.is_some()),
             (
+                "ConnectionTrackingSpecification",
+                one.connection_tracking_specification.is_some(),
+            ),
+            (
                 "AssociatePublicIpAddress",
                 one.associate_public_ip_address.is_some(),
             ),
@@ -176,10 +180,6 @@ fn check_served(one: &InstanceNetworkInterfaceSpecification) -> Result<(), ApiEr
         ("Ipv6PrefixCount", one.ipv6_prefix_count.is_some()),
         ("PrimaryIpv6", one.primary_ipv6.is_some()),
         ("EnaSrdSpecification", one.ena_srd_specification.is_some()),
-        (
-            "ConnectionTrackingSpecification",
-            one.connection_tracking_specification.is_some(),
-        ),
         ("EnaQueueCount", one.ena_queue_count.is_some()),
     ];
     if let Some((name, _)) = unserved.iter().find(|(_, set)| *set) {

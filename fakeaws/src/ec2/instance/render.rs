@@ -124,6 +124,10 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
         subnet_id: Some(e.subnet_id.clone()),
         vpc_id: Some(e.vpc_id.clone()),
         interface_type: Some("interface".into()),
+        connection_tracking_configuration: e
+            .tracking
+            .as_deref()
+            .map(network_interface::tracking::for_instance),
         ..Default::default()
     }
 }

@@ -4,7 +4,8 @@
 
 use crate::generated::ec2::{
     BlockDeviceMapping, CapacityReservationSpecification, CapacityReservationTarget,
-    CapacityReservationTargetResponse, CpuOptionsRequest, CreditSpecification,
+    CapacityReservationTargetResponse, ConnectionTrackingSpecification,
+    ConnectionTrackingSpecificationRequest, CpuOptionsRequest, CreditSpecification,
     CreditSpecificationRequest, EbsBlockDevice, EnclaveOptionsRequest, HibernationOptionsRequest,
     HttpTokensState, IamInstanceProfileSpecification, InstanceAutoRecoveryState,
     InstanceIpv6Address, InstanceMaintenanceOptionsRequest, InstanceMarketOptionsRequest,
@@ -146,10 +147,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                             "NetworkInterfaces.EnaSrdSpecification",
                         ),
                         (
-                            n.connection_tracking_specification.is_some(),
-                            "NetworkInterfaces.ConnectionTrackingSpecification",
-                        ),
-                        (
                             n.ena_queue_count.is_some(),
                             "NetworkInterfaces.EnaQueueCount",
                         ),
@@ -172,6 +169,13 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                                 })
                                 .collect()
                         }),
+                        connection_tracking_specification: n.connection_tracking_specification.map(
+                            |t| ConnectionTrackingSpecification {
+                                tcp_established_timeout: t.tcp_established_timeout,
+                                udp_timeout: t.udp_timeout,
+                                udp_stream_timeout: t.udp_stream_timeout,
+                            },
+                        ),
                         ..Default::default()
                     })
                 })
@@ -445,7 +449,13 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                     ipv6_prefix_count: None,
                     primary_ipv6: None,
                     ena_srd_specification: None,
-                    connection_tracking_specification: None,
+                    connection_tracking_specification: n.connection_tracking_specification.map(
+                        |t| ConnectionTrackingSpecificationRequest {
+                            tcp_established_timeout: t.tcp_established_timeout,
+                            udp_stream_timeout: t.udp_stream_timeout,
+                            udp_timeout: t.udp_timeout,
+                        },
+                    ),
                     ena_queue_count: None,
                 })
                 .collect()

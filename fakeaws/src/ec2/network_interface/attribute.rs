@@ -25,10 +25,11 @@ pub fn modify_network_interface_attribute(
     let given = usize::from(input.groups.is_some())
         + usize::from(input.source_dest_check.is_some())
         + usize::from(input.description.is_some())
-        + usize::from(input.attachment.is_some());
+        + usize::from(input.attachment.is_some())
+        + usize::from(input.connection_tracking_specification.is_some());
     if given == 0 {
         return Err(ApiError::missing_parameter(
-            "Groups, SourceDestCheck, Description or Attachment",
+            "Groups, SourceDestCheck, Description, Attachment or ConnectionTrackingSpecification",
         ));
     }
     if given > 1 {
@@ -43,6 +44,7 @@ pub fn modify_network_interface_attribute(
         Some(groups) => Some(security_group::checked_in_vpc(region, &eni.vpc_id, groups)?),
         None => None,
     };
+    let tracking = super::tracking::asked(input.connection_tracking_specification.as_ref())?;
     let delete_on_termination = match &input.attachment {
         Some(changes) => Some(attachment_change(eni, changes)?),
         None => None,
@@ -75,6 +77,9 @@ pub fn modify_network_interface_attribute(
         && let Some(a) = eni.attachment.as_mut()
     {
         a.delete_on_termination = v;
+    }
+    if let Some(t) = &tracking {
+        super::tracking::merge(eni, t);
     }
     Ok(())
 }

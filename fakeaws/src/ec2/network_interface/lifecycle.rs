@@ -203,6 +203,7 @@ pub fn create_network_interface(
         input.tag_specifications.as_deref(),
         ResourceType::NetworkInterface,
     )?;
+    let tracking = super::tracking::asked(input.connection_tracking_specification.as_ref())?;
     if region.network_interfaces.len() >= region.limits.network_interfaces {
         return Err(ApiError::new(
             Code::NetworkInterfaceLimitExceeded,
@@ -222,6 +223,9 @@ pub fn create_network_interface(
     )?;
     requested.give_secondaries(region, &id)?;
     ipv6.give(region, &id)?;
+    if let Some(t) = &tracking {
+        super::tracking::apply(region, &id, t);
+    }
     region.tags.insert(&id, tags);
     region
         .ledger

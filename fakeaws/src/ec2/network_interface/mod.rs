@@ -24,6 +24,7 @@ pub mod attribute;
 pub mod ipv6;
 pub mod lifecycle;
 pub mod limits;
+pub mod tracking;
 
 /// Where an attachment is in its life: AttachNetworkInterface's `attaching` and
 /// DetachNetworkInterface's `detaching` last until the clock's next step.
@@ -162,6 +163,9 @@ pub struct NetworkInterface {
     /// Its IPv6 addresses, in the order they were assigned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ipv6: Vec<std::net::Ipv6Addr>,
+    /// The idle connection tracking timeouts set on it, if any ([`tracking`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracking: Option<Box<crate::generated::ec2::ConnectionTrackingConfiguration>>,
 }
 
 /// What a new interface is for.
@@ -216,6 +220,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             public_ip: None,
             source_dest_check: true,
             ipv6: Vec::new(),
+            tracking: None,
         },
     );
     Ok(id)
@@ -588,6 +593,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         subnet_id: Some(e.subnet_id.clone()),
         tag_set: region.tags.listed(&e.id),
         vpc_id: Some(e.vpc_id.clone()),
+        connection_tracking_configuration: e.tracking.as_deref().cloned(),
         ..Default::default()
     }
 }
