@@ -573,6 +573,86 @@ async fn health_check_and_attributes() {
 }
 
 #[tokio::test]
+async fn the_desync_mitigation_mode_is_an_additional_attribute() {
+    use aws_sdk_elasticloadbalancing::types::{
+        AdditionalAttribute, ConnectionSettings, LoadBalancerAttributes,
+    };
+    let fake = empty_fake().await;
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    api_lb(&ec2, &elb).await;
+    let mode = |key: &str, value: &str| {
+        LoadBalancerAttributes::builder()
+            .additional_attributes(AdditionalAttribute::builder().key(key).value(value).build())
+            .build()
+    };
+    let described = || async {
+        let attrs = elb
+            .describe_load_balancer_attributes()
+            .load_balancer_name("c1-apiserver")
+            .send()
+            .await
+            .unwrap();
+        attrs
+            .load_balancer_attributes()
+            .unwrap()
+            .additional_attributes()
+            .iter()
+            .map(|a| (a.key().unwrap().to_string(), a.value().unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    let key = "elb.http.desyncmitigationmode".to_string();
+    // AWS's default.
+    assert_eq!(described().await, [(key.clone(), "defensive".to_string())]);
+    let changed = elb
+        .modify_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .load_balancer_attributes(mode(&key, "strictest"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        changed
+            .load_balancer_attributes()
+            .unwrap()
+            .additional_attributes()[0]
+            .value(),
+        Some("strictest")
+    );
+    assert_eq!(described().await, [(key.clone(), "strictest".to_string())]);
+    // Another change leaves it as it is.
+    elb.modify_load_balancer_attributes()
+        .load_balancer_name("c1-apiserver")
+        .load_balancer_attributes(
+            LoadBalancerAttributes::builder()
+                .connection_settings(
+                    ConnectionSettings::builder()
+                        .idle_timeout(90)
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(described().await, [(key.clone(), "strictest".to_string())]);
+    // An attribute AWS does not have, or a mode it does not list: refused, nothing changed.
+    for (k, v, want) in [
+        ("elb.http.other", "on", "LoadBalancerAttributeNotFound"),
+        (key.as_str(), "lenient", "ValidationError"),
+    ] {
+        let refused = elb
+            .modify_load_balancer_attributes()
+            .load_balancer_name("c1-apiserver")
+            .load_balancer_attributes(mode(k, v))
+            .send()
+            .await;
+        assert_eq!(code(refused), want);
+    }
+    assert_eq!(described().await, [(key, "strictest".to_string())]);
+}
+
+#[tokio::test]
 async fn register_instances_and_wait_in_service() {
     use aws_sdk_elasticloadbalancing::client::Waiters;
     use aws_sdk_elasticloadbalancing::types::Instance;

@@ -2,9 +2,9 @@
 
 use crate::elb::error::Code;
 use crate::generated::elb::{
-    AccessLog, ConfigureHealthCheckInput, ConfigureHealthCheckOutput, ConnectionDraining,
-    DescribeLoadBalancerAttributesInput, DescribeLoadBalancerAttributesOutput,
-    ModifyLoadBalancerAttributesInput, ModifyLoadBalancerAttributesOutput,
+    AccessLog, AdditionalAttribute, ConfigureHealthCheckInput, ConfigureHealthCheckOutput,
+    ConnectionDraining, DescribeLoadBalancerAttributesInput, DescribeLoadBalancerAttributesOutput,
+    LoadBalancerAttributes, ModifyLoadBalancerAttributesInput, ModifyLoadBalancerAttributesOutput,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -70,8 +70,58 @@ pub fn describe_load_balancer_attributes(
 ) -> Result<DescribeLoadBalancerAttributesOutput, ApiError> {
     let lb = get(region, &input.load_balancer_name)?;
     Ok(DescribeLoadBalancerAttributesOutput {
-        load_balancer_attributes: Some(lb.attributes.clone()),
+        load_balancer_attributes: Some(shown(&lb.attributes)),
     })
+}
+
+/// The one additional attribute AWS documents: the desync mitigation mode.
+pub(super) const DESYNC_MODE: &str = "elb.http.desyncmitigationmode";
+
+/// The desync mitigation modes, as the API reference lists them.
+const DESYNC_MODES: [&str; 3] = ["monitor", "defensive", "strictest"];
+
+/// The additional attributes a new load balancer has: the default desync mitigation mode,
+/// `defensive`.
+pub(super) fn default_additional() -> Vec<AdditionalAttribute> {
+    vec![AdditionalAttribute {
+        key: Some(DESYNC_MODE.to_string()),
+        value: Some("defensive".to_string()),
+    }]
+}
+
+/// A load balancer's attributes as AWS shows them: with its desync mitigation mode (the
+/// default for one kept from before the fake recorded it).
+fn shown(a: &LoadBalancerAttributes) -> LoadBalancerAttributes {
+    let mut a = a.clone();
+    if a.additional_attributes.is_none() {
+        a.additional_attributes = Some(default_additional());
+    }
+    a
+}
+
+/// The desync mitigation mode `additional` sets, checked: any other key is
+/// `LoadBalancerAttributeNotFound`, a mode AWS does not list `ValidationError`.
+fn desync_mode(additional: &[AdditionalAttribute]) -> Result<Option<String>, ApiError> {
+    let mut mode = None;
+    for a in additional {
+        let key = a.key.as_deref().unwrap_or_default();
+        if key != DESYNC_MODE {
+            return Err(ApiError::new(
+                Code::LoadBalancerAttributeNotFound,
+                format!(
+                    "The load balancer attribute '{key}' does not exist: the one additional attribute is {DESYNC_MODE}"
+                ),
+            ));
+        }
+        let value = a.value.as_deref().unwrap_or_default();
+        if !DESYNC_MODES.contains(&value) {
+            return Err(validation(format!(
+                "{DESYNC_MODE} must be one of monitor, defensive or strictest; '{value}' given"
+            )));
+        }
+        mode = Some(value.to_string());
+    }
+    Ok(mode)
 }
 
 /// `ModifyLoadBalancerAttributes`: cross-zone, access log, connection draining, idle timeout.
@@ -105,16 +155,14 @@ pub fn modify_load_balancer_attributes(
             ));
         }
     }
-    if a.additional_attributes
-        .as_ref()
-        .is_some_and(|v| !v.is_empty())
-    {
-        return Err(ApiError::new(
-            Code::LoadBalancerAttributeNotFound,
-            "fakeaws knows no additional load balancer attributes",
-        ));
-    }
+    let mode = desync_mode(a.additional_attributes.as_deref().unwrap_or_default())?;
     let lb = get_mut(region, &input.load_balancer_name)?;
+    if let Some(mode) = mode {
+        lb.attributes.additional_attributes = Some(vec![AdditionalAttribute {
+            key: Some(DESYNC_MODE.to_string()),
+            value: Some(mode),
+        }]);
+    }
     if let Some(c) = &a.cross_zone_load_balancing {
         lb.attributes.cross_zone_load_balancing = Some(c.clone());
     }
@@ -143,6 +191,6 @@ pub fn modify_load_balancer_attributes(
     }
     Ok(ModifyLoadBalancerAttributesOutput {
         load_balancer_name: Some(lb.name.clone()),
-        load_balancer_attributes: Some(lb.attributes.clone()),
+        load_balancer_attributes: Some(shown(&lb.attributes)),
     })
 }

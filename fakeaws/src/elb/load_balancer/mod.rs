@@ -321,7 +321,7 @@ pub fn create_load_balancer(
                 timeout: Some(300),
             }),
             connection_settings: Some(ConnectionSettings { idle_timeout: 60 }),
-            additional_attributes: None,
+            additional_attributes: Some(attributes::default_additional()),
         },
         instances: BTreeMap::new(),
         tags,
