@@ -64,6 +64,13 @@ pub struct Subnet {
     /// IPv6 addresses in use by network interfaces.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub ipv6_allocated: BTreeSet<Ipv6Addr>,
+    /// The `EnableDns64` attribute.
+    #[serde(default)]
+    pub dns64: bool,
+    /// Whether DNS AAAA records of instance hostnames are answered
+    /// (`EnableResourceNameDnsAAAARecordOnLaunch`).
+    #[serde(default)]
+    pub dns_aaaa_record: bool,
 }
 
 /// A subnet's IPv6 block: a /64 of one of its VPC's blocks.
@@ -265,7 +272,8 @@ impl Filterable for (&Subnet, &Region) {
             "available-ip-address-count" => one(s.available_addresses().to_string()),
             "cidr" | "cidr-block" | "cidrBlock" => one(crate::ec2::vpc::cidr_text(&s.cidr)),
             "default-for-az" | "defaultForAz" => flag(s.default_for_az),
-            "enable-dns64" | "ipv6-native" | "map-customer-owned-ip-on-launch" => flag(false),
+            "enable-dns64" => flag(s.dns64),
+            "ipv6-native" | "map-customer-owned-ip-on-launch" => flag(false),
             "ipv6-cidr-block-association.ipv6-cidr-block" => {
                 s.ipv6.iter().map(|b| b.cidr.to_string()).collect()
             }
@@ -282,7 +290,7 @@ impl Filterable for (&Subnet, &Region) {
                 flag(s.dns_a_record)
             }
             "private-dns-name-options-on-launch.enable-resource-name-dns-aaaa-record" => {
-                flag(false)
+                flag(s.dns_aaaa_record)
             }
             "state" => one(s.state.as_str()),
             "subnet-arn" => one(arn(region, &s.id)),
@@ -316,12 +324,12 @@ fn render(region: &Region, s: &Subnet) -> SubnetOut {
         ),
         tags: region.tags.tag_set(&s.id),
         subnet_arn: Some(arn(region, &s.id)),
-        enable_dns64: Some(false),
+        enable_dns64: Some(s.dns64),
         ipv6_native: Some(false),
         private_dns_name_options_on_launch: Some(PrivateDnsNameOptionsOnLaunch {
             hostname_type: Some(s.hostname_type),
             enable_resource_name_dns_a_record: Some(s.dns_a_record),
-            enable_resource_name_dns_aaaa_record: Some(false),
+            enable_resource_name_dns_aaaa_record: Some(s.dns_aaaa_record),
         }),
         block_public_access_states: Some(BlockPublicAccessStates {
             internet_gateway_block_mode: Some(BlockPublicAccessMode::Off),
@@ -451,12 +459,25 @@ pub fn disassociate_subnet_cidr_block(
             ),
         ));
     }
-    if subnet.assign_ipv6_on_creation {
+    // An IPv6 attribute set to true keeps the block, as assign-ipv6-address-on-creation does
+    // on AWS.
+    let set = [
+        (
+            subnet.assign_ipv6_on_creation,
+            "assign-ipv6-address-on-creation",
+        ),
+        (subnet.dns64, "enable-dns64"),
+        (
+            subnet.dns_aaaa_record,
+            "enable-resource-name-dns-aaaa-record-on-launch",
+        ),
+    ];
+    if let Some((_, attribute)) = set.iter().find(|(on, _)| *on) {
         return Err(ApiError::new(
             Code::InvalidCidrBlockInUse,
             format!(
                 "The subnet IPv6 CIDR block with association ID {id} may not be disassociated, \
-                 because its subnet has assign-ipv6-address-on-creation set to true."
+                 because its subnet has {attribute} set to true."
             ),
         ));
     }
@@ -503,6 +524,8 @@ fn insert_default(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, zone: &Zone)
             ipv6: None,
             assign_ipv6_on_creation: false,
             ipv6_allocated: BTreeSet::new(),
+            dns64: false,
+            dns_aaaa_record: false,
         },
     );
     id
@@ -688,6 +711,8 @@ pub fn create_subnet(
         ipv6,
         assign_ipv6_on_creation: false,
         ipv6_allocated: BTreeSet::new(),
+        dns64: false,
+        dns_aaaa_record: false,
     };
     region.tags.insert(&subnet.id, tags);
     let mut out = render(region, &subnet);
@@ -777,7 +802,13 @@ pub fn modify_subnet_attribute(
     let given = usize::from(input.map_public_ip_on_launch.is_some())
         + usize::from(input.private_dns_hostname_type_on_launch.is_some())
         + usize::from(input.enable_resource_name_dns_a_record_on_launch.is_some())
-        + usize::from(input.assign_ipv6_address_on_creation.is_some());
+        + usize::from(input.assign_ipv6_address_on_creation.is_some())
+        + usize::from(input.enable_dns64.is_some())
+        + usize::from(
+            input
+                .enable_resource_name_dns_aaaa_record_on_launch
+                .is_some(),
+        );
     if given == 0 {
         return Err(ApiError::missing_parameter("MapPublicIpOnLaunch"));
     }
@@ -805,19 +836,45 @@ pub fn modify_subnet_attribute(
         .as_ref()
         .map(|v| flag_value(v, "AssignIpv6AddressOnCreation"))
         .transpose()?;
+    let dns64 = input
+        .enable_dns64
+        .as_ref()
+        .map(|v| flag_value(v, "EnableDns64"))
+        .transpose()?;
+    let aaaa_record = input
+        .enable_resource_name_dns_aaaa_record_on_launch
+        .as_ref()
+        .map(|v| flag_value(v, "EnableResourceNameDnsAAAARecordOnLaunch"))
+        .transpose()?;
     let Some(subnet) = region.subnets.0.get_mut(&input.subnet_id) else {
         return Err(Kind::Subnet.not_found(&[&input.subnet_id]));
     };
-    if let Some(v) = assign_ipv6 {
-        if v && subnet.ipv6.is_none() {
+    // Each IPv6 attribute is true only for a subnet with an IPv6 block, refused in AWS's
+    // words otherwise.
+    for (v, attribute) in [
+        (assign_ipv6, "assign-ipv6-address-on-creation"),
+        (dns64, "enable-dns64"),
+        (
+            aaaa_record,
+            "enable-resource-name-dns-aaaa-record-on-launch",
+        ),
+    ] {
+        if v == Some(true) && subnet.ipv6.is_none() {
             return Err(ApiError::invalid_value(format!(
-                "Invalid value 'true' for assign-ipv6-address-on-creation. Cannot set \
-                 assign-ipv6-address-on-creation to true unless the subnet ({}) has an IPv6 \
-                 CIDR block associated with it.",
+                "Invalid value 'true' for {attribute}. Cannot set {attribute} to true unless \
+                 the subnet ({}) has an IPv6 CIDR block associated with it.",
                 subnet.id
             )));
         }
+    }
+    if let Some(v) = assign_ipv6 {
         subnet.assign_ipv6_on_creation = v;
+    }
+    if let Some(v) = dns64 {
+        subnet.dns64 = v;
+    }
+    if let Some(v) = aaaa_record {
+        subnet.dns_aaaa_record = v;
     }
     if let Some(v) = map_public {
         subnet.map_public_ip_on_launch = v;

@@ -27646,8 +27646,10 @@ pub struct ModifySubnetAttributeRequest {
     pub assign_ipv6_address_on_creation: Option<AttributeBooleanValue>,
     pub map_public_ip_on_launch: Option<AttributeBooleanValue>,
     pub subnet_id: String,
+    pub enable_dns64: Option<AttributeBooleanValue>,
     pub private_dns_hostname_type_on_launch: Option<HostnameType>,
     pub enable_resource_name_dns_a_record_on_launch: Option<AttributeBooleanValue>,
+    pub enable_resource_name_dns_aaaa_record_on_launch: Option<AttributeBooleanValue>,
 }
 
 impl Decode for ModifySubnetAttributeRequest {
@@ -27656,6 +27658,8 @@ impl Decode for ModifySubnetAttributeRequest {
             at_,
             &[
                 "AssignIpv6AddressOnCreation",
+                "EnableDns64",
+                "EnableResourceNameDnsAAAARecordOnLaunch",
                 "EnableResourceNameDnsARecordOnLaunch",
                 "MapPublicIpOnLaunch",
                 "PrivateDnsHostnameTypeOnLaunch",
@@ -27666,19 +27670,24 @@ impl Decode for ModifySubnetAttributeRequest {
         };
         let assign_ipv6_address_on_creation =
             r.field_at(m_[0], at_, "AssignIpv6AddressOnCreation")?;
-        let map_public_ip_on_launch = r.field_at(m_[2], at_, "MapPublicIpOnLaunch")?;
-        let subnet_id = r.field_at(m_[4], at_, "SubnetId")?;
+        let map_public_ip_on_launch = r.field_at(m_[4], at_, "MapPublicIpOnLaunch")?;
+        let subnet_id = r.field_at(m_[6], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
+        let enable_dns64 = r.field_at(m_[1], at_, "EnableDns64")?;
         let private_dns_hostname_type_on_launch =
-            r.field_at(m_[3], at_, "PrivateDnsHostnameTypeOnLaunch")?;
+            r.field_at(m_[5], at_, "PrivateDnsHostnameTypeOnLaunch")?;
         let enable_resource_name_dns_a_record_on_launch =
-            r.field_at(m_[1], at_, "EnableResourceNameDnsARecordOnLaunch")?;
+            r.field_at(m_[3], at_, "EnableResourceNameDnsARecordOnLaunch")?;
+        let enable_resource_name_dns_aaaa_record_on_launch =
+            r.field_at(m_[2], at_, "EnableResourceNameDnsAAAARecordOnLaunch")?;
         Ok(Some(Self {
             assign_ipv6_address_on_creation,
             map_public_ip_on_launch,
             subnet_id,
+            enable_dns64,
             private_dns_hostname_type_on_launch,
             enable_resource_name_dns_a_record_on_launch,
+            enable_resource_name_dns_aaaa_record_on_launch,
         }))
     }
 }
@@ -41321,8 +41330,6 @@ pub fn execute<A: Api + ?Sized>(
                 &[
                     "MapCustomerOwnedIpOnLaunch",
                     "CustomerOwnedIpv4Pool",
-                    "EnableDns64",
-                    "EnableResourceNameDnsAAAARecordOnLaunch",
                     "EnableLniAtDeviceIndex",
                     "DisableLniAtDeviceIndex",
                 ],

@@ -1449,3 +1449,139 @@ async fn a_template_launches_instances_with_ipv6_addresses() {
     assert_eq!(addresses.len(), 2);
     assert!(addresses.iter().all(|a| net.contains(a)), "{addresses:?}");
 }
+
+#[tokio::test]
+async fn dns64_and_aaaa_records_need_the_subnets_ipv6_block() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
+    let dual = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.1.0/24")
+        .ipv6_cidr_block(slash64(&block, 1))
+        .availability_zone("us-east-1a")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap();
+    let (dual_id, association) = (
+        dual.subnet_id().unwrap().to_string(),
+        dual.ipv6_cidr_block_association_set()[0]
+            .association_id()
+            .unwrap()
+            .to_string(),
+    );
+    let bare = crate::subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
+    let on = || AttributeBooleanValue::builder().value(true).build();
+    let off = || AttributeBooleanValue::builder().value(false).build();
+    // (DNS64, AAAA records) as DescribeSubnets shows them and its filters find them.
+    let shown = |id: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let out = ec2.describe_subnets().subnet_ids(&id).send().await.unwrap();
+            let s = &out.subnets()[0];
+            (
+                s.enable_dns64().unwrap(),
+                s.private_dns_name_options_on_launch()
+                    .unwrap()
+                    .enable_resource_name_dns_aaaa_record()
+                    .unwrap(),
+            )
+        }
+    };
+    assert_eq!(shown(dual_id.clone()).await, (false, false));
+
+    // On a subnet without an IPv6 block: refused in AWS's words, nothing changed.
+    let (code_of, message) = crate::code_and_message(
+        ec2.modify_subnet_attribute()
+            .subnet_id(&bare)
+            .enable_dns64(on())
+            .send()
+            .await,
+    );
+    assert_eq!(code_of, "InvalidParameterValue");
+    assert!(
+        message.contains("Cannot set enable-dns64 to true unless the subnet"),
+        "{message}"
+    );
+    let refused = ec2
+        .modify_subnet_attribute()
+        .subnet_id(&bare)
+        .enable_resource_name_dns_aaaa_record_on_launch(on())
+        .send()
+        .await;
+    assert_eq!(code(refused), "InvalidParameterValue");
+    assert_eq!(shown(bare.clone()).await, (false, false));
+
+    // One at a time, on the subnet with a block.
+    let both = ec2
+        .modify_subnet_attribute()
+        .subnet_id(&dual_id)
+        .enable_dns64(on())
+        .enable_resource_name_dns_aaaa_record_on_launch(on())
+        .send()
+        .await;
+    assert_eq!(code(both), "InvalidParameterCombination");
+    ec2.modify_subnet_attribute()
+        .subnet_id(&dual_id)
+        .enable_dns64(on())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shown(dual_id.clone()).await, (true, false));
+    ec2.modify_subnet_attribute()
+        .subnet_id(&dual_id)
+        .enable_resource_name_dns_aaaa_record_on_launch(on())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shown(dual_id.clone()).await, (true, true));
+    for name in [
+        "enable-dns64",
+        "private-dns-name-options-on-launch.enable-resource-name-dns-aaaa-record",
+    ] {
+        let found = crate::subnet_ids(&ec2, vec![filter(name, &["true"])]).await;
+        assert_eq!(found, std::slice::from_ref(&dual_id), "{name}");
+    }
+
+    // An instance launched there answers AAAA records of its name unless it says otherwise.
+    let i = crate::instance(&ec2, &dual_id).await;
+    let described = crate::described(&ec2, &i).await;
+    assert_eq!(
+        described
+            .private_dns_name_options()
+            .unwrap()
+            .enable_resource_name_dns_aaaa_record(),
+        Some(true)
+    );
+
+    // While either is on, the block stays; once off, it goes.
+    ec2.terminate_instances()
+        .instance_ids(&i)
+        .send()
+        .await
+        .unwrap();
+    let disassociate = || {
+        ec2.disassociate_subnet_cidr_block()
+            .association_id(&association)
+            .send()
+    };
+    assert_eq!(code(disassociate().await), "InvalidCidrBlock.InUse");
+    ec2.modify_subnet_attribute()
+        .subnet_id(&dual_id)
+        .enable_dns64(off())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code(disassociate().await), "InvalidCidrBlock.InUse");
+    ec2.modify_subnet_attribute()
+        .subnet_id(&dual_id)
+        .enable_resource_name_dns_aaaa_record_on_launch(off())
+        .send()
+        .await
+        .unwrap();
+    disassociate().await.unwrap();
+    assert_eq!(shown(dual_id).await, (false, false));
+}

@@ -976,17 +976,7 @@ async fn account_limits_answer_the_quotas_by_page() {
     );
 
     // A raised quota is what the account reports.
-    let raised = fakeaws::spawn_with(fakeaws::Config {
-        default_vpc: false,
-        limits: {
-            let mut l = fakeaws::Limits::default();
-            l.set("load-balancers", 50).unwrap();
-            l
-        },
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let raised = crate::fake_with_quota("load-balancers", 50).await;
     let out = raised
         .elb_client()
         .describe_account_limits()

@@ -124,6 +124,19 @@ pub async fn empty_fake() -> fakeaws::FakeAws {
     .unwrap()
 }
 
+/// A fake without a default VPC whose quota `name` is `n`.
+pub async fn fake_with_quota(name: &str, n: usize) -> fakeaws::FakeAws {
+    let mut limits = fakeaws::Limits::default();
+    limits.set(name, n).unwrap();
+    fakeaws::spawn_with(fakeaws::Config {
+        default_vpc: false,
+        limits,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
 /// Creates a VPC and returns its id.
 pub async fn vpc(ec2: &aws_sdk_ec2::Client, cidr: &str) -> String {
     ec2.create_vpc()

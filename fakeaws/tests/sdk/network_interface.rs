@@ -1011,17 +1011,7 @@ async fn attributes_are_described_one_at_a_time_and_reset() {
 
 #[tokio::test]
 async fn a_region_holds_as_many_interfaces_as_its_quota() {
-    let fake = fakeaws::spawn_with(fakeaws::Config {
-        default_vpc: false,
-        limits: {
-            let mut l = fakeaws::Limits::default();
-            l.set("network-interfaces", 2).unwrap();
-            l
-        },
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let fake = crate::fake_with_quota("network-interfaces", 2).await;
     let ec2 = fake.ec2_client();
     let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
     let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
@@ -1642,20 +1632,23 @@ async fn connection_tracking_timeouts_are_set_checked_and_changed() {
     // A launch's new interfaces take them, and DescribeInstances shows them; the user's
     // interface, attached as it is, does not.
     let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
-    let launched = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::M5Large)
-        .min_count(1)
-        .max_count(1)
-        .network_interfaces(
-            InstanceNetworkInterfaceSpecification::builder()
-                .device_index(0)
-                .subnet_id(&s)
-                .connection_tracking_specification(tracking(Some(3_600), None, None))
-                .build(),
-        )
-        .send()
+    let launch =
+        |nic: aws_sdk_ec2::types::builders::InstanceNetworkInterfaceSpecificationBuilder,
+         t: aws_sdk_ec2::types::ConnectionTrackingSpecificationRequest| {
+            ec2.run_instances()
+                .image_id(&ami)
+                .instance_type(InstanceType::M5Large)
+                .min_count(1)
+                .max_count(1)
+                .network_interfaces(
+                    nic.device_index(0)
+                        .connection_tracking_specification(t)
+                        .build(),
+                )
+                .send()
+        };
+    let new_one = || InstanceNetworkInterfaceSpecification::builder().subnet_id(&s);
+    let launched = launch(new_one(), tracking(Some(3_600), None, None))
         .await
         .unwrap();
     let i = &launched.instances()[0];
@@ -1670,37 +1663,10 @@ async fn connection_tracking_timeouts_are_set_checked_and_changed() {
         .unwrap();
     assert_eq!(on_instance.tcp_established_timeout(), Some(3_600));
     assert_eq!(on_instance.udp_timeout(), None);
-    let on_users = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::M5Large)
-        .min_count(1)
-        .max_count(1)
-        .network_interfaces(
-            InstanceNetworkInterfaceSpecification::builder()
-                .device_index(0)
-                .network_interface_id(&plain)
-                .connection_tracking_specification(tracking(Some(3_600), None, None))
-                .build(),
-        )
-        .send()
-        .await;
+    let users = InstanceNetworkInterfaceSpecification::builder().network_interface_id(&plain);
+    let on_users = launch(users, tracking(Some(3_600), None, None)).await;
     assert_eq!(code(on_users), "InvalidParameterCombination");
-    let bad_launch = ec2
-        .run_instances()
-        .image_id(&ami)
-        .instance_type(InstanceType::M5Large)
-        .min_count(1)
-        .max_count(1)
-        .network_interfaces(
-            InstanceNetworkInterfaceSpecification::builder()
-                .device_index(0)
-                .subnet_id(&s)
-                .connection_tracking_specification(tracking(None, None, Some(61)))
-                .build(),
-        )
-        .send()
-        .await;
+    let bad_launch = launch(new_one(), tracking(None, None, Some(61))).await;
     assert_eq!(code(bad_launch), "InvalidParameterValue");
 
     // A launch template's interfaces carry them to the launch.

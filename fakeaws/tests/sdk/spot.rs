@@ -437,7 +437,7 @@ async fn request_spot_instances_answers_open_requests_then_fulfils_them() {
     let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
     let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1b").await;
     let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
-    let asked = ec2
+    let ask = ec2
         .request_spot_instances()
         .instance_count(2)
         .spot_price("0.03")
@@ -448,10 +448,8 @@ async fn request_spot_instances_answers_open_requests_then_fulfils_them() {
             ResourceType::SpotInstancesRequest,
             &[("pool", "batch")],
         ))
-        .client_token("spot-token-1")
-        .send()
-        .await
-        .unwrap();
+        .client_token("spot-token-1");
+    let asked = ask.clone().send().await.unwrap();
     let requests = asked.spot_instance_requests();
     assert_eq!(requests.len(), 2);
     // Answered as AWS answers a request it has just taken.
@@ -496,21 +494,7 @@ async fn request_spot_instances_answers_open_requests_then_fulfils_them() {
     assert_ne!(instances[0], instances[1]);
 
     // The same token and request answer the same requests and launch nothing more.
-    let again = ec2
-        .request_spot_instances()
-        .instance_count(2)
-        .spot_price("0.03")
-        .launch_group("batch")
-        .availability_zone_group("together")
-        .launch_specification(spec(&ami, &s))
-        .tag_specifications(tag_spec(
-            ResourceType::SpotInstancesRequest,
-            &[("pool", "batch")],
-        ))
-        .client_token("spot-token-1")
-        .send()
-        .await
-        .unwrap();
+    let again = ask.send().await.unwrap();
     let again_ids: Vec<&str> = again
         .spot_instance_requests()
         .iter()
@@ -568,17 +552,7 @@ async fn request_spot_instances_answers_open_requests_then_fulfils_them() {
 
 #[tokio::test]
 async fn a_refused_spot_request_makes_nothing() {
-    let fake = fakeaws::spawn_with(fakeaws::Config {
-        default_vpc: false,
-        limits: {
-            let mut l = fakeaws::Limits::default();
-            l.set("instances", 2).unwrap();
-            l
-        },
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let fake = crate::fake_with_quota("instances", 2).await;
     let ec2 = fake.ec2_client();
     let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
     let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;

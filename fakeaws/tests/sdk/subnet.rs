@@ -191,7 +191,7 @@ async fn modify_map_public_ip() {
     let r = ec2
         .modify_subnet_attribute()
         .subnet_id(&id)
-        .enable_dns64(AttributeBooleanValue::builder().value(true).build())
+        .enable_lni_at_device_index(1)
         .send()
         .await;
     assert_eq!(code(r), "NotImplemented");

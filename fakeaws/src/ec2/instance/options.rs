@@ -121,6 +121,7 @@ pub fn at_launch(
         enable_resource_name_dns_aaaa_record: Some(
             asked_dns
                 .and_then(|d| d.enable_resource_name_dns_aaaa_record)
+                .or(subnet.map(|s| s.dns_aaaa_record))
                 .unwrap_or(false),
         ),
     };
