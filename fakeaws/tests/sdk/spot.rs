@@ -427,6 +427,11 @@ fn spec(ami: &str, subnet_id: &str) -> aws_sdk_ec2::types::RequestSpotLaunchSpec
         .image_id(ami)
         .instance_type(InstanceType::T3Micro)
         .subnet_id(subnet_id)
+        .iam_instance_profile(
+            aws_sdk_ec2::types::IamInstanceProfileSpecification::builder()
+                .name("nodes")
+                .build(),
+        )
         .build()
 }
 
@@ -479,6 +484,13 @@ async fn request_spot_instances_answers_open_requests_then_fulfils_them() {
         assert_eq!(r.state(), Some(&SpotInstanceState::Active));
         assert_eq!(r.status().unwrap().code(), Some("fulfilled"));
         assert_eq!(r.launched_availability_zone(), Some("us-east-1b"));
+        // The launch specification as the CLI's documented output shows it.
+        let launched = r.launch_specification().unwrap();
+        assert_eq!(launched.image_id(), Some(ami.as_str()));
+        assert_eq!(
+            launched.iam_instance_profile().and_then(|p| p.arn()),
+            Some("arn:aws:iam::123456789012:instance-profile/nodes")
+        );
         let i = r.instance_id().unwrap().to_string();
         let described = crate::described(&ec2, &i).await;
         assert_eq!(

@@ -22,9 +22,10 @@ use crate::generated::ec2::{
     CancelSpotInstanceRequestState, CancelSpotInstanceRequestsRequest,
     CancelSpotInstanceRequestsResult, CancelledSpotInstanceRequest,
     DescribeSpotInstanceRequestsRequest, DescribeSpotInstanceRequestsResult,
-    InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceStateName,
-    LaunchSpecification, MarketType, RIProductDescription, RunInstancesMonitoringEnabled,
-    SpotInstanceRequest, SpotInstanceState, SpotInstanceStatus, SpotInstanceType, SpotPlacement,
+    IamInstanceProfileSpecification, InstanceInterruptionBehavior, InstanceMarketOptionsRequest,
+    InstanceStateName, LaunchSpecification, MarketType, RIProductDescription,
+    RunInstancesMonitoringEnabled, SpotInstanceRequest, SpotInstanceState, SpotInstanceStatus,
+    SpotInstanceType, SpotPlacement,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::xml::format_timestamp;
@@ -346,6 +347,12 @@ fn render(region: &Region, r: &SpotRequest) -> SpotInstanceRequest {
             image_id: Some(i.image_id.clone()),
             instance_type: Some(i.instance_type),
             key_name: i.key_name.clone(),
+            iam_instance_profile: i.iam_profile.as_ref().map(|(arn, _)| {
+                IamInstanceProfileSpecification {
+                    arn: Some(arn.clone()),
+                    name: None,
+                }
+            }),
             subnet_id: Some(i.subnet_id.clone()),
             ebs_optimized: Some(i.ebs_optimized),
             security_groups: Some(crate::ec2::instance::security_groups(region, i)),
