@@ -255,6 +255,11 @@ async fn spot_options_aws_refuses_launch_nothing() {
     for (call, want) in cases {
         assert_eq!(code(call.send().await), want);
     }
+    nothing_launched(&ec2).await;
+}
+
+/// Asserts the region holds no instance and no Spot request.
+async fn nothing_launched(ec2: &aws_sdk_ec2::Client) {
     let instances = ec2.describe_instances().send().await.unwrap();
     assert!(instances.reservations().is_empty());
     let requests = ec2.describe_spot_instance_requests().send().await.unwrap();
@@ -630,10 +635,7 @@ async fn a_refused_spot_request_makes_nothing() {
     for (call, want) in bad {
         assert_eq!(code(call.send().await), want);
     }
-    let requests = ec2.describe_spot_instance_requests().send().await.unwrap();
-    assert!(requests.spot_instance_requests().is_empty());
-    let instances = ec2.describe_instances().send().await.unwrap();
-    assert!(instances.reservations().is_empty());
+    nothing_launched(&ec2).await;
     // Within the quota it is taken.
     let ok = ec2
         .request_spot_instances()
