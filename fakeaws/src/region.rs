@@ -136,6 +136,9 @@ pub struct Region {
     /// Capacity Reservations by id.
     #[serde(default)]
     pub(crate) capacity_reservations: crate::ec2::capacity_reservation::CapacityReservations,
+    /// VPC flow logs by id.
+    #[serde(default)]
+    pub(crate) flow_logs: crate::ec2::flow_log::FlowLogs,
     /// Customer-managed prefix lists by id.
     #[serde(default)]
     pub(crate) prefix_lists: crate::ec2::managed_prefix_list::PrefixLists,
@@ -301,6 +304,8 @@ pub struct Limits {
     /// Dedicated Hosts allocated of each instance family (AWS: "Running Dedicated <family>
     /// Hosts", 2 for the catalogue's families).
     pub dedicated_hosts_per_family: usize,
+    /// Flow logs per VPC, subnet or network interface (AWS: 2).
+    pub flow_logs_per_resource: usize,
 }
 
 impl Default for Limits {
@@ -329,6 +334,7 @@ impl Default for Limits {
             active_peerings_per_vpc: 50,
             outstanding_peerings_per_vpc: 25,
             dedicated_hosts_per_family: 2,
+            flow_logs_per_resource: 2,
         }
     }
 }
@@ -383,6 +389,10 @@ impl Limits {
             "dedicated-hosts-per-family",
             "Running Dedicated <family> Hosts (each family)",
         ),
+        (
+            "flow-logs-per-resource",
+            "Flow logs per single network interface, subnet, or VPC",
+        ),
     ];
 
     /// Raises (or lowers) the quota `name` (one of [`NAMES`](Self::NAMES)) to `n`.
@@ -411,6 +421,7 @@ impl Limits {
             "active-peerings-per-vpc" => &mut self.active_peerings_per_vpc,
             "outstanding-peerings-per-vpc" => &mut self.outstanding_peerings_per_vpc,
             "dedicated-hosts-per-family" => &mut self.dedicated_hosts_per_family,
+            "flow-logs-per-resource" => &mut self.flow_logs_per_resource,
             other => {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -468,6 +479,7 @@ impl Region {
             dedicated_hosts: Default::default(),
             capacity_reservations: Default::default(),
             prefix_lists: Default::default(),
+            flow_logs: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -619,6 +631,7 @@ impl Region {
             Kind::CapacityReservation => self.capacity_reservations.contains_key(id),
             Kind::PrefixList => self.prefix_lists.contains_key(id),
             Kind::PublicIpv4Pool => self.public_ipv4_pools.contains_key(id),
+            Kind::FlowLog => self.flow_logs.contains_key(id),
         };
         if exists {
             Ok(())

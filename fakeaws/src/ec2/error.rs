@@ -107,6 +107,11 @@ error_codes! {
         InvalidGroupNotFound = "InvalidGroup.NotFound",
         /// An interface endpoint's subnets in one zone.
         DuplicateSubnetsInSameZone = "DuplicateSubnetsInSameZone",
+        /// A flow log of the same resource, traffic and destination exists (CreateFlowLogs'
+        /// `Unsuccessful` items).
+        FlowLogAlreadyExists = "FlowLogAlreadyExists",
+        /// The resource has as many flow logs as its quota allows.
+        FlowLogsLimitExceeded = "FlowLogsLimitExceeded",
         /// An id of no known kind.
         InvalidID = "InvalidID",
         /// An instance attribute value that instance cannot take (its type, its shutdown

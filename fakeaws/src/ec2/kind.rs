@@ -66,6 +66,8 @@ pub enum Kind {
     PrefixList,
     /// The account's public IPv4 pools of its own addresses (`ipv4pool-ec2-`).
     PublicIpv4Pool,
+    /// VPC flow logs (`fl-`).
+    FlowLog,
 }
 
 /// One row of the table.
@@ -78,7 +80,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 26] = [
+    pub const ALL: [Kind; 27] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -105,6 +107,7 @@ impl Kind {
         Kind::CapacityReservation,
         Kind::PrefixList,
         Kind::PublicIpv4Pool,
+        Kind::FlowLog,
     ];
 
     /// The table.
@@ -231,6 +234,12 @@ impl Kind {
                 "public IPv4 pool",
                 ResourceType::Ipv4poolEc2,
             ),
+            Kind::FlowLog => (
+                "fl",
+                "InvalidFlowLogId",
+                "flow log",
+                ResourceType::VpcFlowLog,
+            ),
         };
         Row {
             prefix,
@@ -275,6 +284,7 @@ impl Kind {
             Kind::PrefixList => "prefix-list-id",
             // DescribePublicIpv4Pools documents no filter by id.
             Kind::PublicIpv4Pool => "pool-id",
+            Kind::FlowLog => "flow-log-id",
         }
     }
 

@@ -14,6 +14,7 @@ pub mod egress_only_gateway;
 pub mod elastic_ip;
 pub mod error;
 pub mod filter;
+pub mod flow_log;
 pub mod image;
 pub mod image_attribute;
 pub mod image_from_instance;
@@ -389,6 +390,27 @@ impl Api for Region {
         input: CreatePlacementGroupRequest,
     ) -> Result<CreatePlacementGroupResult, ApiError> {
         placement_group::create_placement_group(self, input)
+    }
+
+    fn create_flow_logs(
+        &mut self,
+        input: CreateFlowLogsRequest,
+    ) -> Result<CreateFlowLogsResult, ApiError> {
+        flow_log::create_flow_logs(self, input)
+    }
+
+    fn describe_flow_logs(
+        &mut self,
+        input: DescribeFlowLogsRequest,
+    ) -> Result<DescribeFlowLogsResult, ApiError> {
+        flow_log::describe_flow_logs(self, input)
+    }
+
+    fn delete_flow_logs(
+        &mut self,
+        input: DeleteFlowLogsRequest,
+    ) -> Result<DeleteFlowLogsResult, ApiError> {
+        flow_log::delete_flow_logs(self, input)
     }
 
     fn describe_public_ipv4_pools(

@@ -790,6 +790,7 @@ pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<
     region.tags.remove_resource(&id);
     crate::ec2::route_table::forget_subnet(region, &id);
     crate::ec2::network_acl::forget_subnet(region, &id);
+    crate::ec2::flow_log::resource_gone(region, &id);
     Ok(())
 }
 

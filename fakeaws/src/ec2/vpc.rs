@@ -466,6 +466,7 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
     security_group::delete_default(region, &id);
     region.vpcs.0.remove(&id);
     region.tags.remove_resource(&id);
+    crate::ec2::flow_log::resource_gone(region, &id);
     Ok(())
 }
 

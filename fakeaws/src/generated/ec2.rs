@@ -1610,6 +1610,18 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("DescribePublicIpv4Pools", &["tag-key"]),
+    (
+        "DescribeFlowLogs",
+        &[
+            "deliver-log-status",
+            "log-destination-type",
+            "flow-log-id",
+            "log-group-name",
+            "resource-id",
+            "traffic-type",
+            "tag-key",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -5638,6 +5650,103 @@ impl EncodeMembers for CreateEgressOnlyInternetGatewayResult {
     }
 }
 
+/// The `CreateFlowLogsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateFlowLogsRequest {
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+    pub deliver_logs_permission_arn: Option<String>,
+    pub deliver_cross_account_role: Option<String>,
+    pub log_group_name: Option<String>,
+    pub resource_ids: Vec<String>,
+    pub resource_type: FlowLogsResourceType,
+    pub traffic_type: Option<TrafficType>,
+    pub log_destination_type: Option<LogDestinationType>,
+    pub log_destination: Option<String>,
+    pub log_format: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub max_aggregation_interval: Option<i32>,
+    pub destination_options: Option<DestinationOptionsRequest>,
+}
+
+impl Decode for CreateFlowLogsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DeliverCrossAccountRole",
+                "DeliverLogsPermissionArn",
+                "DestinationOptions",
+                "DryRun",
+                "LogDestination",
+                "LogDestinationType",
+                "LogFormat",
+                "LogGroupName",
+                "MaxAggregationInterval",
+                "ResourceId",
+                "ResourceType",
+                "TagSpecification",
+                "TrafficType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let deliver_logs_permission_arn = r.field_at(m_[2], at_, "DeliverLogsPermissionArn")?;
+        let deliver_cross_account_role = r.field_at(m_[1], at_, "DeliverCrossAccountRole")?;
+        let log_group_name = r.field_at(m_[8], at_, "LogGroupName")?;
+        let resource_ids = r.list_at(m_[10], at_, "ResourceId", None)?;
+        let resource_ids = FormReader::required(resource_ids, at_, "ResourceId")?;
+        let resource_type = r.field_at(m_[11], at_, "ResourceType")?;
+        let resource_type = FormReader::required(resource_type, at_, "ResourceType")?;
+        let traffic_type = r.field_at(m_[13], at_, "TrafficType")?;
+        let log_destination_type = r.field_at(m_[6], at_, "LogDestinationType")?;
+        let log_destination = r.field_at(m_[5], at_, "LogDestination")?;
+        let log_format = r.field_at(m_[7], at_, "LogFormat")?;
+        let tag_specifications = r.list_at(m_[12], at_, "TagSpecification", None)?;
+        let max_aggregation_interval = r.field_at(m_[9], at_, "MaxAggregationInterval")?;
+        let destination_options = r.field_at(m_[3], at_, "DestinationOptions")?;
+        Ok(Some(Self {
+            dry_run,
+            client_token,
+            deliver_logs_permission_arn,
+            deliver_cross_account_role,
+            log_group_name,
+            resource_ids,
+            resource_type,
+            traffic_type,
+            log_destination_type,
+            log_destination,
+            log_format,
+            tag_specifications,
+            max_aggregation_interval,
+            destination_options,
+        }))
+    }
+}
+
+/// The `CreateFlowLogsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateFlowLogsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_log_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful: Option<Vec<UnsuccessfulItem>>,
+}
+
+impl EncodeMembers for CreateFlowLogsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("clientToken", &self.client_token);
+        w.list_field("flowLogIdSet", "item", &self.flow_log_ids);
+        w.list_field("unsuccessful", "item", &self.unsuccessful);
+    }
+}
+
 /// The `CreateImageRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateImageRequest {
@@ -7191,6 +7300,42 @@ impl EncodeMembers for DeleteEgressOnlyInternetGatewayResult {
     }
 }
 
+/// The `DeleteFlowLogsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteFlowLogsRequest {
+    pub dry_run: Option<bool>,
+    pub flow_log_ids: Vec<String>,
+}
+
+impl Decode for DeleteFlowLogsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "FlowLogId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let flow_log_ids = r.list_at(m_[1], at_, "FlowLogId", None)?;
+        let flow_log_ids = FormReader::required(flow_log_ids, at_, "FlowLogId")?;
+        Ok(Some(Self {
+            dry_run,
+            flow_log_ids,
+        }))
+    }
+}
+
+/// The `DeleteFlowLogsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteFlowLogsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful: Option<Vec<UnsuccessfulItem>>,
+}
+
+impl EncodeMembers for DeleteFlowLogsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("unsuccessful", "item", &self.unsuccessful);
+    }
+}
+
 /// The `DeleteInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteInternetGatewayRequest {
@@ -8311,6 +8456,56 @@ impl EncodeMembers for DescribeEgressOnlyInternetGatewaysResult {
             "item",
             &self.egress_only_internet_gateways,
         );
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeFlowLogsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeFlowLogsRequest {
+    pub dry_run: Option<bool>,
+    pub filter: Option<Vec<Filter>>,
+    pub flow_log_ids: Option<Vec<String>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeFlowLogsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "FlowLogId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filter = r.list_at(m_[1], at_, "Filter", None)?;
+        let flow_log_ids = r.list_at(m_[2], at_, "FlowLogId", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            filter,
+            flow_log_ids,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeFlowLogsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeFlowLogsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_logs: Option<Vec<FlowLog>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeFlowLogsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("flowLogSet", "item", &self.flow_logs);
         w.field("nextToken", &self.next_token);
     }
 }
@@ -10673,6 +10868,84 @@ impl EncodeMembers for DescribeVpcsResult {
     }
 }
 
+/// The `DestinationFileFormat` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DestinationFileFormat {
+    /// `plain-text`
+    PlainText,
+    /// `parquet`
+    Parquet,
+}
+
+impl DestinationFileFormat {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["plain-text", "parquet"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::PlainText => "plain-text",
+            Self::Parquet => "parquet",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "plain-text" => Self::PlainText,
+            "parquet" => Self::Parquet,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DestinationFileFormat);
+
+/// The `DestinationOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DestinationOptionsRequest {
+    pub file_format: Option<DestinationFileFormat>,
+    pub hive_compatible_partitions: Option<bool>,
+    pub per_hour_partition: Option<bool>,
+}
+
+impl Decode for DestinationOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["FileFormat", "HiveCompatiblePartitions", "PerHourPartition"],
+        ) else {
+            return Ok(None);
+        };
+        let file_format = r.field_at(m_[0], at_, "FileFormat")?;
+        let hive_compatible_partitions = r.field_at(m_[1], at_, "HiveCompatiblePartitions")?;
+        let per_hour_partition = r.field_at(m_[2], at_, "PerHourPartition")?;
+        Ok(Some(Self {
+            file_format,
+            hive_compatible_partitions,
+            per_hour_partition,
+        }))
+    }
+}
+
+/// The `DestinationOptionsResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DestinationOptionsResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_format: Option<DestinationFileFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hive_compatible_partitions: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_hour_partition: Option<bool>,
+}
+
+impl EncodeMembers for DestinationOptionsResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("fileFormat", &self.file_format);
+        w.field("hiveCompatiblePartitions", &self.hive_compatible_partitions);
+        w.field("perHourPartition", &self.per_hour_partition);
+    }
+}
+
 /// The `DetachInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DetachInternetGatewayRequest {
@@ -12376,6 +12649,145 @@ impl FlexibleEnaQueuesSupport {
 }
 
 crate::protocol::wire_enum!(FlexibleEnaQueuesSupport);
+
+/// The `FlowLog` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FlowLog {
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_logs_error_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_logs_permission_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_cross_account_role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_logs_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_log_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_log_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_group_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_type: Option<TrafficType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_destination_type: Option<LogDestinationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_destination: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_aggregation_interval: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination_options: Option<DestinationOptionsResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_field_specifications: Option<Vec<TagFieldSpecificationResponse>>,
+}
+
+impl EncodeMembers for FlowLog {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("creationTime", &self.creation_time);
+        w.field("deliverLogsErrorMessage", &self.deliver_logs_error_message);
+        w.field(
+            "deliverLogsPermissionArn",
+            &self.deliver_logs_permission_arn,
+        );
+        w.field("deliverCrossAccountRole", &self.deliver_cross_account_role);
+        w.field("deliverLogsStatus", &self.deliver_logs_status);
+        w.field("flowLogId", &self.flow_log_id);
+        w.field("flowLogStatus", &self.flow_log_status);
+        w.field("logGroupName", &self.log_group_name);
+        w.field("resourceId", &self.resource_id);
+        w.field("trafficType", &self.traffic_type);
+        w.field("logDestinationType", &self.log_destination_type);
+        w.field("logDestination", &self.log_destination);
+        w.field("logFormat", &self.log_format);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("maxAggregationInterval", &self.max_aggregation_interval);
+        w.field("destinationOptions", &self.destination_options);
+        w.list_field(
+            "tagFieldSpecificationSet",
+            "item",
+            &self.tag_field_specifications,
+        );
+    }
+}
+
+/// The `FlowLogsResourceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlowLogsResourceType {
+    /// `VPC`
+    VPC,
+    /// `Subnet`
+    Subnet,
+    /// `NetworkInterface`
+    NetworkInterface,
+    /// `TransitGateway`
+    TransitGateway,
+    /// `TransitGatewayAttachment`
+    TransitGatewayAttachment,
+    /// `RegionalNatGateway`
+    RegionalNatGateway,
+    /// `CoreNetwork`
+    CoreNetwork,
+    /// `CoreNetworkEdge`
+    CoreNetworkEdge,
+    /// `CoreNetworkAttachment`
+    CoreNetworkAttachment,
+}
+
+impl FlowLogsResourceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "VPC",
+        "Subnet",
+        "NetworkInterface",
+        "TransitGateway",
+        "TransitGatewayAttachment",
+        "RegionalNatGateway",
+        "CoreNetwork",
+        "CoreNetworkEdge",
+        "CoreNetworkAttachment",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::VPC => "VPC",
+            Self::Subnet => "Subnet",
+            Self::NetworkInterface => "NetworkInterface",
+            Self::TransitGateway => "TransitGateway",
+            Self::TransitGatewayAttachment => "TransitGatewayAttachment",
+            Self::RegionalNatGateway => "RegionalNatGateway",
+            Self::CoreNetwork => "CoreNetwork",
+            Self::CoreNetworkEdge => "CoreNetworkEdge",
+            Self::CoreNetworkAttachment => "CoreNetworkAttachment",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "VPC" => Self::VPC,
+            "Subnet" => Self::Subnet,
+            "NetworkInterface" => Self::NetworkInterface,
+            "TransitGateway" => Self::TransitGateway,
+            "TransitGatewayAttachment" => Self::TransitGatewayAttachment,
+            "RegionalNatGateway" => Self::RegionalNatGateway,
+            "CoreNetwork" => Self::CoreNetwork,
+            "CoreNetworkEdge" => Self::CoreNetworkEdge,
+            "CoreNetworkAttachment" => Self::CoreNetworkAttachment,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FlowLogsResourceType);
 
 /// The `FpgaDeviceInfo` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -26259,6 +26671,42 @@ impl LocationType {
 
 crate::protocol::wire_enum!(LocationType);
 
+/// The `LogDestinationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LogDestinationType {
+    /// `cloud-watch-logs`
+    CloudWatchLogs,
+    /// `s3`
+    S3,
+    /// `kinesis-data-firehose`
+    KinesisDataFirehose,
+}
+
+impl LogDestinationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["cloud-watch-logs", "s3", "kinesis-data-firehose"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CloudWatchLogs => "cloud-watch-logs",
+            Self::S3 => "s3",
+            Self::KinesisDataFirehose => "kinesis-data-firehose",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "cloud-watch-logs" => Self::CloudWatchLogs,
+            "s3" => Self::S3,
+            "kinesis-data-firehose" => Self::KinesisDataFirehose,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(LogDestinationType);
+
 /// The `ManagedBy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ManagedBy {
@@ -35426,6 +35874,23 @@ impl EncodeMembers for TagDescription {
     }
 }
 
+/// The `TagFieldSpecificationResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TagFieldSpecificationResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<TaggableResourceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_keys: Option<Vec<String>>,
+}
+
+impl EncodeMembers for TagFieldSpecificationResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("resourceType", &self.resource_type);
+        w.list_field("tagKeySet", "item", &self.tag_keys);
+    }
+}
+
 /// The `TagSpecification` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct TagSpecification {
@@ -35446,6 +35911,42 @@ impl Decode for TagSpecification {
         }))
     }
 }
+
+/// The `TaggableResourceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaggableResourceType {
+    /// `network-interface`
+    NetworkInterface,
+    /// `instance`
+    Instance,
+    /// `auto-scaling-group`
+    AutoScalingGroup,
+}
+
+impl TaggableResourceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["network-interface", "instance", "auto-scaling-group"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::NetworkInterface => "network-interface",
+            Self::Instance => "instance",
+            Self::AutoScalingGroup => "auto-scaling-group",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "network-interface" => Self::NetworkInterface,
+            "instance" => Self::Instance,
+            "auto-scaling-group" => Self::AutoScalingGroup,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TaggableResourceType);
 
 /// The `Tenancy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35582,6 +36083,41 @@ impl TpmSupportValues {
 }
 
 crate::protocol::wire_enum!(TpmSupportValues);
+
+/// The `TrafficType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TrafficType {
+    /// `ACCEPT`
+    ACCEPT,
+    /// `REJECT`
+    REJECT,
+    /// `ALL`
+    ALL,
+}
+
+impl TrafficType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ACCEPT", "REJECT", "ALL"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::ACCEPT => "ACCEPT",
+            Self::REJECT => "REJECT",
+            Self::ALL => "ALL",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ACCEPT" => Self::ACCEPT,
+            "REJECT" => Self::REJECT,
+            "ALL" => Self::ALL,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TrafficType);
 
 /// The `TransferType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -38149,6 +38685,12 @@ pub enum Action {
     ResetEbsDefaultKmsKeyId,
     /// `DescribePublicIpv4Pools`
     DescribePublicIpv4Pools,
+    /// `CreateFlowLogs`
+    CreateFlowLogs,
+    /// `DescribeFlowLogs`
+    DescribeFlowLogs,
+    /// `DeleteFlowLogs`
+    DeleteFlowLogs,
 }
 
 impl Action {
@@ -38368,6 +38910,9 @@ impl Action {
             Self::ModifyEbsDefaultKmsKeyId => "ModifyEbsDefaultKmsKeyId",
             Self::ResetEbsDefaultKmsKeyId => "ResetEbsDefaultKmsKeyId",
             Self::DescribePublicIpv4Pools => "DescribePublicIpv4Pools",
+            Self::CreateFlowLogs => "CreateFlowLogs",
+            Self::DescribeFlowLogs => "DescribeFlowLogs",
+            Self::DeleteFlowLogs => "DeleteFlowLogs",
         }
     }
     /// The served operation of that name, if any.
@@ -38586,6 +39131,9 @@ impl Action {
             "ModifyEbsDefaultKmsKeyId" => Self::ModifyEbsDefaultKmsKeyId,
             "ResetEbsDefaultKmsKeyId" => Self::ResetEbsDefaultKmsKeyId,
             "DescribePublicIpv4Pools" => Self::DescribePublicIpv4Pools,
+            "CreateFlowLogs" => Self::CreateFlowLogs,
+            "DescribeFlowLogs" => Self::DescribeFlowLogs,
+            "DeleteFlowLogs" => Self::DeleteFlowLogs,
             _ => return None,
         })
     }
@@ -39517,6 +40065,21 @@ pub trait Api {
         &mut self,
         input: DescribePublicIpv4PoolsRequest,
     ) -> Result<DescribePublicIpv4PoolsResult, ApiError>;
+    /// Serves `CreateFlowLogs`.
+    fn create_flow_logs(
+        &mut self,
+        input: CreateFlowLogsRequest,
+    ) -> Result<CreateFlowLogsResult, ApiError>;
+    /// Serves `DescribeFlowLogs`.
+    fn describe_flow_logs(
+        &mut self,
+        input: DescribeFlowLogsRequest,
+    ) -> Result<DescribeFlowLogsResult, ApiError>;
+    /// Serves `DeleteFlowLogs`.
+    fn delete_flow_logs(
+        &mut self,
+        input: DeleteFlowLogsRequest,
+    ) -> Result<DeleteFlowLogsResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -39940,6 +40503,12 @@ pub enum Response {
     ResetEbsDefaultKmsKeyId(Box<ResetEbsDefaultKmsKeyIdResult>),
     /// `DescribePublicIpv4Pools`
     DescribePublicIpv4Pools(Box<DescribePublicIpv4PoolsResult>),
+    /// `CreateFlowLogs`
+    CreateFlowLogs(Box<CreateFlowLogsResult>),
+    /// `DescribeFlowLogs`
+    DescribeFlowLogs(Box<DescribeFlowLogsResult>),
+    /// `DeleteFlowLogs`
+    DeleteFlowLogs(Box<DeleteFlowLogsResult>),
 }
 
 impl Response {
@@ -41124,6 +41693,24 @@ impl Response {
             ),
             Self::DescribePublicIpv4Pools(output) => crate::protocol::xml::ec2_response(
                 "DescribePublicIpv4Pools",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateFlowLogs(output) => crate::protocol::xml::ec2_response(
+                "CreateFlowLogs",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeFlowLogs(output) => crate::protocol::xml::ec2_response(
+                "DescribeFlowLogs",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteFlowLogs(output) => crate::protocol::xml::ec2_response(
+                "DeleteFlowLogs",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -43657,6 +44244,39 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::DescribePublicIpv4Pools(Box::new(
                 api.describe_public_ipv4_pools(input)?,
+            )))
+        }
+        Action::CreateFlowLogs => {
+            r.reject_unsupported("CreateFlowLogs", &["TagFieldSpecification"])?;
+            let input = FormReader::required(CreateFlowLogsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateFlowLogs(Box::new(
+                api.create_flow_logs(input)?,
+            )))
+        }
+        Action::DescribeFlowLogs => {
+            r.reject_unsupported("DescribeFlowLogs", &[])?;
+            let input = FormReader::required(DescribeFlowLogsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeFlowLogs(Box::new(
+                api.describe_flow_logs(input)?,
+            )))
+        }
+        Action::DeleteFlowLogs => {
+            r.reject_unsupported("DeleteFlowLogs", &[])?;
+            let input = FormReader::required(DeleteFlowLogsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteFlowLogs(Box::new(
+                api.delete_flow_logs(input)?,
             )))
         }
     }

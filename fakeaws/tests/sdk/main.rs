@@ -18,6 +18,7 @@ mod dhcp_options;
 mod elastic_ip;
 mod envelope;
 mod faults;
+mod flow_log;
 mod image_attribute;
 mod image_key_pair;
 mod instance;

@@ -241,6 +241,7 @@ pub fn delete(region: &mut Region, id: &str) {
     region.by_vpc.remove(&eni.vpc_id, id);
     region.by_subnet.remove(&eni.subnet_id, id);
     region.tags.remove_resource(id);
+    crate::ec2::flow_log::resource_gone(region, id);
     if let Some(p) = eni.public_ip {
         match p.allocation_id {
             Some(alloc) => crate::ec2::elastic_ip::forget_association(region, &alloc),
