@@ -72,6 +72,12 @@ pub struct Region {
     /// The region's availability zones.
     #[serde(skip)]
     pub(crate) zones: Vec<availability_zone::Zone>,
+    /// The region's Local Zones and Wavelength Zones.
+    #[serde(skip)]
+    pub(crate) edge_zones: Vec<availability_zone::Zone>,
+    /// The Local Zone and Wavelength Zone groups the account opted in to.
+    #[serde(default)]
+    pub(crate) opted_in_groups: availability_zone::OptedIn,
     /// The last answers of the operations whose answers are kept, and the generation of
     /// the region's records they were made at.
     #[serde(skip)]
@@ -136,6 +142,9 @@ pub struct Region {
     /// Capacity Reservations by id.
     #[serde(default)]
     pub(crate) capacity_reservations: crate::ec2::capacity_reservation::CapacityReservations,
+    /// Carrier gateways by id.
+    #[serde(default)]
+    pub(crate) carrier_gateways: crate::ec2::carrier_gateway::CarrierGateways,
     /// VPC flow logs by id.
     #[serde(default)]
     pub(crate) flow_logs: crate::ec2::flow_log::FlowLogs,
@@ -445,6 +454,8 @@ impl Region {
             name: name.to_string(),
             account_id: config.account_id.clone(),
             zones: availability_zone::zones_of(name),
+            edge_zones: availability_zone::edge_zones_of(name),
+            opted_in_groups: Default::default(),
             extra_regions: Vec::new(),
             answers: Default::default(),
             ids,
@@ -480,6 +491,7 @@ impl Region {
             capacity_reservations: Default::default(),
             prefix_lists: Default::default(),
             flow_logs: Default::default(),
+            carrier_gateways: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -511,6 +523,7 @@ impl Region {
     /// keep: its zones, the quotas and the bad day of `config`.
     pub fn restored(mut self, config: &Config) -> Self {
         self.zones = availability_zone::zones_of(&self.name);
+        self.edge_zones = availability_zone::edge_zones_of(&self.name);
         self.configure(config);
         crate::ec2::dhcp_options::ensure_default(&mut self);
         self
@@ -632,6 +645,7 @@ impl Region {
             Kind::PrefixList => self.prefix_lists.contains_key(id),
             Kind::PublicIpv4Pool => self.public_ipv4_pools.contains_key(id),
             Kind::FlowLog => self.flow_logs.contains_key(id),
+            Kind::CarrierGateway => self.carrier_gateways.contains_key(id),
         };
         if exists {
             Ok(())

@@ -527,6 +527,38 @@ async fn greenfield_three_zones_then_steady_state_then_delete() {
     assert!(addrs.addresses().is_empty());
 }
 
+/// An account opted in to Local Zones and Wavelength Zones: the cluster's subnets still go to
+/// the region's availability zones only (the edge zones' names sort before them).
+#[tokio::test]
+async fn opted_in_edge_zones_take_no_default_subnet() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    for group in ["us-east-1-bos-1", "us-east-1-wl1"] {
+        ec2.modify_availability_zone_group()
+            .group_name(group)
+            .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
+            .send()
+            .await
+            .unwrap();
+    }
+    let c = cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n");
+    let o = up(&a, &c).await;
+    let vpc_id = o.status.vpc.unwrap().id;
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let zones: Vec<&str> = subnets
+        .subnets()
+        .iter()
+        .map(|s| s.availability_zone().unwrap())
+        .collect();
+    assert_eq!(zones, ["us-east-1a", "us-east-1a"]);
+}
+
 #[tokio::test]
 async fn one_zone_internal_without_bastion() {
     let fake = fake().await;

@@ -68,6 +68,8 @@ pub enum Kind {
     PublicIpv4Pool,
     /// VPC flow logs (`fl-`).
     FlowLog,
+    /// Carrier gateways (`cagw-`).
+    CarrierGateway,
 }
 
 /// One row of the table.
@@ -80,7 +82,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 27] = [
+    pub const ALL: [Kind; 28] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -108,6 +110,7 @@ impl Kind {
         Kind::PrefixList,
         Kind::PublicIpv4Pool,
         Kind::FlowLog,
+        Kind::CarrierGateway,
     ];
 
     /// The table.
@@ -240,6 +243,12 @@ impl Kind {
                 "flow log",
                 ResourceType::VpcFlowLog,
             ),
+            Kind::CarrierGateway => (
+                "cagw",
+                "InvalidCarrierGatewayID",
+                "carrierGateway",
+                ResourceType::CarrierGateway,
+            ),
         };
         Row {
             prefix,
@@ -285,6 +294,7 @@ impl Kind {
             // DescribePublicIpv4Pools documents no filter by id.
             Kind::PublicIpv4Pool => "pool-id",
             Kind::FlowLog => "flow-log-id",
+            Kind::CarrierGateway => "carrier-gateway-id",
         }
     }
 

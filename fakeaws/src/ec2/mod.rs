@@ -7,6 +7,7 @@ pub mod account;
 pub mod address_attribute;
 pub mod availability_zone;
 pub mod capacity_reservation;
+pub mod carrier_gateway;
 pub mod copy;
 pub mod dedicated_host;
 pub mod dhcp_options;
@@ -390,6 +391,34 @@ impl Api for Region {
         input: CreatePlacementGroupRequest,
     ) -> Result<CreatePlacementGroupResult, ApiError> {
         placement_group::create_placement_group(self, input)
+    }
+
+    fn modify_availability_zone_group(
+        &mut self,
+        input: ModifyAvailabilityZoneGroupRequest,
+    ) -> Result<ModifyAvailabilityZoneGroupResult, ApiError> {
+        availability_zone::modify_availability_zone_group(self, input)
+    }
+
+    fn create_carrier_gateway(
+        &mut self,
+        input: CreateCarrierGatewayRequest,
+    ) -> Result<CreateCarrierGatewayResult, ApiError> {
+        carrier_gateway::create_carrier_gateway(self, input)
+    }
+
+    fn describe_carrier_gateways(
+        &mut self,
+        input: DescribeCarrierGatewaysRequest,
+    ) -> Result<DescribeCarrierGatewaysResult, ApiError> {
+        carrier_gateway::describe_carrier_gateways(self, input)
+    }
+
+    fn delete_carrier_gateway(
+        &mut self,
+        input: DeleteCarrierGatewayRequest,
+    ) -> Result<DeleteCarrierGatewayResult, ApiError> {
+        carrier_gateway::delete_carrier_gateway(self, input)
     }
 
     fn create_flow_logs(

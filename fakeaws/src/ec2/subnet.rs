@@ -542,7 +542,12 @@ fn requested_zone(
         (Some(_), Some(_)) => Err(ApiError::invalid_combination(
             "Only one of AvailabilityZone or AvailabilityZoneId may be specified.",
         )),
-        (Some(name), None) => region.zone(name).cloned().map(Some).ok_or_else(|| {
+        (Some(name), None) => region
+            .zone(name)
+            .filter(|z| region.zone_usable(z))
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| {
             ApiError::invalid_parameter(
                 "availabilityZone",
                 name,
@@ -552,7 +557,12 @@ fn requested_zone(
                 ),
             )
         }),
-        (None, Some(id)) => region.zone_by_id(id).cloned().map(Some).ok_or_else(|| {
+        (None, Some(id)) => region
+            .zone_by_id(id)
+            .filter(|z| region.zone_usable(z))
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| {
             ApiError::invalid_parameter("availabilityZoneId", id, "No such availability zone.")
         }),
         (None, None) => Ok(None),
@@ -733,8 +743,7 @@ pub fn create_subnet(
 
 fn zone_list(region: &Region) -> String {
     region
-        .zones
-        .iter()
+        .usable_zones()
         .map(|z| z.name.as_str())
         .collect::<Vec<_>>()
         .join(", ")

@@ -1622,6 +1622,16 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "tag-key",
         ],
     ),
+    (
+        "DescribeCarrierGateways",
+        &[
+            "carrier-gateway-id",
+            "state",
+            "owner-id",
+            "tag-key",
+            "vpc-id",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -4954,6 +4964,71 @@ impl CapacityReservationType {
 
 crate::protocol::wire_enum!(CapacityReservationType);
 
+/// The `CarrierGateway` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CarrierGateway {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<CarrierGatewayState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for CarrierGateway {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("carrierGatewayId", &self.carrier_gateway_id);
+        w.field("vpcId", &self.vpc_id);
+        w.field("state", &self.state);
+        w.field("ownerId", &self.owner_id);
+        w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `CarrierGatewayState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CarrierGatewayState {
+    /// `pending`
+    Pending,
+    /// `available`
+    Available,
+    /// `deleting`
+    Deleting,
+    /// `deleted`
+    Deleted,
+}
+
+impl CarrierGatewayState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pending", "available", "deleting", "deleted"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Available => "available",
+            Self::Deleting => "deleting",
+            Self::Deleted => "deleted",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "available" => Self::Available,
+            "deleting" => Self::Deleting,
+            "deleted" => Self::Deleted,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(CarrierGatewayState);
+
 /// The `CidrBlock` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CidrBlock {
@@ -5479,6 +5554,49 @@ impl EncodeMembers for CreateCapacityReservationResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("capacityReservation", &self.capacity_reservation);
+    }
+}
+
+/// The `CreateCarrierGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateCarrierGatewayRequest {
+    pub vpc_id: String,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+}
+
+impl Decode for CreateCarrierGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["ClientToken", "DryRun", "TagSpecification", "VpcId"])
+        else {
+            return Ok(None);
+        };
+        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let tag_specifications = r.list_at(m_[2], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        Ok(Some(Self {
+            vpc_id,
+            tag_specifications,
+            dry_run,
+            client_token,
+        }))
+    }
+}
+
+/// The `CreateCarrierGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateCarrierGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier_gateway: Option<CarrierGateway>,
+}
+
+impl EncodeMembers for CreateCarrierGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("carrierGateway", &self.carrier_gateway);
     }
 }
 
@@ -6457,6 +6575,7 @@ impl EncodeMembers for CreatePlacementGroupResult {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateRouteRequest {
     pub destination_prefix_list_id: Option<String>,
+    pub carrier_gateway_id: Option<String>,
     pub dry_run: Option<bool>,
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
@@ -6474,6 +6593,7 @@ impl Decode for CreateRouteRequest {
         let Some(m_) = r.members(
             at_,
             &[
+                "CarrierGatewayId",
                 "DestinationCidrBlock",
                 "DestinationIpv6CidrBlock",
                 "DestinationPrefixListId",
@@ -6489,21 +6609,23 @@ impl Decode for CreateRouteRequest {
         ) else {
             return Ok(None);
         };
-        let destination_prefix_list_id = r.field_at(m_[2], at_, "DestinationPrefixListId")?;
-        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[9], at_, "RouteTableId")?;
+        let destination_prefix_list_id = r.field_at(m_[3], at_, "DestinationPrefixListId")?;
+        let carrier_gateway_id = r.field_at(m_[0], at_, "CarrierGatewayId")?;
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[10], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
-        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field_at(m_[5], at_, "GatewayId")?;
-        let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
+        let destination_cidr_block = r.field_at(m_[1], at_, "DestinationCidrBlock")?;
+        let gateway_id = r.field_at(m_[6], at_, "GatewayId")?;
+        let destination_ipv6_cidr_block = r.field_at(m_[2], at_, "DestinationIpv6CidrBlock")?;
         let egress_only_internet_gateway_id =
-            r.field_at(m_[4], at_, "EgressOnlyInternetGatewayId")?;
-        let instance_id = r.field_at(m_[6], at_, "InstanceId")?;
-        let network_interface_id = r.field_at(m_[8], at_, "NetworkInterfaceId")?;
-        let vpc_peering_connection_id = r.field_at(m_[10], at_, "VpcPeeringConnectionId")?;
-        let nat_gateway_id = r.field_at(m_[7], at_, "NatGatewayId")?;
+            r.field_at(m_[5], at_, "EgressOnlyInternetGatewayId")?;
+        let instance_id = r.field_at(m_[7], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[9], at_, "NetworkInterfaceId")?;
+        let vpc_peering_connection_id = r.field_at(m_[11], at_, "VpcPeeringConnectionId")?;
+        let nat_gateway_id = r.field_at(m_[8], at_, "NatGatewayId")?;
         Ok(Some(Self {
             destination_prefix_list_id,
+            carrier_gateway_id,
             dry_run,
             route_table_id,
             destination_cidr_block,
@@ -7236,6 +7358,42 @@ impl DefaultInstanceMetadataTagsState {
 }
 
 crate::protocol::wire_enum!(DefaultInstanceMetadataTagsState);
+
+/// The `DeleteCarrierGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteCarrierGatewayRequest {
+    pub carrier_gateway_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteCarrierGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CarrierGatewayId", "DryRun"]) else {
+            return Ok(None);
+        };
+        let carrier_gateway_id = r.field_at(m_[0], at_, "CarrierGatewayId")?;
+        let carrier_gateway_id = FormReader::required(carrier_gateway_id, at_, "CarrierGatewayId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            carrier_gateway_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DeleteCarrierGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteCarrierGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier_gateway: Option<CarrierGateway>,
+}
+
+impl EncodeMembers for DeleteCarrierGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("carrierGateway", &self.carrier_gateway);
+    }
+}
 
 /// The `DeleteDhcpOptionsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -8326,6 +8484,69 @@ impl EncodeMembers for DescribeCapacityReservationsResult {
             "item",
             &self.capacity_reservations,
         );
+    }
+}
+
+/// The `DescribeCarrierGatewaysRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeCarrierGatewaysRequest {
+    pub carrier_gateway_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeCarrierGatewaysRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CarrierGatewayId",
+                "DryRun",
+                "Filter",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let carrier_gateway_ids = r.list_at(m_[0], at_, "CarrierGatewayId", None)?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            carrier_gateway_ids,
+            filters,
+            max_results,
+            next_token,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeCarrierGatewaysResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeCarrierGatewaysResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier_gateways: Option<Vec<CarrierGateway>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeCarrierGatewaysResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("carrierGatewaySet", "item", &self.carrier_gateways);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -27048,6 +27269,77 @@ impl EncodeMembers for ModifyAddressAttributeResult {
     }
 }
 
+/// The `ModifyAvailabilityZoneGroupRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyAvailabilityZoneGroupRequest {
+    pub group_name: String,
+    pub opt_in_status: ModifyAvailabilityZoneOptInStatus,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for ModifyAvailabilityZoneGroupRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "GroupName", "OptInStatus"]) else {
+            return Ok(None);
+        };
+        let group_name = r.field_at(m_[1], at_, "GroupName")?;
+        let group_name = FormReader::required(group_name, at_, "GroupName")?;
+        let opt_in_status = r.field_at(m_[2], at_, "OptInStatus")?;
+        let opt_in_status = FormReader::required(opt_in_status, at_, "OptInStatus")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            group_name,
+            opt_in_status,
+            dry_run,
+        }))
+    }
+}
+
+/// The `ModifyAvailabilityZoneGroupResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyAvailabilityZoneGroupResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyAvailabilityZoneGroupResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
+    }
+}
+
+/// The `ModifyAvailabilityZoneOptInStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ModifyAvailabilityZoneOptInStatus {
+    /// `opted-in`
+    OptedIn,
+    /// `not-opted-in`
+    NotOptedIn,
+}
+
+impl ModifyAvailabilityZoneOptInStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["opted-in", "not-opted-in"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::OptedIn => "opted-in",
+            Self::NotOptedIn => "not-opted-in",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "opted-in" => Self::OptedIn,
+            "not-opted-in" => Self::NotOptedIn,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ModifyAvailabilityZoneOptInStatus);
+
 /// The `ModifyCapacityReservationRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyCapacityReservationRequest {
@@ -31677,6 +31969,7 @@ impl Decode for ReplaceNetworkAclEntryRequest {
 pub struct ReplaceRouteRequest {
     pub destination_prefix_list_id: Option<String>,
     pub local_target: Option<bool>,
+    pub carrier_gateway_id: Option<String>,
     pub dry_run: Option<bool>,
     pub route_table_id: String,
     pub destination_cidr_block: Option<String>,
@@ -31694,6 +31987,7 @@ impl Decode for ReplaceRouteRequest {
         let Some(m_) = r.members(
             at_,
             &[
+                "CarrierGatewayId",
                 "DestinationCidrBlock",
                 "DestinationIpv6CidrBlock",
                 "DestinationPrefixListId",
@@ -31710,23 +32004,25 @@ impl Decode for ReplaceRouteRequest {
         ) else {
             return Ok(None);
         };
-        let destination_prefix_list_id = r.field_at(m_[2], at_, "DestinationPrefixListId")?;
-        let local_target = r.field_at(m_[7], at_, "LocalTarget")?;
-        let dry_run = r.field_at(m_[3], at_, "DryRun")?;
-        let route_table_id = r.field_at(m_[10], at_, "RouteTableId")?;
+        let destination_prefix_list_id = r.field_at(m_[3], at_, "DestinationPrefixListId")?;
+        let local_target = r.field_at(m_[8], at_, "LocalTarget")?;
+        let carrier_gateway_id = r.field_at(m_[0], at_, "CarrierGatewayId")?;
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        let route_table_id = r.field_at(m_[11], at_, "RouteTableId")?;
         let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
-        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
-        let gateway_id = r.field_at(m_[5], at_, "GatewayId")?;
-        let destination_ipv6_cidr_block = r.field_at(m_[1], at_, "DestinationIpv6CidrBlock")?;
+        let destination_cidr_block = r.field_at(m_[1], at_, "DestinationCidrBlock")?;
+        let gateway_id = r.field_at(m_[6], at_, "GatewayId")?;
+        let destination_ipv6_cidr_block = r.field_at(m_[2], at_, "DestinationIpv6CidrBlock")?;
         let egress_only_internet_gateway_id =
-            r.field_at(m_[4], at_, "EgressOnlyInternetGatewayId")?;
-        let instance_id = r.field_at(m_[6], at_, "InstanceId")?;
-        let network_interface_id = r.field_at(m_[9], at_, "NetworkInterfaceId")?;
-        let vpc_peering_connection_id = r.field_at(m_[11], at_, "VpcPeeringConnectionId")?;
-        let nat_gateway_id = r.field_at(m_[8], at_, "NatGatewayId")?;
+            r.field_at(m_[5], at_, "EgressOnlyInternetGatewayId")?;
+        let instance_id = r.field_at(m_[7], at_, "InstanceId")?;
+        let network_interface_id = r.field_at(m_[10], at_, "NetworkInterfaceId")?;
+        let vpc_peering_connection_id = r.field_at(m_[12], at_, "VpcPeeringConnectionId")?;
+        let nat_gateway_id = r.field_at(m_[9], at_, "NatGatewayId")?;
         Ok(Some(Self {
             destination_prefix_list_id,
             local_target,
+            carrier_gateway_id,
             dry_run,
             route_table_id,
             destination_cidr_block,
@@ -38691,6 +38987,14 @@ pub enum Action {
     DescribeFlowLogs,
     /// `DeleteFlowLogs`
     DeleteFlowLogs,
+    /// `ModifyAvailabilityZoneGroup`
+    ModifyAvailabilityZoneGroup,
+    /// `CreateCarrierGateway`
+    CreateCarrierGateway,
+    /// `DescribeCarrierGateways`
+    DescribeCarrierGateways,
+    /// `DeleteCarrierGateway`
+    DeleteCarrierGateway,
 }
 
 impl Action {
@@ -38913,6 +39217,10 @@ impl Action {
             Self::CreateFlowLogs => "CreateFlowLogs",
             Self::DescribeFlowLogs => "DescribeFlowLogs",
             Self::DeleteFlowLogs => "DeleteFlowLogs",
+            Self::ModifyAvailabilityZoneGroup => "ModifyAvailabilityZoneGroup",
+            Self::CreateCarrierGateway => "CreateCarrierGateway",
+            Self::DescribeCarrierGateways => "DescribeCarrierGateways",
+            Self::DeleteCarrierGateway => "DeleteCarrierGateway",
         }
     }
     /// The served operation of that name, if any.
@@ -39134,6 +39442,10 @@ impl Action {
             "CreateFlowLogs" => Self::CreateFlowLogs,
             "DescribeFlowLogs" => Self::DescribeFlowLogs,
             "DeleteFlowLogs" => Self::DeleteFlowLogs,
+            "ModifyAvailabilityZoneGroup" => Self::ModifyAvailabilityZoneGroup,
+            "CreateCarrierGateway" => Self::CreateCarrierGateway,
+            "DescribeCarrierGateways" => Self::DescribeCarrierGateways,
+            "DeleteCarrierGateway" => Self::DeleteCarrierGateway,
             _ => return None,
         })
     }
@@ -40080,6 +40392,26 @@ pub trait Api {
         &mut self,
         input: DeleteFlowLogsRequest,
     ) -> Result<DeleteFlowLogsResult, ApiError>;
+    /// Serves `ModifyAvailabilityZoneGroup`.
+    fn modify_availability_zone_group(
+        &mut self,
+        input: ModifyAvailabilityZoneGroupRequest,
+    ) -> Result<ModifyAvailabilityZoneGroupResult, ApiError>;
+    /// Serves `CreateCarrierGateway`.
+    fn create_carrier_gateway(
+        &mut self,
+        input: CreateCarrierGatewayRequest,
+    ) -> Result<CreateCarrierGatewayResult, ApiError>;
+    /// Serves `DescribeCarrierGateways`.
+    fn describe_carrier_gateways(
+        &mut self,
+        input: DescribeCarrierGatewaysRequest,
+    ) -> Result<DescribeCarrierGatewaysResult, ApiError>;
+    /// Serves `DeleteCarrierGateway`.
+    fn delete_carrier_gateway(
+        &mut self,
+        input: DeleteCarrierGatewayRequest,
+    ) -> Result<DeleteCarrierGatewayResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -40509,6 +40841,14 @@ pub enum Response {
     DescribeFlowLogs(Box<DescribeFlowLogsResult>),
     /// `DeleteFlowLogs`
     DeleteFlowLogs(Box<DeleteFlowLogsResult>),
+    /// `ModifyAvailabilityZoneGroup`
+    ModifyAvailabilityZoneGroup(Box<ModifyAvailabilityZoneGroupResult>),
+    /// `CreateCarrierGateway`
+    CreateCarrierGateway(Box<CreateCarrierGatewayResult>),
+    /// `DescribeCarrierGateways`
+    DescribeCarrierGateways(Box<DescribeCarrierGatewaysResult>),
+    /// `DeleteCarrierGateway`
+    DeleteCarrierGateway(Box<DeleteCarrierGatewayResult>),
 }
 
 impl Response {
@@ -41715,6 +42055,30 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::ModifyAvailabilityZoneGroup(output) => crate::protocol::xml::ec2_response(
+                "ModifyAvailabilityZoneGroup",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateCarrierGateway(output) => crate::protocol::xml::ec2_response(
+                "CreateCarrierGateway",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeCarrierGateways(output) => crate::protocol::xml::ec2_response(
+                "DescribeCarrierGateways",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteCarrierGateway(output) => crate::protocol::xml::ec2_response(
+                "DeleteCarrierGateway",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -42265,7 +42629,6 @@ pub fn execute<A: Api + ?Sized>(
                     "VpcEndpointId",
                     "TransitGatewayId",
                     "LocalGatewayId",
-                    "CarrierGatewayId",
                     "CoreNetworkArn",
                     "OdbNetworkArn",
                 ],
@@ -42284,7 +42647,6 @@ pub fn execute<A: Api + ?Sized>(
                     "VpcEndpointId",
                     "TransitGatewayId",
                     "LocalGatewayId",
-                    "CarrierGatewayId",
                     "CoreNetworkArn",
                     "OdbNetworkArn",
                 ],
@@ -44277,6 +44639,52 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DeleteFlowLogs(Box::new(
                 api.delete_flow_logs(input)?,
+            )))
+        }
+        Action::ModifyAvailabilityZoneGroup => {
+            r.reject_unsupported("ModifyAvailabilityZoneGroup", &[])?;
+            let input =
+                FormReader::required(ModifyAvailabilityZoneGroupRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyAvailabilityZoneGroup(Box::new(
+                api.modify_availability_zone_group(input)?,
+            )))
+        }
+        Action::CreateCarrierGateway => {
+            r.reject_unsupported("CreateCarrierGateway", &[])?;
+            let input = FormReader::required(CreateCarrierGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateCarrierGateway(Box::new(
+                api.create_carrier_gateway(input)?,
+            )))
+        }
+        Action::DescribeCarrierGateways => {
+            r.reject_unsupported("DescribeCarrierGateways", &[])?;
+            let input =
+                FormReader::required(DescribeCarrierGatewaysRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeCarrierGateways(Box::new(
+                api.describe_carrier_gateways(input)?,
+            )))
+        }
+        Action::DeleteCarrierGateway => {
+            r.reject_unsupported("DeleteCarrierGateway", &[])?;
+            let input = FormReader::required(DeleteCarrierGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteCarrierGateway(Box::new(
+                api.delete_carrier_gateway(input)?,
             )))
         }
     }

@@ -15,6 +15,7 @@ mod copy;
 mod credit;
 mod dedicated_host;
 mod dhcp_options;
+mod edge_zone;
 mod elastic_ip;
 mod envelope;
 mod faults;

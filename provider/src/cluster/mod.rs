@@ -195,6 +195,9 @@ impl ClusterActuator {
                     .ec2
                     .describe_availability_zones()
                     .filters(filter("state", &["available"]))
+                    // The region's availability zones only: no subnet of the provider's goes
+                    // to a Local Zone or Wavelength Zone the account opted in to.
+                    .filters(filter("zone-type", &["availability-zone"]))
                     .send()
                     .await
                     .map_err(aws("DescribeAvailabilityZones"))?;

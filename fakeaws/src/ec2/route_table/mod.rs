@@ -51,6 +51,8 @@ pub enum Target {
     EgressOnlyGateway(String),
     /// A VPC peering connection of the table's VPC.
     VpcPeering(String),
+    /// A carrier gateway of the table's VPC.
+    CarrierGateway(String),
 }
 
 /// One route.
@@ -264,6 +266,7 @@ fn wire_route(region: &Region, vpc_id: &str, target: &Target, from_table: bool) 
         network_interface_id: ids.eni,
         egress_only_internet_gateway_id: ids.egress_only,
         vpc_peering_connection_id: ids.peering,
+        carrier_gateway_id: ids.carrier,
         origin: Some(if from_table {
             RouteOrigin::CreateRouteTable
         } else {

@@ -8,7 +8,7 @@ use ipnet::{IpNet, Ipv4Net};
 use crate::ec2::error::Code;
 use crate::ec2::vpc::parse_cidr;
 use crate::ec2::vpc_ipv6::parse_ipv6_cidr;
-use crate::ec2::{Kind, nat_gateway, vpc_peering};
+use crate::ec2::{Kind, carrier_gateway, nat_gateway, vpc_peering};
 
 use super::prefix_route;
 use crate::generated::ec2::{
@@ -29,6 +29,7 @@ pub(super) struct TargetIds {
     pub(super) eni: Option<String>,
     pub(super) egress_only: Option<String>,
     pub(super) peering: Option<String>,
+    pub(super) carrier: Option<String>,
 }
 
 pub(super) fn target_ids(t: &Target) -> TargetIds {
@@ -41,6 +42,7 @@ pub(super) fn target_ids(t: &Target) -> TargetIds {
         Target::NetworkInterface(e) => ids.eni = Some(e.clone()),
         Target::EgressOnlyGateway(g) => ids.egress_only = Some(g.clone()),
         Target::VpcPeering(p) => ids.peering = Some(p.clone()),
+        Target::CarrierGateway(g) => ids.carrier = Some(g.clone()),
     }
     ids
 }
@@ -66,6 +68,7 @@ pub(super) fn is_active(region: &Region, vpc_id: &str, t: &Target) -> bool {
             .get(g)
             .is_some_and(|g| g.vpc_id == vpc_id),
         Target::VpcPeering(p) => vpc_peering::is_active(region, p),
+        Target::CarrierGateway(g) => carrier_gateway::is_of_vpc(region, g, vpc_id),
     }
 }
 
@@ -113,6 +116,7 @@ pub(super) struct Targets<'a> {
     pub(super) eni: Option<&'a str>,
     pub(super) egress_only: Option<&'a str>,
     pub(super) peering: Option<&'a str>,
+    pub(super) carrier: Option<&'a str>,
 }
 
 /// The [`Targets`] of a CreateRoute or ReplaceRoute request (the two models have the same
@@ -126,6 +130,7 @@ macro_rules! targets {
             eni: $input.network_interface_id.as_deref(),
             egress_only: $input.egress_only_internet_gateway_id.as_deref(),
             peering: $input.vpc_peering_connection_id.as_deref(),
+            carrier: $input.carrier_gateway_id.as_deref(),
         }
     };
 }
@@ -146,15 +151,16 @@ pub(super) fn resolve_target(
         eni,
         egress_only,
         peering,
+        carrier,
     } = *targets;
-    let given = [gateway, nat, instance, eni, egress_only, peering]
+    let given = [gateway, nat, instance, eni, egress_only, peering, carrier]
         .iter()
         .flatten()
         .count();
     if given == 0 {
         return Err(ApiError::missing_parameter(
             "GatewayId, NatGatewayId, InstanceId, NetworkInterfaceId, \
-             EgressOnlyInternetGatewayId or VpcPeeringConnectionId",
+             EgressOnlyInternetGatewayId, VpcPeeringConnectionId or CarrierGatewayId",
         ));
     }
     if given > 1 {
@@ -189,6 +195,19 @@ pub(super) fn resolve_target(
             )));
         }
         return Ok(Target::EgressOnlyGateway(g.to_string()));
+    }
+    if let Some(g) = carrier {
+        let gw = Kind::CarrierGateway.get(&region.carrier_gateways, g)?;
+        if gw.vpc_id != vpc_id {
+            return Err(other_network(g));
+        }
+        if ipv6 {
+            return Err(ApiError::invalid_value(format!(
+                "A carrier gateway takes IPv4 traffic only: the route to {dest} cannot target \
+                 {g}."
+            )));
+        }
+        return Ok(Target::CarrierGateway(g.to_string()));
     }
     if let Some(p) = peering {
         vpc_peering::check_route_target(region, vpc_id, p)?;
