@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
+use crate::ec2::availability_zone::ZoneType;
 use crate::ec2::error::{self, Code};
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::network_interface::{self, PublicIp};
@@ -97,6 +98,10 @@ pub struct Address {
     pub pool: Option<String>,
     /// Its association, if any.
     pub association: Option<Association>,
+    /// Its network border group when it is not the region's: a Local Zone's, or a Wavelength
+    /// Zone's (a carrier IP address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub border_group: Option<String>,
     /// The domain name the account gave its reverse DNS (PTR) record, ending in `.`; AWS's
     /// own name without one (`address_attribute.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +109,45 @@ pub struct Address {
     /// A change of that record not yet applied: the name asked for, or `None` for a reset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ptr_update: Option<Option<String>>,
+}
+
+impl Address {
+    /// Its network border group.
+    pub fn border_group<'a>(&'a self, region: &'a Region) -> &'a str {
+        self.border_group.as_deref().unwrap_or(&region.name)
+    }
+
+    /// Whether it is a carrier IP address: one of a Wavelength Zone's border group.
+    pub fn is_carrier(&self, region: &Region) -> bool {
+        self.border_group.as_deref().is_some_and(|g| {
+            region
+                .edge_zones
+                .iter()
+                .any(|z| z.border_group == g && z.kind == ZoneType::Wavelength)
+        })
+    }
+}
+
+/// The network border group of the zone `zone` (the region's for its availability zones).
+fn border_group_of_zone(region: &Region, zone: &str) -> String {
+    region
+        .zone(zone)
+        .map_or_else(|| region.name.clone(), |z| z.border_group.clone())
+}
+
+/// Fails unless address `a` may be mapped to an interface in zone `zone`: an address
+/// serves the zones of its own network border group only (AWS's words for the refusal are
+/// not documented; these are the fake's).
+pub fn check_border_group(region: &Region, a: &Address, zone: &str) -> Result<(), ApiError> {
+    let group = border_group_of_zone(region, zone);
+    if group == a.border_group(region) {
+        return Ok(());
+    }
+    Err(ApiError::invalid_combination(format!(
+        "The address {} is of the network border group {}; the zone {zone} is in {group}.",
+        a.allocation_id,
+        a.border_group(region)
+    )))
 }
 
 /// Elastic IP `id`, to change.
@@ -135,7 +179,7 @@ impl Filterable for (&Address, &Region) {
                 .and_then(|x| x.instance_id.clone())
                 .into_iter()
                 .collect(),
-            "network-border-group" => one(region.name.clone()),
+            "network-border-group" => one(a.border_group(region).to_string()),
             "network-interface-id" => assoc().map(|x| x.eni_id.clone()).into_iter().collect(),
             "network-interface-owner-id" => assoc()
                 .map(|_| region.account_id.clone())
@@ -164,10 +208,12 @@ fn render(region: &Region, a: &Address) -> AddressOut {
             .and_then(|x| region.network_interfaces.get(&x.eni_id))
             .map(|e| e.private_ip.to_string()),
         tags: region.tags.tag_set(&a.allocation_id),
-        public_ipv4_pool: Some(a.pool.clone().unwrap_or_else(|| "amazon".into())),
-        network_border_group: Some(region.name.clone()),
+        public_ipv4_pool: (!a.is_carrier(region))
+            .then(|| a.pool.clone().unwrap_or_else(|| "amazon".into())),
+        network_border_group: Some(a.border_group(region).to_string()),
         instance_id: assoc.and_then(|x| x.instance_id.clone()),
-        public_ip: Some(a.public_ip.to_string()),
+        public_ip: (!a.is_carrier(region)).then(|| a.public_ip.to_string()),
+        carrier_ip: a.is_carrier(region).then(|| a.public_ip.to_string()),
         ..Default::default()
     }
 }
@@ -184,19 +230,7 @@ pub fn allocate_address(
             "EC2-Classic addresses are no longer available; use vpc.",
         ));
     }
-    // The region's own border group is the only one: the fake has no Local or Wavelength
-    // Zones, whose groups AWS also takes.
-    if let Some(group) = input
-        .network_border_group
-        .as_deref()
-        .filter(|g| *g != region.name)
-    {
-        return Err(ApiError::invalid_parameter(
-            "NetworkBorderGroup",
-            group,
-            &format!("The region's network border group is {}.", region.name),
-        ));
-    }
+    let border_group = allocation_border_group(region, &input)?;
     let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::ElasticIp)?;
     if region.addresses.len() >= region.limits.elastic_ips {
         return Err(ApiError::new(
@@ -214,18 +248,81 @@ pub fn allocate_address(
             public_ip: ip,
             pool: pool.clone(),
             association: None,
+            border_group,
             ptr: None,
             ptr_update: None,
         },
     );
+    let Some(a) = region.addresses.get(&id) else {
+        return Err(ApiError::new(
+            crate::protocol::error::Common::InternalError,
+            "The address was not kept.",
+        ));
+    };
+    let out = render(region, a);
     Ok(AllocateAddressResult {
         allocation_id: Some(id),
-        public_ipv4_pool: Some(pool.unwrap_or_else(|| "amazon".into())),
-        network_border_group: Some(region.name.clone()),
+        public_ipv4_pool: out.public_ipv4_pool,
+        network_border_group: out.network_border_group,
         domain: Some(DomainType::Vpc),
-        public_ip: Some(ip.to_string()),
+        public_ip: out.public_ip,
+        carrier_ip: out.carrier_ip,
         ..Default::default()
     })
+}
+
+/// The network border group an AllocateAddress asks for, checked: the region's (none), or
+/// that of a Local Zone or Wavelength Zone of the region whose group the account opted in
+/// to, which takes an address of AWS's (a carrier IP address in a Wavelength Zone), not one
+/// of the account's BYOIP ranges nor a recovered one.
+fn allocation_border_group(
+    region: &Region,
+    input: &AllocateAddressRequest,
+) -> Result<Option<String>, ApiError> {
+    let Some(group) = input
+        .network_border_group
+        .as_deref()
+        .filter(|g| *g != region.name)
+    else {
+        return Ok(None);
+    };
+    let Some(zone) = region.edge_zones.iter().find(|z| z.border_group == group) else {
+        let groups: Vec<&str> = std::iter::once(region.name.as_str())
+            .chain(region.edge_zones.iter().map(|z| z.border_group.as_str()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Err(ApiError::invalid_parameter(
+            "NetworkBorderGroup",
+            group,
+            &format!(
+                "The region's network border groups are {}.",
+                groups.join(", ")
+            ),
+        ));
+    };
+    if !region.zone_usable(zone) {
+        return Err(ApiError::invalid_parameter(
+            "NetworkBorderGroup",
+            group,
+            &format!(
+                "The account has not opted in to the zone group {} (ModifyAvailabilityZoneGroup).",
+                zone.group
+            ),
+        ));
+    }
+    if input
+        .public_ipv4_pool
+        .as_deref()
+        .is_some_and(|p| p != "amazon")
+        || input.address.is_some()
+    {
+        return Err(ApiError::invalid_combination(
+            "An address of a Local Zone's or Wavelength Zone's network border group comes from \
+             AWS's pool: PublicIpv4Pool and Address are for the region's own group.",
+        ));
+    }
+    Ok(Some(group.to_string()))
 }
 
 /// The address AllocateAddress takes, and the account's pool it comes from (none: AWS's):
@@ -328,9 +425,8 @@ fn public_ip_refused(both: bool, missing: &str, doing: &str) -> ApiError {
 /// Maps an Elastic IP onto an interface (for AssociateAddress and NAT gateways); returns
 /// the association id.
 pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<String, ApiError> {
-    let ip = Kind::ElasticIp
-        .get(&region.addresses, allocation_id)?
-        .public_ip;
+    let address = Kind::ElasticIp.get(&region.addresses, allocation_id)?;
+    let (ip, carrier) = (address.public_ip, address.is_carrier(region));
     let assoc_id = region.ids.resource("eipassoc");
     let instance_id = Kind::NetworkInterface
         .get(&region.network_interfaces, eni_id)?
@@ -345,6 +441,7 @@ pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<
             allocation_id: Some(allocation_id.to_string()),
             association_id: Some(assoc_id.clone()),
             service: None,
+            carrier,
         }),
     );
     match previous {
@@ -449,7 +546,10 @@ pub fn associate_address(
             "The address is not assigned to the interface.",
         ));
     }
-    if region.internet_gateway_of(&eni.vpc_id).is_none() {
+    check_border_group(region, address, &eni.zone)?;
+    // A carrier IP address reaches the carrier's network through the VPC's carrier
+    // gateway, not an internet gateway.
+    if !address.is_carrier(region) && region.internet_gateway_of(&eni.vpc_id).is_none() {
         return Err(ApiError::new(
             Code::GatewayNotAttached,
             format!(
@@ -547,9 +647,9 @@ pub fn release_address(region: &mut Region, input: ReleaseAddressRequest) -> Res
         .ok_or_else(|| ApiError::missing_parameter("AllocationId"))?;
     let address = Kind::ElasticIp.get(&region.addresses, &id)?;
     // AWS: "If you provide an incorrect network border group, you receive an
-    // InvalidAddress.NotFound error." Every address here is of the region's own group.
+    // InvalidAddress.NotFound error."
     if let Some(group) = &input.network_border_group
-        && *group != region.name
+        && group != address.border_group(region)
     {
         return Err(ApiError::new(
             Code::InvalidAddressNotFound,

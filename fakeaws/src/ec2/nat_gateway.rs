@@ -166,6 +166,7 @@ pub fn create_nat_gateway(
                     format!("Elastic IP address [{alloc}] is already associated"),
                 ));
             }
+            elastic_ip::check_border_group(region, a, &zone)?;
         }
         _ => {}
     }

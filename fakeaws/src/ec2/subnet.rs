@@ -856,6 +856,23 @@ pub fn modify_subnet_attribute(
         .as_ref()
         .map(|v| flag_value(v, "EnableResourceNameDnsAAAARecordOnLaunch"))
         .transpose()?;
+    // A Wavelength Zone has no public IPv4 addresses of AWS's to map: its instances take
+    // carrier IP addresses, asked for at launch (as the Cluster API provider documents: the
+    // attribute set on such a subnet fails).
+    if map_public == Some(true)
+        && let Some(zone) = region
+            .subnets
+            .get(&input.subnet_id)
+            .and_then(|s| region.zone(&s.zone))
+            .filter(|z| z.kind == crate::ec2::availability_zone::ZoneType::Wavelength)
+    {
+        return Err(ApiError::invalid_value(format!(
+            "Invalid value 'true' for map-public-ip-on-launch. The subnet ({}) is in the \
+             Wavelength Zone {}, which maps no public IPv4 addresses: assign a carrier IP \
+             address at launch instead.",
+            input.subnet_id, zone.name
+        )));
+    }
     let Some(subnet) = region.subnets.0.get_mut(&input.subnet_id) else {
         return Err(Kind::Subnet.not_found(&[&input.subnet_id]));
     };

@@ -7,7 +7,11 @@ use aws_sdk_ec2::types::{
     ResourceType, RouteState,
 };
 
-use crate::{code_and_message, empty_fake, filter, route_table, tag_spec, vpc};
+use aws_sdk_ec2::types::{InstanceNetworkInterfaceSpecification, InstanceStateName, InstanceType};
+
+use crate::{
+    advance, code_and_message, empty_fake, filter, image, route_table, stop, tag_spec, vpc, wait,
+};
 
 /// The zone names DescribeAvailabilityZones answers, all of them or not.
 async fn zone_names(ec2: &aws_sdk_ec2::Client, all: bool, filters: &[(&str, &str)]) -> Vec<String> {
@@ -283,4 +287,164 @@ async fn carrier_gateways_take_routes_and_hold_their_vpc() {
     assert_eq!(code, "InvalidCarrierGatewayID.NotFound");
     let (code, _) = code_and_message(ec2.describe_carrier_gateways().max_results(1).send().await);
     assert_eq!(code, "InvalidParameterValue");
+}
+
+/// The carrier IP address of instance `id`'s primary interface, and its public IP address.
+async fn addresses_of(ec2: &aws_sdk_ec2::Client, id: &str) -> (Option<String>, Option<String>) {
+    let i = ec2
+        .describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .unwrap()
+        .reservations()[0]
+        .instances()[0]
+        .clone();
+    let carrier = i.network_interfaces()[0]
+        .association()
+        .and_then(|a| a.carrier_ip())
+        .map(String::from);
+    (carrier, i.public_ip_address().map(String::from))
+}
+
+#[tokio::test]
+async fn edge_zones_take_addresses_of_their_own_border_group() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let allocate = |group: &str| ec2.allocate_address().network_border_group(group).send();
+
+    // A group the account has not opted in to, or one the region lacks, gives nothing.
+    let (code, _) = code_and_message(allocate("us-east-1-nyc-1").await);
+    assert_eq!(code, "InvalidParameterValue");
+    let (code, _) = code_and_message(allocate("us-east-1-nowhere-1").await);
+    assert_eq!(code, "InvalidParameterValue");
+    opt_in(&ec2, "us-east-1-nyc-1").await;
+    opt_in(&ec2, "us-east-1-wl1").await;
+
+    // A Local Zone's address is a public one; a Wavelength Zone's a carrier IP address.
+    let local = allocate("us-east-1-nyc-1").await.unwrap();
+    assert_eq!(local.network_border_group(), Some("us-east-1-nyc-1"));
+    assert!(local.public_ip().is_some());
+    assert_eq!(local.carrier_ip(), None);
+    let carrier = allocate("us-east-1-wl1-nyc-wlz-1").await.unwrap();
+    assert_eq!(
+        carrier.network_border_group(),
+        Some("us-east-1-wl1-nyc-wlz-1")
+    );
+    assert_eq!(carrier.public_ip(), None);
+    let carrier_ip = carrier.carrier_ip().unwrap().to_string();
+    let in_group = ec2
+        .describe_addresses()
+        .filters(filter("network-border-group", &["us-east-1-wl1-nyc-wlz-1"]))
+        .send()
+        .await
+        .unwrap();
+    let [a] = in_group.addresses() else {
+        panic!("{in_group:?}")
+    };
+    assert_eq!(a.carrier_ip(), Some(carrier_ip.as_str()));
+
+    // A Wavelength subnet maps no public addresses; its instances take carrier IP addresses.
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let wavelength = crate::subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1-wl1-nyc-wlz-1").await;
+    let (code, _) = code_and_message(
+        ec2.modify_subnet_attribute()
+            .subnet_id(&wavelength)
+            .map_public_ip_on_launch(
+                aws_sdk_ec2::types::AttributeBooleanValue::builder()
+                    .value(true)
+                    .build(),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterValue");
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launch = |subnet: &str, carrier: Option<bool>, public: Option<bool>| {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(InstanceType::T3Medium)
+            .min_count(1)
+            .max_count(1)
+            .network_interfaces(
+                InstanceNetworkInterfaceSpecification::builder()
+                    .device_index(0)
+                    .subnet_id(subnet)
+                    .set_associate_carrier_ip_address(carrier)
+                    .set_associate_public_ip_address(public)
+                    .build(),
+            )
+            .send()
+    };
+    let (code, _) = code_and_message(launch(&wavelength, None, Some(true)).await);
+    assert_eq!(code, "InvalidParameterCombination");
+    let regional = crate::subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
+    let (code, _) = code_and_message(launch(&regional, Some(true), None).await);
+    assert_eq!(code, "InvalidParameterCombination");
+    let id = launch(&wavelength, Some(true), None)
+        .await
+        .unwrap()
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    advance(&fake, 60);
+    wait(&ec2, &id, InstanceStateName::Running).await;
+    let (pooled, public) = addresses_of(&ec2, &id).await;
+    assert!(pooled.is_some());
+    assert_eq!(public, None);
+    let found = ec2
+        .describe_instances()
+        .filters(filter(
+            "network-interface.association.carrier-ip",
+            &[pooled.as_deref().unwrap()],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.reservations().len(), 1);
+    // Stopped and started, it takes a carrier IP address again.
+    stop(&fake, &ec2, &id).await;
+    assert_eq!(addresses_of(&ec2, &id).await, (None, None));
+    ec2.start_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    advance(&fake, 60);
+    wait(&ec2, &id, InstanceStateName::Running).await;
+    assert!(addresses_of(&ec2, &id).await.0.is_some());
+
+    // An address goes to an interface of its own border group only.
+    let (code, _) = code_and_message(
+        ec2.associate_address()
+            .allocation_id(local.allocation_id().unwrap())
+            .instance_id(&id)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterCombination");
+    ec2.associate_address()
+        .allocation_id(carrier.allocation_id().unwrap())
+        .instance_id(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(addresses_of(&ec2, &id).await, (Some(carrier_ip), None));
+
+    // Released with its own border group named, not another.
+    let (code, _) = code_and_message(
+        ec2.release_address()
+            .allocation_id(local.allocation_id().unwrap())
+            .network_border_group("us-east-1")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidAddress.NotFound");
+    ec2.release_address()
+        .allocation_id(local.allocation_id().unwrap())
+        .network_border_group("us-east-1-nyc-1")
+        .send()
+        .await
+        .unwrap();
 }

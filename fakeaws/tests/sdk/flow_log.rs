@@ -162,36 +162,24 @@ async fn flow_logs_are_made_per_resource_described_and_deleted() {
     assert_eq!(options.per_hour_partition(), Some(true));
 
     // Filters, DescribeTags, pages.
-    assert_eq!(
-        flow_logs(&ec2, &[("resource-id", &vpc_id)]).await,
-        [s3.as_str()]
-    );
-    assert_eq!(
-        flow_logs(&ec2, &[("traffic-type", "REJECT")]).await,
-        [cwl.as_str()]
-    );
-    assert_eq!(
-        flow_logs(&ec2, &[("log-destination-type", "s3")]).await,
-        [s3.as_str()]
-    );
-    assert_eq!(
-        flow_logs(&ec2, &[("log-group-name", "my-flow-logs")]).await,
-        [cwl.as_str()]
-    );
-    assert_eq!(
-        flow_logs(&ec2, &[("tag:team", "net")]).await,
-        [cwl.as_str()]
-    );
+    let vpc = vpc_id.as_str();
+    let cases: [(&str, &str, &[&str]); 7] = [
+        ("resource-id", vpc, &[s3]),
+        ("traffic-type", "REJECT", &[cwl]),
+        ("log-destination-type", "s3", &[s3]),
+        ("log-group-name", "my-flow-logs", &[cwl]),
+        ("tag:team", "net", &[cwl]),
+        ("deliver-log-status", "FAILED", &[]),
+        ("flow-log-id", cwl, &[cwl]),
+    ];
+    for (name, value, want) in cases {
+        assert_eq!(flow_logs(&ec2, &[(name, value)]).await, want, "{name}");
+    }
     assert_eq!(
         flow_logs(&ec2, &[("deliver-log-status", "SUCCESS")])
             .await
             .len(),
         2
-    );
-    assert!(
-        flow_logs(&ec2, &[("deliver-log-status", "FAILED")])
-            .await
-            .is_empty()
     );
     let tags = ec2
         .describe_tags()

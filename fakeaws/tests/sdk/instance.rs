@@ -952,6 +952,24 @@ async fn every_accepted_instance_filter_is_answered() {
         "capacity-reservation-id",
         "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-id",
     ];
+    // A carrier IP address's, on an instance of a Wavelength Zone given one at launch.
+    const CARRIER_ONLY: [&str; 2] = [
+        "network-interface.addresses.association.carrier-ip",
+        "network-interface.association.carrier-ip",
+    ];
+    ec2.modify_availability_zone_group()
+        .group_name("us-east-1-wl1")
+        .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
+        .send()
+        .await
+        .unwrap();
+    let wavelength = crate::subnet(
+        &ec2,
+        &crate::default_vpc_id(&ec2).await,
+        "172.31.128.0/24",
+        "us-east-1-wl1-nyc-wlz-1",
+    )
+    .await;
     let snapshot = crate::completed_snapshot(&ec2, "us-east-1a", 8, false).await;
     let uefi = crate::register_from(&ec2, "uefi-image", "/dev/sda1", &snapshot)
         .architecture(aws_sdk_ec2::types::ArchitectureValues::X8664)
@@ -983,7 +1001,7 @@ async fn every_accepted_instance_filter_is_answered() {
         .send()
         .await
         .unwrap();
-    let launches: [(&[&str], _, &str); 4] = [
+    let launches: [(&[&str], _, &str); 5] = [
         (
             &SPOT_ONLY,
             ec2.run_instances()
@@ -1032,6 +1050,19 @@ async fn every_accepted_instance_filter_is_answered() {
                 ),
             ami.as_str(),
         ),
+        (
+            &CARRIER_ONLY,
+            ec2.run_instances()
+                .instance_type(InstanceType::T3Medium)
+                .network_interfaces(
+                    aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification::builder()
+                        .device_index(0)
+                        .subnet_id(&wavelength)
+                        .associate_carrier_ip_address(true)
+                        .build(),
+                ),
+            ami.as_str(),
+        ),
     ];
     for (filters, launch, image) in launches {
         let out = launch
@@ -1050,9 +1081,15 @@ async fn every_accepted_instance_filter_is_answered() {
     }
     let mut unanswered = names::<(&Instance, &Region)>();
     unanswered.retain(|n| {
-        ![&SPOT_ONLY[..], &HOST_ONLY, &BOOT_ONLY, &RESERVED_ONLY]
-            .iter()
-            .any(|only| only.contains(n))
+        ![
+            &SPOT_ONLY[..],
+            &HOST_ONLY,
+            &BOOT_ONLY,
+            &RESERVED_ONLY,
+            &CARRIER_ONLY,
+        ]
+        .iter()
+        .any(|only| only.contains(n))
     });
     for stopped in [false, true] {
         if stopped {

@@ -15,9 +15,7 @@ impl Filterable for (&Instance, &Region) {
         "capacity-reservation-specification.capacity-reservation-target.capacity-reservation-resource-group-arn",
         "kernel-id",
         "metadata-options.http-protocol-ipv4",
-        "network-interface.addresses.association.carrier-ip",
         "network-interface.addresses.association.customer-owned-ip",
-        "network-interface.association.carrier-ip",
         "network-interface.association.customer-owned-ip",
         "network-interface.deny-all-igw-traffic",
         "network-interface.ipv4-prefixes.ipv4-prefix",
@@ -181,7 +179,9 @@ impl Filterable for (&Instance, &Region) {
     fn values(&self, name: &str) -> Vec<String> {
         let (i, region) = *self;
         let eni = region.network_interfaces.get(&i.eni_id);
-        let public = eni.and_then(|e| e.public_ip.as_ref());
+        let public = eni
+            .and_then(|e| e.public_ip.as_ref())
+            .and_then(|p| p.public());
         // Every interface attached to it, the primary first.
         let enis = || interfaces(region, i);
         let attachments = || {
@@ -287,7 +287,13 @@ impl Filterable for (&Instance, &Region) {
             "instance-type" => one(i.instance_type.as_str()),
             "ip-address" => public.map(|p| p.ip.to_string()).into_iter().collect(),
             "network-interface.association.public-ip" => enis()
-                .filter_map(|e| e.public_ip.as_ref().map(|p| p.ip.to_string()))
+                .filter_map(|e| e.public_ip.as_ref().and_then(|p| p.public()))
+                .map(|p| p.ip.to_string())
+                .collect(),
+            "network-interface.association.carrier-ip"
+            | "network-interface.addresses.association.carrier-ip" => enis()
+                .filter_map(|e| e.public_ip.as_ref().filter(|p| p.carrier))
+                .map(|p| p.ip.to_string())
                 .collect(),
             "key-name" => i.key_name.clone().into_iter().collect(),
             "launch-index" => one(i.launch_index.to_string()),
@@ -397,7 +403,7 @@ fn interface_values<'a>(
             }
             "ipv6-addresses.is-primary-ipv6" => out.extend(e.ipv6.iter().map(|_| "false".into())),
             "addresses.association.public-ip" => {
-                out.extend(public.map(|p| p.ip.to_string()));
+                out.extend(public.and_then(|p| p.public()).map(|p| p.ip.to_string()));
             }
             "addresses.association.ip-owner-id" | "association.ip-owner-id" => {
                 out.extend(public.map(|p| {
@@ -411,7 +417,11 @@ fn interface_values<'a>(
             "addresses.association.public-dns-name"
             | "association.public-dns-name"
             | "public-dns-name" => {
-                out.extend(public.map(|p| network_interface::public_dns(region, p.ip)));
+                out.extend(
+                    public
+                        .and_then(|p| p.public())
+                        .map(|p| network_interface::public_dns(region, p.ip)),
+                );
             }
             "addresses.association.allocation-id" | "association.allocation-id" => {
                 out.extend(public.and_then(|p| p.allocation_id.clone()));

@@ -160,6 +160,10 @@ pub struct Instance {
     /// mapping then), when it holds no Elastic IP.
     #[serde(default = "enabled")]
     pub public_ip_on_start: bool,
+    /// Whether that address is a carrier IP address (`AssociateCarrierIpAddress`, in a
+    /// Wavelength Zone).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub carrier_ip: bool,
     /// `stop` or `terminate` on an OS shutdown.
     pub shutdown_behavior: ShutdownBehavior,
     /// Its instance metadata options.

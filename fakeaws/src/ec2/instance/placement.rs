@@ -17,6 +17,9 @@ pub(super) struct Placement {
     pub(super) vpc_id: String,
     pub(super) zone: String,
     pub(super) maps_public: bool,
+    /// The address `maps_public` maps is a carrier IP address (`AssociateCarrierIpAddress`,
+    /// in a Wavelength Zone).
+    pub(super) carrier: bool,
 }
 
 /// The interfaces of a `NetworkInterfaces` launch, checked as AWS checks them: one at device
@@ -146,6 +149,10 @@ pub(super) fn launch_interfaces(
                 one.associate_public_ip_address.is_some(),
             ),
             (
+                "AssociateCarrierIpAddress",
+                one.associate_carrier_ip_address.is_some(),
+            ),
+            (
                 "DeleteOnTermination",
                 one.delete_on_termination == Some(true),
             ),
@@ -165,10 +172,6 @@ pub(super) fn launch_interfaces(
 /// `NotImplemented` for a member of a launch interface the fake does not serve.
 fn check_served(one: &InstanceNetworkInterfaceSpecification) -> Result<(), ApiError> {
     let unserved = [
-        (
-            "AssociateCarrierIpAddress",
-            one.associate_carrier_ip_address.is_some(),
-        ),
         ("InterfaceType", one.interface_type.is_some()),
         (
             "NetworkCardIndex",
@@ -266,6 +269,39 @@ pub(super) fn placement(
         && nic
             .and_then(|n| n.associate_public_ip_address)
             .unwrap_or(s.map_public_ip_on_launch);
+    // A Wavelength Zone's instances reach the internet through their carrier's network: a
+    // carrier IP address (`AssociateCarrierIpAddress`, the primary interface's only, new),
+    // never a public address of AWS's; and a carrier IP address only there (the model's
+    // documentation of `AssociateCarrierIpAddress`).
+    let carrier =
+        existing.is_none() && nic.and_then(|n| n.associate_carrier_ip_address) == Some(true);
+    let wavelength = region
+        .zone(&s.zone)
+        .is_some_and(|z| z.kind == crate::ec2::availability_zone::ZoneType::Wavelength);
+    if carrier && !wavelength {
+        return Err(ApiError::invalid_combination(format!(
+            "A carrier IP address can only be assigned to a network interface in a subnet in a \
+             Wavelength Zone; {subnet_id} is in {}.",
+            s.zone
+        )));
+    }
+    if wavelength && maps_public {
+        return Err(ApiError::invalid_combination(format!(
+            "The subnet {subnet_id} is in the Wavelength Zone {}, which has no public IPv4 \
+             addresses: use AssociateCarrierIpAddress.",
+            s.zone
+        )));
+    }
+    if carrier
+        && input
+            .network_interfaces
+            .as_ref()
+            .is_some_and(|l| l.len() > 1)
+    {
+        return Err(ApiError::invalid_combination(
+            "The associateCarrierIpAddress parameter cannot be specified when launching with multiple network interfaces.",
+        ));
+    }
     let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
     if let Some(z) = &placement_zone
         && *z != zone
@@ -278,7 +314,8 @@ pub(super) fn placement(
         subnet_id,
         vpc_id,
         zone,
-        maps_public,
+        maps_public: maps_public || carrier,
+        carrier,
     })
 }
 

@@ -73,8 +73,11 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
             } else {
                 "amazon".into()
             }),
-            public_dns_name: Some(network_interface::public_dns(region, p.ip)),
-            public_ip: Some(p.ip.to_string()),
+            public_dns_name: p
+                .public()
+                .map(|p| network_interface::public_dns(region, p.ip)),
+            public_ip: p.public().map(|p| p.ip.to_string()),
+            carrier_ip: p.carrier.then(|| p.ip.to_string()),
             ..Default::default()
         });
     let groups = network_interface::group_identifiers(region, &e.groups);
@@ -134,7 +137,10 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
 
 pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
     let eni = region.network_interfaces.get(&i.eni_id);
-    let public = eni.and_then(|e| e.public_ip.as_ref());
+    // A carrier IP address is no public address of AWS's: the interface shows it alone.
+    let public = eni
+        .and_then(|e| e.public_ip.as_ref())
+        .and_then(|p| p.public());
     let private_dns = network_interface::private_dns(region, i.private_ip);
     let public_dns = public.map(|p| network_interface::public_dns(region, p.ip));
     let groups = groups_of(region, i);

@@ -147,6 +147,7 @@ pub fn run_instances(
         vpc_id,
         zone,
         maps_public,
+        carrier,
     } = placement(region, &input, nic.as_ref(), users)?;
     let groups = match users {
         Some(e) => e.groups.clone(),
@@ -311,7 +312,14 @@ pub fn run_instances(
             new: new_enis,
         } = interfaces.realize(region, &id, now)?;
         if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
-            network_interface::set_public_ip(region, &eni_id, Some(PublicIp::pooled(ip)));
+            network_interface::set_public_ip(
+                region,
+                &eni_id,
+                Some(PublicIp {
+                    carrier,
+                    ..PublicIp::pooled(ip)
+                }),
+            );
         }
         if let Some(t) = volume_tags_etc.get(&ResourceType::NetworkInterface) {
             for eni in &new_enis {
@@ -381,6 +389,7 @@ pub fn run_instances(
             disable_api_stop: input.disable_api_stop.unwrap_or(false),
             ena_support: true,
             public_ip_on_start: maps_public,
+            carrier_ip: carrier,
             shutdown_behavior: input
                 .instance_initiated_shutdown_behavior
                 .unwrap_or(ShutdownBehavior::Stop),

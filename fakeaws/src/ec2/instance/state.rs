@@ -61,11 +61,14 @@ fn terminate_now(region: &mut Region, id: &str, reason: (String, String)) {
 
 /// Moves an instance out of `pending`, `stopping` or `shutting-down`.
 pub fn advance(region: &mut Region, id: &str) {
-    let Some((state, eni, maps)) = region
-        .instances
-        .get(id)
-        .map(|i| (i.state, i.eni_id.clone(), i.public_ip_on_start))
-    else {
+    let Some((state, eni, maps, carrier)) = region.instances.get(id).map(|i| {
+        (
+            i.state,
+            i.eni_id.clone(),
+            i.public_ip_on_start,
+            i.carrier_ip,
+        )
+    }) else {
         return;
     };
     match state {
@@ -84,7 +87,14 @@ pub fn advance(region: &mut Region, id: &str) {
                     .is_some_and(|e| e.public_ip.is_none())
                 && let Some(ip) = elastic_ip::take_public_ip(region)
             {
-                network_interface::set_public_ip(region, &eni, Some(PublicIp::pooled(ip)));
+                network_interface::set_public_ip(
+                    region,
+                    &eni,
+                    Some(PublicIp {
+                        carrier,
+                        ..PublicIp::pooled(ip)
+                    }),
+                );
             }
             let at = region.clock.now_datetime();
             if let Some(i) = region.instances.0.get_mut(id) {

@@ -92,6 +92,10 @@ pub struct PublicIp {
     /// address's owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
+    /// Whether it is a carrier IP address (a Wavelength Zone's, from its carrier's network),
+    /// which AWS shows as `CarrierIp` rather than `PublicIp`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub carrier: bool,
 }
 
 impl PublicIp {
@@ -102,7 +106,13 @@ impl PublicIp {
             allocation_id: None,
             association_id: None,
             service: None,
+            carrier: false,
         }
+    }
+
+    /// The address if it is a public one of AWS's (not a carrier IP address).
+    pub fn public(&self) -> Option<&Self> {
+        (!self.carrier).then_some(self)
     }
 
     /// Who owns the address, as AWS shows it (`IpOwnerId`): the account for its Elastic
@@ -393,9 +403,11 @@ impl Filterable for (&NetworkInterface, &Region) {
                 }
                 v
             }
-            "addresses.association.public-ip" | "association.public-ip" => {
-                public().map(|p| p.ip.to_string()).into_iter().collect()
-            }
+            "addresses.association.public-ip" | "association.public-ip" => public()
+                .and_then(|p| p.public())
+                .map(|p| p.ip.to_string())
+                .into_iter()
+                .collect(),
             "association.association-id" => public()
                 .and_then(|p| p.association_id.clone())
                 .into_iter()
@@ -408,6 +420,7 @@ impl Filterable for (&NetworkInterface, &Region) {
                 public().map(|p| p.owner(region)).into_iter().collect()
             }
             "association.public-dns-name" => public()
+                .and_then(|p| p.public())
                 .map(|p| public_dns(region, p.ip))
                 .into_iter()
                 .collect(),
@@ -549,8 +562,9 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         allocation_id: p.allocation_id.clone(),
         association_id: p.association_id.clone(),
         ip_owner_id: Some(p.owner(region)),
-        public_dns_name: Some(public_dns(region, p.ip)),
-        public_ip: Some(p.ip.to_string()),
+        public_dns_name: p.public().map(|p| public_dns(region, p.ip)),
+        public_ip: p.public().map(|p| p.ip.to_string()),
+        carrier_ip: p.carrier.then(|| p.ip.to_string()),
         ..Default::default()
     });
     NetworkInterfaceOut {
