@@ -448,3 +448,63 @@ async fn edge_zones_take_addresses_of_their_own_border_group() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_launch_template_asks_for_a_carrier_ip_address() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    opt_in(&ec2, "us-east-1-wl1").await;
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let wavelength = crate::subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1-wl1-bos-wlz-1").await;
+    let ami = image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    ec2.create_launch_template()
+        .launch_template_name("edge")
+        .launch_template_data(
+            aws_sdk_ec2::types::RequestLaunchTemplateData::builder()
+                .image_id(&ami)
+                .instance_type(InstanceType::T3Medium)
+                .network_interfaces(
+                    aws_sdk_ec2::types::LaunchTemplateInstanceNetworkInterfaceSpecificationRequest::builder()
+                        .device_index(0)
+                        .subnet_id(&wavelength)
+                        .associate_carrier_ip_address(true)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let version = ec2
+        .describe_launch_template_versions()
+        .launch_template_name("edge")
+        .send()
+        .await
+        .unwrap();
+    let data = version.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap();
+    assert_eq!(
+        data.network_interfaces()[0].associate_carrier_ip_address(),
+        Some(true)
+    );
+    let id = ec2
+        .run_instances()
+        .launch_template(
+            aws_sdk_ec2::types::LaunchTemplateSpecification::builder()
+                .launch_template_name("edge")
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap()
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    let (carrier, public) = addresses_of(&ec2, &id).await;
+    assert!(carrier.is_some());
+    assert_eq!(public, None);
+}

@@ -118,10 +118,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                 .map(|n| {
                     refuse_given(&[
                         (
-                            n.associate_carrier_ip_address.is_some(),
-                            "NetworkInterfaces.AssociateCarrierIpAddress",
-                        ),
-                        (
                             n.interface_type.is_some(),
                             "NetworkInterfaces.InterfaceType",
                         ),
@@ -152,6 +148,7 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                         ),
                     ])?;
                     Ok(LaunchTemplateInstanceNetworkInterfaceSpecification {
+                        associate_carrier_ip_address: n.associate_carrier_ip_address,
                         associate_public_ip_address: n.associate_public_ip_address,
                         delete_on_termination: n.delete_on_termination,
                         description: n.description,
@@ -440,7 +437,7 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                     private_ip_addresses: None,
                     secondary_private_ip_address_count: None,
                     subnet_id: n.subnet_id,
-                    associate_carrier_ip_address: None,
+                    associate_carrier_ip_address: n.associate_carrier_ip_address,
                     interface_type: None,
                     network_card_index: None,
                     ipv4_prefixes: None,
