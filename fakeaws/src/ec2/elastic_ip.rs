@@ -241,25 +241,17 @@ pub fn allocate_address(
     let (ip, pool) = address_to_allocate(region, &input)?;
     let id = region.ids.resource("eipalloc");
     region.tags.insert(&id, tags);
-    region.addresses.0.insert(
-        id.clone(),
-        Address {
-            allocation_id: id.clone(),
-            public_ip: ip,
-            pool: pool.clone(),
-            association: None,
-            border_group,
-            ptr: None,
-            ptr_update: None,
-        },
-    );
-    let Some(a) = region.addresses.get(&id) else {
-        return Err(ApiError::new(
-            crate::protocol::error::Common::InternalError,
-            "The address was not kept.",
-        ));
+    let address = Address {
+        allocation_id: id.clone(),
+        public_ip: ip,
+        pool,
+        association: None,
+        border_group,
+        ptr: None,
+        ptr_update: None,
     };
-    let out = render(region, a);
+    let out = render(region, &address);
+    region.addresses.0.insert(id.clone(), address);
     Ok(AllocateAddressResult {
         allocation_id: Some(id),
         public_ipv4_pool: out.public_ipv4_pool,

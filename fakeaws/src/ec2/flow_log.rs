@@ -406,12 +406,7 @@ fn refusal(
     traffic: TrafficType,
     to: &Destination,
 ) -> Option<(String, String)> {
-    let exists = match kind {
-        Kind::Vpc => region.vpcs.contains_key(resource),
-        Kind::Subnet => region.subnets.contains_key(resource),
-        _ => region.network_interfaces.contains_key(resource),
-    };
-    if !exists {
+    if Kind::of_id(resource) != Some(kind) || region.check_taggable(resource).is_err() {
         // AWS names the VPC's code `InvalidVpcId.NotFound` here, not DescribeVpcs'
         // `InvalidVpcID.NotFound`.
         let stem = match kind {
@@ -540,17 +535,7 @@ pub fn create_flow_logs(
         .ledger
         .record("CreateFlowLogs", token.as_deref(), &print, &ids.join(" "));
     // AWS answers a token of its own when the call gave none.
-    let token = token.unwrap_or_else(|| {
-        crate::ids::spell(
-            region.ids.next_u64(),
-            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-            11,
-        ) + &crate::ids::spell(
-            region.ids.next_u64(),
-            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-            11,
-        )
-    });
+    let token = token.unwrap_or_else(|| region.ids.request_id());
     Ok(CreateFlowLogsResult {
         client_token: Some(token),
         flow_log_ids: Some(ids),
