@@ -145,6 +145,15 @@ pub struct Region {
     /// Carrier gateways by id.
     #[serde(default)]
     pub(crate) carrier_gateways: crate::ec2::carrier_gateway::CarrierGateways,
+    /// IPAMs.
+    #[serde(default)]
+    pub(crate) ipams: crate::ec2::ipam::Ipams,
+    /// IPAM scopes.
+    #[serde(default)]
+    pub(crate) ipam_scopes: crate::ec2::ipam::IpamScopes,
+    /// IPAM pools, with their CIDRs and allocations.
+    #[serde(default)]
+    pub(crate) ipam_pools: crate::ec2::ipam::IpamPools,
     /// VPC flow logs by id.
     #[serde(default)]
     pub(crate) flow_logs: crate::ec2::flow_log::FlowLogs,
@@ -492,6 +501,9 @@ impl Region {
             prefix_lists: Default::default(),
             flow_logs: Default::default(),
             carrier_gateways: Default::default(),
+            ipams: Default::default(),
+            ipam_scopes: Default::default(),
+            ipam_pools: Default::default(),
             images: Default::default(),
             image_sharing: Default::default(),
             credit_defaults: Default::default(),
@@ -646,6 +658,9 @@ impl Region {
             Kind::PublicIpv4Pool => self.public_ipv4_pools.contains_key(id),
             Kind::FlowLog => self.flow_logs.contains_key(id),
             Kind::CarrierGateway => self.carrier_gateways.contains_key(id),
+            Kind::IpamScope => self.ipam_scopes.contains_key(id),
+            Kind::IpamPool => self.ipam_pools.contains_key(id),
+            Kind::Ipam => self.ipams.contains_key(id),
         };
         if exists {
             Ok(())

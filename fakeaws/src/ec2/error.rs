@@ -110,6 +110,8 @@ error_codes! {
         /// A flow log of the same resource, traffic and destination exists (CreateFlowLogs'
         /// `Unsuccessful` items).
         FlowLogAlreadyExists = "FlowLogAlreadyExists",
+        /// No allocation of the IPAM pool has the id the call names.
+        InvalidIpamPoolAllocationIdNotFound = "InvalidIpamPoolAllocationId.NotFound",
         /// The resource has as many flow logs as its quota allows.
         FlowLogsLimitExceeded = "FlowLogsLimitExceeded",
         /// An id of no known kind.

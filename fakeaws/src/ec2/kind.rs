@@ -70,6 +70,12 @@ pub enum Kind {
     FlowLog,
     /// Carrier gateways (`cagw-`).
     CarrierGateway,
+    /// IPAM scopes (`ipam-scope-`).
+    IpamScope,
+    /// IPAM pools (`ipam-pool-`).
+    IpamPool,
+    /// IPAMs (`ipam-`; after the scopes and pools, whose prefixes begin with its own).
+    Ipam,
 }
 
 /// One row of the table.
@@ -82,7 +88,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 28] = [
+    pub const ALL: [Kind; 31] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -111,6 +117,9 @@ impl Kind {
         Kind::PublicIpv4Pool,
         Kind::FlowLog,
         Kind::CarrierGateway,
+        Kind::IpamScope,
+        Kind::IpamPool,
+        Kind::Ipam,
     ];
 
     /// The table.
@@ -249,6 +258,19 @@ impl Kind {
                 "carrierGateway",
                 ResourceType::CarrierGateway,
             ),
+            Kind::IpamScope => (
+                "ipam-scope",
+                "InvalidIpamScopeId",
+                "ipam-scope",
+                ResourceType::IpamScope,
+            ),
+            Kind::IpamPool => (
+                "ipam-pool",
+                "InvalidIpamPoolId",
+                "ipam-pool",
+                ResourceType::IpamPool,
+            ),
+            Kind::Ipam => ("ipam", "InvalidIpamId", "ipam", ResourceType::Ipam),
         };
         Row {
             prefix,
@@ -295,6 +317,9 @@ impl Kind {
             Kind::PublicIpv4Pool => "pool-id",
             Kind::FlowLog => "flow-log-id",
             Kind::CarrierGateway => "carrier-gateway-id",
+            Kind::IpamScope => "ipam-scope-id",
+            Kind::IpamPool => "ipam-pool-id",
+            Kind::Ipam => "ipam-id",
         }
     }
 

@@ -23,6 +23,7 @@ pub mod image_lifecycle;
 pub mod instance;
 pub mod instance_type;
 pub mod internet_gateway;
+pub mod ipam;
 pub mod key_material;
 pub mod key_pair;
 pub mod kind;
@@ -398,6 +399,105 @@ impl Api for Region {
         input: ModifyAvailabilityZoneGroupRequest,
     ) -> Result<ModifyAvailabilityZoneGroupResult, ApiError> {
         availability_zone::modify_availability_zone_group(self, input)
+    }
+
+    fn create_ipam(&mut self, input: CreateIpamRequest) -> Result<CreateIpamResult, ApiError> {
+        ipam::create_ipam(self, input)
+    }
+
+    fn describe_ipams(
+        &mut self,
+        input: DescribeIpamsRequest,
+    ) -> Result<DescribeIpamsResult, ApiError> {
+        ipam::describe_ipams(self, input)
+    }
+
+    fn delete_ipam(&mut self, input: DeleteIpamRequest) -> Result<DeleteIpamResult, ApiError> {
+        ipam::delete_ipam(self, input)
+    }
+
+    fn create_ipam_scope(
+        &mut self,
+        input: CreateIpamScopeRequest,
+    ) -> Result<CreateIpamScopeResult, ApiError> {
+        ipam::create_ipam_scope(self, input)
+    }
+
+    fn describe_ipam_scopes(
+        &mut self,
+        input: DescribeIpamScopesRequest,
+    ) -> Result<DescribeIpamScopesResult, ApiError> {
+        ipam::describe_ipam_scopes(self, input)
+    }
+
+    fn delete_ipam_scope(
+        &mut self,
+        input: DeleteIpamScopeRequest,
+    ) -> Result<DeleteIpamScopeResult, ApiError> {
+        ipam::delete_ipam_scope(self, input)
+    }
+
+    fn create_ipam_pool(
+        &mut self,
+        input: CreateIpamPoolRequest,
+    ) -> Result<CreateIpamPoolResult, ApiError> {
+        ipam::create_ipam_pool(self, input)
+    }
+
+    fn describe_ipam_pools(
+        &mut self,
+        input: DescribeIpamPoolsRequest,
+    ) -> Result<DescribeIpamPoolsResult, ApiError> {
+        ipam::describe_ipam_pools(self, input)
+    }
+
+    fn delete_ipam_pool(
+        &mut self,
+        input: DeleteIpamPoolRequest,
+    ) -> Result<DeleteIpamPoolResult, ApiError> {
+        ipam::delete_ipam_pool(self, input)
+    }
+
+    fn provision_ipam_pool_cidr(
+        &mut self,
+        input: ProvisionIpamPoolCidrRequest,
+    ) -> Result<ProvisionIpamPoolCidrResult, ApiError> {
+        ipam::provision_ipam_pool_cidr(self, input)
+    }
+
+    fn get_ipam_pool_cidrs(
+        &mut self,
+        input: GetIpamPoolCidrsRequest,
+    ) -> Result<GetIpamPoolCidrsResult, ApiError> {
+        ipam::get_ipam_pool_cidrs(self, input)
+    }
+
+    fn deprovision_ipam_pool_cidr(
+        &mut self,
+        input: DeprovisionIpamPoolCidrRequest,
+    ) -> Result<DeprovisionIpamPoolCidrResult, ApiError> {
+        ipam::deprovision_ipam_pool_cidr(self, input)
+    }
+
+    fn allocate_ipam_pool_cidr(
+        &mut self,
+        input: AllocateIpamPoolCidrRequest,
+    ) -> Result<AllocateIpamPoolCidrResult, ApiError> {
+        ipam::allocate_ipam_pool_cidr(self, input)
+    }
+
+    fn get_ipam_pool_allocations(
+        &mut self,
+        input: GetIpamPoolAllocationsRequest,
+    ) -> Result<GetIpamPoolAllocationsResult, ApiError> {
+        ipam::get_ipam_pool_allocations(self, input)
+    }
+
+    fn release_ipam_pool_allocation(
+        &mut self,
+        input: ReleaseIpamPoolAllocationRequest,
+    ) -> Result<ReleaseIpamPoolAllocationResult, ApiError> {
+        ipam::release_ipam_pool_allocation(self, input)
     }
 
     fn create_carrier_gateway(

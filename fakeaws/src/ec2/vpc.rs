@@ -7,7 +7,7 @@ use ipnet::Ipv4Net;
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
 use crate::ec2::vpc_ipv6::{self, Ipv6Block};
-use crate::ec2::{Kind, page, route_table, security_group, subnet, tags};
+use crate::ec2::{Kind, ipam, page, route_table, security_group, subnet, tags};
 use crate::generated::ec2::{
     AttributeBooleanValue, BlockPublicAccessMode, BlockPublicAccessStates, CreateDefaultVpcRequest,
     CreateDefaultVpcResult, CreateVpcRequest, CreateVpcResult, DeleteVpcRequest,
@@ -335,14 +335,34 @@ pub fn create_vpc(
     region: &mut Region,
     input: CreateVpcRequest,
 ) -> Result<CreateVpcResult, ApiError> {
-    let raw = input
-        .cidr_block
-        .ok_or_else(|| ApiError::missing_parameter("CidrBlock"))?;
-    let cidr = parse_cidr(&raw, "cidrBlock")?;
+    let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Vpc)?;
+    let pool = input.ipv4_ipam_pool_id.as_deref().filter(|p| !p.is_empty());
+    let cidr = match pool {
+        // The range comes from an IPAM pool: `CidrBlock` of it, or a netmask length.
+        Some(pool) => ipam::vpc_range(
+            region,
+            pool,
+            input.cidr_block.as_deref(),
+            input.ipv4_netmask_length,
+            &tags,
+        )?,
+        None if input.ipv4_netmask_length.is_some() => {
+            return Err(ApiError::invalid_combination(
+                "Ipv4NetmaskLength takes a range from an IPAM pool: it needs Ipv4IpamPoolId.",
+            ));
+        }
+        None => {
+            let raw = input
+                .cidr_block
+                .as_deref()
+                .ok_or_else(|| ApiError::missing_parameter("CidrBlock"))?;
+            parse_cidr(raw, "cidrBlock")?
+        }
+    };
     if !(16..=28).contains(&cidr.prefix_len()) {
         return Err(ApiError::new(
             Code::InvalidVpcRange,
-            format!("The CIDR '{raw}' is invalid."),
+            format!("The CIDR '{cidr}' is invalid."),
         ));
     }
     let tenancy = input.instance_tenancy.unwrap_or(Tenancy::Default);
@@ -359,7 +379,6 @@ pub fn create_vpc(
         amazon_ipv6,
         input.ipv6_cidr_block_network_border_group.as_deref(),
     )?;
-    let tags = tags::from_specs(input.tag_specifications.as_deref(), ResourceType::Vpc)?;
     if region.vpcs.len() >= region.limits.vpcs {
         return Err(ApiError::new(
             Code::VpcLimitExceeded,
@@ -370,6 +389,9 @@ pub fn create_vpc(
     let id = vpc.id.clone();
     region.tags.insert(&id, tags);
     region.vpcs.0.insert(id.clone(), vpc);
+    if let Some(pool) = pool {
+        ipam::vpc_allocated(region, pool, &id, cidr);
+    }
     route_table::create_main(region, &id, cidr);
     crate::ec2::network_acl::create_default(region, &id);
     security_group::create_default(region, &id);
@@ -467,6 +489,7 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
     region.vpcs.0.remove(&id);
     region.tags.remove_resource(&id);
     crate::ec2::flow_log::resource_gone(region, &id);
+    ipam::resource_gone(region, &id);
     Ok(())
 }
 

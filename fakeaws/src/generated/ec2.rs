@@ -2021,6 +2021,22 @@ impl EncodeMembers for AccountAttributeValue {
     }
 }
 
+/// The `AddIpamOperatingRegion` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AddIpamOperatingRegion {
+    pub region_name: Option<String>,
+}
+
+impl Decode for AddIpamOperatingRegion {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["RegionName"]) else {
+            return Ok(None);
+        };
+        let region_name = r.field_at(m_[0], at_, "RegionName")?;
+        Ok(Some(Self { region_name }))
+    }
+}
+
 /// The `AddPrefixListEntry` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AddPrefixListEntry {
@@ -2148,6 +2164,37 @@ impl AddressAttributeName {
 }
 
 crate::protocol::wire_enum!(AddressAttributeName);
+
+/// The `AddressFamily` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AddressFamily {
+    /// `ipv4`
+    Ipv4,
+    /// `ipv6`
+    Ipv6,
+}
+
+impl AddressFamily {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipv4", "ipv6"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ipv4 => "ipv4",
+            Self::Ipv6 => "ipv6",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipv4" => Self::Ipv4,
+            "ipv6" => Self::Ipv6,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AddressFamily);
 
 /// The `Affinity` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -2328,6 +2375,80 @@ impl EncodeMembers for AllocateHostsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("hostIdSet", "item", &self.host_ids);
+    }
+}
+
+/// The `AllocateIpamPoolCidrRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AllocateIpamPoolCidrRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub cidr: Option<String>,
+    pub netmask_length: Option<i32>,
+    pub client_token: Option<String>,
+    pub description: Option<String>,
+    pub preview_next_cidr: Option<bool>,
+    pub allowed_cidrs: Option<Vec<String>>,
+    pub disallowed_cidrs: Option<Vec<String>>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+}
+
+impl Decode for AllocateIpamPoolCidrRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllowedCidr",
+                "Cidr",
+                "ClientToken",
+                "Description",
+                "DisallowedCidr",
+                "DryRun",
+                "IpamPoolId",
+                "NetmaskLength",
+                "PreviewNextCidr",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[5], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[6], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let cidr = r.field_at(m_[1], at_, "Cidr")?;
+        let netmask_length = r.field_at(m_[7], at_, "NetmaskLength")?;
+        let client_token = r.field_at(m_[2], at_, "ClientToken")?;
+        let description = r.field_at(m_[3], at_, "Description")?;
+        let preview_next_cidr = r.field_at(m_[8], at_, "PreviewNextCidr")?;
+        let allowed_cidrs = r.list_at(m_[0], at_, "AllowedCidr", None)?;
+        let disallowed_cidrs = r.list_at(m_[4], at_, "DisallowedCidr", None)?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            cidr,
+            netmask_length,
+            client_token,
+            description,
+            preview_next_cidr,
+            allowed_cidrs,
+            disallowed_cidrs,
+            tag_specifications,
+        }))
+    }
+}
+
+/// The `AllocateIpamPoolCidrResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AllocateIpamPoolCidrResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_allocation: Option<IpamPoolAllocation>,
+}
+
+impl EncodeMembers for AllocateIpamPoolCidrResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamPoolAllocation", &self.ipam_pool_allocation);
     }
 }
 
@@ -5967,6 +6088,237 @@ impl EncodeMembers for CreateInternetGatewayResult {
     }
 }
 
+/// The `CreateIpamPoolRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateIpamPoolRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_scope_id: String,
+    pub locale: Option<String>,
+    pub source_ipam_pool_id: Option<String>,
+    pub description: Option<String>,
+    pub address_family: AddressFamily,
+    pub auto_import: Option<bool>,
+    pub allocation_min_netmask_length: Option<i32>,
+    pub allocation_max_netmask_length: Option<i32>,
+    pub allocation_default_netmask_length: Option<i32>,
+    pub allocation_resource_tags: Option<Vec<RequestIpamResourceTag>>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub client_token: Option<String>,
+    pub aws_service: Option<IpamPoolAwsService>,
+}
+
+impl Decode for CreateIpamPoolRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddressFamily",
+                "AllocationDefaultNetmaskLength",
+                "AllocationMaxNetmaskLength",
+                "AllocationMinNetmaskLength",
+                "AllocationResourceTag",
+                "AutoImport",
+                "AwsService",
+                "ClientToken",
+                "Description",
+                "DryRun",
+                "IpamScopeId",
+                "Locale",
+                "SourceIpamPoolId",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[9], at_, "DryRun")?;
+        let ipam_scope_id = r.field_at(m_[10], at_, "IpamScopeId")?;
+        let ipam_scope_id = FormReader::required(ipam_scope_id, at_, "IpamScopeId")?;
+        let locale = r.field_at(m_[11], at_, "Locale")?;
+        let source_ipam_pool_id = r.field_at(m_[12], at_, "SourceIpamPoolId")?;
+        let description = r.field_at(m_[8], at_, "Description")?;
+        let address_family = r.field_at(m_[0], at_, "AddressFamily")?;
+        let address_family = FormReader::required(address_family, at_, "AddressFamily")?;
+        let auto_import = r.field_at(m_[5], at_, "AutoImport")?;
+        let allocation_min_netmask_length = r.field_at(m_[3], at_, "AllocationMinNetmaskLength")?;
+        r.check_range(
+            allocation_min_netmask_length.map(i64::from),
+            at_,
+            "AllocationMinNetmaskLength",
+            Some(0),
+            Some(128),
+        )?;
+        let allocation_max_netmask_length = r.field_at(m_[2], at_, "AllocationMaxNetmaskLength")?;
+        r.check_range(
+            allocation_max_netmask_length.map(i64::from),
+            at_,
+            "AllocationMaxNetmaskLength",
+            Some(0),
+            Some(128),
+        )?;
+        let allocation_default_netmask_length =
+            r.field_at(m_[1], at_, "AllocationDefaultNetmaskLength")?;
+        r.check_range(
+            allocation_default_netmask_length.map(i64::from),
+            at_,
+            "AllocationDefaultNetmaskLength",
+            Some(0),
+            Some(128),
+        )?;
+        let allocation_resource_tags = r.list_at(m_[4], at_, "AllocationResourceTag", None)?;
+        let tag_specifications = r.list_at(m_[13], at_, "TagSpecification", None)?;
+        let client_token = r.field_at(m_[7], at_, "ClientToken")?;
+        let aws_service = r.field_at(m_[6], at_, "AwsService")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_scope_id,
+            locale,
+            source_ipam_pool_id,
+            description,
+            address_family,
+            auto_import,
+            allocation_min_netmask_length,
+            allocation_max_netmask_length,
+            allocation_default_netmask_length,
+            allocation_resource_tags,
+            tag_specifications,
+            client_token,
+            aws_service,
+        }))
+    }
+}
+
+/// The `CreateIpamPoolResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateIpamPoolResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool: Option<IpamPool>,
+}
+
+impl EncodeMembers for CreateIpamPoolResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamPool", &self.ipam_pool);
+    }
+}
+
+/// The `CreateIpamRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateIpamRequest {
+    pub dry_run: Option<bool>,
+    pub description: Option<String>,
+    pub operating_regions: Option<Vec<AddIpamOperatingRegion>>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub client_token: Option<String>,
+    pub tier: Option<IpamTier>,
+}
+
+impl Decode for CreateIpamRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "Description",
+                "DryRun",
+                "OperatingRegion",
+                "TagSpecification",
+                "Tier",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let operating_regions = r.list_at(m_[3], at_, "OperatingRegion", None)?;
+        r.check_count(
+            operating_regions.as_ref().map(Vec::len),
+            at_,
+            "OperatingRegion",
+            Some(0),
+            Some(50),
+        )?;
+        let tag_specifications = r.list_at(m_[4], at_, "TagSpecification", None)?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let tier = r.field_at(m_[5], at_, "Tier")?;
+        Ok(Some(Self {
+            dry_run,
+            description,
+            operating_regions,
+            tag_specifications,
+            client_token,
+            tier,
+        }))
+    }
+}
+
+/// The `CreateIpamResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateIpamResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam: Option<Ipam>,
+}
+
+impl EncodeMembers for CreateIpamResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipam", &self.ipam);
+    }
+}
+
+/// The `CreateIpamScopeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateIpamScopeRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_id: String,
+    pub description: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub client_token: Option<String>,
+}
+
+impl Decode for CreateIpamScopeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "Description",
+                "DryRun",
+                "IpamId",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let ipam_id = r.field_at(m_[3], at_, "IpamId")?;
+        let ipam_id = FormReader::required(ipam_id, at_, "IpamId")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let tag_specifications = r.list_at(m_[4], at_, "TagSpecification", None)?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_id,
+            description,
+            tag_specifications,
+            client_token,
+        }))
+    }
+}
+
+/// The `CreateIpamScopeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateIpamScopeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope: Option<IpamScope>,
+}
+
+impl EncodeMembers for CreateIpamScopeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamScope", &self.ipam_scope);
+    }
+}
+
 /// The `CreateKeyPairRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateKeyPairRequest {
@@ -7145,6 +7497,8 @@ impl EncodeMembers for CreateVpcPeeringConnectionResult {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpcRequest {
     pub cidr_block: Option<String>,
+    pub ipv4_ipam_pool_id: Option<String>,
+    pub ipv4_netmask_length: Option<i32>,
     pub ipv6_cidr_block_network_border_group: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
@@ -7161,6 +7515,8 @@ impl Decode for CreateVpcRequest {
                 "CidrBlock",
                 "DryRun",
                 "InstanceTenancy",
+                "Ipv4IpamPoolId",
+                "Ipv4NetmaskLength",
                 "Ipv6CidrBlockNetworkBorderGroup",
                 "TagSpecification",
             ],
@@ -7168,15 +7524,19 @@ impl Decode for CreateVpcRequest {
             return Ok(None);
         };
         let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
+        let ipv4_ipam_pool_id = r.field_at(m_[4], at_, "Ipv4IpamPoolId")?;
+        let ipv4_netmask_length = r.field_at(m_[5], at_, "Ipv4NetmaskLength")?;
         let ipv6_cidr_block_network_border_group =
-            r.field_at(m_[4], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
-        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+            r.field_at(m_[6], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         let instance_tenancy = r.field_at(m_[3], at_, "InstanceTenancy")?;
         let amazon_provided_ipv6_cidr_block =
             r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
         Ok(Some(Self {
             cidr_block,
+            ipv4_ipam_pool_id,
+            ipv4_netmask_length,
             ipv6_cidr_block_network_border_group,
             tag_specifications,
             dry_run,
@@ -7514,6 +7874,120 @@ impl Decode for DeleteInternetGatewayRequest {
             dry_run,
             internet_gateway_id,
         }))
+    }
+}
+
+/// The `DeleteIpamPoolRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteIpamPoolRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub cascade: Option<bool>,
+}
+
+impl Decode for DeleteIpamPoolRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Cascade", "DryRun", "IpamPoolId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[2], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let cascade = r.field_at(m_[0], at_, "Cascade")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            cascade,
+        }))
+    }
+}
+
+/// The `DeleteIpamPoolResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteIpamPoolResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool: Option<IpamPool>,
+}
+
+impl EncodeMembers for DeleteIpamPoolResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamPool", &self.ipam_pool);
+    }
+}
+
+/// The `DeleteIpamRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteIpamRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_id: String,
+    pub cascade: Option<bool>,
+}
+
+impl Decode for DeleteIpamRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Cascade", "DryRun", "IpamId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let ipam_id = r.field_at(m_[2], at_, "IpamId")?;
+        let ipam_id = FormReader::required(ipam_id, at_, "IpamId")?;
+        let cascade = r.field_at(m_[0], at_, "Cascade")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_id,
+            cascade,
+        }))
+    }
+}
+
+/// The `DeleteIpamResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteIpamResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam: Option<Ipam>,
+}
+
+impl EncodeMembers for DeleteIpamResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipam", &self.ipam);
+    }
+}
+
+/// The `DeleteIpamScopeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteIpamScopeRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_scope_id: String,
+}
+
+impl Decode for DeleteIpamScopeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "IpamScopeId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let ipam_scope_id = r.field_at(m_[1], at_, "IpamScopeId")?;
+        let ipam_scope_id = FormReader::required(ipam_scope_id, at_, "IpamScopeId")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_scope_id,
+        }))
+    }
+}
+
+/// The `DeleteIpamScopeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteIpamScopeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope: Option<IpamScope>,
+}
+
+impl EncodeMembers for DeleteIpamScopeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamScope", &self.ipam_scope);
     }
 }
 
@@ -8179,6 +8653,45 @@ impl Decode for DeleteVpcRequest {
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self { vpc_id, dry_run }))
+    }
+}
+
+/// The `DeprovisionIpamPoolCidrRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeprovisionIpamPoolCidrRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub cidr: Option<String>,
+}
+
+impl Decode for DeprovisionIpamPoolCidrRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Cidr", "DryRun", "IpamPoolId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[2], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let cidr = r.field_at(m_[0], at_, "Cidr")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            cidr,
+        }))
+    }
+}
+
+/// The `DeprovisionIpamPoolCidrResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeprovisionIpamPoolCidrResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_cidr: Option<IpamPoolCidr>,
+}
+
+impl EncodeMembers for DeprovisionIpamPoolCidrResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamPoolCidr", &self.ipam_pool_cidr);
     }
 }
 
@@ -9327,6 +9840,177 @@ impl EncodeMembers for DescribeInternetGatewaysResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("internetGatewaySet", "item", &self.internet_gateways);
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeIpamPoolsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeIpamPoolsRequest {
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub ipam_pool_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribeIpamPoolsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "IpamPoolId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let ipam_pool_ids = r.list_at(m_[2], at_, "IpamPoolId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            filters,
+            max_results,
+            next_token,
+            ipam_pool_ids,
+        }))
+    }
+}
+
+/// The `DescribeIpamPoolsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeIpamPoolsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pools: Option<Vec<IpamPool>>,
+}
+
+impl EncodeMembers for DescribeIpamPoolsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("ipamPoolSet", "item", &self.ipam_pools);
+    }
+}
+
+/// The `DescribeIpamScopesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeIpamScopesRequest {
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub ipam_scope_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribeIpamScopesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "IpamScopeId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let ipam_scope_ids = r.list_at(m_[2], at_, "IpamScopeId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            filters,
+            max_results,
+            next_token,
+            ipam_scope_ids,
+        }))
+    }
+}
+
+/// The `DescribeIpamScopesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeIpamScopesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scopes: Option<Vec<IpamScope>>,
+}
+
+impl EncodeMembers for DescribeIpamScopesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("ipamScopeSet", "item", &self.ipam_scopes);
+    }
+}
+
+/// The `DescribeIpamsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeIpamsRequest {
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub ipam_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribeIpamsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "IpamId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let ipam_ids = r.list_at(m_[2], at_, "IpamId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            filters,
+            max_results,
+            next_token,
+            ipam_ids,
+        }))
+    }
+}
+
+/// The `DescribeIpamsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeIpamsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipams: Option<Vec<Ipam>>,
+}
+
+impl EncodeMembers for DescribeIpamsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("ipamSet", "item", &self.ipams);
     }
 }
 
@@ -13358,6 +14042,132 @@ impl EncodeMembers for GetInstanceMetadataDefaultsResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("accountLevel", &self.account_level);
+    }
+}
+
+/// The `GetIpamPoolAllocationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetIpamPoolAllocationsRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub ipam_pool_allocation_id: Option<String>,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for GetIpamPoolAllocationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "IpamPoolAllocationId",
+                "IpamPoolId",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[3], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let ipam_pool_allocation_id = r.field_at(m_[2], at_, "IpamPoolAllocationId")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[4], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1000),
+            Some(100000),
+        )?;
+        let next_token = r.field_at(m_[5], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            ipam_pool_allocation_id,
+            filters,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `GetIpamPoolAllocationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetIpamPoolAllocationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_allocations: Option<Vec<IpamPoolAllocation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for GetIpamPoolAllocationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("ipamPoolAllocationSet", "item", &self.ipam_pool_allocations);
+        w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `GetIpamPoolCidrsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetIpamPoolCidrsRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub filters: Option<Vec<Filter>>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for GetIpamPoolCidrsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "IpamPoolId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[2], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            filters,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `GetIpamPoolCidrsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetIpamPoolCidrsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_cidrs: Option<Vec<IpamPoolCidr>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for GetIpamPoolCidrsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("ipamPoolCidrSet", "item", &self.ipam_pool_cidrs);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -24779,6 +25589,993 @@ impl IpSource {
 
 crate::protocol::wire_enum!(IpSource);
 
+/// The `Ipam` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ipam {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_default_scope_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_default_scope_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operating_regions: Option<Vec<IpamOperatingRegion>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<IpamState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_resource_discovery_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_resource_discovery_association_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_discovery_association_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<IpamTier>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_private_gua: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metered_account: Option<IpamMeteredAccount>,
+}
+
+impl EncodeMembers for Ipam {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ownerId", &self.owner_id);
+        w.field("ipamId", &self.ipam_id);
+        w.field("ipamArn", &self.ipam_arn);
+        w.field("ipamRegion", &self.ipam_region);
+        w.field("publicDefaultScopeId", &self.public_default_scope_id);
+        w.field("privateDefaultScopeId", &self.private_default_scope_id);
+        w.field("scopeCount", &self.scope_count);
+        w.field("description", &self.description);
+        w.list_field("operatingRegionSet", "item", &self.operating_regions);
+        w.field("state", &self.state);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field(
+            "defaultResourceDiscoveryId",
+            &self.default_resource_discovery_id,
+        );
+        w.field(
+            "defaultResourceDiscoveryAssociationId",
+            &self.default_resource_discovery_association_id,
+        );
+        w.field(
+            "resourceDiscoveryAssociationCount",
+            &self.resource_discovery_association_count,
+        );
+        w.field("stateMessage", &self.state_message);
+        w.field("tier", &self.tier);
+        w.field("enablePrivateGua", &self.enable_private_gua);
+        w.field("meteredAccount", &self.metered_account);
+    }
+}
+
+/// The `IpamMeteredAccount` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamMeteredAccount {
+    /// `ipam-owner`
+    IpamOwner,
+    /// `resource-owner`
+    ResourceOwner,
+}
+
+impl IpamMeteredAccount {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipam-owner", "resource-owner"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::IpamOwner => "ipam-owner",
+            Self::ResourceOwner => "resource-owner",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipam-owner" => Self::IpamOwner,
+            "resource-owner" => Self::ResourceOwner,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamMeteredAccount);
+
+/// The `IpamOperatingRegion` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamOperatingRegion {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_name: Option<String>,
+}
+
+impl EncodeMembers for IpamOperatingRegion {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("regionName", &self.region_name);
+    }
+}
+
+/// The `IpamPool` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamPool {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_ipam_pool_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope_type: Option<IpamScopeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_depth: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<IpamPoolState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_import: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publicly_advertisable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_family: Option<AddressFamily>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_min_netmask_length: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_max_netmask_length: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_default_netmask_length: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_resource_tags: Option<Vec<IpamResourceTag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws_service: Option<IpamPoolAwsService>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ip_source: Option<IpamPoolPublicIpSource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_resource: Option<IpamPoolSourceResource>,
+}
+
+impl EncodeMembers for IpamPool {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ownerId", &self.owner_id);
+        w.field("ipamPoolId", &self.ipam_pool_id);
+        w.field("sourceIpamPoolId", &self.source_ipam_pool_id);
+        w.field("ipamPoolArn", &self.ipam_pool_arn);
+        w.field("ipamScopeArn", &self.ipam_scope_arn);
+        w.field("ipamScopeType", &self.ipam_scope_type);
+        w.field("ipamArn", &self.ipam_arn);
+        w.field("ipamRegion", &self.ipam_region);
+        w.field("locale", &self.locale);
+        w.field("poolDepth", &self.pool_depth);
+        w.field("state", &self.state);
+        w.field("stateMessage", &self.state_message);
+        w.field("description", &self.description);
+        w.field("autoImport", &self.auto_import);
+        w.field("publiclyAdvertisable", &self.publicly_advertisable);
+        w.field("addressFamily", &self.address_family);
+        w.field(
+            "allocationMinNetmaskLength",
+            &self.allocation_min_netmask_length,
+        );
+        w.field(
+            "allocationMaxNetmaskLength",
+            &self.allocation_max_netmask_length,
+        );
+        w.field(
+            "allocationDefaultNetmaskLength",
+            &self.allocation_default_netmask_length,
+        );
+        w.list_field(
+            "allocationResourceTagSet",
+            "item",
+            &self.allocation_resource_tags,
+        );
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("awsService", &self.aws_service);
+        w.field("publicIpSource", &self.public_ip_source);
+        w.field("sourceResource", &self.source_resource);
+    }
+}
+
+/// The `IpamPoolAllocation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamPoolAllocation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<IpamPoolAllocationResourceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for IpamPoolAllocation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cidr", &self.cidr);
+        w.field("ipamPoolAllocationId", &self.ipam_pool_allocation_id);
+        w.field("description", &self.description);
+        w.field("resourceId", &self.resource_id);
+        w.field("resourceType", &self.resource_type);
+        w.field("resourceRegion", &self.resource_region);
+        w.field("resourceOwner", &self.resource_owner);
+        w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `IpamPoolAllocationResourceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolAllocationResourceType {
+    /// `ipam-pool`
+    IpamPool,
+    /// `vpc`
+    Vpc,
+    /// `ec2-public-ipv4-pool`
+    Ec2PublicIpv4Pool,
+    /// `custom`
+    Custom,
+    /// `subnet`
+    Subnet,
+    /// `eip`
+    Eip,
+    /// `anycast-ip-list`
+    AnycastIpList,
+}
+
+impl IpamPoolAllocationResourceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "ipam-pool",
+        "vpc",
+        "ec2-public-ipv4-pool",
+        "custom",
+        "subnet",
+        "eip",
+        "anycast-ip-list",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::IpamPool => "ipam-pool",
+            Self::Vpc => "vpc",
+            Self::Ec2PublicIpv4Pool => "ec2-public-ipv4-pool",
+            Self::Custom => "custom",
+            Self::Subnet => "subnet",
+            Self::Eip => "eip",
+            Self::AnycastIpList => "anycast-ip-list",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipam-pool" => Self::IpamPool,
+            "vpc" => Self::Vpc,
+            "ec2-public-ipv4-pool" => Self::Ec2PublicIpv4Pool,
+            "custom" => Self::Custom,
+            "subnet" => Self::Subnet,
+            "eip" => Self::Eip,
+            "anycast-ip-list" => Self::AnycastIpList,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolAllocationResourceType);
+
+/// The `IpamPoolAwsService` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolAwsService {
+    /// `ec2`
+    Ec2,
+    /// `global-services`
+    GlobalServices,
+}
+
+impl IpamPoolAwsService {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ec2", "global-services"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ec2 => "ec2",
+            Self::GlobalServices => "global-services",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ec2" => Self::Ec2,
+            "global-services" => Self::GlobalServices,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolAwsService);
+
+/// The `IpamPoolCidr` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamPoolCidr {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<IpamPoolCidrState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<IpamPoolCidrFailureReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_cidr_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netmask_length: Option<i32>,
+}
+
+impl EncodeMembers for IpamPoolCidr {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cidr", &self.cidr);
+        w.field("state", &self.state);
+        w.field("failureReason", &self.failure_reason);
+        w.field("ipamPoolCidrId", &self.ipam_pool_cidr_id);
+        w.field("netmaskLength", &self.netmask_length);
+    }
+}
+
+/// The `IpamPoolCidrFailureCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolCidrFailureCode {
+    /// `cidr-not-available`
+    CidrNotAvailable,
+    /// `limit-exceeded`
+    LimitExceeded,
+}
+
+impl IpamPoolCidrFailureCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["cidr-not-available", "limit-exceeded"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CidrNotAvailable => "cidr-not-available",
+            Self::LimitExceeded => "limit-exceeded",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "cidr-not-available" => Self::CidrNotAvailable,
+            "limit-exceeded" => Self::LimitExceeded,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolCidrFailureCode);
+
+/// The `IpamPoolCidrFailureReason` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamPoolCidrFailureReason {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<IpamPoolCidrFailureCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for IpamPoolCidrFailureReason {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `IpamPoolCidrState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolCidrState {
+    /// `pending-provision`
+    PendingProvision,
+    /// `provisioned`
+    Provisioned,
+    /// `failed-provision`
+    FailedProvision,
+    /// `pending-deprovision`
+    PendingDeprovision,
+    /// `deprovisioned`
+    Deprovisioned,
+    /// `failed-deprovision`
+    FailedDeprovision,
+    /// `pending-import`
+    PendingImport,
+    /// `failed-import`
+    FailedImport,
+}
+
+impl IpamPoolCidrState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "pending-provision",
+        "provisioned",
+        "failed-provision",
+        "pending-deprovision",
+        "deprovisioned",
+        "failed-deprovision",
+        "pending-import",
+        "failed-import",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::PendingProvision => "pending-provision",
+            Self::Provisioned => "provisioned",
+            Self::FailedProvision => "failed-provision",
+            Self::PendingDeprovision => "pending-deprovision",
+            Self::Deprovisioned => "deprovisioned",
+            Self::FailedDeprovision => "failed-deprovision",
+            Self::PendingImport => "pending-import",
+            Self::FailedImport => "failed-import",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending-provision" => Self::PendingProvision,
+            "provisioned" => Self::Provisioned,
+            "failed-provision" => Self::FailedProvision,
+            "pending-deprovision" => Self::PendingDeprovision,
+            "deprovisioned" => Self::Deprovisioned,
+            "failed-deprovision" => Self::FailedDeprovision,
+            "pending-import" => Self::PendingImport,
+            "failed-import" => Self::FailedImport,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolCidrState);
+
+/// The `IpamPoolPublicIpSource` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolPublicIpSource {
+    /// `amazon`
+    Amazon,
+    /// `byoip`
+    Byoip,
+}
+
+impl IpamPoolPublicIpSource {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["amazon", "byoip"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Amazon => "amazon",
+            Self::Byoip => "byoip",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "amazon" => Self::Amazon,
+            "byoip" => Self::Byoip,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolPublicIpSource);
+
+/// The `IpamPoolSourceResource` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamPoolSourceResource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<IpamPoolSourceResourceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_owner: Option<String>,
+}
+
+impl EncodeMembers for IpamPoolSourceResource {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("resourceId", &self.resource_id);
+        w.field("resourceType", &self.resource_type);
+        w.field("resourceRegion", &self.resource_region);
+        w.field("resourceOwner", &self.resource_owner);
+    }
+}
+
+/// The `IpamPoolSourceResourceType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolSourceResourceType {
+    /// `vpc`
+    Vpc,
+}
+
+impl IpamPoolSourceResourceType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["vpc"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Vpc => "vpc",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "vpc" => Self::Vpc,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolSourceResourceType);
+
+/// The `IpamPoolState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamPoolState {
+    /// `create-in-progress`
+    CreateInProgress,
+    /// `create-complete`
+    CreateComplete,
+    /// `create-failed`
+    CreateFailed,
+    /// `modify-in-progress`
+    ModifyInProgress,
+    /// `modify-complete`
+    ModifyComplete,
+    /// `modify-failed`
+    ModifyFailed,
+    /// `delete-in-progress`
+    DeleteInProgress,
+    /// `delete-complete`
+    DeleteComplete,
+    /// `delete-failed`
+    DeleteFailed,
+    /// `isolate-in-progress`
+    IsolateInProgress,
+    /// `isolate-complete`
+    IsolateComplete,
+    /// `restore-in-progress`
+    RestoreInProgress,
+}
+
+impl IpamPoolState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "create-in-progress",
+        "create-complete",
+        "create-failed",
+        "modify-in-progress",
+        "modify-complete",
+        "modify-failed",
+        "delete-in-progress",
+        "delete-complete",
+        "delete-failed",
+        "isolate-in-progress",
+        "isolate-complete",
+        "restore-in-progress",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CreateInProgress => "create-in-progress",
+            Self::CreateComplete => "create-complete",
+            Self::CreateFailed => "create-failed",
+            Self::ModifyInProgress => "modify-in-progress",
+            Self::ModifyComplete => "modify-complete",
+            Self::ModifyFailed => "modify-failed",
+            Self::DeleteInProgress => "delete-in-progress",
+            Self::DeleteComplete => "delete-complete",
+            Self::DeleteFailed => "delete-failed",
+            Self::IsolateInProgress => "isolate-in-progress",
+            Self::IsolateComplete => "isolate-complete",
+            Self::RestoreInProgress => "restore-in-progress",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "create-in-progress" => Self::CreateInProgress,
+            "create-complete" => Self::CreateComplete,
+            "create-failed" => Self::CreateFailed,
+            "modify-in-progress" => Self::ModifyInProgress,
+            "modify-complete" => Self::ModifyComplete,
+            "modify-failed" => Self::ModifyFailed,
+            "delete-in-progress" => Self::DeleteInProgress,
+            "delete-complete" => Self::DeleteComplete,
+            "delete-failed" => Self::DeleteFailed,
+            "isolate-in-progress" => Self::IsolateInProgress,
+            "isolate-complete" => Self::IsolateComplete,
+            "restore-in-progress" => Self::RestoreInProgress,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamPoolState);
+
+/// The `IpamResourceTag` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamResourceTag {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for IpamResourceTag {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("key", &self.key);
+        w.field("value", &self.value);
+    }
+}
+
+/// The `IpamScope` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamScope {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope_type: Option<IpamScopeType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_default: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<IpamScopeState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_authority_configuration: Option<IpamScopeExternalAuthorityConfiguration>,
+}
+
+impl EncodeMembers for IpamScope {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ownerId", &self.owner_id);
+        w.field("ipamScopeId", &self.ipam_scope_id);
+        w.field("ipamScopeArn", &self.ipam_scope_arn);
+        w.field("ipamArn", &self.ipam_arn);
+        w.field("ipamRegion", &self.ipam_region);
+        w.field("ipamScopeType", &self.ipam_scope_type);
+        w.field("isDefault", &self.is_default);
+        w.field("description", &self.description);
+        w.field("poolCount", &self.pool_count);
+        w.field("state", &self.state);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field(
+            "externalAuthorityConfiguration",
+            &self.external_authority_configuration,
+        );
+    }
+}
+
+/// The `IpamScopeExternalAuthorityConfiguration` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IpamScopeExternalAuthorityConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<IpamScopeExternalAuthorityType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_resource_identifier: Option<String>,
+}
+
+impl EncodeMembers for IpamScopeExternalAuthorityConfiguration {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("type", &self.r#type);
+        w.field(
+            "externalResourceIdentifier",
+            &self.external_resource_identifier,
+        );
+    }
+}
+
+/// The `IpamScopeExternalAuthorityType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamScopeExternalAuthorityType {
+    /// `infoblox`
+    Infoblox,
+}
+
+impl IpamScopeExternalAuthorityType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["infoblox"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Infoblox => "infoblox",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "infoblox" => Self::Infoblox,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamScopeExternalAuthorityType);
+
+/// The `IpamScopeState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamScopeState {
+    /// `create-in-progress`
+    CreateInProgress,
+    /// `create-complete`
+    CreateComplete,
+    /// `create-failed`
+    CreateFailed,
+    /// `modify-in-progress`
+    ModifyInProgress,
+    /// `modify-complete`
+    ModifyComplete,
+    /// `modify-failed`
+    ModifyFailed,
+    /// `delete-in-progress`
+    DeleteInProgress,
+    /// `delete-complete`
+    DeleteComplete,
+    /// `delete-failed`
+    DeleteFailed,
+    /// `isolate-in-progress`
+    IsolateInProgress,
+    /// `isolate-complete`
+    IsolateComplete,
+    /// `restore-in-progress`
+    RestoreInProgress,
+}
+
+impl IpamScopeState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "create-in-progress",
+        "create-complete",
+        "create-failed",
+        "modify-in-progress",
+        "modify-complete",
+        "modify-failed",
+        "delete-in-progress",
+        "delete-complete",
+        "delete-failed",
+        "isolate-in-progress",
+        "isolate-complete",
+        "restore-in-progress",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CreateInProgress => "create-in-progress",
+            Self::CreateComplete => "create-complete",
+            Self::CreateFailed => "create-failed",
+            Self::ModifyInProgress => "modify-in-progress",
+            Self::ModifyComplete => "modify-complete",
+            Self::ModifyFailed => "modify-failed",
+            Self::DeleteInProgress => "delete-in-progress",
+            Self::DeleteComplete => "delete-complete",
+            Self::DeleteFailed => "delete-failed",
+            Self::IsolateInProgress => "isolate-in-progress",
+            Self::IsolateComplete => "isolate-complete",
+            Self::RestoreInProgress => "restore-in-progress",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "create-in-progress" => Self::CreateInProgress,
+            "create-complete" => Self::CreateComplete,
+            "create-failed" => Self::CreateFailed,
+            "modify-in-progress" => Self::ModifyInProgress,
+            "modify-complete" => Self::ModifyComplete,
+            "modify-failed" => Self::ModifyFailed,
+            "delete-in-progress" => Self::DeleteInProgress,
+            "delete-complete" => Self::DeleteComplete,
+            "delete-failed" => Self::DeleteFailed,
+            "isolate-in-progress" => Self::IsolateInProgress,
+            "isolate-complete" => Self::IsolateComplete,
+            "restore-in-progress" => Self::RestoreInProgress,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamScopeState);
+
+/// The `IpamScopeType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamScopeType {
+    /// `public`
+    Public,
+    /// `private`
+    Private,
+}
+
+impl IpamScopeType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["public", "private"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Private => "private",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "public" => Self::Public,
+            "private" => Self::Private,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamScopeType);
+
+/// The `IpamState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamState {
+    /// `create-in-progress`
+    CreateInProgress,
+    /// `create-complete`
+    CreateComplete,
+    /// `create-failed`
+    CreateFailed,
+    /// `modify-in-progress`
+    ModifyInProgress,
+    /// `modify-complete`
+    ModifyComplete,
+    /// `modify-failed`
+    ModifyFailed,
+    /// `delete-in-progress`
+    DeleteInProgress,
+    /// `delete-complete`
+    DeleteComplete,
+    /// `delete-failed`
+    DeleteFailed,
+    /// `isolate-in-progress`
+    IsolateInProgress,
+    /// `isolate-complete`
+    IsolateComplete,
+    /// `restore-in-progress`
+    RestoreInProgress,
+}
+
+impl IpamState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "create-in-progress",
+        "create-complete",
+        "create-failed",
+        "modify-in-progress",
+        "modify-complete",
+        "modify-failed",
+        "delete-in-progress",
+        "delete-complete",
+        "delete-failed",
+        "isolate-in-progress",
+        "isolate-complete",
+        "restore-in-progress",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CreateInProgress => "create-in-progress",
+            Self::CreateComplete => "create-complete",
+            Self::CreateFailed => "create-failed",
+            Self::ModifyInProgress => "modify-in-progress",
+            Self::ModifyComplete => "modify-complete",
+            Self::ModifyFailed => "modify-failed",
+            Self::DeleteInProgress => "delete-in-progress",
+            Self::DeleteComplete => "delete-complete",
+            Self::DeleteFailed => "delete-failed",
+            Self::IsolateInProgress => "isolate-in-progress",
+            Self::IsolateComplete => "isolate-complete",
+            Self::RestoreInProgress => "restore-in-progress",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "create-in-progress" => Self::CreateInProgress,
+            "create-complete" => Self::CreateComplete,
+            "create-failed" => Self::CreateFailed,
+            "modify-in-progress" => Self::ModifyInProgress,
+            "modify-complete" => Self::ModifyComplete,
+            "modify-failed" => Self::ModifyFailed,
+            "delete-in-progress" => Self::DeleteInProgress,
+            "delete-complete" => Self::DeleteComplete,
+            "delete-failed" => Self::DeleteFailed,
+            "isolate-in-progress" => Self::IsolateInProgress,
+            "isolate-complete" => Self::IsolateComplete,
+            "restore-in-progress" => Self::RestoreInProgress,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamState);
+
+/// The `IpamTier` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpamTier {
+    /// `free`
+    Free,
+    /// `advanced`
+    Advanced,
+}
+
+impl IpamTier {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["free", "advanced"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Free => "free",
+            Self::Advanced => "advanced",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "free" => Self::Free,
+            "advanced" => Self::Advanced,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(IpamTier);
+
 /// The `Ipv4PrefixSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ipv4PrefixSpecification {
@@ -31326,6 +33123,60 @@ impl EncodeMembers for PropagatingVgw {
     }
 }
 
+/// The `ProvisionIpamPoolCidrRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ProvisionIpamPoolCidrRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub cidr: Option<String>,
+    pub netmask_length: Option<i32>,
+    pub client_token: Option<String>,
+}
+
+impl Decode for ProvisionIpamPoolCidrRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Cidr",
+                "ClientToken",
+                "DryRun",
+                "IpamPoolId",
+                "NetmaskLength",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[3], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let cidr = r.field_at(m_[0], at_, "Cidr")?;
+        let netmask_length = r.field_at(m_[4], at_, "NetmaskLength")?;
+        let client_token = r.field_at(m_[1], at_, "ClientToken")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            cidr,
+            netmask_length,
+            client_token,
+        }))
+    }
+}
+
+/// The `ProvisionIpamPoolCidrResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProvisionIpamPoolCidrResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool_cidr: Option<IpamPoolCidr>,
+}
+
+impl EncodeMembers for ProvisionIpamPoolCidrResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamPoolCidr", &self.ipam_pool_cidr);
+    }
+}
+
 /// The `ProvisionedBandwidth` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProvisionedBandwidth {
@@ -31802,6 +33653,54 @@ impl EncodeMembers for ReleaseHostsResult {
     }
 }
 
+/// The `ReleaseIpamPoolAllocationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ReleaseIpamPoolAllocationRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub cidr: String,
+    pub ipam_pool_allocation_id: String,
+}
+
+impl Decode for ReleaseIpamPoolAllocationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["Cidr", "DryRun", "IpamPoolAllocationId", "IpamPoolId"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[3], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let cidr = r.field_at(m_[0], at_, "Cidr")?;
+        let cidr = FormReader::required(cidr, at_, "Cidr")?;
+        let ipam_pool_allocation_id = r.field_at(m_[2], at_, "IpamPoolAllocationId")?;
+        let ipam_pool_allocation_id =
+            FormReader::required(ipam_pool_allocation_id, at_, "IpamPoolAllocationId")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            cidr,
+            ipam_pool_allocation_id,
+        }))
+    }
+}
+
+/// The `ReleaseIpamPoolAllocationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReleaseIpamPoolAllocationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+}
+
+impl EncodeMembers for ReleaseIpamPoolAllocationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("success", &self.success);
+    }
+}
+
 /// The `RemovePrefixListEntry` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct RemovePrefixListEntry {
@@ -32077,6 +33976,24 @@ impl EncodeMembers for ReplaceRouteTableAssociationResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("newAssociationId", &self.new_association_id);
         w.field("associationState", &self.association_state);
+    }
+}
+
+/// The `RequestIpamResourceTag` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RequestIpamResourceTag {
+    pub key: Option<String>,
+    pub value: Option<String>,
+}
+
+impl Decode for RequestIpamResourceTag {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Key", "Value"]) else {
+            return Ok(None);
+        };
+        let key = r.field_at(m_[0], at_, "Key")?;
+        let value = r.field_at(m_[1], at_, "Value")?;
+        Ok(Some(Self { key, value }))
     }
 }
 
@@ -38995,6 +40912,36 @@ pub enum Action {
     DescribeCarrierGateways,
     /// `DeleteCarrierGateway`
     DeleteCarrierGateway,
+    /// `CreateIpam`
+    CreateIpam,
+    /// `DescribeIpams`
+    DescribeIpams,
+    /// `DeleteIpam`
+    DeleteIpam,
+    /// `CreateIpamScope`
+    CreateIpamScope,
+    /// `DescribeIpamScopes`
+    DescribeIpamScopes,
+    /// `DeleteIpamScope`
+    DeleteIpamScope,
+    /// `CreateIpamPool`
+    CreateIpamPool,
+    /// `DescribeIpamPools`
+    DescribeIpamPools,
+    /// `DeleteIpamPool`
+    DeleteIpamPool,
+    /// `ProvisionIpamPoolCidr`
+    ProvisionIpamPoolCidr,
+    /// `GetIpamPoolCidrs`
+    GetIpamPoolCidrs,
+    /// `DeprovisionIpamPoolCidr`
+    DeprovisionIpamPoolCidr,
+    /// `AllocateIpamPoolCidr`
+    AllocateIpamPoolCidr,
+    /// `GetIpamPoolAllocations`
+    GetIpamPoolAllocations,
+    /// `ReleaseIpamPoolAllocation`
+    ReleaseIpamPoolAllocation,
 }
 
 impl Action {
@@ -39221,6 +41168,21 @@ impl Action {
             Self::CreateCarrierGateway => "CreateCarrierGateway",
             Self::DescribeCarrierGateways => "DescribeCarrierGateways",
             Self::DeleteCarrierGateway => "DeleteCarrierGateway",
+            Self::CreateIpam => "CreateIpam",
+            Self::DescribeIpams => "DescribeIpams",
+            Self::DeleteIpam => "DeleteIpam",
+            Self::CreateIpamScope => "CreateIpamScope",
+            Self::DescribeIpamScopes => "DescribeIpamScopes",
+            Self::DeleteIpamScope => "DeleteIpamScope",
+            Self::CreateIpamPool => "CreateIpamPool",
+            Self::DescribeIpamPools => "DescribeIpamPools",
+            Self::DeleteIpamPool => "DeleteIpamPool",
+            Self::ProvisionIpamPoolCidr => "ProvisionIpamPoolCidr",
+            Self::GetIpamPoolCidrs => "GetIpamPoolCidrs",
+            Self::DeprovisionIpamPoolCidr => "DeprovisionIpamPoolCidr",
+            Self::AllocateIpamPoolCidr => "AllocateIpamPoolCidr",
+            Self::GetIpamPoolAllocations => "GetIpamPoolAllocations",
+            Self::ReleaseIpamPoolAllocation => "ReleaseIpamPoolAllocation",
         }
     }
     /// The served operation of that name, if any.
@@ -39446,6 +41408,21 @@ impl Action {
             "CreateCarrierGateway" => Self::CreateCarrierGateway,
             "DescribeCarrierGateways" => Self::DescribeCarrierGateways,
             "DeleteCarrierGateway" => Self::DeleteCarrierGateway,
+            "CreateIpam" => Self::CreateIpam,
+            "DescribeIpams" => Self::DescribeIpams,
+            "DeleteIpam" => Self::DeleteIpam,
+            "CreateIpamScope" => Self::CreateIpamScope,
+            "DescribeIpamScopes" => Self::DescribeIpamScopes,
+            "DeleteIpamScope" => Self::DeleteIpamScope,
+            "CreateIpamPool" => Self::CreateIpamPool,
+            "DescribeIpamPools" => Self::DescribeIpamPools,
+            "DeleteIpamPool" => Self::DeleteIpamPool,
+            "ProvisionIpamPoolCidr" => Self::ProvisionIpamPoolCidr,
+            "GetIpamPoolCidrs" => Self::GetIpamPoolCidrs,
+            "DeprovisionIpamPoolCidr" => Self::DeprovisionIpamPoolCidr,
+            "AllocateIpamPoolCidr" => Self::AllocateIpamPoolCidr,
+            "GetIpamPoolAllocations" => Self::GetIpamPoolAllocations,
+            "ReleaseIpamPoolAllocation" => Self::ReleaseIpamPoolAllocation,
             _ => return None,
         })
     }
@@ -40412,6 +42389,75 @@ pub trait Api {
         &mut self,
         input: DeleteCarrierGatewayRequest,
     ) -> Result<DeleteCarrierGatewayResult, ApiError>;
+    /// Serves `CreateIpam`.
+    fn create_ipam(&mut self, input: CreateIpamRequest) -> Result<CreateIpamResult, ApiError>;
+    /// Serves `DescribeIpams`.
+    fn describe_ipams(
+        &mut self,
+        input: DescribeIpamsRequest,
+    ) -> Result<DescribeIpamsResult, ApiError>;
+    /// Serves `DeleteIpam`.
+    fn delete_ipam(&mut self, input: DeleteIpamRequest) -> Result<DeleteIpamResult, ApiError>;
+    /// Serves `CreateIpamScope`.
+    fn create_ipam_scope(
+        &mut self,
+        input: CreateIpamScopeRequest,
+    ) -> Result<CreateIpamScopeResult, ApiError>;
+    /// Serves `DescribeIpamScopes`.
+    fn describe_ipam_scopes(
+        &mut self,
+        input: DescribeIpamScopesRequest,
+    ) -> Result<DescribeIpamScopesResult, ApiError>;
+    /// Serves `DeleteIpamScope`.
+    fn delete_ipam_scope(
+        &mut self,
+        input: DeleteIpamScopeRequest,
+    ) -> Result<DeleteIpamScopeResult, ApiError>;
+    /// Serves `CreateIpamPool`.
+    fn create_ipam_pool(
+        &mut self,
+        input: CreateIpamPoolRequest,
+    ) -> Result<CreateIpamPoolResult, ApiError>;
+    /// Serves `DescribeIpamPools`.
+    fn describe_ipam_pools(
+        &mut self,
+        input: DescribeIpamPoolsRequest,
+    ) -> Result<DescribeIpamPoolsResult, ApiError>;
+    /// Serves `DeleteIpamPool`.
+    fn delete_ipam_pool(
+        &mut self,
+        input: DeleteIpamPoolRequest,
+    ) -> Result<DeleteIpamPoolResult, ApiError>;
+    /// Serves `ProvisionIpamPoolCidr`.
+    fn provision_ipam_pool_cidr(
+        &mut self,
+        input: ProvisionIpamPoolCidrRequest,
+    ) -> Result<ProvisionIpamPoolCidrResult, ApiError>;
+    /// Serves `GetIpamPoolCidrs`.
+    fn get_ipam_pool_cidrs(
+        &mut self,
+        input: GetIpamPoolCidrsRequest,
+    ) -> Result<GetIpamPoolCidrsResult, ApiError>;
+    /// Serves `DeprovisionIpamPoolCidr`.
+    fn deprovision_ipam_pool_cidr(
+        &mut self,
+        input: DeprovisionIpamPoolCidrRequest,
+    ) -> Result<DeprovisionIpamPoolCidrResult, ApiError>;
+    /// Serves `AllocateIpamPoolCidr`.
+    fn allocate_ipam_pool_cidr(
+        &mut self,
+        input: AllocateIpamPoolCidrRequest,
+    ) -> Result<AllocateIpamPoolCidrResult, ApiError>;
+    /// Serves `GetIpamPoolAllocations`.
+    fn get_ipam_pool_allocations(
+        &mut self,
+        input: GetIpamPoolAllocationsRequest,
+    ) -> Result<GetIpamPoolAllocationsResult, ApiError>;
+    /// Serves `ReleaseIpamPoolAllocation`.
+    fn release_ipam_pool_allocation(
+        &mut self,
+        input: ReleaseIpamPoolAllocationRequest,
+    ) -> Result<ReleaseIpamPoolAllocationResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -40849,6 +42895,36 @@ pub enum Response {
     DescribeCarrierGateways(Box<DescribeCarrierGatewaysResult>),
     /// `DeleteCarrierGateway`
     DeleteCarrierGateway(Box<DeleteCarrierGatewayResult>),
+    /// `CreateIpam`
+    CreateIpam(Box<CreateIpamResult>),
+    /// `DescribeIpams`
+    DescribeIpams(Box<DescribeIpamsResult>),
+    /// `DeleteIpam`
+    DeleteIpam(Box<DeleteIpamResult>),
+    /// `CreateIpamScope`
+    CreateIpamScope(Box<CreateIpamScopeResult>),
+    /// `DescribeIpamScopes`
+    DescribeIpamScopes(Box<DescribeIpamScopesResult>),
+    /// `DeleteIpamScope`
+    DeleteIpamScope(Box<DeleteIpamScopeResult>),
+    /// `CreateIpamPool`
+    CreateIpamPool(Box<CreateIpamPoolResult>),
+    /// `DescribeIpamPools`
+    DescribeIpamPools(Box<DescribeIpamPoolsResult>),
+    /// `DeleteIpamPool`
+    DeleteIpamPool(Box<DeleteIpamPoolResult>),
+    /// `ProvisionIpamPoolCidr`
+    ProvisionIpamPoolCidr(Box<ProvisionIpamPoolCidrResult>),
+    /// `GetIpamPoolCidrs`
+    GetIpamPoolCidrs(Box<GetIpamPoolCidrsResult>),
+    /// `DeprovisionIpamPoolCidr`
+    DeprovisionIpamPoolCidr(Box<DeprovisionIpamPoolCidrResult>),
+    /// `AllocateIpamPoolCidr`
+    AllocateIpamPoolCidr(Box<AllocateIpamPoolCidrResult>),
+    /// `GetIpamPoolAllocations`
+    GetIpamPoolAllocations(Box<GetIpamPoolAllocationsResult>),
+    /// `ReleaseIpamPoolAllocation`
+    ReleaseIpamPoolAllocation(Box<ReleaseIpamPoolAllocationResult>),
 }
 
 impl Response {
@@ -42079,6 +44155,96 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::CreateIpam(output) => crate::protocol::xml::ec2_response(
+                "CreateIpam",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeIpams(output) => crate::protocol::xml::ec2_response(
+                "DescribeIpams",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteIpam(output) => crate::protocol::xml::ec2_response(
+                "DeleteIpam",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateIpamScope(output) => crate::protocol::xml::ec2_response(
+                "CreateIpamScope",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeIpamScopes(output) => crate::protocol::xml::ec2_response(
+                "DescribeIpamScopes",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteIpamScope(output) => crate::protocol::xml::ec2_response(
+                "DeleteIpamScope",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateIpamPool(output) => crate::protocol::xml::ec2_response(
+                "CreateIpamPool",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeIpamPools(output) => crate::protocol::xml::ec2_response(
+                "DescribeIpamPools",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteIpamPool(output) => crate::protocol::xml::ec2_response(
+                "DeleteIpamPool",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ProvisionIpamPoolCidr(output) => crate::protocol::xml::ec2_response(
+                "ProvisionIpamPoolCidr",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetIpamPoolCidrs(output) => crate::protocol::xml::ec2_response(
+                "GetIpamPoolCidrs",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeprovisionIpamPoolCidr(output) => crate::protocol::xml::ec2_response(
+                "DeprovisionIpamPoolCidr",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AllocateIpamPoolCidr(output) => crate::protocol::xml::ec2_response(
+                "AllocateIpamPoolCidr",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetIpamPoolAllocations(output) => crate::protocol::xml::ec2_response(
+                "GetIpamPoolAllocations",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ReleaseIpamPoolAllocation(output) => crate::protocol::xml::ec2_response(
+                "ReleaseIpamPoolAllocation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -42131,8 +44297,6 @@ pub fn execute<A: Api + ?Sized>(
                 &[
                     "Ipv6Pool",
                     "Ipv6CidrBlock",
-                    "Ipv4IpamPoolId",
-                    "Ipv4NetmaskLength",
                     "Ipv6IpamPoolId",
                     "Ipv6NetmaskLength",
                     "VpcEncryptionControl",
@@ -44685,6 +46849,180 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DeleteCarrierGateway(Box::new(
                 api.delete_carrier_gateway(input)?,
+            )))
+        }
+        Action::CreateIpam => {
+            r.reject_unsupported("CreateIpam", &["EnablePrivateGua", "MeteredAccount"])?;
+            let input = FormReader::required(CreateIpamRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateIpam(Box::new(api.create_ipam(input)?)))
+        }
+        Action::DescribeIpams => {
+            r.reject_unsupported("DescribeIpams", &[])?;
+            let input = FormReader::required(DescribeIpamsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeIpams(Box::new(
+                api.describe_ipams(input)?,
+            )))
+        }
+        Action::DeleteIpam => {
+            r.reject_unsupported("DeleteIpam", &[])?;
+            let input = FormReader::required(DeleteIpamRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteIpam(Box::new(api.delete_ipam(input)?)))
+        }
+        Action::CreateIpamScope => {
+            r.reject_unsupported("CreateIpamScope", &["ExternalAuthorityConfiguration"])?;
+            let input = FormReader::required(CreateIpamScopeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateIpamScope(Box::new(
+                api.create_ipam_scope(input)?,
+            )))
+        }
+        Action::DescribeIpamScopes => {
+            r.reject_unsupported("DescribeIpamScopes", &[])?;
+            let input = FormReader::required(DescribeIpamScopesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeIpamScopes(Box::new(
+                api.describe_ipam_scopes(input)?,
+            )))
+        }
+        Action::DeleteIpamScope => {
+            r.reject_unsupported("DeleteIpamScope", &[])?;
+            let input = FormReader::required(DeleteIpamScopeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteIpamScope(Box::new(
+                api.delete_ipam_scope(input)?,
+            )))
+        }
+        Action::CreateIpamPool => {
+            r.reject_unsupported(
+                "CreateIpamPool",
+                &["PubliclyAdvertisable", "PublicIpSource", "SourceResource"],
+            )?;
+            let input = FormReader::required(CreateIpamPoolRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateIpamPool(Box::new(
+                api.create_ipam_pool(input)?,
+            )))
+        }
+        Action::DescribeIpamPools => {
+            r.reject_unsupported("DescribeIpamPools", &[])?;
+            let input = FormReader::required(DescribeIpamPoolsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeIpamPools(Box::new(
+                api.describe_ipam_pools(input)?,
+            )))
+        }
+        Action::DeleteIpamPool => {
+            r.reject_unsupported("DeleteIpamPool", &[])?;
+            let input = FormReader::required(DeleteIpamPoolRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteIpamPool(Box::new(
+                api.delete_ipam_pool(input)?,
+            )))
+        }
+        Action::ProvisionIpamPoolCidr => {
+            r.reject_unsupported(
+                "ProvisionIpamPoolCidr",
+                &[
+                    "CidrAuthorizationContext",
+                    "VerificationMethod",
+                    "IpamExternalResourceVerificationTokenId",
+                ],
+            )?;
+            let input = FormReader::required(ProvisionIpamPoolCidrRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ProvisionIpamPoolCidr(Box::new(
+                api.provision_ipam_pool_cidr(input)?,
+            )))
+        }
+        Action::GetIpamPoolCidrs => {
+            r.reject_unsupported("GetIpamPoolCidrs", &[])?;
+            let input = FormReader::required(GetIpamPoolCidrsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetIpamPoolCidrs(Box::new(
+                api.get_ipam_pool_cidrs(input)?,
+            )))
+        }
+        Action::DeprovisionIpamPoolCidr => {
+            r.reject_unsupported("DeprovisionIpamPoolCidr", &[])?;
+            let input =
+                FormReader::required(DeprovisionIpamPoolCidrRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeprovisionIpamPoolCidr(Box::new(
+                api.deprovision_ipam_pool_cidr(input)?,
+            )))
+        }
+        Action::AllocateIpamPoolCidr => {
+            r.reject_unsupported("AllocateIpamPoolCidr", &[])?;
+            let input = FormReader::required(AllocateIpamPoolCidrRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AllocateIpamPoolCidr(Box::new(
+                api.allocate_ipam_pool_cidr(input)?,
+            )))
+        }
+        Action::GetIpamPoolAllocations => {
+            r.reject_unsupported("GetIpamPoolAllocations", &[])?;
+            let input =
+                FormReader::required(GetIpamPoolAllocationsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetIpamPoolAllocations(Box::new(
+                api.get_ipam_pool_allocations(input)?,
+            )))
+        }
+        Action::ReleaseIpamPoolAllocation => {
+            r.reject_unsupported("ReleaseIpamPoolAllocation", &[])?;
+            let input =
+                FormReader::required(ReleaseIpamPoolAllocationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ReleaseIpamPoolAllocation(Box::new(
+                api.release_ipam_pool_allocation(input)?,
             )))
         }
     }

@@ -28,6 +28,7 @@ mod instance_options;
 mod instance_profile;
 mod instance_type;
 mod internet_gateway;
+mod ipam;
 mod ipv6;
 mod key_material;
 mod launch_template;
