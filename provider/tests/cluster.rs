@@ -2847,3 +2847,174 @@ async fn nat_gateway_addresses_come_from_the_accounts_own_pool() {
     )
     .await;
 }
+
+/// `network.vpc.ipamPool` (CAPA's): the cluster's VPC takes its range from an IPAM pool found
+/// by name (or id), the default subnets are cut from the range it gets, a second pass changes
+/// nothing, and deleting the cluster gives the range back to the pool. A pool that is not
+/// there is refused before anything is made; a bad pool spec before any call.
+#[tokio::test]
+async fn the_vpc_range_comes_from_an_ipam_pool() {
+    use aws_sdk_ec2::types::{AddressFamily, IpamPoolAllocationResourceType, ResourceType, Tag};
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let scope = ec2
+        .create_ipam()
+        .send()
+        .await
+        .unwrap()
+        .ipam()
+        .unwrap()
+        .private_default_scope_id()
+        .unwrap()
+        .to_string();
+    let pool = ec2
+        .create_ipam_pool()
+        .ipam_scope_id(scope)
+        .address_family(AddressFamily::Ipv4)
+        .locale("us-east-1")
+        .tag_specifications(
+            TagSpecification::builder()
+                .resource_type(ResourceType::IpamPool)
+                .tags(Tag::builder().key("Name").value("clusters").build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .ipam_pool()
+        .unwrap()
+        .ipam_pool_id()
+        .unwrap()
+        .to_string();
+    ec2.provision_ipam_pool_cidr()
+        .ipam_pool_id(&pool)
+        .cidr("10.64.0.0/12")
+        .send()
+        .await
+        .unwrap();
+    // Another tenant of the pool holds its first /16.
+    ec2.allocate_ipam_pool_cidr()
+        .ipam_pool_id(&pool)
+        .netmask_length(16)
+        .send()
+        .await
+        .unwrap();
+    let allocations = || {
+        let (ec2, pool) = (ec2.clone(), pool.clone());
+        async move {
+            let mut v: Vec<(String, IpamPoolAllocationResourceType)> = ec2
+                .get_ipam_pool_allocations()
+                .ipam_pool_id(pool)
+                .send()
+                .await
+                .unwrap()
+                .ipam_pool_allocations()
+                .iter()
+                .map(|x| {
+                    (
+                        x.cidr().unwrap().to_string(),
+                        x.resource_type().unwrap().clone(),
+                    )
+                })
+                .collect();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        }
+    };
+
+    let spec = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n    vpc: {ipamPool: {name: clusters, netmaskLength: 20}}\n",
+    );
+    let o = up(&a, &spec).await;
+    assert_eq!(o.status.vpc_cidr.as_deref(), Some("10.65.0.0/20"));
+    assert_eq!(
+        allocations().await,
+        [
+            (
+                "10.64.0.0/16".to_string(),
+                IpamPoolAllocationResourceType::Custom
+            ),
+            (
+                "10.65.0.0/20".to_string(),
+                IpamPoolAllocationResourceType::Vpc
+            ),
+        ]
+    );
+    let vpc = o.status.vpc.as_ref().unwrap().id.clone();
+    let described = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc]))
+        .send()
+        .await
+        .unwrap();
+    let mut cidrs: Vec<&str> = described
+        .subnets()
+        .iter()
+        .filter_map(|s| s.cidr_block())
+        .collect();
+    cidrs.sort();
+    // The /20 over two zones as the default split cuts a range: public /24s, private /22s.
+    assert_eq!(
+        cidrs,
+        [
+            "10.65.0.0/24",
+            "10.65.1.0/24",
+            "10.65.4.0/22",
+            "10.65.8.0/22"
+        ]
+    );
+    fake.fake().take_calls();
+    up(&a, &spec).await;
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+    down(&a, &spec).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(
+        allocations().await,
+        [(
+            "10.64.0.0/16".to_string(),
+            IpamPoolAllocationResourceType::Custom
+        )],
+        "the VPC's range is back in the pool"
+    );
+
+    // By id, the pool's default length (/16).
+    let by_id = cluster(&format!(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n    vpc: {{ipamPool: {{id: {pool}}}}}\n"
+    ));
+    let o = up(&a, &by_id).await;
+    assert_eq!(o.status.vpc_cidr.as_deref(), Some("10.65.0.0/16"));
+    down(&a, &by_id).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    let missing =
+        cluster("  region: us-east-1\n  network:\n    vpc: {ipamPool: {name: elsewhere}}\n");
+    let err = a.reconcile(&missing).await.unwrap_err().to_string();
+    assert!(
+        err.contains("IPAM pool named elsewhere (spec.network.vpc.ipamPool): is not among"),
+        "{err}"
+    );
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new(), "nothing made");
+
+    refused_listing(
+        &fake,
+        &a,
+        &cluster(
+            "  region: us-east-1\n  network:\n    vpc: {cidrBlock: 10.0.0.0/16, ipamPool: {id: pool-1, netmaskLength: 8}, secondaryCidrBlocks: [{ipv4CidrBlock: 100.64.0.0/16}]}\n",
+        ),
+        &[
+            "spec.network.vpc: give either cidrBlock or ipamPool, not both",
+            "spec.network.vpc.secondaryCidrBlocks: not with spec.network.vpc.ipamPool",
+            "spec.network.vpc.ipamPool.id: \"pool-1\" is not a ipam-pool- id",
+            "spec.network.vpc.ipamPool.netmaskLength: 8 must be between 16 and 28",
+        ],
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster("  region: us-east-1\n  network:\n    vpc: {ipamPool: {}}\n"),
+        "spec.network.vpc.ipamPool: give id or name",
+    )
+    .await;
+}

@@ -45,7 +45,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         s.status.internet_gateway = Some(Res { id, managed: false });
         return Ok(());
     }
-    let needed = s.plan.subnets.iter().any(|p| p.public);
+    let needed = s.planned_subnets().iter().any(|p| p.public);
     let attached = if s.vpc_is_empty() {
         Vec::new()
     } else {

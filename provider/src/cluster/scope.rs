@@ -68,6 +68,26 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// The subnets of the plan: the spec's (or its defaults), or, when the VPC's range comes
+    /// from an IPAM pool, the default subnets cut from the range the VPC holds (none until it
+    /// has one: in plan mode, before the VPC exists).
+    pub fn planned_subnets(&self) -> Vec<crate::spec::PlannedSubnet> {
+        let Some(zones) = &self.plan.subnets_from_vpc_range else {
+            return self.plan.subnets.clone();
+        };
+        let Some(range) = self
+            .status
+            .vpc_cidr
+            .as_deref()
+            .and_then(|c| c.parse::<Ipv4Net>().ok())
+        else {
+            return Vec::new();
+        };
+        let prefer_public =
+            self.plan.spec.network.vpc.subnet_schema.as_deref() == Some("PreferPublic");
+        crate::spec::default_subnets(range, zones, prefer_public)
+    }
+
     /// The EC2 client.
     pub fn ec2(&self) -> &aws_sdk_ec2::Client {
         &self.clients.ec2

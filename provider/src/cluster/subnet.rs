@@ -147,7 +147,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
     };
-    let planned = s.plan.subnets.clone();
+    let planned = s.planned_subnets();
     let hostname_type = s
         .plan
         .spec

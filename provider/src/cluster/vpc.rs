@@ -12,6 +12,7 @@ use super::{Res, Scope, is_new};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::sdk::{filter, found, sent_once};
+use crate::spec::IpamPool;
 
 fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
     s.status.vpc = Some(Res {
@@ -100,10 +101,12 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .vpc_cidr
         .map(|c| c.to_string())
         .unwrap_or_else(|| crate::spec::DEFAULT_VPC_CIDR.to_string());
+    // A range from an IPAM pool is whatever the pool gave.
+    let pool = s.plan.spec.network.vpc.ipam_pool.clone();
     let name = format!("{}-vpc", s.name());
     let vpc = match found {
         Some(v) => {
-            if v.cidr_block() != Some(wanted.as_str()) {
+            if pool.is_none() && v.cidr_block() != Some(wanted.as_str()) {
                 return Err(Error::Immutable {
                     field: "spec.network.vpc.cidrBlock".into(),
                     resource: v.vpc_id().unwrap_or_default().to_string(),
@@ -117,22 +120,36 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             v
         }
         None => {
-            if !s.act(format!("create vpc {wanted} ({name})")) {
+            let from_pool = match &pool {
+                Some(p) => Some((
+                    ipam_pool_id(s, p).await?,
+                    p.netmask_length
+                        .unwrap_or(crate::spec::DEFAULT_IPAM_NETMASK_LENGTH),
+                )),
+                None => None,
+            };
+            let what = match &from_pool {
+                Some((pool_id, len)) => format!("a /{len} of IPAM pool {pool_id}"),
+                None => wanted.clone(),
+            };
+            if !s.act(format!("create vpc {what} ({name})")) {
                 s.status.vpc = Some(Res {
                     id: "<new vpc>".into(),
                     managed: true,
                 });
-                s.status.vpc_cidr = Some(wanted);
+                s.status.vpc_cidr = from_pool.is_none().then_some(wanted);
                 secondary(s, "<new vpc>").await?;
                 if s.plan.spec.network.vpc.empty_default_security_group {
                     s.act("empty the default security group of <new vpc>".into());
                 }
                 return Ok(());
             }
-            let out = s
-                .ec2()
-                .create_vpc()
-                .cidr_block(&wanted)
+            let call = s.ec2().create_vpc();
+            let call = match from_pool {
+                Some((pool_id, len)) => call.ipv4_ipam_pool_id(pool_id).ipv4_netmask_length(len),
+                None => call.cidr_block(&wanted),
+            };
+            let out = call
                 .tag_specifications(s.tag_spec(ResourceType::Vpc, "common", &name))
                 .customize()
                 .config_override(sent_once())
@@ -191,6 +208,42 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         call.send().await.map_err(aws("ModifyVpcAttribute"))?;
     }
     Ok(())
+}
+
+/// The id of the IPAM pool the spec names (by id, `Name` tag, or both): exactly one must
+/// answer.
+async fn ipam_pool_id(s: &Scope<'_>, pool: &IpamPool) -> Result<String, Error> {
+    let mut call = s.ec2().describe_ipam_pools();
+    if let Some(id) = &pool.id {
+        call = call.filters(filter("ipam-pool-id", &[id]));
+    }
+    if let Some(name) = &pool.name {
+        call = call.filters(filter("tag:Name", &[name]));
+    }
+    let out = call.send().await.map_err(aws("DescribeIpamPools"))?;
+    let named = || match (&pool.id, &pool.name) {
+        (Some(id), _) => id.clone(),
+        (None, Some(name)) => format!("named {name}"),
+        (None, None) => String::new(),
+    };
+    match out.ipam_pools() {
+        [one] => Ok(one.ipam_pool_id().unwrap_or_default().to_string()),
+        [] => Err(Error::PreExisting {
+            resource: format!("IPAM pool {} (spec.network.vpc.ipamPool)", named()),
+            problem: format!("is not among the IPAM pools of {}", s.clients.region),
+        }),
+        many => Err(Error::PreExisting {
+            resource: format!("IPAM pool {} (spec.network.vpc.ipamPool)", named()),
+            problem: format!(
+                "names {} pools ({}); name one",
+                many.len(),
+                many.iter()
+                    .filter_map(|p| p.ipam_pool_id())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+    }
 }
 
 /// Gives the cluster's VPC `id` the spec's secondary ranges it lacks; one it holds that the

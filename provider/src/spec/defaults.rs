@@ -45,6 +45,10 @@ pub struct Plan {
     pub secondary_cidrs: Vec<Ipv4Net>,
     /// The subnets, existing and to create.
     pub subnets: Vec<PlannedSubnet>,
+    /// The VPC's range comes from an IPAM pool and the spec names no subnets: the default
+    /// subnets are cut from the range the VPC gets, over these zones, once it is known
+    /// ([`Plan::subnets`] stays empty).
+    pub subnets_from_vpc_range: Option<Vec<String>>,
     /// An existing VPC given without subnets: the cluster uses the VPC's own subnets, found
     /// (and classified public or private by their routes) when the plan is made.
     pub discover_subnets: bool,

@@ -201,7 +201,31 @@ pub struct VpcSpec {
     /// addresses. Read when addresses are allocated: addresses already held are kept.
     #[serde(default)]
     pub elastic_ip_pool: Option<ElasticIpPool>,
+    /// An IPv4 pool of Amazon VPC IP Address Manager (IPAM) the VPC's range comes from
+    /// (CAPA's `ipamPool`), instead of `cidrBlock`: found by id or `Name` tag when the VPC is
+    /// created (CreateVpc allocates the range). The default subnets are cut from the range
+    /// the VPC gets. Immutable once the VPC exists.
+    #[serde(default)]
+    pub ipam_pool: Option<IpamPool>,
 }
+
+/// The IPAM pool a VPC's range comes from (CAPA's `IPAMPool`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IpamPool {
+    /// The pool's id (`ipam-pool-...`).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The pool's `Name` tag.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The netmask length of the VPC's range (default /16; /16 to /28, as a VPC's).
+    #[serde(default)]
+    pub netmask_length: Option<i32>,
+}
+
+/// The netmask length of a VPC's range from an IPAM pool when the spec names none (CAPA's).
+pub const DEFAULT_IPAM_NETMASK_LENGTH: i32 = 16;
 
 /// Where Elastic IPs come from (CAPA's `ElasticIPPool`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,9 @@ use super::defaults::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
     default_subnets, load_balancer_name,
 };
-use super::types::{HOSTNAME_TYPES, POOL_FALLBACKS, SUBNET_SCHEMAS};
+use super::types::{
+    DEFAULT_IPAM_NETMASK_LENGTH, HOSTNAME_TYPES, IpamPool, POOL_FALLBACKS, SUBNET_SCHEMAS,
+};
 use super::{API_VERSION, Cluster, ClusterSpec, CniRule, HealthCheckSpec, Scheme};
 use crate::error::Error;
 
@@ -154,7 +156,13 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
     let spec = &cluster.spec;
     let name = &cluster.metadata.name;
     check_metadata(&mut p, cluster);
-    let (existing_vpc, vpc_cidr, secondary_cidrs, subnets) = check_network(&mut p, spec, zones);
+    let Network {
+        existing_vpc,
+        vpc_cidr,
+        secondary,
+        subnets,
+        subnets_from_vpc_range,
+    } = check_network(&mut p, spec, zones);
     check_security_group_overrides(&mut p, spec, existing_vpc.is_some());
     let cni_rules = check_ingress_rules(&mut p, spec, &subnets);
     check_bastion(&mut p, spec, &subnets);
@@ -172,9 +180,15 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
         name: name.clone(),
         spec: spec.clone(),
         vpc_cidr,
-        secondary_cidrs,
+        secondary_cidrs: secondary,
         discover_subnets: spec.network.subnets.is_empty() && existing_vpc.is_some(),
-        subnets,
+        // Those checked above were of the range's shape only: the real ones wait for it.
+        subnets: if subnets_from_vpc_range.is_some() {
+            Vec::new()
+        } else {
+            subnets
+        },
+        subnets_from_vpc_range,
         load_balancer_name: lb
             .existing_name
             .clone()
@@ -234,21 +248,66 @@ fn check_metadata(p: &mut Vec<String>, cluster: &Cluster) {
     check_tags(p, "spec.additionalTags", &spec.additional_tags);
 }
 
-/// The VPC (existing, or its CIDR and secondary ranges), the internet gateway, the zone count
-/// and the subnets: the existing VPC's id, the CIDR to create, its secondary ranges, and the
-/// planned subnets.
-fn check_network(
-    p: &mut Vec<String>,
-    spec: &ClusterSpec,
-    zones: &[String],
-) -> (
-    Option<String>,
-    Option<Ipv4Net>,
-    Vec<Ipv4Net>,
-    Vec<PlannedSubnet>,
-) {
+/// What [`check_network`] makes of the network part of the spec.
+struct Network {
+    /// The existing VPC's id.
+    existing_vpc: Option<String>,
+    /// The CIDR of the VPC to create (none when it comes from an IPAM pool).
+    vpc_cidr: Option<Ipv4Net>,
+    /// Its secondary ranges.
+    secondary: Vec<Ipv4Net>,
+    /// The planned subnets (for a range from an IPAM pool, subnets of the range's shape, for
+    /// the checks that depend on them).
+    subnets: Vec<PlannedSubnet>,
+    /// The zones of the default subnets, when they are cut from the range an IPAM pool gives.
+    subnets_from_vpc_range: Option<Vec<String>>,
+}
+
+/// `spec.network.vpc.ipamPool`: only for a VPC the cluster creates, instead of `cidrBlock`
+/// and its secondary ranges (CAPA's rule), naming a pool by id or name, with a VPC's netmask
+/// length.
+fn check_ipam_pool(p: &mut Vec<String>, spec: &ClusterSpec, pool: &IpamPool) {
+    let at = "spec.network.vpc.ipamPool";
+    let vpc = &spec.network.vpc;
+    if vpc.id.is_some() {
+        p.push(format!(
+            "{at}: only for a VPC the provider creates; an existing VPC has its range"
+        ));
+    }
+    if vpc.cidr_block.is_some() {
+        p.push("spec.network.vpc: give either cidrBlock or ipamPool, not both".into());
+    }
+    if !vpc.secondary_cidr_blocks.is_empty() {
+        p.push(format!(
+            "spec.network.vpc.secondaryCidrBlocks: not with {at} (the VPC's ranges come from              the pool)"
+        ));
+    }
+    match (&pool.id, &pool.name) {
+        (None, None) => p.push(format!("{at}: give id or name")),
+        (Some(id), _) => check_id(p, &format!("{at}.id"), id, "ipam-pool"),
+        (None, Some(_)) => {}
+    }
+    if pool.name.as_deref().is_some_and(str::is_empty) {
+        p.push(format!("{at}.name: empty"));
+    }
+    if let Some(n) = pool.netmask_length
+        && !(16..=28).contains(&n)
+    {
+        p.push(format!(
+            "{at}.netmaskLength: {n} must be between 16 and 28 (a VPC's range is a /16 to a /28)"
+        ));
+    }
+}
+
+/// The VPC (existing, or its CIDR and secondary ranges, or an IPAM pool), the internet
+/// gateway, the zone count and the subnets.
+fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, zones: &[String]) -> Network {
     let net = &spec.network;
     let existing_vpc = net.vpc.id.clone();
+    let ipam = net.vpc.ipam_pool.as_ref();
+    if let Some(pool) = ipam {
+        check_ipam_pool(p, spec, pool);
+    }
     if let Some(id) = &existing_vpc {
         check_id(p, "spec.network.vpc.id", id, "vpc");
         if net.vpc.cidr_block.is_some() {
@@ -257,7 +316,7 @@ fn check_network(
             );
         }
     }
-    let vpc_cidr = if existing_vpc.is_none() {
+    let vpc_cidr = if existing_vpc.is_none() && ipam.is_none() {
         let raw = net.vpc.cidr_block.as_deref().unwrap_or(DEFAULT_VPC_CIDR);
         let c = check_cidr(p, "spec.network.vpc.cidrBlock", raw);
         if let Some(c) = c
@@ -300,14 +359,24 @@ fn check_network(
         ));
     }
     let mut subnets = Vec::new();
+    let mut subnets_from_vpc_range = None;
     if net.subnets.is_empty() {
+        let prefer_public = net.vpc.subnet_schema.as_deref() == Some("PreferPublic");
+        let zones = &zones[..net.availability_zone_count.min(zones.len())];
         if let Some(vpc) = vpc_cidr {
-            let prefer_public = net.vpc.subnet_schema.as_deref() == Some("PreferPublic");
-            subnets = default_subnets(
-                vpc,
-                &zones[..net.availability_zone_count.min(zones.len())],
-                prefer_public,
-            );
+            subnets = default_subnets(vpc, zones, prefer_public);
+        } else if let Some(pool) = ipam.filter(|_| existing_vpc.is_none()) {
+            // The range is the pool's to give: checked here by its shape (any range of the
+            // length is cut alike), cut for real once the VPC has it.
+            let len = pool
+                .netmask_length
+                .and_then(|n| u8::try_from(n).ok())
+                .filter(|n| (16..=28).contains(n))
+                .unwrap_or(DEFAULT_IPAM_NETMASK_LENGTH as u8);
+            if let Ok(shape) = Ipv4Net::new(std::net::Ipv4Addr::new(10, 0, 0, 0), len) {
+                subnets = default_subnets(shape, zones, prefer_public);
+            }
+            subnets_from_vpc_range = Some(zones.to_vec());
         }
         // An existing VPC without subnets: its own subnets are used (found at plan time).
     } else {
@@ -435,7 +504,13 @@ fn check_network(
         }
     }
 
-    (existing_vpc, vpc_cidr, secondary, subnets)
+    Network {
+        existing_vpc,
+        vpc_cidr,
+        secondary,
+        subnets,
+        subnets_from_vpc_range,
+    }
 }
 
 /// The problems of an `elasticIpPool` at `at`.
