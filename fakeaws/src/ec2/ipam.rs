@@ -25,6 +25,10 @@
 //!   `vpc`, released when the VPC is deleted. The pool's `AllocationResourceTags` must be
 //!   among the VPC's tags.
 //!
+//! - ModifyIpam (description, tier, operating regions), ModifyIpamScope (description) and
+//!   ModifyIpamPool (description, auto-import, allocation rules, required tags) answer
+//!   `modify-in-progress`; what they changed is described `modify-complete`.
+//!
 //! Create calls answer `create-in-progress` (and a provision `pending-provision`), as AWS
 //! answers them, and what they made is complete from the next call on; a delete answers
 //! `delete-in-progress` and the resource is gone. What the fake does not serve: pools in the
@@ -52,8 +56,10 @@ use crate::generated::ec2::{
     IpamPoolAllocationResourceType, IpamPoolAwsService, IpamPoolCidr as PoolCidrOut,
     IpamPoolCidrFailureReason, IpamPoolCidrState, IpamPoolState, IpamResourceTag,
     IpamScope as ScopeOut, IpamScopeState, IpamScopeType, IpamState, IpamTier,
-    ProvisionIpamPoolCidrRequest, ProvisionIpamPoolCidrResult, ReleaseIpamPoolAllocationRequest,
-    ReleaseIpamPoolAllocationResult, ResourceType, Tag,
+    ModifyIpamPoolRequest, ModifyIpamPoolResult, ModifyIpamRequest, ModifyIpamResult,
+    ModifyIpamScopeRequest, ModifyIpamScopeResult, ProvisionIpamPoolCidrRequest,
+    ProvisionIpamPoolCidrResult, ReleaseIpamPoolAllocationRequest, ReleaseIpamPoolAllocationResult,
+    ResourceType, Tag,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -94,6 +100,9 @@ pub struct Ipam {
     pub private_scope: String,
     /// Its default public scope.
     pub public_scope: String,
+    /// Whether ModifyIpam changed it (described `modify-complete` from then on).
+    #[serde(default)]
+    pub modified: bool,
 }
 
 /// One scope of an IPAM.
@@ -109,6 +118,9 @@ pub struct Scope {
     pub default: bool,
     /// Its description.
     pub description: Option<String>,
+    /// Whether ModifyIpamScope changed it (described `modify-complete` from then on).
+    #[serde(default)]
+    pub modified: bool,
 }
 
 /// One pool.
@@ -148,6 +160,9 @@ pub struct Pool {
     pub cidrs: Vec<PoolCidr>,
     /// The allocations made from it.
     pub allocations: Vec<Allocation>,
+    /// Whether ModifyIpamPool changed it (described `modify-complete` from then on).
+    #[serde(default)]
+    pub modified: bool,
 }
 
 /// A CIDR provisioned to a pool.
@@ -210,7 +225,7 @@ impl Filterable for (&Ipam, &Region) {
             "owner-id" => one(region.account_id.clone()),
             "ipam-region" => one(region.name.clone()),
             "description" => i.description.clone().into_iter().collect(),
-            "state" => one(IpamState::CreateComplete.as_str()),
+            "state" => one(ipam_state(i.modified).as_str()),
             "tier" => one(i.tier.as_str()),
             "operating-region" => i.operating_regions.clone(),
             _ => Vec::new(),
@@ -244,7 +259,7 @@ impl Filterable for (&Scope, &Region) {
             "ipam-scope-type" => one(scope_type(s.public).as_str()),
             "is-default" => flag(s.default),
             "description" => s.description.clone().into_iter().collect(),
-            "state" => one(IpamScopeState::CreateComplete.as_str()),
+            "state" => one(scope_state(s.modified).as_str()),
             _ => Vec::new(),
         }
     }
@@ -288,7 +303,7 @@ impl Filterable for (&Pool, &Region) {
             "source-ipam-pool-id" => p.source.clone().into_iter().collect(),
             "pool-depth" => one(p.depth.to_string()),
             "description" => p.description.clone().into_iter().collect(),
-            "state" => one(IpamPoolState::CreateComplete.as_str()),
+            "state" => one(pool_state(p.modified).as_str()),
             "auto-import" => flag(p.auto_import),
             "aws-service" => p.aws_service.iter().map(|s| s.as_str().into()).collect(),
             _ => Vec::new(),
@@ -345,6 +360,33 @@ fn arn(region: &Region, kind: &str, id: &str) -> String {
         crate::ec2::account::arn_partition(&region.name),
         region.account_id
     )
+}
+
+/// What a Describe answers of a resource's state: created, or changed since.
+fn ipam_state(modified: bool) -> IpamState {
+    if modified {
+        IpamState::ModifyComplete
+    } else {
+        IpamState::CreateComplete
+    }
+}
+
+/// See [`ipam_state`].
+fn scope_state(modified: bool) -> IpamScopeState {
+    if modified {
+        IpamScopeState::ModifyComplete
+    } else {
+        IpamScopeState::CreateComplete
+    }
+}
+
+/// See [`ipam_state`].
+fn pool_state(modified: bool) -> IpamPoolState {
+    if modified {
+        IpamPoolState::ModifyComplete
+    } else {
+        IpamPoolState::CreateComplete
+    }
 }
 
 fn scope_type(public: bool) -> IpamScopeType {
@@ -626,6 +668,26 @@ fn netmask(len: i32, ipv6: bool, param: &str) -> Result<u8, ApiError> {
         })
 }
 
+/// Fails unless the allocation rules agree: min <= default <= max.
+fn check_rules(min: Option<u8>, max: Option<u8>, default: Option<u8>) -> Result<(), ApiError> {
+    if let (Some(min), Some(max)) = (min, max)
+        && min > max
+    {
+        return Err(ApiError::invalid_value(
+            "The minimum netmask length must be less than the maximum netmask length.",
+        ));
+    }
+    if let Some(d) = default
+        && (min.is_some_and(|m| d < m) || max.is_some_and(|m| d > m))
+    {
+        return Err(ApiError::invalid_value(
+            "The default netmask length must be between the minimum and maximum netmask \
+             lengths.",
+        ));
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------- IPAMs and scopes
 
 /// `CreateIpam`: the IPAM and its two default scopes.
@@ -671,6 +733,7 @@ pub fn create_ipam(
                 public,
                 default: true,
                 description: None,
+                modified: false,
             },
         );
     }
@@ -681,6 +744,7 @@ pub fn create_ipam(
         tier: input.tier.unwrap_or(IpamTier::Advanced),
         private_scope,
         public_scope,
+        modified: false,
     };
     region.tags.insert(&id, tags);
     region
@@ -732,7 +796,7 @@ pub fn describe_ipams(
         ipams: Some(
             items
                 .into_iter()
-                .map(|i| render_ipam(region, i, IpamState::CreateComplete))
+                .map(|i| render_ipam(region, i, ipam_state(i.modified)))
                 .collect(),
         ),
         next_token: next,
@@ -821,6 +885,7 @@ pub fn create_ipam_scope(
         public: false,
         default: false,
         description: input.description,
+        modified: false,
     };
     region.tags.insert(&scope.id, tags);
     region
@@ -858,7 +923,7 @@ pub fn describe_ipam_scopes(
         ipam_scopes: Some(
             items
                 .into_iter()
-                .map(|s| render_scope(region, s, IpamScopeState::CreateComplete))
+                .map(|s| render_scope(region, s, scope_state(s.modified)))
                 .collect(),
         ),
         next_token: next,
@@ -967,21 +1032,7 @@ pub fn create_ipam_pool(
         input.allocation_default_netmask_length,
         "AllocationDefaultNetmaskLength",
     )?;
-    if let (Some(min), Some(max)) = (min_len, max_len)
-        && min > max
-    {
-        return Err(ApiError::invalid_value(
-            "The minimum netmask length must be less than the maximum netmask length.",
-        ));
-    }
-    if let Some(d) = default_len
-        && (min_len.is_some_and(|m| d < m) || max_len.is_some_and(|m| d > m))
-    {
-        return Err(ApiError::invalid_value(
-            "The default netmask length must be between the minimum and maximum netmask \
-             lengths.",
-        ));
-    }
+    check_rules(min_len, max_len, default_len)?;
     let mut resource_tags = Vec::new();
     for t in input.allocation_resource_tags.iter().flatten() {
         let key = t
@@ -1009,6 +1060,7 @@ pub fn create_ipam_pool(
         aws_service: input.aws_service,
         cidrs: Vec::new(),
         allocations: Vec::new(),
+        modified: false,
     };
     region.tags.insert(&pool.id, tags);
     region
@@ -1046,7 +1098,7 @@ pub fn describe_ipam_pools(
         ipam_pools: Some(
             items
                 .into_iter()
-                .map(|p| render_pool(region, p, IpamPoolState::CreateComplete))
+                .map(|p| render_pool(region, p, pool_state(p.modified)))
                 .collect(),
         ),
         next_token: next,
@@ -1552,6 +1604,158 @@ pub fn release_ipam_pool_allocation(
     }
     Ok(ReleaseIpamPoolAllocationResult {
         success: Some(true),
+    })
+}
+
+// ---------------------------------------------------------------- changes
+
+/// `ModifyIpam`: its description, tier, and operating regions added or removed (never its
+/// own, nor one a pool's locale names).
+pub fn modify_ipam(
+    region: &mut Region,
+    input: ModifyIpamRequest,
+) -> Result<ModifyIpamResult, ApiError> {
+    let id = input.ipam_id;
+    let ipam = Kind::Ipam.get(&region.ipams, &id)?;
+    let mut regions = ipam.operating_regions.clone();
+    for r in input.add_operating_regions.iter().flatten() {
+        let name = r
+            .region_name
+            .clone()
+            .ok_or_else(|| ApiError::missing_parameter("AddOperatingRegion.RegionName"))?;
+        check_region(region, &name, "AddOperatingRegion.RegionName")?;
+        if !regions.contains(&name) {
+            regions.push(name);
+        }
+    }
+    for r in input.remove_operating_regions.iter().flatten() {
+        let name = r
+            .region_name
+            .clone()
+            .ok_or_else(|| ApiError::missing_parameter("RemoveOperatingRegion.RegionName"))?;
+        if name == region.name {
+            return Err(ApiError::invalid_parameter(
+                "RemoveOperatingRegion.RegionName",
+                &name,
+                "The IPAM's home Region is always one of its operating Regions.",
+            ));
+        }
+        if let Some(p) = region
+            .ipam_pools
+            .values()
+            .find(|p| p.ipam_id == id && p.locale.as_deref() == Some(name.as_str()))
+        {
+            return Err(ApiError::invalid_parameter(
+                "RemoveOperatingRegion.RegionName",
+                &name,
+                &format!("The pool {} has this Region as its locale.", p.id),
+            ));
+        }
+        regions.retain(|r| *r != name);
+    }
+    let Some(ipam) = region.ipams.0.get_mut(&id) else {
+        return Err(Kind::Ipam.not_found(&[&id]));
+    };
+    ipam.operating_regions = regions;
+    ipam.modified = true;
+    if let Some(d) = input.description {
+        ipam.description = Some(d);
+    }
+    if let Some(t) = input.tier {
+        ipam.tier = t;
+    }
+    let ipam = ipam.clone();
+    Ok(ModifyIpamResult {
+        ipam: Some(render_ipam(region, &ipam, IpamState::ModifyInProgress)),
+    })
+}
+
+/// `ModifyIpamScope`: its description.
+pub fn modify_ipam_scope(
+    region: &mut Region,
+    input: ModifyIpamScopeRequest,
+) -> Result<ModifyIpamScopeResult, ApiError> {
+    let id = input.ipam_scope_id;
+    let scope = Kind::IpamScope.get_mut(&mut region.ipam_scopes.0, &id)?;
+    if let Some(d) = input.description {
+        scope.description = Some(d);
+    }
+    scope.modified = true;
+    let scope = scope.clone();
+    Ok(ModifyIpamScopeResult {
+        ipam_scope: Some(render_scope(
+            region,
+            &scope,
+            IpamScopeState::ModifyInProgress,
+        )),
+    })
+}
+
+/// `ModifyIpamPool`: its description, auto-import, allocation rules and the resource tags
+/// it requires, checked as CreateIpamPool checks them (what is already allocated stays).
+pub fn modify_ipam_pool(
+    region: &mut Region,
+    input: ModifyIpamPoolRequest,
+) -> Result<ModifyIpamPoolResult, ApiError> {
+    let id = input.ipam_pool_id;
+    let mut pool = Kind::IpamPool.get(&region.ipam_pools, &id)?.clone();
+    let ipv6 = pool.ipv6;
+    let len = |v: Option<i32>, param: &str| v.map(|l| netmask(l, ipv6, param)).transpose();
+    if let Some(l) = len(
+        input.allocation_min_netmask_length,
+        "AllocationMinNetmaskLength",
+    )? {
+        pool.min_len = Some(l);
+    }
+    if let Some(l) = len(
+        input.allocation_max_netmask_length,
+        "AllocationMaxNetmaskLength",
+    )? {
+        pool.max_len = Some(l);
+    }
+    match (
+        len(
+            input.allocation_default_netmask_length,
+            "AllocationDefaultNetmaskLength",
+        )?,
+        input.clear_allocation_default_netmask_length == Some(true),
+    ) {
+        (Some(_), true) => {
+            return Err(ApiError::invalid_combination(
+                "AllocationDefaultNetmaskLength and ClearAllocationDefaultNetmaskLength \
+                 cannot both be given.",
+            ));
+        }
+        (Some(l), false) => pool.default_len = Some(l),
+        (None, true) => pool.default_len = None,
+        (None, false) => {}
+    }
+    check_rules(pool.min_len, pool.max_len, pool.default_len)?;
+    for t in input.remove_allocation_resource_tags.iter().flatten() {
+        pool.resource_tags.retain(|(k, v)| {
+            !(Some(k) == t.key.as_ref() && t.value.as_ref().is_none_or(|w| w == v))
+        });
+    }
+    for t in input.add_allocation_resource_tags.iter().flatten() {
+        let key = t
+            .key
+            .clone()
+            .ok_or_else(|| ApiError::missing_parameter("AddAllocationResourceTag.Key"))?;
+        pool.resource_tags.retain(|(k, _)| *k != key);
+        pool.resource_tags
+            .push((key, t.value.clone().unwrap_or_default()));
+    }
+    if let Some(d) = input.description {
+        pool.description = Some(d);
+    }
+    if let Some(a) = input.auto_import {
+        pool.auto_import = a;
+    }
+    pool.modified = true;
+    let out = render_pool(region, &pool, IpamPoolState::ModifyInProgress);
+    region.ipam_pools.0.insert(id, pool);
+    Ok(ModifyIpamPoolResult {
+        ipam_pool: Some(out),
     })
 }
 

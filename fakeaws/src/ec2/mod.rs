@@ -500,6 +500,24 @@ impl Api for Region {
         ipam::release_ipam_pool_allocation(self, input)
     }
 
+    fn modify_ipam(&mut self, input: ModifyIpamRequest) -> Result<ModifyIpamResult, ApiError> {
+        ipam::modify_ipam(self, input)
+    }
+
+    fn modify_ipam_scope(
+        &mut self,
+        input: ModifyIpamScopeRequest,
+    ) -> Result<ModifyIpamScopeResult, ApiError> {
+        ipam::modify_ipam_scope(self, input)
+    }
+
+    fn modify_ipam_pool(
+        &mut self,
+        input: ModifyIpamPoolRequest,
+    ) -> Result<ModifyIpamPoolResult, ApiError> {
+        ipam::modify_ipam_pool(self, input)
+    }
+
     fn create_carrier_gateway(
         &mut self,
         input: CreateCarrierGatewayRequest,

@@ -29846,6 +29846,216 @@ impl EncodeMembers for ModifyInstancePlacementResult {
     }
 }
 
+/// The `ModifyIpamPoolRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyIpamPoolRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_pool_id: String,
+    pub description: Option<String>,
+    pub auto_import: Option<bool>,
+    pub allocation_min_netmask_length: Option<i32>,
+    pub allocation_max_netmask_length: Option<i32>,
+    pub allocation_default_netmask_length: Option<i32>,
+    pub clear_allocation_default_netmask_length: Option<bool>,
+    pub add_allocation_resource_tags: Option<Vec<RequestIpamResourceTag>>,
+    pub remove_allocation_resource_tags: Option<Vec<RequestIpamResourceTag>>,
+}
+
+impl Decode for ModifyIpamPoolRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddAllocationResourceTag",
+                "AllocationDefaultNetmaskLength",
+                "AllocationMaxNetmaskLength",
+                "AllocationMinNetmaskLength",
+                "AutoImport",
+                "ClearAllocationDefaultNetmaskLength",
+                "Description",
+                "DryRun",
+                "IpamPoolId",
+                "RemoveAllocationResourceTag",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[7], at_, "DryRun")?;
+        let ipam_pool_id = r.field_at(m_[8], at_, "IpamPoolId")?;
+        let ipam_pool_id = FormReader::required(ipam_pool_id, at_, "IpamPoolId")?;
+        let description = r.field_at(m_[6], at_, "Description")?;
+        let auto_import = r.field_at(m_[4], at_, "AutoImport")?;
+        let allocation_min_netmask_length = r.field_at(m_[3], at_, "AllocationMinNetmaskLength")?;
+        r.check_range(
+            allocation_min_netmask_length.map(i64::from),
+            at_,
+            "AllocationMinNetmaskLength",
+            Some(0),
+            Some(128),
+        )?;
+        let allocation_max_netmask_length = r.field_at(m_[2], at_, "AllocationMaxNetmaskLength")?;
+        r.check_range(
+            allocation_max_netmask_length.map(i64::from),
+            at_,
+            "AllocationMaxNetmaskLength",
+            Some(0),
+            Some(128),
+        )?;
+        let allocation_default_netmask_length =
+            r.field_at(m_[1], at_, "AllocationDefaultNetmaskLength")?;
+        r.check_range(
+            allocation_default_netmask_length.map(i64::from),
+            at_,
+            "AllocationDefaultNetmaskLength",
+            Some(0),
+            Some(128),
+        )?;
+        let clear_allocation_default_netmask_length =
+            r.field_at(m_[5], at_, "ClearAllocationDefaultNetmaskLength")?;
+        let add_allocation_resource_tags =
+            r.list_at(m_[0], at_, "AddAllocationResourceTag", None)?;
+        let remove_allocation_resource_tags =
+            r.list_at(m_[9], at_, "RemoveAllocationResourceTag", None)?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_pool_id,
+            description,
+            auto_import,
+            allocation_min_netmask_length,
+            allocation_max_netmask_length,
+            allocation_default_netmask_length,
+            clear_allocation_default_netmask_length,
+            add_allocation_resource_tags,
+            remove_allocation_resource_tags,
+        }))
+    }
+}
+
+/// The `ModifyIpamPoolResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyIpamPoolResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_pool: Option<IpamPool>,
+}
+
+impl EncodeMembers for ModifyIpamPoolResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamPool", &self.ipam_pool);
+    }
+}
+
+/// The `ModifyIpamRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyIpamRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_id: String,
+    pub description: Option<String>,
+    pub add_operating_regions: Option<Vec<AddIpamOperatingRegion>>,
+    pub remove_operating_regions: Option<Vec<RemoveIpamOperatingRegion>>,
+    pub tier: Option<IpamTier>,
+}
+
+impl Decode for ModifyIpamRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AddOperatingRegion",
+                "Description",
+                "DryRun",
+                "IpamId",
+                "RemoveOperatingRegion",
+                "Tier",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let ipam_id = r.field_at(m_[3], at_, "IpamId")?;
+        let ipam_id = FormReader::required(ipam_id, at_, "IpamId")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let add_operating_regions = r.list_at(m_[0], at_, "AddOperatingRegion", None)?;
+        r.check_count(
+            add_operating_regions.as_ref().map(Vec::len),
+            at_,
+            "AddOperatingRegion",
+            Some(0),
+            Some(50),
+        )?;
+        let remove_operating_regions = r.list_at(m_[4], at_, "RemoveOperatingRegion", None)?;
+        r.check_count(
+            remove_operating_regions.as_ref().map(Vec::len),
+            at_,
+            "RemoveOperatingRegion",
+            Some(0),
+            Some(50),
+        )?;
+        let tier = r.field_at(m_[5], at_, "Tier")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_id,
+            description,
+            add_operating_regions,
+            remove_operating_regions,
+            tier,
+        }))
+    }
+}
+
+/// The `ModifyIpamResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyIpamResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam: Option<Ipam>,
+}
+
+impl EncodeMembers for ModifyIpamResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipam", &self.ipam);
+    }
+}
+
+/// The `ModifyIpamScopeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyIpamScopeRequest {
+    pub dry_run: Option<bool>,
+    pub ipam_scope_id: String,
+    pub description: Option<String>,
+}
+
+impl Decode for ModifyIpamScopeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Description", "DryRun", "IpamScopeId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let ipam_scope_id = r.field_at(m_[2], at_, "IpamScopeId")?;
+        let ipam_scope_id = FormReader::required(ipam_scope_id, at_, "IpamScopeId")?;
+        let description = r.field_at(m_[0], at_, "Description")?;
+        Ok(Some(Self {
+            dry_run,
+            ipam_scope_id,
+            description,
+        }))
+    }
+}
+
+/// The `ModifyIpamScopeResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyIpamScopeResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipam_scope: Option<IpamScope>,
+}
+
+impl EncodeMembers for ModifyIpamScopeResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipamScope", &self.ipam_scope);
+    }
+}
+
 /// The `ModifyLaunchTemplateRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyLaunchTemplateRequest {
@@ -33698,6 +33908,22 @@ impl EncodeMembers for ReleaseIpamPoolAllocationResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("success", &self.success);
+    }
+}
+
+/// The `RemoveIpamOperatingRegion` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct RemoveIpamOperatingRegion {
+    pub region_name: Option<String>,
+}
+
+impl Decode for RemoveIpamOperatingRegion {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["RegionName"]) else {
+            return Ok(None);
+        };
+        let region_name = r.field_at(m_[0], at_, "RegionName")?;
+        Ok(Some(Self { region_name }))
     }
 }
 
@@ -40942,6 +41168,12 @@ pub enum Action {
     GetIpamPoolAllocations,
     /// `ReleaseIpamPoolAllocation`
     ReleaseIpamPoolAllocation,
+    /// `ModifyIpam`
+    ModifyIpam,
+    /// `ModifyIpamScope`
+    ModifyIpamScope,
+    /// `ModifyIpamPool`
+    ModifyIpamPool,
 }
 
 impl Action {
@@ -41183,6 +41415,9 @@ impl Action {
             Self::AllocateIpamPoolCidr => "AllocateIpamPoolCidr",
             Self::GetIpamPoolAllocations => "GetIpamPoolAllocations",
             Self::ReleaseIpamPoolAllocation => "ReleaseIpamPoolAllocation",
+            Self::ModifyIpam => "ModifyIpam",
+            Self::ModifyIpamScope => "ModifyIpamScope",
+            Self::ModifyIpamPool => "ModifyIpamPool",
         }
     }
     /// The served operation of that name, if any.
@@ -41423,6 +41658,9 @@ impl Action {
             "AllocateIpamPoolCidr" => Self::AllocateIpamPoolCidr,
             "GetIpamPoolAllocations" => Self::GetIpamPoolAllocations,
             "ReleaseIpamPoolAllocation" => Self::ReleaseIpamPoolAllocation,
+            "ModifyIpam" => Self::ModifyIpam,
+            "ModifyIpamScope" => Self::ModifyIpamScope,
+            "ModifyIpamPool" => Self::ModifyIpamPool,
             _ => return None,
         })
     }
@@ -42458,6 +42696,18 @@ pub trait Api {
         &mut self,
         input: ReleaseIpamPoolAllocationRequest,
     ) -> Result<ReleaseIpamPoolAllocationResult, ApiError>;
+    /// Serves `ModifyIpam`.
+    fn modify_ipam(&mut self, input: ModifyIpamRequest) -> Result<ModifyIpamResult, ApiError>;
+    /// Serves `ModifyIpamScope`.
+    fn modify_ipam_scope(
+        &mut self,
+        input: ModifyIpamScopeRequest,
+    ) -> Result<ModifyIpamScopeResult, ApiError>;
+    /// Serves `ModifyIpamPool`.
+    fn modify_ipam_pool(
+        &mut self,
+        input: ModifyIpamPoolRequest,
+    ) -> Result<ModifyIpamPoolResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -42925,6 +43175,12 @@ pub enum Response {
     GetIpamPoolAllocations(Box<GetIpamPoolAllocationsResult>),
     /// `ReleaseIpamPoolAllocation`
     ReleaseIpamPoolAllocation(Box<ReleaseIpamPoolAllocationResult>),
+    /// `ModifyIpam`
+    ModifyIpam(Box<ModifyIpamResult>),
+    /// `ModifyIpamScope`
+    ModifyIpamScope(Box<ModifyIpamScopeResult>),
+    /// `ModifyIpamPool`
+    ModifyIpamPool(Box<ModifyIpamPoolResult>),
 }
 
 impl Response {
@@ -44241,6 +44497,24 @@ impl Response {
             ),
             Self::ReleaseIpamPoolAllocation(output) => crate::protocol::xml::ec2_response(
                 "ReleaseIpamPoolAllocation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyIpam(output) => crate::protocol::xml::ec2_response(
+                "ModifyIpam",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyIpamScope(output) => crate::protocol::xml::ec2_response(
+                "ModifyIpamScope",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyIpamPool(output) => crate::protocol::xml::ec2_response(
+                "ModifyIpamPool",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -47023,6 +47297,43 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ReleaseIpamPoolAllocation(Box::new(
                 api.release_ipam_pool_allocation(input)?,
+            )))
+        }
+        Action::ModifyIpam => {
+            r.reject_unsupported("ModifyIpam", &["EnablePrivateGua", "MeteredAccount"])?;
+            let input = FormReader::required(ModifyIpamRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyIpam(Box::new(api.modify_ipam(input)?)))
+        }
+        Action::ModifyIpamScope => {
+            r.reject_unsupported(
+                "ModifyIpamScope",
+                &[
+                    "ExternalAuthorityConfiguration",
+                    "RemoveExternalAuthorityConfiguration",
+                ],
+            )?;
+            let input = FormReader::required(ModifyIpamScopeRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyIpamScope(Box::new(
+                api.modify_ipam_scope(input)?,
+            )))
+        }
+        Action::ModifyIpamPool => {
+            r.reject_unsupported("ModifyIpamPool", &[])?;
+            let input = FormReader::required(ModifyIpamPoolRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyIpamPool(Box::new(
+                api.modify_ipam_pool(input)?,
             )))
         }
     }

@@ -550,3 +550,175 @@ async fn pools_and_ipams_are_deleted_only_when_empty_or_cascading() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn ipams_scopes_and_pools_are_modified() {
+    use aws_sdk_ec2::types::{IpamScopeState, IpamTier, RemoveIpamOperatingRegion};
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (ipam_id, scope) = ipam(&ec2).await;
+    let (_, pool) = regional_pool(&ec2, &scope, "10.0.0.0/8").await;
+
+    // Operating regions: one added, one removed.
+    let out = ec2
+        .modify_ipam()
+        .ipam_id(&ipam_id)
+        .description("changed")
+        .tier(IpamTier::Free)
+        .add_operating_regions(
+            AddIpamOperatingRegion::builder()
+                .region_name("eu-west-1")
+                .build(),
+        )
+        .remove_operating_regions(
+            RemoveIpamOperatingRegion::builder()
+                .region_name("us-east-2")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.ipam().unwrap().state(),
+        Some(&IpamState::ModifyInProgress)
+    );
+    let described = ec2
+        .describe_ipams()
+        .ipam_ids(&ipam_id)
+        .send()
+        .await
+        .unwrap();
+    let i = &described.ipams()[0];
+    assert_eq!(i.state(), Some(&IpamState::ModifyComplete));
+    assert_eq!(i.tier(), Some(&IpamTier::Free));
+    assert_eq!(i.description(), Some("changed"));
+    let regions: Vec<&str> = i
+        .operating_regions()
+        .iter()
+        .map(|r| r.region_name().unwrap())
+        .collect();
+    assert_eq!(regions, ["us-east-1", "eu-west-1"]);
+    // The home region stays.
+    let (code, _) = code_and_message(
+        ec2.modify_ipam()
+            .ipam_id(&ipam_id)
+            .remove_operating_regions(
+                RemoveIpamOperatingRegion::builder()
+                    .region_name("us-east-1")
+                    .build(),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterValue");
+    // So does a region a pool is for.
+    ec2.create_ipam_pool()
+        .ipam_scope_id(&scope)
+        .address_family(AddressFamily::Ipv4)
+        .locale("eu-west-1")
+        .send()
+        .await
+        .unwrap();
+    let (code, message) = code_and_message(
+        ec2.modify_ipam()
+            .ipam_id(&ipam_id)
+            .remove_operating_regions(
+                RemoveIpamOperatingRegion::builder()
+                    .region_name("eu-west-1")
+                    .build(),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterValue");
+    assert!(message.contains("as its locale"), "{message}");
+
+    ec2.modify_ipam_scope()
+        .ipam_scope_id(&scope)
+        .description("private")
+        .send()
+        .await
+        .unwrap();
+    let scopes = ec2
+        .describe_ipam_scopes()
+        .ipam_scope_ids(&scope)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scopes.ipam_scopes()[0].description(), Some("private"));
+    assert_eq!(
+        scopes.ipam_scopes()[0].state(),
+        Some(&IpamScopeState::ModifyComplete)
+    );
+
+    // The pool's rules changed: a /20 by default, and a tag more required.
+    ec2.modify_ipam_pool()
+        .ipam_pool_id(&pool)
+        .allocation_default_netmask_length(20)
+        .add_allocation_resource_tags(
+            RequestIpamResourceTag::builder()
+                .key("team")
+                .value("net")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let pools = ec2
+        .describe_ipam_pools()
+        .filters(filter("state", &["modify-complete"]))
+        .send()
+        .await
+        .unwrap();
+    let [p] = pools.ipam_pools() else {
+        panic!("{pools:?}")
+    };
+    assert_eq!(p.allocation_default_netmask_length(), Some(20));
+    assert_eq!(p.allocation_resource_tags().len(), 2);
+    assert_eq!(
+        vpc_from(&ec2, &pool, None, &[("env", "prod")]).await,
+        Err(
+            "InvalidParameterValue: The resource is missing one or more of the resource tags \
+             required by the IPAM pool."
+                .to_string()
+        )
+    );
+    let (_, cidr) = vpc_from(&ec2, &pool, None, &[("env", "prod"), ("team", "net")])
+        .await
+        .unwrap();
+    assert_eq!(cidr, "10.0.0.0/20");
+    // A default outside the rules, or given and cleared at once: refused, nothing changed.
+    let (code, _) = code_and_message(
+        ec2.modify_ipam_pool()
+            .ipam_pool_id(&pool)
+            .allocation_default_netmask_length(12)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterValue");
+    let (code, _) = code_and_message(
+        ec2.modify_ipam_pool()
+            .ipam_pool_id(&pool)
+            .allocation_default_netmask_length(18)
+            .clear_allocation_default_netmask_length(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "InvalidParameterCombination");
+    ec2.modify_ipam_pool()
+        .ipam_pool_id(&pool)
+        .clear_allocation_default_netmask_length(true)
+        .send()
+        .await
+        .unwrap();
+    let pools = ec2
+        .describe_ipam_pools()
+        .ipam_pool_ids(&pool)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        pools.ipam_pools()[0].allocation_default_netmask_length(),
+        None
+    );
+}
