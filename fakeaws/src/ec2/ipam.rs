@@ -1368,10 +1368,11 @@ fn take_from(
         Wanted::Cidr(n) => n.prefix_len(),
         Wanted::Length(l) => *l,
     };
+    // A CIDR whose deprovisioning failed is still the pool's.
     let held: Vec<IpNet> = pool
         .cidrs
         .iter()
-        .filter(|c| c.state == IpamPoolCidrState::Provisioned)
+        .filter(|c| c.holds())
         .map(|c| c.cidr)
         .collect();
     let biggest = held.iter().map(IpNet::prefix_len).min();
@@ -1812,6 +1813,17 @@ pub fn vpc_allocated(region: &mut Region, pool_id: &str, vpc_id: &str, net: Ipv4
     };
     if let Some(p) = region.ipam_pools.0.get_mut(pool_id) {
         p.allocations.push(allocation);
+    }
+}
+
+/// VPC `vpc_id` no longer holds `net`: its allocation of it, if any, is released.
+pub fn range_gone(region: &mut Region, vpc_id: &str, net: IpNet) {
+    for pool in region.ipam_pools.0.values_mut() {
+        pool.allocations.retain(|a| {
+            !(a.resource_type == IpamPoolAllocationResourceType::Vpc
+                && a.resource_id.as_deref() == Some(vpc_id)
+                && a.cidr == net)
+        });
     }
 }
 

@@ -14,7 +14,7 @@ use ipnet::{IpNet, Ipv4Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::vpc::{SecondaryCidr, cidr_text, parse_cidr};
-use crate::ec2::{Kind, route_table, vpc, vpc_ipv6};
+use crate::ec2::{Kind, ipam, route_table, vpc, vpc_ipv6};
 use crate::generated::ec2::{
     AssociateVpcCidrBlockRequest, AssociateVpcCidrBlockResult, DisassociateVpcCidrBlockRequest,
     DisassociateVpcCidrBlockResult, VpcCidrBlockStateCode,
@@ -98,10 +98,32 @@ pub fn associate_vpc_cidr_block(
         });
     }
     let vpc = Kind::Vpc.get(&region.vpcs, &input.vpc_id)?;
-    let raw = input
-        .cidr_block
-        .ok_or_else(|| ApiError::missing_parameter("CidrBlock or AmazonProvidedIpv6CidrBlock"))?;
-    let cidr = parse_cidr(&raw, "cidrBlock")?;
+    let pool = input.ipv4_ipam_pool_id.as_deref().filter(|p| !p.is_empty());
+    let cidr = match pool {
+        // The range comes from an IPAM pool, which the VPC's tags must satisfy.
+        Some(pool) => {
+            let no_tags = std::collections::BTreeMap::new();
+            ipam::vpc_range(
+                region,
+                pool,
+                input.cidr_block.as_deref(),
+                input.ipv4_netmask_length,
+                region.tags.get(&vpc.id).unwrap_or(&no_tags),
+            )?
+        }
+        None if input.ipv4_netmask_length.is_some() => {
+            return Err(ApiError::invalid_combination(
+                "Ipv4NetmaskLength takes a range from an IPAM pool: it needs Ipv4IpamPoolId.",
+            ));
+        }
+        None => {
+            let raw = input.cidr_block.as_deref().ok_or_else(|| {
+                ApiError::missing_parameter("CidrBlock or AmazonProvidedIpv6CidrBlock")
+            })?;
+            parse_cidr(raw, "cidrBlock")?
+        }
+    };
+    let raw = cidr.to_string();
     let invalid = |why: String| ApiError::new(Code::InvalidVpcRange, why);
     if !(16..=28).contains(&cidr.prefix_len()) {
         return Err(invalid(format!("The CIDR '{raw}' is invalid.")));
@@ -144,6 +166,9 @@ pub fn associate_vpc_cidr_block(
         },
     );
     route_table::add_local_routes(region, &input.vpc_id, IpNet::V4(cidr));
+    if let Some(pool) = pool {
+        ipam::vpc_allocated(region, pool, &input.vpc_id, cidr);
+    }
     Ok(AssociateVpcCidrBlockResult {
         cidr_block_association: Some(vpc::association(
             &association_id,
@@ -217,6 +242,7 @@ pub fn disassociate_vpc_cidr_block(
     }
     vpc::remove_range(region, &vpc_id, &id);
     route_table::remove_local_routes(region, &vpc_id, IpNet::V4(cidr));
+    ipam::range_gone(region, &vpc_id, IpNet::V4(cidr));
     Ok(DisassociateVpcCidrBlockResult {
         cidr_block_association: Some(vpc::association(
             &id,

@@ -3099,6 +3099,8 @@ impl EncodeMembers for AssociateSubnetCidrBlockResult {
 pub struct AssociateVpcCidrBlockRequest {
     pub cidr_block: Option<String>,
     pub ipv6_cidr_block_network_border_group: Option<String>,
+    pub ipv4_ipam_pool_id: Option<String>,
+    pub ipv4_netmask_length: Option<i32>,
     pub vpc_id: String,
     pub amazon_provided_ipv6_cidr_block: Option<bool>,
 }
@@ -3110,6 +3112,8 @@ impl Decode for AssociateVpcCidrBlockRequest {
             &[
                 "AmazonProvidedIpv6CidrBlock",
                 "CidrBlock",
+                "Ipv4IpamPoolId",
+                "Ipv4NetmaskLength",
                 "Ipv6CidrBlockNetworkBorderGroup",
                 "VpcId",
             ],
@@ -3118,14 +3122,18 @@ impl Decode for AssociateVpcCidrBlockRequest {
         };
         let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
         let ipv6_cidr_block_network_border_group =
-            r.field_at(m_[2], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
-        let vpc_id = r.field_at(m_[3], at_, "VpcId")?;
+            r.field_at(m_[4], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+        let ipv4_ipam_pool_id = r.field_at(m_[2], at_, "Ipv4IpamPoolId")?;
+        let ipv4_netmask_length = r.field_at(m_[3], at_, "Ipv4NetmaskLength")?;
+        let vpc_id = r.field_at(m_[5], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let amazon_provided_ipv6_cidr_block =
             r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
         Ok(Some(Self {
             cidr_block,
             ipv6_cidr_block_network_border_group,
+            ipv4_ipam_pool_id,
+            ipv4_netmask_length,
             vpc_id,
             amazon_provided_ipv6_cidr_block,
         }))
@@ -44627,8 +44635,6 @@ pub fn execute<A: Api + ?Sized>(
                 &[
                     "Ipv6Pool",
                     "Ipv6CidrBlock",
-                    "Ipv4IpamPoolId",
-                    "Ipv4NetmaskLength",
                     "Ipv6IpamPoolId",
                     "Ipv6NetmaskLength",
                 ],

@@ -325,6 +325,31 @@ async fn a_vpc_takes_its_range_from_a_pool_and_gives_it_back() {
     );
     assert_eq!(allocations(&ec2, &pool).await.len(), 2);
 
+    // A secondary range of a VPC from the pool, given back when disassociated.
+    let associated = ec2
+        .associate_vpc_cidr_block()
+        .vpc_id(&b)
+        .ipv4_ipam_pool_id(&pool)
+        .ipv4_netmask_length(16)
+        .send()
+        .await
+        .unwrap();
+    let association = associated.cidr_block_association().unwrap();
+    assert_eq!(association.cidr_block(), Some("10.2.0.0/16"));
+    assert_eq!(allocations(&ec2, &pool).await.len(), 3);
+    let described = ec2.describe_vpcs().vpc_ids(&b).send().await.unwrap();
+    assert_eq!(
+        described.vpcs()[0].cidr_block_association_set().len(),
+        2,
+        "{described:?}"
+    );
+    ec2.disassociate_vpc_cidr_block()
+        .association_id(association.association_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(allocations(&ec2, &pool).await.len(), 2);
+
     // A deleted VPC's range goes back to the pool and is the next one taken.
     ec2.delete_vpc().vpc_id(&a).send().await.unwrap();
     assert_eq!(allocations(&ec2, &pool).await.len(), 1);
