@@ -145,6 +145,10 @@ pub struct Region {
     /// Carrier gateways by id.
     #[serde(default)]
     pub(crate) carrier_gateways: crate::ec2::carrier_gateway::CarrierGateways,
+    /// EC2 Instance Connect Endpoints by id.
+    #[serde(default)]
+    pub(crate) instance_connect_endpoints:
+        crate::ec2::instance_connect_endpoint::InstanceConnectEndpoints,
     /// IPAMs.
     #[serde(default)]
     pub(crate) ipams: crate::ec2::ipam::Ipams,
@@ -501,6 +505,7 @@ impl Region {
             prefix_lists: Default::default(),
             flow_logs: Default::default(),
             carrier_gateways: Default::default(),
+            instance_connect_endpoints: Default::default(),
             ipams: Default::default(),
             ipam_scopes: Default::default(),
             ipam_pools: Default::default(),
@@ -658,6 +663,7 @@ impl Region {
             Kind::PublicIpv4Pool => self.public_ipv4_pools.contains_key(id),
             Kind::FlowLog => self.flow_logs.contains_key(id),
             Kind::CarrierGateway => self.carrier_gateways.contains_key(id),
+            Kind::InstanceConnectEndpoint => self.instance_connect_endpoints.contains_key(id),
             Kind::IpamScope => self.ipam_scopes.contains_key(id),
             Kind::IpamPool => self.ipam_pools.contains_key(id),
             Kind::Ipam => self.ipams.contains_key(id),

@@ -70,6 +70,8 @@ pub enum Kind {
     FlowLog,
     /// Carrier gateways (`cagw-`).
     CarrierGateway,
+    /// EC2 Instance Connect Endpoints (`eice-`).
+    InstanceConnectEndpoint,
     /// IPAM scopes (`ipam-scope-`).
     IpamScope,
     /// IPAM pools (`ipam-pool-`).
@@ -88,7 +90,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 31] = [
+    pub const ALL: [Kind; 32] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -117,6 +119,7 @@ impl Kind {
         Kind::PublicIpv4Pool,
         Kind::FlowLog,
         Kind::CarrierGateway,
+        Kind::InstanceConnectEndpoint,
         Kind::IpamScope,
         Kind::IpamPool,
         Kind::Ipam,
@@ -258,6 +261,12 @@ impl Kind {
                 "carrierGateway",
                 ResourceType::CarrierGateway,
             ),
+            Kind::InstanceConnectEndpoint => (
+                "eice",
+                "InvalidInstanceConnectEndpointId",
+                "instance connect endpoint",
+                ResourceType::InstanceConnectEndpoint,
+            ),
             Kind::IpamScope => (
                 "ipam-scope",
                 "InvalidIpamScopeId",
@@ -317,6 +326,7 @@ impl Kind {
             Kind::PublicIpv4Pool => "pool-id",
             Kind::FlowLog => "flow-log-id",
             Kind::CarrierGateway => "carrier-gateway-id",
+            Kind::InstanceConnectEndpoint => "instance-connect-endpoint-id",
             Kind::IpamScope => "ipam-scope-id",
             Kind::IpamPool => "ipam-pool-id",
             Kind::Ipam => "ipam-id",

@@ -21,6 +21,7 @@ pub mod image_attribute;
 pub mod image_from_instance;
 pub mod image_lifecycle;
 pub mod instance;
+pub mod instance_connect_endpoint;
 pub mod instance_type;
 pub mod internet_gateway;
 pub mod ipam;
@@ -516,6 +517,27 @@ impl Api for Region {
         input: ModifyIpamPoolRequest,
     ) -> Result<ModifyIpamPoolResult, ApiError> {
         ipam::modify_ipam_pool(self, input)
+    }
+
+    fn create_instance_connect_endpoint(
+        &mut self,
+        input: CreateInstanceConnectEndpointRequest,
+    ) -> Result<CreateInstanceConnectEndpointResult, ApiError> {
+        instance_connect_endpoint::create_instance_connect_endpoint(self, input)
+    }
+
+    fn describe_instance_connect_endpoints(
+        &mut self,
+        input: DescribeInstanceConnectEndpointsRequest,
+    ) -> Result<DescribeInstanceConnectEndpointsResult, ApiError> {
+        instance_connect_endpoint::describe_instance_connect_endpoints(self, input)
+    }
+
+    fn delete_instance_connect_endpoint(
+        &mut self,
+        input: DeleteInstanceConnectEndpointRequest,
+    ) -> Result<DeleteInstanceConnectEndpointResult, ApiError> {
+        instance_connect_endpoint::delete_instance_connect_endpoint(self, input)
     }
 
     fn create_carrier_gateway(

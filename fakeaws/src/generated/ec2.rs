@@ -1632,6 +1632,17 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "vpc-id",
         ],
     ),
+    (
+        "DescribeInstanceConnectEndpoints",
+        &[
+            "instance-connect-endpoint-id",
+            "state",
+            "subnet-id",
+            "tag-key",
+            "tag-value",
+            "vpc-id",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -6061,6 +6072,78 @@ impl EncodeMembers for CreateImageResult {
     }
 }
 
+/// The `CreateInstanceConnectEndpointRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateInstanceConnectEndpointRequest {
+    pub dry_run: Option<bool>,
+    pub subnet_id: String,
+    pub security_group_ids: Option<Vec<String>>,
+    pub preserve_client_ip: Option<bool>,
+    pub client_token: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub ip_address_type: Option<IpAddressType>,
+}
+
+impl Decode for CreateInstanceConnectEndpointRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DryRun",
+                "IpAddressType",
+                "PreserveClientIp",
+                "SecurityGroupId",
+                "SubnetId",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let subnet_id = r.field_at(m_[5], at_, "SubnetId")?;
+        let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
+        let security_group_ids = r.list_at(m_[4], at_, "SecurityGroupId", None)?;
+        r.check_count(
+            security_group_ids.as_ref().map(Vec::len),
+            at_,
+            "SecurityGroupId",
+            Some(0),
+            Some(16),
+        )?;
+        let preserve_client_ip = r.field_at(m_[3], at_, "PreserveClientIp")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let tag_specifications = r.list_at(m_[6], at_, "TagSpecification", None)?;
+        let ip_address_type = r.field_at(m_[2], at_, "IpAddressType")?;
+        Ok(Some(Self {
+            dry_run,
+            subnet_id,
+            security_group_ids,
+            preserve_client_ip,
+            client_token,
+            tag_specifications,
+            ip_address_type,
+        }))
+    }
+}
+
+/// The `CreateInstanceConnectEndpointResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateInstanceConnectEndpointResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_connect_endpoint: Option<Ec2InstanceConnectEndpoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+}
+
+impl EncodeMembers for CreateInstanceConnectEndpointResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceConnectEndpoint", &self.instance_connect_endpoint);
+        w.field("clientToken", &self.client_token);
+    }
+}
+
 /// The `CreateInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateInternetGatewayRequest {
@@ -7862,6 +7945,46 @@ impl EncodeMembers for DeleteFlowLogsResult {
     }
 }
 
+/// The `DeleteInstanceConnectEndpointRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteInstanceConnectEndpointRequest {
+    pub dry_run: Option<bool>,
+    pub instance_connect_endpoint_id: String,
+}
+
+impl Decode for DeleteInstanceConnectEndpointRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "InstanceConnectEndpointId"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let instance_connect_endpoint_id = r.field_at(m_[1], at_, "InstanceConnectEndpointId")?;
+        let instance_connect_endpoint_id = FormReader::required(
+            instance_connect_endpoint_id,
+            at_,
+            "InstanceConnectEndpointId",
+        )?;
+        Ok(Some(Self {
+            dry_run,
+            instance_connect_endpoint_id,
+        }))
+    }
+}
+
+/// The `DeleteInstanceConnectEndpointResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteInstanceConnectEndpointResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_connect_endpoint: Option<Ec2InstanceConnectEndpoint>,
+}
+
+impl EncodeMembers for DeleteInstanceConnectEndpointResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceConnectEndpoint", &self.instance_connect_endpoint);
+    }
+}
+
 /// The `DeleteInternetGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteInternetGatewayRequest {
@@ -9473,6 +9596,74 @@ impl Decode for DescribeInstanceAttributeRequest {
             instance_id,
             attribute,
         }))
+    }
+}
+
+/// The `DescribeInstanceConnectEndpointsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeInstanceConnectEndpointsRequest {
+    pub dry_run: Option<bool>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub filters: Option<Vec<Filter>>,
+    pub instance_connect_endpoint_ids: Option<Vec<String>>,
+}
+
+impl Decode for DescribeInstanceConnectEndpointsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "Filter",
+                "InstanceConnectEndpointId",
+                "MaxResults",
+                "NextToken",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(50),
+        )?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let instance_connect_endpoint_ids =
+            r.list_at(m_[2], at_, "InstanceConnectEndpointId", None)?;
+        Ok(Some(Self {
+            dry_run,
+            max_results,
+            next_token,
+            filters,
+            instance_connect_endpoint_ids,
+        }))
+    }
+}
+
+/// The `DescribeInstanceConnectEndpointsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeInstanceConnectEndpointsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_connect_endpoints: Option<Vec<Ec2InstanceConnectEndpoint>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeInstanceConnectEndpointsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "instanceConnectEndpointSet",
+            "item",
+            &self.instance_connect_endpoints,
+        );
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -12939,6 +13130,147 @@ impl EncodeMembers for EbsStatusSummary {
     }
 }
 
+/// The `Ec2InstanceConnectEndpoint` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ec2InstanceConnectEndpoint {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_connect_endpoint_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_connect_endpoint_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Ec2InstanceConnectEndpointState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fips_dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interface_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preserve_client_ip: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_group_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_address_type: Option<IpAddressType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_dns_names: Option<InstanceConnectEndpointPublicDnsNames>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+}
+
+impl EncodeMembers for Ec2InstanceConnectEndpoint {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ownerId", &self.owner_id);
+        w.field(
+            "instanceConnectEndpointId",
+            &self.instance_connect_endpoint_id,
+        );
+        w.field(
+            "instanceConnectEndpointArn",
+            &self.instance_connect_endpoint_arn,
+        );
+        w.field("state", &self.state);
+        w.field("stateMessage", &self.state_message);
+        w.field("dnsName", &self.dns_name);
+        w.field("fipsDnsName", &self.fips_dns_name);
+        w.list_field("networkInterfaceIdSet", "item", &self.network_interface_ids);
+        w.field("vpcId", &self.vpc_id);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("createdAt", &self.created_at);
+        w.field("subnetId", &self.subnet_id);
+        w.field("preserveClientIp", &self.preserve_client_ip);
+        w.list_field("securityGroupIdSet", "item", &self.security_group_ids);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("ipAddressType", &self.ip_address_type);
+        w.field("publicDnsNames", &self.public_dns_names);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+    }
+}
+
+/// The `Ec2InstanceConnectEndpointState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ec2InstanceConnectEndpointState {
+    /// `create-in-progress`
+    CreateInProgress,
+    /// `create-complete`
+    CreateComplete,
+    /// `create-failed`
+    CreateFailed,
+    /// `delete-in-progress`
+    DeleteInProgress,
+    /// `delete-complete`
+    DeleteComplete,
+    /// `delete-failed`
+    DeleteFailed,
+    /// `update-in-progress`
+    UpdateInProgress,
+    /// `update-complete`
+    UpdateComplete,
+    /// `update-failed`
+    UpdateFailed,
+}
+
+impl Ec2InstanceConnectEndpointState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "create-in-progress",
+        "create-complete",
+        "create-failed",
+        "delete-in-progress",
+        "delete-complete",
+        "delete-failed",
+        "update-in-progress",
+        "update-complete",
+        "update-failed",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CreateInProgress => "create-in-progress",
+            Self::CreateComplete => "create-complete",
+            Self::CreateFailed => "create-failed",
+            Self::DeleteInProgress => "delete-in-progress",
+            Self::DeleteComplete => "delete-complete",
+            Self::DeleteFailed => "delete-failed",
+            Self::UpdateInProgress => "update-in-progress",
+            Self::UpdateComplete => "update-complete",
+            Self::UpdateFailed => "update-failed",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "create-in-progress" => Self::CreateInProgress,
+            "create-complete" => Self::CreateComplete,
+            "create-failed" => Self::CreateFailed,
+            "delete-in-progress" => Self::DeleteInProgress,
+            "delete-complete" => Self::DeleteComplete,
+            "delete-failed" => Self::DeleteFailed,
+            "update-in-progress" => Self::UpdateInProgress,
+            "update-complete" => Self::UpdateComplete,
+            "update-failed" => Self::UpdateFailed,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(Ec2InstanceConnectEndpointState);
+
 /// The `EfaInfo` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EfaInfo {
@@ -16252,6 +16584,40 @@ impl EncodeMembers for InstanceCapacity {
         w.field("availableCapacity", &self.available_capacity);
         w.field("instanceType", &self.instance_type);
         w.field("totalCapacity", &self.total_capacity);
+    }
+}
+
+/// The `InstanceConnectEndpointDnsNames` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceConnectEndpointDnsNames {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fips_dns_name: Option<String>,
+}
+
+impl EncodeMembers for InstanceConnectEndpointDnsNames {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("dnsName", &self.dns_name);
+        w.field("fipsDnsName", &self.fips_dns_name);
+    }
+}
+
+/// The `InstanceConnectEndpointPublicDnsNames` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstanceConnectEndpointPublicDnsNames {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4: Option<InstanceConnectEndpointDnsNames>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dualstack: Option<InstanceConnectEndpointDnsNames>,
+}
+
+impl EncodeMembers for InstanceConnectEndpointPublicDnsNames {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv4", &self.ipv4);
+        w.field("dualstack", &self.dualstack);
     }
 }
 
@@ -41182,6 +41548,12 @@ pub enum Action {
     ModifyIpamScope,
     /// `ModifyIpamPool`
     ModifyIpamPool,
+    /// `CreateInstanceConnectEndpoint`
+    CreateInstanceConnectEndpoint,
+    /// `DescribeInstanceConnectEndpoints`
+    DescribeInstanceConnectEndpoints,
+    /// `DeleteInstanceConnectEndpoint`
+    DeleteInstanceConnectEndpoint,
 }
 
 impl Action {
@@ -41426,6 +41798,9 @@ impl Action {
             Self::ModifyIpam => "ModifyIpam",
             Self::ModifyIpamScope => "ModifyIpamScope",
             Self::ModifyIpamPool => "ModifyIpamPool",
+            Self::CreateInstanceConnectEndpoint => "CreateInstanceConnectEndpoint",
+            Self::DescribeInstanceConnectEndpoints => "DescribeInstanceConnectEndpoints",
+            Self::DeleteInstanceConnectEndpoint => "DeleteInstanceConnectEndpoint",
         }
     }
     /// The served operation of that name, if any.
@@ -41669,6 +42044,9 @@ impl Action {
             "ModifyIpam" => Self::ModifyIpam,
             "ModifyIpamScope" => Self::ModifyIpamScope,
             "ModifyIpamPool" => Self::ModifyIpamPool,
+            "CreateInstanceConnectEndpoint" => Self::CreateInstanceConnectEndpoint,
+            "DescribeInstanceConnectEndpoints" => Self::DescribeInstanceConnectEndpoints,
+            "DeleteInstanceConnectEndpoint" => Self::DeleteInstanceConnectEndpoint,
             _ => return None,
         })
     }
@@ -42716,6 +43094,21 @@ pub trait Api {
         &mut self,
         input: ModifyIpamPoolRequest,
     ) -> Result<ModifyIpamPoolResult, ApiError>;
+    /// Serves `CreateInstanceConnectEndpoint`.
+    fn create_instance_connect_endpoint(
+        &mut self,
+        input: CreateInstanceConnectEndpointRequest,
+    ) -> Result<CreateInstanceConnectEndpointResult, ApiError>;
+    /// Serves `DescribeInstanceConnectEndpoints`.
+    fn describe_instance_connect_endpoints(
+        &mut self,
+        input: DescribeInstanceConnectEndpointsRequest,
+    ) -> Result<DescribeInstanceConnectEndpointsResult, ApiError>;
+    /// Serves `DeleteInstanceConnectEndpoint`.
+    fn delete_instance_connect_endpoint(
+        &mut self,
+        input: DeleteInstanceConnectEndpointRequest,
+    ) -> Result<DeleteInstanceConnectEndpointResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -43189,6 +43582,12 @@ pub enum Response {
     ModifyIpamScope(Box<ModifyIpamScopeResult>),
     /// `ModifyIpamPool`
     ModifyIpamPool(Box<ModifyIpamPoolResult>),
+    /// `CreateInstanceConnectEndpoint`
+    CreateInstanceConnectEndpoint(Box<CreateInstanceConnectEndpointResult>),
+    /// `DescribeInstanceConnectEndpoints`
+    DescribeInstanceConnectEndpoints(Box<DescribeInstanceConnectEndpointsResult>),
+    /// `DeleteInstanceConnectEndpoint`
+    DeleteInstanceConnectEndpoint(Box<DeleteInstanceConnectEndpointResult>),
 }
 
 impl Response {
@@ -44523,6 +44922,24 @@ impl Response {
             ),
             Self::ModifyIpamPool(output) => crate::protocol::xml::ec2_response(
                 "ModifyIpamPool",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateInstanceConnectEndpoint(output) => crate::protocol::xml::ec2_response(
+                "CreateInstanceConnectEndpoint",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeInstanceConnectEndpoints(output) => crate::protocol::xml::ec2_response(
+                "DescribeInstanceConnectEndpoints",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteInstanceConnectEndpoint(output) => crate::protocol::xml::ec2_response(
+                "DeleteInstanceConnectEndpoint",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -47340,6 +47757,45 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::ModifyIpamPool(Box::new(
                 api.modify_ipam_pool(input)?,
+            )))
+        }
+        Action::CreateInstanceConnectEndpoint => {
+            r.reject_unsupported("CreateInstanceConnectEndpoint", &[])?;
+            let input =
+                FormReader::required(CreateInstanceConnectEndpointRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateInstanceConnectEndpoint(Box::new(
+                api.create_instance_connect_endpoint(input)?,
+            )))
+        }
+        Action::DescribeInstanceConnectEndpoints => {
+            r.reject_unsupported("DescribeInstanceConnectEndpoints", &[])?;
+            let input = FormReader::required(
+                DescribeInstanceConnectEndpointsRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeInstanceConnectEndpoints(Box::new(
+                api.describe_instance_connect_endpoints(input)?,
+            )))
+        }
+        Action::DeleteInstanceConnectEndpoint => {
+            r.reject_unsupported("DeleteInstanceConnectEndpoint", &[])?;
+            let input =
+                FormReader::required(DeleteInstanceConnectEndpointRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteInstanceConnectEndpoint(Box::new(
+                api.delete_instance_connect_endpoint(input)?,
             )))
         }
     }

@@ -28,11 +28,9 @@ async fn ipam(ec2: &aws_sdk_ec2::Client) -> (String, String) {
     )
 }
 
-/// A top-level pool of `scope` holding `cidr`, and a pool of `us-east-1` inside it holding a
-/// /12 of it, whose allocations are /16 to /24 (/16 by default) and need the tag
-/// `env=prod`; the regional pool's id.
-async fn regional_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> (String, String) {
-    let top = ec2
+/// A top-level IPv4 pool of `scope` holding `cidr`; its id.
+async fn top_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> String {
+    let pool = ec2
         .create_ipam_pool()
         .ipam_scope_id(scope)
         .address_family(AddressFamily::Ipv4)
@@ -45,11 +43,19 @@ async fn regional_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> (S
         .unwrap()
         .to_string();
     ec2.provision_ipam_pool_cidr()
-        .ipam_pool_id(&top)
+        .ipam_pool_id(&pool)
         .cidr(cidr)
         .send()
         .await
         .unwrap();
+    pool
+}
+
+/// A top-level pool of `scope` holding `cidr`, and a pool of `us-east-1` inside it holding a
+/// /12 of it, whose allocations are /16 to /24 (/16 by default) and need the tag
+/// `env=prod`; the regional pool's id.
+async fn regional_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> (String, String) {
+    let top = top_pool(ec2, scope, cidr).await;
     let regional = ec2
         .create_ipam_pool()
         .ipam_scope_id(scope)
@@ -362,24 +368,7 @@ async fn custom_allocations_are_reserved_previewed_and_released() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
     let (_, scope) = ipam(&ec2).await;
-    let pool = ec2
-        .create_ipam_pool()
-        .ipam_scope_id(&scope)
-        .address_family(AddressFamily::Ipv4)
-        .send()
-        .await
-        .unwrap()
-        .ipam_pool()
-        .unwrap()
-        .ipam_pool_id()
-        .unwrap()
-        .to_string();
-    ec2.provision_ipam_pool_cidr()
-        .ipam_pool_id(&pool)
-        .cidr("192.168.0.0/16")
-        .send()
-        .await
-        .unwrap();
+    let pool = top_pool(&ec2, &scope, "192.168.0.0/16").await;
 
     let preview = ec2
         .allocate_ipam_pool_cidr()

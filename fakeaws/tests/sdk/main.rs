@@ -24,6 +24,7 @@ mod image_attribute;
 mod image_key_pair;
 mod instance;
 mod instance_attribute;
+mod instance_connect_endpoint;
 mod instance_options;
 mod instance_profile;
 mod instance_type;
