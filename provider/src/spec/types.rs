@@ -204,7 +204,7 @@ pub struct VpcSpec {
     /// An IPv4 pool of Amazon VPC IP Address Manager (IPAM) the VPC's range comes from
     /// (CAPA's `ipamPool`), instead of `cidrBlock`: found by id or `Name` tag when the VPC is
     /// created (CreateVpc allocates the range). The default subnets are cut from the range
-    /// the VPC gets. Immutable once the VPC exists.
+    /// the VPC gets. Read only when the VPC is created: the cluster's VPC keeps its range.
     #[serde(default)]
     pub ipam_pool: Option<IpamPool>,
 }
