@@ -19,7 +19,7 @@ use aws_smithy_types::DateTime;
 
 use crate::ec2::filter::{Filterable, Filters, one};
 use crate::ec2::network_interface::{self, NewInterface};
-use crate::ec2::{Kind, fingerprint, page, security_group, tags};
+use crate::ec2::{Kind, fingerprint, page, security_group, tags, unique};
 use crate::generated::ec2::{
     CreateInstanceConnectEndpointRequest, CreateInstanceConnectEndpointResult,
     DeleteInstanceConnectEndpointRequest, DeleteInstanceConnectEndpointResult,
@@ -160,12 +160,7 @@ pub fn create_instance_connect_endpoint(
             "PreserveClientIp is only supported on IPv4 EC2 Instance Connect Endpoints.",
         ));
     }
-    let mut groups: Vec<String> = Vec::new();
-    for g in input.security_group_ids.take().into_iter().flatten() {
-        if !groups.contains(&g) {
-            groups.push(g);
-        }
-    }
+    let mut groups = unique(input.security_group_ids.take());
     if groups.is_empty() {
         groups.extend(security_group::default_of(region, &subnet.vpc_id));
     }

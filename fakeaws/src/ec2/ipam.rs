@@ -1816,23 +1816,14 @@ pub fn vpc_allocated(region: &mut Region, pool_id: &str, vpc_id: &str, net: Ipv4
     }
 }
 
-/// VPC `vpc_id` no longer holds `net`: its allocation of it, if any, is released.
-pub fn range_gone(region: &mut Region, vpc_id: &str, net: IpNet) {
+/// VPC `vpc_id` no longer holds `net` (none: any of its ranges, the VPC being gone): its
+/// allocations of them are released.
+pub fn vpc_released(region: &mut Region, vpc_id: &str, net: Option<IpNet>) {
     for pool in region.ipam_pools.0.values_mut() {
         pool.allocations.retain(|a| {
             !(a.resource_type == IpamPoolAllocationResourceType::Vpc
                 && a.resource_id.as_deref() == Some(vpc_id)
-                && a.cidr == net)
-        });
-    }
-}
-
-/// Resource `id` (a VPC) is gone: its allocations are released.
-pub fn resource_gone(region: &mut Region, id: &str) {
-    for pool in region.ipam_pools.0.values_mut() {
-        pool.allocations.retain(|a| {
-            a.resource_type == IpamPoolAllocationResourceType::IpamPool
-                || a.resource_id.as_deref() != Some(id)
+                && net.is_none_or(|n| a.cidr == n))
         });
     }
 }

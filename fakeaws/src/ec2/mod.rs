@@ -57,6 +57,17 @@ use crate::generated::ec2::*;
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
+/// The ids in `ids`, each once, in the order given (a request may name one twice).
+pub fn unique(ids: Option<Vec<String>>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in ids.unwrap_or_default() {
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
 /// The fingerprint of a create request, its ClientToken taken out: what the idempotency
 /// ledger compares a retry with the same token against. A hash of every parameter rather than
 /// the request itself, which the ledger would keep for as long as the region lives (user data

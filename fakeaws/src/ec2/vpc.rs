@@ -489,7 +489,7 @@ pub fn delete_vpc(region: &mut Region, input: DeleteVpcRequest) -> Result<(), Ap
     region.vpcs.0.remove(&id);
     region.tags.remove_resource(&id);
     crate::ec2::flow_log::resource_gone(region, &id);
-    ipam::resource_gone(region, &id);
+    ipam::vpc_released(region, &id, None);
     Ok(())
 }
 

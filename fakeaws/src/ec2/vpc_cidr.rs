@@ -242,7 +242,7 @@ pub fn disassociate_vpc_cidr_block(
     }
     vpc::remove_range(region, &vpc_id, &id);
     route_table::remove_local_routes(region, &vpc_id, IpNet::V4(cidr));
-    ipam::range_gone(region, &vpc_id, IpNet::V4(cidr));
+    ipam::vpc_released(region, &vpc_id, Some(IpNet::V4(cidr)));
     Ok(DisassociateVpcCidrBlockResult {
         cidr_block_association: Some(vpc::association(
             &id,

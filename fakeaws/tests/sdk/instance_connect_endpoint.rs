@@ -178,17 +178,15 @@ async fn a_bad_endpoint_request_is_refused_and_makes_nothing() {
     let subnet_id = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
     let stranger = group(&ec2, &other_vpc, "elsewhere").await;
 
-    let (code, _) = code_and_message(
+    let (code, message) = code_and_message(
         ec2.create_instance_connect_endpoint()
             .subnet_id(&subnet_id)
             .security_group_ids(&stranger)
             .send()
             .await,
     );
-    assert!(
-        code.starts_with("InvalidParameter") || code.starts_with("InvalidGroup"),
-        "{code}"
-    );
+    assert_eq!(code, "InvalidGroup.NotFound");
+    assert!(message.contains(&vpc_id), "{message}");
     let (code, _) = code_and_message(
         ec2.create_instance_connect_endpoint()
             .subnet_id(&subnet_id)
@@ -218,23 +216,53 @@ async fn a_bad_endpoint_request_is_refused_and_makes_nothing() {
         .unwrap();
     assert!(interfaces.network_interfaces().is_empty());
 
-    // A preserved client address needs the IPv4 address type.
-    ec2.associate_vpc_cidr_block()
+    // A preserved client address needs the IPv4 address type, in a subnet with an IPv6
+    // range too.
+    let block = ec2
+        .associate_vpc_cidr_block()
         .vpc_id(&vpc_id)
         .amazon_provided_ipv6_cidr_block(true)
         .send()
         .await
+        .unwrap()
+        .ipv6_cidr_block_association
+        .unwrap()
+        .ipv6_cidr_block
         .unwrap();
-    let (code, _) = code_and_message(
+    let first64 = block
+        .parse::<ipnet::Ipv6Net>()
+        .unwrap()
+        .subnets(64)
+        .unwrap()
+        .next()
+        .unwrap()
+        .to_string();
+    ec2.associate_subnet_cidr_block()
+        .subnet_id(&subnet_id)
+        .ipv6_cidr_block(first64)
+        .send()
+        .await
+        .unwrap();
+    let (code, message) = code_and_message(
         ec2.create_instance_connect_endpoint()
             .subnet_id(&subnet_id)
             .preserve_client_ip(true)
-            .ip_address_type(IpAddressType::Dualstack)
             .send()
             .await,
     );
-    assert!(
-        code == "InvalidParameterValue" || code == "InvalidParameterCombination",
-        "{code}"
+    assert_eq!(code, "InvalidParameterCombination");
+    assert!(message.contains("PreserveClientIp"), "{message}");
+    // With the IPv4 type named, it is made; without a preserved address, the subnet's type.
+    let made = ec2
+        .create_instance_connect_endpoint()
+        .subnet_id(&subnet_id)
+        .preserve_client_ip(true)
+        .ip_address_type(IpAddressType::Ipv4)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        made.instance_connect_endpoint().unwrap().ip_address_type(),
+        Some(&IpAddressType::Ipv4)
     );
 }

@@ -3,7 +3,7 @@
 
 use crate::ec2::error::Code;
 use crate::ec2::network_interface::{self, NewInterface};
-use crate::ec2::{Kind, fingerprint, security_group, tags};
+use crate::ec2::{Kind, fingerprint, security_group, tags, unique};
 use crate::generated::ec2::{
     CreateVpcEndpointRequest, CreateVpcEndpointResult, IpAddressType, ModifyVpcEndpointRequest,
     ModifyVpcEndpointResult, NetworkInterfaceType, ResourceType, State, VpcEndpointType,
@@ -36,17 +36,6 @@ fn policy(document: &str) -> Result<String, ApiError> {
             ),
         )),
     }
-}
-
-/// The ids in `ids`, each once, in the order given.
-fn unique(ids: Option<Vec<String>>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for id in ids.unwrap_or_default() {
-        if !out.contains(&id) {
-            out.push(id);
-        }
-    }
-    out
 }
 
 /// The parameters that belong to the other type of endpoint, refused as AWS refuses them.
