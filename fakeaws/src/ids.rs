@@ -184,8 +184,20 @@ pub fn spell(mut n: u64, alphabet: &[u8], len: usize) -> String {
     out
 }
 
-/// Whether `id` is shaped like an id with `prefix`: `prefix-` and 8 or 17 hex digits.
+/// Whether `id` is shaped like an id with `prefix`: `prefix-` and 8 or 17 hex digits (an EC2
+/// Fleet's: `fleet-` and a UUID).
 pub fn is_well_formed(id: &str, prefix: &str) -> bool {
+    if prefix == "fleet" {
+        let Some(uuid) = id.strip_prefix("fleet-") else {
+            return false;
+        };
+        let parts: Vec<&str> = uuid.split('-').collect();
+        return parts.len() == 5
+            && parts
+                .iter()
+                .zip([8, 4, 4, 4, 12])
+                .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
     id.strip_prefix(prefix)
         .and_then(|r| r.strip_prefix('-'))
         .is_some_and(|hex| {

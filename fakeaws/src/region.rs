@@ -152,6 +152,9 @@ pub struct Region {
     /// IPAMs.
     #[serde(default)]
     pub(crate) ipams: crate::ec2::ipam::Ipams,
+    /// EC2 Fleets.
+    #[serde(default)]
+    pub(crate) fleets: crate::ec2::fleet::Fleets,
     /// IPAM scopes.
     #[serde(default)]
     pub(crate) ipam_scopes: crate::ec2::ipam::IpamScopes,
@@ -507,6 +510,7 @@ impl Region {
             carrier_gateways: Default::default(),
             instance_connect_endpoints: Default::default(),
             ipams: Default::default(),
+            fleets: Default::default(),
             ipam_scopes: Default::default(),
             ipam_pools: Default::default(),
             images: Default::default(),
@@ -599,6 +603,7 @@ impl Region {
                         crate::ec2::capacity_reservation::expire(self, &id);
                     }
                     Subject::PrefixList => crate::ec2::managed_prefix_list::advance(self, &id),
+                    Subject::Fleet => crate::ec2::fleet::advance(self, &id),
                 }
             }
         }
@@ -667,6 +672,7 @@ impl Region {
             Kind::IpamScope => self.ipam_scopes.contains_key(id),
             Kind::IpamPool => self.ipam_pools.contains_key(id),
             Kind::Ipam => self.ipams.contains_key(id),
+            Kind::Fleet => self.fleets.contains_key(id),
         };
         if exists {
             Ok(())

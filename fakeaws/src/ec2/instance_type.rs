@@ -203,6 +203,32 @@ pub fn vcpus(t: InstanceType) -> Option<i32> {
     spec(t).map(|s| s.vcpus)
 }
 
+/// The fake's On-Demand price of `t` (USD per hour, Linux), if the catalogue knows it: AWS's
+/// prices follow no rule the fake could derive, so these are the fake's own, of AWS's order
+/// of magnitude and in AWS's proportions: burstable types by memory ($0.0104 per GiB, as
+/// `t3` is priced), the others by vCPUs and memory ($0.037 per vCPU and $0.00275 per GiB, as
+/// `m5.large` and `c5.large` are priced); AMD's 10% and Graviton's 20% below Intel's.
+pub fn on_demand_price(t: InstanceType) -> Option<f64> {
+    let s = spec(t)?;
+    let gib = s.memory_mib as f64 / 1024.0;
+    let base = if s.burstable {
+        0.0104 * gib
+    } else {
+        0.037 * f64::from(s.vcpus) + 0.00275 * gib
+    };
+    let maker = match s.maker {
+        Maker::Intel => 1.0,
+        Maker::Amd => 0.9,
+        Maker::Aws => 0.8,
+    };
+    Some(base * maker)
+}
+
+/// Every type of the catalogue.
+pub fn catalogued() -> impl Iterator<Item = InstanceType> {
+    catalogue().map(|(t, _)| t)
+}
+
 /// Whether `t` runs on Dedicated Hosts: every type of the catalogue but the burstable ones
 /// other than `t3` (T3 is the burstable family with Dedicated Hosts).
 fn on_hosts(t: InstanceType) -> bool {

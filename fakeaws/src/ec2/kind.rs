@@ -78,6 +78,8 @@ pub enum Kind {
     IpamPool,
     /// IPAMs (`ipam-`; after the scopes and pools, whose prefixes begin with its own).
     Ipam,
+    /// EC2 Fleets (`fleet-` and a UUID).
+    Fleet,
 }
 
 /// One row of the table.
@@ -90,7 +92,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 32] = [
+    pub const ALL: [Kind; 33] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -123,6 +125,7 @@ impl Kind {
         Kind::IpamScope,
         Kind::IpamPool,
         Kind::Ipam,
+        Kind::Fleet,
     ];
 
     /// The table.
@@ -280,6 +283,7 @@ impl Kind {
                 ResourceType::IpamPool,
             ),
             Kind::Ipam => ("ipam", "InvalidIpamId", "ipam", ResourceType::Ipam),
+            Kind::Fleet => ("fleet", "InvalidFleetId", "fleet", ResourceType::Fleet),
         };
         Row {
             prefix,
@@ -330,6 +334,8 @@ impl Kind {
             Kind::IpamScope => "ipam-scope-id",
             Kind::IpamPool => "ipam-pool-id",
             Kind::Ipam => "ipam-id",
+            // DescribeFleets documents no filter by id.
+            Kind::Fleet => "fleet-id",
         }
     }
 

@@ -15,6 +15,7 @@ pub mod egress_only_gateway;
 pub mod elastic_ip;
 pub mod error;
 pub mod filter;
+pub mod fleet;
 pub mod flow_log;
 pub mod image;
 pub mod image_attribute;
@@ -41,6 +42,7 @@ pub mod route_table;
 pub mod security_group;
 pub mod snapshot;
 pub mod snapshot_attribute;
+pub mod spot_price;
 pub mod spot_request;
 pub mod subnet;
 pub mod tags;
@@ -528,6 +530,42 @@ impl Api for Region {
         input: ModifyIpamPoolRequest,
     ) -> Result<ModifyIpamPoolResult, ApiError> {
         ipam::modify_ipam_pool(self, input)
+    }
+
+    fn create_fleet(&mut self, input: CreateFleetRequest) -> Result<CreateFleetResult, ApiError> {
+        fleet::create_fleet(self, input)
+    }
+
+    fn describe_fleets(
+        &mut self,
+        input: DescribeFleetsRequest,
+    ) -> Result<DescribeFleetsResult, ApiError> {
+        fleet::describe_fleets(self, input)
+    }
+
+    fn describe_fleet_instances(
+        &mut self,
+        input: DescribeFleetInstancesRequest,
+    ) -> Result<DescribeFleetInstancesResult, ApiError> {
+        fleet::describe_fleet_instances(self, input)
+    }
+
+    fn modify_fleet(&mut self, input: ModifyFleetRequest) -> Result<ModifyFleetResult, ApiError> {
+        fleet::modify_fleet(self, input)
+    }
+
+    fn delete_fleets(
+        &mut self,
+        input: DeleteFleetsRequest,
+    ) -> Result<DeleteFleetsResult, ApiError> {
+        fleet::delete_fleets(self, input)
+    }
+
+    fn describe_spot_price_history(
+        &mut self,
+        input: DescribeSpotPriceHistoryRequest,
+    ) -> Result<DescribeSpotPriceHistoryResult, ApiError> {
+        spot_price::describe_spot_price_history(self, input)
     }
 
     fn create_instance_connect_endpoint(

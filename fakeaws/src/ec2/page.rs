@@ -46,18 +46,23 @@ pub fn check_max_results(v: Option<i32>, min: i32, max: i32) -> Result<(), ApiEr
     }
 }
 
-fn encode_token(last: &str) -> String {
+/// The token naming `last`, the last record of a page.
+pub(crate) fn encode_token(last: &str) -> String {
     let hex: String = last.bytes().map(|b| format!("{b:02x}")).collect();
     format!("eyJ2IjoxfQ{hex}")
 }
 
-fn decode_token(token: &str) -> Result<String, ApiError> {
-    let bad = || {
-        ApiError::new(
-            Code::InvalidPaginationToken,
-            format!("The pagination token '{token}' is invalid or expired."),
-        )
-    };
+/// The refusal of a token this fake did not give.
+pub(crate) fn bad_token(token: &str) -> ApiError {
+    ApiError::new(
+        Code::InvalidPaginationToken,
+        format!("The pagination token '{token}' is invalid or expired."),
+    )
+}
+
+/// The last record a token names.
+pub(crate) fn decode_token(token: &str) -> Result<String, ApiError> {
+    let bad = || bad_token(token);
     let hex = token.strip_prefix("eyJ2IjoxfQ").ok_or_else(bad)?;
     if hex.len() % 2 != 0 {
         return Err(bad());

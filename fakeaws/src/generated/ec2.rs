@@ -1643,6 +1643,28 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "vpc-id",
         ],
     ),
+    (
+        "DescribeFleets",
+        &[
+            "activity-status",
+            "excess-capacity-termination-policy",
+            "fleet-state",
+            "replace-unhealthy-instances",
+            "type",
+        ],
+    ),
+    ("DescribeFleetInstances", &["instance-type"]),
+    (
+        "DescribeSpotPriceHistory",
+        &[
+            "availability-zone",
+            "availability-zone-id",
+            "instance-type",
+            "product-description",
+            "spot-price",
+            "timestamp",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2029,6 +2051,29 @@ impl EncodeMembers for AccountAttributeValue {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("attributeValue", &self.attribute_value);
+    }
+}
+
+/// The `ActiveInstance` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ActiveInstance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_instance_request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_health: Option<InstanceHealthStatus>,
+}
+
+impl EncodeMembers for ActiveInstance {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceId", &self.instance_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("spotInstanceRequestId", &self.spot_instance_request_id);
+        w.field("instanceHealth", &self.instance_health);
     }
 }
 
@@ -4100,6 +4145,29 @@ impl EncodeMembers for BlockDeviceMapping {
     }
 }
 
+/// The `BlockDeviceMappingResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BlockDeviceMappingResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs: Option<EbsBlockDeviceResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_device: Option<String>,
+}
+
+impl EncodeMembers for BlockDeviceMappingResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("deviceName", &self.device_name);
+        w.field("virtualName", &self.virtual_name);
+        w.field("ebs", &self.ebs);
+        w.field("noDevice", &self.no_device);
+    }
+}
+
 /// The `BlockPublicAccessMode` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BlockPublicAccessMode {
@@ -4821,6 +4889,36 @@ impl CapacityReservationLaunchStatus {
 }
 
 crate::protocol::wire_enum!(CapacityReservationLaunchStatus);
+
+/// The `CapacityReservationOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CapacityReservationOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_strategy: Option<FleetCapacityReservationUsageStrategy>,
+}
+
+impl EncodeMembers for CapacityReservationOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("usageStrategy", &self.usage_strategy);
+    }
+}
+
+/// The `CapacityReservationOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CapacityReservationOptionsRequest {
+    pub usage_strategy: Option<FleetCapacityReservationUsageStrategy>,
+}
+
+impl Decode for CapacityReservationOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["UsageStrategy"]) else {
+            return Ok(None);
+        };
+        let usage_strategy = r.field_at(m_[0], at_, "UsageStrategy")?;
+        Ok(Some(Self { usage_strategy }))
+    }
+}
 
 /// The `CapacityReservationPreference` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -5905,6 +6003,174 @@ impl EncodeMembers for CreateEgressOnlyInternetGatewayResult {
             "egressOnlyInternetGateway",
             &self.egress_only_internet_gateway,
         );
+    }
+}
+
+/// The `CreateFleetError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateFleetError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_and_overrides: Option<LaunchTemplateAndOverridesResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<InstanceLifecycle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+impl EncodeMembers for CreateFleetError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "launchTemplateAndOverrides",
+            &self.launch_template_and_overrides,
+        );
+        w.field("lifecycle", &self.lifecycle);
+        w.field("errorCode", &self.error_code);
+        w.field("errorMessage", &self.error_message);
+    }
+}
+
+/// The `CreateFleetInstance` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateFleetInstance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_and_overrides: Option<LaunchTemplateAndOverridesResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<InstanceLifecycle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<PlatformValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+}
+
+impl EncodeMembers for CreateFleetInstance {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "launchTemplateAndOverrides",
+            &self.launch_template_and_overrides,
+        );
+        w.field("lifecycle", &self.lifecycle);
+        w.list_field("instanceIds", "item", &self.instance_ids);
+        w.field("instanceType", &self.instance_type);
+        w.field("platform", &self.platform);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("subnetId", &self.subnet_id);
+    }
+}
+
+/// The `CreateFleetRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateFleetRequest {
+    pub dry_run: Option<bool>,
+    pub client_token: Option<String>,
+    pub spot_options: Option<SpotOptionsRequest>,
+    pub on_demand_options: Option<OnDemandOptionsRequest>,
+    pub excess_capacity_termination_policy: Option<FleetExcessCapacityTerminationPolicy>,
+    pub launch_template_configs: Vec<FleetLaunchTemplateConfigRequest>,
+    pub target_capacity_specification: TargetCapacitySpecificationRequest,
+    pub terminate_instances_with_expiration: Option<bool>,
+    pub r#type: Option<FleetType>,
+    pub valid_until: Option<DateTime>,
+    pub replace_unhealthy_instances: Option<bool>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+}
+
+impl Decode for CreateFleetRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "ClientToken",
+                "DryRun",
+                "ExcessCapacityTerminationPolicy",
+                "LaunchTemplateConfigs",
+                "OnDemandOptions",
+                "ReplaceUnhealthyInstances",
+                "SpotOptions",
+                "TagSpecification",
+                "TargetCapacitySpecification",
+                "TerminateInstancesWithExpiration",
+                "Type",
+                "ValidUntil",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let spot_options = r.field_at(m_[6], at_, "SpotOptions")?;
+        let on_demand_options = r.field_at(m_[4], at_, "OnDemandOptions")?;
+        let excess_capacity_termination_policy =
+            r.field_at(m_[2], at_, "ExcessCapacityTerminationPolicy")?;
+        let launch_template_configs = r.list_at(m_[3], at_, "LaunchTemplateConfigs", None)?;
+        r.check_count(
+            launch_template_configs.as_ref().map(Vec::len),
+            at_,
+            "LaunchTemplateConfigs",
+            Some(0),
+            Some(50),
+        )?;
+        let launch_template_configs =
+            FormReader::required(launch_template_configs, at_, "LaunchTemplateConfigs")?;
+        let target_capacity_specification =
+            r.field_at(m_[8], at_, "TargetCapacitySpecification")?;
+        let target_capacity_specification = FormReader::required(
+            target_capacity_specification,
+            at_,
+            "TargetCapacitySpecification",
+        )?;
+        let terminate_instances_with_expiration =
+            r.field_at(m_[9], at_, "TerminateInstancesWithExpiration")?;
+        let r#type = r.field_at(m_[10], at_, "Type")?;
+        let valid_until = r.field_at(m_[11], at_, "ValidUntil")?;
+        let replace_unhealthy_instances = r.field_at(m_[5], at_, "ReplaceUnhealthyInstances")?;
+        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+        Ok(Some(Self {
+            dry_run,
+            client_token,
+            spot_options,
+            on_demand_options,
+            excess_capacity_termination_policy,
+            launch_template_configs,
+            target_capacity_specification,
+            terminate_instances_with_expiration,
+            r#type,
+            valid_until,
+            replace_unhealthy_instances,
+            tag_specifications,
+        }))
+    }
+}
+
+/// The `CreateFleetResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateFleetResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<CreateFleetError>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instances: Option<Vec<CreateFleetInstance>>,
+}
+
+impl EncodeMembers for CreateFleetResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("fleetId", &self.fleet_id);
+        w.list_field("errorSet", "item", &self.errors);
+        w.list_field("fleetInstanceSet", "item", &self.instances);
     }
 }
 
@@ -7810,6 +8076,46 @@ impl DefaultInstanceMetadataTagsState {
 
 crate::protocol::wire_enum!(DefaultInstanceMetadataTagsState);
 
+/// The `DefaultTargetCapacityType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DefaultTargetCapacityType {
+    /// `spot`
+    Spot,
+    /// `on-demand`
+    OnDemand,
+    /// `capacity-block`
+    CapacityBlock,
+    /// `reserved-capacity`
+    ReservedCapacity,
+}
+
+impl DefaultTargetCapacityType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] =
+        &["spot", "on-demand", "capacity-block", "reserved-capacity"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Spot => "spot",
+            Self::OnDemand => "on-demand",
+            Self::CapacityBlock => "capacity-block",
+            Self::ReservedCapacity => "reserved-capacity",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "spot" => Self::Spot,
+            "on-demand" => Self::OnDemand,
+            "capacity-block" => Self::CapacityBlock,
+            "reserved-capacity" => Self::ReservedCapacity,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DefaultTargetCapacityType);
+
 /// The `DeleteCarrierGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteCarrierGatewayRequest {
@@ -7906,6 +8212,156 @@ impl EncodeMembers for DeleteEgressOnlyInternetGatewayResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("returnCode", &self.return_code);
+    }
+}
+
+/// The `DeleteFleetError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteFleetError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<DeleteFleetErrorCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl EncodeMembers for DeleteFleetError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+    }
+}
+
+/// The `DeleteFleetErrorCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeleteFleetErrorCode {
+    /// `fleetIdDoesNotExist`
+    FleetIdDoesNotExist,
+    /// `fleetIdMalformed`
+    FleetIdMalformed,
+    /// `fleetNotInDeletableState`
+    FleetNotInDeletableState,
+    /// `unexpectedError`
+    UnexpectedError,
+}
+
+impl DeleteFleetErrorCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "fleetIdDoesNotExist",
+        "fleetIdMalformed",
+        "fleetNotInDeletableState",
+        "unexpectedError",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::FleetIdDoesNotExist => "fleetIdDoesNotExist",
+            Self::FleetIdMalformed => "fleetIdMalformed",
+            Self::FleetNotInDeletableState => "fleetNotInDeletableState",
+            Self::UnexpectedError => "unexpectedError",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "fleetIdDoesNotExist" => Self::FleetIdDoesNotExist,
+            "fleetIdMalformed" => Self::FleetIdMalformed,
+            "fleetNotInDeletableState" => Self::FleetNotInDeletableState,
+            "unexpectedError" => Self::UnexpectedError,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(DeleteFleetErrorCode);
+
+/// The `DeleteFleetErrorItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteFleetErrorItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<DeleteFleetError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_id: Option<String>,
+}
+
+impl EncodeMembers for DeleteFleetErrorItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("error", &self.error);
+        w.field("fleetId", &self.fleet_id);
+    }
+}
+
+/// The `DeleteFleetSuccessItem` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteFleetSuccessItem {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_fleet_state: Option<FleetStateCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_fleet_state: Option<FleetStateCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_id: Option<String>,
+}
+
+impl EncodeMembers for DeleteFleetSuccessItem {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("currentFleetState", &self.current_fleet_state);
+        w.field("previousFleetState", &self.previous_fleet_state);
+        w.field("fleetId", &self.fleet_id);
+    }
+}
+
+/// The `DeleteFleetsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteFleetsRequest {
+    pub dry_run: Option<bool>,
+    pub fleet_ids: Vec<String>,
+    pub terminate_instances: bool,
+}
+
+impl Decode for DeleteFleetsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "FleetId", "TerminateInstances"]) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let fleet_ids = r.list_at(m_[1], at_, "FleetId", None)?;
+        let fleet_ids = FormReader::required(fleet_ids, at_, "FleetId")?;
+        let terminate_instances = r.field_at(m_[2], at_, "TerminateInstances")?;
+        let terminate_instances =
+            FormReader::required(terminate_instances, at_, "TerminateInstances")?;
+        Ok(Some(Self {
+            dry_run,
+            fleet_ids,
+            terminate_instances,
+        }))
+    }
+}
+
+/// The `DeleteFleetsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteFleetsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successful_fleet_deletions: Option<Vec<DeleteFleetSuccessItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsuccessful_fleet_deletions: Option<Vec<DeleteFleetErrorItem>>,
+}
+
+impl EncodeMembers for DeleteFleetsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "successfulFleetDeletionSet",
+            "item",
+            &self.successful_fleet_deletions,
+        );
+        w.list_field(
+            "unsuccessfulFleetDeletionSet",
+            "item",
+            &self.unsuccessful_fleet_deletions,
+        );
     }
 }
 
@@ -9322,6 +9778,165 @@ impl EncodeMembers for DescribeEgressOnlyInternetGatewaysResult {
             &self.egress_only_internet_gateways,
         );
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeFleetError` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeFleetError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_and_overrides: Option<LaunchTemplateAndOverridesResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<InstanceLifecycle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+impl EncodeMembers for DescribeFleetError {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "launchTemplateAndOverrides",
+            &self.launch_template_and_overrides,
+        );
+        w.field("lifecycle", &self.lifecycle);
+        w.field("errorCode", &self.error_code);
+        w.field("errorMessage", &self.error_message);
+    }
+}
+
+/// The `DescribeFleetInstancesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeFleetInstancesRequest {
+    pub dry_run: Option<bool>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub fleet_id: String,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeFleetInstancesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "FleetId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let fleet_id = r.field_at(m_[2], at_, "FleetId")?;
+        let fleet_id = FormReader::required(fleet_id, at_, "FleetId")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            dry_run,
+            max_results,
+            next_token,
+            fleet_id,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeFleetInstancesResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeFleetInstancesResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_instances: Option<Vec<ActiveInstance>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_id: Option<String>,
+}
+
+impl EncodeMembers for DescribeFleetInstancesResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("activeInstanceSet", "item", &self.active_instances);
+        w.field("nextToken", &self.next_token);
+        w.field("fleetId", &self.fleet_id);
+    }
+}
+
+/// The `DescribeFleetsInstances` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeFleetsInstances {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_and_overrides: Option<LaunchTemplateAndOverridesResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<InstanceLifecycle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<PlatformValues>,
+}
+
+impl EncodeMembers for DescribeFleetsInstances {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "launchTemplateAndOverrides",
+            &self.launch_template_and_overrides,
+        );
+        w.field("lifecycle", &self.lifecycle);
+        w.list_field("instanceIds", "item", &self.instance_ids);
+        w.field("instanceType", &self.instance_type);
+        w.field("platform", &self.platform);
+    }
+}
+
+/// The `DescribeFleetsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeFleetsRequest {
+    pub dry_run: Option<bool>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+    pub fleet_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeFleetsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "FleetId", "MaxResults", "NextToken"],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let max_results = r.field_at(m_[3], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[4], at_, "NextToken")?;
+        let fleet_ids = r.list_at(m_[2], at_, "FleetId", None)?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            dry_run,
+            max_results,
+            next_token,
+            fleet_ids,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeFleetsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeFleetsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleets: Option<Vec<FleetData>>,
+}
+
+impl EncodeMembers for DescribeFleetsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("fleetSet", "item", &self.fleets);
     }
 }
 
@@ -11323,6 +11938,82 @@ impl EncodeMembers for DescribeSpotInstanceRequestsResult {
     }
 }
 
+/// The `DescribeSpotPriceHistoryRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeSpotPriceHistoryRequest {
+    pub availability_zone_id: Option<String>,
+    pub dry_run: Option<bool>,
+    pub start_time: Option<DateTime>,
+    pub end_time: Option<DateTime>,
+    pub instance_types: Option<Vec<InstanceType>>,
+    pub product_descriptions: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub availability_zone: Option<String>,
+    pub max_results: Option<i32>,
+    pub next_token: Option<String>,
+}
+
+impl Decode for DescribeSpotPriceHistoryRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "DryRun",
+                "EndTime",
+                "Filter",
+                "InstanceType",
+                "MaxResults",
+                "NextToken",
+                "ProductDescription",
+                "StartTime",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let start_time = r.field_at(m_[9], at_, "StartTime")?;
+        let end_time = r.field_at(m_[3], at_, "EndTime")?;
+        let instance_types = r.list_at(m_[5], at_, "InstanceType", None)?;
+        let product_descriptions = r.list_at(m_[8], at_, "ProductDescription", None)?;
+        let filters = r.list_at(m_[4], at_, "Filter", None)?;
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let max_results = r.field_at(m_[6], at_, "MaxResults")?;
+        let next_token = r.field_at(m_[7], at_, "NextToken")?;
+        Ok(Some(Self {
+            availability_zone_id,
+            dry_run,
+            start_time,
+            end_time,
+            instance_types,
+            product_descriptions,
+            filters,
+            availability_zone,
+            max_results,
+            next_token,
+        }))
+    }
+}
+
+/// The `DescribeSpotPriceHistoryResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeSpotPriceHistoryResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_price_history: Option<Vec<SpotPrice>>,
+}
+
+impl EncodeMembers for DescribeSpotPriceHistoryResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("nextToken", &self.next_token);
+        w.list_field("spotPriceHistorySet", "item", &self.spot_price_history);
+    }
+}
+
 /// The `DescribeStaleSecurityGroupsRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DescribeStaleSecurityGroupsRequest {
@@ -12832,6 +13523,41 @@ impl EncodeMembers for EbsBlockDevice {
     }
 }
 
+/// The `EbsBlockDeviceResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EbsBlockDeviceResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_on_termination: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_type: Option<VolumeType>,
+}
+
+impl EncodeMembers for EbsBlockDeviceResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("encrypted", &self.encrypted);
+        w.field("deleteOnTermination", &self.delete_on_termination);
+        w.field("iops", &self.iops);
+        w.field("throughput", &self.throughput);
+        w.field("kmsKeyId", &self.kms_key_id);
+        w.field("snapshotId", &self.snapshot_id);
+        w.field("volumeSize", &self.volume_size);
+        w.field("volumeType", &self.volume_type);
+    }
+}
+
 /// The `EbsCardInfo` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EbsCardInfo {
@@ -13863,6 +14589,879 @@ impl Decode for Filter {
         Ok(Some(Self { name, values }))
     }
 }
+
+/// The `FleetActivityStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetActivityStatus {
+    /// `error`
+    Error,
+    /// `pending_fulfillment`
+    PendingFulfillment,
+    /// `pending_termination`
+    PendingTermination,
+    /// `fulfilled`
+    Fulfilled,
+}
+
+impl FleetActivityStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "error",
+        "pending_fulfillment",
+        "pending_termination",
+        "fulfilled",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::PendingFulfillment => "pending_fulfillment",
+            Self::PendingTermination => "pending_termination",
+            Self::Fulfilled => "fulfilled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "error" => Self::Error,
+            "pending_fulfillment" => Self::PendingFulfillment,
+            "pending_termination" => Self::PendingTermination,
+            "fulfilled" => Self::Fulfilled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetActivityStatus);
+
+/// The `FleetBlockDeviceMappingRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetBlockDeviceMappingRequest {
+    pub device_name: Option<String>,
+    pub virtual_name: Option<String>,
+    pub ebs: Option<FleetEbsBlockDeviceRequest>,
+    pub no_device: Option<String>,
+}
+
+impl Decode for FleetBlockDeviceMappingRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DeviceName", "Ebs", "NoDevice", "VirtualName"]) else {
+            return Ok(None);
+        };
+        let device_name = r.field_at(m_[0], at_, "DeviceName")?;
+        let virtual_name = r.field_at(m_[3], at_, "VirtualName")?;
+        let ebs = r.field_at(m_[1], at_, "Ebs")?;
+        let no_device = r.field_at(m_[2], at_, "NoDevice")?;
+        Ok(Some(Self {
+            device_name,
+            virtual_name,
+            ebs,
+            no_device,
+        }))
+    }
+}
+
+/// The `FleetCapacityReservationUsageStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetCapacityReservationUsageStrategy {
+    /// `use-capacity-reservations-first`
+    UseCapacityReservationsFirst,
+}
+
+impl FleetCapacityReservationUsageStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["use-capacity-reservations-first"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::UseCapacityReservationsFirst => "use-capacity-reservations-first",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "use-capacity-reservations-first" => Self::UseCapacityReservationsFirst,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetCapacityReservationUsageStrategy);
+
+/// The `FleetData` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetData {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity_status: Option<FleetActivityStatus>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_state: Option<FleetStateCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excess_capacity_termination_policy: Option<FleetExcessCapacityTerminationPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fulfilled_capacity: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fulfilled_on_demand_capacity: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_configs: Option<Vec<FleetLaunchTemplateConfig>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_capacity_specification: Option<TargetCapacitySpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminate_instances_with_expiration: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<FleetType>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<DateTime>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace_unhealthy_instances: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_options: Option<SpotOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_demand_options: Option<OnDemandOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_capacity_options: Option<ReservedCapacityOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<DescribeFleetError>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instances: Option<Vec<DescribeFleetsInstances>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+impl EncodeMembers for FleetData {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("activityStatus", &self.activity_status);
+        w.field("createTime", &self.create_time);
+        w.field("fleetId", &self.fleet_id);
+        w.field("fleetState", &self.fleet_state);
+        w.field("clientToken", &self.client_token);
+        w.field(
+            "excessCapacityTerminationPolicy",
+            &self.excess_capacity_termination_policy,
+        );
+        w.field("fulfilledCapacity", &self.fulfilled_capacity);
+        w.field(
+            "fulfilledOnDemandCapacity",
+            &self.fulfilled_on_demand_capacity,
+        );
+        w.list_field(
+            "launchTemplateConfigs",
+            "item",
+            &self.launch_template_configs,
+        );
+        w.field(
+            "targetCapacitySpecification",
+            &self.target_capacity_specification,
+        );
+        w.field(
+            "terminateInstancesWithExpiration",
+            &self.terminate_instances_with_expiration,
+        );
+        w.field("type", &self.r#type);
+        w.field("validFrom", &self.valid_from);
+        w.field("validUntil", &self.valid_until);
+        w.field(
+            "replaceUnhealthyInstances",
+            &self.replace_unhealthy_instances,
+        );
+        w.field("spotOptions", &self.spot_options);
+        w.field("onDemandOptions", &self.on_demand_options);
+        w.field("reservedCapacityOptions", &self.reserved_capacity_options);
+        w.list_field("tagSet", "item", &self.tags);
+        w.list_field("errorSet", "item", &self.errors);
+        w.list_field("fleetInstanceSet", "item", &self.instances);
+        w.field("context", &self.context);
+    }
+}
+
+/// The `FleetEbsBlockDeviceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetEbsBlockDeviceRequest {
+    pub encrypted: Option<bool>,
+    pub delete_on_termination: Option<bool>,
+    pub iops: Option<i32>,
+    pub throughput: Option<i32>,
+    pub kms_key_id: Option<String>,
+    pub snapshot_id: Option<String>,
+    pub volume_size: Option<i32>,
+    pub volume_type: Option<VolumeType>,
+}
+
+impl Decode for FleetEbsBlockDeviceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DeleteOnTermination",
+                "Encrypted",
+                "Iops",
+                "KmsKeyId",
+                "SnapshotId",
+                "Throughput",
+                "VolumeSize",
+                "VolumeType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let encrypted = r.field_at(m_[1], at_, "Encrypted")?;
+        let delete_on_termination = r.field_at(m_[0], at_, "DeleteOnTermination")?;
+        let iops = r.field_at(m_[2], at_, "Iops")?;
+        let throughput = r.field_at(m_[5], at_, "Throughput")?;
+        let kms_key_id = r.field_at(m_[3], at_, "KmsKeyId")?;
+        let snapshot_id = r.field_at(m_[4], at_, "SnapshotId")?;
+        let volume_size = r.field_at(m_[6], at_, "VolumeSize")?;
+        let volume_type = r.field_at(m_[7], at_, "VolumeType")?;
+        Ok(Some(Self {
+            encrypted,
+            delete_on_termination,
+            iops,
+            throughput,
+            kms_key_id,
+            snapshot_id,
+            volume_size,
+            volume_type,
+        }))
+    }
+}
+
+/// The `FleetExcessCapacityTerminationPolicy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetExcessCapacityTerminationPolicy {
+    /// `no-termination`
+    NoTermination,
+    /// `termination`
+    Termination,
+}
+
+impl FleetExcessCapacityTerminationPolicy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["no-termination", "termination"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::NoTermination => "no-termination",
+            Self::Termination => "termination",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "no-termination" => Self::NoTermination,
+            "termination" => Self::Termination,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetExcessCapacityTerminationPolicy);
+
+/// The `FleetHttpTokensState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetHttpTokensState {
+    /// `optional`
+    Optional,
+    /// `required`
+    Required,
+}
+
+impl FleetHttpTokensState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["optional", "required"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetHttpTokensState);
+
+/// The `FleetIamInstanceProfileSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetIamInstanceProfileSpecificationRequest {
+    pub arn: Option<String>,
+    pub name: Option<String>,
+}
+
+impl Decode for FleetIamInstanceProfileSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Arn", "Name"]) else {
+            return Ok(None);
+        };
+        let arn = r.field_at(m_[0], at_, "Arn")?;
+        let name = r.field_at(m_[1], at_, "Name")?;
+        Ok(Some(Self { arn, name }))
+    }
+}
+
+/// The `FleetInstanceMetadataEndpointState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetInstanceMetadataEndpointState {
+    /// `disabled`
+    Disabled,
+    /// `enabled`
+    Enabled,
+}
+
+impl FleetInstanceMetadataEndpointState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["disabled", "enabled"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Enabled => "enabled",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "disabled" => Self::Disabled,
+            "enabled" => Self::Enabled,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetInstanceMetadataEndpointState);
+
+/// The `FleetInstanceMetadataOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetInstanceMetadataOptionsRequest {
+    pub http_tokens: Option<FleetHttpTokensState>,
+    pub http_put_response_hop_limit: Option<i32>,
+    pub http_endpoint: Option<FleetInstanceMetadataEndpointState>,
+}
+
+impl Decode for FleetInstanceMetadataOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["HttpEndpoint", "HttpPutResponseHopLimit", "HttpTokens"],
+        ) else {
+            return Ok(None);
+        };
+        let http_tokens = r.field_at(m_[2], at_, "HttpTokens")?;
+        let http_put_response_hop_limit = r.field_at(m_[1], at_, "HttpPutResponseHopLimit")?;
+        let http_endpoint = r.field_at(m_[0], at_, "HttpEndpoint")?;
+        Ok(Some(Self {
+            http_tokens,
+            http_put_response_hop_limit,
+            http_endpoint,
+        }))
+    }
+}
+
+/// The `FleetLaunchTemplateConfig` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetLaunchTemplateConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_specification: Option<FleetLaunchTemplateSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<Vec<FleetLaunchTemplateOverrides>>,
+}
+
+impl EncodeMembers for FleetLaunchTemplateConfig {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "launchTemplateSpecification",
+            &self.launch_template_specification,
+        );
+        w.list_field("overrides", "item", &self.overrides);
+    }
+}
+
+/// The `FleetLaunchTemplateConfigRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetLaunchTemplateConfigRequest {
+    pub launch_template_specification: Option<FleetLaunchTemplateSpecificationRequest>,
+    pub overrides: Option<Vec<FleetLaunchTemplateOverridesRequest>>,
+}
+
+impl Decode for FleetLaunchTemplateConfigRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["LaunchTemplateSpecification", "Overrides"]) else {
+            return Ok(None);
+        };
+        let launch_template_specification =
+            r.field_at(m_[0], at_, "LaunchTemplateSpecification")?;
+        let overrides = r.list_at(m_[1], at_, "Overrides", None)?;
+        Ok(Some(Self {
+            launch_template_specification,
+            overrides,
+        }))
+    }
+}
+
+/// The `FleetLaunchTemplateOverrides` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetLaunchTemplateOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_price: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighted_capacity: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Float>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_requirements: Option<InstanceRequirements>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_device_mappings: Option<Vec<BlockDeviceMappingResponse>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+}
+
+impl EncodeMembers for FleetLaunchTemplateOverrides {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("instanceType", &self.instance_type);
+        w.field("maxPrice", &self.max_price);
+        w.field("subnetId", &self.subnet_id);
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("weightedCapacity", &self.weighted_capacity);
+        w.field("priority", &self.priority);
+        w.field("placement", &self.placement);
+        w.field("instanceRequirements", &self.instance_requirements);
+        w.field("imageId", &self.image_id);
+        w.list_field("blockDeviceMappingSet", "item", &self.block_device_mappings);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+    }
+}
+
+/// The `FleetLaunchTemplateOverridesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetLaunchTemplateOverridesRequest {
+    pub instance_type: Option<InstanceType>,
+    pub max_price: Option<String>,
+    pub subnet_id: Option<String>,
+    pub availability_zone: Option<String>,
+    pub weighted_capacity: Option<Float>,
+    pub priority: Option<Float>,
+    pub placement: Option<Placement>,
+    pub key_name: Option<String>,
+    pub block_device_mappings: Option<Vec<FleetBlockDeviceMappingRequest>>,
+    pub iam_instance_profile: Option<FleetIamInstanceProfileSpecificationRequest>,
+    pub metadata_options: Option<FleetInstanceMetadataOptionsRequest>,
+    pub instance_requirements: Option<InstanceRequirementsRequest>,
+    pub image_id: Option<String>,
+    pub availability_zone_id: Option<String>,
+}
+
+impl Decode for FleetLaunchTemplateOverridesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AvailabilityZone",
+                "AvailabilityZoneId",
+                "BlockDeviceMapping",
+                "IamInstanceProfile",
+                "ImageId",
+                "InstanceRequirements",
+                "InstanceType",
+                "KeyName",
+                "MaxPrice",
+                "MetadataOptions",
+                "Placement",
+                "Priority",
+                "SubnetId",
+                "WeightedCapacity",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let instance_type = r.field_at(m_[6], at_, "InstanceType")?;
+        let max_price = r.field_at(m_[8], at_, "MaxPrice")?;
+        let subnet_id = r.field_at(m_[12], at_, "SubnetId")?;
+        let availability_zone = r.field_at(m_[0], at_, "AvailabilityZone")?;
+        let weighted_capacity = r.field_at(m_[13], at_, "WeightedCapacity")?;
+        let priority = r.field_at(m_[11], at_, "Priority")?;
+        let placement = r.field_at(m_[10], at_, "Placement")?;
+        let key_name = r.field_at(m_[7], at_, "KeyName")?;
+        let block_device_mappings = r.list_at(m_[2], at_, "BlockDeviceMapping", None)?;
+        let iam_instance_profile = r.field_at(m_[3], at_, "IamInstanceProfile")?;
+        let metadata_options = r.field_at(m_[9], at_, "MetadataOptions")?;
+        let instance_requirements = r.field_at(m_[5], at_, "InstanceRequirements")?;
+        let image_id = r.field_at(m_[4], at_, "ImageId")?;
+        let availability_zone_id = r.field_at(m_[1], at_, "AvailabilityZoneId")?;
+        Ok(Some(Self {
+            instance_type,
+            max_price,
+            subnet_id,
+            availability_zone,
+            weighted_capacity,
+            priority,
+            placement,
+            key_name,
+            block_device_mappings,
+            iam_instance_profile,
+            metadata_options,
+            instance_requirements,
+            image_id,
+            availability_zone_id,
+        }))
+    }
+}
+
+/// The `FleetLaunchTemplateSpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetLaunchTemplateSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+impl EncodeMembers for FleetLaunchTemplateSpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("launchTemplateId", &self.launch_template_id);
+        w.field("launchTemplateName", &self.launch_template_name);
+        w.field("version", &self.version);
+    }
+}
+
+/// The `FleetLaunchTemplateSpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetLaunchTemplateSpecificationRequest {
+    pub launch_template_id: Option<String>,
+    pub launch_template_name: Option<String>,
+    pub version: Option<String>,
+    pub launch_template_specification_user_data: Option<String>,
+}
+
+impl Decode for FleetLaunchTemplateSpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "LaunchTemplateId",
+                "LaunchTemplateName",
+                "LaunchTemplateSpecificationUserData",
+                "Version",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let launch_template_id = r.field_at(m_[0], at_, "LaunchTemplateId")?;
+        let launch_template_name = r.field_at(m_[1], at_, "LaunchTemplateName")?;
+        r.check_length(
+            launch_template_name.as_deref(),
+            at_,
+            "LaunchTemplateName",
+            Some(3),
+            Some(128),
+        )?;
+        let version = r.field_at(m_[3], at_, "Version")?;
+        let launch_template_specification_user_data =
+            r.field_at(m_[2], at_, "LaunchTemplateSpecificationUserData")?;
+        Ok(Some(Self {
+            launch_template_id,
+            launch_template_name,
+            version,
+            launch_template_specification_user_data,
+        }))
+    }
+}
+
+/// The `FleetOnDemandAllocationStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetOnDemandAllocationStrategy {
+    /// `lowest-price`
+    LowestPrice,
+    /// `prioritized`
+    Prioritized,
+}
+
+impl FleetOnDemandAllocationStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["lowest-price", "prioritized"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LowestPrice => "lowest-price",
+            Self::Prioritized => "prioritized",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "lowest-price" => Self::LowestPrice,
+            "prioritized" => Self::Prioritized,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetOnDemandAllocationStrategy);
+
+/// The `FleetReplacementStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetReplacementStrategy {
+    /// `launch`
+    Launch,
+    /// `launch-before-terminate`
+    LaunchBeforeTerminate,
+}
+
+impl FleetReplacementStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["launch", "launch-before-terminate"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Launch => "launch",
+            Self::LaunchBeforeTerminate => "launch-before-terminate",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "launch" => Self::Launch,
+            "launch-before-terminate" => Self::LaunchBeforeTerminate,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetReplacementStrategy);
+
+/// The `FleetReservationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetReservationType {
+    /// `on-demand-capacity-reservation`
+    OnDemandCapacityReservation,
+    /// `capacity-block`
+    CapacityBlock,
+    /// `interruptible-capacity-reservation`
+    InterruptibleCapacityReservation,
+}
+
+impl FleetReservationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "on-demand-capacity-reservation",
+        "capacity-block",
+        "interruptible-capacity-reservation",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::OnDemandCapacityReservation => "on-demand-capacity-reservation",
+            Self::CapacityBlock => "capacity-block",
+            Self::InterruptibleCapacityReservation => "interruptible-capacity-reservation",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "on-demand-capacity-reservation" => Self::OnDemandCapacityReservation,
+            "capacity-block" => Self::CapacityBlock,
+            "interruptible-capacity-reservation" => Self::InterruptibleCapacityReservation,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetReservationType);
+
+/// The `FleetSpotCapacityRebalance` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetSpotCapacityRebalance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement_strategy: Option<FleetReplacementStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_delay: Option<i32>,
+}
+
+impl EncodeMembers for FleetSpotCapacityRebalance {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("replacementStrategy", &self.replacement_strategy);
+        w.field("terminationDelay", &self.termination_delay);
+    }
+}
+
+/// The `FleetSpotCapacityRebalanceRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetSpotCapacityRebalanceRequest {
+    pub replacement_strategy: Option<FleetReplacementStrategy>,
+    pub termination_delay: Option<i32>,
+}
+
+impl Decode for FleetSpotCapacityRebalanceRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["ReplacementStrategy", "TerminationDelay"]) else {
+            return Ok(None);
+        };
+        let replacement_strategy = r.field_at(m_[0], at_, "ReplacementStrategy")?;
+        let termination_delay = r.field_at(m_[1], at_, "TerminationDelay")?;
+        Ok(Some(Self {
+            replacement_strategy,
+            termination_delay,
+        }))
+    }
+}
+
+/// The `FleetSpotMaintenanceStrategies` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetSpotMaintenanceStrategies {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_rebalance: Option<FleetSpotCapacityRebalance>,
+}
+
+impl EncodeMembers for FleetSpotMaintenanceStrategies {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("capacityRebalance", &self.capacity_rebalance);
+    }
+}
+
+/// The `FleetSpotMaintenanceStrategiesRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct FleetSpotMaintenanceStrategiesRequest {
+    pub capacity_rebalance: Option<FleetSpotCapacityRebalanceRequest>,
+}
+
+impl Decode for FleetSpotMaintenanceStrategiesRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CapacityRebalance"]) else {
+            return Ok(None);
+        };
+        let capacity_rebalance = r.field_at(m_[0], at_, "CapacityRebalance")?;
+        Ok(Some(Self { capacity_rebalance }))
+    }
+}
+
+/// The `FleetStateCode` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetStateCode {
+    /// `submitted`
+    Submitted,
+    /// `active`
+    Active,
+    /// `deleted`
+    Deleted,
+    /// `failed`
+    Failed,
+    /// `deleted_running`
+    DeletedRunning,
+    /// `deleted_terminating`
+    DeletedTerminating,
+    /// `modifying`
+    Modifying,
+}
+
+impl FleetStateCode {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "submitted",
+        "active",
+        "deleted",
+        "failed",
+        "deleted_running",
+        "deleted_terminating",
+        "modifying",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Submitted => "submitted",
+            Self::Active => "active",
+            Self::Deleted => "deleted",
+            Self::Failed => "failed",
+            Self::DeletedRunning => "deleted_running",
+            Self::DeletedTerminating => "deleted_terminating",
+            Self::Modifying => "modifying",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "submitted" => Self::Submitted,
+            "active" => Self::Active,
+            "deleted" => Self::Deleted,
+            "failed" => Self::Failed,
+            "deleted_running" => Self::DeletedRunning,
+            "deleted_terminating" => Self::DeletedTerminating,
+            "modifying" => Self::Modifying,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetStateCode);
+
+/// The `FleetType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FleetType {
+    /// `request`
+    Request,
+    /// `maintain`
+    Maintain,
+    /// `instant`
+    Instant,
+}
+
+impl FleetType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["request", "maintain", "instant"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Request => "request",
+            Self::Maintain => "maintain",
+            Self::Instant => "instant",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "request" => Self::Request,
+            "maintain" => Self::Maintain,
+            "instant" => Self::Instant,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(FleetType);
 
 /// The `FlexibleEnaQueuesSupport` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -16708,6 +18307,37 @@ impl InstanceGeneration {
 
 crate::protocol::wire_enum!(InstanceGeneration);
 
+/// The `InstanceHealthStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceHealthStatus {
+    /// `healthy`
+    Healthy,
+    /// `unhealthy`
+    Unhealthy,
+}
+
+impl InstanceHealthStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["healthy", "unhealthy"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Healthy => "healthy",
+            Self::Unhealthy => "unhealthy",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "healthy" => Self::Healthy,
+            "unhealthy" => Self::Unhealthy,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceHealthStatus);
+
 /// The `InstanceInterruptionBehavior` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum InstanceInterruptionBehavior {
@@ -16817,6 +18447,50 @@ impl EncodeMembers for InstanceIpv6Prefix {
         w.field("ipv6Prefix", &self.ipv6_prefix);
     }
 }
+
+/// The `InstanceLifecycle` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InstanceLifecycle {
+    /// `spot`
+    Spot,
+    /// `on-demand`
+    OnDemand,
+    /// `interruptible-capacity-reservation`
+    InterruptibleCapacityReservation,
+    /// `capacity-block`
+    CapacityBlock,
+}
+
+impl InstanceLifecycle {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "spot",
+        "on-demand",
+        "interruptible-capacity-reservation",
+        "capacity-block",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Spot => "spot",
+            Self::OnDemand => "on-demand",
+            Self::InterruptibleCapacityReservation => "interruptible-capacity-reservation",
+            Self::CapacityBlock => "capacity-block",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "spot" => Self::Spot,
+            "on-demand" => Self::OnDemand,
+            "interruptible-capacity-reservation" => Self::InterruptibleCapacityReservation,
+            "capacity-block" => Self::CapacityBlock,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(InstanceLifecycle);
 
 /// The `InstanceLifecycleType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27427,6 +29101,26 @@ impl EncodeMembers for LaunchTemplate {
     }
 }
 
+/// The `LaunchTemplateAndOverridesResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchTemplateAndOverridesResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template_specification: Option<FleetLaunchTemplateSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<FleetLaunchTemplateOverrides>,
+}
+
+impl EncodeMembers for LaunchTemplateAndOverridesResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "launchTemplateSpecification",
+            &self.launch_template_specification,
+        );
+        w.field("overrides", &self.overrides);
+    }
+}
+
 /// The `LaunchTemplateAutoRecoveryState` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LaunchTemplateAutoRecoveryState {
@@ -29660,6 +31354,58 @@ impl EncodeMembers for ModifyEbsDefaultKmsKeyIdResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("kmsKeyId", &self.kms_key_id);
+    }
+}
+
+/// The `ModifyFleetRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct ModifyFleetRequest {
+    pub dry_run: Option<bool>,
+    pub excess_capacity_termination_policy: Option<FleetExcessCapacityTerminationPolicy>,
+    pub fleet_id: String,
+    pub target_capacity_specification: Option<TargetCapacitySpecificationRequest>,
+}
+
+impl Decode for ModifyFleetRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "ExcessCapacityTerminationPolicy",
+                "FleetId",
+                "TargetCapacitySpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let excess_capacity_termination_policy =
+            r.field_at(m_[1], at_, "ExcessCapacityTerminationPolicy")?;
+        let fleet_id = r.field_at(m_[2], at_, "FleetId")?;
+        let fleet_id = FormReader::required(fleet_id, at_, "FleetId")?;
+        let target_capacity_specification =
+            r.field_at(m_[3], at_, "TargetCapacitySpecification")?;
+        Ok(Some(Self {
+            dry_run,
+            excess_capacity_termination_policy,
+            fleet_id,
+            target_capacity_specification,
+        }))
+    }
+}
+
+/// The `ModifyFleetResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModifyFleetResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<bool>,
+}
+
+impl EncodeMembers for ModifyFleetResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("return", &self.r#return);
     }
 }
 
@@ -32636,6 +34382,81 @@ impl NitroTpmSupport {
 
 crate::protocol::wire_enum!(NitroTpmSupport);
 
+/// The `OnDemandOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OnDemandOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_strategy: Option<FleetOnDemandAllocationStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_options: Option<CapacityReservationOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_instance_type: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_availability_zone: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_target_capacity: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_price: Option<String>,
+}
+
+impl EncodeMembers for OnDemandOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationStrategy", &self.allocation_strategy);
+        w.field(
+            "capacityReservationOptions",
+            &self.capacity_reservation_options,
+        );
+        w.field("singleInstanceType", &self.single_instance_type);
+        w.field("singleAvailabilityZone", &self.single_availability_zone);
+        w.field("minTargetCapacity", &self.min_target_capacity);
+        w.field("maxTotalPrice", &self.max_total_price);
+    }
+}
+
+/// The `OnDemandOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct OnDemandOptionsRequest {
+    pub allocation_strategy: Option<FleetOnDemandAllocationStrategy>,
+    pub capacity_reservation_options: Option<CapacityReservationOptionsRequest>,
+    pub single_instance_type: Option<bool>,
+    pub single_availability_zone: Option<bool>,
+    pub min_target_capacity: Option<i32>,
+    pub max_total_price: Option<String>,
+}
+
+impl Decode for OnDemandOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllocationStrategy",
+                "CapacityReservationOptions",
+                "MaxTotalPrice",
+                "MinTargetCapacity",
+                "SingleAvailabilityZone",
+                "SingleInstanceType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let allocation_strategy = r.field_at(m_[0], at_, "AllocationStrategy")?;
+        let capacity_reservation_options = r.field_at(m_[1], at_, "CapacityReservationOptions")?;
+        let single_instance_type = r.field_at(m_[5], at_, "SingleInstanceType")?;
+        let single_availability_zone = r.field_at(m_[4], at_, "SingleAvailabilityZone")?;
+        let min_target_capacity = r.field_at(m_[3], at_, "MinTargetCapacity")?;
+        let max_total_price = r.field_at(m_[2], at_, "MaxTotalPrice")?;
+        Ok(Some(Self {
+            allocation_strategy,
+            capacity_reservation_options,
+            single_instance_type,
+            single_availability_zone,
+            min_target_capacity,
+            max_total_price,
+        }))
+    }
+}
+
 /// The `OperationType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OperationType {
@@ -33220,6 +35041,20 @@ impl PlacementGroupStrategy {
 }
 
 crate::protocol::wire_enum!(PlacementGroupStrategy);
+
+/// The `PlacementResponse` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlacementResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+}
+
+impl EncodeMembers for PlacementResponse {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("groupName", &self.group_name);
+    }
+}
 
 /// The `PlacementStrategy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34949,6 +36784,97 @@ impl EncodeMembers for Reservation {
         w.field("requesterId", &self.requester_id);
         w.list_field("groupSet", "item", &self.groups);
         w.list_field("instancesSet", "item", &self.instances);
+    }
+}
+
+/// The `ReservedCapacityAllocationStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReservedCapacityAllocationStrategy {
+    /// `prioritized`
+    Prioritized,
+}
+
+impl ReservedCapacityAllocationStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["prioritized"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Prioritized => "prioritized",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "prioritized" => Self::Prioritized,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ReservedCapacityAllocationStrategy);
+
+/// The `ReservedCapacityFallbackMarketType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReservedCapacityFallbackMarketType {
+    /// `on-demand`
+    OnDemand,
+}
+
+impl ReservedCapacityFallbackMarketType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["on-demand"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::OnDemand => "on-demand",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "on-demand" => Self::OnDemand,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(ReservedCapacityFallbackMarketType);
+
+/// The `ReservedCapacityFallbackOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReservedCapacityFallbackOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub market_types: Option<Vec<ReservedCapacityFallbackMarketType>>,
+}
+
+impl EncodeMembers for ReservedCapacityFallbackOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("marketTypeSet", "item", &self.market_types);
+    }
+}
+
+/// The `ReservedCapacityOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReservedCapacityOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_strategy: Option<ReservedCapacityAllocationStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation_types: Option<Vec<FleetReservationType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_capacity_fallback_options: Option<ReservedCapacityFallbackOptions>,
+}
+
+impl EncodeMembers for ReservedCapacityOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationStrategy", &self.allocation_strategy);
+        w.list_field("reservationTypeSet", "item", &self.reservation_types);
+        w.field(
+            "reservedCapacityFallbackOptions",
+            &self.reserved_capacity_fallback_options,
+        );
     }
 }
 
@@ -37627,6 +39553,90 @@ impl SnapshotState {
 
 crate::protocol::wire_enum!(SnapshotState);
 
+/// The `SpotAllocationStrategy` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpotAllocationStrategy {
+    /// `lowest-price`
+    LowestPrice,
+    /// `diversified`
+    Diversified,
+    /// `capacity-optimized`
+    CapacityOptimized,
+    /// `capacity-optimized-prioritized`
+    CapacityOptimizedPrioritized,
+    /// `price-capacity-optimized`
+    PriceCapacityOptimized,
+}
+
+impl SpotAllocationStrategy {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "lowest-price",
+        "diversified",
+        "capacity-optimized",
+        "capacity-optimized-prioritized",
+        "price-capacity-optimized",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LowestPrice => "lowest-price",
+            Self::Diversified => "diversified",
+            Self::CapacityOptimized => "capacity-optimized",
+            Self::CapacityOptimizedPrioritized => "capacity-optimized-prioritized",
+            Self::PriceCapacityOptimized => "price-capacity-optimized",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "lowest-price" => Self::LowestPrice,
+            "diversified" => Self::Diversified,
+            "capacity-optimized" => Self::CapacityOptimized,
+            "capacity-optimized-prioritized" => Self::CapacityOptimizedPrioritized,
+            "price-capacity-optimized" => Self::PriceCapacityOptimized,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SpotAllocationStrategy);
+
+/// The `SpotInstanceInterruptionBehavior` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpotInstanceInterruptionBehavior {
+    /// `hibernate`
+    Hibernate,
+    /// `stop`
+    Stop,
+    /// `terminate`
+    Terminate,
+}
+
+impl SpotInstanceInterruptionBehavior {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["hibernate", "stop", "terminate"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Hibernate => "hibernate",
+            Self::Stop => "stop",
+            Self::Terminate => "terminate",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "hibernate" => Self::Hibernate,
+            "stop" => Self::Stop,
+            "terminate" => Self::Terminate,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SpotInstanceInterruptionBehavior);
+
 /// The `SpotInstanceRequest` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpotInstanceRequest {
@@ -37870,6 +39880,96 @@ impl Decode for SpotMarketOptions {
     }
 }
 
+/// The `SpotOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpotOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_strategy: Option<SpotAllocationStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance_strategies: Option<FleetSpotMaintenanceStrategies>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_interruption_behavior: Option<SpotInstanceInterruptionBehavior>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_pools_to_use_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_instance_type: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_availability_zone: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_target_capacity: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_price: Option<String>,
+}
+
+impl EncodeMembers for SpotOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("allocationStrategy", &self.allocation_strategy);
+        w.field("maintenanceStrategies", &self.maintenance_strategies);
+        w.field(
+            "instanceInterruptionBehavior",
+            &self.instance_interruption_behavior,
+        );
+        w.field("instancePoolsToUseCount", &self.instance_pools_to_use_count);
+        w.field("singleInstanceType", &self.single_instance_type);
+        w.field("singleAvailabilityZone", &self.single_availability_zone);
+        w.field("minTargetCapacity", &self.min_target_capacity);
+        w.field("maxTotalPrice", &self.max_total_price);
+    }
+}
+
+/// The `SpotOptionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct SpotOptionsRequest {
+    pub allocation_strategy: Option<SpotAllocationStrategy>,
+    pub maintenance_strategies: Option<FleetSpotMaintenanceStrategiesRequest>,
+    pub instance_interruption_behavior: Option<SpotInstanceInterruptionBehavior>,
+    pub instance_pools_to_use_count: Option<i32>,
+    pub single_instance_type: Option<bool>,
+    pub single_availability_zone: Option<bool>,
+    pub min_target_capacity: Option<i32>,
+    pub max_total_price: Option<String>,
+}
+
+impl Decode for SpotOptionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AllocationStrategy",
+                "InstanceInterruptionBehavior",
+                "InstancePoolsToUseCount",
+                "MaintenanceStrategies",
+                "MaxTotalPrice",
+                "MinTargetCapacity",
+                "SingleAvailabilityZone",
+                "SingleInstanceType",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let allocation_strategy = r.field_at(m_[0], at_, "AllocationStrategy")?;
+        let maintenance_strategies = r.field_at(m_[3], at_, "MaintenanceStrategies")?;
+        let instance_interruption_behavior =
+            r.field_at(m_[1], at_, "InstanceInterruptionBehavior")?;
+        let instance_pools_to_use_count = r.field_at(m_[2], at_, "InstancePoolsToUseCount")?;
+        let single_instance_type = r.field_at(m_[7], at_, "SingleInstanceType")?;
+        let single_availability_zone = r.field_at(m_[6], at_, "SingleAvailabilityZone")?;
+        let min_target_capacity = r.field_at(m_[5], at_, "MinTargetCapacity")?;
+        let max_total_price = r.field_at(m_[4], at_, "MaxTotalPrice")?;
+        Ok(Some(Self {
+            allocation_strategy,
+            maintenance_strategies,
+            instance_interruption_behavior,
+            instance_pools_to_use_count,
+            single_instance_type,
+            single_availability_zone,
+            min_target_capacity,
+            max_total_price,
+        }))
+    }
+}
+
 /// The `SpotPlacement` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SpotPlacement {
@@ -37916,6 +40016,36 @@ impl EncodeMembers for SpotPlacement {
         w.field("groupName", &self.group_name);
         w.field("tenancy", &self.tenancy);
         w.field("availabilityZoneId", &self.availability_zone_id);
+    }
+}
+
+/// The `SpotPrice` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpotPrice {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<InstanceType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_description: Option<RIProductDescription>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_price: Option<String>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<DateTime>,
+}
+
+impl EncodeMembers for SpotPrice {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("availabilityZone", &self.availability_zone);
+        w.field("availabilityZoneId", &self.availability_zone_id);
+        w.field("instanceType", &self.instance_type);
+        w.field("productDescription", &self.product_description);
+        w.field("spotPrice", &self.spot_price);
+        w.field("timestamp", &self.timestamp);
     }
 }
 
@@ -38760,6 +40890,111 @@ impl TaggableResourceType {
 }
 
 crate::protocol::wire_enum!(TaggableResourceType);
+
+/// The `TargetCapacitySpecification` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TargetCapacitySpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_target_capacity: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_demand_target_capacity: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_target_capacity: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_target_capacity_type: Option<DefaultTargetCapacityType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_capacity_unit_type: Option<TargetCapacityUnitType>,
+}
+
+impl EncodeMembers for TargetCapacitySpecification {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("totalTargetCapacity", &self.total_target_capacity);
+        w.field("onDemandTargetCapacity", &self.on_demand_target_capacity);
+        w.field("spotTargetCapacity", &self.spot_target_capacity);
+        w.field(
+            "defaultTargetCapacityType",
+            &self.default_target_capacity_type,
+        );
+        w.field("targetCapacityUnitType", &self.target_capacity_unit_type);
+    }
+}
+
+/// The `TargetCapacitySpecificationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct TargetCapacitySpecificationRequest {
+    pub total_target_capacity: i32,
+    pub on_demand_target_capacity: Option<i32>,
+    pub spot_target_capacity: Option<i32>,
+    pub default_target_capacity_type: Option<DefaultTargetCapacityType>,
+    pub target_capacity_unit_type: Option<TargetCapacityUnitType>,
+}
+
+impl Decode for TargetCapacitySpecificationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DefaultTargetCapacityType",
+                "OnDemandTargetCapacity",
+                "SpotTargetCapacity",
+                "TargetCapacityUnitType",
+                "TotalTargetCapacity",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let total_target_capacity = r.field_at(m_[4], at_, "TotalTargetCapacity")?;
+        let total_target_capacity =
+            FormReader::required(total_target_capacity, at_, "TotalTargetCapacity")?;
+        let on_demand_target_capacity = r.field_at(m_[1], at_, "OnDemandTargetCapacity")?;
+        let spot_target_capacity = r.field_at(m_[2], at_, "SpotTargetCapacity")?;
+        let default_target_capacity_type = r.field_at(m_[0], at_, "DefaultTargetCapacityType")?;
+        let target_capacity_unit_type = r.field_at(m_[3], at_, "TargetCapacityUnitType")?;
+        Ok(Some(Self {
+            total_target_capacity,
+            on_demand_target_capacity,
+            spot_target_capacity,
+            default_target_capacity_type,
+            target_capacity_unit_type,
+        }))
+    }
+}
+
+/// The `TargetCapacityUnitType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TargetCapacityUnitType {
+    /// `vcpu`
+    Vcpu,
+    /// `memory-mib`
+    MemoryMib,
+    /// `units`
+    Units,
+}
+
+impl TargetCapacityUnitType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["vcpu", "memory-mib", "units"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Vcpu => "vcpu",
+            Self::MemoryMib => "memory-mib",
+            Self::Units => "units",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "vcpu" => Self::Vcpu,
+            "memory-mib" => Self::MemoryMib,
+            "units" => Self::Units,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TargetCapacityUnitType);
 
 /// The `Tenancy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41554,6 +43789,18 @@ pub enum Action {
     DescribeInstanceConnectEndpoints,
     /// `DeleteInstanceConnectEndpoint`
     DeleteInstanceConnectEndpoint,
+    /// `CreateFleet`
+    CreateFleet,
+    /// `DescribeFleets`
+    DescribeFleets,
+    /// `DescribeFleetInstances`
+    DescribeFleetInstances,
+    /// `ModifyFleet`
+    ModifyFleet,
+    /// `DeleteFleets`
+    DeleteFleets,
+    /// `DescribeSpotPriceHistory`
+    DescribeSpotPriceHistory,
 }
 
 impl Action {
@@ -41801,6 +44048,12 @@ impl Action {
             Self::CreateInstanceConnectEndpoint => "CreateInstanceConnectEndpoint",
             Self::DescribeInstanceConnectEndpoints => "DescribeInstanceConnectEndpoints",
             Self::DeleteInstanceConnectEndpoint => "DeleteInstanceConnectEndpoint",
+            Self::CreateFleet => "CreateFleet",
+            Self::DescribeFleets => "DescribeFleets",
+            Self::DescribeFleetInstances => "DescribeFleetInstances",
+            Self::ModifyFleet => "ModifyFleet",
+            Self::DeleteFleets => "DeleteFleets",
+            Self::DescribeSpotPriceHistory => "DescribeSpotPriceHistory",
         }
     }
     /// The served operation of that name, if any.
@@ -42047,6 +44300,12 @@ impl Action {
             "CreateInstanceConnectEndpoint" => Self::CreateInstanceConnectEndpoint,
             "DescribeInstanceConnectEndpoints" => Self::DescribeInstanceConnectEndpoints,
             "DeleteInstanceConnectEndpoint" => Self::DeleteInstanceConnectEndpoint,
+            "CreateFleet" => Self::CreateFleet,
+            "DescribeFleets" => Self::DescribeFleets,
+            "DescribeFleetInstances" => Self::DescribeFleetInstances,
+            "ModifyFleet" => Self::ModifyFleet,
+            "DeleteFleets" => Self::DeleteFleets,
+            "DescribeSpotPriceHistory" => Self::DescribeSpotPriceHistory,
             _ => return None,
         })
     }
@@ -43109,6 +45368,28 @@ pub trait Api {
         &mut self,
         input: DeleteInstanceConnectEndpointRequest,
     ) -> Result<DeleteInstanceConnectEndpointResult, ApiError>;
+    /// Serves `CreateFleet`.
+    fn create_fleet(&mut self, input: CreateFleetRequest) -> Result<CreateFleetResult, ApiError>;
+    /// Serves `DescribeFleets`.
+    fn describe_fleets(
+        &mut self,
+        input: DescribeFleetsRequest,
+    ) -> Result<DescribeFleetsResult, ApiError>;
+    /// Serves `DescribeFleetInstances`.
+    fn describe_fleet_instances(
+        &mut self,
+        input: DescribeFleetInstancesRequest,
+    ) -> Result<DescribeFleetInstancesResult, ApiError>;
+    /// Serves `ModifyFleet`.
+    fn modify_fleet(&mut self, input: ModifyFleetRequest) -> Result<ModifyFleetResult, ApiError>;
+    /// Serves `DeleteFleets`.
+    fn delete_fleets(&mut self, input: DeleteFleetsRequest)
+    -> Result<DeleteFleetsResult, ApiError>;
+    /// Serves `DescribeSpotPriceHistory`.
+    fn describe_spot_price_history(
+        &mut self,
+        input: DescribeSpotPriceHistoryRequest,
+    ) -> Result<DescribeSpotPriceHistoryResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -43588,6 +45869,18 @@ pub enum Response {
     DescribeInstanceConnectEndpoints(Box<DescribeInstanceConnectEndpointsResult>),
     /// `DeleteInstanceConnectEndpoint`
     DeleteInstanceConnectEndpoint(Box<DeleteInstanceConnectEndpointResult>),
+    /// `CreateFleet`
+    CreateFleet(Box<CreateFleetResult>),
+    /// `DescribeFleets`
+    DescribeFleets(Box<DescribeFleetsResult>),
+    /// `DescribeFleetInstances`
+    DescribeFleetInstances(Box<DescribeFleetInstancesResult>),
+    /// `ModifyFleet`
+    ModifyFleet(Box<ModifyFleetResult>),
+    /// `DeleteFleets`
+    DeleteFleets(Box<DeleteFleetsResult>),
+    /// `DescribeSpotPriceHistory`
+    DescribeSpotPriceHistory(Box<DescribeSpotPriceHistoryResult>),
 }
 
 impl Response {
@@ -44940,6 +47233,42 @@ impl Response {
             ),
             Self::DeleteInstanceConnectEndpoint(output) => crate::protocol::xml::ec2_response(
                 "DeleteInstanceConnectEndpoint",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::CreateFleet(output) => crate::protocol::xml::ec2_response(
+                "CreateFleet",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeFleets(output) => crate::protocol::xml::ec2_response(
+                "DescribeFleets",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeFleetInstances(output) => crate::protocol::xml::ec2_response(
+                "DescribeFleetInstances",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::ModifyFleet(output) => crate::protocol::xml::ec2_response(
+                "ModifyFleet",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteFleets(output) => crate::protocol::xml::ec2_response(
+                "DeleteFleets",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeSpotPriceHistory(output) => crate::protocol::xml::ec2_response(
+                "DescribeSpotPriceHistory",
                 XML_NAMESPACE,
                 request_id,
                 &**output,
@@ -47796,6 +50125,71 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DeleteInstanceConnectEndpoint(Box::new(
                 api.delete_instance_connect_endpoint(input)?,
+            )))
+        }
+        Action::CreateFleet => {
+            r.reject_unsupported(
+                "CreateFleet",
+                &["ReservedCapacityOptions", "ValidFrom", "Context"],
+            )?;
+            let input = FormReader::required(CreateFleetRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateFleet(Box::new(api.create_fleet(input)?)))
+        }
+        Action::DescribeFleets => {
+            r.reject_unsupported("DescribeFleets", &[])?;
+            let input = FormReader::required(DescribeFleetsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeFleets(Box::new(
+                api.describe_fleets(input)?,
+            )))
+        }
+        Action::DescribeFleetInstances => {
+            r.reject_unsupported("DescribeFleetInstances", &[])?;
+            let input =
+                FormReader::required(DescribeFleetInstancesRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeFleetInstances(Box::new(
+                api.describe_fleet_instances(input)?,
+            )))
+        }
+        Action::ModifyFleet => {
+            r.reject_unsupported("ModifyFleet", &["LaunchTemplateConfig", "Context"])?;
+            let input = FormReader::required(ModifyFleetRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::ModifyFleet(Box::new(api.modify_fleet(input)?)))
+        }
+        Action::DeleteFleets => {
+            r.reject_unsupported("DeleteFleets", &[])?;
+            let input = FormReader::required(DeleteFleetsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteFleets(Box::new(api.delete_fleets(input)?)))
+        }
+        Action::DescribeSpotPriceHistory => {
+            r.reject_unsupported("DescribeSpotPriceHistory", &[])?;
+            let input =
+                FormReader::required(DescribeSpotPriceHistoryRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeSpotPriceHistory(Box::new(
+                api.describe_spot_price_history(input)?,
             )))
         }
     }

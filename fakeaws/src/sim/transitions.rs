@@ -55,6 +55,9 @@ pub enum Subject {
     CapacityReservationExpiry,
     /// A customer-managed prefix list's change in progress (`create-in-progress`, ...) done.
     PrefixList,
+    /// A maintain EC2 Fleet making up its target capacity (after one of its instances shut
+    /// down, or ModifyFleet).
+    Fleet,
 }
 
 impl Subject {
@@ -73,12 +76,13 @@ impl Subject {
         "addressPtr",
         "vpcPeeringConnection",
         "prefixList",
+        "fleet",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
     /// `volumeModification`, `image`, `imageBlockPublicAccess`, `addressPtr`,
-    /// `vpcPeeringConnection`, `prefixList`.
+    /// `vpcPeeringConnection`, `prefixList`, `fleet`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -94,6 +98,7 @@ impl Subject {
             "addressPtr" => Some(Subject::AddressPtr),
             "vpcPeeringConnection" => Some(Subject::VpcPeering),
             "prefixList" => Some(Subject::PrefixList),
+            "fleet" => Some(Subject::Fleet),
             _ => None,
         }
     }

@@ -19,6 +19,7 @@ mod edge_zone;
 mod elastic_ip;
 mod envelope;
 mod faults;
+mod fleet;
 mod flow_log;
 mod image_attribute;
 mod image_key_pair;

@@ -69,7 +69,7 @@ pub use profile::{
 };
 pub use render::{describe_instance_attribute, describe_instances};
 use render::{groups_of, render_reservation, reservation};
-pub use run::run_instances;
+pub use run::{empty_launch, run_instances};
 pub use state::{
     advance, purge, reboot_instances, service_shutdown, start_instances, stop_instances,
     terminate_instances,

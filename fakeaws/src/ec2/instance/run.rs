@@ -55,6 +55,47 @@ pub(super) struct Planned {
     pub(super) device: String,
 }
 
+/// A launch of one instance that names nothing: what another call launching through
+/// RunInstances (RequestSpotInstances, CreateFleet) fills in.
+pub fn empty_launch() -> RunInstancesRequest {
+    RunInstancesRequest {
+        block_device_mappings: None,
+        image_id: None,
+        instance_type: None,
+        ipv6_address_count: None,
+        ipv6_addresses: None,
+        key_name: None,
+        max_count: 1,
+        min_count: 1,
+        monitoring: None,
+        placement: None,
+        security_group_ids: None,
+        security_groups: None,
+        subnet_id: None,
+        user_data: None,
+        tag_specifications: None,
+        launch_template: None,
+        instance_market_options: None,
+        credit_specification: None,
+        cpu_options: None,
+        capacity_reservation_specification: None,
+        hibernation_options: None,
+        metadata_options: None,
+        enclave_options: None,
+        private_dns_name_options: None,
+        maintenance_options: None,
+        disable_api_stop: None,
+        dry_run: None,
+        disable_api_termination: None,
+        instance_initiated_shutdown_behavior: None,
+        private_ip_address: None,
+        client_token: None,
+        iam_instance_profile: None,
+        ebs_optimized: None,
+        network_interfaces: None,
+    }
+}
+
 /// `RunInstances`; the same ClientToken with the same request answers the same reservation.
 pub fn run_instances(
     region: &mut Region,

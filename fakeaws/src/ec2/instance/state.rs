@@ -214,6 +214,16 @@ pub(super) fn set_state(region: &mut Region, id: &str, to: InstanceStateName, re
     }
     let at = region.clock.now();
     region.transitions.schedule(at, Subject::Instance, id);
+    // An instance of a maintain fleet shutting down: the fleet makes up its capacity.
+    if to == InstanceStateName::ShuttingDown
+        && let Some(fleet) = region
+            .tags
+            .get(id)
+            .and_then(|t| t.get(crate::ec2::fleet::FLEET_TAG))
+            .cloned()
+    {
+        crate::ec2::fleet::member_gone(region, &fleet);
+    }
 }
 
 /// `OperationNotPermitted` naming the first of `instances` whose protection is on (its

@@ -191,24 +191,6 @@ fn launch_of(
         placement,
         min_count: count,
         max_count: count,
-        ipv6_address_count: None,
-        ipv6_addresses: None,
-        tag_specifications: None,
-        launch_template: None,
-        credit_specification: None,
-        cpu_options: None,
-        capacity_reservation_specification: None,
-        hibernation_options: None,
-        metadata_options: None,
-        enclave_options: None,
-        private_dns_name_options: None,
-        maintenance_options: None,
-        disable_api_stop: None,
-        dry_run: None,
-        disable_api_termination: None,
-        instance_initiated_shutdown_behavior: None,
-        private_ip_address: None,
-        client_token: None,
         instance_market_options: Some(InstanceMarketOptionsRequest {
             market_type: Some(MarketType::Spot),
             spot_options: Some(SpotMarketOptions {
@@ -219,5 +201,6 @@ fn launch_of(
                 valid_until: None,
             }),
         }),
+        ..crate::ec2::instance::empty_launch()
     })
 }
