@@ -673,6 +673,9 @@ impl Region {
             Kind::IpamPool => self.ipam_pools.contains_key(id),
             Kind::Ipam => self.ipams.contains_key(id),
             Kind::Fleet => self.fleets.contains_key(id),
+            Kind::SubnetCidrReservation => {
+                crate::ec2::subnet::reservation_subnet(self, id).is_some()
+            }
         };
         if exists {
             Ok(())

@@ -331,6 +331,32 @@ pub mod with {
         }
     }
 
+    /// A list of values, each as its text.
+    pub mod text_list {
+        use std::fmt::Display;
+        use std::str::FromStr;
+
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        /// Writes each of `v` as its text.
+        pub fn serialize<T: Display, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(v.iter().map(|x| x.to_string()))
+        }
+
+        /// Reads each value from its text.
+        pub fn deserialize<'de, T, D>(d: D) -> Result<Vec<T>, D::Error>
+        where
+            T: FromStr,
+            T::Err: Display,
+            D: Deserializer<'de>,
+        {
+            Vec::<String>::deserialize(d)?
+                .iter()
+                .map(|raw| raw.parse().map_err(serde::de::Error::custom))
+                .collect()
+        }
+    }
+
     /// A map whose keys are not strings, as a list of pairs (JSON keys are strings).
     pub mod pairs {
         use std::collections::BTreeMap;

@@ -79,6 +79,8 @@ error_codes! {
         InsufficientAddressCapacity = "InsufficientAddressCapacity",
         /// The subnet has no free address.
         InsufficientFreeAddressesInSubnet = "InsufficientFreeAddressesInSubnet",
+        /// No free /28 left in a subnet for an IPv4 prefix (AWS's code and words).
+        InsufficientCidrBlocks = "InsufficientCidrBlocks",
         /// The region's internet gateway quota is used up.
         InternetGatewayLimitExceeded = "InternetGatewayLimitExceeded",
         /// No image of that id.

@@ -80,6 +80,8 @@ pub enum Kind {
     Ipam,
     /// EC2 Fleets (`fleet-` and a UUID).
     Fleet,
+    /// Subnet CIDR reservations (`scr-`).
+    SubnetCidrReservation,
 }
 
 /// One row of the table.
@@ -92,7 +94,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 33] = [
+    pub const ALL: [Kind; 34] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -126,6 +128,7 @@ impl Kind {
         Kind::IpamPool,
         Kind::Ipam,
         Kind::Fleet,
+        Kind::SubnetCidrReservation,
     ];
 
     /// The table.
@@ -284,6 +287,12 @@ impl Kind {
             ),
             Kind::Ipam => ("ipam", "InvalidIpamId", "ipam", ResourceType::Ipam),
             Kind::Fleet => ("fleet", "InvalidFleetId", "fleet", ResourceType::Fleet),
+            Kind::SubnetCidrReservation => (
+                "scr",
+                "InvalidSubnetCidrReservationID",
+                "subnet CIDR reservation",
+                ResourceType::SubnetCidrReservation,
+            ),
         };
         Row {
             prefix,
@@ -336,6 +345,8 @@ impl Kind {
             Kind::Ipam => "ipam-id",
             // DescribeFleets documents no filter by id.
             Kind::Fleet => "fleet-id",
+            // GetSubnetCidrReservations documents no filter by id.
+            Kind::SubnetCidrReservation => "subnet-cidr-reservation-id",
         }
     }
 

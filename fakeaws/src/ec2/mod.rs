@@ -532,6 +532,27 @@ impl Api for Region {
         ipam::modify_ipam_pool(self, input)
     }
 
+    fn create_subnet_cidr_reservation(
+        &mut self,
+        input: CreateSubnetCidrReservationRequest,
+    ) -> Result<CreateSubnetCidrReservationResult, ApiError> {
+        subnet::create_subnet_cidr_reservation(self, input)
+    }
+
+    fn get_subnet_cidr_reservations(
+        &mut self,
+        input: GetSubnetCidrReservationsRequest,
+    ) -> Result<GetSubnetCidrReservationsResult, ApiError> {
+        subnet::get_subnet_cidr_reservations(self, input)
+    }
+
+    fn delete_subnet_cidr_reservation(
+        &mut self,
+        input: DeleteSubnetCidrReservationRequest,
+    ) -> Result<DeleteSubnetCidrReservationResult, ApiError> {
+        subnet::delete_subnet_cidr_reservation(self, input)
+    }
+
     fn create_fleet(&mut self, input: CreateFleetRequest) -> Result<CreateFleetResult, ApiError> {
         fleet::create_fleet(self, input)
     }

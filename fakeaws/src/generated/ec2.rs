@@ -1665,6 +1665,10 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "timestamp",
         ],
     ),
+    (
+        "GetSubnetCidrReservations",
+        &["reservationType", "subnet-id", "tag-key"],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2861,6 +2865,8 @@ impl EncodeMembers for AssignIpv6AddressesResult {
 /// The `AssignPrivateIpAddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssignPrivateIpAddressesRequest {
+    pub ipv4_prefixes: Option<Vec<String>>,
+    pub ipv4_prefix_count: Option<i32>,
     pub network_interface_id: String,
     pub private_ip_addresses: Option<Vec<String>>,
     pub secondary_private_ip_address_count: Option<i32>,
@@ -2873,6 +2879,8 @@ impl Decode for AssignPrivateIpAddressesRequest {
             at_,
             &[
                 "AllowReassignment",
+                "Ipv4Prefix",
+                "Ipv4PrefixCount",
                 "NetworkInterfaceId",
                 "PrivateIpAddress",
                 "SecondaryPrivateIpAddressCount",
@@ -2880,14 +2888,18 @@ impl Decode for AssignPrivateIpAddressesRequest {
         ) else {
             return Ok(None);
         };
-        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
+        let ipv4_prefixes = r.list_at(m_[1], at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field_at(m_[2], at_, "Ipv4PrefixCount")?;
+        let network_interface_id = r.field_at(m_[3], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
-        let private_ip_addresses = r.list_at(m_[2], at_, "PrivateIpAddress", None)?;
+        let private_ip_addresses = r.list_at(m_[4], at_, "PrivateIpAddress", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[3], at_, "SecondaryPrivateIpAddressCount")?;
+            r.field_at(m_[5], at_, "SecondaryPrivateIpAddressCount")?;
         let allow_reassignment = r.field_at(m_[0], at_, "AllowReassignment")?;
         Ok(Some(Self {
+            ipv4_prefixes,
+            ipv4_prefix_count,
             network_interface_id,
             private_ip_addresses,
             secondary_private_ip_address_count,
@@ -7115,6 +7127,8 @@ impl EncodeMembers for CreateNetworkAclResult {
 /// The `CreateNetworkInterfaceRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateNetworkInterfaceRequest {
+    pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecificationRequest>>,
+    pub ipv4_prefix_count: Option<i32>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub client_token: Option<String>,
     pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
@@ -7138,6 +7152,8 @@ impl Decode for CreateNetworkInterfaceRequest {
                 "ConnectionTrackingSpecification",
                 "Description",
                 "DryRun",
+                "Ipv4Prefix",
+                "Ipv4PrefixCount",
                 "Ipv6AddressCount",
                 "Ipv6Addresses",
                 "PrivateIpAddress",
@@ -7150,22 +7166,26 @@ impl Decode for CreateNetworkInterfaceRequest {
         ) else {
             return Ok(None);
         };
-        let tag_specifications = r.list_at(m_[11], at_, "TagSpecification", None)?;
+        let ipv4_prefixes = r.list_at(m_[4], at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field_at(m_[5], at_, "Ipv4PrefixCount")?;
+        let tag_specifications = r.list_at(m_[13], at_, "TagSpecification", None)?;
         let client_token = r.field_at(m_[0], at_, "ClientToken")?;
         let connection_tracking_specification =
             r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
-        let subnet_id = r.field_at(m_[10], at_, "SubnetId")?;
+        let subnet_id = r.field_at(m_[12], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
         let description = r.field_at(m_[2], at_, "Description")?;
-        let private_ip_address = r.field_at(m_[6], at_, "PrivateIpAddress")?;
-        let groups = r.list_at(m_[9], at_, "SecurityGroupId", None)?;
-        let private_ip_addresses = r.list_at(m_[7], at_, "PrivateIpAddresses", None)?;
+        let private_ip_address = r.field_at(m_[8], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[11], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[9], at_, "PrivateIpAddresses", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[8], at_, "SecondaryPrivateIpAddressCount")?;
-        let ipv6_addresses = r.list_at(m_[5], at_, "Ipv6Addresses", None)?;
-        let ipv6_address_count = r.field_at(m_[4], at_, "Ipv6AddressCount")?;
+            r.field_at(m_[10], at_, "SecondaryPrivateIpAddressCount")?;
+        let ipv6_addresses = r.list_at(m_[7], at_, "Ipv6Addresses", None)?;
+        let ipv6_address_count = r.field_at(m_[6], at_, "Ipv6AddressCount")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
+            ipv4_prefixes,
+            ipv4_prefix_count,
             tag_specifications,
             client_token,
             connection_tracking_specification,
@@ -7498,6 +7518,66 @@ impl Decode for CreateSnapshotRequest {
             tag_specifications,
             dry_run,
         }))
+    }
+}
+
+/// The `CreateSubnetCidrReservationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateSubnetCidrReservationRequest {
+    pub subnet_id: String,
+    pub cidr: String,
+    pub reservation_type: SubnetCidrReservationType,
+    pub description: Option<String>,
+    pub dry_run: Option<bool>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+}
+
+impl Decode for CreateSubnetCidrReservationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "Cidr",
+                "Description",
+                "DryRun",
+                "ReservationType",
+                "SubnetId",
+                "TagSpecification",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let subnet_id = r.field_at(m_[4], at_, "SubnetId")?;
+        let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
+        let cidr = r.field_at(m_[0], at_, "Cidr")?;
+        let cidr = FormReader::required(cidr, at_, "Cidr")?;
+        let reservation_type = r.field_at(m_[3], at_, "ReservationType")?;
+        let reservation_type = FormReader::required(reservation_type, at_, "ReservationType")?;
+        let description = r.field_at(m_[1], at_, "Description")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        Ok(Some(Self {
+            subnet_id,
+            cidr,
+            reservation_type,
+            description,
+            dry_run,
+            tag_specifications,
+        }))
+    }
+}
+
+/// The `CreateSubnetCidrReservationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateSubnetCidrReservationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_cidr_reservation: Option<SubnetCidrReservation>,
+}
+
+impl EncodeMembers for CreateSubnetCidrReservationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("subnetCidrReservation", &self.subnet_cidr_reservation);
     }
 }
 
@@ -9085,6 +9165,46 @@ impl EncodeMembers for DeleteSnapshotReturnCode {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("snapshotId", &self.snapshot_id);
         w.field("returnCode", &self.return_code);
+    }
+}
+
+/// The `DeleteSubnetCidrReservationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteSubnetCidrReservationRequest {
+    pub subnet_cidr_reservation_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteSubnetCidrReservationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "SubnetCidrReservationId"]) else {
+            return Ok(None);
+        };
+        let subnet_cidr_reservation_id = r.field_at(m_[1], at_, "SubnetCidrReservationId")?;
+        let subnet_cidr_reservation_id =
+            FormReader::required(subnet_cidr_reservation_id, at_, "SubnetCidrReservationId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            subnet_cidr_reservation_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DeleteSubnetCidrReservationResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeleteSubnetCidrReservationResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_subnet_cidr_reservation: Option<SubnetCidrReservation>,
+}
+
+impl EncodeMembers for DeleteSubnetCidrReservationResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "deletedSubnetCidrReservation",
+            &self.deleted_subnet_cidr_reservation,
+        );
     }
 }
 
@@ -16333,6 +16453,75 @@ impl EncodeMembers for GetSecurityGroupsForVpcResult {
             "item",
             &self.security_group_for_vpcs,
         );
+    }
+}
+
+/// The `GetSubnetCidrReservationsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetSubnetCidrReservationsRequest {
+    pub filters: Option<Vec<Filter>>,
+    pub subnet_id: String,
+    pub dry_run: Option<bool>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+}
+
+impl Decode for GetSubnetCidrReservationsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "SubnetId"],
+        ) else {
+            return Ok(None);
+        };
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let subnet_id = r.field_at(m_[4], at_, "SubnetId")?;
+        let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(5),
+            Some(1000),
+        )?;
+        Ok(Some(Self {
+            filters,
+            subnet_id,
+            dry_run,
+            next_token,
+            max_results,
+        }))
+    }
+}
+
+/// The `GetSubnetCidrReservationsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetSubnetCidrReservationsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_ipv4_cidr_reservations: Option<Vec<SubnetCidrReservation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_ipv6_cidr_reservations: Option<Vec<SubnetCidrReservation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for GetSubnetCidrReservationsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "subnetIpv4CidrReservationSet",
+            "item",
+            &self.subnet_ipv4_cidr_reservations,
+        );
+        w.list_field(
+            "subnetIpv6CidrReservationSet",
+            "item",
+            &self.subnet_ipv6_cidr_reservations,
+        );
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -40580,6 +40769,69 @@ impl SubnetCidrBlockStateCode {
 
 crate::protocol::wire_enum!(SubnetCidrBlockStateCode);
 
+/// The `SubnetCidrReservation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SubnetCidrReservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_cidr_reservation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation_type: Option<SubnetCidrReservationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for SubnetCidrReservation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("subnetCidrReservationId", &self.subnet_cidr_reservation_id);
+        w.field("subnetId", &self.subnet_id);
+        w.field("cidr", &self.cidr);
+        w.field("reservationType", &self.reservation_type);
+        w.field("ownerId", &self.owner_id);
+        w.field("description", &self.description);
+        w.list_field("tagSet", "item", &self.tags);
+    }
+}
+
+/// The `SubnetCidrReservationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SubnetCidrReservationType {
+    /// `prefix`
+    Prefix,
+    /// `explicit`
+    Explicit,
+}
+
+impl SubnetCidrReservationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["prefix", "explicit"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Prefix => "prefix",
+            Self::Explicit => "explicit",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "prefix" => Self::Prefix,
+            "explicit" => Self::Explicit,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(SubnetCidrReservationType);
+
 /// The `SubnetIpPrefixes` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SubnetIpPrefixes {
@@ -41252,20 +41504,26 @@ impl EncodeMembers for UnassignIpv6AddressesResult {
 /// The `UnassignPrivateIpAddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct UnassignPrivateIpAddressesRequest {
+    pub ipv4_prefixes: Option<Vec<String>>,
     pub network_interface_id: String,
     pub private_ip_addresses: Option<Vec<String>>,
 }
 
 impl Decode for UnassignPrivateIpAddressesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["NetworkInterfaceId", "PrivateIpAddress"]) else {
+        let Some(m_) = r.members(
+            at_,
+            &["Ipv4Prefix", "NetworkInterfaceId", "PrivateIpAddress"],
+        ) else {
             return Ok(None);
         };
-        let network_interface_id = r.field_at(m_[0], at_, "NetworkInterfaceId")?;
+        let ipv4_prefixes = r.list_at(m_[0], at_, "Ipv4Prefix", None)?;
+        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
-        let private_ip_addresses = r.list_at(m_[1], at_, "PrivateIpAddress", None)?;
+        let private_ip_addresses = r.list_at(m_[2], at_, "PrivateIpAddress", None)?;
         Ok(Some(Self {
+            ipv4_prefixes,
             network_interface_id,
             private_ip_addresses,
         }))
@@ -43801,6 +44059,12 @@ pub enum Action {
     DeleteFleets,
     /// `DescribeSpotPriceHistory`
     DescribeSpotPriceHistory,
+    /// `CreateSubnetCidrReservation`
+    CreateSubnetCidrReservation,
+    /// `GetSubnetCidrReservations`
+    GetSubnetCidrReservations,
+    /// `DeleteSubnetCidrReservation`
+    DeleteSubnetCidrReservation,
 }
 
 impl Action {
@@ -44054,6 +44318,9 @@ impl Action {
             Self::ModifyFleet => "ModifyFleet",
             Self::DeleteFleets => "DeleteFleets",
             Self::DescribeSpotPriceHistory => "DescribeSpotPriceHistory",
+            Self::CreateSubnetCidrReservation => "CreateSubnetCidrReservation",
+            Self::GetSubnetCidrReservations => "GetSubnetCidrReservations",
+            Self::DeleteSubnetCidrReservation => "DeleteSubnetCidrReservation",
         }
     }
     /// The served operation of that name, if any.
@@ -44306,6 +44573,9 @@ impl Action {
             "ModifyFleet" => Self::ModifyFleet,
             "DeleteFleets" => Self::DeleteFleets,
             "DescribeSpotPriceHistory" => Self::DescribeSpotPriceHistory,
+            "CreateSubnetCidrReservation" => Self::CreateSubnetCidrReservation,
+            "GetSubnetCidrReservations" => Self::GetSubnetCidrReservations,
+            "DeleteSubnetCidrReservation" => Self::DeleteSubnetCidrReservation,
             _ => return None,
         })
     }
@@ -45390,6 +45660,21 @@ pub trait Api {
         &mut self,
         input: DescribeSpotPriceHistoryRequest,
     ) -> Result<DescribeSpotPriceHistoryResult, ApiError>;
+    /// Serves `CreateSubnetCidrReservation`.
+    fn create_subnet_cidr_reservation(
+        &mut self,
+        input: CreateSubnetCidrReservationRequest,
+    ) -> Result<CreateSubnetCidrReservationResult, ApiError>;
+    /// Serves `GetSubnetCidrReservations`.
+    fn get_subnet_cidr_reservations(
+        &mut self,
+        input: GetSubnetCidrReservationsRequest,
+    ) -> Result<GetSubnetCidrReservationsResult, ApiError>;
+    /// Serves `DeleteSubnetCidrReservation`.
+    fn delete_subnet_cidr_reservation(
+        &mut self,
+        input: DeleteSubnetCidrReservationRequest,
+    ) -> Result<DeleteSubnetCidrReservationResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -45881,6 +46166,12 @@ pub enum Response {
     DeleteFleets(Box<DeleteFleetsResult>),
     /// `DescribeSpotPriceHistory`
     DescribeSpotPriceHistory(Box<DescribeSpotPriceHistoryResult>),
+    /// `CreateSubnetCidrReservation`
+    CreateSubnetCidrReservation(Box<CreateSubnetCidrReservationResult>),
+    /// `GetSubnetCidrReservations`
+    GetSubnetCidrReservations(Box<GetSubnetCidrReservationsResult>),
+    /// `DeleteSubnetCidrReservation`
+    DeleteSubnetCidrReservation(Box<DeleteSubnetCidrReservationResult>),
 }
 
 impl Response {
@@ -47273,6 +47564,24 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::CreateSubnetCidrReservation(output) => crate::protocol::xml::ec2_response(
+                "CreateSubnetCidrReservation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetSubnetCidrReservations(output) => crate::protocol::xml::ec2_response(
+                "GetSubnetCidrReservations",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteSubnetCidrReservation(output) => crate::protocol::xml::ec2_response(
+                "DeleteSubnetCidrReservation",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -48533,8 +48842,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "CreateNetworkInterface",
                 &[
-                    "Ipv4Prefix",
-                    "Ipv4PrefixCount",
                     "Ipv6Prefix",
                     "Ipv6PrefixCount",
                     "InterfaceType",
@@ -48590,10 +48897,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DetachNetworkInterface)
         }
         Action::AssignPrivateIpAddresses => {
-            r.reject_unsupported(
-                "AssignPrivateIpAddresses",
-                &["Ipv4Prefix", "Ipv4PrefixCount"],
-            )?;
+            r.reject_unsupported("AssignPrivateIpAddresses", &[])?;
             let input =
                 FormReader::required(AssignPrivateIpAddressesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
@@ -48603,7 +48907,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::UnassignPrivateIpAddresses => {
-            r.reject_unsupported("UnassignPrivateIpAddresses", &["Ipv4Prefix"])?;
+            r.reject_unsupported("UnassignPrivateIpAddresses", &[])?;
             let input =
                 FormReader::required(UnassignPrivateIpAddressesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
@@ -50190,6 +50494,42 @@ pub fn execute<A: Api + ?Sized>(
             }
             Ok(Response::DescribeSpotPriceHistory(Box::new(
                 api.describe_spot_price_history(input)?,
+            )))
+        }
+        Action::CreateSubnetCidrReservation => {
+            r.reject_unsupported("CreateSubnetCidrReservation", &[])?;
+            let input =
+                FormReader::required(CreateSubnetCidrReservationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateSubnetCidrReservation(Box::new(
+                api.create_subnet_cidr_reservation(input)?,
+            )))
+        }
+        Action::GetSubnetCidrReservations => {
+            r.reject_unsupported("GetSubnetCidrReservations", &[])?;
+            let input =
+                FormReader::required(GetSubnetCidrReservationsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetSubnetCidrReservations(Box::new(
+                api.get_subnet_cidr_reservations(input)?,
+            )))
+        }
+        Action::DeleteSubnetCidrReservation => {
+            r.reject_unsupported("DeleteSubnetCidrReservation", &[])?;
+            let input =
+                FormReader::required(DeleteSubnetCidrReservationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DeleteSubnetCidrReservation(Box::new(
+                api.delete_subnet_cidr_reservation(input)?,
             )))
         }
     }

@@ -43,6 +43,7 @@ mod nat_gateway;
 mod network_acl;
 mod network_interface;
 mod placement_group;
+mod prefix;
 mod prefix_list;
 mod public_ipv4_pool;
 mod route_table;

@@ -131,6 +131,14 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
             .tracking
             .as_deref()
             .map(network_interface::tracking::for_instance),
+        ipv4_prefixes: (!e.ipv4_prefixes.is_empty()).then(|| {
+            e.ipv4_prefixes
+                .iter()
+                .map(|p| crate::generated::ec2::InstanceIpv4Prefix {
+                    ipv4_prefix: Some(p.to_string()),
+                })
+                .collect()
+        }),
         ..Default::default()
     }
 }

@@ -1,7 +1,7 @@
 //! Secondary private addresses: AssignPrivateIpAddresses (named addresses, or a count the
 //! subnet's lowest free ones fill, within the attached instance type's addresses per
 //! interface; with AllowReassignment, an address another interface of the subnet holds as a
-//! secondary moves over) and UnassignPrivateIpAddresses.
+//! secondary moves over; or IPv4 prefixes, [`super::prefix`]) and UnassignPrivateIpAddresses.
 
 use std::net::Ipv4Addr;
 
@@ -9,13 +9,13 @@ use crate::ec2::error::Code;
 use crate::ec2::{Kind, subnet};
 use crate::generated::ec2::{
     AssignPrivateIpAddressesRequest, AssignPrivateIpAddressesResult, AssignedPrivateIpAddress,
-    UnassignPrivateIpAddressesRequest,
+    Ipv4PrefixSpecification, UnassignPrivateIpAddressesRequest,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
 use super::lifecycle::{parse_ip, too_many_addresses};
-use super::{NetworkInterface, limits};
+use super::{NetworkInterface, limits, prefix};
 
 /// How many private addresses interface `eni` may hold: its instance type's figure while it
 /// is attached to an instance of a known type, else the most any type takes.
@@ -43,6 +43,40 @@ pub fn assign_private_ip_addresses(
 ) -> Result<AssignPrivateIpAddressesResult, ApiError> {
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
+    let prefixes = prefix::asked(
+        input.ipv4_prefixes.iter().flatten().map(String::as_str),
+        input.ipv4_prefix_count,
+    )?;
+    if !prefixes.is_empty() {
+        if input
+            .private_ip_addresses
+            .as_ref()
+            .is_some_and(|a| !a.is_empty())
+            || input.secondary_private_ip_address_count.is_some()
+        {
+            return Err(ApiError::invalid_combination(
+                "You can't assign IPv4 prefixes and private IPv4 addresses in the same request.",
+            ));
+        }
+        let held = eni.addresses().count() + eni.ipv4_prefixes.len();
+        if held.saturating_add(prefixes.len()) > cap(region, eni) {
+            return Err(too_many_addresses());
+        }
+        let (eni_id, subnet_id) = (eni.id.clone(), eni.subnet_id.clone());
+        let taken = prefix::give(region, &eni_id, &subnet_id, &prefixes)?;
+        return Ok(AssignPrivateIpAddressesResult {
+            network_interface_id: Some(eni_id),
+            assigned_private_ip_addresses: Some(Vec::new()),
+            assigned_ipv4_prefixes: Some(
+                taken
+                    .iter()
+                    .map(|p| Ipv4PrefixSpecification {
+                        ipv4_prefix: Some(p.to_string()),
+                    })
+                    .collect(),
+            ),
+        });
+    }
     let mut named = Vec::new();
     for raw in input.private_ip_addresses.as_deref().unwrap_or_default() {
         let ip = parse_ip("privateIpAddress", raw)?;
@@ -71,7 +105,8 @@ pub fn assign_private_ip_addresses(
         (true, Some(n)) => usize::try_from(n).unwrap_or(usize::MAX),
         (false, None) => named.len(),
     };
-    if eni.addresses().count().saturating_add(count) > cap(region, eni) {
+    let held = eni.addresses().count() + eni.ipv4_prefixes.len();
+    if held.saturating_add(count) > cap(region, eni) {
         return Err(too_many_addresses());
     }
     let subnet = Kind::Subnet.get(&region.subnets, &eni.subnet_id)?;
@@ -134,19 +169,32 @@ pub fn assign_private_ip_addresses(
     })
 }
 
-/// `UnassignPrivateIpAddresses`: secondary addresses of the interface only; every one named
-/// is checked before any goes back to the subnet.
+/// `UnassignPrivateIpAddresses`: secondary addresses and prefixes of the interface only;
+/// every one named is checked before any goes back to the subnet.
 pub fn unassign_private_ip_addresses(
     region: &mut Region,
     input: UnassignPrivateIpAddressesRequest,
 ) -> Result<(), ApiError> {
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
-    let named = input
-        .private_ip_addresses
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| ApiError::missing_parameter("PrivateIpAddress"))?;
+    let prefixes = match prefix::asked(
+        input.ipv4_prefixes.iter().flatten().map(String::as_str),
+        None,
+    )? {
+        prefix::Asked::Named(list) => list,
+        _ => Vec::new(),
+    };
+    let named = input.private_ip_addresses.as_deref().unwrap_or_default();
+    if named.is_empty() && prefixes.is_empty() {
+        return Err(ApiError::missing_parameter("PrivateIpAddress"));
+    }
+    if let Some(p) = prefixes.iter().find(|p| !eni.ipv4_prefixes.contains(p)) {
+        return Err(ApiError::invalid_parameter(
+            "ipv4Prefix",
+            &p.to_string(),
+            &format!("The prefix is not assigned to interface {}.", eni.id),
+        ));
+    }
     let mut ips = Vec::with_capacity(named.len());
     for raw in named {
         let ip = parse_ip("privateIpAddress", raw)?;
@@ -165,6 +213,7 @@ pub fn unassign_private_ip_addresses(
         ips.push(ip);
     }
     let (eni_id, subnet_id) = (eni.id.clone(), eni.subnet_id.clone());
+    prefix::take_back(region, &eni_id, &prefixes)?;
     if let Some(e) = region.network_interfaces.0.get_mut(&eni_id) {
         e.secondary_ips.retain(|a| !ips.contains(a));
     }

@@ -190,6 +190,22 @@ pub fn create_network_interface(
         input.private_ip_addresses.as_deref().unwrap_or_default(),
         input.secondary_private_ip_address_count,
     )?;
+    let prefixes = super::prefix::asked(
+        input
+            .ipv4_prefixes
+            .iter()
+            .flatten()
+            .filter_map(|p| p.ipv4_prefix.as_deref()),
+        input.ipv4_prefix_count,
+    )?;
+    if !prefixes.is_empty() && requested.addresses() > 1 {
+        return Err(ApiError::invalid_combination(
+            "You can't specify IPv4 prefixes with specific private IPv4 addresses or a count of them.",
+        ));
+    }
+    if requested.addresses() + prefixes.len() > limits::MOST_PER_INTERFACE {
+        return Err(too_many_addresses());
+    }
     requested.check_free(region, &input.subnet_id)?;
     check_room(region, &input.subnet_id, requested.addresses())?;
     let ipv6 = Ipv6Requested::from_instance_addresses(
@@ -222,6 +238,11 @@ pub fn create_network_interface(
         },
     )?;
     requested.give_secondaries(region, &id)?;
+    if let Err(e) = super::prefix::give(region, &id, &input.subnet_id, &prefixes) {
+        // No prefix to be had: nothing is made.
+        super::delete(region, &id);
+        return Err(e);
+    }
     ipv6.give(region, &id)?;
     if let Some(t) = &tracking {
         super::tracking::apply(region, &id, t);

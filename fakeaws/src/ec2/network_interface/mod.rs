@@ -24,6 +24,7 @@ pub mod attribute;
 pub mod ipv6;
 pub mod lifecycle;
 pub mod limits;
+pub mod prefix;
 pub mod tracking;
 
 /// Where an attachment is in its life: AttachNetworkInterface's `attaching` and
@@ -176,6 +177,13 @@ pub struct NetworkInterface {
     /// The idle connection tracking timeouts set on it, if any ([`tracking`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracking: Option<Box<crate::generated::ec2::ConnectionTrackingConfiguration>>,
+    /// Its IPv4 prefixes (/28s of its subnet), in the order they were assigned.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::state::with::text_list"
+    )]
+    pub ipv4_prefixes: Vec<ipnet::Ipv4Net>,
 }
 
 /// What a new interface is for.
@@ -231,6 +239,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             source_dest_check: true,
             ipv6: Vec::new(),
             tracking: None,
+            ipv4_prefixes: Vec::new(),
         },
     );
     Ok(id)
@@ -247,6 +256,9 @@ pub fn delete(region: &mut Region, id: &str) {
     }
     for ip in &eni.ipv6 {
         subnet::release_ipv6(region, &eni.subnet_id, *ip);
+    }
+    for p in &eni.ipv4_prefixes {
+        subnet::release_prefix(region, &eni.subnet_id, *p);
     }
     region.by_vpc.remove(&eni.vpc_id, id);
     region.by_subnet.remove(&eni.subnet_id, id);
@@ -609,6 +621,14 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         tag_set: region.tags.listed(&e.id),
         vpc_id: Some(e.vpc_id.clone()),
         connection_tracking_configuration: e.tracking.as_deref().cloned(),
+        ipv4_prefixes: (!e.ipv4_prefixes.is_empty()).then(|| {
+            e.ipv4_prefixes
+                .iter()
+                .map(|p| crate::generated::ec2::Ipv4PrefixSpecification {
+                    ipv4_prefix: Some(p.to_string()),
+                })
+                .collect()
+        }),
         ..Default::default()
     }
 }

@@ -1,5 +1,13 @@
 //! Subnets: CreateSubnet, DescribeSubnets, DeleteSubnet, ModifySubnetAttribute, and the
-//! default subnets of the default VPC.
+//! default subnets of the default VPC; the addresses and /28 prefixes interfaces take from a
+//! subnet; `reservation`: subnet CIDR reservations, which steer the automatic ones.
+
+mod reservation;
+
+pub use reservation::{
+    CidrReservation, create_subnet_cidr_reservation, delete_subnet_cidr_reservation,
+    get_subnet_cidr_reservations, subnet_of as reservation_subnet,
+};
 
 use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -18,7 +26,8 @@ use crate::generated::ec2::{
     DescribeSubnetsResult, DisassociateSubnetCidrBlockRequest, DisassociateSubnetCidrBlockResult,
     HostnameType, IpSource, Ipv6AddressAttribute, ModifySubnetAttributeRequest,
     PrivateDnsNameOptionsOnLaunch, ResourceType, Subnet as SubnetOut, SubnetCidrBlockState,
-    SubnetCidrBlockStateCode, SubnetIpv6CidrBlockAssociation, SubnetState,
+    SubnetCidrBlockStateCode, SubnetCidrReservationType, SubnetIpv6CidrBlockAssociation,
+    SubnetState,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::error::Common;
@@ -71,6 +80,9 @@ pub struct Subnet {
     /// (`EnableResourceNameDnsAAAARecordOnLaunch`).
     #[serde(default)]
     pub dns_aaaa_record: bool,
+    /// Its CIDR reservations, IPv4 and IPv6, in the order they were made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<CidrReservation>,
 }
 
 /// A subnet's IPv6 block: a /64 of one of its VPC's blocks.
@@ -127,9 +139,10 @@ impl Subnet {
                 self.check_free(ip)?;
                 ip
             }
+            // An address the subnet assigns itself is never one of a CIDR reservation's.
             None => self
                 .usable()
-                .find(|ip| !self.allocated.contains(ip))
+                .find(|ip| !self.allocated.contains(ip) && !self.reserved(*ip))
                 .ok_or_else(|| {
                     ApiError::new(
                         Code::InsufficientFreeAddressesInSubnet,
@@ -147,6 +160,104 @@ impl Subnet {
     /// Frees an address.
     fn release(&mut self, ip: Ipv4Addr) {
         self.allocated.remove(&ip);
+    }
+
+    /// Whether `ip` is in one of the subnet's IPv4 CIDR reservations.
+    fn reserved(&self, ip: Ipv4Addr) -> bool {
+        self.reservations.iter().any(|r| r.contains_v4(ip))
+    }
+
+    /// Whether the /28 `block` is usable (none of AWS's five addresses) and free.
+    fn block_free(&self, block: Ipv4Net) -> bool {
+        let first = u32::from(self.cidr.network()) + 4;
+        let last = u32::from(self.cidr.broadcast()).saturating_sub(1);
+        let (lo, hi) = (u32::from(block.network()), u32::from(block.broadcast()));
+        self.cidr.contains(&block)
+            && lo >= first
+            && hi <= last
+            && self
+                .allocated
+                .range(Ipv4Addr::from(lo)..=Ipv4Addr::from(hi))
+                .next()
+                .is_none()
+    }
+
+    /// The aligned /28s of `range`, lowest first.
+    fn blocks_of(range: Ipv4Net) -> impl Iterator<Item = Ipv4Net> {
+        let len = range.prefix_len().min(PREFIX_LEN);
+        let start = u32::from(range.network());
+        let count = 1u32 << (PREFIX_LEN - len);
+        (0..count).filter_map(move |n| {
+            Ipv4Net::new(Ipv4Addr::from(start + n * PREFIX_SIZE), PREFIX_LEN).ok()
+        })
+    }
+
+    /// Takes the /28 prefix `wanted`, or the lowest free one: from the subnet's `prefix`
+    /// reservations first, then from the space no reservation holds, as AWS assigns them.
+    fn allocate_prefix(&mut self, wanted: Option<Ipv4Net>) -> Result<Ipv4Net, ApiError> {
+        let block = match wanted {
+            Some(p) => {
+                if p.prefix_len() != PREFIX_LEN || !self.cidr.contains(&p) {
+                    return Err(ApiError::invalid_parameter(
+                        "ipv4Prefix",
+                        &p.to_string(),
+                        &format!(
+                            "An IPv4 prefix is a /28 of the subnet's range {}.",
+                            self.cidr
+                        ),
+                    ));
+                }
+                if !self.block_free(p) {
+                    return Err(ApiError::new(
+                        Code::InvalidIPAddressInUse,
+                        format!(
+                            "The prefix {p} holds an address in use or reserved by AWS in subnet '{}'.",
+                            self.id
+                        ),
+                    ));
+                }
+                p
+            }
+            None => {
+                let in_prefix_reservations = self
+                    .reservations
+                    .iter()
+                    .filter(|r| r.kind == SubnetCidrReservationType::Prefix)
+                    .filter_map(|r| r.v4())
+                    .flat_map(Self::blocks_of)
+                    .find(|b| self.block_free(*b));
+                let elsewhere = || {
+                    Self::blocks_of(self.cidr).find(|b| {
+                        self.block_free(*b)
+                            && !self
+                                .reservations
+                                .iter()
+                                .filter_map(|r| r.v4())
+                                .any(|r| r.contains(&b.network()) || b.contains(&r.network()))
+                    })
+                };
+                in_prefix_reservations
+                    .or_else(elsewhere)
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            Code::InsufficientCidrBlocks,
+                            "The specified subnet does not have enough free cidr blocks to satisfy the request.",
+                        )
+                    })?
+            }
+        };
+        let lo = u32::from(block.network());
+        self.allocated
+            .extend((lo..lo + PREFIX_SIZE).map(Ipv4Addr::from));
+        Ok(block)
+    }
+
+    /// Frees the addresses of a /28 prefix.
+    fn release_prefix(&mut self, block: Ipv4Net) {
+        let lo = u32::from(block.network());
+        for a in lo..lo.saturating_add(PREFIX_SIZE) {
+            self.allocated.remove(&Ipv4Addr::from(a));
+        }
     }
 
     /// Fails unless `ip` is a usable, free IPv6 address of this subnet's block: AWS keeps the
@@ -526,6 +637,7 @@ fn insert_default(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, zone: &Zone)
             ipv6_allocated: BTreeSet::new(),
             dns64: false,
             dns_aaaa_record: false,
+            reservations: Vec::new(),
         },
     );
     id
@@ -723,6 +835,7 @@ pub fn create_subnet(
         ipv6_allocated: BTreeSet::new(),
         dns64: false,
         dns_aaaa_record: false,
+        reservations: Vec::new(),
     };
     region.tags.insert(&subnet.id, tags);
     let mut out = render(region, &subnet);
@@ -794,9 +907,13 @@ pub fn delete_subnet(region: &mut Region, input: DeleteSubnetRequest) -> Result<
         )));
     }
     let vpc_id = subnet.vpc_id.clone();
+    let reservations: Vec<String> = subnet.reservations.iter().map(|r| r.id.clone()).collect();
     region.subnets.0.remove(&id);
     region.by_vpc.remove(&vpc_id, &id);
     region.tags.remove_resource(&id);
+    for r in reservations {
+        region.tags.remove_resource(&r);
+    }
     crate::ec2::route_table::forget_subnet(region, &id);
     crate::ec2::network_acl::forget_subnet(region, &id);
     crate::ec2::flow_log::resource_gone(region, &id);
@@ -925,6 +1042,28 @@ pub fn allocate_address(
     let s = Kind::Subnet.get_mut(&mut region.subnets.0, id)?;
     let ip = s.allocate(wanted)?;
     Ok((ip, s.vpc_id.clone(), s.zone.clone()))
+}
+
+/// The length of the IPv4 prefixes interfaces are assigned, and their addresses.
+pub const PREFIX_LEN: u8 = 28;
+const PREFIX_SIZE: u32 = 16;
+
+/// Takes a /28 prefix in subnet `id` for an interface: `wanted`, or the lowest free one
+/// (`InsufficientCidrBlocks` when none is left).
+pub fn allocate_prefix(
+    region: &mut Region,
+    id: &str,
+    wanted: Option<Ipv4Net>,
+) -> Result<Ipv4Net, ApiError> {
+    let s = Kind::Subnet.get_mut(&mut region.subnets.0, id)?;
+    s.allocate_prefix(wanted)
+}
+
+/// Gives the /28 prefix `block` back to subnet `id`.
+pub fn release_prefix(region: &mut Region, id: &str, block: Ipv4Net) {
+    if let Some(s) = region.subnets.0.get_mut(id) {
+        s.release_prefix(block);
+    }
 }
 
 /// Gives the private address `ip` back to subnet `id` (its interface is gone).
