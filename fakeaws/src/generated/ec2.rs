@@ -2808,6 +2808,8 @@ crate::protocol::wire_enum!(ArchitectureValues);
 /// The `AssignIpv6AddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct AssignIpv6AddressesRequest {
+    pub ipv6_prefix_count: Option<i32>,
+    pub ipv6_prefixes: Option<Vec<String>>,
     pub network_interface_id: String,
     pub ipv6_addresses: Option<Vec<String>>,
     pub ipv6_address_count: Option<i32>,
@@ -2817,16 +2819,26 @@ impl Decode for AssignIpv6AddressesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
         let Some(m_) = r.members(
             at_,
-            &["Ipv6AddressCount", "Ipv6Addresses", "NetworkInterfaceId"],
+            &[
+                "Ipv6AddressCount",
+                "Ipv6Addresses",
+                "Ipv6Prefix",
+                "Ipv6PrefixCount",
+                "NetworkInterfaceId",
+            ],
         ) else {
             return Ok(None);
         };
-        let network_interface_id = r.field_at(m_[2], at_, "NetworkInterfaceId")?;
+        let ipv6_prefix_count = r.field_at(m_[3], at_, "Ipv6PrefixCount")?;
+        let ipv6_prefixes = r.list_at(m_[2], at_, "Ipv6Prefix", None)?;
+        let network_interface_id = r.field_at(m_[4], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
         let ipv6_addresses = r.list_at(m_[1], at_, "Ipv6Addresses", None)?;
         let ipv6_address_count = r.field_at(m_[0], at_, "Ipv6AddressCount")?;
         Ok(Some(Self {
+            ipv6_prefix_count,
+            ipv6_prefixes,
             network_interface_id,
             ipv6_addresses,
             ipv6_address_count,
@@ -7129,6 +7141,8 @@ impl EncodeMembers for CreateNetworkAclResult {
 pub struct CreateNetworkInterfaceRequest {
     pub ipv4_prefixes: Option<Vec<Ipv4PrefixSpecificationRequest>>,
     pub ipv4_prefix_count: Option<i32>,
+    pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecificationRequest>>,
+    pub ipv6_prefix_count: Option<i32>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub client_token: Option<String>,
     pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
@@ -7156,6 +7170,8 @@ impl Decode for CreateNetworkInterfaceRequest {
                 "Ipv4PrefixCount",
                 "Ipv6AddressCount",
                 "Ipv6Addresses",
+                "Ipv6Prefix",
+                "Ipv6PrefixCount",
                 "PrivateIpAddress",
                 "PrivateIpAddresses",
                 "SecondaryPrivateIpAddressCount",
@@ -7168,24 +7184,28 @@ impl Decode for CreateNetworkInterfaceRequest {
         };
         let ipv4_prefixes = r.list_at(m_[4], at_, "Ipv4Prefix", None)?;
         let ipv4_prefix_count = r.field_at(m_[5], at_, "Ipv4PrefixCount")?;
-        let tag_specifications = r.list_at(m_[13], at_, "TagSpecification", None)?;
+        let ipv6_prefixes = r.list_at(m_[8], at_, "Ipv6Prefix", None)?;
+        let ipv6_prefix_count = r.field_at(m_[9], at_, "Ipv6PrefixCount")?;
+        let tag_specifications = r.list_at(m_[15], at_, "TagSpecification", None)?;
         let client_token = r.field_at(m_[0], at_, "ClientToken")?;
         let connection_tracking_specification =
             r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
-        let subnet_id = r.field_at(m_[12], at_, "SubnetId")?;
+        let subnet_id = r.field_at(m_[14], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
         let description = r.field_at(m_[2], at_, "Description")?;
-        let private_ip_address = r.field_at(m_[8], at_, "PrivateIpAddress")?;
-        let groups = r.list_at(m_[11], at_, "SecurityGroupId", None)?;
-        let private_ip_addresses = r.list_at(m_[9], at_, "PrivateIpAddresses", None)?;
+        let private_ip_address = r.field_at(m_[10], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[13], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[11], at_, "PrivateIpAddresses", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[10], at_, "SecondaryPrivateIpAddressCount")?;
+            r.field_at(m_[12], at_, "SecondaryPrivateIpAddressCount")?;
         let ipv6_addresses = r.list_at(m_[7], at_, "Ipv6Addresses", None)?;
         let ipv6_address_count = r.field_at(m_[6], at_, "Ipv6AddressCount")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
             ipv4_prefixes,
             ipv4_prefix_count,
+            ipv6_prefixes,
+            ipv6_prefix_count,
             tag_specifications,
             client_token,
             connection_tracking_specification,
@@ -41453,20 +41473,24 @@ crate::protocol::wire_enum!(TransferType);
 /// The `UnassignIpv6AddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct UnassignIpv6AddressesRequest {
+    pub ipv6_prefixes: Option<Vec<String>>,
     pub network_interface_id: String,
     pub ipv6_addresses: Option<Vec<String>>,
 }
 
 impl Decode for UnassignIpv6AddressesRequest {
     fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
-        let Some(m_) = r.members(at_, &["Ipv6Addresses", "NetworkInterfaceId"]) else {
+        let Some(m_) = r.members(at_, &["Ipv6Addresses", "Ipv6Prefix", "NetworkInterfaceId"])
+        else {
             return Ok(None);
         };
-        let network_interface_id = r.field_at(m_[1], at_, "NetworkInterfaceId")?;
+        let ipv6_prefixes = r.list_at(m_[1], at_, "Ipv6Prefix", None)?;
+        let network_interface_id = r.field_at(m_[2], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
         let ipv6_addresses = r.list_at(m_[0], at_, "Ipv6Addresses", None)?;
         Ok(Some(Self {
+            ipv6_prefixes,
             network_interface_id,
             ipv6_addresses,
         }))
@@ -48841,13 +48865,7 @@ pub fn execute<A: Api + ?Sized>(
         Action::CreateNetworkInterface => {
             r.reject_unsupported(
                 "CreateNetworkInterface",
-                &[
-                    "Ipv6Prefix",
-                    "Ipv6PrefixCount",
-                    "InterfaceType",
-                    "EnablePrimaryIpv6",
-                    "Operator",
-                ],
+                &["InterfaceType", "EnablePrimaryIpv6", "Operator"],
             )?;
             let input =
                 FormReader::required(CreateNetworkInterfaceRequest::decode(r, "")?, "", "")?;
@@ -48916,7 +48934,7 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::UnassignPrivateIpAddresses)
         }
         Action::AssignIpv6Addresses => {
-            r.reject_unsupported("AssignIpv6Addresses", &["Ipv6PrefixCount", "Ipv6Prefix"])?;
+            r.reject_unsupported("AssignIpv6Addresses", &[])?;
             let input = FormReader::required(AssignIpv6AddressesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
 
@@ -48925,7 +48943,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::UnassignIpv6Addresses => {
-            r.reject_unsupported("UnassignIpv6Addresses", &["Ipv6Prefix"])?;
+            r.reject_unsupported("UnassignIpv6Addresses", &[])?;
             let input = FormReader::required(UnassignIpv6AddressesRequest::decode(r, "")?, "", "")?;
             r.finish()?;
 

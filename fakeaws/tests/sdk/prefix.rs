@@ -545,3 +545,215 @@ async fn an_ipv6_reservation_is_listed_apart_and_within_the_subnet_block() {
         Some(inside.as_str())
     );
 }
+
+#[tokio::test]
+async fn ipv6_prefixes_are_80s_of_the_subnet_block() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let v = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .amazon_provided_ipv6_cidr_block(true)
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap();
+    let vpc_id = v.vpc_id().unwrap().to_string();
+    let block: ipnet::Ipv6Net = v.ipv6_cidr_block_association_set()[0]
+        .ipv6_cidr_block()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let sixty_four = block.subnets(64).unwrap().next().unwrap();
+    let s = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.1.0/24")
+        .ipv6_cidr_block(sixty_four.to_string())
+        .availability_zone("us-east-1a")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let v4_only = subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
+    assert_eq!(
+        code(
+            ec2.create_network_interface()
+                .subnet_id(&v4_only)
+                .ipv6_prefix_count(1)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert!(
+        ec2.describe_network_interfaces()
+            .filters(filter("subnet-id", &[&v4_only]))
+            .send()
+            .await
+            .unwrap()
+            .network_interfaces()
+            .is_empty()
+    );
+
+    let eni = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .ipv6_prefix_count(1)
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap();
+    let eni_id = eni.network_interface_id().unwrap().to_string();
+    let first: ipnet::Ipv6Net = eni.ipv6_prefixes()[0]
+        .ipv6_prefix()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(first.prefix_len(), 80);
+    assert!(sixty_four.contains(&first), "{first}");
+    let more = ec2
+        .assign_ipv6_addresses()
+        .network_interface_id(&eni_id)
+        .ipv6_prefix_count(2)
+        .send()
+        .await
+        .unwrap();
+    let mut held: Vec<String> = more.assigned_ipv6_prefixes().to_vec();
+    held.push(first.to_string());
+    held.sort();
+    held.dedup();
+    assert_eq!(held.len(), 3);
+    let described = ec2
+        .describe_network_interfaces()
+        .network_interface_ids(&eni_id)
+        .send()
+        .await
+        .unwrap();
+    let mut shown: Vec<String> = described.network_interfaces()[0]
+        .ipv6_prefixes()
+        .iter()
+        .map(|p| p.ipv6_prefix().unwrap().to_string())
+        .collect();
+    shown.sort();
+    assert_eq!(shown, held);
+
+    // Named: a free /80; the first holds AWS's reserved addresses; an address in a prefix is
+    // in use.
+    let eightys: Vec<ipnet::Ipv6Net> = sixty_four.subnets(80).unwrap().take(8).collect();
+    let free_one = eightys[1..]
+        .iter()
+        .find(|p| !held.contains(&p.to_string()))
+        .unwrap()
+        .to_string();
+    let assign_named = |p: String| {
+        ec2.assign_ipv6_addresses()
+            .network_interface_id(&eni_id)
+            .ipv6_prefixes(p)
+            .send()
+    };
+    assert_eq!(
+        code(assign_named(eightys[0].to_string()).await),
+        "InvalidIPAddress.InUse"
+    );
+    assert_eq!(
+        code(assign_named(format!("{}/96", eightys[1].network())).await),
+        "InvalidParameterValue"
+    );
+    assign_named(free_one.clone()).await.unwrap();
+    assert_eq!(
+        code(assign_named(free_one.clone()).await),
+        "InvalidIPAddress.InUse"
+    );
+    let inside = free_one.parse::<ipnet::Ipv6Net>().unwrap().network();
+    let inside = std::net::Ipv6Addr::from(u128::from(inside) + 9).to_string();
+    assert_eq!(
+        code(
+            ec2.assign_ipv6_addresses()
+                .network_interface_id(&eni_id)
+                .ipv6_addresses(inside)
+                .send()
+                .await
+        ),
+        "InvalidIPAddress.InUse"
+    );
+    assert_eq!(
+        code(
+            ec2.assign_ipv6_addresses()
+                .network_interface_id(&eni_id)
+                .ipv6_prefix_count(1)
+                .ipv6_address_count(1)
+                .send()
+                .await
+        ),
+        "InvalidParameterCombination"
+    );
+
+    // A prefix reservation: the next prefixes come from it.
+    let reserved = sixty_four.subnets(72).unwrap().nth(200).unwrap();
+    ec2.create_subnet_cidr_reservation()
+        .subnet_id(&s)
+        .cidr(reserved.to_string())
+        .reservation_type(SubnetCidrReservationType::Prefix)
+        .send()
+        .await
+        .unwrap();
+    let from_reservation = ec2
+        .assign_ipv6_addresses()
+        .network_interface_id(&eni_id)
+        .ipv6_prefix_count(1)
+        .send()
+        .await
+        .unwrap();
+    let got: ipnet::Ipv6Net = from_reservation.assigned_ipv6_prefixes()[0]
+        .parse()
+        .unwrap();
+    assert_eq!(got, reserved.subnets(80).unwrap().next().unwrap());
+
+    // Unassigned, and given back when the interface goes.
+    assert_eq!(
+        code(
+            ec2.unassign_ipv6_addresses()
+                .network_interface_id(&eni_id)
+                .ipv6_prefixes(eightys[0].to_string())
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    let out = ec2
+        .unassign_ipv6_addresses()
+        .network_interface_id(&eni_id)
+        .ipv6_prefixes(got.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.unassigned_ipv6_prefixes(), &[got.to_string()]);
+    ec2.delete_network_interface()
+        .network_interface_id(&eni_id)
+        .send()
+        .await
+        .unwrap();
+    let again = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .ipv6_prefixes(
+            aws_sdk_ec2::types::Ipv6PrefixSpecificationRequest::builder()
+                .ipv6_prefix(free_one.clone())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap();
+    assert_eq!(
+        again.ipv6_prefixes()[0].ipv6_prefix(),
+        Some(free_one.as_str())
+    );
+}

@@ -139,6 +139,14 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
                 })
                 .collect()
         }),
+        ipv6_prefixes: (!e.ipv6_prefixes.is_empty()).then(|| {
+            e.ipv6_prefixes
+                .iter()
+                .map(|p| crate::generated::ec2::InstanceIpv6Prefix {
+                    ipv6_prefix: Some(p.to_string()),
+                })
+                .collect()
+        }),
         ..Default::default()
     }
 }

@@ -43,7 +43,7 @@ pub fn assign_private_ip_addresses(
 ) -> Result<AssignPrivateIpAddressesResult, ApiError> {
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
-    let prefixes = prefix::asked(
+    let prefixes = prefix::asked::<ipnet::Ipv4Net>(
         input.ipv4_prefixes.iter().flatten().map(String::as_str),
         input.ipv4_prefix_count,
     )?;
@@ -177,7 +177,7 @@ pub fn unassign_private_ip_addresses(
 ) -> Result<(), ApiError> {
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
-    let prefixes = match prefix::asked(
+    let prefixes = match prefix::asked::<ipnet::Ipv4Net>(
         input.ipv4_prefixes.iter().flatten().map(String::as_str),
         None,
     )? {

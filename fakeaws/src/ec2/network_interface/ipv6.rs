@@ -3,11 +3,14 @@
 //! `AssignIpv6AddressOnCreation`), added by AssignIpv6Addresses and given back by
 //! UnassignIpv6Addresses. Each comes from the interface's subnet's /64: a named one must be
 //! free and not one AWS keeps (the block's first four and its last), the others are drawn at
-//! random, as AWS draws them.
+//! random, as AWS draws them. IPv6 prefixes (`Ipv6Prefixes`, `Ipv6PrefixCount`):
+//! [`super::prefix`].
 
 use std::net::Ipv6Addr;
 
-use crate::ec2::network_interface::limits;
+use ipnet::Ipv6Net;
+
+use crate::ec2::network_interface::{limits, prefix};
 use crate::ec2::{Kind, subnet};
 use crate::generated::ec2::{
     AssignIpv6AddressesRequest, AssignIpv6AddressesResult, InstanceIpv6Address,
@@ -174,12 +177,34 @@ pub fn assign_ipv6_addresses(
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
     let requested =
         Ipv6Requested::from_texts(input.ipv6_address_count, input.ipv6_addresses.as_deref())?;
+    let prefixes = prefix::asked::<Ipv6Net>(
+        input.ipv6_prefixes.iter().flatten().map(String::as_str),
+        input.ipv6_prefix_count,
+    )?;
+    let held = eni.ipv6.len() + eni.ipv6_prefixes.len();
+    if !prefixes.is_empty() {
+        if requested.total() > 0 {
+            return Err(ApiError::invalid_combination(
+                "You can't assign IPv6 prefixes and IPv6 addresses in the same request.",
+            ));
+        }
+        if held + prefixes.len() > limits::MOST_PER_INTERFACE {
+            return Err(too_many());
+        }
+        let (eni_id, subnet_id) = (eni.id.clone(), eni.subnet_id.clone());
+        let taken = prefix::give(region, &eni_id, &subnet_id, &prefixes)?;
+        return Ok(AssignIpv6AddressesResult {
+            assigned_ipv6_addresses: Some(Vec::new()),
+            assigned_ipv6_prefixes: Some(taken.iter().map(ToString::to_string).collect()),
+            network_interface_id: Some(eni_id),
+        });
+    }
     if requested.total() == 0 {
         return Err(ApiError::missing_parameter(
             "Ipv6AddressCount or Ipv6Addresses",
         ));
     }
-    if eni.ipv6.len() + requested.total() > limits::MOST_PER_INTERFACE {
+    if held + requested.total() > limits::MOST_PER_INTERFACE {
         return Err(too_many());
     }
     requested.check(region, &eni.subnet_id)?;
@@ -199,8 +224,21 @@ pub fn unassign_ipv6_addresses(
     let eni =
         Kind::NetworkInterface.get(&region.network_interfaces, &input.network_interface_id)?;
     let requested = Ipv6Requested::from_texts(None, input.ipv6_addresses.as_deref())?;
-    if requested.named.is_empty() {
+    let prefixes = match prefix::asked::<Ipv6Net>(
+        input.ipv6_prefixes.iter().flatten().map(String::as_str),
+        None,
+    )? {
+        prefix::Asked::Named(list) => list,
+        _ => Vec::new(),
+    };
+    if requested.named.is_empty() && prefixes.is_empty() {
         return Err(ApiError::missing_parameter("Ipv6Addresses"));
+    }
+    if let Some(p) = prefixes.iter().find(|p| !eni.ipv6_prefixes.contains(p)) {
+        return Err(ApiError::invalid_value(format!(
+            "The network interface {} does not have the IPv6 prefix {p}.",
+            eni.id
+        )));
     }
     if let Some(ip) = requested.named.iter().find(|ip| !eni.ipv6.contains(ip)) {
         return Err(ApiError::invalid_value(format!(
@@ -209,6 +247,7 @@ pub fn unassign_ipv6_addresses(
         )));
     }
     let subnet_id = eni.subnet_id.clone();
+    prefix::take_back(region, &input.network_interface_id, &prefixes)?;
     for ip in &requested.named {
         subnet::release_ipv6(region, &subnet_id, *ip);
     }
@@ -222,6 +261,6 @@ pub fn unassign_ipv6_addresses(
     Ok(UnassignIpv6AddressesResult {
         network_interface_id: Some(input.network_interface_id),
         unassigned_ipv6_addresses: Some(requested.named.iter().map(ToString::to_string).collect()),
-        unassigned_ipv6_prefixes: None,
+        unassigned_ipv6_prefixes: Some(prefixes.iter().map(ToString::to_string).collect()),
     })
 }

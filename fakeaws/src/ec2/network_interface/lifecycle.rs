@@ -190,7 +190,7 @@ pub fn create_network_interface(
         input.private_ip_addresses.as_deref().unwrap_or_default(),
         input.secondary_private_ip_address_count,
     )?;
-    let prefixes = super::prefix::asked(
+    let prefixes = super::prefix::asked::<ipnet::Ipv4Net>(
         input
             .ipv4_prefixes
             .iter()
@@ -206,6 +206,21 @@ pub fn create_network_interface(
     if requested.addresses() + prefixes.len() > limits::MOST_PER_INTERFACE {
         return Err(too_many_addresses());
     }
+    let asked_ipv6 = input.ipv6_address_count.is_some()
+        || input.ipv6_addresses.as_ref().is_some_and(|a| !a.is_empty());
+    let prefixes6 = super::prefix::asked::<ipnet::Ipv6Net>(
+        input
+            .ipv6_prefixes
+            .iter()
+            .flatten()
+            .filter_map(|p| p.ipv6_prefix.as_deref()),
+        input.ipv6_prefix_count,
+    )?;
+    if !prefixes6.is_empty() && asked_ipv6 {
+        return Err(ApiError::invalid_combination(
+            "You can't specify IPv6 prefixes with specific IPv6 addresses or a count of them.",
+        ));
+    }
     requested.check_free(region, &input.subnet_id)?;
     check_room(region, &input.subnet_id, requested.addresses())?;
     let ipv6 = Ipv6Requested::from_instance_addresses(
@@ -214,6 +229,12 @@ pub fn create_network_interface(
     )?
     .or_subnet_default(region, &input.subnet_id);
     ipv6.check(region, &input.subnet_id)?;
+    if ipv6.total() + prefixes6.len() > limits::MOST_PER_INTERFACE {
+        return Err(ApiError::invalid_value(format!(
+            "A network interface takes at most {} IPv6 addresses.",
+            limits::MOST_PER_INTERFACE
+        )));
+    }
     let groups = security_group::of_new_interface(region, &vpc_id, input.groups.iter().flatten())?;
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),
@@ -238,7 +259,9 @@ pub fn create_network_interface(
         },
     )?;
     requested.give_secondaries(region, &id)?;
-    if let Err(e) = super::prefix::give(region, &id, &input.subnet_id, &prefixes) {
+    let prefixes_given = super::prefix::give(region, &id, &input.subnet_id, &prefixes)
+        .and_then(|_| super::prefix::give(region, &id, &input.subnet_id, &prefixes6));
+    if let Err(e) = prefixes_given {
         // No prefix to be had: nothing is made.
         super::delete(region, &id);
         return Err(e);

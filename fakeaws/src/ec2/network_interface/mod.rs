@@ -184,6 +184,13 @@ pub struct NetworkInterface {
         with = "crate::state::with::text_list"
     )]
     pub ipv4_prefixes: Vec<ipnet::Ipv4Net>,
+    /// Its IPv6 prefixes (/80s of its subnet's block), in the order they were assigned.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::state::with::text_list"
+    )]
+    pub ipv6_prefixes: Vec<ipnet::Ipv6Net>,
 }
 
 /// What a new interface is for.
@@ -240,6 +247,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             ipv6: Vec::new(),
             tracking: None,
             ipv4_prefixes: Vec::new(),
+            ipv6_prefixes: Vec::new(),
         },
     );
     Ok(id)
@@ -259,6 +267,9 @@ pub fn delete(region: &mut Region, id: &str) {
     }
     for p in &eni.ipv4_prefixes {
         subnet::release_prefix(region, &eni.subnet_id, *p);
+    }
+    for p in &eni.ipv6_prefixes {
+        subnet::release_ipv6_prefix(region, &eni.subnet_id, *p);
     }
     region.by_vpc.remove(&eni.vpc_id, id);
     region.by_subnet.remove(&eni.subnet_id, id);
@@ -626,6 +637,14 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
                 .iter()
                 .map(|p| crate::generated::ec2::Ipv4PrefixSpecification {
                     ipv4_prefix: Some(p.to_string()),
+                })
+                .collect()
+        }),
+        ipv6_prefixes: (!e.ipv6_prefixes.is_empty()).then(|| {
+            e.ipv6_prefixes
+                .iter()
+                .map(|p| crate::generated::ec2::Ipv6PrefixSpecification {
+                    ipv6_prefix: Some(p.to_string()),
                 })
                 .collect()
         }),

@@ -1,30 +1,128 @@
-//! IPv4 prefix delegation: the /28 prefixes of its subnet an interface holds beside its
-//! addresses (AssignPrivateIpAddresses and CreateNetworkInterface `Ipv4Prefixes` /
-//! `Ipv4PrefixCount`, UnassignPrivateIpAddresses `Ipv4Prefixes`), as the EC2 user guide's
-//! "Assign prefixes to network interfaces" describes them: each prefix takes one of the
-//! interface's address slots (its instance type's IPv4 addresses per interface) and sixteen
-//! addresses of the subnet; prefixes asked for by count are the lowest free /28s, from the
-//! subnet's `prefix` CIDR reservations first ([`crate::ec2::subnet`]), and none left is
-//! `InsufficientCidrBlocks` in AWS's words.
+//! Prefix delegation: the prefixes of its subnet an interface holds beside its addresses, as
+//! the EC2 user guide's "Assign prefixes to network interfaces" describes them.
+//!
+//! - IPv4: /28s (AssignPrivateIpAddresses and CreateNetworkInterface `Ipv4Prefixes` /
+//!   `Ipv4PrefixCount`, UnassignPrivateIpAddresses `Ipv4Prefixes`); each takes one of the
+//!   interface's address slots (its instance type's IPv4 addresses per interface) and sixteen
+//!   addresses of the subnet; by count, the lowest free /28s, from the subnet's `prefix` CIDR
+//!   reservations first ([`crate::ec2::subnet`]).
+//! - IPv6: /80s of the subnet's /64 (AssignIpv6Addresses and CreateNetworkInterface
+//!   `Ipv6Prefixes` / `Ipv6PrefixCount`, UnassignIpv6Addresses `Ipv6Prefixes`); each takes one
+//!   of the interface's IPv6 address slots; by count, from the subnet's IPv6 `prefix`
+//!   reservations first, else drawn at random as AWS draws IPv6 addresses.
+//! - None left is `InsufficientCidrBlocks` in AWS's words.
 
-use ipnet::Ipv4Net;
+use std::fmt::Display;
 
+use ipnet::{Ipv4Net, Ipv6Net};
+
+use crate::ec2::network_interface::NetworkInterface;
 use crate::ec2::subnet;
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
+/// What differs between IPv4 and IPv6 prefixes.
+pub trait Family: Copy + PartialEq + Display + Sized {
+    /// The member name in messages.
+    const PARAM: &'static str;
+    /// The prefix length.
+    const LEN: u8;
+    /// Parses one as AWS writes it (a network, no host bits).
+    fn parse(raw: &str) -> Result<Self, ApiError>;
+    /// Its length.
+    fn len_of(&self) -> u8;
+    /// Takes one from the subnet.
+    fn allocate(
+        region: &mut Region,
+        subnet_id: &str,
+        wanted: Option<Self>,
+    ) -> Result<Self, ApiError>;
+    /// Gives one back to the subnet.
+    fn release(region: &mut Region, subnet_id: &str, p: Self);
+    /// An interface's prefixes of this family.
+    fn held(eni: &NetworkInterface) -> &Vec<Self>;
+    /// The same, for writing.
+    fn held_mut(eni: &mut NetworkInterface) -> &mut Vec<Self>;
+}
+
+impl Family for Ipv4Net {
+    const PARAM: &'static str = "ipv4Prefix";
+    const LEN: u8 = subnet::PREFIX_LEN;
+
+    fn parse(raw: &str) -> Result<Self, ApiError> {
+        crate::ec2::vpc::parse_cidr(raw, Self::PARAM)
+    }
+
+    fn len_of(&self) -> u8 {
+        self.prefix_len()
+    }
+
+    fn allocate(
+        region: &mut Region,
+        subnet_id: &str,
+        wanted: Option<Self>,
+    ) -> Result<Self, ApiError> {
+        subnet::allocate_prefix(region, subnet_id, wanted)
+    }
+
+    fn release(region: &mut Region, subnet_id: &str, p: Self) {
+        subnet::release_prefix(region, subnet_id, p);
+    }
+
+    fn held(eni: &NetworkInterface) -> &Vec<Self> {
+        &eni.ipv4_prefixes
+    }
+
+    fn held_mut(eni: &mut NetworkInterface) -> &mut Vec<Self> {
+        &mut eni.ipv4_prefixes
+    }
+}
+
+impl Family for Ipv6Net {
+    const PARAM: &'static str = "ipv6Prefix";
+    const LEN: u8 = subnet::IPV6_PREFIX_LEN;
+
+    fn parse(raw: &str) -> Result<Self, ApiError> {
+        crate::ec2::vpc_ipv6::parse_ipv6_cidr(raw, Self::PARAM)
+    }
+
+    fn len_of(&self) -> u8 {
+        self.prefix_len()
+    }
+
+    fn allocate(
+        region: &mut Region,
+        subnet_id: &str,
+        wanted: Option<Self>,
+    ) -> Result<Self, ApiError> {
+        subnet::allocate_ipv6_prefix(region, subnet_id, wanted)
+    }
+
+    fn release(region: &mut Region, subnet_id: &str, p: Self) {
+        subnet::release_ipv6_prefix(region, subnet_id, p);
+    }
+
+    fn held(eni: &NetworkInterface) -> &Vec<Self> {
+        &eni.ipv6_prefixes
+    }
+
+    fn held_mut(eni: &mut NetworkInterface) -> &mut Vec<Self> {
+        &mut eni.ipv6_prefixes
+    }
+}
+
 /// The prefixes a request asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Asked {
+pub enum Asked<N> {
     /// None.
     Nothing,
-    /// These /28s.
-    Named(Vec<Ipv4Net>),
-    /// This many, the lowest free.
+    /// These.
+    Named(Vec<N>),
+    /// This many.
     Count(usize),
 }
 
-impl Asked {
+impl<N> Asked<N> {
     /// How many prefixes.
     pub fn len(&self) -> usize {
         match self {
@@ -40,20 +138,20 @@ impl Asked {
     }
 }
 
-/// Reads `Ipv4Prefixes` (each a /28 written as a network) and `Ipv4PrefixCount` (at least
-/// 1); both at once is `InvalidParameterCombination`, as the model says.
-pub fn asked<'a>(
+/// Reads the named prefixes (each of the family's length, written as a network) and the
+/// count (at least 1); both at once is `InvalidParameterCombination`, as the model says.
+pub fn asked<'a, N: Family>(
     named: impl Iterator<Item = &'a str>,
     count: Option<i32>,
-) -> Result<Asked, ApiError> {
+) -> Result<Asked<N>, ApiError> {
     let mut list = Vec::new();
     for raw in named {
-        let net = crate::ec2::vpc::parse_cidr(raw, "ipv4Prefix")?;
-        if net.prefix_len() != subnet::PREFIX_LEN {
+        let net = N::parse(raw)?;
+        if net.len_of() != N::LEN {
             return Err(ApiError::invalid_parameter(
-                "ipv4Prefix",
+                N::PARAM,
                 raw,
-                "An IPv4 prefix is a /28.",
+                &format!("A prefix here is a /{}.", N::LEN),
             ));
         }
         if !list.contains(&net) {
@@ -62,10 +160,10 @@ pub fn asked<'a>(
     }
     match (list.is_empty(), count) {
         (false, Some(_)) => Err(ApiError::invalid_combination(
-            "You can't specify Ipv4Prefixes and Ipv4PrefixCount together.",
+            "You can't specify both prefixes and a count of prefixes.",
         )),
         (true, Some(n)) if n < 1 => Err(ApiError::invalid_parameter(
-            "ipv4PrefixCount",
+            &format!("{}Count", N::PARAM),
             &n.to_string(),
             "The count must be at least 1.",
         )),
@@ -77,54 +175,58 @@ pub fn asked<'a>(
 
 /// Gives interface `eni_id` of subnet `subnet_id` the prefixes asked for; all of them or,
 /// when one cannot be had, none (those taken go back).
-pub fn give(
+pub fn give<N: Family>(
     region: &mut Region,
     eni_id: &str,
     subnet_id: &str,
-    asked: &Asked,
-) -> Result<Vec<Ipv4Net>, ApiError> {
-    let wanted: Vec<Option<Ipv4Net>> = match asked {
+    asked: &Asked<N>,
+) -> Result<Vec<N>, ApiError> {
+    let wanted: Vec<Option<N>> = match asked {
         Asked::Nothing => Vec::new(),
         Asked::Named(list) => list.iter().copied().map(Some).collect(),
         Asked::Count(n) => vec![None; *n],
     };
     let mut taken = Vec::with_capacity(wanted.len());
     for w in wanted {
-        match subnet::allocate_prefix(region, subnet_id, w) {
+        match N::allocate(region, subnet_id, w) {
             Ok(p) => taken.push(p),
             Err(e) => {
                 for p in taken {
-                    subnet::release_prefix(region, subnet_id, p);
+                    N::release(region, subnet_id, p);
                 }
                 return Err(e);
             }
         }
     }
     if let Some(e) = region.network_interfaces.0.get_mut(eni_id) {
-        e.ipv4_prefixes.extend(taken.iter().copied());
+        N::held_mut(e).extend(taken.iter().copied());
     }
     Ok(taken)
 }
 
 /// Takes the prefixes `named` from interface `eni_id`: every one must be its own
 /// (`InvalidParameterValue` otherwise, nothing changed).
-pub fn take_back(region: &mut Region, eni_id: &str, named: &[Ipv4Net]) -> Result<(), ApiError> {
+pub fn take_back<N: Family>(
+    region: &mut Region,
+    eni_id: &str,
+    named: &[N],
+) -> Result<(), ApiError> {
     let Some(eni) = region.network_interfaces.get(eni_id) else {
         return Ok(());
     };
-    if let Some(p) = named.iter().find(|p| !eni.ipv4_prefixes.contains(p)) {
+    if let Some(p) = named.iter().find(|p| !N::held(eni).contains(p)) {
         return Err(ApiError::invalid_parameter(
-            "ipv4Prefix",
+            N::PARAM,
             &p.to_string(),
             &format!("The prefix is not assigned to interface {eni_id}."),
         ));
     }
     let subnet_id = eni.subnet_id.clone();
     if let Some(e) = region.network_interfaces.0.get_mut(eni_id) {
-        e.ipv4_prefixes.retain(|p| !named.contains(p));
+        N::held_mut(e).retain(|p| !named.contains(p));
     }
     for p in named {
-        subnet::release_prefix(region, &subnet_id, *p);
+        N::release(region, &subnet_id, *p);
     }
     Ok(())
 }

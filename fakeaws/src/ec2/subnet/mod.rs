@@ -83,6 +83,13 @@ pub struct Subnet {
     /// Its CIDR reservations, IPv4 and IPv6, in the order they were made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reservations: Vec<CidrReservation>,
+    /// The /80 IPv6 prefixes of its block interfaces hold.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::state::with::text_list"
+    )]
+    pub ipv6_prefixes: Vec<Ipv6Net>,
 }
 
 /// A subnet's IPv6 block: a /64 of one of its VPC's blocks.
@@ -280,13 +287,47 @@ impl Subnet {
                 ),
             ));
         }
-        if self.ipv6_allocated.contains(&ip) {
+        if self.ipv6_allocated.contains(&ip) || self.ipv6_prefixes.iter().any(|p| p.contains(&ip)) {
             return Err(ApiError::new(
                 Code::InvalidIPAddressInUse,
                 format!("Address {ip} is in use."),
             ));
         }
         Ok(())
+    }
+
+    /// The last address of the IPv6 prefix or reservation holding `ip`, if one does: what an
+    /// address drawn at random steps over.
+    fn ipv6_range_end(&self, ip: Ipv6Addr) -> Option<u128> {
+        self.ipv6_prefixes
+            .iter()
+            .copied()
+            .chain(self.reservations.iter().filter_map(|r| r.v6()))
+            .find(|n| n.contains(&ip))
+            .map(|n| u128::from(n.broadcast()))
+    }
+
+    /// Whether the /80 `block` is usable (none of AWS's five addresses of the subnet's /64)
+    /// and free: no address, prefix or (unless `in_reservation`) reservation of the subnet in
+    /// it.
+    fn ipv6_block_free(&self, block: Ipv6Net, within: Ipv6Net, in_reservation: bool) -> bool {
+        let (lo, hi) = (block.network(), block.broadcast());
+        let first = u128::from(within.network()) + 4;
+        let last = u128::from(within.broadcast()) - 1;
+        within.contains(&block)
+            && u128::from(lo) >= first
+            && u128::from(hi) <= last
+            && self.ipv6_allocated.range(lo..=hi).next().is_none()
+            && !self
+                .ipv6_prefixes
+                .iter()
+                .any(|p| p.contains(&lo) || block.contains(&p.network()))
+            && (in_reservation
+                || !self
+                    .reservations
+                    .iter()
+                    .filter_map(|r| r.v6())
+                    .any(|r| r.contains(&lo) || block.contains(&r.network())))
     }
 }
 
@@ -315,20 +356,115 @@ pub fn allocate_ipv6(
             ip
         }
         None => {
-            // 2^64 addresses: a draw is free but for a vanishing chance; step on until one is.
+            // 2^64 addresses: a draw is free but for a vanishing chance; step on until one is,
+            // over prefixes and reservations at a stride. Each step passes one address in use
+            // or one range: a block with no free address left ends the walk.
             let base = u128::from(block.network());
+            let mask = u128::from(u64::MAX);
             let mut host = u128::from(draw);
-            loop {
+            let bound = s.ipv6_allocated.len() + s.ipv6_prefixes.len() + s.reservations.len() + 8;
+            let mut found = None;
+            for _ in 0..=bound {
                 let ip = Ipv6Addr::from(base | host);
-                if s.check_free_ipv6(ip).is_ok() {
-                    break ip;
+                if let Some(end) = s.ipv6_range_end(ip) {
+                    host = end.wrapping_add(1).wrapping_sub(base) & mask;
+                    continue;
                 }
-                host = host.wrapping_add(1) & u128::from(u64::MAX);
+                if s.check_free_ipv6(ip).is_ok() {
+                    found = Some(ip);
+                    break;
+                }
+                host = host.wrapping_add(1) & mask;
             }
+            found.ok_or_else(|| {
+                ApiError::new(
+                    Code::InsufficientFreeAddressesInSubnet,
+                    format!("There are not enough free addresses in subnet '{id}'."),
+                )
+            })?
         }
     };
     s.ipv6_allocated.insert(ip);
     Ok(ip)
+}
+
+/// The length of the IPv6 prefixes interfaces are assigned.
+pub const IPV6_PREFIX_LEN: u8 = 80;
+
+/// Takes a /80 IPv6 prefix of subnet `id`'s block for an interface: `wanted`, or a free one
+/// from the subnet's IPv6 `prefix` reservations first, else one drawn at random where no
+/// reservation is (`InsufficientCidrBlocks` when none is left).
+pub fn allocate_ipv6_prefix(
+    region: &mut Region,
+    id: &str,
+    wanted: Option<Ipv6Net>,
+) -> Result<Ipv6Net, ApiError> {
+    let draw = region.ids.next_u64();
+    let s = Kind::Subnet.get_mut(&mut region.subnets.0, id)?;
+    let Some(block) = s.ipv6.as_ref().map(|b| b.cidr) else {
+        return Err(no_ipv6_block(id));
+    };
+    let none_left = || {
+        ApiError::new(
+            Code::InsufficientCidrBlocks,
+            "The specified subnet does not have enough free cidr blocks to satisfy the request.",
+        )
+    };
+    let prefix = match wanted {
+        Some(p) => {
+            if p.prefix_len() != IPV6_PREFIX_LEN || !block.contains(&p) {
+                return Err(ApiError::invalid_parameter(
+                    "ipv6Prefix",
+                    &p.to_string(),
+                    &format!("An IPv6 prefix is a /80 of the subnet's IPv6 block {block}."),
+                ));
+            }
+            if !s.ipv6_block_free(p, block, true) {
+                return Err(ApiError::new(
+                    Code::InvalidIPAddressInUse,
+                    format!(
+                        "The prefix {p} holds an address in use or reserved by AWS in subnet '{id}'."
+                    ),
+                ));
+            }
+            p
+        }
+        None => {
+            let parts = |within: Ipv6Net| within.subnets(IPV6_PREFIX_LEN).into_iter().flatten();
+            let reserved = s
+                .reservations
+                .iter()
+                .filter(|r| r.kind == SubnetCidrReservationType::Prefix)
+                .filter_map(|r| r.v6())
+                .flat_map(|r| parts(r).filter(move |p| r.contains(p)))
+                .find(|p| s.ipv6_block_free(*p, block, true));
+            match reserved {
+                Some(p) => p,
+                None => {
+                    // The 2^16 /80s of the /64, from one drawn at random.
+                    let count: u128 = 1 << (IPV6_PREFIX_LEN - block.prefix_len().min(80));
+                    let start = u128::from(draw) % count;
+                    let stride = 1u128 << (128 - IPV6_PREFIX_LEN);
+                    (0..count)
+                        .filter_map(|n| {
+                            let at = u128::from(block.network()) + ((start + n) % count) * stride;
+                            Ipv6Net::new(Ipv6Addr::from(at), IPV6_PREFIX_LEN).ok()
+                        })
+                        .find(|p| s.ipv6_block_free(*p, block, false))
+                        .ok_or_else(none_left)?
+                }
+            }
+        }
+    };
+    s.ipv6_prefixes.push(prefix);
+    Ok(prefix)
+}
+
+/// Gives the /80 IPv6 prefix `prefix` back to subnet `id`.
+pub fn release_ipv6_prefix(region: &mut Region, id: &str, prefix: Ipv6Net) {
+    if let Some(s) = region.subnets.0.get_mut(id) {
+        s.ipv6_prefixes.retain(|p| *p != prefix);
+    }
 }
 
 /// Gives the IPv6 address `ip` back to subnet `id`.
@@ -638,6 +774,7 @@ fn insert_default(region: &mut Region, vpc_id: &str, cidr: Ipv4Net, zone: &Zone)
             dns64: false,
             dns_aaaa_record: false,
             reservations: Vec::new(),
+            ipv6_prefixes: Vec::new(),
         },
     );
     id
@@ -836,6 +973,7 @@ pub fn create_subnet(
         dns64: false,
         dns_aaaa_record: false,
         reservations: Vec::new(),
+        ipv6_prefixes: Vec::new(),
     };
     region.tags.insert(&subnet.id, tags);
     let mut out = render(region, &subnet);

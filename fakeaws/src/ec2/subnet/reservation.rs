@@ -50,6 +50,14 @@ impl CidrReservation {
         }
     }
 
+    /// The range, if it is IPv6.
+    pub fn v6(&self) -> Option<ipnet::Ipv6Net> {
+        match self.cidr {
+            IpNet::V6(n) => Some(n),
+            IpNet::V4(_) => None,
+        }
+    }
+
     /// Whether the IPv4 address `ip` is in the range.
     pub fn contains_v4(&self, ip: Ipv4Addr) -> bool {
         self.v4().is_some_and(|n| n.contains(&ip))
