@@ -155,6 +155,9 @@ pub struct Region {
     /// EC2 Fleets.
     #[serde(default)]
     pub(crate) fleets: crate::ec2::fleet::Fleets,
+    /// Virtual private gateways.
+    #[serde(default)]
+    pub(crate) vpn_gateways: crate::ec2::vpn_gateway::VpnGateways,
     /// IPAM scopes.
     #[serde(default)]
     pub(crate) ipam_scopes: crate::ec2::ipam::IpamScopes,
@@ -289,6 +292,8 @@ pub struct Limits {
     pub ipv6_cidr_blocks_per_vpc: usize,
     /// Internet gateways per region (AWS: 5).
     pub internet_gateways: usize,
+    /// Virtual private gateways per region (AWS: 5).
+    pub vpn_gateways: usize,
 
     /// Elastic IPs per region (AWS: 5).
     pub elastic_ips: usize,
@@ -341,6 +346,7 @@ impl Default for Limits {
             cidr_blocks_per_vpc: 5,
             ipv6_cidr_blocks_per_vpc: 5,
             internet_gateways: 5,
+            vpn_gateways: 5,
             elastic_ips: 5,
             nat_gateways_per_zone: 5,
             security_groups_per_vpc: 2500,
@@ -372,6 +378,7 @@ impl Limits {
         ("cidr-blocks-per-vpc", "IPv4 CIDR blocks per VPC"),
         ("ipv6-cidr-blocks-per-vpc", "IPv6 CIDR blocks per VPC"),
         ("internet-gateways", "Internet gateways per Region"),
+        ("vpn-gateways", "Virtual private gateways per Region"),
         ("elastic-ips", "EC2-VPC Elastic IPs"),
         (
             "nat-gateways-per-zone",
@@ -428,6 +435,7 @@ impl Limits {
             "cidr-blocks-per-vpc" => &mut self.cidr_blocks_per_vpc,
             "ipv6-cidr-blocks-per-vpc" => &mut self.ipv6_cidr_blocks_per_vpc,
             "internet-gateways" => &mut self.internet_gateways,
+            "vpn-gateways" => &mut self.vpn_gateways,
             "elastic-ips" => &mut self.elastic_ips,
             "nat-gateways-per-zone" => &mut self.nat_gateways_per_zone,
             "security-groups-per-vpc" => &mut self.security_groups_per_vpc,
@@ -511,6 +519,7 @@ impl Region {
             instance_connect_endpoints: Default::default(),
             ipams: Default::default(),
             fleets: Default::default(),
+            vpn_gateways: Default::default(),
             ipam_scopes: Default::default(),
             ipam_pools: Default::default(),
             images: Default::default(),
@@ -676,6 +685,7 @@ impl Region {
             Kind::SubnetCidrReservation => {
                 crate::ec2::subnet::reservation_subnet(self, id).is_some()
             }
+            Kind::VpnGateway => self.vpn_gateways.contains_key(id),
         };
         if exists {
             Ok(())

@@ -81,6 +81,13 @@ error_codes! {
         InsufficientFreeAddressesInSubnet = "InsufficientFreeAddressesInSubnet",
         /// No free /28 left in a subnet for an IPv4 prefix (AWS's code and words).
         InsufficientCidrBlocks = "InsufficientCidrBlocks",
+        /// The region holds as many virtual private gateways as its quota allows.
+        VpnGatewayLimitExceeded = "VpnGatewayLimitExceeded",
+        /// A virtual private gateway attached to a VPC, or a VPC holding one, asked to attach
+        /// another (AWS's code).
+        VpnGatewayAttachmentLimitExceeded = "VpnGatewayAttachmentLimitExceeded",
+        /// A virtual private gateway not attached to the VPC a detach names.
+        InvalidVpnGatewayAttachmentNotFound = "InvalidVpnGatewayAttachment.NotFound",
         /// The region's internet gateway quota is used up.
         InternetGatewayLimitExceeded = "InternetGatewayLimitExceeded",
         /// No image of that id.

@@ -921,6 +921,9 @@ fn price_refusal(region: &Region, pool: &Pool) -> Option<ApiError> {
     })
 }
 
+/// The most target capacity one fleet takes (AWS's quota of target capacity per EC2 Fleet).
+const MAX_TARGET: i32 = 10_000;
+
 /// The target a request asks for, split by lifecycle.
 fn target_of(
     spec: &crate::generated::ec2::TargetCapacitySpecificationRequest,
@@ -949,6 +952,13 @@ fn target_of(
         )));
     }
     let total = spec.total_target_capacity;
+    if total > MAX_TARGET {
+        return Err(ApiError::invalid_parameter(
+            "TotalTargetCapacity",
+            &total.to_string(),
+            &format!("The target capacity of an EC2 Fleet is at most {MAX_TARGET}."),
+        ));
+    }
     let minimum = i32::from(instant);
     let on_demand = spec.on_demand_target_capacity.unwrap_or(0);
     let spot = spec.spot_target_capacity.unwrap_or(0);

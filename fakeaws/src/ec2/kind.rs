@@ -82,6 +82,8 @@ pub enum Kind {
     Fleet,
     /// Subnet CIDR reservations (`scr-`).
     SubnetCidrReservation,
+    /// Virtual private gateways (`vgw-`).
+    VpnGateway,
 }
 
 /// One row of the table.
@@ -94,7 +96,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 34] = [
+    pub const ALL: [Kind; 35] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -129,6 +131,7 @@ impl Kind {
         Kind::Ipam,
         Kind::Fleet,
         Kind::SubnetCidrReservation,
+        Kind::VpnGateway,
     ];
 
     /// The table.
@@ -293,6 +296,12 @@ impl Kind {
                 "subnet CIDR reservation",
                 ResourceType::SubnetCidrReservation,
             ),
+            Kind::VpnGateway => (
+                "vgw",
+                "InvalidVpnGatewayID",
+                "vpnGateway",
+                ResourceType::VpnGateway,
+            ),
         };
         Row {
             prefix,
@@ -347,6 +356,7 @@ impl Kind {
             Kind::Fleet => "fleet-id",
             // GetSubnetCidrReservations documents no filter by id.
             Kind::SubnetCidrReservation => "subnet-cidr-reservation-id",
+            Kind::VpnGateway => "vpn-gateway-id",
         }
     }
 

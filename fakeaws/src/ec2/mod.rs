@@ -52,6 +52,7 @@ pub mod vpc_cidr;
 pub mod vpc_endpoint;
 pub mod vpc_ipv6;
 pub mod vpc_peering;
+pub mod vpn_gateway;
 
 pub use kind::Kind;
 
@@ -530,6 +531,49 @@ impl Api for Region {
         input: ModifyIpamPoolRequest,
     ) -> Result<ModifyIpamPoolResult, ApiError> {
         ipam::modify_ipam_pool(self, input)
+    }
+
+    fn create_vpn_gateway(
+        &mut self,
+        input: CreateVpnGatewayRequest,
+    ) -> Result<CreateVpnGatewayResult, ApiError> {
+        vpn_gateway::create_vpn_gateway(self, input)
+    }
+
+    fn describe_vpn_gateways(
+        &mut self,
+        input: DescribeVpnGatewaysRequest,
+    ) -> Result<DescribeVpnGatewaysResult, ApiError> {
+        vpn_gateway::describe_vpn_gateways(self, input)
+    }
+
+    fn attach_vpn_gateway(
+        &mut self,
+        input: AttachVpnGatewayRequest,
+    ) -> Result<AttachVpnGatewayResult, ApiError> {
+        vpn_gateway::attach_vpn_gateway(self, input)
+    }
+
+    fn detach_vpn_gateway(&mut self, input: DetachVpnGatewayRequest) -> Result<(), ApiError> {
+        vpn_gateway::detach_vpn_gateway(self, input)
+    }
+
+    fn delete_vpn_gateway(&mut self, input: DeleteVpnGatewayRequest) -> Result<(), ApiError> {
+        vpn_gateway::delete_vpn_gateway(self, input)
+    }
+
+    fn enable_vgw_route_propagation(
+        &mut self,
+        input: EnableVgwRoutePropagationRequest,
+    ) -> Result<(), ApiError> {
+        vpn_gateway::enable_vgw_route_propagation(self, input)
+    }
+
+    fn disable_vgw_route_propagation(
+        &mut self,
+        input: DisableVgwRoutePropagationRequest,
+    ) -> Result<(), ApiError> {
+        vpn_gateway::disable_vgw_route_propagation(self, input)
     }
 
     fn create_subnet_cidr_reservation(

@@ -1669,6 +1669,19 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         "GetSubnetCidrReservations",
         &["reservationType", "subnet-id", "tag-key"],
     ),
+    (
+        "DescribeVpnGateways",
+        &[
+            "amazon-side-asn",
+            "attachment.state",
+            "attachment.vpc-id",
+            "availability-zone",
+            "state",
+            "tag-key",
+            "type",
+            "vpn-gateway-id",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -3371,6 +3384,46 @@ impl Decode for AttachVolumeRequest {
             volume_id,
             dry_run,
         }))
+    }
+}
+
+/// The `AttachVpnGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AttachVpnGatewayRequest {
+    pub vpc_id: String,
+    pub vpn_gateway_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AttachVpnGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcId", "VpnGatewayId"]) else {
+            return Ok(None);
+        };
+        let vpc_id = r.field_at(m_[1], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let vpn_gateway_id = r.field_at(m_[2], at_, "VpnGatewayId")?;
+        let vpn_gateway_id = FormReader::required(vpn_gateway_id, at_, "VpnGatewayId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            vpc_id,
+            vpn_gateway_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `AttachVpnGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AttachVpnGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_attachment: Option<VpcAttachment>,
+}
+
+impl EncodeMembers for AttachVpnGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("attachment", &self.vpc_attachment);
     }
 }
 
@@ -8017,6 +8070,60 @@ impl EncodeMembers for CreateVpcResult {
     }
 }
 
+/// The `CreateVpnGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVpnGatewayRequest {
+    pub availability_zone: Option<String>,
+    pub r#type: GatewayType,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub amazon_side_asn: Option<i64>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateVpnGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AmazonSideAsn",
+                "AvailabilityZone",
+                "DryRun",
+                "TagSpecification",
+                "Type",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let availability_zone = r.field_at(m_[1], at_, "AvailabilityZone")?;
+        let r#type = r.field_at(m_[4], at_, "Type")?;
+        let r#type = FormReader::required(r#type, at_, "Type")?;
+        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
+        let amazon_side_asn = r.field_at(m_[0], at_, "AmazonSideAsn")?;
+        let dry_run = r.field_at(m_[2], at_, "DryRun")?;
+        Ok(Some(Self {
+            availability_zone,
+            r#type,
+            tag_specifications,
+            amazon_side_asn,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateVpnGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateVpnGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_gateway: Option<VpnGateway>,
+}
+
+impl EncodeMembers for CreateVpnGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpnGateway", &self.vpn_gateway);
+    }
+}
+
 /// The `CreditSpecification` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreditSpecification {
@@ -9380,6 +9487,28 @@ impl Decode for DeleteVpcRequest {
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let dry_run = r.field_at(m_[0], at_, "DryRun")?;
         Ok(Some(Self { vpc_id, dry_run }))
+    }
+}
+
+/// The `DeleteVpnGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteVpnGatewayRequest {
+    pub vpn_gateway_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteVpnGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpnGatewayId"]) else {
+            return Ok(None);
+        };
+        let vpn_gateway_id = r.field_at(m_[1], at_, "VpnGatewayId")?;
+        let vpn_gateway_id = FormReader::required(vpn_gateway_id, at_, "VpnGatewayId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            vpn_gateway_id,
+            dry_run,
+        }))
     }
 }
 
@@ -12803,6 +12932,44 @@ impl EncodeMembers for DescribeVpcsResult {
     }
 }
 
+/// The `DescribeVpnGatewaysRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVpnGatewaysRequest {
+    pub filters: Option<Vec<Filter>>,
+    pub vpn_gateway_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeVpnGatewaysRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "Filter", "VpnGatewayId"]) else {
+            return Ok(None);
+        };
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let vpn_gateway_ids = r.list_at(m_[2], at_, "VpnGatewayId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            filters,
+            vpn_gateway_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeVpnGatewaysResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVpnGatewaysResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_gateways: Option<Vec<VpnGateway>>,
+}
+
+impl EncodeMembers for DescribeVpnGatewaysResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("vpnGatewaySet", "item", &self.vpn_gateways);
+    }
+}
+
 /// The `DestinationFileFormat` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DestinationFileFormat {
@@ -12962,6 +13129,32 @@ impl Decode for DetachVolumeRequest {
             force,
             instance_id,
             volume_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DetachVpnGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DetachVpnGatewayRequest {
+    pub vpc_id: String,
+    pub vpn_gateway_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DetachVpnGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpcId", "VpnGatewayId"]) else {
+            return Ok(None);
+        };
+        let vpc_id = r.field_at(m_[1], at_, "VpcId")?;
+        let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
+        let vpn_gateway_id = r.field_at(m_[2], at_, "VpnGatewayId")?;
+        let vpn_gateway_id = FormReader::required(vpn_gateway_id, at_, "VpnGatewayId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            vpc_id,
+            vpn_gateway_id,
             dry_run,
         }))
     }
@@ -13197,6 +13390,32 @@ impl EncodeMembers for DisableImageResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("return", &self.r#return);
+    }
+}
+
+/// The `DisableVgwRoutePropagationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisableVgwRoutePropagationRequest {
+    pub gateway_id: String,
+    pub route_table_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisableVgwRoutePropagationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "GatewayId", "RouteTableId"]) else {
+            return Ok(None);
+        };
+        let gateway_id = r.field_at(m_[1], at_, "GatewayId")?;
+        let gateway_id = FormReader::required(gateway_id, at_, "GatewayId")?;
+        let route_table_id = r.field_at(m_[2], at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            gateway_id,
+            route_table_id,
+            dry_run,
+        }))
     }
 }
 
@@ -14548,6 +14767,32 @@ impl EncodeMembers for EnableImageResult {
     }
 }
 
+/// The `EnableVgwRoutePropagationRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct EnableVgwRoutePropagationRequest {
+    pub gateway_id: String,
+    pub route_table_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for EnableVgwRoutePropagationRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "GatewayId", "RouteTableId"]) else {
+            return Ok(None);
+        };
+        let gateway_id = r.field_at(m_[1], at_, "GatewayId")?;
+        let gateway_id = FormReader::required(gateway_id, at_, "GatewayId")?;
+        let route_table_id = r.field_at(m_[2], at_, "RouteTableId")?;
+        let route_table_id = FormReader::required(route_table_id, at_, "RouteTableId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            gateway_id,
+            route_table_id,
+            dry_run,
+        }))
+    }
+}
+
 /// The `EnableVolumeIORequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct EnableVolumeIORequest {
@@ -15826,6 +16071,33 @@ impl EncodeMembers for FpgaInfo {
         w.field("totalFpgaMemoryInMiB", &self.total_fpga_memory_in_mi_b);
     }
 }
+
+/// The `GatewayType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GatewayType {
+    /// `ipsec.1`
+    Ipsec1,
+}
+
+impl GatewayType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipsec.1"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ipsec1 => "ipsec.1",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipsec.1" => Self::Ipsec1,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(GatewayType);
 
 /// The `GetCapacityReservationUsageRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -42775,6 +43047,23 @@ impl EncodeMembers for Vpc {
     }
 }
 
+/// The `VpcAttachment` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpcAttachment {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<AttachmentStatus>,
+}
+
+impl EncodeMembers for VpcAttachment {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpcId", &self.vpc_id);
+        w.field("state", &self.state);
+    }
+}
+
 /// The `VpcAttributeName` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VpcAttributeName {
@@ -43568,6 +43857,77 @@ impl VpcTenancy {
 
 crate::protocol::wire_enum!(VpcTenancy);
 
+/// The `VpnGateway` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpnGateway {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amazon_side_asn: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<VpnState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<GatewayType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpc_attachments: Option<Vec<VpcAttachment>>,
+}
+
+impl EncodeMembers for VpnGateway {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("amazonSideAsn", &self.amazon_side_asn);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("vpnGatewayId", &self.vpn_gateway_id);
+        w.field("state", &self.state);
+        w.field("type", &self.r#type);
+        w.field("availabilityZone", &self.availability_zone);
+        w.list_field("attachments", "item", &self.vpc_attachments);
+    }
+}
+
+/// The `VpnState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VpnState {
+    /// `pending`
+    Pending,
+    /// `available`
+    Available,
+    /// `deleting`
+    Deleting,
+    /// `deleted`
+    Deleted,
+}
+
+impl VpnState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["pending", "available", "deleting", "deleted"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Available => "available",
+            Self::Deleting => "deleting",
+            Self::Deleted => "deleted",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "available" => Self::Available,
+            "deleting" => Self::Deleting,
+            "deleted" => Self::Deleted,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VpnState);
+
 /// The `ZeroSizePreference` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ZeroSizePreference {
@@ -44089,6 +44449,20 @@ pub enum Action {
     GetSubnetCidrReservations,
     /// `DeleteSubnetCidrReservation`
     DeleteSubnetCidrReservation,
+    /// `CreateVpnGateway`
+    CreateVpnGateway,
+    /// `DescribeVpnGateways`
+    DescribeVpnGateways,
+    /// `AttachVpnGateway`
+    AttachVpnGateway,
+    /// `DetachVpnGateway`
+    DetachVpnGateway,
+    /// `DeleteVpnGateway`
+    DeleteVpnGateway,
+    /// `EnableVgwRoutePropagation`
+    EnableVgwRoutePropagation,
+    /// `DisableVgwRoutePropagation`
+    DisableVgwRoutePropagation,
 }
 
 impl Action {
@@ -44345,6 +44719,13 @@ impl Action {
             Self::CreateSubnetCidrReservation => "CreateSubnetCidrReservation",
             Self::GetSubnetCidrReservations => "GetSubnetCidrReservations",
             Self::DeleteSubnetCidrReservation => "DeleteSubnetCidrReservation",
+            Self::CreateVpnGateway => "CreateVpnGateway",
+            Self::DescribeVpnGateways => "DescribeVpnGateways",
+            Self::AttachVpnGateway => "AttachVpnGateway",
+            Self::DetachVpnGateway => "DetachVpnGateway",
+            Self::DeleteVpnGateway => "DeleteVpnGateway",
+            Self::EnableVgwRoutePropagation => "EnableVgwRoutePropagation",
+            Self::DisableVgwRoutePropagation => "DisableVgwRoutePropagation",
         }
     }
     /// The served operation of that name, if any.
@@ -44600,6 +44981,13 @@ impl Action {
             "CreateSubnetCidrReservation" => Self::CreateSubnetCidrReservation,
             "GetSubnetCidrReservations" => Self::GetSubnetCidrReservations,
             "DeleteSubnetCidrReservation" => Self::DeleteSubnetCidrReservation,
+            "CreateVpnGateway" => Self::CreateVpnGateway,
+            "DescribeVpnGateways" => Self::DescribeVpnGateways,
+            "AttachVpnGateway" => Self::AttachVpnGateway,
+            "DetachVpnGateway" => Self::DetachVpnGateway,
+            "DeleteVpnGateway" => Self::DeleteVpnGateway,
+            "EnableVgwRoutePropagation" => Self::EnableVgwRoutePropagation,
+            "DisableVgwRoutePropagation" => Self::DisableVgwRoutePropagation,
             _ => return None,
         })
     }
@@ -45699,6 +46087,35 @@ pub trait Api {
         &mut self,
         input: DeleteSubnetCidrReservationRequest,
     ) -> Result<DeleteSubnetCidrReservationResult, ApiError>;
+    /// Serves `CreateVpnGateway`.
+    fn create_vpn_gateway(
+        &mut self,
+        input: CreateVpnGatewayRequest,
+    ) -> Result<CreateVpnGatewayResult, ApiError>;
+    /// Serves `DescribeVpnGateways`.
+    fn describe_vpn_gateways(
+        &mut self,
+        input: DescribeVpnGatewaysRequest,
+    ) -> Result<DescribeVpnGatewaysResult, ApiError>;
+    /// Serves `AttachVpnGateway`.
+    fn attach_vpn_gateway(
+        &mut self,
+        input: AttachVpnGatewayRequest,
+    ) -> Result<AttachVpnGatewayResult, ApiError>;
+    /// Serves `DetachVpnGateway`.
+    fn detach_vpn_gateway(&mut self, input: DetachVpnGatewayRequest) -> Result<(), ApiError>;
+    /// Serves `DeleteVpnGateway`.
+    fn delete_vpn_gateway(&mut self, input: DeleteVpnGatewayRequest) -> Result<(), ApiError>;
+    /// Serves `EnableVgwRoutePropagation`.
+    fn enable_vgw_route_propagation(
+        &mut self,
+        input: EnableVgwRoutePropagationRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DisableVgwRoutePropagation`.
+    fn disable_vgw_route_propagation(
+        &mut self,
+        input: DisableVgwRoutePropagationRequest,
+    ) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -46196,6 +46613,20 @@ pub enum Response {
     GetSubnetCidrReservations(Box<GetSubnetCidrReservationsResult>),
     /// `DeleteSubnetCidrReservation`
     DeleteSubnetCidrReservation(Box<DeleteSubnetCidrReservationResult>),
+    /// `CreateVpnGateway`
+    CreateVpnGateway(Box<CreateVpnGatewayResult>),
+    /// `DescribeVpnGateways`
+    DescribeVpnGateways(Box<DescribeVpnGatewaysResult>),
+    /// `AttachVpnGateway`
+    AttachVpnGateway(Box<AttachVpnGatewayResult>),
+    /// `DetachVpnGateway`
+    DetachVpnGateway,
+    /// `DeleteVpnGateway`
+    DeleteVpnGateway,
+    /// `EnableVgwRoutePropagation`
+    EnableVgwRoutePropagation,
+    /// `DisableVgwRoutePropagation`
+    DisableVgwRoutePropagation,
 }
 
 impl Response {
@@ -47605,6 +48036,40 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::CreateVpnGateway(output) => crate::protocol::xml::ec2_response(
+                "CreateVpnGateway",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVpnGateways(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpnGateways",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AttachVpnGateway(output) => crate::protocol::xml::ec2_response(
+                "AttachVpnGateway",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DetachVpnGateway => {
+                crate::protocol::xml::ec2_return_true("DetachVpnGateway", XML_NAMESPACE, request_id)
+            }
+            Self::DeleteVpnGateway => {
+                crate::protocol::xml::ec2_return_true("DeleteVpnGateway", XML_NAMESPACE, request_id)
+            }
+            Self::EnableVgwRoutePropagation => crate::protocol::xml::ec2_return_true(
+                "EnableVgwRoutePropagation",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DisableVgwRoutePropagation => crate::protocol::xml::ec2_return_true(
+                "DisableVgwRoutePropagation",
+                XML_NAMESPACE,
+                request_id,
             ),
         }
     }
@@ -50549,6 +51014,81 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::DeleteSubnetCidrReservation(Box::new(
                 api.delete_subnet_cidr_reservation(input)?,
             )))
+        }
+        Action::CreateVpnGateway => {
+            r.reject_unsupported("CreateVpnGateway", &[])?;
+            let input = FormReader::required(CreateVpnGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateVpnGateway(Box::new(
+                api.create_vpn_gateway(input)?,
+            )))
+        }
+        Action::DescribeVpnGateways => {
+            r.reject_unsupported("DescribeVpnGateways", &[])?;
+            let input = FormReader::required(DescribeVpnGatewaysRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVpnGateways(Box::new(
+                api.describe_vpn_gateways(input)?,
+            )))
+        }
+        Action::AttachVpnGateway => {
+            r.reject_unsupported("AttachVpnGateway", &[])?;
+            let input = FormReader::required(AttachVpnGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AttachVpnGateway(Box::new(
+                api.attach_vpn_gateway(input)?,
+            )))
+        }
+        Action::DetachVpnGateway => {
+            r.reject_unsupported("DetachVpnGateway", &[])?;
+            let input = FormReader::required(DetachVpnGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.detach_vpn_gateway(input)?;
+            Ok(Response::DetachVpnGateway)
+        }
+        Action::DeleteVpnGateway => {
+            r.reject_unsupported("DeleteVpnGateway", &[])?;
+            let input = FormReader::required(DeleteVpnGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_vpn_gateway(input)?;
+            Ok(Response::DeleteVpnGateway)
+        }
+        Action::EnableVgwRoutePropagation => {
+            r.reject_unsupported("EnableVgwRoutePropagation", &[])?;
+            let input =
+                FormReader::required(EnableVgwRoutePropagationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.enable_vgw_route_propagation(input)?;
+            Ok(Response::EnableVgwRoutePropagation)
+        }
+        Action::DisableVgwRoutePropagation => {
+            r.reject_unsupported("DisableVgwRoutePropagation", &[])?;
+            let input =
+                FormReader::required(DisableVgwRoutePropagationRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.disable_vgw_route_propagation(input)?;
+            Ok(Response::DisableVgwRoutePropagation)
         }
     }
 }

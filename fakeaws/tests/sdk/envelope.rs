@@ -37,7 +37,7 @@ async fn dry_run_checks_and_changes_nothing() {
 async fn unserved_operation_is_a_clear_error() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
-    let (code, message) = crate::code_and_message(ec2.describe_vpn_gateways().send().await);
+    let (code, message) = crate::code_and_message(ec2.describe_transit_gateways().send().await);
     assert_eq!(code, "NotImplemented");
-    assert!(message.contains("DescribeVpnGateways"), "{message}");
+    assert!(message.contains("DescribeTransitGateways"), "{message}");
 }

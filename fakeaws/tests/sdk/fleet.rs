@@ -602,6 +602,15 @@ async fn create_fleet_refuses_what_aws_refuses_and_replays_its_token() {
         code(base().target_capacity_specification(too_much).send().await),
         "InvalidParameterCombination"
     );
+    assert_eq!(
+        code(
+            base()
+                .target_capacity_specification(target(10_001, DefaultTargetCapacityType::OnDemand))
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
     let (c, m) = code_and_message(
         base()
             .target_capacity_specification(target(1, DefaultTargetCapacityType::OnDemand))

@@ -106,6 +106,9 @@ pub struct RouteTable {
     pub prefix_routes: Vec<PrefixRoute>,
     /// Its associations.
     pub associations: Vec<Association>,
+    /// The virtual private gateways propagating routes into it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub propagating_vgws: Vec<String>,
 }
 
 impl RouteTable {
@@ -292,7 +295,14 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                 })
                 .collect(),
         ),
-        propagating_vgws: Some(Vec::new()),
+        propagating_vgws: Some(
+            t.propagating_vgws
+                .iter()
+                .map(|g| crate::generated::ec2::PropagatingVgw {
+                    gateway_id: Some(g.clone()),
+                })
+                .collect(),
+        ),
         route_table_id: Some(t.id.clone()),
         routes: Some(
             t.routes
@@ -332,6 +342,28 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
 }
 
 /// A table of `vpc_id` with a `local` route for each of the VPC's ranges `cidrs`.
+/// Turns route propagation from virtual private gateway `vgw` into table `table_id` on or off.
+pub fn propagate(region: &mut Region, table_id: &str, vgw: &str, on: bool) {
+    if let Some(t) = region.route_tables.0.get_mut(table_id) {
+        t.propagating_vgws.retain(|g| g != vgw);
+        if on {
+            t.propagating_vgws.push(vgw.to_string());
+        }
+    }
+}
+
+/// Ends the propagation from `vgw` into every table of `vpc_id` (the gateway left the VPC).
+pub fn stop_propagation(region: &mut Region, vpc_id: &str, vgw: &str) {
+    let tables: Vec<String> = region
+        .by_vpc
+        .of_kind(vpc_id, "rtb")
+        .map(String::from)
+        .collect();
+    for t in tables {
+        propagate(region, &t, vgw, false);
+    }
+}
+
 fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[IpNet], main: bool) -> RouteTable {
     let id = region.ids.resource("rtb");
     let mut associations = Vec::new();
@@ -347,6 +379,7 @@ fn new_table(region: &mut Region, vpc_id: &str, cidrs: &[IpNet], main: bool) -> 
         main,
         routes: cidrs.iter().map(|&c| local_route(c)).collect(),
         prefix_routes: Vec::new(),
+        propagating_vgws: Vec::new(),
         associations,
     }
 }

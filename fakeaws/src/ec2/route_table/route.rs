@@ -51,6 +51,9 @@ pub(super) fn target_ids(t: &Target) -> TargetIds {
 pub(super) fn is_active(region: &Region, vpc_id: &str, t: &Target) -> bool {
     match t {
         Target::Local => true,
+        Target::Gateway(g) if g.starts_with("vgw-") => {
+            crate::ec2::vpn_gateway::is_attached_to(region, g, vpc_id)
+        }
         Target::Gateway(g) => region
             .internet_gateways
             .get(g)
@@ -176,6 +179,13 @@ pub(super) fn resolve_target(
     if let Some(g) = gateway {
         if g == "local" {
             return Ok(Target::Local);
+        }
+        if g.starts_with("vgw-") {
+            Kind::VpnGateway.get(&region.vpn_gateways, g)?;
+            if !crate::ec2::vpn_gateway::is_attached_to(region, g, vpc_id) {
+                return Err(other_network(g));
+            }
+            return Ok(Target::Gateway(g.to_string()));
         }
         let gw = Kind::InternetGateway.get(&region.internet_gateways, g)?;
         if gw.vpc_id.as_deref() != Some(vpc_id) {
