@@ -757,3 +757,56 @@ async fn ipv6_prefixes_are_80s_of_the_subnet_block() {
         Some(free_one.as_str())
     );
 }
+
+#[tokio::test]
+async fn reserved_space_does_not_count_as_room_for_automatic_addresses() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    // A /28: eleven usable addresses, .4 to .14; .8 to .15 reserved leaves four.
+    let s = subnet(&ec2, &vpc_id, "10.0.6.0/28", "us-east-1a").await;
+    ec2.create_subnet_cidr_reservation()
+        .subnet_id(&s)
+        .cidr("10.0.6.8/29")
+        .reservation_type(SubnetCidrReservationType::Explicit)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            ec2.create_network_interface()
+                .subnet_id(&s)
+                .secondary_private_ip_address_count(4)
+                .send()
+                .await
+        ),
+        "InsufficientFreeAddressesInSubnet"
+    );
+    let none = ec2
+        .describe_network_interfaces()
+        .filters(filter("subnet-id", &[&s]))
+        .send()
+        .await
+        .unwrap();
+    assert!(none.network_interfaces().is_empty());
+    assert_eq!(free(&ec2, &s).await, 11);
+    let made = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .secondary_private_ip_address_count(3)
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap();
+    let mut addresses: Vec<&str> = made
+        .private_ip_addresses()
+        .iter()
+        .map(|a| a.private_ip_address().unwrap())
+        .collect();
+    addresses.sort();
+    assert_eq!(
+        addresses,
+        vec!["10.0.6.4", "10.0.6.5", "10.0.6.6", "10.0.6.7"]
+    );
+}

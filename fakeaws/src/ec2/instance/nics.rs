@@ -211,7 +211,7 @@ impl Plan {
         for (subnet_id, per_instance) in self.demand() {
             let free = Kind::Subnet
                 .get(&region.subnets, subnet_id)?
-                .available_addresses();
+                .assignable_addresses();
             let free = usize::try_from(free).unwrap_or(usize::MAX);
             fits = fits.min(free / per_instance.max(1));
         }

@@ -125,7 +125,7 @@ pub fn assign_private_ip_addresses(
         }
     }
     if named.is_empty()
-        && count > usize::try_from(subnet.available_addresses()).unwrap_or(usize::MAX)
+        && count > usize::try_from(subnet.assignable_addresses()).unwrap_or(usize::MAX)
     {
         return Err(ApiError::new(
             Code::InsufficientFreeAddressesInSubnet,

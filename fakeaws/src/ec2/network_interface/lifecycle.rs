@@ -152,7 +152,7 @@ impl Requested {
 /// `InsufficientFreeAddressesInSubnet` unless `subnet_id` has `needed` free addresses.
 pub fn check_room(region: &Region, subnet_id: &str, needed: usize) -> Result<(), ApiError> {
     let subnet = Kind::Subnet.get(&region.subnets, subnet_id)?;
-    if needed > usize::try_from(subnet.available_addresses()).unwrap_or(usize::MAX) {
+    if needed > usize::try_from(subnet.assignable_addresses()).unwrap_or(usize::MAX) {
         return Err(ApiError::new(
             Code::InsufficientFreeAddressesInSubnet,
             format!(

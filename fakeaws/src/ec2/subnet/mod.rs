@@ -111,6 +111,20 @@ impl Subnet {
             .saturating_sub(u32::try_from(self.allocated.len()).unwrap_or(u32::MAX))
     }
 
+    /// The number of free addresses the subnet can assign on its own (an address asked for by
+    /// count): the free ones outside its IPv4 CIDR reservations. Counted address by address
+    /// only when it has a reservation.
+    pub fn assignable_addresses(&self) -> u32 {
+        if !self.reservations.iter().any(|r| r.v4().is_some()) {
+            return self.available_addresses();
+        }
+        let free = self
+            .usable()
+            .filter(|ip| !self.allocated.contains(ip) && !self.reserved(*ip))
+            .count();
+        u32::try_from(free).unwrap_or(u32::MAX)
+    }
+
     /// The addresses interfaces may use: all but the first four and the last.
     fn usable(&self) -> impl Iterator<Item = Ipv4Addr> {
         let first = u32::from(self.cidr.network()) + 4;
@@ -139,7 +153,7 @@ impl Subnet {
         Ok(())
     }
 
-    /// Takes `wanted`, or the lowest free address.
+    /// Takes `wanted`, or the lowest free address outside the subnet's reservations.
     fn allocate(&mut self, wanted: Option<Ipv4Addr>) -> Result<Ipv4Addr, ApiError> {
         let ip = match wanted {
             Some(ip) => {

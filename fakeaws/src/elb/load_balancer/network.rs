@@ -32,7 +32,7 @@ pub(super) fn check_room(region: &Region, subnets: &[String]) -> Result<(), ApiE
         let free = region
             .subnets
             .get(id)
-            .map_or(0, |s| s.available_addresses());
+            .map_or(0, |s| s.assignable_addresses());
         if free < FREE_ADDRESSES {
             return Err(ApiError::new(
                 Code::InvalidSubnet,
