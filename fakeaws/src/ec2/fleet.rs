@@ -181,32 +181,27 @@ impl Fleet {
         self.pools.get(m.pool).map_or(1.0, |p| p.weight)
     }
 
-    /// The units of its live instances: all, and On-Demand.
-    fn fulfilled(&self, region: &Region) -> (f64, f64) {
+    /// The units of the instances `counted` keeps: all, and On-Demand.
+    fn units(&self, counted: impl Fn(&str) -> bool) -> (f64, f64) {
         let mut all = 0.0;
         let mut on_demand = 0.0;
-        for (id, m) in &self.members {
-            if live(region, id) {
-                all += self.weight(m);
-                if !m.spot {
-                    on_demand += self.weight(m);
-                }
-            }
-        }
-        (all, on_demand)
-    }
-
-    /// The units every launch gave (an instant fleet's figures).
-    fn launched(&self) -> (f64, f64) {
-        let mut all = 0.0;
-        let mut on_demand = 0.0;
-        for m in self.members.values() {
+        for (_, m) in self.members.iter().filter(|(id, _)| counted(id)) {
             all += self.weight(m);
             if !m.spot {
                 on_demand += self.weight(m);
             }
         }
         (all, on_demand)
+    }
+
+    /// The units of its live instances: all, and On-Demand.
+    fn fulfilled(&self, region: &Region) -> (f64, f64) {
+        self.units(|id| live(region, id))
+    }
+
+    /// The units every launch gave (an instant fleet's figures).
+    fn launched(&self) -> (f64, f64) {
+        self.units(|_| true)
     }
 
     fn shown_state(&self, region: &Region) -> FleetStateCode {
@@ -499,11 +494,6 @@ fn pool_of(
     if o.instance_requirements.is_some() {
         return Err(not_implemented(
             "Overrides.InstanceRequirements (attribute-based instance type selection)",
-        ));
-    }
-    if o.instance_type.is_some() && o.instance_requirements.is_some() {
-        return Err(ApiError::invalid_combination(
-            "If you specify InstanceType, you can't specify InstanceRequirements.",
         ));
     }
     if o.availability_zone.is_some() && o.availability_zone_id.is_some() {

@@ -156,13 +156,6 @@ async fn prefixes_are_free_28s_of_the_subnet_and_take_address_slots() {
     // Primary, three prefixes: two slots left of six.
     ec2.assign_private_ip_addresses()
         .network_interface_id(&eni)
-        .ipv4_prefix_count(1)
-        .secondary_private_ip_address_count(1)
-        .send()
-        .await
-        .unwrap_err();
-    ec2.assign_private_ip_addresses()
-        .network_interface_id(&eni)
         .ipv4_prefix_count(2)
         .send()
         .await

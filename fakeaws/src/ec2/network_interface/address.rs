@@ -188,13 +188,6 @@ pub fn unassign_private_ip_addresses(
     if named.is_empty() && prefixes.is_empty() {
         return Err(ApiError::missing_parameter("PrivateIpAddress"));
     }
-    if let Some(p) = prefixes.iter().find(|p| !eni.ipv4_prefixes.contains(p)) {
-        return Err(ApiError::invalid_parameter(
-            "ipv4Prefix",
-            &p.to_string(),
-            &format!("The prefix is not assigned to interface {}.", eni.id),
-        ));
-    }
     let mut ips = Vec::with_capacity(named.len());
     for raw in named {
         let ip = parse_ip("privateIpAddress", raw)?;

@@ -234,12 +234,6 @@ pub fn unassign_ipv6_addresses(
     if requested.named.is_empty() && prefixes.is_empty() {
         return Err(ApiError::missing_parameter("Ipv6Addresses"));
     }
-    if let Some(p) = prefixes.iter().find(|p| !eni.ipv6_prefixes.contains(p)) {
-        return Err(ApiError::invalid_value(format!(
-            "The network interface {} does not have the IPv6 prefix {p}.",
-            eni.id
-        )));
-    }
     if let Some(ip) = requested.named.iter().find(|ip| !eni.ipv6.contains(ip)) {
         return Err(ApiError::invalid_value(format!(
             "The network interface {} does not have the IPv6 address {ip}.",

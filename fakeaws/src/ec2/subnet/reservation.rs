@@ -175,12 +175,11 @@ pub fn get_subnet_cidr_reservations(
 ) -> Result<GetSubnetCidrReservationsResult, ApiError> {
     let filters = Filters::parse::<(&CidrReservation, &str)>(input.filters)?;
     let subnet = Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
-    let found: Vec<&CidrReservation> = subnet
+    let mut found: Vec<&CidrReservation> = subnet
         .reservations
         .iter()
         .filter(|r| filters.matches(&(*r, subnet.id.as_str()), region.tags.get(&r.id)))
         .collect();
-    let mut found = found;
     found.sort_by(|a, b| a.id.cmp(&b.id));
     let (items, next) = page::page(
         found,
