@@ -299,6 +299,8 @@ pub struct Limits {
     pub elastic_ips: usize,
     /// NAT gateways per zone (AWS: 5).
     pub nat_gateways_per_zone: usize,
+    /// Elastic IPs per public NAT gateway, its primary one included (AWS: 2, raisable to 8).
+    pub eips_per_nat_gateway: usize,
     /// Security groups per VPC (AWS: 2500).
     pub security_groups_per_vpc: usize,
     /// Rules per direction of a security group (AWS: 60).
@@ -349,6 +351,7 @@ impl Default for Limits {
             vpn_gateways: 5,
             elastic_ips: 5,
             nat_gateways_per_zone: 5,
+            eips_per_nat_gateway: 2,
             security_groups_per_vpc: 2500,
             rules_per_group: 60,
             route_tables_per_vpc: 200,
@@ -383,6 +386,10 @@ impl Limits {
         (
             "nat-gateways-per-zone",
             "NAT gateways per Availability Zone",
+        ),
+        (
+            "eips-per-nat-gateway",
+            "Elastic IP addresses per public NAT gateway",
         ),
         ("security-groups-per-vpc", "VPC security groups per Region"),
         (
@@ -438,6 +445,7 @@ impl Limits {
             "vpn-gateways" => &mut self.vpn_gateways,
             "elastic-ips" => &mut self.elastic_ips,
             "nat-gateways-per-zone" => &mut self.nat_gateways_per_zone,
+            "eips-per-nat-gateway" => &mut self.eips_per_nat_gateway,
             "security-groups-per-vpc" => &mut self.security_groups_per_vpc,
             "rules-per-group" => &mut self.rules_per_group,
             "route-tables-per-vpc" => &mut self.route_tables_per_vpc,

@@ -79,6 +79,21 @@ pub struct Association {
     pub eni_id: String,
     /// The instance, when the interface is attached to one.
     pub instance_id: Option<String>,
+    /// The interface's secondary private address it is mapped to (none: its primary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ip: Option<Ipv4Addr>,
+}
+
+impl Association {
+    /// The private address it is mapped to.
+    pub fn private_address(&self, region: &Region) -> Option<Ipv4Addr> {
+        self.private_ip.or_else(|| {
+            region
+                .network_interfaces
+                .get(&self.eni_id)
+                .map(|e| e.private_ip)
+        })
+    }
 }
 
 crate::region::table! {
@@ -186,8 +201,8 @@ impl Filterable for (&Address, &Region) {
                 .into_iter()
                 .collect(),
             "private-ip-address" => assoc()
-                .and_then(|x| region.network_interfaces.get(&x.eni_id))
-                .map(|e| e.private_ip.to_string())
+                .and_then(|x| x.private_address(region))
+                .map(|ip| ip.to_string())
                 .into_iter()
                 .collect(),
             "public-ip" => one(a.public_ip.to_string()),
@@ -205,8 +220,8 @@ fn render(region: &Region, a: &Address) -> AddressOut {
         network_interface_id: assoc.map(|x| x.eni_id.clone()),
         network_interface_owner_id: assoc.map(|_| region.account_id.clone()),
         private_ip_address: assoc
-            .and_then(|x| region.network_interfaces.get(&x.eni_id))
-            .map(|e| e.private_ip.to_string()),
+            .and_then(|x| x.private_address(region))
+            .map(|ip| ip.to_string()),
         tags: region.tags.tag_set(&a.allocation_id),
         public_ipv4_pool: (!a.is_carrier(region))
             .then(|| a.pool.clone().unwrap_or_else(|| "amazon".into())),
@@ -414,20 +429,25 @@ fn public_ip_refused(both: bool, missing: &str, doing: &str) -> ApiError {
     }
 }
 
-/// Maps an Elastic IP onto an interface (for AssociateAddress and NAT gateways); returns
-/// the association id.
-pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<String, ApiError> {
+/// Maps an Elastic IP onto an interface (for AssociateAddress and NAT gateways), at its
+/// primary private address or, with `at`, at that secondary one; returns the association
+/// id. What the address had before is unmapped (an Elastic IP stays allocated).
+pub fn attach(
+    region: &mut Region,
+    allocation_id: &str,
+    eni_id: &str,
+    at: Option<Ipv4Addr>,
+) -> Result<String, ApiError> {
     let address = Kind::ElasticIp.get(&region.addresses, allocation_id)?;
     let (ip, carrier) = (address.public_ip, address.is_carrier(region));
     let assoc_id = region.ids.resource("eipassoc");
-    let instance_id = Kind::NetworkInterface
-        .get(&region.network_interfaces, eni_id)?
-        .attachment
-        .as_ref()
-        .map(|a| a.instance_id.clone());
+    let eni = Kind::NetworkInterface.get(&region.network_interfaces, eni_id)?;
+    let instance_id = eni.attachment.as_ref().map(|a| a.instance_id.clone());
+    let at = at.filter(|a| *a != eni.private_ip);
     let previous = network_interface::set_public_ip(
         region,
         eni_id,
+        at,
         Some(PublicIp {
             ip,
             allocation_id: Some(allocation_id.to_string()),
@@ -449,6 +469,7 @@ pub fn attach(region: &mut Region, allocation_id: &str, eni_id: &str) -> Result<
             id: assoc_id.clone(),
             eni_id: eni_id.to_string(),
             instance_id,
+            private_ip: at,
         });
     }
     Ok(assoc_id)
@@ -471,7 +492,7 @@ pub fn detach(region: &mut Region, allocation_id: &str) {
     else {
         return;
     };
-    network_interface::set_public_ip(region, &assoc.eni_id, None);
+    network_interface::set_public_ip(region, &assoc.eni_id, assoc.private_ip, None);
 }
 
 /// `AssociateAddress` with an instance or an interface.
@@ -529,15 +550,20 @@ pub fn associate_address(
         (None, None) => return Err(ApiError::missing_parameter("InstanceId")),
     };
     let eni = Kind::NetworkInterface.get(&region.network_interfaces, &eni_id)?;
-    if let Some(p) = &input.private_ip_address
-        && *p != eni.private_ip.to_string()
-    {
-        return Err(ApiError::invalid_parameter(
-            "privateIpAddress",
-            p,
-            "The address is not assigned to the interface.",
-        ));
-    }
+    // The primary private address, or a secondary one the interface holds.
+    let at = match &input.private_ip_address {
+        None => None,
+        Some(p) => match p.parse::<Ipv4Addr>() {
+            Ok(ip) if eni.addresses().any(|a| a == ip) => Some(ip),
+            _ => {
+                return Err(ApiError::invalid_parameter(
+                    "privateIpAddress",
+                    p,
+                    "The address is not assigned to the interface.",
+                ));
+            }
+        },
+    };
     check_border_group(region, address, &eni.zone)?;
     // A carrier IP address reaches the carrier's network through the VPC's carrier
     // gateway, not an internet gateway.
@@ -568,7 +594,7 @@ pub fn associate_address(
         ));
     }
     detach(region, allocation_id);
-    let id = attach(region, allocation_id, &eni_id)?;
+    let id = attach(region, allocation_id, &eni_id, at)?;
     Ok(AssociateAddressResult {
         association_id: Some(id),
     })

@@ -71,6 +71,8 @@ error_codes! {
         /// The resource is not in a state the call can act on (a volume not attached, an
         /// instance neither running nor stopped).
         IncorrectState = "IncorrectState",
+        /// A change to a NAT gateway's addresses while another is still on its way.
+        OperationInProgress = "OperationInProgress",
         /// The region's instance quota is used up.
         InstanceLimitExceeded = "InstanceLimitExceeded",
         /// A Spot launch beyond the quota of running instances.

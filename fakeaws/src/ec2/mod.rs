@@ -878,6 +878,34 @@ impl Api for Region {
         nat_gateway::delete_nat_gateway(self, input)
     }
 
+    fn associate_nat_gateway_address(
+        &mut self,
+        input: AssociateNatGatewayAddressRequest,
+    ) -> Result<AssociateNatGatewayAddressResult, ApiError> {
+        nat_gateway::address::associate_nat_gateway_address(self, input)
+    }
+
+    fn disassociate_nat_gateway_address(
+        &mut self,
+        input: DisassociateNatGatewayAddressRequest,
+    ) -> Result<DisassociateNatGatewayAddressResult, ApiError> {
+        nat_gateway::address::disassociate_nat_gateway_address(self, input)
+    }
+
+    fn assign_private_nat_gateway_address(
+        &mut self,
+        input: AssignPrivateNatGatewayAddressRequest,
+    ) -> Result<AssignPrivateNatGatewayAddressResult, ApiError> {
+        nat_gateway::address::assign_private_nat_gateway_address(self, input)
+    }
+
+    fn unassign_private_nat_gateway_address(
+        &mut self,
+        input: UnassignPrivateNatGatewayAddressRequest,
+    ) -> Result<UnassignPrivateNatGatewayAddressResult, ApiError> {
+        nat_gateway::address::unassign_private_nat_gateway_address(self, input)
+    }
+
     fn create_route_table(
         &mut self,
         input: CreateRouteTableRequest,

@@ -2961,6 +2961,66 @@ impl EncodeMembers for AssignPrivateIpAddressesResult {
     }
 }
 
+/// The `AssignPrivateNatGatewayAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssignPrivateNatGatewayAddressRequest {
+    pub nat_gateway_id: String,
+    pub private_ip_addresses: Option<Vec<String>>,
+    pub private_ip_address_count: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AssignPrivateNatGatewayAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "NatGatewayId",
+                "PrivateIpAddress",
+                "PrivateIpAddressCount",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let nat_gateway_id = r.field_at(m_[1], at_, "NatGatewayId")?;
+        let nat_gateway_id = FormReader::required(nat_gateway_id, at_, "NatGatewayId")?;
+        let private_ip_addresses = r.list_at(m_[2], at_, "PrivateIpAddress", None)?;
+        let private_ip_address_count = r.field_at(m_[3], at_, "PrivateIpAddressCount")?;
+        r.check_range(
+            private_ip_address_count.map(i64::from),
+            at_,
+            "PrivateIpAddressCount",
+            Some(1),
+            Some(31),
+        )?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            nat_gateway_id,
+            private_ip_addresses,
+            private_ip_address_count,
+            dry_run,
+        }))
+    }
+}
+
+/// The `AssignPrivateNatGatewayAddressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssignPrivateNatGatewayAddressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_addresses: Option<Vec<NatGatewayAddress>>,
+}
+
+impl EncodeMembers for AssignPrivateNatGatewayAddressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("natGatewayId", &self.nat_gateway_id);
+        w.list_field("natGatewayAddressSet", "item", &self.nat_gateway_addresses);
+    }
+}
+
 /// The `AssignedPrivateIpAddress` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AssignedPrivateIpAddress {
@@ -3100,6 +3160,55 @@ impl EncodeMembers for AssociateIamInstanceProfileResult {
             "iamInstanceProfileAssociation",
             &self.iam_instance_profile_association,
         );
+    }
+}
+
+/// The `AssociateNatGatewayAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AssociateNatGatewayAddressRequest {
+    pub nat_gateway_id: String,
+    pub allocation_ids: Vec<String>,
+    pub private_ip_addresses: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for AssociateNatGatewayAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["AllocationId", "DryRun", "NatGatewayId", "PrivateIpAddress"],
+        ) else {
+            return Ok(None);
+        };
+        let nat_gateway_id = r.field_at(m_[2], at_, "NatGatewayId")?;
+        let nat_gateway_id = FormReader::required(nat_gateway_id, at_, "NatGatewayId")?;
+        let allocation_ids = r.list_at(m_[0], at_, "AllocationId", None)?;
+        let allocation_ids = FormReader::required(allocation_ids, at_, "AllocationId")?;
+        let private_ip_addresses = r.list_at(m_[3], at_, "PrivateIpAddress", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            nat_gateway_id,
+            allocation_ids,
+            private_ip_addresses,
+            dry_run,
+        }))
+    }
+}
+
+/// The `AssociateNatGatewayAddressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AssociateNatGatewayAddressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_addresses: Option<Vec<NatGatewayAddress>>,
+}
+
+impl EncodeMembers for AssociateNatGatewayAddressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("natGatewayId", &self.nat_gateway_id);
+        w.list_field("natGatewayAddressSet", "item", &self.nat_gateway_addresses);
     }
 }
 
@@ -7028,6 +7137,10 @@ pub struct CreateNatGatewayRequest {
     pub subnet_id: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub connectivity_type: Option<ConnectivityType>,
+    pub private_ip_address: Option<String>,
+    pub secondary_allocation_ids: Option<Vec<String>>,
+    pub secondary_private_ip_addresses: Option<Vec<String>>,
+    pub secondary_private_ip_address_count: Option<i32>,
 }
 
 impl Decode for CreateNatGatewayRequest {
@@ -7039,6 +7152,10 @@ impl Decode for CreateNatGatewayRequest {
                 "ClientToken",
                 "ConnectivityType",
                 "DryRun",
+                "PrivateIpAddress",
+                "SecondaryAllocationId",
+                "SecondaryPrivateIpAddress",
+                "SecondaryPrivateIpAddressCount",
                 "SubnetId",
                 "TagSpecification",
             ],
@@ -7048,9 +7165,22 @@ impl Decode for CreateNatGatewayRequest {
         let allocation_id = r.field_at(m_[0], at_, "AllocationId")?;
         let client_token = r.field_at(m_[1], at_, "ClientToken")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
-        let subnet_id = r.field_at(m_[4], at_, "SubnetId")?;
-        let tag_specifications = r.list_at(m_[5], at_, "TagSpecification", None)?;
+        let subnet_id = r.field_at(m_[8], at_, "SubnetId")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
         let connectivity_type = r.field_at(m_[2], at_, "ConnectivityType")?;
+        let private_ip_address = r.field_at(m_[4], at_, "PrivateIpAddress")?;
+        let secondary_allocation_ids = r.list_at(m_[5], at_, "SecondaryAllocationId", None)?;
+        let secondary_private_ip_addresses =
+            r.list_at(m_[6], at_, "SecondaryPrivateIpAddress", None)?;
+        let secondary_private_ip_address_count =
+            r.field_at(m_[7], at_, "SecondaryPrivateIpAddressCount")?;
+        r.check_range(
+            secondary_private_ip_address_count.map(i64::from),
+            at_,
+            "SecondaryPrivateIpAddressCount",
+            Some(1),
+            Some(31),
+        )?;
         Ok(Some(Self {
             allocation_id,
             client_token,
@@ -7058,6 +7188,10 @@ impl Decode for CreateNatGatewayRequest {
             subnet_id,
             tag_specifications,
             connectivity_type,
+            private_ip_address,
+            secondary_allocation_ids,
+            secondary_private_ip_addresses,
+            secondary_private_ip_address_count,
         }))
     }
 }
@@ -13474,6 +13608,67 @@ impl EncodeMembers for DisassociateIamInstanceProfileResult {
             "iamInstanceProfileAssociation",
             &self.iam_instance_profile_association,
         );
+    }
+}
+
+/// The `DisassociateNatGatewayAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DisassociateNatGatewayAddressRequest {
+    pub nat_gateway_id: String,
+    pub association_ids: Vec<String>,
+    pub max_drain_duration_seconds: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DisassociateNatGatewayAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AssociationId",
+                "DryRun",
+                "MaxDrainDurationSeconds",
+                "NatGatewayId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let nat_gateway_id = r.field_at(m_[3], at_, "NatGatewayId")?;
+        let nat_gateway_id = FormReader::required(nat_gateway_id, at_, "NatGatewayId")?;
+        let association_ids = r.list_at(m_[0], at_, "AssociationId", None)?;
+        let association_ids = FormReader::required(association_ids, at_, "AssociationId")?;
+        let max_drain_duration_seconds = r.field_at(m_[2], at_, "MaxDrainDurationSeconds")?;
+        r.check_range(
+            max_drain_duration_seconds.map(i64::from),
+            at_,
+            "MaxDrainDurationSeconds",
+            Some(1),
+            Some(4000),
+        )?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            nat_gateway_id,
+            association_ids,
+            max_drain_duration_seconds,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DisassociateNatGatewayAddressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DisassociateNatGatewayAddressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_addresses: Option<Vec<NatGatewayAddress>>,
+}
+
+impl EncodeMembers for DisassociateNatGatewayAddressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("natGatewayId", &self.nat_gateway_id);
+        w.list_field("natGatewayAddressSet", "item", &self.nat_gateway_addresses);
     }
 }
 
@@ -41826,6 +42021,68 @@ impl Decode for UnassignPrivateIpAddressesRequest {
     }
 }
 
+/// The `UnassignPrivateNatGatewayAddressRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct UnassignPrivateNatGatewayAddressRequest {
+    pub nat_gateway_id: String,
+    pub private_ip_addresses: Vec<String>,
+    pub max_drain_duration_seconds: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for UnassignPrivateNatGatewayAddressRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DryRun",
+                "MaxDrainDurationSeconds",
+                "NatGatewayId",
+                "PrivateIpAddress",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let nat_gateway_id = r.field_at(m_[2], at_, "NatGatewayId")?;
+        let nat_gateway_id = FormReader::required(nat_gateway_id, at_, "NatGatewayId")?;
+        let private_ip_addresses = r.list_at(m_[3], at_, "PrivateIpAddress", None)?;
+        let private_ip_addresses =
+            FormReader::required(private_ip_addresses, at_, "PrivateIpAddress")?;
+        let max_drain_duration_seconds = r.field_at(m_[1], at_, "MaxDrainDurationSeconds")?;
+        r.check_range(
+            max_drain_duration_seconds.map(i64::from),
+            at_,
+            "MaxDrainDurationSeconds",
+            Some(1),
+            Some(4000),
+        )?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            nat_gateway_id,
+            private_ip_addresses,
+            max_drain_duration_seconds,
+            dry_run,
+        }))
+    }
+}
+
+/// The `UnassignPrivateNatGatewayAddressResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UnassignPrivateNatGatewayAddressResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_gateway_addresses: Option<Vec<NatGatewayAddress>>,
+}
+
+impl EncodeMembers for UnassignPrivateNatGatewayAddressResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("natGatewayId", &self.nat_gateway_id);
+        w.list_field("natGatewayAddressSet", "item", &self.nat_gateway_addresses);
+    }
+}
+
 /// The `UnlimitedSupportedInstanceFamily` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum UnlimitedSupportedInstanceFamily {
@@ -44463,6 +44720,14 @@ pub enum Action {
     EnableVgwRoutePropagation,
     /// `DisableVgwRoutePropagation`
     DisableVgwRoutePropagation,
+    /// `AssociateNatGatewayAddress`
+    AssociateNatGatewayAddress,
+    /// `DisassociateNatGatewayAddress`
+    DisassociateNatGatewayAddress,
+    /// `AssignPrivateNatGatewayAddress`
+    AssignPrivateNatGatewayAddress,
+    /// `UnassignPrivateNatGatewayAddress`
+    UnassignPrivateNatGatewayAddress,
 }
 
 impl Action {
@@ -44726,6 +44991,10 @@ impl Action {
             Self::DeleteVpnGateway => "DeleteVpnGateway",
             Self::EnableVgwRoutePropagation => "EnableVgwRoutePropagation",
             Self::DisableVgwRoutePropagation => "DisableVgwRoutePropagation",
+            Self::AssociateNatGatewayAddress => "AssociateNatGatewayAddress",
+            Self::DisassociateNatGatewayAddress => "DisassociateNatGatewayAddress",
+            Self::AssignPrivateNatGatewayAddress => "AssignPrivateNatGatewayAddress",
+            Self::UnassignPrivateNatGatewayAddress => "UnassignPrivateNatGatewayAddress",
         }
     }
     /// The served operation of that name, if any.
@@ -44988,6 +45257,10 @@ impl Action {
             "DeleteVpnGateway" => Self::DeleteVpnGateway,
             "EnableVgwRoutePropagation" => Self::EnableVgwRoutePropagation,
             "DisableVgwRoutePropagation" => Self::DisableVgwRoutePropagation,
+            "AssociateNatGatewayAddress" => Self::AssociateNatGatewayAddress,
+            "DisassociateNatGatewayAddress" => Self::DisassociateNatGatewayAddress,
+            "AssignPrivateNatGatewayAddress" => Self::AssignPrivateNatGatewayAddress,
+            "UnassignPrivateNatGatewayAddress" => Self::UnassignPrivateNatGatewayAddress,
             _ => return None,
         })
     }
@@ -46116,6 +46389,26 @@ pub trait Api {
         &mut self,
         input: DisableVgwRoutePropagationRequest,
     ) -> Result<(), ApiError>;
+    /// Serves `AssociateNatGatewayAddress`.
+    fn associate_nat_gateway_address(
+        &mut self,
+        input: AssociateNatGatewayAddressRequest,
+    ) -> Result<AssociateNatGatewayAddressResult, ApiError>;
+    /// Serves `DisassociateNatGatewayAddress`.
+    fn disassociate_nat_gateway_address(
+        &mut self,
+        input: DisassociateNatGatewayAddressRequest,
+    ) -> Result<DisassociateNatGatewayAddressResult, ApiError>;
+    /// Serves `AssignPrivateNatGatewayAddress`.
+    fn assign_private_nat_gateway_address(
+        &mut self,
+        input: AssignPrivateNatGatewayAddressRequest,
+    ) -> Result<AssignPrivateNatGatewayAddressResult, ApiError>;
+    /// Serves `UnassignPrivateNatGatewayAddress`.
+    fn unassign_private_nat_gateway_address(
+        &mut self,
+        input: UnassignPrivateNatGatewayAddressRequest,
+    ) -> Result<UnassignPrivateNatGatewayAddressResult, ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -46627,6 +46920,14 @@ pub enum Response {
     EnableVgwRoutePropagation,
     /// `DisableVgwRoutePropagation`
     DisableVgwRoutePropagation,
+    /// `AssociateNatGatewayAddress`
+    AssociateNatGatewayAddress(Box<AssociateNatGatewayAddressResult>),
+    /// `DisassociateNatGatewayAddress`
+    DisassociateNatGatewayAddress(Box<DisassociateNatGatewayAddressResult>),
+    /// `AssignPrivateNatGatewayAddress`
+    AssignPrivateNatGatewayAddress(Box<AssignPrivateNatGatewayAddressResult>),
+    /// `UnassignPrivateNatGatewayAddress`
+    UnassignPrivateNatGatewayAddress(Box<UnassignPrivateNatGatewayAddressResult>),
 }
 
 impl Response {
@@ -48071,6 +48372,30 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
             ),
+            Self::AssociateNatGatewayAddress(output) => crate::protocol::xml::ec2_response(
+                "AssociateNatGatewayAddress",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DisassociateNatGatewayAddress(output) => crate::protocol::xml::ec2_response(
+                "DisassociateNatGatewayAddress",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::AssignPrivateNatGatewayAddress(output) => crate::protocol::xml::ec2_response(
+                "AssignPrivateNatGatewayAddress",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::UnassignPrivateNatGatewayAddress(output) => crate::protocol::xml::ec2_response(
+                "UnassignPrivateNatGatewayAddress",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
         }
     }
 }
@@ -48462,15 +48787,7 @@ pub fn execute<A: Api + ?Sized>(
         Action::CreateNatGateway => {
             r.reject_unsupported(
                 "CreateNatGateway",
-                &[
-                    "AvailabilityMode",
-                    "VpcId",
-                    "AvailabilityZoneAddress",
-                    "PrivateIpAddress",
-                    "SecondaryAllocationId",
-                    "SecondaryPrivateIpAddress",
-                    "SecondaryPrivateIpAddressCount",
-                ],
+                &["AvailabilityMode", "VpcId", "AvailabilityZoneAddress"],
             )?;
             let input = FormReader::required(CreateNatGatewayRequest::decode(r, "")?, "", "")?;
             r.finish()?;
@@ -51089,6 +51406,63 @@ pub fn execute<A: Api + ?Sized>(
             }
             api.disable_vgw_route_propagation(input)?;
             Ok(Response::DisableVgwRoutePropagation)
+        }
+        Action::AssociateNatGatewayAddress => {
+            r.reject_unsupported(
+                "AssociateNatGatewayAddress",
+                &["AvailabilityZone", "AvailabilityZoneId"],
+            )?;
+            let input =
+                FormReader::required(AssociateNatGatewayAddressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AssociateNatGatewayAddress(Box::new(
+                api.associate_nat_gateway_address(input)?,
+            )))
+        }
+        Action::DisassociateNatGatewayAddress => {
+            r.reject_unsupported("DisassociateNatGatewayAddress", &[])?;
+            let input =
+                FormReader::required(DisassociateNatGatewayAddressRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DisassociateNatGatewayAddress(Box::new(
+                api.disassociate_nat_gateway_address(input)?,
+            )))
+        }
+        Action::AssignPrivateNatGatewayAddress => {
+            r.reject_unsupported("AssignPrivateNatGatewayAddress", &[])?;
+            let input = FormReader::required(
+                AssignPrivateNatGatewayAddressRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::AssignPrivateNatGatewayAddress(Box::new(
+                api.assign_private_nat_gateway_address(input)?,
+            )))
+        }
+        Action::UnassignPrivateNatGatewayAddress => {
+            r.reject_unsupported("UnassignPrivateNatGatewayAddress", &[])?;
+            let input = FormReader::required(
+                UnassignPrivateNatGatewayAddressRequest::decode(r, "")?,
+                "",
+                "",
+            )?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::UnassignPrivateNatGatewayAddress(Box::new(
+                api.unassign_private_nat_gateway_address(input)?,
+            )))
         }
     }
 }

@@ -40,6 +40,7 @@ mod load_balancer_node;
 mod load_balancer_policy;
 mod managed_prefix_list;
 mod nat_gateway;
+mod nat_gateway_address;
 mod network_acl;
 mod network_interface;
 mod placement_group;

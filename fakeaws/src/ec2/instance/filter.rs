@@ -387,6 +387,13 @@ fn interface_values<'a>(
     let mut out = Vec::new();
     for e in enis {
         let public = e.public_ip.as_ref();
+        let owner = |p: &network_interface::PublicIp| {
+            if p.allocation_id.is_some() {
+                region.account_id.clone()
+            } else {
+                "amazon".to_string()
+            }
+        };
         let attachment = e.attachment.as_ref();
         let tags = region.tags.get(&e.id);
         match field {
@@ -402,31 +409,37 @@ fn interface_values<'a>(
                 out.extend(e.ipv6.iter().map(ToString::to_string));
             }
             "ipv6-addresses.is-primary-ipv6" => out.extend(e.ipv6.iter().map(|_| "false".into())),
-            "addresses.association.public-ip" => {
-                out.extend(public.and_then(|p| p.public()).map(|p| p.ip.to_string()));
+            "addresses.association.public-ip" => out.extend(
+                e.publics()
+                    .filter_map(|(_, p)| p.public())
+                    .map(|p| p.ip.to_string()),
+            ),
+            "addresses.association.ip-owner-id" => {
+                out.extend(e.publics().map(|(_, p)| owner(p)));
             }
-            "addresses.association.ip-owner-id" | "association.ip-owner-id" => {
-                out.extend(public.map(|p| {
-                    if p.allocation_id.is_some() {
-                        region.account_id.clone()
-                    } else {
-                        "amazon".to_string()
-                    }
-                }));
-            }
-            "addresses.association.public-dns-name"
-            | "association.public-dns-name"
-            | "public-dns-name" => {
+            "association.ip-owner-id" => out.extend(public.map(owner)),
+            "addresses.association.public-dns-name" => out.extend(
+                e.publics()
+                    .filter_map(|(_, p)| p.public())
+                    .map(|p| network_interface::public_dns(region, p.ip)),
+            ),
+            "association.public-dns-name" | "public-dns-name" => {
                 out.extend(
                     public
                         .and_then(|p| p.public())
                         .map(|p| network_interface::public_dns(region, p.ip)),
                 );
             }
-            "addresses.association.allocation-id" | "association.allocation-id" => {
+            "addresses.association.allocation-id" => {
+                out.extend(e.publics().filter_map(|(_, p)| p.allocation_id.clone()));
+            }
+            "association.allocation-id" => {
                 out.extend(public.and_then(|p| p.allocation_id.clone()));
             }
-            "addresses.association.association-id" | "association.association-id" => {
+            "addresses.association.association-id" => {
+                out.extend(e.publics().filter_map(|(_, p)| p.association_id.clone()));
+            }
+            "association.association-id" => {
                 out.extend(public.and_then(|p| p.association_id.clone()));
             }
             "attachment.attach-time" => {

@@ -64,25 +64,22 @@ fn interfaces_of<'r>(region: &'r Region, i: &'r Instance) -> Vec<&'r NetworkInte
 
 /// One of an instance's interfaces, as DescribeInstances shows it.
 fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkInterface {
-    let association = e
-        .public_ip
-        .as_ref()
-        .map(|p| InstanceNetworkInterfaceAssociation {
-            ip_owner_id: Some(if p.allocation_id.is_some() {
-                region.account_id.clone()
-            } else {
-                "amazon".into()
-            }),
-            public_dns_name: p
-                .public()
-                .map(|p| network_interface::public_dns(region, p.ip)),
-            public_ip: p.public().map(|p| p.ip.to_string()),
-            carrier_ip: p.carrier.then(|| p.ip.to_string()),
-            ..Default::default()
-        });
+    let association = |p: &network_interface::PublicIp| InstanceNetworkInterfaceAssociation {
+        ip_owner_id: Some(if p.allocation_id.is_some() {
+            region.account_id.clone()
+        } else {
+            "amazon".into()
+        }),
+        public_dns_name: p
+            .public()
+            .map(|p| network_interface::public_dns(region, p.ip)),
+        public_ip: p.public().map(|p| p.ip.to_string()),
+        carrier_ip: p.carrier.then(|| p.ip.to_string()),
+        ..Default::default()
+    };
     let groups = network_interface::group_identifiers(region, &e.groups);
     InstanceNetworkInterface {
-        association: association.clone(),
+        association: e.public_ip.as_ref().map(association),
         attachment: e
             .attachment
             .as_ref()
@@ -115,7 +112,7 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
             e.addresses()
                 .enumerate()
                 .map(|(n, ip)| InstancePrivateIpAddress {
-                    association: if n == 0 { association.clone() } else { None },
+                    association: e.public_at(ip).map(association),
                     primary: Some(n == 0),
                     private_dns_name: Some(network_interface::private_dns(region, ip)),
                     private_ip_address: Some(ip.to_string()),

@@ -356,6 +356,7 @@ pub fn run_instances(
             network_interface::set_public_ip(
                 region,
                 &eni_id,
+                None,
                 Some(PublicIp {
                     carrier,
                     ..PublicIp::pooled(ip)

@@ -90,6 +90,7 @@ pub fn advance(region: &mut Region, id: &str) {
                 network_interface::set_public_ip(
                     region,
                     &eni,
+                    None,
                     Some(PublicIp {
                         carrier,
                         ..PublicIp::pooled(ip)

@@ -6,7 +6,7 @@
 use std::net::Ipv4Addr;
 
 use crate::ec2::error::Code;
-use crate::ec2::{Kind, subnet};
+use crate::ec2::{Kind, elastic_ip, subnet};
 use crate::generated::ec2::{
     AssignPrivateIpAddressesRequest, AssignPrivateIpAddressesResult, AssignedPrivateIpAddress,
     Ipv4PrefixSpecification, UnassignPrivateIpAddressesRequest,
@@ -34,6 +34,17 @@ fn holder<'r>(region: &'r Region, subnet_id: &str, ip: Ipv4Addr) -> Option<&'r N
         .of_kind(subnet_id, "eni")
         .filter_map(|id| region.network_interfaces.get(id))
         .find(|e| e.addresses().any(|a| a == ip))
+}
+
+/// The Elastic IP mapped to secondary address `ip` of interface `eni_id`, if any.
+fn elastic_ip_at(region: &Region, eni_id: &str, ip: Ipv4Addr) -> Option<String> {
+    region
+        .network_interfaces
+        .get(eni_id)?
+        .secondary_public
+        .get(&ip)?
+        .allocation_id
+        .clone()
 }
 
 /// `AssignPrivateIpAddresses`.
@@ -136,7 +147,13 @@ pub fn assign_private_ip_addresses(
         ));
     }
     let (eni_id, subnet_id) = (eni.id.clone(), eni.subnet_id.clone());
+    // An Elastic IP mapped to a moved address moves with it.
+    let mut follow = Vec::new();
     for (from, ip) in &moves {
+        if let Some(alloc) = elastic_ip_at(region, from, *ip) {
+            elastic_ip::detach(region, &alloc);
+            follow.push((alloc, *ip));
+        }
         if let Some(other) = region.network_interfaces.0.get_mut(from) {
             other.secondary_ips.retain(|a| a != ip);
         }
@@ -154,6 +171,9 @@ pub fn assign_private_ip_addresses(
     }
     if let Some(e) = region.network_interfaces.0.get_mut(&eni_id) {
         e.secondary_ips.extend(assigned.iter().copied());
+    }
+    for (alloc, ip) in follow {
+        elastic_ip::attach(region, &alloc, &eni_id, Some(ip))?;
     }
     Ok(AssignPrivateIpAddressesResult {
         network_interface_id: Some(eni_id),
@@ -207,6 +227,12 @@ pub fn unassign_private_ip_addresses(
     }
     let (eni_id, subnet_id) = (eni.id.clone(), eni.subnet_id.clone());
     prefix::take_back(region, &eni_id, &prefixes)?;
+    // An Elastic IP mapped to an address going is disassociated (it stays allocated).
+    for ip in &ips {
+        if let Some(alloc) = elastic_ip_at(region, &eni_id, *ip) {
+            elastic_ip::detach(region, &alloc);
+        }
+    }
     if let Some(e) = region.network_interfaces.0.get_mut(&eni_id) {
         e.secondary_ips.retain(|a| !ips.contains(a));
     }

@@ -21,7 +21,7 @@ use super::ipv6::Ipv6Requested;
 use super::{Attachment, NewInterface, Phase, limits, render};
 
 /// A private address given in a request: an IPv4 address, or AWS's answer naming `param`.
-pub(super) fn parse_ip(param: &str, raw: &str) -> Result<Ipv4Addr, ApiError> {
+pub(crate) fn parse_ip(param: &str, raw: &str) -> Result<Ipv4Addr, ApiError> {
     raw.trim()
         .parse()
         .ok()

@@ -3,6 +3,7 @@
 //! and gives more addresses (`lifecycle`, `address`); DescribeNetworkInterfaces, and the
 //! attribute calls (`attribute`).
 
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use aws_smithy_types::DateTime;
@@ -167,8 +168,11 @@ pub struct NetworkInterface {
     pub description: String,
     /// Its attachment, if attached.
     pub attachment: Option<Attachment>,
-    /// Its public address, if any.
+    /// Its public address (mapped to its primary private address), if any.
     pub public_ip: Option<PublicIp>,
+    /// The Elastic IPs mapped to its secondary private addresses, by that address.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secondary_public: BTreeMap<Ipv4Addr, PublicIp>,
     /// The source/destination check.
     pub source_dest_check: bool,
     /// Its IPv6 addresses, in the order they were assigned.
@@ -243,6 +247,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             description: new.description,
             attachment: None,
             public_ip: None,
+            secondary_public: BTreeMap::new(),
             source_dest_check: true,
             ipv6: Vec::new(),
             tracking: None,
@@ -275,7 +280,11 @@ pub fn delete(region: &mut Region, id: &str) {
     region.by_subnet.remove(&eni.subnet_id, id);
     region.tags.remove_resource(id);
     crate::ec2::flow_log::resource_gone(region, id);
-    if let Some(p) = eni.public_ip {
+    for p in eni
+        .public_ip
+        .into_iter()
+        .chain(eni.secondary_public.into_values())
+    {
         match p.allocation_id {
             Some(alloc) => crate::ec2::elastic_ip::forget_association(region, &alloc),
             None => crate::ec2::elastic_ip::give_back_public_ip(region, p.ip),
@@ -317,11 +326,39 @@ pub fn hand_to_service(region: &mut Region, id: &str, service: &str, public: boo
     eni.public_ip = public_ip;
 }
 
-/// Maps `public` onto interface `id` (or unmaps it with `None`); returns what it had.
-/// Nothing happens for an interface that does not exist.
-pub fn set_public_ip(region: &mut Region, id: &str, public: Option<PublicIp>) -> Option<PublicIp> {
+/// Maps `public` onto interface `id` (or unmaps it with `None`), at its primary private
+/// address or, with `at`, at that secondary one; returns what that address had. Nothing
+/// happens for an interface that does not exist.
+pub fn set_public_ip(
+    region: &mut Region,
+    id: &str,
+    at: Option<Ipv4Addr>,
+    public: Option<PublicIp>,
+) -> Option<PublicIp> {
     let eni = region.network_interfaces.0.get_mut(id)?;
-    std::mem::replace(&mut eni.public_ip, public)
+    match at.filter(|ip| *ip != eni.private_ip) {
+        None => std::mem::replace(&mut eni.public_ip, public),
+        Some(ip) => match public {
+            Some(p) => eni.secondary_public.insert(ip, p),
+            None => eni.secondary_public.remove(&ip),
+        },
+    }
+}
+
+/// Adds `ip` to the secondary private addresses of interface `id` (taken from its subnet
+/// by the caller). Nothing happens for an interface that does not exist.
+pub fn add_secondary(region: &mut Region, id: &str, ip: Ipv4Addr) {
+    if let Some(e) = region.network_interfaces.0.get_mut(id) {
+        e.secondary_ips.push(ip);
+    }
+}
+
+/// Takes `ip` out of the secondary private addresses of interface `id` (the caller gives it
+/// back to the subnet). Nothing happens for an interface that does not exist.
+pub fn remove_secondary(region: &mut Region, id: &str, ip: Ipv4Addr) {
+    if let Some(e) = region.network_interfaces.0.get_mut(id) {
+        e.secondary_ips.retain(|a| *a != ip);
+    }
 }
 
 /// Sets the security groups of interface `id` (one another service manages: its checks are
@@ -347,7 +384,7 @@ pub fn drop_pool_address(region: &mut Region, id: &str) {
         .get(id)
         .and_then(|e| e.public_ip.as_ref())
         .is_some_and(|p| p.allocation_id.is_none());
-    if pooled && let Some(p) = set_public_ip(region, id, None) {
+    if pooled && let Some(p) = set_public_ip(region, id, None, None) {
         crate::ec2::elastic_ip::give_back_public_ip(region, p.ip);
     }
 }
@@ -366,7 +403,7 @@ pub fn public_addresses_in(region: &Region, vpc_id: &str) -> bool {
         .by_vpc
         .of_kind(vpc_id, "eni")
         .filter_map(|id| region.network_interfaces.get(id))
-        .any(|e| e.public_ip.is_some())
+        .any(|e| e.public_ip.is_some() || !e.secondary_public.is_empty())
 }
 
 impl Filterable for (&NetworkInterface, &Region) {
@@ -426,10 +463,15 @@ impl Filterable for (&NetworkInterface, &Region) {
                 }
                 v
             }
-            "addresses.association.public-ip" | "association.public-ip" => public()
+            "association.public-ip" => public()
                 .and_then(|p| p.public())
                 .map(|p| p.ip.to_string())
                 .into_iter()
+                .collect(),
+            "addresses.association.public-ip" => e
+                .publics()
+                .filter_map(|(_, p)| p.public())
+                .map(|p| p.ip.to_string())
                 .collect(),
             "association.association-id" => public()
                 .and_then(|p| p.association_id.clone())
@@ -439,9 +481,8 @@ impl Filterable for (&NetworkInterface, &Region) {
                 .and_then(|p| p.allocation_id.clone())
                 .into_iter()
                 .collect(),
-            "association.ip-owner-id" | "addresses.association.owner-id" => {
-                public().map(|p| p.owner(region)).into_iter().collect()
-            }
+            "association.ip-owner-id" => public().map(|p| p.owner(region)).into_iter().collect(),
+            "addresses.association.owner-id" => e.publics().map(|(_, p)| p.owner(region)).collect(),
             "association.public-dns-name" => public()
                 .and_then(|p| p.public())
                 .map(|p| public_dns(region, p.ip))
@@ -547,6 +588,24 @@ impl NetworkInterface {
     pub fn addresses(&self) -> impl Iterator<Item = Ipv4Addr> + '_ {
         std::iter::once(self.private_ip).chain(self.secondary_ips.iter().copied())
     }
+
+    /// The public address mapped to its private address `ip`, if any.
+    pub fn public_at(&self, ip: Ipv4Addr) -> Option<&PublicIp> {
+        if ip == self.private_ip {
+            self.public_ip.as_ref()
+        } else {
+            self.secondary_public.get(&ip)
+        }
+    }
+
+    /// Its public addresses with the private address each is mapped to, the primary's
+    /// first.
+    pub fn publics(&self) -> impl Iterator<Item = (Ipv4Addr, &PublicIp)> + '_ {
+        self.public_ip
+            .iter()
+            .map(|p| (self.private_ip, p))
+            .chain(self.secondary_public.iter().map(|(ip, p)| (*ip, p)))
+    }
 }
 
 /// The SDK shape of security groups `groups`: each id with its name.
@@ -581,7 +640,7 @@ pub fn render_attachment(region: &Region, a: &Attachment) -> NetworkInterfaceAtt
 
 /// The SDK shape of an interface.
 pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
-    let association = e.public_ip.as_ref().map(|p| NetworkInterfaceAssociation {
+    let association = |p: &PublicIp| NetworkInterfaceAssociation {
         allocation_id: p.allocation_id.clone(),
         association_id: p.association_id.clone(),
         ip_owner_id: Some(p.owner(region)),
@@ -589,9 +648,9 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         public_ip: p.public().map(|p| p.ip.to_string()),
         carrier_ip: p.carrier.then(|| p.ip.to_string()),
         ..Default::default()
-    });
+    };
     NetworkInterfaceOut {
-        association: association.clone(),
+        association: e.public_ip.as_ref().map(association),
         attachment: e.attachment.as_ref().map(|a| render_attachment(region, a)),
         availability_zone: Some(e.zone.clone()),
         availability_zone_id: region.zone(&e.zone).map(|z| z.id.clone()),
@@ -617,7 +676,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
             e.addresses()
                 .enumerate()
                 .map(|(n, ip)| NetworkInterfacePrivateIpAddress {
-                    association: if n == 0 { association.clone() } else { None },
+                    association: e.public_at(ip).map(association),
                     primary: Some(n == 0),
                     private_dns_name: Some(private_dns(region, ip)),
                     private_ip_address: Some(ip.to_string()),

@@ -1,11 +1,15 @@
 //! NAT gateways: CreateNatGateway, DescribeNatGateways, DeleteNatGateway. A gateway is
 //! `pending`, then `available` (or `failed` when its VPC has no internet gateway), and after
-//! deletion `deleting`, then `deleted`, still listed for an hour as AWS does.
+//! deletion `deleting`, then `deleted`, still listed for an hour as AWS does. Its secondary
+//! addresses are [`address`]'s.
+
+pub mod address;
 
 use aws_smithy_types::DateTime;
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, one};
+use crate::ec2::network_interface::lifecycle::parse_ip;
 use crate::ec2::network_interface::{self, NewInterface};
 use crate::ec2::{Kind, elastic_ip, fingerprint, page, tags};
 use crate::generated::ec2::{
@@ -50,6 +54,9 @@ pub struct NatGateway {
     /// When it was deleted.
     #[serde(with = "crate::state::with::time_opt")]
     pub deleted: Option<DateTime>,
+    /// Its secondary addresses, in the order they were given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondary: Vec<address::Secondary>,
 }
 
 fn not_found(id: &str) -> ApiError {
@@ -113,6 +120,9 @@ fn render(region: &Region, n: &NatGateway) -> NatGatewayOut {
                 availability_zone_id: zone.as_ref().map(|z| z.1.clone()),
                 ..Default::default()
             }]
+            .into_iter()
+            .chain(n.secondary.iter().map(|s| address::render(region, n, s)))
+            .collect()
         }),
         nat_gateway_id: Some(n.id.clone()),
         state: Some(n.state),
@@ -149,6 +159,11 @@ pub fn create_nat_gateway(
     let s = Kind::Subnet.get(&region.subnets, subnet_id)?;
     let (vpc_id, zone) = (s.vpc_id.clone(), s.zone.clone());
     let connectivity = input.connectivity_type.unwrap_or(ConnectivityType::Public);
+    let secondary_eips = input.secondary_allocation_ids.clone().unwrap_or_default();
+    let secondary_named = input
+        .secondary_private_ip_addresses
+        .clone()
+        .unwrap_or_default();
     match (connectivity, &input.allocation_id) {
         (ConnectivityType::Public, None) => {
             return Err(ApiError::missing_parameter("AllocationId"));
@@ -170,6 +185,50 @@ pub fn create_nat_gateway(
         }
         _ => {}
     }
+    let primary_ip = input
+        .private_ip_address
+        .as_deref()
+        .map(|raw| parse_ip("privateIpAddress", raw))
+        .transpose()?;
+    if let Some(ip) = primary_ip {
+        s.check_free(ip)?;
+    }
+    let wanted = match connectivity {
+        ConnectivityType::Private => {
+            if !secondary_eips.is_empty() {
+                return Err(ApiError::invalid_combination(
+                    "A private NAT gateway cannot have an Elastic IP address.",
+                ));
+            }
+            address::check_private(
+                1,
+                &secondary_named,
+                input.secondary_private_ip_address_count,
+            )?
+        }
+        _ => {
+            if input.secondary_private_ip_address_count.is_some() {
+                return Err(ApiError::invalid_combination(
+                    "SecondaryPrivateIpAddressCount is for private NAT gateways only.",
+                ));
+            }
+            let primary: Vec<&str> = input.allocation_id.iter().map(String::as_str).collect();
+            address::check_eips(
+                region,
+                &zone,
+                1,
+                &primary,
+                &secondary_eips,
+                &secondary_named,
+            )?
+        }
+    };
+    if primary_ip.is_some_and(|ip| wanted.addresses.iter().any(|(w, _)| *w == Some(ip))) {
+        return Err(ApiError::invalid_value(
+            "The primary private IP address is also named as a secondary one.",
+        ));
+    }
+    address::check_room(region, subnet_id, &wanted)?;
     let tags = tags::from_specs(
         input.tag_specifications.as_deref(),
         ResourceType::Natgateway,
@@ -201,11 +260,11 @@ pub fn create_nat_gateway(
             interface_type: NetworkInterfaceType::NatGateway,
             requester_managed: true,
             description: format!("Interface for NAT Gateway {id}"),
-            private_ip: None,
+            private_ip: primary_ip,
         },
     )?;
     if let Some(alloc) = &input.allocation_id {
-        elastic_ip::attach(region, alloc, &eni_id)?;
+        elastic_ip::attach(region, alloc, &eni_id, None)?;
     }
     let private_ip = Kind::NetworkInterface
         .get(&region.network_interfaces, &eni_id)?
@@ -217,26 +276,30 @@ pub fn create_nat_gateway(
         vpc_id: vpc_id.clone(),
         connectivity,
         allocation_id: input.allocation_id.clone(),
-        eni_id: Some(eni_id),
+        eni_id: Some(eni_id.clone()),
         private_ip,
         state: NatGatewayState::Pending,
         failure: None,
         created: region.clock.now_datetime(),
         deleted: None,
+        secondary: Vec::new(),
     };
     region.tags.insert(&id, tags);
     region
         .ledger
         .record("CreateNatGateway", token.as_deref(), &print, &id);
-    let out = render(region, &gateway);
     region.by_vpc.insert(&vpc_id, &id);
     region.by_subnet.insert(subnet_id, &id);
     region.nat_gateways.0.insert(id.clone(), gateway);
-    let now = region.clock.now();
-    region.transitions.schedule(now, Subject::NatGateway, &id);
+    let status = match connectivity {
+        ConnectivityType::Private => NatGatewayAddressStatus::Assigning,
+        _ => NatGatewayAddressStatus::Associating,
+    };
+    address::give(region, &id, &eni_id, subnet_id, wanted, status)?;
+    let n = find(region, &id)?;
     Ok(CreateNatGatewayResult {
         client_token: token,
-        nat_gateway: Some(out),
+        nat_gateway: Some(render(region, n)),
     })
 }
 
@@ -263,6 +326,7 @@ pub fn advance(region: &mut Region, id: &str) {
                     if let Some(n) = region.nat_gateways.0.get_mut(id) {
                         n.state = NatGatewayState::Available;
                     }
+                    address::advance(region, id);
                 }
                 Some(failure) => {
                     release_resources(region, id);
@@ -289,18 +353,17 @@ pub fn advance(region: &mut Region, id: &str) {
                 .transitions
                 .schedule(now, Subject::NatGatewayPurge, id);
         }
+        NatGatewayState::Available => address::advance(region, id),
         _ => {}
     }
 }
 
-/// Frees a gateway's interface and Elastic IP association.
+/// Frees a gateway's interface and its Elastic IP associations (secondary ones included).
 fn release_resources(region: &mut Region, id: &str) {
-    let Some(eni) = region
-        .nat_gateways
-        .0
-        .get_mut(id)
-        .and_then(|n| n.eni_id.take())
-    else {
+    let Some(eni) = region.nat_gateways.0.get_mut(id).and_then(|n| {
+        n.secondary.clear();
+        n.eni_id.take()
+    }) else {
         return;
     };
     network_interface::delete(region, &eni);
