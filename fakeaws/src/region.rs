@@ -158,6 +158,12 @@ pub struct Region {
     /// Virtual private gateways.
     #[serde(default)]
     pub(crate) vpn_gateways: crate::ec2::vpn_gateway::VpnGateways,
+    /// Customer gateways.
+    #[serde(default)]
+    pub(crate) customer_gateways: crate::ec2::customer_gateway::CustomerGateways,
+    /// Site-to-Site VPN connections.
+    #[serde(default)]
+    pub(crate) vpn_connections: crate::ec2::vpn_connection::VpnConnections,
     /// IPAM scopes.
     #[serde(default)]
     pub(crate) ipam_scopes: crate::ec2::ipam::IpamScopes,
@@ -294,6 +300,10 @@ pub struct Limits {
     pub internet_gateways: usize,
     /// Virtual private gateways per region (AWS: 5).
     pub vpn_gateways: usize,
+    /// Customer gateways per region (AWS: 50).
+    pub customer_gateways: usize,
+    /// Site-to-Site VPN connections per region (AWS: 50).
+    pub vpn_connections: usize,
 
     /// Elastic IPs per region (AWS: 5).
     pub elastic_ips: usize,
@@ -349,6 +359,8 @@ impl Default for Limits {
             ipv6_cidr_blocks_per_vpc: 5,
             internet_gateways: 5,
             vpn_gateways: 5,
+            customer_gateways: 50,
+            vpn_connections: 50,
             elastic_ips: 5,
             nat_gateways_per_zone: 5,
             eips_per_nat_gateway: 2,
@@ -382,6 +394,8 @@ impl Limits {
         ("ipv6-cidr-blocks-per-vpc", "IPv6 CIDR blocks per VPC"),
         ("internet-gateways", "Internet gateways per Region"),
         ("vpn-gateways", "Virtual private gateways per Region"),
+        ("customer-gateways", "Customer gateways per Region"),
+        ("vpn-connections", "Site-to-Site VPN connections per Region"),
         ("elastic-ips", "EC2-VPC Elastic IPs"),
         (
             "nat-gateways-per-zone",
@@ -443,6 +457,8 @@ impl Limits {
             "ipv6-cidr-blocks-per-vpc" => &mut self.ipv6_cidr_blocks_per_vpc,
             "internet-gateways" => &mut self.internet_gateways,
             "vpn-gateways" => &mut self.vpn_gateways,
+            "customer-gateways" => &mut self.customer_gateways,
+            "vpn-connections" => &mut self.vpn_connections,
             "elastic-ips" => &mut self.elastic_ips,
             "nat-gateways-per-zone" => &mut self.nat_gateways_per_zone,
             "eips-per-nat-gateway" => &mut self.eips_per_nat_gateway,
@@ -528,6 +544,8 @@ impl Region {
             ipams: Default::default(),
             fleets: Default::default(),
             vpn_gateways: Default::default(),
+            customer_gateways: Default::default(),
+            vpn_connections: Default::default(),
             ipam_scopes: Default::default(),
             ipam_pools: Default::default(),
             images: Default::default(),
@@ -621,6 +639,7 @@ impl Region {
                     }
                     Subject::PrefixList => crate::ec2::managed_prefix_list::advance(self, &id),
                     Subject::Fleet => crate::ec2::fleet::advance(self, &id),
+                    Subject::VpnConnection => crate::ec2::vpn_connection::advance(self, &id),
                 }
             }
         }
@@ -694,6 +713,8 @@ impl Region {
                 crate::ec2::subnet::reservation_subnet(self, id).is_some()
             }
             Kind::VpnGateway => self.vpn_gateways.contains_key(id),
+            Kind::CustomerGateway => self.customer_gateways.contains_key(id),
+            Kind::VpnConnection => self.vpn_connections.contains_key(id),
         };
         if exists {
             Ok(())

@@ -73,6 +73,14 @@ error_codes! {
         IncorrectState = "IncorrectState",
         /// A change to a NAT gateway's addresses while another is still on its way.
         OperationInProgress = "OperationInProgress",
+        /// The region's customer gateways quota is used up.
+        CustomerGatewayLimitExceeded = "CustomerGatewayLimitExceeded",
+        /// The region's (or a virtual private gateway's) VPN connections quota is used up.
+        VpnConnectionLimitExceeded = "VpnConnectionLimitExceeded",
+        /// A transit gateway that does not exist (the fake serves none).
+        InvalidTransitGatewayIDNotFound = "InvalidTransitGatewayID.NotFound",
+        /// A second VPN connection of a virtual private gateway to a customer gateway address.
+        InvalidCustomerGatewayDuplicateIpAddress = "InvalidCustomerGateway.DuplicateIpAddress",
         /// The region's instance quota is used up.
         InstanceLimitExceeded = "InstanceLimitExceeded",
         /// A Spot launch beyond the quota of running instances.

@@ -84,6 +84,10 @@ pub enum Kind {
     SubnetCidrReservation,
     /// Virtual private gateways (`vgw-`).
     VpnGateway,
+    /// Customer gateways (`cgw-`).
+    CustomerGateway,
+    /// Site-to-Site VPN connections (`vpn-`).
+    VpnConnection,
 }
 
 /// One row of the table.
@@ -96,7 +100,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 35] = [
+    pub const ALL: [Kind; 37] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -132,6 +136,8 @@ impl Kind {
         Kind::Fleet,
         Kind::SubnetCidrReservation,
         Kind::VpnGateway,
+        Kind::CustomerGateway,
+        Kind::VpnConnection,
     ];
 
     /// The table.
@@ -302,6 +308,18 @@ impl Kind {
                 "vpnGateway",
                 ResourceType::VpnGateway,
             ),
+            Kind::CustomerGateway => (
+                "cgw",
+                "InvalidCustomerGatewayID",
+                "customerGateway",
+                ResourceType::CustomerGateway,
+            ),
+            Kind::VpnConnection => (
+                "vpn",
+                "InvalidVpnConnectionID",
+                "vpnConnection",
+                ResourceType::VpnConnection,
+            ),
         };
         Row {
             prefix,
@@ -357,6 +375,8 @@ impl Kind {
             // GetSubnetCidrReservations documents no filter by id.
             Kind::SubnetCidrReservation => "subnet-cidr-reservation-id",
             Kind::VpnGateway => "vpn-gateway-id",
+            Kind::CustomerGateway => "customer-gateway-id",
+            Kind::VpnConnection => "vpn-connection-id",
         }
     }
 
@@ -402,13 +422,15 @@ impl Kind {
     /// `InvalidVolume.NotFound`, `InvalidSnapshotID.Malformed` beside
     /// `InvalidSnapshot.NotFound`; `InvalidVpcPeeringConnectionId.Malformed` beside
     /// `InvalidVpcPeeringConnectionID.NotFound`, `InvalidPrefixListId.Malformed` beside
-    /// `InvalidPrefixListID.NotFound`.)
+    /// `InvalidPrefixListID.NotFound`, `InvalidCustomerGatewayId.Malformed` beside
+    /// `InvalidCustomerGatewayID.NotFound`.)
     pub fn malformed(self, id: &str) -> ApiError {
         let stem = match self {
             Kind::Volume => "InvalidVolumeID",
             Kind::Snapshot => "InvalidSnapshotID",
             Kind::VpcPeeringConnection => "InvalidVpcPeeringConnectionId",
             Kind::PrefixList => "InvalidPrefixListId",
+            Kind::CustomerGateway => "InvalidCustomerGatewayId",
             other => other.code(),
         };
         ApiError::new(

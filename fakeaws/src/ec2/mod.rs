@@ -9,6 +9,7 @@ pub mod availability_zone;
 pub mod capacity_reservation;
 pub mod carrier_gateway;
 pub mod copy;
+pub mod customer_gateway;
 pub mod dedicated_host;
 pub mod dhcp_options;
 pub mod egress_only_gateway;
@@ -52,6 +53,7 @@ pub mod vpc_cidr;
 pub mod vpc_endpoint;
 pub mod vpc_ipv6;
 pub mod vpc_peering;
+pub mod vpn_connection;
 pub mod vpn_gateway;
 
 pub use kind::Kind;
@@ -560,6 +562,59 @@ impl Api for Region {
 
     fn delete_vpn_gateway(&mut self, input: DeleteVpnGatewayRequest) -> Result<(), ApiError> {
         vpn_gateway::delete_vpn_gateway(self, input)
+    }
+
+    fn create_customer_gateway(
+        &mut self,
+        input: CreateCustomerGatewayRequest,
+    ) -> Result<CreateCustomerGatewayResult, ApiError> {
+        customer_gateway::create_customer_gateway(self, input)
+    }
+
+    fn describe_customer_gateways(
+        &mut self,
+        input: DescribeCustomerGatewaysRequest,
+    ) -> Result<DescribeCustomerGatewaysResult, ApiError> {
+        customer_gateway::describe_customer_gateways(self, input)
+    }
+
+    fn delete_customer_gateway(
+        &mut self,
+        input: DeleteCustomerGatewayRequest,
+    ) -> Result<(), ApiError> {
+        customer_gateway::delete_customer_gateway(self, input)
+    }
+
+    fn create_vpn_connection(
+        &mut self,
+        input: CreateVpnConnectionRequest,
+    ) -> Result<CreateVpnConnectionResult, ApiError> {
+        vpn_connection::create_vpn_connection(self, input)
+    }
+
+    fn describe_vpn_connections(
+        &mut self,
+        input: DescribeVpnConnectionsRequest,
+    ) -> Result<DescribeVpnConnectionsResult, ApiError> {
+        vpn_connection::describe_vpn_connections(self, input)
+    }
+
+    fn delete_vpn_connection(&mut self, input: DeleteVpnConnectionRequest) -> Result<(), ApiError> {
+        vpn_connection::delete_vpn_connection(self, input)
+    }
+
+    fn create_vpn_connection_route(
+        &mut self,
+        input: CreateVpnConnectionRouteRequest,
+    ) -> Result<(), ApiError> {
+        vpn_connection::create_vpn_connection_route(self, input)
+    }
+
+    fn delete_vpn_connection_route(
+        &mut self,
+        input: DeleteVpnConnectionRouteRequest,
+    ) -> Result<(), ApiError> {
+        vpn_connection::delete_vpn_connection_route(self, input)
     }
 
     fn enable_vgw_route_propagation(

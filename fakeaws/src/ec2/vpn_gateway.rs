@@ -15,8 +15,9 @@
 //!   `InvalidVpnGatewayAttachment.NotFound` (the code Terraform's AWS provider matches).
 //! - Routes may target an attached gateway (`GatewayId vgw-...`, a `blackhole` once it is
 //!   detached); route propagation lists the gateway in a table's `PropagatingVgws` while it is
-//!   attached to the table's VPC (`Gateway.NotAttached` otherwise). No VPN connection stands
-//!   behind a gateway, so no route is ever propagated.
+//!   attached to the table's VPC (`Gateway.NotAttached` otherwise); the static routes of its
+//!   VPN connections (`vpn_connection`) are propagated there. A gateway with a VPN connection
+//!   (not deleted) is not deleted (`IncorrectState`).
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, one};
@@ -268,6 +269,15 @@ pub fn delete_vpn_gateway(
             Code::IncorrectState,
             format!(
                 "The virtual private gateway '{}' is attached to {vpc}: detach it first.",
+                gateway.id
+            ),
+        ));
+    }
+    if let Some(c) = crate::ec2::vpn_connection::of_vpn_gateway(region, &gateway.id) {
+        return Err(ApiError::new(
+            Code::IncorrectState,
+            format!(
+                "The virtual private gateway '{}' has the VPN connection {c}: delete it first.",
                 gateway.id
             ),
         ));

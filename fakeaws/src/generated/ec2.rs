@@ -1682,6 +1682,33 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
             "vpn-gateway-id",
         ],
     ),
+    (
+        "DescribeCustomerGateways",
+        &[
+            "bgp-asn",
+            "customer-gateway-id",
+            "ip-address",
+            "state",
+            "type",
+            "tag-key",
+        ],
+    ),
+    (
+        "DescribeVpnConnections",
+        &[
+            "customer-gateway-configuration",
+            "customer-gateway-id",
+            "state",
+            "option.static-routes-only",
+            "route.destination-cidr-block",
+            "bgp-asn",
+            "tag-key",
+            "type",
+            "vpn-connection-id",
+            "vpn-gateway-id",
+            "transit-gateway-id",
+        ],
+    ),
 ];
 
 /// The `AcceleratorCount` shape.
@@ -2128,6 +2155,67 @@ impl Decode for AddPrefixListEntry {
         Ok(Some(Self { cidr, description }))
     }
 }
+
+/// The `AdditionalKeyExchangeMethodsListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AdditionalKeyExchangeMethodsListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<i32>,
+}
+
+impl EncodeMembers for AdditionalKeyExchangeMethodsListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `AdditionalKeyExchangeMethodsRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct AdditionalKeyExchangeMethodsRequestListValue {
+    pub value: Option<i32>,
+}
+
+impl Decode for AdditionalKeyExchangeMethodsRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `AdditionalKeyExchangeRequirement` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AdditionalKeyExchangeRequirement {
+    /// `required`
+    Required,
+    /// `optional`
+    Optional,
+}
+
+impl AdditionalKeyExchangeRequirement {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["required", "optional"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Optional => "optional",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "required" => Self::Required,
+            "optional" => Self::Optional,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(AdditionalKeyExchangeRequirement);
 
 /// The `Address` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -5467,6 +5555,78 @@ impl EncodeMembers for CidrBlock {
     }
 }
 
+/// The `CloudWatchLogOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CloudWatchLogOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_output_format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bgp_log_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bgp_log_group_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bgp_log_output_format: Option<String>,
+}
+
+impl EncodeMembers for CloudWatchLogOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("logEnabled", &self.log_enabled);
+        w.field("logGroupArn", &self.log_group_arn);
+        w.field("logOutputFormat", &self.log_output_format);
+        w.field("bgpLogEnabled", &self.bgp_log_enabled);
+        w.field("bgpLogGroupArn", &self.bgp_log_group_arn);
+        w.field("bgpLogOutputFormat", &self.bgp_log_output_format);
+    }
+}
+
+/// The `CloudWatchLogOptionsSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CloudWatchLogOptionsSpecification {
+    pub log_enabled: Option<bool>,
+    pub log_group_arn: Option<String>,
+    pub log_output_format: Option<String>,
+    pub bgp_log_enabled: Option<bool>,
+    pub bgp_log_group_arn: Option<String>,
+    pub bgp_log_output_format: Option<String>,
+}
+
+impl Decode for CloudWatchLogOptionsSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "BgpLogEnabled",
+                "BgpLogGroupArn",
+                "BgpLogOutputFormat",
+                "LogEnabled",
+                "LogGroupArn",
+                "LogOutputFormat",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let log_enabled = r.field_at(m_[3], at_, "LogEnabled")?;
+        let log_group_arn = r.field_at(m_[4], at_, "LogGroupArn")?;
+        let log_output_format = r.field_at(m_[5], at_, "LogOutputFormat")?;
+        let bgp_log_enabled = r.field_at(m_[0], at_, "BgpLogEnabled")?;
+        let bgp_log_group_arn = r.field_at(m_[1], at_, "BgpLogGroupArn")?;
+        let bgp_log_output_format = r.field_at(m_[2], at_, "BgpLogOutputFormat")?;
+        Ok(Some(Self {
+            log_enabled,
+            log_group_arn,
+            log_output_format,
+            bgp_log_enabled,
+            bgp_log_group_arn,
+            bgp_log_output_format,
+        }))
+    }
+}
+
 /// The `ConnectionTrackingConfiguration` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionTrackingConfiguration {
@@ -6021,6 +6181,76 @@ impl EncodeMembers for CreateCarrierGatewayResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("carrierGateway", &self.carrier_gateway);
+    }
+}
+
+/// The `CreateCustomerGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateCustomerGatewayRequest {
+    pub bgp_asn: Option<i32>,
+    pub public_ip: Option<String>,
+    pub certificate_arn: Option<String>,
+    pub r#type: GatewayType,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub device_name: Option<String>,
+    pub ip_address: Option<String>,
+    pub bgp_asn_extended: Option<i64>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for CreateCustomerGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "BgpAsn",
+                "BgpAsnExtended",
+                "CertificateArn",
+                "DeviceName",
+                "DryRun",
+                "IpAddress",
+                "PublicIp",
+                "TagSpecification",
+                "Type",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let bgp_asn = r.field_at(m_[0], at_, "BgpAsn")?;
+        let public_ip = r.field_at(m_[6], at_, "PublicIp")?;
+        let certificate_arn = r.field_at(m_[2], at_, "CertificateArn")?;
+        let r#type = r.field_at(m_[8], at_, "Type")?;
+        let r#type = FormReader::required(r#type, at_, "Type")?;
+        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+        let device_name = r.field_at(m_[3], at_, "DeviceName")?;
+        let ip_address = r.field_at(m_[5], at_, "IpAddress")?;
+        let bgp_asn_extended = r.field_at(m_[1], at_, "BgpAsnExtended")?;
+        let dry_run = r.field_at(m_[4], at_, "DryRun")?;
+        Ok(Some(Self {
+            bgp_asn,
+            public_ip,
+            certificate_arn,
+            r#type,
+            tag_specifications,
+            device_name,
+            ip_address,
+            bgp_asn_extended,
+            dry_run,
+        }))
+    }
+}
+
+/// The `CreateCustomerGatewayResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateCustomerGatewayResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_gateway: Option<CustomerGateway>,
+}
+
+impl EncodeMembers for CreateCustomerGatewayResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("customerGateway", &self.customer_gateway);
     }
 }
 
@@ -8204,6 +8434,94 @@ impl EncodeMembers for CreateVpcResult {
     }
 }
 
+/// The `CreateVpnConnectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVpnConnectionRequest {
+    pub customer_gateway_id: String,
+    pub r#type: String,
+    pub vpn_gateway_id: Option<String>,
+    pub transit_gateway_id: Option<String>,
+    pub tag_specifications: Option<Vec<TagSpecification>>,
+    pub dry_run: Option<bool>,
+    pub options: Option<VpnConnectionOptionsSpecification>,
+}
+
+impl Decode for CreateVpnConnectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "CustomerGatewayId",
+                "DryRun",
+                "Options",
+                "TagSpecification",
+                "TransitGatewayId",
+                "Type",
+                "VpnGatewayId",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let customer_gateway_id = r.field_at(m_[0], at_, "CustomerGatewayId")?;
+        let customer_gateway_id =
+            FormReader::required(customer_gateway_id, at_, "CustomerGatewayId")?;
+        let r#type = r.field_at(m_[5], at_, "Type")?;
+        let r#type = FormReader::required(r#type, at_, "Type")?;
+        let vpn_gateway_id = r.field_at(m_[6], at_, "VpnGatewayId")?;
+        let transit_gateway_id = r.field_at(m_[4], at_, "TransitGatewayId")?;
+        let tag_specifications = r.list_at(m_[3], at_, "TagSpecification", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        let options = r.field_at(m_[2], at_, "Options")?;
+        Ok(Some(Self {
+            customer_gateway_id,
+            r#type,
+            vpn_gateway_id,
+            transit_gateway_id,
+            tag_specifications,
+            dry_run,
+            options,
+        }))
+    }
+}
+
+/// The `CreateVpnConnectionResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateVpnConnectionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_connection: Option<VpnConnection>,
+}
+
+impl EncodeMembers for CreateVpnConnectionResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("vpnConnection", &self.vpn_connection);
+    }
+}
+
+/// The `CreateVpnConnectionRouteRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct CreateVpnConnectionRouteRequest {
+    pub destination_cidr_block: String,
+    pub vpn_connection_id: String,
+}
+
+impl Decode for CreateVpnConnectionRouteRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DestinationCidrBlock", "VpnConnectionId"]) else {
+            return Ok(None);
+        };
+        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
+        let destination_cidr_block =
+            FormReader::required(destination_cidr_block, at_, "DestinationCidrBlock")?;
+        let vpn_connection_id = r.field_at(m_[1], at_, "VpnConnectionId")?;
+        let vpn_connection_id = FormReader::required(vpn_connection_id, at_, "VpnConnectionId")?;
+        Ok(Some(Self {
+            destination_cidr_block,
+            vpn_connection_id,
+        }))
+    }
+}
+
 /// The `CreateVpnGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpnGatewayRequest {
@@ -8286,6 +8604,44 @@ impl Decode for CreditSpecificationRequest {
         let cpu_credits = r.field_at(m_[0], at_, "CpuCredits")?;
         let cpu_credits = FormReader::required(cpu_credits, at_, "CpuCredits")?;
         Ok(Some(Self { cpu_credits }))
+    }
+}
+
+/// The `CustomerGateway` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CustomerGateway {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bgp_asn_extended: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bgp_asn: Option<String>,
+}
+
+impl EncodeMembers for CustomerGateway {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("certificateArn", &self.certificate_arn);
+        w.field("deviceName", &self.device_name);
+        w.list_field("tagSet", "item", &self.tags);
+        w.field("bgpAsnExtended", &self.bgp_asn_extended);
+        w.field("customerGatewayId", &self.customer_gateway_id);
+        w.field("state", &self.state);
+        w.field("type", &self.r#type);
+        w.field("ipAddress", &self.ip_address);
+        w.field("bgpAsn", &self.bgp_asn);
     }
 }
 
@@ -8490,6 +8846,29 @@ impl EncodeMembers for DeleteCarrierGatewayResult {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("carrierGateway", &self.carrier_gateway);
+    }
+}
+
+/// The `DeleteCustomerGatewayRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteCustomerGatewayRequest {
+    pub customer_gateway_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteCustomerGatewayRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CustomerGatewayId", "DryRun"]) else {
+            return Ok(None);
+        };
+        let customer_gateway_id = r.field_at(m_[0], at_, "CustomerGatewayId")?;
+        let customer_gateway_id =
+            FormReader::required(customer_gateway_id, at_, "CustomerGatewayId")?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            customer_gateway_id,
+            dry_run,
+        }))
     }
 }
 
@@ -9624,6 +10003,52 @@ impl Decode for DeleteVpcRequest {
     }
 }
 
+/// The `DeleteVpnConnectionRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteVpnConnectionRequest {
+    pub vpn_connection_id: String,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DeleteVpnConnectionRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "VpnConnectionId"]) else {
+            return Ok(None);
+        };
+        let vpn_connection_id = r.field_at(m_[1], at_, "VpnConnectionId")?;
+        let vpn_connection_id = FormReader::required(vpn_connection_id, at_, "VpnConnectionId")?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            vpn_connection_id,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DeleteVpnConnectionRouteRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DeleteVpnConnectionRouteRequest {
+    pub destination_cidr_block: String,
+    pub vpn_connection_id: String,
+}
+
+impl Decode for DeleteVpnConnectionRouteRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DestinationCidrBlock", "VpnConnectionId"]) else {
+            return Ok(None);
+        };
+        let destination_cidr_block = r.field_at(m_[0], at_, "DestinationCidrBlock")?;
+        let destination_cidr_block =
+            FormReader::required(destination_cidr_block, at_, "DestinationCidrBlock")?;
+        let vpn_connection_id = r.field_at(m_[1], at_, "VpnConnectionId")?;
+        let vpn_connection_id = FormReader::required(vpn_connection_id, at_, "VpnConnectionId")?;
+        Ok(Some(Self {
+            destination_cidr_block,
+            vpn_connection_id,
+        }))
+    }
+}
+
 /// The `DeleteVpnGatewayRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct DeleteVpnGatewayRequest {
@@ -10050,6 +10475,44 @@ impl EncodeMembers for DescribeCarrierGatewaysResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("carrierGatewaySet", "item", &self.carrier_gateways);
         w.field("nextToken", &self.next_token);
+    }
+}
+
+/// The `DescribeCustomerGatewaysRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeCustomerGatewaysRequest {
+    pub customer_gateway_ids: Option<Vec<String>>,
+    pub filters: Option<Vec<Filter>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeCustomerGatewaysRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CustomerGatewayId", "DryRun", "Filter"]) else {
+            return Ok(None);
+        };
+        let customer_gateway_ids = r.list_at(m_[0], at_, "CustomerGatewayId", None)?;
+        let filters = r.list_at(m_[2], at_, "Filter", None)?;
+        let dry_run = r.field_at(m_[1], at_, "DryRun")?;
+        Ok(Some(Self {
+            customer_gateway_ids,
+            filters,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeCustomerGatewaysResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeCustomerGatewaysResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_gateways: Option<Vec<CustomerGateway>>,
+}
+
+impl EncodeMembers for DescribeCustomerGatewaysResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("customerGatewaySet", "item", &self.customer_gateways);
     }
 }
 
@@ -13063,6 +13526,44 @@ impl EncodeMembers for DescribeVpcsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("vpcSet", "item", &self.vpcs);
+    }
+}
+
+/// The `DescribeVpnConnectionsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeVpnConnectionsRequest {
+    pub filters: Option<Vec<Filter>>,
+    pub vpn_connection_ids: Option<Vec<String>>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for DescribeVpnConnectionsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "Filter", "VpnConnectionId"]) else {
+            return Ok(None);
+        };
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        let vpn_connection_ids = r.list_at(m_[2], at_, "VpnConnectionId", None)?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            filters,
+            vpn_connection_ids,
+            dry_run,
+        }))
+    }
+}
+
+/// The `DescribeVpnConnectionsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeVpnConnectionsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_connections: Option<Vec<VpnConnection>>,
+}
+
+impl EncodeMembers for DescribeVpnConnectionsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("vpnConnectionSet", "item", &self.vpn_connections);
     }
 }
 
@@ -16267,6 +16768,50 @@ impl EncodeMembers for FpgaInfo {
     }
 }
 
+/// The `GatewayAssociationState` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GatewayAssociationState {
+    /// `associated`
+    Associated,
+    /// `not-associated`
+    NotAssociated,
+    /// `associating`
+    Associating,
+    /// `disassociating`
+    Disassociating,
+}
+
+impl GatewayAssociationState {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &[
+        "associated",
+        "not-associated",
+        "associating",
+        "disassociating",
+    ];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Associated => "associated",
+            Self::NotAssociated => "not-associated",
+            Self::Associating => "associating",
+            Self::Disassociating => "disassociating",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "associated" => Self::Associated,
+            "not-associated" => Self::NotAssociated,
+            "associating" => Self::Associating,
+            "disassociating" => Self::Disassociating,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(GatewayAssociationState);
+
 /// The `GatewayType` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GatewayType {
@@ -17484,6 +18029,36 @@ impl HypervisorType {
 }
 
 crate::protocol::wire_enum!(HypervisorType);
+
+/// The `IKEVersionsListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IKEVersionsListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for IKEVersionsListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `IKEVersionsRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct IKEVersionsRequestListValue {
+    pub value: Option<String>,
+}
+
+impl Decode for IKEVersionsRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
 
 /// The `IamInstanceProfile` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -35470,6 +36045,186 @@ impl PermissionGroup {
 
 crate::protocol::wire_enum!(PermissionGroup);
 
+/// The `Phase1DHGroupNumbersListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase1DHGroupNumbersListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<i32>,
+}
+
+impl EncodeMembers for Phase1DHGroupNumbersListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `Phase1DHGroupNumbersRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct Phase1DHGroupNumbersRequestListValue {
+    pub value: Option<i32>,
+}
+
+impl Decode for Phase1DHGroupNumbersRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `Phase1EncryptionAlgorithmsListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase1EncryptionAlgorithmsListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for Phase1EncryptionAlgorithmsListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `Phase1EncryptionAlgorithmsRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct Phase1EncryptionAlgorithmsRequestListValue {
+    pub value: Option<String>,
+}
+
+impl Decode for Phase1EncryptionAlgorithmsRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `Phase1IntegrityAlgorithmsListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase1IntegrityAlgorithmsListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for Phase1IntegrityAlgorithmsListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `Phase1IntegrityAlgorithmsRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct Phase1IntegrityAlgorithmsRequestListValue {
+    pub value: Option<String>,
+}
+
+impl Decode for Phase1IntegrityAlgorithmsRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `Phase2DHGroupNumbersListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase2DHGroupNumbersListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<i32>,
+}
+
+impl EncodeMembers for Phase2DHGroupNumbersListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `Phase2DHGroupNumbersRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct Phase2DHGroupNumbersRequestListValue {
+    pub value: Option<i32>,
+}
+
+impl Decode for Phase2DHGroupNumbersRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `Phase2EncryptionAlgorithmsListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase2EncryptionAlgorithmsListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for Phase2EncryptionAlgorithmsListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `Phase2EncryptionAlgorithmsRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct Phase2EncryptionAlgorithmsRequestListValue {
+    pub value: Option<String>,
+}
+
+impl Decode for Phase2EncryptionAlgorithmsRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
+/// The `Phase2IntegrityAlgorithmsListValue` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase2IntegrityAlgorithmsListValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl EncodeMembers for Phase2IntegrityAlgorithmsListValue {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("value", &self.value);
+    }
+}
+
+/// The `Phase2IntegrityAlgorithmsRequestListValue` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct Phase2IntegrityAlgorithmsRequestListValue {
+    pub value: Option<String>,
+}
+
+impl Decode for Phase2IntegrityAlgorithmsRequestListValue {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["Value"]) else {
+            return Ok(None);
+        };
+        let value = r.field_at(m_[0], at_, "Value")?;
+        Ok(Some(Self { value }))
+    }
+}
+
 /// The `PhcSupport` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PhcSupport {
@@ -41735,6 +42490,37 @@ impl TargetCapacityUnitType {
 
 crate::protocol::wire_enum!(TargetCapacityUnitType);
 
+/// The `TelemetryStatus` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TelemetryStatus {
+    /// `UP`
+    UP,
+    /// `DOWN`
+    DOWN,
+}
+
+impl TelemetryStatus {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["UP", "DOWN"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::UP => "UP",
+            Self::DOWN => "DOWN",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "UP" => Self::UP,
+            "DOWN" => Self::DOWN,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TelemetryStatus);
+
 /// The `Tenancy` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tenancy {
@@ -41936,6 +42722,152 @@ impl TransferType {
 }
 
 crate::protocol::wire_enum!(TransferType);
+
+/// The `TunnelInsideIpVersion` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TunnelInsideIpVersion {
+    /// `ipv4`
+    Ipv4,
+    /// `ipv6`
+    Ipv6,
+}
+
+impl TunnelInsideIpVersion {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["ipv4", "ipv6"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Ipv4 => "ipv4",
+            Self::Ipv6 => "ipv6",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "ipv4" => Self::Ipv4,
+            "ipv6" => Self::Ipv6,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(TunnelInsideIpVersion);
+
+/// The `TunnelOption` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TunnelOption {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel_inside_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel_inside_ipv6_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_shared_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase1_lifetime_seconds: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase2_lifetime_seconds: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rekey_margin_time_seconds: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rekey_fuzz_percentage: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_window_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpd_timeout_seconds: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpd_timeout_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase1_encryption_algorithms: Option<Vec<Phase1EncryptionAlgorithmsListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase2_encryption_algorithms: Option<Vec<Phase2EncryptionAlgorithmsListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase1_integrity_algorithms: Option<Vec<Phase1IntegrityAlgorithmsListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase2_integrity_algorithms: Option<Vec<Phase2IntegrityAlgorithmsListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase1_dh_group_numbers: Option<Vec<Phase1DHGroupNumbersListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase2_dh_group_numbers: Option<Vec<Phase2DHGroupNumbersListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ike_versions: Option<Vec<IKEVersionsListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_options: Option<VpnTunnelLogOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_tunnel_lifecycle_control: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase1_additional_key_exchanges: Option<Vec<VpnAdditionalKeyExchange>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase2_additional_key_exchanges: Option<Vec<VpnAdditionalKeyExchange>>,
+}
+
+impl EncodeMembers for TunnelOption {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("outsideIpAddress", &self.outside_ip_address);
+        w.field("tunnelInsideCidr", &self.tunnel_inside_cidr);
+        w.field("tunnelInsideIpv6Cidr", &self.tunnel_inside_ipv6_cidr);
+        w.field("preSharedKey", &self.pre_shared_key);
+        w.field("phase1LifetimeSeconds", &self.phase1_lifetime_seconds);
+        w.field("phase2LifetimeSeconds", &self.phase2_lifetime_seconds);
+        w.field("rekeyMarginTimeSeconds", &self.rekey_margin_time_seconds);
+        w.field("rekeyFuzzPercentage", &self.rekey_fuzz_percentage);
+        w.field("replayWindowSize", &self.replay_window_size);
+        w.field("dpdTimeoutSeconds", &self.dpd_timeout_seconds);
+        w.field("dpdTimeoutAction", &self.dpd_timeout_action);
+        w.list_field(
+            "phase1EncryptionAlgorithmSet",
+            "item",
+            &self.phase1_encryption_algorithms,
+        );
+        w.list_field(
+            "phase2EncryptionAlgorithmSet",
+            "item",
+            &self.phase2_encryption_algorithms,
+        );
+        w.list_field(
+            "phase1IntegrityAlgorithmSet",
+            "item",
+            &self.phase1_integrity_algorithms,
+        );
+        w.list_field(
+            "phase2IntegrityAlgorithmSet",
+            "item",
+            &self.phase2_integrity_algorithms,
+        );
+        w.list_field(
+            "phase1DHGroupNumberSet",
+            "item",
+            &self.phase1_dh_group_numbers,
+        );
+        w.list_field(
+            "phase2DHGroupNumberSet",
+            "item",
+            &self.phase2_dh_group_numbers,
+        );
+        w.list_field("ikeVersionSet", "item", &self.ike_versions);
+        w.field("startupAction", &self.startup_action);
+        w.field("logOptions", &self.log_options);
+        w.field(
+            "enableTunnelLifecycleControl",
+            &self.enable_tunnel_lifecycle_control,
+        );
+        w.list_field(
+            "phase1AdditionalKeyExchangeSet",
+            "item",
+            &self.phase1_additional_key_exchanges,
+        );
+        w.list_field(
+            "phase2AdditionalKeyExchangeSet",
+            "item",
+            &self.phase2_additional_key_exchanges,
+        );
+    }
+}
 
 /// The `UnassignIpv6AddressesRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -42581,6 +43513,36 @@ impl EncodeMembers for ValidationWarning {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.list_field("errorSet", "item", &self.errors);
+    }
+}
+
+/// The `VgwTelemetry` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VgwTelemetry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_route_count: Option<i32>,
+    #[serde(with = "crate::state::with::time_opt")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status_change: Option<DateTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TelemetryStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate_arn: Option<String>,
+}
+
+impl EncodeMembers for VgwTelemetry {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("acceptedRouteCount", &self.accepted_route_count);
+        w.field("lastStatusChange", &self.last_status_change);
+        w.field("outsideIpAddress", &self.outside_ip_address);
+        w.field("status", &self.status);
+        w.field("statusMessage", &self.status_message);
+        w.field("certificateArn", &self.certificate_arn);
     }
 }
 
@@ -44114,6 +45076,251 @@ impl VpcTenancy {
 
 crate::protocol::wire_enum!(VpcTenancy);
 
+/// The `VpnAdditionalKeyExchange` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpnAdditionalKeyExchange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_key_exchange_round: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_exchange_methods: Option<Vec<AdditionalKeyExchangeMethodsListValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<AdditionalKeyExchangeRequirement>,
+}
+
+impl EncodeMembers for VpnAdditionalKeyExchange {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field(
+            "additionalKeyExchangeRound",
+            &self.additional_key_exchange_round,
+        );
+        w.list_field("keyExchangeMethodSet", "item", &self.key_exchange_methods);
+        w.field("requirement", &self.requirement);
+    }
+}
+
+/// The `VpnAdditionalKeyExchangeRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct VpnAdditionalKeyExchangeRequest {
+    pub additional_key_exchange_round: i32,
+    pub key_exchange_methods: Option<Vec<AdditionalKeyExchangeMethodsRequestListValue>>,
+    pub requirement: Option<AdditionalKeyExchangeRequirement>,
+}
+
+impl Decode for VpnAdditionalKeyExchangeRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "AdditionalKeyExchangeRound",
+                "KeyExchangeMethod",
+                "Requirement",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let additional_key_exchange_round = r.field_at(m_[0], at_, "AdditionalKeyExchangeRound")?;
+        r.check_range(
+            additional_key_exchange_round.map(i64::from),
+            at_,
+            "AdditionalKeyExchangeRound",
+            Some(1),
+            Some(7),
+        )?;
+        let additional_key_exchange_round = FormReader::required(
+            additional_key_exchange_round,
+            at_,
+            "AdditionalKeyExchangeRound",
+        )?;
+        let key_exchange_methods = r.list_at(m_[1], at_, "KeyExchangeMethod", None)?;
+        let requirement = r.field_at(m_[2], at_, "Requirement")?;
+        Ok(Some(Self {
+            additional_key_exchange_round,
+            key_exchange_methods,
+            requirement,
+        }))
+    }
+}
+
+/// The `VpnConnection` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpnConnection {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transit_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_concentrator_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_network_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_network_attachment_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_association_state: Option<GatewayAssociationState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<VpnConnectionOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routes: Option<Vec<VpnStaticRoute>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vgw_telemetry: Option<Vec<VgwTelemetry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_shared_key_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_connection_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<VpnState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_gateway_configuration: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<GatewayType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_gateway_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vpn_gateway_id: Option<String>,
+}
+
+impl EncodeMembers for VpnConnection {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("category", &self.category);
+        w.field("transitGatewayId", &self.transit_gateway_id);
+        w.field("vpnConcentratorId", &self.vpn_concentrator_id);
+        w.field("coreNetworkArn", &self.core_network_arn);
+        w.field(
+            "coreNetworkAttachmentArn",
+            &self.core_network_attachment_arn,
+        );
+        w.field("gatewayAssociationState", &self.gateway_association_state);
+        w.field("options", &self.options);
+        w.list_field("routes", "item", &self.routes);
+        w.list_field("tagSet", "item", &self.tags);
+        w.list_field("vgwTelemetry", "item", &self.vgw_telemetry);
+        w.field("preSharedKeyArn", &self.pre_shared_key_arn);
+        w.field("vpnConnectionId", &self.vpn_connection_id);
+        w.field("state", &self.state);
+        w.field(
+            "customerGatewayConfiguration",
+            &self.customer_gateway_configuration,
+        );
+        w.field("type", &self.r#type);
+        w.field("customerGatewayId", &self.customer_gateway_id);
+        w.field("vpnGatewayId", &self.vpn_gateway_id);
+    }
+}
+
+/// The `VpnConnectionOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpnConnectionOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_acceleration: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_routes_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ipv4_network_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_ipv4_network_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ipv6_network_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_ipv6_network_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_ip_address_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_transit_gateway_attachment_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel_inside_ip_version: Option<TunnelInsideIpVersion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel_options: Option<Vec<TunnelOption>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel_bandwidth: Option<VpnTunnelBandwidth>,
+}
+
+impl EncodeMembers for VpnConnectionOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("enableAcceleration", &self.enable_acceleration);
+        w.field("staticRoutesOnly", &self.static_routes_only);
+        w.field("localIpv4NetworkCidr", &self.local_ipv4_network_cidr);
+        w.field("remoteIpv4NetworkCidr", &self.remote_ipv4_network_cidr);
+        w.field("localIpv6NetworkCidr", &self.local_ipv6_network_cidr);
+        w.field("remoteIpv6NetworkCidr", &self.remote_ipv6_network_cidr);
+        w.field("outsideIpAddressType", &self.outside_ip_address_type);
+        w.field(
+            "transportTransitGatewayAttachmentId",
+            &self.transport_transit_gateway_attachment_id,
+        );
+        w.field("tunnelInsideIpVersion", &self.tunnel_inside_ip_version);
+        w.list_field("tunnelOptionSet", "item", &self.tunnel_options);
+        w.field("tunnelBandwidth", &self.tunnel_bandwidth);
+    }
+}
+
+/// The `VpnConnectionOptionsSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct VpnConnectionOptionsSpecification {
+    pub enable_acceleration: Option<bool>,
+    pub tunnel_inside_ip_version: Option<TunnelInsideIpVersion>,
+    pub tunnel_options: Option<Vec<VpnTunnelOptionsSpecification>>,
+    pub local_ipv4_network_cidr: Option<String>,
+    pub remote_ipv4_network_cidr: Option<String>,
+    pub local_ipv6_network_cidr: Option<String>,
+    pub remote_ipv6_network_cidr: Option<String>,
+    pub outside_ip_address_type: Option<String>,
+    pub transport_transit_gateway_attachment_id: Option<String>,
+    pub tunnel_bandwidth: Option<VpnTunnelBandwidth>,
+    pub static_routes_only: Option<bool>,
+}
+
+impl Decode for VpnConnectionOptionsSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "EnableAcceleration",
+                "LocalIpv4NetworkCidr",
+                "LocalIpv6NetworkCidr",
+                "OutsideIpAddressType",
+                "RemoteIpv4NetworkCidr",
+                "RemoteIpv6NetworkCidr",
+                "StaticRoutesOnly",
+                "TransportTransitGatewayAttachmentId",
+                "TunnelBandwidth",
+                "TunnelInsideIpVersion",
+                "TunnelOptions",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let enable_acceleration = r.field_at(m_[0], at_, "EnableAcceleration")?;
+        let tunnel_inside_ip_version = r.field_at(m_[9], at_, "TunnelInsideIpVersion")?;
+        let tunnel_options = r.list_at(m_[10], at_, "TunnelOptions", None)?;
+        let local_ipv4_network_cidr = r.field_at(m_[1], at_, "LocalIpv4NetworkCidr")?;
+        let remote_ipv4_network_cidr = r.field_at(m_[4], at_, "RemoteIpv4NetworkCidr")?;
+        let local_ipv6_network_cidr = r.field_at(m_[2], at_, "LocalIpv6NetworkCidr")?;
+        let remote_ipv6_network_cidr = r.field_at(m_[5], at_, "RemoteIpv6NetworkCidr")?;
+        let outside_ip_address_type = r.field_at(m_[3], at_, "OutsideIpAddressType")?;
+        let transport_transit_gateway_attachment_id =
+            r.field_at(m_[7], at_, "TransportTransitGatewayAttachmentId")?;
+        let tunnel_bandwidth = r.field_at(m_[8], at_, "TunnelBandwidth")?;
+        let static_routes_only = r.field_at(m_[6], at_, "StaticRoutesOnly")?;
+        Ok(Some(Self {
+            enable_acceleration,
+            tunnel_inside_ip_version,
+            tunnel_options,
+            local_ipv4_network_cidr,
+            remote_ipv4_network_cidr,
+            local_ipv6_network_cidr,
+            remote_ipv6_network_cidr,
+            outside_ip_address_type,
+            transport_transit_gateway_attachment_id,
+            tunnel_bandwidth,
+            static_routes_only,
+        }))
+    }
+}
+
 /// The `VpnGateway` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VpnGateway {
@@ -44184,6 +45391,230 @@ impl VpnState {
 }
 
 crate::protocol::wire_enum!(VpnState);
+
+/// The `VpnStaticRoute` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpnStaticRoute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination_cidr_block: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<VpnStaticRouteSource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<VpnState>,
+}
+
+impl EncodeMembers for VpnStaticRoute {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("destinationCidrBlock", &self.destination_cidr_block);
+        w.field("source", &self.source);
+        w.field("state", &self.state);
+    }
+}
+
+/// The `VpnStaticRouteSource` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VpnStaticRouteSource {
+    /// `Static`
+    Static,
+}
+
+impl VpnStaticRouteSource {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["Static"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Static => "Static",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "Static" => Self::Static,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VpnStaticRouteSource);
+
+/// The `VpnTunnelBandwidth` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VpnTunnelBandwidth {
+    /// `standard`
+    Standard,
+    /// `large`
+    Large,
+}
+
+impl VpnTunnelBandwidth {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["standard", "large"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Standard => "standard",
+            Self::Large => "large",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "standard" => Self::Standard,
+            "large" => Self::Large,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(VpnTunnelBandwidth);
+
+/// The `VpnTunnelLogOptions` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VpnTunnelLogOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud_watch_log_options: Option<CloudWatchLogOptions>,
+}
+
+impl EncodeMembers for VpnTunnelLogOptions {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("cloudWatchLogOptions", &self.cloud_watch_log_options);
+    }
+}
+
+/// The `VpnTunnelLogOptionsSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct VpnTunnelLogOptionsSpecification {
+    pub cloud_watch_log_options: Option<CloudWatchLogOptionsSpecification>,
+}
+
+impl Decode for VpnTunnelLogOptionsSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["CloudWatchLogOptions"]) else {
+            return Ok(None);
+        };
+        let cloud_watch_log_options = r.field_at(m_[0], at_, "CloudWatchLogOptions")?;
+        Ok(Some(Self {
+            cloud_watch_log_options,
+        }))
+    }
+}
+
+/// The `VpnTunnelOptionsSpecification` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct VpnTunnelOptionsSpecification {
+    pub tunnel_inside_cidr: Option<String>,
+    pub tunnel_inside_ipv6_cidr: Option<String>,
+    pub pre_shared_key: Option<String>,
+    pub phase1_lifetime_seconds: Option<i32>,
+    pub phase2_lifetime_seconds: Option<i32>,
+    pub rekey_margin_time_seconds: Option<i32>,
+    pub rekey_fuzz_percentage: Option<i32>,
+    pub replay_window_size: Option<i32>,
+    pub dpd_timeout_seconds: Option<i32>,
+    pub dpd_timeout_action: Option<String>,
+    pub phase1_encryption_algorithms: Option<Vec<Phase1EncryptionAlgorithmsRequestListValue>>,
+    pub phase2_encryption_algorithms: Option<Vec<Phase2EncryptionAlgorithmsRequestListValue>>,
+    pub phase1_integrity_algorithms: Option<Vec<Phase1IntegrityAlgorithmsRequestListValue>>,
+    pub phase2_integrity_algorithms: Option<Vec<Phase2IntegrityAlgorithmsRequestListValue>>,
+    pub phase1_dh_group_numbers: Option<Vec<Phase1DHGroupNumbersRequestListValue>>,
+    pub phase2_dh_group_numbers: Option<Vec<Phase2DHGroupNumbersRequestListValue>>,
+    pub ike_versions: Option<Vec<IKEVersionsRequestListValue>>,
+    pub startup_action: Option<String>,
+    pub log_options: Option<VpnTunnelLogOptionsSpecification>,
+    pub enable_tunnel_lifecycle_control: Option<bool>,
+    pub phase1_additional_key_exchanges: Option<Vec<VpnAdditionalKeyExchangeRequest>>,
+    pub phase2_additional_key_exchanges: Option<Vec<VpnAdditionalKeyExchangeRequest>>,
+}
+
+impl Decode for VpnTunnelOptionsSpecification {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &[
+                "DPDTimeoutAction",
+                "DPDTimeoutSeconds",
+                "EnableTunnelLifecycleControl",
+                "IKEVersion",
+                "LogOptions",
+                "Phase1AdditionalKeyExchange",
+                "Phase1DHGroupNumber",
+                "Phase1EncryptionAlgorithm",
+                "Phase1IntegrityAlgorithm",
+                "Phase1LifetimeSeconds",
+                "Phase2AdditionalKeyExchange",
+                "Phase2DHGroupNumber",
+                "Phase2EncryptionAlgorithm",
+                "Phase2IntegrityAlgorithm",
+                "Phase2LifetimeSeconds",
+                "PreSharedKey",
+                "RekeyFuzzPercentage",
+                "RekeyMarginTimeSeconds",
+                "ReplayWindowSize",
+                "StartupAction",
+                "TunnelInsideCidr",
+                "TunnelInsideIpv6Cidr",
+            ],
+        ) else {
+            return Ok(None);
+        };
+        let tunnel_inside_cidr = r.field_at(m_[20], at_, "TunnelInsideCidr")?;
+        let tunnel_inside_ipv6_cidr = r.field_at(m_[21], at_, "TunnelInsideIpv6Cidr")?;
+        let pre_shared_key = r.field_at(m_[15], at_, "PreSharedKey")?;
+        let phase1_lifetime_seconds = r.field_at(m_[9], at_, "Phase1LifetimeSeconds")?;
+        let phase2_lifetime_seconds = r.field_at(m_[14], at_, "Phase2LifetimeSeconds")?;
+        let rekey_margin_time_seconds = r.field_at(m_[17], at_, "RekeyMarginTimeSeconds")?;
+        let rekey_fuzz_percentage = r.field_at(m_[16], at_, "RekeyFuzzPercentage")?;
+        let replay_window_size = r.field_at(m_[18], at_, "ReplayWindowSize")?;
+        let dpd_timeout_seconds = r.field_at(m_[1], at_, "DPDTimeoutSeconds")?;
+        let dpd_timeout_action = r.field_at(m_[0], at_, "DPDTimeoutAction")?;
+        let phase1_encryption_algorithms =
+            r.list_at(m_[7], at_, "Phase1EncryptionAlgorithm", None)?;
+        let phase2_encryption_algorithms =
+            r.list_at(m_[12], at_, "Phase2EncryptionAlgorithm", None)?;
+        let phase1_integrity_algorithms =
+            r.list_at(m_[8], at_, "Phase1IntegrityAlgorithm", None)?;
+        let phase2_integrity_algorithms =
+            r.list_at(m_[13], at_, "Phase2IntegrityAlgorithm", None)?;
+        let phase1_dh_group_numbers = r.list_at(m_[6], at_, "Phase1DHGroupNumber", None)?;
+        let phase2_dh_group_numbers = r.list_at(m_[11], at_, "Phase2DHGroupNumber", None)?;
+        let ike_versions = r.list_at(m_[3], at_, "IKEVersion", None)?;
+        let startup_action = r.field_at(m_[19], at_, "StartupAction")?;
+        let log_options = r.field_at(m_[4], at_, "LogOptions")?;
+        let enable_tunnel_lifecycle_control =
+            r.field_at(m_[2], at_, "EnableTunnelLifecycleControl")?;
+        let phase1_additional_key_exchanges =
+            r.list_at(m_[5], at_, "Phase1AdditionalKeyExchange", None)?;
+        let phase2_additional_key_exchanges =
+            r.list_at(m_[10], at_, "Phase2AdditionalKeyExchange", None)?;
+        Ok(Some(Self {
+            tunnel_inside_cidr,
+            tunnel_inside_ipv6_cidr,
+            pre_shared_key,
+            phase1_lifetime_seconds,
+            phase2_lifetime_seconds,
+            rekey_margin_time_seconds,
+            rekey_fuzz_percentage,
+            replay_window_size,
+            dpd_timeout_seconds,
+            dpd_timeout_action,
+            phase1_encryption_algorithms,
+            phase2_encryption_algorithms,
+            phase1_integrity_algorithms,
+            phase2_integrity_algorithms,
+            phase1_dh_group_numbers,
+            phase2_dh_group_numbers,
+            ike_versions,
+            startup_action,
+            log_options,
+            enable_tunnel_lifecycle_control,
+            phase1_additional_key_exchanges,
+            phase2_additional_key_exchanges,
+        }))
+    }
+}
 
 /// The `ZeroSizePreference` enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -44728,6 +46159,22 @@ pub enum Action {
     AssignPrivateNatGatewayAddress,
     /// `UnassignPrivateNatGatewayAddress`
     UnassignPrivateNatGatewayAddress,
+    /// `CreateCustomerGateway`
+    CreateCustomerGateway,
+    /// `DescribeCustomerGateways`
+    DescribeCustomerGateways,
+    /// `DeleteCustomerGateway`
+    DeleteCustomerGateway,
+    /// `CreateVpnConnection`
+    CreateVpnConnection,
+    /// `DescribeVpnConnections`
+    DescribeVpnConnections,
+    /// `DeleteVpnConnection`
+    DeleteVpnConnection,
+    /// `CreateVpnConnectionRoute`
+    CreateVpnConnectionRoute,
+    /// `DeleteVpnConnectionRoute`
+    DeleteVpnConnectionRoute,
 }
 
 impl Action {
@@ -44995,6 +46442,14 @@ impl Action {
             Self::DisassociateNatGatewayAddress => "DisassociateNatGatewayAddress",
             Self::AssignPrivateNatGatewayAddress => "AssignPrivateNatGatewayAddress",
             Self::UnassignPrivateNatGatewayAddress => "UnassignPrivateNatGatewayAddress",
+            Self::CreateCustomerGateway => "CreateCustomerGateway",
+            Self::DescribeCustomerGateways => "DescribeCustomerGateways",
+            Self::DeleteCustomerGateway => "DeleteCustomerGateway",
+            Self::CreateVpnConnection => "CreateVpnConnection",
+            Self::DescribeVpnConnections => "DescribeVpnConnections",
+            Self::DeleteVpnConnection => "DeleteVpnConnection",
+            Self::CreateVpnConnectionRoute => "CreateVpnConnectionRoute",
+            Self::DeleteVpnConnectionRoute => "DeleteVpnConnectionRoute",
         }
     }
     /// The served operation of that name, if any.
@@ -45261,6 +46716,14 @@ impl Action {
             "DisassociateNatGatewayAddress" => Self::DisassociateNatGatewayAddress,
             "AssignPrivateNatGatewayAddress" => Self::AssignPrivateNatGatewayAddress,
             "UnassignPrivateNatGatewayAddress" => Self::UnassignPrivateNatGatewayAddress,
+            "CreateCustomerGateway" => Self::CreateCustomerGateway,
+            "DescribeCustomerGateways" => Self::DescribeCustomerGateways,
+            "DeleteCustomerGateway" => Self::DeleteCustomerGateway,
+            "CreateVpnConnection" => Self::CreateVpnConnection,
+            "DescribeVpnConnections" => Self::DescribeVpnConnections,
+            "DeleteVpnConnection" => Self::DeleteVpnConnection,
+            "CreateVpnConnectionRoute" => Self::CreateVpnConnectionRoute,
+            "DeleteVpnConnectionRoute" => Self::DeleteVpnConnectionRoute,
             _ => return None,
         })
     }
@@ -46409,6 +47872,43 @@ pub trait Api {
         &mut self,
         input: UnassignPrivateNatGatewayAddressRequest,
     ) -> Result<UnassignPrivateNatGatewayAddressResult, ApiError>;
+    /// Serves `CreateCustomerGateway`.
+    fn create_customer_gateway(
+        &mut self,
+        input: CreateCustomerGatewayRequest,
+    ) -> Result<CreateCustomerGatewayResult, ApiError>;
+    /// Serves `DescribeCustomerGateways`.
+    fn describe_customer_gateways(
+        &mut self,
+        input: DescribeCustomerGatewaysRequest,
+    ) -> Result<DescribeCustomerGatewaysResult, ApiError>;
+    /// Serves `DeleteCustomerGateway`.
+    fn delete_customer_gateway(
+        &mut self,
+        input: DeleteCustomerGatewayRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `CreateVpnConnection`.
+    fn create_vpn_connection(
+        &mut self,
+        input: CreateVpnConnectionRequest,
+    ) -> Result<CreateVpnConnectionResult, ApiError>;
+    /// Serves `DescribeVpnConnections`.
+    fn describe_vpn_connections(
+        &mut self,
+        input: DescribeVpnConnectionsRequest,
+    ) -> Result<DescribeVpnConnectionsResult, ApiError>;
+    /// Serves `DeleteVpnConnection`.
+    fn delete_vpn_connection(&mut self, input: DeleteVpnConnectionRequest) -> Result<(), ApiError>;
+    /// Serves `CreateVpnConnectionRoute`.
+    fn create_vpn_connection_route(
+        &mut self,
+        input: CreateVpnConnectionRouteRequest,
+    ) -> Result<(), ApiError>;
+    /// Serves `DeleteVpnConnectionRoute`.
+    fn delete_vpn_connection_route(
+        &mut self,
+        input: DeleteVpnConnectionRouteRequest,
+    ) -> Result<(), ApiError>;
 }
 
 /// What a served operation answered, not yet written: the server writes it after it
@@ -46928,6 +48428,22 @@ pub enum Response {
     AssignPrivateNatGatewayAddress(Box<AssignPrivateNatGatewayAddressResult>),
     /// `UnassignPrivateNatGatewayAddress`
     UnassignPrivateNatGatewayAddress(Box<UnassignPrivateNatGatewayAddressResult>),
+    /// `CreateCustomerGateway`
+    CreateCustomerGateway(Box<CreateCustomerGatewayResult>),
+    /// `DescribeCustomerGateways`
+    DescribeCustomerGateways(Box<DescribeCustomerGatewaysResult>),
+    /// `DeleteCustomerGateway`
+    DeleteCustomerGateway,
+    /// `CreateVpnConnection`
+    CreateVpnConnection(Box<CreateVpnConnectionResult>),
+    /// `DescribeVpnConnections`
+    DescribeVpnConnections(Box<DescribeVpnConnectionsResult>),
+    /// `DeleteVpnConnection`
+    DeleteVpnConnection,
+    /// `CreateVpnConnectionRoute`
+    CreateVpnConnectionRoute,
+    /// `DeleteVpnConnectionRoute`
+    DeleteVpnConnectionRoute,
 }
 
 impl Response {
@@ -48395,6 +49911,50 @@ impl Response {
                 XML_NAMESPACE,
                 request_id,
                 &**output,
+            ),
+            Self::CreateCustomerGateway(output) => crate::protocol::xml::ec2_response(
+                "CreateCustomerGateway",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeCustomerGateways(output) => crate::protocol::xml::ec2_response(
+                "DescribeCustomerGateways",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteCustomerGateway => crate::protocol::xml::ec2_return_true(
+                "DeleteCustomerGateway",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::CreateVpnConnection(output) => crate::protocol::xml::ec2_response(
+                "CreateVpnConnection",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DescribeVpnConnections(output) => crate::protocol::xml::ec2_response(
+                "DescribeVpnConnections",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::DeleteVpnConnection => crate::protocol::xml::ec2_return_true(
+                "DeleteVpnConnection",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::CreateVpnConnectionRoute => crate::protocol::xml::ec2_return_true(
+                "CreateVpnConnectionRoute",
+                XML_NAMESPACE,
+                request_id,
+            ),
+            Self::DeleteVpnConnectionRoute => crate::protocol::xml::ec2_return_true(
+                "DeleteVpnConnectionRoute",
+                XML_NAMESPACE,
+                request_id,
             ),
         }
     }
@@ -51463,6 +53023,93 @@ pub fn execute<A: Api + ?Sized>(
             Ok(Response::UnassignPrivateNatGatewayAddress(Box::new(
                 api.unassign_private_nat_gateway_address(input)?,
             )))
+        }
+        Action::CreateCustomerGateway => {
+            r.reject_unsupported("CreateCustomerGateway", &[])?;
+            let input = FormReader::required(CreateCustomerGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateCustomerGateway(Box::new(
+                api.create_customer_gateway(input)?,
+            )))
+        }
+        Action::DescribeCustomerGateways => {
+            r.reject_unsupported("DescribeCustomerGateways", &[])?;
+            let input =
+                FormReader::required(DescribeCustomerGatewaysRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeCustomerGateways(Box::new(
+                api.describe_customer_gateways(input)?,
+            )))
+        }
+        Action::DeleteCustomerGateway => {
+            r.reject_unsupported("DeleteCustomerGateway", &[])?;
+            let input = FormReader::required(DeleteCustomerGatewayRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_customer_gateway(input)?;
+            Ok(Response::DeleteCustomerGateway)
+        }
+        Action::CreateVpnConnection => {
+            r.reject_unsupported(
+                "CreateVpnConnection",
+                &["VpnConcentratorId", "PreSharedKeyStorage"],
+            )?;
+            let input = FormReader::required(CreateVpnConnectionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::CreateVpnConnection(Box::new(
+                api.create_vpn_connection(input)?,
+            )))
+        }
+        Action::DescribeVpnConnections => {
+            r.reject_unsupported("DescribeVpnConnections", &[])?;
+            let input =
+                FormReader::required(DescribeVpnConnectionsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeVpnConnections(Box::new(
+                api.describe_vpn_connections(input)?,
+            )))
+        }
+        Action::DeleteVpnConnection => {
+            r.reject_unsupported("DeleteVpnConnection", &[])?;
+            let input = FormReader::required(DeleteVpnConnectionRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            api.delete_vpn_connection(input)?;
+            Ok(Response::DeleteVpnConnection)
+        }
+        Action::CreateVpnConnectionRoute => {
+            r.reject_unsupported("CreateVpnConnectionRoute", &[])?;
+            let input =
+                FormReader::required(CreateVpnConnectionRouteRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            api.create_vpn_connection_route(input)?;
+            Ok(Response::CreateVpnConnectionRoute)
+        }
+        Action::DeleteVpnConnectionRoute => {
+            r.reject_unsupported("DeleteVpnConnectionRoute", &[])?;
+            let input =
+                FormReader::required(DeleteVpnConnectionRouteRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+
+            api.delete_vpn_connection_route(input)?;
+            Ok(Response::DeleteVpnConnectionRoute)
         }
     }
 }

@@ -58,6 +58,9 @@ pub enum Subject {
     /// A maintain EC2 Fleet making up its target capacity (after one of its instances shut
     /// down, or ModifyFleet).
     Fleet,
+    /// A Site-to-Site VPN connection leaving `pending` or `deleting`, and its static routes
+    /// theirs.
+    VpnConnection,
 }
 
 impl Subject {
@@ -77,12 +80,13 @@ impl Subject {
         "vpcPeeringConnection",
         "prefixList",
         "fleet",
+        "vpnConnection",
     ];
 
     /// The subject a profile names: `instance`, `natGateway`, `loadBalancerRegistration`,
     /// `vpcEndpoint`, `networkInterface`, `loadBalancerInterface`, `snapshot`,
     /// `volumeModification`, `image`, `imageBlockPublicAccess`, `addressPtr`,
-    /// `vpcPeeringConnection`, `prefixList`, `fleet`.
+    /// `vpcPeeringConnection`, `prefixList`, `fleet`, `vpnConnection`.
     pub fn named(name: &str) -> Option<Subject> {
         match name {
             "instance" => Some(Subject::Instance),
@@ -99,6 +103,7 @@ impl Subject {
             "vpcPeeringConnection" => Some(Subject::VpcPeering),
             "prefixList" => Some(Subject::PrefixList),
             "fleet" => Some(Subject::Fleet),
+            "vpnConnection" => Some(Subject::VpnConnection),
             _ => None,
         }
     }

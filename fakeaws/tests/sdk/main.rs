@@ -62,6 +62,7 @@ mod vpc;
 mod vpc_cidr;
 mod vpc_endpoint;
 mod vpc_peering;
+mod vpn_connection;
 mod vpn_gateway;
 
 use aws_sdk_ec2::error::ProvideErrorMetadata;

@@ -157,6 +157,8 @@ impl Filterable for (&RouteTable, &Region) {
         };
         // Gateway endpoints' routes: to a prefix list, through the endpoint, made by it.
         let endpoint_routes = || vpc_endpoint::gateway_routes(region, &t.vpc_id, &t.id);
+        // Routes propagated from virtual private gateways: (destination, gateway).
+        let propagated = || propagated(region, t);
         match name {
             "association.route-table-association-id" => {
                 t.associations.iter().map(|a| a.id.clone()).collect()
@@ -192,6 +194,11 @@ impl Filterable for (&RouteTable, &Region) {
                     IpNet::V4(d) => Some(crate::ec2::vpc::cidr_text(d)),
                     IpNet::V6(_) => None,
                 })
+                .chain(
+                    propagated()
+                        .into_iter()
+                        .map(|(d, _)| crate::ec2::vpc::cidr_text(&d)),
+                )
                 .collect(),
             "route.destination-ipv6-cidr-block" => routes()
                 .filter_map(|r| match &r.destination {
@@ -208,6 +215,7 @@ impl Filterable for (&RouteTable, &Region) {
             "route.gateway-id" => targets()
                 .filter_map(|t| target_ids(t).gateway)
                 .chain(endpoint_routes().into_iter().map(|(e, _)| e))
+                .chain(propagated().into_iter().map(|(_, g)| g))
                 .collect(),
             "route.destination-prefix-list-id" => t
                 .prefix_routes
@@ -230,6 +238,11 @@ impl Filterable for (&RouteTable, &Region) {
                     (0..t.prefix_routes.len() + endpoint_routes().len())
                         .map(|_| "CreateRoute".to_string()),
                 )
+                .chain(
+                    propagated()
+                        .into_iter()
+                        .map(|_| RouteOrigin::EnableVgwRoutePropagation.as_str().to_string()),
+                )
                 .collect(),
             "route.state" => targets()
                 .map(|target| {
@@ -241,6 +254,7 @@ impl Filterable for (&RouteTable, &Region) {
                     .to_string()
                 })
                 .chain(endpoint_routes().iter().map(|_| "active".to_string()))
+                .chain(propagated().iter().map(|_| "active".to_string()))
                 .collect(),
             "vpc-id" => one(t.vpc_id.clone()),
             _ => Vec::new(),
@@ -333,6 +347,17 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
                             ..Default::default()
                         }),
                 )
+                .chain(
+                    propagated(region, t)
+                        .into_iter()
+                        .map(|(destination, gateway)| RouteOut {
+                            destination_cidr_block: Some(crate::ec2::vpc::cidr_text(&destination)),
+                            gateway_id: Some(gateway),
+                            origin: Some(RouteOrigin::EnableVgwRoutePropagation),
+                            state: Some(RouteState::Active),
+                            ..Default::default()
+                        }),
+                )
                 .collect(),
         ),
         tags: region.tags.listed(&t.id),
@@ -342,6 +367,21 @@ fn render(region: &Region, t: &RouteTable) -> RouteTableOut {
 }
 
 /// A table of `vpc_id` with a `local` route for each of the VPC's ranges `cidrs`.
+/// The routes table `t` has from the virtual private gateways propagating into it (the
+/// static routes of their VPN connections), as (destination, gateway); a destination the
+/// table routes itself is left to its own route.
+fn propagated(region: &Region, t: &RouteTable) -> Vec<(Ipv4Net, String)> {
+    t.propagating_vgws
+        .iter()
+        .flat_map(|g| {
+            crate::ec2::vpn_connection::propagated_routes(region, g)
+                .into_iter()
+                .map(move |d| (d, g.clone()))
+        })
+        .filter(|(d, _)| !t.routes.iter().any(|r| r.destination == IpNet::V4(*d)))
+        .collect()
+}
+
 /// Turns route propagation from virtual private gateway `vgw` into table `table_id` on or off.
 pub fn propagate(region: &mut Region, table_id: &str, vgw: &str, on: bool) {
     if let Some(t) = region.route_tables.0.get_mut(table_id) {
