@@ -749,6 +749,31 @@ async fn ipv6_prefixes_are_80s_of_the_subnet_block() {
         again.ipv6_prefixes()[0].ipv6_prefix(),
         Some(free_one.as_str())
     );
+    // A launch interface takes them too.
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launched = ec2
+        .run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+        .network_interfaces(
+            aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .subnet_id(&s)
+                .ipv6_prefix_count(2)
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let held = launched.instances()[0].network_interfaces()[0].ipv6_prefixes();
+    assert_eq!(held.len(), 2);
+    for p in held {
+        let net: ipnet::Ipv6Net = p.ipv6_prefix().unwrap().parse().unwrap();
+        assert_eq!(net.prefix_len(), 80);
+        assert!(sixty_four.contains(&net));
+    }
 }
 
 #[tokio::test]
@@ -802,4 +827,136 @@ async fn reserved_space_does_not_count_as_room_for_automatic_addresses() {
         addresses,
         vec!["10.0.6.4", "10.0.6.5", "10.0.6.6", "10.0.6.7"]
     );
+}
+
+/// A launch interface asking for prefixes, on a t3.medium (six IPv4 addresses per
+/// interface).
+fn launch(
+    ec2: &aws_sdk_ec2::Client,
+    ami: &str,
+    nic: aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification,
+    count: i32,
+) -> aws_sdk_ec2::operation::run_instances::builders::RunInstancesFluentBuilder {
+    ec2.run_instances()
+        .image_id(ami)
+        .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+        .network_interfaces(nic)
+        .min_count(count)
+        .max_count(count)
+}
+
+#[tokio::test]
+async fn a_launch_gives_its_new_interfaces_the_prefixes_they_ask_for() {
+    use aws_sdk_ec2::types::InstanceNetworkInterfaceSpecification as Nic;
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let nic = |count: i32| {
+        Nic::builder()
+            .device_index(0)
+            .subnet_id(&s)
+            .ipv4_prefix_count(count)
+            .build()
+    };
+    assert_eq!(free(&ec2, &s).await, 251);
+    // Three instances, five /28s each: the subnet (sixteen /28s, the first and the last
+    // holding AWS's reserved addresses) has fourteen free.
+    assert_eq!(
+        code(launch(&ec2, &ami, nic(5), 3).send().await),
+        "InsufficientCidrBlocks"
+    );
+    // Nothing was made: no instance, no interface, every address free.
+    assert!(
+        ec2.describe_network_interfaces()
+            .send()
+            .await
+            .unwrap()
+            .network_interfaces()
+            .is_empty()
+    );
+    assert_eq!(free(&ec2, &s).await, 251);
+    // One instance, two /28s: each takes sixteen addresses and one address slot.
+    let out = launch(&ec2, &ami, nic(2), 1).send().await.unwrap();
+    let launched = &out.instances()[0];
+    let shown: Vec<&str> = launched.network_interfaces()[0]
+        .ipv4_prefixes()
+        .iter()
+        .map(|p| p.ipv4_prefix().unwrap())
+        .collect();
+    assert_eq!(shown.len(), 2);
+    let eni = launched.network_interfaces()[0]
+        .network_interface_id()
+        .unwrap()
+        .to_string();
+    let held = prefixes_of(&ec2, &eni).await;
+    assert_eq!(held, shown);
+    for p in &held {
+        let net: ipnet::Ipv4Net = p.parse().unwrap();
+        assert_eq!(net.prefix_len(), 28);
+        assert!(
+            "10.0.1.0/26"
+                .parse::<ipnet::Ipv4Net>()
+                .unwrap()
+                .contains(&net)
+        );
+        let primary: std::net::Ipv4Addr = launched.private_ip_address().unwrap().parse().unwrap();
+        assert!(!net.contains(&primary), "{p} holds the primary address");
+    }
+    assert_eq!(free(&ec2, &s).await, 251 - 1 - 32);
+    // The address slots: a primary and six prefixes is more than a t3.medium's six.
+    assert_eq!(
+        code(launch(&ec2, &ami, nic(6), 1).send().await),
+        "PrivateIpAddressLimitExceeded"
+    );
+    // Prefixes are not asked for with secondary addresses, nor named for several instances.
+    assert_eq!(
+        code(
+            launch(
+                &ec2,
+                &ami,
+                Nic::builder()
+                    .device_index(0)
+                    .subnet_id(&s)
+                    .ipv4_prefix_count(1)
+                    .secondary_private_ip_address_count(1)
+                    .build(),
+                1
+            )
+            .send()
+            .await
+        ),
+        "InvalidParameterCombination"
+    );
+    assert_eq!(
+        code(
+            launch(
+                &ec2,
+                &ami,
+                Nic::builder()
+                    .device_index(0)
+                    .subnet_id(&s)
+                    .ipv4_prefixes(
+                        Ipv4PrefixSpecificationRequest::builder()
+                            .ipv4_prefix("10.0.1.48/28")
+                            .build()
+                    )
+                    .build(),
+                2
+            )
+            .send()
+            .await
+        ),
+        "InvalidParameterCombination"
+    );
+    // Terminated, the instance's interface gives its prefixes back.
+    let id = launched.instance_id().unwrap().to_string();
+    ec2.terminate_instances()
+        .instance_ids(&id)
+        .send()
+        .await
+        .unwrap();
+    crate::wait(&ec2, &id, aws_sdk_ec2::types::InstanceStateName::Terminated).await;
+    assert_eq!(free(&ec2, &s).await, 251);
 }

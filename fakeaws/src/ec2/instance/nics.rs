@@ -6,11 +6,14 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
+use ipnet::{Ipv4Net, Ipv6Net};
+
 use aws_smithy_types::DateTime;
 
 use crate::ec2::error::Code;
 use crate::ec2::network_interface::ipv6::Ipv6Requested;
 use crate::ec2::network_interface::lifecycle::{Requested, check_room};
+use crate::ec2::network_interface::prefix::{self, Asked};
 use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, limits, tracking};
 use crate::ec2::{Kind, security_group};
 use crate::generated::ec2::{
@@ -28,9 +31,17 @@ struct NewOne {
     groups: Vec<String>,
     requested: Requested,
     ipv6: Ipv6Requested,
+    /// Its IPv4 /28 prefixes, as asked.
+    prefixes: Asked<Ipv4Net>,
+    /// Its IPv6 /80 prefixes, as asked.
+    prefixes6: Asked<Ipv6Net>,
     description: String,
     tracking: Option<ConnectionTrackingConfiguration>,
 }
+
+/// The prefixes taken for one instance's new interfaces before any is made (none for the
+/// user's interfaces), in the order of the plan's interfaces.
+pub(super) type Prefixes = Vec<(Vec<Ipv4Net>, Vec<Ipv6Net>)>;
 
 /// One interface of each instance of a launch.
 struct Planned {
@@ -109,12 +120,20 @@ impl Plan {
                         input.ipv6_addresses.as_deref(),
                     )?,
                 };
+                let explicit6 = match nic {
+                    Some(n) => asks_ipv6(n.ipv6_address_count, n.ipv6_addresses.as_deref()),
+                    None => asks_ipv6(input.ipv6_address_count, input.ipv6_addresses.as_deref()),
+                };
                 let ipv6 = planned_ipv6(region, input, ipv6, primary.subnet_id)?;
+                let (prefixes, prefixes6) =
+                    asked_prefixes(input, nic, &requested, &ipv6, explicit6)?;
                 Err(NewOne {
                     subnet_id: primary.subnet_id.to_string(),
                     groups: primary.groups.to_vec(),
                     requested,
                     ipv6,
+                    prefixes,
+                    prefixes6,
                     description: nic.and_then(|n| n.description.clone()).unwrap_or_default(),
                     tracking: tracking::asked(
                         nic.and_then(|n| n.connection_tracking_specification.as_ref()),
@@ -185,7 +204,7 @@ impl Plan {
                     .network_interfaces
                     .get(id)
                     .map_or(1, |e| e.addresses().count()),
-                Err(new) => new.requested.addresses(),
+                Err(new) => new.requested.addresses() + new.prefixes.len(),
             };
             if addresses > l.ipv4_per_interface {
                 return Err(network_interface::lifecycle::too_many_addresses());
@@ -199,7 +218,9 @@ impl Plan {
         let mut by_subnet = BTreeMap::new();
         for p in &self.interfaces {
             if let Err(new) = &p.made {
-                *by_subnet.entry(new.subnet_id.as_str()).or_insert(0) += new.requested.addresses();
+                // A /28 prefix takes sixteen of the subnet's addresses.
+                *by_subnet.entry(new.subnet_id.as_str()).or_insert(0) +=
+                    new.requested.addresses() + new.prefixes.len() * 16;
             }
         }
         by_subnet
@@ -218,17 +239,83 @@ impl Plan {
         Ok(fits)
     }
 
-    /// Makes (or takes) and attaches instance `instance_id`'s interfaces.
+    /// Takes the prefixes of each of `count` instances' new interfaces from their subnets,
+    /// before any is made: all of them or, when one cannot be had (`InsufficientCidrBlocks`),
+    /// none.
+    pub(super) fn reserve_prefixes(
+        &self,
+        region: &mut Region,
+        count: usize,
+    ) -> Result<Vec<Prefixes>, ApiError> {
+        let asks = self.interfaces.iter().any(|p| {
+            p.made
+                .as_ref()
+                .is_err_and(|n| !n.prefixes.is_empty() || !n.prefixes6.is_empty())
+        });
+        if !asks {
+            return Ok(vec![Vec::new(); count]);
+        }
+        let mut all = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut one = Vec::with_capacity(self.interfaces.len());
+            for p in &self.interfaces {
+                let taken = match &p.made {
+                    Ok(_) => Ok((Vec::new(), Vec::new())),
+                    Err(n) => prefix::reserve(region, &n.subnet_id, &n.prefixes).and_then(|v4| {
+                        match prefix::reserve(region, &n.subnet_id, &n.prefixes6) {
+                            Ok(v6) => Ok((v4, v6)),
+                            Err(e) => {
+                                prefix::unreserve(region, &n.subnet_id, &v4);
+                                Err(e)
+                            }
+                        }
+                    }),
+                };
+                match taken {
+                    Ok(t) => one.push(t),
+                    Err(e) => {
+                        all.push(one);
+                        self.release_prefixes(region, all);
+                        return Err(e);
+                    }
+                }
+            }
+            all.push(one);
+        }
+        Ok(all)
+    }
+
+    /// Gives back prefixes [`Plan::reserve_prefixes`] took for instances never made.
+    pub(super) fn release_prefixes(
+        &self,
+        region: &mut Region,
+        left: impl IntoIterator<Item = Prefixes>,
+    ) {
+        for one in left {
+            for (p, (v4, v6)) in self.interfaces.iter().zip(one) {
+                if let Err(n) = &p.made {
+                    prefix::unreserve(region, &n.subnet_id, &v4);
+                    prefix::unreserve(region, &n.subnet_id, &v6);
+                }
+            }
+        }
+    }
+
+    /// Makes (or takes) and attaches instance `instance_id`'s interfaces, handing each new
+    /// one the `prefixes` reserved for it.
     pub(super) fn realize(
         &self,
         region: &mut Region,
         instance_id: &str,
         now: DateTime,
+        prefixes: Prefixes,
     ) -> Result<Made, ApiError> {
         let mut ids = Vec::with_capacity(self.interfaces.len());
         let mut new_ids = Vec::new();
         let mut private_ip = None;
+        let mut prefixes = prefixes.into_iter();
         for p in &self.interfaces {
+            let (v4, v6) = prefixes.next().unwrap_or_default();
             let id = match &p.made {
                 Ok(id) => id.clone(),
                 Err(new) => {
@@ -245,6 +332,8 @@ impl Plan {
                         },
                     )?;
                     new.requested.give_secondaries(region, &id)?;
+                    prefix::hand_over(region, &id, &v4);
+                    prefix::hand_over(region, &id, &v6);
                     new.ipv6.give(region, &id)?;
                     if let Some(t) = &new.tracking {
                         tracking::apply(region, &id, t);
@@ -332,6 +421,8 @@ fn plan_other(
         one.ipv6_addresses.as_deref(),
     )?;
     let ipv6 = planned_ipv6(region, input, ipv6, subnet_id)?;
+    let explicit6 = asks_ipv6(one.ipv6_address_count, one.ipv6_addresses.as_deref());
+    let (prefixes, prefixes6) = asked_prefixes(input, Some(one), &requested, &ipv6, explicit6)?;
     Ok(Planned {
         device_index,
         delete_on_termination: one.delete_on_termination.unwrap_or(true),
@@ -340,6 +431,8 @@ fn plan_other(
             groups,
             requested,
             ipv6,
+            prefixes,
+            prefixes6,
             description: one.description.clone().unwrap_or_default(),
             tracking: tracking::asked(one.connection_tracking_specification.as_ref())?,
         }),
@@ -362,4 +455,63 @@ fn planned_ipv6(
     let ipv6 = asked.or_subnet_default(region, subnet_id);
     ipv6.check(region, subnet_id)?;
     Ok(ipv6)
+}
+
+/// Whether a launch interface asks for IPv6 addresses itself (`Ipv6AddressCount` or
+/// `Ipv6Addresses`), beside what its subnet gives by default.
+fn asks_ipv6<T>(count: Option<i32>, addresses: Option<&[T]>) -> bool {
+    count.is_some() || addresses.is_some_and(|a| !a.is_empty())
+}
+
+/// The prefixes a new launch interface asks for (`Ipv4Prefixes` or `Ipv4PrefixCount`,
+/// `Ipv6Prefixes` or `Ipv6PrefixCount`), checked as CreateNetworkInterface checks them: not
+/// with secondary addresses (IPv4) or addresses asked for (IPv6); named ones not with
+/// MaxCount above 1, as for named addresses.
+fn asked_prefixes(
+    input: &RunInstancesRequest,
+    one: Option<&InstanceNetworkInterfaceSpecification>,
+    requested: &Requested,
+    ipv6: &Ipv6Requested,
+    explicit6: bool,
+) -> Result<(Asked<Ipv4Net>, Asked<Ipv6Net>), ApiError> {
+    let Some(one) = one else {
+        return Ok((Asked::Nothing, Asked::Nothing));
+    };
+    let v4 = prefix::asked::<Ipv4Net>(
+        one.ipv4_prefixes
+            .iter()
+            .flatten()
+            .filter_map(|p| p.ipv4_prefix.as_deref()),
+        one.ipv4_prefix_count,
+    )?;
+    if !v4.is_empty() && requested.addresses() > 1 {
+        return Err(ApiError::invalid_combination(
+            "You can't specify IPv4 prefixes with specific private IPv4 addresses or a count of them.",
+        ));
+    }
+    let v6 = prefix::asked::<Ipv6Net>(
+        one.ipv6_prefixes
+            .iter()
+            .flatten()
+            .filter_map(|p| p.ipv6_prefix.as_deref()),
+        one.ipv6_prefix_count,
+    )?;
+    if !v6.is_empty() && explicit6 {
+        return Err(ApiError::invalid_combination(
+            "You can't specify IPv6 prefixes with specific IPv6 addresses or a count of them.",
+        ));
+    }
+    if ipv6.total() + v6.len() > limits::MOST_PER_INTERFACE {
+        return Err(ApiError::invalid_value(format!(
+            "A network interface takes at most {} IPv6 addresses.",
+            limits::MOST_PER_INTERFACE
+        )));
+    }
+    let named = matches!(v4, Asked::Named(_)) || matches!(v6, Asked::Named(_));
+    if named && input.max_count > 1 {
+        return Err(ApiError::invalid_combination(
+            "Ipv4Prefixes and Ipv6Prefixes cannot be used with MaxCount greater than 1.",
+        ));
+    }
+    Ok((v4, v6))
 }

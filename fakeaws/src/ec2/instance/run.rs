@@ -340,18 +340,27 @@ pub fn run_instances(
         Some(p) => placement_group::for_launch(region, p, &zone, count)?,
         None => None,
     };
+    // The prefixes of every instance's new interfaces, all taken before any is made.
+    let mut prefixes = interfaces.reserve_prefixes(region, count)?.into_iter();
     let reservation_id = region.ids.resource("r");
     let now = region.clock.now_datetime();
     let account = region.account_id.clone();
     let mut launched = Vec::with_capacity(count);
     for index in 0..count {
         let id = region.ids.resource("i");
+        let mine = prefixes.next().unwrap_or_default();
         let nics::Made {
             primary: eni_id,
             private_ip: eni_private_ip,
             others: secondary_enis,
             new: new_enis,
-        } = interfaces.realize(region, &id, now)?;
+        } = match interfaces.realize(region, &id, now, mine) {
+            Ok(made) => made,
+            Err(e) => {
+                interfaces.release_prefixes(region, prefixes);
+                return Err(e);
+            }
+        };
         if maps_public && let Some(ip) = elastic_ip::take_public_ip(region) {
             network_interface::set_public_ip(
                 region,

@@ -181,6 +181,18 @@ pub fn give<N: Family>(
     subnet_id: &str,
     asked: &Asked<N>,
 ) -> Result<Vec<N>, ApiError> {
+    let taken = reserve(region, subnet_id, asked)?;
+    hand_over(region, eni_id, &taken);
+    Ok(taken)
+}
+
+/// Takes from subnet `subnet_id` the prefixes asked for, for an interface still to be made
+/// (a launch's); all of them or, when one cannot be had, none (those taken go back).
+pub fn reserve<N: Family>(
+    region: &mut Region,
+    subnet_id: &str,
+    asked: &Asked<N>,
+) -> Result<Vec<N>, ApiError> {
     let wanted: Vec<Option<N>> = match asked {
         Asked::Nothing => Vec::new(),
         Asked::Named(list) => list.iter().copied().map(Some).collect(),
@@ -191,17 +203,27 @@ pub fn give<N: Family>(
         match N::allocate(region, subnet_id, w) {
             Ok(p) => taken.push(p),
             Err(e) => {
-                for p in taken {
-                    N::release(region, subnet_id, p);
-                }
+                unreserve(region, subnet_id, &taken);
                 return Err(e);
             }
         }
     }
+    Ok(taken)
+}
+
+/// Hands the prefixes `taken` by [`reserve`] to interface `eni_id`.
+pub fn hand_over<N: Family>(region: &mut Region, eni_id: &str, taken: &[N]) {
     if let Some(e) = region.network_interfaces.0.get_mut(eni_id) {
         N::held_mut(e).extend(taken.iter().copied());
     }
-    Ok(taken)
+}
+
+/// Gives the prefixes `taken` by [`reserve`] and never handed over back to subnet
+/// `subnet_id`.
+pub fn unreserve<N: Family>(region: &mut Region, subnet_id: &str, taken: &[N]) {
+    for p in taken {
+        N::release(region, subnet_id, *p);
+    }
 }
 
 /// Takes the prefixes `named` from interface `eni_id`: every one must be its own
