@@ -950,6 +950,92 @@ async fn a_launch_gives_its_new_interfaces_the_prefixes_they_ask_for() {
         ),
         "InvalidParameterCombination"
     );
+    // A launch template's interface carries them to the launch.
+    use aws_sdk_ec2::types::{
+        LaunchTemplateInstanceNetworkInterfaceSpecificationRequest as TemplateNic,
+        RequestLaunchTemplateData,
+    };
+    let template_nic = |prefix: Option<&str>| {
+        let b = TemplateNic::builder().device_index(0).subnet_id(&s);
+        match prefix {
+            Some(p) => b.ipv4_prefixes(
+                Ipv4PrefixSpecificationRequest::builder()
+                    .ipv4_prefix(p)
+                    .build(),
+            ),
+            None => b.ipv4_prefix_count(1),
+        }
+        .build()
+    };
+    assert_eq!(
+        code(
+            ec2.create_launch_template()
+                .launch_template_name("wrong-length")
+                .launch_template_data(
+                    RequestLaunchTemplateData::builder()
+                        .network_interfaces(template_nic(Some("10.0.1.64/27")))
+                        .build()
+                )
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    let template = ec2
+        .create_launch_template()
+        .launch_template_name("with-prefixes")
+        .launch_template_data(
+            RequestLaunchTemplateData::builder()
+                .image_id(&ami)
+                .instance_type(aws_sdk_ec2::types::InstanceType::T3Medium)
+                .network_interfaces(template_nic(None))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .launch_template
+        .unwrap()
+        .launch_template_id
+        .unwrap();
+    let versions = ec2
+        .describe_launch_template_versions()
+        .launch_template_id(&template)
+        .send()
+        .await
+        .unwrap();
+    let stored = &versions.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap()
+        .network_interfaces()[0];
+    assert_eq!(stored.ipv4_prefix_count(), Some(1));
+    let from_template = ec2
+        .run_instances()
+        .launch_template(
+            aws_sdk_ec2::types::LaunchTemplateSpecification::builder()
+                .launch_template_id(&template)
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let other = &from_template.instances()[0];
+    assert_eq!(other.network_interfaces()[0].ipv4_prefixes().len(), 1);
+    assert_eq!(free(&ec2, &s).await, 251 - 1 - 32 - 1 - 16);
+    let other_id = other.instance_id().unwrap().to_string();
+    ec2.terminate_instances()
+        .instance_ids(&other_id)
+        .send()
+        .await
+        .unwrap();
+    crate::wait(
+        &ec2,
+        &other_id,
+        aws_sdk_ec2::types::InstanceStateName::Terminated,
+    )
+    .await;
     // Terminated, the instance's interface gives its prefixes back.
     let id = launched.instance_id().unwrap().to_string();
     ec2.terminate_instances()

@@ -11,6 +11,8 @@ use crate::generated::ec2::{
     InstanceIpv6Address, InstanceMaintenanceOptionsRequest, InstanceMarketOptionsRequest,
     InstanceMetadataEndpointState, InstanceMetadataOptionsRequest, InstanceMetadataProtocolState,
     InstanceMetadataTagsState, InstanceNetworkInterfaceSpecification,
+    Ipv4PrefixSpecificationRequest, Ipv4PrefixSpecificationResponse,
+    Ipv6PrefixSpecificationRequest, Ipv6PrefixSpecificationResponse,
     LaunchTemplateBlockDeviceMapping, LaunchTemplateCapacityReservationSpecificationResponse,
     LaunchTemplateCpuOptions, LaunchTemplateEbsBlockDevice, LaunchTemplateEnclaveOptions,
     LaunchTemplateHibernationOptions, LaunchTemplateIamInstanceProfileSpecification,
@@ -130,13 +132,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                             n.network_card_index.is_some(),
                             "NetworkInterfaces.NetworkCardIndex",
                         ),
-                        (
-                            n.ipv4_prefixes.is_some()
-                                || n.ipv4_prefix_count.is_some()
-                                || n.ipv6_prefixes.is_some()
-                                || n.ipv6_prefix_count.is_some(),
-                            "NetworkInterfaces.Ipv4Prefixes",
-                        ),
                         (n.primary_ipv6.is_some(), "NetworkInterfaces.PrimaryIpv6"),
                         (
                             n.ena_srd_specification.is_some(),
@@ -147,7 +142,39 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                             "NetworkInterfaces.EnaQueueCount",
                         ),
                     ])?;
+                    // Prefixes are checked for their shape here, and against the subnet
+                    // when a launch takes them.
+                    crate::ec2::network_interface::prefix::asked::<ipnet::Ipv4Net>(
+                        n.ipv4_prefixes
+                            .iter()
+                            .flatten()
+                            .filter_map(|p| p.ipv4_prefix.as_deref()),
+                        n.ipv4_prefix_count,
+                    )?;
+                    crate::ec2::network_interface::prefix::asked::<ipnet::Ipv6Net>(
+                        n.ipv6_prefixes
+                            .iter()
+                            .flatten()
+                            .filter_map(|p| p.ipv6_prefix.as_deref()),
+                        n.ipv6_prefix_count,
+                    )?;
                     Ok(LaunchTemplateInstanceNetworkInterfaceSpecification {
+                        ipv4_prefixes: n.ipv4_prefixes.map(|list| {
+                            list.into_iter()
+                                .map(|p| Ipv4PrefixSpecificationResponse {
+                                    ipv4_prefix: p.ipv4_prefix,
+                                })
+                                .collect()
+                        }),
+                        ipv4_prefix_count: n.ipv4_prefix_count,
+                        ipv6_prefixes: n.ipv6_prefixes.map(|list| {
+                            list.into_iter()
+                                .map(|p| Ipv6PrefixSpecificationResponse {
+                                    ipv6_prefix: p.ipv6_prefix,
+                                })
+                                .collect()
+                        }),
+                        ipv6_prefix_count: n.ipv6_prefix_count,
                         associate_carrier_ip_address: n.associate_carrier_ip_address,
                         associate_public_ip_address: n.associate_public_ip_address,
                         delete_on_termination: n.delete_on_termination,
@@ -440,10 +467,22 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                     associate_carrier_ip_address: n.associate_carrier_ip_address,
                     interface_type: None,
                     network_card_index: None,
-                    ipv4_prefixes: None,
-                    ipv4_prefix_count: None,
-                    ipv6_prefixes: None,
-                    ipv6_prefix_count: None,
+                    ipv4_prefixes: n.ipv4_prefixes.map(|list| {
+                        list.into_iter()
+                            .map(|p| Ipv4PrefixSpecificationRequest {
+                                ipv4_prefix: p.ipv4_prefix,
+                            })
+                            .collect()
+                    }),
+                    ipv4_prefix_count: n.ipv4_prefix_count,
+                    ipv6_prefixes: n.ipv6_prefixes.map(|list| {
+                        list.into_iter()
+                            .map(|p| Ipv6PrefixSpecificationRequest {
+                                ipv6_prefix: p.ipv6_prefix,
+                            })
+                            .collect()
+                    }),
+                    ipv6_prefix_count: n.ipv6_prefix_count,
                     primary_ipv6: None,
                     ena_srd_specification: None,
                     connection_tracking_specification: n.connection_tracking_specification.map(
