@@ -8,7 +8,8 @@ use fakeaws::sim::transitions::Subject;
 
 use crate::{code, empty_fake, filter, gateway, subnet, vpc};
 
-async fn allocation(ec2: &aws_sdk_ec2::Client) -> String {
+/// Allocates an Elastic IP and returns its allocation id.
+pub(crate) async fn allocation(ec2: &aws_sdk_ec2::Client) -> String {
     ec2.allocate_address()
         .domain(DomainType::Vpc)
         .send()

@@ -7,21 +7,12 @@
 
 use aws_sdk_ec2::client::Waiters;
 use aws_sdk_ec2::types::{
-    ConnectivityType, DomainType, NatGateway, NatGatewayAddress, NatGatewayAddressStatus,
+    ConnectivityType, NatGateway, NatGatewayAddress, NatGatewayAddressStatus,
 };
 use fakeaws::sim::transitions::Subject;
 
+use crate::nat_gateway::allocation;
 use crate::{advance, code, code_and_message, empty_fake, gateway, subnet, vpc};
-
-async fn allocation(ec2: &aws_sdk_ec2::Client) -> String {
-    ec2.allocate_address()
-        .domain(DomainType::Vpc)
-        .send()
-        .await
-        .unwrap()
-        .allocation_id
-        .unwrap()
-}
 
 async fn described(ec2: &aws_sdk_ec2::Client, id: &str) -> NatGateway {
     ec2.describe_nat_gateways()
