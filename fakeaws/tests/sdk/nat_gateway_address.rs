@@ -361,6 +361,37 @@ async fn refusals_change_nothing() {
     );
     let left = ec2.describe_nat_gateways().send().await.unwrap();
     assert!(left.nat_gateways().is_empty());
+    // A secondary address named where the subnet would put the primary: the primary goes
+    // elsewhere.
+    let lowest = ec2
+        .create_nat_gateway()
+        .subnet_id(&s)
+        .allocation_id(&a)
+        .secondary_allocation_ids(&b)
+        .secondary_private_ip_addresses("10.0.1.4")
+        .send()
+        .await
+        .unwrap()
+        .nat_gateway
+        .unwrap();
+    let addresses: Vec<(&str, bool)> = lowest
+        .nat_gateway_addresses()
+        .iter()
+        .map(|x| (x.private_ip().unwrap(), x.is_primary().unwrap()))
+        .collect();
+    assert_eq!(addresses, [("10.0.1.5", true), ("10.0.1.4", false)]);
+    ec2.delete_nat_gateway()
+        .nat_gateway_id(lowest.nat_gateway_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let left = ec2
+        .describe_nat_gateways()
+        .filter(crate::filter("state", &["pending", "available"]))
+        .send()
+        .await
+        .unwrap();
+    assert!(left.nat_gateways().is_empty());
     let interfaces = ec2.describe_network_interfaces().send().await.unwrap();
     assert!(interfaces.network_interfaces().is_empty());
     for alloc in [&a, &b, &c] {

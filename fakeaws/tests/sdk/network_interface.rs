@@ -1721,3 +1721,40 @@ async fn connection_tracking_timeouts_are_set_checked_and_changed() {
         Some((None, Some(90), None))
     );
 }
+
+#[tokio::test]
+async fn a_secondary_address_named_where_the_primary_would_go_keeps_it_free() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let vpc_id = vpc(&ec2, "10.0.0.0/16").await;
+    let s = subnet(&ec2, &vpc_id, "10.0.1.0/24", "us-east-1a").await;
+    // 10.0.1.4 is the subnet's lowest free address: the primary, picked by the subnet, goes
+    // to the next one.
+    let made = ec2
+        .create_network_interface()
+        .subnet_id(&s)
+        .private_ip_addresses(
+            aws_sdk_ec2::types::PrivateIpAddressSpecification::builder()
+                .private_ip_address("10.0.1.4")
+                .primary(false)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap();
+    let addresses: Vec<(&str, bool)> = made
+        .private_ip_addresses()
+        .iter()
+        .map(|a| (a.private_ip_address().unwrap(), a.primary().unwrap()))
+        .collect();
+    assert_eq!(addresses, [("10.0.1.5", true), ("10.0.1.4", false)]);
+    let listed = ec2
+        .describe_network_interfaces()
+        .filters(filter("subnet-id", &[&s]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.network_interfaces().len(), 1);
+}

@@ -320,7 +320,7 @@ impl Plan {
                 Ok(id) => id.clone(),
                 Err(new) => {
                     check_room(region, &new.subnet_id, new.requested.addresses())?;
-                    let id = network_interface::create(
+                    let id = network_interface::create_beside(
                         region,
                         NewInterface {
                             subnet_id: &new.subnet_id,
@@ -330,6 +330,7 @@ impl Plan {
                             description: new.description.clone(),
                             private_ip: new.requested.primary,
                         },
+                        &new.requested.named,
                     )?;
                     new.requested.give_secondaries(region, &id)?;
                     prefix::hand_over(region, &id, &v4);

@@ -252,7 +252,9 @@ pub fn create_nat_gateway(
         ));
     }
     let id = region.ids.resource("nat");
-    let eni_id = network_interface::create(
+    let named: Vec<std::net::Ipv4Addr> =
+        wanted.addresses.iter().filter_map(|(ip, _)| *ip).collect();
+    let eni_id = network_interface::create_beside(
         region,
         NewInterface {
             subnet_id,
@@ -262,6 +264,7 @@ pub fn create_nat_gateway(
             description: format!("Interface for NAT Gateway {id}"),
             private_ip: primary_ip,
         },
+        &named,
     )?;
     if let Some(alloc) = &input.allocation_id {
         elastic_ip::attach(region, alloc, &eni_id, None)?;

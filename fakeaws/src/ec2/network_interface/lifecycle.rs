@@ -247,7 +247,7 @@ pub fn create_network_interface(
             "You have reached the maximum number of network interfaces in this region.",
         ));
     }
-    let id = super::create(
+    let id = super::create_beside(
         region,
         NewInterface {
             subnet_id: &input.subnet_id,
@@ -257,6 +257,7 @@ pub fn create_network_interface(
             description: input.description.take().unwrap_or_default(),
             private_ip: requested.primary,
         },
+        &requested.named,
     )?;
     requested.give_secondaries(region, &id)?;
     let prefixes_given = super::prefix::give(region, &id, &input.subnet_id, &prefixes)

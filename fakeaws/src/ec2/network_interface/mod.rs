@@ -258,6 +258,32 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
     Ok(id)
 }
 
+/// Creates an interface as [`create`] does while the secondary addresses `named` (to be
+/// given to it next) are held, so that the subnet does not pick one of them as its primary.
+pub fn create_beside(
+    region: &mut Region,
+    new: NewInterface<'_>,
+    named: &[Ipv4Addr],
+) -> Result<String, ApiError> {
+    let subnet_id = new.subnet_id.to_string();
+    let mut held = Vec::with_capacity(named.len());
+    let mut made = Ok(());
+    for ip in named {
+        match subnet::allocate_address(region, &subnet_id, Some(*ip)) {
+            Ok(_) => held.push(*ip),
+            Err(e) => {
+                made = Err(e);
+                break;
+            }
+        }
+    }
+    let made = made.and_then(|()| create(region, new));
+    for ip in held {
+        subnet::release_address(region, &subnet_id, ip);
+    }
+    made
+}
+
 /// Deletes an interface: frees its address, its pool public address, and any Elastic IP
 /// association.
 pub fn delete(region: &mut Region, id: &str) {
