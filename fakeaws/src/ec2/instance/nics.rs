@@ -478,30 +478,14 @@ fn asked_prefixes(
     let Some(one) = one else {
         return Ok((Asked::Nothing, Asked::Nothing));
     };
-    let v4 = prefix::asked::<Ipv4Net>(
-        one.ipv4_prefixes
-            .iter()
-            .flatten()
-            .filter_map(|p| p.ipv4_prefix.as_deref()),
+    let (v4, v6) = prefix::asked_by_interface(
+        one.ipv4_prefixes.as_deref(),
         one.ipv4_prefix_count,
-    )?;
-    if !v4.is_empty() && requested.addresses() > 1 {
-        return Err(ApiError::invalid_combination(
-            "You can't specify IPv4 prefixes with specific private IPv4 addresses or a count of them.",
-        ));
-    }
-    let v6 = prefix::asked::<Ipv6Net>(
-        one.ipv6_prefixes
-            .iter()
-            .flatten()
-            .filter_map(|p| p.ipv6_prefix.as_deref()),
+        one.ipv6_prefixes.as_deref(),
         one.ipv6_prefix_count,
+        requested.addresses() > 1,
+        explicit6,
     )?;
-    if !v6.is_empty() && explicit6 {
-        return Err(ApiError::invalid_combination(
-            "You can't specify IPv6 prefixes with specific IPv6 addresses or a count of them.",
-        ));
-    }
     if ipv6.total() + v6.len() > limits::MOST_PER_INTERFACE {
         return Err(ApiError::invalid_value(format!(
             "A network interface takes at most {} IPv6 addresses.",

@@ -144,19 +144,13 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                     ])?;
                     // Prefixes are checked for their shape here, and against the subnet
                     // when a launch takes them.
-                    crate::ec2::network_interface::prefix::asked::<ipnet::Ipv4Net>(
-                        n.ipv4_prefixes
-                            .iter()
-                            .flatten()
-                            .filter_map(|p| p.ipv4_prefix.as_deref()),
+                    crate::ec2::network_interface::prefix::asked_by_interface(
+                        n.ipv4_prefixes.as_deref(),
                         n.ipv4_prefix_count,
-                    )?;
-                    crate::ec2::network_interface::prefix::asked::<ipnet::Ipv6Net>(
-                        n.ipv6_prefixes
-                            .iter()
-                            .flatten()
-                            .filter_map(|p| p.ipv6_prefix.as_deref()),
+                        n.ipv6_prefixes.as_deref(),
                         n.ipv6_prefix_count,
+                        false,
+                        false,
                     )?;
                     Ok(LaunchTemplateInstanceNetworkInterfaceSpecification {
                         ipv4_prefixes: n.ipv4_prefixes.map(|list| {

@@ -190,36 +190,18 @@ pub fn create_network_interface(
         input.private_ip_addresses.as_deref().unwrap_or_default(),
         input.secondary_private_ip_address_count,
     )?;
-    let prefixes = super::prefix::asked::<ipnet::Ipv4Net>(
-        input
-            .ipv4_prefixes
-            .iter()
-            .flatten()
-            .filter_map(|p| p.ipv4_prefix.as_deref()),
-        input.ipv4_prefix_count,
-    )?;
-    if !prefixes.is_empty() && requested.addresses() > 1 {
-        return Err(ApiError::invalid_combination(
-            "You can't specify IPv4 prefixes with specific private IPv4 addresses or a count of them.",
-        ));
-    }
-    if requested.addresses() + prefixes.len() > limits::MOST_PER_INTERFACE {
-        return Err(too_many_addresses());
-    }
     let asked_ipv6 = input.ipv6_address_count.is_some()
         || input.ipv6_addresses.as_ref().is_some_and(|a| !a.is_empty());
-    let prefixes6 = super::prefix::asked::<ipnet::Ipv6Net>(
-        input
-            .ipv6_prefixes
-            .iter()
-            .flatten()
-            .filter_map(|p| p.ipv6_prefix.as_deref()),
+    let (prefixes, prefixes6) = super::prefix::asked_by_interface(
+        input.ipv4_prefixes.as_deref(),
+        input.ipv4_prefix_count,
+        input.ipv6_prefixes.as_deref(),
         input.ipv6_prefix_count,
+        requested.addresses() > 1,
+        asked_ipv6,
     )?;
-    if !prefixes6.is_empty() && asked_ipv6 {
-        return Err(ApiError::invalid_combination(
-            "You can't specify IPv6 prefixes with specific IPv6 addresses or a count of them.",
-        ));
+    if requested.addresses() + prefixes.len() > limits::MOST_PER_INTERFACE {
+        return Err(too_many_addresses());
     }
     requested.check_free(region, &input.subnet_id)?;
     check_room(region, &input.subnet_id, requested.addresses())?;

@@ -18,6 +18,7 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use crate::ec2::network_interface::NetworkInterface;
 use crate::ec2::subnet;
+use crate::generated::ec2::{Ipv4PrefixSpecificationRequest, Ipv6PrefixSpecificationRequest};
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
@@ -171,6 +172,43 @@ pub fn asked<'a, N: Family>(
         (false, None) => Ok(Asked::Named(list)),
         (true, None) => Ok(Asked::Nothing),
     }
+}
+
+/// The prefixes one interface asks for (`Ipv4Prefixes` or `Ipv4PrefixCount`, `Ipv6Prefixes`
+/// or `Ipv6PrefixCount`: CreateNetworkInterface, a launch's interface, a launch template's),
+/// not beside secondary IPv4 addresses (`secondaries`) or IPv6 addresses asked for (`ipv6`):
+/// `InvalidParameterCombination`.
+pub fn asked_by_interface(
+    v4: Option<&[Ipv4PrefixSpecificationRequest]>,
+    v4_count: Option<i32>,
+    v6: Option<&[Ipv6PrefixSpecificationRequest]>,
+    v6_count: Option<i32>,
+    secondaries: bool,
+    ipv6: bool,
+) -> Result<(Asked<Ipv4Net>, Asked<Ipv6Net>), ApiError> {
+    let v4 = asked::<Ipv4Net>(
+        v4.unwrap_or_default()
+            .iter()
+            .filter_map(|p| p.ipv4_prefix.as_deref()),
+        v4_count,
+    )?;
+    if !v4.is_empty() && secondaries {
+        return Err(ApiError::invalid_combination(
+            "You can't specify IPv4 prefixes with specific private IPv4 addresses or a count of them.",
+        ));
+    }
+    let v6 = asked::<Ipv6Net>(
+        v6.unwrap_or_default()
+            .iter()
+            .filter_map(|p| p.ipv6_prefix.as_deref()),
+        v6_count,
+    )?;
+    if !v6.is_empty() && ipv6 {
+        return Err(ApiError::invalid_combination(
+            "You can't specify IPv6 prefixes with specific IPv6 addresses or a count of them.",
+        ));
+    }
+    Ok((v4, v6))
 }
 
 /// Gives interface `eni_id` of subnet `subnet_id` the prefixes asked for; all of them or,
