@@ -10,7 +10,8 @@ use provider::cluster::Step;
 
 use crate::{Failure, aws_failure};
 
-/// Live owned resources by kind (`vpc`, `subnet`, `internetGateway`, `elasticIp`,
+/// Live owned resources by kind (`vpc`, `subnet`, `internetGateway`,
+/// `egressOnlyInternetGateway`, `elasticIp`,
 /// `natGateway`, `routeTable`, `securityGroup`, `bastion`, `machine`, `volume`,
 /// `dedicatedHost`, `loadBalancer`); kinds with none are absent.
 pub type Census = BTreeMap<String, usize>;
@@ -67,6 +68,16 @@ pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census
                     .await
                     .map_err(aws_failure("DescribeInternetGateways"))?;
                 put("internetGateway", g.internet_gateways().len());
+                let e = ec2
+                    .describe_egress_only_internet_gateways()
+                    .filters(owned())
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeEgressOnlyInternetGateways"))?;
+                put(
+                    "egressOnlyInternetGateway",
+                    e.egress_only_internet_gateways().len(),
+                );
             }
             Step::NatGateway => {
                 let n = ec2

@@ -540,6 +540,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         resource_names: false,
         rule_sources: false,
         prefer_public: false,
+        ipv6: false,
         pre: Default::default(),
         services: 0,
     };

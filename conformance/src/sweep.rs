@@ -383,7 +383,7 @@ impl Sweeper<'_> {
         Ok(())
     }
 
-    /// Internet gateways, detached first.
+    /// Internet gateways, detached first, and egress-only internet gateways.
     async fn internet_gateways(&mut self) -> Result<(), Failure> {
         let ec2 = self.ec2;
         let igws = ec2
@@ -412,6 +412,28 @@ impl Sweeper<'_> {
                 .await
                 .map_err(aws_failure("DeleteInternetGateway"))?;
             self.swept.0.push(("internetGateway".into(), id));
+        }
+        let eigws = ec2
+            .describe_egress_only_internet_gateways()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeEgressOnlyInternetGateways"))?;
+        for g in eigws
+            .egress_only_internet_gateways()
+            .iter()
+            .filter(|g| self.sel.matches_ec2(g.tags()))
+        {
+            let id = g
+                .egress_only_internet_gateway_id()
+                .unwrap_or_default()
+                .to_string();
+            ec2.delete_egress_only_internet_gateway()
+                .egress_only_internet_gateway_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteEgressOnlyInternetGateway"))?;
+            self.swept.0.push(("egressOnlyInternetGateway".into(), id));
         }
 
         Ok(())

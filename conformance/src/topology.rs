@@ -18,6 +18,12 @@
 //! - an owned VPC has DNS support and DNS hostnames on, and holds exactly the secondary
 //!   IPv4 ranges the spec names (each `associated`), and an empty `default` security group
 //!   when the spec asks for one;
+//! - a dual-stack cluster's VPC holds one IPv6 block, each owned subnet a distinct /64 of it
+//!   (assigning IPv6 addresses on launch), its one egress-only internet gateway is in the
+//!   VPC, and each owned subnet's table routes ::/0 to the internet gateway (public) or the
+//!   egress-only one (private, with NAT64, 64:ff9b::/96, to the NAT gateway of its IPv4
+//!   route); a cluster that is not dual stack holds no IPv6 block in its own VPC and no
+//!   egress-only gateway;
 //! - every live machine carries exactly one group with `kubernetes.io/cluster/<name>`: the
 //!   `lb` group (whose rules are the cloud controller manager's, not checked), and of the
 //!   owned groups only that one carries it;
@@ -131,6 +137,7 @@ fn specified(
     vpc_ranges: &[String],
     nat_ips: &[String],
 ) -> BTreeMap<Role, BTreeSet<Rule>> {
+    // `vpc_ranges`: the VPC's IPv4 ranges, and its IPv6 block in a dual-stack cluster.
     let spec = &cluster.spec;
     let id = |r: Role| groups.get(&r).cloned().unwrap_or_default();
     let mut out: BTreeMap<Role, BTreeSet<Rule>> = BTreeMap::new();
@@ -175,11 +182,15 @@ fn specified(
     }
     // Node ports: from the spec's blocks, or from anywhere.
     let node_ports = &spec.network.node_port_ingress_rule_cidr_blocks;
+    let dual_stack = spec.network.vpc.ipv6.is_some();
     if node_ports.is_empty() {
         add(
             Role::Node,
             rule("tcp", Some(30000), Some(32767), "0.0.0.0/0"),
         );
+        if dual_stack {
+            add(Role::Node, rule("tcp", Some(30000), Some(32767), "::/0"));
+        }
     }
     for c in node_ports {
         let c = if c.contains(':') {
@@ -237,6 +248,8 @@ fn specified(
         a
     } else if lb.scheme == Scheme::Internal {
         vpc_ranges.to_vec()
+    } else if dual_stack {
+        vec!["0.0.0.0/0".into(), "::/0".into()]
     } else {
         vec!["0.0.0.0/0".into()]
     };
@@ -288,6 +301,34 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         )
         .map(String::from)
         .collect();
+    // Its IPv6 block: one, associated, in a dual-stack cluster's own VPC; none in a VPC of
+    // its own that is not.
+    let ipv6_blocks: Vec<ipnet::Ipv6Net> = vpc
+        .ipv6_cidr_block_association_set()
+        .iter()
+        .filter(|a| {
+            a.ipv6_cidr_block_state().and_then(|s| s.state())
+                == Some(&aws_sdk_ec2::types::VpcCidrBlockStateCode::Associated)
+        })
+        .filter_map(|a| a.ipv6_cidr_block()?.parse().ok())
+        .collect();
+    let dual_stack = spec.network.vpc.ipv6.is_some();
+    let vpc_ipv6 = match (dual_stack, ipv6_blocks.as_slice()) {
+        // A VPC of the user's holds what it holds.
+        _ if spec.network.vpc.id.is_some() => None,
+        (true, [one]) => Some(*one),
+        (false, []) => None,
+        (_, held) => {
+            return Err(fail(format!(
+                "VPC {vpc_id} holds the IPv6 blocks {held:?}; the spec {} IPv6",
+                if dual_stack {
+                    "asks for"
+                } else {
+                    "does not ask for"
+                }
+            )));
+        }
+    };
     if spec.network.vpc.id.is_none() {
         let held: BTreeSet<&str> = vpc_ranges.iter().skip(1).map(String::as_str).collect();
         let named: BTreeSet<&str> = spec
@@ -351,6 +392,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
 
     // The cluster's subnets: its own, and those the spec names.
     let mut nets: Vec<Net> = Vec::new();
+    let mut subnet_blocks: BTreeSet<ipnet::Ipv6Net> = BTreeSet::new();
     let own = ec2
         .describe_subnets()
         .filters(owned())
@@ -399,6 +441,31 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 s.subnet_id(),
                 s.tags()
             )));
+        }
+        if let Some(block) = vpc_ipv6 {
+            let held: Vec<ipnet::Ipv6Net> = s
+                .ipv6_cidr_block_association_set()
+                .iter()
+                .filter(|a| {
+                    a.ipv6_cidr_block_state().and_then(|st| st.state())
+                        == Some(&aws_sdk_ec2::types::SubnetCidrBlockStateCode::Associated)
+                })
+                .filter_map(|a| a.ipv6_cidr_block()?.parse().ok())
+                .collect();
+            let ok = matches!(held.as_slice(), [c] if c.prefix_len() == 64 && block.contains(c));
+            if !ok || s.assign_ipv6_address_on_creation() != Some(true) {
+                return Err(fail(format!(
+                    "subnet {:?} of a dual-stack cluster holds the IPv6 blocks {held:?} (one /64 \
+                     of {block} wanted) and assigns IPv6 addresses on launch: {:?}",
+                    s.subnet_id(),
+                    s.assign_ipv6_address_on_creation()
+                )));
+            }
+            if let Some(c) = held.first()
+                && !subnet_blocks.insert(*c)
+            {
+                return Err(fail(format!("two subnets hold {c}")));
+            }
         }
         nets.push(Net {
             id: s.subnet_id().unwrap_or_default().into(),
@@ -556,6 +623,35 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         }
     }
 
+    // The cluster's egress-only internet gateways in the VPC: one in a dual-stack cluster
+    // with private subnets of its own, else none.
+    let eigws = ec2
+        .describe_egress_only_internet_gateways()
+        .filters(owned())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeEgressOnlyInternetGateways"))?;
+    let egress_only: BTreeSet<String> = eigws
+        .egress_only_internet_gateways()
+        .iter()
+        .filter(|g| {
+            g.attachments()
+                .iter()
+                .any(|a| a.vpc_id() == Some(vpc_id.as_str()))
+        })
+        .filter_map(|g| g.egress_only_internet_gateway_id().map(String::from))
+        .collect();
+    let wanted_eigws = usize::from(dual_stack && owned_private);
+    if egress_only.len() != wanted_eigws
+        || eigws.egress_only_internet_gateways().len() != wanted_eigws
+    {
+        return Err(fail(format!(
+            "egress-only internet gateways {:?} (in the VPC: {egress_only:?}), {wanted_eigws} \
+             wanted",
+            eigws.egress_only_internet_gateways()
+        )));
+    }
+
     // Each owned subnet's route table and default route.
     for n in nets.iter().filter(|n| n.owned) {
         let rts = ec2
@@ -601,6 +697,38 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 .nat_gateway_id()
                 .is_some_and(|g| wanted.iter().any(|w| w == g))
         };
+        if dual_stack {
+            // IPv6 out: public subnets to the internet gateway, private ones to the
+            // cluster's egress-only gateway, and NAT64 to the NAT gateway of the IPv4 route.
+            let to = |destination: &str| {
+                rt.routes()
+                    .iter()
+                    .find(|r| r.destination_ipv6_cidr_block() == Some(destination))
+                    .and_then(|r| {
+                        r.gateway_id()
+                            .or(r.egress_only_internet_gateway_id())
+                            .or(r.nat_gateway_id())
+                    })
+                    .map(String::from)
+            };
+            let (any, nat64) = (to("::/0"), to("64:ff9b::/96"));
+            let ipv6_ok = if n.public {
+                any.as_ref().is_some_and(|g| igw.contains(g))
+            } else {
+                any.as_ref().is_some_and(|g| egress_only.contains(g))
+                    && nat64.is_some()
+                    && nat64.as_deref() == route.nat_gateway_id()
+            };
+            if !ipv6_ok {
+                return Err(fail(format!(
+                    "the {} subnet {} routes ::/0 to {any:?} and 64:ff9b::/96 to {nat64:?} \
+                     (internet gateway {igw:?}, egress-only {egress_only:?}, NAT {:?})",
+                    if n.public { "public" } else { "private" },
+                    n.id,
+                    route.nat_gateway_id()
+                )));
+            }
+        }
         if !ok {
             return Err(fail(format!(
                 "the {} subnet {} in {} routes 0.0.0.0/0 to {:?}/{:?} (internet gateway {igw:?}, \
@@ -646,7 +774,12 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 .map(String::from)
         })
         .collect();
-    let want = specified(cluster, &groups, &vpc_ranges, &nat_ips);
+    let inside: Vec<String> = vpc_ranges
+        .iter()
+        .cloned()
+        .chain(vpc_ipv6.map(|b| ipv6_cidr(&b.to_string())))
+        .collect();
+    let want = specified(cluster, &groups, &inside, &nat_ips);
     for (role, g) in &owned_groups {
         // The `lb` group's rules are the cloud controller manager's.
         if *role == Role::Lb {

@@ -78,6 +78,9 @@ pub struct Case {
     /// The cluster's default subnets in its own VPC prefer public ones
     /// (`subnetSchema: PreferPublic`: the public subnets take the larger ranges).
     pub prefer_public: bool,
+    /// The cluster's own VPC is dual stack (`ipv6: {}`: an Amazon-provided IPv6 block, a /64
+    /// per subnet of its own, an egress-only internet gateway; never with a pre-existing VPC).
+    pub ipv6: bool,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -103,6 +106,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
         ),
     )
         .prop_map(
@@ -122,6 +126,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     resource_names,
                     rule_sources,
                     prefer_public,
+                    ipv6,
                 ),
             )| {
                 let subnets = p[2];
@@ -150,6 +155,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     rule_sources,
                     // Only the default subnets of the cluster's own VPC follow the schema.
                     prefer_public: prefer_public && !pre.vpc && !secondary,
+                    ipv6: ipv6 && !pre.vpc,
                     pre,
                     services,
                 }
@@ -157,7 +163,8 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         )
 }
 
-/// As derived, except that `resource_names`, `rule_sources` and `prefer_public` show only when set: a case's text seeds its
+/// As derived, except that `resource_names`, `rule_sources`, `prefer_public` and `ipv6` show
+/// only when set: a case's text seeds its
 /// faults ([`crate::target::seed_of`]), and the cases kept from before the field existed
 /// must draw the faults they failed with.
 impl std::fmt::Debug for Case {
@@ -180,6 +187,9 @@ impl std::fmt::Debug for Case {
         }
         if self.prefer_public {
             d.field("prefer_public", &self.prefer_public);
+        }
+        if self.ipv6 {
+            d.field("ipv6", &self.ipv6);
         }
         d.field("pre", &self.pre)
             .field("services", &self.services)
@@ -386,6 +396,12 @@ impl Case {
         if self.empty_default_group {
             vpc.insert("emptyRoutesDefaultVPCSecurityGroup".into(), true.into());
         }
+        if self.ipv6 {
+            vpc.insert(
+                "ipv6".into(),
+                serde_yaml_ng::Value::Mapping(serde_yaml_ng::Mapping::new()),
+            );
+        }
         vpc
     }
 
@@ -427,6 +443,10 @@ impl Case {
         put("vpc", usize::from(!self.pre.vpc));
         put("subnet", if managed_subnets { 2 * self.zones } else { 0 });
         put("internetGateway", usize::from(!self.pre.gateway));
+        put(
+            "egressOnlyInternetGateway",
+            usize::from(self.ipv6 && managed_subnets),
+        );
         put("natGateway", if managed_subnets { self.zones } else { 0 });
         put("elasticIp", if managed_subnets { self.zones } else { 0 });
         put(

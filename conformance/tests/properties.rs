@@ -136,6 +136,7 @@ fn a_default_group_not_visible_yet_is_waited_for_in_a_storm() {
         resource_names: false,
         rule_sources: false,
         prefer_public: false,
+        ipv6: false,
         pre: conformance::world::Preexisting::default(),
         services: 0,
     };
@@ -227,6 +228,7 @@ fn crash_at_every_change_of_one_cluster() {
         resource_names: false,
         rule_sources: false,
         prefer_public: false,
+        ipv6: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
@@ -267,6 +269,7 @@ fn every_refused_delete_of_one_cluster() {
         resource_names: false,
         rule_sources: false,
         prefer_public: false,
+        ipv6: false,
         pre: conformance::world::Preexisting::default(),
         services: 1,
     };
@@ -276,5 +279,49 @@ fn every_refused_delete_of_one_cluster() {
             properties::delete_carries_on(&env, &c, k).await
         })
         .unwrap_or_else(|e| panic!("delete refused at kind {k}: {e}"));
+    }
+}
+
+/// Every cut point of a dual-stack cluster (its own VPC with IPv6: a /64 per subnet, an
+/// egress-only gateway, IPv6 routes and rules), with a bastion and a machine, for the create
+/// and for the delete; and a second reconcile changes nothing.
+#[test]
+fn crash_at_every_change_of_a_dual_stack_cluster() {
+    let case = Case {
+        zones: 2,
+        cidr: "10.0.0.0/16",
+        bastion: true,
+        internal: false,
+        machines: 1,
+        spot: false,
+        data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
+        resource_names: false,
+        rule_sources: false,
+        prefer_public: false,
+        ipv6: true,
+        pre: conformance::world::Preexisting::default(),
+        services: 0,
+    };
+    let c = case.clone();
+    check(&case, |env| async move {
+        properties::idempotence(&env, &c).await
+    })
+    .unwrap_or_else(|e| panic!("idempotence: {e}"));
+    // A reconcile of this cluster makes fewer than 70 changes; the delete fewer than 50.
+    for k in 1..70 {
+        let c = case.clone();
+        check(&case, |env| async move {
+            properties::crash_convergence(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("create cut at {k}: {e}"));
+    }
+    for k in 1..50 {
+        let c = case.clone();
+        check(&case, |env| async move {
+            properties::delete_completeness(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("delete cut at {k}: {e}"));
     }
 }

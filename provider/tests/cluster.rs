@@ -3018,3 +3018,305 @@ async fn the_vpc_range_comes_from_an_ipam_pool() {
     )
     .await;
 }
+
+/// The IPv6 picture of a dual-stack cluster as EC2 holds it, checked whole: the VPC's block,
+/// each owned subnet's distinct /64 inside it (assigning addresses on launch), the owned
+/// egress-only gateway in the VPC, each owned route table's IPv6 routes, and the node port
+/// and API rules from `::/0`. Returns the VPC's block.
+async fn check_dual_stack(
+    ec2: &aws_sdk_ec2::Client,
+    vpc_id: &str,
+    internet_facing: bool,
+) -> ipnet::Ipv6Net {
+    let vpc = ec2.describe_vpcs().vpc_ids(vpc_id).send().await.unwrap();
+    let blocks: Vec<_> = vpc.vpcs()[0]
+        .ipv6_cidr_block_association_set()
+        .iter()
+        .map(|a| {
+            (
+                a.ipv6_cidr_block().unwrap().to_string(),
+                a.ipv6_cidr_block_state().unwrap().state().unwrap().as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(blocks.len(), 1, "{blocks:?}");
+    assert_eq!(blocks[0].1, "associated");
+    let block: ipnet::Ipv6Net = blocks[0].0.parse().unwrap();
+    assert_eq!(block.prefix_len(), 56);
+
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    let mut seen = BTreeSet::new();
+    for sn in subnets.subnets() {
+        let set = sn.ipv6_cidr_block_association_set();
+        assert_eq!(set.len(), 1, "{sn:?}");
+        let c: ipnet::Ipv6Net = set[0].ipv6_cidr_block().unwrap().parse().unwrap();
+        assert_eq!(c.prefix_len(), 64);
+        assert!(block.contains(&c), "{c} outside {block}");
+        assert!(seen.insert(c), "{c} twice");
+        assert_eq!(sn.assign_ipv6_address_on_creation(), Some(true), "{sn:?}");
+    }
+    assert!(!seen.is_empty());
+
+    let eigws = ec2
+        .describe_egress_only_internet_gateways()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    let [eigw] = eigws.egress_only_internet_gateways() else {
+        panic!("{eigws:?}")
+    };
+    assert_eq!(eigw.attachments()[0].vpc_id(), Some(vpc_id));
+    let eigw_id = eigw.egress_only_internet_gateway_id().unwrap();
+
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    for t in tables.route_tables() {
+        let role = t
+            .tags()
+            .iter()
+            .find(|t| t.key() == Some("sigs.k8s.io/cluster-api-provider-aws/role"))
+            .and_then(|t| t.value())
+            .unwrap();
+        let v6: BTreeMap<&str, String> = t
+            .routes()
+            .iter()
+            .filter_map(|r| {
+                let target = r
+                    .gateway_id()
+                    .or(r.nat_gateway_id())
+                    .or(r.egress_only_internet_gateway_id())?;
+                Some((r.destination_ipv6_cidr_block()?, target.to_string()))
+            })
+            .collect();
+        let v4_target = t
+            .routes()
+            .iter()
+            .find(|r| r.destination_cidr_block() == Some("0.0.0.0/0"))
+            .and_then(|r| r.gateway_id().or(r.nat_gateway_id()))
+            .unwrap()
+            .to_string();
+        let block = block.to_string();
+        let want: BTreeMap<&str, String> = if role == "public" {
+            assert!(v4_target.starts_with("igw-"));
+            BTreeMap::from([("::/0", v4_target), (block.as_str(), "local".to_string())])
+        } else {
+            assert!(v4_target.starts_with("nat-"));
+            BTreeMap::from([
+                ("::/0", eigw_id.to_string()),
+                ("64:ff9b::/96", v4_target),
+                (block.as_str(), "local".to_string()),
+            ])
+        };
+        assert_eq!(v6, want, "{role} table {:?}", t.route_table_id());
+    }
+
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    let group = |role: &str| {
+        groups
+            .security_groups()
+            .iter()
+            .find(|g| g.group_name().unwrap().ends_with(&format!("-{role}")))
+            .unwrap()
+    };
+    assert!(rules(group("node")).contains(&("tcp".into(), Some(30000), "::/0".into())));
+    assert_eq!(
+        rules(group("apiserver-lb")).contains(&("tcp".into(), Some(6443), "::/0".into())),
+        internet_facing
+    );
+    block
+}
+
+#[tokio::test]
+async fn a_dual_stack_cluster_has_ipv6_in_every_part_it_makes_and_leaves_none() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {ipv6: {}}\n    availabilityZoneCount: 2\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24]}\n",
+    );
+
+    // The plan names the IPv6 parts before anything exists.
+    let planned = a.plan(&c).await.unwrap().planned;
+    for needle in [
+        "create vpc 10.0.0.0/16 and an Amazon-provided IPv6 /56",
+        "and a /64 of the VPC's IPv6 block public in us-east-1a",
+        "create egress-only internet gateway in <new vpc>",
+    ] {
+        assert!(
+            planned.iter().any(|p| p.contains(needle)),
+            "{needle} in {planned:?}"
+        );
+    }
+    assert!(mutating(&fake).is_empty());
+
+    let o = up(&a, &c).await;
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    let block = check_dual_stack(&ec2, &vpc_id, true).await;
+    assert_eq!(o.status.vpc_ipv6_cidr, Some(block.to_string()));
+    assert!(o.status.subnets.iter().all(|s| s.ipv6_cidr.is_some()));
+    // The bastion, launched in a public subnet, holds an IPv6 address of its /64.
+    let bastion = o.status.bastion.clone().unwrap().id;
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&bastion)
+        .send()
+        .await
+        .unwrap();
+    let i = &d.reservations()[0].instances()[0];
+    let v6: std::net::Ipv6Addr = i.network_interfaces()[0].ipv6_addresses()[0]
+        .ipv6_address()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let subnet_block = o
+        .status
+        .subnets
+        .iter()
+        .find(|s| Some(s.id.as_str()) == i.subnet_id())
+        .and_then(|s| s.ipv6_cidr.clone())
+        .unwrap();
+    assert!(
+        subnet_block
+            .parse::<ipnet::Ipv6Net>()
+            .unwrap()
+            .contains(&v6)
+    );
+
+    // Steady state: nothing to change.
+    fake.fake().take_calls();
+    assert!(a.reconcile(&c).await.unwrap().is_done());
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+
+    // A route taken away by hand comes back, and only it.
+    let private_table = o
+        .status
+        .route_tables
+        .iter()
+        .find(|t| {
+            o.status
+                .subnets
+                .iter()
+                .any(|s| s.id == t.subnet_id && !s.public)
+        })
+        .unwrap()
+        .id
+        .clone();
+    ec2.delete_route()
+        .route_table_id(&private_table)
+        .destination_ipv6_cidr_block("::/0")
+        .send()
+        .await
+        .unwrap();
+    fake.fake().take_calls();
+    up(&a, &c).await;
+    assert_eq!(mutating(&fake), ["CreateRoute"]);
+    check_dual_stack(&ec2, &vpc_id, true).await;
+
+    // IPv6 is never taken away.
+    let without = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24]}\n",
+    );
+    fake.fake().take_calls();
+    let err = a.reconcile(&without).await.unwrap_err();
+    assert!(err.to_string().contains("spec.network.vpc.ipv6"), "{err}");
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    let eigws = ec2
+        .describe_egress_only_internet_gateways()
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        eigws.egress_only_internet_gateways().is_empty(),
+        "{eigws:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_cluster_made_single_stack_becomes_dual_stack_when_asked() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let v4 = cluster(
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n  controlPlaneLoadBalancer: {scheme: internal}\n",
+    );
+    let o = up(&a, &v4).await;
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    assert!(o.status.vpc_ipv6_cidr.is_none());
+
+    let dual = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {ipv6: {}}\n    availabilityZoneCount: 1\n  controlPlaneLoadBalancer: {scheme: internal}\n",
+    );
+    fake.fake().take_calls();
+    let o = up(&a, &dual).await;
+    let mut calls = mutating(&fake);
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            "AssociateSubnetCidrBlock",
+            "AssociateSubnetCidrBlock",
+            "AssociateVpcCidrBlock",
+            "AuthorizeSecurityGroupIngress",
+            "AuthorizeSecurityGroupIngress",
+            "CreateEgressOnlyInternetGateway",
+            "CreateRoute",
+            "CreateRoute",
+            "CreateRoute",
+            "ModifySubnetAttribute",
+            "ModifySubnetAttribute",
+        ]
+    );
+    let block = check_dual_stack(&ec2, &vpc_id, false).await;
+    assert_eq!(o.status.vpc_ipv6_cidr, Some(block.to_string()));
+    // An internal API admits the VPC's IPv6 block beside its IPv4 range.
+    let groups = ec2
+        .describe_security_groups()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter("group-name", &["c1-apiserver-lb"]))
+        .send()
+        .await
+        .unwrap();
+    let lb_rules = rules(&groups.security_groups()[0]);
+    assert!(lb_rules.contains(&("tcp".into(), Some(6443), block.to_string())));
+    assert!(!lb_rules.contains(&("tcp".into(), Some(6443), "::/0".into())));
+
+    down(&a, &dual).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn ipv6_for_an_existing_vpc_is_refused_before_any_call() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    // The region's zones are read once (and kept); then the spec is refused with no call.
+    a.plan(&cluster("  region: us-east-1\n")).await.unwrap();
+    let c = cluster("  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678, ipv6: {}}\n");
+    refused_naming(
+        &fake,
+        &a,
+        &c,
+        "spec.network.vpc.ipv6: only for a VPC the provider creates",
+    )
+    .await;
+}

@@ -63,7 +63,12 @@ pub(super) fn count(status: &ClusterStatus) -> (usize, usize) {
             existing += 1;
         }
     };
-    for r in status.vpc.iter().chain(&status.internet_gateway) {
+    for r in status
+        .vpc
+        .iter()
+        .chain(&status.internet_gateway)
+        .chain(&status.egress_only_internet_gateway)
+    {
         add(r.managed);
     }
     for s in &status.subnets {
@@ -96,19 +101,36 @@ pub(super) fn tree(status: &ClusterStatus) -> String {
             t,
             "vpc {} {} [{}]",
             v.id,
-            status.vpc_ranges().cloned().collect::<Vec<_>>().join(" "),
+            status
+                .vpc_ranges()
+                .chain(&status.vpc_ipv6_cidr)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
             tag(v.managed)
         );
     }
     if let Some(g) = &status.internet_gateway {
         let _ = writeln!(t, "├─ internet gateway {} [{}]", g.id, tag(g.managed));
     }
+    if let Some(g) = &status.egress_only_internet_gateway {
+        let _ = writeln!(
+            t,
+            "├─ egress-only internet gateway {} [{}]",
+            g.id,
+            tag(g.managed)
+        );
+    }
     for s in &status.subnets {
         let _ = writeln!(
             t,
-            "├─ subnet {} {} {} {} [{}]",
+            "├─ subnet {} {}{} {} {} [{}]",
             s.id,
             s.cidr,
+            s.ipv6_cidr
+                .as_deref()
+                .map(|c| format!(" {c}"))
+                .unwrap_or_default(),
             s.zone,
             if s.public { "public" } else { "private" },
             tag(s.managed)

@@ -1,6 +1,7 @@
 //! The internet gateway: the spec's (validated: attached to the VPC), one already attached
 //! to an existing VPC (used as pre-existing), or the cluster's own, created and attached when
-//! the cluster has public subnets.
+//! the cluster has public subnets; and a dual-stack cluster's egress-only internet gateway,
+//! the private subnets' way out over IPv6.
 
 use aws_sdk_ec2::types::{InternetGateway, ResourceType};
 
@@ -14,8 +15,14 @@ fn attached_to(g: &InternetGateway, vpc_id: &str) -> bool {
     g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id))
 }
 
-/// Reconciles the internet gateway.
+/// Reconciles the internet gateway, and a dual-stack cluster's egress-only one.
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
+    internet_gateway(s).await?;
+    egress_only(s).await
+}
+
+/// Reconciles the internet gateway.
+async fn internet_gateway(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
     };
@@ -126,8 +133,108 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Detaches and deletes the cluster's own internet gateways.
+/// Reconciles the egress-only internet gateway of a dual-stack cluster: the private
+/// subnets' way out over IPv6 (`::/0`), found by tag, else created in the VPC (it is
+/// attached from the start).
+async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    if s.plan.spec.network.vpc.ipv6.is_none() || !s.planned_subnets().iter().any(|p| !p.public) {
+        return Ok(());
+    }
+    let name = format!("{}-eigw", s.name());
+    let found = if s.vpc_is_empty() {
+        None
+    } else {
+        s.ec2()
+            .describe_egress_only_internet_gateways()
+            .filters(s.owned_filter())
+            .send()
+            .await
+            .map_err(aws("DescribeEgressOnlyInternetGateways"))?
+            .egress_only_internet_gateways
+            .unwrap_or_default()
+            .into_iter()
+            .find(|g| {
+                g.attachments()
+                    .iter()
+                    .any(|a| a.vpc_id() == Some(vpc_id.as_str()))
+            })
+    };
+    let id = match found {
+        Some(g) => {
+            let id = g
+                .egress_only_internet_gateway_id()
+                .unwrap_or_default()
+                .to_string();
+            s.ensure_tags(
+                &id,
+                g.tags(),
+                ResourceType::EgressOnlyInternetGateway,
+                "common",
+                &name,
+            )
+            .await?;
+            id
+        }
+        None => {
+            if !s.act(format!(
+                "create egress-only internet gateway in {vpc_id} ({name})"
+            )) {
+                "<new egress-only internet gateway>".to_string()
+            } else {
+                s.ec2()
+                    .create_egress_only_internet_gateway()
+                    .vpc_id(&vpc_id)
+                    .client_token(ownership::client_token(&[s.name(), "eigw", &vpc_id]))
+                    .tag_specifications(s.tag_spec(
+                        ResourceType::EgressOnlyInternetGateway,
+                        "common",
+                        &name,
+                    ))
+                    .send()
+                    .await
+                    .map_err(aws("CreateEgressOnlyInternetGateway"))?
+                    .egress_only_internet_gateway
+                    .and_then(|g| g.egress_only_internet_gateway_id)
+                    .ok_or_else(|| crate::sdk::empty_answer("CreateEgressOnlyInternetGateway"))?
+            }
+        }
+    };
+    s.status.egress_only_internet_gateway = Some(Res { id, managed: true });
+    Ok(())
+}
+
+/// Detaches and deletes the cluster's own internet gateways, and deletes its egress-only
+/// ones.
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let egress_only = s
+        .ec2()
+        .describe_egress_only_internet_gateways()
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeEgressOnlyInternetGateways"))?
+        .egress_only_internet_gateways
+        .unwrap_or_default();
+    for g in egress_only {
+        let id = g
+            .egress_only_internet_gateway_id()
+            .unwrap_or_default()
+            .to_string();
+        if !s.act(format!("delete egress-only internet gateway {id}")) {
+            continue;
+        }
+        let r = s
+            .ec2()
+            .delete_egress_only_internet_gateway()
+            .egress_only_internet_gateway_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteEgressOnlyInternetGateway"));
+        s.settle(&format!("egress-only internet gateway {id}"), r)?;
+    }
     let owned = s
         .ec2()
         .describe_internet_gateways()

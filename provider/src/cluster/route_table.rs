@@ -1,5 +1,7 @@
 //! Route tables: one per subnet the cluster created, public ones routing 0.0.0.0/0 to the
-//! internet gateway, private ones to the NAT gateway of their zone. Pre-existing subnets keep
+//! internet gateway, private ones to the NAT gateway of their zone; in a dual-stack cluster
+//! public ones also route ::/0 to the internet gateway, private ones ::/0 to the egress-only
+//! internet gateway and NAT64 (64:ff9b::/96) to their NAT gateway. Pre-existing subnets keep
 //! their routing untouched.
 
 use aws_sdk_ec2::types::{ResourceType, RouteTable};
@@ -10,12 +12,29 @@ use crate::error::Error;
 use crate::ownership;
 use crate::sdk::{filter, until_visible};
 
-fn default_target(t: &RouteTable) -> Option<String> {
+/// Where the route of `t` to `destination` (an IPv4 or IPv6 range) goes.
+fn target_of(t: &RouteTable, destination: &str) -> Option<String> {
     t.routes()
         .iter()
-        .find(|r| r.destination_cidr_block() == Some("0.0.0.0/0"))
-        .and_then(|r| r.gateway_id().or(r.nat_gateway_id()).map(String::from))
+        .find(|r| {
+            r.destination_cidr_block() == Some(destination)
+                || r.destination_ipv6_cidr_block() == Some(destination)
+        })
+        .and_then(|r| {
+            r.gateway_id()
+                .or(r.nat_gateway_id())
+                .or(r.egress_only_internet_gateway_id())
+                .map(String::from)
+        })
 }
+
+/// Everywhere, over IPv4.
+const ANY_IPV4: &str = "0.0.0.0/0";
+/// Everywhere, over IPv6.
+const ANY_IPV6: &str = "::/0";
+/// The well-known NAT64 prefix (RFC 6052): IPv4 addresses as IPv6 ones, which a NAT gateway
+/// translates.
+const NAT64: &str = "64:ff9b::/96";
 
 /// Reconciles the route tables of the cluster's own subnets.
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
@@ -35,6 +54,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             .route_tables
             .unwrap_or_default()
     };
+    let dual_stack =
+        s.plan.spec.network.vpc.ipv6.is_some() && (s.status.vpc_ipv6_cidr.is_some() || s.dry_run);
     let subnets: Vec<_> = s
         .status
         .subnets
@@ -45,8 +66,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     for sn in subnets {
         let kind = if sn.public { "public" } else { "private" };
         let name = format!("{}-rt-{kind}-{}", s.name(), sn.zone);
-        let target = if sn.public {
-            s.status.internet_gateway.as_ref().map(|g| g.id.clone())
+        let nat = if sn.public {
+            None
         } else {
             let nat = s
                 .status
@@ -66,6 +87,29 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 None => None,
             }
         };
+        let gateway = s.status.internet_gateway.as_ref().map(|g| g.id.clone());
+        let target = if sn.public {
+            gateway.clone()
+        } else {
+            nat.clone()
+        };
+        // The routes of the subnet's table: the default route, and in a dual-stack cluster
+        // (once AWS shows the VPC's IPv6 block) the IPv6 default route, to the internet
+        // gateway or (private) the egress-only one, and NAT64 to the NAT gateway.
+        let mut routes: Vec<(&str, Option<String>)> = vec![(ANY_IPV4, target.clone())];
+        if dual_stack {
+            if sn.public {
+                routes.push((ANY_IPV6, gateway));
+            } else {
+                let egress_only = s
+                    .status
+                    .egress_only_internet_gateway
+                    .as_ref()
+                    .map(|g| g.id.clone());
+                routes.push((ANY_IPV6, egress_only));
+                routes.push((NAT64, nat));
+            }
+        }
         // The table associated with the subnet, else one of ours with its name left
         // unassociated by an interrupted run.
         let existing = tables
@@ -82,7 +126,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 })
             })
             .cloned();
-        let (id, associated, current_target) = match existing {
+        let (id, associated, table) = match existing {
             Some(t) => {
                 let id = t.route_table_id().unwrap_or_default().to_string();
                 s.ensure_tags(&id, t.tags(), ResourceType::RouteTable, kind, &name)
@@ -91,7 +135,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .associations()
                     .iter()
                     .any(|a| a.subnet_id() == Some(sn.id.as_str()));
-                (id, associated, default_target(&t))
+                (id, associated, t)
             }
             None => {
                 if !s.act(format!("create route table for {} ({name})", sn.id)) {
@@ -114,55 +158,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .route_table
                     .ok_or_else(|| crate::sdk::empty_answer("CreateRouteTable"))?;
                 let id = t.route_table_id().unwrap_or_default().to_string();
-                let current = default_target(&t);
-                (id, false, current)
+                (id, false, t)
             }
         };
-        if let Some(target) = &target
-            && current_target.as_ref() != Some(target)
-            && s.act(format!("route 0.0.0.0/0 of {id} to {target}"))
-        {
-            let via_nat = target.starts_with("nat-");
-            // The target (a NAT gateway, an internet gateway) or the table may be new in
-            // this reconcile, and not shown by AWS for a moment.
-            let (nat, gateway) = if via_nat {
-                (Some(target.clone()), None)
-            } else {
-                (None, Some(target.clone()))
-            };
-            if current_target.is_some() {
-                until_visible(s.clients, || {
-                    let call = s
-                        .ec2()
-                        .replace_route()
-                        .route_table_id(&id)
-                        .destination_cidr_block("0.0.0.0/0")
-                        .set_nat_gateway_id(nat.clone())
-                        .set_gateway_id(gateway.clone());
-                    async move { call.send().await.map_err(aws("ReplaceRoute")) }
-                })
-                .await?;
-            } else {
-                let created = until_visible(s.clients, || {
-                    let call = s
-                        .ec2()
-                        .create_route()
-                        .route_table_id(&id)
-                        .destination_cidr_block("0.0.0.0/0")
-                        .set_nat_gateway_id(nat.clone())
-                        .set_gateway_id(gateway.clone());
-                    async move { call.send().await.map_err(aws("CreateRoute")) }
-                })
-                .await;
-                match created {
-                    Ok(_) => {}
-                    // The route was read as missing, yet it is there: a create whose answer
-                    // was lost (and retried), or one AWS does not show yet. Look again.
-                    Err(e) if e.class() == Class::Duplicate => {
-                        return Err(Error::NotVisibleYet(format!("the default route of {id}")));
-                    }
-                    Err(e) => return Err(e.into()),
-                }
+        for (destination, target) in routes {
+            if let Some(target) = target {
+                let current = target_of(&table, destination);
+                ensure_route(s, &id, destination, &target, current).await?;
             }
         }
         if !associated
@@ -184,6 +186,72 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         });
     }
     Ok(())
+}
+
+/// Routes `destination` of table `id` to `target` (an internet, egress-only internet or NAT
+/// gateway), where it goes to `current` now.
+async fn ensure_route(
+    s: &mut Scope<'_>,
+    id: &str,
+    destination: &str,
+    target: &str,
+    current: Option<String>,
+) -> Result<(), Error> {
+    if current.as_deref() == Some(target)
+        || !s.act(format!("route {destination} of {id} to {target}"))
+    {
+        return Ok(());
+    }
+    // The target or the table may be new in this reconcile, and not shown by AWS for a
+    // moment.
+    let to = |yes: bool| yes.then(|| target.to_string());
+    let (via_nat, via_egress_only) = (target.starts_with("nat-"), target.starts_with("eigw-"));
+    let (nat, egress_only) = (to(via_nat), to(via_egress_only));
+    let gateway = to(!via_nat && !via_egress_only);
+    let ipv6 = destination.contains(':');
+    let (v4, v6) = if ipv6 {
+        (None, Some(destination.to_string()))
+    } else {
+        (Some(destination.to_string()), None)
+    };
+    if current.is_some() {
+        until_visible(s.clients, || {
+            let call = s
+                .ec2()
+                .replace_route()
+                .route_table_id(id)
+                .set_destination_cidr_block(v4.clone())
+                .set_destination_ipv6_cidr_block(v6.clone())
+                .set_nat_gateway_id(nat.clone())
+                .set_gateway_id(gateway.clone())
+                .set_egress_only_internet_gateway_id(egress_only.clone());
+            async move { call.send().await.map_err(aws("ReplaceRoute")) }
+        })
+        .await?;
+        return Ok(());
+    }
+    let created = until_visible(s.clients, || {
+        let call = s
+            .ec2()
+            .create_route()
+            .route_table_id(id)
+            .set_destination_cidr_block(v4.clone())
+            .set_destination_ipv6_cidr_block(v6.clone())
+            .set_nat_gateway_id(nat.clone())
+            .set_gateway_id(gateway.clone())
+            .set_egress_only_internet_gateway_id(egress_only.clone());
+        async move { call.send().await.map_err(aws("CreateRoute")) }
+    })
+    .await;
+    match created {
+        Ok(_) => Ok(()),
+        // The route was read as missing, yet it is there: a create whose answer was lost
+        // (and retried), or one AWS does not show yet. Look again.
+        Err(e) if e.class() == Class::Duplicate => Err(Error::NotVisibleYet(format!(
+            "the route {destination} of {id}"
+        ))),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Deletes the cluster's own route tables. It runs after the subnets' step: the subnets it

@@ -1,7 +1,8 @@
 //! Security groups for the bastion, the control plane, the nodes and the API load balancer,
 //! and their ingress rules: SSH only from the bastion group; 6443 on the control plane only
 //! from the load balancer, control-plane and node groups; etcd among control planes; the
-//! kubelet; node ports; the CNI's rules; the user's additional rules. Overridden roles use an
+//! kubelet; node ports (from IPv6 too in a dual-stack cluster); the CNI's rules; the user's
+//! additional rules. Overridden roles use an
 //! existing group, whose rules are never touched. Rules converge: extra ones are revoked,
 //! missing ones authorized, nothing else is called. The `lb` group, on every machine and the
 //! only group carrying `kubernetes.io/cluster/<name>`, is the cloud controller manager's to
@@ -208,8 +209,14 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         }
     }
     let node_ports = &spec.network.node_port_ingress_rule_cidr_blocks;
+    let dual_stack = spec.network.vpc.ipv6.is_some();
     let node_ports: Vec<Source> = if node_ports.is_empty() {
-        vec![Source::Cidr("0.0.0.0/0".into())]
+        // From anyone: over IPv6 too in a dual-stack cluster.
+        let mut anyone = vec![Source::Cidr("0.0.0.0/0".into())];
+        if dual_stack {
+            anyone.push(Source::Cidr6("::/0".into()));
+        }
+        anyone
     } else {
         node_ports.iter().map(|c| cidr_source(c)).collect()
     };
@@ -247,8 +254,14 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
             }
         }
     }
-    // Inside the VPC: each of its ranges (machines may be in subnets of a secondary one).
-    let vpc_ranges: Vec<String> = s.status.vpc_ranges().cloned().collect();
+    // Inside the VPC: each of its ranges (machines may be in subnets of a secondary one),
+    // and its IPv6 block in a dual-stack cluster.
+    let vpc_ranges: Vec<String> = s
+        .status
+        .vpc_ranges()
+        .chain(s.status.vpc_ipv6_cidr.iter().filter(|_| dual_stack))
+        .cloned()
+        .collect();
     let allowed: Vec<String> = if !lb.allowed_cidr_blocks.is_empty() || !lb.ingress_rules.is_empty()
     {
         // Restricted, but never against the cluster itself: nodes reach an internet-facing
@@ -262,13 +275,15 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         a
     } else if lb.scheme == Scheme::Internal {
         vpc_ranges
+    } else if dual_stack {
+        vec!["0.0.0.0/0".into(), "::/0".into()]
     } else {
         vec!["0.0.0.0/0".into()]
     };
     for c in allowed {
         add(
             Role::ApiServerLb,
-            rule("tcp", Some(6443), Some(6443), Source::Cidr(c)),
+            rule("tcp", Some(6443), Some(6443), cidr_source(&c)),
             "Kubernetes API",
         );
     }

@@ -32,6 +32,9 @@ pub struct SubnetStatus {
     pub public: bool,
     /// Whether instances launched in it get a public IP without asking.
     pub maps_public_ip: bool,
+    /// Its IPv6 /64 (associated, or being associated), in a dual-stack cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr: Option<String>,
 }
 
 /// A NAT gateway of the cluster, with its Elastic IP.
@@ -134,8 +137,14 @@ pub struct ClusterStatus {
     /// Its secondary IPv4 ranges (associated, or being associated).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub vpc_secondary_cidrs: Vec<String>,
+    /// Its IPv6 block (associated, or being associated), in a dual-stack cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vpc_ipv6_cidr: Option<String>,
     /// The internet gateway.
     pub internet_gateway: Option<Res>,
+    /// The egress-only internet gateway of a dual-stack cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress_only_internet_gateway: Option<Res>,
     /// Subnets.
     pub subnets: Vec<SubnetStatus>,
     /// NAT gateways.

@@ -1,12 +1,16 @@
 //! Subnets: existing ones are validated (in the VPC, public or private as the spec claims);
 //! an existing VPC given without subnets lends its own ([`discover`]); the cluster's own are
 //! found by tag and CIDR, created where missing, public ones mapping public IPs on launch,
-//! all giving their instances the spec's hostname type when it names one, tagged with the
-//! spec's tags of each beside the cluster's. A subnet's CIDR and zone cannot change.
+//! all giving their instances the spec's hostname type when it names one, in a dual-stack
+//! cluster each holding a /64 of the VPC's IPv6 block and giving its instances an IPv6
+//! address, tagged with the spec's tags of each beside the cluster's. A subnet's CIDR and zone cannot change.
 
-use aws_sdk_ec2::types::{AttributeBooleanValue, HostnameType, ResourceType, Subnet};
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, HostnameType, ResourceType, Subnet, SubnetCidrBlockStateCode,
+};
+use ipnet::Ipv6Net;
 
-use super::{Scope, SubnetStatus};
+use super::{Scope, SubnetStatus, is_new};
 use crate::aws_error::aws;
 use crate::clients::Clients;
 use crate::error::Error;
@@ -22,7 +26,28 @@ fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
         zone: sn.availability_zone().unwrap_or_default().to_string(),
         public,
         maps_public_ip: sn.map_public_ip_on_launch().unwrap_or(false),
+        ipv6_cidr: ipv6_block(sn).map(|c| c.to_string()),
     }
+}
+
+/// The subnet's IPv6 /64 (associated, or being associated).
+fn ipv6_block(sn: &Subnet) -> Option<Ipv6Net> {
+    sn.ipv6_cidr_block_association_set()
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.ipv6_cidr_block_state().and_then(|st| st.state()),
+                Some(SubnetCidrBlockStateCode::Associated | SubnetCidrBlockStateCode::Associating)
+            )
+        })
+        .find_map(|a| a.ipv6_cidr_block()?.parse().ok())
+}
+
+/// The lowest /64 of the VPC's IPv6 block `vpc` that no subnet of `used` holds.
+fn free_ipv6_subnet(vpc: Ipv6Net, used: &[Ipv6Net]) -> Option<Ipv6Net> {
+    vpc.subnets(64)
+        .ok()?
+        .find(|c| !used.iter().any(|u| u.contains(c) || c.contains(u)))
 }
 
 /// The hostname type of the instances EC2 launches in `sn`, as DescribeSubnets shows it.
@@ -269,6 +294,16 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             });
         }
     }
+    // A dual-stack cluster's subnets each take a /64 of the VPC's IPv6 block: those found
+    // keep theirs, a new one takes the lowest free /64. Until AWS shows the block's range,
+    // the subnets the cluster lacks wait for it.
+    let wants_ipv6 = s.plan.spec.network.vpc.ipv6.is_some();
+    let vpc_ipv6: Option<Ipv6Net> = s
+        .status
+        .vpc_ipv6_cidr
+        .as_deref()
+        .and_then(|c| c.parse().ok());
+    let mut ipv6_used: Vec<Ipv6Net> = owned.iter().filter_map(ipv6_block).collect();
     let ranges = s.vpc_ranges();
     if !ranges.is_empty() {
         for p in planned.iter().filter(|p| p.id.is_none()) {
@@ -309,7 +344,32 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 sn
             }
             None => {
-                if !s.act(format!("create subnet {cidr} {kind} in {zone} ({name})")) {
+                let ipv6 = match (wants_ipv6, vpc_ipv6) {
+                    (false, _) => None,
+                    (true, Some(block)) => {
+                        let Some(c) = free_ipv6_subnet(block, &ipv6_used) else {
+                            return Err(Error::PreExisting {
+                                resource: format!("VPC {vpc_id}"),
+                                problem: format!("its IPv6 block {block} has no free /64 left"),
+                            });
+                        };
+                        ipv6_used.push(c);
+                        Some(c)
+                    }
+                    (true, None) if !s.dry_run && !is_new(&vpc_id) => {
+                        s.wait(format!(
+                            "subnet {cidr} waits for the IPv6 block of {vpc_id}"
+                        ));
+                        continue;
+                    }
+                    (true, None) => None,
+                };
+                let what = match (wants_ipv6, ipv6) {
+                    (true, Some(c)) => format!("{cidr} and {c}"),
+                    (true, None) => format!("{cidr} and a /64 of the VPC's IPv6 block"),
+                    (false, _) => cidr.to_string(),
+                };
+                if !s.act(format!("create subnet {what} {kind} in {zone} ({name})")) {
                     s.status.subnets.push(SubnetStatus {
                         id: format!("<new subnet {cidr}>"),
                         managed: true,
@@ -317,6 +377,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         zone: zone.clone(),
                         public: p.public,
                         maps_public_ip: p.public,
+                        ipv6_cidr: ipv6.map(|c| c.to_string()),
                     });
                     continue;
                 }
@@ -324,6 +385,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .create_subnet()
                     .vpc_id(&vpc_id)
                     .cidr_block(cidr.to_string())
+                    .set_ipv6_cidr_block(ipv6.map(|c| c.to_string()))
                     .availability_zone(&zone)
                     .tag_specifications(s.tag_spec_with(ResourceType::Subnet, kind, &name, &p.tags))
                     .customize()
@@ -336,6 +398,48 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             }
         };
         let id = sn.subnet_id().unwrap_or_default().to_string();
+        let mut ipv6 = ipv6_block(&sn);
+        if wants_ipv6 && ipv6.is_none() {
+            // A subnet of the cluster's from before it was dual stack.
+            match vpc_ipv6 {
+                None => s.wait(format!("subnet {id} waits for the IPv6 block of {vpc_id}")),
+                Some(block) => {
+                    let Some(c) = free_ipv6_subnet(block, &ipv6_used) else {
+                        return Err(Error::PreExisting {
+                            resource: format!("VPC {vpc_id}"),
+                            problem: format!("its IPv6 block {block} has no free /64 left"),
+                        });
+                    };
+                    if s.act(format!("associate {c} with subnet {id}")) {
+                        s.ec2()
+                            .associate_subnet_cidr_block()
+                            .subnet_id(&id)
+                            .ipv6_cidr_block(c.to_string())
+                            .send()
+                            .await
+                            .map_err(aws("AssociateSubnetCidrBlock"))?;
+                        ipv6_used.push(c);
+                        ipv6 = Some(c);
+                    }
+                }
+            }
+        }
+        // Instances launched in a dual-stack subnet get an IPv6 address of its /64, as a
+        // public subnet's get a public IPv4 address.
+        if ipv6.is_some()
+            && sn.assign_ipv6_address_on_creation() != Some(true)
+            && s.act(format!("assign IPv6 addresses on launch in {id}"))
+        {
+            s.ec2()
+                .modify_subnet_attribute()
+                .subnet_id(&id)
+                .assign_ipv6_address_on_creation(
+                    AttributeBooleanValue::builder().value(true).build(),
+                )
+                .send()
+                .await
+                .map_err(aws("ModifySubnetAttribute"))?;
+        }
         if p.public
             && sn.map_public_ip_on_launch() != Some(true)
             && s.act(format!("map public IPs on launch in {id}"))
@@ -364,6 +468,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         let mut st = status_of(&sn, true, p.public);
         // A public subnet of the cluster maps public IPs (just set, if it did not).
         st.maps_public_ip |= p.public;
+        st.ipv6_cidr = ipv6.map(|c| c.to_string());
         s.status.subnets.push(st);
     }
     Ok(())

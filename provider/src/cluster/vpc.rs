@@ -1,8 +1,9 @@
 //! The VPC: an existing one (validated, never modified), or the cluster's own, found by its
 //! owned tag, created with DNS support and hostnames on, given the spec's secondary IPv4
 //! ranges (AssociateVpcCidrBlock) where it lacks one, and, when the spec asks, with its
-//! `default` security group kept empty. Its CIDR is immutable, and a secondary range is never
-//! taken away: one the spec no longer names is an error, as a subnet is.
+//! `default` security group kept empty, and, for a dual-stack cluster, an Amazon-provided
+//! IPv6 /56. Its CIDR is immutable, and a secondary range or IPv6 block is never taken away:
+//! one the spec no longer names is an error, as a subnet is.
 
 use aws_sdk_ec2::types::{
     AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName, VpcCidrBlockStateCode,
@@ -21,6 +22,31 @@ fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
     });
     s.status.vpc_cidr = v.cidr_block().map(String::from);
     s.status.vpc_secondary_cidrs = secondary_ranges(v);
+    s.status.vpc_ipv6_cidr = ipv6_block(v);
+}
+
+/// Whether a CIDR block association is held or being made (not being taken away, or failed).
+fn live(state: Option<&VpcCidrBlockStateCode>) -> bool {
+    matches!(
+        state,
+        Some(VpcCidrBlockStateCode::Associated | VpcCidrBlockStateCode::Associating)
+    )
+}
+
+/// Whether the VPC holds an IPv6 block or is being given one (its range may not be shown yet).
+fn has_ipv6(v: &Vpc) -> bool {
+    v.ipv6_cidr_block_association_set()
+        .iter()
+        .any(|a| live(a.ipv6_cidr_block_state().and_then(|st| st.state())))
+}
+
+/// The VPC's IPv6 block, once AWS shows its range.
+fn ipv6_block(v: &Vpc) -> Option<String> {
+    v.ipv6_cidr_block_association_set()
+        .iter()
+        .filter(|a| live(a.ipv6_cidr_block_state().and_then(|st| st.state())))
+        .find_map(|a| a.ipv6_cidr_block().filter(|c| !c.is_empty()))
+        .map(String::from)
 }
 
 /// The VPC's IPv4 ranges besides its primary one that it holds or is being given (not those
@@ -28,16 +54,7 @@ fn record(s: &mut Scope<'_>, v: &Vpc, managed: bool) {
 fn secondary_ranges(v: &Vpc) -> Vec<String> {
     v.cidr_block_association_set()
         .iter()
-        .filter(|a| {
-            a.cidr_block_state()
-                .and_then(|st| st.state())
-                .is_some_and(|st| {
-                    matches!(
-                        st,
-                        VpcCidrBlockStateCode::Associated | VpcCidrBlockStateCode::Associating
-                    )
-                })
-        })
+        .filter(|a| live(a.cidr_block_state().and_then(|st| st.state())))
         .filter_map(|a| a.cidr_block())
         .filter(|c| Some(*c) != v.cidr_block())
         .map(String::from)
@@ -132,6 +149,11 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 Some((pool_id, len)) => format!("a /{len} of IPAM pool {pool_id}"),
                 None => wanted.clone(),
             };
+            let what = if s.plan.spec.network.vpc.ipv6.is_some() {
+                format!("{what} and an Amazon-provided IPv6 /56")
+            } else {
+                what
+            };
             if !s.act(format!("create vpc {what} ({name})")) {
                 s.status.vpc = Some(Res {
                     id: "<new vpc>".into(),
@@ -148,6 +170,11 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             let call = match from_pool {
                 Some((pool_id, len)) => call.ipv4_ipam_pool_id(pool_id).ipv4_netmask_length(len),
                 None => call.cidr_block(&wanted),
+            };
+            let call = if s.plan.spec.network.vpc.ipv6.is_some() {
+                call.amazon_provided_ipv6_cidr_block(true)
+            } else {
+                call
             };
             let out = call
                 .tag_specifications(s.tag_spec(ResourceType::Vpc, "common", &name))
@@ -169,6 +196,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     if is_new(&id) {
         return Ok(());
     }
+    ipv6(s, &id, &vpc).await?;
     if s.plan.spec.network.vpc.empty_default_security_group {
         empty_default_group(s, &id).await?;
     }
@@ -279,6 +307,60 @@ async fn secondary(s: &mut Scope<'_>, id: &str) -> Result<(), Error> {
             .await
             .map_err(aws("AssociateVpcCidrBlock"))?;
         s.status.vpc_secondary_cidrs.push(cidr.clone());
+    }
+    Ok(())
+}
+
+/// Gives the cluster's VPC `id` (as `vpc` shows it) the Amazon-provided IPv6 block the spec
+/// asks for when it holds none; one it holds that the spec no longer asks for is an error, as
+/// a secondary range is (its subnets' /64s would go with it). AWS may show the block's range
+/// only once it is associated: until the VPC is seen with it, the subnets wait for it.
+async fn ipv6(s: &mut Scope<'_>, id: &str, vpc: &Vpc) -> Result<(), Error> {
+    let wanted = s.plan.spec.network.vpc.ipv6.is_some();
+    if !wanted {
+        if has_ipv6(vpc) {
+            return Err(Error::Immutable {
+                field: "spec.network.vpc.ipv6".into(),
+                resource: id.to_string(),
+                current: ipv6_block(vpc).unwrap_or_else(|| "an IPv6 block".into()),
+                wanted: "no IPv6".into(),
+            });
+        }
+        return Ok(());
+    }
+    if !has_ipv6(vpc) {
+        if !s.act(format!("associate an Amazon-provided IPv6 /56 with {id}")) {
+            return Ok(());
+        }
+        let out = s
+            .ec2()
+            .associate_vpc_cidr_block()
+            .vpc_id(id)
+            .amazon_provided_ipv6_cidr_block(true)
+            .customize()
+            .config_override(sent_once())
+            .send()
+            .await
+            .map_err(aws("AssociateVpcCidrBlock"))?;
+        s.status.vpc_ipv6_cidr = out
+            .ipv6_cidr_block_association()
+            .and_then(|a| a.ipv6_cidr_block())
+            .filter(|c| !c.is_empty())
+            .map(String::from);
+    }
+    if s.status.vpc_ipv6_cidr.is_none() {
+        // Being associated, its range not shown yet: look once more.
+        let again = s
+            .ec2()
+            .describe_vpcs()
+            .vpc_ids(id)
+            .send()
+            .await
+            .map_err(aws("DescribeVpcs"))?;
+        s.status.vpc_ipv6_cidr = again.vpcs().first().and_then(ipv6_block);
+        if s.status.vpc_ipv6_cidr.is_none() {
+            s.wait(format!("the IPv6 block of {id}: being associated"));
+        }
     }
     Ok(())
 }

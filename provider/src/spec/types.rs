@@ -207,7 +207,23 @@ pub struct VpcSpec {
     /// the VPC gets. Read only when the VPC is created: the cluster's VPC keeps its range.
     #[serde(default)]
     pub ipam_pool: Option<IpamPool>,
+    /// Dual stack (CAPA's `ipv6`): `ipv6: {}` gives the VPC the cluster creates an
+    /// Amazon-provided IPv6 /56, each subnet the cluster creates a /64 of it (instances get
+    /// an IPv6 address at launch), an egress-only internet gateway for the private subnets'
+    /// outbound IPv6 (`::/0`), public subnets `::/0` to the internet gateway, private ones
+    /// NAT64 (`64:ff9b::/96`) through their NAT gateway, and the node port and API rules an
+    /// IPv6 source beside the IPv4 one. Added to a cluster's VPC that lacks it; never taken
+    /// away. Only for a VPC the provider creates.
+    #[serde(default)]
+    pub ipv6: Option<Ipv6Spec>,
 }
+
+/// IPv6 of the VPC the cluster creates (CAPA's `IPv6`): an Amazon-provided /56. (CAPA's
+/// other members, a block of one's own pool or IPAM's, are not taken yet: naming one is an
+/// unknown field.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv6Spec {}
 
 /// The IPAM pool a VPC's range comes from (CAPA's `IPAMPool`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -149,6 +149,9 @@ fn check_tag_keys(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, 
     }
 }
 
+/// How many /64 subnets an Amazon-provided IPv6 /56 holds.
+const IPV6_SUBNETS: usize = 256;
+
 /// Validates `cluster` against the region's zones (`zones`, as DescribeAvailabilityZones
 /// lists them) and fills in defaults. Every problem is listed, not just the first.
 pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
@@ -331,6 +334,19 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, zones: &[String]) -> N
         None
     };
     let secondary = check_secondary_cidrs(p, spec, vpc_cidr);
+    if existing_vpc.is_some() && net.vpc.ipv6.is_some() {
+        p.push(
+            "spec.network.vpc.ipv6: only for a VPC the provider creates; an existing VPC \
+             (spec.network.vpc.id) is used as it is, never modified"
+                .into(),
+        );
+    }
+    if net.vpc.ipv6.is_some() && net.subnets.len() > IPV6_SUBNETS {
+        p.push(format!(
+            "spec.network.subnets: {} subnets, but a VPC's IPv6 /56 holds {IPV6_SUBNETS} /64s",
+            net.subnets.len()
+        ));
+    }
     if existing_vpc.is_some() && net.vpc.empty_default_security_group {
         p.push(
             "spec.network.vpc.emptyRoutesDefaultVPCSecurityGroup: only for a VPC the provider \
