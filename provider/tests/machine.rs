@@ -2734,3 +2734,89 @@ async fn a_machine_takes_its_public_address_from_the_users_pool_and_gives_it_bac
         .total_available_address_count();
     assert_eq!(free, Some(256));
 }
+
+#[tokio::test]
+async fn a_machine_of_a_dual_stack_cluster_has_an_ipv6_address_of_its_subnet() {
+    let dual = provider::spec::parse(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: c1}\nspec:\n  region: us-east-1\n  network: {vpc: {ipv6: {}}, availabilityZoneCount: 2}\n",
+        "test",
+    )
+    .unwrap();
+    let w = world_of(dual).await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let (st, i) = create_one(&w, &m, &machine("c1-cp-0", "controlplane", "init")).await;
+    let ec2 = w.fake.ec2_client();
+    let sn = ec2
+        .describe_subnets()
+        .subnet_ids(i.subnet_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let block: ipnet::Ipv6Net = sn.subnets()[0].ipv6_cidr_block_association_set()[0]
+        .ipv6_cidr_block()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let held = i.network_interfaces()[0].ipv6_addresses()[0]
+        .ipv6_address()
+        .unwrap();
+    assert!(block.contains(&held.parse::<std::net::Ipv6Addr>().unwrap()));
+    assert_eq!(st.ipv6.as_deref(), Some(held));
+    // A machine of a single-stack cluster shows none.
+    let w = world().await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let (st, _) = create_one(&w, &m, &machine("c1-cp-0", "controlplane", "init")).await;
+    assert_eq!(st.ipv6, None);
+}
+
+#[test]
+fn kubernetes_networks_are_one_cidr_or_a_dual_stack_pair() {
+    let read = |pods: &str, services: &str| {
+        let yaml = format!(
+            "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {{name: c1-cp-0}}\nspec:\n  clusterName: c1\n  role: controlplane\n  ami: {{id: ami-0123456789abcdef0}}\n  instanceType: t3.large\n  kubeadm:\n    operation: init\n    kubernetesVersion: v1.31.0\n    podSubnet: \"{pods}\"\n    serviceSubnet: \"{services}\"\n"
+        );
+        provider::spec::parse_documents(&yaml, "test")
+    };
+    let m = read("192.168.0.0/16,fd00:10::/56", "10.96.0.0/12,fd00:20::/108").unwrap();
+    // The pair goes into kubeadm's ClusterConfiguration as it is.
+    let text =
+        user_data::kubeadm_config(&m.machines[0], "c1-apiserver.example", &bootstrap()).unwrap();
+    assert!(
+        text.contains("podSubnet: 192.168.0.0/16,fd00:10::/56"),
+        "{text}"
+    );
+    assert!(
+        text.contains("serviceSubnet: 10.96.0.0/12,fd00:20::/108"),
+        "{text}"
+    );
+    for (pods, services, needle) in [
+        (
+            "192.168.0.0/16,10.0.0.0/8",
+            "10.96.0.0/12",
+            "podSubnet: \"192.168.0.0/16,10.0.0.0/8\" is one CIDR, or an IPv4 and an IPv6 one",
+        ),
+        (
+            "192.168.0.1/16",
+            "10.96.0.0/12",
+            "podSubnet: \"192.168.0.1/16\" has host bits set in 192.168.0.1/16 (the network is 192.168.0.0/16)",
+        ),
+        (
+            "192.168.0.0/16",
+            "10.96.0.0/12,nope",
+            "serviceSubnet: \"10.96.0.0/12,nope\" holds \"nope\", not a CIDR",
+        ),
+        (
+            "192.168.0.0/16",
+            "fd00::/108,fd01::/108,10.96.0.0/12",
+            "serviceSubnet: \"fd00::/108,fd01::/108,10.96.0.0/12\" is one CIDR",
+        ),
+    ] {
+        let Err(Error::InvalidSpec { problems }) = read(pods, services) else {
+            panic!("{pods} {services} accepted");
+        };
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}

@@ -47,6 +47,9 @@ pub struct MachineStatus {
     pub private_ip: Option<String>,
     /// Its public IP.
     pub public_ip: Option<String>,
+    /// Its IPv6 address (in a dual-stack cluster's subnets, which give each instance one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipv6: Option<String>,
     /// Its subnet.
     pub subnet_id: String,
     /// Its image.
@@ -125,6 +128,15 @@ fn status_of(i: &Instance, in_load_balancer: bool) -> MachineStatus {
         state: state_of(i),
         private_ip: i.private_ip_address().map(String::from),
         public_ip: i.public_ip_address().map(String::from),
+        ipv6: i
+            .ipv6_address()
+            .or_else(|| {
+                i.network_interfaces()
+                    .iter()
+                    .flat_map(|n| n.ipv6_addresses())
+                    .find_map(|a| a.ipv6_address())
+            })
+            .map(String::from),
         subnet_id: i.subnet_id().unwrap_or_default().to_string(),
         image_id: i.image_id().unwrap_or_default().to_string(),
         in_load_balancer,

@@ -638,12 +638,37 @@ pub struct KubeadmSpec {
     /// cluster's, made by capa.
     #[serde(default)]
     pub certificate_key: Option<Secret>,
-    /// The pod network (default 192.168.0.0/16, calico's).
+    /// The pod network (default 192.168.0.0/16, calico's); dual stack as kubeadm takes it,
+    /// an IPv4 and an IPv6 CIDR comma-separated.
     #[serde(default)]
     pub pod_subnet: Option<String>,
-    /// The service network (default 10.96.0.0/12).
+    /// The service network (default 10.96.0.0/12); dual stack as `podSubnet`.
     #[serde(default)]
     pub service_subnet: Option<String>,
+}
+
+/// Checks a Kubernetes network as kubeadm takes it: one CIDR, or (dual stack) an IPv4 and
+/// an IPv6 one, comma-separated.
+fn kubernetes_network(v: &str) -> Result<(), String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    let mut families = Vec::new();
+    for part in &parts {
+        match part.parse::<ipnet::IpNet>() {
+            Ok(net) if net.trunc() == net => families.push(matches!(net, ipnet::IpNet::V4(_))),
+            Ok(net) => {
+                return Err(format!(
+                    "has host bits set in {part} (the network is {})",
+                    net.trunc()
+                ));
+            }
+            Err(_) => return Err(format!("holds {part:?}, not a CIDR")),
+        }
+    }
+    match families.as_slice() {
+        [_] => Ok(()),
+        [a, b] if a != b => Ok(()),
+        _ => Err("is one CIDR, or an IPv4 and an IPv6 one for dual stack".into()),
+    }
 }
 
 /// `init` or `join`.
@@ -1041,6 +1066,16 @@ pub fn validate(m: &Machine) -> Vec<String> {
         .is_some_and(|c| !crate::bootstrap::is_certificate_key(&c.0))
     {
         p.push("spec.kubeadm.certificateKey: not 64 hex digits".into());
+    }
+    for (field, value) in [
+        ("podSubnet", &k.pod_subnet),
+        ("serviceSubnet", &k.service_subnet),
+    ] {
+        if let Some(v) = value
+            && let Err(e) = kubernetes_network(v)
+        {
+            p.push(format!("spec.kubeadm.{field}: {v:?} {e}"));
+        }
     }
     if !k.kubernetes_version.starts_with('v') {
         p.push(format!(
