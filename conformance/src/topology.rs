@@ -21,8 +21,7 @@
 //! - a dual-stack cluster's VPC holds one IPv6 block, each owned subnet a distinct /64 of it
 //!   (assigning IPv6 addresses on launch), its one egress-only internet gateway is in the
 //!   VPC, and each owned subnet's table routes ::/0 to the internet gateway (public) or the
-//!   egress-only one (private, with NAT64, 64:ff9b::/96, to the NAT gateway of its IPv4
-//!   route); a cluster that is not dual stack holds no IPv6 block in its own VPC and no
+//!   egress-only one (private), and no other IPv6 route but the VPC's local one; a cluster that is not dual stack holds no IPv6 block in its own VPC and no
 //!   egress-only gateway;
 //! - every live machine carries exactly one group with `kubernetes.io/cluster/<name>`: the
 //!   `lb` group (whose rules are the cloud controller manager's, not checked), and of the
@@ -699,33 +698,35 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         };
         if dual_stack {
             // IPv6 out: public subnets to the internet gateway, private ones to the
-            // cluster's egress-only gateway, and NAT64 to the NAT gateway of the IPv4 route.
-            let to = |destination: &str| {
-                rt.routes()
-                    .iter()
-                    .find(|r| r.destination_ipv6_cidr_block() == Some(destination))
-                    .and_then(|r| {
-                        r.gateway_id()
-                            .or(r.egress_only_internet_gateway_id())
-                            .or(r.nat_gateway_id())
-                    })
-                    .map(String::from)
-            };
-            let (any, nat64) = (to("::/0"), to("64:ff9b::/96"));
-            let ipv6_ok = if n.public {
-                any.as_ref().is_some_and(|g| igw.contains(g))
-            } else {
-                any.as_ref().is_some_and(|g| egress_only.contains(g))
-                    && nat64.is_some()
-                    && nat64.as_deref() == route.nat_gateway_id()
-            };
+            // cluster's egress-only gateway; nothing else but the VPC's local route.
+            let v6: Vec<(&str, Option<&str>)> = rt
+                .routes()
+                .iter()
+                .filter_map(|r| {
+                    let target = r
+                        .gateway_id()
+                        .or(r.egress_only_internet_gateway_id())
+                        .or(r.nat_gateway_id());
+                    Some((r.destination_ipv6_cidr_block()?, target))
+                })
+                .collect();
+            let any = v6.iter().find(|(d, _)| *d == "::/0").and_then(|(_, t)| *t);
+            let others = v6
+                .iter()
+                .filter(|(d, t)| *d != "::/0" && *t != Some("local"))
+                .count();
+            let ipv6_ok = others == 0
+                && if n.public {
+                    any.is_some_and(|g| igw.contains(g))
+                } else {
+                    any.is_some_and(|g| egress_only.contains(g))
+                };
             if !ipv6_ok {
                 return Err(fail(format!(
-                    "the {} subnet {} routes ::/0 to {any:?} and 64:ff9b::/96 to {nat64:?} \
-                     (internet gateway {igw:?}, egress-only {egress_only:?}, NAT {:?})",
+                    "the {} subnet {}'s IPv6 routes are {v6:?} (internet gateway {igw:?}, \
+                     egress-only {egress_only:?})",
                     if n.public { "public" } else { "private" },
                     n.id,
-                    route.nat_gateway_id()
                 )));
             }
         }

@@ -3115,7 +3115,6 @@ async fn check_dual_stack(
             assert!(v4_target.starts_with("nat-"));
             BTreeMap::from([
                 ("::/0", eigw_id.to_string()),
-                ("64:ff9b::/96", v4_target),
                 (block.as_str(), "local".to_string()),
             ])
         };
@@ -3280,7 +3279,6 @@ async fn a_cluster_made_single_stack_becomes_dual_stack_when_asked() {
             "AuthorizeSecurityGroupIngress",
             "AuthorizeSecurityGroupIngress",
             "CreateEgressOnlyInternetGateway",
-            "CreateRoute",
             "CreateRoute",
             "CreateRoute",
             "ModifySubnetAttribute",

@@ -1,7 +1,8 @@
 //! Route tables: one per subnet the cluster created, public ones routing 0.0.0.0/0 to the
 //! internet gateway, private ones to the NAT gateway of their zone; in a dual-stack cluster
 //! public ones also route ::/0 to the internet gateway, private ones ::/0 to the egress-only
-//! internet gateway and NAT64 (64:ff9b::/96) to their NAT gateway. Pre-existing subnets keep
+//! internet gateway (dual-stack subnets reach IPv4 over IPv4: no NAT64 route, as CAPA gives
+//! one only to IPv6-only subnets). Pre-existing subnets keep
 //! their routing untouched.
 
 use aws_sdk_ec2::types::{ResourceType, RouteTable};
@@ -32,9 +33,6 @@ fn target_of(t: &RouteTable, destination: &str) -> Option<String> {
 const ANY_IPV4: &str = "0.0.0.0/0";
 /// Everywhere, over IPv6.
 const ANY_IPV6: &str = "::/0";
-/// The well-known NAT64 prefix (RFC 6052): IPv4 addresses as IPv6 ones, which a NAT gateway
-/// translates.
-const NAT64: &str = "64:ff9b::/96";
 
 /// Reconciles the route tables of the cluster's own subnets.
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
@@ -88,27 +86,21 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             }
         };
         let gateway = s.status.internet_gateway.as_ref().map(|g| g.id.clone());
-        let target = if sn.public {
-            gateway.clone()
-        } else {
-            nat.clone()
-        };
+        let target = if sn.public { gateway.clone() } else { nat };
         // The routes of the subnet's table: the default route, and in a dual-stack cluster
         // (once AWS shows the VPC's IPv6 block) the IPv6 default route, to the internet
-        // gateway or (private) the egress-only one, and NAT64 to the NAT gateway.
+        // gateway or (private) the egress-only one.
         let mut routes: Vec<(&str, Option<String>)> = vec![(ANY_IPV4, target.clone())];
         if dual_stack {
-            if sn.public {
-                routes.push((ANY_IPV6, gateway));
+            let v6 = if sn.public {
+                gateway
             } else {
-                let egress_only = s
-                    .status
+                s.status
                     .egress_only_internet_gateway
                     .as_ref()
-                    .map(|g| g.id.clone());
-                routes.push((ANY_IPV6, egress_only));
-                routes.push((NAT64, nat));
-            }
+                    .map(|g| g.id.clone())
+            };
+            routes.push((ANY_IPV6, v6));
         }
         // The table associated with the subnet, else one of ours with its name left
         // unassociated by an interrupted run.

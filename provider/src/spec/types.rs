@@ -210,10 +210,11 @@ pub struct VpcSpec {
     /// Dual stack (CAPA's `ipv6`): `ipv6: {}` gives the VPC the cluster creates an
     /// Amazon-provided IPv6 /56, each subnet the cluster creates a /64 of it (instances get
     /// an IPv6 address at launch), an egress-only internet gateway for the private subnets'
-    /// outbound IPv6 (`::/0`), public subnets `::/0` to the internet gateway, private ones
-    /// NAT64 (`64:ff9b::/96`) through their NAT gateway, and the node port and API rules an
-    /// IPv6 source beside the IPv4 one. Added to a cluster's VPC that lacks it; never taken
-    /// away. Only for a VPC the provider creates.
+    /// outbound IPv6 (`::/0`), public subnets `::/0` to the internet gateway, and the node
+    /// port and API rules an IPv6 source beside the IPv4 one. Added to a cluster's VPC that
+    /// lacks it; never taken away. Only for a VPC the provider creates. (No NAT64 route nor
+    /// DNS64, as CAPA gives them only to IPv6-only subnets: dual-stack machines reach IPv4
+    /// over IPv4.)
     #[serde(default)]
     pub ipv6: Option<Ipv6Spec>,
 }
