@@ -89,6 +89,15 @@ fn rule(p: &str, from: Option<i32>, to: Option<i32>, source: &str) -> Rule {
 }
 
 /// An IPv6 CIDR block in one spelling, however the spec or AWS writes it.
+/// A CIDR block of either family as AWS spells it.
+fn either_family(raw: &str) -> String {
+    if raw.contains(':') {
+        ipv6_cidr(raw)
+    } else {
+        raw.to_string()
+    }
+}
+
 fn ipv6_cidr(raw: &str) -> String {
     provider::cluster::security_group::ipv6_cidr(raw)
 }
@@ -145,7 +154,10 @@ fn specified(
     };
     if spec.bastion.enabled {
         for c in &spec.bastion.allowed_cidr_blocks {
-            add(Role::Bastion, rule("tcp", Some(22), Some(22), c));
+            add(
+                Role::Bastion,
+                rule("tcp", Some(22), Some(22), &either_family(c)),
+            );
         }
     }
     for src in [Role::ApiServerLb, Role::ControlPlane, Role::Node] {
@@ -192,12 +204,10 @@ fn specified(
         }
     }
     for c in node_ports {
-        let c = if c.contains(':') {
-            ipv6_cidr(c)
-        } else {
-            c.clone()
-        };
-        add(Role::Node, rule("tcp", Some(30000), Some(32767), &c));
+        add(
+            Role::Node,
+            rule("tcp", Some(30000), Some(32767), &either_family(c)),
+        );
     }
     let lb = &spec.control_plane_load_balancer;
     for (role, extra) in [
@@ -253,7 +263,10 @@ fn specified(
         vec!["0.0.0.0/0".into()]
     };
     for c in allowed {
-        add(Role::ApiServerLb, rule("tcp", Some(6443), Some(6443), &c));
+        add(
+            Role::ApiServerLb,
+            rule("tcp", Some(6443), Some(6443), &either_family(&c)),
+        );
     }
     out
 }

@@ -3149,7 +3149,7 @@ async fn a_dual_stack_cluster_has_ipv6_in_every_part_it_makes_and_leaves_none() 
     let a = actuator(&fake);
     let ec2 = fake.ec2_client();
     let c = cluster(
-        "  region: us-east-1\n  network:\n    vpc: {ipv6: {}}\n    availabilityZoneCount: 2\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24]}\n",
+        "  region: us-east-1\n  network:\n    vpc: {ipv6: {}}\n    availabilityZoneCount: 2\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24, \"2001:DB8::/32\"]}\n",
     );
 
     // The plan names the IPv6 parts before anything exists.
@@ -3171,6 +3171,20 @@ async fn a_dual_stack_cluster_has_ipv6_in_every_part_it_makes_and_leaves_none() 
     let block = check_dual_stack(&ec2, &vpc_id, true).await;
     assert_eq!(o.status.vpc_ipv6_cidr, Some(block.to_string()));
     assert!(o.status.subnets.iter().all(|s| s.ipv6_cidr.is_some()));
+    // The bastion admits SSH from the IPv6 block named, as AWS spells it.
+    let bastion_group = ec2
+        .describe_security_groups()
+        .filters(filter("group-name", &["c1-bastion"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        rules(&bastion_group.security_groups()[0]),
+        BTreeSet::from([
+            ("tcp".to_string(), Some(22), "203.0.113.0/24".to_string()),
+            ("tcp".to_string(), Some(22), "2001:db8::/32".to_string()),
+        ])
+    );
     // The bastion, launched in a public subnet, holds an IPv6 address of its /64.
     let bastion = o.status.bastion.clone().unwrap().id;
     let d = ec2
@@ -3231,7 +3245,7 @@ async fn a_dual_stack_cluster_has_ipv6_in_every_part_it_makes_and_leaves_none() 
 
     // IPv6 is never taken away.
     let without = cluster(
-        "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24]}\n",
+        "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24, \"2001:DB8::/32\"]}\n",
     );
     fake.fake().take_calls();
     let err = a.reconcile(&without).await.unwrap_err();
@@ -3315,6 +3329,20 @@ async fn ipv6_for_an_existing_vpc_is_refused_before_any_call() {
         &a,
         &c,
         "spec.network.vpc.ipv6: only for a VPC the provider creates",
+    )
+    .await;
+    // Blocks of either family are taken where a rule's source is, and checked.
+    let c = cluster(
+        "  region: us-east-1\n  bastion: {enabled: true, allowedCidrBlocks: [\"2001:db8::1/32\"]}\n  controlPlaneLoadBalancer: {allowedCidrBlocks: [\"2001:db8:x::/48\"]}\n",
+    );
+    refused_listing(
+        &fake,
+        &a,
+        &c,
+        &[
+            "spec.bastion.allowedCidrBlocks: 2001:db8::1/32 is not a network address (did you mean 2001:db8::/32?)",
+            "spec.controlPlaneLoadBalancer.allowedCidrBlocks: \"2001:db8:x::/48\" is not an IPv6 CIDR block",
+        ],
     )
     .await;
 }

@@ -168,7 +168,7 @@ fn desired(s: &Scope<'_>, ids: &BTreeMap<Role, String>) -> BTreeMap<Role, BTreeM
         for c in &spec.bastion.allowed_cidr_blocks {
             add(
                 Role::Bastion,
-                rule("tcp", Some(22), Some(22), Source::Cidr(c.clone())),
+                rule("tcp", Some(22), Some(22), cidr_source(c)),
                 "SSH",
             );
         }

@@ -45,6 +45,15 @@ fn check_cidr6(problems: &mut Vec<String>, at: &str, raw: &str) {
     }
 }
 
+/// An IPv4 or an IPv6 CIDR block, as the raw text's family says.
+fn check_cidr_any(problems: &mut Vec<String>, at: &str, raw: &str) {
+    if raw.contains(':') {
+        check_cidr6(problems, at, raw);
+    } else {
+        check_cidr(problems, at, raw);
+    }
+}
+
 pub(crate) fn check_id(problems: &mut Vec<String>, at: &str, raw: &str, prefix: &str) {
     let ok = raw
         .strip_prefix(prefix)
@@ -729,11 +738,7 @@ fn check_ingress_rules(
         .enumerate()
     {
         let at = format!("spec.network.nodePortIngressRuleCidrBlocks[{i}]");
-        if c.contains(':') {
-            check_cidr6(p, &at, c);
-        } else {
-            check_cidr(p, &at, c);
-        }
+        check_cidr_any(p, &at, c);
     }
 
     cni_rules
@@ -752,7 +757,7 @@ fn check_bastion(p: &mut Vec<String>, spec: &ClusterSpec, subnets: &[PlannedSubn
     }
     if b.enabled {
         for c in &b.allowed_cidr_blocks {
-            check_cidr(p, "spec.bastion.allowedCidrBlocks", c);
+            check_cidr_any(p, "spec.bastion.allowedCidrBlocks", c);
         }
         if b.disable_ingress_rules && !b.allowed_cidr_blocks.is_empty() {
             p.push(
@@ -864,7 +869,7 @@ fn check_load_balancer(
         }
     }
     for c in &lb.allowed_cidr_blocks {
-        check_cidr(p, "spec.controlPlaneLoadBalancer.allowedCidrBlocks", c);
+        check_cidr_any(p, "spec.controlPlaneLoadBalancer.allowedCidrBlocks", c);
     }
     let extra = &lb.additional_security_groups;
     for (i, id) in extra.iter().enumerate() {
