@@ -11,7 +11,7 @@ use provider::cluster::Step;
 use crate::{Failure, aws_failure};
 
 /// Live owned resources by kind (`vpc`, `subnet`, `internetGateway`,
-/// `egressOnlyInternetGateway`, `elasticIp`,
+/// `egressOnlyInternetGateway`, `carrierGateway`, `elasticIp`,
 /// `natGateway`, `routeTable`, `securityGroup`, `bastion`, `machine`, `volume`,
 /// `dedicatedHost`, `loadBalancer`); kinds with none are absent.
 pub type Census = BTreeMap<String, usize>;
@@ -78,6 +78,14 @@ pub async fn census(clients: &provider::Clients, cluster: &str) -> Result<Census
                     "egressOnlyInternetGateway",
                     e.egress_only_internet_gateways().len(),
                 );
+                let cg = ec2
+                    .describe_carrier_gateways()
+                    .filters(owned())
+                    .filters(f("state", &["pending", "available"]))
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeCarrierGateways"))?;
+                put("carrierGateway", cg.carrier_gateways().len());
             }
             Step::NatGateway => {
                 let n = ec2

@@ -383,7 +383,7 @@ impl Sweeper<'_> {
         Ok(())
     }
 
-    /// Internet gateways, detached first, and egress-only internet gateways.
+    /// Internet gateways, detached first, and egress-only and carrier gateways.
     async fn internet_gateways(&mut self) -> Result<(), Failure> {
         let ec2 = self.ec2;
         let igws = ec2
@@ -434,6 +434,34 @@ impl Sweeper<'_> {
                 .await
                 .map_err(aws_failure("DeleteEgressOnlyInternetGateway"))?;
             self.swept.0.push(("egressOnlyInternetGateway".into(), id));
+        }
+        let carriers = ec2
+            .describe_carrier_gateways()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeCarrierGateways"))?;
+        for g in carriers
+            .carrier_gateways()
+            .iter()
+            .filter(|g| self.sel.matches_ec2(g.tags()))
+            .filter(|g| {
+                !matches!(
+                    g.state(),
+                    Some(
+                        aws_sdk_ec2::types::CarrierGatewayState::Deleting
+                            | aws_sdk_ec2::types::CarrierGatewayState::Deleted
+                    )
+                )
+            })
+        {
+            let id = g.carrier_gateway_id().unwrap_or_default().to_string();
+            ec2.delete_carrier_gateway()
+                .carrier_gateway_id(&id)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteCarrierGateway"))?;
+            self.swept.0.push(("carrierGateway".into(), id));
         }
 
         Ok(())

@@ -33,7 +33,10 @@
 //!   every live machine in one has it;
 //! - each owned subnet carries the tags a cloud controller manager looks for:
 //!   `kubernetes.io/cluster/<name>=owned`, and `kubernetes.io/role/elb=1` (public) or
-//!   `kubernetes.io/role/internal-elb=1` (private), never both;
+//!   `kubernetes.io/role/internal-elb=1` (private), never both; in a Local Zone or a
+//!   Wavelength Zone neither role tag (no balancer goes there), its public subnets routing
+//!   through a carrier gateway in a Wavelength Zone, its private ones through the NAT gateway
+//!   of their Local Zone (when it has a public subnet of the cluster) or of their parent zone;
 //! - every owned network resource (VPC, subnets, gateways, addresses, route tables, groups,
 //!   the load balancer) carries the spec's `additionalTags`, with the spec's values, and each
 //!   owned subnet its own `tags` from the spec (which win);
@@ -271,13 +274,38 @@ fn specified(
     out
 }
 
-/// A subnet of the cluster: id, zone, public.
+/// A subnet of the cluster: id, zone, public; its zone's type and parent (an edge zone's).
 #[derive(Debug, Clone)]
 struct Net {
     id: String,
     zone: String,
     public: bool,
     owned: bool,
+    zone_type: String,
+    parent: Option<String>,
+}
+
+impl Net {
+    fn is_edge(&self) -> bool {
+        self.zone_type != "availability-zone"
+    }
+
+    fn is_wavelength(&self) -> bool {
+        self.zone_type == "wavelength-zone"
+    }
+}
+
+/// The zone whose NAT gateway serves the private subnet `n` among `nets`: its own, or for
+/// one in an edge zone without a public subnet of the cluster there (or in a Wavelength Zone,
+/// where none runs) its parent availability zone's.
+fn nat_zone(n: &Net, nets: &[Net]) -> String {
+    let own_public =
+        !n.is_wavelength() && nets.iter().any(|p| p.owned && p.public && p.zone == n.zone);
+    if !n.is_edge() || own_public {
+        n.zone.clone()
+    } else {
+        n.parent.clone().unwrap_or_else(|| n.zone.clone())
+    }
 }
 
 /// Checks the topology of `cluster` in the target (see the module's documentation).
@@ -402,6 +430,37 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         }
     }
 
+    // The zones' types and parents: availability zones, Local Zones, Wavelength Zones.
+    let zone_list = ec2
+        .describe_availability_zones()
+        .all_availability_zones(true)
+        .send()
+        .await
+        .map_err(aws_failure("DescribeAvailabilityZones"))?;
+    let zone_of = |name: &str| -> (String, Option<String>) {
+        zone_list
+            .availability_zones()
+            .iter()
+            .find(|z| z.zone_name() == Some(name))
+            .map(|z| {
+                (
+                    z.zone_type().unwrap_or("availability-zone").to_string(),
+                    z.parent_zone_name().map(String::from),
+                )
+            })
+            .unwrap_or_else(|| ("availability-zone".to_string(), None))
+    };
+    let net = |id: &str, zone: &str, public: bool, owned: bool| {
+        let (zone_type, parent) = zone_of(zone);
+        Net {
+            id: id.to_string(),
+            zone: zone.to_string(),
+            public,
+            owned,
+            zone_type,
+            parent,
+        }
+    };
     // The cluster's subnets: its own, and those the spec names.
     let mut nets: Vec<Net> = Vec::new();
     let mut subnet_blocks: BTreeSet<ipnet::Ipv6Net> = BTreeSet::new();
@@ -437,14 +496,40 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             }
         };
         let k8s = |key: &str| ownership::ec2_tag(s.tags(), key);
+        let this = net(
+            s.subnet_id().unwrap_or_default(),
+            s.availability_zone().unwrap_or_default(),
+            public,
+            true,
+        );
+        // An edge zone's subnet carries neither load balancer role tag: no balancer of the
+        // cloud controller manager goes there.
+        if this.is_edge() {
+            let tagged: Vec<&str> = ["kubernetes.io/role/elb", "kubernetes.io/role/internal-elb"]
+                .into_iter()
+                .filter(|k| k8s(k).is_some())
+                .collect();
+            if k8s(&format!("kubernetes.io/cluster/{name}")) != Some("owned") || !tagged.is_empty()
+            {
+                return Err(fail(format!(
+                    "the subnet {:?} in the {} {} carries {tagged:?} or lacks \
+                     kubernetes.io/cluster/{name}=owned: {:?}",
+                    s.subnet_id(),
+                    this.zone_type,
+                    this.zone,
+                    s.tags()
+                )));
+            }
+        }
         let (elb, other) = if public {
             ("kubernetes.io/role/elb", "kubernetes.io/role/internal-elb")
         } else {
             ("kubernetes.io/role/internal-elb", "kubernetes.io/role/elb")
         };
-        if k8s(&format!("kubernetes.io/cluster/{name}")) != Some("owned")
-            || k8s(elb) != Some("1")
-            || k8s(other).is_some()
+        if !this.is_edge()
+            && (k8s(&format!("kubernetes.io/cluster/{name}")) != Some("owned")
+                || k8s(elb) != Some("1")
+                || k8s(other).is_some())
         {
             return Err(fail(format!(
                 "the {} subnet {:?} lacks the cloud controller manager's tags \
@@ -479,12 +564,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 return Err(fail(format!("two subnets hold {c}")));
             }
         }
-        nets.push(Net {
-            id: s.subnet_id().unwrap_or_default().into(),
-            zone: s.availability_zone().unwrap_or_default().into(),
-            public,
-            owned: true,
-        });
+        nets.push(this);
     }
     // The spec's tags of each subnet alone, by the id of the owned subnet of its CIDR.
     let subnet_tags: BTreeMap<String, BTreeMap<String, String>> = own
@@ -518,12 +598,12 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         for s in d.subnets() {
             let id = s.subnet_id().unwrap_or_default();
             let public = named.iter().any(|(n, p)| *n == id && *p);
-            nets.push(Net {
-                id: id.into(),
-                zone: s.availability_zone().unwrap_or_default().into(),
+            nets.push(net(
+                id,
+                s.availability_zone().unwrap_or_default(),
                 public,
-                owned: false,
-            });
+                false,
+            ));
         }
     }
     // An existing VPC named without subnets lends its own: public when its route table (its
@@ -557,12 +637,12 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 .route_tables()
                 .iter()
                 .find(|t| t.associations().iter().any(|a| a.subnet_id() == Some(id)));
-            nets.push(Net {
-                id: id.into(),
-                zone: sn.availability_zone().unwrap_or_default().into(),
-                public: own.or(main).is_some_and(internet),
-                owned: false,
-            });
+            nets.push(net(
+                id,
+                sn.availability_zone().unwrap_or_default(),
+                own.or(main).is_some_and(internet),
+                false,
+            ));
         }
     }
     let zones_of = |public: bool| -> BTreeSet<String> {
@@ -572,8 +652,9 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             .collect()
     };
     // A zone may have public subnets only (the load balancer's, say); a zone with private
-    // subnets has a public one for its NAT gateway.
-    for n in nets.iter().filter(|n| n.owned && !n.public) {
+    // subnets has a public one for its NAT gateway (an edge zone's are served from its
+    // parent).
+    for n in nets.iter().filter(|n| n.owned && !n.public && !n.is_edge()) {
         if !zones_of(true).contains(&n.zone) {
             return Err(fail(format!(
                 "zone {} has a private subnet and no public one",
@@ -622,7 +703,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             let private_zones: BTreeSet<String> = nets
                 .iter()
                 .filter(|n| n.owned && !n.public)
-                .map(|n| n.zone.clone())
+                .map(|n| nat_zone(n, &nets))
                 .collect();
             let nat_zones: BTreeSet<String> = nat_by_zone.keys().cloned().collect();
             if nat_zones != private_zones || count != private_zones.len() {
@@ -664,6 +745,19 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         )));
     }
 
+    // The VPC's carrier gateways: the way out of Wavelength Zones' public subnets.
+    let carriers: BTreeSet<String> = ec2
+        .describe_carrier_gateways()
+        .filters(f("vpc-id", &[&vpc_id]))
+        .filters(f("state", &["available"]))
+        .send()
+        .await
+        .map_err(aws_failure("DescribeCarrierGateways"))?
+        .carrier_gateways()
+        .iter()
+        .filter_map(|g| g.carrier_gateway_id().map(String::from))
+        .collect();
+
     // Each owned subnet's route table and default route.
     for n in nets.iter().filter(|n| n.owned) {
         let rts = ec2
@@ -697,11 +791,19 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
                 default.len()
             )));
         };
-        let ok = if n.public {
+        let ok = if n.public && n.is_wavelength() {
+            // A Wavelength Zone's public subnet goes out through a carrier gateway of the VPC.
+            route
+                .carrier_gateway_id()
+                .is_some_and(|g| carriers.contains(g))
+        } else if n.public {
             route.gateway_id().is_some_and(|g| igw.contains(g))
         } else {
             let wanted: Vec<String> = if spec.network.nat_gateway_per_zone {
-                nat_by_zone.get(&n.zone).cloned().unwrap_or_default()
+                nat_by_zone
+                    .get(&nat_zone(n, &nets))
+                    .cloned()
+                    .unwrap_or_default()
             } else {
                 nat_by_zone.values().flatten().cloned().collect()
             };
@@ -1119,7 +1221,8 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         }
         let public = lb_spec.scheme != Scheme::Internal;
         let mut by_zone: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for n in nets.iter().filter(|n| n.public == public) {
+        // A classic load balancer has no edge zone.
+        for n in nets.iter().filter(|n| n.public == public && !n.is_edge()) {
             by_zone.entry(&n.zone).or_default().push(&n.id);
         }
         let subnets: BTreeSet<&str> = lb.subnets().iter().map(String::as_str).collect();

@@ -325,3 +325,59 @@ fn crash_at_every_change_of_a_dual_stack_cluster() {
         .unwrap_or_else(|e| panic!("delete cut at {k}: {e}"));
     }
 }
+
+/// A cluster with subnets of its own in a Local Zone and a Wavelength Zone beside an
+/// availability zone, the account opted in to both groups: the suite's oracle finds the
+/// shape its spec says (a carrier gateway for the Wavelength Zone's public subnet, the
+/// private edge subnets behind the NAT gateway of their Local Zone or their parent zone, no
+/// balancer role tag and no load balancer in an edge zone), a second reconcile changes
+/// nothing, and delete leaves nothing.
+#[test]
+fn a_cluster_reaching_into_edge_zones_has_the_shape_its_spec_says() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let env = Env::new(&Target::InProcess, "edge", 1_795_961_900)
+            .await
+            .unwrap();
+        let ec2 = &env.clients.ec2;
+        for group in ["us-east-1-bos-1", "us-east-1-wl1"] {
+            ec2.modify_availability_zone_group()
+                .group_name(group)
+                .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
+                .send()
+                .await
+                .unwrap();
+        }
+        let cluster = provider::spec::parse(
+            "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: edge-c1}\nspec:\n  region: us-east-1\n  network:\n    vpc: {cidrBlock: 10.0.0.0/16}\n    subnets:\n      - {cidrBlock: 10.0.0.0/20, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.16.0/20, availabilityZone: us-east-1a}\n      - {cidrBlock: 10.0.32.0/24, availabilityZone: us-east-1-bos-1a, public: true}\n      - {cidrBlock: 10.0.33.0/24, availabilityZone: us-east-1-bos-1a}\n      - {cidrBlock: 10.0.35.0/24, availabilityZone: us-east-1-wl1-bos-wlz-1, public: true}\n      - {cidrBlock: 10.0.36.0/24, availabilityZone: us-east-1-wl1-bos-wlz-1}\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24]}\n",
+            "edge",
+        )
+        .unwrap();
+        properties::up(&env, &env.clients, &cluster).await.unwrap();
+        env.topology(&cluster).await.unwrap();
+        let census = env.census("edge-c1").await.unwrap();
+        assert_eq!(census.get("natGateway"), Some(&2), "{census:?}");
+        assert_eq!(census.get("carrierGateway"), Some(&1), "{census:?}");
+        let fake = env.fake().unwrap();
+        fake.fake().take_calls();
+        let a = provider::ClusterActuator::new(env.clients.clone());
+        let o = a.reconcile(&cluster).await.unwrap();
+        assert!(o.is_done(), "{:?}", o.waiting);
+        let changed: Vec<_> = fake
+            .fake()
+            .take_calls()
+            .into_iter()
+            .filter(|c| c.is_mutating())
+            .map(|c| c.action)
+            .collect();
+        assert!(changed.is_empty(), "{changed:?}");
+        properties::down(&env, &env.clients, &cluster).await.unwrap();
+        assert_eq!(
+            env.census("edge-c1").await.unwrap(),
+            conformance::Census::new()
+        );
+    });
+}

@@ -26,15 +26,15 @@ use aws_smithy_types::config_bag::ConfigBag;
 #[derive(Debug, Clone, Default)]
 pub struct ZoneCache(Arc<Mutex<Option<ZonesRead>>>);
 
-/// When the zones were read, and their names.
-type ZonesRead = (std::time::Instant, Vec<String>);
+/// When the zones were read, and the zones.
+type ZonesRead = (std::time::Instant, Vec<crate::spec::Zone>);
 
 impl ZoneCache {
     /// How long a reading is used.
     pub const TTL: Duration = Duration::from_secs(300);
 
     /// The zones read less than [`TTL`](Self::TTL) ago.
-    pub fn get(&self) -> Option<Vec<String>> {
+    pub fn get(&self) -> Option<Vec<crate::spec::Zone>> {
         let m = self
             .0
             .lock()
@@ -45,7 +45,7 @@ impl ZoneCache {
     }
 
     /// Keeps `zones`, read now.
-    pub fn put(&self, zones: Vec<String>) {
+    pub fn put(&self, zones: Vec<crate::spec::Zone>) {
         let mut m = self
             .0
             .lock()

@@ -3346,3 +3346,183 @@ async fn ipv6_for_an_existing_vpc_is_refused_before_any_call() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn subnets_in_edge_zones_route_as_their_zone_allows() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let spec = "  region: us-east-1\n  network:\n    vpc: {cidrBlock: 10.0.0.0/16}\n    subnets:\n      - {cidrBlock: 10.0.0.0/20, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.16.0/20, availabilityZone: us-east-1a}\n      - {cidrBlock: 10.0.32.0/24, availabilityZone: us-east-1-bos-1a, public: true}\n      - {cidrBlock: 10.0.33.0/24, availabilityZone: us-east-1-bos-1a}\n      - {cidrBlock: 10.0.35.0/24, availabilityZone: us-east-1-wl1-bos-wlz-1, public: true}\n      - {cidrBlock: 10.0.36.0/24, availabilityZone: us-east-1-wl1-bos-wlz-1}\n  bastion: {enabled: true, allowedCidrBlocks: [203.0.113.0/24]}\n";
+    let c = cluster(spec);
+
+    // Before the account opts in, the edge zones are not zones of the region: refused, with
+    // no change.
+    let problems = {
+        let err = a.reconcile(&c).await.unwrap_err();
+        let Error::InvalidSpec { problems } = err else {
+            panic!("{err}")
+        };
+        problems
+    };
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("us-east-1-wl1-bos-wlz-1 is not a zone of us-east-1")),
+        "{problems:?}"
+    );
+    assert!(mutating(&fake).is_empty());
+    for group in ["us-east-1-bos-1", "us-east-1-wl1"] {
+        ec2.modify_availability_zone_group()
+            .group_name(group)
+            .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
+            .send()
+            .await
+            .unwrap();
+    }
+    // (A new actuator: the first one keeps the zones it read for five minutes.)
+    let a = actuator(&fake);
+    let o = up(&a, &c).await;
+    let by_cidr = |cidr: &str| {
+        o.status
+            .subnets
+            .iter()
+            .find(|s| s.cidr == cidr)
+            .unwrap()
+            .clone()
+    };
+    let (az_public, az_private) = (by_cidr("10.0.0.0/20"), by_cidr("10.0.16.0/20"));
+    let (lz_public, lz_private) = (by_cidr("10.0.32.0/24"), by_cidr("10.0.33.0/24"));
+    let (wl_public, wl_private) = (by_cidr("10.0.35.0/24"), by_cidr("10.0.36.0/24"));
+    assert_eq!(wl_public.edge_zone.as_deref(), Some("wavelength-zone"));
+    assert_eq!(lz_public.edge_zone.as_deref(), Some("local-zone"));
+
+    // Each subnet's default route, as EC2 holds it.
+    let default_route = |subnet: String| {
+        let ec2 = ec2.clone();
+        async move {
+            let t = ec2
+                .describe_route_tables()
+                .filters(filter("association.subnet-id", &[&subnet]))
+                .send()
+                .await
+                .unwrap();
+            let r = t.route_tables()[0]
+                .routes()
+                .iter()
+                .find(|r| r.destination_cidr_block() == Some("0.0.0.0/0"))
+                .unwrap()
+                .clone();
+            r.gateway_id()
+                .or(r.nat_gateway_id())
+                .or(r.carrier_gateway_id())
+                .unwrap()
+                .to_string()
+        }
+    };
+    let nats = ec2
+        .describe_nat_gateways()
+        .filter(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    let nat_in = |subnet: &str| {
+        nats.nat_gateways()
+            .iter()
+            .find(|n| n.subnet_id() == Some(subnet))
+            .unwrap()
+            .nat_gateway_id()
+            .unwrap()
+            .to_string()
+    };
+    // Two NAT gateways: the availability zone's and the Local Zone's (no Wavelength Zone
+    // runs one).
+    assert_eq!(nats.nat_gateways().len(), 2, "{nats:?}");
+    let igw = o.status.internet_gateway.clone().unwrap().id;
+    let cagw = o.status.carrier_gateway.clone().unwrap().id;
+    assert!(cagw.starts_with("cagw-"));
+    assert_eq!(default_route(az_public.id.clone()).await, igw);
+    assert_eq!(default_route(lz_public.id.clone()).await, igw);
+    assert_eq!(default_route(wl_public.id.clone()).await, cagw);
+    assert_eq!(
+        default_route(az_private.id.clone()).await,
+        nat_in(&az_public.id)
+    );
+    assert_eq!(
+        default_route(lz_private.id.clone()).await,
+        nat_in(&lz_public.id)
+    );
+    // The Wavelength Zone's private subnet goes out through its parent zone's gateway.
+    assert_eq!(
+        default_route(wl_private.id.clone()).await,
+        nat_in(&az_public.id)
+    );
+
+    // Public IPv4 addresses on launch, except in the Wavelength Zone (carrier addresses
+    // there); no load balancer role tag on an edge subnet.
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    for sn in subnets.subnets() {
+        let id = sn.subnet_id().unwrap();
+        let edge = id != az_public.id && id != az_private.id;
+        let public = id == az_public.id || id == lz_public.id || id == wl_public.id;
+        assert_eq!(
+            sn.map_public_ip_on_launch(),
+            Some(public && id != wl_public.id),
+            "{id}"
+        );
+        let role_tags: Vec<&str> = sn
+            .tags()
+            .iter()
+            .filter_map(|t| t.key())
+            .filter(|k| k.starts_with("kubernetes.io/role/"))
+            .collect();
+        assert_eq!(role_tags.is_empty(), edge, "{id}: {role_tags:?}");
+    }
+    // The load balancer and the bastion stay in the availability zone.
+    assert_eq!(
+        api_lb(&fake.elb_client()).await.subnets(),
+        [az_public.id.as_str()]
+    );
+    let bastion = o.status.bastion.clone().unwrap().id;
+    let d = ec2
+        .describe_instances()
+        .instance_ids(&bastion)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        d.reservations()[0].instances()[0].subnet_id(),
+        Some(az_public.id.as_str())
+    );
+
+    // Steady state, then nothing left.
+    fake.fake().take_calls();
+    assert!(a.reconcile(&c).await.unwrap().is_done());
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    let carriers = ec2.describe_carrier_gateways().send().await.unwrap();
+    assert!(
+        carriers
+            .carrier_gateways()
+            .iter()
+            .all(|g| g.state().map(|s| s.as_str()) == Some("deleted")),
+        "{carriers:?}"
+    );
+
+    // IPv6 is not given to an edge zone's subnet.
+    refused_naming(
+        &fake,
+        &a,
+        &cluster(&spec.replace(
+            "vpc: {cidrBlock: 10.0.0.0/16}",
+            "vpc: {cidrBlock: 10.0.0.0/16, ipv6: {}}",
+        )),
+        "us-east-1-bos-1a is a Local Zone, whose subnets take no IPv6",
+    )
+    .await;
+}

@@ -68,6 +68,7 @@ pub(super) fn count(status: &ClusterStatus) -> (usize, usize) {
         .iter()
         .chain(&status.internet_gateway)
         .chain(&status.egress_only_internet_gateway)
+        .chain(&status.carrier_gateway)
     {
         add(r.managed);
     }
@@ -113,6 +114,9 @@ pub(super) fn tree(status: &ClusterStatus) -> String {
     if let Some(g) = &status.internet_gateway {
         let _ = writeln!(t, "├─ internet gateway {} [{}]", g.id, tag(g.managed));
     }
+    if let Some(g) = &status.carrier_gateway {
+        let _ = writeln!(t, "├─ carrier gateway {} [{}]", g.id, tag(g.managed));
+    }
     if let Some(g) = &status.egress_only_internet_gateway {
         let _ = writeln!(
             t,
@@ -124,7 +128,7 @@ pub(super) fn tree(status: &ClusterStatus) -> String {
     for s in &status.subnets {
         let _ = writeln!(
             t,
-            "├─ subnet {} {}{} {} {} [{}]",
+            "├─ subnet {} {}{} {}{} {} [{}]",
             s.id,
             s.cidr,
             s.ipv6_cidr
@@ -132,6 +136,10 @@ pub(super) fn tree(status: &ClusterStatus) -> String {
                 .map(|c| format!(" {c}"))
                 .unwrap_or_default(),
             s.zone,
+            s.edge_zone
+                .as_deref()
+                .map(|k| format!(" ({k})"))
+                .unwrap_or_default(),
             if s.public { "public" } else { "private" },
             tag(s.managed)
         );

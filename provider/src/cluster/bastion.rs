@@ -121,7 +121,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         s.status.bastion = Some(st);
         return Ok(());
     }
-    let Some(subnet) = s.status.subnets.iter().find(|x| x.public).cloned() else {
+    let Some(subnet) = s
+        .status
+        .subnets
+        .iter()
+        .find(|x| x.public && !x.is_edge())
+        .cloned()
+    else {
         return Ok(());
     };
     let group = s

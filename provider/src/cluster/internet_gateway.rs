@@ -1,9 +1,10 @@
 //! The internet gateway: the spec's (validated: attached to the VPC), one already attached
 //! to an existing VPC (used as pre-existing), or the cluster's own, created and attached when
 //! the cluster has public subnets; and a dual-stack cluster's egress-only internet gateway,
-//! the private subnets' way out over IPv6.
+//! the private subnets' way out over IPv6; and the carrier gateway of a cluster with public
+//! subnets in Wavelength Zones.
 
-use aws_sdk_ec2::types::{InternetGateway, ResourceType};
+use aws_sdk_ec2::types::{CarrierGatewayState, InternetGateway, ResourceType};
 
 use super::{Res, Scope};
 use crate::aws_error::aws;
@@ -18,7 +19,75 @@ fn attached_to(g: &InternetGateway, vpc_id: &str) -> bool {
 /// Reconciles the internet gateway, and a dual-stack cluster's egress-only one.
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     internet_gateway(s).await?;
-    egress_only(s).await
+    egress_only(s).await?;
+    carrier(s).await
+}
+
+/// Reconciles the carrier gateway of a cluster with public subnets of its own in Wavelength
+/// Zones: their way to the internet (and the carrier's network), found by tag, else created
+/// in the VPC.
+async fn carrier(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    let needed = s.planned_subnets().iter().any(|p| {
+        p.public
+            && p.id.is_none()
+            && p.zone
+                .as_deref()
+                .is_some_and(|z| s.plan.zone_kind(z) == crate::spec::ZoneKind::WavelengthZone)
+    });
+    if !needed {
+        return Ok(());
+    }
+    let name = format!("{}-cagw", s.name());
+    let found = if s.vpc_is_empty() {
+        None
+    } else {
+        s.ec2()
+            .describe_carrier_gateways()
+            .filters(filter("vpc-id", &[&vpc_id]))
+            .filters(s.owned_filter())
+            .send()
+            .await
+            .map_err(aws("DescribeCarrierGateways"))?
+            .carrier_gateways
+            .unwrap_or_default()
+            .into_iter()
+            .find(|g| {
+                !matches!(
+                    g.state(),
+                    Some(CarrierGatewayState::Deleting | CarrierGatewayState::Deleted)
+                )
+            })
+    };
+    let id = match found {
+        Some(g) => {
+            let id = g.carrier_gateway_id().unwrap_or_default().to_string();
+            s.ensure_tags(&id, g.tags(), ResourceType::CarrierGateway, "common", &name)
+                .await?;
+            id
+        }
+        None => {
+            if !s.act(format!("create carrier gateway in {vpc_id} ({name})")) {
+                "<new carrier gateway>".to_string()
+            } else {
+                s.ec2()
+                    .create_carrier_gateway()
+                    .vpc_id(&vpc_id)
+                    .client_token(ownership::client_token(&[s.name(), "cagw", &vpc_id]))
+                    .tag_specifications(s.tag_spec(ResourceType::CarrierGateway, "common", &name))
+                    .send()
+                    .await
+                    .map_err(aws("CreateCarrierGateway"))?
+                    .carrier_gateway
+                    .and_then(|g| g.carrier_gateway_id)
+                    .ok_or_else(|| crate::sdk::empty_answer("CreateCarrierGateway"))?
+            }
+        }
+    };
+    s.status.carrier_gateway = Some(Res { id, managed: true });
+    Ok(())
 }
 
 /// Reconciles the internet gateway.
@@ -206,9 +275,33 @@ async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Detaches and deletes the cluster's own internet gateways, and deletes its egress-only
-/// ones.
+/// Detaches and deletes the cluster's own internet gateways, and deletes its egress-only and
+/// carrier ones.
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
+    let carriers = s
+        .ec2()
+        .describe_carrier_gateways()
+        .filters(s.owned_filter())
+        .filters(filter("state", &["pending", "available"]))
+        .send()
+        .await
+        .map_err(aws("DescribeCarrierGateways"))?
+        .carrier_gateways
+        .unwrap_or_default();
+    for g in carriers {
+        let id = g.carrier_gateway_id().unwrap_or_default().to_string();
+        if !s.act(format!("delete carrier gateway {id}")) {
+            continue;
+        }
+        let r = s
+            .ec2()
+            .delete_carrier_gateway()
+            .carrier_gateway_id(&id)
+            .send()
+            .await
+            .map_err(aws("DeleteCarrierGateway"));
+        s.settle(&format!("carrier gateway {id}"), r)?;
+    }
     let egress_only = s
         .ec2()
         .describe_egress_only_internet_gateways()

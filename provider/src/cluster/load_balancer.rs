@@ -98,7 +98,13 @@ fn wanted_subnets(s: &Scope<'_>) -> Result<Vec<String>, Error> {
     let public = s.plan.spec.control_plane_load_balancer.scheme == Scheme::InternetFacing;
     let mut zones = Vec::new();
     let mut out = Vec::new();
-    for sn in s.status.subnets.iter().filter(|x| x.public == public) {
+    // One per availability zone: a classic load balancer has no edge zone.
+    for sn in s
+        .status
+        .subnets
+        .iter()
+        .filter(|x| x.public == public && !x.is_edge())
+    {
         if !zones.contains(&sn.zone) {
             zones.push(sn.zone.clone());
             out.push(sn.id.clone());

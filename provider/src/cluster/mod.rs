@@ -185,33 +185,43 @@ impl ClusterActuator {
     }
 
     /// Validates `cluster` against its region (one DescribeAvailabilityZones call, unless the
-    /// clients read the zones in the last five minutes).
+    /// clients read the zones in the last five minutes): its availability zones, and the
+    /// Local Zones and Wavelength Zones the account opted in to (which AWS lists beside them),
+    /// where subnets the spec names may go.
     pub async fn validate(&self, cluster: &Cluster) -> Result<Plan, Error> {
-        let names = match self.clients.zones.get() {
-            Some(names) => names,
+        let zones = match self.clients.zones.get() {
+            Some(zones) => zones,
             None => {
-                let zones = self
+                let answer = self
                     .clients
                     .ec2
                     .describe_availability_zones()
                     .filters(filter("state", &["available"]))
-                    // The region's availability zones only: no subnet of the provider's goes
-                    // to a Local Zone or Wavelength Zone the account opted in to.
-                    .filters(filter("zone-type", &["availability-zone"]))
                     .send()
                     .await
                     .map_err(aws("DescribeAvailabilityZones"))?;
-                let mut names: Vec<String> = zones
+                let mut zones: Vec<spec::Zone> = answer
                     .availability_zones()
                     .iter()
-                    .filter_map(|z| z.zone_name().map(String::from))
+                    .filter_map(|z| {
+                        let kind = spec::ZoneKind::of_type(z.zone_type()?)?;
+                        Some(spec::Zone {
+                            name: z.zone_name()?.to_string(),
+                            kind,
+                            parent: z.parent_zone_name().map(String::from),
+                            border_group: z
+                                .network_border_group()
+                                .filter(|_| kind.is_edge())
+                                .map(String::from),
+                        })
+                    })
                     .collect();
-                names.sort();
-                self.clients.zones.put(names.clone());
-                names
+                zones.sort_by(|a, b| a.name.cmp(&b.name));
+                self.clients.zones.put(zones.clone());
+                zones
             }
         };
-        let mut plan = spec::validate(cluster, &names)?;
+        let mut plan = spec::validate_in(cluster, &zones)?;
         if plan.discover_subnets {
             plan.subnets = subnet::discover(&self.clients, &plan).await?;
         }

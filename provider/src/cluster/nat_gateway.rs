@@ -5,16 +5,43 @@
 
 use aws_sdk_ec2::types::{Address, DomainType, NatGateway, NatGatewayState, ResourceType};
 
-use super::{NatStatus, Scope};
+use super::{NatStatus, Scope, SubnetStatus};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::ownership;
 use crate::sdk::{filter, sent_once};
 
+/// The zone whose NAT gateway serves the private subnet `sn`: its own; for one in an edge
+/// zone, its own only when that is a Local Zone where the cluster has a public subnet (as
+/// CAPA: no NAT gateway runs in a Wavelength Zone), else its parent availability zone's.
+pub(super) fn nat_zone(s: &Scope<'_>, sn: &SubnetStatus) -> String {
+    if !sn.is_edge() {
+        return sn.zone.clone();
+    }
+    let own_public = !sn.is_wavelength()
+        && s.status
+            .subnets
+            .iter()
+            .any(|p| p.public && p.zone == sn.zone);
+    if own_public {
+        return sn.zone.clone();
+    }
+    s.plan
+        .parent_zone(&sn.zone)
+        .map(String::from)
+        .unwrap_or_else(|| sn.zone.clone())
+}
+
 /// The zones that need a NAT gateway, each with the public subnet to put it in.
 fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
-    let public: Vec<_> = s.status.subnets.iter().filter(|x| x.public).collect();
-    let Some(first_public) = public.first() else {
+    // Public subnets a NAT gateway may sit in: none in a Wavelength Zone.
+    let public: Vec<_> = s
+        .status
+        .subnets
+        .iter()
+        .filter(|x| x.public && !x.is_wavelength())
+        .collect();
+    let Some(first_public) = public.iter().find(|p| !p.is_edge()).or(public.first()) else {
         return Vec::new();
     };
     let mut zones: Vec<String> = s
@@ -22,7 +49,7 @@ fn wanted(s: &Scope<'_>) -> Vec<(String, String)> {
         .subnets
         .iter()
         .filter(|x| !x.public && x.managed)
-        .map(|x| x.zone.clone())
+        .map(|x| nat_zone(s, x))
         .collect();
     zones.sort();
     zones.dedup();
@@ -154,6 +181,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             let eip_name = format!("{}-eip-nat-{zone}", s.name());
             live(&current, &name).is_none()
                 && reusable(&addresses, &eip_name, replaced_of(&current, &name)).is_none()
+                && s.plan.border_group(zone).is_none()
         })
         .count();
     let pool = match &s.plan.spec.network.vpc.elastic_ip_pool {
@@ -261,13 +289,22 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 alloc
             }
             None => {
+                // A gateway in a Local Zone takes an address of the zone's network border
+                // group (never the spec's pool: its addresses are the region's).
+                let border_group = s.plan.border_group(&zone).map(String::from);
+                let from_pool = if border_group.is_some() {
+                    None
+                } else {
+                    pool.clone()
+                };
                 if !s.act(format!("allocate elastic ip ({eip_name})")) {
                     "<new elastic ip>".to_string()
                 } else {
                     s.ec2()
                         .allocate_address()
                         .domain(DomainType::Vpc)
-                        .set_public_ipv4_pool(pool.clone())
+                        .set_public_ipv4_pool(from_pool)
+                        .set_network_border_group(border_group)
                         .tag_specifications(s.tag_spec(ResourceType::ElasticIp, "nat", &eip_name))
                         .customize()
                         .config_override(sent_once())

@@ -25,6 +25,7 @@ fn target_of(t: &RouteTable, destination: &str) -> Option<String> {
             r.gateway_id()
                 .or(r.nat_gateway_id())
                 .or(r.egress_only_internet_gateway_id())
+                .or(r.carrier_gateway_id())
                 .map(String::from)
         })
 }
@@ -67,11 +68,12 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         let nat = if sn.public {
             None
         } else {
+            let home = super::nat_gateway::nat_zone(s, &sn);
             let nat = s
                 .status
                 .nat_gateways
                 .iter()
-                .find(|n| n.zone == sn.zone)
+                .find(|n| n.zone == home)
                 .or(s.status.nat_gateways.first());
             match nat {
                 Some(n) if n.state == "available" => Some(n.id.clone()),
@@ -85,7 +87,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 None => None,
             }
         };
-        let gateway = s.status.internet_gateway.as_ref().map(|g| g.id.clone());
+        // A Wavelength Zone's public subnet reaches the internet through the carrier
+        // gateway, the others through the internet gateway.
+        let gateway = if sn.is_wavelength() {
+            s.status.carrier_gateway.as_ref().map(|g| g.id.clone())
+        } else {
+            s.status.internet_gateway.as_ref().map(|g| g.id.clone())
+        };
         let target = if sn.public { gateway.clone() } else { nat };
         // The routes of the subnet's table: the default route, and in a dual-stack cluster
         // (once AWS shows the VPC's IPv6 block) the IPv6 default route, to the internet
@@ -197,9 +205,13 @@ async fn ensure_route(
     // The target or the table may be new in this reconcile, and not shown by AWS for a
     // moment.
     let to = |yes: bool| yes.then(|| target.to_string());
-    let (via_nat, via_egress_only) = (target.starts_with("nat-"), target.starts_with("eigw-"));
-    let (nat, egress_only) = (to(via_nat), to(via_egress_only));
-    let gateway = to(!via_nat && !via_egress_only);
+    let (via_nat, via_egress_only, via_carrier) = (
+        target.starts_with("nat-"),
+        target.starts_with("eigw-"),
+        target.starts_with("cagw-"),
+    );
+    let (nat, egress_only, carrier) = (to(via_nat), to(via_egress_only), to(via_carrier));
+    let gateway = to(!via_nat && !via_egress_only && !via_carrier);
     let ipv6 = destination.contains(':');
     let (v4, v6) = if ipv6 {
         (None, Some(destination.to_string()))
@@ -216,7 +228,8 @@ async fn ensure_route(
                 .set_destination_ipv6_cidr_block(v6.clone())
                 .set_nat_gateway_id(nat.clone())
                 .set_gateway_id(gateway.clone())
-                .set_egress_only_internet_gateway_id(egress_only.clone());
+                .set_egress_only_internet_gateway_id(egress_only.clone())
+                .set_carrier_gateway_id(carrier.clone());
             async move { call.send().await.map_err(aws("ReplaceRoute")) }
         })
         .await?;
@@ -231,7 +244,8 @@ async fn ensure_route(
             .set_destination_ipv6_cidr_block(v6.clone())
             .set_nat_gateway_id(nat.clone())
             .set_gateway_id(gateway.clone())
-            .set_egress_only_internet_gateway_id(egress_only.clone());
+            .set_egress_only_internet_gateway_id(egress_only.clone())
+            .set_carrier_gateway_id(carrier.clone());
         async move { call.send().await.map_err(aws("CreateRoute")) }
     })
     .await;

@@ -145,17 +145,33 @@ impl<'a> Scope<'a> {
         name: &str,
         own: &BTreeMap<String, String>,
     ) -> BTreeMap<String, String> {
+        self.ec2_tags_in(rt, role, name, own, true)
+    }
+
+    /// [`ec2_tags_with`](Self::ec2_tags_with); a subnet carries the load balancer role tag
+    /// only when `elb` (not in an edge zone, where no load balancer of the cloud controller
+    /// manager may go, as CAPA leaves them out there).
+    fn ec2_tags_in(
+        &self,
+        rt: &ResourceType,
+        role: &str,
+        name: &str,
+        own: &BTreeMap<String, String>,
+        elb: bool,
+    ) -> BTreeMap<String, String> {
         let mut t = self.tags_with(role, name, own);
         let cluster_tag = ownership::kubernetes_cluster_key(&self.plan.name);
         match rt {
             ResourceType::Subnet => {
                 t.insert(cluster_tag, ownership::OWNED.into());
-                let elb = if role == "public" {
+                let tag = if role == "public" {
                     "kubernetes.io/role/elb"
                 } else {
                     "kubernetes.io/role/internal-elb"
                 };
-                t.insert(elb.into(), "1".into());
+                if elb {
+                    t.insert(tag.into(), "1".into());
+                }
             }
             ResourceType::SecurityGroup if role == Role::Lb.as_str() => {
                 t.insert(cluster_tag, ownership::OWNED.into());
@@ -171,16 +187,17 @@ impl<'a> Scope<'a> {
         sdk::tag_spec(rt, &tags)
     }
 
-    /// [`tag_spec`](Self::tag_spec) with the spec's tags of that resource alone (`own`).
-    pub fn tag_spec_with(
+    /// The tags of a subnet of the cluster's in `zone`, `role` `public` or `private`, with the
+    /// spec's tags of that subnet alone (`own`): no load balancer role tag in an edge zone.
+    pub fn subnet_tags(
         &self,
-        rt: ResourceType,
         role: &str,
+        zone: &str,
         name: &str,
         own: &BTreeMap<String, String>,
-    ) -> TagSpecification {
-        let tags = self.ec2_tags_with(&rt, role, name, own);
-        sdk::tag_spec(rt, &tags)
+    ) -> BTreeMap<String, String> {
+        let elb = !self.plan.zone_kind(zone).is_edge();
+        self.ec2_tags_in(&ResourceType::Subnet, role, name, own, elb)
     }
 
     /// The filter matching what this cluster owns.
@@ -273,11 +290,22 @@ impl<'a> Scope<'a> {
         own: &BTreeMap<String, String>,
     ) -> Result<(), Error> {
         let want = self.ec2_tags_with(&rt, role, name, own);
+        self.converge_tags(id, current, &want).await
+    }
+
+    /// Brings the tags `want` onto an owned EC2 resource (see
+    /// [`ensure_tags`](Self::ensure_tags)).
+    pub async fn converge_tags(
+        &mut self,
+        id: &str,
+        current: &[Tag],
+        want: &BTreeMap<String, String>,
+    ) -> Result<(), Error> {
         if is_new(id) {
             return Ok(());
         }
         let clients = self.clients;
-        sdk::converge_tags(&clients.ec2, id, current, &want, |what| self.act(what)).await
+        sdk::converge_tags(&clients.ec2, id, current, want, |what| self.act(what)).await
     }
 }
 

@@ -35,6 +35,21 @@ pub struct SubnetStatus {
     /// Its IPv6 /64 (associated, or being associated), in a dual-stack cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ipv6_cidr: Option<String>,
+    /// The kind of its zone when that is an edge zone: `local-zone` or `wavelength-zone`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edge_zone: Option<String>,
+}
+
+impl SubnetStatus {
+    /// Whether it is in a Local Zone or a Wavelength Zone.
+    pub fn is_edge(&self) -> bool {
+        self.edge_zone.is_some()
+    }
+
+    /// Whether it is in a Wavelength Zone (reached through a carrier gateway).
+    pub fn is_wavelength(&self) -> bool {
+        self.edge_zone.as_deref() == Some(crate::spec::ZoneKind::WavelengthZone.as_str())
+    }
 }
 
 /// A NAT gateway of the cluster, with its Elastic IP.
@@ -145,6 +160,9 @@ pub struct ClusterStatus {
     /// The egress-only internet gateway of a dual-stack cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_only_internet_gateway: Option<Res>,
+    /// The carrier gateway of a cluster with public subnets in Wavelength Zones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carrier_gateway: Option<Res>,
     /// Subnets.
     pub subnets: Vec<SubnetStatus>,
     /// NAT gateways.

@@ -18,8 +18,11 @@ use crate::ownership;
 use crate::sdk::{filter, sent_once};
 use crate::spec::{Plan, PlannedSubnet};
 
-fn status_of(sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
+fn status_of(plan: &Plan, sn: &Subnet, managed: bool, public: bool) -> SubnetStatus {
+    let zone = sn.availability_zone().unwrap_or_default();
+    let kind = plan.zone_kind(zone);
     SubnetStatus {
+        edge_zone: kind.is_edge().then(|| kind.as_str().to_string()),
         id: sn.subnet_id().unwrap_or_default().to_string(),
         managed,
         cidr: sn.cidr_block().unwrap_or_default().to_string(),
@@ -240,7 +243,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     ),
                 });
             }
-            s.status.subnets.push(status_of(sn, false, p.public));
+            let st = status_of(s.plan, sn, false, p.public);
+            s.status.subnets.push(st);
         }
     }
 
@@ -327,6 +331,11 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         };
         let kind = if p.public { "public" } else { "private" };
         let name = format!("{}-subnet-{kind}-{zone}", s.name());
+        let zone_kind = s.plan.zone_kind(&zone);
+        let edge_zone = zone_kind.is_edge().then(|| zone_kind.as_str().to_string());
+        // A Wavelength Zone maps no public IPv4 address on launch (AWS refuses the attribute):
+        // its instances take a carrier IP address through their interface instead.
+        let wavelength = zone_kind == crate::spec::ZoneKind::WavelengthZone;
         let current = owned_at(&owned, cidr).cloned();
         let sn = match current {
             Some(sn) => {
@@ -339,8 +348,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     });
                 }
                 let id = sn.subnet_id().unwrap_or_default().to_string();
-                s.ensure_tags_with(&id, sn.tags(), ResourceType::Subnet, kind, &name, &p.tags)
-                    .await?;
+                let want = s.subnet_tags(kind, &zone, &name, &p.tags);
+                s.converge_tags(&id, sn.tags(), &want).await?;
                 sn
             }
             None => {
@@ -376,8 +385,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         cidr: cidr.to_string(),
                         zone: zone.clone(),
                         public: p.public,
-                        maps_public_ip: p.public,
+                        maps_public_ip: p.public && !wavelength,
                         ipv6_cidr: ipv6.map(|c| c.to_string()),
+                        edge_zone: edge_zone.clone(),
                     });
                     continue;
                 }
@@ -387,7 +397,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     .cidr_block(cidr.to_string())
                     .set_ipv6_cidr_block(ipv6.map(|c| c.to_string()))
                     .availability_zone(&zone)
-                    .tag_specifications(s.tag_spec_with(ResourceType::Subnet, kind, &name, &p.tags))
+                    .tag_specifications(crate::sdk::tag_spec(
+                        ResourceType::Subnet,
+                        &s.subnet_tags(kind, &zone, &name, &p.tags),
+                    ))
                     .customize()
                     .config_override(sent_once())
                     .send()
@@ -441,6 +454,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .map_err(aws("ModifySubnetAttribute"))?;
         }
         if p.public
+            && !wavelength
             && sn.map_public_ip_on_launch() != Some(true)
             && s.act(format!("map public IPs on launch in {id}"))
         {
@@ -465,9 +479,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 .await
                 .map_err(aws("ModifySubnetAttribute"))?;
         }
-        let mut st = status_of(&sn, true, p.public);
+        let mut st = status_of(s.plan, &sn, true, p.public);
         // A public subnet of the cluster maps public IPs (just set, if it did not).
-        st.maps_public_ip |= p.public;
+        st.maps_public_ip |= p.public && !wavelength;
         st.ipv6_cidr = ipv6.map(|c| c.to_string());
         s.status.subnets.push(st);
     }

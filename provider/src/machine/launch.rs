@@ -42,9 +42,10 @@ impl MachineActuator {
             .iter()
             .filter(|x| x.public == s.public_ip)
             .collect();
+        // A machine goes to an edge zone only when its spec names the zone.
         let chosen = match &s.subnet.availability_zone {
             Some(z) => candidates.iter().find(|x| &x.zone == z),
-            None => candidates.first(),
+            None => candidates.iter().find(|x| !x.is_edge()),
         };
         chosen
             .map(|x| x.id.clone())

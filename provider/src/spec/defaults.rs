@@ -32,6 +32,72 @@ pub struct PlannedSubnet {
     pub tags: BTreeMap<String, String>,
 }
 
+/// What kind of zone a zone is (DescribeAvailabilityZones' `ZoneType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZoneKind {
+    /// An availability zone of the region (`availability-zone`).
+    #[default]
+    AvailabilityZone,
+    /// A Local Zone (`local-zone`): AWS in a metropolitan area, tied to a parent zone.
+    LocalZone,
+    /// A Wavelength Zone (`wavelength-zone`): AWS in a carrier's 5G network, tied to a
+    /// parent zone, reached from the internet through a carrier gateway.
+    WavelengthZone,
+}
+
+impl ZoneKind {
+    /// The kind of a zone of `ZoneType` `t`, when it is one subnets go to.
+    pub fn of_type(t: &str) -> Option<ZoneKind> {
+        match t {
+            "availability-zone" => Some(ZoneKind::AvailabilityZone),
+            "local-zone" => Some(ZoneKind::LocalZone),
+            "wavelength-zone" => Some(ZoneKind::WavelengthZone),
+            _ => None,
+        }
+    }
+
+    /// Its `ZoneType`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ZoneKind::AvailabilityZone => "availability-zone",
+            ZoneKind::LocalZone => "local-zone",
+            ZoneKind::WavelengthZone => "wavelength-zone",
+        }
+    }
+
+    /// A Local Zone or a Wavelength Zone.
+    pub fn is_edge(self) -> bool {
+        self != ZoneKind::AvailabilityZone
+    }
+}
+
+/// A zone the account may place subnets in: the region's availability zones, and the Local
+/// Zones and Wavelength Zones it opted in to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    /// Its name (`us-east-1a`, `us-east-1-bos-1a`, `us-east-1-wl1-bos-wlz-1`).
+    pub name: String,
+    /// Its kind.
+    pub kind: ZoneKind,
+    /// An edge zone's parent availability zone.
+    pub parent: Option<String>,
+    /// An edge zone's network border group (`us-east-1-bos-1`): where the public addresses
+    /// of its subnets come from.
+    pub border_group: Option<String>,
+}
+
+impl Zone {
+    /// The availability zone `name`.
+    pub fn availability_zone(name: &str) -> Zone {
+        Zone {
+            name: name.to_string(),
+            kind: ZoneKind::AvailabilityZone,
+            parent: None,
+            border_group: None,
+        }
+    }
+}
+
 /// A validated spec with its defaults filled in.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -60,6 +126,36 @@ pub struct Plan {
     pub idle_timeout: i32,
     /// CNI rules.
     pub cni_rules: Vec<CniRule>,
+    /// The zones the plan was made against (availability zones, opted-in edge zones).
+    pub zones: Vec<Zone>,
+}
+
+impl Plan {
+    /// The kind of the zone `name` (an availability zone when the plan does not know it).
+    pub fn zone_kind(&self, name: &str) -> ZoneKind {
+        self.zones
+            .iter()
+            .find(|z| z.name == name)
+            .map(|z| z.kind)
+            .unwrap_or_default()
+    }
+
+    /// The network border group of the edge zone `name` (None for an availability zone,
+    /// whose addresses are the region's).
+    pub fn border_group(&self, name: &str) -> Option<&str> {
+        self.zones
+            .iter()
+            .find(|z| z.name == name && z.kind.is_edge())
+            .and_then(|z| z.border_group.as_deref())
+    }
+
+    /// The parent availability zone of the edge zone `name`.
+    pub fn parent_zone(&self, name: &str) -> Option<&str> {
+        self.zones
+            .iter()
+            .find(|z| z.name == name)
+            .and_then(|z| z.parent.as_deref())
+    }
 }
 
 /// The CNI rules used when the spec names none: calico's BGP and IP-in-IP.

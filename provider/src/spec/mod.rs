@@ -12,13 +12,13 @@ mod types;
 mod validate;
 
 pub use defaults::{
-    DEFAULT_BASTION_TYPE, DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, Plan, PlannedSubnet,
-    default_cni_rules, default_subnets, load_balancer_name,
+    DEFAULT_BASTION_TYPE, DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, Plan, PlannedSubnet, Zone,
+    ZoneKind, default_cni_rules, default_subnets, load_balancer_name,
 };
 pub use machine::Machine;
 pub use parse::{Documents, parse, parse_documents};
 pub use types::*;
-pub use validate::validate;
+pub use validate::{validate, validate_in};
 
 #[cfg(test)]
 mod tests {

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use super::defaults::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, default_cni_rules,
-    default_subnets, load_balancer_name,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, OWN_TAGS, Plan, PlannedSubnet, Zone, ZoneKind,
+    default_cni_rules, default_subnets, load_balancer_name,
 };
 use super::types::{
     DEFAULT_IPAM_NETMASK_LENGTH, HOSTNAME_TYPES, IpamPool, POOL_FALLBACKS, SUBNET_SCHEMAS,
@@ -161,9 +161,17 @@ fn check_tag_keys(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, 
 /// How many /64 subnets an Amazon-provided IPv6 /56 holds.
 const IPV6_SUBNETS: usize = 256;
 
-/// Validates `cluster` against the region's zones (`zones`, as DescribeAvailabilityZones
-/// lists them) and fills in defaults. Every problem is listed, not just the first.
+/// Validates `cluster` against the region's availability zones (`zones`) and fills in
+/// defaults: [`validate_in`] with no edge zone.
 pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
+    let zones: Vec<Zone> = zones.iter().map(|z| Zone::availability_zone(z)).collect();
+    validate_in(cluster, &zones)
+}
+
+/// Validates `cluster` against the zones it may use (`zones`, as DescribeAvailabilityZones
+/// lists them: the availability zones, and the Local Zones and Wavelength Zones the account
+/// opted in to) and fills in defaults. Every problem is listed, not just the first.
+pub fn validate_in(cluster: &Cluster, zones: &[Zone]) -> Result<Plan, Error> {
     let mut p = Vec::new();
     let spec = &cluster.spec;
     let name = &cluster.metadata.name;
@@ -177,8 +185,19 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
     } = check_network(&mut p, spec, zones);
     check_security_group_overrides(&mut p, spec, existing_vpc.is_some());
     let cni_rules = check_ingress_rules(&mut p, spec, &subnets);
-    check_bastion(&mut p, spec, &subnets);
-    let health_check = check_load_balancer(&mut p, spec, &subnets);
+    // The bastion and the load balancer go to availability zones only (a classic load
+    // balancer has no edge zone; the bastion stays beside the API).
+    let in_zones: Vec<PlannedSubnet> = subnets
+        .iter()
+        .filter(|s| {
+            s.zone
+                .as_ref()
+                .is_none_or(|z| !zones.iter().any(|e| &e.name == z && e.kind.is_edge()))
+        })
+        .cloned()
+        .collect();
+    check_bastion(&mut p, spec, &in_zones);
+    let health_check = check_load_balancer(&mut p, spec, &in_zones);
     if let Some(f) = &spec.image_lookup_format
         && let Err(e) = super::machine::lookup_pattern(f, "", "")
     {
@@ -208,6 +227,7 @@ pub fn validate(cluster: &Cluster, zones: &[String]) -> Result<Plan, Error> {
         health_check,
         idle_timeout: lb.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         cni_rules,
+        zones: zones.to_vec(),
     })
 }
 
@@ -313,8 +333,16 @@ fn check_ipam_pool(p: &mut Vec<String>, spec: &ClusterSpec, pool: &IpamPool) {
 
 /// The VPC (existing, or its CIDR and secondary ranges, or an IPAM pool), the internet
 /// gateway, the zone count and the subnets.
-fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, zones: &[String]) -> Network {
+fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) -> Network {
     let net = &spec.network;
+    // The default subnets go to the availability zones only; a subnet named may go to an
+    // opted-in Local Zone or Wavelength Zone too.
+    let zones: Vec<String> = all_zones
+        .iter()
+        .filter(|z| !z.kind.is_edge())
+        .map(|z| z.name.clone())
+        .collect();
+    let zones = zones.as_slice();
     let existing_vpc = net.vpc.id.clone();
     let ipam = net.vpc.ipam_pool.as_ref();
     if let Some(pool) = ipam {
@@ -460,12 +488,34 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, zones: &[String]) -> N
                         None => p.push(format!(
                             "{at}.availabilityZone: required to create a subnet"
                         )),
-                        Some(z) if !zones.contains(z) => p.push(format!(
-                            "{at}.availabilityZone: {z} is not a zone of {} ({})",
+                        Some(z) if !all_zones.iter().any(|a| &a.name == z) => p.push(format!(
+                            "{at}.availabilityZone: {z} is not a zone of {} ({}; a Local Zone \
+                             or Wavelength Zone once the account opted in to its group)",
                             spec.region,
-                            zones.join(", ")
+                            all_zones
+                                .iter()
+                                .map(|a| a.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )),
-                        Some(_) => {}
+                        Some(z) => {
+                            let kind = all_zones
+                                .iter()
+                                .find(|a| &a.name == z)
+                                .map(|a| a.kind)
+                                .unwrap_or_default();
+                            if kind.is_edge() && net.vpc.ipv6.is_some() {
+                                p.push(format!(
+                                    "{at}.availabilityZone: {z} is a {}, whose subnets take no \
+                                     IPv6 here (spec.network.vpc.ipv6)",
+                                    if kind == ZoneKind::LocalZone {
+                                        "Local Zone"
+                                    } else {
+                                        "Wavelength Zone"
+                                    }
+                                ));
+                            }
+                        }
                     }
                     if !s.tags.is_empty() {
                         // With the cluster's additional tags, which the subnet carries too.
@@ -782,7 +832,7 @@ fn check_bastion(p: &mut Vec<String>, spec: &ClusterSpec, subnets: &[PlannedSubn
         }
         // (Subnets found in an existing VPC are checked when found: one is public.)
         if !subnets.is_empty() && !subnets.iter().any(|s| s.public) {
-            p.push("spec.bastion: a bastion needs a public subnet".into());
+            p.push("spec.bastion: a bastion needs a public subnet in an availability zone".into());
         }
     }
 }
@@ -914,7 +964,7 @@ fn check_load_balancer(
     {
         p.push(
             "spec.controlPlaneLoadBalancer.scheme: an internet-facing load balancer needs a \
-             public subnet"
+             public subnet in an availability zone"
                 .into(),
         );
     }
