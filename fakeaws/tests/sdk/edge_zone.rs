@@ -390,19 +390,23 @@ async fn edge_zones_take_addresses_of_their_own_border_group() {
         .to_string();
     advance(&fake, 60);
     wait(&ec2, &id, InstanceStateName::Running).await;
+    // The carrier IP address is the interface's `CarrierIp`, and the instance's
+    // `PublicIpAddress` ("the public IPv4 address, or the Carrier IP address assigned to the
+    // instance", the model says), with no public DNS name.
     let (pooled, public) = addresses_of(&ec2, &id).await;
     assert!(pooled.is_some());
-    assert_eq!(public, None);
-    let found = ec2
-        .describe_instances()
-        .filters(filter(
-            "network-interface.association.carrier-ip",
-            &[pooled.as_deref().unwrap()],
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(found.reservations().len(), 1);
+    assert_eq!(public, pooled);
+    for name in ["network-interface.association.carrier-ip", "ip-address"] {
+        let found = ec2
+            .describe_instances()
+            .filters(filter(name, &[pooled.as_deref().unwrap()]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(found.reservations().len(), 1, "{name}");
+        let i = &found.reservations()[0].instances()[0];
+        assert_eq!(i.public_dns_name().unwrap_or_default(), "", "{name}");
+    }
     // Stopped and started, it takes a carrier IP address again.
     stop(&fake, &ec2, &id).await;
     assert_eq!(addresses_of(&ec2, &id).await, (None, None));
@@ -430,7 +434,10 @@ async fn edge_zones_take_addresses_of_their_own_border_group() {
         .send()
         .await
         .unwrap();
-    assert_eq!(addresses_of(&ec2, &id).await, (Some(carrier_ip), None));
+    assert_eq!(
+        addresses_of(&ec2, &id).await,
+        (Some(carrier_ip.clone()), Some(carrier_ip))
+    );
 
     // Released with its own border group named, not another.
     let (code, _) = code_and_message(
@@ -506,5 +513,5 @@ async fn a_launch_template_asks_for_a_carrier_ip_address() {
         .to_string();
     let (carrier, public) = addresses_of(&ec2, &id).await;
     assert!(carrier.is_some());
-    assert_eq!(public, None);
+    assert_eq!(public, carrier);
 }

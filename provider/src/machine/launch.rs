@@ -216,13 +216,23 @@ impl MachineActuator {
             .tag_specifications(tag_spec(ResourceType::Instance, &tags))
             .tag_specifications(tag_spec(ResourceType::Volume, &tags));
         if s.network_interfaces.is_empty() {
-            let maps = ctx
-                .status
-                .subnets
-                .iter()
-                .find(|x| x.id == subnet)
-                .is_some_and(|x| x.maps_public_ip);
-            call = if s.elastic_ip_pool.is_some() {
+            let home = ctx.status.subnets.iter().find(|x| x.id == subnet);
+            let maps = home.is_some_and(|x| x.maps_public_ip);
+            let wavelength = home.is_some_and(|x| x.is_wavelength());
+            call = if s.public_ip && wavelength {
+                // A Wavelength Zone maps no public address: its instance reaches the internet
+                // through the carrier gateway with a carrier IP address its interface asks
+                // for (CAPA's way).
+                call.network_interfaces(
+                    InstanceNetworkInterfaceSpecification::builder()
+                        .device_index(0)
+                        .subnet_id(&subnet)
+                        .set_groups(Some(groups))
+                        .associate_carrier_ip_address(true)
+                        .delete_on_termination(true)
+                        .build(),
+                )
+            } else if s.elastic_ip_pool.is_some() {
                 // The public address comes from the pool once the instance runs: none at
                 // launch, even in a subnet that maps one.
                 call.network_interfaces(

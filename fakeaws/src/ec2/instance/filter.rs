@@ -179,9 +179,10 @@ impl Filterable for (&Instance, &Region) {
     fn values(&self, name: &str) -> Vec<String> {
         let (i, region) = *self;
         let eni = region.network_interfaces.get(&i.eni_id);
-        let public = eni
-            .and_then(|e| e.public_ip.as_ref())
-            .and_then(|p| p.public());
+        // The address `PublicIpAddress` shows (a carrier IP address too); a public one of
+        // AWS's alone has a public DNS name.
+        let shown = eni.and_then(|e| e.public_ip.as_ref());
+        let public = shown.and_then(|p| p.public());
         // Every interface attached to it, the primary first.
         let enis = || interfaces(region, i);
         let attachments = || {
@@ -285,7 +286,7 @@ impl Filterable for (&Instance, &Region) {
             "instance-state-code" => one(state_code(i.state).to_string()),
             "instance-state-name" => one(i.state.as_str()),
             "instance-type" => one(i.instance_type.as_str()),
-            "ip-address" => public.map(|p| p.ip.to_string()).into_iter().collect(),
+            "ip-address" => shown.map(|p| p.ip.to_string()).into_iter().collect(),
             "network-interface.association.public-ip" => enis()
                 .filter_map(|e| e.public_ip.as_ref().and_then(|p| p.public()))
                 .map(|p| p.ip.to_string())

@@ -151,9 +151,10 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
 pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
     let eni = region.network_interfaces.get(&i.eni_id);
     // A carrier IP address is no public address of AWS's: the interface shows it alone.
-    let public = eni
-        .and_then(|e| e.public_ip.as_ref())
-        .and_then(|p| p.public());
+    // `PublicIpAddress` is "the public IPv4 address, or the Carrier IP address assigned to the
+    // instance" (the model); only a public one of AWS's has a public DNS name.
+    let shown = eni.and_then(|e| e.public_ip.as_ref());
+    let public = shown.and_then(|p| p.public());
     let private_dns = network_interface::private_dns(region, i.private_ip);
     let public_dns = public.map(|p| network_interface::public_dns(region, p.ip));
     let groups = groups_of(region, i);
@@ -263,7 +264,7 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         subnet_id: (!gone).then(|| i.subnet_id.clone()),
         vpc_id: (!gone).then(|| i.vpc_id.clone()),
         private_ip_address: (!gone).then(|| i.private_ip.to_string()),
-        public_ip_address: public.map(|p| p.ip.to_string()),
+        public_ip_address: shown.map(|p| p.ip.to_string()),
         ipv6_address: eni
             .filter(|_| !gone)
             .and_then(|e| e.ipv6.first())
