@@ -31,6 +31,18 @@ async fn fake() -> fakeaws::FakeAws {
     .unwrap()
 }
 
+/// Opts the account in to the zone groups `groups` (Local Zones, Wavelength Zones).
+async fn opt_in(ec2: &aws_sdk_ec2::Client, groups: &[&str]) {
+    for group in groups {
+        ec2.modify_availability_zone_group()
+            .group_name(*group)
+            .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
+            .send()
+            .await
+            .unwrap();
+    }
+}
+
 fn actuator(fake: &fakeaws::FakeAws) -> ClusterActuator {
     ClusterActuator::new(Clients::for_endpoint(fake.endpoint(), "us-east-1"))
 }
@@ -534,14 +546,7 @@ async fn opted_in_edge_zones_take_no_default_subnet() {
     let fake = fake().await;
     let a = actuator(&fake);
     let ec2 = fake.ec2_client();
-    for group in ["us-east-1-bos-1", "us-east-1-wl1"] {
-        ec2.modify_availability_zone_group()
-            .group_name(group)
-            .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
-            .send()
-            .await
-            .unwrap();
-    }
+    opt_in(&ec2, &["us-east-1-bos-1", "us-east-1-wl1"]).await;
     let c = cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n");
     let o = up(&a, &c).await;
     let vpc_id = o.status.vpc.unwrap().id;
@@ -3371,14 +3376,7 @@ async fn subnets_in_edge_zones_route_as_their_zone_allows() {
         "{problems:?}"
     );
     assert!(mutating(&fake).is_empty());
-    for group in ["us-east-1-bos-1", "us-east-1-wl1"] {
-        ec2.modify_availability_zone_group()
-            .group_name(group)
-            .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
-            .send()
-            .await
-            .unwrap();
-    }
+    opt_in(&ec2, &["us-east-1-bos-1", "us-east-1-wl1"]).await;
     // (A new actuator: the first one keeps the zones it read for five minutes.)
     let a = actuator(&fake);
     let o = up(&a, &c).await;

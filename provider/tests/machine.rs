@@ -98,6 +98,11 @@ async fn world() -> World {
 }
 
 async fn world_of(cluster: Cluster) -> World {
+    world_opted_in(cluster, &[]).await
+}
+
+/// [`world_of`], the account opted in to the zone groups `groups` first.
+async fn world_opted_in(cluster: Cluster, groups: &[&str]) -> World {
     let fake = fakeaws::spawn_with(fakeaws::Config {
         clock: fakeaws::Clock::virtual_at(
             std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
@@ -106,6 +111,15 @@ async fn world_of(cluster: Cluster) -> World {
     })
     .await
     .unwrap();
+    for group in groups {
+        fake.ec2_client()
+            .modify_availability_zone_group()
+            .group_name(*group)
+            .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
+            .send()
+            .await
+            .unwrap();
+    }
     let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
     let a = ClusterActuator::new(clients.clone());
     while !a.reconcile(&cluster).await.unwrap().is_done() {}
@@ -2823,34 +2837,12 @@ fn kubernetes_networks_are_one_cidr_or_a_dual_stack_pair() {
 
 #[tokio::test]
 async fn a_public_machine_in_a_wavelength_zone_takes_a_carrier_address() {
-    let fake = fakeaws::spawn_with(fakeaws::Config {
-        clock: fakeaws::Clock::virtual_at(
-            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
-        ),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let ec2 = fake.ec2_client();
-    ec2.modify_availability_zone_group()
-        .group_name("us-east-1-wl1")
-        .opt_in_status(aws_sdk_ec2::types::ModifyAvailabilityZoneOptInStatus::OptedIn)
-        .send()
-        .await
-        .unwrap();
     let cluster = provider::spec::parse(
         "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: c1}\nspec:\n  region: us-east-1\n  network:\n    subnets:\n      - {cidrBlock: 10.0.0.0/20, availabilityZone: us-east-1b, public: true}\n      - {cidrBlock: 10.0.16.0/20, availabilityZone: us-east-1b}\n      - {cidrBlock: 10.0.35.0/24, availabilityZone: us-east-1-wl1-bos-wlz-1, public: true}\n",
         "test",
     )
     .unwrap();
-    let clients = Clients::for_endpoint(fake.endpoint(), "us-east-1");
-    let a = ClusterActuator::new(clients.clone());
-    while !a.reconcile(&cluster).await.unwrap().is_done() {}
-    let w = World {
-        fake,
-        clients,
-        cluster,
-    };
+    let w = world_opted_in(cluster, &["us-east-1-wl1"]).await;
     let m = MachineActuator::new(w.clients.clone(), bootstrap());
     let yaml = "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Machine\nmetadata: {name: c1-edge-0}\nspec:\n  clusterName: c1\n  role: node\n  ami: {lookup: {baseOS: ubuntu-24.04}}\n  instanceType: t3.large\n  subnet: {availabilityZone: us-east-1-wl1-bos-wlz-1}\n  publicIP: true\n  kubeadm:\n    operation: join\n    kubernetesVersion: v1.31.0\n";
     let edge = provider::spec::parse_documents(yaml, "test")

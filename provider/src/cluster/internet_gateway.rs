@@ -275,10 +275,32 @@ async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Deletes each of `ids`, gateways of the `what` kind, with `delete`: announced, and its
+/// answer settled by the error policy.
+async fn delete_each<F, Fut>(
+    s: &mut Scope<'_>,
+    what: &str,
+    ids: Vec<String>,
+    delete: F,
+) -> Result<(), Error>
+where
+    F: Fn(aws_sdk_ec2::Client, String) -> Fut,
+    Fut: std::future::Future<Output = Result<(), crate::aws_error::AwsError>>,
+{
+    for id in ids {
+        if !s.act(format!("delete {what} {id}")) {
+            continue;
+        }
+        let r = delete(s.ec2().clone(), id.clone()).await;
+        s.settle(&format!("{what} {id}"), r)?;
+    }
+    Ok(())
+}
+
 /// Detaches and deletes the cluster's own internet gateways, and deletes its egress-only and
 /// carrier ones.
 pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
-    let carriers = s
+    let carriers: Vec<String> = s
         .ec2()
         .describe_carrier_gateways()
         .filters(s.owned_filter())
@@ -286,48 +308,44 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         .send()
         .await
         .map_err(aws("DescribeCarrierGateways"))?
-        .carrier_gateways
-        .unwrap_or_default();
-    for g in carriers {
-        let id = g.carrier_gateway_id().unwrap_or_default().to_string();
-        if !s.act(format!("delete carrier gateway {id}")) {
-            continue;
-        }
-        let r = s
-            .ec2()
-            .delete_carrier_gateway()
-            .carrier_gateway_id(&id)
+        .carrier_gateways()
+        .iter()
+        .filter_map(|g| g.carrier_gateway_id().map(String::from))
+        .collect();
+    delete_each(s, "carrier gateway", carriers, |ec2, id| async move {
+        ec2.delete_carrier_gateway()
+            .carrier_gateway_id(id)
             .send()
             .await
-            .map_err(aws("DeleteCarrierGateway"));
-        s.settle(&format!("carrier gateway {id}"), r)?;
-    }
-    let egress_only = s
+            .map(|_| ())
+            .map_err(aws("DeleteCarrierGateway"))
+    })
+    .await?;
+    let egress_only: Vec<String> = s
         .ec2()
         .describe_egress_only_internet_gateways()
         .filters(s.owned_filter())
         .send()
         .await
         .map_err(aws("DescribeEgressOnlyInternetGateways"))?
-        .egress_only_internet_gateways
-        .unwrap_or_default();
-    for g in egress_only {
-        let id = g
-            .egress_only_internet_gateway_id()
-            .unwrap_or_default()
-            .to_string();
-        if !s.act(format!("delete egress-only internet gateway {id}")) {
-            continue;
-        }
-        let r = s
-            .ec2()
-            .delete_egress_only_internet_gateway()
-            .egress_only_internet_gateway_id(&id)
-            .send()
-            .await
-            .map_err(aws("DeleteEgressOnlyInternetGateway"));
-        s.settle(&format!("egress-only internet gateway {id}"), r)?;
-    }
+        .egress_only_internet_gateways()
+        .iter()
+        .filter_map(|g| g.egress_only_internet_gateway_id().map(String::from))
+        .collect();
+    delete_each(
+        s,
+        "egress-only internet gateway",
+        egress_only,
+        |ec2, id| async move {
+            ec2.delete_egress_only_internet_gateway()
+                .egress_only_internet_gateway_id(id)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(aws("DeleteEgressOnlyInternetGateway"))
+        },
+    )
+    .await?;
     let owned = s
         .ec2()
         .describe_internet_gateways()

@@ -134,21 +134,11 @@ impl<'a> Scope<'a> {
     /// `kubernetes.io/role/elb` (public) or `internal-elb` (private), on the `lb` group (the
     /// one the cloud controller manager edits; no other group carries it) the cluster tag.
     pub fn ec2_tags(&self, rt: &ResourceType, role: &str, name: &str) -> BTreeMap<String, String> {
-        self.ec2_tags_with(rt, role, name, &BTreeMap::new())
+        self.ec2_tags_in(rt, role, name, &BTreeMap::new(), true)
     }
 
-    /// [`ec2_tags`](Self::ec2_tags) with the spec's tags of that resource alone (`own`).
-    pub fn ec2_tags_with(
-        &self,
-        rt: &ResourceType,
-        role: &str,
-        name: &str,
-        own: &BTreeMap<String, String>,
-    ) -> BTreeMap<String, String> {
-        self.ec2_tags_in(rt, role, name, own, true)
-    }
-
-    /// [`ec2_tags_with`](Self::ec2_tags_with); a subnet carries the load balancer role tag
+    /// [`ec2_tags`](Self::ec2_tags) with the spec's tags of that resource alone (`own`); a
+    /// subnet carries the load balancer role tag
     /// only when `elb` (not in an edge zone, where no load balancer of the cloud controller
     /// manager may go, as CAPA leaves them out there).
     fn ec2_tags_in(
@@ -275,21 +265,7 @@ impl<'a> Scope<'a> {
         role: &str,
         name: &str,
     ) -> Result<(), Error> {
-        self.ensure_tags_with(id, current, rt, role, name, &BTreeMap::new())
-            .await
-    }
-
-    /// [`ensure_tags`](Self::ensure_tags) with the spec's tags of that resource alone (`own`).
-    pub async fn ensure_tags_with(
-        &mut self,
-        id: &str,
-        current: &[Tag],
-        rt: ResourceType,
-        role: &str,
-        name: &str,
-        own: &BTreeMap<String, String>,
-    ) -> Result<(), Error> {
-        let want = self.ec2_tags_with(&rt, role, name, own);
+        let want = self.ec2_tags(&rt, role, name);
         self.converge_tags(id, current, &want).await
     }
 
