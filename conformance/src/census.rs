@@ -241,7 +241,8 @@ fn without(mut text: String, field: &str) -> String {
 }
 
 /// Everything tagged `origin=<origin>` (what a case created beforehand), described: VPCs,
-/// subnets (without the derived free-address count), gateways, route tables, groups,
+/// subnets (without the derived free-address count), gateways (egress-only ones too), route
+/// tables, groups,
 /// instances, and the load balancer `lb` with its tags and attributes.
 pub async fn snapshot(
     clients: &provider::Clients,
@@ -268,6 +269,12 @@ pub async fn snapshot(
         .send()
         .await
         .map_err(aws_failure("DescribeInternetGateways"))?;
+    let eigws = ec2
+        .describe_egress_only_internet_gateways()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeEgressOnlyInternetGateways"))?;
     let rts = ec2
         .describe_route_tables()
         .filters(tagged())
@@ -287,13 +294,14 @@ pub async fn snapshot(
         .await
         .map_err(aws_failure("DescribeInstances"))?;
     let mut out = format!(
-        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n",
+        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n",
         vpcs.vpcs(),
         without(
             format!("{:?}", subnets.subnets()),
             "available_ip_address_count"
         ),
         igws.internet_gateways(),
+        eigws.egress_only_internet_gateways(),
         rts.route_tables(),
         sgs.security_groups(),
         instances.reservations(),

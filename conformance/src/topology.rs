@@ -18,11 +18,13 @@
 //! - an owned VPC has DNS support and DNS hostnames on, and holds exactly the secondary
 //!   IPv4 ranges the spec names (each `associated`), and an empty `default` security group
 //!   when the spec asks for one;
-//! - a dual-stack cluster's VPC holds one IPv6 block, each owned subnet a distinct /64 of it
-//!   (assigning IPv6 addresses on launch), its one egress-only internet gateway is in the
-//!   VPC, and each owned subnet's table routes ::/0 to the internet gateway (public) or the
-//!   egress-only one (private), and no other IPv6 route but the VPC's local one; a cluster that is not dual stack holds no IPv6 block in its own VPC and no
-//!   egress-only gateway;
+//! - a dual-stack cluster's own VPC holds one IPv6 block (a user's VPC at least one, the
+//!   first used), each owned subnet a distinct /64 of it (assigning IPv6 addresses on
+//!   launch), its one egress-only internet gateway is in the VPC (none of its own when the
+//!   spec names the user's), and each owned subnet's table routes ::/0 to the internet
+//!   gateway (public) or the egress-only one (private), and no other IPv6 route but the
+//!   VPC's local one; a cluster that is not dual stack holds no IPv6 block in its own VPC
+//!   and no egress-only gateway;
 //! - every live machine carries exactly one group with `kubernetes.io/cluster/<name>`: the
 //!   `lb` group (whose rules are the cloud controller manager's, not checked), and of the
 //!   owned groups only that one carries it;
@@ -354,7 +356,13 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         .collect();
     let dual_stack = spec.network.vpc.ipv6.is_some();
     let vpc_ipv6 = match (dual_stack, ipv6_blocks.as_slice()) {
-        // A VPC of the user's holds what it holds.
+        // A VPC of the user's holds what it holds: a dual-stack cluster uses its first block.
+        (true, [first, ..]) if spec.network.vpc.id.is_some() => Some(*first),
+        (true, []) if spec.network.vpc.id.is_some() => {
+            return Err(fail(format!(
+                "the user's VPC {vpc_id} of a dual-stack cluster holds no IPv6 block"
+            )));
+        }
         _ if spec.network.vpc.id.is_some() => None,
         (true, [one]) => Some(*one),
         (false, []) => None,
@@ -717,7 +725,13 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
     }
 
     // The cluster's egress-only internet gateways in the VPC: one in a dual-stack cluster
-    // with private subnets of its own, else none.
+    // with private subnets of its own that names none of the user's, else none.
+    let named_eigw = spec
+        .network
+        .vpc
+        .ipv6
+        .as_ref()
+        .and_then(|v| v.egress_only_internet_gateway_id.clone());
     let eigws = ec2
         .describe_egress_only_internet_gateways()
         .filters(owned())
@@ -734,7 +748,7 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
         })
         .filter_map(|g| g.egress_only_internet_gateway_id().map(String::from))
         .collect();
-    let wanted_eigws = usize::from(dual_stack && owned_private);
+    let wanted_eigws = usize::from(dual_stack && owned_private && named_eigw.is_none());
     if egress_only.len() != wanted_eigws
         || eigws.egress_only_internet_gateways().len() != wanted_eigws
     {
@@ -744,6 +758,11 @@ pub async fn topology(clients: &provider::Clients, cluster: &Cluster) -> Result<
             eigws.egress_only_internet_gateways()
         )));
     }
+    // The private subnets' way out over IPv6: the cluster's own gateway, or the user's.
+    let egress_only = match named_eigw {
+        Some(id) => BTreeSet::from([id]),
+        None => egress_only,
+    };
 
     // The VPC's carrier gateways: the way out of Wavelength Zones' public subnets.
     let carriers: BTreeSet<String> = ec2

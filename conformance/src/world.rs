@@ -78,8 +78,10 @@ pub struct Case {
     /// The cluster's default subnets in its own VPC prefer public ones
     /// (`subnetSchema: PreferPublic`: the public subnets take the larger ranges).
     pub prefer_public: bool,
-    /// The cluster's own VPC is dual stack (`ipv6: {}`: an Amazon-provided IPv6 block, a /64
-    /// per subnet of its own, an egress-only internet gateway; never with a pre-existing VPC).
+    /// The cluster is dual stack (`ipv6`): its own VPC gets an Amazon-provided IPv6 block, a
+    /// pre-existing one holds one already; each subnet of its own a /64 of it; its private
+    /// subnets of its own go out through an egress-only internet gateway, the user's when
+    /// the internet gateway is the user's too ([`Case::users_egress_only`]), else its own.
     pub ipv6: bool,
     /// What pre-exists.
     pub pre: Preexisting,
@@ -155,7 +157,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     rule_sources,
                     // Only the default subnets of the cluster's own VPC follow the schema.
                     prefer_public: prefer_public && !pre.vpc && !secondary,
-                    ipv6: ipv6 && !pre.vpc,
+                    ipv6,
                     pre,
                     services,
                 }
@@ -198,6 +200,12 @@ impl std::fmt::Debug for Case {
 }
 
 impl Case {
+    /// Whether the user brings an egress-only internet gateway, named in the spec: a
+    /// dual-stack cluster in a VPC whose internet gateway is the user's.
+    pub fn users_egress_only(&self) -> bool {
+        self.ipv6 && self.pre.gateway
+    }
+
     /// The names of its Service load balancers, for the cluster `cluster`.
     pub fn service_names(&self, cluster: &str) -> Vec<String> {
         (0..self.services)
@@ -213,7 +221,9 @@ impl Case {
     pub fn setup(&self) -> Setup {
         Setup {
             vpc: self.pre.vpc.then(|| self.cidr.to_string()),
+            vpc_ipv6: self.pre.vpc && self.ipv6,
             gateway: self.pre.gateway,
+            egress_only_gateway: self.users_egress_only(),
             subnet_zones: if self.pre.subnets { self.zones } else { 0 },
             security_groups: if self.pre.groups {
                 vec!["node".into()]
@@ -234,7 +244,16 @@ impl Case {
         let mut network = serde_yaml_ng::Mapping::new();
         let y = |s: &str| serde_yaml_ng::Value::String(s.to_string());
         if let Some(vpc) = &ex.vpc {
-            network.insert(y("vpc"), yaml_map(&[("id", y(vpc))]));
+            let mut pairs = vec![("id", y(vpc))];
+            if self.ipv6 {
+                let named: Vec<(&str, serde_yaml_ng::Value)> = ex
+                    .eigw
+                    .iter()
+                    .map(|g| ("egressOnlyInternetGatewayId", y(g)))
+                    .collect();
+                pairs.push(("ipv6", yaml_map(&named)));
+            }
+            network.insert(y("vpc"), yaml_map(&pairs));
             if let Some(igw) = &ex.igw {
                 network.insert(y("internetGatewayId"), y(igw));
             }
@@ -445,7 +464,7 @@ impl Case {
         put("internetGateway", usize::from(!self.pre.gateway));
         put(
             "egressOnlyInternetGateway",
-            usize::from(self.ipv6 && managed_subnets),
+            usize::from(self.ipv6 && managed_subnets && !self.users_egress_only()),
         );
         put("natGateway", if managed_subnets { self.zones } else { 0 });
         put("elasticIp", if managed_subnets { self.zones } else { 0 });
@@ -516,6 +535,8 @@ pub struct Existing {
     pub igw: Option<String>,
     /// A gateway attached to no VPC.
     pub stray_igw: Option<String>,
+    /// An egress-only internet gateway in the VPC.
+    pub eigw: Option<String>,
     /// A group in a VPC of its own (`${strayGroup}`).
     pub stray_group: Option<String>,
     /// Public subnets, by zone order.
@@ -544,6 +565,9 @@ impl Existing {
         }
         if let Some(v) = &self.stray_igw {
             pairs.push(("${strayIgw}".into(), v.clone()));
+        }
+        if let Some(v) = &self.eigw {
+            pairs.push(("${eigw}".into(), v.clone()));
         }
         if let Some(v) = &self.stray_group {
             pairs.push(("${strayGroup}".into(), v.clone()));
@@ -651,6 +675,27 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
     }
     if setup.stray_gateway {
         ex.stray_igw = Some(new_gateway().await?);
+    }
+    if setup.vpc_ipv6 {
+        ec2.associate_vpc_cidr_block()
+            .vpc_id(&vpc)
+            .amazon_provided_ipv6_cidr_block(true)
+            .send()
+            .await
+            .map_err(aws_failure("AssociateVpcCidrBlock"))?;
+    }
+    if setup.egress_only_gateway {
+        let eigw = ec2
+            .create_egress_only_internet_gateway()
+            .vpc_id(&vpc)
+            .tag_specifications(tags(env, origin, ResourceType::EgressOnlyInternetGateway))
+            .send()
+            .await
+            .map_err(aws_failure("CreateEgressOnlyInternetGateway"))?
+            .egress_only_internet_gateway
+            .and_then(|g| g.egress_only_internet_gateway_id)
+            .unwrap_or_default();
+        ex.eigw = Some(eigw);
     }
     if setup.stray_group {
         let other = new_vpc("10.254.0.0/24".to_string()).await?;

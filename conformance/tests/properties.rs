@@ -326,6 +326,64 @@ fn crash_at_every_change_of_a_dual_stack_cluster() {
     }
 }
 
+/// A dual-stack cluster in a VPC of the user's that holds an IPv6 block: with the user's
+/// internet gateway and egress-only gateway (named, used, never touched), and with the VPC
+/// alone (the cluster makes both gateways, and deletes only those). Each keeps every
+/// pre-existing resource as it was and finds the shape its spec says; the second is cut at
+/// every change of its create and resumed.
+#[test]
+fn a_dual_stack_cluster_in_a_users_vpc_takes_its_block_and_leaves_it() {
+    let users_gateways = Case {
+        zones: 2,
+        cidr: "10.0.0.0/16",
+        bastion: true,
+        internal: false,
+        machines: 1,
+        spot: false,
+        data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
+        resource_names: false,
+        rule_sources: false,
+        prefer_public: false,
+        ipv6: true,
+        pre: conformance::world::Preexisting {
+            vpc: true,
+            gateway: true,
+            ..Default::default()
+        },
+        services: 0,
+    };
+    assert!(users_gateways.users_egress_only());
+    let vpc_alone = Case {
+        pre: conformance::world::Preexisting {
+            vpc: true,
+            ..Default::default()
+        },
+        ..users_gateways.clone()
+    };
+    for case in [&users_gateways, &vpc_alone] {
+        let c = case.clone();
+        check(case, |env| async move {
+            properties::preexisting_untouched(&env, &c).await
+        })
+        .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+        let c = case.clone();
+        check(case, |env| async move {
+            properties::idempotence(&env, &c).await
+        })
+        .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    }
+    // Its reconcile makes fewer than 60 changes.
+    for k in 1..60 {
+        let c = vpc_alone.clone();
+        check(&vpc_alone, |env| async move {
+            properties::crash_convergence(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("create cut at {k}: {e}"));
+    }
+}
+
 /// A cluster with subnets of its own in a Local Zone and a Wavelength Zone beside an
 /// availability zone, the account opted in to both groups: the suite's oracle finds the
 /// shape its spec says (a carrier gateway for the Wavelength Zone's public subnet, the

@@ -3322,18 +3322,265 @@ async fn a_cluster_made_single_stack_becomes_dual_stack_when_asked() {
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 }
 
+/// The IPv6 routes of the cluster's own route tables in `vpc_id`, by role (`public` or
+/// `private`): destination -> target, each role's tables alike.
+async fn owned_ipv6_routes(
+    ec2: &aws_sdk_ec2::Client,
+    vpc_id: &str,
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter("vpc-id", &[vpc_id]))
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for t in tables.route_tables() {
+        let role = t
+            .tags()
+            .iter()
+            .find(|t| t.key() == Some("sigs.k8s.io/cluster-api-provider-aws/role"))
+            .and_then(|t| t.value())
+            .unwrap()
+            .to_string();
+        let v6: BTreeMap<String, String> = t
+            .routes()
+            .iter()
+            .filter_map(|r| {
+                let target = r
+                    .gateway_id()
+                    .or(r.egress_only_internet_gateway_id())
+                    .or(r.nat_gateway_id())?;
+                Some((
+                    r.destination_ipv6_cidr_block()?.to_string(),
+                    target.to_string(),
+                ))
+            })
+            .collect();
+        if let Some(seen) = out.get(&role) {
+            assert_eq!(seen, &v6, "the {role} tables differ");
+        }
+        out.insert(role, v6);
+    }
+    out
+}
+
 #[tokio::test]
-async fn ipv6_for_an_existing_vpc_is_refused_before_any_call() {
+async fn a_dual_stack_cluster_in_an_existing_vpc_uses_its_block_and_never_touches_it() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    let (vpc, igw, public, _private) = existing_network(&ec2).await;
+    let spec = |eigw: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}, ipv6: {{{eigw}}}}}\n    internetGatewayId: {igw}\n    subnets:\n      - {{cidrBlock: 172.20.10.0/24, availabilityZone: us-east-1b, public: true}}\n      - {{cidrBlock: 172.20.11.0/24, availabilityZone: us-east-1b}}\n"
+        ))
+    };
+    let own_eigw = spec("");
+
+    // A VPC without an IPv6 block is never given one: refused, with nothing made.
+    fake.fake().take_calls();
+    let err = a.reconcile(&own_eigw).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::PreExisting { problem, .. } if problem.contains("holds no IPv6 block")),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // The user gives the VPC a block, its public subnet the block's first /64, and makes
+    // an egress-only gateway of their own.
+    let block: ipnet::Ipv6Net = ec2
+        .associate_vpc_cidr_block()
+        .vpc_id(&vpc)
+        .amazon_provided_ipv6_cidr_block(true)
+        .send()
+        .await
+        .unwrap()
+        .ipv6_cidr_block_association()
+        .unwrap()
+        .ipv6_cidr_block()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let first = ipnet::Ipv6Net::new(block.network(), 64).unwrap();
+    ec2.associate_subnet_cidr_block()
+        .subnet_id(&public)
+        .ipv6_cidr_block(first.to_string())
+        .send()
+        .await
+        .unwrap();
+    let users_eigw = ec2
+        .create_egress_only_internet_gateway()
+        .vpc_id(&vpc)
+        .tag_specifications(preexisting(ResourceType::EgressOnlyInternetGateway))
+        .send()
+        .await
+        .unwrap()
+        .egress_only_internet_gateway
+        .unwrap()
+        .egress_only_internet_gateway_id
+        .unwrap();
+    let eigw_of = |id: &str| {
+        let ec2 = ec2.clone();
+        let id = id.to_string();
+        async move {
+            ec2.describe_egress_only_internet_gateways()
+                .egress_only_internet_gateway_ids(id)
+                .send()
+                .await
+                .unwrap()
+                .egress_only_internet_gateways()
+                .to_vec()
+        }
+    };
+    let before = (snapshot(&ec2, &elb, &vpc).await, eigw_of(&users_eigw).await);
+
+    // The user's gateway, named: the private subnets go out through it.
+    let named = spec(&format!("egressOnlyInternetGatewayId: {users_eigw}"));
+    let o = up(&a, &named).await;
+    assert_eq!(o.status.vpc_ipv6_cidr, Some(block.to_string()));
+    let gw = o.status.egress_only_internet_gateway.clone().unwrap();
+    assert_eq!((gw.id.as_str(), gw.managed), (users_eigw.as_str(), false));
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc]))
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    let mut own = BTreeSet::new();
+    for sn in subnets.subnets() {
+        let set = sn.ipv6_cidr_block_association_set();
+        assert_eq!(set.len(), 1, "{sn:?}");
+        let c: ipnet::Ipv6Net = set[0].ipv6_cidr_block().unwrap().parse().unwrap();
+        assert!(block.contains(&c) && c.prefix_len() == 64, "{c}");
+        assert_ne!(c, first, "the user's subnet holds {first}");
+        assert!(own.insert(c), "{c} twice");
+        assert_eq!(sn.assign_ipv6_address_on_creation(), Some(true));
+    }
+    assert_eq!(own.len(), 2);
+    let routes = owned_ipv6_routes(&ec2, &vpc).await;
+    let local = (block.to_string(), "local".to_string());
+    assert_eq!(
+        routes["private"],
+        BTreeMap::from([("::/0".to_string(), users_eigw.clone()), local.clone()])
+    );
+    assert_eq!(
+        routes["public"],
+        BTreeMap::from([("::/0".to_string(), igw.clone()), local.clone()])
+    );
+    let owned_eigws = ec2
+        .describe_egress_only_internet_gateways()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert!(owned_eigws.egress_only_internet_gateways().is_empty());
+    fake.fake().take_calls();
+    a.reconcile(&named).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    down(&a, &named).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(
+        (snapshot(&ec2, &elb, &vpc).await, eigw_of(&users_eigw).await),
+        before
+    );
+
+    // None named: the cluster makes its own, and deletes only that one.
+    let o = up(&a, &own_eigw).await;
+    let gw = o.status.egress_only_internet_gateway.clone().unwrap();
+    assert!(gw.managed && gw.id != users_eigw, "{gw:?}");
+    assert_eq!(
+        owned_ipv6_routes(&ec2, &vpc).await["private"],
+        BTreeMap::from([("::/0".to_string(), gw.id.clone()), local.clone()])
+    );
+    // Then the user's named: the private subnets go out through it, and the cluster's own
+    // gateway, routed to no more, is deleted.
+    let o = up(&a, &named).await;
+    assert_eq!(
+        o.status.egress_only_internet_gateway.clone().map(|g| g.id),
+        Some(users_eigw.clone())
+    );
+    assert_eq!(
+        owned_ipv6_routes(&ec2, &vpc).await["private"],
+        BTreeMap::from([("::/0".to_string(), users_eigw.clone()), local])
+    );
+    assert!(
+        eigw_of(&gw.id).await.is_empty(),
+        "{:?}",
+        eigw_of(&gw.id).await
+    );
+    fake.fake().take_calls();
+    a.reconcile(&named).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    down(&a, &named).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(
+        (snapshot(&ec2, &elb, &vpc).await, eigw_of(&users_eigw).await),
+        before
+    );
+
+    // A gateway named that is not the VPC's is refused, with nothing made.
+    let other_vpc = ec2
+        .create_vpc()
+        .cidr_block("10.9.0.0/16")
+        .send()
+        .await
+        .unwrap()
+        .vpc
+        .unwrap()
+        .vpc_id
+        .unwrap();
+    let elsewhere = ec2
+        .create_egress_only_internet_gateway()
+        .vpc_id(&other_vpc)
+        .send()
+        .await
+        .unwrap()
+        .egress_only_internet_gateway
+        .unwrap()
+        .egress_only_internet_gateway_id
+        .unwrap();
+    fake.fake().take_calls();
+    let err = a
+        .reconcile(&spec(&format!("egressOnlyInternetGatewayId: {elsewhere}")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::PreExisting { problem, .. } if problem.contains("is not attached to the cluster's VPC")),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn ipv6_blocks_and_gateways_in_the_wrong_place_are_refused_before_any_call() {
     let fake = fake().await;
     let a = actuator(&fake);
     // The region's zones are read once (and kept); then the spec is refused with no call.
     a.plan(&cluster("  region: us-east-1\n")).await.unwrap();
-    let c = cluster("  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678, ipv6: {}}\n");
+    // An egress-only gateway of the user's goes with a VPC of the user's, and is an eigw- id.
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {ipv6: {egressOnlyInternetGatewayId: eigw-12345678}}\n",
+    );
     refused_naming(
         &fake,
         &a,
         &c,
-        "spec.network.vpc.ipv6: only for a VPC the provider creates",
+        "spec.network.vpc.ipv6.egressOnlyInternetGatewayId: an existing egress-only internet gateway needs an existing VPC",
+    )
+    .await;
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678, ipv6: {egressOnlyInternetGatewayId: igw-12345678}}\n",
+    );
+    refused_naming(
+        &fake,
+        &a,
+        &c,
+        "spec.network.vpc.ipv6.egressOnlyInternetGatewayId: \"igw-12345678\" is not a eigw- id",
     )
     .await;
     // Blocks of either family are taken where a rule's source is, and checked.

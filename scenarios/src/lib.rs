@@ -82,9 +82,15 @@ pub struct Setup {
     /// A VPC with this CIDR.
     #[serde(default)]
     pub vpc: Option<String>,
+    /// The VPC holds an Amazon-provided IPv6 block (for a dual-stack cluster in it).
+    #[serde(default)]
+    pub vpc_ipv6: bool,
     /// An internet gateway attached to it.
     #[serde(default)]
     pub gateway: bool,
+    /// An egress-only internet gateway in it (`${eigw}`).
+    #[serde(default)]
+    pub egress_only_gateway: bool,
     /// A public and a private subnet in each of this many zones (public ones route to the
     /// gateway).
     #[serde(default)]
@@ -477,6 +483,8 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
         problems.push("no steps".into());
     }
     let needs_vpc = s.setup.gateway
+        || s.setup.vpc_ipv6
+        || s.setup.egress_only_gateway
         || s.setup.stray_gateway
         || s.setup.stray_group
         || s.setup.subnet_zones > 0
@@ -485,7 +493,8 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
         || s.setup.load_balancer;
     if needs_vpc && s.setup.vpc.is_none() {
         problems.push(
-            "setup: gateway, subnets, groups, bastion and load balancer need setup.vpc".into(),
+            "setup: gateways, IPv6, subnets, groups, bastion and load balancer need setup.vpc"
+                .into(),
         );
     }
     if (s.setup.bastion || s.setup.load_balancer || s.setup.nat_gateway)

@@ -90,11 +90,10 @@ async fn carrier(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reconciles the internet gateway.
-async fn internet_gateway(s: &mut Scope<'_>) -> Result<(), Error> {
-    let Some(vpc_id) = s.vpc_id().map(String::from) else {
-        return Ok(());
-    };
+/// Checks the gateways of the user's that the spec names for the existing VPC `vpc_id`
+/// (an internet gateway, a dual-stack cluster's egress-only one): each exists and is
+/// attached to the VPC. Run with the VPC, before the cluster makes anything.
+pub async fn check_users(s: &mut Scope<'_>, vpc_id: &str) -> Result<(), Error> {
     if let Some(id) = s.plan.spec.network.internet_gateway_id.clone() {
         let answer = s
             .ec2()
@@ -112,13 +111,60 @@ async fn internet_gateway(s: &mut Scope<'_>) -> Result<(), Error> {
                 problem: "does not exist".into(),
             });
         };
-        if !attached_to(g, &vpc_id) {
+        if !attached_to(g, vpc_id) {
             return Err(Error::PreExisting {
                 resource: format!("internet gateway {id}"),
                 problem: format!("is not attached to the cluster's VPC {vpc_id}"),
             });
         }
         s.status.internet_gateway = Some(Res { id, managed: false });
+    }
+    let named = s
+        .plan
+        .spec
+        .network
+        .vpc
+        .ipv6
+        .as_ref()
+        .and_then(|v| v.egress_only_internet_gateway_id.clone());
+    if let Some(id) = named {
+        let answer = s
+            .ec2()
+            .describe_egress_only_internet_gateways()
+            .egress_only_internet_gateway_ids(&id)
+            .send()
+            .await
+            .map_err(aws("DescribeEgressOnlyInternetGateways"));
+        let found = found(answer)?
+            .and_then(|o| o.egress_only_internet_gateways)
+            .unwrap_or_default();
+        let Some(g) = found.first() else {
+            return Err(Error::PreExisting {
+                resource: format!(
+                    "egress-only internet gateway {id} \
+                     (spec.network.vpc.ipv6.egressOnlyInternetGatewayId)"
+                ),
+                problem: "does not exist".into(),
+            });
+        };
+        if !g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id)) {
+            return Err(Error::PreExisting {
+                resource: format!("egress-only internet gateway {id}"),
+                problem: format!("is not attached to the cluster's VPC {vpc_id}"),
+            });
+        }
+        s.status.egress_only_internet_gateway = Some(Res { id, managed: false });
+    }
+    Ok(())
+}
+
+/// Reconciles the internet gateway.
+async fn internet_gateway(s: &mut Scope<'_>) -> Result<(), Error> {
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    if s.plan.spec.network.internet_gateway_id.is_some() {
+        // The user's, checked with the VPC ([`check_users`]).
         return Ok(());
     }
     let needed = s.planned_subnets().iter().any(|p| p.public);
@@ -202,14 +248,26 @@ async fn internet_gateway(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reconciles the egress-only internet gateway of a dual-stack cluster: the private
-/// subnets' way out over IPv6 (`::/0`), found by tag, else created in the VPC (it is
+/// Reconciles the egress-only internet gateway of a dual-stack cluster: the way out over
+/// IPv6 (`::/0`) of the private subnets it creates; the spec's (checked to be attached to the
+/// existing VPC), else the cluster's own, found by tag, else created in the VPC (it is
 /// attached from the start).
 async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
     };
-    if s.plan.spec.network.vpc.ipv6.is_none() || !s.planned_subnets().iter().any(|p| !p.public) {
+    let Some(ipv6) = s.plan.spec.network.vpc.ipv6.clone() else {
+        return Ok(());
+    };
+    if !s
+        .planned_subnets()
+        .iter()
+        .any(|p| !p.public && p.id.is_none())
+    {
+        return Ok(());
+    }
+    if ipv6.egress_only_internet_gateway_id.is_some() {
+        // The user's, checked with the VPC ([`check_users`]).
         return Ok(());
     }
     let name = format!("{}-eigw", s.name());
@@ -275,6 +333,54 @@ async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Deletes the egress-only gateways of the cluster's own in its VPC once its spec names the
+/// user's instead: run after the route tables go to the user's.
+pub async fn retire_egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
+    let named = s
+        .plan
+        .spec
+        .network
+        .vpc
+        .ipv6
+        .as_ref()
+        .is_some_and(|v| v.egress_only_internet_gateway_id.is_some());
+    let Some(vpc_id) = s.vpc_id().map(String::from) else {
+        return Ok(());
+    };
+    if !named {
+        return Ok(());
+    }
+    let own: Vec<String> = s
+        .ec2()
+        .describe_egress_only_internet_gateways()
+        .filters(s.owned_filter())
+        .send()
+        .await
+        .map_err(aws("DescribeEgressOnlyInternetGateways"))?
+        .egress_only_internet_gateways()
+        .iter()
+        .filter(|g| {
+            g.attachments()
+                .iter()
+                .any(|a| a.vpc_id() == Some(vpc_id.as_str()))
+        })
+        .filter_map(|g| g.egress_only_internet_gateway_id().map(String::from))
+        .collect();
+    delete_each(s, "egress-only internet gateway", own, delete_egress_only).await
+}
+
+async fn delete_egress_only(
+    ec2: aws_sdk_ec2::Client,
+    id: String,
+) -> Result<(), crate::aws_error::AwsError> {
+    ec2.delete_egress_only_internet_gateway()
+        .egress_only_internet_gateway_id(id)
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(aws("DeleteEgressOnlyInternetGateway"))
+}
+
 /// Deletes each of `ids`, gateways of the `what` kind, with `delete`: announced, and its
 /// answer settled by the error policy.
 async fn delete_each<F, Fut>(
@@ -336,14 +442,7 @@ pub async fn delete(s: &mut Scope<'_>) -> Result<(), Error> {
         s,
         "egress-only internet gateway",
         egress_only,
-        |ec2, id| async move {
-            ec2.delete_egress_only_internet_gateway()
-                .egress_only_internet_gateway_id(id)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(aws("DeleteEgressOnlyInternetGateway"))
-        },
+        delete_egress_only,
     )
     .await?;
     let owned = s

@@ -185,7 +185,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             default_route: target,
         });
     }
-    Ok(())
+    // A gateway of the cluster's own that the user's replaced is no longer routed to.
+    super::internet_gateway::retire_egress_only(s).await
 }
 
 /// Routes `destination` of table `id` to `target` (an internet, egress-only internet or NAT

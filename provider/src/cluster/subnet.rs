@@ -248,19 +248,30 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         }
     }
 
-    // The cluster's own.
-    let owned = if s.vpc_is_empty() {
-        Vec::new()
+    // The cluster's own; in an existing VPC of a dual-stack cluster, every subnet of the VPC,
+    // since the /64s of the others are not free.
+    let wants_ipv6 = s.plan.spec.network.vpc.ipv6.is_some();
+    let all_of_vpc = wants_ipv6 && s.plan.spec.network.vpc.id.is_some();
+    let (owned, others): (Vec<Subnet>, Vec<Subnet>) = if s.vpc_is_empty() {
+        (Vec::new(), Vec::new())
     } else {
-        s.ec2()
+        let mut call = s
+            .ec2()
             .describe_subnets()
-            .filters(filter("vpc-id", &[&vpc_id]))
-            .filters(s.owned_filter())
-            .send()
+            .filters(filter("vpc-id", &[&vpc_id]));
+        if !all_of_vpc {
+            call = call.filters(s.owned_filter());
+        }
+        let name = s.name().to_string();
+        call.send()
             .await
             .map_err(aws("DescribeSubnets"))?
             .subnets
             .unwrap_or_default()
+            .into_iter()
+            .partition(|sn| {
+                !all_of_vpc || ownership::is_managed(&name, ownership::ec2_pairs(sn.tags()))
+            })
     };
     let wanted: Vec<String> = planned
         .iter()
@@ -301,13 +312,12 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     // A dual-stack cluster's subnets each take a /64 of the VPC's IPv6 block: those found
     // keep theirs, a new one takes the lowest free /64. Until AWS shows the block's range,
     // the subnets the cluster lacks wait for it.
-    let wants_ipv6 = s.plan.spec.network.vpc.ipv6.is_some();
     let vpc_ipv6: Option<Ipv6Net> = s
         .status
         .vpc_ipv6_cidr
         .as_deref()
         .and_then(|c| c.parse().ok());
-    let mut ipv6_used: Vec<Ipv6Net> = owned.iter().filter_map(ipv6_block).collect();
+    let mut ipv6_used: Vec<Ipv6Net> = owned.iter().chain(&others).filter_map(ipv6_block).collect();
     let ranges = s.vpc_ranges();
     if !ranges.is_empty() {
         for p in planned.iter().filter(|p| p.id.is_none()) {

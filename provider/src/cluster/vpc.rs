@@ -2,7 +2,7 @@
 //! owned tag, created with DNS support and hostnames on, given the spec's secondary IPv4
 //! ranges (AssociateVpcCidrBlock) where it lacks one, and, when the spec asks, with its
 //! `default` security group kept empty, and, for a dual-stack cluster, an Amazon-provided
-//! IPv6 /56. Its CIDR is immutable, and a secondary range or IPv6 block is never taken away:
+//! IPv6 /56 (an existing VPC of a dual-stack cluster must hold one already). Its CIDR is immutable, and a secondary range or IPv6 block is never taken away:
 //! one the spec no longer names is an error, as a subnet is.
 
 use aws_sdk_ec2::types::{
@@ -110,8 +110,11 @@ pub async fn find(s: &mut Scope<'_>) -> Result<Option<Vpc>, Error> {
 /// Reconciles the VPC.
 pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     let found = find(s).await?;
-    if s.plan.spec.network.vpc.id.is_some() {
-        return Ok(());
+    if let Some(id) = s.plan.spec.network.vpc.id.clone() {
+        if s.plan.spec.network.vpc.ipv6.is_some() {
+            existing_ipv6(s, &id, found.as_ref())?;
+        }
+        return super::internet_gateway::check_users(s, &id).await;
     }
     let wanted = s
         .plan
@@ -361,6 +364,25 @@ async fn ipv6(s: &mut Scope<'_>, id: &str, vpc: &Vpc) -> Result<(), Error> {
         if s.status.vpc_ipv6_cidr.is_none() {
             s.wait(format!("the IPv6 block of {id}: being associated"));
         }
+    }
+    Ok(())
+}
+
+/// Checks that an existing VPC `id` of a dual-stack cluster holds an IPv6 block: it is never
+/// given one. One being associated makes the cluster's new subnets wait for its range.
+fn existing_ipv6(s: &mut Scope<'_>, id: &str, vpc: Option<&Vpc>) -> Result<(), Error> {
+    if !vpc.is_some_and(has_ipv6) {
+        return Err(Error::PreExisting {
+            resource: format!("VPC {id} (spec.network.vpc.id)"),
+            problem: format!(
+                "holds no IPv6 block, which dual stack (spec.network.vpc.ipv6) needs; a VPC of \
+                 yours is never modified: give it one first (aws ec2 associate-vpc-cidr-block \
+                 --vpc-id {id} --amazon-provided-ipv6-cidr-block)"
+            ),
+        });
+    }
+    if s.status.vpc_ipv6_cidr.is_none() {
+        s.wait(format!("the IPv6 block of {id}: being associated"));
     }
     Ok(())
 }

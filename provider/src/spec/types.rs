@@ -212,19 +212,28 @@ pub struct VpcSpec {
     /// an IPv6 address at launch), an egress-only internet gateway for the private subnets'
     /// outbound IPv6 (`::/0`), public subnets `::/0` to the internet gateway, and the node
     /// port and API rules an IPv6 source beside the IPv4 one. Added to a cluster's VPC that
-    /// lacks it; never taken away. Only for a VPC the provider creates. (No NAT64 route nor
-    /// DNS64, as CAPA gives them only to IPv6-only subnets: dual-stack machines reach IPv4
-    /// over IPv4.)
+    /// lacks it; never taken away. With an existing VPC (`id`), the VPC must hold an IPv6
+    /// block already (it is never modified): the subnets the cluster creates in it take
+    /// /64s no subnet of the VPC holds, and their private ones go out through the
+    /// `egressOnlyInternetGatewayId` named, else an egress-only gateway of the cluster's
+    /// own. (No NAT64 route nor DNS64, as CAPA gives them only to IPv6-only subnets:
+    /// dual-stack machines reach IPv4 over IPv4.)
     #[serde(default)]
     pub ipv6: Option<Ipv6Spec>,
 }
 
-/// IPv6 of the VPC the cluster creates (CAPA's `IPv6`): an Amazon-provided /56. (CAPA's
-/// other members, a block of one's own pool or IPAM's, are not taken yet: naming one is an
-/// unknown field.)
+/// IPv6 of the cluster's VPC (CAPA's `IPv6`): an Amazon-provided /56 of the VPC the cluster
+/// creates, or the block an existing VPC holds. (CAPA's other members, a block of one's own
+/// pool or IPAM's, are not taken yet: naming one is an unknown field.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Ipv6Spec {}
+pub struct Ipv6Spec {
+    /// An existing egress-only internet gateway (`eigw-...`) of an existing VPC, the way out
+    /// over IPv6 of the private subnets the cluster creates there (CAPA's field). Checked to
+    /// be attached to the VPC; never modified or deleted.
+    #[serde(default, rename = "egressOnlyInternetGatewayId")]
+    pub egress_only_internet_gateway_id: Option<String>,
+}
 
 /// The IPAM pool a VPC's range comes from (CAPA's `IPAMPool`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -371,12 +371,20 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) ->
         None
     };
     let secondary = check_secondary_cidrs(p, spec, vpc_cidr);
-    if existing_vpc.is_some() && net.vpc.ipv6.is_some() {
-        p.push(
-            "spec.network.vpc.ipv6: only for a VPC the provider creates; an existing VPC \
-             (spec.network.vpc.id) is used as it is, never modified"
-                .into(),
-        );
+    if let Some(eigw) = net
+        .vpc
+        .ipv6
+        .as_ref()
+        .and_then(|v| v.egress_only_internet_gateway_id.as_deref())
+    {
+        let at = "spec.network.vpc.ipv6.egressOnlyInternetGatewayId";
+        check_id(p, at, eigw, "eigw");
+        if existing_vpc.is_none() {
+            p.push(format!(
+                "{at}: an existing egress-only internet gateway needs an existing VPC \
+                 (spec.network.vpc.id); the cluster's own VPC gets its own gateway"
+            ));
+        }
     }
     if net.vpc.ipv6.is_some() && net.subnets.len() > IPV6_SUBNETS {
         p.push(format!(
