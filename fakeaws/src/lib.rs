@@ -66,8 +66,9 @@ pub struct Config {
     /// Regions served beside AWS's own ([`server::AWS_REGIONS`]), such as a local zone's
     /// test region (`fakeaws --region NAME`); any other name is `InvalidRegion`.
     pub extra_regions: Vec<String>,
-    /// Public IPv4 ranges the account brought to AWS (BYOIP), each a pool of its region for
-    /// AllocateAddress (`fakeaws --byoip-cidr REGION=CIDR`); checked by [`Config::check`].
+    /// Ranges the account brought to AWS (BYOIP), each a pool of its region: a public IPv4
+    /// one for AllocateAddress, an IPv6 one for the blocks of VPCs (`fakeaws --byoip-cidr
+    /// REGION=CIDR`); checked by [`Config::check`].
     pub byoip: Vec<ec2::public_ipv4_pool::ByoipCidr>,
     /// Request throttling in every region: off (`None`, the default), or AWS's figures times
     /// this scale (`Some(1.0)`: AWS's own). `Region::throttle` changes it per region.

@@ -55,10 +55,11 @@ struct Args {
     /// Serve this region too, beside AWS's own (repeatable); any other name is refused.
     #[arg(long = "region", value_name = "NAME", value_parser = region_name)]
     regions: Vec<String>,
-    /// Bring a public IPv4 range of the account's to a region (BYOIP), as a pool of Elastic
-    /// IPs (`AllocateAddress --public-ipv4-pool`): REGION=CIDR, a /24 or larger, public
-    /// (repeatable; at most five a region). Brought when the region is first made, so not
-    /// into a region a state file already holds.
+    /// Bring a range of the account's to a region (BYOIP): REGION=CIDR, a public IPv4 range
+    /// (a /24 or larger) as a pool of Elastic IPs (`AllocateAddress --public-ipv4-pool`), or
+    /// an IPv6 one (a /56 or larger, global unicast) as a pool of VPC blocks (`CreateVpc
+    /// --ipv6-pool`) (repeatable; at most five a region). Brought when the region is first
+    /// made, so not into a region a state file already holds.
     #[arg(long = "byoip-cidr", value_name = "REGION=CIDR", value_parser = byoip_cidr)]
     byoip: Vec<fakeaws::ec2::public_ipv4_pool::ByoipCidr>,
     /// How many threads serve (each connection is served by one of them); default: one per

@@ -107,6 +107,9 @@ pub struct Region {
     /// The account's own public IPv4 ranges (BYOIP), a pool each.
     #[serde(default)]
     pub(crate) public_ipv4_pools: crate::ec2::public_ipv4_pool::Pools,
+    /// The account's own IPv6 ranges (BYOIP), a pool each.
+    #[serde(default)]
+    pub(crate) ipv6_pools: crate::ec2::ipv6_pool::Pools,
     /// NAT gateways by id.
     pub(crate) nat_gateways: nat_gateway::NatGateways,
     /// Route tables by id.
@@ -522,6 +525,7 @@ impl Region {
             addresses: Default::default(),
             public_ips: elastic_ip::Pool::default(),
             public_ipv4_pools: Default::default(),
+            ipv6_pools: Default::default(),
             nat_gateways: Default::default(),
             route_tables: Default::default(),
             network_acls: Default::default(),
@@ -702,6 +706,7 @@ impl Region {
             Kind::CapacityReservation => self.capacity_reservations.contains_key(id),
             Kind::PrefixList => self.prefix_lists.contains_key(id),
             Kind::PublicIpv4Pool => self.public_ipv4_pools.contains_key(id),
+            Kind::Ipv6Pool => self.ipv6_pools.contains_key(id),
             Kind::FlowLog => self.flow_logs.contains_key(id),
             Kind::CarrierGateway => self.carrier_gateways.contains_key(id),
             Kind::InstanceConnectEndpoint => self.instance_connect_endpoints.contains_key(id),

@@ -966,3 +966,65 @@ async fn aws_cli_finds_empty_tag_lists_where_aws_gives_them() {
     .await
     .unwrap();
 }
+
+/// The AWS CLI's documented examples of BYOIP IPv6 pools, against a fake holding one range:
+/// `describe-ipv6-pools`, `create-vpc --ipv6-pool`, `get-associated-ipv6-pool-cidrs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_cli_takes_vpc_blocks_from_an_ipv6_pool() {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        byoip: vec!["us-east-1=2001:db8:1200::/48".parse().unwrap()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let cli = Cli::for_fake(&fake).await;
+    tokio::task::spawn_blocking(move || {
+        let pools = cli.run(&["ec2", "describe-ipv6-pools"]).unwrap();
+        let pool = pools["Ipv6Pools"][0]["PoolId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(pool.starts_with("ipv6pool-ec2-"), "{pools}");
+        assert_eq!(
+            pools["Ipv6Pools"][0]["PoolCidrBlocks"][0]["Cidr"],
+            "2001:db8:1200::/48"
+        );
+        let vpc = cli
+            .run(&[
+                "ec2",
+                "create-vpc",
+                "--cidr-block",
+                "10.0.0.0/16",
+                "--ipv6-pool",
+                &pool,
+                "--ipv6-cidr-block",
+                "2001:db8:1200:1a00::/56",
+            ])
+            .unwrap();
+        let id = id(&vpc, &["Vpc", "VpcId"]);
+        let block = &vpc["Vpc"]["Ipv6CidrBlockAssociationSet"][0];
+        assert_eq!(block["Ipv6CidrBlock"], "2001:db8:1200:1a00::/56");
+        assert_eq!(block["Ipv6Pool"], pool.as_str());
+        assert_eq!(block["IpSource"], "byoip");
+        let held = cli
+            .run(&["ec2", "get-associated-ipv6-pool-cidrs", "--pool-id", &pool])
+            .unwrap();
+        assert_eq!(
+            held["Ipv6CidrAssociations"],
+            serde_json::json!([{"Ipv6Cidr": "2001:db8:1200:1a00::/56", "AssociatedResource": id}])
+        );
+        let refused = cli
+            .run(&[
+                "ec2",
+                "create-vpc",
+                "--cidr-block",
+                "10.1.0.0/16",
+                "--ipv6-pool",
+                "ipv6pool-ec2-0123456789abcdef0",
+            ])
+            .unwrap_err();
+        assert!(refused.contains("InvalidIpv6PoolID.NotFound"), "{refused}");
+    })
+    .await
+    .unwrap();
+}

@@ -114,6 +114,8 @@ error_codes! {
         InvalidAddressNotFound = "InvalidAddress.NotFound",
         /// A public IPv4 pool the account does not have.
         InvalidPublicIpv4PoolIdNotFound = "InvalidPublicIpv4PoolID.NotFound",
+        /// An IPv6 pool the account does not have.
+        InvalidIpv6PoolIdNotFound = "InvalidIpv6PoolID.NotFound",
         /// No association of that id.
         InvalidAssociationIDNotFound = "InvalidAssociationID.NotFound",
         /// The volume is not attached as the request says.

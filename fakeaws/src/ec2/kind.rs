@@ -66,6 +66,8 @@ pub enum Kind {
     PrefixList,
     /// The account's public IPv4 pools of its own addresses (`ipv4pool-ec2-`).
     PublicIpv4Pool,
+    /// The account's IPv6 pools of its own addresses (`ipv6pool-ec2-`).
+    Ipv6Pool,
     /// VPC flow logs (`fl-`).
     FlowLog,
     /// Carrier gateways (`cagw-`).
@@ -100,7 +102,7 @@ struct Row {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 37] = [
+    pub const ALL: [Kind; 38] = [
         Kind::Vpc,
         Kind::Subnet,
         Kind::InternetGateway,
@@ -127,6 +129,7 @@ impl Kind {
         Kind::CapacityReservation,
         Kind::PrefixList,
         Kind::PublicIpv4Pool,
+        Kind::Ipv6Pool,
         Kind::FlowLog,
         Kind::CarrierGateway,
         Kind::InstanceConnectEndpoint,
@@ -264,6 +267,12 @@ impl Kind {
                 "public IPv4 pool",
                 ResourceType::Ipv4poolEc2,
             ),
+            Kind::Ipv6Pool => (
+                "ipv6pool-ec2",
+                "InvalidIpv6PoolID",
+                "IPv6 pool",
+                ResourceType::Ipv6poolEc2,
+            ),
             Kind::FlowLog => (
                 "fl",
                 "InvalidFlowLogId",
@@ -364,6 +373,8 @@ impl Kind {
             Kind::PrefixList => "prefix-list-id",
             // DescribePublicIpv4Pools documents no filter by id.
             Kind::PublicIpv4Pool => "pool-id",
+            // DescribeIpv6Pools documents no filter by id.
+            Kind::Ipv6Pool => "pool-id",
             Kind::FlowLog => "flow-log-id",
             Kind::CarrierGateway => "carrier-gateway-id",
             Kind::InstanceConnectEndpoint => "instance-connect-endpoint-id",

@@ -27,6 +27,7 @@ pub mod instance_connect_endpoint;
 pub mod instance_type;
 pub mod internet_gateway;
 pub mod ipam;
+pub mod ipv6_pool;
 pub mod key_material;
 pub mod key_pair;
 pub mod kind;
@@ -756,6 +757,20 @@ impl Api for Region {
         input: DescribePublicIpv4PoolsRequest,
     ) -> Result<DescribePublicIpv4PoolsResult, ApiError> {
         public_ipv4_pool::describe_public_ipv4_pools(self, input)
+    }
+
+    fn describe_ipv6_pools(
+        &mut self,
+        input: DescribeIpv6PoolsRequest,
+    ) -> Result<DescribeIpv6PoolsResult, ApiError> {
+        ipv6_pool::describe_ipv6_pools(self, input)
+    }
+
+    fn get_associated_ipv6_pool_cidrs(
+        &mut self,
+        input: GetAssociatedIpv6PoolCidrsRequest,
+    ) -> Result<GetAssociatedIpv6PoolCidrsResult, ApiError> {
+        ipv6_pool::get_associated_ipv6_pool_cidrs(self, input)
     }
 
     fn describe_placement_groups(

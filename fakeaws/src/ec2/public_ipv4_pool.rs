@@ -1,7 +1,8 @@
 //! Address pools of the account's own public IPv4 ranges (BYOIP): DescribePublicIpv4Pools,
 //! and the addresses AllocateAddress takes from them (`PublicIpv4Pool`, `Address`).
 //!
-//! A range is brought by [`crate::Config::byoip`] (`fakeaws --byoip-cidr REGION=CIDR`):
+//! A range is brought by [`crate::Config::byoip`] (`fakeaws --byoip-cidr REGION=CIDR`, an
+//! IPv4 range here; an IPv6 one is [`super::ipv6_pool`]'s):
 //! provisioned as AWS provisions a range after ProvisionByoipCidr has checked its route
 //! origin authorization, which the fake cannot check. Each range is a pool of its own
 //! (`ipv4pool-ec2-...`), in the region's network border group, every address of it
@@ -13,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
-use ipnet::Ipv4Net;
+use ipnet::{IpNet, Ipv4Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters};
@@ -25,13 +26,14 @@ use crate::generated::ec2::{
 use crate::protocol::error::ApiError;
 use crate::region::Region;
 
-/// A range the account brought to a region, as [`crate::Config::byoip`] names it.
+/// A range the account brought to a region, as [`crate::Config::byoip`] names it: a public
+/// IPv4 range (a pool of Elastic IPs) or an IPv6 one (a pool of VPC blocks).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ByoipCidr {
     /// The region.
     pub region: String,
     /// The range.
-    pub cidr: Ipv4Net,
+    pub cidr: IpNet,
 }
 
 impl std::str::FromStr for ByoipCidr {
@@ -42,10 +44,13 @@ impl std::str::FromStr for ByoipCidr {
         let (region, cidr) = raw
             .split_once('=')
             .ok_or_else(|| format!("{raw:?} is not REGION=CIDR"))?;
-        let cidr: Ipv4Net = cidr
+        let cidr: IpNet = cidr
             .parse()
-            .map_err(|_| format!("{raw:?}: {cidr:?} is not an IPv4 CIDR"))?;
-        check_range(cidr)?;
+            .map_err(|_| format!("{raw:?}: {cidr:?} is not an IPv4 or IPv6 CIDR"))?;
+        match cidr {
+            IpNet::V4(c) => check_range(c)?,
+            IpNet::V6(c) => super::ipv6_pool::check_range(c)?,
+        }
         Ok(ByoipCidr {
             region: region.to_string(),
             cidr,
@@ -53,7 +58,8 @@ impl std::str::FromStr for ByoipCidr {
     }
 }
 
-/// How many ranges a region takes (AWS's quota of BYOIP IPv4 ranges per region).
+/// How many ranges a region takes (AWS's quota of BYOIP ranges per region, IPv4 and IPv6
+/// together).
 pub const MAX_RANGES: usize = 5;
 
 /// Ranges that are never anyone's public addresses.
@@ -124,7 +130,7 @@ crate::region::table! {
 
 /// Checks the ranges of one region together: each on its own, no two overlapping, at most
 /// [`MAX_RANGES`].
-fn check_region(region: &str, ranges: &[Ipv4Net]) -> Result<(), String> {
+fn check_region(region: &str, ranges: &[IpNet]) -> Result<(), String> {
     if ranges.len() > MAX_RANGES {
         return Err(format!(
             "{region}: {} ranges brought, AWS takes at most {MAX_RANGES} per region",
@@ -132,7 +138,10 @@ fn check_region(region: &str, ranges: &[Ipv4Net]) -> Result<(), String> {
         ));
     }
     for (n, cidr) in ranges.iter().enumerate() {
-        check_range(*cidr)?;
+        match cidr {
+            IpNet::V4(c) => check_range(*c)?,
+            IpNet::V6(c) => super::ipv6_pool::check_range(*c)?,
+        }
         if let Some(other) = ranges
             .iter()
             .take(n)
@@ -148,26 +157,33 @@ fn check_region(region: &str, ranges: &[Ipv4Net]) -> Result<(), String> {
 pub fn check_all(byoip: &[ByoipCidr]) -> Result<(), String> {
     let regions: BTreeSet<&str> = byoip.iter().map(|b| b.region.as_str()).collect();
     for region in regions {
-        let ranges: Vec<Ipv4Net> = byoip
-            .iter()
-            .filter(|b| b.region == region)
-            .map(|b| b.cidr)
-            .collect();
-        check_region(region, &ranges)?;
+        check_region(region, &brought(byoip, region))?;
     }
     Ok(())
 }
 
-/// Adds the ranges `config` brings to `region`, a pool each (a new region's).
-pub(crate) fn seed(region: &mut Region, config: &crate::Config) -> Result<(), String> {
-    let ranges: Vec<Ipv4Net> = config
-        .byoip
+/// The ranges `byoip` brings to `region`.
+fn brought(byoip: &[ByoipCidr], region: &str) -> Vec<IpNet> {
+    byoip
         .iter()
-        .filter(|b| b.region == region.name)
+        .filter(|b| b.region == region)
         .map(|b| b.cidr)
-        .collect();
+        .collect()
+}
+
+/// Adds the ranges `config` brings to `region`, a pool each (a new region's): IPv4 ones
+/// here, IPv6 ones to [`super::ipv6_pool`].
+pub(crate) fn seed(region: &mut Region, config: &crate::Config) -> Result<(), String> {
+    let ranges = brought(&config.byoip, &region.name);
     check_region(&region.name, &ranges)?;
     for cidr in &ranges {
+        let cidr = match cidr {
+            IpNet::V4(c) => c,
+            IpNet::V6(c) => {
+                super::ipv6_pool::seed(region, *c);
+                continue;
+            }
+        };
         let id = region.ids.resource("ipv4pool-ec2");
         region.public_ipv4_pools.0.insert(
             id.clone(),

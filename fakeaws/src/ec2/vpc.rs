@@ -190,7 +190,7 @@ impl Filterable for (&Vpc, &Region) {
             "ipv6-cidr-block-association.ipv6-pool" => v
                 .ipv6
                 .iter()
-                .map(|_| vpc_ipv6::AMAZON_POOL.to_string())
+                .map(|b| vpc_ipv6::pool_of(b).to_string())
                 .collect(),
             "ipv6-cidr-block-association.association-id" => {
                 v.ipv6.iter().map(|b| b.association_id.clone()).collect()
@@ -373,12 +373,13 @@ pub fn create_vpc(
             "A VPC's tenancy must be default or dedicated.",
         ));
     }
-    let amazon_ipv6 = input.amazon_provided_ipv6_cidr_block == Some(true);
-    vpc_ipv6::check_border_group(
-        region,
-        amazon_ipv6,
-        input.ipv6_cidr_block_network_border_group.as_deref(),
-    )?;
+    let ask = vpc_ipv6::Ask {
+        amazon: input.amazon_provided_ipv6_cidr_block == Some(true),
+        border_group: input.ipv6_cidr_block_network_border_group.as_deref(),
+        pool: input.ipv6_pool.as_deref(),
+        cidr: input.ipv6_cidr_block.as_deref(),
+    };
+    ask.check(region)?;
     if region.vpcs.len() >= region.limits.vpcs {
         return Err(ApiError::new(
             Code::VpcLimitExceeded,
@@ -395,8 +396,7 @@ pub fn create_vpc(
     route_table::create_main(region, &id, cidr);
     crate::ec2::network_acl::create_default(region, &id);
     security_group::create_default(region, &id);
-    if amazon_ipv6 {
-        let block = vpc_ipv6::new_block(region);
+    if let Some(block) = ask.block(region)? {
         vpc_ipv6::add(region, &id, block);
     }
     let Some(vpc) = region.vpcs.get(&id) else {

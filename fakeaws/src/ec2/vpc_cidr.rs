@@ -78,19 +78,20 @@ pub fn associate_vpc_cidr_block(
     region: &mut Region,
     input: AssociateVpcCidrBlockRequest,
 ) -> Result<AssociateVpcCidrBlockResult, ApiError> {
-    let amazon_ipv6 = input.amazon_provided_ipv6_cidr_block == Some(true);
-    if amazon_ipv6 && input.cidr_block.is_some() {
+    let ask = vpc_ipv6::Ask {
+        amazon: input.amazon_provided_ipv6_cidr_block == Some(true),
+        border_group: input.ipv6_cidr_block_network_border_group.as_deref(),
+        pool: input.ipv6_pool.as_deref(),
+        cidr: input.ipv6_cidr_block.as_deref(),
+    };
+    if ask.any() && (input.cidr_block.is_some() || input.ipv4_ipam_pool_id.is_some()) {
         return Err(ApiError::invalid_combination(
-            "Specify either an IPv4 CidrBlock or AmazonProvidedIpv6CidrBlock, not both.",
+            "Specify either an IPv4 range (CidrBlock, Ipv4IpamPoolId) or an IPv6 block \
+             (AmazonProvidedIpv6CidrBlock, Ipv6Pool), not both.",
         ));
     }
-    if amazon_ipv6 || input.ipv6_cidr_block_network_border_group.is_some() {
-        let association = vpc_ipv6::associate(
-            region,
-            &input.vpc_id,
-            amazon_ipv6,
-            input.ipv6_cidr_block_network_border_group.as_deref(),
-        )?;
+    if ask.any() {
+        let association = vpc_ipv6::associate(region, &input.vpc_id, &ask)?;
         return Ok(AssociateVpcCidrBlockResult {
             cidr_block_association: None,
             vpc_id: Some(input.vpc_id),

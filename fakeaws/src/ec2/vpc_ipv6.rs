@@ -8,7 +8,9 @@
 //!   ACL of the VPC its `*` rule denying `::/0`;
 //! - the VPC's default security group gets its outbound rule to `::/0`.
 //!
-//! A block is taken at random from the region's /32 of the fake's own (`2600:1fXX::/32`, the
+//! A block of one of the account's BYOIP IPv6 pools (`Ipv6Pool`) is the pool's
+//! ([`crate::ec2::ipv6_pool`]); an Amazon-provided one is taken at random from the region's
+//! /32 of the fake's own (`2600:1fXX::/32`, the
 //! byte `XX` from the region's name; AWS's ranges differ by region too) and never twice in a
 //! region. Like the IPv4 ranges, a block is answered `associating` (`disassociating`) and the
 //! change is complete at once.
@@ -33,6 +35,9 @@ pub struct Ipv6Block {
     pub cidr: Ipv6Net,
     /// Where AWS advertises it: the region's name.
     pub border_group: String,
+    /// The account's BYOIP pool it came from (`ipv6pool-ec2-...`); none for Amazon's.
+    #[serde(default)]
+    pub pool: Option<String>,
 }
 
 /// The pool a block is drawn from: what its association answers as `Ipv6Pool`.
@@ -71,9 +76,79 @@ pub fn association(block: &Ipv6Block, state: VpcCidrBlockStateCode) -> VpcIpv6Ci
             status_message: None,
         }),
         network_border_group: Some(block.border_group.clone()),
-        ipv6_pool: Some(AMAZON_POOL.to_string()),
+        ipv6_pool: Some(pool_of(block).to_string()),
         ipv6_address_attribute: Some(crate::generated::ec2::Ipv6AddressAttribute::Public),
-        ip_source: Some(crate::generated::ec2::IpSource::Amazon),
+        ip_source: Some(if block.pool.is_some() {
+            crate::generated::ec2::IpSource::Byoip
+        } else {
+            crate::generated::ec2::IpSource::Amazon
+        }),
+    }
+}
+
+/// The pool a block came from as AWS names it: a BYOIP pool's id, or `Amazon`.
+pub fn pool_of(block: &Ipv6Block) -> &str {
+    block.pool.as_deref().unwrap_or(AMAZON_POOL)
+}
+
+/// Where the fake's Amazon-provided blocks come from, every region's /32 within it.
+pub fn amazon_range() -> Ipv6Net {
+    Ipv6Net::new(
+        std::net::Ipv6Addr::new(0x2600, 0x1f00, 0, 0, 0, 0, 0, 0),
+        24,
+    )
+    .unwrap_or_default()
+}
+
+/// What a request asks a VPC's new IPv6 block of: Amazon's (`AmazonProvidedIpv6CidrBlock`,
+/// optionally in `Ipv6CidrBlockNetworkBorderGroup`) or a BYOIP pool's (`Ipv6Pool`, optionally
+/// `Ipv6CidrBlock`). `Ok(None)` when it asks for none.
+pub struct Ask<'a> {
+    /// `AmazonProvidedIpv6CidrBlock`.
+    pub amazon: bool,
+    /// `Ipv6CidrBlockNetworkBorderGroup`.
+    pub border_group: Option<&'a str>,
+    /// `Ipv6Pool`.
+    pub pool: Option<&'a str>,
+    /// `Ipv6CidrBlock`.
+    pub cidr: Option<&'a str>,
+}
+
+impl Ask<'_> {
+    /// Whether it asks for a block at all (what it asks checked by [`Ask::block`]).
+    pub fn any(&self) -> bool {
+        self.amazon || self.border_group.is_some() || self.pool.is_some() || self.cidr.is_some()
+    }
+
+    /// Checks what it asks, as AWS does, before anything is made.
+    pub fn check(&self, region: &Region) -> Result<(), ApiError> {
+        check_border_group(region, self.amazon, self.border_group)?;
+        match (self.amazon, self.pool, self.cidr) {
+            (true, Some(_), _) | (true, _, Some(_)) => Err(ApiError::invalid_combination(
+                "Specify either AmazonProvidedIpv6CidrBlock or an Ipv6Pool, not both.",
+            )),
+            (false, None, Some(_)) => Err(ApiError::missing_parameter("Ipv6Pool")),
+            (false, Some(pool), cidr) => {
+                crate::ec2::ipv6_pool::take(region, pool, cidr)?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The new block it asks for (checked first).
+    pub fn block(&self, region: &mut Region) -> Result<Option<Ipv6Block>, ApiError> {
+        self.check(region)?;
+        if let Some(pool) = self.pool {
+            let cidr = crate::ec2::ipv6_pool::take(region, pool, self.cidr)?;
+            return Ok(Some(Ipv6Block {
+                association_id: region.ids.resource("vpc-cidr-assoc"),
+                cidr,
+                border_group: region.name.clone(),
+                pool: Some(pool.to_string()),
+            }));
+        }
+        Ok(self.amazon.then(|| new_block(region)))
     }
 }
 
@@ -132,6 +207,7 @@ pub fn new_block(region: &mut Region) -> Ipv6Block {
         association_id: region.ids.resource("vpc-cidr-assoc"),
         cidr,
         border_group: region.name.clone(),
+        pool: None,
     }
 }
 
@@ -148,16 +224,15 @@ pub fn add(region: &mut Region, vpc_id: &str, block: Ipv6Block) {
     }
 }
 
-/// `AssociateVpcCidrBlock` with `AmazonProvidedIpv6CidrBlock`: the IPv6 CIDR blocks per VPC
-/// quota (5, `ipv6-cidr-blocks-per-vpc`; `CidrLimitExceeded`).
+/// `AssociateVpcCidrBlock` with `AmazonProvidedIpv6CidrBlock` or `Ipv6Pool`: the IPv6 CIDR
+/// blocks per VPC quota (5, `ipv6-cidr-blocks-per-vpc`; `CidrLimitExceeded`).
 pub fn associate(
     region: &mut Region,
     vpc_id: &str,
-    amazon_provided: bool,
-    border_group: Option<&str>,
+    ask: &Ask<'_>,
 ) -> Result<VpcIpv6CidrBlockAssociation, ApiError> {
     let vpc = Kind::Vpc.get(&region.vpcs, vpc_id)?;
-    check_border_group(region, amazon_provided, border_group)?;
+    ask.check(region)?;
     if vpc.ipv6.len() >= region.limits.ipv6_cidr_blocks_per_vpc {
         return Err(ApiError::new(
             Code::CidrLimitExceeded,
@@ -167,7 +242,11 @@ pub fn associate(
             ),
         ));
     }
-    let block = new_block(region);
+    let Some(block) = ask.block(region)? else {
+        return Err(ApiError::missing_parameter(
+            "CidrBlock, AmazonProvidedIpv6CidrBlock or Ipv6Pool",
+        ));
+    };
     let out = association(&block, VpcCidrBlockStateCode::Associating);
     add(region, vpc_id, block);
     Ok(out)

@@ -1610,6 +1610,7 @@ pub const DOCUMENTED_FILTERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("DescribePublicIpv4Pools", &["tag-key"]),
+    ("DescribeIpv6Pools", &["tag-key"]),
     (
         "DescribeFlowLogs",
         &[
@@ -3389,6 +3390,8 @@ impl EncodeMembers for AssociateSubnetCidrBlockResult {
 pub struct AssociateVpcCidrBlockRequest {
     pub cidr_block: Option<String>,
     pub ipv6_cidr_block_network_border_group: Option<String>,
+    pub ipv6_pool: Option<String>,
+    pub ipv6_cidr_block: Option<String>,
     pub ipv4_ipam_pool_id: Option<String>,
     pub ipv4_netmask_length: Option<i32>,
     pub vpc_id: String,
@@ -3404,7 +3407,9 @@ impl Decode for AssociateVpcCidrBlockRequest {
                 "CidrBlock",
                 "Ipv4IpamPoolId",
                 "Ipv4NetmaskLength",
+                "Ipv6CidrBlock",
                 "Ipv6CidrBlockNetworkBorderGroup",
+                "Ipv6Pool",
                 "VpcId",
             ],
         ) else {
@@ -3412,16 +3417,20 @@ impl Decode for AssociateVpcCidrBlockRequest {
         };
         let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
         let ipv6_cidr_block_network_border_group =
-            r.field_at(m_[4], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+            r.field_at(m_[5], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+        let ipv6_pool = r.field_at(m_[6], at_, "Ipv6Pool")?;
+        let ipv6_cidr_block = r.field_at(m_[4], at_, "Ipv6CidrBlock")?;
         let ipv4_ipam_pool_id = r.field_at(m_[2], at_, "Ipv4IpamPoolId")?;
         let ipv4_netmask_length = r.field_at(m_[3], at_, "Ipv4NetmaskLength")?;
-        let vpc_id = r.field_at(m_[5], at_, "VpcId")?;
+        let vpc_id = r.field_at(m_[7], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let amazon_provided_ipv6_cidr_block =
             r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
         Ok(Some(Self {
             cidr_block,
             ipv6_cidr_block_network_border_group,
+            ipv6_pool,
+            ipv6_cidr_block,
             ipv4_ipam_pool_id,
             ipv4_netmask_length,
             vpc_id,
@@ -8371,6 +8380,8 @@ impl EncodeMembers for CreateVpcPeeringConnectionResult {
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct CreateVpcRequest {
     pub cidr_block: Option<String>,
+    pub ipv6_pool: Option<String>,
+    pub ipv6_cidr_block: Option<String>,
     pub ipv4_ipam_pool_id: Option<String>,
     pub ipv4_netmask_length: Option<i32>,
     pub ipv6_cidr_block_network_border_group: Option<String>,
@@ -8391,24 +8402,30 @@ impl Decode for CreateVpcRequest {
                 "InstanceTenancy",
                 "Ipv4IpamPoolId",
                 "Ipv4NetmaskLength",
+                "Ipv6CidrBlock",
                 "Ipv6CidrBlockNetworkBorderGroup",
+                "Ipv6Pool",
                 "TagSpecification",
             ],
         ) else {
             return Ok(None);
         };
         let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
+        let ipv6_pool = r.field_at(m_[8], at_, "Ipv6Pool")?;
+        let ipv6_cidr_block = r.field_at(m_[6], at_, "Ipv6CidrBlock")?;
         let ipv4_ipam_pool_id = r.field_at(m_[4], at_, "Ipv4IpamPoolId")?;
         let ipv4_netmask_length = r.field_at(m_[5], at_, "Ipv4NetmaskLength")?;
         let ipv6_cidr_block_network_border_group =
-            r.field_at(m_[6], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
-        let tag_specifications = r.list_at(m_[7], at_, "TagSpecification", None)?;
+            r.field_at(m_[7], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
+        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         let instance_tenancy = r.field_at(m_[3], at_, "InstanceTenancy")?;
         let amazon_provided_ipv6_cidr_block =
             r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
         Ok(Some(Self {
             cidr_block,
+            ipv6_pool,
+            ipv6_cidr_block,
             ipv4_ipam_pool_id,
             ipv4_netmask_length,
             ipv6_cidr_block_network_border_group,
@@ -11691,6 +11708,63 @@ impl EncodeMembers for DescribeIpamsResult {
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("nextToken", &self.next_token);
         w.list_field("ipamSet", "item", &self.ipams);
+    }
+}
+
+/// The `DescribeIpv6PoolsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct DescribeIpv6PoolsRequest {
+    pub pool_ids: Option<Vec<String>>,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+    pub filters: Option<Vec<Filter>>,
+}
+
+impl Decode for DescribeIpv6PoolsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(
+            at_,
+            &["DryRun", "Filter", "MaxResults", "NextToken", "PoolId"],
+        ) else {
+            return Ok(None);
+        };
+        let pool_ids = r.list_at(m_[4], at_, "PoolId", None)?;
+        let next_token = r.field_at(m_[3], at_, "NextToken")?;
+        let max_results = r.field_at(m_[2], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(1000),
+        )?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        let filters = r.list_at(m_[1], at_, "Filter", None)?;
+        Ok(Some(Self {
+            pool_ids,
+            next_token,
+            max_results,
+            dry_run,
+            filters,
+        }))
+    }
+}
+
+/// The `DescribeIpv6PoolsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DescribeIpv6PoolsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_pools: Option<Vec<Ipv6Pool>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for DescribeIpv6PoolsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field("ipv6PoolSet", "item", &self.ipv6_pools);
+        w.field("nextToken", &self.next_token);
     }
 }
 
@@ -16838,6 +16912,62 @@ impl GatewayType {
 }
 
 crate::protocol::wire_enum!(GatewayType);
+
+/// The `GetAssociatedIpv6PoolCidrsRequest` shape.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub struct GetAssociatedIpv6PoolCidrsRequest {
+    pub pool_id: String,
+    pub next_token: Option<String>,
+    pub max_results: Option<i32>,
+    pub dry_run: Option<bool>,
+}
+
+impl Decode for GetAssociatedIpv6PoolCidrsRequest {
+    fn decode(r: &mut FormReader, at_: &str) -> Result<Option<Self>, ApiError> {
+        let Some(m_) = r.members(at_, &["DryRun", "MaxResults", "NextToken", "PoolId"]) else {
+            return Ok(None);
+        };
+        let pool_id = r.field_at(m_[3], at_, "PoolId")?;
+        let pool_id = FormReader::required(pool_id, at_, "PoolId")?;
+        let next_token = r.field_at(m_[2], at_, "NextToken")?;
+        let max_results = r.field_at(m_[1], at_, "MaxResults")?;
+        r.check_range(
+            max_results.map(i64::from),
+            at_,
+            "MaxResults",
+            Some(1),
+            Some(1000),
+        )?;
+        let dry_run = r.field_at(m_[0], at_, "DryRun")?;
+        Ok(Some(Self {
+            pool_id,
+            next_token,
+            max_results,
+            dry_run,
+        }))
+    }
+}
+
+/// The `GetAssociatedIpv6PoolCidrsResult` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GetAssociatedIpv6PoolCidrsResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr_associations: Option<Vec<Ipv6CidrAssociation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+impl EncodeMembers for GetAssociatedIpv6PoolCidrsResult {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.list_field(
+            "ipv6CidrAssociationSet",
+            "item",
+            &self.ipv6_cidr_associations,
+        );
+        w.field("nextToken", &self.next_token);
+    }
+}
 
 /// The `GetCapacityReservationUsageRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
@@ -29958,6 +30088,23 @@ impl Ipv6AddressAttribute {
 
 crate::protocol::wire_enum!(Ipv6AddressAttribute);
 
+/// The `Ipv6CidrAssociation` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ipv6CidrAssociation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub associated_resource: Option<String>,
+}
+
+impl EncodeMembers for Ipv6CidrAssociation {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("ipv6Cidr", &self.ipv6_cidr);
+        w.field("associatedResource", &self.associated_resource);
+    }
+}
+
 /// The `Ipv6CidrBlock` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ipv6CidrBlock {
@@ -29969,6 +30116,29 @@ impl EncodeMembers for Ipv6CidrBlock {
     #[allow(unused_variables)]
     fn encode_members(&self, w: &mut XmlWriter) {
         w.field("ipv6CidrBlock", &self.ipv6_cidr_block);
+    }
+}
+
+/// The `Ipv6Pool` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ipv6Pool {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_cidr_blocks: Option<Vec<PoolCidrBlock>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<Tag>>,
+}
+
+impl EncodeMembers for Ipv6Pool {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("poolId", &self.pool_id);
+        w.field("description", &self.description);
+        w.list_field("poolCidrBlockSet", "item", &self.pool_cidr_blocks);
+        w.list_field("tagSet", "item", &self.tags);
     }
 }
 
@@ -36553,6 +36723,20 @@ impl PlatformValues {
 }
 
 crate::protocol::wire_enum!(PlatformValues);
+
+/// The `PoolCidrBlock` shape.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PoolCidrBlock {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+}
+
+impl EncodeMembers for PoolCidrBlock {
+    #[allow(unused_variables)]
+    fn encode_members(&self, w: &mut XmlWriter) {
+        w.field("poolCidrBlock", &self.cidr);
+    }
+}
 
 /// The `PortRange` shape.
 #[derive(Debug, Clone, Default, PartialEq, Hash, serde::Serialize, serde::Deserialize)]
@@ -46063,6 +46247,10 @@ pub enum Action {
     ResetEbsDefaultKmsKeyId,
     /// `DescribePublicIpv4Pools`
     DescribePublicIpv4Pools,
+    /// `DescribeIpv6Pools`
+    DescribeIpv6Pools,
+    /// `GetAssociatedIpv6PoolCidrs`
+    GetAssociatedIpv6PoolCidrs,
     /// `CreateFlowLogs`
     CreateFlowLogs,
     /// `DescribeFlowLogs`
@@ -46394,6 +46582,8 @@ impl Action {
             Self::ModifyEbsDefaultKmsKeyId => "ModifyEbsDefaultKmsKeyId",
             Self::ResetEbsDefaultKmsKeyId => "ResetEbsDefaultKmsKeyId",
             Self::DescribePublicIpv4Pools => "DescribePublicIpv4Pools",
+            Self::DescribeIpv6Pools => "DescribeIpv6Pools",
+            Self::GetAssociatedIpv6PoolCidrs => "GetAssociatedIpv6PoolCidrs",
             Self::CreateFlowLogs => "CreateFlowLogs",
             Self::DescribeFlowLogs => "DescribeFlowLogs",
             Self::DeleteFlowLogs => "DeleteFlowLogs",
@@ -46668,6 +46858,8 @@ impl Action {
             "ModifyEbsDefaultKmsKeyId" => Self::ModifyEbsDefaultKmsKeyId,
             "ResetEbsDefaultKmsKeyId" => Self::ResetEbsDefaultKmsKeyId,
             "DescribePublicIpv4Pools" => Self::DescribePublicIpv4Pools,
+            "DescribeIpv6Pools" => Self::DescribeIpv6Pools,
+            "GetAssociatedIpv6PoolCidrs" => Self::GetAssociatedIpv6PoolCidrs,
             "CreateFlowLogs" => Self::CreateFlowLogs,
             "DescribeFlowLogs" => Self::DescribeFlowLogs,
             "DeleteFlowLogs" => Self::DeleteFlowLogs,
@@ -47655,6 +47847,16 @@ pub trait Api {
         &mut self,
         input: DescribePublicIpv4PoolsRequest,
     ) -> Result<DescribePublicIpv4PoolsResult, ApiError>;
+    /// Serves `DescribeIpv6Pools`.
+    fn describe_ipv6_pools(
+        &mut self,
+        input: DescribeIpv6PoolsRequest,
+    ) -> Result<DescribeIpv6PoolsResult, ApiError>;
+    /// Serves `GetAssociatedIpv6PoolCidrs`.
+    fn get_associated_ipv6_pool_cidrs(
+        &mut self,
+        input: GetAssociatedIpv6PoolCidrsRequest,
+    ) -> Result<GetAssociatedIpv6PoolCidrsResult, ApiError>;
     /// Serves `CreateFlowLogs`.
     fn create_flow_logs(
         &mut self,
@@ -48332,6 +48534,10 @@ pub enum Response {
     ResetEbsDefaultKmsKeyId(Box<ResetEbsDefaultKmsKeyIdResult>),
     /// `DescribePublicIpv4Pools`
     DescribePublicIpv4Pools(Box<DescribePublicIpv4PoolsResult>),
+    /// `DescribeIpv6Pools`
+    DescribeIpv6Pools(Box<DescribeIpv6PoolsResult>),
+    /// `GetAssociatedIpv6PoolCidrs`
+    GetAssociatedIpv6PoolCidrs(Box<GetAssociatedIpv6PoolCidrsResult>),
     /// `CreateFlowLogs`
     CreateFlowLogs(Box<CreateFlowLogsResult>),
     /// `DescribeFlowLogs`
@@ -49632,6 +49838,18 @@ impl Response {
                 request_id,
                 &**output,
             ),
+            Self::DescribeIpv6Pools(output) => crate::protocol::xml::ec2_response(
+                "DescribeIpv6Pools",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
+            Self::GetAssociatedIpv6PoolCidrs(output) => crate::protocol::xml::ec2_response(
+                "GetAssociatedIpv6PoolCidrs",
+                XML_NAMESPACE,
+                request_id,
+                &**output,
+            ),
             Self::CreateFlowLogs(output) => crate::protocol::xml::ec2_response(
                 "CreateFlowLogs",
                 XML_NAMESPACE,
@@ -50006,8 +50224,6 @@ pub fn execute<A: Api + ?Sized>(
             r.reject_unsupported(
                 "CreateVpc",
                 &[
-                    "Ipv6Pool",
-                    "Ipv6CidrBlock",
                     "Ipv6IpamPoolId",
                     "Ipv6NetmaskLength",
                     "VpcEncryptionControl",
@@ -50061,12 +50277,7 @@ pub fn execute<A: Api + ?Sized>(
         Action::AssociateVpcCidrBlock => {
             r.reject_unsupported(
                 "AssociateVpcCidrBlock",
-                &[
-                    "Ipv6Pool",
-                    "Ipv6CidrBlock",
-                    "Ipv6IpamPoolId",
-                    "Ipv6NetmaskLength",
-                ],
+                &["Ipv6IpamPoolId", "Ipv6NetmaskLength"],
             )?;
             let input = FormReader::required(AssociateVpcCidrBlockRequest::decode(r, "")?, "", "")?;
             r.finish()?;
@@ -52460,6 +52671,29 @@ pub fn execute<A: Api + ?Sized>(
 
             Ok(Response::DescribePublicIpv4Pools(Box::new(
                 api.describe_public_ipv4_pools(input)?,
+            )))
+        }
+        Action::DescribeIpv6Pools => {
+            r.reject_unsupported("DescribeIpv6Pools", &[])?;
+            let input = FormReader::required(DescribeIpv6PoolsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::DescribeIpv6Pools(Box::new(
+                api.describe_ipv6_pools(input)?,
+            )))
+        }
+        Action::GetAssociatedIpv6PoolCidrs => {
+            r.reject_unsupported("GetAssociatedIpv6PoolCidrs", &[])?;
+            let input =
+                FormReader::required(GetAssociatedIpv6PoolCidrsRequest::decode(r, "")?, "", "")?;
+            r.finish()?;
+            if input.dry_run == Some(true) {
+                return Err(ApiError::dry_run());
+            }
+            Ok(Response::GetAssociatedIpv6PoolCidrs(Box::new(
+                api.get_associated_ipv6_pool_cidrs(input)?,
             )))
         }
         Action::CreateFlowLogs => {

@@ -32,6 +32,7 @@ mod instance_type;
 mod internet_gateway;
 mod ipam;
 mod ipv6;
+mod ipv6_pool;
 mod key_material;
 mod launch_template;
 mod load_balancer;

@@ -221,7 +221,7 @@ async fn a_range_is_checked_as_aws_checks_it_and_a_refusal_changes_nothing() {
         ),
         "InvalidVpcID.NotFound"
     );
-    // An IPv6 block from a BYOIP pool is not served, and says so.
+    // An IPv6 block from a BYOIP pool the account does not have.
     assert_eq!(
         code(
             ec2.associate_vpc_cidr_block()
@@ -230,7 +230,7 @@ async fn a_range_is_checked_as_aws_checks_it_and_a_refusal_changes_nothing() {
                 .send()
                 .await
         ),
-        "NotImplemented"
+        "InvalidIpv6PoolID.NotFound"
     );
     assert_eq!(ranges(&ec2, &vpc_id).await.len(), 1);
 
