@@ -3597,6 +3597,165 @@ async fn ipv6_blocks_and_gateways_in_the_wrong_place_are_refused_before_any_call
         ],
     )
     .await;
+    // A block of one's own pool: a /56 network, with its pool, for the cluster's own VPC.
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {ipv6: {cidrBlock: \"2001:db8:1200:1a00::/64\"}}\n",
+    );
+    refused_listing(
+        &fake,
+        &a,
+        &c,
+        &[
+            "spec.network.vpc.ipv6.cidrBlock: 2001:db8:1200:1a00::/64 is not a /56",
+            "spec.network.vpc.ipv6.cidrBlock: needs poolId",
+        ],
+    )
+    .await;
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {ipv6: {poolId: ipv4pool-ec2-0123456789abcdef0, cidrBlock: \"2001:db8:1200:1a01::/56\"}}\n",
+    );
+    refused_listing(
+        &fake,
+        &a,
+        &c,
+        &[
+            "spec.network.vpc.ipv6.poolId: \"ipv4pool-ec2-0123456789abcdef0\" is not a ipv6pool-ec2- id",
+            "spec.network.vpc.ipv6.cidrBlock: 2001:db8:1200:1a01::/56 is not a network address (did you mean 2001:db8:1200:1a00::/56?)",
+        ],
+    )
+    .await;
+    let c = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678, ipv6: {poolId: ipv6pool-ec2-0123456789abcdef0}}\n",
+    );
+    refused_naming(
+        &fake,
+        &a,
+        &c,
+        "spec.network.vpc.ipv6: poolId and cidrBlock are for a VPC the provider creates",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_dual_stack_vpc_takes_its_block_from_the_accounts_own_pool() {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        byoip: vec!["us-east-1=2001:db8:1200::/48".parse().unwrap()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let pool = ec2.describe_ipv6_pools().send().await.unwrap().ipv6_pools()[0]
+        .pool_id()
+        .unwrap()
+        .to_string();
+    let spec = |ipv6: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{ipv6: {{{ipv6}}}}}\n    availabilityZoneCount: 1\n"
+        ))
+    };
+    let held = || {
+        let (ec2, pool) = (ec2.clone(), pool.clone());
+        async move {
+            ec2.get_associated_ipv6_pool_cidrs()
+                .pool_id(pool)
+                .send()
+                .await
+                .unwrap()
+                .ipv6_cidr_associations()
+                .iter()
+                .map(|a| {
+                    (
+                        a.ipv6_cidr().unwrap().to_string(),
+                        a.associated_resource().unwrap().to_string(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+
+    // The block named.
+    let named = spec(&format!(
+        "poolId: {pool}, cidrBlock: \"2001:db8:1200:1a00::/56\""
+    ));
+    let o = up(&a, &named).await;
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    let block = check_dual_stack(&ec2, &vpc_id, true).await;
+    assert_eq!(block.to_string(), "2001:db8:1200:1a00::/56");
+    assert_eq!(
+        o.status.vpc_ipv6_cidr.as_deref(),
+        Some("2001:db8:1200:1a00::/56")
+    );
+    assert_eq!(
+        held().await,
+        [("2001:db8:1200:1a00::/56".to_string(), vpc_id.clone())]
+    );
+    fake.fake().take_calls();
+    a.reconcile(&named).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    // A block is never replaced: another block, or Amazon's, is refused, with no change.
+    for other in [
+        spec(&format!(
+            "poolId: {pool}, cidrBlock: \"2001:db8:1200:1b00::/56\""
+        )),
+        spec(""),
+    ] {
+        fake.fake().take_calls();
+        let err = a.reconcile(&other).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Immutable { field, .. } if field == "spec.network.vpc.ipv6"),
+            "{err}"
+        );
+        assert_eq!(mutating(&fake), Vec::<String>::new());
+    }
+    down(&a, &named).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(held().await, Vec::<(String, String)>::new(), "given back");
+
+    // The pool's next free block, for a cluster made single stack before.
+    let single = cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n");
+    up(&a, &single).await;
+    let any = spec(&format!("poolId: {pool}"));
+    fake.fake().take_calls();
+    let o = up(&a, &any).await;
+    assert!(mutating(&fake).contains(&"AssociateVpcCidrBlock".to_string()));
+    assert_eq!(
+        o.status.vpc_ipv6_cidr.as_deref(),
+        Some("2001:db8:1200::/56")
+    );
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    check_dual_stack(&ec2, &vpc_id, true).await;
+    assert_eq!(held().await, [("2001:db8:1200::/56".to_string(), vpc_id)]);
+    down(&a, &any).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // A pool the account lacks, or a block its pool does not hold: refused before the VPC
+    // is made.
+    for (bad, needle) in [
+        (
+            spec("poolId: ipv6pool-ec2-0123456789abcdef0"),
+            "does not exist",
+        ),
+        (
+            spec(&format!(
+                "poolId: {pool}, cidrBlock: \"2001:db8:9900::/56\""
+            )),
+            "holds 2001:db8:1200::/48, not the block 2001:db8:9900::/56",
+        ),
+    ] {
+        fake.fake().take_calls();
+        let err = a.reconcile(&bad).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::PreExisting { problem, .. } if problem.contains(needle)),
+            "{err}"
+        );
+        assert_eq!(mutating(&fake), Vec::<String>::new());
+        assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    }
 }
 
 #[tokio::test]

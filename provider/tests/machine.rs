@@ -1813,8 +1813,8 @@ async fn volumes_are_encrypted_with_the_users_kms_keys() {
 
 /// `privateDnsName`: the instance is launched with the hostname type and record asked (the
 /// node name kubeadm registers is the hostname it boots with, so both are immutable); values
-/// EC2 does not take, and an AAAA record the cluster's IPv4 subnets cannot back, are refused
-/// when the spec is read.
+/// EC2 does not take are refused when the spec is read, and an AAAA record the cluster's
+/// IPv4 subnets cannot back before any call.
 #[tokio::test]
 async fn a_machine_is_launched_with_the_hostname_type_asked_which_is_immutable() {
     let (w, m) = api_world().await;
@@ -1822,15 +1822,26 @@ async fn a_machine_is_launched_with_the_hostname_type_asked_which_is_immutable()
     let problems = refused(
         "  privateDnsName: {hostnameType: instance-id, enableResourceNameDnsAAAARecord: true}\n",
     );
-    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
         problems[0].contains("spec.privateDnsName.hostnameType"),
         "{problems:?}"
     );
-    assert!(
-        problems[1].contains("enableResourceNameDnsAAAARecord"),
-        "{problems:?}"
+    let aaaa = machine_yaml(
+        "c1-node-aaaa",
+        "node",
+        "join",
+        "  privateDnsName: {enableResourceNameDnsAAAARecord: true}\n",
+        "",
     );
+    w.fake.fake().take_calls();
+    let err = m.create(&w.cluster, &aaaa, None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems } if problems.len() == 1
+            && problems[0].contains("enableResourceNameDnsAAAARecord: cluster c1 is not dual stack")),
+        "{err}"
+    );
+    assert!(w.fake.fake().take_calls().is_empty());
 
     let with = |options: &str| {
         machine_yaml(
@@ -2776,6 +2787,19 @@ async fn a_machine_of_a_dual_stack_cluster_has_an_ipv6_address_of_its_subnet() {
         .unwrap();
     assert!(block.contains(&held.parse::<std::net::Ipv6Addr>().unwrap()));
     assert_eq!(st.ipv6.as_deref(), Some(held));
+    // Its resource name may be answered with that address.
+    let named = machine_yaml(
+        "c1-node-aaaa",
+        "node",
+        "join",
+        "  privateDnsName: {hostnameType: resource-name, enableResourceNameDnsAAAARecord: true}\n",
+        "",
+    );
+    let (_, i) = create_one(&w, &m, &named).await;
+    let o = i.private_dns_name_options().unwrap();
+    assert_eq!(o.hostname_type().unwrap().as_str(), "resource-name");
+    assert_eq!(o.enable_resource_name_dns_aaaa_record(), Some(true));
+    assert!(!i.network_interfaces()[0].ipv6_addresses().is_empty());
     // A machine of a single-stack cluster shows none.
     let w = world().await;
     let m = MachineActuator::new(w.clients.clone(), bootstrap());

@@ -152,10 +152,9 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 Some((pool_id, len)) => format!("a /{len} of IPAM pool {pool_id}"),
                 None => wanted.clone(),
             };
-            let what = if s.plan.spec.network.vpc.ipv6.is_some() {
-                format!("{what} and an Amazon-provided IPv6 /56")
-            } else {
-                what
+            let what = match ipv6_ask(s) {
+                Some(ask) => format!("{what} and {}", ask.describe()),
+                None => what,
             };
             if !s.act(format!("create vpc {what} ({name})")) {
                 s.status.vpc = Some(Res {
@@ -174,10 +173,13 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 Some((pool_id, len)) => call.ipv4_ipam_pool_id(pool_id).ipv4_netmask_length(len),
                 None => call.cidr_block(&wanted),
             };
-            let call = if s.plan.spec.network.vpc.ipv6.is_some() {
-                call.amazon_provided_ipv6_cidr_block(true)
-            } else {
-                call
+            let call = match ipv6_ask(s) {
+                Some(Ipv6Ask::Amazon) => call.amazon_provided_ipv6_cidr_block(true),
+                Some(Ipv6Ask::Pool { pool, cidr }) => {
+                    check_ipv6_pool(s, &pool, cidr.as_deref()).await?;
+                    call.ipv6_pool(pool).set_ipv6_cidr_block(cidr)
+                }
+                None => call,
             };
             let out = call
                 .tag_specifications(s.tag_spec(ResourceType::Vpc, "common", &name))
@@ -331,15 +333,25 @@ async fn ipv6(s: &mut Scope<'_>, id: &str, vpc: &Vpc) -> Result<(), Error> {
         }
         return Ok(());
     }
-    if !has_ipv6(vpc) {
-        if !s.act(format!("associate an Amazon-provided IPv6 /56 with {id}")) {
+    let ask = ipv6_ask(s).unwrap_or(Ipv6Ask::Amazon);
+    if has_ipv6(vpc) {
+        let block = same_ipv6(id, vpc, &ask)?;
+        if !block.is_empty() {
+            s.status.vpc_ipv6_cidr = Some(block);
+        }
+    } else {
+        if !s.act(format!("associate {} with {id}", ask.describe())) {
             return Ok(());
         }
-        let out = s
-            .ec2()
-            .associate_vpc_cidr_block()
-            .vpc_id(id)
-            .amazon_provided_ipv6_cidr_block(true)
+        let call = s.ec2().associate_vpc_cidr_block().vpc_id(id);
+        let call = match &ask {
+            Ipv6Ask::Amazon => call.amazon_provided_ipv6_cidr_block(true),
+            Ipv6Ask::Pool { pool, cidr } => {
+                check_ipv6_pool(s, pool, cidr.as_deref()).await?;
+                call.ipv6_pool(pool).set_ipv6_cidr_block(cidr.clone())
+            }
+        };
+        let out = call
             .customize()
             .config_override(sent_once())
             .send()
@@ -366,6 +378,125 @@ async fn ipv6(s: &mut Scope<'_>, id: &str, vpc: &Vpc) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Where the spec asks the block of the VPC the cluster creates from.
+enum Ipv6Ask {
+    /// An Amazon-provided /56.
+    Amazon,
+    /// A /56 of the account's own pool: the one named, or the pool's next free one.
+    Pool { pool: String, cidr: Option<String> },
+}
+
+impl Ipv6Ask {
+    fn describe(&self) -> String {
+        match self {
+            Ipv6Ask::Amazon => "an Amazon-provided IPv6 /56".into(),
+            Ipv6Ask::Pool {
+                pool,
+                cidr: Some(c),
+            } => format!("the IPv6 block {c} of pool {pool}"),
+            Ipv6Ask::Pool { pool, cidr: None } => format!("an IPv6 /56 of pool {pool}"),
+        }
+    }
+
+    /// The pool a block of it shows (`Ipv6Pool`): the pool's id, or `Amazon`.
+    fn pool(&self) -> &str {
+        match self {
+            Ipv6Ask::Amazon => "Amazon",
+            Ipv6Ask::Pool { pool, .. } => pool,
+        }
+    }
+}
+
+/// What the spec asks of the VPC's IPv6 block, if it is dual stack.
+fn ipv6_ask(s: &Scope<'_>) -> Option<Ipv6Ask> {
+    let v6 = s.plan.spec.network.vpc.ipv6.as_ref()?;
+    Some(match &v6.pool_id {
+        Some(pool) => Ipv6Ask::Pool {
+            pool: pool.clone(),
+            cidr: v6.cidr_block.clone(),
+        },
+        None => Ipv6Ask::Amazon,
+    })
+}
+
+/// Checks, before a block is taken from it, that the account's IPv6 pool `pool` exists and
+/// holds the block `cidr` named.
+async fn check_ipv6_pool(s: &Scope<'_>, pool: &str, cidr: Option<&str>) -> Result<(), Error> {
+    let answer = s
+        .ec2()
+        .describe_ipv6_pools()
+        .pool_ids(pool)
+        .send()
+        .await
+        .map_err(aws("DescribeIpv6Pools"));
+    let found = found(answer)?.and_then(|o| o.ipv6_pools().first().cloned());
+    let resource = format!("IPv6 pool {pool} (spec.network.vpc.ipv6.poolId)");
+    let Some(found) = found else {
+        return Err(Error::PreExisting {
+            resource,
+            problem: format!("does not exist in {}", s.clients.region),
+        });
+    };
+    let ranges: Vec<ipnet::Ipv6Net> = found
+        .pool_cidr_blocks()
+        .iter()
+        .filter_map(|b| b.cidr()?.parse().ok())
+        .collect();
+    if let Some(c) = cidr.and_then(|c| c.parse::<ipnet::Ipv6Net>().ok())
+        && !ranges.iter().any(|r| r.contains(&c))
+    {
+        let held: Vec<String> = ranges.iter().map(|r| r.to_string()).collect();
+        return Err(Error::PreExisting {
+            resource,
+            problem: format!(
+                "holds {}, not the block {c} of spec.network.vpc.ipv6.cidrBlock",
+                held.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that the IPv6 block VPC `id` holds is the one the spec asks for: of its pool, and
+/// the block it names. A block is never replaced. Answers the block (empty while AWS does
+/// not show its range yet).
+fn same_ipv6(id: &str, vpc: &Vpc, ask: &Ipv6Ask) -> Result<String, Error> {
+    let held: Vec<(&str, &str)> = vpc
+        .ipv6_cidr_block_association_set()
+        .iter()
+        .filter(|a| live(a.ipv6_cidr_block_state().and_then(|st| st.state())))
+        .map(|a| {
+            (
+                a.ipv6_cidr_block().unwrap_or_default(),
+                a.ipv6_pool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let named = match ask {
+        Ipv6Ask::Pool { cidr, .. } => cidr.as_deref(),
+        Ipv6Ask::Amazon => None,
+    };
+    let matches = |(block, pool): &(&str, &str)| {
+        *pool == ask.pool()
+            && named.is_none_or(|n| {
+                block.is_empty() || block.parse::<ipnet::Ipv6Net>().ok() == n.parse().ok()
+            })
+    };
+    if let Some((block, _)) = held.iter().find(|h| matches(h)) {
+        return Ok((*block).to_string());
+    }
+    Err(Error::Immutable {
+        field: "spec.network.vpc.ipv6".into(),
+        resource: id.to_string(),
+        current: held
+            .iter()
+            .map(|(b, p)| format!("{b} of pool {p}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        wanted: ask.describe(),
+    })
 }
 
 /// Checks that an existing VPC `id` of a dual-stack cluster holds an IPv6 block: it is never

@@ -176,6 +176,19 @@ impl MachineActuator {
             .into_iter()
             .map(|p| format!("machine {}: {p}", machine.metadata.name))
             .collect();
+        let aaaa = machine
+            .spec
+            .private_dns_name
+            .as_ref()
+            .and_then(|d| d.enable_resource_name_dns_aaaa_record);
+        if aaaa == Some(true) && cluster.spec.network.vpc.ipv6.is_none() {
+            problems.push(format!(
+                "machine {}: spec.privateDnsName.enableResourceNameDnsAAAARecord: cluster {} is \
+                 not dual stack (spec.network.vpc.ipv6), so its subnets have no IPv6 range and \
+                 the instance no IPv6 address to answer with",
+                machine.metadata.name, cluster.metadata.name
+            ));
+        }
         if machine.spec.cluster_name != cluster.metadata.name {
             problems.push(format!(
                 "machine {}: spec.clusterName {} is not the cluster {}",

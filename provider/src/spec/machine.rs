@@ -207,8 +207,8 @@ pub struct PrivateDnsName {
     /// Whether DNS answers the resource name with the instance's IPv4 address.
     #[serde(default, rename = "enableResourceNameDnsARecord")]
     pub enable_resource_name_dns_a_record: Option<bool>,
-    /// Whether DNS answers the resource name with an IPv6 address: the cluster's subnets
-    /// have none, so only `false`.
+    /// Whether DNS answers the resource name with the instance's IPv6 address: only in a
+    /// dual-stack cluster (`spec.network.vpc.ipv6`), whose subnets have an IPv6 range.
     #[serde(default, rename = "enableResourceNameDnsAAAARecord")]
     pub enable_resource_name_dns_aaaa_record: Option<bool>,
 }
@@ -981,21 +981,15 @@ pub fn validate(m: &Machine) -> Vec<String> {
             ));
         }
     }
-    if let Some(d) = &s.private_dns_name {
-        if let Some(t) = &d.hostname_type
-            && !crate::spec::HOSTNAME_TYPES.contains(&t.as_str())
-        {
-            p.push(format!(
-                "spec.privateDnsName.hostnameType: {t:?} is not ip-name or resource-name"
-            ));
-        }
-        if d.enable_resource_name_dns_aaaa_record == Some(true) {
-            p.push(
-                "spec.privateDnsName.enableResourceNameDnsAAAARecord: the cluster's subnets have \
-                 no IPv6 range, so the instance has no IPv6 address to answer with"
-                    .into(),
-            );
-        }
+    if let Some(t) = s
+        .private_dns_name
+        .as_ref()
+        .and_then(|d| d.hostname_type.as_ref())
+        && !crate::spec::HOSTNAME_TYPES.contains(&t.as_str())
+    {
+        p.push(format!(
+            "spec.privateDnsName.hostnameType: {t:?} is not ip-name or resource-name"
+        ));
     }
     for (i, g) in s.additional_security_groups.iter().enumerate() {
         crate::spec::validate::check_id(

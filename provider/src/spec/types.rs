@@ -208,7 +208,7 @@ pub struct VpcSpec {
     #[serde(default)]
     pub ipam_pool: Option<IpamPool>,
     /// Dual stack (CAPA's `ipv6`): `ipv6: {}` gives the VPC the cluster creates an
-    /// Amazon-provided IPv6 /56, each subnet the cluster creates a /64 of it (instances get
+    /// Amazon-provided IPv6 /56 (`poolId`: a /56 of the account's own pool instead), each subnet the cluster creates a /64 of it (instances get
     /// an IPv6 address at launch), an egress-only internet gateway for the private subnets'
     /// outbound IPv6 (`::/0`), public subnets `::/0` to the internet gateway, and the node
     /// port and API rules an IPv6 source beside the IPv4 one. Added to a cluster's VPC that
@@ -223,11 +223,19 @@ pub struct VpcSpec {
 }
 
 /// IPv6 of the cluster's VPC (CAPA's `IPv6`): an Amazon-provided /56 of the VPC the cluster
-/// creates, or the block an existing VPC holds. (CAPA's other members, a block of one's own
-/// pool or IPAM's, are not taken yet: naming one is an unknown field.)
+/// creates, or a /56 of the account's own IPv6 pool (BYOIP), or the block an existing VPC
+/// holds. (CAPA's `ipamPool` is not taken yet: naming one is an unknown field.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Ipv6Spec {
+    /// The account's own IPv6 pool (`ipv6pool-ec2-...`, BYOIP) the block of the VPC the
+    /// cluster creates comes from, instead of Amazon's (CAPA's `poolId`).
+    #[serde(default)]
+    pub pool_id: Option<String>,
+    /// The /56 of `poolId` the VPC takes (CAPA's `cidrBlock`); without it, the pool's next
+    /// free one.
+    #[serde(default)]
+    pub cidr_block: Option<String>,
     /// An existing egress-only internet gateway (`eigw-...`) of an existing VPC, the way out
     /// over IPv6 of the private subnets the cluster creates there (CAPA's field). Checked to
     /// be attached to the VPC; never modified or deleted.

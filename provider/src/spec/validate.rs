@@ -158,6 +158,42 @@ fn check_tag_keys(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, 
     }
 }
 
+/// Checks the pool and block of one's own that `ipv6` names for the VPC: a pool's id, a /56
+/// network of it (only with the pool), for a VPC the cluster creates.
+fn check_ipv6_pool(p: &mut Vec<String>, ipv6: &crate::spec::Ipv6Spec, existing_vpc: bool) {
+    let at = "spec.network.vpc.ipv6";
+    if let Some(pool) = &ipv6.pool_id {
+        check_id(p, &format!("{at}.poolId"), pool, "ipv6pool-ec2");
+    }
+    if let Some(raw) = &ipv6.cidr_block {
+        match raw.parse::<Ipv6Net>() {
+            Ok(c) if c.prefix_len() != 56 => {
+                p.push(format!(
+                    "{at}.cidrBlock: {raw} is not a /56, a VPC's IPv6 block"
+                ));
+            }
+            Ok(c) if c.trunc() != c => p.push(format!(
+                "{at}.cidrBlock: {raw} is not a network address (did you mean {}?)",
+                c.trunc()
+            )),
+            Ok(_) => {}
+            Err(_) => p.push(format!("{at}.cidrBlock: {raw:?} is not an IPv6 CIDR block")),
+        }
+        if ipv6.pool_id.is_none() {
+            p.push(format!(
+                "{at}.cidrBlock: needs poolId, the pool of your own it comes from (an \
+                 Amazon-provided block cannot be chosen)"
+            ));
+        }
+    }
+    if existing_vpc && (ipv6.pool_id.is_some() || ipv6.cidr_block.is_some()) {
+        p.push(format!(
+            "{at}: poolId and cidrBlock are for a VPC the provider creates; an existing VPC \
+             (spec.network.vpc.id) holds its block as it is"
+        ));
+    }
+}
+
 /// How many /64 subnets an Amazon-provided IPv6 /56 holds.
 const IPV6_SUBNETS: usize = 256;
 
@@ -371,6 +407,9 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) ->
         None
     };
     let secondary = check_secondary_cidrs(p, spec, vpc_cidr);
+    if let Some(v6) = &net.vpc.ipv6 {
+        check_ipv6_pool(p, v6, existing_vpc.is_some());
+    }
     if let Some(eigw) = net
         .vpc
         .ipv6
