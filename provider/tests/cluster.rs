@@ -1683,6 +1683,68 @@ async fn an_existing_vpc_without_public_subnets_is_refused() {
     assert!(a.plan(&c).await.is_err());
 }
 
+/// An existing VPC lending its subnets, one of them a private subnet in a Local Zone with no
+/// public subnet beside it: taken (no load balancer goes to an edge zone), shown as an edge
+/// subnet, and neither the balancer nor the bastion goes there; nothing of the user's changes.
+#[tokio::test]
+async fn an_existing_vpcs_private_subnet_in_a_local_zone_is_lent_too() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let (ec2, elb) = (fake.ec2_client(), fake.elb_client());
+    opt_in(&ec2, &["us-east-1-bos-1"]).await;
+    let (vpc, _igw, public, private) = existing_network(&ec2).await;
+    let edge = ec2
+        .create_subnet()
+        .vpc_id(&vpc)
+        .cidr_block("172.20.8.0/24")
+        .availability_zone("us-east-1-bos-1a")
+        .tag_specifications(preexisting(ResourceType::Subnet))
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let before = snapshot(&ec2, &elb, &vpc).await;
+    let c = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{id: {vpc}}}\n  bastion: {{enabled: true, allowedCidrBlocks: [203.0.113.0/24]}}\n"
+    ));
+    let o = up(&a, &c).await;
+    let lent: BTreeMap<String, (bool, Option<String>)> = o
+        .status
+        .subnets
+        .iter()
+        .map(|s| (s.id.clone(), (s.public, s.edge_zone.clone())))
+        .collect();
+    assert_eq!(
+        lent,
+        BTreeMap::from([
+            (public.clone(), (true, None)),
+            (private.clone(), (false, None)),
+            (edge.clone(), (false, Some("local-zone".to_string()))),
+        ])
+    );
+    assert_eq!(api_lb(&elb).await.subnets(), std::slice::from_ref(&public));
+    let bastion = o.status.bastion.clone().unwrap();
+    let b = ec2
+        .describe_instances()
+        .instance_ids(&bastion.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        b.reservations()[0].instances()[0].subnet_id(),
+        Some(public.as_str())
+    );
+    fake.fake().take_calls();
+    a.reconcile(&c).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(snapshot(&ec2, &elb, &vpc).await, before);
+}
+
 /// Once a cluster is up, a reconcile only reads: at most 12 calls (the three-zone example,
 /// bastion and all: each kind described once, the load balancer's attributes and tags, the
 /// VPC's two DNS attributes; the zones come from the clients' cache, and the Elastic IPs are

@@ -92,8 +92,8 @@ pub async fn is_public(s: &Scope<'_>, vpc_id: &str, subnet_id: &str) -> Result<b
 /// The subnets of an existing VPC given without subnets, each public when its route table
 /// (its own, else the VPC's main one) sends 0.0.0.0/0 to an internet gateway: what the cluster
 /// uses, never tags or modifies. Checked as named subnets are: at least one of each kind, and
-/// a public subnet in every zone that has a private one (its NAT gateway and load balancer
-/// go there). Describe calls only.
+/// a public subnet in every availability zone that has a private one (its load balancer goes
+/// there; none goes to a Local Zone or Wavelength Zone). Describe calls only.
 pub async fn discover(clients: &Clients, plan: &Plan) -> Result<Vec<PlannedSubnet>, Error> {
     let vpc_id = plan.spec.network.vpc.id.clone().unwrap_or_default();
     let subnets = clients
@@ -149,7 +149,14 @@ pub async fn discover(clients: &Clients, plan: &Plan) -> Result<Vec<PlannedSubne
     if !out.iter().any(|p| !p.public) {
         problems.push(format!("VPC {vpc_id} has no private subnet"));
     }
-    for p in out.iter().filter(|p| !p.public) {
+    // A private subnet in a Local Zone or Wavelength Zone needs none: no load balancer
+    // goes there.
+    let edge = |p: &PlannedSubnet| {
+        p.zone
+            .as_deref()
+            .is_some_and(|z| plan.zone_kind(z).is_edge())
+    };
+    for p in out.iter().filter(|p| !p.public && !edge(p)) {
         if !out.iter().any(|q| q.public && q.zone == p.zone) {
             problems.push(format!(
                 "the private subnet {} in {} has no public subnet in its zone",
