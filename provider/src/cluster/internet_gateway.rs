@@ -4,7 +4,9 @@
 //! the private subnets' way out over IPv6; and the carrier gateway of a cluster with public
 //! subnets in Wavelength Zones.
 
-use aws_sdk_ec2::types::{CarrierGatewayState, InternetGateway, ResourceType};
+use aws_sdk_ec2::types::{
+    CarrierGatewayState, EgressOnlyInternetGateway, InternetGateway, ResourceType,
+};
 
 use super::{Res, Scope};
 use crate::aws_error::aws;
@@ -14,6 +16,21 @@ use crate::sdk::{filter, found, sent_once};
 
 fn attached_to(g: &InternetGateway, vpc_id: &str) -> bool {
     g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id))
+}
+
+fn egress_only_in(g: &EgressOnlyInternetGateway, vpc_id: &str) -> bool {
+    g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id))
+}
+
+/// The user's egress-only gateway the spec names (`ipv6.egressOnlyInternetGatewayId`).
+fn users_egress_only(s: &Scope<'_>) -> Option<String> {
+    s.plan
+        .spec
+        .network
+        .vpc
+        .ipv6
+        .as_ref()
+        .and_then(|v| v.egress_only_internet_gateway_id.clone())
 }
 
 /// Reconciles the internet gateway, and a dual-stack cluster's egress-only one.
@@ -119,15 +136,7 @@ pub async fn check_users(s: &mut Scope<'_>, vpc_id: &str) -> Result<(), Error> {
         }
         s.status.internet_gateway = Some(Res { id, managed: false });
     }
-    let named = s
-        .plan
-        .spec
-        .network
-        .vpc
-        .ipv6
-        .as_ref()
-        .and_then(|v| v.egress_only_internet_gateway_id.clone());
-    if let Some(id) = named {
+    if let Some(id) = users_egress_only(s) {
         let answer = s
             .ec2()
             .describe_egress_only_internet_gateways()
@@ -147,7 +156,7 @@ pub async fn check_users(s: &mut Scope<'_>, vpc_id: &str) -> Result<(), Error> {
                 problem: "does not exist".into(),
             });
         };
-        if !g.attachments().iter().any(|a| a.vpc_id() == Some(vpc_id)) {
+        if !egress_only_in(g, vpc_id) {
             return Err(Error::PreExisting {
                 resource: format!("egress-only internet gateway {id}"),
                 problem: format!("is not attached to the cluster's VPC {vpc_id}"),
@@ -256,17 +265,15 @@ async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
     };
-    let Some(ipv6) = s.plan.spec.network.vpc.ipv6.clone() else {
-        return Ok(());
-    };
-    if !s
-        .planned_subnets()
-        .iter()
-        .any(|p| !p.public && p.id.is_none())
+    if s.plan.spec.network.vpc.ipv6.is_none()
+        || !s
+            .planned_subnets()
+            .iter()
+            .any(|p| !p.public && p.id.is_none())
     {
         return Ok(());
     }
-    if ipv6.egress_only_internet_gateway_id.is_some() {
+    if users_egress_only(s).is_some() {
         // The user's, checked with the VPC ([`check_users`]).
         return Ok(());
     }
@@ -283,11 +290,7 @@ async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
             .egress_only_internet_gateways
             .unwrap_or_default()
             .into_iter()
-            .find(|g| {
-                g.attachments()
-                    .iter()
-                    .any(|a| a.vpc_id() == Some(vpc_id.as_str()))
-            })
+            .find(|g| egress_only_in(g, &vpc_id))
     };
     let id = match found {
         Some(g) => {
@@ -336,18 +339,10 @@ async fn egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
 /// Deletes the egress-only gateways of the cluster's own in its VPC once its spec names the
 /// user's instead: run after the route tables go to the user's.
 pub async fn retire_egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
-    let named = s
-        .plan
-        .spec
-        .network
-        .vpc
-        .ipv6
-        .as_ref()
-        .is_some_and(|v| v.egress_only_internet_gateway_id.is_some());
     let Some(vpc_id) = s.vpc_id().map(String::from) else {
         return Ok(());
     };
-    if !named {
+    if users_egress_only(s).is_none() {
         return Ok(());
     }
     let own: Vec<String> = s
@@ -359,11 +354,7 @@ pub async fn retire_egress_only(s: &mut Scope<'_>) -> Result<(), Error> {
         .map_err(aws("DescribeEgressOnlyInternetGateways"))?
         .egress_only_internet_gateways()
         .iter()
-        .filter(|g| {
-            g.attachments()
-                .iter()
-                .any(|a| a.vpc_id() == Some(vpc_id.as_str()))
-        })
+        .filter(|g| egress_only_in(g, &vpc_id))
         .filter_map(|g| g.egress_only_internet_gateway_id().map(String::from))
         .collect();
     delete_each(s, "egress-only internet gateway", own, delete_egress_only).await
