@@ -216,20 +216,10 @@ pub fn get_associated_ipv6_pool_cidrs(
 ) -> Result<GetAssociatedIpv6PoolCidrsResult, ApiError> {
     page::check_max_results(input.max_results, 1, 1000)?;
     get(region, &input.pool_id)?;
-    let held: Vec<(String, String)> = taken(region, &input.pool_id)
+    // In the blocks' order (`taken`'s), the token the block's first address in hex.
+    let keyed: Vec<(String, Ipv6Net, String)> = taken(region, &input.pool_id)
         .into_iter()
-        .map(|(b, vpc)| (b.to_string(), vpc))
-        .collect();
-    // Ordered by the block's first address, the token a block's text.
-    let keyed: Vec<(String, String, String)> = held
-        .into_iter()
-        .map(|(b, vpc)| {
-            let key = b
-                .parse::<Ipv6Net>()
-                .map(|n| format!("{:032x}", u128::from(n.network())))
-                .unwrap_or_default();
-            (key, b, vpc)
-        })
+        .map(|(b, vpc)| (format!("{:032x}", u128::from(b.network())), b, vpc))
         .collect();
     let (items, next) = page::page(
         keyed,
@@ -242,7 +232,7 @@ pub fn get_associated_ipv6_pool_cidrs(
             items
                 .into_iter()
                 .map(|(_, b, vpc)| Ipv6CidrAssociation {
-                    ipv6_cidr: Some(b),
+                    ipv6_cidr: Some(b.to_string()),
                     associated_resource: Some(vpc),
                 })
                 .collect(),

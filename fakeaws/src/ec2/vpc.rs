@@ -379,7 +379,7 @@ pub fn create_vpc(
         pool: input.ipv6_pool.as_deref(),
         cidr: input.ipv6_cidr_block.as_deref(),
     };
-    ask.check(region)?;
+    let wanted = ask.resolve(region)?;
     if region.vpcs.len() >= region.limits.vpcs {
         return Err(ApiError::new(
             Code::VpcLimitExceeded,
@@ -396,7 +396,8 @@ pub fn create_vpc(
     route_table::create_main(region, &id, cidr);
     crate::ec2::network_acl::create_default(region, &id);
     security_group::create_default(region, &id);
-    if let Some(block) = ask.block(region)? {
+    if let Some(wanted) = wanted {
+        let block = wanted.make(region);
         vpc_ipv6::add(region, &id, block);
     }
     let Some(vpc) = region.vpcs.get(&id) else {

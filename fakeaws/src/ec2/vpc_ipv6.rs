@@ -102,7 +102,7 @@ pub fn amazon_range() -> Ipv6Net {
 
 /// What a request asks a VPC's new IPv6 block of: Amazon's (`AmazonProvidedIpv6CidrBlock`,
 /// optionally in `Ipv6CidrBlockNetworkBorderGroup`) or a BYOIP pool's (`Ipv6Pool`, optionally
-/// `Ipv6CidrBlock`). `Ok(None)` when it asks for none.
+/// `Ipv6CidrBlock`).
 pub struct Ask<'a> {
     /// `AmazonProvidedIpv6CidrBlock`.
     pub amazon: bool,
@@ -115,40 +115,55 @@ pub struct Ask<'a> {
 }
 
 impl Ask<'_> {
-    /// Whether it asks for a block at all (what it asks checked by [`Ask::block`]).
+    /// Whether it asks for a block at all (what it asks checked by [`Ask::resolve`]).
     pub fn any(&self) -> bool {
         self.amazon || self.border_group.is_some() || self.pool.is_some() || self.cidr.is_some()
     }
 
-    /// Checks what it asks, as AWS does, before anything is made.
-    pub fn check(&self, region: &Region) -> Result<(), ApiError> {
+    /// The block it asks for, checked as AWS checks it, before anything is made: `None`
+    /// when it asks for none.
+    pub fn resolve(&self, region: &Region) -> Result<Option<Wanted>, ApiError> {
         check_border_group(region, self.amazon, self.border_group)?;
         match (self.amazon, self.pool, self.cidr) {
             (true, Some(_), _) | (true, _, Some(_)) => Err(ApiError::invalid_combination(
                 "Specify either AmazonProvidedIpv6CidrBlock or an Ipv6Pool, not both.",
             )),
             (false, None, Some(_)) => Err(ApiError::missing_parameter("Ipv6Pool")),
-            (false, Some(pool), cidr) => {
-                crate::ec2::ipv6_pool::take(region, pool, cidr)?;
-                Ok(())
-            }
-            _ => Ok(()),
+            (false, Some(pool), cidr) => Ok(Some(Wanted::Pool {
+                pool: pool.to_string(),
+                cidr: crate::ec2::ipv6_pool::take(region, pool, cidr)?,
+            })),
+            (true, None, None) => Ok(Some(Wanted::Amazon)),
+            (false, None, None) => Ok(None),
         }
     }
+}
 
-    /// The new block it asks for (checked first).
-    pub fn block(&self, region: &mut Region) -> Result<Option<Ipv6Block>, ApiError> {
-        self.check(region)?;
-        if let Some(pool) = self.pool {
-            let cidr = crate::ec2::ipv6_pool::take(region, pool, self.cidr)?;
-            return Ok(Some(Ipv6Block {
+/// A block a request asks for, resolved ([`Ask::resolve`]).
+pub enum Wanted {
+    /// A new Amazon-provided block.
+    Amazon,
+    /// A block of one of the account's pools.
+    Pool {
+        /// The pool (`ipv6pool-ec2-...`).
+        pool: String,
+        /// The block, free in the pool.
+        cidr: Ipv6Net,
+    },
+}
+
+impl Wanted {
+    /// The block, made.
+    pub fn make(self, region: &mut Region) -> Ipv6Block {
+        match self {
+            Wanted::Amazon => new_block(region),
+            Wanted::Pool { pool, cidr } => Ipv6Block {
                 association_id: region.ids.resource("vpc-cidr-assoc"),
                 cidr,
                 border_group: region.name.clone(),
-                pool: Some(pool.to_string()),
-            }));
+                pool: Some(pool),
+            },
         }
-        Ok(self.amazon.then(|| new_block(region)))
     }
 }
 
@@ -232,7 +247,7 @@ pub fn associate(
     ask: &Ask<'_>,
 ) -> Result<VpcIpv6CidrBlockAssociation, ApiError> {
     let vpc = Kind::Vpc.get(&region.vpcs, vpc_id)?;
-    ask.check(region)?;
+    let wanted = ask.resolve(region)?;
     if vpc.ipv6.len() >= region.limits.ipv6_cidr_blocks_per_vpc {
         return Err(ApiError::new(
             Code::CidrLimitExceeded,
@@ -242,11 +257,12 @@ pub fn associate(
             ),
         ));
     }
-    let Some(block) = ask.block(region)? else {
+    let Some(wanted) = wanted else {
         return Err(ApiError::missing_parameter(
             "CidrBlock, AmazonProvidedIpv6CidrBlock or Ipv6Pool",
         ));
     };
+    let block = wanted.make(region);
     let out = association(&block, VpcCidrBlockStateCode::Associating);
     add(region, vpc_id, block);
     Ok(out)
