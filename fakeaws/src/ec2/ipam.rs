@@ -1779,17 +1779,7 @@ pub fn vpc_range(
             "A VPC's IPv4 range comes from an IPv4 pool of a private scope.",
         ));
     }
-    check_locale(region, pool)?;
-    if pool
-        .resource_tags
-        .iter()
-        .any(|(k, v)| tags.get(k) != Some(v))
-    {
-        return Err(ApiError::invalid_value(
-            "The resource is missing one or more of the resource tags required by the IPAM \
-             pool.",
-        ));
-    }
+    check_vpc_use(region, pool, tags)?;
     let wanted = wanted(pool, cidr, "CidrBlock", length, "Ipv4NetmaskLength")?;
     match take_from(pool, &wanted, &[], &[])? {
         IpNet::V4(net) => Ok(net),
@@ -1801,11 +1791,73 @@ pub fn vpc_range(
     }
 }
 
+/// Fails unless a VPC with `tags` may take a range of `pool` here: the pool's locale is
+/// this region (or none), and the VPC has the tags the pool requires.
+fn check_vpc_use(
+    region: &Region,
+    pool: &Pool,
+    tags: &std::collections::BTreeMap<String, String>,
+) -> Result<(), ApiError> {
+    check_locale(region, pool)?;
+    if pool
+        .resource_tags
+        .iter()
+        .any(|(k, v)| tags.get(k) != Some(v))
+    {
+        return Err(ApiError::invalid_value(
+            "The resource is missing one or more of the resource tags required by the IPAM \
+             pool.",
+        ));
+    }
+    Ok(())
+}
+
+/// The IPv6 block a VPC takes from pool `pool_id` (`cidr` of it, `length` bits, or the
+/// pool's default), checked and not yet recorded, and whether it is private space (the
+/// pool's scope is private); `tags` are the VPC's. The block is a /44 to a /60 in steps of
+/// four bits, as the VPC user guide sizes one from IPAM.
+pub fn vpc_ipv6_range(
+    region: &Region,
+    pool_id: &str,
+    cidr: Option<&str>,
+    length: Option<i32>,
+    tags: &std::collections::BTreeMap<String, String>,
+) -> Result<(Ipv6Net, bool), ApiError> {
+    let pool = Kind::IpamPool.get(&region.ipam_pools, pool_id)?;
+    if !pool.ipv6 {
+        return Err(ApiError::invalid_parameter(
+            "Ipv6IpamPoolId",
+            pool_id,
+            "A VPC's IPv6 block comes from an IPv6 pool.",
+        ));
+    }
+    check_vpc_use(region, pool, tags)?;
+    let wanted = wanted(pool, cidr, "Ipv6CidrBlock", length, "Ipv6NetmaskLength")?;
+    let len = match &wanted {
+        Wanted::Cidr(n) => n.prefix_len(),
+        Wanted::Length(l) => *l,
+    };
+    if !crate::ec2::vpc_ipv6::ipam_vpc_prefix_ok(len) {
+        return Err(ApiError::invalid_value(format!(
+            "A VPC's IPv6 block from an IPAM pool is a /44 to a /60 in increments of /4, not \
+             a /{len}."
+        )));
+    }
+    match take_from(pool, &wanted, &[], &[])? {
+        IpNet::V6(net) => Ok((net, !pool.public)),
+        IpNet::V4(_) => Err(ApiError::invalid_parameter(
+            "Ipv6IpamPoolId",
+            pool_id,
+            "A VPC's IPv6 block comes from an IPv6 pool.",
+        )),
+    }
+}
+
 /// Records that VPC `vpc_id` holds `net` of pool `pool_id`.
-pub fn vpc_allocated(region: &mut Region, pool_id: &str, vpc_id: &str, net: Ipv4Net) {
+pub fn vpc_allocated(region: &mut Region, pool_id: &str, vpc_id: &str, net: IpNet) {
     let allocation = Allocation {
         id: allocation_id(region),
-        cidr: IpNet::V4(net),
+        cidr: net,
         resource_type: IpamPoolAllocationResourceType::Vpc,
         resource_id: Some(vpc_id.to_string()),
         description: None,

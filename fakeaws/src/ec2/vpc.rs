@@ -2,7 +2,7 @@
 //! AssociateVpcCidrBlock and DisassociateVpcCidrBlock (secondary IPv4 ranges), and the default
 //! VPC every region starts with.
 
-use ipnet::Ipv4Net;
+use ipnet::{IpNet, Ipv4Net};
 
 use crate::ec2::error::Code;
 use crate::ec2::filter::{Filterable, Filters, flag, one};
@@ -378,6 +378,9 @@ pub fn create_vpc(
         border_group: input.ipv6_cidr_block_network_border_group.as_deref(),
         pool: input.ipv6_pool.as_deref(),
         cidr: input.ipv6_cidr_block.as_deref(),
+        ipam_pool: input.ipv6_ipam_pool_id.as_deref(),
+        netmask_length: input.ipv6_netmask_length,
+        tags: &tags,
     };
     let wanted = ask.resolve(region)?;
     if region.vpcs.len() >= region.limits.vpcs {
@@ -391,7 +394,7 @@ pub fn create_vpc(
     region.tags.insert(&id, tags);
     region.vpcs.0.insert(id.clone(), vpc);
     if let Some(pool) = pool {
-        ipam::vpc_allocated(region, pool, &id, cidr);
+        ipam::vpc_allocated(region, pool, &id, IpNet::V4(cidr));
     }
     route_table::create_main(region, &id, cidr);
     crate::ec2::network_acl::create_default(region, &id);

@@ -78,16 +78,24 @@ pub fn associate_vpc_cidr_block(
     region: &mut Region,
     input: AssociateVpcCidrBlockRequest,
 ) -> Result<AssociateVpcCidrBlockResult, ApiError> {
+    let vpc_tags = region.tags.get(&input.vpc_id).cloned().unwrap_or_default();
     let ask = vpc_ipv6::Ask {
         amazon: input.amazon_provided_ipv6_cidr_block == Some(true),
         border_group: input.ipv6_cidr_block_network_border_group.as_deref(),
         pool: input.ipv6_pool.as_deref(),
         cidr: input.ipv6_cidr_block.as_deref(),
+        ipam_pool: input.ipv6_ipam_pool_id.as_deref(),
+        netmask_length: input.ipv6_netmask_length,
+        tags: &vpc_tags,
     };
-    if ask.any() && (input.cidr_block.is_some() || input.ipv4_ipam_pool_id.is_some()) {
+    if ask.any()
+        && (input.cidr_block.is_some()
+            || input.ipv4_ipam_pool_id.is_some()
+            || input.ipv4_netmask_length.is_some())
+    {
         return Err(ApiError::invalid_combination(
             "Specify either an IPv4 range (CidrBlock, Ipv4IpamPoolId) or an IPv6 block \
-             (AmazonProvidedIpv6CidrBlock, Ipv6Pool), not both.",
+             (AmazonProvidedIpv6CidrBlock, Ipv6Pool, Ipv6IpamPoolId), not both.",
         ));
     }
     if ask.any() {
@@ -168,7 +176,7 @@ pub fn associate_vpc_cidr_block(
     );
     route_table::add_local_routes(region, &input.vpc_id, IpNet::V4(cidr));
     if let Some(pool) = pool {
-        ipam::vpc_allocated(region, pool, &input.vpc_id, cidr);
+        ipam::vpc_allocated(region, pool, &input.vpc_id, IpNet::V4(cidr));
     }
     Ok(AssociateVpcCidrBlockResult {
         cidr_block_association: Some(vpc::association(

@@ -9,7 +9,11 @@
 //! - the VPC's default security group gets its outbound rule to `::/0`.
 //!
 //! A block of one of the account's BYOIP IPv6 pools (`Ipv6Pool`) is the pool's
-//! ([`crate::ec2::ipv6_pool`]); an Amazon-provided one is taken at random from the region's
+//! ([`crate::ec2::ipv6_pool`]); a block of an IPv6 pool of IPAM (`Ipv6IpamPoolId`, with
+//! `Ipv6NetmaskLength` or `Ipv6CidrBlock`) is an allocation of the pool, of resource type
+//! `vpc` ([`crate::ec2::ipam`]), which the VPC's association names `IPAM Managed` as AWS
+//! does (a private scope's block with `IpSource` `none` and the attribute `private`); an
+//! Amazon-provided one is taken at random from the region's
 //! /32 of the fake's own (`2600:1fXX::/32`, the
 //! byte `XX` from the region's name; AWS's ranges differ by region too) and never twice in a
 //! region. Like the IPv4 ranges, a block is answered `associating` (`disassociating`) and the
@@ -20,7 +24,8 @@ use ipnet::{IpNet, Ipv6Net};
 use crate::ec2::error::Code;
 use crate::ec2::{Kind, network_acl, route_table, security_group};
 use crate::generated::ec2::{
-    VpcCidrBlockState, VpcCidrBlockStateCode, VpcIpv6CidrBlockAssociation,
+    IpSource, Ipv6AddressAttribute, VpcCidrBlockState, VpcCidrBlockStateCode,
+    VpcIpv6CidrBlockAssociation,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -38,10 +43,26 @@ pub struct Ipv6Block {
     /// The account's BYOIP pool it came from (`ipv6pool-ec2-...`); none for Amazon's.
     #[serde(default)]
     pub pool: Option<String>,
+    /// The IPAM pool it is an allocation of (`ipam-pool-...`), if any.
+    #[serde(default)]
+    pub ipam_pool: Option<String>,
+    /// Whether it is private space (an IPAM pool of a private scope): not advertised.
+    #[serde(default)]
+    pub private: bool,
 }
 
 /// The pool a block is drawn from: what its association answers as `Ipv6Pool`.
 pub(crate) const AMAZON_POOL: &str = "Amazon";
+
+/// What an association answers as `Ipv6Pool` for a block of an IPAM pool (AWS names no
+/// pool there).
+pub(crate) const IPAM_MANAGED: &str = "IPAM Managed";
+
+/// The netmask lengths a VPC's IPv6 block from an IPAM pool may have: /44 to /60, in steps
+/// of four bits.
+pub fn ipam_vpc_prefix_ok(len: u8) -> bool {
+    (44..=60).contains(&len) && len.is_multiple_of(4)
+}
 
 /// How long a VPC's Amazon-provided block's prefix is.
 pub const VPC_PREFIX: u8 = 56;
@@ -77,18 +98,29 @@ pub fn association(block: &Ipv6Block, state: VpcCidrBlockStateCode) -> VpcIpv6Ci
         }),
         network_border_group: Some(block.border_group.clone()),
         ipv6_pool: Some(pool_of(block).to_string()),
-        ipv6_address_attribute: Some(crate::generated::ec2::Ipv6AddressAttribute::Public),
-        ip_source: Some(if block.pool.is_some() {
-            crate::generated::ec2::IpSource::Byoip
+        ipv6_address_attribute: Some(if block.private {
+            Ipv6AddressAttribute::Private
         } else {
-            crate::generated::ec2::IpSource::Amazon
+            Ipv6AddressAttribute::Public
+        }),
+        ip_source: Some(if block.private {
+            IpSource::None
+        } else if block.pool.is_some() {
+            IpSource::Byoip
+        } else {
+            IpSource::Amazon
         }),
     }
 }
 
-/// The pool a block came from as AWS names it: a BYOIP pool's id, or `Amazon`.
+/// The pool a block came from as AWS names it: a BYOIP pool's id, `IPAM Managed`, or
+/// `Amazon`.
 pub fn pool_of(block: &Ipv6Block) -> &str {
-    block.pool.as_deref().unwrap_or(AMAZON_POOL)
+    match (&block.pool, &block.ipam_pool) {
+        (Some(pool), _) => pool,
+        (None, Some(_)) => IPAM_MANAGED,
+        (None, None) => AMAZON_POOL,
+    }
 }
 
 /// Where the fake's Amazon-provided blocks come from, every region's /32 within it.
@@ -101,8 +133,9 @@ pub fn amazon_range() -> Ipv6Net {
 }
 
 /// What a request asks a VPC's new IPv6 block of: Amazon's (`AmazonProvidedIpv6CidrBlock`,
-/// optionally in `Ipv6CidrBlockNetworkBorderGroup`) or a BYOIP pool's (`Ipv6Pool`, optionally
-/// `Ipv6CidrBlock`).
+/// optionally in `Ipv6CidrBlockNetworkBorderGroup`), a BYOIP pool's (`Ipv6Pool`, optionally
+/// `Ipv6CidrBlock`) or an IPAM pool's (`Ipv6IpamPoolId`, with `Ipv6NetmaskLength`,
+/// `Ipv6CidrBlock` or the pool's default length).
 pub struct Ask<'a> {
     /// `AmazonProvidedIpv6CidrBlock`.
     pub amazon: bool,
@@ -112,18 +145,58 @@ pub struct Ask<'a> {
     pub pool: Option<&'a str>,
     /// `Ipv6CidrBlock`.
     pub cidr: Option<&'a str>,
+    /// `Ipv6IpamPoolId`.
+    pub ipam_pool: Option<&'a str>,
+    /// `Ipv6NetmaskLength`.
+    pub netmask_length: Option<i32>,
+    /// The VPC's tags (an IPAM pool may require some).
+    pub tags: &'a std::collections::BTreeMap<String, String>,
 }
 
 impl Ask<'_> {
     /// Whether it asks for a block at all (what it asks checked by [`Ask::resolve`]).
     pub fn any(&self) -> bool {
-        self.amazon || self.border_group.is_some() || self.pool.is_some() || self.cidr.is_some()
+        self.amazon
+            || self.border_group.is_some()
+            || self.pool.is_some()
+            || self.cidr.is_some()
+            || self.ipam_pool.is_some()
+            || self.netmask_length.is_some()
     }
 
     /// The block it asks for, checked as AWS checks it, before anything is made: `None`
     /// when it asks for none.
     pub fn resolve(&self, region: &Region) -> Result<Option<Wanted>, ApiError> {
         check_border_group(region, self.amazon, self.border_group)?;
+        let ipam_pool = self.ipam_pool.filter(|p| !p.is_empty());
+        match ipam_pool {
+            None if self.netmask_length.is_some() => {
+                return Err(ApiError::invalid_combination(
+                    "Ipv6NetmaskLength takes a block from an IPAM pool: it needs \
+                     Ipv6IpamPoolId.",
+                ));
+            }
+            Some(_) if self.amazon || self.pool.is_some() => {
+                return Err(ApiError::invalid_combination(
+                    "Specify one of AmazonProvidedIpv6CidrBlock, Ipv6Pool or Ipv6IpamPoolId.",
+                ));
+            }
+            Some(pool) => {
+                let (cidr, private) = crate::ec2::ipam::vpc_ipv6_range(
+                    region,
+                    pool,
+                    self.cidr,
+                    self.netmask_length,
+                    self.tags,
+                )?;
+                return Ok(Some(Wanted::Ipam {
+                    pool: pool.to_string(),
+                    cidr,
+                    private,
+                }));
+            }
+            None => {}
+        }
         match (self.amazon, self.pool, self.cidr) {
             (true, Some(_), _) | (true, _, Some(_)) => Err(ApiError::invalid_combination(
                 "Specify either AmazonProvidedIpv6CidrBlock or an Ipv6Pool, not both.",
@@ -150,6 +223,15 @@ pub enum Wanted {
         /// The block, free in the pool.
         cidr: Ipv6Net,
     },
+    /// An allocation of an IPAM pool.
+    Ipam {
+        /// The pool (`ipam-pool-...`).
+        pool: String,
+        /// The block, free in the pool.
+        cidr: Ipv6Net,
+        /// Whether the pool's scope is private.
+        private: bool,
+    },
 }
 
 impl Wanted {
@@ -162,6 +244,20 @@ impl Wanted {
                 cidr,
                 border_group: region.name.clone(),
                 pool: Some(pool),
+                ipam_pool: None,
+                private: false,
+            },
+            Wanted::Ipam {
+                pool,
+                cidr,
+                private,
+            } => Ipv6Block {
+                association_id: region.ids.resource("vpc-cidr-assoc"),
+                cidr,
+                border_group: region.name.clone(),
+                pool: None,
+                ipam_pool: Some(pool),
+                private,
             },
         }
     }
@@ -223,14 +319,20 @@ pub fn new_block(region: &mut Region) -> Ipv6Block {
         cidr,
         border_group: region.name.clone(),
         pool: None,
+        ipam_pool: None,
+        private: false,
     }
 }
 
 /// Adds `block` to the VPC `vpc_id` with what comes with it: the local routes, the default
-/// ACL's IPv6 rules and the default group's IPv6 egress rule when it is the VPC's first.
+/// ACL's IPv6 rules and the default group's IPv6 egress rule when it is the VPC's first;
+/// the IPAM pool's allocation, for a block of one.
 pub fn add(region: &mut Region, vpc_id: &str, block: Ipv6Block) {
     let first = region.vpcs.get(vpc_id).is_some_and(|v| v.ipv6.is_empty());
     let cidr = block.cidr;
+    if let Some(pool) = &block.ipam_pool {
+        crate::ec2::ipam::vpc_allocated(region, pool, vpc_id, IpNet::V6(cidr));
+    }
     crate::ec2::vpc::add_ipv6(region, vpc_id, block);
     route_table::add_local_routes(region, vpc_id, IpNet::V6(cidr));
     if first {
@@ -239,7 +341,8 @@ pub fn add(region: &mut Region, vpc_id: &str, block: Ipv6Block) {
     }
 }
 
-/// `AssociateVpcCidrBlock` with `AmazonProvidedIpv6CidrBlock` or `Ipv6Pool`: the IPv6 CIDR
+/// `AssociateVpcCidrBlock` with `AmazonProvidedIpv6CidrBlock`, `Ipv6Pool` or
+/// `Ipv6IpamPoolId`: the IPv6 CIDR
 /// blocks per VPC quota (5, `ipv6-cidr-blocks-per-vpc`; `CidrLimitExceeded`).
 pub fn associate(
     region: &mut Region,
@@ -259,7 +362,7 @@ pub fn associate(
     }
     let Some(wanted) = wanted else {
         return Err(ApiError::missing_parameter(
-            "CidrBlock, AmazonProvidedIpv6CidrBlock or Ipv6Pool",
+            "CidrBlock, AmazonProvidedIpv6CidrBlock, Ipv6Pool or Ipv6IpamPoolId",
         ));
     };
     let block = wanted.make(region);
@@ -304,6 +407,7 @@ pub fn disassociate(
     }
     crate::ec2::vpc::remove_ipv6(region, vpc_id, association_id);
     route_table::remove_local_routes(region, vpc_id, IpNet::V6(block.cidr));
+    crate::ec2::ipam::vpc_released(region, vpc_id, Some(IpNet::V6(block.cidr)));
     Ok(association(&block, VpcCidrBlockStateCode::Disassociating))
 }
 

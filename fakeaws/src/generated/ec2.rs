@@ -3394,6 +3394,8 @@ pub struct AssociateVpcCidrBlockRequest {
     pub ipv6_cidr_block: Option<String>,
     pub ipv4_ipam_pool_id: Option<String>,
     pub ipv4_netmask_length: Option<i32>,
+    pub ipv6_ipam_pool_id: Option<String>,
+    pub ipv6_netmask_length: Option<i32>,
     pub vpc_id: String,
     pub amazon_provided_ipv6_cidr_block: Option<bool>,
 }
@@ -3409,6 +3411,8 @@ impl Decode for AssociateVpcCidrBlockRequest {
                 "Ipv4NetmaskLength",
                 "Ipv6CidrBlock",
                 "Ipv6CidrBlockNetworkBorderGroup",
+                "Ipv6IpamPoolId",
+                "Ipv6NetmaskLength",
                 "Ipv6Pool",
                 "VpcId",
             ],
@@ -3418,11 +3422,13 @@ impl Decode for AssociateVpcCidrBlockRequest {
         let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
         let ipv6_cidr_block_network_border_group =
             r.field_at(m_[5], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
-        let ipv6_pool = r.field_at(m_[6], at_, "Ipv6Pool")?;
+        let ipv6_pool = r.field_at(m_[8], at_, "Ipv6Pool")?;
         let ipv6_cidr_block = r.field_at(m_[4], at_, "Ipv6CidrBlock")?;
         let ipv4_ipam_pool_id = r.field_at(m_[2], at_, "Ipv4IpamPoolId")?;
         let ipv4_netmask_length = r.field_at(m_[3], at_, "Ipv4NetmaskLength")?;
-        let vpc_id = r.field_at(m_[7], at_, "VpcId")?;
+        let ipv6_ipam_pool_id = r.field_at(m_[6], at_, "Ipv6IpamPoolId")?;
+        let ipv6_netmask_length = r.field_at(m_[7], at_, "Ipv6NetmaskLength")?;
+        let vpc_id = r.field_at(m_[9], at_, "VpcId")?;
         let vpc_id = FormReader::required(vpc_id, at_, "VpcId")?;
         let amazon_provided_ipv6_cidr_block =
             r.field_at(m_[0], at_, "AmazonProvidedIpv6CidrBlock")?;
@@ -3433,6 +3439,8 @@ impl Decode for AssociateVpcCidrBlockRequest {
             ipv6_cidr_block,
             ipv4_ipam_pool_id,
             ipv4_netmask_length,
+            ipv6_ipam_pool_id,
+            ipv6_netmask_length,
             vpc_id,
             amazon_provided_ipv6_cidr_block,
         }))
@@ -8384,6 +8392,8 @@ pub struct CreateVpcRequest {
     pub ipv6_cidr_block: Option<String>,
     pub ipv4_ipam_pool_id: Option<String>,
     pub ipv4_netmask_length: Option<i32>,
+    pub ipv6_ipam_pool_id: Option<String>,
+    pub ipv6_netmask_length: Option<i32>,
     pub ipv6_cidr_block_network_border_group: Option<String>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub dry_run: Option<bool>,
@@ -8404,6 +8414,8 @@ impl Decode for CreateVpcRequest {
                 "Ipv4NetmaskLength",
                 "Ipv6CidrBlock",
                 "Ipv6CidrBlockNetworkBorderGroup",
+                "Ipv6IpamPoolId",
+                "Ipv6NetmaskLength",
                 "Ipv6Pool",
                 "TagSpecification",
             ],
@@ -8411,13 +8423,15 @@ impl Decode for CreateVpcRequest {
             return Ok(None);
         };
         let cidr_block = r.field_at(m_[1], at_, "CidrBlock")?;
-        let ipv6_pool = r.field_at(m_[8], at_, "Ipv6Pool")?;
+        let ipv6_pool = r.field_at(m_[10], at_, "Ipv6Pool")?;
         let ipv6_cidr_block = r.field_at(m_[6], at_, "Ipv6CidrBlock")?;
         let ipv4_ipam_pool_id = r.field_at(m_[4], at_, "Ipv4IpamPoolId")?;
         let ipv4_netmask_length = r.field_at(m_[5], at_, "Ipv4NetmaskLength")?;
+        let ipv6_ipam_pool_id = r.field_at(m_[8], at_, "Ipv6IpamPoolId")?;
+        let ipv6_netmask_length = r.field_at(m_[9], at_, "Ipv6NetmaskLength")?;
         let ipv6_cidr_block_network_border_group =
             r.field_at(m_[7], at_, "Ipv6CidrBlockNetworkBorderGroup")?;
-        let tag_specifications = r.list_at(m_[9], at_, "TagSpecification", None)?;
+        let tag_specifications = r.list_at(m_[11], at_, "TagSpecification", None)?;
         let dry_run = r.field_at(m_[2], at_, "DryRun")?;
         let instance_tenancy = r.field_at(m_[3], at_, "InstanceTenancy")?;
         let amazon_provided_ipv6_cidr_block =
@@ -8428,6 +8442,8 @@ impl Decode for CreateVpcRequest {
             ipv6_cidr_block,
             ipv4_ipam_pool_id,
             ipv4_netmask_length,
+            ipv6_ipam_pool_id,
+            ipv6_netmask_length,
             ipv6_cidr_block_network_border_group,
             tag_specifications,
             dry_run,
@@ -50221,14 +50237,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::CreateVpc => {
-            r.reject_unsupported(
-                "CreateVpc",
-                &[
-                    "Ipv6IpamPoolId",
-                    "Ipv6NetmaskLength",
-                    "VpcEncryptionControl",
-                ],
-            )?;
+            r.reject_unsupported("CreateVpc", &["VpcEncryptionControl"])?;
             let input = FormReader::required(CreateVpcRequest::decode(r, "")?, "", "")?;
             r.finish()?;
             if input.dry_run == Some(true) {
@@ -50275,10 +50284,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::AssociateVpcCidrBlock => {
-            r.reject_unsupported(
-                "AssociateVpcCidrBlock",
-                &["Ipv6IpamPoolId", "Ipv6NetmaskLength"],
-            )?;
+            r.reject_unsupported("AssociateVpcCidrBlock", &[])?;
             let input = FormReader::required(AssociateVpcCidrBlockRequest::decode(r, "")?, "", "")?;
             r.finish()?;
 

@@ -363,6 +363,265 @@ async fn a_vpc_takes_its_range_from_a_pool_and_gives_it_back() {
     assert_eq!(again, "10.0.0.0/16");
 }
 
+/// A top-level IPv6 pool of the private scope `scope` holding `cidr`, and a pool of
+/// `us-east-1` inside it holding a /44 of it, whose allocations default to /56; the
+/// regional pool's id.
+async fn ipv6_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> String {
+    let top = ec2
+        .create_ipam_pool()
+        .ipam_scope_id(scope)
+        .address_family(AddressFamily::Ipv6)
+        .send()
+        .await
+        .unwrap()
+        .ipam_pool()
+        .unwrap()
+        .ipam_pool_id()
+        .unwrap()
+        .to_string();
+    ec2.provision_ipam_pool_cidr()
+        .ipam_pool_id(&top)
+        .cidr(cidr)
+        .send()
+        .await
+        .unwrap();
+    let regional = ec2
+        .create_ipam_pool()
+        .ipam_scope_id(scope)
+        .address_family(AddressFamily::Ipv6)
+        .source_ipam_pool_id(&top)
+        .locale("us-east-1")
+        .allocation_default_netmask_length(56)
+        .send()
+        .await
+        .unwrap()
+        .ipam_pool()
+        .unwrap()
+        .ipam_pool_id()
+        .unwrap()
+        .to_string();
+    ec2.provision_ipam_pool_cidr()
+        .ipam_pool_id(&regional)
+        .netmask_length(44)
+        .send()
+        .await
+        .unwrap();
+    regional
+}
+
+/// The IPv6 blocks VPC `vpc` is described with: (block, `Ipv6Pool`, `IpSource`,
+/// `Ipv6AddressAttribute`).
+async fn ipv6_blocks(
+    ec2: &aws_sdk_ec2::Client,
+    vpc: &str,
+) -> Vec<(String, String, String, String)> {
+    let out = ec2.describe_vpcs().vpc_ids(vpc).send().await.unwrap();
+    out.vpcs()[0]
+        .ipv6_cidr_block_association_set()
+        .iter()
+        .map(|a| {
+            (
+                a.ipv6_cidr_block().unwrap().to_string(),
+                a.ipv6_pool().unwrap().to_string(),
+                a.ip_source().unwrap().as_str().to_string(),
+                a.ipv6_address_attribute().unwrap().as_str().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_vpc_takes_its_ipv6_block_from_a_private_pool_and_gives_it_back() {
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (_, scope) = ipam(&ec2).await;
+    let pool = ipv6_pool(&ec2, &scope, "fd12:3456:7800::/40").await;
+
+    // A /56 by netmask length, and one by the pool's default; private space, named as AWS
+    // names a block of IPAM.
+    let a = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .ipv6_ipam_pool_id(&pool)
+        .ipv6_netmask_length(56)
+        .send()
+        .await
+        .unwrap();
+    let a = a.vpc().unwrap().vpc_id().unwrap().to_string();
+    let b = ec2
+        .create_vpc()
+        .cidr_block("10.1.0.0/16")
+        .ipv6_ipam_pool_id(&pool)
+        .send()
+        .await
+        .unwrap();
+    let b = b.vpc().unwrap().vpc_id().unwrap().to_string();
+    let private = |block: &str| {
+        vec![(
+            block.to_string(),
+            "IPAM Managed".to_string(),
+            "none".to_string(),
+            "private".to_string(),
+        )]
+    };
+    assert_eq!(ipv6_blocks(&ec2, &a).await, private("fd12:3456:7800::/56"));
+    assert_eq!(
+        ipv6_blocks(&ec2, &b).await,
+        private("fd12:3456:7800:100::/56")
+    );
+    assert_eq!(
+        allocations(&ec2, &pool).await,
+        [
+            (
+                "fd12:3456:7800:100::/56".to_string(),
+                IpamPoolAllocationResourceType::Vpc,
+                Some(b.clone())
+            ),
+            (
+                "fd12:3456:7800::/56".to_string(),
+                IpamPoolAllocationResourceType::Vpc,
+                Some(a.clone())
+            ),
+        ]
+    );
+
+    // The VPC's first block came with its local route, and its subnets take /64s of it.
+    let tables = ec2
+        .describe_route_tables()
+        .filters(filter("vpc-id", &[&a]))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        tables.route_tables()[0]
+            .routes()
+            .iter()
+            .any(|r| r.destination_ipv6_cidr_block() == Some("fd12:3456:7800::/56")),
+        "{tables:?}"
+    );
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&a)
+        .cidr_block("10.0.0.0/24")
+        .ipv6_cidr_block("fd12:3456:7800:1::/64")
+        .send()
+        .await
+        .unwrap();
+    let subnet = subnet.subnet().unwrap().subnet_id().unwrap().to_string();
+
+    // Refused, with nothing made: a size a VPC cannot take, a block outside the pool, one
+    // taken, an IPv4 pool, a length without a pool, the pool beside Amazon's block.
+    let refused = |r: Result<aws_sdk_ec2::operation::create_vpc::CreateVpcOutput, _>| {
+        let (code, message) = code_and_message::<(), _>(r.map(|_| ()));
+        format!("{code}: {message}")
+    };
+    let vpcs_before = ec2.describe_vpcs().send().await.unwrap().vpcs().len();
+    for (len, why) in [(64, "a /64"), (58, "a /58"), (40, "a /40")] {
+        let e = refused(
+            ec2.create_vpc()
+                .cidr_block("10.2.0.0/16")
+                .ipv6_ipam_pool_id(&pool)
+                .ipv6_netmask_length(len)
+                .send()
+                .await,
+        );
+        assert!(e.starts_with("InvalidParameterValue: "), "{why}: {e}");
+        assert!(e.contains(&format!("/{len}")), "{why}: {e}");
+    }
+    let e = refused(
+        ec2.create_vpc()
+            .cidr_block("10.2.0.0/16")
+            .ipv6_ipam_pool_id(&pool)
+            .ipv6_cidr_block("fd99::/56")
+            .send()
+            .await,
+    );
+    assert!(
+        e.contains("is not inside a CIDR provisioned to the pool"),
+        "{e}"
+    );
+    let e = refused(
+        ec2.create_vpc()
+            .cidr_block("10.2.0.0/16")
+            .ipv6_ipam_pool_id(&pool)
+            .ipv6_cidr_block("fd12:3456:7800::/56")
+            .send()
+            .await,
+    );
+    assert!(e.contains("overlaps the allocation"), "{e}");
+    let v4 = top_pool(&ec2, &scope, "172.16.0.0/12").await;
+    let e = refused(
+        ec2.create_vpc()
+            .cidr_block("10.2.0.0/16")
+            .ipv6_ipam_pool_id(&v4)
+            .ipv6_netmask_length(56)
+            .send()
+            .await,
+    );
+    assert!(e.starts_with("InvalidParameterValue: "), "{e}");
+    let e = refused(
+        ec2.create_vpc()
+            .cidr_block("10.2.0.0/16")
+            .ipv6_netmask_length(56)
+            .send()
+            .await,
+    );
+    assert!(e.starts_with("InvalidParameterCombination: "), "{e}");
+    let e = refused(
+        ec2.create_vpc()
+            .cidr_block("10.2.0.0/16")
+            .ipv6_ipam_pool_id(&pool)
+            .amazon_provided_ipv6_cidr_block(true)
+            .send()
+            .await,
+    );
+    assert!(e.starts_with("InvalidParameterCombination: "), "{e}");
+    assert_eq!(
+        ec2.describe_vpcs().send().await.unwrap().vpcs().len(),
+        vpcs_before
+    );
+    assert_eq!(allocations(&ec2, &pool).await.len(), 2);
+
+    // A second block, named, by AssociateVpcCidrBlock; given back when disassociated.
+    let associated = ec2
+        .associate_vpc_cidr_block()
+        .vpc_id(&a)
+        .ipv6_ipam_pool_id(&pool)
+        .ipv6_cidr_block("fd12:3456:7800:f00::/56")
+        .send()
+        .await
+        .unwrap();
+    let association = associated.ipv6_cidr_block_association().unwrap();
+    assert_eq!(
+        association.ipv6_cidr_block(),
+        Some("fd12:3456:7800:f00::/56")
+    );
+    assert_eq!(association.ipv6_pool(), Some("IPAM Managed"));
+    assert_eq!(allocations(&ec2, &pool).await.len(), 3);
+    ec2.disassociate_vpc_cidr_block()
+        .association_id(association.association_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(allocations(&ec2, &pool).await.len(), 2);
+
+    // The first block holds a subnet's: it stays until the subnet goes. A deleted VPC's
+    // block goes back to the pool and is the next one taken.
+    ec2.delete_subnet().subnet_id(&subnet).send().await.unwrap();
+    ec2.delete_vpc().vpc_id(&a).send().await.unwrap();
+    assert_eq!(allocations(&ec2, &pool).await.len(), 1);
+    let c = ec2
+        .create_vpc()
+        .cidr_block("10.0.0.0/16")
+        .ipv6_ipam_pool_id(&pool)
+        .ipv6_netmask_length(56)
+        .send()
+        .await
+        .unwrap();
+    let c = c.vpc().unwrap().vpc_id().unwrap().to_string();
+    assert_eq!(ipv6_blocks(&ec2, &c).await, private("fd12:3456:7800::/56"));
+}
+
 #[tokio::test]
 async fn custom_allocations_are_reserved_previewed_and_released() {
     let fake = empty_fake().await;

@@ -133,7 +133,7 @@ fn model_validation() {
     assert!(a.body.contains("Colour"));
     let a = ec2(
         &f,
-        "Action=CreateVpc&Version=2016-11-15&CidrBlock=10.0.0.0%2F16&Ipv6IpamPoolId=ipam-pool-1",
+        "Action=CreateVpc&Version=2016-11-15&CidrBlock=10.0.0.0%2F16&VpcEncryptionControl.Mode=enforce",
     );
     assert_eq!((a.status, ec2_error(&a).as_str()), (501, "NotImplemented"));
     // None of these created anything.
