@@ -3820,6 +3820,231 @@ async fn a_dual_stack_vpc_takes_its_block_from_the_accounts_own_pool() {
     }
 }
 
+/// `network.vpc.ipv6.ipamPool` (CAPA's): the dual-stack VPC takes its block from an IPv6
+/// pool of IPAM, found by name or id, a /`netmaskLength` (default /56) of it, at CreateVpc or,
+/// for a VPC made single stack before, AssociateVpcCidrBlock; the block is never replaced,
+/// and deleting the cluster gives it back to the pool. A pool that is not there, or of IPv4,
+/// is refused before anything is made; a bad spec before any call.
+#[tokio::test]
+async fn a_dual_stack_vpc_takes_its_block_from_an_ipam_pool() {
+    use aws_sdk_ec2::types::{AddressFamily, IpamPoolAllocationResourceType, ResourceType, Tag};
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let scope = ec2
+        .create_ipam()
+        .send()
+        .await
+        .unwrap()
+        .ipam()
+        .unwrap()
+        .private_default_scope_id()
+        .unwrap()
+        .to_string();
+    let new_pool = |family: AddressFamily, name: &'static str, cidr: &'static str| {
+        let (ec2, scope) = (ec2.clone(), scope.clone());
+        async move {
+            let pool = ec2
+                .create_ipam_pool()
+                .ipam_scope_id(scope)
+                .address_family(family)
+                .locale("us-east-1")
+                .tag_specifications(
+                    TagSpecification::builder()
+                        .resource_type(ResourceType::IpamPool)
+                        .tags(Tag::builder().key("Name").value(name).build())
+                        .build(),
+                )
+                .send()
+                .await
+                .unwrap()
+                .ipam_pool()
+                .unwrap()
+                .ipam_pool_id()
+                .unwrap()
+                .to_string();
+            ec2.provision_ipam_pool_cidr()
+                .ipam_pool_id(&pool)
+                .cidr(cidr)
+                .send()
+                .await
+                .unwrap();
+            pool
+        }
+    };
+    let pool = new_pool(AddressFamily::Ipv6, "v6-clusters", "fd12:3456:7800::/48").await;
+    let v4_pool = new_pool(AddressFamily::Ipv4, "v4-clusters", "10.64.0.0/12").await;
+    // Another tenant of the pool holds its first /56.
+    ec2.allocate_ipam_pool_cidr()
+        .ipam_pool_id(&pool)
+        .netmask_length(56)
+        .send()
+        .await
+        .unwrap();
+    let allocations = || {
+        let (ec2, pool) = (ec2.clone(), pool.clone());
+        async move {
+            let mut v: Vec<(String, IpamPoolAllocationResourceType)> = ec2
+                .get_ipam_pool_allocations()
+                .ipam_pool_id(pool)
+                .send()
+                .await
+                .unwrap()
+                .ipam_pool_allocations()
+                .iter()
+                .map(|x| {
+                    (
+                        x.cidr().unwrap().to_string(),
+                        x.resource_type().unwrap().clone(),
+                    )
+                })
+                .collect();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        }
+    };
+    let tenant = (
+        "fd12:3456:7800::/56".to_string(),
+        IpamPoolAllocationResourceType::Custom,
+    );
+    let spec = |ipv6: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{ipv6: {{{ipv6}}}}}\n    availabilityZoneCount: 1\n"
+        ))
+    };
+
+    // By name, the default /56: the pool's lowest free one.
+    let named = spec("ipamPool: {name: v6-clusters}");
+    let o = up(&a, &named).await;
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    let block = check_dual_stack(&ec2, &vpc_id, true).await;
+    assert_eq!(block.to_string(), "fd12:3456:7800:100::/56");
+    assert_eq!(
+        o.status.vpc_ipv6_cidr.as_deref(),
+        Some("fd12:3456:7800:100::/56")
+    );
+    assert_eq!(
+        allocations().await,
+        [
+            (
+                "fd12:3456:7800:100::/56".to_string(),
+                IpamPoolAllocationResourceType::Vpc
+            ),
+            tenant.clone(),
+        ]
+    );
+    fake.fake().take_calls();
+    a.reconcile(&named).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+    // A block is never replaced: another length, or Amazon's, is refused with no change.
+    for other in [
+        spec("ipamPool: {name: v6-clusters, netmaskLength: 52}"),
+        spec(""),
+    ] {
+        fake.fake().take_calls();
+        let err = a.reconcile(&other).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Immutable { field, .. } if field == "spec.network.vpc.ipv6"),
+            "{err}"
+        );
+        assert_eq!(mutating(&fake), Vec::<String>::new());
+    }
+    down(&a, &named).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(
+        allocations().await,
+        std::slice::from_ref(&tenant),
+        "given back"
+    );
+
+    // By id, a /60, for a cluster made single stack before.
+    let single = cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 1\n");
+    up(&a, &single).await;
+    let by_id = spec(&format!("ipamPool: {{id: {pool}, netmaskLength: 60}}"));
+    fake.fake().take_calls();
+    let o = up(&a, &by_id).await;
+    assert!(mutating(&fake).contains(&"AssociateVpcCidrBlock".to_string()));
+    assert_eq!(
+        o.status.vpc_ipv6_cidr.as_deref(),
+        Some("fd12:3456:7800:100::/60")
+    );
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut v6: Vec<&str> = subnets
+        .subnets()
+        .iter()
+        .flat_map(|s| s.ipv6_cidr_block_association_set())
+        .filter_map(|a| a.ipv6_cidr_block())
+        .collect();
+    v6.sort();
+    assert_eq!(
+        v6,
+        ["fd12:3456:7800:100::/64", "fd12:3456:7800:101::/64"],
+        "the subnets' /64s of the /60"
+    );
+    down(&a, &by_id).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    assert_eq!(allocations().await, [tenant], "given back");
+
+    // A pool that is not there, or of IPv4: refused before the VPC is made.
+    for (bad, needle) in [
+        (spec("ipamPool: {name: elsewhere}"), "is not among"),
+        (
+            spec(&format!("ipamPool: {{id: {v4_pool}}}")),
+            "is an ipv4 pool; spec.network.vpc.ipv6.ipamPool takes an ipv6 one",
+        ),
+    ] {
+        fake.fake().take_calls();
+        let err = a.reconcile(&bad).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::PreExisting { problem, .. } if problem.contains(needle)),
+            "{err}"
+        );
+        assert_eq!(mutating(&fake), Vec::<String>::new());
+        assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+    }
+
+    refused_listing(
+        &fake,
+        &a,
+        &spec("poolId: ipv6pool-ec2-0123456789abcdef0, ipamPool: {netmaskLength: 50}"),
+        &[
+            "spec.network.vpc.ipv6.ipamPool: give id or name",
+            "spec.network.vpc.ipv6.ipamPool.netmaskLength: 50 must be 44, 48, 52, 56 or 60",
+            "spec.network.vpc.ipv6.ipamPool: give either poolId (and cidrBlock) or ipamPool",
+        ],
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster(
+            "  region: us-east-1\n  network:\n    vpc: {id: vpc-12345678, ipv6: {ipamPool: {name: v6-clusters}}}\n",
+        ),
+        "spec.network.vpc.ipv6.ipamPool: only for a VPC the provider creates",
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{ipv6: {{ipamPool: {{name: v6-clusters, netmaskLength: 60}}}}}}\n    subnets:\n{}",
+            (0..17)
+                .map(|i| format!(
+                    "      - {{cidrBlock: 10.0.{i}.0/24, availabilityZone: us-east-1a}}\n"
+                ))
+                .collect::<String>()
+        )),
+        "17 subnets, but a VPC's IPv6 /60 holds 16 /64s",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn subnets_in_edge_zones_route_as_their_zone_allows() {
     let fake = fake().await;

@@ -6,7 +6,8 @@
 //! one the spec no longer names is an error, as a subnet is.
 
 use aws_sdk_ec2::types::{
-    AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName, VpcCidrBlockStateCode,
+    AddressFamily, AttributeBooleanValue, ResourceType, Vpc, VpcAttributeName,
+    VpcCidrBlockStateCode,
 };
 
 use super::{Res, Scope, is_new};
@@ -142,7 +143,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         None => {
             let from_pool = match &pool {
                 Some(p) => Some((
-                    ipam_pool_id(s, p).await?,
+                    ipam_pool_id(s, p, "spec.network.vpc.ipamPool", AddressFamily::Ipv4).await?,
                     p.netmask_length
                         .unwrap_or(crate::spec::DEFAULT_IPAM_NETMASK_LENGTH),
                 )),
@@ -178,6 +179,10 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 Some(Ipv6Ask::Pool { pool, cidr }) => {
                     check_ipv6_pool(s, &pool, cidr.as_deref()).await?;
                     call.ipv6_pool(pool).set_ipv6_cidr_block(cidr)
+                }
+                Some(Ipv6Ask::Ipam { pool, len }) => {
+                    let id = ipam_pool_id(s, &pool, IPV6_IPAM_POOL, AddressFamily::Ipv6).await?;
+                    call.ipv6_ipam_pool_id(id).ipv6_netmask_length(len)
                 }
                 None => call,
             };
@@ -243,9 +248,17 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// The id of the IPAM pool the spec names (by id, `Name` tag, or both): exactly one must
-/// answer.
-async fn ipam_pool_id(s: &Scope<'_>, pool: &IpamPool) -> Result<String, Error> {
+/// Where the spec names the IPv6 IPAM pool.
+const IPV6_IPAM_POOL: &str = "spec.network.vpc.ipv6.ipamPool";
+
+/// The id of the IPAM pool the spec names at `at` (by id, `Name` tag, or both): exactly one
+/// must answer, of address family `family`.
+async fn ipam_pool_id(
+    s: &Scope<'_>,
+    pool: &IpamPool,
+    at: &str,
+    family: AddressFamily,
+) -> Result<String, Error> {
     let mut call = s.ec2().describe_ipam_pools();
     if let Some(id) = &pool.id {
         call = call.filters(filter("ipam-pool-id", &[id]));
@@ -259,14 +272,25 @@ async fn ipam_pool_id(s: &Scope<'_>, pool: &IpamPool) -> Result<String, Error> {
         (None, Some(name)) => format!("named {name}"),
         (None, None) => String::new(),
     };
+    let resource = || format!("IPAM pool {} ({at})", named());
     match out.ipam_pools() {
-        [one] => Ok(one.ipam_pool_id().unwrap_or_default().to_string()),
+        [one] if one.address_family() == Some(&family) => {
+            Ok(one.ipam_pool_id().unwrap_or_default().to_string())
+        }
+        [one] => Err(Error::PreExisting {
+            resource: resource(),
+            problem: format!(
+                "is an {} pool; {at} takes an {} one",
+                one.address_family().map_or("unknown", |f| f.as_str()),
+                family.as_str()
+            ),
+        }),
         [] => Err(Error::PreExisting {
-            resource: format!("IPAM pool {} (spec.network.vpc.ipamPool)", named()),
+            resource: resource(),
             problem: format!("is not among the IPAM pools of {}", s.clients.region),
         }),
         many => Err(Error::PreExisting {
-            resource: format!("IPAM pool {} (spec.network.vpc.ipamPool)", named()),
+            resource: resource(),
             problem: format!(
                 "names {} pools ({}); name one",
                 many.len(),
@@ -350,6 +374,10 @@ async fn ipv6(s: &mut Scope<'_>, id: &str, vpc: &Vpc) -> Result<(), Error> {
                 check_ipv6_pool(s, pool, cidr.as_deref()).await?;
                 call.ipv6_pool(pool).set_ipv6_cidr_block(cidr.clone())
             }
+            Ipv6Ask::Ipam { pool, len } => {
+                let id = ipam_pool_id(s, pool, IPV6_IPAM_POOL, AddressFamily::Ipv6).await?;
+                call.ipv6_ipam_pool_id(id).ipv6_netmask_length(*len)
+            }
         };
         let out = call
             .customize()
@@ -386,6 +414,8 @@ enum Ipv6Ask {
     Amazon,
     /// A /56 of the account's own pool: the one named, or the pool's next free one.
     Pool { pool: String, cidr: Option<String> },
+    /// A /`len` of an IPv6 pool of IPAM.
+    Ipam { pool: IpamPool, len: i32 },
 }
 
 impl Ipv6Ask {
@@ -397,14 +427,24 @@ impl Ipv6Ask {
                 cidr: Some(c),
             } => format!("the IPv6 block {c} of pool {pool}"),
             Ipv6Ask::Pool { pool, cidr: None } => format!("an IPv6 /56 of pool {pool}"),
+            Ipv6Ask::Ipam { pool, len } => {
+                let named = match (&pool.id, &pool.name) {
+                    (Some(id), _) => id.clone(),
+                    (None, Some(name)) => format!("named {name}"),
+                    (None, None) => String::new(),
+                };
+                format!("an IPv6 /{len} of IPAM pool {named}")
+            }
         }
     }
 
-    /// The pool a block of it shows (`Ipv6Pool`): the pool's id, or `Amazon`.
+    /// The pool a block of it shows (`Ipv6Pool`): the pool's id, `IPAM Managed` (AWS names
+    /// no pool of IPAM), or `Amazon`.
     fn pool(&self) -> &str {
         match self {
             Ipv6Ask::Amazon => "Amazon",
             Ipv6Ask::Pool { pool, .. } => pool,
+            Ipv6Ask::Ipam { .. } => "IPAM Managed",
         }
     }
 }
@@ -412,12 +452,18 @@ impl Ipv6Ask {
 /// What the spec asks of the VPC's IPv6 block, if it is dual stack.
 fn ipv6_ask(s: &Scope<'_>) -> Option<Ipv6Ask> {
     let v6 = s.plan.spec.network.vpc.ipv6.as_ref()?;
-    Some(match &v6.pool_id {
-        Some(pool) => Ipv6Ask::Pool {
+    Some(match (&v6.pool_id, &v6.ipam_pool) {
+        (Some(pool), _) => Ipv6Ask::Pool {
             pool: pool.clone(),
             cidr: v6.cidr_block.clone(),
         },
-        None => Ipv6Ask::Amazon,
+        (None, Some(pool)) => Ipv6Ask::Ipam {
+            pool: pool.clone(),
+            len: pool
+                .netmask_length
+                .unwrap_or(crate::spec::DEFAULT_IPAM_IPV6_NETMASK_LENGTH),
+        },
+        (None, None) => Ipv6Ask::Amazon,
     })
 }
 
@@ -460,7 +506,7 @@ async fn check_ipv6_pool(s: &Scope<'_>, pool: &str, cidr: Option<&str>) -> Resul
 }
 
 /// Checks that the IPv6 block VPC `id` holds is the one the spec asks for: of its pool, and
-/// the block it names. A block is never replaced. Answers the block (empty while AWS does
+/// the block it names (of IPAM: of the length it names). A block is never replaced. Answers the block (empty while AWS does
 /// not show its range yet).
 fn same_ipv6(id: &str, vpc: &Vpc, ask: &Ipv6Ask) -> Result<String, Error> {
     let held: Vec<(&str, &str)> = vpc
@@ -476,13 +522,18 @@ fn same_ipv6(id: &str, vpc: &Vpc, ask: &Ipv6Ask) -> Result<String, Error> {
         .collect();
     let named = match ask {
         Ipv6Ask::Pool { cidr, .. } => cidr.as_deref(),
-        Ipv6Ask::Amazon => None,
+        Ipv6Ask::Amazon | Ipv6Ask::Ipam { .. } => None,
+    };
+    let length = match ask {
+        Ipv6Ask::Ipam { len, .. } => u8::try_from(*len).ok(),
+        Ipv6Ask::Amazon | Ipv6Ask::Pool { .. } => None,
     };
     let matches = |(block, pool): &(&str, &str)| {
+        let net = block.parse::<ipnet::Ipv6Net>().ok();
         *pool == ask.pool()
-            && named.is_none_or(|n| {
-                block.is_empty() || block.parse::<ipnet::Ipv6Net>().ok() == n.parse().ok()
-            })
+            && (block.is_empty()
+                || (named.is_none_or(|n| net == n.parse().ok())
+                    && length.is_none_or(|l| net.map(|n| n.prefix_len()) == Some(l))))
     };
     if let Some((block, _)) = held.iter().find(|h| matches(h)) {
         return Ok((*block).to_string());

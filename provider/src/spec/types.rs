@@ -223,8 +223,8 @@ pub struct VpcSpec {
 }
 
 /// IPv6 of the cluster's VPC (CAPA's `IPv6`): an Amazon-provided /56 of the VPC the cluster
-/// creates, or a /56 of the account's own IPv6 pool (BYOIP), or the block an existing VPC
-/// holds. (CAPA's `ipamPool` is not taken yet: naming one is an unknown field.)
+/// creates, a /56 of the account's own IPv6 pool (BYOIP), a block of an IPv6 pool of IPAM,
+/// or the block an existing VPC holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Ipv6Spec {
@@ -236,6 +236,12 @@ pub struct Ipv6Spec {
     /// free one.
     #[serde(default)]
     pub cidr_block: Option<String>,
+    /// An IPv6 pool of Amazon VPC IP Address Manager (IPAM) the block of the VPC the cluster
+    /// creates comes from (CAPA's `ipamPool`): found by id or `Name` tag, a
+    /// /`netmaskLength` of it (default /56; a /44 to a /60 in steps of four, as AWS sizes a
+    /// VPC's block from IPAM), given back to the pool with the VPC.
+    #[serde(default)]
+    pub ipam_pool: Option<IpamPool>,
     /// An existing egress-only internet gateway (`eigw-...`) of an existing VPC, the way out
     /// over IPv6 of the private subnets the cluster creates there (CAPA's field). Checked to
     /// be attached to the VPC; never modified or deleted.
@@ -244,7 +250,7 @@ pub struct Ipv6Spec {
 }
 
 /// The IPAM pool a VPC's range comes from (CAPA's `IPAMPool`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IpamPool {
     /// The pool's id (`ipam-pool-...`).
@@ -253,13 +259,18 @@ pub struct IpamPool {
     /// The pool's `Name` tag.
     #[serde(default)]
     pub name: Option<String>,
-    /// The netmask length of the VPC's range (default /16; /16 to /28, as a VPC's).
+    /// The netmask length of the VPC's range (default /16; /16 to /28, as a VPC's), or of its
+    /// IPv6 block (`ipv6.ipamPool`: default /56; /44 to /60 in steps of four).
     #[serde(default)]
     pub netmask_length: Option<i32>,
 }
 
 /// The netmask length of a VPC's range from an IPAM pool when the spec names none (CAPA's).
 pub const DEFAULT_IPAM_NETMASK_LENGTH: i32 = 16;
+
+/// The netmask length of a VPC's IPv6 block from an IPAM pool when the spec names none
+/// (CAPA's).
+pub const DEFAULT_IPAM_IPV6_NETMASK_LENGTH: i32 = 56;
 
 /// Where Elastic IPs come from (CAPA's `ElasticIPPool`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -159,9 +159,33 @@ fn check_tag_keys(problems: &mut Vec<String>, at: &str, tags: &BTreeMap<String, 
 }
 
 /// Checks the pool and block of one's own that `ipv6` names for the VPC: a pool's id, a /56
-/// network of it (only with the pool), for a VPC the cluster creates.
+/// network of it (only with the pool), or an IPAM pool and a VPC's netmask length, for a VPC
+/// the cluster creates.
 fn check_ipv6_pool(p: &mut Vec<String>, ipv6: &crate::spec::Ipv6Spec, existing_vpc: bool) {
     let at = "spec.network.vpc.ipv6";
+    if let Some(pool) = &ipv6.ipam_pool {
+        let at = format!("{at}.ipamPool");
+        check_pool_name(p, &at, pool);
+        if let Some(n) = pool.netmask_length
+            && !((44..=60).contains(&n) && n % 4 == 0)
+        {
+            p.push(format!(
+                "{at}.netmaskLength: {n} must be 44, 48, 52, 56 or 60 (a VPC's IPv6 block from \
+                 IPAM is a /44 to a /60 in steps of four)"
+            ));
+        }
+        if ipv6.pool_id.is_some() || ipv6.cidr_block.is_some() {
+            p.push(format!(
+                "{at}: give either poolId (and cidrBlock) or ipamPool, not both"
+            ));
+        }
+        if existing_vpc {
+            p.push(format!(
+                "{at}: only for a VPC the provider creates; an existing VPC \
+                 (spec.network.vpc.id) holds its block as it is"
+            ));
+        }
+    }
     if let Some(pool) = &ipv6.pool_id {
         check_id(p, &format!("{at}.poolId"), pool, "ipv6pool-ec2");
     }
@@ -193,9 +217,6 @@ fn check_ipv6_pool(p: &mut Vec<String>, ipv6: &crate::spec::Ipv6Spec, existing_v
         ));
     }
 }
-
-/// How many /64 subnets an Amazon-provided IPv6 /56 holds.
-const IPV6_SUBNETS: usize = 256;
 
 /// Validates `cluster` against the region's availability zones (`zones`) and fills in
 /// defaults: [`validate_in`] with no edge zone.
@@ -350,6 +371,18 @@ fn check_ipam_pool(p: &mut Vec<String>, spec: &ClusterSpec, pool: &IpamPool) {
             "spec.network.vpc.secondaryCidrBlocks: not with {at} (the VPC's ranges come from              the pool)"
         ));
     }
+    check_pool_name(p, at, pool);
+    if let Some(n) = pool.netmask_length
+        && !(16..=28).contains(&n)
+    {
+        p.push(format!(
+            "{at}.netmaskLength: {n} must be between 16 and 28 (a VPC's range is a /16 to a /28)"
+        ));
+    }
+}
+
+/// An IPAM pool at `at` named by id (an `ipam-pool-` id) or a `Name` tag (not empty).
+fn check_pool_name(p: &mut Vec<String>, at: &str, pool: &IpamPool) {
     match (&pool.id, &pool.name) {
         (None, None) => p.push(format!("{at}: give id or name")),
         (Some(id), _) => check_id(p, &format!("{at}.id"), id, "ipam-pool"),
@@ -357,13 +390,6 @@ fn check_ipam_pool(p: &mut Vec<String>, spec: &ClusterSpec, pool: &IpamPool) {
     }
     if pool.name.as_deref().is_some_and(str::is_empty) {
         p.push(format!("{at}.name: empty"));
-    }
-    if let Some(n) = pool.netmask_length
-        && !(16..=28).contains(&n)
-    {
-        p.push(format!(
-            "{at}.netmaskLength: {n} must be between 16 and 28 (a VPC's range is a /16 to a /28)"
-        ));
     }
 }
 
@@ -425,9 +451,22 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) ->
             ));
         }
     }
-    if net.vpc.ipv6.is_some() && net.subnets.len() > IPV6_SUBNETS {
+    // A VPC's block holds 2^(64 - length) /64s: an Amazon-provided /56 256.
+    let v6_len = net
+        .vpc
+        .ipv6
+        .as_ref()
+        .and_then(|v| v.ipam_pool.as_ref())
+        .map_or(56, |pool| {
+            pool.netmask_length
+                .unwrap_or(crate::spec::DEFAULT_IPAM_IPV6_NETMASK_LENGTH)
+        })
+        .clamp(44, 64);
+    let v6_subnets = 1usize << (64 - v6_len);
+    if net.vpc.ipv6.is_some() && net.subnets.len() > v6_subnets {
         p.push(format!(
-            "spec.network.subnets: {} subnets, but a VPC's IPv6 /56 holds {IPV6_SUBNETS} /64s",
+            "spec.network.subnets: {} subnets, but a VPC's IPv6 /{v6_len} holds {v6_subnets} \
+             /64s",
             net.subnets.len()
         ));
     }
