@@ -4045,6 +4045,147 @@ async fn a_dual_stack_vpc_takes_its_block_from_an_ipam_pool() {
     .await;
 }
 
+/// A subnet's `ipv6CidrBlock` (CAPA's): the subnet takes the /64 the spec names, the others
+/// the lowest /64s no subnet holds or names; a named /64 never replaces the one a subnet
+/// holds; one outside the VPC's block is refused before the subnet is made; a bad one before
+/// any call.
+#[tokio::test]
+async fn subnets_take_the_ipv6_blocks_the_spec_names() {
+    let fake = fakeaws::spawn_with(fakeaws::Config {
+        clock: fakeaws::Clock::virtual_at(
+            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
+        ),
+        byoip: vec!["us-east-1=2001:db8:1200::/48".parse().unwrap()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let pool = ec2.describe_ipv6_pools().send().await.unwrap().ipv6_pools()[0]
+        .pool_id()
+        .unwrap()
+        .to_string();
+    let spec = |ipv6: &str, public_v6: &str| {
+        cluster(&format!(
+            "  region: us-east-1\n  network:\n    vpc: {{cidrBlock: 10.0.0.0/16, ipv6: {{{ipv6}}}}}\n    subnets:\n      - {{cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true, ipv6CidrBlock: \"{public_v6}\"}}\n      - {{cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a}}\n      - {{cidrBlock: 10.0.2.0/24, availabilityZone: us-east-1b, ipv6CidrBlock: \"2001:db8:1200:1a00::/64\"}}\n"
+        ))
+    };
+    let from_pool = format!("poolId: {pool}, cidrBlock: \"2001:db8:1200:1a00::/56\"");
+    let c = spec(&from_pool, "2001:db8:1200:1a05::/64");
+    let o = up(&a, &c).await;
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    let described = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut v6: Vec<(String, String)> = described
+        .subnets()
+        .iter()
+        .map(|sn| {
+            (
+                sn.cidr_block().unwrap().to_string(),
+                sn.ipv6_cidr_block_association_set()[0]
+                    .ipv6_cidr_block()
+                    .unwrap()
+                    .to_string(),
+            )
+        })
+        .collect();
+    v6.sort();
+    assert_eq!(
+        v6,
+        [
+            (
+                "10.0.0.0/24".to_string(),
+                "2001:db8:1200:1a05::/64".to_string()
+            ),
+            // The lowest /64 neither held nor named by another subnet.
+            (
+                "10.0.1.0/24".to_string(),
+                "2001:db8:1200:1a01::/64".to_string()
+            ),
+            (
+                "10.0.2.0/24".to_string(),
+                "2001:db8:1200:1a00::/64".to_string()
+            ),
+        ]
+    );
+    fake.fake().take_calls();
+    a.reconcile(&c).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+
+    // Another /64 for a subnet that holds one: refused, with no change.
+    let moved = spec(&from_pool, "2001:db8:1200:1a06::/64");
+    fake.fake().take_calls();
+    let err = a.reconcile(&moved).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, current, .. }
+            if field == "spec.network.subnets[].ipv6CidrBlock" && current == "2001:db8:1200:1a05::/64"),
+        "{err}"
+    );
+    assert_eq!(mutating(&fake), Vec::<String>::new());
+    down(&a, &c).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // A /64 outside an Amazon-provided block (known only once the VPC has it): refused
+    // before any subnet is made.
+    let outside = cluster(
+        "  region: us-east-1\n  network:\n    vpc: {cidrBlock: 10.0.0.0/16, ipv6: {}}\n    subnets:\n      - {cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a, ipv6CidrBlock: \"2001:db8:9999::/64\"}\n",
+    );
+    let mut err = None;
+    for _ in 0..5 {
+        match a.reconcile(&outside).await {
+            Ok(_) => continue,
+            Err(e) => {
+                err = Some(e);
+                break;
+            }
+        }
+    }
+    let err = err.expect("refused");
+    assert!(
+        matches!(&err, Error::PreExisting { problem, .. } if problem.contains("does not hold 2001:db8:9999::/64")),
+        "{err}"
+    );
+    let subnets = ec2
+        .describe_subnets()
+        .filters(filter(&format!("tag:{KEY}"), &["owned"]))
+        .send()
+        .await
+        .unwrap();
+    assert!(subnets.subnets().is_empty(), "{subnets:?}");
+    down(&a, &outside).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    let bad = cluster(&format!(
+        "  region: us-east-1\n  network:\n    vpc: {{cidrBlock: 10.0.0.0/16, ipv6: {{{from_pool}}}}}\n    subnets:\n      - {{cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true, ipv6CidrBlock: \"2001:db8:1200:1a00::/56\"}}\n      - {{cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a, ipv6CidrBlock: \"2001:db8:1200:1a00::1/64\"}}\n      - {{cidrBlock: 10.0.2.0/24, availabilityZone: us-east-1b, ipv6CidrBlock: \"2001:db8:1200:1b00::/64\"}}\n      - {{cidrBlock: 10.0.3.0/24, availabilityZone: us-east-1b, ipv6CidrBlock: \"2001:db8:1200:1b00::/64\"}}\n"
+    ));
+    refused_listing(
+        &fake,
+        &a,
+        &bad,
+        &[
+            "spec.network.subnets[0].ipv6CidrBlock: 2001:db8:1200:1a00::/56 is not a /64",
+            "spec.network.subnets[1].ipv6CidrBlock: 2001:db8:1200:1a00::1/64 is not a network address",
+            "spec.network.subnets[2].ipv6CidrBlock: 2001:db8:1200:1b00::/64 is not inside the VPC's IPv6 block 2001:db8:1200:1a00::/56",
+            "spec.network.subnets[3].ipv6CidrBlock: 2001:db8:1200:1b00::/64 is named by spec.network.subnets[2] too",
+        ],
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster(
+            "  region: us-east-1\n  network:\n    subnets:\n      - {cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a, ipv6CidrBlock: \"2001:db8::/64\"}\n",
+        ),
+        "spec.network.subnets[1].ipv6CidrBlock: a subnet's IPv6 block needs a dual-stack VPC",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn subnets_in_edge_zones_route_as_their_zone_allows() {
     let fake = fake().await;

@@ -53,6 +53,35 @@ fn free_ipv6_subnet(vpc: Ipv6Net, used: &[Ipv6Net]) -> Option<Ipv6Net> {
         .find(|c| !used.iter().any(|u| u.contains(c) || c.contains(u)))
 }
 
+/// The /64 a subnet of the cluster takes of the VPC's block `block`: the one the spec
+/// names (`named`, inside the block: checked for every subnet first), which no subnet of
+/// `held` may hold, or the lowest one free of `used`.
+fn take_ipv6(
+    vpc_id: &str,
+    block: Ipv6Net,
+    named: Option<Ipv6Net>,
+    used: &[Ipv6Net],
+    held: &[&Subnet],
+) -> Result<Ipv6Net, Error> {
+    let resource = || format!("VPC {vpc_id}");
+    let Some(c) = named else {
+        return free_ipv6_subnet(block, used).ok_or_else(|| Error::PreExisting {
+            resource: resource(),
+            problem: format!("its IPv6 block {block} has no free /64 left"),
+        });
+    };
+    if let Some(other) = held.iter().find(|sn| ipv6_block(sn) == Some(c)) {
+        return Err(Error::PreExisting {
+            resource: resource(),
+            problem: format!(
+                "its subnet {} holds {c} (spec.network.subnets[].ipv6CidrBlock)",
+                other.subnet_id().unwrap_or_default()
+            ),
+        });
+    }
+    Ok(c)
+}
+
 /// The hostname type of the instances EC2 launches in `sn`, as DescribeSubnets shows it.
 fn launch_hostname_type(sn: &Subnet) -> Option<&str> {
     sn.private_dns_name_options_on_launch()
@@ -135,6 +164,7 @@ pub async fn discover(clients: &Clients, plan: &Plan) -> Result<Vec<PlannedSubne
                 cidr: None,
                 zone: sn.availability_zone().map(String::from),
                 public: own.or(main).is_some_and(to_internet),
+                ipv6: None,
                 tags: Default::default(),
             }
         })
@@ -324,7 +354,14 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .vpc_ipv6_cidr
         .as_deref()
         .and_then(|c| c.parse().ok());
-    let mut ipv6_used: Vec<Ipv6Net> = owned.iter().chain(&others).filter_map(ipv6_block).collect();
+    // The /64s held, and those the spec names, are not free for the others.
+    let mut ipv6_used: Vec<Ipv6Net> = owned
+        .iter()
+        .chain(&others)
+        .filter_map(ipv6_block)
+        .chain(planned.iter().filter_map(|p| p.ipv6))
+        .collect();
+    let held: Vec<&Subnet> = owned.iter().chain(&others).collect();
     let ranges = s.vpc_ranges();
     if !ranges.is_empty() {
         for p in planned.iter().filter(|p| p.id.is_none()) {
@@ -341,6 +378,21 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 });
             }
         }
+    }
+    // The /64s the spec names lie in the VPC's block (known only once AWS shows it, for an
+    // Amazon-provided one), checked before any subnet is made.
+    if let Some(block) = vpc_ipv6
+        && let Some(c) = planned
+            .iter()
+            .filter_map(|p| p.ipv6)
+            .find(|c| !block.contains(c))
+    {
+        return Err(Error::PreExisting {
+            resource: format!("VPC {vpc_id}"),
+            problem: format!(
+                "its IPv6 block {block} does not hold {c} (spec.network.subnets[].ipv6CidrBlock)"
+            ),
+        });
     }
     for p in planned.iter().filter(|p| p.id.is_none()) {
         let (Some(cidr), Some(zone)) = (p.cidr, p.zone.clone()) else {
@@ -365,6 +417,16 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     });
                 }
                 let id = sn.subnet_id().unwrap_or_default().to_string();
+                if let (Some(named), Some(current)) = (p.ipv6, ipv6_block(&sn))
+                    && named != current
+                {
+                    return Err(Error::Immutable {
+                        field: "spec.network.subnets[].ipv6CidrBlock".into(),
+                        resource: id,
+                        current: current.to_string(),
+                        wanted: named.to_string(),
+                    });
+                }
                 let want = s.subnet_tags(kind, &zone, &name, &p.tags);
                 s.converge_tags(&id, sn.tags(), &want).await?;
                 sn
@@ -373,12 +435,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                 let ipv6 = match (wants_ipv6, vpc_ipv6) {
                     (false, _) => None,
                     (true, Some(block)) => {
-                        let Some(c) = free_ipv6_subnet(block, &ipv6_used) else {
-                            return Err(Error::PreExisting {
-                                resource: format!("VPC {vpc_id}"),
-                                problem: format!("its IPv6 block {block} has no free /64 left"),
-                            });
-                        };
+                        let c = take_ipv6(&vpc_id, block, p.ipv6, &ipv6_used, &held)?;
                         ipv6_used.push(c);
                         Some(c)
                     }
@@ -390,7 +447,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                     }
                     (true, None) => None,
                 };
-                let what = match (wants_ipv6, ipv6) {
+                let what = match (wants_ipv6, ipv6.or(p.ipv6)) {
                     (true, Some(c)) => format!("{cidr} and {c}"),
                     (true, None) => format!("{cidr} and a /64 of the VPC's IPv6 block"),
                     (false, _) => cidr.to_string(),
@@ -403,7 +460,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         zone: zone.clone(),
                         public: p.public,
                         maps_public_ip: p.public && !wavelength,
-                        ipv6_cidr: ipv6.map(|c| c.to_string()),
+                        ipv6_cidr: ipv6.or(p.ipv6).map(|c| c.to_string()),
                         edge_zone: edge_zone.clone(),
                     });
                     continue;
@@ -434,12 +491,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
             match vpc_ipv6 {
                 None => s.wait(format!("subnet {id} waits for the IPv6 block of {vpc_id}")),
                 Some(block) => {
-                    let Some(c) = free_ipv6_subnet(block, &ipv6_used) else {
-                        return Err(Error::PreExisting {
-                            resource: format!("VPC {vpc_id}"),
-                            problem: format!("its IPv6 block {block} has no free /64 left"),
-                        });
-                    };
+                    let c = take_ipv6(&vpc_id, block, p.ipv6, &ipv6_used, &held)?;
                     if s.act(format!("associate {c} with subnet {id}")) {
                         s.ec2()
                             .associate_subnet_cidr_block()

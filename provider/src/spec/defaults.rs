@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ipnet::Ipv4Net;
+use ipnet::{Ipv4Net, Ipv6Net};
 
 use super::{ClusterSpec, CniRule, HealthCheckSpec};
 
@@ -28,6 +28,8 @@ pub struct PlannedSubnet {
     pub zone: Option<String>,
     /// Public or private.
     pub public: bool,
+    /// The /64 of the VPC's IPv6 block the spec names for it (one to create).
+    pub ipv6: Option<Ipv6Net>,
     /// The spec's tags of this subnet alone (one to create).
     pub tags: BTreeMap<String, String>,
 }
@@ -229,6 +231,7 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String], prefer_public: bool) -> V
                 cidr: Some(*c),
                 zone: Some(zone.clone()),
                 public: !prefer_public,
+                ipv6: None,
                 tags: Default::default(),
             });
         }
@@ -238,6 +241,7 @@ pub fn default_subnets(vpc: Ipv4Net, zones: &[String], prefer_public: bool) -> V
                 cidr: Some(*c),
                 zone: Some(zone.clone()),
                 public: prefer_public,
+                ipv6: None,
                 tags: Default::default(),
             });
         }

@@ -319,6 +319,10 @@ pub struct SubnetSpec {
     /// Public (routes to the internet gateway, maps public IPs) or private (routes to NAT).
     #[serde(default)]
     pub public: bool,
+    /// The /64 of the VPC's IPv6 block this subnet takes in a dual-stack cluster (CAPA's
+    /// `ipv6CidrBlock`); without it, the lowest /64 no other subnet holds or names.
+    #[serde(default, rename = "ipv6CidrBlock")]
+    pub ipv6_cidr_block: Option<String>,
     /// Tags of this subnet alone (a subnet to create), beside the cluster's `additionalTags`
     /// (these win); they converge as those do.
     #[serde(default)]

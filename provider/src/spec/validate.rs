@@ -381,6 +381,51 @@ fn check_ipam_pool(p: &mut Vec<String>, spec: &ClusterSpec, pool: &IpamPool) {
     }
 }
 
+/// A subnet's `ipv6CidrBlock` at `at`: a /64 network, in a dual-stack cluster, inside the
+/// VPC's block where the spec names it. Answers the /64 when it is one.
+fn check_subnet_ipv6(
+    p: &mut Vec<String>,
+    at: &str,
+    raw: &str,
+    net: &crate::spec::NetworkSpec,
+) -> Option<Ipv6Net> {
+    let Some(v6) = &net.vpc.ipv6 else {
+        p.push(format!(
+            "{at}: a subnet's IPv6 block needs a dual-stack VPC (spec.network.vpc.ipv6)"
+        ));
+        return None;
+    };
+    let c = match raw.parse::<Ipv6Net>() {
+        Ok(c) if c.prefix_len() != 64 => {
+            p.push(format!("{at}: {raw} is not a /64, a subnet's IPv6 block"));
+            return None;
+        }
+        Ok(c) if c.trunc() != c => {
+            p.push(format!(
+                "{at}: {raw} is not a network address (did you mean {}?)",
+                c.trunc()
+            ));
+            return None;
+        }
+        Ok(c) => c,
+        Err(_) => {
+            p.push(format!("{at}: {raw:?} is not an IPv6 CIDR block"));
+            return None;
+        }
+    };
+    if let Some(block) = v6
+        .cidr_block
+        .as_deref()
+        .and_then(|b| b.parse::<Ipv6Net>().ok())
+        && !block.contains(&c)
+    {
+        p.push(format!(
+            "{at}: {c} is not inside the VPC's IPv6 block {block} (spec.network.vpc.ipv6.cidrBlock)"
+        ));
+    }
+    Some(c)
+}
+
 /// An IPAM pool at `at` named by id (an `ipam-pool-` id) or a `Name` tag (not empty).
 fn check_pool_name(p: &mut Vec<String>, at: &str, pool: &IpamPool) {
     match (&pool.id, &pool.name) {
@@ -535,11 +580,17 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) ->
                             "{at}.tags: an existing subnet is the user's, never tagged"
                         ));
                     }
+                    if s.ipv6_cidr_block.is_some() {
+                        p.push(format!(
+                            "{at}.ipv6CidrBlock: an existing subnet holds its own block"
+                        ));
+                    }
                     subnets.push(PlannedSubnet {
                         id: Some(id.clone()),
                         cidr: None,
                         zone: s.availability_zone.clone(),
                         public: s.public,
+                        ipv6: None,
                         tags: BTreeMap::new(),
                     });
                 }
@@ -610,11 +661,24 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) ->
                         check_tag_room(p, &format!("{at}.tags"), &all);
                         check_tag_keys(p, &format!("{at}.tags"), &s.tags);
                     }
+                    let ipv6 = s.ipv6_cidr_block.as_deref().and_then(|raw| {
+                        check_subnet_ipv6(p, &format!("{at}.ipv6CidrBlock"), raw, net)
+                    });
+                    if let Some(c) = ipv6
+                        && let Some(j) = net.subnets.iter().take(i).position(|o| {
+                            o.ipv6_cidr_block.as_deref().and_then(|r| r.parse().ok()) == Some(c)
+                        })
+                    {
+                        p.push(format!(
+                            "{at}.ipv6CidrBlock: {c} is named by spec.network.subnets[{j}] too"
+                        ));
+                    }
                     subnets.push(PlannedSubnet {
                         id: None,
                         cidr,
                         zone: s.availability_zone.clone(),
                         public: s.public,
+                        ipv6,
                         tags: s.tags.clone(),
                     });
                 }
