@@ -4186,6 +4186,125 @@ async fn subnets_take_the_ipv6_blocks_the_spec_names() {
     .await;
 }
 
+/// CAPA's `availabilityZoneUsageLimit` and `availabilityZoneSelection`: the default subnets
+/// span at most so many zones, the first by name or a choice drawn from the cluster's name
+/// (clusters spread; a cluster's own choice holds from one reconcile to the next).
+#[tokio::test]
+async fn default_subnets_take_the_zones_the_spec_chooses() {
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let named = |name: &str, vpc: &str| {
+        provider::spec::parse(
+            &format!(
+                "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata:\n  name: {name}\nspec:\n  region: us-east-1\n  network:\n    vpc: {{{vpc}}}\n"
+            ),
+            "test",
+        )
+        .unwrap()
+    };
+    let zones_of = |o: &provider::Outcome| {
+        let mut z: Vec<(String, bool)> = o
+            .status
+            .subnets
+            .iter()
+            .map(|s| (s.zone.clone(), s.public))
+            .collect();
+        z.sort();
+        z
+    };
+    let both = |zones: &[&str]| {
+        zones
+            .iter()
+            .flat_map(|z| [(z.to_string(), false), (z.to_string(), true)])
+            .collect::<Vec<_>>()
+    };
+
+    // Ordered: the first two by name, as EC2 holds them.
+    let ordered = named("c1", "availabilityZoneUsageLimit: 2");
+    let o = up(&a, &ordered).await;
+    assert_eq!(zones_of(&o), both(&["us-east-1a", "us-east-1b"]));
+    let vpc_id = o.status.vpc.clone().unwrap().id;
+    let described = ec2
+        .describe_subnets()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .send()
+        .await
+        .unwrap();
+    let mut held: Vec<&str> = described
+        .subnets()
+        .iter()
+        .filter_map(|s| s.availability_zone())
+        .collect();
+    held.sort();
+    assert_eq!(
+        held,
+        ["us-east-1a", "us-east-1a", "us-east-1b", "us-east-1b"]
+    );
+    down(&a, &ordered).await;
+
+    // Random: two zones each, not the same two for every name; the same for one name.
+    let mut choices = BTreeSet::new();
+    for i in 0..8 {
+        let c = named(
+            &format!("team-{i}"),
+            "availabilityZoneUsageLimit: 2, availabilityZoneSelection: Random",
+        );
+        let planned = zones_of(&a.plan(&c).await.unwrap());
+        assert_eq!(planned.len(), 4, "{planned:?}");
+        assert_eq!(planned, zones_of(&a.plan(&c).await.unwrap()));
+        choices.insert(planned);
+    }
+    assert!(choices.len() > 1, "every name chose {choices:?}");
+    let random = named(
+        "team-3",
+        "availabilityZoneUsageLimit: 2, availabilityZoneSelection: Random",
+    );
+    let o = up(&a, &random).await;
+    assert!(choices.contains(&zones_of(&o)));
+    fake.fake().take_calls();
+    a.reconcile(&random).await.unwrap();
+    assert_eq!(mutating(&fake), Vec::<String>::new(), "steady");
+    down(&a, &random).await;
+    assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
+
+    // A limit above the region's zones takes them all (a count above them is refused).
+    let o = a
+        .plan(&named("c1", "availabilityZoneUsageLimit: 10"))
+        .await
+        .unwrap();
+    assert_eq!(
+        zones_of(&o),
+        both(&["us-east-1a", "us-east-1b", "us-east-1c"])
+    );
+    refused_listing(
+        &fake,
+        &a,
+        &cluster(
+            "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n    vpc: {availabilityZoneUsageLimit: 2, availabilityZoneSelection: Shuffled}\n",
+        ),
+        &[
+            "spec.network.availabilityZoneCount: give either it (exactly so many zones) or spec.network.vpc.availabilityZoneUsageLimit",
+            "spec.network.vpc.availabilityZoneSelection: \"Shuffled\" is not Ordered or Random",
+        ],
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster("  region: us-east-1\n  network:\n    vpc: {availabilityZoneUsageLimit: 0}\n"),
+        "spec.network.vpc.availabilityZoneUsageLimit: 0",
+    )
+    .await;
+    refused_naming(
+        &fake,
+        &a,
+        &cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 4\n"),
+        "spec.network.availabilityZoneCount: 4 is not between 1 and the 3 zones of us-east-1",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn subnets_in_edge_zones_route_as_their_zone_allows() {
     let fake = fake().await;

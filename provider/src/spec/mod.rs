@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn one_zone_leaves_room() {
         let mut c = minimal();
-        c.spec.network.availability_zone_count = 1;
+        c.spec.network.availability_zone_count = Some(1);
         let plan = validate(&c, &zones()).unwrap();
         let cidrs: Vec<String> = plan
             .subnets
@@ -77,6 +77,23 @@ mod tests {
                 .iter()
                 .all(|s| s.cidr.unwrap().prefix_len() > 16)
         );
+    }
+
+    #[test]
+    fn by_default_a_region_with_two_zones_gets_both() {
+        let two = ["us-west-1b", "us-west-1a"].map(String::from).to_vec();
+        let plan = validate(&minimal(), &two).unwrap();
+        let mut zones: Vec<&str> = plan
+            .subnets
+            .iter()
+            .filter_map(|s| s.zone.as_deref())
+            .collect();
+        zones.dedup();
+        assert_eq!(zones, ["us-west-1a", "us-west-1b"]);
+        // Asked for exactly three, it is refused.
+        let mut c = minimal();
+        c.spec.network.availability_zone_count = Some(3);
+        assert!(validate(&c, &two).is_err());
     }
 
     #[test]

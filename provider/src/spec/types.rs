@@ -133,9 +133,11 @@ pub struct NetworkSpec {
     /// zones.
     #[serde(default)]
     pub subnets: Vec<SubnetSpec>,
-    /// How many zones the default subnets span (1 to the region's zone count).
-    #[serde(default = "default_zone_count")]
-    pub availability_zone_count: usize,
+    /// How many zones the default subnets span, exactly (1 to the region's zone count);
+    /// without it (and without `vpc.availabilityZoneUsageLimit`), up to
+    /// [`DEFAULT_ZONE_COUNT`], fewer in a region with fewer.
+    #[serde(default)]
+    pub availability_zone_count: Option<usize>,
     /// One NAT gateway per zone with private subnets (default), or one for the whole cluster.
     #[serde(default = "yes")]
     pub nat_gateway_per_zone: bool,
@@ -145,9 +147,12 @@ pub struct NetworkSpec {
     pub node_port_ingress_rule_cidr_blocks: Vec<String>,
 }
 
-fn default_zone_count() -> usize {
-    3
-}
+/// How many zones the default subnets span at most when the spec says nothing (CAPA's
+/// `availabilityZoneUsageLimit` default).
+pub const DEFAULT_ZONE_COUNT: usize = 3;
+
+/// The values of `network.vpc.availabilityZoneSelection`.
+pub const ZONE_SELECTIONS: [&str; 2] = ["Ordered", "Random"];
 
 fn yes() -> bool {
     true
@@ -159,7 +164,7 @@ impl Default for NetworkSpec {
             vpc: VpcSpec::default(),
             internet_gateway_id: None,
             subnets: Vec::new(),
-            availability_zone_count: default_zone_count(),
+            availability_zone_count: None,
             nat_gateway_per_zone: true,
             node_port_ingress_rule_cidr_blocks: Vec::new(),
         }
@@ -173,6 +178,17 @@ pub struct VpcSpec {
     /// An existing VPC: validated and used, never modified.
     #[serde(default)]
     pub id: Option<String>,
+    /// At most how many zones the default subnets span (CAPA's
+    /// `availabilityZoneUsageLimit`, default 3): all of the region's when it has fewer. Not
+    /// with `network.availabilityZoneCount`, which asks for exactly that many.
+    #[serde(default)]
+    pub availability_zone_usage_limit: Option<usize>,
+    /// Which zones the default subnets take when the region has more than they span (CAPA's
+    /// `availabilityZoneSelection`): `Ordered` (the default: the first by name) or `Random`
+    /// (a choice of the cluster's own, drawn from its name: clusters spread over the region's
+    /// zones, and each reconcile of a cluster draws the same).
+    #[serde(default)]
+    pub availability_zone_selection: Option<String>,
     /// The CIDR of the VPC to create (default 10.0.0.0/16). Immutable.
     #[serde(default)]
     pub cidr_block: Option<String>,

@@ -239,7 +239,7 @@ pub fn validate_in(cluster: &Cluster, zones: &[Zone]) -> Result<Plan, Error> {
         secondary,
         subnets,
         subnets_from_vpc_range,
-    } = check_network(&mut p, spec, zones);
+    } = check_network(&mut p, spec, name, zones);
     check_security_group_overrides(&mut p, spec, existing_vpc.is_some());
     let cni_rules = check_ingress_rules(&mut p, spec, &subnets);
     // The bastion and the load balancer go to availability zones only (a classic load
@@ -426,6 +426,74 @@ fn check_subnet_ipv6(
     Some(c)
 }
 
+/// The zones the default subnets of cluster `name` span, of the region's availability zones
+/// `zones`: `availabilityZoneCount` of them (exactly), or up to `availabilityZoneUsageLimit`
+/// (default 3), the first by name or, `Random`, a choice drawn from the cluster's name.
+fn check_zone_choice(
+    p: &mut Vec<String>,
+    spec: &ClusterSpec,
+    name: &str,
+    zones: &[String],
+) -> Vec<String> {
+    let net = &spec.network;
+    let limit_at = "spec.network.vpc.availabilityZoneUsageLimit";
+    let count = match (
+        net.availability_zone_count,
+        net.vpc.availability_zone_usage_limit,
+    ) {
+        (Some(_), Some(_)) => {
+            p.push(format!(
+                "spec.network.availabilityZoneCount: give either it (exactly so many zones) or \
+                 {limit_at} (at most so many), not both"
+            ));
+            0
+        }
+        (Some(n), None) => {
+            if n == 0 || n > zones.len().max(1) {
+                p.push(format!(
+                    "spec.network.availabilityZoneCount: {n} is not between 1 and the {} zones \
+                     of {}",
+                    zones.len(),
+                    spec.region
+                ));
+            }
+            n
+        }
+        (None, Some(0)) => {
+            p.push(format!(
+                "{limit_at}: 0, but the default subnets need a zone"
+            ));
+            0
+        }
+        (None, limit) => limit.unwrap_or(crate::spec::DEFAULT_ZONE_COUNT),
+    };
+    let mut ordered = zones.to_vec();
+    ordered.sort();
+    match net.vpc.availability_zone_selection.as_deref() {
+        None | Some("Ordered") => {}
+        Some("Random") => {
+            // Each zone ranked by a hash of the cluster's name and the zone's (FNV-1a):
+            // clusters of other names rank the zones otherwise.
+            let rank = |zone: &String| {
+                name.bytes()
+                    .chain([0])
+                    .chain(zone.bytes())
+                    .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                    })
+            };
+            ordered.sort_by_key(|z| std::cmp::Reverse(rank(z)));
+        }
+        Some(other) => p.push(format!(
+            "spec.network.vpc.availabilityZoneSelection: {other:?} is not {}",
+            crate::spec::ZONE_SELECTIONS.join(" or ")
+        )),
+    }
+    ordered.truncate(count);
+    ordered.sort();
+    ordered
+}
+
 /// An IPAM pool at `at` named by id (an `ipam-pool-` id) or a `Name` tag (not empty).
 fn check_pool_name(p: &mut Vec<String>, at: &str, pool: &IpamPool) {
     match (&pool.id, &pool.name) {
@@ -440,7 +508,12 @@ fn check_pool_name(p: &mut Vec<String>, at: &str, pool: &IpamPool) {
 
 /// The VPC (existing, or its CIDR and secondary ranges, or an IPAM pool), the internet
 /// gateway, the zone count and the subnets.
-fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) -> Network {
+fn check_network(
+    p: &mut Vec<String>,
+    spec: &ClusterSpec,
+    name: &str,
+    all_zones: &[Zone],
+) -> Network {
     let net = &spec.network;
     // The default subnets go to the availability zones only; a subnet named may go to an
     // opted-in Local Zone or Wavelength Zone too.
@@ -534,19 +607,12 @@ fn check_network(p: &mut Vec<String>, spec: &ClusterSpec, all_zones: &[Zone]) ->
             );
         }
     }
-    if net.availability_zone_count == 0 || net.availability_zone_count > zones.len().max(1) {
-        p.push(format!(
-            "spec.network.availabilityZoneCount: {} is not between 1 and the {} zones of {}",
-            net.availability_zone_count,
-            zones.len(),
-            spec.region
-        ));
-    }
+    let default_zones = check_zone_choice(p, spec, name, zones);
     let mut subnets = Vec::new();
     let mut subnets_from_vpc_range = None;
     if net.subnets.is_empty() {
         let prefer_public = net.vpc.subnet_schema.as_deref() == Some("PreferPublic");
-        let zones = &zones[..net.availability_zone_count.min(zones.len())];
+        let zones = default_zones.as_slice();
         if let Some(vpc) = vpc_cidr {
             subnets = default_subnets(vpc, zones, prefer_public);
         } else if let Some(pool) = ipam.filter(|_| existing_vpc.is_none()) {
