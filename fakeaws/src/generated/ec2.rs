@@ -7579,6 +7579,7 @@ pub struct CreateNetworkInterfaceRequest {
     pub ipv6_prefix_count: Option<i32>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub client_token: Option<String>,
+    pub enable_primary_ipv6: Option<bool>,
     pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
     pub subnet_id: String,
     pub description: Option<String>,
@@ -7600,6 +7601,7 @@ impl Decode for CreateNetworkInterfaceRequest {
                 "ConnectionTrackingSpecification",
                 "Description",
                 "DryRun",
+                "EnablePrimaryIpv6",
                 "Ipv4Prefix",
                 "Ipv4PrefixCount",
                 "Ipv6AddressCount",
@@ -7616,24 +7618,25 @@ impl Decode for CreateNetworkInterfaceRequest {
         ) else {
             return Ok(None);
         };
-        let ipv4_prefixes = r.list_at(m_[4], at_, "Ipv4Prefix", None)?;
-        let ipv4_prefix_count = r.field_at(m_[5], at_, "Ipv4PrefixCount")?;
-        let ipv6_prefixes = r.list_at(m_[8], at_, "Ipv6Prefix", None)?;
-        let ipv6_prefix_count = r.field_at(m_[9], at_, "Ipv6PrefixCount")?;
-        let tag_specifications = r.list_at(m_[15], at_, "TagSpecification", None)?;
+        let ipv4_prefixes = r.list_at(m_[5], at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field_at(m_[6], at_, "Ipv4PrefixCount")?;
+        let ipv6_prefixes = r.list_at(m_[9], at_, "Ipv6Prefix", None)?;
+        let ipv6_prefix_count = r.field_at(m_[10], at_, "Ipv6PrefixCount")?;
+        let tag_specifications = r.list_at(m_[16], at_, "TagSpecification", None)?;
         let client_token = r.field_at(m_[0], at_, "ClientToken")?;
+        let enable_primary_ipv6 = r.field_at(m_[4], at_, "EnablePrimaryIpv6")?;
         let connection_tracking_specification =
             r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
-        let subnet_id = r.field_at(m_[14], at_, "SubnetId")?;
+        let subnet_id = r.field_at(m_[15], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
         let description = r.field_at(m_[2], at_, "Description")?;
-        let private_ip_address = r.field_at(m_[10], at_, "PrivateIpAddress")?;
-        let groups = r.list_at(m_[13], at_, "SecurityGroupId", None)?;
-        let private_ip_addresses = r.list_at(m_[11], at_, "PrivateIpAddresses", None)?;
+        let private_ip_address = r.field_at(m_[11], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[14], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[12], at_, "PrivateIpAddresses", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[12], at_, "SecondaryPrivateIpAddressCount")?;
-        let ipv6_addresses = r.list_at(m_[7], at_, "Ipv6Addresses", None)?;
-        let ipv6_address_count = r.field_at(m_[6], at_, "Ipv6AddressCount")?;
+            r.field_at(m_[13], at_, "SecondaryPrivateIpAddressCount")?;
+        let ipv6_addresses = r.list_at(m_[8], at_, "Ipv6Addresses", None)?;
+        let ipv6_address_count = r.field_at(m_[7], at_, "Ipv6AddressCount")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
             ipv4_prefixes,
@@ -7642,6 +7645,7 @@ impl Decode for CreateNetworkInterfaceRequest {
             ipv6_prefix_count,
             tag_specifications,
             client_token,
+            enable_primary_ipv6,
             connection_tracking_specification,
             subnet_id,
             description,
@@ -33752,6 +33756,7 @@ impl EncodeMembers for ModifyManagedPrefixListResult {
 /// The `ModifyNetworkInterfaceAttributeRequest` shape.
 #[derive(Debug, Clone, PartialEq, Hash)]
 pub struct ModifyNetworkInterfaceAttributeRequest {
+    pub enable_primary_ipv6: Option<bool>,
     pub connection_tracking_specification: Option<ConnectionTrackingSpecificationRequest>,
     pub dry_run: Option<bool>,
     pub network_interface_id: String,
@@ -33770,6 +33775,7 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
                 "ConnectionTrackingSpecification",
                 "Description",
                 "DryRun",
+                "EnablePrimaryIpv6",
                 "NetworkInterfaceId",
                 "SecurityGroupId",
                 "SourceDestCheck",
@@ -33777,17 +33783,19 @@ impl Decode for ModifyNetworkInterfaceAttributeRequest {
         ) else {
             return Ok(None);
         };
+        let enable_primary_ipv6 = r.field_at(m_[4], at_, "EnablePrimaryIpv6")?;
         let connection_tracking_specification =
             r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
-        let network_interface_id = r.field_at(m_[4], at_, "NetworkInterfaceId")?;
+        let network_interface_id = r.field_at(m_[5], at_, "NetworkInterfaceId")?;
         let network_interface_id =
             FormReader::required(network_interface_id, at_, "NetworkInterfaceId")?;
         let description = r.field_at(m_[2], at_, "Description")?;
-        let source_dest_check = r.field_at(m_[6], at_, "SourceDestCheck")?;
-        let groups = r.list_at(m_[5], at_, "SecurityGroupId", None)?;
+        let source_dest_check = r.field_at(m_[7], at_, "SourceDestCheck")?;
+        let groups = r.list_at(m_[6], at_, "SecurityGroupId", None)?;
         let attachment = r.field_at(m_[0], at_, "Attachment")?;
         Ok(Some(Self {
+            enable_primary_ipv6,
             connection_tracking_specification,
             dry_run,
             network_interface_id,
@@ -40130,6 +40138,7 @@ pub struct RunInstancesRequest {
     pub private_dns_name_options: Option<PrivateDnsNameOptionsRequest>,
     pub maintenance_options: Option<InstanceMaintenanceOptionsRequest>,
     pub disable_api_stop: Option<bool>,
+    pub enable_primary_ipv6: Option<bool>,
     pub dry_run: Option<bool>,
     pub disable_api_termination: Option<bool>,
     pub instance_initiated_shutdown_behavior: Option<ShutdownBehavior>,
@@ -40154,6 +40163,7 @@ impl Decode for RunInstancesRequest {
                 "DisableApiTermination",
                 "DryRun",
                 "EbsOptimized",
+                "EnablePrimaryIpv6",
                 "EnclaveOptions",
                 "HibernationOptions",
                 "IamInstanceProfile",
@@ -40184,42 +40194,43 @@ impl Decode for RunInstancesRequest {
             return Ok(None);
         };
         let block_device_mappings = r.list_at(m_[0], at_, "BlockDeviceMapping", None)?;
-        let image_id = r.field_at(m_[12], at_, "ImageId")?;
-        let instance_type = r.field_at(m_[15], at_, "InstanceType")?;
-        let ipv6_address_count = r.field_at(m_[17], at_, "Ipv6AddressCount")?;
-        let ipv6_addresses = r.list_at(m_[16], at_, "Ipv6Address", None)?;
-        let key_name = r.field_at(m_[18], at_, "KeyName")?;
-        let max_count = r.field_at(m_[21], at_, "MaxCount")?;
+        let image_id = r.field_at(m_[13], at_, "ImageId")?;
+        let instance_type = r.field_at(m_[16], at_, "InstanceType")?;
+        let ipv6_address_count = r.field_at(m_[18], at_, "Ipv6AddressCount")?;
+        let ipv6_addresses = r.list_at(m_[17], at_, "Ipv6Address", None)?;
+        let key_name = r.field_at(m_[19], at_, "KeyName")?;
+        let max_count = r.field_at(m_[22], at_, "MaxCount")?;
         let max_count = FormReader::required(max_count, at_, "MaxCount")?;
-        let min_count = r.field_at(m_[23], at_, "MinCount")?;
+        let min_count = r.field_at(m_[24], at_, "MinCount")?;
         let min_count = FormReader::required(min_count, at_, "MinCount")?;
-        let monitoring = r.field_at(m_[24], at_, "Monitoring")?;
-        let placement = r.field_at(m_[26], at_, "Placement")?;
-        let security_group_ids = r.list_at(m_[30], at_, "SecurityGroupId", None)?;
-        let security_groups = r.list_at(m_[29], at_, "SecurityGroup", None)?;
-        let subnet_id = r.field_at(m_[31], at_, "SubnetId")?;
-        let user_data = r.field_at(m_[33], at_, "UserData")?;
-        let tag_specifications = r.list_at(m_[32], at_, "TagSpecification", None)?;
-        let launch_template = r.field_at(m_[19], at_, "LaunchTemplate")?;
-        let instance_market_options = r.field_at(m_[14], at_, "InstanceMarketOptions")?;
+        let monitoring = r.field_at(m_[25], at_, "Monitoring")?;
+        let placement = r.field_at(m_[27], at_, "Placement")?;
+        let security_group_ids = r.list_at(m_[31], at_, "SecurityGroupId", None)?;
+        let security_groups = r.list_at(m_[30], at_, "SecurityGroup", None)?;
+        let subnet_id = r.field_at(m_[32], at_, "SubnetId")?;
+        let user_data = r.field_at(m_[34], at_, "UserData")?;
+        let tag_specifications = r.list_at(m_[33], at_, "TagSpecification", None)?;
+        let launch_template = r.field_at(m_[20], at_, "LaunchTemplate")?;
+        let instance_market_options = r.field_at(m_[15], at_, "InstanceMarketOptions")?;
         let credit_specification = r.field_at(m_[4], at_, "CreditSpecification")?;
         let cpu_options = r.field_at(m_[3], at_, "CpuOptions")?;
         let capacity_reservation_specification =
             r.field_at(m_[1], at_, "CapacityReservationSpecification")?;
-        let hibernation_options = r.field_at(m_[10], at_, "HibernationOptions")?;
-        let metadata_options = r.field_at(m_[22], at_, "MetadataOptions")?;
-        let enclave_options = r.field_at(m_[9], at_, "EnclaveOptions")?;
-        let private_dns_name_options = r.field_at(m_[27], at_, "PrivateDnsNameOptions")?;
-        let maintenance_options = r.field_at(m_[20], at_, "MaintenanceOptions")?;
+        let hibernation_options = r.field_at(m_[11], at_, "HibernationOptions")?;
+        let metadata_options = r.field_at(m_[23], at_, "MetadataOptions")?;
+        let enclave_options = r.field_at(m_[10], at_, "EnclaveOptions")?;
+        let private_dns_name_options = r.field_at(m_[28], at_, "PrivateDnsNameOptions")?;
+        let maintenance_options = r.field_at(m_[21], at_, "MaintenanceOptions")?;
         let disable_api_stop = r.field_at(m_[5], at_, "DisableApiStop")?;
+        let enable_primary_ipv6 = r.field_at(m_[9], at_, "EnablePrimaryIpv6")?;
         let dry_run = r.field_at(m_[7], at_, "DryRun")?;
         let disable_api_termination = r.field_at(m_[6], at_, "DisableApiTermination")?;
         let instance_initiated_shutdown_behavior =
-            r.field_at(m_[13], at_, "InstanceInitiatedShutdownBehavior")?;
-        let private_ip_address = r.field_at(m_[28], at_, "PrivateIpAddress")?;
+            r.field_at(m_[14], at_, "InstanceInitiatedShutdownBehavior")?;
+        let private_ip_address = r.field_at(m_[29], at_, "PrivateIpAddress")?;
         let client_token = r.field_at(m_[2], at_, "ClientToken")?;
-        let network_interfaces = r.list_at(m_[25], at_, "NetworkInterface", None)?;
-        let iam_instance_profile = r.field_at(m_[11], at_, "IamInstanceProfile")?;
+        let network_interfaces = r.list_at(m_[26], at_, "NetworkInterface", None)?;
+        let iam_instance_profile = r.field_at(m_[12], at_, "IamInstanceProfile")?;
         let ebs_optimized = r.field_at(m_[8], at_, "EbsOptimized")?;
         Ok(Some(Self {
             block_device_mappings,
@@ -40248,6 +40259,7 @@ impl Decode for RunInstancesRequest {
             private_dns_name_options,
             maintenance_options,
             disable_api_stop,
+            enable_primary_ipv6,
             dry_run,
             disable_api_termination,
             instance_initiated_shutdown_behavior,
@@ -50888,7 +50900,6 @@ pub fn execute<A: Api + ?Sized>(
                     "ElasticGpuSpecification",
                     "ElasticInferenceAccelerator",
                     "LicenseSpecification",
-                    "EnablePrimaryIpv6",
                     "NetworkPerformanceOptions",
                     "Operator",
                     "SecondaryInterface",
@@ -51090,7 +51101,6 @@ pub fn execute<A: Api + ?Sized>(
                 "ModifyNetworkInterfaceAttribute",
                 &[
                     "EnaSrdSpecification",
-                    "EnablePrimaryIpv6",
                     "AssociatePublicIpAddress",
                     "AssociatedSubnetId",
                 ],
@@ -51422,10 +51432,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::CreateNetworkInterface => {
-            r.reject_unsupported(
-                "CreateNetworkInterface",
-                &["InterfaceType", "EnablePrimaryIpv6", "Operator"],
-            )?;
+            r.reject_unsupported("CreateNetworkInterface", &["InterfaceType", "Operator"])?;
             let input =
                 FormReader::required(CreateNetworkInterfaceRequest::decode(r, "")?, "", "")?;
             r.finish()?;

@@ -1376,6 +1376,227 @@ async fn interfaces_and_instances_take_addresses_of_their_subnets_slash_64() {
     );
 }
 
+/// The addresses of interface `eni` marked primary (`IsPrimaryIpv6`).
+async fn primary_ipv6(ec2: &aws_sdk_ec2::Client, eni: &str) -> Vec<String> {
+    let out = ec2
+        .describe_network_interfaces()
+        .network_interface_ids(eni)
+        .send()
+        .await
+        .unwrap();
+    out.network_interfaces()[0]
+        .ipv6_addresses()
+        .iter()
+        .filter(|a| a.is_primary_ipv6() == Some(true))
+        .map(|a| a.ipv6_address().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_primary_ipv6_address_is_the_first_and_stays() {
+    use aws_sdk_ec2::types::{InstanceNetworkInterfaceSpecification, InstanceType};
+    let fake = empty_fake().await;
+    let ec2 = fake.ec2_client();
+    let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
+    let subnet = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.1.0/24")
+        .availability_zone("us-east-1a")
+        .ipv6_cidr_block(slash64(&block, 1))
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let plain = ec2
+        .create_subnet()
+        .vpc_id(&vpc_id)
+        .cidr_block("10.0.2.0/24")
+        .availability_zone("us-east-1a")
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap();
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+
+    // A launch enabling it: the first of the interface's addresses is its primary one, and
+    // the instance's IPv6 address.
+    let launched = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Small)
+        .subnet_id(&subnet)
+        .ipv6_address_count(2)
+        .enable_primary_ipv6(true)
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let i = &launched.instances()[0];
+    let nic = &i.network_interfaces()[0];
+    let addresses: Vec<(&str, bool)> = nic
+        .ipv6_addresses()
+        .iter()
+        .map(|a| (a.ipv6_address().unwrap(), a.is_primary_ipv6().unwrap()))
+        .collect();
+    assert_eq!(addresses.len(), 2);
+    assert_eq!(
+        addresses.iter().map(|a| a.1).collect::<Vec<_>>(),
+        [true, false]
+    );
+    let eni = nic.network_interface_id().unwrap().to_string();
+    let first = addresses[0].0.to_string();
+    let described = ec2
+        .describe_instances()
+        .instance_ids(i.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let di = &described.reservations()[0].instances()[0];
+    assert_eq!(di.ipv6_address(), Some(first.as_str()));
+    assert_eq!(
+        di.network_interfaces()[0]
+            .ipv6_addresses()
+            .iter()
+            .filter(|a| a.is_primary_ipv6() == Some(true))
+            .map(|a| a.ipv6_address().unwrap())
+            .collect::<Vec<_>>(),
+        [first.as_str()]
+    );
+    assert_eq!(primary_ipv6(&ec2, &eni).await, std::slice::from_ref(&first));
+
+    // It stays: not unassigned, not disabled; the other address goes.
+    assert_eq!(
+        code(
+            ec2.unassign_ipv6_addresses()
+                .network_interface_id(&eni)
+                .ipv6_addresses(&first)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        code(
+            ec2.modify_network_interface_attribute()
+                .network_interface_id(&eni)
+                .enable_primary_ipv6(false)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    ec2.unassign_ipv6_addresses()
+        .network_interface_id(&eni)
+        .ipv6_addresses(addresses[1].0)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(primary_ipv6(&ec2, &eni).await, [first]);
+
+    // A launch interface's PrimaryIpv6, and an interface made or modified to have one.
+    let launched = ec2
+        .run_instances()
+        .image_id(&ami)
+        .instance_type(InstanceType::T3Small)
+        .network_interfaces(
+            InstanceNetworkInterfaceSpecification::builder()
+                .device_index(0)
+                .subnet_id(&subnet)
+                .ipv6_address_count(1)
+                .primary_ipv6(true)
+                .build(),
+        )
+        .min_count(1)
+        .max_count(1)
+        .send()
+        .await
+        .unwrap();
+    let eni = launched.instances()[0].network_interfaces()[0]
+        .network_interface_id()
+        .unwrap()
+        .to_string();
+    assert_eq!(primary_ipv6(&ec2, &eni).await.len(), 1);
+    let made = ec2
+        .create_network_interface()
+        .subnet_id(&subnet)
+        .ipv6_address_count(1)
+        .enable_primary_ipv6(true)
+        .send()
+        .await
+        .unwrap()
+        .network_interface
+        .unwrap()
+        .network_interface_id
+        .unwrap();
+    assert_eq!(primary_ipv6(&ec2, &made).await.len(), 1);
+    let later = ipv6_interface(&ec2, &subnet, 1).await;
+    assert!(primary_ipv6(&ec2, &later).await.is_empty());
+    ec2.modify_network_interface_attribute()
+        .network_interface_id(&later)
+        .enable_primary_ipv6(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        primary_ipv6(&ec2, &later).await,
+        interface_ipv6(&ec2, &later)
+            .await
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    );
+
+    // Only in a subnet with an IPv6 block; nothing is made.
+    let before = ec2
+        .describe_instances()
+        .send()
+        .await
+        .unwrap()
+        .reservations()
+        .len();
+    assert_eq!(
+        code(
+            ec2.run_instances()
+                .image_id(&ami)
+                .instance_type(InstanceType::T3Small)
+                .subnet_id(&plain)
+                .enable_primary_ipv6(true)
+                .min_count(1)
+                .max_count(1)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+    assert_eq!(
+        ec2.describe_instances()
+            .send()
+            .await
+            .unwrap()
+            .reservations()
+            .len(),
+        before
+    );
+    assert_eq!(
+        code(
+            ec2.create_network_interface()
+                .subnet_id(&plain)
+                .enable_primary_ipv6(true)
+                .send()
+                .await
+        ),
+        "InvalidParameterValue"
+    );
+}
+
 #[tokio::test]
 async fn a_template_launches_instances_with_ipv6_addresses() {
     use aws_sdk_ec2::types::{

@@ -324,6 +324,7 @@ pub fn modify_instance_attribute(
         groups,
         attachment: None,
         connection_tracking_specification: None,
+        enable_primary_ipv6: None,
     };
     let architecture = i.architecture;
     let current_type = i.instance_type;
@@ -449,6 +450,7 @@ pub fn reset_instance_attribute(
                     groups: None,
                     attachment: None,
                     connection_tracking_specification: None,
+                    enable_primary_ipv6: None,
                 },
             )
         }

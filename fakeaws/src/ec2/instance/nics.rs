@@ -37,6 +37,8 @@ struct NewOne {
     prefixes6: Asked<Ipv6Net>,
     description: String,
     tracking: Option<ConnectionTrackingConfiguration>,
+    /// Enabled for a primary IPv6 address (`PrimaryIpv6`, `EnablePrimaryIpv6`).
+    primary_ipv6: bool,
 }
 
 /// The prefixes taken for one instance's new interfaces before any is made (none for the
@@ -127,6 +129,11 @@ impl Plan {
                 let ipv6 = planned_ipv6(region, input, ipv6, primary.subnet_id)?;
                 let (prefixes, prefixes6) =
                     asked_prefixes(input, nic, &requested, &ipv6, explicit6)?;
+                let primary_ipv6 = nic.and_then(|n| n.primary_ipv6) == Some(true)
+                    || input.enable_primary_ipv6 == Some(true);
+                if primary_ipv6 {
+                    network_interface::ipv6::check_primary(region, primary.subnet_id)?;
+                }
                 Err(NewOne {
                     subnet_id: primary.subnet_id.to_string(),
                     groups: primary.groups.to_vec(),
@@ -138,6 +145,7 @@ impl Plan {
                     tracking: tracking::asked(
                         nic.and_then(|n| n.connection_tracking_specification.as_ref()),
                     )?,
+                    primary_ipv6,
                 })
             }
         };
@@ -336,6 +344,9 @@ impl Plan {
                     prefix::hand_over(region, &id, &v4);
                     prefix::hand_over(region, &id, &v6);
                     new.ipv6.give(region, &id)?;
+                    if new.primary_ipv6 {
+                        network_interface::ipv6::enable_primary(region, &id);
+                    }
                     if let Some(t) = &new.tracking {
                         tracking::apply(region, &id, t);
                     }
@@ -424,6 +435,10 @@ fn plan_other(
     let ipv6 = planned_ipv6(region, input, ipv6, subnet_id)?;
     let explicit6 = asks_ipv6(one.ipv6_address_count, one.ipv6_addresses.as_deref());
     let (prefixes, prefixes6) = asked_prefixes(input, Some(one), &requested, &ipv6, explicit6)?;
+    let primary_ipv6 = one.primary_ipv6 == Some(true);
+    if primary_ipv6 {
+        network_interface::ipv6::check_primary(region, subnet_id)?;
+    }
     Ok(Planned {
         device_index,
         delete_on_termination: one.delete_on_termination.unwrap_or(true),
@@ -436,6 +451,7 @@ fn plan_other(
             prefixes6,
             description: one.description.clone().unwrap_or_default(),
             tracking: tracking::asked(one.connection_tracking_specification.as_ref())?,
+            primary_ipv6,
         }),
     })
 }

@@ -156,6 +156,7 @@ pub(super) fn launch_interfaces(
                 "DeleteOnTermination",
                 one.delete_on_termination == Some(true),
             ),
+            ("PrimaryIpv6", one.primary_ipv6 == Some(true)),
         ];
         if let Some((name, _)) = new_members.iter().find(|(_, set)| *set) {
             return Err(ApiError::invalid_combination(format!(
@@ -177,7 +178,6 @@ fn check_served(one: &InstanceNetworkInterfaceSpecification) -> Result<(), ApiEr
             "NetworkCardIndex",
             one.network_card_index.is_some_and(|n| n != 0),
         ),
-        ("PrimaryIpv6", one.primary_ipv6.is_some()),
         ("EnaSrdSpecification", one.ena_srd_specification.is_some()),
         ("EnaQueueCount", one.ena_queue_count.is_some()),
     ];

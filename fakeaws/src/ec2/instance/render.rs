@@ -99,7 +99,9 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
                 .iter()
                 .map(|ip| InstanceIpv6Address {
                     ipv6_address: Some(ip.to_string()),
-                    is_primary_ipv6: Some(false),
+                    is_primary_ipv6: Some(
+                        crate::ec2::network_interface::ipv6::primary(e) == Some(*ip),
+                    ),
                 })
                 .collect(),
         ),
@@ -265,10 +267,13 @@ pub(super) fn render(region: &Region, i: &Instance) -> InstanceOut {
         vpc_id: (!gone).then(|| i.vpc_id.clone()),
         private_ip_address: (!gone).then(|| i.private_ip.to_string()),
         public_ip_address: shown.map(|p| p.ip.to_string()),
+        // The primary interface's primary IPv6 address, else its first.
         ipv6_address: eni
             .filter(|_| !gone)
-            .and_then(|e| e.ipv6.first())
-            .map(ToString::to_string),
+            .and_then(|e| {
+                crate::ec2::network_interface::ipv6::primary(e).or(e.ipv6.first().copied())
+            })
+            .map(|ip| ip.to_string()),
         ..Default::default()
     }
 }

@@ -64,6 +64,7 @@ pub fn empty_launch() -> RunInstancesRequest {
         instance_type: None,
         ipv6_address_count: None,
         ipv6_addresses: None,
+        enable_primary_ipv6: None,
         key_name: None,
         max_count: 1,
         min_count: 1,

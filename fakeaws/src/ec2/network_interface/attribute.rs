@@ -26,10 +26,12 @@ pub fn modify_network_interface_attribute(
         + usize::from(input.source_dest_check.is_some())
         + usize::from(input.description.is_some())
         + usize::from(input.attachment.is_some())
-        + usize::from(input.connection_tracking_specification.is_some());
+        + usize::from(input.connection_tracking_specification.is_some())
+        + usize::from(input.enable_primary_ipv6.is_some());
     if given == 0 {
         return Err(ApiError::missing_parameter(
-            "Groups, SourceDestCheck, Description, Attachment or ConnectionTrackingSpecification",
+            "Groups, SourceDestCheck, Description, Attachment, ConnectionTrackingSpecification \
+             or EnablePrimaryIpv6",
         ));
     }
     if given > 1 {
@@ -45,6 +47,17 @@ pub fn modify_network_interface_attribute(
         None => None,
     };
     let tracking = super::tracking::asked(input.connection_tracking_specification.as_ref())?;
+    match input.enable_primary_ipv6 {
+        Some(true) => super::ipv6::check_primary(region, &eni.subnet_id)?,
+        Some(false) if eni.primary_ipv6 => {
+            return Err(ApiError::invalid_value(format!(
+                "The network interface {} is enabled for a primary IPv6 address, which cannot \
+                 be disabled.",
+                eni.id
+            )));
+        }
+        _ => {}
+    }
     let delete_on_termination = match &input.attachment {
         Some(changes) => Some(attachment_change(eni, changes)?),
         None => None,
@@ -80,6 +93,9 @@ pub fn modify_network_interface_attribute(
     }
     if let Some(t) = &tracking {
         super::tracking::merge(eni, t);
+    }
+    if input.enable_primary_ipv6 == Some(true) {
+        eni.primary_ipv6 = true;
     }
     Ok(())
 }

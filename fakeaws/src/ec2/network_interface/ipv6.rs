@@ -5,6 +5,12 @@
 //! free and not one AWS keeps (the block's first four and its last), the others are drawn at
 //! random, as AWS draws them. IPv6 prefixes (`Ipv6Prefixes`, `Ipv6PrefixCount`):
 //! [`super::prefix`].
+//!
+//! An interface enabled for a primary IPv6 address (`EnablePrimaryIpv6` of RunInstances,
+//! CreateNetworkInterface and ModifyNetworkInterfaceAttribute, a launch interface's
+//! `PrimaryIpv6`) has its first global unicast address (GUA, `2000::/3`) as its primary
+//! IPv6 address (`IsPrimaryIpv6`), as the model documents: only in a subnet with an IPv6
+//! block, never disabled once enabled, and the primary address is not unassigned.
 
 use std::net::Ipv6Addr;
 
@@ -161,6 +167,37 @@ impl Ipv6Requested {
 }
 
 /// The refusal of more IPv6 addresses than an interface takes.
+/// `e`'s primary IPv6 address: its first global unicast one, when it is enabled for one.
+pub fn primary(e: &super::NetworkInterface) -> Option<Ipv6Addr> {
+    if !e.primary_ipv6 {
+        return None;
+    }
+    e.ipv6
+        .iter()
+        .copied()
+        .find(|ip| ip.segments()[0] & 0xe000 == 0x2000)
+}
+
+/// Fails unless an interface of subnet `subnet_id` may be enabled for a primary IPv6
+/// address: the subnet has an IPv6 block (a dual-stack or IPv6-only subnet).
+pub fn check_primary(region: &Region, subnet_id: &str) -> Result<(), ApiError> {
+    let subnet = Kind::Subnet.get(&region.subnets, subnet_id)?;
+    if subnet.ipv6.is_none() {
+        return Err(ApiError::invalid_value(format!(
+            "A primary IPv6 address needs a subnet with an IPv6 CIDR block; the subnet \
+             {subnet_id} has none."
+        )));
+    }
+    Ok(())
+}
+
+/// Enables interface `id` for a primary IPv6 address (checked by [`check_primary`]).
+pub fn enable_primary(region: &mut Region, id: &str) {
+    if let Some(e) = region.network_interfaces.0.get_mut(id) {
+        e.primary_ipv6 = true;
+    }
+}
+
 fn too_many() -> ApiError {
     ApiError::invalid_value(format!(
         "A network interface takes at most {} IPv6 addresses.",
@@ -237,6 +274,13 @@ pub fn unassign_ipv6_addresses(
     if let Some(ip) = requested.named.iter().find(|ip| !eni.ipv6.contains(ip)) {
         return Err(ApiError::invalid_value(format!(
             "The network interface {} does not have the IPv6 address {ip}.",
+            eni.id
+        )));
+    }
+    if let Some(ip) = primary(eni).filter(|ip| requested.named.contains(ip)) {
+        return Err(ApiError::invalid_value(format!(
+            "The IPv6 address {ip} is the primary IPv6 address of the network interface {}: \
+             it stays while the interface is enabled for one.",
             eni.id
         )));
     }

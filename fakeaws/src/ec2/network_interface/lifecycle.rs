@@ -211,6 +211,10 @@ pub fn create_network_interface(
     )?
     .or_subnet_default(region, &input.subnet_id);
     ipv6.check(region, &input.subnet_id)?;
+    let primary_ipv6 = input.enable_primary_ipv6 == Some(true);
+    if primary_ipv6 {
+        super::ipv6::check_primary(region, &input.subnet_id)?;
+    }
     if ipv6.total() + prefixes6.len() > limits::MOST_PER_INTERFACE {
         return Err(ApiError::invalid_value(format!(
             "A network interface takes at most {} IPv6 addresses.",
@@ -250,6 +254,9 @@ pub fn create_network_interface(
         return Err(e);
     }
     ipv6.give(region, &id)?;
+    if primary_ipv6 {
+        super::ipv6::enable_primary(region, &id);
+    }
     if let Some(t) = &tracking {
         super::tracking::apply(region, &id, t);
     }

@@ -178,6 +178,10 @@ pub struct NetworkInterface {
     /// Its IPv6 addresses, in the order they were assigned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ipv6: Vec<std::net::Ipv6Addr>,
+    /// Whether it was enabled for a primary IPv6 address (`EnablePrimaryIpv6`): its first
+    /// global unicast IPv6 address is then the primary one ([`ipv6::primary`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub primary_ipv6: bool,
     /// The idle connection tracking timeouts set on it, if any ([`tracking`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracking: Option<Box<crate::generated::ec2::ConnectionTrackingConfiguration>>,
@@ -250,6 +254,7 @@ pub fn create(region: &mut Region, new: NewInterface<'_>) -> Result<String, ApiE
             secondary_public: BTreeMap::new(),
             source_dest_check: true,
             ipv6: Vec::new(),
+            primary_ipv6: false,
             tracking: None,
             ipv4_prefixes: Vec::new(),
             ipv6_prefixes: Vec::new(),
@@ -688,7 +693,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
                 .iter()
                 .map(|ip| NetworkInterfaceIpv6Address {
                     ipv6_address: Some(ip.to_string()),
-                    is_primary_ipv6: Some(false),
+                    is_primary_ipv6: Some(ipv6::primary(e) == Some(*ip)),
                     public_ipv6_dns_name: None,
                 })
                 .collect(),
