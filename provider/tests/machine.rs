@@ -2787,6 +2787,47 @@ async fn a_machine_of_a_dual_stack_cluster_has_an_ipv6_address_of_its_subnet() {
         .unwrap();
     assert!(block.contains(&held.parse::<std::net::Ipv6Addr>().unwrap()));
     assert_eq!(st.ipv6.as_deref(), Some(held));
+    // By default (CAPA's), the address is the interface's primary IPv6 address, as EC2
+    // describes it: the instance's own IPv6 address for its life.
+    let primary = |i: &aws_sdk_ec2::types::Instance| {
+        i.network_interfaces()[0]
+            .ipv6_addresses()
+            .iter()
+            .map(|a| a.is_primary_ipv6())
+            .collect::<Vec<_>>()
+    };
+    let described = ec2
+        .describe_instances()
+        .instance_ids(i.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let di = &described.reservations()[0].instances()[0];
+    assert_eq!(primary(di), [Some(true)]);
+    assert_eq!(di.ipv6_address(), Some(held));
+    // Disabled, it is an address like another.
+    let (_, i) = create_one(
+        &w,
+        &m,
+        &machine_yaml(
+            "c1-node-plain6",
+            "node",
+            "join",
+            "  assignPrimaryIPv6: disabled\n",
+            "",
+        ),
+    )
+    .await;
+    let described = ec2
+        .describe_instances()
+        .instance_ids(i.instance_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        primary(&described.reservations()[0].instances()[0]),
+        [Some(false)]
+    );
     // Its resource name may be answered with that address.
     let named = machine_yaml(
         "c1-node-aaaa",
@@ -2800,11 +2841,42 @@ async fn a_machine_of_a_dual_stack_cluster_has_an_ipv6_address_of_its_subnet() {
     assert_eq!(o.hostname_type().unwrap().as_str(), "resource-name");
     assert_eq!(o.enable_resource_name_dns_aaaa_record(), Some(true));
     assert!(!i.network_interfaces()[0].ipv6_addresses().is_empty());
-    // A machine of a single-stack cluster shows none.
+    // A machine of a single-stack cluster shows none, and may not ask for a primary IPv6
+    // address: refused before any call.
     let w = world().await;
     let m = MachineActuator::new(w.clients.clone(), bootstrap());
     let (st, _) = create_one(&w, &m, &machine("c1-cp-0", "controlplane", "init")).await;
     assert_eq!(st.ipv6, None);
+    let enabled = machine_yaml(
+        "c1-node-v6",
+        "node",
+        "join",
+        "  assignPrimaryIPv6: enabled\n",
+        "",
+    );
+    w.fake.fake().take_calls();
+    let err = m.create(&w.cluster, &enabled, None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems } if problems.len() == 1
+            && problems[0].contains("spec.assignPrimaryIPv6: enabled, but cluster c1 is not dual stack")),
+        "{err}"
+    );
+    assert!(w.fake.fake().take_calls().is_empty());
+    let problems = refused("  assignPrimaryIPv6: always\n");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("spec.assignPrimaryIPv6: \"always\" is not enabled or disabled")),
+        "{problems:?}"
+    );
+    let problems =
+        refused("  assignPrimaryIPv6: enabled\n  networkInterfaces: [eni-0123456789abcdef0]\n");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("spec.assignPrimaryIPv6: enabled, but networkInterfaces")),
+        "{problems:?}"
+    );
 }
 
 #[test]

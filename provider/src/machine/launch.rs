@@ -219,6 +219,12 @@ impl MachineActuator {
             let home = ctx.status.subnets.iter().find(|x| x.id == subnet);
             let maps = home.is_some_and(|x| x.maps_public_ip);
             let wavelength = home.is_some_and(|x| x.is_wavelength());
+            // CAPA's default: a primary IPv6 address wherever the subnet has IPv6.
+            let primary_ipv6 = match s.assign_primary_ipv6.as_deref() {
+                Some("enabled") => true,
+                Some(_) => false,
+                None => home.is_some_and(|x| x.ipv6_cidr.is_some()),
+            };
             call = if s.public_ip && wavelength {
                 // A Wavelength Zone maps no public address: its instance reaches the internet
                 // through the carrier gateway with a carrier IP address its interface asks
@@ -229,6 +235,7 @@ impl MachineActuator {
                         .subnet_id(&subnet)
                         .set_groups(Some(groups))
                         .associate_carrier_ip_address(true)
+                        .set_primary_ipv6(primary_ipv6.then_some(true))
                         .delete_on_termination(true)
                         .build(),
                 )
@@ -241,6 +248,18 @@ impl MachineActuator {
                         .subnet_id(&subnet)
                         .set_groups(Some(groups))
                         .associate_public_ip_address(false)
+                        .set_primary_ipv6(primary_ipv6.then_some(true))
+                        .delete_on_termination(true)
+                        .build(),
+                )
+            } else if primary_ipv6 {
+                call.network_interfaces(
+                    InstanceNetworkInterfaceSpecification::builder()
+                        .device_index(0)
+                        .subnet_id(&subnet)
+                        .set_groups(Some(groups))
+                        .set_associate_public_ip_address((s.public_ip && !maps).then_some(true))
+                        .primary_ipv6(true)
                         .delete_on_termination(true)
                         .build(),
                 )

@@ -189,6 +189,15 @@ impl MachineActuator {
                 machine.metadata.name, cluster.metadata.name
             ));
         }
+        if machine.spec.assign_primary_ipv6.as_deref() == Some("enabled")
+            && cluster.spec.network.vpc.ipv6.is_none()
+        {
+            problems.push(format!(
+                "machine {}: spec.assignPrimaryIPv6: enabled, but cluster {} is not dual stack \
+                 (spec.network.vpc.ipv6), so its subnets have no IPv6 range",
+                machine.metadata.name, cluster.metadata.name
+            ));
+        }
         if machine.spec.cluster_name != cluster.metadata.name {
             problems.push(format!(
                 "machine {}: spec.clusterName {} is not the cluster {}",

@@ -170,6 +170,15 @@ pub struct MachineSpec {
     /// text itself. Read at launch only, as the kubeadm section is.
     #[serde(default)]
     pub uncompressed_user_data: bool,
+    /// Whether the instance's interface is enabled for a primary IPv6 address (CAPA's
+    /// `assignPrimaryIPv6`: `enabled` or `disabled`): its first IPv6 address is then its
+    /// primary one, kept for the instance's life (what a dual-stack target registered by
+    /// instance id needs). By default enabled when the machine's subnet has an IPv6 block (a
+    /// dual-stack cluster's), as CAPA does; `enabled` only in a dual-stack cluster, and not
+    /// with `networkInterfaces` (the user's interfaces are taken as they are). Read at
+    /// launch only: AWS never disables it.
+    #[serde(default, rename = "assignPrimaryIPv6")]
+    pub assign_primary_ipv6: Option<String>,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
 }
@@ -768,6 +777,20 @@ pub fn validate(m: &Machine) -> Vec<String> {
         ));
     }
     let s = &m.spec;
+    match s.assign_primary_ipv6.as_deref() {
+        None | Some("enabled" | "disabled") => {}
+        Some(other) => p.push(format!(
+            "spec.assignPrimaryIPv6: {other:?} is not enabled or disabled"
+        )),
+    }
+    if s.assign_primary_ipv6.as_deref() == Some("enabled") && !s.network_interfaces.is_empty() {
+        p.push(
+            "spec.assignPrimaryIPv6: enabled, but networkInterfaces are your own interfaces, \
+             taken as they are (enable one with aws ec2 modify-network-interface-attribute \
+             --enable-primary-ipv6)"
+                .into(),
+        );
+    }
     if let Some(l) = &s.ami.lookup
         && let Some(f) = &l.format
         && let Err(e) = lookup_pattern(f, DEFAULT_LOOKUP_BASE_OS, &s.kubeadm.kubernetes_version)
