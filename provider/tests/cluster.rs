@@ -3698,8 +3698,9 @@ async fn ipv6_blocks_and_gateways_in_the_wrong_place_are_refused_before_any_call
     .await;
 }
 
-#[tokio::test]
-async fn a_dual_stack_vpc_takes_its_block_from_the_accounts_own_pool() {
+/// A fake whose account brought its own IPv6 range, `2001:db8:1200::/48` in us-east-1
+/// (BYOIP), and the id of the pool it is.
+async fn byoip_ipv6_fake() -> (fakeaws::FakeAws, String) {
     let fake = fakeaws::spawn_with(fakeaws::Config {
         clock: fakeaws::Clock::virtual_at(
             std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
@@ -3709,12 +3710,24 @@ async fn a_dual_stack_vpc_takes_its_block_from_the_accounts_own_pool() {
     })
     .await
     .unwrap();
-    let a = actuator(&fake);
-    let ec2 = fake.ec2_client();
-    let pool = ec2.describe_ipv6_pools().send().await.unwrap().ipv6_pools()[0]
+    let pool = fake
+        .ec2_client()
+        .describe_ipv6_pools()
+        .send()
+        .await
+        .unwrap()
+        .ipv6_pools()[0]
         .pool_id()
         .unwrap()
         .to_string();
+    (fake, pool)
+}
+
+#[tokio::test]
+async fn a_dual_stack_vpc_takes_its_block_from_the_accounts_own_pool() {
+    let (fake, pool) = byoip_ipv6_fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
     let spec = |ipv6: &str| {
         cluster(&format!(
             "  region: us-east-1\n  network:\n    vpc: {{ipv6: {{{ipv6}}}}}\n    availabilityZoneCount: 1\n"
@@ -4051,21 +4064,9 @@ async fn a_dual_stack_vpc_takes_its_block_from_an_ipam_pool() {
 /// any call.
 #[tokio::test]
 async fn subnets_take_the_ipv6_blocks_the_spec_names() {
-    let fake = fakeaws::spawn_with(fakeaws::Config {
-        clock: fakeaws::Clock::virtual_at(
-            std::time::UNIX_EPOCH + Duration::from_secs(1_795_961_900),
-        ),
-        byoip: vec!["us-east-1=2001:db8:1200::/48".parse().unwrap()],
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (fake, pool) = byoip_ipv6_fake().await;
     let a = actuator(&fake);
     let ec2 = fake.ec2_client();
-    let pool = ec2.describe_ipv6_pools().send().await.unwrap().ipv6_pools()[0]
-        .pool_id()
-        .unwrap()
-        .to_string();
     let spec = |ipv6: &str, public_v6: &str| {
         cluster(&format!(
             "  region: us-east-1\n  network:\n    vpc: {{cidrBlock: 10.0.0.0/16, ipv6: {{{ipv6}}}}}\n    subnets:\n      - {{cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1a, public: true, ipv6CidrBlock: \"{public_v6}\"}}\n      - {{cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a}}\n      - {{cidrBlock: 10.0.2.0/24, availabilityZone: us-east-1b, ipv6CidrBlock: \"2001:db8:1200:1a00::/64\"}}\n"

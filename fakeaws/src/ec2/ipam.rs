@@ -1356,6 +1356,16 @@ enum Wanted {
     Length(u8),
 }
 
+impl Wanted {
+    /// The netmask length of the range asked for.
+    fn len(&self) -> u8 {
+        match self {
+            Wanted::Cidr(n) => n.prefix_len(),
+            Wanted::Length(l) => *l,
+        }
+    }
+}
+
 /// The range `wanted` takes from `pool` (not yet recorded): inside the pool's CIDRs, free,
 /// within its allocation rules.
 fn take_from(
@@ -1364,10 +1374,7 @@ fn take_from(
     allowed: &[IpNet],
     disallowed: &[IpNet],
 ) -> Result<IpNet, ApiError> {
-    let len = match wanted {
-        Wanted::Cidr(n) => n.prefix_len(),
-        Wanted::Length(l) => *l,
-    };
+    let len = wanted.len();
     // A CIDR whose deprovisioning failed is still the pool's.
     let held: Vec<IpNet> = pool
         .cidrs
@@ -1833,10 +1840,7 @@ pub fn vpc_ipv6_range(
     }
     check_vpc_use(region, pool, tags)?;
     let wanted = wanted(pool, cidr, "Ipv6CidrBlock", length, "Ipv6NetmaskLength")?;
-    let len = match &wanted {
-        Wanted::Cidr(n) => n.prefix_len(),
-        Wanted::Length(l) => *l,
-    };
+    let len = wanted.len();
     if !crate::ec2::vpc_ipv6::ipam_vpc_prefix_ok(len) {
         return Err(ApiError::invalid_value(format!(
             "A VPC's IPv6 block from an IPAM pool is a /44 to a /60 in increments of /4, not \

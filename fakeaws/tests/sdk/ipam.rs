@@ -30,10 +30,20 @@ async fn ipam(ec2: &aws_sdk_ec2::Client) -> (String, String) {
 
 /// A top-level IPv4 pool of `scope` holding `cidr`; its id.
 async fn top_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> String {
+    top_pool_of(ec2, scope, AddressFamily::Ipv4, cidr).await
+}
+
+/// A top-level pool of `family` of `scope` holding `cidr`; its id.
+async fn top_pool_of(
+    ec2: &aws_sdk_ec2::Client,
+    scope: &str,
+    family: AddressFamily,
+    cidr: &str,
+) -> String {
     let pool = ec2
         .create_ipam_pool()
         .ipam_scope_id(scope)
-        .address_family(AddressFamily::Ipv4)
+        .address_family(family)
         .send()
         .await
         .unwrap()
@@ -367,24 +377,7 @@ async fn a_vpc_takes_its_range_from_a_pool_and_gives_it_back() {
 /// `us-east-1` inside it holding a /44 of it, whose allocations default to /56; the
 /// regional pool's id.
 async fn ipv6_pool(ec2: &aws_sdk_ec2::Client, scope: &str, cidr: &str) -> String {
-    let top = ec2
-        .create_ipam_pool()
-        .ipam_scope_id(scope)
-        .address_family(AddressFamily::Ipv6)
-        .send()
-        .await
-        .unwrap()
-        .ipam_pool()
-        .unwrap()
-        .ipam_pool_id()
-        .unwrap()
-        .to_string();
-    ec2.provision_ipam_pool_cidr()
-        .ipam_pool_id(&top)
-        .cidr(cidr)
-        .send()
-        .await
-        .unwrap();
+    let top = top_pool_of(ec2, scope, AddressFamily::Ipv6, cidr).await;
     let regional = ec2
         .create_ipam_pool()
         .ipam_scope_id(scope)
