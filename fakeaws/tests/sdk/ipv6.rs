@@ -1630,6 +1630,7 @@ async fn a_template_launches_instances_with_ipv6_addresses() {
                         .device_index(0)
                         .subnet_id(&subnet)
                         .ipv6_address_count(2)
+                        .primary_ipv6(true)
                         .build(),
                 )
                 .build(),
@@ -1647,6 +1648,7 @@ async fn a_template_launches_instances_with_ipv6_addresses() {
         .launch_template_data()
         .unwrap();
     assert_eq!(data.network_interfaces()[0].ipv6_address_count(), Some(2));
+    assert_eq!(data.network_interfaces()[0].primary_ipv6(), Some(true));
     let run = ec2
         .run_instances()
         .launch_template(
@@ -1669,6 +1671,14 @@ async fn a_template_launches_instances_with_ipv6_addresses() {
         .collect();
     assert_eq!(addresses.len(), 2);
     assert!(addresses.iter().all(|a| net.contains(a)), "{addresses:?}");
+    // The template's PrimaryIpv6: the first address is the interface's primary one.
+    assert_eq!(
+        nic.ipv6_addresses()
+            .iter()
+            .map(|a| a.is_primary_ipv6())
+            .collect::<Vec<_>>(),
+        [Some(true), Some(false)]
+    );
 }
 
 #[tokio::test]

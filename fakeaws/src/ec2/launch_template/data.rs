@@ -132,7 +132,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                             n.network_card_index.is_some(),
                             "NetworkInterfaces.NetworkCardIndex",
                         ),
-                        (n.primary_ipv6.is_some(), "NetworkInterfaces.PrimaryIpv6"),
                         (
                             n.ena_srd_specification.is_some(),
                             "NetworkInterfaces.EnaSrdSpecification",
@@ -187,6 +186,7 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                                 })
                                 .collect()
                         }),
+                        primary_ipv6: n.primary_ipv6,
                         connection_tracking_specification: n.connection_tracking_specification.map(
                             |t| ConnectionTrackingSpecification {
                                 tcp_established_timeout: t.tcp_established_timeout,
@@ -477,7 +477,7 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                             .collect()
                     }),
                     ipv6_prefix_count: n.ipv6_prefix_count,
-                    primary_ipv6: None,
+                    primary_ipv6: n.primary_ipv6,
                     ena_srd_specification: None,
                     connection_tracking_specification: n.connection_tracking_specification.map(
                         |t| ConnectionTrackingSpecificationRequest {
