@@ -2915,18 +2915,9 @@ async fn nat_gateway_addresses_come_from_the_accounts_own_pool() {
     .await;
 }
 
-/// `network.vpc.ipamPool` (CAPA's): the cluster's VPC takes its range from an IPAM pool found
-/// by name (or id), the default subnets are cut from the range it gets, a second pass changes
-/// nothing, and deleting the cluster gives the range back to the pool. A pool that is not
-/// there is refused before anything is made; a bad pool spec before any call.
-#[tokio::test]
-async fn the_vpc_range_comes_from_an_ipam_pool() {
-    use aws_sdk_ec2::types::{AddressFamily, IpamPoolAllocationResourceType, ResourceType, Tag};
-    let fake = fake().await;
-    let a = actuator(&fake);
-    let ec2 = fake.ec2_client();
-    let scope = ec2
-        .create_ipam()
+/// The default private scope of a new IPAM of the fake's region.
+async fn ipam_scope(ec2: &aws_sdk_ec2::Client) -> String {
+    ec2.create_ipam()
         .send()
         .await
         .unwrap()
@@ -2934,16 +2925,27 @@ async fn the_vpc_range_comes_from_an_ipam_pool() {
         .unwrap()
         .private_default_scope_id()
         .unwrap()
-        .to_string();
+        .to_string()
+}
+
+/// A pool of `family` in `scope` for us-east-1, named `name`, holding `cidr`; its id.
+async fn ipam_pool(
+    ec2: &aws_sdk_ec2::Client,
+    scope: &str,
+    family: aws_sdk_ec2::types::AddressFamily,
+    name: &str,
+    cidr: &str,
+) -> String {
+    use aws_sdk_ec2::types::{ResourceType, Tag};
     let pool = ec2
         .create_ipam_pool()
         .ipam_scope_id(scope)
-        .address_family(AddressFamily::Ipv4)
+        .address_family(family)
         .locale("us-east-1")
         .tag_specifications(
             TagSpecification::builder()
                 .resource_type(ResourceType::IpamPool)
-                .tags(Tag::builder().key("Name").value("clusters").build())
+                .tags(Tag::builder().key("Name").value(name).build())
                 .build(),
         )
         .send()
@@ -2956,10 +2958,57 @@ async fn the_vpc_range_comes_from_an_ipam_pool() {
         .to_string();
     ec2.provision_ipam_pool_cidr()
         .ipam_pool_id(&pool)
-        .cidr("10.64.0.0/12")
+        .cidr(cidr)
         .send()
         .await
         .unwrap();
+    pool
+}
+
+/// The allocations of `pool` as GetIpamPoolAllocations lists them: (range, resource type),
+/// sorted.
+async fn pool_allocations(
+    ec2: &aws_sdk_ec2::Client,
+    pool: &str,
+) -> Vec<(String, aws_sdk_ec2::types::IpamPoolAllocationResourceType)> {
+    let mut v: Vec<_> = ec2
+        .get_ipam_pool_allocations()
+        .ipam_pool_id(pool)
+        .send()
+        .await
+        .unwrap()
+        .ipam_pool_allocations()
+        .iter()
+        .map(|x| {
+            (
+                x.cidr().unwrap().to_string(),
+                x.resource_type().unwrap().clone(),
+            )
+        })
+        .collect();
+    v.sort_by(|x, y| x.0.cmp(&y.0));
+    v
+}
+
+/// `network.vpc.ipamPool` (CAPA's): the cluster's VPC takes its range from an IPAM pool found
+/// by name (or id), the default subnets are cut from the range it gets, a second pass changes
+/// nothing, and deleting the cluster gives the range back to the pool. A pool that is not
+/// there is refused before anything is made; a bad pool spec before any call.
+#[tokio::test]
+async fn the_vpc_range_comes_from_an_ipam_pool() {
+    use aws_sdk_ec2::types::{AddressFamily, IpamPoolAllocationResourceType};
+    let fake = fake().await;
+    let a = actuator(&fake);
+    let ec2 = fake.ec2_client();
+    let scope = ipam_scope(&ec2).await;
+    let pool = ipam_pool(
+        &ec2,
+        &scope,
+        AddressFamily::Ipv4,
+        "clusters",
+        "10.64.0.0/12",
+    )
+    .await;
     // Another tenant of the pool holds its first /16.
     ec2.allocate_ipam_pool_cidr()
         .ipam_pool_id(&pool)
@@ -2967,28 +3016,7 @@ async fn the_vpc_range_comes_from_an_ipam_pool() {
         .send()
         .await
         .unwrap();
-    let allocations = || {
-        let (ec2, pool) = (ec2.clone(), pool.clone());
-        async move {
-            let mut v: Vec<(String, IpamPoolAllocationResourceType)> = ec2
-                .get_ipam_pool_allocations()
-                .ipam_pool_id(pool)
-                .send()
-                .await
-                .unwrap()
-                .ipam_pool_allocations()
-                .iter()
-                .map(|x| {
-                    (
-                        x.cidr().unwrap().to_string(),
-                        x.resource_type().unwrap().clone(),
-                    )
-                })
-                .collect();
-            v.sort_by(|x, y| x.0.cmp(&y.0));
-            v
-        }
-    };
+    let allocations = || pool_allocations(&ec2, &pool);
 
     let spec = cluster(
         "  region: us-east-1\n  network:\n    availabilityZoneCount: 2\n    vpc: {ipamPool: {name: clusters, netmaskLength: 20}}\n",
@@ -3840,53 +3868,27 @@ async fn a_dual_stack_vpc_takes_its_block_from_the_accounts_own_pool() {
 /// is refused before anything is made; a bad spec before any call.
 #[tokio::test]
 async fn a_dual_stack_vpc_takes_its_block_from_an_ipam_pool() {
-    use aws_sdk_ec2::types::{AddressFamily, IpamPoolAllocationResourceType, ResourceType, Tag};
+    use aws_sdk_ec2::types::{AddressFamily, IpamPoolAllocationResourceType};
     let fake = fake().await;
     let a = actuator(&fake);
     let ec2 = fake.ec2_client();
-    let scope = ec2
-        .create_ipam()
-        .send()
-        .await
-        .unwrap()
-        .ipam()
-        .unwrap()
-        .private_default_scope_id()
-        .unwrap()
-        .to_string();
-    let new_pool = |family: AddressFamily, name: &'static str, cidr: &'static str| {
-        let (ec2, scope) = (ec2.clone(), scope.clone());
-        async move {
-            let pool = ec2
-                .create_ipam_pool()
-                .ipam_scope_id(scope)
-                .address_family(family)
-                .locale("us-east-1")
-                .tag_specifications(
-                    TagSpecification::builder()
-                        .resource_type(ResourceType::IpamPool)
-                        .tags(Tag::builder().key("Name").value(name).build())
-                        .build(),
-                )
-                .send()
-                .await
-                .unwrap()
-                .ipam_pool()
-                .unwrap()
-                .ipam_pool_id()
-                .unwrap()
-                .to_string();
-            ec2.provision_ipam_pool_cidr()
-                .ipam_pool_id(&pool)
-                .cidr(cidr)
-                .send()
-                .await
-                .unwrap();
-            pool
-        }
-    };
-    let pool = new_pool(AddressFamily::Ipv6, "v6-clusters", "fd12:3456:7800::/48").await;
-    let v4_pool = new_pool(AddressFamily::Ipv4, "v4-clusters", "10.64.0.0/12").await;
+    let scope = ipam_scope(&ec2).await;
+    let pool = ipam_pool(
+        &ec2,
+        &scope,
+        AddressFamily::Ipv6,
+        "v6-clusters",
+        "fd12:3456:7800::/48",
+    )
+    .await;
+    let v4_pool = ipam_pool(
+        &ec2,
+        &scope,
+        AddressFamily::Ipv4,
+        "v4-clusters",
+        "10.64.0.0/12",
+    )
+    .await;
     // Another tenant of the pool holds its first /56.
     ec2.allocate_ipam_pool_cidr()
         .ipam_pool_id(&pool)
@@ -3894,28 +3896,7 @@ async fn a_dual_stack_vpc_takes_its_block_from_an_ipam_pool() {
         .send()
         .await
         .unwrap();
-    let allocations = || {
-        let (ec2, pool) = (ec2.clone(), pool.clone());
-        async move {
-            let mut v: Vec<(String, IpamPoolAllocationResourceType)> = ec2
-                .get_ipam_pool_allocations()
-                .ipam_pool_id(pool)
-                .send()
-                .await
-                .unwrap()
-                .ipam_pool_allocations()
-                .iter()
-                .map(|x| {
-                    (
-                        x.cidr().unwrap().to_string(),
-                        x.resource_type().unwrap().clone(),
-                    )
-                })
-                .collect();
-            v.sort_by(|x, y| x.0.cmp(&y.0));
-            v
-        }
-    };
+    let allocations = || pool_allocations(&ec2, &pool);
     let tenant = (
         "fd12:3456:7800::/56".to_string(),
         IpamPoolAllocationResourceType::Custom,
