@@ -246,6 +246,9 @@ error_codes! {
         RulesPerSecurityGroupLimitExceeded = "RulesPerSecurityGroupLimitExceeded",
         /// The VPC's security group quota is used up.
         SecurityGroupLimitExceeded = "SecurityGroupLimitExceeded",
+        /// A configuration EC2 does not offer (an Elastic Fabric Adapter on an instance type
+        /// without one).
+        Unsupported = "Unsupported",
         /// The operation does not apply to this resource (stopping a one-time Spot Instance).
         UnsupportedOperation = "UnsupportedOperation",
         /// Hibernation asked of an instance not configured for it at launch.

@@ -15,7 +15,9 @@
 //! manufacturer, hypervisor (`nitro`; `xen` for `t2`; none on metal), boot modes (UEFI alone
 //! on Graviton, legacy BIOS alone on `t2` and x86 bare metal, both on the others), AMD SEV-SNP
 //! (the `c6a`, `m6a` and `r6a` sizes of the user guide's list), EBS and ENA
-//! support, interfaces and addresses per interface, burstable performance; and the rules of
+//! support, Elastic Fabric Adapters (the user guide's list: each family's largest size from
+//! the sixth generation on, Graviton2 aside, and its bare metal size, one EFA each),
+//! interfaces and addresses per interface, burstable performance; and the rules of
 //! the user guide: the valid threads per core (1, and 2 where a core runs two), the placement
 //! strategies (no cluster groups for burstable types), Dedicated Hosts (all but the burstable
 //! families other than `t3`), auto
@@ -33,10 +35,11 @@ use crate::ec2::page;
 use crate::generated::ec2::{
     ArchitectureType, BootModeType, DescribeInstanceTypeOfferingsRequest,
     DescribeInstanceTypeOfferingsResult, DescribeInstanceTypesRequest, DescribeInstanceTypesResult,
-    EbsEncryptionSupport, EbsInfo, EbsNvmeSupport, EbsOptimizedSupport, EnaSupport, InstanceType,
-    InstanceTypeHypervisor, InstanceTypeInfo, InstanceTypeOffering, LocationType, MemoryInfo,
-    NetworkInfo, PlacementGroupInfo, PlacementGroupStrategy, ProcessorInfo, RootDeviceType,
-    SupportedAdditionalProcessorFeature, UsageClassType, VCpuInfo, VirtualizationType,
+    EbsEncryptionSupport, EbsInfo, EbsNvmeSupport, EbsOptimizedSupport, EfaInfo, EnaSupport,
+    InstanceType, InstanceTypeHypervisor, InstanceTypeInfo, InstanceTypeOffering, LocationType,
+    MemoryInfo, NetworkInfo, PlacementGroupInfo, PlacementGroupStrategy, ProcessorInfo,
+    RootDeviceType, SupportedAdditionalProcessorFeature, UsageClassType, VCpuInfo,
+    VirtualizationType,
 };
 use crate::protocol::error::ApiError;
 use crate::protocol::query::FormReader;
@@ -175,13 +178,7 @@ fn spec(t: InstanceType) -> Option<Spec> {
     let &(_, maker, gib_per_vcpu, threads_per_core) =
         FAMILIES.iter().find(|(name, ..)| *name == family)?;
     let vcpus = if size == "metal" {
-        // The family's largest size.
-        InstanceType::VALUES
-            .iter()
-            .filter_map(|v| v.strip_prefix(family)?.strip_prefix('.'))
-            .filter(|s| !s.starts_with("metal"))
-            .filter_map(vcpus_of_size)
-            .max()?
+        largest(family)?
     } else {
         vcpus_of_size(size)?
     };
@@ -196,6 +193,29 @@ fn spec(t: InstanceType) -> Option<Spec> {
         interfaces,
         ipv4_per_interface,
     })
+}
+
+/// The vCPUs of the largest size of one of the `m`, `c` and `r` families (not bare metal).
+fn largest(family: &str) -> Option<i32> {
+    InstanceType::VALUES
+        .iter()
+        .filter_map(|v| v.strip_prefix(family)?.strip_prefix('.'))
+        .filter(|s| !s.starts_with("metal"))
+        .filter_map(vcpus_of_size)
+        .max()
+}
+
+/// How many Elastic Fabric Adapters `t` takes, if any (`NetworkInfo.EfaInfo`): as the EC2
+/// user guide's list of EFA instance types has it for the catalogue's families, the largest
+/// size of each family from the sixth generation on (Graviton2's `m6g`, `c6g` and `r6g`
+/// aside) and the bare metal size as large, one EFA each.
+pub fn max_efa_interfaces(t: InstanceType) -> Option<i32> {
+    let (family, _) = t.as_str().split_once('.')?;
+    let s = spec(t)?;
+    let generation = family.chars().nth(1)?.to_digit(10)?;
+    let graviton2 = generation == 6 && s.maker == Maker::Aws;
+    let eligible = !s.burstable && generation >= 6 && !graviton2;
+    (eligible && Some(s.vcpus) == largest(family)).then_some(1)
 }
 
 /// The vCPUs of `t`, if the catalogue knows it.
@@ -457,7 +477,10 @@ fn render(t: InstanceType, s: &Spec) -> InstanceTypeInfo {
             } else {
                 EnaSupport::Unsupported
             }),
-            efa_supported: Some(false),
+            efa_supported: Some(max_efa_interfaces(t).is_some()),
+            efa_info: max_efa_interfaces(t).map(|n| EfaInfo {
+                maximum_efa_interfaces: Some(n),
+            }),
             ..Default::default()
         }),
         burstable_performance_supported: Some(s.burstable),
@@ -501,6 +524,7 @@ impl Filterable for Listed {
             "instance-storage-supported",
             "instance-type",
             "memory-info.size-in-mib",
+            "network-info.efa-info.maximum-efa-interfaces",
             "network-info.efa-supported",
             "network-info.ena-support",
             "network-info.ipv4-addresses-per-interface",
@@ -537,7 +561,6 @@ impl Filterable for Listed {
             "instance-storage-info.nvme-support",
             "instance-storage-info.total-size-in-gb",
             "network-info.bandwidth-weightings",
-            "network-info.efa-info.maximum-efa-interfaces",
             "network-info.flexible-ena-queues-support",
             "network-info.encryption-in-transit-supported",
             "network-info.network-performance",
@@ -565,7 +588,10 @@ impl Filterable for Listed {
             "instance-storage-supported" => flag(false),
             "instance-type" => one(t.as_str()),
             "memory-info.size-in-mib" => one(s.memory_mib.to_string()),
-            "network-info.efa-supported" => flag(false),
+            "network-info.efa-supported" => flag(max_efa_interfaces(*t).is_some()),
+            "network-info.efa-info.maximum-efa-interfaces" => max_efa_interfaces(*t)
+                .map(|n| one(n.to_string()))
+                .unwrap_or_default(),
             "network-info.ena-support" => one(if s.xen { "unsupported" } else { "required" }),
             "network-info.ipv4-addresses-per-interface"
             | "network-info.ipv6-addresses-per-interface" => one(s.ipv4_per_interface.to_string()),

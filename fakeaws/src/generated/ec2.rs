@@ -7577,6 +7577,7 @@ pub struct CreateNetworkInterfaceRequest {
     pub ipv4_prefix_count: Option<i32>,
     pub ipv6_prefixes: Option<Vec<Ipv6PrefixSpecificationRequest>>,
     pub ipv6_prefix_count: Option<i32>,
+    pub interface_type: Option<NetworkInterfaceCreationType>,
     pub tag_specifications: Option<Vec<TagSpecification>>,
     pub client_token: Option<String>,
     pub enable_primary_ipv6: Option<bool>,
@@ -7602,6 +7603,7 @@ impl Decode for CreateNetworkInterfaceRequest {
                 "Description",
                 "DryRun",
                 "EnablePrimaryIpv6",
+                "InterfaceType",
                 "Ipv4Prefix",
                 "Ipv4PrefixCount",
                 "Ipv6AddressCount",
@@ -7618,31 +7620,33 @@ impl Decode for CreateNetworkInterfaceRequest {
         ) else {
             return Ok(None);
         };
-        let ipv4_prefixes = r.list_at(m_[5], at_, "Ipv4Prefix", None)?;
-        let ipv4_prefix_count = r.field_at(m_[6], at_, "Ipv4PrefixCount")?;
-        let ipv6_prefixes = r.list_at(m_[9], at_, "Ipv6Prefix", None)?;
-        let ipv6_prefix_count = r.field_at(m_[10], at_, "Ipv6PrefixCount")?;
-        let tag_specifications = r.list_at(m_[16], at_, "TagSpecification", None)?;
+        let ipv4_prefixes = r.list_at(m_[6], at_, "Ipv4Prefix", None)?;
+        let ipv4_prefix_count = r.field_at(m_[7], at_, "Ipv4PrefixCount")?;
+        let ipv6_prefixes = r.list_at(m_[10], at_, "Ipv6Prefix", None)?;
+        let ipv6_prefix_count = r.field_at(m_[11], at_, "Ipv6PrefixCount")?;
+        let interface_type = r.field_at(m_[5], at_, "InterfaceType")?;
+        let tag_specifications = r.list_at(m_[17], at_, "TagSpecification", None)?;
         let client_token = r.field_at(m_[0], at_, "ClientToken")?;
         let enable_primary_ipv6 = r.field_at(m_[4], at_, "EnablePrimaryIpv6")?;
         let connection_tracking_specification =
             r.field_at(m_[1], at_, "ConnectionTrackingSpecification")?;
-        let subnet_id = r.field_at(m_[15], at_, "SubnetId")?;
+        let subnet_id = r.field_at(m_[16], at_, "SubnetId")?;
         let subnet_id = FormReader::required(subnet_id, at_, "SubnetId")?;
         let description = r.field_at(m_[2], at_, "Description")?;
-        let private_ip_address = r.field_at(m_[11], at_, "PrivateIpAddress")?;
-        let groups = r.list_at(m_[14], at_, "SecurityGroupId", None)?;
-        let private_ip_addresses = r.list_at(m_[12], at_, "PrivateIpAddresses", None)?;
+        let private_ip_address = r.field_at(m_[12], at_, "PrivateIpAddress")?;
+        let groups = r.list_at(m_[15], at_, "SecurityGroupId", None)?;
+        let private_ip_addresses = r.list_at(m_[13], at_, "PrivateIpAddresses", None)?;
         let secondary_private_ip_address_count =
-            r.field_at(m_[13], at_, "SecondaryPrivateIpAddressCount")?;
-        let ipv6_addresses = r.list_at(m_[8], at_, "Ipv6Addresses", None)?;
-        let ipv6_address_count = r.field_at(m_[7], at_, "Ipv6AddressCount")?;
+            r.field_at(m_[14], at_, "SecondaryPrivateIpAddressCount")?;
+        let ipv6_addresses = r.list_at(m_[9], at_, "Ipv6Addresses", None)?;
+        let ipv6_address_count = r.field_at(m_[8], at_, "Ipv6AddressCount")?;
         let dry_run = r.field_at(m_[3], at_, "DryRun")?;
         Ok(Some(Self {
             ipv4_prefixes,
             ipv4_prefix_count,
             ipv6_prefixes,
             ipv6_prefix_count,
+            interface_type,
             tag_specifications,
             client_token,
             enable_primary_ipv6,
@@ -35449,6 +35453,45 @@ impl Decode for NetworkInterfaceCountRequest {
     }
 }
 
+/// The `NetworkInterfaceCreationType` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NetworkInterfaceCreationType {
+    /// `efa`
+    Efa,
+    /// `efa-only`
+    EfaOnly,
+    /// `branch`
+    Branch,
+    /// `trunk`
+    Trunk,
+}
+
+impl NetworkInterfaceCreationType {
+    /// Every value the model allows, in model order.
+    pub const VALUES: &'static [&'static str] = &["efa", "efa-only", "branch", "trunk"];
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Efa => "efa",
+            Self::EfaOnly => "efa-only",
+            Self::Branch => "branch",
+            Self::Trunk => "trunk",
+        }
+    }
+    /// Parses a wire value.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Some(match s {
+            "efa" => Self::Efa,
+            "efa-only" => Self::EfaOnly,
+            "branch" => Self::Branch,
+            "trunk" => Self::Trunk,
+            _ => return None,
+        })
+    }
+}
+
+crate::protocol::wire_enum!(NetworkInterfaceCreationType);
+
 /// The `NetworkInterfaceIpv6Address` shape.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NetworkInterfaceIpv6Address {
@@ -51432,7 +51475,7 @@ pub fn execute<A: Api + ?Sized>(
             )))
         }
         Action::CreateNetworkInterface => {
-            r.reject_unsupported("CreateNetworkInterface", &["InterfaceType", "Operator"])?;
+            r.reject_unsupported("CreateNetworkInterface", &["Operator"])?;
             let input =
                 FormReader::required(CreateNetworkInterfaceRequest::decode(r, "")?, "", "")?;
             r.finish()?;

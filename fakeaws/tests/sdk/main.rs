@@ -16,6 +16,7 @@ mod credit;
 mod dedicated_host;
 mod dhcp_options;
 mod edge_zone;
+mod efa;
 mod elastic_ip;
 mod envelope;
 mod faults;

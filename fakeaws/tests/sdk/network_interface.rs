@@ -282,7 +282,7 @@ async fn creation_checks_its_request_and_a_client_token_replays() {
             code(
                 ec2.create_network_interface()
                     .subnet_id(&s)
-                    .interface_type("efa".into())
+                    .interface_type("trunk".into())
                     .send()
                     .await,
             ),

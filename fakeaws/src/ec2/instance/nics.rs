@@ -14,7 +14,7 @@ use crate::ec2::error::Code;
 use crate::ec2::network_interface::ipv6::Ipv6Requested;
 use crate::ec2::network_interface::lifecycle::{Requested, check_room};
 use crate::ec2::network_interface::prefix::{self, Asked};
-use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, limits, tracking};
+use crate::ec2::network_interface::{self, Attachment, NewInterface, Phase, efa, limits, tracking};
 use crate::ec2::{Kind, security_group};
 use crate::generated::ec2::{
     ConnectionTrackingConfiguration, InstanceNetworkInterfaceSpecification, InstanceType,
@@ -39,6 +39,8 @@ struct NewOne {
     tracking: Option<ConnectionTrackingConfiguration>,
     /// Enabled for a primary IPv6 address (`PrimaryIpv6`, `EnablePrimaryIpv6`).
     primary_ipv6: bool,
+    /// `interface`, or `efa` for an Elastic Fabric Adapter (`InterfaceType`).
+    interface_type: NetworkInterfaceType,
 }
 
 /// The prefixes taken for one instance's new interfaces before any is made (none for the
@@ -146,6 +148,7 @@ impl Plan {
                         nic.and_then(|n| n.connection_tracking_specification.as_ref()),
                     )?,
                     primary_ipv6,
+                    interface_type: efa::asked(nic.and_then(|n| n.interface_type.as_deref()))?,
                 })
             }
         };
@@ -191,8 +194,21 @@ impl Plan {
         Ok(plan)
     }
 
-    /// The instance type's interface count and addresses per interface, where it is known.
+    /// The instance type's interface count and addresses per interface, where it is known,
+    /// and its Elastic Fabric Adapters.
     fn check_type(&self, region: &Region, instance_type: InstanceType) -> Result<(), ApiError> {
+        let efas = self
+            .interfaces
+            .iter()
+            .filter(|p| match &p.made {
+                Ok(id) => region
+                    .network_interfaces
+                    .get(id)
+                    .is_some_and(|e| efa::is_efa(e.interface_type)),
+                Err(new) => efa::is_efa(new.interface_type),
+            })
+            .count();
+        efa::check(instance_type, efas)?;
         let Some(l) = limits::of(instance_type) else {
             return Ok(());
         };
@@ -333,7 +349,7 @@ impl Plan {
                         NewInterface {
                             subnet_id: &new.subnet_id,
                             groups: new.groups.clone(),
-                            interface_type: NetworkInterfaceType::Interface,
+                            interface_type: new.interface_type,
                             requester_managed: false,
                             description: new.description.clone(),
                             private_ip: new.requested.primary,
@@ -452,6 +468,7 @@ fn plan_other(
             description: one.description.clone().unwrap_or_default(),
             tracking: tracking::asked(one.connection_tracking_specification.as_ref())?,
             primary_ipv6,
+            interface_type: efa::asked(one.interface_type.as_deref())?,
         }),
     })
 }

@@ -157,6 +157,7 @@ pub(super) fn launch_interfaces(
                 one.delete_on_termination == Some(true),
             ),
             ("PrimaryIpv6", one.primary_ipv6 == Some(true)),
+            ("InterfaceType", one.interface_type.is_some()),
         ];
         if let Some((name, _)) = new_members.iter().find(|(_, set)| *set) {
             return Err(ApiError::invalid_combination(format!(
@@ -173,7 +174,6 @@ pub(super) fn launch_interfaces(
 /// `NotImplemented` for a member of a launch interface the fake does not serve.
 fn check_served(one: &InstanceNetworkInterfaceSpecification) -> Result<(), ApiError> {
     let unserved = [
-        ("InterfaceType", one.interface_type.is_some()),
         (
             "NetworkCardIndex",
             one.network_card_index.is_some_and(|n| n != 0),

@@ -125,7 +125,7 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
         status: Some(NetworkInterfaceStatus::InUse),
         subnet_id: Some(e.subnet_id.clone()),
         vpc_id: Some(e.vpc_id.clone()),
-        interface_type: Some("interface".into()),
+        interface_type: Some(e.interface_type.as_str().into()),
         connection_tracking_configuration: e
             .tracking
             .as_deref()

@@ -120,10 +120,6 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                 .map(|n| {
                     refuse_given(&[
                         (
-                            n.interface_type.is_some(),
-                            "NetworkInterfaces.InterfaceType",
-                        ),
-                        (
                             n.private_ip_addresses.is_some()
                                 || n.secondary_private_ip_address_count.is_some(),
                             "NetworkInterfaces.PrivateIpAddresses",
@@ -187,6 +183,7 @@ pub fn from_request(d: RequestLaunchTemplateData) -> Result<ResponseLaunchTempla
                                 .collect()
                         }),
                         primary_ipv6: n.primary_ipv6,
+                        interface_type: n.interface_type,
                         connection_tracking_specification: n.connection_tracking_specification.map(
                             |t| ConnectionTrackingSpecification {
                                 tcp_established_timeout: t.tcp_established_timeout,
@@ -459,7 +456,7 @@ pub fn merge_into(data: &ResponseLaunchTemplateData, input: &mut RunInstancesReq
                     secondary_private_ip_address_count: None,
                     subnet_id: n.subnet_id,
                     associate_carrier_ip_address: n.associate_carrier_ip_address,
-                    interface_type: None,
+                    interface_type: n.interface_type,
                     network_card_index: None,
                     ipv4_prefixes: n.ipv4_prefixes.map(|list| {
                         list.into_iter()

@@ -11,7 +11,7 @@ use crate::ec2::{Kind, fingerprint, security_group, subnet, tags};
 use crate::generated::ec2::{
     AttachNetworkInterfaceRequest, AttachNetworkInterfaceResult, CreateNetworkInterfaceRequest,
     CreateNetworkInterfaceResult, DeleteNetworkInterfaceRequest, DetachNetworkInterfaceRequest,
-    InstanceStateName, NetworkInterfaceType, PrivateIpAddressSpecification, ResourceType,
+    InstanceStateName, PrivateIpAddressSpecification, ResourceType,
 };
 use crate::protocol::error::ApiError;
 use crate::region::Region;
@@ -185,6 +185,7 @@ pub fn create_network_interface(
     }
     let subnet = Kind::Subnet.get(&region.subnets, &input.subnet_id)?;
     let vpc_id = subnet.vpc_id.clone();
+    let interface_type = super::efa::asked(input.interface_type.as_ref().map(|t| t.as_str()))?;
     let requested = Requested::parse(
         input.private_ip_address.as_deref(),
         input.private_ip_addresses.as_deref().unwrap_or_default(),
@@ -238,7 +239,7 @@ pub fn create_network_interface(
         NewInterface {
             subnet_id: &input.subnet_id,
             groups,
-            interface_type: NetworkInterfaceType::Interface,
+            interface_type,
             requester_managed: false,
             description: input.description.take().unwrap_or_default(),
             private_ip: requested.primary,
@@ -357,6 +358,12 @@ pub fn attach_network_interface(
     let attached: Vec<i32> = instance::interfaces(region, instance)
         .filter_map(|e| e.attachment.as_ref().map(|a| a.device_index))
         .collect();
+    if super::efa::is_efa(eni.interface_type) {
+        let efas = instance::interfaces(region, instance)
+            .filter(|e| super::efa::is_efa(e.interface_type))
+            .count();
+        super::efa::check(instance.instance_type, efas + 1)?;
+    }
     if attached.contains(&input.device_index) {
         return Err(ApiError::invalid_value(format!(
             "Instance '{}' already has an interface attached at device index '{}'.",

@@ -22,6 +22,7 @@ use crate::region::Region;
 
 pub mod address;
 pub mod attribute;
+pub mod efa;
 pub mod ipv6;
 pub mod lifecycle;
 pub mod limits;
