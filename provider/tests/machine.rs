@@ -2058,6 +2058,91 @@ async fn a_confidential_machine_runs_with_amd_sev_snp_which_is_immutable() {
     }
 }
 
+/// `networkInterfaceType` (CAPA's): an Elastic Fabric Adapter as the instance's primary
+/// interface, on a type that takes one, immutable after; a type without one refused before
+/// anything is made, naming the field; a bad value, or one beside the user's own interfaces,
+/// refused when read.
+#[tokio::test]
+async fn an_efa_machine_runs_with_its_adapter_which_is_immutable() {
+    for (extra, needle) in [
+        (
+            "  networkInterfaceType: fast\n",
+            "spec.networkInterfaceType: \"fast\" is not interface or efa",
+        ),
+        (
+            "  networkInterfaceType: efa\n  networkInterfaces: [eni-0123456789abcdef0]\n",
+            "spec.networkInterfaceType: given, but networkInterfaces",
+        ),
+    ] {
+        let problems = refused(extra);
+        assert!(problems.iter().any(|p| p.contains(needle)), "{problems:?}");
+    }
+    let (w, m) = api_world().await;
+    let ec2 = w.fake.ec2_client();
+    let lookup = "{lookup: {baseOS: ubuntu-24.04}}";
+    let efa = node_of(
+        "c1-node-efa",
+        lookup,
+        "c6i.32xlarge",
+        "  networkInterfaceType: efa\n",
+    );
+    let (st, i) = create_one(&w, &m, &efa).await;
+    let primary = &i.network_interfaces()[0];
+    assert_eq!(primary.interface_type(), Some("efa"));
+    // EC2 holds it as an EFA, in the machine's subnet.
+    let held = ec2
+        .describe_network_interfaces()
+        .network_interface_ids(primary.network_interface_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        held.network_interfaces()[0]
+            .interface_type()
+            .map(|t| t.as_str()),
+        Some("efa")
+    );
+    assert_eq!(held.network_interfaces()[0].subnet_id(), i.subnet_id());
+    assert!(
+        m.update(&w.cluster, &efa, Some(&st))
+            .await
+            .unwrap()
+            .is_done()
+    );
+
+    // Another type of interface in the spec: refused, nothing changes.
+    w.fake.fake().take_calls();
+    let plain = node_of(
+        "c1-node-efa",
+        lookup,
+        "c6i.32xlarge",
+        "  networkInterfaceType: interface\n",
+    );
+    let err = m.update(&w.cluster, &plain, Some(&st)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Immutable { field, .. } if field == "spec.networkInterfaceType"),
+        "{err:?}"
+    );
+    nothing_changed(&w);
+
+    // A type without an EFA: refused before any launch, naming the field.
+    w.fake.fake().take_calls();
+    let small = node_of(
+        "c1-node-small",
+        lookup,
+        "t3.large",
+        "  networkInterfaceType: efa\n",
+    );
+    let err = m.create(&w.cluster, &small, None).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("spec.instanceType: t3.large takes no Elastic Fabric Adapter"),
+        "{err}"
+    );
+    nothing_changed(&w);
+    assert!(instances_named(&ec2, "c1-node-small").await.is_empty());
+}
+
 /// The lookup's `format` (CAPA's `imageLookupFormat`): the image of the user's naming found
 /// by it; a format with another action, or braces left open, refused when read.
 #[tokio::test]

@@ -23,7 +23,7 @@ use crate::ownership;
 use crate::sdk::{empty_answer, tag_spec};
 use crate::spec::Cluster;
 use crate::spec::machine::{
-    CAPACITY_PREFERENCES, InstanceMetadataOptions, Machine, MachineSpec, carried_roles,
+    CAPACITY_PREFERENCES, EFA, InstanceMetadataOptions, Machine, MachineSpec, carried_roles,
 };
 
 impl MachineActuator {
@@ -187,6 +187,9 @@ impl MachineActuator {
         if s.cpu_options.as_ref().is_some_and(|c| c.sev_snp()) {
             self.check_sev_snp(s, &image).await?;
         }
+        if s.network_interface_type.as_deref() == Some(EFA) {
+            self.check_efa(s).await?;
+        }
         let endpoint = ctx
             .status
             .load_balancer
@@ -225,6 +228,8 @@ impl MachineActuator {
                 Some(_) => false,
                 None => home.is_some_and(|x| x.ipv6_cidr.is_some()),
             };
+            // An Elastic Fabric Adapter (CAPA's `networkInterfaceType: efa`), or EC2's default.
+            let interface_type = s.network_interface_type.clone();
             call = if s.public_ip && wavelength {
                 // A Wavelength Zone maps no public address: its instance reaches the internet
                 // through the carrier gateway with a carrier IP address its interface asks
@@ -236,6 +241,7 @@ impl MachineActuator {
                         .set_groups(Some(groups))
                         .associate_carrier_ip_address(true)
                         .set_primary_ipv6(primary_ipv6.then_some(true))
+                        .set_interface_type(interface_type)
                         .delete_on_termination(true)
                         .build(),
                 )
@@ -249,17 +255,19 @@ impl MachineActuator {
                         .set_groups(Some(groups))
                         .associate_public_ip_address(false)
                         .set_primary_ipv6(primary_ipv6.then_some(true))
+                        .set_interface_type(interface_type)
                         .delete_on_termination(true)
                         .build(),
                 )
-            } else if primary_ipv6 {
+            } else if primary_ipv6 || interface_type.is_some() {
                 call.network_interfaces(
                     InstanceNetworkInterfaceSpecification::builder()
                         .device_index(0)
                         .subnet_id(&subnet)
                         .set_groups(Some(groups))
                         .set_associate_public_ip_address((s.public_ip && !maps).then_some(true))
-                        .primary_ipv6(true)
+                        .set_primary_ipv6(primary_ipv6.then_some(true))
+                        .set_interface_type(interface_type)
                         .delete_on_termination(true)
                         .build(),
                 )
@@ -457,6 +465,34 @@ impl MachineActuator {
                      (spec.cpuOptions.confidentialCompute) in this region; the types that do \
                      have the amd-sev-snp processor feature (DescribeInstanceTypes, filter \
                      processor-info.supported-features)",
+                    s.instance_type
+                )],
+            });
+        }
+        Ok(())
+    }
+
+    /// An Elastic Fabric Adapter's requirement, checked before the launch so that the refusal
+    /// names the spec's field: an instance type that takes one (DescribeInstanceTypes'
+    /// `EfaSupported` in the region).
+    async fn check_efa(&self, s: &MachineSpec) -> Result<(), Error> {
+        let out = self
+            .ec2()
+            .describe_instance_types()
+            .instance_types(InstanceType::from(s.instance_type.as_str()))
+            .send()
+            .await
+            .map_err(aws("DescribeInstanceTypes"))?;
+        let supported = out
+            .instance_types()
+            .iter()
+            .any(|t| t.network_info().and_then(|n| n.efa_supported()) == Some(true));
+        if !supported {
+            return Err(Error::InvalidSpec {
+                problems: vec![format!(
+                    "spec.instanceType: {} takes no Elastic Fabric Adapter \
+                     (spec.networkInterfaceType: efa) in this region; the types that do \
+                     answer DescribeInstanceTypes' filter network-info.efa-supported=true",
                     s.instance_type
                 )],
             });

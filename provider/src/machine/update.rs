@@ -175,6 +175,20 @@ impl MachineActuator {
                 a.clone(),
             );
         }
+        // So is the primary interface's type.
+        if let Some(wanted) = &s.network_interface_type {
+            let primary = i
+                .network_interfaces()
+                .iter()
+                .find(|n| n.attachment().and_then(|a| a.device_index()) == Some(0))
+                .and_then(|n| n.interface_type())
+                .unwrap_or("interface");
+            immutable(
+                "spec.networkInterfaceType",
+                primary.to_string(),
+                wanted.clone(),
+            );
+        }
         // AMD SEV-SNP is the launch's.
         if let Some(wanted) = s
             .cpu_options

@@ -179,9 +179,19 @@ pub struct MachineSpec {
     /// launch only: AWS never disables it.
     #[serde(default, rename = "assignPrimaryIPv6")]
     pub assign_primary_ipv6: Option<String>,
+    /// The type of the instance's primary interface (CAPA's `networkInterfaceType`):
+    /// `interface` or `efa`, an Elastic Fabric Adapter (an ENA interface with OS bypass for
+    /// HPC and machine learning traffic), on an instance type that takes one (checked
+    /// before the launch); left out, EC2's default (`interface`). Not with
+    /// `networkInterfaces` (the user's interfaces are what they were made). Immutable.
+    #[serde(default)]
+    pub network_interface_type: Option<String>,
     /// The kubeadm configuration the machine boots with.
     pub kubeadm: KubeadmSpec,
 }
+
+/// An Elastic Fabric Adapter's interface type (CAPA's `networkInterfaceType`).
+pub const EFA: &str = "efa";
 
 /// AMD SEV-SNP's name in `confidentialCompute` (CAPA's).
 pub const AMD_SEV_SNP: &str = "AMDEncryptedVirtualizationNestedPaging";
@@ -788,6 +798,20 @@ pub fn validate(m: &Machine) -> Vec<String> {
             "spec.assignPrimaryIPv6: enabled, but networkInterfaces are your own interfaces, \
              taken as they are (enable one with aws ec2 modify-network-interface-attribute \
              --enable-primary-ipv6)"
+                .into(),
+        );
+    }
+    match s.network_interface_type.as_deref() {
+        None | Some("interface" | EFA) => {}
+        Some(other) => p.push(format!(
+            "spec.networkInterfaceType: {other:?} is not interface or efa"
+        )),
+    }
+    if s.network_interface_type.is_some() && !s.network_interfaces.is_empty() {
+        p.push(
+            "spec.networkInterfaceType: given, but networkInterfaces are your own interfaces, \
+             of the type they were made with (aws ec2 create-network-interface \
+             --interface-type efa)"
                 .into(),
         );
     }
