@@ -10,7 +10,7 @@ use aws_sdk_ec2::types::{
     HostnameType, HttpTokensState, IamInstanceProfileSpecification, Instance,
     InstanceInterruptionBehavior, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
     InstanceMetadataOptionsRequest, InstanceMetadataProtocolState, InstanceMetadataTagsState,
-    InstanceNetworkInterfaceSpecification, InstanceType, MarketType, Placement,
+    InstanceNetworkInterfaceSpecification, InstanceType, InstanceTypeInfo, MarketType, Placement,
     PrivateDnsNameOptionsRequest, ResourceType, SpotInstanceType, SpotMarketOptions,
     SupportedAdditionalProcessorFeature, Tenancy, VolumeType,
 };
@@ -445,19 +445,14 @@ impl MachineActuator {
                 ),
             });
         }
-        let out = self
-            .ec2()
-            .describe_instance_types()
-            .instance_types(InstanceType::from(s.instance_type.as_str()))
-            .send()
-            .await
-            .map_err(aws("DescribeInstanceTypes"))?;
-        let supported = out.instance_types().iter().any(|t| {
-            t.processor_info().is_some_and(|p| {
-                p.supported_features()
-                    .contains(&SupportedAdditionalProcessorFeature::AmdSevSnp)
+        let supported = self
+            .instance_type_has(s, |t| {
+                t.processor_info().is_some_and(|p| {
+                    p.supported_features()
+                        .contains(&SupportedAdditionalProcessorFeature::AmdSevSnp)
+                })
             })
-        });
+            .await?;
         if !supported {
             return Err(Error::InvalidSpec {
                 problems: vec![format!(
@@ -476,17 +471,11 @@ impl MachineActuator {
     /// names the spec's field: an instance type that takes one (DescribeInstanceTypes'
     /// `EfaSupported` in the region).
     async fn check_efa(&self, s: &MachineSpec) -> Result<(), Error> {
-        let out = self
-            .ec2()
-            .describe_instance_types()
-            .instance_types(InstanceType::from(s.instance_type.as_str()))
-            .send()
-            .await
-            .map_err(aws("DescribeInstanceTypes"))?;
-        let supported = out
-            .instance_types()
-            .iter()
-            .any(|t| t.network_info().and_then(|n| n.efa_supported()) == Some(true));
+        let supported = self
+            .instance_type_has(s, |t| {
+                t.network_info().and_then(|n| n.efa_supported()) == Some(true)
+            })
+            .await?;
         if !supported {
             return Err(Error::InvalidSpec {
                 problems: vec![format!(
@@ -498,6 +487,23 @@ impl MachineActuator {
             });
         }
         Ok(())
+    }
+
+    /// Whether the machine's instance type, as DescribeInstanceTypes answers it in the
+    /// region, has what `has` looks for (a type the region does not offer has nothing).
+    async fn instance_type_has(
+        &self,
+        s: &MachineSpec,
+        has: impl Fn(&InstanceTypeInfo) -> bool,
+    ) -> Result<bool, Error> {
+        let out = self
+            .ec2()
+            .describe_instance_types()
+            .instance_types(InstanceType::from(s.instance_type.as_str()))
+            .send()
+            .await
+            .map_err(aws("DescribeInstanceTypes"))?;
+        Ok(out.instance_types().iter().any(has))
     }
 }
 
