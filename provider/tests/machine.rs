@@ -161,6 +161,19 @@ fn nothing_changed(w: &World) {
 
 /// Creates `machine` (no status before) until its first outcome: its status and the one
 /// instance named after it.
+/// Asserts that creating `machine` is refused before any call, with one problem naming
+/// `needle` (a problem of the machine against its cluster).
+async fn refused_before_any_call(w: &World, m: &MachineActuator, machine: &Machine, needle: &str) {
+    w.fake.fake().take_calls();
+    let err = m.create(&w.cluster, machine, None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidSpec { problems } if problems.len() == 1
+            && problems[0].contains(needle)),
+        "{err}"
+    );
+    assert!(w.fake.fake().take_calls().is_empty());
+}
+
 async fn create_one(
     w: &World,
     m: &MachineActuator,
@@ -1834,14 +1847,13 @@ async fn a_machine_is_launched_with_the_hostname_type_asked_which_is_immutable()
         "  privateDnsName: {enableResourceNameDnsAAAARecord: true}\n",
         "",
     );
-    w.fake.fake().take_calls();
-    let err = m.create(&w.cluster, &aaaa, None).await.unwrap_err();
-    assert!(
-        matches!(&err, Error::InvalidSpec { problems } if problems.len() == 1
-            && problems[0].contains("enableResourceNameDnsAAAARecord: cluster c1 is not dual stack")),
-        "{err}"
-    );
-    assert!(w.fake.fake().take_calls().is_empty());
+    refused_before_any_call(
+        &w,
+        &m,
+        &aaaa,
+        "enableResourceNameDnsAAAARecord: cluster c1 is not dual stack",
+    )
+    .await;
 
     let with = |options: &str| {
         machine_yaml(
@@ -2939,14 +2951,13 @@ async fn a_machine_of_a_dual_stack_cluster_has_an_ipv6_address_of_its_subnet() {
         "  assignPrimaryIPv6: enabled\n",
         "",
     );
-    w.fake.fake().take_calls();
-    let err = m.create(&w.cluster, &enabled, None).await.unwrap_err();
-    assert!(
-        matches!(&err, Error::InvalidSpec { problems } if problems.len() == 1
-            && problems[0].contains("spec.assignPrimaryIPv6: enabled, but cluster c1 is not dual stack")),
-        "{err}"
-    );
-    assert!(w.fake.fake().take_calls().is_empty());
+    refused_before_any_call(
+        &w,
+        &m,
+        &enabled,
+        "spec.assignPrimaryIPv6: enabled, but cluster c1 is not dual stack",
+    )
+    .await;
     let problems = refused("  assignPrimaryIPv6: always\n");
     assert!(
         problems

@@ -35,6 +35,28 @@ fn slash64(block: &str, n: u8) -> String {
 }
 
 /// The `n`th part of prefix length `len` of `block`.
+/// A dual-stack subnet of `vpc_id` in `us-east-1a`: IPv4 `cidr` and IPv6 `ipv6` (a /64 of
+/// the VPC's block).
+async fn dual_stack_subnet(
+    ec2: &aws_sdk_ec2::Client,
+    vpc_id: &str,
+    cidr: &str,
+    ipv6: &str,
+) -> String {
+    ec2.create_subnet()
+        .vpc_id(vpc_id)
+        .cidr_block(cidr)
+        .availability_zone("us-east-1a")
+        .ipv6_cidr_block(ipv6)
+        .send()
+        .await
+        .unwrap()
+        .subnet
+        .unwrap()
+        .subnet_id
+        .unwrap()
+}
+
 fn part(block: &str, len: u8, n: u8) -> String {
     let net: ipnet::Ipv6Net = block.parse().unwrap();
     net.subnets(len)
@@ -1116,19 +1138,7 @@ async fn interfaces_and_instances_take_addresses_of_their_subnets_slash_64() {
     let ec2 = fake.ec2_client();
     let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
     let slash64: ipnet::Ipv6Net = slash64(&block, 1).parse().unwrap();
-    let subnet = ec2
-        .create_subnet()
-        .vpc_id(&vpc_id)
-        .cidr_block("10.0.1.0/24")
-        .availability_zone("us-east-1a")
-        .ipv6_cidr_block(slash64.to_string())
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
+    let subnet = dual_stack_subnet(&ec2, &vpc_id, "10.0.1.0/24", &slash64.to_string()).await;
     let usable = |ip: &std::net::Ipv6Addr| {
         let host = u128::from(*ip) - u128::from(slash64.network());
         slash64.contains(ip) && host >= 4 && host != u128::from(u64::MAX)
@@ -1398,31 +1408,8 @@ async fn a_primary_ipv6_address_is_the_first_and_stays() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
     let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
-    let subnet = ec2
-        .create_subnet()
-        .vpc_id(&vpc_id)
-        .cidr_block("10.0.1.0/24")
-        .availability_zone("us-east-1a")
-        .ipv6_cidr_block(slash64(&block, 1))
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
-    let plain = ec2
-        .create_subnet()
-        .vpc_id(&vpc_id)
-        .cidr_block("10.0.2.0/24")
-        .availability_zone("us-east-1a")
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
+    let subnet = dual_stack_subnet(&ec2, &vpc_id, "10.0.1.0/24", &slash64(&block, 1)).await;
+    let plain = crate::subnet(&ec2, &vpc_id, "10.0.2.0/24", "us-east-1a").await;
     let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
 
     // A launch enabling it: the first of the interface's addresses is its primary one, and
@@ -1606,18 +1593,7 @@ async fn a_template_launches_instances_with_ipv6_addresses() {
     let fake = empty_fake().await;
     let ec2 = fake.ec2_client();
     let (vpc_id, block) = ipv6_vpc(&ec2, "10.0.0.0/16").await;
-    let subnet = ec2
-        .create_subnet()
-        .vpc_id(&vpc_id)
-        .cidr_block("10.0.1.0/24")
-        .ipv6_cidr_block(slash64(&block, 9))
-        .send()
-        .await
-        .unwrap()
-        .subnet
-        .unwrap()
-        .subnet_id
-        .unwrap();
+    let subnet = dual_stack_subnet(&ec2, &vpc_id, "10.0.1.0/24", &slash64(&block, 9)).await;
     let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
     ec2.create_launch_template()
         .launch_template_name("dual-stack")

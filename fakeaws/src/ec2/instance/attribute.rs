@@ -350,9 +350,7 @@ pub fn modify_instance_attribute(
             let boot = super::boot::current_mode(i.options.boot_mode, architecture, wanted)?;
             super::boot::check_sev_snp(i.options.amd_sev_snp, wanted, boot)?;
             // And carry its Elastic Fabric Adapters.
-            let efas = super::interfaces(region, i)
-                .filter(|e| crate::ec2::network_interface::efa::is_efa(e.interface_type))
-                .count();
+            let efas = crate::ec2::network_interface::efa::on_instance(region, i);
             crate::ec2::network_interface::efa::check(wanted, efas)?;
             let cpu_credits = super::credit::after_resize(region, i, wanted);
             Box::new(move |i| {

@@ -64,6 +64,7 @@ fn interfaces_of<'r>(region: &'r Region, i: &'r Instance) -> Vec<&'r NetworkInte
 
 /// One of an instance's interfaces, as DescribeInstances shows it.
 fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkInterface {
+    let primary6 = network_interface::ipv6::primary(e);
     let association = |p: &network_interface::PublicIp| InstanceNetworkInterfaceAssociation {
         ip_owner_id: Some(if p.allocation_id.is_some() {
             region.account_id.clone()
@@ -99,9 +100,7 @@ fn instance_interface(region: &Region, e: &NetworkInterface) -> InstanceNetworkI
                 .iter()
                 .map(|ip| InstanceIpv6Address {
                     ipv6_address: Some(ip.to_string()),
-                    is_primary_ipv6: Some(
-                        crate::ec2::network_interface::ipv6::primary(e) == Some(*ip),
-                    ),
+                    is_primary_ipv6: Some(primary6 == Some(*ip)),
                 })
                 .collect(),
         ),

@@ -10,9 +10,11 @@
 //! served (`NotImplemented`).
 
 use crate::ec2::error::Code;
+use crate::ec2::instance::Instance;
 use crate::ec2::instance_type::max_efa_interfaces;
 use crate::generated::ec2::{InstanceType, NetworkInterfaceType};
 use crate::protocol::error::ApiError;
+use crate::region::Region;
 
 /// The type of a launch interface or a new interface, from the request's `InterfaceType`:
 /// `interface` (the default) or `efa`.
@@ -33,6 +35,13 @@ pub fn asked(raw: Option<&str>) -> Result<NetworkInterfaceType, ApiError> {
 /// Whether an interface of `t` is an Elastic Fabric Adapter.
 pub fn is_efa(t: NetworkInterfaceType) -> bool {
     t == NetworkInterfaceType::Efa
+}
+
+/// How many Elastic Fabric Adapters instance `i` carries.
+pub fn on_instance(region: &Region, i: &Instance) -> usize {
+    crate::ec2::instance::interfaces(region, i)
+        .filter(|e| is_efa(e.interface_type))
+        .count()
 }
 
 /// Whether an instance of type `instance_type` may carry `efas` Elastic Fabric Adapters.

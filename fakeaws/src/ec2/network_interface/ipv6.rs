@@ -166,7 +166,6 @@ impl Ipv6Requested {
     }
 }
 
-/// The refusal of more IPv6 addresses than an interface takes.
 /// `e`'s primary IPv6 address: its first global unicast one, when it is enabled for one.
 pub fn primary(e: &super::NetworkInterface) -> Option<Ipv6Addr> {
     if !e.primary_ipv6 {
@@ -198,6 +197,7 @@ pub fn enable_primary(region: &mut Region, id: &str) {
     }
 }
 
+/// The refusal of more IPv6 addresses than an interface takes.
 fn too_many() -> ApiError {
     ApiError::invalid_value(format!(
         "A network interface takes at most {} IPv6 addresses.",

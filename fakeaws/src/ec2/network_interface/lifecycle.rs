@@ -359,10 +359,10 @@ pub fn attach_network_interface(
         .filter_map(|e| e.attachment.as_ref().map(|a| a.device_index))
         .collect();
     if super::efa::is_efa(eni.interface_type) {
-        let efas = instance::interfaces(region, instance)
-            .filter(|e| super::efa::is_efa(e.interface_type))
-            .count();
-        super::efa::check(instance.instance_type, efas + 1)?;
+        super::efa::check(
+            instance.instance_type,
+            super::efa::on_instance(region, instance) + 1,
+        )?;
     }
     if attached.contains(&input.device_index) {
         return Err(ApiError::invalid_value(format!(

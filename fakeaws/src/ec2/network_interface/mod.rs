@@ -681,6 +681,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
         carrier_ip: p.carrier.then(|| p.ip.to_string()),
         ..Default::default()
     };
+    let primary6 = ipv6::primary(e);
     NetworkInterfaceOut {
         association: e.public_ip.as_ref().map(association),
         attachment: e.attachment.as_ref().map(|a| render_attachment(region, a)),
@@ -694,7 +695,7 @@ pub fn render(region: &Region, e: &NetworkInterface) -> NetworkInterfaceOut {
                 .iter()
                 .map(|ip| NetworkInterfaceIpv6Address {
                     ipv6_address: Some(ip.to_string()),
-                    is_primary_ipv6: Some(ipv6::primary(e) == Some(*ip)),
+                    is_primary_ipv6: Some(primary6 == Some(*ip)),
                     public_ipv6_dns_name: None,
                 })
                 .collect(),
