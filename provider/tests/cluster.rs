@@ -4168,6 +4168,45 @@ async fn subnets_take_the_ipv6_blocks_the_spec_names() {
     .await;
 }
 
+/// `availabilityZoneSelection: Random` spreads clusters over a region's zones evenly: on six
+/// zones (us-east-1's on AWS), three drawn for each of 600 names take every zone about as
+/// often, and nearly every one of the 20 possible sets of three comes up.
+#[test]
+fn zones_drawn_at_random_spread_evenly() {
+    let zones: Vec<String> = ('a'..='f').map(|l| format!("us-east-1{l}")).collect();
+    let mut per_zone: BTreeMap<String, usize> = BTreeMap::new();
+    let mut sets = BTreeSet::new();
+    for i in 0..600 {
+        let c = provider::spec::parse(
+            &format!(
+                "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata:\n  name: team-{i}\nspec:\n  region: us-east-1\n  network:\n    vpc: {{availabilityZoneUsageLimit: 3, availabilityZoneSelection: Random}}\n"
+            ),
+            "test",
+        )
+        .unwrap();
+        let plan = provider::spec::validate(&c, &zones).unwrap();
+        let drawn: BTreeSet<String> = plan.subnets.iter().filter_map(|p| p.zone.clone()).collect();
+        assert_eq!(drawn.len(), 3, "{drawn:?}");
+        for z in &drawn {
+            *per_zone.entry(z.clone()).or_default() += 1;
+        }
+        sets.insert(drawn);
+    }
+    // 300 each on average; a fair draw stays within 240..360 (over four standard deviations).
+    assert_eq!(per_zone.len(), 6, "{per_zone:?}");
+    for (zone, n) in &per_zone {
+        assert!(
+            (240..=360).contains(n),
+            "{zone} drawn {n} times of 600: {per_zone:?}"
+        );
+    }
+    assert!(
+        sets.len() >= 18,
+        "only {} sets of three: {sets:?}",
+        sets.len()
+    );
+}
+
 /// CAPA's `availabilityZoneUsageLimit` and `availabilityZoneSelection`: the default subnets
 /// span at most so many zones, the first by name or a choice drawn from the cluster's name
 /// (clusters spread; a cluster's own choice holds from one reconcile to the next).

@@ -472,15 +472,16 @@ fn check_zone_choice(
     match net.vpc.availability_zone_selection.as_deref() {
         None | Some("Ordered") => {}
         Some("Random") => {
-            // Each zone ranked by a hash of the cluster's name and the zone's (FNV-1a):
-            // clusters of other names rank the zones otherwise.
+            // Each zone ranked by a hash of the cluster's name and the zone's (FNV-1a, then
+            // mixed): clusters of other names rank the zones otherwise.
             let rank = |zone: &String| {
-                name.bytes()
+                mix(name
+                    .bytes()
                     .chain([0])
                     .chain(zone.bytes())
                     .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
                         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-                    })
+                    }))
             };
             ordered.sort_by_key(|z| std::cmp::Reverse(rank(z)));
         }
@@ -492,6 +493,19 @@ fn check_zone_choice(
     ordered.truncate(count);
     ordered.sort();
     ordered
+}
+
+/// MurmurHash3's 64-bit finalizer: every bit of `h` moves about half the bits of the result.
+/// Zone names differ in their last letter alone, and FNV-1a's last multiplication carries a
+/// difference in the low bits of its state only upward, a little: unmixed, the zones of a
+/// region ranked as one of a few fixed orders (on six zones, three drawn were always the first
+/// three or the last three by name), whatever the cluster's name.
+fn mix(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// An IPAM pool at `at` named by id (an `ipam-pool-` id) or a `Name` tag (not empty).
