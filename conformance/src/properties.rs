@@ -311,7 +311,8 @@ pub async fn prepare(env: &Env, case: &Case, suffix: &str) -> Result<Prepared, F
     let origin = format!("{}-{suffix}", env.prefix);
     let existing = world::create_setup(env, &case.setup(), &origin).await?;
     let cluster = world::cluster(env, &origin, &case.cluster_spec(&existing))?;
-    let machines = world::machines(env, &cluster, &case.machine_decls(&env.region))?;
+    let zones = case.cluster_zones(env, &cluster).await?;
+    let machines = world::machines(env, &cluster, &case.machine_decls(&zones))?;
     Ok(Prepared {
         existing,
         origin,
@@ -541,6 +542,7 @@ pub async fn isolation(env: &Env) -> Result<Report, Failure> {
         rule_sources: false,
         prefer_public: false,
         ipv6: false,
+        random_zones: false,
         pre: Default::default(),
         services: 0,
     };

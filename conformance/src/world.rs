@@ -13,7 +13,7 @@ use scenarios::{MachineDecl, Setup};
 
 use crate::census::Census;
 use crate::target::Env;
-use crate::{Failure, aws_failure};
+use crate::{Failure, aws_failure, ensure};
 
 /// The first `n` zones of `region`.
 pub fn zones(region: &str, n: usize) -> Vec<String> {
@@ -83,6 +83,10 @@ pub struct Case {
     /// subnets of its own go out through an egress-only internet gateway, the user's when
     /// the internet gateway is the user's too ([`Case::users_egress_only`]), else its own.
     pub ipv6: bool,
+    /// The cluster's default subnets in its own VPC span zones drawn from its name
+    /// (`availabilityZoneSelection: Random`, `availabilityZoneUsageLimit` of them) rather than
+    /// the first by name (`availabilityZoneCount`); its machines go to the zones drawn.
+    pub random_zones: bool,
     /// What pre-exists.
     pub pre: Preexisting,
     /// 0 to 2 load balancers the cloud controller manager makes for Services once the
@@ -109,6 +113,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
         ),
     )
         .prop_map(
@@ -129,6 +134,7 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     rule_sources,
                     prefer_public,
                     ipv6,
+                    random_zones,
                 ),
             )| {
                 let subnets = p[2];
@@ -158,6 +164,8 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
                     // Only the default subnets of the cluster's own VPC follow the schema.
                     prefer_public: prefer_public && !pre.vpc && !secondary,
                     ipv6,
+                    // Only the default subnets of the cluster's own VPC are drawn so.
+                    random_zones: random_zones && !pre.vpc && !secondary,
                     pre,
                     services,
                 }
@@ -165,8 +173,8 @@ pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
         )
 }
 
-/// As derived, except that `resource_names`, `rule_sources`, `prefer_public` and `ipv6` show
-/// only when set: a case's text seeds its
+/// As derived, except that `resource_names`, `rule_sources`, `prefer_public`, `ipv6` and
+/// `random_zones` show only when set: a case's text seeds its
 /// faults ([`crate::target::seed_of`]), and the cases kept from before the field existed
 /// must draw the faults they failed with.
 impl std::fmt::Debug for Case {
@@ -192,6 +200,9 @@ impl std::fmt::Debug for Case {
         }
         if self.ipv6 {
             d.field("ipv6", &self.ipv6);
+        }
+        if self.random_zones {
+            d.field("random_zones", &self.random_zones);
         }
         d.field("pre", &self.pre)
             .field("services", &self.services)
@@ -301,11 +312,16 @@ impl Case {
             if self.prefer_public {
                 vpc.insert(y("subnetSchema"), y("PreferPublic"));
             }
-            network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(vpc));
-            network.insert(
-                y("availabilityZoneCount"),
-                serde_yaml_ng::Value::Number(self.zones.into()),
-            );
+            let zones = serde_yaml_ng::Value::Number(self.zones.into());
+            if self.random_zones {
+                // Every region has at least three zones: so many are drawn.
+                vpc.insert(y("availabilityZoneUsageLimit"), zones);
+                vpc.insert(y("availabilityZoneSelection"), y("Random"));
+                network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(vpc));
+            } else {
+                network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(vpc));
+                network.insert(y("availabilityZoneCount"), zones);
+            }
         }
         if self.resource_names
             && let Some(serde_yaml_ng::Value::Mapping(vpc)) = network.get_mut(y("vpc"))
@@ -424,9 +440,47 @@ impl Case {
         vpc
     }
 
-    /// Its machines: one control plane (init) then nodes, spread over the zones.
-    pub fn machine_decls(&self, region: &str) -> Vec<MachineDecl> {
-        let zones = zones(region, self.zones);
+    /// The zones of the cluster's subnets, where its machines go: with its own default
+    /// subnets, the first of the region by name, or with [`Case::random_zones`] those the
+    /// spec of `cluster` draws from the region's availability zones (the provider's plan);
+    /// with subnets named in the spec, the first by name, as [`Case::cluster_spec`] names them.
+    pub async fn cluster_zones(
+        &self,
+        env: &Env,
+        cluster: &Cluster,
+    ) -> Result<Vec<String>, Failure> {
+        if !self.random_zones {
+            return Ok(zones(&env.region, self.zones));
+        }
+        let out = env
+            .clients
+            .ec2
+            .describe_availability_zones()
+            .filters(crate::topology::f("zone-type", &["availability-zone"]))
+            .send()
+            .await
+            .map_err(aws_failure("DescribeAvailabilityZones"))?;
+        let region: Vec<String> = out
+            .availability_zones()
+            .iter()
+            .filter_map(|z| z.zone_name().map(str::to_string))
+            .collect();
+        let plan = provider::spec::validate(cluster, &region)
+            .map_err(|e| Failure::Check(format!("the case's cluster spec: {e}")))?;
+        let drawn: std::collections::BTreeSet<String> =
+            plan.subnets.iter().filter_map(|p| p.zone.clone()).collect();
+        ensure(drawn.len() == self.zones, || {
+            format!(
+                "the spec draws the zones {drawn:?} of {region:?}, not {} zones",
+                self.zones
+            )
+        })?;
+        Ok(drawn.into_iter().collect())
+    }
+
+    /// Its machines: one control plane (init) then nodes, spread over the cluster's `zones`
+    /// ([`Case::cluster_zones`]).
+    pub fn machine_decls(&self, zones: &[String]) -> Vec<MachineDecl> {
         (0..self.machines)
             .map(|i| MachineDecl {
                 name: if i == 0 {

@@ -167,6 +167,7 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
         rule_sources: false,
         prefer_public: false,
         ipv6: false,
+        random_zones: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,

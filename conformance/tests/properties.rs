@@ -137,6 +137,7 @@ fn a_default_group_not_visible_yet_is_waited_for_in_a_storm() {
         rule_sources: false,
         prefer_public: false,
         ipv6: false,
+        random_zones: false,
         pre: conformance::world::Preexisting::default(),
         services: 0,
     };
@@ -229,6 +230,7 @@ fn crash_at_every_change_of_one_cluster() {
         rule_sources: false,
         prefer_public: false,
         ipv6: false,
+        random_zones: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
@@ -270,6 +272,7 @@ fn every_refused_delete_of_one_cluster() {
         rule_sources: false,
         prefer_public: false,
         ipv6: false,
+        random_zones: false,
         pre: conformance::world::Preexisting::default(),
         services: 1,
     };
@@ -279,6 +282,65 @@ fn every_refused_delete_of_one_cluster() {
             properties::delete_carries_on(&env, &c, k).await
         })
         .unwrap_or_else(|e| panic!("delete refused at kind {k}: {e}"));
+    }
+}
+
+/// A cluster whose default subnets span two zones drawn from its name
+/// (`availabilityZoneSelection: Random`), not the first two by name, with a machine in each:
+/// made, reconciled again without a change, every cut point of its create converging, and
+/// deleted whole.
+#[test]
+fn zones_drawn_at_random_hold_the_cluster_and_its_machines() {
+    let case = Case {
+        zones: 2,
+        cidr: "10.0.0.0/16",
+        bastion: false,
+        internal: false,
+        machines: 2,
+        spot: false,
+        data_volumes: 0,
+        secondary: false,
+        empty_default_group: false,
+        resource_names: false,
+        rule_sources: false,
+        prefer_public: false,
+        ipv6: false,
+        random_zones: true,
+        pre: conformance::world::Preexisting::default(),
+        services: 0,
+    };
+    // The cluster the property makes is named after the test's environment, whose number
+    // grows with every one made in this process: the first whose name draws other zones than
+    // the first two (each draws them with a chance of one in three) is taken.
+    let made = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for _ in 0..20 {
+        let c = case.clone();
+        let m = made.clone();
+        check(&case, |env| async move {
+            // The case makes nothing beforehand: preparing it only names its cluster.
+            let p = properties::prepare(&env, &c, "idem").await?;
+            let drawn = c.cluster_zones(&env, &p.cluster).await?;
+            if drawn == conformance::world::zones(&env.region, 2) {
+                return Ok(properties::Report { calls: 0 });
+            }
+            m.store(true, std::sync::atomic::Ordering::SeqCst);
+            properties::idempotence(&env, &c).await
+        })
+        .unwrap_or_else(|e| panic!("idempotence: {e}"));
+        if made.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+    }
+    assert!(
+        made.load(std::sync::atomic::Ordering::SeqCst),
+        "20 clusters drew the first two zones"
+    );
+    for k in [1, 10, 20, 30] {
+        let c = case.clone();
+        check(&case, |env| async move {
+            properties::crash_convergence(&env, &c, k).await
+        })
+        .unwrap_or_else(|e| panic!("create cut at {k}: {e}"));
     }
 }
 
@@ -301,6 +363,7 @@ fn crash_at_every_change_of_a_dual_stack_cluster() {
         rule_sources: false,
         prefer_public: false,
         ipv6: true,
+        random_zones: false,
         pre: conformance::world::Preexisting::default(),
         services: 0,
     };
@@ -347,6 +410,7 @@ fn a_dual_stack_cluster_in_a_users_vpc_takes_its_block_and_leaves_it() {
         rule_sources: false,
         prefer_public: false,
         ipv6: true,
+        random_zones: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,
