@@ -206,7 +206,7 @@ async fn aws_cli_builds_and_reads_a_network() {
 
         // The CLI's own paginator walks every page.
         let zones = cli.run(&["ec2", "describe-availability-zones"]).unwrap();
-        assert_eq!(zones["AvailabilityZones"].as_array().unwrap().len(), 3);
+        assert_eq!(zones["AvailabilityZones"].as_array().unwrap().len(), 6);
         let lbs = cli.run(&["elb", "describe-load-balancers"]).unwrap();
         assert_eq!(lbs["LoadBalancerDescriptions"].as_array().unwrap().len(), 0);
     })

@@ -4289,14 +4289,22 @@ async fn default_subnets_take_the_zones_the_spec_chooses() {
     down(&a, &random).await;
     assert_eq!(owned_left(&ec2).await, Vec::<String>::new());
 
-    // A limit above the region's zones takes them all (a count above them is refused).
+    // A limit above the region's zones takes them all, us-east-1's six (a count above them
+    // is refused).
     let o = a
         .plan(&named("c1", "availabilityZoneUsageLimit: 10"))
         .await
         .unwrap();
     assert_eq!(
         zones_of(&o),
-        both(&["us-east-1a", "us-east-1b", "us-east-1c"])
+        both(&[
+            "us-east-1a",
+            "us-east-1b",
+            "us-east-1c",
+            "us-east-1d",
+            "us-east-1e",
+            "us-east-1f"
+        ])
     );
     refused_listing(
         &fake,
@@ -4320,8 +4328,8 @@ async fn default_subnets_take_the_zones_the_spec_chooses() {
     refused_naming(
         &fake,
         &a,
-        &cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 4\n"),
-        "spec.network.availabilityZoneCount: 4 is not between 1 and the 3 zones of us-east-1",
+        &cluster("  region: us-east-1\n  network:\n    availabilityZoneCount: 7\n"),
+        "spec.network.availabilityZoneCount: 7 is not between 1 and the 6 zones of us-east-1",
     )
     .await;
 }

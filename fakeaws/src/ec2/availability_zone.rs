@@ -67,15 +67,39 @@ impl Zone {
     }
 }
 
-/// The availability zones of `region`.
+/// The regions whose availability zones open to an account are not `a`, `b` and `c` with
+/// the AZ ids `az1` to `az3`: each zone's letter and AZ id number, as AWS's list of AZ ids
+/// gives them (us-east-1 six, us-west-2 and ap-northeast-2 four; us-west-1 two of its
+/// three, as to accounts made since its third closed to them; ca-central-1's third is `d`,
+/// `cac1-az4`; ap-northeast-1's are `a`, `c` and `d`, `apne1-az4`, `az1` and `az2`). In the
+/// regions that map zones to letters per account (us-east-1, us-west-1, us-west-2,
+/// ap-northeast-1), which letter is which AZ id is this fake's choice, as another account's
+/// would be.
+const ZONE_LETTERS: &[(&str, &[(char, u8)])] = &[
+    (
+        "us-east-1",
+        &[('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)],
+    ),
+    ("us-west-1", &[('a', 1), ('c', 3)]),
+    ("us-west-2", &[('a', 1), ('b', 2), ('c', 3), ('d', 4)]),
+    ("ap-northeast-1", &[('a', 4), ('c', 1), ('d', 2)]),
+    ("ap-northeast-2", &[('a', 1), ('b', 2), ('c', 3), ('d', 4)]),
+    ("ca-central-1", &[('a', 1), ('b', 2), ('d', 4)]),
+];
+
+/// The availability zones of `region`: `a`, `b` and `c` (AZ ids `az1` to `az3`), or those of
+/// [`ZONE_LETTERS`].
 pub fn zones_of(region: &str) -> Vec<Zone> {
     let code = region_code(region);
-    ["a", "b", "c"]
+    let letters = ZONE_LETTERS
         .iter()
-        .enumerate()
-        .map(|(i, letter)| Zone {
+        .find(|(r, _)| *r == region)
+        .map_or(&[('a', 1), ('b', 2), ('c', 3)][..], |(_, l)| l);
+    letters
+        .iter()
+        .map(|&(letter, number)| Zone {
             name: format!("{region}{letter}"),
-            id: format!("{code}-az{}", i + 1),
+            id: format!("{code}-az{number}"),
             region: region.to_string(),
             kind: ZoneType::Availability,
             group: region.to_string(),

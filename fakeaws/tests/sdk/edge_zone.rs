@@ -49,7 +49,14 @@ async fn edge_zones_are_listed_and_usable_once_opted_in() {
     // Without opting in: the availability zones only, unless all are asked for.
     assert_eq!(
         zone_names(&ec2, false, &[]).await,
-        ["us-east-1a", "us-east-1b", "us-east-1c"]
+        [
+            "us-east-1a",
+            "us-east-1b",
+            "us-east-1c",
+            "us-east-1d",
+            "us-east-1e",
+            "us-east-1f"
+        ]
     );
     let local = zone_names(&ec2, true, &[("zone-type", "local-zone")]).await;
     assert_eq!(local, ["us-east-1-bos-1a", "us-east-1-nyc-1a"]);
@@ -89,7 +96,10 @@ async fn edge_zones_are_listed_and_usable_once_opted_in() {
     let (code, message) = code_and_message(subnet_in("us-east-1-nyc-1a").send().await);
     assert_eq!(code, "InvalidParameterValue");
     assert!(
-        message.ends_with("following availability zones: us-east-1a, us-east-1b, us-east-1c."),
+        message.ends_with(
+            "following availability zones: us-east-1a, us-east-1b, us-east-1c, us-east-1d, \
+             us-east-1e, us-east-1f."
+        ),
         "{message}"
     );
 
@@ -97,7 +107,15 @@ async fn edge_zones_are_listed_and_usable_once_opted_in() {
     opt_in(&ec2, "us-east-1-nyc-1").await;
     assert_eq!(
         zone_names(&ec2, false, &[]).await,
-        ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1-nyc-1a"]
+        [
+            "us-east-1a",
+            "us-east-1b",
+            "us-east-1c",
+            "us-east-1d",
+            "us-east-1e",
+            "us-east-1f",
+            "us-east-1-nyc-1a"
+        ]
     );
     assert_eq!(
         zone_names(&ec2, false, &[("opt-in-status", "opted-in")]).await,

@@ -103,7 +103,8 @@ async fn default_vpc_exists_and_can_be_switched_off() {
         .send()
         .await
         .unwrap();
-    assert_eq!(subnets.subnets().len(), 3);
+    // One default subnet per availability zone: us-east-1 has six.
+    assert_eq!(subnets.subnets().len(), 6);
     assert!(
         subnets
             .subnets()

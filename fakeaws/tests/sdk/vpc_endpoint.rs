@@ -735,7 +735,14 @@ async fn the_region_lists_its_endpoint_services_page_by_page() {
     assert_eq!(ssm.private_dns_name(), Some("ssm.us-east-1.amazonaws.com"));
     assert_eq!(
         ssm.availability_zones(),
-        ["us-east-1a", "us-east-1b", "us-east-1c"]
+        [
+            "us-east-1a",
+            "us-east-1b",
+            "us-east-1c",
+            "us-east-1d",
+            "us-east-1e",
+            "us-east-1f"
+        ]
     );
     assert_eq!(ssm.owner(), Some("amazon"));
 
