@@ -64,6 +64,9 @@ pub struct Env {
     pub prefix: String,
     /// The region.
     pub region: String,
+    /// The region's availability zones open to the account, by name, as the target lists
+    /// them (not every region's are `a`, `b` and `c`).
+    pub zones: Vec<String>,
     /// The bad day the in-process fake plays (`calm` unless asked).
     pub profile: Profile,
     /// The bootstrap material the suite's machines boot with (one PKI for the process: the
@@ -201,17 +204,62 @@ impl Env {
             .chars()
             .rev()
             .collect();
-        Ok(Env {
+        let mut env = Env {
             target: target.clone(),
             clients,
             run_id: run_id.to_string(),
             started,
             prefix: format!("cf{short}-{n}"),
             region,
+            zones: Vec::new(),
             profile,
             bootstrap: bootstrap()?,
             fake,
-        })
+        };
+        env.zones = env.availability_zones().await?;
+        Ok(env)
+    }
+
+    /// The region's availability zones (not its Local or Wavelength Zones), by name: the
+    /// in-process fake's from its table (a request would move its clock and its draws of
+    /// faults, which a case's seed replays), another target's from DescribeAvailabilityZones.
+    async fn availability_zones(&self) -> Result<Vec<String>, String> {
+        if self.fake.is_some() {
+            let mut zones: Vec<String> = fakeaws::ec2::availability_zone::zones_of(&self.region)
+                .into_iter()
+                .map(|z| z.name)
+                .collect();
+            zones.sort();
+            return Ok(zones);
+        }
+        let out = self
+            .clients
+            .ec2
+            .describe_availability_zones()
+            .filters(
+                aws_sdk_ec2::types::Filter::builder()
+                    .name("zone-type")
+                    .values("availability-zone")
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(|e| format!("DescribeAvailabilityZones: {e}"))?;
+        let mut zones: Vec<String> = out
+            .availability_zones()
+            .iter()
+            .filter_map(|z| z.zone_name().map(str::to_string))
+            .collect();
+        zones.sort();
+        if zones.is_empty() {
+            return Err(format!("{} lists no availability zone", self.region));
+        }
+        Ok(zones)
+    }
+
+    /// The first `n` of the region's availability zones by name (all when it has fewer).
+    pub fn first_zones(&self, n: usize) -> Vec<String> {
+        self.zones.iter().take(n).cloned().collect()
     }
 
     /// A machine actuator on `clients` (these, or a crashing view of them), booting machines

@@ -15,13 +15,6 @@ use crate::census::Census;
 use crate::target::Env;
 use crate::{Failure, aws_failure, ensure};
 
-/// The first `n` zones of `region`.
-pub fn zones(region: &str, n: usize) -> Vec<String> {
-    ["a", "b", "c"][..n.min(3)]
-        .iter()
-        .map(|l| format!("{region}{l}"))
-        .collect()
-}
 const CIDRS: [&str; 3] = ["10.0.0.0/16", "10.128.0.0/17", "172.16.0.0/16"];
 
 /// The secondary range of a case's VPC: the shared address space, which AWS adds beside any
@@ -281,7 +274,7 @@ impl Case {
                     .cidr
                     .parse()
                     .unwrap_or_else(|_| ipnet::Ipv4Net::default());
-                provider::spec::default_subnets(vpc, &zones(&ex.region, self.zones), false)
+                provider::spec::default_subnets(vpc, &ex.first_zones(self.zones), false)
                     .into_iter()
                     .map(|p| subnet_yaml(&p))
                     .collect()
@@ -295,7 +288,7 @@ impl Case {
                 serde_yaml_ng::Value::Sequence(vec![yaml_map(&[("ipv4CidrBlock", y(SECONDARY))])]),
             );
             network.insert(y("vpc"), serde_yaml_ng::Value::Mapping(vpc));
-            let zones = zones(&ex.region, self.zones);
+            let zones = ex.first_zones(self.zones);
             let split = |range: &str, public: bool| {
                 let net = range.parse().unwrap_or_else(|_| ipnet::Ipv4Net::default());
                 provider::spec::default_subnets(net, &zones, false)
@@ -450,7 +443,7 @@ impl Case {
         cluster: &Cluster,
     ) -> Result<Vec<String>, Failure> {
         if !self.random_zones {
-            return Ok(zones(&env.region, self.zones));
+            return Ok(env.first_zones(self.zones));
         }
         let out = env
             .clients
@@ -583,6 +576,8 @@ fn yaml_map(pairs: &[(&str, serde_yaml_ng::Value)]) -> serde_yaml_ng::Value {
 pub struct Existing {
     /// The region.
     pub region: String,
+    /// The region's availability zones by name ([`Env::zones`]).
+    pub zones: Vec<String>,
     /// The VPC.
     pub vpc: Option<String>,
     /// The gateway.
@@ -606,6 +601,11 @@ pub struct Existing {
 }
 
 impl Existing {
+    /// The first `n` of the region's availability zones by name.
+    pub fn first_zones(&self, n: usize) -> Vec<String> {
+        self.zones.iter().take(n).cloned().collect()
+    }
+
     /// Replaces `${vpc}`, `${igw}`, `${strayIgw}`, `${public.N}`, `${private.N}`, `${sg.ROLE}`, `${bastion}`
     /// and `${lb}` in `text`.
     pub fn substitute(&self, text: &str) -> String {
@@ -665,6 +665,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
     let ec2 = &env.clients.ec2;
     let mut ex = Existing {
         region: env.region.clone(),
+        zones: env.zones.clone(),
         ..Existing::default()
     };
     let Some(cidr) = &setup.vpc else {
@@ -765,7 +766,7 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         let net: ipnet::Ipv4Net = cidr
             .parse()
             .map_err(|_| Failure::Check(format!("setup.vpc {cidr} is not a CIDR")))?;
-        let zones = zones(&env.region, setup.subnet_zones);
+        let zones = env.first_zones(setup.subnet_zones);
         let rt = new_route_table().await?;
         if let Some(igw) = &ex.igw {
             ec2.create_route()
@@ -1022,7 +1023,8 @@ pub fn machines(
             zone = d
                 .zone
                 .clone()
-                .unwrap_or_else(|| format!("{}a", cluster.spec.region)),
+                .or_else(|| env.zones.first().cloned())
+                .unwrap_or_default(),
             op = if init { "init" } else { "join" },
         );
         let mut docs = provider::spec::parse_documents(&yaml, &d.name)?;
