@@ -4262,6 +4262,31 @@ async fn default_subnets_take_the_zones_the_spec_chooses() {
         held,
         ["us-east-1a", "us-east-1a", "us-east-1b", "us-east-1b"]
     );
+    // The same cluster drawing its zones instead (its name draws others than a and b): the
+    // subnets it holds do not move, an Immutable error naming the zone choice, no change.
+    let drawn = named(
+        "c1",
+        "availabilityZoneUsageLimit: 2, availabilityZoneSelection: Random",
+    );
+    let region: Vec<String> = ('a'..='f').map(|l| format!("us-east-1{l}")).collect();
+    let drawn_zones: BTreeSet<String> = provider::spec::validate(&drawn, &region)
+        .unwrap()
+        .subnets
+        .iter()
+        .filter_map(|p| p.zone.clone())
+        .collect();
+    assert_ne!(
+        drawn_zones,
+        BTreeSet::from(["us-east-1a".to_string(), "us-east-1b".to_string()])
+    );
+    fake.fake().take_calls();
+    let err = a.reconcile(&drawn).await.unwrap_err().to_string();
+    assert!(
+        err.starts_with("the default subnets' zones (spec.network.availabilityZoneCount, "),
+        "{err}"
+    );
+    assert!(err.contains("has us-east-1"), "{err}");
+    assert_eq!(mutating(&fake), Vec::<String>::new());
     down(&a, &ordered).await;
 
     // Random: two zones each, not the same two for every name; the same for one name.

@@ -409,8 +409,17 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         let sn = match current {
             Some(sn) => {
                 if sn.availability_zone() != Some(zone.as_str()) {
+                    // The default subnets' zones come from the zone count, limit and
+                    // selection: a change to those moves them, which no step does.
+                    let field = if s.plan.spec.network.subnets.is_empty() {
+                        "the default subnets' zones (spec.network.availabilityZoneCount, \
+                         spec.network.vpc.availabilityZoneUsageLimit and \
+                         availabilityZoneSelection)"
+                    } else {
+                        "spec.network.subnets[].availabilityZone"
+                    };
                     return Err(Error::Immutable {
-                        field: "spec.network.subnets[].availabilityZone".into(),
+                        field: field.into(),
                         resource: sn.subnet_id().unwrap_or_default().to_string(),
                         current: sn.availability_zone().unwrap_or_default().to_string(),
                         wanted: zone,
