@@ -311,7 +311,7 @@ pub async fn prepare(env: &Env, case: &Case, suffix: &str) -> Result<Prepared, F
     let origin = format!("{}-{suffix}", env.prefix);
     let existing = world::create_setup(env, &case.setup(), &origin).await?;
     let cluster = world::cluster(env, &origin, &case.cluster_spec(&existing))?;
-    let zones = case.cluster_zones(env, &cluster).await?;
+    let zones = case.cluster_zones(env, &cluster)?;
     let machines = world::machines(env, &cluster, &case.machine_decls(&zones))?;
     Ok(Prepared {
         existing,

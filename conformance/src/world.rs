@@ -435,30 +435,15 @@ impl Case {
 
     /// The zones of the cluster's subnets, where its machines go: with its own default
     /// subnets, the first of the region by name, or with [`Case::random_zones`] those the
-    /// spec of `cluster` draws from the region's availability zones (the provider's plan);
+    /// spec of `cluster` draws from the region's availability zones ([`Env::zones`], by the
+    /// provider's plan);
     /// with subnets named in the spec, the first by name, as [`Case::cluster_spec`] names them.
-    pub async fn cluster_zones(
-        &self,
-        env: &Env,
-        cluster: &Cluster,
-    ) -> Result<Vec<String>, Failure> {
+    pub fn cluster_zones(&self, env: &Env, cluster: &Cluster) -> Result<Vec<String>, Failure> {
         if !self.random_zones {
             return Ok(env.first_zones(self.zones));
         }
-        let out = env
-            .clients
-            .ec2
-            .describe_availability_zones()
-            .filters(crate::topology::f("zone-type", &["availability-zone"]))
-            .send()
-            .await
-            .map_err(aws_failure("DescribeAvailabilityZones"))?;
-        let region: Vec<String> = out
-            .availability_zones()
-            .iter()
-            .filter_map(|z| z.zone_name().map(str::to_string))
-            .collect();
-        let plan = provider::spec::validate(cluster, &region)
+        let region = &env.zones;
+        let plan = provider::spec::validate(cluster, region)
             .map_err(|e| Failure::Check(format!("the case's cluster spec: {e}")))?;
         let drawn: std::collections::BTreeSet<String> =
             plan.subnets.iter().filter_map(|p| p.zone.clone()).collect();
