@@ -65,7 +65,9 @@ pub struct Env {
     /// The region.
     pub region: String,
     /// The region's availability zones open to the account, by name, as the target lists
-    /// them (not every region's are `a`, `b` and `c`).
+    /// them (not every region's are `a`, `b` and `c`), but those AWS constrains
+    /// ([`provider::spec::CONSTRAINED_ZONE_IDS`]), where the provider puts no default subnet
+    /// and the current instance types may not run.
     pub zones: Vec<String>,
     /// The bad day the in-process fake plays (`calm` unless asked).
     pub profile: Profile,
@@ -220,13 +222,16 @@ impl Env {
         Ok(env)
     }
 
-    /// The region's availability zones (not its Local or Wavelength Zones), by name: the
+    /// The region's open availability zones (not its Local or Wavelength Zones, nor a
+    /// constrained one), by name: the
     /// in-process fake's from its table (a request would move its clock and its draws of
     /// faults, which a case's seed replays), another target's from DescribeAvailabilityZones.
     async fn availability_zones(&self) -> Result<Vec<String>, String> {
+        let open = |id: &str| !provider::spec::CONSTRAINED_ZONE_IDS.contains(&id);
         if self.fake.is_some() {
             let mut zones: Vec<String> = fakeaws::ec2::availability_zone::zones_of(&self.region)
                 .into_iter()
+                .filter(|z| open(&z.id))
                 .map(|z| z.name)
                 .collect();
             zones.sort();
@@ -248,6 +253,7 @@ impl Env {
         let mut zones: Vec<String> = out
             .availability_zones()
             .iter()
+            .filter(|z| z.zone_id().is_some_and(open))
             .filter_map(|z| z.zone_name().map(str::to_string))
             .collect();
         zones.sort();

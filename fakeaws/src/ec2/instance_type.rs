@@ -721,8 +721,61 @@ impl Filterable for Offering {
     }
 }
 
+/// The families of the previous generations, on the Xen hypervisor, that RunInstances
+/// launches though the catalogue does not describe them (the EC2 user guide's Xen-based and
+/// previous-generation types).
+const XEN_FAMILIES: &[&str] = &[
+    "t1", "t2", "m1", "m2", "m3", "m4", "c1", "c3", "c4", "r3", "r4", "i2", "i3", "d2", "g2", "g3",
+    "p2", "p3", "x1", "x1e", "h1", "hs1", "cc2", "cr1",
+];
+
+/// Whether `t` runs on the Xen hypervisor (the catalogue's `t2`, and the previous
+/// generations' families; a bare metal size never).
+pub fn is_xen(t: InstanceType) -> bool {
+    match t.as_str().split_once('.') {
+        Some((family, size)) => XEN_FAMILIES.contains(&family) && size != "metal",
+        None => false,
+    }
+}
+
+/// Whether `zone` offers `t`: every zone offers every type, except an availability zone
+/// whose AZ id is one of [`crate::ec2::availability_zone::XEN_ONLY_ZONE_IDS`], which offers
+/// the Xen-based types only.
+pub fn offered_in(zone: &crate::ec2::availability_zone::Zone, t: InstanceType) -> bool {
+    !crate::ec2::availability_zone::XEN_ONLY_ZONE_IDS.contains(&zone.id.as_str()) || is_xen(t)
+}
+
+/// Refuses a launch of `t` in `zone` (a zone the request named, by its subnet or its
+/// placement) when the zone does not offer it: `Unsupported`, naming the region's zones that
+/// do, as AWS words it.
+pub fn check_offered(region: &Region, zone: &str, t: InstanceType) -> Result<(), ApiError> {
+    let Some(z) = region.zones.iter().find(|z| z.name == zone) else {
+        return Ok(());
+    };
+    if offered_in(z, t) {
+        return Ok(());
+    }
+    let others: Vec<&str> = region
+        .zones
+        .iter()
+        .filter(|o| offered_in(o, t))
+        .map(|o| o.name.as_str())
+        .collect();
+    Err(ApiError::new(
+        "Unsupported",
+        format!(
+            "Your requested instance type ({}) is not supported in your requested Availability \
+             Zone ({zone}). Please retry your request by not specifying an Availability Zone or \
+             choosing {}.",
+            t.as_str(),
+            others.join(", ")
+        ),
+    ))
+}
+
 /// `DescribeInstanceTypeOfferings`: every type of the catalogue in the region, or in each of
-/// its zones (by name or id); filters `instance-type` and `location`; `MaxResults` 5..1000.
+/// its zones (by name or id) those the zone offers ([`offered_in`]); filters `instance-type`
+/// and `location`; `MaxResults` 5..1000.
 pub fn describe_instance_type_offerings(
     region: &mut Region,
     input: DescribeInstanceTypeOfferingsRequest,
@@ -730,10 +783,20 @@ pub fn describe_instance_type_offerings(
     page::check_max_results(input.max_results, 5, 1000)?;
     let filters = Filters::parse::<Offering>(input.filters)?;
     let location_type = input.location_type.unwrap_or(LocationType::Region);
-    let locations: Vec<String> = match location_type {
-        LocationType::Region => vec![region.name.clone()],
-        LocationType::AvailabilityZone => region.zones.iter().map(|z| z.name.clone()).collect(),
-        LocationType::AvailabilityZoneId => region.zones.iter().map(|z| z.id.clone()).collect(),
+    // Each location, and the zone it is (none for the region).
+    let locations: Vec<(String, Option<&crate::ec2::availability_zone::Zone>)> = match location_type
+    {
+        LocationType::Region => vec![(region.name.clone(), None)],
+        LocationType::AvailabilityZone => region
+            .zones
+            .iter()
+            .map(|z| (z.name.clone(), Some(z)))
+            .collect(),
+        LocationType::AvailabilityZoneId => region
+            .zones
+            .iter()
+            .map(|z| (z.id.clone(), Some(z)))
+            .collect(),
         LocationType::Outpost => {
             return Err(ApiError::not_implemented(
                 "fakeaws serves no Outposts (LocationType outpost)",
@@ -742,12 +805,14 @@ pub fn describe_instance_type_offerings(
     };
     let mut found: Vec<Offering> = locations
         .iter()
-        .flat_map(|location| {
-            catalogue().map(move |(t, _)| Offering {
-                instance_type: t,
-                location: location.clone(),
-                key: format!("{location}/{}", t.as_str()),
-            })
+        .flat_map(|(location, zone)| {
+            catalogue()
+                .filter(move |(t, _)| zone.is_none_or(|z| offered_in(z, *t)))
+                .map(move |(t, _)| Offering {
+                    instance_type: t,
+                    location: location.clone(),
+                    key: format!("{location}/{}", t.as_str()),
+                })
         })
         .filter(|o| filters.matches(o, None))
         .collect();

@@ -14,9 +14,9 @@ async fn each_region_lists_its_own_zones() {
             &[
                 ("a", "use1-az1"),
                 ("b", "use1-az2"),
-                ("c", "use1-az3"),
-                ("d", "use1-az4"),
-                ("e", "use1-az5"),
+                ("c", "use1-az4"),
+                ("d", "use1-az5"),
+                ("e", "use1-az3"),
                 ("f", "use1-az6"),
             ][..],
         ),

@@ -315,3 +315,106 @@ async fn threads_placement_strategies_hosts_recovery_and_free_tier_follow_the_gu
             .is_empty()
     );
 }
+
+/// us-east-1's constrained zone (`use1-az3`, `us-east-1e` here) offers the older, Xen-based
+/// types only: DescribeInstanceTypeOfferings lists only those there, and a launch of another
+/// type there is `Unsupported` in AWS's words, naming the zones that offer it, and makes
+/// nothing; the same type launches in the other zones, and `t2` there.
+#[tokio::test]
+async fn a_constrained_zone_offers_the_older_types_only() {
+    // With the default VPC, for launches that name no subnet.
+    let fake = fakeaws::spawn().await.unwrap();
+    let ec2 = fake.ec2_client();
+    let offered = |location_type: LocationType, location: &'static str| {
+        let ec2 = ec2.clone();
+        async move {
+            let mut types: Vec<String> = Vec::new();
+            let mut pages = ec2
+                .describe_instance_type_offerings()
+                .location_type(location_type)
+                .filters(filter("location", &[location]))
+                .into_paginator()
+                .send();
+            while let Some(page) = pages.next().await {
+                for o in page.unwrap().instance_type_offerings() {
+                    types.push(o.instance_type().unwrap().as_str().to_string());
+                }
+            }
+            types
+        }
+    };
+    let constrained = offered(LocationType::AvailabilityZone, "us-east-1e").await;
+    assert!(!constrained.is_empty());
+    assert!(
+        constrained.iter().all(|t| t.starts_with("t2.")),
+        "{constrained:?}"
+    );
+    assert_eq!(
+        offered(LocationType::AvailabilityZoneId, "use1-az3").await,
+        constrained
+    );
+    let open = offered(LocationType::AvailabilityZone, "us-east-1d").await;
+    assert!(open.contains(&"t3.micro".to_string()) && open.len() > constrained.len());
+    let regional = offered(LocationType::Region, "us-east-1").await;
+    assert_eq!(regional.len(), open.len());
+
+    let vpc = crate::vpc(&ec2, "10.0.0.0/16").await;
+    let in_e = crate::subnet(&ec2, &vpc, "10.0.1.0/24", "us-east-1e").await;
+    let ami = crate::image(&ec2, "capa-ami-ubuntu-24.04-v1.31.0-1727000000").await;
+    let launch = |t: InstanceType, subnet: Option<&str>, zone: Option<&str>| {
+        ec2.run_instances()
+            .image_id(&ami)
+            .instance_type(t)
+            .set_subnet_id(subnet.map(String::from))
+            .set_placement(zone.map(|z| {
+                aws_sdk_ec2::types::Placement::builder()
+                    .availability_zone(z)
+                    .build()
+            }))
+            .min_count(1)
+            .max_count(1)
+    };
+    let (code, message) = crate::code_and_message(
+        launch(InstanceType::T3Micro, Some(&in_e), None)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "Unsupported");
+    assert_eq!(
+        message,
+        "Your requested instance type (t3.micro) is not supported in your requested \
+         Availability Zone (us-east-1e). Please retry your request by not specifying an \
+         Availability Zone or choosing us-east-1a, us-east-1b, us-east-1c, us-east-1d, \
+         us-east-1f."
+    );
+    // The default VPC's subnet there, by placement alone: the same.
+    assert_eq!(
+        crate::code(
+            launch(InstanceType::M5Large, None, Some("us-east-1e"))
+                .send()
+                .await
+        ),
+        "Unsupported"
+    );
+    assert!(crate::instance_ids(&ec2, &[]).await.is_empty());
+    // A Xen-based type launches there; the refused one anywhere else, and with no zone named.
+    launch(InstanceType::T2Micro, Some(&in_e), None)
+        .send()
+        .await
+        .unwrap();
+    launch(InstanceType::T3Micro, None, Some("us-east-1d"))
+        .send()
+        .await
+        .unwrap();
+    let anywhere = launch(InstanceType::T3Micro, None, None)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(
+        anywhere.instances()[0]
+            .placement()
+            .and_then(|p| p.availability_zone()),
+        Some("us-east-1e")
+    );
+    assert_eq!(crate::instance_ids(&ec2, &[]).await.len(), 3);
+}

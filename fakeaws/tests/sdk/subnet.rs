@@ -140,7 +140,7 @@ async fn range_conflict_and_zone_errors() {
     );
     // A zone given by id.
     let s = create("10.0.16.0/24")
-        .availability_zone_id("use1-az3")
+        .availability_zone_id("use1-az4")
         .send()
         .await
         .unwrap();

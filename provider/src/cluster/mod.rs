@@ -213,6 +213,9 @@ impl ClusterActuator {
                                 .network_border_group()
                                 .filter(|_| kind.is_edge())
                                 .map(String::from),
+                            constrained: z
+                                .zone_id()
+                                .is_some_and(|id| spec::CONSTRAINED_ZONE_IDS.contains(&id)),
                         })
                     })
                     .collect();

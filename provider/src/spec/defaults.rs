@@ -86,7 +86,16 @@ pub struct Zone {
     /// An edge zone's network border group (`us-east-1-bos-1`): where the public addresses
     /// of its subnets come from.
     pub border_group: Option<String>,
+    /// A constrained availability zone ([`CONSTRAINED_ZONE_IDS`]): the default subnets do not
+    /// go there; a subnet the spec names may.
+    pub constrained: bool,
 }
+
+/// The AZ ids of availability zones AWS constrains: `use1-az3`, which takes none of the
+/// current instance types (a launch of `t3.micro` or `m5.large` there is `Unsupported`), and
+/// `usw1-az2` and `cac1-az3`, closed to new customers (eksctl avoids the same three). Zone
+/// names map to AZ ids per account in the oldest regions, so the ids tell them.
+pub const CONSTRAINED_ZONE_IDS: [&str; 3] = ["use1-az3", "usw1-az2", "cac1-az3"];
 
 impl Zone {
     /// The availability zone `name`.
@@ -96,6 +105,7 @@ impl Zone {
             kind: ZoneKind::AvailabilityZone,
             parent: None,
             border_group: None,
+            constrained: false,
         }
     }
 }

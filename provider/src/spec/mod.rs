@@ -12,8 +12,8 @@ mod types;
 mod validate;
 
 pub use defaults::{
-    DEFAULT_BASTION_TYPE, DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, Plan, PlannedSubnet, Zone,
-    ZoneKind, default_cni_rules, default_subnets, load_balancer_name,
+    CONSTRAINED_ZONE_IDS, DEFAULT_BASTION_TYPE, DEFAULT_IDLE_TIMEOUT, DEFAULT_VPC_CIDR, Plan,
+    PlannedSubnet, Zone, ZoneKind, default_cni_rules, default_subnets, load_balancer_name,
 };
 pub use machine::Machine;
 pub use parse::{Documents, parse, parse_documents};

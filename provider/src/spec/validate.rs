@@ -427,13 +427,15 @@ fn check_subnet_ipv6(
 }
 
 /// The zones the default subnets of cluster `name` span, of the region's availability zones
-/// `zones`: `availabilityZoneCount` of them (exactly), or up to `availabilityZoneUsageLimit`
-/// (default 3), the first by name or, `Random`, a choice drawn from the cluster's name.
+/// `zones` (those not `constrained`): `availabilityZoneCount` of them (exactly), or up to
+/// `availabilityZoneUsageLimit` (default 3), the first by name or, `Random`, a choice drawn
+/// from the cluster's name.
 fn check_zone_choice(
     p: &mut Vec<String>,
     spec: &ClusterSpec,
     name: &str,
     zones: &[String],
+    constrained: &[String],
 ) -> Vec<String> {
     let net = &spec.network;
     let limit_at = "spec.network.vpc.availabilityZoneUsageLimit";
@@ -450,9 +452,17 @@ fn check_zone_choice(
         }
         (Some(n), None) => {
             if n == 0 || n > zones.len().max(1) {
+                let aside = if constrained.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (beside {}, constrained by AWS, where no default subnet goes)",
+                        constrained.join(", ")
+                    )
+                };
                 p.push(format!(
                     "spec.network.availabilityZoneCount: {n} is not between 1 and the {} zones \
-                     of {}",
+                     of {}{aside}",
                     zones.len(),
                     spec.region
                 ));
@@ -529,14 +539,19 @@ fn check_network(
     all_zones: &[Zone],
 ) -> Network {
     let net = &spec.network;
-    // The default subnets go to the availability zones only; a subnet named may go to an
-    // opted-in Local Zone or Wavelength Zone too.
+    // The default subnets go to the availability zones only, and not to a constrained one; a
+    // subnet named may go to any, or to an opted-in Local Zone or Wavelength Zone too.
     let zones: Vec<String> = all_zones
         .iter()
-        .filter(|z| !z.kind.is_edge())
+        .filter(|z| !z.kind.is_edge() && !z.constrained)
         .map(|z| z.name.clone())
         .collect();
     let zones = zones.as_slice();
+    let constrained: Vec<String> = all_zones
+        .iter()
+        .filter(|z| z.constrained)
+        .map(|z| z.name.clone())
+        .collect();
     let existing_vpc = net.vpc.id.clone();
     let ipam = net.vpc.ipam_pool.as_ref();
     if let Some(pool) = ipam {
@@ -621,7 +636,7 @@ fn check_network(
             );
         }
     }
-    let default_zones = check_zone_choice(p, spec, name, zones);
+    let default_zones = check_zone_choice(p, spec, name, zones, &constrained);
     let mut subnets = Vec::new();
     let mut subnets_from_vpc_range = None;
     if net.subnets.is_empty() {

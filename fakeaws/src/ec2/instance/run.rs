@@ -191,6 +191,7 @@ pub fn run_instances(
         maps_public,
         carrier,
     } = placement(region, &input, nic.as_ref(), users)?;
+    crate::ec2::instance_type::check_offered(region, &zone, instance_type)?;
     let groups = match users {
         Some(e) => e.groups.clone(),
         None => groups_of_launch(region, &input, nic.as_ref(), &vpc_id)?,
