@@ -223,9 +223,9 @@ impl Env {
     }
 
     /// The region's open availability zones (not its Local or Wavelength Zones, nor a
-    /// constrained one), by name: the
-    /// in-process fake's from its table (a request would move its clock and its draws of
-    /// faults, which a case's seed replays), another target's from DescribeAvailabilityZones.
+    /// constrained one), by name: the in-process fake's from its table (a request would move
+    /// its clock and its draws of faults, which a case's seed replays), another target's from
+    /// DescribeAvailabilityZones.
     async fn availability_zones(&self) -> Result<Vec<String>, String> {
         let open = |id: &str| !provider::spec::CONSTRAINED_ZONE_IDS.contains(&id);
         if self.fake.is_some() {

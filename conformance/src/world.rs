@@ -436,8 +436,8 @@ impl Case {
     /// The zones of the cluster's subnets, where its machines go: with its own default
     /// subnets, the first of the region by name, or with [`Case::random_zones`] those the
     /// spec of `cluster` draws from the region's availability zones ([`Env::zones`], by the
-    /// provider's plan);
-    /// with subnets named in the spec, the first by name, as [`Case::cluster_spec`] names them.
+    /// provider's plan); with subnets named in the spec, the first by name, as
+    /// [`Case::cluster_spec`] names them.
     pub fn cluster_zones(&self, env: &Env, cluster: &Cluster) -> Result<Vec<String>, Failure> {
         if !self.random_zones {
             return Ok(env.first_zones(self.zones));
