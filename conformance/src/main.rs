@@ -289,6 +289,7 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
                 )
                 .await
                 .map_err(Failure::Check)?;
+                let case = case.fitted(env.zones.len());
                 let r = prop(&env, &case, k).await;
                 let cleanup = properties::cleanup(&env).await;
                 let r = r?;
@@ -346,6 +347,7 @@ fn run(cli: RunArgs) -> anyhow::Result<bool> {
                     Env::with_profile(&target, &run_id, started, storm.clone(), seed_of(&case, 0))
                         .await
                         .map_err(Failure::Check)?;
+                let case = case.fitted(calm.zones.len());
                 properties::bad_day(&calm, &bad, &case).await
             });
             match result {

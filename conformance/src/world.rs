@@ -456,6 +456,16 @@ impl Case {
         Ok(drawn.into_iter().collect())
     }
 
+    /// The case on a region with `open` availability zones ([`Env::zones`]): as it is, or with
+    /// as many zones as the region has when it has fewer than the case draws (us-west-1 gives
+    /// new accounts two).
+    pub fn fitted(&self, open: usize) -> Case {
+        Case {
+            zones: self.zones.min(open.max(1)),
+            ..self.clone()
+        }
+    }
+
     /// Its machines: one control plane (init) then nodes, spread over the cluster's `zones`
     /// ([`Case::cluster_zones`]).
     pub fn machine_decls(&self, zones: &[String]) -> Vec<MachineDecl> {
@@ -1040,4 +1050,46 @@ pub fn machines(
         out.push(m);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_fits_a_region_with_fewer_zones_and_keeps_the_rest() {
+        let case = Case {
+            zones: 3,
+            cidr: CIDRS[0],
+            bastion: true,
+            internal: false,
+            machines: 2,
+            spot: false,
+            data_volumes: 1,
+            secondary: false,
+            empty_default_group: false,
+            resource_names: false,
+            rule_sources: false,
+            prefer_public: false,
+            ipv6: false,
+            random_zones: false,
+            pre: Preexisting::default(),
+            services: 0,
+        };
+        // us-west-1 gives new accounts two zones: two subnets, NAT gateways and route tables
+        // fewer are expected.
+        let two = case.fitted(2);
+        assert_eq!(two.zones, 2);
+        assert_eq!(two.expected().get("subnet"), Some(&4));
+        assert_eq!(
+            Case {
+                zones: 3,
+                ..two.clone()
+            },
+            case
+        );
+        // A region with as many or more keeps the case as it is.
+        assert_eq!(case.fitted(3), case);
+        assert_eq!(case.fitted(5), case);
+    }
 }
