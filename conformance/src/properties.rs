@@ -529,22 +529,8 @@ pub async fn delete_completeness(env: &Env, case: &Case, k: usize) -> Result<Rep
 pub async fn isolation(env: &Env) -> Result<Report, Failure> {
     let c = &env.clients;
     let one_zone = Case {
-        zones: 1,
-        cidr: "10.0.0.0/16",
-        bastion: false,
-        internal: false,
         machines: 1,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
-        ipv6: false,
-        random_zones: false,
-        pre: Default::default(),
-        services: 0,
+        ..Case::default()
     };
     let a = prepare(env, &one_zone, "a").await?;
     let b = prepare(

@@ -87,6 +87,31 @@ pub struct Case {
     pub services: usize,
 }
 
+/// The plainest case, which a named test changes field by field: one zone, the first CIDR,
+/// nothing else asked for, nothing pre-existing.
+impl Default for Case {
+    fn default() -> Case {
+        Case {
+            zones: 1,
+            cidr: CIDRS[0],
+            bastion: false,
+            internal: false,
+            machines: 0,
+            spot: false,
+            data_volumes: 0,
+            secondary: false,
+            empty_default_group: false,
+            resource_names: false,
+            rule_sources: false,
+            prefer_public: false,
+            ipv6: false,
+            random_zones: false,
+            pre: Preexisting::default(),
+            services: 0,
+        }
+    }
+}
+
 /// Cases: every combination the spec and the ownership rules allow.
 pub fn cases(max_machines: usize) -> impl Strategy<Value = Case> {
     (
@@ -1060,21 +1085,10 @@ mod tests {
     fn a_case_fits_a_region_with_fewer_zones_and_keeps_the_rest() {
         let case = Case {
             zones: 3,
-            cidr: CIDRS[0],
             bastion: true,
-            internal: false,
             machines: 2,
-            spot: false,
             data_volumes: 1,
-            secondary: false,
-            empty_default_group: false,
-            resource_names: false,
-            rule_sources: false,
-            prefer_public: false,
-            ipv6: false,
-            random_zones: false,
-            pre: Preexisting::default(),
-            services: 0,
+            ..Case::default()
         };
         // us-west-1 gives new accounts two zones: two subnets, NAT gateways and route tables
         // fewer are expected.

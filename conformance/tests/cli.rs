@@ -154,26 +154,14 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
         .await
         .unwrap();
     let case = conformance::world::Case {
-        zones: 1,
-        cidr: "10.0.0.0/16",
         bastion: true,
-        internal: false,
         machines: 1,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
-        ipv6: false,
-        random_zones: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,
             ..Default::default()
         },
-        services: 0,
+        ..conformance::world::Case::default()
     };
     let p = conformance::properties::prepare(&env, &case, "crashed")
         .await

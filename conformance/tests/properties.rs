@@ -125,21 +125,11 @@ proptest! {
 fn a_default_group_not_visible_yet_is_waited_for_in_a_storm() {
     let case = Case {
         zones: 3,
-        cidr: "10.0.0.0/16",
-        bastion: false,
-        internal: false,
         machines: 2,
         spot: true,
         data_volumes: 2,
-        secondary: false,
         empty_default_group: true,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
-        ipv6: false,
-        random_zones: false,
-        pre: conformance::world::Preexisting::default(),
-        services: 0,
+        ..Case::default()
     };
     let c = case.clone();
     check_with(&case, 19, Profile::storm(), |env| async move {
@@ -218,24 +208,14 @@ fn clusters_never_touch_each_other() {
 fn crash_at_every_change_of_one_cluster() {
     let case = Case {
         zones: 2,
-        cidr: "10.0.0.0/16",
         bastion: true,
-        internal: false,
         machines: 1,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
-        ipv6: false,
-        random_zones: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             ..Default::default()
         },
         services: 1,
+        ..Case::default()
     };
     // A reconcile of this cluster makes fewer than 45 changes; the delete fewer than 40.
     for k in 1..45 {
@@ -260,21 +240,10 @@ fn crash_at_every_change_of_one_cluster() {
 fn every_refused_delete_of_one_cluster() {
     let case = Case {
         zones: 2,
-        cidr: "10.0.0.0/16",
         bastion: true,
-        internal: false,
         machines: 1,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
-        ipv6: false,
-        random_zones: false,
-        pre: conformance::world::Preexisting::default(),
         services: 1,
+        ..Case::default()
     };
     for k in 0..properties::REFUSED_DELETE_KINDS {
         let c = case.clone();
@@ -293,21 +262,9 @@ fn every_refused_delete_of_one_cluster() {
 fn zones_drawn_at_random_hold_the_cluster_and_its_machines() {
     let case = Case {
         zones: 2,
-        cidr: "10.0.0.0/16",
-        bastion: false,
-        internal: false,
         machines: 2,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
-        ipv6: false,
         random_zones: true,
-        pre: conformance::world::Preexisting::default(),
-        services: 0,
+        ..Case::default()
     };
     // The cluster the property makes is named after the test's environment, whose number
     // grows with every one made in this process: the first whose name draws other zones than
@@ -351,21 +308,10 @@ fn zones_drawn_at_random_hold_the_cluster_and_its_machines() {
 fn crash_at_every_change_of_a_dual_stack_cluster() {
     let case = Case {
         zones: 2,
-        cidr: "10.0.0.0/16",
         bastion: true,
-        internal: false,
         machines: 1,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
         ipv6: true,
-        random_zones: false,
-        pre: conformance::world::Preexisting::default(),
-        services: 0,
+        ..Case::default()
     };
     let c = case.clone();
     check(&case, |env| async move {
@@ -398,25 +344,15 @@ fn crash_at_every_change_of_a_dual_stack_cluster() {
 fn a_dual_stack_cluster_in_a_users_vpc_takes_its_block_and_leaves_it() {
     let users_gateways = Case {
         zones: 2,
-        cidr: "10.0.0.0/16",
         bastion: true,
-        internal: false,
         machines: 1,
-        spot: false,
-        data_volumes: 0,
-        secondary: false,
-        empty_default_group: false,
-        resource_names: false,
-        rule_sources: false,
-        prefer_public: false,
         ipv6: true,
-        random_zones: false,
         pre: conformance::world::Preexisting {
             vpc: true,
             gateway: true,
             ..Default::default()
         },
-        services: 0,
+        ..Case::default()
     };
     assert!(users_gateways.users_egress_only());
     let vpc_alone = Case {

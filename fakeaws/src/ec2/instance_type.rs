@@ -170,7 +170,7 @@ fn spec(t: InstanceType) -> Option<Spec> {
             maker,
             burstable: true,
             bare_metal: false,
-            xen: family == "t2",
+            xen: XEN_FAMILIES.contains(&family),
             interfaces,
             ipv4_per_interface,
         });
