@@ -281,23 +281,33 @@ async fn a_vpc_made_with_an_ipv6_block_has_it_everywhere_aws_puts_it() {
             ]
         );
     }
-    // The default ACL allows all IPv6 traffic by rule 101; every ACL's `*` rules deny ::/0.
+    // The default ACL allows all IPv6 traffic by rule 101; every ACL's `*` rules deny ::/0
+    // (as rule 32768); egress first, as the AWS CLI's documented output lists them.
     let acl = default_acl(&ec2, &vpc_id).await;
     let allow = s("allow");
     let deny = s("deny");
     assert_eq!(
         entries(&ec2, &acl).await,
         [
-            (100, false, s("0.0.0.0/0"), allow.clone()),
-            (101, false, s("::/0"), allow.clone()),
-            (32767, false, s("0.0.0.0/0"), deny.clone()),
-            (32767, false, s("::/0"), deny.clone()),
             (100, true, s("0.0.0.0/0"), allow.clone()),
             (101, true, s("::/0"), allow.clone()),
             (32767, true, s("0.0.0.0/0"), deny.clone()),
-            (32767, true, s("::/0"), deny.clone()),
+            (32768, true, s("::/0"), deny.clone()),
+            (100, false, s("0.0.0.0/0"), allow.clone()),
+            (101, false, s("::/0"), allow.clone()),
+            (32767, false, s("0.0.0.0/0"), deny.clone()),
+            (32768, false, s("::/0"), deny.clone()),
         ]
     );
+    // Found by the IPv6 `*` rule's number.
+    let by_star = ec2
+        .describe_network_acls()
+        .filters(filter("vpc-id", &[&vpc_id]))
+        .filters(filter("entry.rule-number", &["32768"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_star.network_acls().len(), 1);
     let own_acl = ec2
         .create_network_acl()
         .vpc_id(&vpc_id)
@@ -311,10 +321,10 @@ async fn a_vpc_made_with_an_ipv6_block_has_it_everywhere_aws_puts_it() {
     assert_eq!(
         entries(&ec2, &own_acl).await,
         [
-            (32767, false, s("0.0.0.0/0"), deny.clone()),
-            (32767, false, s("::/0"), deny.clone()),
             (32767, true, s("0.0.0.0/0"), deny.clone()),
-            (32767, true, s("::/0"), deny.clone()),
+            (32768, true, s("::/0"), deny.clone()),
+            (32767, false, s("0.0.0.0/0"), deny.clone()),
+            (32768, false, s("::/0"), deny.clone()),
         ]
     );
     // The default group sends to ::/0 too; a group of one's own only to 0.0.0.0/0.
@@ -423,7 +433,7 @@ async fn ipv6_blocks_are_associated_and_disassociated() {
     let now = entries(&ec2, &acl).await;
     assert!(!inbound_101(&now, false), "{now:?}");
     assert!(inbound_101(&now, true), "{now:?}");
-    assert!(now.contains(&(32767, false, s("::/0"), s("deny"))));
+    assert!(now.contains(&(32768, false, s("::/0"), s("deny"))));
     assert_eq!(egress_cidrs(&ec2, &group).await, ["0.0.0.0/0", "::/0"]);
 
     // Both kinds at once, and a second block past the quota, are refused.

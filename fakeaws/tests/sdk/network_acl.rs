@@ -25,8 +25,9 @@ async fn a_vpc_has_a_default_acl_with_every_subnet() {
     };
     assert_eq!(acl.is_default(), Some(true));
     assert!(acl.network_acl_id().unwrap().starts_with("acl-"));
-    // AWS's default rules: 100 allows everything, `*` (32767) denies the rest; both ways.
-    let mut entries: Vec<(i32, bool, RuleAction, &str, &str)> = acl
+    // AWS's default rules: 100 allows everything, `*` (32767) denies the rest; both ways,
+    // listed as AWS lists them (the AWS CLI's documented output): egress first.
+    let entries: Vec<(i32, bool, RuleAction, &str, &str)> = acl
         .entries()
         .iter()
         .map(|e| {
@@ -39,14 +40,13 @@ async fn a_vpc_has_a_default_acl_with_every_subnet() {
             )
         })
         .collect();
-    entries.sort_by_key(|e| (e.1, e.0));
     assert_eq!(
         entries,
         [
-            (100, false, RuleAction::Allow, "-1", "0.0.0.0/0"),
-            (32767, false, RuleAction::Deny, "-1", "0.0.0.0/0"),
             (100, true, RuleAction::Allow, "-1", "0.0.0.0/0"),
             (32767, true, RuleAction::Deny, "-1", "0.0.0.0/0"),
+            (100, false, RuleAction::Allow, "-1", "0.0.0.0/0"),
+            (32767, false, RuleAction::Deny, "-1", "0.0.0.0/0"),
         ]
     );
     let mut associated: Vec<&str> = acl
@@ -65,6 +65,8 @@ async fn a_vpc_has_a_default_acl_with_every_subnet() {
         ("default", "false", 0),
         ("association.subnet-id", a.as_str(), 1),
         ("entry.rule-number", "32767", 1),
+        // The IPv6 `*` rule is only in a VPC with IPv6.
+        ("entry.rule-number", "32768", 0),
         ("network-acl-id", acl.network_acl_id().unwrap(), 1),
     ] {
         let found = ec2
@@ -167,8 +169,8 @@ async fn an_acl_of_ones_own_denies_until_entries_allow_and_takes_subnets() {
     assert_eq!(
         entries(&created),
         [
-            entry(32767, false, "deny", "-1", "0.0.0.0/0", None),
             entry(32767, true, "deny", "-1", "0.0.0.0/0", None),
+            entry(32767, false, "deny", "-1", "0.0.0.0/0", None),
         ]
     );
     let id = created.network_acl_id().unwrap().to_string();
@@ -199,11 +201,11 @@ async fn an_acl_of_ones_own_denies_until_entries_allow_and_takes_subnets() {
     assert_eq!(
         entries(&acl(&ec2, &id).await),
         [
+            entry(100, true, "allow", "-1", "10.0.0.0/8", None),
+            entry(32767, true, "deny", "-1", "0.0.0.0/0", None),
             entry(100, false, "allow", "6", "10.0.0.0/8", Some((22, 22))),
             entry(110, false, "allow", "6", "10.0.0.0/8", Some((443, 443))),
             entry(32767, false, "deny", "-1", "0.0.0.0/0", None),
-            entry(100, true, "allow", "-1", "10.0.0.0/8", None),
-            entry(32767, true, "deny", "-1", "0.0.0.0/0", None),
         ]
     );
     // Refused: a taken number, TCP without ports, a bad protocol, the `*` rule's number.
@@ -252,10 +254,10 @@ async fn an_acl_of_ones_own_denies_until_entries_allow_and_takes_subnets() {
     assert_eq!(
         entries(&acl(&ec2, &id).await),
         [
+            entry(32767, true, "deny", "-1", "0.0.0.0/0", None),
             entry(100, false, "allow", "6", "10.0.0.0/8", Some((22, 22))),
             entry(110, false, "deny", "17", "0.0.0.0/0", Some((53, 53))),
             entry(32767, false, "deny", "-1", "0.0.0.0/0", None),
-            entry(32767, true, "deny", "-1", "0.0.0.0/0", None),
         ]
     );
     assert_eq!(

@@ -1,5 +1,6 @@
 //! Network ACLs: the default ACL every VPC gets with it (AWS's default rules: rule 100 allows
-//! all traffic in and out, the `*` rule, 32767, denies what no other rule allows), associated
+//! all traffic in and out, the `*` rule, 32767, denies what no other rule allows; 32768 for
+//! `::/0` in a VPC with IPv6), listed egress first as AWS lists them, associated
 //! with every subnet of the VPC unless one is moved to another ACL, deleted with the VPC; ACLs
 //! of one's own (CreateNetworkAcl, DeleteNetworkAcl: only the `*` rules until entries are
 //! added); ReplaceNetworkAclAssociation; DescribeNetworkAcls with AWS's filters and
@@ -127,6 +128,10 @@ pub fn vpc_gained_ipv6(region: &mut Region, vpc_id: &str) {
 
 /// The rule number of the `*` rule, which denies what no other rule allows.
 const STAR: i32 = 32767;
+
+/// The rule number AWS lists the IPv6 `*` rule under (denying `::/0`), in a VPC with IPv6:
+/// one above the IPv4 one, as the AWS CLI's documented `describe-network-acls` output shows.
+const STAR_V6: i32 = 32768;
 
 fn new_acl(region: &mut Region, vpc_id: &str, is_default: bool) -> NetworkAcl {
     let id = region.ids.resource("acl");
@@ -280,11 +285,13 @@ impl Filterable for (&NetworkAcl, &Region) {
 
 /// The ACL's entries as AWS lists them: ingress then egress, each by rule number, the `*`
 /// rule last.
+/// An ACL's entries as AWS lists them: the egress rules first, then the ingress rules, each
+/// direction by rule number and ending with its `*` rules (IPv4 32767, then IPv6 32768).
 fn render_entries(a: &NetworkAcl) -> Vec<NetworkAclEntry> {
     let mut entries = a.entries();
-    entries.sort_by_key(|e| (e.egress, e.number));
-    let mut out = Vec::with_capacity(entries.len() + 2);
-    for egress in [false, true] {
+    entries.sort_by_key(|e| (!e.egress, e.number));
+    let mut out = Vec::with_capacity(entries.len() + 4);
+    for egress in [true, false] {
         out.extend(
             entries
                 .iter()
@@ -293,7 +300,7 @@ fn render_entries(a: &NetworkAcl) -> Vec<NetworkAclEntry> {
         );
         out.push(Entry::everything(STAR, egress, RuleAction::Deny, V4_ALL).render());
         if a.ipv6 {
-            out.push(Entry::everything(STAR, egress, RuleAction::Deny, V6_ALL).render());
+            out.push(Entry::everything(STAR_V6, egress, RuleAction::Deny, V6_ALL).render());
         }
     }
     out
