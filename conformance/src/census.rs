@@ -242,8 +242,8 @@ fn without(mut text: String, field: &str) -> String {
 
 /// Everything tagged `origin=<origin>` (what a case created beforehand), described: VPCs,
 /// subnets (without the derived free-address count), gateways (egress-only ones too), route
-/// tables, groups,
-/// instances, and the load balancer `lb` with its tags and attributes.
+/// tables, groups, instances, IPAM pools with their CIDRs and allocations, and the load
+/// balancer `lb` with its tags and attributes.
 pub async fn snapshot(
     clients: &provider::Clients,
     origin: &str,
@@ -293,8 +293,35 @@ pub async fn snapshot(
         .send()
         .await
         .map_err(aws_failure("DescribeInstances"))?;
+    let pools = ec2
+        .describe_ipam_pools()
+        .filters(tagged())
+        .send()
+        .await
+        .map_err(aws_failure("DescribeIpamPools"))?;
+    let mut held = String::new();
+    for pool in pools.ipam_pools() {
+        let id = pool.ipam_pool_id().unwrap_or_default();
+        let cidrs = ec2
+            .get_ipam_pool_cidrs()
+            .ipam_pool_id(id)
+            .send()
+            .await
+            .map_err(aws_failure("GetIpamPoolCidrs"))?;
+        let allocations = ec2
+            .get_ipam_pool_allocations()
+            .ipam_pool_id(id)
+            .send()
+            .await
+            .map_err(aws_failure("GetIpamPoolAllocations"))?;
+        held.push_str(&format!(
+            "{:?}\n{:?}\n",
+            cidrs.ipam_pool_cidrs(),
+            allocations.ipam_pool_allocations()
+        ));
+    }
     let mut out = format!(
-        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n",
+        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{held}",
         vpcs.vpcs(),
         without(
             format!("{:?}", subnets.subnets()),
@@ -305,6 +332,7 @@ pub async fn snapshot(
         rts.route_tables(),
         sgs.security_groups(),
         instances.reservations(),
+        pools.ipam_pools(),
     );
     if let Some(name) = lb {
         let d = clients

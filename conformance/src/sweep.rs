@@ -3,7 +3,8 @@
 //! balancers, instances (bastions and machines, waiting until terminated) and the Dedicated
 //! Hosts allocated for machines, security groups
 //! (rules first), NAT gateways (waiting until deleted) and their addresses, gateways,
-//! subnets, route tables, VPCs. Used after each case on a shared target and by `cargo xtask
+//! subnets, route tables, VPCs; then the IPAMs a scenario's setup made (with their pools,
+//! CIDRs and allocations). Used after each case on a shared target and by `cargo xtask
 //! sweep` after a crashed run.
 
 use std::time::{Duration, Instant};
@@ -91,6 +92,8 @@ pub async fn sweep(
             Step::Vpc => sweeper.vpcs().await?,
         }
     }
+    // A pool gives its ranges back once the VPCs that held them are gone.
+    sweeper.ipams().await?;
     Ok(sweeper.swept)
 }
 
@@ -514,6 +517,32 @@ impl Sweeper<'_> {
                 .await
                 .map_err(aws_failure("DeleteVpc"))?;
             self.swept.0.push(("vpc".into(), id));
+        }
+        Ok(())
+    }
+
+    /// IPAMs, each with its private scopes, their pools, CIDRs and allocations (`Cascade`).
+    async fn ipams(&mut self) -> Result<(), Failure> {
+        let ec2 = self.ec2;
+        let ipams = ec2
+            .describe_ipams()
+            .filters(self.sel.filter())
+            .send()
+            .await
+            .map_err(aws_failure("DescribeIpams"))?;
+        for i in ipams
+            .ipams()
+            .iter()
+            .filter(|i| self.sel.matches_ec2(i.tags()))
+        {
+            let id = i.ipam_id().unwrap_or_default().to_string();
+            ec2.delete_ipam()
+                .ipam_id(&id)
+                .cascade(true)
+                .send()
+                .await
+                .map_err(aws_failure("DeleteIpam"))?;
+            self.swept.0.push(("ipam".into(), id));
         }
         Ok(())
     }

@@ -265,6 +265,7 @@ impl Case {
             stray_group: false,
             nat_gateway: false,
             map_public_ip_in_first_subnet: false,
+            ipam_pool: None,
         }
     }
 
@@ -618,6 +619,12 @@ pub struct Existing {
     pub bastion: Option<String>,
     /// The load balancer's name.
     pub lb: Option<String>,
+    /// The IPAM holding `ipam_pool`.
+    pub ipam: Option<String>,
+    /// The IPAM pool (its id).
+    pub ipam_pool: Option<String>,
+    /// The IPAM pool's `Name` tag.
+    pub ipam_pool_name: Option<String>,
 }
 
 impl Existing {
@@ -626,8 +633,8 @@ impl Existing {
         self.zones.iter().take(n).cloned().collect()
     }
 
-    /// Replaces `${vpc}`, `${igw}`, `${strayIgw}`, `${public.N}`, `${private.N}`, `${sg.ROLE}`, `${bastion}`
-    /// and `${lb}` in `text`.
+    /// Replaces `${vpc}`, `${igw}`, `${strayIgw}`, `${public.N}`, `${private.N}`, `${sg.ROLE}`, `${bastion}`,
+    /// `${lb}`, `${ipamPool}` and `${ipamPoolName}` in `text`.
     pub fn substitute(&self, text: &str) -> String {
         let mut out = text.to_string();
         let mut pairs: Vec<(String, String)> = Vec::new();
@@ -661,6 +668,12 @@ impl Existing {
         if let Some(v) = &self.lb {
             pairs.push(("${lb}".into(), v.clone()));
         }
+        if let Some(v) = &self.ipam_pool_name {
+            pairs.push(("${ipamPoolName}".into(), v.clone()));
+        }
+        if let Some(v) = &self.ipam_pool {
+            pairs.push(("${ipamPool}".into(), v.clone()));
+        }
         for (k, v) in pairs {
             out = out.replace(&k, &v);
         }
@@ -688,6 +701,9 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         zones: env.zones.clone(),
         ..Existing::default()
     };
+    if let Some(cidr) = &setup.ipam_pool {
+        create_ipam_pool(env, cidr, origin, &mut ex).await?;
+    }
     let Some(cidr) = &setup.vpc else {
         return Ok(ex);
     };
@@ -981,6 +997,89 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
         ex.lb = Some(name);
     }
     Ok(ex)
+}
+
+/// An IPAM operating in the target's region and an IPv4 pool of its private scope, of the
+/// region, with `cidr` provisioned, tagged `origin` (the pool also `Name=<origin>-pool`) and
+/// with the run's tags; waits until the CIDR is provisioned, so that snapshots compare a
+/// settled pool (in-process, by moving the fake's clock; against AWS, a poll interval at a
+/// time, for 10 minutes).
+async fn create_ipam_pool(
+    env: &Env,
+    cidr: &str,
+    origin: &str,
+    ex: &mut Existing,
+) -> Result<(), Failure> {
+    let ec2 = &env.clients.ec2;
+    let ipam = ec2
+        .create_ipam()
+        .operating_regions(
+            aws_sdk_ec2::types::AddIpamOperatingRegion::builder()
+                .region_name(&env.region)
+                .build(),
+        )
+        .tag_specifications(tags(env, origin, ResourceType::Ipam))
+        .send()
+        .await
+        .map_err(aws_failure("CreateIpam"))?
+        .ipam
+        .ok_or_else(|| Failure::Check("CreateIpam answered no IPAM".into()))?;
+    let ipam_id = ipam.ipam_id().unwrap_or_default().to_string();
+    let scope = ipam
+        .private_default_scope_id()
+        .unwrap_or_default()
+        .to_string();
+    ex.ipam = Some(ipam_id);
+    let name = format!("{origin}-pool");
+    let mut pool_tags = tags(env, origin, ResourceType::IpamPool);
+    pool_tags
+        .tags
+        .get_or_insert_with(Vec::new)
+        .push(Tag::builder().key("Name").value(&name).build());
+    let pool = ec2
+        .create_ipam_pool()
+        .ipam_scope_id(scope)
+        .address_family(aws_sdk_ec2::types::AddressFamily::Ipv4)
+        .locale(&env.region)
+        .tag_specifications(pool_tags)
+        .send()
+        .await
+        .map_err(aws_failure("CreateIpamPool"))?
+        .ipam_pool
+        .and_then(|p| p.ipam_pool_id)
+        .unwrap_or_default();
+    ex.ipam_pool = Some(pool.clone());
+    ex.ipam_pool_name = Some(name);
+    ec2.provision_ipam_pool_cidr()
+        .ipam_pool_id(&pool)
+        .cidr(cidr)
+        .send()
+        .await
+        .map_err(aws_failure("ProvisionIpamPoolCidr"))?;
+    let mut polls = 0;
+    loop {
+        let cidrs = ec2
+            .get_ipam_pool_cidrs()
+            .ipam_pool_id(&pool)
+            .send()
+            .await
+            .map_err(aws_failure("GetIpamPoolCidrs"))?;
+        let provisioned = cidrs.ipam_pool_cidrs().iter().any(|c| {
+            c.cidr() == Some(cidr)
+                && c.state() == Some(&aws_sdk_ec2::types::IpamPoolCidrState::Provisioned)
+        });
+        if provisioned {
+            return Ok(());
+        }
+        polls += 1;
+        if polls > 600 {
+            return Err(Failure::Check(format!(
+                "the pre-existing IPAM pool {pool} never provisioned {cidr}"
+            )));
+        }
+        env.pause(env.target.poll().max(std::time::Duration::from_secs(1)))
+            .await;
+    }
 }
 
 /// The cluster named `name` from a `spec` value, with the run's tags added.

@@ -172,6 +172,23 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
     conformance::properties::create_machines(&env, &env.clients, &p.cluster, &p.machines)
         .await
         .unwrap();
+    // And a scenario's IPAM pool, holding a range of a VPC that is gone.
+    let setup = scenarios::Setup {
+        ipam_pool: Some("10.128.0.0/12".into()),
+        ..scenarios::Setup::default()
+    };
+    let ex = conformance::world::create_setup(&env, &setup, "crashed-ipam")
+        .await
+        .unwrap();
+    let pool = ex.ipam_pool.unwrap();
+    env.clients
+        .ec2
+        .allocate_ipam_pool_cidr()
+        .ipam_pool_id(&pool)
+        .netmask_length(16)
+        .send()
+        .await
+        .unwrap();
     assert!(tagged_left(&fake, "ci-crashed").await > 10);
     let out = tokio::task::spawn_blocking(move || {
         conformance(
@@ -184,6 +201,12 @@ async fn an_endpoint_run_and_a_sweep_after_a_crashed_run() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("resources deleted"));
     assert_eq!(tagged_left(&fake, "ci-crashed").await, 0);
+    // The IPAM went with its scopes, pool and allocation.
+    let ec2 = fake.ec2_client();
+    let ipams = ec2.describe_ipams().send().await.unwrap();
+    assert!(ipams.ipams().is_empty(), "{ipams:?}");
+    let pools = ec2.describe_ipam_pools().send().await.unwrap();
+    assert!(pools.ipam_pools().is_empty(), "{pools:?}");
 }
 
 /// `cargo xtask conformance --faults storm`: every property (with the bad-day one) and every

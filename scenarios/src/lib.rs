@@ -60,7 +60,8 @@ pub struct Scenario {
     #[serde(default)]
     pub setup: Setup,
     /// The cluster's `spec` (YAML). `${vpc}`, `${igw}`, `${strayIgw}`, `${public.N}`, `${private.N}`,
-    /// `${sg.node}`, `${bastion}` and `${lb}` name what `setup` created.
+    /// `${sg.node}`, `${bastion}`, `${lb}`, `${ipamPool}` and `${ipamPoolName}` name what
+    /// `setup` created.
     pub cluster: serde_yaml_ng::Value,
     /// The machines.
     #[serde(default)]
@@ -122,6 +123,15 @@ pub struct Setup {
     /// mistake for a group of the cluster's VPC.
     #[serde(default)]
     pub stray_group: bool,
+    /// An IPAM operating in the scenario's region, and an IPv4 pool of its private scope, of
+    /// the region, with this CIDR provisioned (`${ipamPool}`, its `Name` tag
+    /// `${ipamPoolName}`): the platform team's pool a cluster's VPC takes its range from. The
+    /// pool, its CIDRs and its allocations are part of what `expectPreExistingUnchanged`
+    /// compares, so the step belongs before the cluster takes a range or after it gave it
+    /// back. (On AWS, a pool of a private scope needs IPAM's Advanced Tier, which bills the
+    /// addresses it manages.) Independent of `vpc`.
+    #[serde(default)]
+    pub ipam_pool: Option<String>,
 }
 
 /// A machine of the scenario's cluster.
