@@ -1,5 +1,6 @@
 //! The bastion: an existing instance named in the spec (validated, never touched), or the
-//! cluster's own in the first public subnet with the bastion group, launched with a
+//! cluster's own in the first public subnet (of a zone AWS does not constrain, if the cluster
+//! has one) with the bastion group, launched with a
 //! deterministic ClientToken, terminated when the spec turns it off.
 
 use aws_sdk_ec2::types::{Instance, InstanceStateName, InstanceType, ResourceType};
@@ -121,12 +122,20 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         s.status.bastion = Some(st);
         return Ok(());
     }
-    let Some(subnet) = s
+    // The first public subnet of an availability zone, one AWS does not constrain if there is
+    // one: a constrained zone (us-east-1's use1-az3) offers few instance types, and the
+    // bastion's would be refused there (`Unsupported`) however often it is asked.
+    let candidates: Vec<&crate::cluster::status::SubnetStatus> = s
         .status
         .subnets
         .iter()
-        .find(|x| x.public && !x.is_edge())
-        .cloned()
+        .filter(|x| x.public && !x.is_edge())
+        .collect();
+    let Some(subnet) = candidates
+        .iter()
+        .find(|x| !s.plan.zone_constrained(&x.zone))
+        .or(candidates.first())
+        .map(|x| (*x).clone())
     else {
         return Ok(());
     };

@@ -152,6 +152,12 @@ impl Plan {
             .unwrap_or_default()
     }
 
+    /// Whether AWS constrains the zone `name` (`spec::CONSTRAINED_ZONE_IDS`: closed to new
+    /// capacity, few instance types offered), as DescribeAvailabilityZones' ids tell.
+    pub fn zone_constrained(&self, name: &str) -> bool {
+        self.zones.iter().any(|z| z.name == name && z.constrained)
+    }
+
     /// The network border group of the edge zone `name` (None for an availability zone,
     /// whose addresses are the region's).
     pub fn border_group(&self, name: &str) -> Option<&str> {
