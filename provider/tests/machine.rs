@@ -3075,3 +3075,46 @@ async fn a_public_machine_in_a_wavelength_zone_takes_a_carrier_address() {
         Some("us-east-1-wl1-bos-wlz-1")
     );
 }
+
+/// A machine naming no zone goes to the cluster's first subnet of its kind in a zone AWS does
+/// not constrain: us-east-1's use1-az3 (`us-east-1e` in the fake) offers only Xen-based
+/// types, where the machine's t3.large would be refused (`Unsupported`). Named, the zone is
+/// kept, and AWS's refusal says which zones offer the type.
+#[tokio::test]
+async fn a_machine_naming_no_zone_skips_a_constrained_one() {
+    let cluster = provider::spec::parse(
+        "apiVersion: infrastructure.capa.rs/v1alpha1\nkind: Cluster\nmetadata: {name: c1}\nspec:\n  region: us-east-1\n  network:\n    vpc: {cidrBlock: 10.0.0.0/16}\n    subnets:\n      - {cidrBlock: 10.0.0.0/24, availabilityZone: us-east-1e, public: true}\n      - {cidrBlock: 10.0.1.0/24, availabilityZone: us-east-1a, public: true}\n      - {cidrBlock: 10.0.32.0/20, availabilityZone: us-east-1e}\n      - {cidrBlock: 10.0.16.0/20, availabilityZone: us-east-1a}\n",
+        "test",
+    )
+    .unwrap();
+    let w = world_of(cluster).await;
+    let m = MachineActuator::new(w.clients.clone(), bootstrap());
+    let mut init = machine("c1-cp-0", "controlplane", "init");
+    init.spec.subnet.availability_zone = None;
+    let (_, i) = create_one(&w, &m, &init).await;
+    assert_eq!(
+        i.placement().and_then(|p| p.availability_zone()),
+        Some("us-east-1a"),
+        "{i:?}"
+    );
+    let subnet = w
+        .fake
+        .ec2_client()
+        .describe_subnets()
+        .subnet_ids(i.subnet_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(subnet.subnets()[0].cidr_block(), Some("10.0.16.0/20"));
+
+    // Named, the constrained zone is kept: AWS refuses the type there, in its own words.
+    let mut named = machine("c1-cp-1", "controlplane", "init");
+    named.spec.subnet.availability_zone = Some("us-east-1e".into());
+    let err = m.create(&w.cluster, &named, None).await.unwrap_err();
+    assert!(err.to_string().contains("Unsupported"), "{err}");
+    assert!(
+        instances_named(&w.fake.ec2_client(), "c1-cp-1")
+            .await
+            .is_empty()
+    );
+}

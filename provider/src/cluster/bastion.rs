@@ -133,7 +133,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         .collect();
     let Some(subnet) = candidates
         .iter()
-        .find(|x| !s.plan.zone_constrained(&x.zone))
+        .find(|x| !x.constrained)
         .or(candidates.first())
         .map(|x| (*x).clone())
     else {

@@ -38,6 +38,11 @@ pub struct SubnetStatus {
     /// The kind of its zone when that is an edge zone: `local-zone` or `wavelength-zone`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edge_zone: Option<String>,
+    /// Whether AWS constrains its zone (`spec::CONSTRAINED_ZONE_IDS`: closed to new capacity,
+    /// few instance types offered), so that the bastion and a machine naming no zone go
+    /// elsewhere when they can.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub constrained: bool,
 }
 
 impl SubnetStatus {

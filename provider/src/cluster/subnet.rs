@@ -30,6 +30,7 @@ fn status_of(plan: &Plan, sn: &Subnet, managed: bool, public: bool) -> SubnetSta
         public,
         maps_public_ip: sn.map_public_ip_on_launch().unwrap_or(false),
         ipv6_cidr: ipv6_block(sn).map(|c| c.to_string()),
+        constrained: plan.zone_constrained(zone),
     }
 }
 
@@ -471,6 +472,7 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
                         maps_public_ip: p.public && !wavelength,
                         ipv6_cidr: ipv6.or(p.ipv6).map(|c| c.to_string()),
                         edge_zone: edge_zone.clone(),
+                        constrained: s.plan.zone_constrained(&zone),
                     });
                     continue;
                 }

@@ -42,10 +42,15 @@ impl MachineActuator {
             .iter()
             .filter(|x| x.public == s.public_ip)
             .collect();
-        // A machine goes to an edge zone only when its spec names the zone.
+        // A machine goes to an edge zone only when its spec names the zone, and to a zone AWS
+        // constrains (few instance types offered) only when it names it or the cluster has
+        // no other.
         let chosen = match &s.subnet.availability_zone {
             Some(z) => candidates.iter().find(|x| &x.zone == z),
-            None => candidates.iter().find(|x| !x.is_edge()),
+            None => candidates
+                .iter()
+                .find(|x| !x.is_edge() && !x.constrained)
+                .or_else(|| candidates.iter().find(|x| !x.is_edge())),
         };
         chosen
             .map(|x| x.id.clone())
