@@ -935,33 +935,26 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             .first()
             .and_then(|i| i.instance_id().map(String::from))
             .unwrap_or_default();
-        // Wait until running, so that snapshots compare a settled state (in-process, by
-        // moving the fake's clock; against AWS, a poll interval at a time, for 10 minutes).
-        let mut polls = 0;
-        loop {
-            let d = ec2
-                .describe_instances()
-                .instance_ids(&id)
-                .send()
-                .await
-                .map_err(aws_failure("DescribeInstances"))?;
-            let running = d
-                .reservations()
-                .iter()
-                .flat_map(|r| r.instances())
-                .any(|i| i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("running"));
-            if running {
-                break;
-            }
-            polls += 1;
-            if polls > 600 {
-                return Err(Failure::Check(format!(
-                    "the pre-existing bastion {id} never reached running"
-                )));
-            }
-            env.pause(env.target.poll().max(std::time::Duration::from_secs(1)))
-                .await;
-        }
+        // Running before the snapshots, so that they compare a settled state.
+        settled(
+            env,
+            &format!("the pre-existing bastion {id} never reached running"),
+            || async {
+                let d = ec2
+                    .describe_instances()
+                    .instance_ids(&id)
+                    .send()
+                    .await
+                    .map_err(aws_failure("DescribeInstances"))?;
+                Ok(d.reservations()
+                    .iter()
+                    .flat_map(|r| r.instances())
+                    .any(|i| {
+                        i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("running")
+                    }))
+            },
+        )
+        .await?;
         ex.bastion = Some(id);
     }
     if setup.load_balancer && !ex.public.is_empty() {
@@ -1001,9 +994,8 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
 
 /// An IPAM operating in the target's region and an IPv4 pool of its private scope, of the
 /// region, with `cidr` provisioned, tagged `origin` (the pool also `Name=<origin>-pool`) and
-/// with the run's tags; waits until the CIDR is provisioned, so that snapshots compare a
-/// settled pool (in-process, by moving the fake's clock; against AWS, a poll interval at a
-/// time, for 10 minutes).
+/// with the run's tags; waits until the CIDR is provisioned ([`settled`]), so that snapshots
+/// compare a settled pool.
 async fn create_ipam_pool(
     env: &Env,
     cidr: &str,
@@ -1056,30 +1048,40 @@ async fn create_ipam_pool(
         .send()
         .await
         .map_err(aws_failure("ProvisionIpamPoolCidr"))?;
-    let mut polls = 0;
-    loop {
-        let cidrs = ec2
-            .get_ipam_pool_cidrs()
-            .ipam_pool_id(&pool)
-            .send()
-            .await
-            .map_err(aws_failure("GetIpamPoolCidrs"))?;
-        let provisioned = cidrs.ipam_pool_cidrs().iter().any(|c| {
-            c.cidr() == Some(cidr)
-                && c.state() == Some(&aws_sdk_ec2::types::IpamPoolCidrState::Provisioned)
-        });
-        if provisioned {
+    settled(
+        env,
+        &format!("the pre-existing IPAM pool {pool} never provisioned {cidr}"),
+        || async {
+            let cidrs = ec2
+                .get_ipam_pool_cidrs()
+                .ipam_pool_id(&pool)
+                .send()
+                .await
+                .map_err(aws_failure("GetIpamPoolCidrs"))?;
+            Ok(cidrs.ipam_pool_cidrs().iter().any(|c| {
+                c.cidr() == Some(cidr)
+                    && c.state() == Some(&aws_sdk_ec2::types::IpamPoolCidrState::Provisioned)
+            }))
+        },
+    )
+    .await
+}
+
+/// Asks `done` until it answers true: in-process, moving the fake's clock between asks;
+/// against AWS, a poll interval at a time, for 10 minutes at most; then the failure `never`.
+async fn settled<F, Fut>(env: &Env, never: &str, mut done: F) -> Result<(), Failure>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, Failure>>,
+{
+    for _ in 0..=600 {
+        if done().await? {
             return Ok(());
-        }
-        polls += 1;
-        if polls > 600 {
-            return Err(Failure::Check(format!(
-                "the pre-existing IPAM pool {pool} never provisioned {cidr}"
-            )));
         }
         env.pause(env.target.poll().max(std::time::Duration::from_secs(1)))
             .await;
     }
+    Err(Failure::Check(never.to_string()))
 }
 
 /// The cluster named `name` from a `spec` value, with the run's tags added.
