@@ -610,7 +610,7 @@ async fn tagged_with(
 }
 
 /// The instances of `ids` as the target describes them: id and state.
-async fn states(env: &Env, ids: &[String]) -> Result<Vec<(String, String)>, Failure> {
+pub(crate) async fn states(env: &Env, ids: &[String]) -> Result<Vec<(String, String)>, Failure> {
     let d = env
         .clients
         .ec2

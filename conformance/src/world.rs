@@ -940,18 +940,8 @@ pub async fn create_setup(env: &Env, setup: &Setup, origin: &str) -> Result<Exis
             env,
             &format!("the pre-existing bastion {id} never reached running"),
             || async {
-                let d = ec2
-                    .describe_instances()
-                    .instance_ids(&id)
-                    .send()
-                    .await
-                    .map_err(aws_failure("DescribeInstances"))?;
-                Ok(d.reservations()
-                    .iter()
-                    .flat_map(|r| r.instances())
-                    .any(|i| {
-                        i.state().and_then(|s| s.name()).map(|n| n.as_str()) == Some("running")
-                    }))
+                let now = crate::runner::states(env, std::slice::from_ref(&id)).await?;
+                Ok(now.iter().any(|(_, state)| state == "running"))
             },
         )
         .await?;

@@ -5,7 +5,7 @@
 
 use aws_sdk_ec2::types::{Instance, InstanceStateName, InstanceType, ResourceType};
 
-use super::{InstanceStatus, Scope};
+use super::{InstanceStatus, Scope, SubnetStatus};
 use crate::aws_error::aws;
 use crate::error::Error;
 use crate::instance::{instances_of, is_live, place, state_of};
@@ -122,20 +122,8 @@ pub async fn reconcile(s: &mut Scope<'_>) -> Result<(), Error> {
         s.status.bastion = Some(st);
         return Ok(());
     }
-    // The first public subnet of an availability zone, one AWS does not constrain if there is
-    // one: a constrained zone (us-east-1's use1-az3) offers few instance types, and the
-    // bastion's would be refused there (`Unsupported`) however often it is asked.
-    let candidates: Vec<&crate::cluster::status::SubnetStatus> = s
-        .status
-        .subnets
-        .iter()
-        .filter(|x| x.public && !x.is_edge())
-        .collect();
-    let Some(subnet) = candidates
-        .iter()
-        .find(|x| !x.constrained)
-        .or(candidates.first())
-        .map(|x| (*x).clone())
+    let Some(subnet) =
+        SubnetStatus::first_for_launch(s.status.subnets.iter().filter(|x| x.public)).cloned()
     else {
         return Ok(());
     };

@@ -55,6 +55,23 @@ impl SubnetStatus {
     pub fn is_wavelength(&self) -> bool {
         self.edge_zone.as_deref() == Some(crate::spec::ZoneKind::WavelengthZone.as_str())
     }
+
+    /// Where an instance goes when nothing names its zone: the first of `subnets` in an
+    /// availability zone (never an edge zone), one AWS does not constrain when there is one
+    /// (a constrained zone offers few instance types, and a launch of another one there is
+    /// refused, `Unsupported`, however often it is asked).
+    pub fn first_for_launch<'a>(
+        subnets: impl IntoIterator<Item = &'a SubnetStatus>,
+    ) -> Option<&'a SubnetStatus> {
+        let mut constrained = None;
+        for s in subnets.into_iter().filter(|s| !s.is_edge()) {
+            if !s.constrained {
+                return Some(s);
+            }
+            constrained = constrained.or(Some(s));
+        }
+        constrained
+    }
 }
 
 /// A NAT gateway of the cluster, with its Elastic IP.
@@ -213,5 +230,43 @@ impl Outcome {
     /// When to call again, if not done.
     pub fn requeue_after(&self) -> Option<Duration> {
         (!self.is_done()).then_some(Duration::from_secs(15))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SubnetStatus;
+
+    fn subnet(id: &str, edge: bool, constrained: bool) -> SubnetStatus {
+        SubnetStatus {
+            id: id.into(),
+            managed: true,
+            cidr: "10.0.0.0/24".into(),
+            zone: "us-east-1a".into(),
+            public: true,
+            maps_public_ip: true,
+            ipv6_cidr: None,
+            edge_zone: edge.then(|| "local-zone".into()),
+            constrained,
+        }
+    }
+
+    #[test]
+    fn a_launch_prefers_an_unconstrained_availability_zone_and_never_an_edge_one() {
+        let id = |subnets: &[SubnetStatus]| {
+            SubnetStatus::first_for_launch(subnets).map(|s| s.id.clone())
+        };
+        let edge = subnet("edge", true, false);
+        let tight = subnet("tight", false, true);
+        let tight2 = subnet("tight2", false, true);
+        let open = subnet("open", false, false);
+        assert_eq!(
+            id(&[edge.clone(), tight.clone(), open.clone()]),
+            Some("open".into())
+        );
+        // Only constrained ones: the first of them, rather than none.
+        assert_eq!(id(&[edge.clone(), tight, tight2]), Some("tight".into()));
+        assert_eq!(id(&[edge]), None);
+        assert_eq!(id(&[]), None);
     }
 }

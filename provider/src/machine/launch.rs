@@ -17,6 +17,7 @@ use aws_sdk_ec2::types::{
 
 use super::{ClusterContext, MachineActuator, ami, user_data};
 use crate::aws_error::aws;
+use crate::cluster::SubnetStatus;
 use crate::error::Error;
 use crate::instance::place;
 use crate::ownership;
@@ -36,21 +37,16 @@ impl MachineActuator {
         if let Some(id) = &s.subnet.id {
             return Ok(id.clone());
         }
-        let candidates: Vec<_> = ctx
+        let mut candidates = ctx
             .status
             .subnets
             .iter()
-            .filter(|x| x.public == s.public_ip)
-            .collect();
-        // A machine goes to an edge zone only when its spec names the zone, and to a zone AWS
-        // constrains (few instance types offered) only when it names it or the cluster has
-        // no other.
+            .filter(|x| x.public == s.public_ip);
+        // A machine goes to an edge zone, or to a zone AWS constrains while the cluster has
+        // another, only when its spec names the zone.
         let chosen = match &s.subnet.availability_zone {
-            Some(z) => candidates.iter().find(|x| &x.zone == z),
-            None => candidates
-                .iter()
-                .find(|x| !x.is_edge() && !x.constrained)
-                .or_else(|| candidates.iter().find(|x| !x.is_edge())),
+            Some(z) => candidates.find(|x| &x.zone == z),
+            None => SubnetStatus::first_for_launch(candidates),
         };
         chosen
             .map(|x| x.id.clone())
